@@ -1,0 +1,192 @@
+/**
+ * Query-less listing and search filters, with the pure semantics every backend must reproduce:
+ * which records a filter admits, what "deliverable" means, and the one total listing order.
+ *
+ * @since 0.1.0
+ */
+import * as DateTime from "effect/DateTime"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import { InvalidCursor } from "./MemoryStoreError.js"
+import { DeliveryPolicy, MemoryId, MemoryKind, type MemoryRecord, ReviewState, Scope } from "./MemoryRecord.js"
+
+/**
+ * Filters shared by listing and search. An absent filter admits everything; an empty array
+ * admits nothing.
+ *
+ * - `deliverable`: only records that may reach a prompt — not rejected, not expired, not
+ *   superseded or otherwise invalidated.
+ * - `includeSuperseded`: also return invalidated records (ignored when `deliverable` is set).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MemoryFilters = Schema.Struct({
+  scopes: Schema.optional(Schema.Array(Scope)),
+  kinds: Schema.optional(Schema.Array(MemoryKind)),
+  deliveryPolicies: Schema.optional(Schema.Array(DeliveryPolicy)),
+  reviewStates: Schema.optional(Schema.Array(ReviewState)),
+  deliverable: Schema.optional(Schema.Boolean),
+  includeSuperseded: Schema.optional(Schema.Boolean)
+})
+/** @since 0.1.0 @category models */
+export type MemoryFilters = typeof MemoryFilters.Type
+
+/** @since 0.1.0 @category constants */
+export const DEFAULT_LIST_LIMIT = 100
+/** @since 0.1.0 @category constants */
+export const MAX_LIMIT = 10_000
+/** @since 0.1.0 @category constants */
+export const DEFAULT_SEARCH_LIMIT = 20
+
+const Limit = Schema.Int.pipe(
+  Schema.between(1, MAX_LIMIT, { message: () => `limit must be an integer from 1 to ${MAX_LIMIT}` })
+)
+
+/**
+ * A query-less listing: filters, a page size and an opaque cursor from a previous page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ListQuery = Schema.Struct({
+  ...MemoryFilters.fields,
+  limit: Schema.optional(Limit),
+  cursor: Schema.optional(Schema.String)
+})
+/** @since 0.1.0 @category models */
+export type ListQuery = typeof ListQuery.Type
+
+/**
+ * Search options: the shared filters and a result limit.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SearchOptions = Schema.Struct({
+  ...MemoryFilters.fields,
+  limit: Schema.optional(Limit)
+})
+/** @since 0.1.0 @category models */
+export type SearchOptions = typeof SearchOptions.Type
+
+/**
+ * True when the record has been superseded or invalidated for any other reason.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const isInvalidated = (record: MemoryRecord): boolean => record.invalidatedAt !== undefined
+
+/**
+ * True when the record carries an expiry at or before `now`.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const isExpired = (record: MemoryRecord, now: DateTime.Utc): boolean =>
+  record.expiresAt !== undefined && DateTime.toEpochMillis(record.expiresAt) <= DateTime.toEpochMillis(now)
+
+/**
+ * True when the record may reach a prompt: not rejected, not expired, not invalidated.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const isDeliverable = (record: MemoryRecord, now: DateTime.Utc): boolean =>
+  record.reviewState !== "rejected" && !isExpired(record, now) && !isInvalidated(record)
+
+const admits = <A>(allowed: ReadonlyArray<A> | undefined, value: A): boolean =>
+  allowed === undefined || allowed.includes(value)
+
+/**
+ * Whether `filters` admit `record` at time `now`. Backends translate this predicate into their
+ * own query language; the in-memory store and the conformance model use it directly.
+ *
+ * @since 0.1.0
+ * @category filtering
+ */
+export const matchesFilters = (record: MemoryRecord, filters: MemoryFilters, now: DateTime.Utc): boolean => {
+  if (!admits(filters.scopes, record.scope)) return false
+  if (!admits(filters.kinds, record.kind)) return false
+  if (!admits(filters.deliveryPolicies, record.deliveryPolicy)) return false
+  if (!admits(filters.reviewStates, record.reviewState)) return false
+  if (filters.deliverable === true) return isDeliverable(record, now)
+  if (filters.includeSuperseded !== true && isInvalidated(record)) return false
+  return true
+}
+
+/**
+ * Raw code-unit comparison, never locale-aware: the same answer on every machine.
+ *
+ * @since 0.1.0
+ * @category ordering
+ */
+export const compareRaw = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/**
+ * The listing order: newest `createdAt` first, then `id` ascending. Total and stable.
+ *
+ * @since 0.1.0
+ * @category ordering
+ */
+export const compareListOrder = (a: MemoryRecord, b: MemoryRecord): number => {
+  const byTime = DateTime.toEpochMillis(b.createdAt) - DateTime.toEpochMillis(a.createdAt)
+  return byTime !== 0 ? byTime : compareRaw(a.id, b.id)
+}
+
+/**
+ * The position a listing page ended at; the next page starts strictly after it.
+ *
+ * @since 0.1.0
+ * @category cursors
+ */
+export interface ListPosition {
+  readonly createdAtMillis: number
+  readonly id: MemoryId
+}
+
+// "<createdAtMillis>~<id>": "~" never occurs in an id, so the split is unambiguous.
+const cursorPattern = /^(-?\d{1,16})~(.+)$/
+
+/**
+ * Encodes a listing position as an opaque cursor.
+ *
+ * @since 0.1.0
+ * @category cursors
+ */
+export const encodeCursor = (position: ListPosition): string => `${position.createdAtMillis}~${position.id}`
+
+/**
+ * Decodes a cursor produced by {@link encodeCursor}.
+ *
+ * @since 0.1.0
+ * @category cursors
+ */
+export const decodeCursor = (cursor: string): Either.Either<ListPosition, InvalidCursor> => {
+  const match = cursorPattern.exec(cursor)
+  if (match === null || !Schema.is(MemoryId)(match[2])) return Either.left(new InvalidCursor({ cursor }))
+  return Either.right({ createdAtMillis: Number(match[1]), id: match[2] })
+}
+
+/**
+ * True when `record` sorts strictly after `position` in listing order.
+ *
+ * @since 0.1.0
+ * @category cursors
+ */
+export const isAfter = (record: MemoryRecord, position: ListPosition): boolean => {
+  const t = DateTime.toEpochMillis(record.createdAt)
+  return t < position.createdAtMillis || (t === position.createdAtMillis && record.id > position.id)
+}
+
+/**
+ * The position of a record, for building the next cursor.
+ *
+ * @since 0.1.0
+ * @category cursors
+ */
+export const positionOf = (record: MemoryRecord): ListPosition => ({
+  createdAtMillis: DateTime.toEpochMillis(record.createdAt),
+  id: record.id
+})

@@ -1,0 +1,288 @@
+/**
+ * The one memory record every Engram store keeps, and the input callers pass to create one.
+ *
+ * A record carries what was observed (content, kind, label, tags) and the attributes stamped at
+ * creation (provenance, scope, delivery policy, epoch). Review state and lifecycle change only
+ * through named store operations, never by rewriting content.
+ *
+ * @since 0.1.0
+ */
+import * as DateTime from "effect/DateTime"
+import * as Schema from "effect/Schema"
+
+/**
+ * What a memory *is*.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MemoryKind = Schema.Literal(
+  "profile",
+  "standing",
+  "fact",
+  "decision",
+  "note",
+  "episode",
+  "reference",
+  "legacy"
+)
+/** @since 0.1.0 @category models */
+export type MemoryKind = typeof MemoryKind.Type
+
+/**
+ * Who wrote a memory and how (provenance).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SourceType = Schema.Literal(
+  "operator",
+  "extracted",
+  "harvest",
+  "conversation",
+  "ingest",
+  "background_report",
+  "unknown"
+)
+/** @since 0.1.0 @category models */
+export type SourceType = typeof SourceType.Type
+
+/**
+ * How much the model should trust a memory: 3 operator, 2 agent-derived, 1 external or unknown.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const TrustTier = Schema.Literal(1, 2, 3)
+/** @since 0.1.0 @category models */
+export type TrustTier = typeof TrustTier.Type
+
+/**
+ * When a memory enters the prompt: every turn, on a retrieval match, or only through a tool call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DeliveryPolicy = Schema.Literal("always", "retrieved", "on_demand")
+/** @since 0.1.0 @category models */
+export type DeliveryPolicy = typeof DeliveryPolicy.Type
+
+/**
+ * Whether an operator has confirmed a memory. Review state is the approval gate for composition.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ReviewState = Schema.Literal("confirmed", "pending", "rejected")
+/** @since 0.1.0 @category models */
+export type ReviewState = typeof ReviewState.Type
+
+// Line and control characters (C0, DEL, C1, and the Unicode line/paragraph separators).
+const controlCharacter = /[\p{Cc}\u2028\u2029]/u
+
+const noControlCharacters = (what: string) =>
+  Schema.filter<typeof Schema.String>((s) =>
+    controlCharacter.test(s) ? `${what} must not contain control characters or line breaks` : undefined
+  )
+
+/**
+ * A record id. Ids are ASCII so that every backend orders them the same way by raw comparison
+ * (JavaScript code units, SQLite BINARY and PostgreSQL `COLLATE "C"` agree on ASCII).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MemoryId = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, {
+    message: () => "a memory id is 1-128 ASCII letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
+  }),
+  Schema.annotations({ identifier: "MemoryId" })
+)
+/** @since 0.1.0 @category models */
+export type MemoryId = typeof MemoryId.Type
+
+/**
+ * Where a memory applies: `global`, `project:<id>` or `session:<id>`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Scope = Schema.String.pipe(
+  Schema.pattern(/^(global|(project|session):[^\s\p{Cc}]{1,200})$/u, {
+    message: () => "a scope is 'global', 'project:<id>' or 'session:<id>' (the id has no spaces or control characters)"
+  }),
+  Schema.annotations({ identifier: "Scope" })
+)
+/** @since 0.1.0 @category models */
+export type Scope = typeof Scope.Type
+
+/**
+ * A name for the thing learned ("name", "timezone"): at most 64 characters, on one line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Label = Schema.String.pipe(
+  Schema.filter((s) => (s.trim().length === 0 ? "label must not be blank" : undefined)),
+  Schema.maxLength(64, { message: () => "label must be at most 64 characters" }),
+  noControlCharacters("label"),
+  Schema.annotations({ identifier: "Label" })
+)
+
+/**
+ * A free-form tag: non-empty, at most 64 characters, on one line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Tag = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "a tag must not be empty" }),
+  Schema.maxLength(64, { message: () => "a tag must be at most 64 characters" }),
+  noControlCharacters("a tag")
+)
+
+/**
+ * The prose of a memory: anything but blank.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Content = Schema.String.pipe(
+  Schema.filter((s) => (s.trim().length === 0 ? "content must not be empty" : undefined)),
+  Schema.annotations({ identifier: "Content" })
+)
+
+const OneLineText = Schema.String.pipe(Schema.minLength(1), noControlCharacters("this field"))
+
+/**
+ * A stored memory.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class MemoryRecord extends Schema.Class<MemoryRecord>("MemoryRecord")({
+  id: MemoryId,
+  content: Content,
+  kind: MemoryKind,
+  label: Schema.optional(Label),
+  tags: Schema.Array(Tag),
+  sourceType: SourceType,
+  scope: Scope,
+  deliveryPolicy: DeliveryPolicy,
+  reviewState: ReviewState,
+  createdAt: Schema.DateTimeUtc,
+  epoch: Schema.optional(OneLineText),
+  expiresAt: Schema.optional(Schema.DateTimeUtc),
+  invalidatedAt: Schema.optional(Schema.DateTimeUtc),
+  invalidationReason: Schema.optional(Schema.String),
+  supersededBy: Schema.optional(MemoryId),
+  supersedes: Schema.optional(MemoryId),
+  domain: Schema.optional(Schema.String)
+}) {
+  /** Derived from provenance, never stored, so it can never disagree with `sourceType`. */
+  get trustTier(): TrustTier {
+    return trustTierOf(this.sourceType)
+  }
+}
+
+/**
+ * What callers pass to create a memory. Creation stamps the rest: trust tier and review state
+ * from `sourceType` (default `unknown`), `createdAt` from the clock, `expiresAt` from
+ * `expiresInDays`, scope `global` and delivery policy `retrieved` unless given.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MemoryWriteInput = Schema.Struct({
+  id: Schema.optional(MemoryId),
+  content: Content,
+  kind: MemoryKind,
+  label: Schema.optional(Label),
+  tags: Schema.optional(Schema.Array(Tag)),
+  sourceType: Schema.optional(SourceType),
+  scope: Schema.optional(Scope),
+  deliveryPolicy: Schema.optional(DeliveryPolicy),
+  epoch: Schema.optional(OneLineText),
+  expiresInDays: Schema.optional(
+    Schema.Number.pipe(
+      Schema.positive({ message: () => "expiresInDays must be a positive number of days" }),
+      Schema.lessThanOrEqualTo(36_500, { message: () => "expiresInDays must be at most 36500" })
+    )
+  )
+}).annotations({ identifier: "MemoryWriteInput" })
+/** @since 0.1.0 @category models */
+export type MemoryWriteInput = typeof MemoryWriteInput.Type
+
+/**
+ * The trust tier a provenance earns.
+ *
+ * @since 0.1.0
+ * @category trust
+ */
+export const trustTierOf = (sourceType: SourceType): TrustTier => {
+  switch (sourceType) {
+    case "operator":
+      return 3
+    case "extracted":
+    case "harvest":
+    case "conversation":
+    case "background_report":
+      return 2
+    case "ingest":
+    case "unknown":
+      return 1
+  }
+}
+
+/**
+ * The review state a new record starts in: operator writes are confirmed; everything else —
+ * agent-derived, external, unknown — waits for an operator.
+ *
+ * @since 0.1.0
+ * @category trust
+ */
+export const initialReviewState = (sourceType: SourceType): ReviewState =>
+  trustTierOf(sourceType) === 3 ? "confirmed" : "pending"
+
+const DAY_MS = 86_400_000
+
+/**
+ * Builds the record a write creates, stamping everything creation decides.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromWriteInput = (
+  input: MemoryWriteInput,
+  options: { readonly id: MemoryId; readonly now: DateTime.Utc; readonly scope?: Scope; readonly supersedes?: MemoryId }
+): MemoryRecord => {
+  const sourceType = input.sourceType ?? "unknown"
+  return new MemoryRecord(
+    {
+      id: options.id,
+      content: input.content,
+      kind: input.kind,
+      ...(input.label !== undefined ? { label: input.label } : {}),
+      tags: input.tags ?? [],
+      sourceType,
+      scope: input.scope ?? options.scope ?? "global",
+      deliveryPolicy: input.deliveryPolicy ?? "retrieved",
+      reviewState: initialReviewState(sourceType),
+      createdAt: options.now,
+      ...(input.epoch !== undefined ? { epoch: input.epoch } : {}),
+      ...(input.expiresInDays !== undefined
+        ? { expiresAt: DateTime.unsafeMake(DateTime.toEpochMillis(options.now) + Math.round(input.expiresInDays * DAY_MS)) }
+        : {}),
+      ...(options.supersedes !== undefined ? { supersedes: options.supersedes } : {})
+    },
+    { disableValidation: true }
+  )
+}
+
+/**
+ * The invalidation reason a supersession writes: `superseded_by:<newId>`.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const supersededReason = (successorId: MemoryId): string => `superseded_by:${successorId}`

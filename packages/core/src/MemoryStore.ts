@@ -1,0 +1,188 @@
+/**
+ * The `MemoryStore` service: create-only writes, lifecycle operations, query-less listing and
+ * keyword search over {@link MemoryRecord}s. Every backend implements this one interface and
+ * proves it with `@engram/conformance`.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as InMemoryStore from "./internal/inMemoryStore.js"
+import type {
+  DuplicateMemoryId,
+  InvalidCursor,
+  InvalidMemoryInput,
+  InvalidMemoryQuery,
+  MemoryConflict,
+  MemoryNotFound,
+  MemoryStoreFailure
+} from "./MemoryStoreError.js"
+import type { ListQuery, SearchOptions } from "./MemoryQuery.js"
+import type { MemoryId, MemoryRecord, MemoryWriteInput, ReviewState, Scope } from "./MemoryRecord.js"
+
+/**
+ * What a backend can do beyond Tier 1. `search: "keyword"` means whole-token matching over the
+ * shared tokenizer's tokens (Tier 2 of the conformance kit).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StoreCapabilities {
+  readonly search: "keyword" | "none"
+}
+
+/**
+ * Records read back, with the number of stored rows that failed to decode and were skipped.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReadResult {
+  readonly records: ReadonlyArray<MemoryRecord>
+  readonly skipped: number
+}
+
+/**
+ * One page of a listing. `nextCursor` is present when more records may follow.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListPage extends ReadResult {
+  readonly nextCursor: string | undefined
+}
+
+/**
+ * A search match. Higher scores rank first; scores are comparable only within one result.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SearchHit {
+  readonly record: MemoryRecord
+  readonly score: number
+}
+
+/**
+ * Search matches, best first, with the count of undecodable rows skipped.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SearchResult {
+  readonly hits: ReadonlyArray<SearchHit>
+  readonly skipped: number
+}
+
+/**
+ * The outcome of a supersession: the invalidated original and its successor.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Supersession {
+  readonly superseded: MemoryRecord
+  readonly successor: MemoryRecord
+}
+
+/**
+ * The memory store interface.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MemoryStoreService {
+  /** What this backend supports beyond Tier 1. */
+  readonly capabilities: StoreCapabilities
+
+  /**
+   * Creates records from inputs, atomically: a duplicate id (stored, or repeated in the batch)
+   * or an invalid input fails the whole batch and stores nothing. All records of one call share
+   * one `createdAt`. Returns the created records in input order.
+   */
+  readonly write: (
+    inputs: ReadonlyArray<MemoryWriteInput>
+  ) => Effect.Effect<ReadonlyArray<MemoryRecord>, DuplicateMemoryId | InvalidMemoryInput | MemoryStoreFailure>
+
+  /**
+   * Stores fully formed records verbatim — timestamps, review and lifecycle included. For
+   * imports and migrations between backends; create-only and atomic like `write`.
+   */
+  readonly restore: (
+    records: ReadonlyArray<MemoryRecord>
+  ) => Effect.Effect<void, DuplicateMemoryId | InvalidMemoryInput | MemoryStoreFailure>
+
+  /**
+   * Reads records by id, in the order asked; unknown ids are left out. With `scopes`, records
+   * outside those scopes are left out too.
+   */
+  readonly get: (
+    ids: ReadonlyArray<MemoryId>,
+    options?: { readonly scopes?: ReadonlyArray<Scope> }
+  ) => Effect.Effect<ReadResult, MemoryStoreFailure>
+
+  /** Lists records newest first (`createdAt` DESC, then `id` ASC), one page at a time. */
+  readonly list: (query?: ListQuery) => Effect.Effect<ListPage, InvalidCursor | InvalidMemoryQuery | MemoryStoreFailure>
+
+  /**
+   * Keyword search: a record matches when it shares at least one whole token with the query
+   * (tokens OR-joined). Searches the label, the content and the tags.
+   */
+  readonly search: (
+    text: string,
+    options?: SearchOptions
+  ) => Effect.Effect<SearchResult, InvalidMemoryQuery | MemoryStoreFailure>
+
+  /** Sets a record's review state. */
+  readonly setReviewState: (
+    id: MemoryId,
+    state: ReviewState
+  ) => Effect.Effect<MemoryRecord, MemoryNotFound | MemoryConflict | MemoryStoreFailure>
+
+  /**
+   * In one transaction: inserts the successor (`supersedes: oldId`, scope defaulting to the
+   * original's), then invalidates the original with `invalidatedAt`, `invalidationReason`
+   * `superseded_by:<newId>` and `supersededBy`. Fails with `MemoryConflict` if the original is
+   * already invalidated.
+   */
+  readonly supersede: (
+    oldId: MemoryId,
+    input: MemoryWriteInput
+  ) => Effect.Effect<
+    Supersession,
+    MemoryNotFound | MemoryConflict | DuplicateMemoryId | InvalidMemoryInput | MemoryStoreFailure
+  >
+
+  /** Expires a record now (keeps an earlier expiry). Expired records stay stored but are not deliverable. */
+  readonly expire: (id: MemoryId) => Effect.Effect<MemoryRecord, MemoryNotFound | MemoryStoreFailure>
+}
+
+/**
+ * The memory store service tag.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class MemoryStore extends Context.Tag("@engram/MemoryStore")<MemoryStore, MemoryStoreService>() {}
+
+/**
+ * Counts stored rows that failed to decode on read and were skipped, by backend.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const rowsSkipped = Metric.counter("engram_memory_rows_skipped", {
+  description: "Stored memory rows that failed to decode on read and were skipped",
+  incremental: true
+})
+
+/**
+ * The in-memory reference store: the same token semantics as every other backend, nothing
+ * persisted. Each layer build starts empty.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<MemoryStore> = Layer.sync(MemoryStore, () => InMemoryStore.make())

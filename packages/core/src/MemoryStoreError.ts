@@ -1,0 +1,111 @@
+/**
+ * The typed failures of a memory store. Each carries a message a person can act on.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * A write or restore named an id that is already stored (or repeated it within one batch).
+ * Nothing in the batch was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DuplicateMemoryId extends Schema.TaggedError<DuplicateMemoryId>()("DuplicateMemoryId", {
+  id: Schema.String
+}) {
+  override get message() {
+    return `memory id "${this.id}" already exists; writes are create-only and nothing in the batch was stored`
+  }
+}
+
+/**
+ * An input failed to decode. `index` is its position in the batch; `problem` names the field.
+ * Nothing in the batch was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidMemoryInput extends Schema.TaggedError<InvalidMemoryInput>()("InvalidMemoryInput", {
+  index: Schema.Number,
+  problem: Schema.String
+}) {
+  override get message() {
+    return `memory input #${this.index} is invalid: ${this.problem}`
+  }
+}
+
+/**
+ * A query (filters, limit) failed to decode.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidMemoryQuery extends Schema.TaggedError<InvalidMemoryQuery>()("InvalidMemoryQuery", {
+  problem: Schema.String
+}) {
+  override get message() {
+    return `invalid memory query: ${this.problem}`
+  }
+}
+
+/**
+ * A listing cursor that this store did not produce.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidCursor", {
+  cursor: Schema.String
+}) {
+  override get message() {
+    return `cursor "${this.cursor}" is not a cursor returned by a previous listing`
+  }
+}
+
+/**
+ * A lifecycle operation named a record that does not exist.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MemoryNotFound extends Schema.TaggedError<MemoryNotFound>()("MemoryNotFound", {
+  id: Schema.String
+}) {
+  override get message() {
+    return `no memory with id "${this.id}"`
+  }
+}
+
+/**
+ * A lifecycle operation lost to the record's current state — it was superseded already, or
+ * another writer changed it first. The store is as the winning operation left it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MemoryConflict extends Schema.TaggedError<MemoryConflict>()("MemoryConflict", {
+  id: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `memory "${this.id}" cannot be changed: ${this.reason}`
+  }
+}
+
+/**
+ * The backend itself failed (I/O, connection, SQL). The operation left the store as it was.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MemoryStoreFailure extends Schema.TaggedError<MemoryStoreFailure>()("MemoryStoreFailure", {
+  operation: Schema.String,
+  cause: Schema.Defect
+}) {
+  override get message() {
+    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
+    return `memory store ${this.operation} failed: ${detail}`
+  }
+}

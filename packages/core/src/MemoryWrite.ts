@@ -1,0 +1,234 @@
+/**
+ * The creation and lifecycle rules every backend applies, written once: decoding inputs,
+ * assigning ids and timestamps, and the record states that review, supersession and expiry
+ * produce. Backends only persist what these functions return.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { IdGenerator } from "./IdGenerator.js"
+import { DuplicateMemoryId, InvalidMemoryInput, InvalidMemoryQuery, MemoryConflict } from "./MemoryStoreError.js"
+import { isInvalidated } from "./MemoryQuery.js"
+import {
+  fromWriteInput,
+  MemoryRecord,
+  MemoryWriteInput,
+  type ReviewState,
+  supersededReason
+} from "./MemoryRecord.js"
+
+/**
+ * One line naming the field that failed and why, e.g. `label: label must be at most 64 characters`.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const describeParseError = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
+    .join("; ")
+
+/**
+ * Decodes unknown input with `schema`, failing with {@link InvalidMemoryQuery}.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeQuery = <A, I>(schema: Schema.Schema<A, I>, input: unknown): Effect.Effect<A, InvalidMemoryQuery> =>
+  Schema.decodeUnknown(schema)(input).pipe(
+    Effect.mapError((error) => new InvalidMemoryQuery({ problem: describeParseError(error) }))
+  )
+
+const decodeInput = Schema.decodeUnknownEither(MemoryWriteInput)
+const decodeRecord = Schema.decodeUnknownEither(MemoryRecord)
+const encodeRecord = Schema.encodeSync(MemoryRecord)
+
+/**
+ * The current time as a UTC `DateTime`, from Effect's `Clock` (so `TestClock` controls it).
+ *
+ * @since 0.1.0
+ * @category time
+ */
+export const now: Effect.Effect<DateTime.Utc> = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.unsafeMake(ms))
+
+/**
+ * Decodes a batch of write inputs, failing on the first invalid one with its index.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeInputs = (
+  inputs: ReadonlyArray<unknown>
+): Effect.Effect<ReadonlyArray<MemoryWriteInput>, InvalidMemoryInput> =>
+  Effect.forEach(inputs, (input, index) =>
+    Either.match(decodeInput(input, { onExcessProperty: "error" }), {
+      onLeft: (error) => Effect.fail(new InvalidMemoryInput({ index, problem: describeParseError(error) })),
+      onRight: Effect.succeed
+    })
+  )
+
+/**
+ * Fails with {@link DuplicateMemoryId} if an id repeats within the batch.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const ensureDistinctIds = (ids: ReadonlyArray<string>): Effect.Effect<void, DuplicateMemoryId> => {
+  const seen = new Set<string>()
+  for (const id of ids) {
+    if (seen.has(id)) return Effect.fail(new DuplicateMemoryId({ id }))
+    seen.add(id)
+  }
+  return Effect.void
+}
+
+/**
+ * Turns write inputs into the records to insert: decoded, ids assigned (caller's id or the
+ * `IdGenerator`'s), one shared `createdAt`, trust-derived review state. Repeated ids in the
+ * batch fail it.
+ *
+ * @since 0.1.0
+ * @category creation
+ */
+export const prepareRecords = (
+  inputs: ReadonlyArray<unknown>
+): Effect.Effect<ReadonlyArray<MemoryRecord>, InvalidMemoryInput | DuplicateMemoryId> =>
+  Effect.gen(function*() {
+    const decoded = yield* decodeInputs(inputs)
+    const ids = yield* IdGenerator
+    const at = yield* now
+    const records = yield* Effect.forEach(decoded, (input) =>
+      Effect.map(input.id !== undefined ? Effect.succeed(input.id) : ids.next, (id) =>
+        fromWriteInput(input, { id, now: at })))
+    yield* ensureDistinctIds(records.map((r) => r.id))
+    return records
+  })
+
+/**
+ * Re-validates fully formed records before a restore (a record built with validation disabled,
+ * or by hand, is checked here), failing with the index of the first bad one.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validateRecords = (
+  records: ReadonlyArray<MemoryRecord>
+): Effect.Effect<ReadonlyArray<MemoryRecord>, InvalidMemoryInput | DuplicateMemoryId> =>
+  Effect.gen(function*() {
+    const valid = yield* Effect.forEach(records, (record, index) =>
+      Either.match(
+        Either.flatMap(
+          Either.try({ try: () => encodeRecord(record), catch: (e) => e as ParseResult.ParseError }),
+          (encoded) => decodeRecord(encoded)
+        ),
+        {
+          onLeft: (error) =>
+            Effect.fail(
+              new InvalidMemoryInput({
+                index,
+                problem: ParseResult.isParseError(error) ? describeParseError(error) : String(error)
+              })
+            ),
+          onRight: Effect.succeed
+        }
+      ))
+    yield* ensureDistinctIds(valid.map((r) => r.id))
+    return valid
+  })
+
+/**
+ * Fails with {@link MemoryConflict} when the record is already superseded or invalidated.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const ensureNotInvalidated = (record: MemoryRecord): Effect.Effect<void, MemoryConflict> =>
+  isInvalidated(record)
+    ? Effect.fail(
+      new MemoryConflict({
+        id: record.id,
+        reason: `it is already invalidated (${record.invalidationReason ?? "no reason recorded"})`
+      })
+    )
+    : Effect.void
+
+/**
+ * Builds the successor that supersedes `original`: `supersedes` set, scope defaulting to the
+ * original's. Fails with {@link MemoryConflict} when the original is already invalidated.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const prepareSuccessor = (
+  original: MemoryRecord,
+  input: unknown
+): Effect.Effect<MemoryRecord, InvalidMemoryInput | MemoryConflict> =>
+  Effect.gen(function*() {
+    yield* ensureNotInvalidated(original)
+    const [decoded] = yield* decodeInputs([input])
+    const ids = yield* IdGenerator
+    const at = yield* now
+    const id = decoded!.id ?? (yield* ids.next)
+    return fromWriteInput(decoded!, { id, now: at, scope: original.scope, supersedes: original.id })
+  })
+
+/**
+ * The original as its successor leaves it: invalidated at the successor's creation, with
+ * reason `superseded_by:<successorId>` and the `supersededBy` link.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const invalidatedBy = (original: MemoryRecord, successor: MemoryRecord): MemoryRecord =>
+  new MemoryRecord(
+    {
+      ...original,
+      invalidatedAt: successor.createdAt,
+      invalidationReason: supersededReason(successor.id),
+      supersededBy: successor.id
+    },
+    { disableValidation: true }
+  )
+
+/**
+ * The record with a new review state.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const withReviewState = (record: MemoryRecord, reviewState: ReviewState): MemoryRecord =>
+  new MemoryRecord({ ...record, reviewState }, { disableValidation: true })
+
+/**
+ * The record expired at `at`, unless it already expires earlier.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const expiredAt = (record: MemoryRecord, at: DateTime.Utc): MemoryRecord =>
+  record.expiresAt !== undefined && DateTime.lessThanOrEqualTo(record.expiresAt, at)
+    ? record
+    : new MemoryRecord({ ...record, expiresAt: at }, { disableValidation: true })
+
+/**
+ * Decodes a stored, already-encoded record (as a backend reads it back), or reports why not.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeStoredRecord = (encoded: unknown): Either.Either<MemoryRecord, ParseResult.ParseError> =>
+  decodeRecord(encoded)
+
+/**
+ * Encodes a record to its JSON-safe form (ISO timestamps).
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const encodeStoredRecord = (record: MemoryRecord): typeof MemoryRecord.Encoded => encodeRecord(record)
+
