@@ -1,0 +1,129 @@
+/**
+ * The `MemoryStore` conformance kit: one suite every backend runs from its own vitest file, so
+ * that in-memory, SQLite and PostgreSQL stores cannot drift apart.
+ *
+ * - Tier 1 (every backend): attributes, create-only and atomic writes, the listing order with its
+ *   batch tie, cursors, every filter, scope isolation, the lifecycle operations, typed errors.
+ * - Tier 2 (backends whose `capabilities.search` is `"keyword"`): the shared corpus's match sets,
+ *   compared as sorted id sets. Rank order is deliberately not compared.
+ * - Optionally, bad-row tolerance, for backends that can corrupt a stored row on purpose.
+ *
+ * Every test builds the layer afresh, runs under `TestClock` and draws generated ids from
+ * `IdGenerator.sequential("mem")`. A backend on a shared server must therefore hand each build
+ * its own empty store — a PostgreSQL schema per build, for example.
+ *
+ * @example
+ * ```ts
+ * import { runMemoryStoreConformance, runMemoryStoreModelCheck } from "@engram/conformance"
+ * import { MemoryStore } from "@engram/core"
+ *
+ * runMemoryStoreConformance("in-memory", MemoryStore.layerMemory)
+ * runMemoryStoreModelCheck("in-memory", MemoryStore.layerMemory)
+ * ```
+ *
+ * @since 0.1.0
+ */
+import { describe, it } from "@effect/vitest"
+import { MemoryStore } from "@engram/core"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import { badRows } from "./internal/badRows.js"
+import { makeProvide } from "./internal/harness.js"
+import { checkAgainstModel } from "./internal/modelCheck.js"
+import { tier1 } from "./internal/tier1.js"
+import { tier2 } from "./internal/tier2.js"
+
+/**
+ * Options for {@link runMemoryStoreConformance}. `RExtra` is whatever the layer provides besides
+ * the store (a SQL client, say), available to `corruptRecord`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConformanceOptions<RExtra = never> {
+  /**
+   * Makes the stored row of `id` undecodable (e.g. an unknown `kind` written with raw SQL) while
+   * leaving it where reads still reach it. When given, the kit also checks that list, get and
+   * (with keyword search) search skip that row, return the others and report `skipped: 1`.
+   * Runs inside the same layer build as the store, so it can use any service the layer provides.
+   */
+  readonly corruptRecord?: (id: string) => Effect.Effect<void, unknown, MemoryStore.MemoryStore | RExtra>
+}
+
+/**
+ * Options for {@link runMemoryStoreModelCheck}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ModelCheckOptions {
+  /** Generated command sequences to run (default 100). */
+  readonly numRuns?: number
+  /** Longest generated sequence (default 30 commands). */
+  readonly maxCommands?: number
+  /** Replays one fast-check seed, e.g. the one a failure printed. */
+  readonly seed?: number
+  /** Vitest timeout for the whole check, in milliseconds (default 60 000). */
+  readonly timeout?: number
+}
+
+/**
+ * Builds the layer once, at collection time, to read what the store declares.
+ *
+ * @since 0.1.0
+ * @category capabilities
+ */
+export const readCapabilities = <RExtra, E>(
+  layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, E>
+): Promise<MemoryStore.StoreCapabilities> =>
+  Effect.runPromise(
+    Effect.provide(Effect.map(MemoryStore.MemoryStore, (store) => store.capabilities), layer) as Effect.Effect<
+      MemoryStore.StoreCapabilities,
+      E
+    >
+  )
+
+/**
+ * Registers the conformance suite for one backend: Tier 1 always, Tier 2 when the store declares
+ * keyword search, bad-row tolerance when `options.corruptRecord` is given. Call it at the top
+ * level of a vitest file.
+ *
+ * @since 0.1.0
+ * @category conformance
+ */
+export const runMemoryStoreConformance = <RExtra = never, E = never>(
+  name: string,
+  layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, E>,
+  options: ConformanceOptions<RExtra> = {}
+): void => {
+  const provide = makeProvide(layer)
+  describe(`MemoryStore conformance: ${name}`, async () => {
+    const capabilities = await readCapabilities(layer)
+    describe("Tier 1", () => tier1(provide))
+    if (capabilities.search === "keyword") describe("Tier 2: keyword search", () => tier2(provide))
+    const corrupt = options.corruptRecord
+    if (corrupt !== undefined) {
+      describe("bad rows", () => badRows(provide, corrupt, capabilities.search === "keyword"))
+    }
+  })
+}
+
+/**
+ * Registers a model-based test: random sequences of writes, review changes, supersessions,
+ * expiries, listings (filters, limits, cursors, including cursors held across later writes),
+ * gets, searches and clock moves run against fresh builds of `layer` and against a plain model
+ * of the contract. After every command the results must agree — listings exactly, searches as
+ * sorted id sets (search commands run only when the store declares keyword search) — and so must
+ * the whole store. A failure prints the shrunk command sequence and the seed to replay it.
+ *
+ * @since 0.1.0
+ * @category conformance
+ */
+export const runMemoryStoreModelCheck = <RExtra = never, E = never>(
+  name: string,
+  layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, E>,
+  options: ModelCheckOptions = {}
+): void => {
+  it(`MemoryStore model check: ${name} agrees with the model on random command sequences`, () =>
+    checkAgainstModel(layer, options), options.timeout ?? 60_000)
+}

@@ -1,0 +1,50 @@
+/**
+ * @engram/conformance — the kit every Engram store backend runs to prove it keeps the contract.
+ *
+ * @since 0.1.0
+ */
+export * as MemoryStoreConformance from "./MemoryStoreConformance.js"
+export * as SearchCorpus from "./SearchCorpus.js"
+
+export {
+  /**
+   * Registers the conformance suite for one backend (see `MemoryStoreConformance`).
+   *
+   * @since 0.1.0
+   * @category conformance
+   */
+  runMemoryStoreConformance,
+  /**
+   * Registers the model-based test for one backend (see `MemoryStoreConformance`).
+   *
+   * @since 0.1.0
+   * @category conformance
+   */
+  runMemoryStoreModelCheck
+} from "./MemoryStoreConformance.js"
+export {
+  /**
+   * The shared Tier 2 corpus (see `SearchCorpus`).
+   *
+   * @since 0.1.0
+   * @category corpus
+   */
+  searchCorpus,
+  /**
+   * The Tier 2 queries and their sorted match sets (see `SearchCorpus`).
+   *
+   * @since 0.1.0
+   * @category corpus
+   */
+  searchCases
+} from "./SearchCorpus.js"
+export * as PromotionConformance from "./PromotionConformance.js"
+export {
+  /**
+   * Registers the promotion-store conformance suite for one backend (see `PromotionConformance`).
+   *
+   * @since 0.1.0
+   * @category conformance
+   */
+  runPromotionStoreConformance
+} from "./PromotionConformance.js"

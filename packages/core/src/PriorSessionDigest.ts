@@ -1,0 +1,202 @@
+/**
+ * Which earlier sessions a turn is reminded of: the prior-session digest.
+ *
+ * A digest entry is the summary of one earlier session, with that session's id and timestamp so
+ * every line the model reads can be traced back. Selection is pure and keyword-based — no model
+ * judges relevance:
+ *
+ * - `newest` (the default): the most recent prior sessions.
+ * - `relevant`: only prior sessions whose summary shares at least one whole token (by
+ *   `SearchTokenizer.tokenize`) with the turn's query, best overlap first.
+ * - `off`: no digest.
+ *
+ * A session is never its own prior session. A runtime that finds candidates through a store's
+ * keyword search instead of scanning summaries applies the same {@link isRelevant} predicate (via
+ * {@link selectDigest}), so both paths keep the same entries: store search and this predicate
+ * match on the same tokens.
+ *
+ * The chosen entries then compete for the projection budget, where the oldest, lowest-ranked
+ * entries are shed first (see `ProjectedContext`).
+ *
+ * @since 0.1.0
+ */
+import * as DateTime from "effect/DateTime"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { compareRaw } from "./MemoryQuery.js"
+import { MemoryId, type MemoryRecord } from "./MemoryRecord.js"
+import { distinctTokens, searchableText } from "./SearchTokenizer.js"
+import { SessionId } from "./SessionStore.js"
+
+/**
+ * How the digest is chosen: `newest | relevant | off`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DigestMode = Schema.Literal("newest", "relevant", "off")
+/** @since 0.1.0 @category models */
+export type DigestMode = typeof DigestMode.Type
+
+/**
+ * The default digest mode.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_DIGEST_MODE: DigestMode = "newest"
+
+/**
+ * How many entries a digest holds unless told otherwise.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_DIGEST_LIMIT = 3
+
+const Summary = Schema.String.pipe(
+  Schema.filter((s) => (s.trim().length === 0 ? "a session summary must not be blank" : undefined))
+)
+
+/**
+ * A candidate: the summary of an earlier session. `at` is when the summary was written (the
+ * session's end, or its last update). `memoryId` is set when the summary is stored as a memory
+ * record. `matchText`, when set, is the text relevance is measured on instead of `summary` — a
+ * record-backed summary passes everything the store indexes (label, content and tags) so the
+ * predicate sees what the store's search saw.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class PriorSession extends Schema.Class<PriorSession>("PriorSession")({
+  sessionId: SessionId,
+  at: Schema.DateTimeUtc,
+  summary: Summary,
+  memoryId: Schema.optional(MemoryId),
+  matchText: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * A chosen digest entry: a prior session plus its `rank`, the number of distinct query tokens its
+ * text shares with the turn's query (0 when there is no query). Higher ranks are more relevant.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class DigestEntry extends Schema.Class<DigestEntry>("DigestEntry")({
+  ...PriorSession.fields,
+  rank: Schema.NonNegative
+}) {}
+
+/**
+ * How many distinct tokens `text` shares with `query` (both through `SearchTokenizer.tokenize`).
+ *
+ * @since 0.1.0
+ * @category relevance
+ */
+export const relevance = (query: string, text: string): number => overlap(new Set(distinctTokens(query)), text)
+
+/**
+ * True when `text` shares at least one whole token with `query` — exactly the match rule of a
+ * store's keyword search (tokens OR-joined), so a store search hit and this predicate agree.
+ *
+ * @since 0.1.0
+ * @category relevance
+ */
+export const isRelevant = (query: string, text: string): boolean => relevance(query, text) > 0
+
+const overlap = (queryTokens: ReadonlySet<string>, text: string): number => {
+  if (queryTokens.size === 0) return 0
+  let shared = 0
+  for (const token of distinctTokens(text)) if (queryTokens.has(token)) shared++
+  return shared
+}
+
+/**
+ * The text relevance is measured on for a candidate.
+ *
+ * @since 0.1.0
+ * @category relevance
+ */
+export const matchTextOf = (session: PriorSession): string => session.matchText ?? session.summary
+
+/**
+ * Options for {@link selectDigest}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DigestOptions {
+  /** Default {@link DEFAULT_DIGEST_MODE}. */
+  readonly mode?: DigestMode
+  /** The session being served: never its own prior session. */
+  readonly currentSessionId?: SessionId
+  /** The turn's query (the newest operator input). Ranks entries; required for `relevant`. */
+  readonly query?: string
+  /** At most this many entries. Default {@link DEFAULT_DIGEST_LIMIT}. */
+  readonly limit?: number
+}
+
+const byNewest = (a: PriorSession, b: PriorSession): number =>
+  DateTime.toEpochMillis(b.at) - DateTime.toEpochMillis(a.at) || compareRaw(a.sessionId, b.sessionId)
+
+/**
+ * Chooses the digest entries for a turn from candidate prior sessions.
+ *
+ * The current session is excluded; a session that appears twice keeps its newest summary. `newest`
+ * returns the newest sessions first; `relevant` keeps only sessions that share a token with the
+ * query (none without a query), most shared tokens first, then newest; `off` returns nothing.
+ * Ties are broken by session id, so the result never depends on the candidates' order.
+ *
+ * @since 0.1.0
+ * @category selection
+ */
+export const selectDigest = (
+  candidates: ReadonlyArray<PriorSession>,
+  options: DigestOptions = {}
+): ReadonlyArray<DigestEntry> => {
+  const mode = options.mode ?? DEFAULT_DIGEST_MODE
+  const limit = Math.max(0, Math.floor(options.limit ?? DEFAULT_DIGEST_LIMIT))
+  if (mode === "off" || limit === 0) return []
+  const newestPerSession = new Map<SessionId, PriorSession>()
+  for (const candidate of candidates) {
+    if (candidate.sessionId === options.currentSessionId) continue
+    const held = newestPerSession.get(candidate.sessionId)
+    if (held === undefined || byNewest(candidate, held) < 0) newestPerSession.set(candidate.sessionId, candidate)
+  }
+  const queryTokens = new Set(distinctTokens(options.query ?? ""))
+  const ranked = [...newestPerSession.values()].map((session) =>
+    new DigestEntry({ ...session, rank: overlap(queryTokens, matchTextOf(session)) }, { disableValidation: true })
+  )
+  const chosen = mode === "relevant"
+    ? ranked.filter((entry) => entry.rank > 0).sort((a, b) => b.rank - a.rank || byNewest(a, b))
+    : ranked.sort(byNewest)
+  return chosen.slice(0, limit)
+}
+
+const sessionScope = /^session:(.+)$/
+
+/**
+ * Reads a session summary stored as a memory record: the session comes from the record's
+ * `session:<id>` scope, `at` from its creation, the summary from its content, and relevance is
+ * measured on everything the store indexes. `None` for a record outside a session scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromRecord = (record: MemoryRecord): Option.Option<PriorSession> => {
+  const match = sessionScope.exec(record.scope)
+  if (match === null || !Schema.is(SessionId)(match[1])) return Option.none()
+  return Option.some(
+    new PriorSession(
+      {
+        sessionId: match[1],
+        at: record.createdAt,
+        summary: record.content,
+        memoryId: record.id,
+        matchText: searchableText(record)
+      },
+      { disableValidation: true }
+    )
+  )
+}

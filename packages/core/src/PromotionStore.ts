@@ -1,0 +1,256 @@
+/**
+ * The `PromotionStore` service: promotion rows, one per record and routing spec, saying what the
+ * system decided about a memory — its placement and address, where the key came from, which spec
+ * (and version) decided, when, and the section's tier at that moment.
+ *
+ * Rows are committed once and never rewritten: a second row for the same record and spec is a
+ * {@link DuplicatePromotion}. The record keeps what the model observed; the row keeps what the
+ * system decided. The save gate asks one question of this store, constantly: which rows hold this
+ * exact address in this scope ({@link PromotionStoreService.lookup}) — so every backend indexes
+ * `(scope, placementKey)`.
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { PromotionStore } from "@engram/core"
+ *
+ * const holders = Effect.gen(function*() {
+ *   const store = yield* PromotionStore.PromotionStore
+ *   return yield* store.lookup("global", JSON.stringify(["about_user", "name"]))
+ * }).pipe(Effect.provide(PromotionStore.layerMemory))
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Schema from "effect/Schema"
+import * as InMemoryPromotionStore from "./internal/inMemoryPromotionStore.js"
+import { MemoryId, Scope } from "./MemoryRecord.js"
+import { describeParseError } from "./MemoryWrite.js"
+import { placementKey, PromotionDecision } from "./Routing.js"
+
+/**
+ * A promotion row: the record it is about, the record's scope, and the routing decision.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const PromotionRow = Schema.Struct({
+  recordId: MemoryId,
+  scope: Scope,
+  ...PromotionDecision.fields
+}).annotations({ identifier: "PromotionRow" })
+/** @since 0.1.0 @category models */
+export type PromotionRow = typeof PromotionRow.Type
+
+/**
+ * A second row for a record and spec that already has one (stored, or earlier in the batch).
+ * Rows are committed once; nothing in the batch was stored.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DuplicatePromotion extends Schema.TaggedError<DuplicatePromotion>()("DuplicatePromotion", {
+  recordId: Schema.String,
+  specKey: Schema.String
+}) {
+  override get message() {
+    return `memory "${this.recordId}" already has a promotion row for spec "${this.specKey}"; ` +
+      `rows are committed once and nothing in the batch was stored`
+  }
+}
+
+/**
+ * A row that is not a consistent decision: a field fails its schema, or the address disagrees with
+ * the placement. `index` is the row's position in the batch; nothing in the batch was stored.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidPromotionRow extends Schema.TaggedError<InvalidPromotionRow>()("InvalidPromotionRow", {
+  index: Schema.Number,
+  problem: Schema.String
+}) {
+  override get message() {
+    return `promotion row #${this.index} is invalid: ${this.problem}`
+  }
+}
+
+/**
+ * The backend itself failed (I/O, connection, SQL). The operation left the store as it was.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PromotionStoreFailure extends Schema.TaggedError<PromotionStoreFailure>()("PromotionStoreFailure", {
+  operation: Schema.String,
+  cause: Schema.Defect
+}) {
+  override get message() {
+    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
+    return `promotion store ${this.operation} failed: ${detail}`
+  }
+}
+
+/**
+ * Rows read back, in {@link compareRows} order, with the number of stored rows that failed to
+ * decode and were skipped.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromotionRead {
+  readonly rows: ReadonlyArray<PromotionRow>
+  readonly skipped: number
+}
+
+/**
+ * Narrows a read to the rows one spec committed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReadOptions {
+  readonly specKey?: string | undefined
+}
+
+/**
+ * The promotion store interface.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromotionStoreService {
+  /**
+   * Stores rows, atomically: an invalid row, or a row for a `(recordId, specKey)` that already
+   * has one — stored or earlier in the batch — fails the whole batch and stores nothing. Returns
+   * the rows as stored.
+   */
+  readonly commit: (
+    rows: ReadonlyArray<PromotionRow>
+  ) => Effect.Effect<ReadonlyArray<PromotionRow>, DuplicatePromotion | InvalidPromotionRow | PromotionStoreFailure>
+
+  /**
+   * The rows whose `placementKey` is exactly `placementKey`, within `scope` (optionally one
+   * spec's only). Declined rows have no address and are never returned. Indexed: its cost does not
+   * grow with the number of rows stored.
+   */
+  readonly lookup: (
+    scope: Scope,
+    placementKey: string,
+    options?: ReadOptions
+  ) => Effect.Effect<PromotionRead, PromotionStoreFailure>
+
+  /** Every row in `scope` (optionally one spec's only), declined rows included. */
+  readonly listByScope: (scope: Scope, options?: ReadOptions) => Effect.Effect<PromotionRead, PromotionStoreFailure>
+
+  /** The rows of these records (optionally one spec's only); unknown ids are left out. */
+  readonly getByRecords: (
+    recordIds: ReadonlyArray<MemoryId>,
+    options?: ReadOptions
+  ) => Effect.Effect<PromotionRead, PromotionStoreFailure>
+}
+
+/**
+ * The promotion store service tag.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class PromotionStore extends Context.Tag("@engram/PromotionStore")<PromotionStore, PromotionStoreService>() {}
+
+/**
+ * Counts stored promotion rows that failed to decode on read and were skipped, by backend.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const rowsSkipped = Metric.counter("engram_promotion_rows_skipped", {
+  description: "Stored promotion rows that failed to decode on read and were skipped",
+  incremental: true
+})
+
+const compareRaw = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/**
+ * The order every read returns rows in: `recordId` ascending, then `specKey` ascending (raw
+ * code-unit comparison). Total, because a record has at most one row per spec.
+ *
+ * @since 0.1.0
+ * @category ordering
+ */
+export const compareRows = (a: PromotionRow, b: PromotionRow): number =>
+  compareRaw(a.recordId, b.recordId) || compareRaw(a.specKey, b.specKey)
+
+/**
+ * The identity of a row: one per record and spec.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const rowIdentity = (row: Pick<PromotionRow, "recordId" | "specKey">): string =>
+  JSON.stringify([row.recordId, row.specKey])
+
+const validateFields = Schema.validateEither(PromotionRow)
+
+/**
+ * Why a row is not a consistent decision, or `undefined` when it is: every field valid, a
+ * non-empty spec key and version, and the address agreeing with the placement — a placed row
+ * carries `placementKey(placement)` and a key source, a declined row (no placement) carries no
+ * address, key source or tier.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const rowProblem = (row: unknown): string | undefined => {
+  const checked = validateFields(row)
+  if (Either.isLeft(checked)) return describeParseError(checked.left)
+  const valid = checked.right
+  if (valid.specKey.length === 0) return "specKey must not be empty"
+  if (valid.specVersion.length === 0) return "specVersion must not be empty"
+  if (valid.placement === null) {
+    if (valid.placementKey !== null) return "a declined row (no placement) has no placementKey"
+    if (valid.keySource !== null) return "a declined row (no placement) has no keySource"
+    if (valid.tier !== null) return "a declined row (no placement) has no tier"
+    return undefined
+  }
+  const expected = placementKey(valid.placement)
+  if (valid.placementKey !== expected) {
+    return `placementKey ${JSON.stringify(valid.placementKey)} does not match its placement (expected ${JSON.stringify(expected)})`
+  }
+  if (valid.keySource === null) return "a placed row has a keySource"
+  return undefined
+}
+
+/**
+ * Checks a batch before it is stored: every row consistent ({@link rowProblem}), and no
+ * `(recordId, specKey)` twice. Backends run this first, then check for stored duplicates.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validateBatch = (
+  rows: ReadonlyArray<PromotionRow>
+): Either.Either<ReadonlyArray<PromotionRow>, InvalidPromotionRow | DuplicatePromotion> => {
+  const seen = new Set<string>()
+  for (let index = 0; index < rows.length; index++) {
+    const row = rows[index]!
+    const problem = rowProblem(row)
+    if (problem !== undefined) return Either.left(new InvalidPromotionRow({ index, problem }))
+    const identity = rowIdentity(row)
+    if (seen.has(identity)) return Either.left(new DuplicatePromotion({ recordId: row.recordId, specKey: row.specKey }))
+    seen.add(identity)
+  }
+  return Either.right(rows)
+}
+
+/**
+ * The in-memory reference store: nothing persisted, each layer build starts empty. Lookups go
+ * through a `(scope, placementKey)` index, like every other backend's.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<PromotionStore> = Layer.sync(PromotionStore, () => InMemoryPromotionStore.make())

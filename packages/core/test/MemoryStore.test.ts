@@ -1,0 +1,49 @@
+import { describe, expect, it } from "@effect/vitest"
+import { IdGenerator, MemoryQuery, MemoryStore, SearchTokenizer } from "@engram/core"
+import { Effect, FastCheck as fc, Layer } from "effect"
+
+const words = [
+  "Doug", "doug", "name", "am", "prefers", "café", "CAFE", "Zürich", "e-mail", "doug@example.com", "v2.0",
+  "O'Brien", "Москве", "東京", "ΦΙΛΟΥΣ", "Smørrebrød", "ガラス", "カラス", "가방", "½", "ﬁle"
+]
+const sentence = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 5 }).map((ws) => ws.join(" "))
+const content = fc.oneof(
+  sentence,
+  fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }).filter((s) => s.trim().length > 0)
+)
+
+// A query is made of corpus words, random text, or a slice of a stored text (a substring must
+// only match when it is a whole token).
+const scenario = fc.array(content, { minLength: 1, maxLength: 8 }).chain((contents) =>
+  fc.record({
+    contents: fc.constant(contents),
+    query: fc.oneof(
+      sentence,
+      fc.string({ unit: "grapheme", maxLength: 12 }),
+      fc.constantFrom(...contents).chain((c) =>
+        fc.tuple(fc.nat(c.length), fc.nat(c.length)).map(([i, j]) => c.slice(Math.min(i, j), Math.max(i, j)))
+      )
+    )
+  })
+)
+
+const provideStore = Effect.provide(Layer.merge(MemoryStore.layerMemory, IdGenerator.sequential("doc")))
+
+describe("in-memory search", () => {
+  it.effect.prop(
+    "returns exactly the records that share a whole token with the query",
+    [scenario],
+    ([{ contents, query }]) =>
+      Effect.gen(function*() {
+        const store = yield* MemoryStore.MemoryStore
+        const written = yield* store.write(contents.map((c) => ({ content: c, kind: "note" as const })))
+        const result = yield* store.search(query, { limit: MemoryQuery.MAX_LIMIT })
+        const wanted = new Set(SearchTokenizer.tokenize(query))
+        const sharesToken = (text: string) => SearchTokenizer.tokenize(text).some((token) => wanted.has(token))
+        for (const hit of result.hits) expect(sharesToken(hit.record.content)).toBe(true)
+        expect(result.hits.map((hit) => hit.record.id).sort()).toEqual(
+          written.filter((r) => sharesToken(r.content)).map((r) => r.id).sort()
+        )
+      }).pipe(provideStore)
+  )
+})

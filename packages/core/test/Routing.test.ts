@@ -1,0 +1,226 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Background, MemoryRecord, Routing } from "@engram/core"
+import { DateTime, Effect, Either } from "effect"
+import * as fc from "fast-check"
+import { readFileSync } from "node:fs"
+
+const record = (fields: Partial<Routing.RoutableRecord> = {}): Routing.RoutableRecord =>
+  new MemoryRecord.MemoryRecord({
+    id: "m1",
+    content: "My name is Doug",
+    kind: "profile",
+    tags: [],
+    sourceType: "conversation",
+    scope: "global",
+    deliveryPolicy: "retrieved",
+    reviewState: "pending",
+    createdAt: DateTime.unsafeMake(1_000),
+    ...fields
+  })
+
+const declared = Background.unsafeMake({
+  sections: [
+    { id: "about_user", title: "About the User", promotion: "auto", entries: [{ key: "secret", value: "authored" }] },
+    { id: "notes", title: "Notes" }
+  ]
+})
+const ctx = Routing.routingContext(declared)
+
+const spec = (route: Routing.MemoryRoutingSpec["route"]): Routing.MemoryRoutingSpec => ({
+  key: "test",
+  version: "1",
+  route,
+  finalize: Routing.finalizeOldestFirst
+})
+
+describe("placementKey", () => {
+  it("is JSON of [section, key]", () => {
+    expect(Routing.placementKey(Routing.background("about_user", "name"))).toBe(`["about_user","name"]`)
+  })
+
+  it("property: injective and stable", () => {
+    const part = fc.string({ unit: fc.constantFrom("a", "b", ",", "\"", "\\", "[", "]", "\u0000", "é") , minLength: 1, maxLength: 6 })
+    fc.assert(
+      fc.property(part, part, part, part, (s1, k1, s2, k2) => {
+        const a = Routing.placementKey(Routing.background(s1, k1))
+        const b = Routing.placementKey(Routing.background(s2, k2))
+        expect(a === b).toBe(s1 === s2 && k1 === k2)
+        expect(Routing.placementKey({ key: k1, section: s1, primitive: "background" })).toBe(a)
+        return true
+      }),
+      { numRuns: 2000 }
+    )
+  })
+})
+
+describe("keys", () => {
+  it("slugify folds case, accents, punctuation and spacing", () => {
+    expect(Routing.slugify("Name")).toBe("name")
+    expect(Routing.slugify("name ")).toBe("name")
+    expect(Routing.slugify("NAME:")).toBe("name")
+    expect(Routing.slugify("Time zone")).toBe("time_zone")
+    expect(Routing.slugify("Café au lait")).toBe("cafe_au_lait")
+    expect(Routing.slugify("名前")).toBe("名前")
+    expect(Routing.slugify("?!")).toBe("")
+    // Voiced kana are letters of their own: glass and crow are two addresses.
+    expect(Routing.slugify("ガラス")).toBe("ガラス")
+    expect(Routing.slugify("ガラス")).not.toBe(Routing.slugify("カラス"))
+    expect(Routing.slugify("이름")).toBe("이름")
+  })
+
+  it("property: slugify is idempotent and never contains '-'", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", maxLength: 64 }), (label) => {
+        const slug = Routing.slugify(label)
+        expect(Routing.slugify(slug)).toBe(slug)
+        expect(slug.includes("-")).toBe(false)
+        return true
+      }),
+      { numRuns: 1000 }
+    )
+  })
+
+  it("content keys are stable hashes of the content's tokens", () => {
+    // FNV-1a 64 of the UTF-8 bytes "a": a pinned value, because content keys are persisted.
+    expect(Routing.contentKey("a")).toBe("c-af63dc4c8601ec8c")
+    expect(Routing.contentKey("My name is Doug.")).toBe(Routing.contentKey("my NAME is doug"))
+    expect(Routing.contentKey("My name is Doug")).not.toBe(Routing.contentKey("My name is Dough"))
+    expect(Routing.contentKey("🙂")).not.toBe(Routing.contentKey("🙃"))
+  })
+
+  it("recordKey uses the slugified label, else the content", () => {
+    expect(Routing.recordKey(record({ label: "Name " }))).toEqual({ key: "name", keySource: "label" })
+    expect(Routing.recordKey(record())).toEqual({ key: Routing.contentKey("My name is Doug"), keySource: "content" })
+    expect(Routing.recordKey(record({ label: "!!" }))).toEqual({ key: Routing.contentKey("My name is Doug"), keySource: "content" })
+  })
+})
+
+describe("routingContext", () => {
+  it("projects ids, titles and tiers only — never entries — and is frozen", () => {
+    expect(ctx).toEqual({
+      sections: [
+        { id: "about_user", title: "About the User", promotion: "auto" },
+        { id: "notes", title: "Notes", promotion: "locked" }
+      ]
+    })
+    expect(Object.isFrozen(ctx.sections[0])).toBe(true)
+  })
+})
+
+describe("evaluateRoute", () => {
+  const byLabel = spec((r) => Routing.background("about_user", Routing.recordKey(r).key))
+
+  it("routes into a declared section with the address, key source and tier", () => {
+    expect(Routing.evaluateRoute(record({ label: "Name" }), ctx, byLabel)).toEqual({
+      _tag: "Routed",
+      placement: { primitive: "background", section: "about_user", key: "name" },
+      placementKey: `["about_user","name"]`,
+      keySource: "label",
+      tier: "auto"
+    })
+    expect(Routing.evaluateRoute(record(), ctx, byLabel)).toMatchObject({ _tag: "Routed", keySource: "content" })
+  })
+
+  it("'Name' and 'name ' are one address", () => {
+    const a = Routing.evaluateRoute(record({ label: "Name" }), ctx, byLabel)
+    const b = Routing.evaluateRoute(record({ label: "name ", content: "Call me Doug" }), ctx, byLabel)
+    expect(a._tag === "Routed" && b._tag === "Routed" && a.placementKey === b.placementKey).toBe(true)
+  })
+
+  it("declines with spec-declined when route returns null or undefined", () => {
+    expect(Routing.evaluateRoute(record(), ctx, spec(() => null))).toEqual({
+      _tag: "Declined",
+      reason: "spec-declined",
+      placement: null
+    })
+    expect(Routing.evaluateRoute(record(), ctx, spec(() => undefined))).toMatchObject({ reason: "spec-declined" })
+  })
+
+  it("declines with undeclared-section when the section is not declared, keeping the placement", () => {
+    expect(Routing.evaluateRoute(record(), ctx, spec(() => Routing.background("preferences", "tea")))).toEqual({
+      _tag: "Declined",
+      reason: "undeclared-section",
+      placement: { primitive: "background", section: "preferences", key: "tea" },
+      placementKey: `["preferences","tea"]`,
+      keySource: "label"
+    })
+  })
+
+  it("throws InvalidPlacement for a malformed placement — a bug in the spec", () => {
+    const broken = spec(() => ({ primitive: "background", section: "about_user", key: "" }))
+    expect(() => Routing.evaluateRoute(record(), ctx, broken)).toThrow(Routing.InvalidPlacement)
+    expect(() => Routing.evaluateRoute(record(), ctx, broken)).toThrow(/routing spec "test" produced an invalid placement.*key/)
+    const wrongArm = spec(() => ({ primitive: "judgment", section: "x", key: "y" }) as unknown as Routing.Placement)
+    expect(() => Routing.evaluateRoute(record(), ctx, wrongArm)).toThrow(Routing.InvalidPlacement)
+  })
+
+  it("toPromotionDecision stores what was decided", () => {
+    const promotedAt = DateTime.unsafeMake(9_000)
+    const routed = Routing.evaluateRoute(record({ label: "Name" }), ctx, byLabel)
+    expect(Routing.toPromotionDecision(routed, byLabel, promotedAt)).toEqual({
+      placement: { primitive: "background", section: "about_user", key: "name" },
+      placementKey: `["about_user","name"]`,
+      keySource: "label",
+      specKey: "test",
+      specVersion: "1",
+      promotedAt,
+      tier: "auto"
+    })
+    const declinedBySpec = Routing.evaluateRoute(record(), ctx, spec(() => null))
+    expect(Routing.toPromotionDecision(declinedBySpec, byLabel, promotedAt)).toMatchObject({
+      placement: null,
+      placementKey: null,
+      keySource: null,
+      tier: null
+    })
+  })
+})
+
+describe("classifyThenRoute", () => {
+  const byTag = spec((r) => (r.tags.includes("pet") ? Routing.background("about_user", Routing.recordKey(r).key) : null))
+
+  it.effect("routes with the classifier's tags added, and nothing else", () =>
+    Effect.gen(function*() {
+      const records = [record({ id: "m1", content: "Has a cat named Tom" }), record({ id: "m2", content: "Likes jazz" })]
+      const routes = yield* Routing.classifyThenRoute(records, ctx, byTag, (batch) =>
+        Effect.succeed(batch.map((r) =>
+          r.content.includes("cat")
+            // A classifier cannot place a record: anything but tags is ignored, and invalid tags are dropped.
+            ? ({ tags: ["pet", "", "a\nb"], placement: Routing.background("notes", "x") } as Routing.AdvisorySignals)
+            : undefined
+        )))
+      expect(routes.map((r) => [r.recordId, r.signals.tags, r.evaluation._tag])).toEqual([
+        ["m1", ["pet"], "Routed"],
+        ["m2", [], "Declined"]
+      ])
+      expect(routes[0]!.evaluation).toMatchObject({ placement: { section: "about_user" } })
+      // The record itself is untouched.
+      expect(records[0]!.tags).toEqual([])
+    }))
+
+  it.effect("fails with the classifier's error", () =>
+    Effect.gen(function*() {
+      const result = yield* Effect.either(Routing.classifyThenRoute([record()], ctx, byTag, () => Effect.fail("offline")))
+      expect(result).toEqual(Either.left("offline"))
+    }))
+})
+
+describe("purity", () => {
+  it("the routing, preset and overlay modules emit nothing: no logs, metrics, pubsub or console", () => {
+    const files = [
+      "Routing.ts",
+      "RoutingPresets.ts",
+      "MemoryOverlay.ts",
+      "internal/memoryOverlay.ts",
+      "internal/fnv1a64.ts",
+      "internal/addressTokens.ts",
+      "internal/deepFreeze.ts"
+    ]
+    for (const file of files) {
+      const source = readFileSync(new URL(`../src/${file}`, import.meta.url), "utf8")
+      for (const forbidden of [/Effect\.log/, /\bMetric\b/, /\bPubSub\b/, /\bconsole\./, /\bTracer\b/, /withSpan/]) {
+        expect({ file, emits: forbidden.test(source) }).toEqual({ file, emits: false })
+      }
+    }
+  })
+})

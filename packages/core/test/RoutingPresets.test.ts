@@ -1,0 +1,120 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Background, MemoryOverlay, MemoryRecord, Routing, RoutingPresets } from "@engram/core"
+import { DateTime } from "effect"
+import * as fc from "fast-check"
+
+let n = 0
+const record = (fields: Partial<MemoryRecord.MemoryRecord> = {}): MemoryRecord.MemoryRecord =>
+  new MemoryRecord.MemoryRecord({
+    id: `m${++n}`,
+    content: "The user likes tea",
+    kind: "profile",
+    tags: [],
+    sourceType: "conversation",
+    scope: "global",
+    deliveryPolicy: "retrieved",
+    reviewState: "pending",
+    createdAt: DateTime.unsafeMake(1_000 + n),
+    ...fields
+  })
+
+const userCtx = Routing.routingContext(RoutingPresets.userBackgroundSections)
+const projectCtx = Routing.routingContext(RoutingPresets.projectSections)
+const both = Routing.routingContext(
+  Background.mergeBackground(RoutingPresets.userBackgroundSections, RoutingPresets.projectSections)
+)
+
+const where = (spec: Routing.MemoryRoutingSpec, ctx: Routing.RoutingContext, r: Routing.RoutableRecord) => {
+  const evaluation = Routing.evaluateRoute(r, ctx, spec)
+  return evaluation._tag === "Routed" ? `${evaluation.placement.section}/${evaluation.placement.key}` : evaluation.reason
+}
+
+describe("userBackground preset", () => {
+  it("declares about_user (auto) and preferences (guarded), empty", () => {
+    expect(RoutingPresets.userBackgroundSections.sections.map((s) => [s.id, s.title, s.promotion, s.entries.length])).toEqual([
+      ["about_user", "About the User", "auto", 0],
+      ["preferences", "Preferences", "guarded", 0]
+    ])
+  })
+
+  it("routes by kind, tag and label", () => {
+    const spec = RoutingPresets.userBackground
+    const table: ReadonlyArray<[Partial<MemoryRecord.MemoryRecord>, string]> = [
+      [{ kind: "profile", label: "name", content: "My name is Doug" }, "about_user/name"],
+      [{ kind: "profile", label: "Name", content: "Call me Doug" }, "about_user/name"],
+      [{ kind: "profile", label: "home town" }, "about_user/home_town"],
+      [{ kind: "profile", content: "Lives in Oslo" }, `about_user/${Routing.contentKey("Lives in Oslo")}`],
+      [{ kind: "profile", label: "drink", tags: ["Preference"] }, "preferences/drink"],
+      [{ kind: "standing", label: "language", content: "Always answer in French" }, "preferences/language"],
+      [{ kind: "fact", label: "name" }, "spec-declined"],
+      [{ kind: "decision", label: "db" }, "spec-declined"],
+      [{ kind: "note" }, "spec-declined"],
+      [{ kind: "episode" }, "spec-declined"]
+    ]
+    for (const [fields, expected] of table) expect([fields, where(spec, userCtx, record(fields))]).toEqual([fields, expected])
+  })
+
+  it("declines into a vocabulary the agent did not declare", () => {
+    const onlyAbout = Routing.routingContext(Background.unsafeMake({ sections: [{ id: "about_user", title: "About", promotion: "auto" }] }))
+    expect(where(RoutingPresets.userBackground, onlyAbout, record({ kind: "standing" }))).toBe("undeclared-section")
+    expect(where(RoutingPresets.userBackground, projectCtx, record({ kind: "profile", label: "name" }))).toBe("undeclared-section")
+  })
+})
+
+describe("project preset", () => {
+  it("declares project_state (auto) and conventions (guarded), empty", () => {
+    expect(RoutingPresets.projectSections.sections.map((s) => [s.id, s.title, s.promotion])).toEqual([
+      ["project_state", "Project State", "auto"],
+      ["conventions", "Conventions", "guarded"]
+    ])
+  })
+
+  it("routes decisions, standing rules and tagged conventions", () => {
+    const spec = RoutingPresets.project
+    const table: ReadonlyArray<[Partial<MemoryRecord.MemoryRecord>, string]> = [
+      [{ kind: "decision", label: "database", content: "We use Postgres" }, "project_state/database"],
+      [{ kind: "standing", label: "indent" }, "conventions/indent"],
+      [{ kind: "note", label: "commits", tags: ["convention"] }, "conventions/commits"],
+      [{ kind: "fact", label: "ci", tags: ["Conventions"] }, "conventions/ci"],
+      [{ kind: "fact", label: "ci" }, "spec-declined"],
+      [{ kind: "profile", label: "name" }, "spec-declined"],
+      [{ kind: "standing", label: "tone", tags: ["preference"] }, "spec-declined"],
+      [{ kind: "episode", tags: ["convention"] }, "spec-declined"]
+    ]
+    for (const [fields, expected] of table) expect([fields, where(spec, projectCtx, record(fields))]).toEqual([fields, expected])
+  })
+
+  it("property: a user fact never lands in a project section, even with both vocabularies declared", () => {
+    const tag = fc.constantFrom("preference", "preferences", "convention", "pet", "Preference")
+    const userFact = fc.record({
+      kind: fc.constantFrom("profile" as const, "standing" as const, "fact" as const, "note" as const, "decision" as const),
+      label: fc.option(fc.constantFrom("name", "project_state", "conventions", "database"), { nil: undefined }),
+      tags: fc.array(tag, { maxLength: 3 })
+    }).filter((r) => r.kind === "profile" || r.tags.some((t) => t.toLowerCase().startsWith("preference")))
+    fc.assert(
+      fc.property(userFact, (fields) => {
+        const { label, ...rest } = fields
+        const r = record(label === undefined ? rest : { ...rest, label })
+        const evaluation = Routing.evaluateRoute(r, both, RoutingPresets.project)
+        expect(evaluation._tag).toBe("Declined")
+        return true
+      })
+    )
+  })
+})
+
+describe("a fact saved once reaches the prompt", () => {
+  it("'My name is Doug' as a profile memory labelled name composes into About the User", () => {
+    const saved = record({ kind: "profile", label: "name", content: "My name is Doug", reviewState: "pending" })
+    const evaluation = Routing.evaluateRoute(saved, userCtx, RoutingPresets.userBackground)
+    const decision = Routing.toPromotionDecision(evaluation, RoutingPresets.userBackground, DateTime.unsafeMake(5_000))
+    const { background, report } = MemoryOverlay.applyMemoryOverlay(
+      RoutingPresets.userBackgroundSections,
+      [{ record: saved, ...decision }],
+      RoutingPresets.userBackground,
+      { now: DateTime.unsafeMake(6_000) }
+    )
+    expect(Background.renderBackground(background)).toBe("### About the User\n- **name**: My name is Doug")
+    expect(MemoryOverlay.composedIds(report)).toEqual([saved.id])
+  })
+})

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SearchTokenizer } from "@engram/core"
+import { FastCheck as fc } from "effect"
+
+// Characters where tokenizers usually disagree: accents (precomposed and combining), special
+// case mappings, compatibility forms, kana voicing, Hangul, scripts without case, punctuation.
+const tricky = [
+  "É", "é", "e\u0301", "ß", "İ", "ı", "ς", "Σ", "σ", "ø", "Å", "ǅ", "ﬁ", "Ａ", "½", "①", "²",
+  "ガ", "ｶﾞ", "か\u3099", "゛", "가", "\u1100\u1161", "東京", "٣", "Ё", "ΐ", "-", "'", "’", "@", ".",
+  " ", "\n", "\t", "\u0000", "\u200b", "\u0301", "\u3099", "a", "Z", "0", "9", "\u{1F600}", "\u{10400}"
+]
+
+const text = fc.oneof(
+  fc.string({ unit: "grapheme", maxLength: 40 }),
+  fc.string({ unit: "binary", maxLength: 40 }),
+  fc.array(fc.constantFrom(...tricky), { maxLength: 20 }).map((parts) => parts.join(""))
+)
+
+// Kana voiced sound marks are part of their letter ("ガ" is not an accented "カ").
+const accent = /[^\P{M}\u3099\u309A]/u
+
+describe("tokenize", () => {
+  it.prop("is idempotent on its own output joined by spaces", [text], ([s]) => {
+    const tokens = SearchTokenizer.tokenize(s)
+    expect(SearchTokenizer.tokenize(tokens.join(" "))).toEqual(tokens)
+  })
+
+  it.prop("yields non-empty, lower-case, accent-free runs of letters and digits only", [text], ([s]) => {
+    for (const token of SearchTokenizer.tokenize(s)) {
+      expect(token).toMatch(/^[\p{L}\p{N}]+$/u)
+      expect(token.toLowerCase()).toBe(token)
+      expect(accent.test(token.normalize("NFD"))).toBe(false)
+    }
+  })
+
+  it.prop("never depends on how the text was composed", [text], ([s]) => {
+    expect(SearchTokenizer.tokenize(s.normalize("NFC"))).toEqual(SearchTokenizer.tokenize(s.normalize("NFD")))
+  })
+
+  it.prop("splits exactly where the text has no letter or digit", [fc.array(text, { maxLength: 5 })], ([parts]) => {
+    // Joining texts with a separator concatenates their tokens.
+    expect(SearchTokenizer.tokenize(parts.join(" - "))).toEqual(parts.flatMap((part) => SearchTokenizer.tokenize(part)))
+  })
+
+  it("folds case and accents and splits on punctuation", () => {
+    expect(SearchTokenizer.tokenize("Doug's e-mail: DOUG@Example.com (v2.0)")).toEqual([
+      "doug",
+      "s",
+      "e",
+      "mail",
+      "doug",
+      "example",
+      "com",
+      "v2",
+      "0"
+    ])
+    expect(SearchTokenizer.tokenize("Crème brûlée in Zürich, Señor")).toEqual([
+      "creme",
+      "brulee",
+      "in",
+      "zurich",
+      "senor"
+    ])
+    expect(SearchTokenizer.tokenize("ΦΊΛΟΥΣ Москве 東京")).toEqual(["φιλουσ", "москве", "東京"])
+    expect(SearchTokenizer.tokenize("Smørrebrød")).toEqual(["smørrebrød"])
+    expect(SearchTokenizer.tokenize("?! … — @#")).toEqual([])
+  })
+
+  it("keeps substrings apart: a token is never part of a longer one", () => {
+    expect(SearchTokenizer.tokenize("My name is Doug")).not.toContain("am")
+    expect(SearchTokenizer.tokenize("Doug prefers coffee")).not.toContain("prefer")
+  })
+
+  it("distinctTokens keeps first-seen order without repeats", () => {
+    expect(SearchTokenizer.distinctTokens("b a B c A")).toEqual(["b", "a", "c"])
+  })
+
+  it("searchableText covers label, content and tags without gluing them together", () => {
+    const tokens = SearchTokenizer.tokenize(
+      SearchTokenizer.searchableText({ label: "timezone", content: "Lisbon", tags: ["travel-plans", "pt"] })
+    )
+    expect(tokens).toEqual(["timezone", "lisbon", "travel", "plans", "pt"])
+  })
+})

@@ -1,0 +1,168 @@
+import { expect, it } from "@effect/vitest"
+import { IdGenerator, MemoryStore, MemoryStoreError, MemoryWrite, StoreMigration } from "@engram/core"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+
+const buildStore = Effect.map(Layer.build(MemoryStore.layerMemory), (ctx) => Context.get(ctx, MemoryStore.MemoryStore))
+
+/** A source with 23 records over several timestamps, and every lifecycle state. */
+const populate = (store: MemoryStore.MemoryStoreService) =>
+  Effect.gen(function*() {
+    for (let t = 0; t < 5; t++) {
+      yield* store.write(
+        Array.from({ length: 4 }, (_, i) => ({
+          id: `r-${t}-${i}`,
+          content: `record ${t}/${i} — Ünïcode ${"★".repeat(i)}`,
+          kind: "fact" as const,
+          tags: [`t${t}`],
+          ...(i === 3 ? { expiresInDays: 2 } : {})
+        }))
+      )
+      yield* TestClock.adjust("1 minute")
+    }
+    yield* store.setReviewState("r-0-0", "confirmed")
+    yield* store.setReviewState("r-1-1", "rejected")
+    yield* store.supersede("r-2-2", { id: "r-2-2-v2", content: "replaced", kind: "decision" })
+    yield* store.supersede("r-2-2-v2", { id: "r-2-2-v3", content: "replaced again", kind: "decision" })
+    yield* store.expire("r-3-0")
+    yield* store.write([{ id: "r-last", content: "the last", kind: "note", label: "last", epoch: "e1" }])
+  })
+
+const everything = (store: MemoryStore.MemoryStoreService) =>
+  Effect.map(store.list({ includeSuperseded: true, limit: 10_000 }), (page) =>
+    page.records.map(MemoryWrite.encodeStoredRecord))
+
+/** The target, except that `restore` fails once `failAfter` batches have been restored. */
+const failingAfter = (store: MemoryStore.MemoryStoreService, failAfter: number): MemoryStore.MemoryStoreService => {
+  let restores = 0
+  return {
+    ...store,
+    restore: (records) =>
+      ++restores > failAfter
+        ? Effect.fail(
+          new MemoryStoreError.MemoryStoreFailure({ operation: "restore", cause: new Error("connection lost") })
+        )
+        : store.restore(records)
+  }
+}
+
+it.effect("copies every record with its lifecycle, reports progress, and verifies", () =>
+  Effect.gen(function*() {
+    const from = yield* buildStore
+    const to = yield* buildStore
+    yield* populate(from)
+    const events: Array<StoreMigration.MigrationProgress> = []
+    const report = yield* StoreMigration.copyStore(from, to, {
+      batchSize: 5,
+      onProgress: (p) => Effect.sync(() => void events.push(p))
+    })
+    expect(yield* everything(to)).toEqual(yield* everything(from))
+    expect(report.copied).toBe(23)
+    expect(report.alreadyPresent).toBe(0)
+    expect(report.batches).toBe(5)
+    expect(report.source).toEqual(report.target)
+    expect(report.source.count).toBe(23)
+    expect(events.map((e) => e.phase)).toEqual([
+      "scanned",
+      "copying",
+      "copying",
+      "copying",
+      "copying",
+      "copying",
+      "verifying"
+    ])
+    expect(events.map((e) => e.read)).toEqual([0, 5, 10, 15, 20, 23, 23])
+    expect(events.every((e) => e.total === 23)).toBe(true)
+    // Lifecycle came across: the chain, the review states and the expiry.
+    const copied = yield* to.get(["r-2-2", "r-2-2-v2", "r-1-1", "r-3-0"])
+    const states = copied.records.map((r) => [r.supersededBy, r.supersedes, r.reviewState, r.expiresAt !== undefined])
+    expect(states).toEqual([
+      ["r-2-2-v2", undefined, "pending", false],
+      ["r-2-2-v3", "r-2-2", "pending", false],
+      [undefined, undefined, "rejected", false],
+      [undefined, undefined, "pending", true]
+    ])
+  }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
+
+it.effect("an interrupted copy resumes where it stopped and ends verified", () =>
+  Effect.gen(function*() {
+    const from = yield* buildStore
+    const to = yield* buildStore
+    yield* populate(from)
+    const interrupted = yield* Effect.either(StoreMigration.copyStore(from, failingAfter(to, 2), { batchSize: 4 }))
+    expect(Either.isLeft(interrupted) && interrupted.left._tag).toBe("MemoryStoreFailure")
+    // Whole batches landed before the failure, nothing after it.
+    expect((yield* everything(to)).length).toBe(8)
+
+    const resumed = yield* StoreMigration.copyStore(from, to, { batchSize: 4 })
+    expect(resumed.alreadyPresent).toBe(8)
+    expect(resumed.copied).toBe(15)
+    expect(yield* everything(to)).toEqual(yield* everything(from))
+
+    // Running it once more copies nothing and still verifies.
+    const again = yield* StoreMigration.copyStore(from, to, { batchSize: 7 })
+    expect([again.copied, again.alreadyPresent]).toEqual([0, 23])
+  }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
+
+it.effect("fails verification when the target holds records the source does not", () =>
+  Effect.gen(function*() {
+    const from = yield* buildStore
+    const to = yield* buildStore
+    yield* populate(from)
+    yield* to.write([{ id: "stranger", content: "already here", kind: "note" }])
+    const result = yield* Effect.either(StoreMigration.copyStore(from, to))
+    expect(Either.isLeft(result) && result.left._tag).toBe("StoreMigrationMismatch")
+    if (Either.isLeft(result) && result.left._tag === "StoreMigrationMismatch") {
+      expect([result.left.sourceCount, result.left.targetCount]).toEqual([23, 24])
+      expect(result.left.message).toContain("24")
+    }
+  }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
+
+it.effect("the digest ignores paging but sees any changed field", () =>
+  Effect.gen(function*() {
+    const a = yield* buildStore
+    const b = yield* buildStore
+    yield* populate(a)
+    yield* StoreMigration.copyStore(a, b)
+    const small = yield* StoreMigration.digest(a, { pageSize: 3 })
+    const large = yield* StoreMigration.digest(b, { pageSize: 1_000 })
+    expect(small).toEqual(large)
+    expect(small.checksum).toMatch(/^[0-9a-f]{64}$/)
+    yield* b.setReviewState("r-4-2", "confirmed")
+    expect((yield* StoreMigration.digest(b)).checksum).not.toBe(small.checksum)
+    const empty = yield* StoreMigration.digest(yield* buildStore)
+    expect(empty.count).toBe(0)
+    expect(empty.checksum).toMatch(/^[0-9a-f]{64}$/)
+  }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
+
+it.effect("migrateStore builds both layers and copies between them", () =>
+  Effect.gen(function*() {
+    const source = yield* buildStore
+    yield* populate(source)
+    const target = yield* buildStore
+    const report = yield* StoreMigration.migrateStore({
+      from: Layer.succeed(MemoryStore.MemoryStore, source),
+      to: Layer.succeed(MemoryStore.MemoryStore, target),
+      batchSize: 10
+    })
+    expect(report.copied).toBe(23)
+    expect(yield* everything(target)).toEqual(yield* everything(source))
+  }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
+
+it.effect("a failing progress callback stops the copy", () =>
+  Effect.gen(function*() {
+    const from = yield* buildStore
+    const to = yield* buildStore
+    yield* populate(from)
+    const result = yield* Effect.either(
+      StoreMigration.copyStore(from, to, {
+        batchSize: 5,
+        onProgress: (p) => (p.batches === 2 ? Effect.fail("cancelled by the operator" as const) : Effect.void)
+      })
+    )
+    expect(result).toEqual(Either.left("cancelled by the operator"))
+    expect((yield* everything(to)).length).toBe(10)
+  }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
