@@ -48,3 +48,23 @@ export {
    */
   runPromotionStoreConformance
 } from "./PromotionConformance.js"
+export * as SessionStoreConformance from "./SessionStoreConformance.js"
+export {
+  /**
+   * Registers the session-store conformance suite for one backend (see `SessionStoreConformance`).
+   *
+   * @since 0.1.0
+   * @category conformance
+   */
+  runSessionStoreConformance
+} from "./SessionStoreConformance.js"
+export * as TelemetryStoreConformance from "./TelemetryStoreConformance.js"
+export {
+  /**
+   * Registers the telemetry-store conformance suite for one backend (see `TelemetryStoreConformance`).
+   *
+   * @since 0.1.0
+   * @category conformance
+   */
+  runTelemetryStoreConformance
+} from "./TelemetryStoreConformance.js"

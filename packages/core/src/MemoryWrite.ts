@@ -65,12 +65,18 @@ export const now: Effect.Effect<DateTime.Utc> = Effect.map(Clock.currentTimeMill
 export const decodeInputs = (
   inputs: ReadonlyArray<unknown>
 ): Effect.Effect<ReadonlyArray<MemoryWriteInput>, InvalidMemoryInput> =>
-  Effect.forEach(inputs, (input, index) =>
-    Either.match(decodeInput(input, { onExcessProperty: "error" }), {
-      onLeft: (error) => Effect.fail(new InvalidMemoryInput({ index, problem: describeParseError(error) })),
-      onRight: Effect.succeed
-    })
-  )
+  Effect.suspend(() => {
+    // A plain loop: batches run to tens of thousands of inputs and this is the write hot path.
+    const decoded: Array<MemoryWriteInput> = []
+    for (let index = 0; index < inputs.length; index++) {
+      const result = decodeInput(inputs[index], { onExcessProperty: "error" })
+      if (Either.isLeft(result)) {
+        return Effect.fail(new InvalidMemoryInput({ index, problem: describeParseError(result.left) }))
+      }
+      decoded.push(result.right)
+    }
+    return Effect.succeed(decoded)
+  })
 
 /**
  * Fails with {@link DuplicateMemoryId} if an id repeats within the batch.
@@ -102,9 +108,11 @@ export const prepareRecords = (
     const decoded = yield* decodeInputs(inputs)
     const ids = yield* IdGenerator
     const at = yield* now
-    const records = yield* Effect.forEach(decoded, (input) =>
-      Effect.map(input.id !== undefined ? Effect.succeed(input.id) : ids.next, (id) =>
-        fromWriteInput(input, { id, now: at })))
+    const records: Array<MemoryRecord> = []
+    for (const input of decoded) {
+      const id = input.id !== undefined ? input.id : yield* ids.next
+      records.push(fromWriteInput(input, { id, now: at }))
+    }
     yield* ensureDistinctIds(records.map((r) => r.id))
     return records
   })

@@ -8,13 +8,16 @@
  * the end both sides are digested — record count and a SHA-256 over every record's encoded form
  * in listing order — and the copy fails with {@link StoreMigrationMismatch} unless they agree.
  *
+ * Given promotion stores too, each batch also carries the promotion rows of its records (rows
+ * the target already holds are left alone), and the digests cover them.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type { MemoryRecord } from "./MemoryRecord.js"
+import type { MemoryId, MemoryRecord } from "./MemoryRecord.js"
 import { MAX_LIMIT } from "./MemoryQuery.js"
 import { MemoryStore, type MemoryStoreService } from "./MemoryStore.js"
 import type {
@@ -25,6 +28,16 @@ import type {
   MemoryStoreFailure
 } from "./MemoryStoreError.js"
 import { encodeStoredRecord } from "./MemoryWrite.js"
+import {
+  compareRows,
+  type DuplicatePromotion,
+  type InvalidPromotionRow,
+  PromotionRow,
+  PromotionStore,
+  type PromotionStoreFailure,
+  type PromotionStoreService,
+  rowIdentity
+} from "./PromotionStore.js"
 
 /**
  * Where a copy stands, reported after the scan, after every batch and before verification.
@@ -33,6 +46,7 @@ import { encodeStoredRecord } from "./MemoryWrite.js"
  * - `read`: source records handled so far; `copied` of them were written in this run and
  *   `alreadyPresent` were found in the target (a resumed copy).
  * - `unreadable`: source rows that failed to decode; they cannot be copied.
+ * - `promotionsCopied`: promotion rows written in this run (0 without promotion stores).
  *
  * @since 0.1.0
  * @category models
@@ -45,11 +59,14 @@ export interface MigrationProgress {
   readonly alreadyPresent: number
   readonly unreadable: number
   readonly batches: number
+  readonly promotionsCopied: number
 }
 
 /**
  * A store's fingerprint: how many readable records it holds, how many rows it could not read,
- * and a hex SHA-256 over the readable records' encoded forms in listing order.
+ * and a hex SHA-256 over the readable records' encoded forms in listing order. With a promotion
+ * store, `promotions` counts the promotion rows of those records, and the checksum covers them
+ * (each record's rows follow it).
  *
  * @since 0.1.0
  * @category models
@@ -57,6 +74,7 @@ export interface MigrationProgress {
 export interface StoreDigest {
   readonly count: number
   readonly unreadable: number
+  readonly promotions: number
   readonly checksum: string
 }
 
@@ -69,6 +87,7 @@ export interface StoreDigest {
 export interface MigrationReport {
   readonly copied: number
   readonly alreadyPresent: number
+  readonly promotionsCopied: number
   readonly batches: number
   readonly source: StoreDigest
   readonly target: StoreDigest
@@ -85,6 +104,8 @@ export interface MigrationReport {
 export class StoreMigrationMismatch extends Schema.TaggedError<StoreMigrationMismatch>()("StoreMigrationMismatch", {
   sourceCount: Schema.Number,
   targetCount: Schema.Number,
+  sourcePromotions: Schema.Number,
+  targetPromotions: Schema.Number,
   sourceChecksum: Schema.String,
   targetChecksum: Schema.String
 }) {
@@ -92,6 +113,9 @@ export class StoreMigrationMismatch extends Schema.TaggedError<StoreMigrationMis
     return this.sourceCount !== this.targetCount
       ? `the target holds ${this.targetCount} records but the source ${this.sourceCount}; ` +
         `the target had other records, or the source changed during the copy`
+      : this.sourcePromotions !== this.targetPromotions
+      ? `the target holds ${this.targetPromotions} promotion rows for the copied records but the source ` +
+        `${this.sourcePromotions}; the target had other rows, or the source changed during the copy`
       : `source and target hold ${this.sourceCount} records each but their checksums differ ` +
         `(${this.sourceChecksum.slice(0, 12)}… vs ${this.targetChecksum.slice(0, 12)}…); ` +
         `a record differs — the source may have changed during the copy`
@@ -99,9 +123,21 @@ export class StoreMigrationMismatch extends Schema.TaggedError<StoreMigrationMis
 }
 
 /**
+ * The promotion stores that travel with the memory stores.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromotionStores {
+  readonly from: PromotionStoreService
+  readonly to: PromotionStoreService
+}
+
+/**
  * Copy options: `batchSize` records per read and per `restore` (default 500, at most 10,000),
- * and `onProgress`, called with a {@link MigrationProgress} as the copy advances (a failure
- * there stops the copy; what was copied stays, and a rerun resumes).
+ * `onProgress`, called with a {@link MigrationProgress} as the copy advances (a failure there
+ * stops the copy; what was copied stays, and a rerun resumes), and `promotions`, to carry the
+ * promotion rows of the copied records as well.
  *
  * @since 0.1.0
  * @category models
@@ -109,6 +145,7 @@ export class StoreMigrationMismatch extends Schema.TaggedError<StoreMigrationMis
 export interface CopyOptions<E = never, R = never> {
   readonly batchSize?: number | undefined
   readonly onProgress?: ((progress: MigrationProgress) => Effect.Effect<void, E, R>) | undefined
+  readonly promotions?: PromotionStores | undefined
 }
 
 /**
@@ -123,6 +160,9 @@ export type CopyError =
   | MemoryStoreFailure
   | DuplicateMemoryId
   | InvalidMemoryInput
+  | PromotionStoreFailure
+  | DuplicatePromotion
+  | InvalidPromotionRow
   | StoreMigrationMismatch
 
 const DEFAULT_BATCH = 500
@@ -132,6 +172,23 @@ const DIGEST_GROUP = 1_000
 
 const hex = (buffer: ArrayBuffer): string =>
   Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join("")
+
+const encodeRow = Schema.encodeSync(PromotionRow)
+
+/** The promotion rows of `ids`, grouped by record id, each group in the core's row order. */
+const promotionsOf = (
+  store: PromotionStoreService,
+  ids: ReadonlyArray<MemoryId>
+): Effect.Effect<ReadonlyMap<string, ReadonlyArray<PromotionRow>>, PromotionStoreFailure> =>
+  Effect.map(store.getByRecords(ids), (read) => {
+    const byRecord = new Map<string, Array<PromotionRow>>()
+    for (const row of [...read.rows].sort(compareRows)) {
+      const rows = byRecord.get(row.recordId)
+      if (rows === undefined) byRecord.set(row.recordId, [row])
+      else rows.push(row)
+    }
+    return byRecord
+  })
 
 const sha256 = (text: string): Effect.Effect<string> =>
   Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
@@ -171,13 +228,14 @@ export const forEachPage = <E, R>(
  */
 export const digest = (
   store: MemoryStoreService,
-  options?: { readonly pageSize?: number | undefined }
-): Effect.Effect<StoreDigest, InvalidCursor | InvalidMemoryQuery | MemoryStoreFailure> =>
+  options?: { readonly pageSize?: number | undefined; readonly promotions?: PromotionStoreService | undefined }
+): Effect.Effect<StoreDigest, InvalidCursor | InvalidMemoryQuery | MemoryStoreFailure | PromotionStoreFailure> =>
   Effect.gen(function*() {
     let chain = ""
     let group: Array<string> = []
     let count = 0
     let unreadable = 0
+    let promotions = 0
     const flush = Effect.suspend(() => {
       const text = `${chain}\n${group.join("\n")}`
       group = []
@@ -185,17 +243,25 @@ export const digest = (
         chain = next
       })
     })
+    const promotionStore = options?.promotions
     yield* forEachPage(store, options?.pageSize ?? DEFAULT_BATCH, (records, skipped) =>
       Effect.gen(function*() {
         unreadable += skipped
+        const rows = promotionStore === undefined
+          ? new Map<string, ReadonlyArray<PromotionRow>>()
+          : yield* promotionsOf(promotionStore, records.map((r) => r.id))
         for (const record of records) {
           count++
           group.push(JSON.stringify(encodeStoredRecord(record)))
-          if (group.length === DIGEST_GROUP) yield* flush
+          for (const row of rows.get(record.id) ?? []) {
+            promotions++
+            group.push(`promotion ${JSON.stringify(encodeRow(row))}`)
+          }
+          if (group.length >= DIGEST_GROUP) yield* flush
         }
       }))
     if (group.length > 0 || chain === "") yield* flush
-    return { count, unreadable, checksum: chain }
+    return { count, unreadable, promotions, checksum: chain }
   })
 
 /**
@@ -212,14 +278,16 @@ export const copyStore = <E = never, R = never>(
   Effect.gen(function*() {
     const batchSize = Math.max(1, Math.min(MAX_LIMIT, Math.floor(options.batchSize ?? DEFAULT_BATCH)))
     const report = options.onProgress ?? (() => Effect.void)
+    const promotions = options.promotions
     // The source digest comes first: it gives the progress bar its total, and verification
     // compares the target with the source as it was when the copy began.
-    const source = yield* digest(from, { pageSize: batchSize })
+    const source = yield* digest(from, { pageSize: batchSize, promotions: promotions?.from })
     let read = 0
     let copied = 0
     let alreadyPresent = 0
     let unreadable = 0
     let batches = 0
+    let promotionsCopied = 0
     const progress = (phase: MigrationProgress["phase"]): MigrationProgress => ({
       phase,
       total: source.count,
@@ -227,7 +295,8 @@ export const copyStore = <E = never, R = never>(
       copied,
       alreadyPresent,
       unreadable,
-      batches
+      batches,
+      promotionsCopied
     })
     yield* report(progress("scanned"))
     yield* forEachPage(from, batchSize, (records, skipped) =>
@@ -237,6 +306,15 @@ export const copyStore = <E = never, R = never>(
         const have = new Set(present.records.map((r) => r.id))
         const missing = records.filter((r) => !have.has(r.id))
         if (missing.length > 0) yield* to.restore(missing)
+        if (promotions !== undefined) {
+          // After the records: a promotion row never arrives before the record it is about.
+          const ids = records.map((r) => r.id)
+          const wanted = [...(yield* promotionsOf(promotions.from, ids)).values()].flat()
+          const stored = new Set((yield* promotions.to.getByRecords(ids)).rows.map(rowIdentity))
+          const rows = wanted.filter((row) => !stored.has(rowIdentity(row)))
+          if (rows.length > 0) yield* promotions.to.commit(rows)
+          promotionsCopied += rows.length
+        }
         read += records.length
         copied += missing.length
         alreadyPresent += records.length - missing.length
@@ -244,35 +322,46 @@ export const copyStore = <E = never, R = never>(
         yield* report(progress("copying"))
       }))
     yield* report(progress("verifying"))
-    const target = yield* digest(to, { pageSize: batchSize })
+    const target = yield* digest(to, { pageSize: batchSize, promotions: promotions?.to })
     if (target.count !== source.count || target.checksum !== source.checksum) {
       return yield* new StoreMigrationMismatch({
         sourceCount: source.count,
         targetCount: target.count,
+        sourcePromotions: source.promotions,
+        targetPromotions: target.promotions,
         sourceChecksum: source.checksum,
         targetChecksum: target.checksum
       })
     }
-    return { copied, alreadyPresent, batches, source, target }
+    return { copied, alreadyPresent, promotionsCopied, batches, source, target }
   })
 
 /**
  * {@link copyStore} between two store layers: builds both (e.g. `SqliteMemoryStore.layer(…)` and
- * `PgMemoryStore.layer(…)`), copies, verifies, and releases them.
+ * `PgMemoryStore.layer(…)`), copies, verifies, and releases them. A layer may provide a
+ * `PromotionStore` as well (both must, or neither): then the promotion rows travel too.
  *
  * @since 0.1.0
  * @category copying
  */
 export const migrateStore = <E1, R1, E2, R2, E = never, R = never>(
   options: {
-    readonly from: Layer.Layer<MemoryStore, E1, R1>
-    readonly to: Layer.Layer<MemoryStore, E2, R2>
-  } & CopyOptions<E, R>
+    readonly from: Layer.Layer<MemoryStore, E1, R1> | Layer.Layer<MemoryStore | PromotionStore, E1, R1>
+    readonly to: Layer.Layer<MemoryStore, E2, R2> | Layer.Layer<MemoryStore | PromotionStore, E2, R2>
+  } & Omit<CopyOptions<E, R>, "promotions">
 ): Effect.Effect<MigrationReport, CopyError | E | E1 | E2, R | R1 | R2> =>
   Effect.scoped(
     Effect.gen(function*() {
-      const from = Context.get(yield* Layer.build(options.from), MemoryStore)
-      const to = Context.get(yield* Layer.build(options.to), MemoryStore)
-      return yield* copyStore(from, to, options)
+      const source: Context.Context<MemoryStore> = yield* Layer.build(options.from)
+      const target: Context.Context<MemoryStore> = yield* Layer.build(options.to)
+      const fromPromotions = Context.getOption(source, PromotionStore)
+      const toPromotions = Context.getOption(target, PromotionStore)
+      const promotions = fromPromotions._tag === "Some" && toPromotions._tag === "Some"
+        ? { from: fromPromotions.value, to: toPromotions.value }
+        : undefined
+      return yield* copyStore(Context.get(source, MemoryStore), Context.get(target, MemoryStore), {
+        ...options,
+        promotions
+      })
     })
   )

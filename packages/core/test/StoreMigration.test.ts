@@ -1,5 +1,14 @@
 import { expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, MemoryStoreError, MemoryWrite, StoreMigration } from "@engram/core"
+import {
+  IdGenerator,
+  MemoryStore,
+  MemoryStoreError,
+  MemoryWrite,
+  PromotionStore,
+  Routing,
+  StoreMigration
+} from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -165,4 +174,80 @@ it.effect("a failing progress callback stops the copy", () =>
     )
     expect(result).toEqual(Either.left("cancelled by the operator"))
     expect((yield* everything(to)).length).toBe(10)
+  }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
+
+const buildPromotions = Effect.map(
+  Layer.build(PromotionStore.layerMemory),
+  (ctx) => Context.get(ctx, PromotionStore.PromotionStore)
+)
+
+/** A placed promotion row for a record. */
+const placed = (recordId: string, key: string, specKey = "user-background"): PromotionStore.PromotionRow => {
+  const placement = Routing.background("about_user", key)
+  return {
+    recordId,
+    scope: "global",
+    placement,
+    placementKey: Routing.placementKey(placement),
+    keySource: "label",
+    specKey,
+    specVersion: "1",
+    promotedAt: DateTime.unsafeMake(1_700_000_000_000),
+    tier: "auto"
+  }
+}
+
+it.effect("carries the promotion rows of the copied records, resumably, and verifies them", () =>
+  Effect.gen(function*() {
+    const from = yield* buildStore
+    const to = yield* buildStore
+    const fromRows = yield* buildPromotions
+    const toRows = yield* buildPromotions
+    yield* populate(from)
+    yield* fromRows.commit([
+      placed("r-0-0", "name"),
+      placed("r-0-0", "name", "other-spec"),
+      placed("r-2-2", "tz"),
+      placed("r-4-3", "city")
+    ])
+    // Already in the target from an earlier, interrupted run: left alone, not duplicated.
+    yield* to.restore((yield* from.get(["r-0-0"])).records)
+    yield* toRows.commit([placed("r-0-0", "name")])
+
+    const promotions = { from: fromRows, to: toRows }
+    const report = yield* StoreMigration.copyStore(from, to, { batchSize: 4, promotions })
+    expect(report.promotionsCopied).toBe(3)
+    expect(report.source.promotions).toBe(4)
+    expect(report.target).toEqual(report.source)
+    const copied = yield* toRows.getByRecords(["r-0-0", "r-2-2", "r-4-3"])
+    expect(copied.rows.map((r) => `${r.recordId}/${r.specKey}`)).toEqual([
+      "r-0-0/other-spec",
+      "r-0-0/user-background",
+      "r-2-2/user-background",
+      "r-4-3/user-background"
+    ])
+
+    // A target row the source does not have fails verification, naming the promotion counts.
+    yield* toRows.commit([placed("r-1-1", "extra")])
+    const mismatch = yield* Effect.either(StoreMigration.copyStore(from, to, { promotions }))
+    expect(Either.isLeft(mismatch) && mismatch.left._tag).toBe("StoreMigrationMismatch")
+    expect(Either.isLeft(mismatch) && mismatch.left.message).toContain("5 promotion rows")
+  }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
+
+it.effect("migrateStore carries promotion rows when both layers provide a PromotionStore", () =>
+  Effect.gen(function*() {
+    const source = yield* buildStore
+    const sourceRows = yield* buildPromotions
+    yield* populate(source)
+    yield* sourceRows.commit([placed("r-3-1", "name")])
+    const target = yield* buildStore
+    const targetRows = yield* buildPromotions
+    const layerOf = (store: MemoryStore.MemoryStoreService, rows: PromotionStore.PromotionStoreService) =>
+      Layer.merge(Layer.succeed(MemoryStore.MemoryStore, store), Layer.succeed(PromotionStore.PromotionStore, rows))
+    const report = yield* StoreMigration.migrateStore({
+      from: layerOf(source, sourceRows),
+      to: layerOf(target, targetRows)
+    })
+    expect([report.copied, report.promotionsCopied]).toEqual([23, 1])
+    expect((yield* targetRows.getByRecords(["r-3-1"])).rows).toHaveLength(1)
   }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))

@@ -1,0 +1,136 @@
+/**
+ * The `engram` command: the root command with its subcommand groups, and the runner that
+ * turns every failure into one line on stderr and an exit code.
+ *
+ * One module per command group lives under `commands/`; a new group is one more entry in
+ * {@link command}.
+ *
+ * @since 0.1.0
+ */
+import * as CliConfig from "@effect/cli/CliConfig"
+import * as Command from "@effect/cli/Command"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as CliError from "./CliError.js"
+import * as Demo from "./commands/Demo.js"
+import * as Memory from "./commands/Memory.js"
+import * as Root from "./Root.js"
+
+/**
+ * The version `engram --version` prints.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const VERSION = "0.1.0"
+
+/**
+ * The whole command tree.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Root.command.pipe(Command.withSubcommands([Memory.command, Demo.command]))
+
+// Command groups and their subcommands, to name an unknown command precisely.
+const groups: Readonly<Record<string, ReadonlyArray<string>>> = { memory: Memory.subcommandNames, demo: [] }
+
+/**
+ * The one line for a command line whose command words are not known: which word, and what
+ * would have been accepted there.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const describeUnknownCommand = (args: ReadonlyArray<string>): string => {
+  // Command words come first; skip the root's options (and the value of `--db`).
+  const words: Array<string> = []
+  for (let i = 0; i < args.length && words.length < 2; i++) {
+    const arg = args[i]!
+    if (Root.valueOptions.includes(arg)) i++
+    else if (!arg.startsWith("-")) words.push(arg)
+  }
+  const [group, sub] = words
+  const names = group === undefined ? undefined : groups[group]
+  if (group === undefined || names === undefined) {
+    return `unknown command${group === undefined ? "" : ` "${group}"`}; commands: ${Object.keys(groups).join(", ")}`
+  }
+  return `unknown command "${group}${sub === undefined ? "" : ` ${sub}`}"; ${group} commands: ${names.join(", ")}`
+}
+
+const messageText = (message: unknown): string =>
+  (Array.isArray(message) ? message : [message])
+    .map((part) => (typeof part === "string" ? part : String(part)))
+    .join(" ")
+
+/**
+ * Log lines as the command shows them — on stderr, so stdout stays the command's output
+ * (`--json` included): `engram: warning: legacy row skipped (rowid=7 reason=…)`.
+ *
+ * @since 0.1.0
+ * @category logging
+ */
+export const logger = Logger.withConsoleError(
+  Logger.make(({ annotations, logLevel, message }) => {
+    const notes = Array.from(HashMap.entries(annotations), ([key, value]) =>
+      `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
+    const details = notes.length > 0 ? ` (${notes.join(" ")})` : ""
+    return `engram: ${logLevel.label.toLowerCase()}: ${messageText(message)}${details}`
+  })
+)
+
+// Errors only by default: what the stores log as warnings (a skipped row, say) the command
+// already reports in its output. The built-in `--log-level warning` shows the details.
+const logging = Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(LogLevel.Error))
+
+/**
+ * Runs the command line `argv` (as `process.argv`: runtime and script first). Help and
+ * version print as usual; every failure — a rejected command line, a refused store operation,
+ * an unopenable store — fails with a {@link CliError.CliFailure} whose text is one line.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const run = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    // @effect/cli prints its own multi-line report of a bad command line to stderr; we report
+    // the error ourselves, in one line, so its stderr is silenced while the command line is
+    // parsed — and restored for the command's own run.
+    const console = yield* Effect.console
+    const quiet: Console.Console = { ...console, error: () => Effect.void }
+    const app = Command.run(
+      command.pipe(Command.transformHandler((effect) => Console.withConsole(effect, console))),
+      { name: "engram", version: VERSION }
+    )
+    yield* Console.withConsole(app(argv), quiet)
+  }).pipe(
+    Effect.catchAllCause((cause) => {
+      if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+      const failure = CliError.fromCause(cause)
+      const mismatch = Cause.failureOption(cause).pipe(
+        Option.filter((e) => ValidationError.isValidationError(e) && ValidationError.isCommandMismatch(e))
+      )
+      return Effect.fail(
+        Option.isSome(mismatch)
+          ? new CliError.CliFailure({ problem: describeUnknownCommand(argv.slice(2)), exitCode: failure.exitCode })
+          : failure
+      )
+    }),
+    Effect.provide(Layer.mergeAll(CliConfig.layer({ showBuiltIns: false, showTypes: false }), logging))
+  )
+
+/**
+ * {@link run}, printing a failure as `engram: <problem>` on stderr.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const main = (argv: ReadonlyArray<string>) =>
+  run(argv).pipe(Effect.tapError((failure) => Console.error(`engram: ${failure.problem}`)))

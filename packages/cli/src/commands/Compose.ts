@@ -1,0 +1,290 @@
+/**
+ * `engram compose --agent <config.json>`: shows an agent's composed Background — the declared
+ * sections with the promoted memories the overlay folded in — fragment by fragment, with each
+ * fragment's source and memory ids, followed by the overlay report (what happened to every
+ * placed memory, and why).
+ *
+ * The config is an agent configuration as `StablePrefix.AgentConfig` reads it (`background`,
+ * `spec`, `scope`, `overlayBudget`, `awareness`, …), plus an optional `db`: the SQLite file,
+ * relative to the config file. `--db` overrides it.
+ *
+ * It reads and never writes, unless `--promote` is given: then records of the scope that have no
+ * promotion row under the agent's spec are promoted first.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import {
+  MemoryOverlay,
+  type MemoryRecord,
+  MemoryStore,
+  PromotionStore,
+  PromptFragment,
+  RoutingSpecs
+} from "@engram/core"
+import { AgentBackground, Promotion, StablePrefix } from "@engram/runtime"
+import { SqlitePromotionStore } from "@engram/store-sqlite"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { CliFailure, ExitCode, oneLine, StoreUnavailable, toCliFailure } from "../CliError.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import * as StoreBackend from "../StoreBackend.js"
+
+/**
+ * The memory store and the promotion store in one SQLite file. Anything that keeps either from
+ * opening fails with `StoreUnavailable` (exit code 2).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const storesLayer = (
+  db: string
+): Layer.Layer<MemoryStore.MemoryStore | PromotionStore.PromotionStore | SqlClient.SqlClient, StoreUnavailable> =>
+  SqlitePromotionStore.layerSqlite.pipe(
+    Layer.catchAllCause((cause) => {
+      const error = Cause.squash(cause)
+      return Layer.fail(
+        new StoreUnavailable({ location: db, detail: oneLine(error instanceof Error ? error.message : String(error)) })
+      )
+    }),
+    Layer.provideMerge(StoreBackend.layer({ db }))
+  )
+
+const refuse = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
+
+/**
+ * Reads an agent config file: its JSON, with `db` (if any) taken out and resolved against the
+ * file's directory, and the rest decoded as a `StablePrefix.AgentConfig`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const readAgentConfig = (path: string) =>
+  Effect.gen(function*() {
+    const text = yield* Effect.try({
+      try: () => NodeFs.readFileSync(path, "utf8"),
+      catch: (error) => refuse(`cannot read the agent config ${path}: ${error instanceof Error ? error.message : String(error)}`)
+    })
+    const json = yield* Effect.try({
+      try: (): unknown => JSON.parse(text),
+      catch: (error) => refuse(`the agent config ${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`)
+    })
+    if (typeof json !== "object" || json === null || Array.isArray(json)) {
+      return yield* refuse(`the agent config ${path} must be a JSON object`)
+    }
+    const { db, ...rest } = json as Record<string, unknown>
+    if (db !== undefined && (typeof db !== "string" || db.length === 0)) {
+      return yield* refuse(`invalid agent config: db: must be a non-empty path`)
+    }
+    const config = yield* StablePrefix.decodeConfig(rest)
+    return {
+      config,
+      db: typeof db === "string" ? NodePath.resolve(NodePath.dirname(NodePath.resolve(path)), db) : undefined
+    }
+  })
+
+const allRecords = (scope: MemoryRecord.Scope) =>
+  Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    const records: Array<MemoryRecord.MemoryRecord> = []
+    let cursor: string | undefined
+    do {
+      const page: MemoryStore.ListPage = yield* store.list({
+        scopes: [scope],
+        includeSuperseded: true,
+        limit: 1_000,
+        ...(cursor !== undefined ? { cursor } : {})
+      })
+      records.push(...page.records)
+      cursor = page.nextCursor
+    } while (cursor !== undefined)
+    return records
+  })
+
+const address = (outcome: MemoryOverlay.OverlayOutcome): string =>
+  outcome.address === null ? "-" : `${outcome.address.section} / ${outcome.address.key}`
+
+const outcomeDetail = (outcome: MemoryOverlay.OverlayOutcome): string => {
+  if (outcome.status === "composed") return `${outcome.chars} chars${outcome.supports > 1 ? `, ${outcome.supports} records` : ""}`
+  if (outcome.heldBy !== undefined) return `held by ${outcome.heldBy}`
+  if (outcome.budget !== undefined) return `${outcome.budget} budget`
+  return ""
+}
+
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n")
+}
+
+/**
+ * What `engram compose` shows, as data (`--json` prints it as is).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Composition {
+  readonly agent: string | null
+  readonly spec: { readonly key: string; readonly version: string } | null
+  readonly scope: MemoryRecord.Scope
+  readonly db: string
+  readonly promoted: number
+  readonly unpromoted: number
+  readonly text: string
+  readonly fragments: ReadonlyArray<PromptFragment.PromptFragment>
+  readonly report: MemoryOverlay.OverlayReport | null
+  readonly missing: ReadonlyArray<string>
+  readonly skipped: { readonly promotionRows: number; readonly records: number }
+}
+
+/**
+ * The human view of a composition: the header, the Context section as the model sees it, its
+ * fragments with their sources and memory ids, and the overlay report.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderComposition = (c: Composition): string => {
+  const out: Array<string> = []
+  out.push(
+    `agent ${c.agent ?? "(unnamed)"} · spec ${c.spec === null ? "(none)" : `${c.spec.key}@${c.spec.version}`} · ` +
+      `scope ${c.scope} · db ${c.db}`
+  )
+  if (c.promoted > 0) out.push(`promoted ${c.promoted} record${c.promoted === 1 ? "" : "s"} first`)
+  if (c.unpromoted > 0) {
+    out.push(
+      `${c.unpromoted} record${c.unpromoted === 1 ? " has" : "s have"} no promotion row under this spec yet ` +
+        `and cannot be composed (run with --promote to promote ${c.unpromoted === 1 ? "it" : "them"})`
+    )
+  }
+  out.push("")
+  out.push(c.text === "" ? "(the Background is empty: no section has entries)" : c.text)
+  out.push("")
+  out.push("fragments")
+  out.push(table(
+    ["#", "source", "memory ids", "text"],
+    c.fragments.map((fragment, i) => [
+      String(i + 1),
+      fragment.source,
+      fragment.source === "memory" ? fragment.memoryIds.join(", ") : "-",
+      Render.truncate(JSON.stringify(fragment.text), 72)
+    ])
+  ))
+  out.push("")
+  if (c.report === null) {
+    out.push("overlay report: no routing spec, so no memory was placed (the Background is as authored)")
+  } else {
+    out.push(`overlay report (${c.report.specKey}@${c.report.specVersion}, ${c.report.outcomes.length} placed records)`)
+    if (c.report.outcomes.length > 0) {
+      out.push(table(
+        ["record", "outcome", "address", "key source", "detail"],
+        c.report.outcomes.map((outcome) => [
+          outcome.recordId,
+          outcome.status === "composed" ? "composed" : outcome.reason,
+          address(outcome),
+          outcome.address?.keySource ?? "-",
+          outcomeDetail(outcome)
+        ])
+      ))
+    }
+    const chars = MemoryOverlay.composedChars(c.report)
+    out.push(
+      `budget: ${c.report.budget.sectionChars} chars per section, ${c.report.budget.totalChars} overall; ` +
+        `memory entries use ${chars.total}`
+    )
+  }
+  if (c.missing.length > 0) out.push(`rows whose record is missing: ${c.missing.join(", ")}`)
+  if (c.skipped.promotionRows + c.skipped.records > 0) {
+    out.push(`unreadable rows skipped: ${c.skipped.promotionRows} promotion, ${c.skipped.records} memory`)
+  }
+  return out.join("\n")
+}
+
+/**
+ * `engram compose --agent <config.json> [--db <path>] [--promote]`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "compose",
+  {
+    agent: Options.file("agent").pipe(
+      Options.withPseudoName("config.json"),
+      Options.withDescription("The agent config: background, spec, scope, and optionally db (relative to the file).")
+    ),
+    dbOverride: Options.text("db").pipe(
+      Options.withPseudoName("path"),
+      Options.withDescription("The SQLite file to read (overrides the config's db)."),
+      Options.optional
+    ),
+    promote: Options.boolean("promote").pipe(
+      Options.withDescription("First promote the scope's records that have no promotion row under the spec.")
+    )
+  },
+  ({ agent, dbOverride, promote }) =>
+    Effect.gen(function*() {
+      const settings = yield* Root.settings
+      const { config, db: configDb } = yield* readAgentConfig(agent)
+      const spec = config.spec === undefined
+        ? undefined
+        : yield* Effect.provide(Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!)), RoutingSpecs.layerPresets)
+      const db = Option.getOrElse(dbOverride, () => configDb ?? settings.db)
+      const composition = yield* Effect.gen(function*() {
+        if (spec === undefined) {
+          const fragments = AgentBackground.contextFragments({ background: config.background, awareness: config.awareness })
+          return {
+            promoted: 0,
+            unpromoted: 0,
+            fragments,
+            report: null,
+            missing: [],
+            skipped: { promotionRows: 0, records: 0 }
+          }
+        }
+        const records = yield* allRecords(config.scope)
+        let promoted = 0
+        if (promote) {
+          promoted = (yield* Promotion.promoteNew(records, { background: config.background, spec })).committed.length
+        }
+        const rows = yield* Effect.flatMap(PromotionStore.PromotionStore, (store) =>
+          store.getByRecords(records.map((record) => record.id), { specKey: spec.key }))
+        const unpromoted = records.length - new Set(rows.rows.map((row) => row.recordId)).size
+        const composed = yield* AgentBackground.composeAgentBackground({
+          background: config.background,
+          spec,
+          scope: config.scope,
+          budget: config.overlayBudget
+        })
+        return {
+          promoted,
+          unpromoted,
+          fragments: AgentBackground.contextFragments({ background: composed.background, awareness: config.awareness }),
+          report: composed.report,
+          missing: composed.missing,
+          skipped: composed.skipped
+        }
+      }).pipe(Effect.provide(storesLayer(db)))
+      const result: Composition = {
+        agent: config.name ?? null,
+        spec: spec === undefined ? null : { key: spec.key, version: spec.version },
+        scope: config.scope,
+        db,
+        ...composition,
+        text: PromptFragment.joinFragments(composition.fragments)
+      }
+      yield* Console.log(settings.json ? Render.json(result) : renderComposition(result))
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(
+  Command.withDescription(
+    "Show an agent's composed Background: each fragment's source and memory ids, and the overlay report."
+  )
+)

@@ -1,0 +1,117 @@
+/**
+ * `engram demo`: two short sessions of a companion agent, with a scripted model and no network,
+ * on an embedded SQLite file — then the exact request the model saw in the second session, each
+ * fragment with its source and memory ids, and the projection's budget summary.
+ *
+ * The demo keeps its stores in their own file: `./.engram/demo.db` unless `--db` names another.
+ * That file is **deleted and recreated on every run**, so the demo only ever deletes a database it
+ * created itself (it marks its files); pointed at any other existing database, it refuses and
+ * changes nothing. The default store (`./.engram/engram.db`) is never touched.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Demo } from "@engram/runtime"
+import {
+  EngramSqlite,
+  SqlitePromotionStore,
+  SqliteSessionStore,
+  SqliteTelemetryStore
+} from "@engram/store-sqlite"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as NodeFs from "node:fs"
+import { CliFailure, ExitCode, oneLine, StoreUnavailable } from "../CliError.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import * as StoreBackend from "../StoreBackend.js"
+
+/**
+ * Where the demo keeps its stores when `--db` is not given.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEMO_DATABASE = "./.engram/demo.db"
+
+/**
+ * The table that marks a database as the demo's own (and so safe to reset).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MARKER_TABLE = "engram_demo"
+
+const unavailable = (db: string) => (cause: Cause.Cause<unknown>) => {
+  const error = Cause.squash(cause)
+  return new StoreUnavailable({ location: db, detail: oneLine(error instanceof Error ? error.message : String(error)) })
+}
+
+/** Every store the demo uses, in one SQLite file, which it marks as a demo database. */
+const storesLayer = (db: string) =>
+  Layer.mergeAll(
+    SqlitePromotionStore.layerSqlite,
+    SqliteSessionStore.layerSqlite,
+    SqliteTelemetryStore.layerSqlite,
+    Layer.effectDiscard(
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.unsafe(`CREATE TABLE IF NOT EXISTS ${MARKER_TABLE} (id INTEGER)`))
+    )
+  ).pipe(
+    Layer.catchAllCause((cause) => Layer.fail(unavailable(db)(cause))),
+    Layer.provideMerge(StoreBackend.layer({ db }))
+  )
+
+/** True when the existing file `db` carries the demo's marker table. */
+const isDemoDatabase = (db: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly name: string }>`
+      SELECT name FROM sqlite_master WHERE type = 'table' AND name = ${MARKER_TABLE}
+    `).pipe(
+      Effect.map((rows) => rows.length > 0),
+      Effect.provide(EngramSqlite.layerClient({ filename: db })),
+      Effect.catchAllCause((cause) => Effect.fail(unavailable(db)(cause)))
+    )
+
+/** Deletes the demo's previous database, or refuses when the file is not one. */
+const reset = (db: string) =>
+  Effect.gen(function*() {
+    if (EngramSqlite.isInMemory(db) || !NodeFs.existsSync(db)) return
+    if (!(yield* isDemoDatabase(db))) {
+      return yield* new CliFailure({
+        problem: `${db} is a database the demo did not create; the demo resets its database on every run, ` +
+          `so give it a new path with --db (default ${DEMO_DATABASE})`,
+        exitCode: ExitCode.refused
+      })
+    }
+    for (const file of [db, `${db}-wal`, `${db}-shm`]) NodeFs.rmSync(file, { force: true })
+  })
+
+/**
+ * The `demo` command.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make("demo", {}, () =>
+  Effect.gen(function*() {
+    const settings = yield* Root.settings
+    const db = settings.db === Root.DEFAULT_DATABASE ? DEMO_DATABASE : settings.db
+    yield* reset(db)
+    const report = yield* Effect.provide(Demo.run, storesLayer(db))
+    yield* Console.log(
+      settings.json
+        ? Render.json({ db, ...Demo.toJson(report) })
+        : Demo.render(report, { location: `${db} (reset on every run)` })
+    )
+  })).pipe(
+    Command.withDescription(
+      `Two sessions of a companion agent with a scripted model (no network), on a SQLite file ` +
+        `(${DEMO_DATABASE} unless --db names one; reset on every run): session 1 saves "Hi, I'm Doug" as a ` +
+        `memory, session 2 shows the exact request the model saw, with each fragment's source and memory ids, ` +
+        `and the projection's budget.`
+    )
+  )

@@ -1,0 +1,78 @@
+/**
+ * `engram eval [--db <path>] [--keep]`: runs the routing eval (`Eval` in `@engram/runtime`) on a
+ * SQLite file and prints a table of every case — family, case, pass or fail.
+ *
+ * Without `--db` the eval creates a fresh file in a new directory under the OS temp dir and
+ * removes it afterwards (`--keep` leaves it, and prints where). It never touches the store named
+ * by the global `--db`: pass the eval's own `--db` (after `eval`) to choose the file, which must
+ * not hold memories yet.
+ *
+ * Exit codes: `0` every hard family passed; `1` a hard family failed (or the file already holds
+ * memories); `2` the file could not be opened.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import { Eval } from "@engram/runtime"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import { storesLayer } from "./Compose.js"
+
+/**
+ * A new, empty directory under the OS temp dir holding the eval's database path; removed when the
+ * scope closes unless `keep`.
+ *
+ * @since 0.1.0
+ * @category resources
+ */
+export const temporaryDatabase = (keep: boolean) =>
+  Effect.acquireRelease(
+    Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-eval-"))),
+    (directory) => (keep ? Effect.void : Effect.sync(() => NodeFs.rmSync(directory, { recursive: true, force: true })))
+  ).pipe(Effect.map((directory) => NodePath.join(directory, "eval.db")))
+
+/**
+ * `engram eval [--db <path>] [--keep]`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "eval",
+  {
+    db: Options.text("db").pipe(
+      Options.withPseudoName("path"),
+      Options.withDescription("Run on this SQLite file (it must hold no memories) instead of a temporary one."),
+      Options.optional
+    ),
+    keep: Options.boolean("keep").pipe(Options.withDescription("Keep the temporary database and print its path."))
+  },
+  ({ db, keep }) =>
+    Effect.scoped(Effect.gen(function*() {
+      const settings = yield* Root.settings
+      const filename = Option.isSome(db) ? db.value : yield* temporaryDatabase(keep)
+      const report = yield* Eval.run(storesLayer(filename))
+      yield* Console.log(settings.json ? Render.json({ db: filename, ...report }) : Eval.renderTable(report))
+      if (keep && Option.isNone(db) && !settings.json) yield* Console.log(`database kept at ${filename}`)
+      if (!report.passed) {
+        const failed = report.families.filter((family) => family.hard && !family.passed).map((family) => family.name)
+        return yield* new CliFailure({
+          problem: `the eval failed: hard famil${failed.length === 1 ? "y" : "ies"} ${failed.join(", ")}`,
+          exitCode: ExitCode.refused
+        })
+      }
+    })).pipe(Effect.mapError(toCliFailure))
+).pipe(
+  Command.withDescription(
+    "Run the routing eval on a temporary SQLite file: identity paraphrases, the save gate, every route outcome, " +
+      "vocabulary isolation."
+  )
+)

@@ -1,0 +1,378 @@
+/**
+ * `engram memory …`: write, list, search, review, supersede, expire and import memories.
+ *
+ * Every subcommand validates its whole command line before it opens the store, so a refused
+ * command never writes anything.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import { MemoryQuery, MemoryRecord, MemoryStore, MemoryWrite } from "@engram/core"
+import { LegacyImport } from "@engram/store-sqlite"
+import * as Console from "effect/Console"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Flags from "../Flags.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import * as StoreBackend from "../StoreBackend.js"
+
+// ---------------------------------------------------------------------------------------------
+// Options shared by several subcommands
+// ---------------------------------------------------------------------------------------------
+
+const kinds = MemoryRecord.MemoryKind.literals
+const sourceTypes = MemoryRecord.SourceType.literals
+const deliveryPolicies = MemoryRecord.DeliveryPolicy.literals
+const reviewStates = MemoryRecord.ReviewState.literals
+
+// The record's own field rules, read from its schemas so the command line and the store agree.
+const ExpiresInDays = Schema.compose(Schema.NumberFromString, MemoryRecord.MemoryWriteInput.fields.expiresInDays.from)
+const Epoch = MemoryRecord.MemoryWriteInput.fields.epoch.from
+
+const Limit = Schema.NumberFromString.pipe(
+  Schema.int({ message: () => "must be a whole number" }),
+  Schema.between(1, MemoryQuery.MAX_LIMIT, { message: () => `must be from 1 to ${MemoryQuery.MAX_LIMIT}` })
+)
+
+const kindFlag = Flags.choice("kind", kinds, "What the memory is.")
+
+// The fields of a write: `add` requires `--kind`, `supersede` may take it from the original.
+const writeFields = {
+  label: Flags.optional(
+    Flags.text("label", MemoryRecord.Label, "A name for the thing learned (one line, at most 64 characters).")
+  ),
+  tags: Flags.repeated(Flags.text("tag", MemoryRecord.Tag, "A tag; repeat the flag for several.", "tag")),
+  source: Flags.optional(
+    Flags.choice(
+      "source",
+      sourceTypes,
+      "Who wrote the memory. Sets the trust tier; anything but operator starts pending review. Default: unknown."
+    )
+  ),
+  scope: Flags.optional(
+    Flags.text(
+      "scope",
+      MemoryRecord.Scope,
+      "Where the memory applies: global, project:<id> or session:<id>. Default: global.",
+      "scope"
+    )
+  ),
+  delivery: Flags.optional(
+    Flags.choice("delivery", deliveryPolicies, "When the memory may enter a prompt. Default: retrieved.", "policy")
+  ),
+  epoch: Flags.optional(
+    Flags.text("epoch", Epoch, "A free-form era marker (one line), for bulk lifecycle changes later.")
+  ),
+  expiresInDays: Flags.optional(
+    Flags.text("expires-in-days", ExpiresInDays, "Expire the memory this many days after creation.", "days")
+  ),
+  id: Flags.optional(
+    Flags.text("id", MemoryRecord.MemoryId, "Use this id instead of a generated one.", "id")
+  )
+}
+
+const contentArg = Flags.argument("content", MemoryRecord.Content, "What was learned, in prose.")
+const idArg = (name: string, description: string) => Flags.argument(name, MemoryRecord.MemoryId, description)
+
+const filterOptions = {
+  scopes: Flags.repeated(
+    Flags.text(
+      "scope",
+      MemoryRecord.Scope,
+      "Only this scope (global, project:<id> or session:<id>); repeat for several.",
+      "scope"
+    )
+  ),
+  kinds: Flags.repeated(Flags.choice("kind", kinds, "Only this kind; repeat for several.")),
+  deliveryPolicies: Flags.repeated(
+    Flags.choice("delivery", deliveryPolicies, "Only this delivery policy; repeat for several.", "policy")
+  ),
+  reviewStates: Flags.repeated(
+    Flags.choice("review", reviewStates, "Only this review state; repeat for several.", "state")
+  ),
+  deliverable: Options.boolean("deliverable").pipe(
+    Options.withDescription("Only memories that may reach a prompt: not rejected, expired or superseded.")
+  ),
+  includeSuperseded: Options.boolean("include-superseded").pipe(
+    Options.withDescription("Also show superseded (invalidated) memories.")
+  )
+}
+
+type OptionValues<T> = { readonly [K in keyof T]: T[K] extends Options.Options<infer A> ? A : never }
+type FilterFlags = OptionValues<typeof filterOptions>
+
+const limitOption = (what: string) =>
+  Flags.optional(Flags.text("limit", Limit, `How many ${what} at most.`, "n"))
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+const decodeWriteInput = (raw: Record<string, unknown>) =>
+  Effect.mapError(
+    Schema.decodeUnknown(MemoryRecord.MemoryWriteInput)(raw, { onExcessProperty: "error" }),
+    (error) => new CliFailure({ problem: MemoryWrite.describeParseError(error), exitCode: ExitCode.refused })
+  )
+
+const writeInputOf = (
+  content: string,
+  kind: MemoryRecord.MemoryKind,
+  fields: OptionValues<typeof writeFields>
+) =>
+  decodeWriteInput({
+    content,
+    kind,
+    ...Flags.defined({
+      id: fields.id,
+      label: fields.label,
+      tags: fields.tags,
+      sourceType: fields.source,
+      scope: fields.scope,
+      deliveryPolicy: fields.delivery,
+      epoch: fields.epoch,
+      expiresInDays: fields.expiresInDays
+    })
+  })
+
+const filtersOf = (flags: FilterFlags): MemoryQuery.MemoryFilters =>
+  Flags.defined({
+    scopes: flags.scopes,
+    kinds: flags.kinds,
+    deliveryPolicies: flags.deliveryPolicies,
+    reviewStates: flags.reviewStates,
+    deliverable: flags.deliverable ? true : undefined,
+    includeSuperseded: flags.includeSuperseded ? true : undefined
+  })
+
+/** Prints the JSON document or the human text, as `--json` asks. */
+const output = (document: () => unknown, human: () => string) =>
+  Effect.flatMap(Root.settings, (settings) => Console.log(settings.json ? Render.json(document()) : human()))
+
+const store = MemoryStore.MemoryStore
+
+// ---------------------------------------------------------------------------------------------
+// Subcommands
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * `engram memory add <content> --kind <kind> [--label] [--tag]… [--source] [--scope] [--delivery]
+ * [--epoch] [--expires-in-days] [--id]`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const add = Command.make(
+  "add",
+  { content: contentArg, kind: Flags.required(kindFlag), ...writeFields },
+  ({ content, kind, ...fields }) =>
+    Effect.gen(function*() {
+      const input = yield* writeInputOf(content, kind, fields)
+      const [record] = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.write([input])))
+      const now = yield* MemoryWrite.now
+      yield* output(
+        () => ({ record: Render.jsonRecord(record!) }),
+        () => `added ${record!.id}\n${Render.recordDetail(record!, now)}`
+      )
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Write a new memory (create-only: an existing id is refused)."))
+
+/**
+ * `engram memory list [filters] [--limit n] [--cursor c]`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const list = Command.make(
+  "list",
+  {
+    ...filterOptions,
+    limit: limitOption("memories per page"),
+    cursor: Flags.optional(
+      Flags.text("cursor", Schema.String, "Continue after the page that printed this cursor.", "cursor")
+    )
+  },
+  ({ limit, cursor, ...flags }) =>
+    Effect.gen(function*() {
+      const query: MemoryQuery.ListQuery = { ...filtersOf(flags), ...Flags.defined({ limit, cursor }) }
+      const page = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.list(query)))
+      const now = yield* MemoryWrite.now
+      yield* output(
+        () => ({
+          records: page.records.map(Render.jsonRecord),
+          skipped: page.skipped,
+          nextCursor: page.nextCursor ?? null
+        }),
+        () => Render.listPage(page, now)
+      )
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("List memories, newest first, one page at a time."))
+
+/**
+ * `engram memory search <text> [filters] [--limit n]`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const search = Command.make(
+  "search",
+  {
+    text: Args.text({ name: "text" }).pipe(
+      Args.withDescription("Words to look for; a memory matches when it shares a whole word with them.")
+    ),
+    ...filterOptions,
+    limit: limitOption("hits")
+  },
+  ({ text, limit, ...flags }) =>
+    Effect.gen(function*() {
+      const options: MemoryQuery.SearchOptions = { ...filtersOf(flags), ...Flags.defined({ limit }) }
+      const result = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.search(text, options)))
+      const now = yield* MemoryWrite.now
+      yield* output(
+        () => ({
+          hits: result.hits.map((hit) => ({ record: Render.jsonRecord(hit.record), score: hit.score })),
+          skipped: result.skipped
+        }),
+        () => Render.searchResult(result, now)
+      )
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Search memories by keyword (label, content and tags)."))
+
+/**
+ * `engram memory review <id> <confirmed|pending|rejected>`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const review = Command.make(
+  "review",
+  {
+    id: idArg("id", "The memory to review."),
+    state: Flags.argumentChoice("state", reviewStates, "The new review state.")
+  },
+  ({ id, state }) =>
+    Effect.gen(function*() {
+      const record = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.setReviewState(id, state)))
+      yield* output(() => ({ record: Render.jsonRecord(record) }), () => `${record.id} is now ${record.reviewState}`)
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Confirm, reject or reset the review state of a memory."))
+
+/**
+ * `engram memory supersede <old-id> <content> [--kind] [write fields]` — kind, label, tags and
+ * delivery policy default to the original's; the scope always stays the original's unless given.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const supersede = Command.make(
+  "supersede",
+  {
+    oldId: idArg("old-id", "The memory the new one replaces."),
+    content: contentArg,
+    kind: Flags.optional(kindFlag),
+    ...writeFields
+  },
+  ({ oldId, content, kind, ...fields }) =>
+    Effect.gen(function*() {
+      // Check the command line before the store is opened (the kind is re-checked below).
+      yield* writeInputOf(content, kind ?? "note", fields)
+      const outcome = yield* StoreBackend.provide(
+        Effect.gen(function*() {
+          const memories = yield* store
+          const { records } = yield* memories.get([oldId])
+          const original = records[0]
+          const input = yield* writeInputOf(content, kind ?? original?.kind ?? "note", {
+            ...fields,
+            label: fields.label ?? original?.label,
+            tags: fields.tags ?? (original !== undefined && original.tags.length > 0 ? original.tags : undefined),
+            delivery: fields.delivery ?? original?.deliveryPolicy
+          })
+          return yield* memories.supersede(oldId, input)
+        })
+      )
+      const now = yield* MemoryWrite.now
+      yield* output(
+        () => ({
+          superseded: Render.jsonRecord(outcome.superseded),
+          successor: Render.jsonRecord(outcome.successor)
+        }),
+        () =>
+          `superseded ${outcome.superseded.id} by ${outcome.successor.id}\n${
+            Render.recordDetail(outcome.successor, now)
+          }`
+      )
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Replace a memory with a newer one; the old one stays readable, invalidated."))
+
+/**
+ * `engram memory expire <id>`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const expire = Command.make(
+  "expire",
+  { id: idArg("id", "The memory to expire.") },
+  ({ id }) =>
+    Effect.gen(function*() {
+      const record = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.expire(id)))
+      yield* output(
+        () => ({ record: Render.jsonRecord(record) }),
+        () =>
+          record.expiresAt === undefined
+            ? `${record.id} expired`
+            : `${record.id} expired at ${DateTime.formatIso(record.expiresAt)}`
+      )
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Expire a memory now: it stays stored but is no longer delivered."))
+
+/**
+ * `engram memory import <legacy.db>`: imports a v1 knowledge store's `chunks` table, once.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const importLegacy = Command.make(
+  "import",
+  {
+    file: Args.file({ name: "legacy.db", exists: "yes" }).pipe(
+      Args.withDescription("The v1 knowledge database (an SQLite file with a chunks table).")
+    )
+  },
+  ({ file }) =>
+    Effect.gen(function*() {
+      const report = yield* StoreBackend.provide(LegacyImport.importLegacyChunks(file))
+      yield* output(() => report, () => Render.importReport(report))
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Import a legacy v1 knowledge store; importing the same data again changes nothing."))
+
+/**
+ * `engram memory …`: the memory command group.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make("memory").pipe(
+  Command.withDescription("Write, read and review the memory store."),
+  Command.withSubcommands([add, list, search, review, supersede, expire, importLegacy])
+)
+
+/**
+ * The names of the group's subcommands, for messages about unknown commands.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const subcommandNames: ReadonlyArray<string> = [
+  "add",
+  "list",
+  "search",
+  "review",
+  "supersede",
+  "expire",
+  "import"
+]

@@ -1,0 +1,13 @@
+/**
+ * @engram/cli — the `engram` command, as a library: the command tree and its runner, so other
+ * programs (and tests) can embed or extend it.
+ *
+ * @since 0.1.0
+ */
+export * as Cli from "./Cli.js"
+export * as CliError from "./CliError.js"
+export * as Flags from "./Flags.js"
+export * as MemoryCommands from "./commands/Memory.js"
+export * as Render from "./Render.js"
+export * as Root from "./Root.js"
+export * as StoreBackend from "./StoreBackend.js"

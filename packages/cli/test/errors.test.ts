@@ -1,0 +1,76 @@
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { existsSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import { engram, engramJson, type Run, tempDir } from "./utilities.js"
+
+/** The command was refused with exactly one line on stderr, containing `problem`. */
+const expectRefused = (run: Run, problem: string, code = 1) => {
+  expect(run.stdout).toBe("")
+  const lines = run.stderr.split("\n").filter((line) => line.length > 0)
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatch(/^engram: /)
+  expect(lines[0]).toContain(problem)
+  expect(run.code).toBe(code)
+}
+
+describe("engram: bad input prints one line, exits non-zero and writes nothing", { timeout: 120_000 }, () => {
+  const tmp = tempDir()
+  afterAll(tmp.cleanup)
+  const db = Path.join(tmp.dir, "engram.db")
+
+  let before: unknown
+
+  it("refuses values our schemas reject while the command line is parsed", () => {
+    expect(engram("memory", "add", "Keep me", "--kind", "note", "--id", "keep-1", "--db", db).code).toBe(0)
+    before = engramJson("memory", "list", "--include-superseded", "--db", db)
+
+    expectRefused(
+      engram("memory", "add", "x", "--kind", "note", "--label", "first\nsecond", "--db", db),
+      "--label: label must not contain control characters or line breaks"
+    )
+    expectRefused(
+      engram("memory", "add", "x", "--kind", "opinion", "--db", db),
+      `--kind: "opinion" is not one of profile, standing, fact, decision, note, episode, reference, legacy`
+    )
+    expectRefused(
+      engram("memory", "add", "x", "--kind", "note", "--scope", "team:red", "--db", db),
+      "--scope: a scope is 'global', 'project:<id>' or 'session:<id>'"
+    )
+  })
+
+  it("turns @effect/cli's own validation errors into one line", () => {
+    expectRefused(engram("memory", "add", "x", "--db", db), "Expected to find option: '--kind'")
+    expectRefused(
+      engram("memory", "forget", "keep-1", "--db", db),
+      `unknown command "memory forget"; memory commands: add, list, search, review, supersede, expire, import`
+    )
+  })
+
+  it("reports the store's typed errors by their messages", () => {
+    expectRefused(engram("memory", "review", "no-such-id", "confirmed", "--db", db), `no memory with id "no-such-id"`)
+    expectRefused(
+      engram("memory", "add", "again", "--kind", "note", "--id", "keep-1", "--db", db),
+      `memory id "keep-1" already exists`
+    )
+  })
+
+  it("left the store exactly as it was", () => {
+    expect(engramJson("memory", "list", "--include-superseded", "--db", db)).toEqual(before)
+  })
+
+  it("never creates a store for a refused command line", () => {
+    const fresh = Path.join(tmp.dir, "never", "engram.db")
+    expectRefused(engram("memory", "add", "", "--kind", "note", "--db", fresh), "<content>: content must not be empty")
+    expect(existsSync(Path.dirname(fresh))).toBe(false)
+  })
+
+  it("reports a store that cannot be opened with exit code 2", () => {
+    const notADatabase = Path.join(tmp.dir, "notes.txt")
+    writeFileSync(notADatabase, "this is not a database, just a text file that is long enough to be read\n".repeat(20))
+    expectRefused(
+      engram("memory", "list", "--db", notADatabase),
+      `cannot open the memory store at ${notADatabase}: file is not a database`,
+      2
+    )
+  })
+})

@@ -1,0 +1,119 @@
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as Path from "node:path"
+import { decodeRecordJson, engram, engramJson, tempDir } from "./utilities.js"
+
+interface JsonPage {
+  readonly records: ReadonlyArray<unknown>
+  readonly skipped: number
+  readonly nextCursor: string | null
+}
+
+const idsOf = (page: unknown) => (page as JsonPage).records.map((r) => decodeRecordJson(r).record.id)
+
+/** A table row of the human view: the cells in order, separated by runs of spaces. */
+const row = (...cells: ReadonlyArray<string>) => new RegExp(`^${cells.join("\\s+")}`)
+
+describe("engram memory: one store through its whole lifecycle", { timeout: 120_000 }, () => {
+  const tmp = tempDir()
+  afterAll(tmp.cleanup)
+  // A path whose directory does not exist yet: the store creates it.
+  const db = Path.join(tmp.dir, "nested", "engram.db")
+
+  let doug = ""
+  let lunch = ""
+
+  it("add stamps trust and review from the source, and --json encodes the record schema", () => {
+    const added = engramJson(
+      "memory", "add", "My name is Doug", "--kind", "profile", "--label", "name", "--source", "operator", "--db", db
+    ) as { record: unknown }
+    const { record, trustTier } = decodeRecordJson(added.record)
+    doug = record.id
+    expect(record).toMatchObject({
+      content: "My name is Doug",
+      kind: "profile",
+      label: "name",
+      sourceType: "operator",
+      reviewState: "confirmed",
+      scope: "global",
+      deliveryPolicy: "retrieved"
+    })
+    expect(trustTier).toBe(3)
+
+    // No --source: the writer is unknown, so the memory waits for review at the lowest tier.
+    const run = engram(
+      "memory", "add", "Lunch is at noon on Fridays", "--kind", "fact", "--tag", "schedule", "--tag", "team",
+      "--scope", "project:alpha", "--id", "lunch-1", "--expires-in-days", "30", "--db", db
+    )
+    expect(run.code).toBe(0)
+    expect(run.stderr).toBe("")
+    expect(run.stdout).toContain("added lunch-1")
+    expect(run.stdout).toMatch(/source\s+unknown \(trust tier 1\)/)
+    expect(run.stdout).toMatch(/review\s+pending/)
+    expect(run.stdout).toMatch(/tags\s+schedule, team/)
+    lunch = "lunch-1"
+  })
+
+  it("list prints a table newest first, filters, and pages with a cursor", () => {
+    const human = engram("memory", "list", "--db", db)
+    expect(human.code).toBe(0)
+    const lines = human.stdout.trim().split("\n")
+    expect(lines[0]).toMatch(/^ID\s+KIND\s+REVIEW\s+STATE\s+SCOPE\s+LABEL\s+CONTENT$/)
+    expect(lines[1]).toMatch(row(lunch, "fact", "pending", "active", "project:alpha", "-", "Lunch is at noon"))
+    expect(lines[2]).toMatch(row(doug, "profile", "confirmed", "active", "global", "name", "My name is Doug$"))
+    expect(human.stdout).toContain("2 memories")
+
+
+    const first = engramJson("memory", "list", "--limit", "1", "--db", db) as JsonPage
+    expect(idsOf(first)).toEqual([lunch])
+    expect(first.nextCursor).not.toBeNull()
+    const second = engramJson("memory", "list", "--limit", "1", "--cursor", first.nextCursor!, "--db", db) as JsonPage
+    expect(idsOf(second)).toEqual([doug])
+    expect(second.nextCursor).toBeNull()
+  })
+
+  it("search matches whole words in label, content and tags", () => {
+    const human = engram("memory", "search", "doug", "--db", db)
+    expect(human.code).toBe(0)
+    expect(human.stdout).toMatch(row("#", "ID", "KIND"))
+    expect(human.stdout).toMatch(new RegExp(`\\n1\\s+${doug}\\s+profile`))
+    expect(human.stdout).toContain(doug)
+    expect(human.stdout).not.toContain(lunch)
+
+    type Hits = { hits: ReadonlyArray<{ record: unknown; score: number }> }
+    const hits = (json: unknown) => (json as Hits).hits.map((h) => decodeRecordJson(h.record).record.id)
+    // Case folded, tokens OR-joined ("nobody" matches nothing), tags searched too.
+    expect(hits(engramJson("memory", "search", "SCHEDULE nobody", "--db", db))).toEqual([lunch])
+  })
+
+  it("review, supersede and expire change lifecycle state without losing anything", () => {
+    const reviewed = engram("memory", "review", lunch, "confirmed", "--db", db)
+    expect(reviewed.code).toBe(0)
+    expect(reviewed.stdout.trim()).toBe(`${lunch} is now confirmed`)
+
+    const outcome = engramJson(
+      "memory", "supersede", doug, "My name is Douglas", "--source", "operator", "--db", db
+    ) as { superseded: unknown; successor: unknown }
+    const superseded = decodeRecordJson(outcome.superseded).record
+    const successor = decodeRecordJson(outcome.successor).record
+    // Kind and label carry over from the original when not given.
+    expect(successor).toMatchObject({ kind: "profile", label: "name", supersedes: doug, reviewState: "confirmed" })
+    expect(superseded)
+      .toMatchObject({ supersededBy: successor.id, invalidationReason: `superseded_by:${successor.id}` })
+
+    const expired = engramJson("memory", "expire", lunch, "--db", db) as { record: unknown }
+    expect(decodeRecordJson(expired.record).record.expiresAt).toBeDefined()
+
+    // The superseded original is hidden by default, shown on request; the expired one stays
+    // listed but is not deliverable.
+    expect(idsOf(engramJson("memory", "list", "--db", db))).toEqual([successor.id, lunch])
+    const deliverable = engramJson(
+      "memory", "list", "--deliverable", "--scope", "global", "--scope", "project:alpha", "--db", db
+    )
+    expect(idsOf(deliverable)).toEqual([successor.id])
+    const all = engram("memory", "list", "--include-superseded", "--db", db)
+    const rows = all.stdout.split("\n")
+    expect(rows.some((line) => row(doug, "profile", "confirmed", "superseded").test(line))).toBe(true)
+    expect(rows.some((line) => row(lunch, "fact", "confirmed", "expired").test(line))).toBe(true)
+    expect(all.stdout).toContain("3 memories")
+  })
+})

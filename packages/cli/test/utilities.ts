@@ -1,0 +1,64 @@
+/**
+ * Runs the real `engram` command as a child process, the way `npm run engram` does: Node with
+ * the `engram-source` condition and tsx, from the repository root.
+ */
+import { MemoryRecord } from "@engram/core"
+import * as Schema from "effect/Schema"
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const repoRoot = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
+const bin = Path.join(repoRoot, "packages/cli/src/bin.ts")
+
+export interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs `engram ...args` and waits for it. */
+export const engram = (...args: ReadonlyArray<string>): Run => {
+  // The child gets its own Node options (the test runner's are not the user's).
+  const inherited = Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS")
+  const env = { ...Object.fromEntries(inherited), NO_COLOR: "1" }
+  const result = spawnSync(process.execPath, ["--conditions=engram-source", "--import", "tsx", bin, ...args], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    env,
+    timeout: 60_000
+  })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** Runs `engram ...args --json` and parses stdout, failing loudly when the command failed. */
+export const engramJson = (...args: ReadonlyArray<string>): unknown => {
+  const run = engram(...args, "--json")
+  if (run.code !== 0) throw new Error(`engram ${args.join(" ")} exited ${run.code}: ${run.stderr}`)
+  return JSON.parse(run.stdout)
+}
+
+/** A fresh temporary directory, removed by the returned cleanup. */
+export const tempDir = (): { readonly dir: string; readonly cleanup: () => void } => {
+  const dir = mkdtempSync(Path.join(tmpdir(), "engram-cli-"))
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** A record as `--json` prints it: the record schema's encoded form plus the derived trust tier. */
+export const JsonRecord = Schema.extend(
+  Schema.encodedSchema(MemoryRecord.MemoryRecord),
+  Schema.Struct({ trustTier: MemoryRecord.TrustTier })
+)
+
+const decodeJsonRecord = Schema.decodeUnknownSync(JsonRecord)
+const decodeRecord = Schema.decodeUnknownSync(MemoryRecord.MemoryRecord)
+
+/** Decodes one `--json` record: it must be exactly the record schema's encoding plus `trustTier`. */
+export const decodeRecordJson = (
+  json: unknown
+): { readonly record: MemoryRecord.MemoryRecord; readonly trustTier: MemoryRecord.TrustTier } => {
+  const { trustTier, ...encoded } = decodeJsonRecord(json, { onExcessProperty: "error" })
+  return { record: decodeRecord(encoded, { onExcessProperty: "error" }), trustTier }
+}

@@ -1,0 +1,250 @@
+/**
+ * The `SessionStore` conformance kit: one suite every session-store backend runs from its own
+ * vitest file, so the in-memory, SQLite and PostgreSQL stores agree on what a session holds.
+ *
+ * Covered: every message type read back field for field (tool parameters and results as nested
+ * JSON, non-ASCII text, millisecond timestamps, the legacy context-frame flag); append order
+ * across calls and within large batches; sessions kept apart; atomic batches (an invalid message
+ * stores nothing) with a typed error; concurrent appends that never interleave within a batch;
+ * and the pending interrupt — put, replace, read, clear, per session, invalid ones refused.
+ *
+ * Every test builds the layer afresh, so a backend on a shared server must hand each build its
+ * own empty store.
+ *
+ * @example
+ * ```ts
+ * import { runSessionStoreConformance } from "@engram/conformance"
+ * import { SessionStore } from "@engram/core"
+ *
+ * runSessionStoreConformance("in-memory", SessionStore.layerMemory)
+ * ```
+ *
+ * @since 0.1.0
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { SessionStore } from "@engram/core"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+
+const T0 = Date.UTC(2025, 2, 14, 9, 26, 53, 589)
+const at = (offset = 0) => DateTime.unsafeMake(T0 + offset)
+
+const encode = Schema.encodeSync(SessionStore.SessionMessage)
+const plain = (messages: ReadonlyArray<SessionStore.SessionMessage>) => messages.map((message) => encode(message))
+
+/**
+ * An operator message saying `text`, `offset` ms after a fixed instant.
+ *
+ * @since 0.1.0
+ * @category fixtures
+ */
+export const operator = (text: string, offset = 0): SessionStore.OperatorMessage =>
+  new SessionStore.OperatorMessage({ text, at: at(offset) })
+
+/**
+ * An assistant message with `text` and the given tool calls.
+ *
+ * @since 0.1.0
+ * @category fixtures
+ */
+export const assistant = (
+  text: string,
+  toolCalls: ReadonlyArray<SessionStore.ToolCall> = [],
+  offset = 0
+): SessionStore.AssistantMessage => new SessionStore.AssistantMessage({ text, toolCalls, at: at(offset) })
+
+/**
+ * A tool message with the given results.
+ *
+ * @since 0.1.0
+ * @category fixtures
+ */
+export const tool = (results: ReadonlyArray<SessionStore.ToolResult>, offset = 0): SessionStore.ToolMessage =>
+  new SessionStore.ToolMessage({ results, at: at(offset) })
+
+/**
+ * A pending interrupt for `turn`, awaiting one `memory_forget` call.
+ *
+ * @since 0.1.0
+ * @category fixtures
+ */
+export const interrupt = (turn: number, reason = "forgetting needs approval"): SessionStore.PendingInterrupt =>
+  new SessionStore.PendingInterrupt({
+    turn,
+    toolCalls: [{ id: `call-${turn}`, name: "memory_forget", params: { id: "mem-1" } }],
+    reason,
+    at: at(turn),
+    detail: { round: 1, resumeWith: ["approve", "deny"] }
+  })
+
+const store = SessionStore.SessionStore
+
+/**
+ * Registers the session-store conformance suite for one backend. Call it at the top level of a
+ * vitest file. `RExtra` is whatever else the layer provides (a SQL client, say).
+ *
+ * @since 0.1.0
+ * @category conformance
+ */
+export const runSessionStoreConformance = <RExtra = never, E = never>(
+  name: string,
+  layer: Layer.Layer<SessionStore.SessionStore | RExtra, E>
+): void => {
+  const provide = <A, E2>(self: Effect.Effect<A, E2, SessionStore.SessionStore>) =>
+    Effect.provide(self, layer) as Effect.Effect<A, E2 | E>
+
+  describe(`SessionStore conformance: ${name}`, () => {
+    describe("messages", () => {
+      it.effect("reads back every message type field for field, in append order", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          const messages = [
+            operator("Hi, I'm Doug — ça va? 🦊", 0),
+            assistant("", [
+              { id: "call-1", name: "memory_save", params: { content: "My name is Doug", kind: "profile", tags: [] } },
+              { id: "call-2", name: "search", params: { query: "x", nested: { deep: [1, 2.5, -3e-7, null, true] } } }
+            ], 1),
+            tool([
+              { id: "call-1", name: "memory_save", isFailure: false, result: { id: "mem-1" } },
+              { id: "call-2", name: "search", isFailure: true, result: "search is down" }
+            ], 2),
+            assistant("Nice to meet you, Doug.\nHow can I help?", [], 3),
+            new SessionStore.OperatorMessage({
+              text: "<context>old frame</context>",
+              at: at(4),
+              legacyContextFrame: true
+            })
+          ]
+          yield* s.append("s-1", messages)
+          const history = yield* s.load("s-1")
+          expect(history.skipped).toBe(0)
+          expect(plain(history.messages)).toEqual(plain(messages))
+          expect(history.messages.map((m) => m._tag)).toEqual([
+            "OperatorMessage",
+            "AssistantMessage",
+            "ToolMessage",
+            "AssistantMessage",
+            "OperatorMessage"
+          ])
+          expect(DateTime.toEpochMillis(history.messages[0]!.at)).toBe(T0)
+          expect(SessionStore.modelView(history.messages)).toMatchObject({ stripped: 1 })
+        })))
+
+      it.effect("an unknown session loads empty; appending to one starts it", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          expect(yield* s.load("nobody")).toEqual({ messages: [], skipped: 0 })
+          yield* s.append("new-session", [operator("first")])
+          expect(plain((yield* s.load("new-session")).messages)).toEqual(plain([operator("first")]))
+        })))
+
+      it.effect("appends accumulate across calls; sessions never see each other's messages", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          yield* s.append("a", [operator("a1")])
+          yield* s.append("b", [operator("b1")])
+          yield* s.append("a", [assistant("a2"), operator("a3")])
+          yield* s.append("a", [])
+          expect((yield* s.load("a")).messages.map((m) => (m._tag === "ToolMessage" ? "" : m.text))).toEqual([
+            "a1",
+            "a2",
+            "a3"
+          ])
+          expect((yield* s.load("b")).messages).toHaveLength(1)
+        })))
+
+      it.effect("keeps the order of a batch larger than any backend's statement chunk", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          const batch = Array.from({ length: 1_234 }, (_, i) => operator(`m${i}`, i))
+          yield* s.append("big", batch)
+          yield* s.append("big", [operator("last")])
+          const texts = (yield* s.load("big")).messages.map((m) => (m._tag === "OperatorMessage" ? m.text : ""))
+          expect(texts).toHaveLength(1_235)
+          expect(texts[0]).toBe("m0")
+          expect(texts[1_233]).toBe("m1233")
+          expect(texts[1_234]).toBe("last")
+        })))
+
+      it.effect("a batch with an invalid message fails with InvalidSessionData and stores nothing", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          yield* s.append("s-1", [operator("kept")])
+          const invalid = new SessionStore.AssistantMessage(
+            { text: "", toolCalls: [{ id: "c", name: "t", params: { n: Number.NaN } }], at: at() },
+            { disableValidation: true }
+          )
+          const error = yield* Effect.flip(s.append("s-1", [operator("valid"), invalid, operator("also valid")]))
+          expect(error).toBeInstanceOf(SessionStore.InvalidSessionData)
+          expect(error.message).toContain("message #1")
+          expect((yield* s.load("s-1")).messages.map((m) => (m._tag === "OperatorMessage" ? m.text : ""))).toEqual([
+            "kept"
+          ])
+        })))
+
+      it.effect("concurrent appends to one session each land whole, never interleaved", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          yield* Effect.forEach(
+            Array.from({ length: 25 }, (_, b) => b),
+            (b) => s.append("busy", [operator(`${b}:0`), assistant(`${b}:1`), operator(`${b}:2`)]),
+            { concurrency: "unbounded", discard: true }
+          )
+          const texts = (yield* s.load("busy")).messages.map((m) => (m._tag === "ToolMessage" ? "" : m.text))
+          expect(texts).toHaveLength(75)
+          for (let i = 0; i < texts.length; i += 3) {
+            const batch = texts[i]!.split(":")[0]
+            expect(texts.slice(i, i + 3)).toEqual([`${batch}:0`, `${batch}:1`, `${batch}:2`])
+          }
+          expect(new Set(texts.map((t) => t.split(":")[0])).size).toBe(25)
+        })))
+    })
+
+    describe("pending interrupt", () => {
+      it.effect("is read back field for field, replaced by a newer one, and cleared", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          expect(yield* s.getInterrupt("s-1")).toEqual(Option.none())
+          yield* s.putInterrupt("s-1", interrupt(2))
+          const read = yield* s.getInterrupt("s-1")
+          expect(Option.map(read, Schema.encodeSync(SessionStore.PendingInterrupt))).toEqual(
+            Option.some(Schema.encodeSync(SessionStore.PendingInterrupt)(interrupt(2)))
+          )
+          yield* s.putInterrupt("s-1", interrupt(3, "a newer question"))
+          expect(Option.map(yield* s.getInterrupt("s-1"), (i) => [i.turn, i.reason])).toEqual(
+            Option.some([3, "a newer question"])
+          )
+          yield* s.clearInterrupt("s-1")
+          expect(yield* s.getInterrupt("s-1")).toEqual(Option.none())
+          yield* s.clearInterrupt("s-1")
+        })))
+
+      it.effect("belongs to one session, and leaves the messages alone", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          yield* s.append("s-1", [operator("hello")])
+          yield* s.putInterrupt("s-1", interrupt(1))
+          expect(yield* s.getInterrupt("s-2")).toEqual(Option.none())
+          yield* s.clearInterrupt("s-2")
+          expect(Option.isSome(yield* s.getInterrupt("s-1"))).toBe(true)
+          expect((yield* s.load("s-1")).messages).toHaveLength(1)
+        })))
+
+      it.effect("an invalid interrupt fails with InvalidSessionData and keeps the stored one", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          yield* s.putInterrupt("s-1", interrupt(1))
+          const invalid = new SessionStore.PendingInterrupt(
+            { turn: -1, toolCalls: [], reason: "x", at: at() },
+            { disableValidation: true }
+          )
+          const error = yield* Effect.flip(s.putInterrupt("s-1", invalid))
+          expect(error).toBeInstanceOf(SessionStore.InvalidSessionData)
+          expect(Option.map(yield* s.getInterrupt("s-1"), (i) => i.turn)).toEqual(Option.some(1))
+        })))
+    })
+  })
+}

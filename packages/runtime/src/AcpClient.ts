@@ -1,0 +1,191 @@
+/**
+ * An Agent Client Protocol (ACP) client that gives an external agent Engram's projected context.
+ *
+ * Engram acts as the ACP *client*: it starts (or connects to) an ACP agent, opens sessions, and
+ * for every prompt it sends, asks the `ContextAssembler` for the turn's projection and puts it in
+ * front of the prompt content, as its own text block:
+ *
+ * ```text
+ * prompt[0]  text  the projected context (<working_state>, <skills_index>, <injected_memory> …)
+ * prompt[1…] the prompt content as given
+ * ```
+ *
+ * The agent keeps its own history (the external runtime's storage); the projection is recomposed
+ * for every prompt and written nowhere but the injection log. An empty projection sends the
+ * prompt unchanged. What the agent streams back (`session/update` notifications) is collected
+ * per prompt; permission requests are declined unless a handler is given.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { AcpClient, ContextAssembler, ContextProjection } from "@engram/runtime"
+ *
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const agent = yield* AcpClient.spawn({ command: "my-acp-agent", args: ["--stdio"] })
+ *   const session = yield* agent.newSession({ cwd: process.cwd(), sessionId: "s-1" })
+ *   const outcome = yield* agent.prompt(session, "What did we decide about the migration?")
+ *   return outcome.text
+ * }))
+ * // provide ContextAssembler.layer({ scopes: ["global"] }) over ContextProjection.layer and the stores
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Acp from "@agentclientprotocol/sdk"
+import type { ProjectedContext } from "@engram/core"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type { AssembleOptions, ContextAssembler } from "./ContextAssembler.js"
+import type { ProjectionFailure } from "./ContextProjection.js"
+import * as internal from "./internal/acpClient.js"
+
+/**
+ * Talking to the ACP agent failed: it could not be started, it closed the connection, or it
+ * answered a request with an error. `operation` names the request; `stderr` holds the last
+ * output the agent process wrote to its standard error, when there is one.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AcpError extends Schema.TaggedError<AcpError>()("AcpError", {
+  operation: Schema.String,
+  cause: Schema.Defect,
+  stderr: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    const cause = this.cause
+    const detail = cause instanceof Error
+      ? cause.message
+      : typeof cause === "object" && cause !== null && "message" in cause
+      ? String(cause.message)
+      : String(cause)
+    const tail = this.stderr?.trim() ?? ""
+    const stderr = tail === "" ? "" : ` (agent stderr: ${tail})`
+    return `ACP ${this.operation} failed: ${detail}${stderr}`
+  }
+}
+
+/**
+ * How to start an ACP agent process: it speaks newline-delimited JSON-RPC on its standard input
+ * and output.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentProcess {
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly cwd?: string | undefined
+  readonly env?: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * Options of a connection: how to answer the agent's permission requests (default: decline
+ * them), and who Engram says it is.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConnectOptions {
+  readonly requestPermission?:
+    | ((request: Acp.RequestPermissionRequest) => Promise<Acp.RequestPermissionResponse>)
+    | undefined
+  readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
+}
+
+/**
+ * An open ACP session: the agent's session id and the Engram session id projections are
+ * assembled (and logged) for.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AcpSession {
+  readonly acpSessionId: string
+  readonly engramSessionId: string
+}
+
+/**
+ * The outcome of one prompt: why the agent stopped, the projection that was sent, the exact
+ * content blocks sent, every `session/update` the agent streamed during the prompt, and the text
+ * of its message chunks joined.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromptOutcome {
+  readonly stopReason: Acp.StopReason
+  readonly projection: ProjectedContext.ProjectedContext
+  readonly sent: ReadonlyArray<Acp.ContentBlock>
+  readonly updates: ReadonlyArray<Acp.SessionUpdate>
+  readonly text: string
+}
+
+/**
+ * A connection to one ACP agent.
+ *
+ * - `agent`: what the agent answered to `initialize`.
+ * - `newSession`: opens a session in `cwd` (default: this process's), projecting for Engram
+ *   session `sessionId` (default: the agent's own session id).
+ * - `prompt`: sends one prompt, the projection in front.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AcpConnection {
+  readonly agent: Acp.InitializeResponse
+  readonly newSession: (options?: {
+    readonly cwd?: string | undefined
+    readonly sessionId?: string | undefined
+  }) => Effect.Effect<AcpSession, AcpError>
+  readonly prompt: (
+    session: AcpSession,
+    content: string | ReadonlyArray<Acp.ContentBlock>,
+    options?: AssembleOptions
+  ) => Effect.Effect<PromptOutcome, AcpError | ProjectionFailure>
+}
+
+/**
+ * The content blocks sent for a prompt: the projection's text as the first block (unless it is
+ * empty), then the content as given.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const withProjection: (
+  projection: ProjectedContext.ProjectedContext,
+  content: ReadonlyArray<Acp.ContentBlock>
+) => ReadonlyArray<Acp.ContentBlock> = internal.withProjection
+
+/**
+ * The query a prompt is projected for: the text of its text blocks, joined by line breaks.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const queryOf: (content: ReadonlyArray<Acp.ContentBlock>) => string = internal.queryOf
+
+/**
+ * Connects to an ACP agent over a stream pair (for agents reached other than as a child process)
+ * and initializes the connection.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connect: (
+  stream: Acp.Stream,
+  options?: ConnectOptions
+) => Effect.Effect<AcpConnection, AcpError, ContextAssembler> = internal.connect
+
+/**
+ * Starts an ACP agent as a child process, connects over its standard input and output, and
+ * initializes the connection. The process is stopped when the scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const spawn: (
+  process: AgentProcess,
+  options?: ConnectOptions
+) => Effect.Effect<AcpConnection, AcpError, ContextAssembler | Scope.Scope> = internal.spawn

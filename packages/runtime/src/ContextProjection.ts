@@ -1,0 +1,266 @@
+/**
+ * `ContextProjection`: the one projection every runtime calls. For each model call it gathers
+ * the derived context from the stores (working state, always-on memory, skills index,
+ * prior-session digest, recall), composes it under the budget with
+ * `ProjectedContext.composeProjectedContext`, and — when asked — writes one injection-log row.
+ * The result travels with the turn; it is never saved into the session.
+ *
+ * Where each section comes from:
+ *
+ * - **working state, skills index**: the request (the runtime owns them; they are not memory).
+ * - **always-on memory**: every deliverable record with delivery policy `always` in the request's
+ *   scopes, newest first.
+ * - **prior-session digest**: session summaries, stored as `episode` records in a
+ *   `session:<id>` scope (see {@link summaryInput}). `newest` takes the newest summaries of other
+ *   sessions; `relevant` takes only those the store's keyword search finds for the query — no
+ *   model judges relevance. The request's own session is never a prior session.
+ * - **recall**: the store's keyword search for the query over the request's scopes, deliverable
+ *   records only, best first.
+ *
+ * The mode decides what is read at all: an `incognito` projection reads nothing from memory (and
+ * its injection row names no memory), an `autonomous` one skips the digest, and a `subagent` one
+ * reads nothing, projects nothing and records nothing.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { MemoryStore, TelemetryStore } from "@engram/core"
+ * import { ContextProjection } from "@engram/runtime"
+ *
+ * const ProjectionLive = ContextProjection.layerSettings({ contextWindowTokens: 128_000 }).pipe(
+ *   Layer.provide(Layer.merge(MemoryStore.layerMemory, TelemetryStore.layerMemory))
+ * )
+ *
+ * const turn = Effect.flatMap(ContextProjection.ContextProjection, (projection) =>
+ *   projection.project({ sessionId: "s-1", turn: 0, query: "who am I?", scopes: ["global"], mode: "native" })
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import {
+  MemoryQuery,
+  type MemoryRecord,
+  type MemoryStore,
+  MemoryWrite,
+  PriorSessionDigest,
+  ProjectedContext,
+  type TelemetryStore
+} from "@engram/core"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as internal from "./internal/contextProjection.js"
+
+/**
+ * A projection request: one per turn (and one more when a suspended turn resumes).
+ *
+ * - `sessionId`, `turn`: where the injection-log row goes; the session is also never its own
+ *   prior session.
+ * - `query`: the turn's newest operator input; recall and a `relevant` digest match on it.
+ * - `scopes`: the memory scopes this agent reads (e.g. `global`, `project:x`, `session:<id>`).
+ * - `mode`: the runtime mode (native, external, subagent, autonomous, incognito).
+ * - `workingState`, `skills`: supplied by the runtime; trusted, not memory.
+ * - `inPrefix`: memory ids the stable prefix already composed; never delivered twice.
+ * - `record`: write an injection-log row (default true).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ProjectionRequest {
+  readonly sessionId: string
+  readonly turn: number
+  readonly query: string
+  readonly scopes: ReadonlyArray<MemoryRecord.Scope>
+  readonly mode: ProjectedContext.ProjectionMode
+  readonly workingState?: string
+  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow>
+  readonly inPrefix?: ReadonlyArray<string>
+  readonly record?: boolean
+}
+
+const Limit = Schema.Int.pipe(
+  Schema.between(1, MemoryQuery.MAX_LIMIT, {
+    message: () => `must be an integer from 1 to ${MemoryQuery.MAX_LIMIT}`
+  })
+)
+
+/**
+ * How projections are sized and what they include. Decoded from config at the edge (see
+ * {@link decodeSettings}); every field has a default.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ProjectionSettings = Schema.Struct({
+  /** The model's context window in tokens; with `budgetPct` it sets the budget. */
+  contextWindowTokens: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => 200_000 }),
+  /** Percent of the window for projected context (default 8, floored at 16,000 chars, 0 = unbounded). */
+  budgetPct: Schema.optional(ProjectedContext.BudgetPct),
+  /** Prior-session digest mode (default `newest`). */
+  digest: Schema.optional(PriorSessionDigest.DigestMode),
+  /** Most prior sessions in the digest (default 3). */
+  digestLimit: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 100)), {
+    default: () => PriorSessionDigest.DEFAULT_DIGEST_LIMIT
+  }),
+  /** Most recall hits to consider before budgeting (default 20). */
+  recallLimit: Schema.optionalWith(Limit, { default: () => 20 }),
+  /** Skills rows that are never shed (default `ProjectedContext.DEFAULT_SKILLS_MIN_ROWS`). */
+  skillsMinRows: Schema.optional(Schema.NonNegativeInt)
+})
+/** @since 0.1.0 @category models */
+export type ProjectionSettings = typeof ProjectionSettings.Type
+
+/**
+ * The settings every field of which is at its default: a 200k-token window at 8% (64,000 chars),
+ * the `newest` digest of 3 sessions, 20 recall hits.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultSettings: ProjectionSettings = Schema.decodeSync(ProjectionSettings)({})
+
+/**
+ * Settings that failed to decode; `problem` names the field.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidProjectionSettings extends Schema.TaggedError<InvalidProjectionSettings>()(
+  "InvalidProjectionSettings",
+  { problem: Schema.String }
+) {
+  override get message() {
+    return `invalid projection settings: ${this.problem}`
+  }
+}
+
+const decodeSettingsEither = Schema.decodeUnknownEither(ProjectionSettings)
+
+/**
+ * Decodes settings read from configuration (JSON, env), filling in defaults.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decodeSettings = (input: unknown): Either.Either<ProjectionSettings, InvalidProjectionSettings> =>
+  Either.mapLeft(
+    decodeSettingsEither(input),
+    (error) => new InvalidProjectionSettings({ problem: MemoryWrite.describeParseError(error) })
+  )
+
+/**
+ * The projection budget the settings give: `ProjectedContext.budgetFromContextWindow` over the
+ * window and percentage.
+ *
+ * @since 0.1.0
+ * @category budget
+ */
+export const budgetOf = (settings: ProjectionSettings): ProjectedContext.ProjectionBudget =>
+  ProjectedContext.budgetFromContextWindow({
+    contextWindowTokens: settings.contextWindowTokens,
+    ...(settings.budgetPct !== undefined ? { budgetPct: settings.budgetPct } : {})
+  })
+
+/**
+ * The kind a session summary is stored as.
+ *
+ * @since 0.1.0
+ * @category digest
+ */
+export const SUMMARY_KIND: MemoryRecord.MemoryKind = "episode"
+
+/**
+ * The memory write that stores `summary` as the summary of session `sessionId` — an `episode`
+ * record in scope `session:<sessionId>`, which later turns of *other* sessions find for their
+ * prior-session digest. Write it with `MemoryStore.write` when a session ends (or whenever its
+ * summary is updated; the newest summary of a session wins).
+ *
+ * @since 0.1.0
+ * @category digest
+ */
+export const summaryInput = (
+  sessionId: string,
+  summary: string,
+  fields: Partial<Omit<MemoryRecord.MemoryWriteInput, "content" | "kind" | "scope">> = {}
+): MemoryRecord.MemoryWriteInput => ({
+  sourceType: "conversation",
+  ...fields,
+  content: summary,
+  kind: SUMMARY_KIND,
+  scope: `session:${sessionId}`
+})
+
+/**
+ * The projection failed: the request was invalid, a store could not be read, or the injection row
+ * could not be written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
+  sessionId: Schema.String,
+  turn: Schema.Number,
+  cause: Schema.Defect
+}) {
+  override get message() {
+    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
+    return `projecting context for session ${this.sessionId}, turn ${this.turn} failed: ${detail}`
+  }
+}
+
+/**
+ * The projection service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ContextProjectionService {
+  readonly project: (request: ProjectionRequest) => Effect.Effect<ProjectedContext.ProjectedContext, ProjectionFailure>
+}
+
+/**
+ * The projection service tag.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class ContextProjection extends Context.Tag("@engram/ContextProjection")<
+  ContextProjection,
+  ContextProjectionService
+>() {}
+
+/**
+ * Builds the projection over the `MemoryStore` and `TelemetryStore` in context. Token estimates
+ * come from the `TokenEstimator` in context when `project` runs (the chars/4 heuristic by
+ * default), the turn's time from `Clock`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  settings: ProjectionSettings = defaultSettings
+): Effect.Effect<ContextProjectionService, never, MemoryStore.MemoryStore | TelemetryStore.TelemetryStore> =>
+  internal.make(settings)
+
+/**
+ * The projection with the given settings (fields left out take their defaults).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSettings = (
+  settings: Partial<ProjectionSettings>
+): Layer.Layer<ContextProjection, never, MemoryStore.MemoryStore | TelemetryStore.TelemetryStore> =>
+  Layer.effect(ContextProjection, make({ ...defaultSettings, ...settings }))
+
+/**
+ * The projection with {@link defaultSettings}.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<ContextProjection, never, MemoryStore.MemoryStore | TelemetryStore.TelemetryStore> =
+  Layer.effect(ContextProjection, make(defaultSettings))

@@ -1,0 +1,347 @@
+/**
+ * The native runtime: Engram's agent loop on `@effect/ai` — a `LanguageModel` and the memory
+ * toolkit, called until the model stops calling tools.
+ *
+ * One turn:
+ *
+ * 1. the session's stored history is loaded (legacy context frames stay stored but are stripped
+ *    from what the model sees);
+ * 2. the context is projected **once**, with the operator's input as the query
+ *    (`ContextProjection.project`, which writes the turn's injection-log row);
+ * 3. the operator input is stored, and the model is called with
+ *    `stable prefix ⊕ history ⊕ input ⊕ projection ⊕ the turn's rounds so far` (see
+ *    {@link ModelRequest});
+ * 4. the tools the model called run, their results are stored, and the model is called again —
+ *    with the same projection — until it answers without calling a tool.
+ *
+ * Only operator, assistant and tool messages are stored. The projection is a local value of the
+ * turn: it is never written to the `SessionStore`, never kept on the agent, and never seen by
+ * another turn — one built agent serves any number of concurrent turns.
+ *
+ * **Approval.** Tools named in `approval` (or matched by it) need the operator's approval: when
+ * the model calls one, the turn stores the assistant's message, records a `PendingInterrupt`, and
+ * returns `Suspended` — nothing of that round runs yet. {@link resume} takes the operator's
+ * decision, projects the turn again (once, with the turn's newest operator input, writing its own
+ * injection-log row under the same turn number), runs the approved calls, reports the denied ones
+ * to the model as failures, and carries on with the loop.
+ *
+ * @example
+ * import { Effect, Layer } from "effect"
+ * import { RoutingPresets } from "@engram/core"
+ * import { NativeRuntime } from "@engram/runtime"
+ *
+ * const turn = Effect.gen(function*() {
+ *   const agent = yield* NativeRuntime.make({
+ *     prefix: [],
+ *     memory: {
+ *       scope: "global",
+ *       background: RoutingPresets.userBackgroundSections,
+ *       spec: RoutingPresets.userBackground
+ *     }
+ *   })
+ *   return yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: "Hi, I'm Doug" })
+ * })
+ * // provide: a LanguageModel (a provider's, or ScriptedModel.layer), SessionStore, ContextProjection,
+ * // MemoryStore and PromotionStore.
+ *
+ * @since 0.1.0
+ */
+import type * as AiError from "@effect/ai/AiError"
+import type * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as Toolkit from "@effect/ai/Toolkit"
+import type {
+  MemoryRecord,
+  MemoryStore,
+  ProjectedContext,
+  PromotionStore,
+  PromptFragment,
+  SessionStore
+} from "@engram/core"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { ContextProjection, ProjectionFailure } from "./ContextProjection.js"
+import * as internal from "./internal/nativeLoop.js"
+import type * as MemoryTools from "./MemoryTools.js"
+
+/**
+ * The tools of the native runtime: the memory toolkit's.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Tools = Toolkit.Tools<typeof MemoryTools.MemoryToolkit>
+
+/**
+ * The modes the native loop runs in (`external` is the ACP assembler's):
+ *
+ * - `native`: the full projection; both memory tools offered.
+ * - `autonomous`: a goal-driven turn; the projection leaves out the prior-session digest.
+ * - `incognito`: working state and skills only; no memory tool is offered, so nothing is read
+ *   from or written to memory.
+ * - `subagent`: nothing projected; only `memory_recall` is offered.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
+
+/**
+ * How a native agent is built.
+ *
+ * - `prefix`, `composedIds`: the stable prefix and the memory ids it composed — what
+ *   `StablePrefix.buildAgent` returns (spread its result in).
+ * - `memory`: the memory tools' configuration (scope, declared Background, routing spec).
+ * - `scopes`: the scopes the projection reads (default: `[memory.scope]`).
+ * - `mode`: default `native`.
+ * - `workingState`, `skills`: passed to every projection.
+ * - `approval`: the tools that need the operator's approval — a list of tool names, or a predicate
+ *   over a call.
+ * - `maxCalls`: the most model calls one turn may make (default 16).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface NativeAgentOptions {
+  readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
+  readonly composedIds?: ReadonlyArray<string> | undefined
+  readonly memory: MemoryTools.MemoryToolsConfig
+  readonly scopes?: ReadonlyArray<MemoryRecord.Scope> | undefined
+  readonly mode?: NativeMode | undefined
+  readonly workingState?: string | undefined
+  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly approval?: ReadonlyArray<string> | ((call: SessionStore.ToolCall) => boolean) | undefined
+  readonly maxCalls?: number | undefined
+}
+
+/**
+ * A built agent: immutable, shared by every turn that runs on it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface NativeAgent {
+  readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
+  readonly composedIds: ReadonlyArray<string>
+  readonly scopes: ReadonlyArray<MemoryRecord.Scope>
+  readonly mode: NativeMode
+  readonly workingState: string | undefined
+  readonly skills: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly maxCalls: number
+  /** The tool names offered to the model in this mode. */
+  readonly offered: ReadonlyArray<keyof Tools & string>
+  readonly toolkit: Toolkit.WithHandler<Tools>
+  readonly needsApproval: (call: SessionStore.ToolCall) => boolean
+}
+
+/**
+ * The default limit of model calls in one turn.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_CALLS = 16
+
+/**
+ * Builds an agent: resolves its options and binds the memory tools' handlers to the stores in
+ * context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: NativeAgentOptions
+): Effect.Effect<NativeAgent, never, MemoryStore.MemoryStore | PromotionStore.PromotionStore> => internal.make(options)
+
+/**
+ * A turn that finished: the model's final text, the turn number, the turn's projection and how
+ * many model calls the turn made (counting those before a suspension).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnCompleted {
+  readonly _tag: "Completed"
+  readonly sessionId: string
+  readonly turn: number
+  readonly text: string
+  readonly projection: ProjectedContext.ProjectedContext
+  readonly calls: number
+}
+
+/**
+ * A turn waiting for the operator: `pending` are the tool calls that need approval. Resume it
+ * with {@link resume}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnSuspended {
+  readonly _tag: "Suspended"
+  readonly sessionId: string
+  readonly turn: number
+  readonly pending: ReadonlyArray<SessionStore.ToolCall>
+  readonly projection: ProjectedContext.ProjectedContext
+  readonly calls: number
+}
+
+/**
+ * What a turn (or a resume) returns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TurnResult = TurnCompleted | TurnSuspended
+
+/**
+ * The operator's decision on a suspended turn: approve every pending call, deny every one, or
+ * approve the listed call ids and deny the rest. `reason` is passed to the model with a denial.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ApprovalDecision =
+  | { readonly _tag: "ApproveAll" }
+  | { readonly _tag: "DenyAll"; readonly reason?: string | undefined }
+  | { readonly _tag: "ApproveOnly"; readonly ids: ReadonlyArray<string>; readonly reason?: string | undefined }
+
+/**
+ * Approve every pending call.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const approveAll: ApprovalDecision = { _tag: "ApproveAll" }
+
+/**
+ * Deny every pending call.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const denyAll = (reason?: string): ApprovalDecision => ({ _tag: "DenyAll", reason })
+
+/**
+ * Approve the calls with these ids; deny the others.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const approveOnly = (ids: ReadonlyArray<string>, reason?: string): ApprovalDecision => ({
+  _tag: "ApproveOnly",
+  ids,
+  reason
+})
+
+/**
+ * A new turn was started on a session that is waiting for an approval. Resume (or deny) first.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionAwaitingApproval extends Schema.TaggedError<SessionAwaitingApproval>()("SessionAwaitingApproval", {
+  sessionId: Schema.String,
+  turn: Schema.Number,
+  tools: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `session ${this.sessionId} is waiting for approval of ${this.tools.join(", ")} (turn ${this.turn}); ` +
+      `resume it with a decision before starting a new turn`
+  }
+}
+
+/**
+ * `resume` found nothing to resume: no pending interrupt, or a stored session that does not end
+ * with the suspended calls.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NothingToResume extends Schema.TaggedError<NothingToResume>()("NothingToResume", {
+  sessionId: Schema.String,
+  problem: Schema.String
+}) {
+  override get message() {
+    return `cannot resume session ${this.sessionId}: ${this.problem}`
+  }
+}
+
+/**
+ * The model kept calling tools past the turn's limit of model calls. What it said and did so
+ * far is stored.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CallLimitReached extends Schema.TaggedError<CallLimitReached>()("CallLimitReached", {
+  sessionId: Schema.String,
+  turn: Schema.Number,
+  calls: Schema.Number
+}) {
+  override get message() {
+    return `turn ${this.turn} of session ${this.sessionId} stopped after ${this.calls} model calls: ` +
+      `the model was still calling tools (raise maxCalls if this is expected)`
+  }
+}
+
+/**
+ * The turn's input was refused before anything ran (an invalid session id).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidTurn extends Schema.TaggedError<InvalidTurn>()("InvalidTurn", {
+  problem: Schema.String
+}) {
+  override get message() {
+    return `the turn was refused: ${this.problem}`
+  }
+}
+
+/**
+ * Everything a turn can fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type TurnError =
+  | AiError.AiError
+  | ProjectionFailure
+  | SessionStore.SessionStoreFailure
+  | SessionStore.InvalidSessionData
+  | SessionAwaitingApproval
+  | CallLimitReached
+  | InvalidTurn
+
+/**
+ * What a turn needs: a language model, the session store and the projection. (The memory tools
+ * were bound to their stores when the agent was built.)
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TurnContext = LanguageModel.LanguageModel | SessionStore.SessionStore | ContextProjection
+
+/**
+ * Runs one turn of `agent` in session `sessionId` with the operator's `input`.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const runTurn = (options: {
+  readonly agent: NativeAgent
+  readonly sessionId: string
+  readonly input: string
+}): Effect.Effect<TurnResult, TurnError, TurnContext> => internal.runTurn(options)
+
+/**
+ * Resumes the suspended turn of session `sessionId` with the operator's decision.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const resume = (options: {
+  readonly agent: NativeAgent
+  readonly sessionId: string
+  readonly decision: ApprovalDecision
+}): Effect.Effect<TurnResult, Exclude<TurnError, SessionAwaitingApproval> | NothingToResume, TurnContext> =>
+  internal.resume(options)

@@ -1,0 +1,165 @@
+/**
+ * The promotion step: routing evaluated for records that have no promotion row yet under a spec,
+ * and the decision committed once, as a row in the `PromotionStore`.
+ *
+ * Routing itself is pure and silent; this is where its outcomes become observable — a span
+ * (`agent.memory.promote`), a counter of the same name tagged with the spec and the outcome, and
+ * one debug log line per record (ids and addresses, never content).
+ *
+ * @example
+ * import { Effect } from "effect"
+ * import { type MemoryRecord, RoutingPresets } from "@engram/core"
+ * import { Promotion } from "@engram/runtime"
+ *
+ * const promote = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
+ *   Promotion.promoteNew(records, {
+ *     background: RoutingPresets.userBackgroundSections,
+ *     spec: RoutingPresets.userBackground
+ *   })
+ *
+ * @since 0.1.0
+ */
+import { type Background, MemoryWrite, PromotionStore, Routing } from "@engram/core"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+
+/**
+ * What promotion needs: the agent's declared Background (routing sees its sections, never its
+ * entries) and the spec that decides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromoteOptions {
+  readonly background: Background.Background
+  readonly spec: Routing.MemoryRoutingSpec
+}
+
+/**
+ * How routing judged one record at promotion.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PromotionOutcome = "routed" | "spec-declined" | "undeclared-section"
+
+/**
+ * The result of a promotion step: the rows committed (one per newly promoted record), and the
+ * ids that already had a row under the spec and were left alone.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromoteResult {
+  readonly committed: ReadonlyArray<PromotionStore.PromotionRow>
+  readonly alreadyPromoted: ReadonlyArray<string>
+}
+
+/**
+ * Counts promoted records by spec and outcome (`routed`, `spec-declined`, `undeclared-section`).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const promoted = Metric.counter("agent.memory.promote", {
+  description: "Memory records promoted (a promotion row committed), by spec and routing outcome",
+  incremental: true
+})
+
+/**
+ * The outcome a committed row records.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const outcomeOf = (row: Pick<PromotionStore.PromotionRow, "placement" | "tier">): PromotionOutcome =>
+  row.placement === null ? "spec-declined" : row.tier === null ? "undeclared-section" : "routed"
+
+/**
+ * The promotion row a record gets under `spec` in the routing context of `background`, committed
+ * at `promotedAt`. Pure; throws `Routing.InvalidPlacement` only when the spec returns a malformed
+ * placement.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const rowFor = (
+  record: Routing.RoutableRecord,
+  ctx: Routing.RoutingContext,
+  spec: Routing.MemoryRoutingSpec,
+  promotedAt: Parameters<typeof Routing.toPromotionDecision>[2]
+): PromotionStore.PromotionRow => ({
+  recordId: record.id,
+  scope: record.scope,
+  ...Routing.toPromotionDecision(Routing.evaluateRoute(record, ctx, spec), spec, promotedAt)
+})
+
+const instrument = (spec: Routing.MemoryRoutingSpec, rows: ReadonlyArray<PromotionStore.PromotionRow>) =>
+  Effect.forEach(rows, (row) => {
+    const outcome = outcomeOf(row)
+    return Effect.zipRight(
+      Metric.increment(Metric.tagged(Metric.tagged(promoted, "spec", spec.key), "outcome", outcome)),
+      Effect.logDebug("promoted a memory").pipe(
+        Effect.annotateLogs({
+          memoryId: row.recordId,
+          spec: `${spec.key}@${spec.version}`,
+          outcome,
+          ...(row.placementKey !== null ? { placementKey: row.placementKey } : {})
+        })
+      )
+    )
+  }, { discard: true })
+
+/**
+ * Promotes the records that have no row under `options.spec` yet: evaluates routing for each and
+ * commits the rows in one batch. Records already promoted under the spec are left alone (rows
+ * are committed once). Each row takes the record's own scope. If another writer promotes one of
+ * the records at the same moment, the step re-reads and tries again.
+ *
+ * Fails with `Routing.InvalidPlacement` when the spec returns a malformed placement (a bug in the
+ * spec; nothing is committed), or with the store's typed failures.
+ *
+ * @since 0.1.0
+ * @category promotion
+ */
+export const promoteNew = (
+  records: ReadonlyArray<Routing.RoutableRecord>,
+  options: PromoteOptions
+): Effect.Effect<
+  PromoteResult,
+  Routing.InvalidPlacement | PromotionStore.InvalidPromotionRow | PromotionStore.PromotionStoreFailure,
+  PromotionStore.PromotionStore
+> => {
+  const { spec } = options
+  const ctx = Routing.routingContext(options.background)
+  const unique = [...new Map(records.map((record) => [record.id, record] as const)).values()]
+  const attempt = Effect.gen(function*() {
+    const store = yield* PromotionStore.PromotionStore
+    if (unique.length === 0) return { committed: [], alreadyPromoted: [] }
+    const existing = yield* store.getByRecords(unique.map((record) => record.id), { specKey: spec.key })
+    const have = new Set(existing.rows.map((row) => row.recordId))
+    const at = yield* MemoryWrite.now
+    const rows = yield* Effect.try({
+      try: () => unique.filter((record) => !have.has(record.id)).map((record) => rowFor(record, ctx, spec, at)),
+      catch: (error) =>
+        error instanceof Routing.InvalidPlacement
+          ? error
+          : new Routing.InvalidPlacement({ specKey: spec.key, problem: String(error) })
+    })
+    const committed = yield* store.commit(rows)
+    return { committed, alreadyPromoted: unique.filter((record) => have.has(record.id)).map((record) => record.id) }
+  })
+  return attempt.pipe(
+    Effect.retry({ times: 3, while: (error) => error._tag === "DuplicatePromotion" }),
+    // After repeated races the rows exist; what is left to report is a store failure.
+    Effect.catchTag("DuplicatePromotion", (error) =>
+      Effect.fail(new PromotionStore.PromotionStoreFailure({ operation: "promote", cause: new Error(error.message) }))),
+    Effect.tap((result) => instrument(spec, result.committed)),
+    Effect.tap((result) =>
+      Effect.annotateCurrentSpan({ committed: result.committed.length, alreadyPromoted: result.alreadyPromoted.length })
+    ),
+    Effect.withSpan("agent.memory.promote", {
+      attributes: { spec: spec.key, specVersion: spec.version, records: unique.length }
+    })
+  )
+}

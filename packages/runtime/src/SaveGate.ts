@@ -1,0 +1,119 @@
+/**
+ * The save gate: before a memory is written, the address routing would give it is checked
+ * against the promotion rows of its scope. If a live record already holds that address — a record
+ * that is deliverable (not rejected, expired or superseded) and promoted under the same spec — the
+ * save is a conflict: the caller must supersede the holder or choose another label.
+ *
+ * The lookup is the promotion store's exact `placementKey` lookup, then a read of the few records
+ * it names; neither grows with the size of the store.
+ *
+ * @since 0.1.0
+ */
+import {
+  type Background,
+  MemoryQuery,
+  type MemoryRecord,
+  MemoryStore,
+  type MemoryStoreError,
+  MemoryWrite,
+  PromotionStore,
+  Routing
+} from "@engram/core"
+import * as Effect from "effect/Effect"
+
+/**
+ * A live record holding an address, with its promotion row.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Holder {
+  readonly record: MemoryRecord.MemoryRecord
+  readonly row: PromotionStore.PromotionRow
+}
+
+/**
+ * The live holders of `placementKey` in `scope` under the spec `specKey`, newest first. Records
+ * named in `exclude` (the record being superseded) are left out.
+ *
+ * @since 0.1.0
+ * @category gate
+ */
+export const liveHolders = (options: {
+  readonly scope: MemoryRecord.Scope
+  readonly placementKey: string
+  readonly specKey: string
+  readonly exclude?: ReadonlyArray<string> | undefined
+}): Effect.Effect<
+  ReadonlyArray<Holder>,
+  PromotionStore.PromotionStoreFailure | MemoryStoreError.MemoryStoreFailure,
+  PromotionStore.PromotionStore | MemoryStore.MemoryStore
+> =>
+  Effect.gen(function*() {
+    const promotions = yield* PromotionStore.PromotionStore
+    const memories = yield* MemoryStore.MemoryStore
+    const found = yield* promotions.lookup(options.scope, options.placementKey, { specKey: options.specKey })
+    const excluded = new Set(options.exclude ?? [])
+    const rows = found.rows.filter((row) => !excluded.has(row.recordId))
+    if (rows.length === 0) return []
+    const read = yield* memories.get(rows.map((row) => row.recordId), { scopes: [options.scope] })
+    const at = yield* MemoryWrite.now
+    const rowOf = new Map(rows.map((row) => [row.recordId, row] as const))
+    return read.records
+      .filter((record) => MemoryQuery.isDeliverable(record, at))
+      .sort(MemoryQuery.compareListOrder)
+      .map((record) => ({ record, row: rowOf.get(record.id)! }))
+  })
+
+/**
+ * The gate's verdict for a record about to be saved: `Clear` to write (with the routing
+ * evaluation, whatever it was), or `Held` by live records at the address routing gives it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Verdict =
+  | { readonly _tag: "Clear"; readonly evaluation: Routing.RouteEvaluation }
+  | {
+    readonly _tag: "Held"
+    readonly evaluation: Extract<Routing.RouteEvaluation, { readonly _tag: "Routed" }>
+    readonly holders: ReadonlyArray<Holder>
+  }
+
+/**
+ * Judges a record about to be saved. Only a record routing places in a declared section is
+ * gated: a declined record has no address, and an address in an undeclared section can never
+ * be composed, so neither can collide. `supersedes` names the record the save replaces; it does
+ * not count as a holder.
+ *
+ * Throws `Routing.InvalidPlacement` (as a typed failure) when the spec returns a malformed
+ * placement.
+ *
+ * @since 0.1.0
+ * @category gate
+ */
+export const check = (
+  record: Routing.RoutableRecord,
+  options: {
+    readonly background: Background.Background
+    readonly spec: Routing.MemoryRoutingSpec
+    readonly supersedes?: string | undefined
+  }
+) =>
+  Effect.gen(function*() {
+    const evaluation = yield* Effect.try({
+      try: () => Routing.evaluateRoute(record, Routing.routingContext(options.background), options.spec),
+      catch: (error) =>
+        error instanceof Routing.InvalidPlacement
+          ? error
+          : new Routing.InvalidPlacement({ specKey: options.spec.key, problem: String(error) })
+    })
+    if (evaluation._tag !== "Routed") return { _tag: "Clear", evaluation } satisfies Verdict as Verdict
+    const holders = yield* liveHolders({
+      scope: record.scope,
+      placementKey: evaluation.placementKey,
+      specKey: options.spec.key,
+      exclude: options.supersedes === undefined ? [] : [options.supersedes]
+    })
+    return (holders.length === 0 ? { _tag: "Clear", evaluation } : { _tag: "Held", evaluation, holders }) as Verdict
+  })

@@ -1,0 +1,360 @@
+/**
+ * The stable prefix: the part of every model request that is fixed when an agent is built. It is
+ * composed from declared sections, each with a named provider, in authority order — what comes
+ * first wins over what follows:
+ *
+ * | # | section | provider (in {@link AgentConfig}) |
+ * | --- | --- | --- |
+ * | 1 | `Identity` | `persona`: the operator's persona text, verbatim |
+ * | 2 | `Operating Model` | `operatingModel`: how the agent works (its loop) |
+ * | 3 | `Delegation Roster` | `roster`: the agents it may delegate to, and when |
+ * | 4 | `Tool Guidance` | `toolGuidance`: per-tool usage notes |
+ * | 5 | `Guidelines` | `guidelines`: the operator's behavioural rules |
+ * | 6 | `Context` | `background` (with promoted memories folded in) and `awareness` |
+ *
+ * Plugins add sections by name, each placed `before` or `after` another section (built-in or
+ * another plugin's). An anchor that names no section, a name used twice, or anchors that chase
+ * each other round in a cycle are typed errors when the agent is built — never a silently
+ * misplaced section.
+ *
+ * {@link buildAgent} composes the Background from the stores (promotion rows joined with their
+ * records, folded by the overlay) and returns the prefix as attributed sections together with the
+ * overlay report, so tooling can show which entry came from which memory, and the composed ids,
+ * which the projection must not deliver a second time.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { StablePrefix } from "@engram/runtime"
+ *
+ * const program = Effect.gen(function*() {
+ *   const config = yield* StablePrefix.decodeConfig({
+ *     persona: "You are Ada, a careful release engineer.",
+ *     guidelines: ["Never deploy on Fridays"],
+ *     spec: "user-background",
+ *     background: { sections: [{ id: "about_user", title: "About the User", promotion: "auto" }] },
+ *     plugins: [
+ *       { name: "Safety", text: "## Safety\n\nAsk before deleting anything.", position: { after: "Identity" } }
+ *     ]
+ *   })
+ *   const agent = yield* StablePrefix.buildAgent(config)
+ *   return agent.text // the system prompt
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import {
+  Background,
+  type MemoryOverlay,
+  MemoryRecord,
+  type MemoryStore,
+  type MemoryStoreError,
+  type PromotionStore,
+  PromptFragment,
+  type RoutingSpecs
+} from "@engram/core"
+import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as internal from "./internal/stablePrefix.js"
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The built-in sections, by name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const BuiltinSection = Schema.Literal(
+  "Identity",
+  "Operating Model",
+  "Delegation Roster",
+  "Tool Guidance",
+  "Guidelines",
+  "Context"
+)
+/** @since 0.1.0 @category models */
+export type BuiltinSection = typeof BuiltinSection.Type
+
+/**
+ * The built-in sections in authority order (first wins).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const AUTHORITY_ORDER: ReadonlyArray<BuiltinSection> = BuiltinSection.literals
+
+/**
+ * An agent the roster offers for delegation. Rendered `- **name**: description`, on one line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RosterEntry = Schema.Struct({
+  name: Schema.NonEmptyString,
+  description: Schema.String
+}).annotations({ identifier: "RosterEntry" })
+/** @since 0.1.0 @category models */
+export type RosterEntry = typeof RosterEntry.Type
+
+/**
+ * Usage notes for one tool. Rendered under `### {tool}`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ToolGuidance = Schema.Struct({
+  tool: Schema.NonEmptyString,
+  guidance: Schema.String
+}).annotations({ identifier: "ToolGuidance" })
+/** @since 0.1.0 @category models */
+export type ToolGuidance = typeof ToolGuidance.Type
+
+/**
+ * Where a plugin section goes: right `before` or right `after` the named section. Several
+ * sections anchored at the same place keep their declaration order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SectionPosition = Schema.Union(
+  Schema.Struct({ before: Schema.NonEmptyString }),
+  Schema.Struct({ after: Schema.NonEmptyString })
+).annotations({ identifier: "SectionPosition" })
+/** @since 0.1.0 @category models */
+export type SectionPosition = typeof SectionPosition.Type
+
+/**
+ * A section a plugin contributes: its name (unique among all sections; other plugins may anchor
+ * on it), its authored text (rendered as given, trimmed; blank renders nothing), its position,
+ * and who configured it (default `role`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const PluginSection = Schema.Struct({
+  name: Schema.NonEmptyString,
+  text: Schema.String,
+  position: SectionPosition,
+  source: Schema.optionalWith(PromptFragment.SectionSource, { default: () => "role" as const, exact: true })
+}).annotations({ identifier: "PluginSection" })
+/** @since 0.1.0 @category models */
+export type PluginSection = typeof PluginSection.Type
+
+const Chars = Schema.Number.pipe(
+  Schema.nonNegative({ message: () => "a budget is a number of characters, 0 or more" })
+)
+
+/**
+ * The overlay's character budgets (see `MemoryOverlay.OverlayBudget`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const OverlayBudget = Schema.Struct({
+  totalChars: Schema.optional(Chars),
+  sectionChars: Schema.optional(Chars),
+  perSection: Schema.optional(Schema.Record({ key: Schema.String, value: Chars }))
+}).annotations({ identifier: "OverlayBudget" })
+
+/**
+ * Everything a stable prefix is built from, as plain, serializable data (routing specs are code,
+ * so the config names one and `RoutingSpecs` resolves it).
+ *
+ * - `persona`, `operatingModel`, `roster`, `toolGuidance`, `guidelines`: the first five sections.
+ * - `background`: the declared Background; `spec` names the routing spec whose promotion rows
+ *   fill it (without one, the Background is rendered as authored); `scope` is where those
+ *   memories live (default `global`); `overlayBudget` caps the memory entries.
+ * - `awareness`: authored text rendered under the Background, inside `## Context`.
+ * - `scopes`: the memory scopes the agent's projection reads (default `[scope]`).
+ * - `plugins`: extra sections, placed by name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const AgentConfig = Schema.Struct({
+  name: Schema.optional(Schema.NonEmptyString),
+  persona: Schema.optionalWith(Schema.String, { default: () => "", exact: true }),
+  operatingModel: Schema.optionalWith(Schema.String, { default: () => "", exact: true }),
+  roster: Schema.optionalWith(Schema.Array(RosterEntry), { default: () => [], exact: true }),
+  toolGuidance: Schema.optionalWith(Schema.Array(ToolGuidance), { default: () => [], exact: true }),
+  guidelines: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [], exact: true }),
+  background: Schema.optionalWith(Background.Background, { default: () => Background.empty, exact: true }),
+  awareness: Schema.optionalWith(Schema.String, { default: () => "", exact: true }),
+  spec: Schema.optional(Schema.NonEmptyString),
+  scope: Schema.optionalWith(MemoryRecord.Scope, { default: () => "global", exact: true }),
+  scopes: Schema.optional(Schema.Array(MemoryRecord.Scope)),
+  overlayBudget: Schema.optional(OverlayBudget),
+  plugins: Schema.optionalWith(Schema.Array(PluginSection), { default: () => [], exact: true })
+}).annotations({ identifier: "AgentConfig" })
+/** @since 0.1.0 @category models */
+export type AgentConfig = typeof AgentConfig.Type
+/**
+ * What authors write: every field may be omitted.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AgentConfigInput = typeof AgentConfig.Encoded
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The configuration did not decode; `problem` names the field.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidAgentConfig extends Schema.TaggedError<InvalidAgentConfig>()("InvalidAgentConfig", {
+  problem: Schema.String
+}) {
+  override get message() {
+    return `invalid agent config: ${this.problem}`
+  }
+}
+
+/**
+ * A plugin section is placed relative to a section that does not exist.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownSectionAnchor extends Schema.TaggedError<UnknownSectionAnchor>()("UnknownSectionAnchor", {
+  section: Schema.String,
+  anchor: Schema.String,
+  known: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `section "${this.section}" is placed relative to "${this.anchor}", which is not a section ` +
+      `(known: ${this.known.map((name) => `"${name}"`).join(", ")})`
+  }
+}
+
+/**
+ * Plugin sections are anchored on each other in a cycle, so none of them has a place. `cycle`
+ * lists the sections in anchor order, the first repeated at the end.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SectionOrderCycle extends Schema.TaggedError<SectionOrderCycle>()("SectionOrderCycle", {
+  cycle: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `plugin sections are anchored in a cycle: ${this.cycle.map((name) => `"${name}"`).join(" → ")}; ` +
+      `anchor one of them on a built-in section`
+  }
+}
+
+/**
+ * Two sections share a name (a plugin reusing a built-in name, or two plugins).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DuplicateSection extends Schema.TaggedError<DuplicateSection>()("DuplicateSection", {
+  name: Schema.String
+}) {
+  override get message() {
+    return `two sections are named "${this.name}"; section names must be unique`
+  }
+}
+
+/**
+ * Why sections could not be ordered.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type SectionOrderError = UnknownSectionAnchor | SectionOrderCycle | DuplicateSection
+
+// ---------------------------------------------------------------------------------------------
+// Building
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Decodes an agent configuration (JSON, a config file), filling in defaults. Unknown fields are
+ * refused, so a misspelt field is an error rather than silently ignored.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decodeConfig: (input: unknown) => Effect.Effect<AgentConfig, InvalidAgentConfig> = internal.decodeConfig
+
+/**
+ * The order of every section, built-ins and plugins, by name. Built-ins keep authority order;
+ * each plugin goes right before or after its anchor, several at one place in declaration order,
+ * and a plugin anchored on a plugin travels with it. Deterministic: it depends only on the
+ * declarations, and every `before`/`after` constraint holds in the result.
+ *
+ * @since 0.1.0
+ * @category ordering
+ */
+export const orderSections: (
+  plugins: ReadonlyArray<Pick<PluginSection, "name" | "position">>
+) => Either.Either<ReadonlyArray<string>, SectionOrderError> = internal.orderSections
+
+/**
+ * Renders the prefix from a config and its (already composed) Background: the sections in
+ * {@link orderSections} order, each as attributed fragments; sections with nothing to say are
+ * left out. Pure.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderPrefix: (
+  config: AgentConfig,
+  background: Background.Background
+) => Either.Either<ReadonlyArray<PromptFragment.AgentPromptSectionData>, SectionOrderError> = internal.renderPrefix
+
+/**
+ * A built agent's prefix.
+ *
+ * - `prefix`: the sections, attributed (memory entries carry their record ids).
+ * - `text`: the system prompt, `PromptFragment.joinPrompt(prefix)`.
+ * - `report`: the overlay report (one outcome per placed record, never content).
+ * - `composedIds`: the records composed into the prefix; pass them to the projection as
+ *   `inPrefix` so no memory reaches the model twice.
+ * - `background`: the composed Background.
+ * - `scopes`: the memory scopes the agent reads.
+ * - `skipped`, `missing`: promotion rows or records that could not be read or joined.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BuiltAgent {
+  readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
+  readonly text: string
+  readonly report: MemoryOverlay.OverlayReport
+  readonly composedIds: ReadonlyArray<string>
+  readonly background: Background.Background
+  readonly scopes: ReadonlyArray<MemoryRecord.Scope>
+  readonly missing: ReadonlyArray<string>
+  readonly skipped: { readonly promotionRows: number; readonly records: number }
+}
+
+/**
+ * Builds an agent's stable prefix. The section order is checked first (a bad plugin anchor fails
+ * before any store is read). With a `spec`, the Background is composed from the scope's promotion
+ * rows and their records by `AgentBackground.composeAgentBackground`; without one, it is rendered
+ * as authored and the report has no outcomes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const buildAgent: (
+  config: AgentConfig
+) => Effect.Effect<
+  BuiltAgent,
+  | SectionOrderError
+  | RoutingSpecs.RoutingSpecNotFound
+  | PromotionStore.PromotionStoreFailure
+  | MemoryStoreError.MemoryStoreFailure,
+  RoutingSpecs.RoutingSpecs | PromotionStore.PromotionStore | MemoryStore.MemoryStore
+> = internal.buildAgent

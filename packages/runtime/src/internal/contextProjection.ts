@@ -1,0 +1,210 @@
+/**
+ * The body of `ContextProjection`: what each section reads from the stores, and the one call to
+ * the pure composer.
+ */
+import {
+  type MemoryRecord,
+  MemoryStore,
+  MemoryWrite,
+  PriorSessionDigest,
+  ProjectedContext,
+  SessionStore,
+  TelemetryStore,
+  TokenEstimator
+} from "@engram/core"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import {
+  budgetOf,
+  type ContextProjectionService,
+  ProjectionFailure,
+  type ProjectionRequest,
+  type ProjectionSettings,
+  SUMMARY_KIND
+} from "../ContextProjection.js"
+
+/** Records per page when reading every always-on record. */
+const PAGE = 500
+/** Summaries per page when scanning for the newest prior sessions. */
+const DIGEST_PAGE = 32
+/** Summaries scanned at most for a `newest` digest (so a session writing many summaries cannot stall a turn). */
+const DIGEST_SCAN_MAX = 1_000
+/** Search hits read for a `relevant` digest. */
+const DIGEST_SEARCH_LIMIT = 100
+
+const isSessionId = Schema.is(SessionStore.SessionId)
+
+interface Read<A> {
+  readonly value: A
+  readonly skipped: number
+}
+
+export const make = (
+  settings: ProjectionSettings
+): Effect.Effect<ContextProjectionService, never, MemoryStore.MemoryStore | TelemetryStore.TelemetryStore> =>
+  Effect.gen(function*() {
+    const memories = yield* MemoryStore.MemoryStore
+    const telemetry = yield* TelemetryStore.TelemetryStore
+    const budget = budgetOf(settings)
+    const digestMode = settings.digest ?? PriorSessionDigest.DEFAULT_DIGEST_MODE
+
+    /** Every deliverable always-on record in the scopes, newest first. */
+    const readAlwaysOn = (scopes: ReadonlyArray<MemoryRecord.Scope>) =>
+      Effect.gen(function*() {
+        const records: Array<MemoryRecord.MemoryRecord> = []
+        let skipped = 0
+        let cursor: string | undefined
+        do {
+          const page = yield* memories.list({
+            scopes,
+            deliveryPolicies: ["always"],
+            deliverable: true,
+            limit: PAGE,
+            ...(cursor !== undefined ? { cursor } : {})
+          })
+          records.push(...page.records)
+          skipped += page.skipped
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+        return { value: records, skipped } satisfies Read<ReadonlyArray<MemoryRecord.MemoryRecord>>
+      })
+
+    /** Candidate prior sessions: summaries of sessions other than the current one. */
+    const readDigest = (request: ProjectionRequest, sessionId: SessionStore.SessionId) =>
+      Effect.gen(function*() {
+        const candidates: Array<PriorSessionDigest.PriorSession> = []
+        const sessions = new Set<string>()
+        const admit = (record: MemoryRecord.MemoryRecord) => {
+          const session = PriorSessionDigest.fromRecord(record)
+          if (Option.isSome(session) && session.value.sessionId !== sessionId) {
+            candidates.push(session.value)
+            sessions.add(session.value.sessionId)
+          }
+        }
+        let skipped = 0
+        if (settings.digestLimit > 0 && digestMode === "relevant" && request.query.trim() !== "") {
+          // The store's own keyword search is the relevance gate; selectDigest's predicate agrees
+          // with it token for token and only ranks the hits.
+          const found = yield* memories.search(request.query, {
+            kinds: [SUMMARY_KIND],
+            deliverable: true,
+            limit: DIGEST_SEARCH_LIMIT
+          })
+          skipped += found.skipped
+          for (const hit of found.hits) admit(hit.record)
+        } else if (settings.digestLimit > 0 && digestMode === "newest") {
+          let cursor: string | undefined
+          let scanned = 0
+          do {
+            const page = yield* memories.list({
+              kinds: [SUMMARY_KIND],
+              deliverable: true,
+              limit: DIGEST_PAGE,
+              ...(cursor !== undefined ? { cursor } : {})
+            })
+            skipped += page.skipped
+            scanned += page.records.length
+            for (const record of page.records) admit(record)
+            cursor = page.nextCursor
+          } while (cursor !== undefined && sessions.size < settings.digestLimit && scanned < DIGEST_SCAN_MAX)
+        }
+        const entries = PriorSessionDigest.selectDigest(candidates, {
+          mode: digestMode,
+          currentSessionId: sessionId,
+          query: request.query,
+          limit: settings.digestLimit
+        })
+        return { value: entries, skipped } satisfies Read<ReadonlyArray<PriorSessionDigest.DigestEntry>>
+      })
+
+    const readRecall = (request: ProjectionRequest) =>
+      request.query.trim() === ""
+        ? Effect.succeed({ value: [], skipped: 0 })
+        : Effect.map(
+          memories.search(request.query, { scopes: request.scopes, deliverable: true, limit: settings.recallLimit }),
+          (found) => ({ value: found.hits, skipped: found.skipped })
+        )
+
+    const project = (request: ProjectionRequest) => {
+      const failure = (cause: unknown) =>
+        new ProjectionFailure({ sessionId: request.sessionId, turn: request.turn, cause })
+      return Effect.gen(function*() {
+        const sessionId = request.sessionId
+        if (!isSessionId(sessionId)) {
+          return yield* Effect.fail(
+            failure(
+              new Error(`"${sessionId}" is not a session id (1-200 characters, no whitespace or control characters)`)
+            )
+          )
+        }
+        if (!Number.isInteger(request.turn) || request.turn < 0) {
+          return yield* Effect.fail(failure(new Error(`turn must be a non-negative integer, got ${request.turn}`)))
+        }
+        const estimator = yield* TokenEstimator.TokenEstimator
+        const now = yield* MemoryWrite.now
+        const sections = new Set(ProjectedContext.sectionsFor(request.mode))
+        const none = { value: [], skipped: 0 }
+
+        // Only what the mode composes is read: incognito and subagent projections never touch memory.
+        const alwaysOn = sections.has("always_on_memory") ? yield* readAlwaysOn(request.scopes) : none
+        const digest = sections.has("prior_sessions") ? yield* readDigest(request, sessionId) : none
+        const recall = sections.has("recalled_memory") ? yield* readRecall(request) : none
+        const skipped = alwaysOn.skipped + digest.skipped + recall.skipped
+        if (skipped > 0) {
+          yield* Effect.logWarning("projection skipped stored memory rows that failed to decode").pipe(
+            Effect.annotateLogs({ sessionId, turn: request.turn, skipped })
+          )
+        }
+
+        // A summary the digest already carries is not recalled a second time.
+        const inDigest = new Set(
+          digest.value.flatMap((entry) => (entry.memoryId !== undefined ? [entry.memoryId] : []))
+        )
+        const projection = ProjectedContext.composeProjectedContext(
+          {
+            now,
+            ...(request.workingState !== undefined ? { workingState: request.workingState } : {}),
+            alwaysOn: alwaysOn.value,
+            ...(request.skills !== undefined ? { skills: request.skills } : {}),
+            digest: digest.value,
+            recall: recall.value.filter((hit) => !inDigest.has(hit.record.id)),
+            ...(request.inPrefix !== undefined ? { inPrefix: request.inPrefix } : {})
+          },
+          {
+            mode: request.mode,
+            budget,
+            estimator,
+            ...(settings.skillsMinRows !== undefined ? { skillsMinRows: settings.skillsMinRows } : {})
+          }
+        )
+
+        for (const warning of projection.budget.warnings) {
+          yield* Effect.logWarning(warning.message).pipe(
+            Effect.annotateLogs({ sessionId, turn: request.turn, code: warning.code })
+          )
+        }
+        // A subagent has no projection to log; every other mode logs what it delivered (an
+        // incognito row names sections only: its projection holds no memory).
+        if (request.record !== false && request.mode !== "subagent") {
+          yield* telemetry.appendInjection(
+            TelemetryStore.fromProjection(projection, { sessionId, turn: request.turn, at: now })
+          )
+        }
+        yield* Effect.annotateCurrentSpan({
+          usedChars: projection.budget.usedChars,
+          budgetChars: projection.budget.budgetChars ?? -1,
+          memories: projection.injection.memoryIds.length,
+          shed: projection.budget.shed.length
+        })
+        return projection
+      }).pipe(
+        Effect.mapError((error) => (error instanceof ProjectionFailure ? error : failure(error))),
+        Effect.withSpan("engram.projection", {
+          attributes: { sessionId: request.sessionId, turn: request.turn, mode: request.mode }
+        })
+      )
+    }
+
+    return { project } satisfies ContextProjectionService
+  })

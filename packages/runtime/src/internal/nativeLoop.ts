@@ -1,0 +1,370 @@
+/**
+ * The body of `NativeRuntime`: building an agent, the turn, the resume and the round loop.
+ */
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as Tool from "@effect/ai/Tool"
+import { MemoryWrite, type ProjectedContext, SessionStore } from "@engram/core"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { ContextProjection } from "../ContextProjection.js"
+import * as MemoryTools from "../MemoryTools.js"
+import * as ModelRequest from "../ModelRequest.js"
+import {
+  type ApprovalDecision,
+  CallLimitReached,
+  DEFAULT_MAX_CALLS,
+  InvalidTurn,
+  type NativeAgent,
+  type NativeAgentOptions,
+  type NativeMode,
+  NothingToResume,
+  SessionAwaitingApproval,
+  type Tools,
+  type TurnResult
+} from "../NativeRuntime.js"
+import * as PromptObserver from "../PromptObserver.js"
+
+type ToolName = keyof Tools & string
+
+const offeredIn = (mode: NativeMode): ReadonlyArray<ToolName> =>
+  mode === "incognito" ? [] : mode === "subagent" ? ["memory_recall"] : ["memory_save", "memory_recall"]
+
+export const make = (options: NativeAgentOptions) =>
+  Effect.gen(function*() {
+    const toolkit = yield* Effect.provide(MemoryTools.MemoryToolkit, MemoryTools.layer(options.memory))
+    const approval = options.approval
+    const needsApproval = approval === undefined
+      ? () => false
+      : typeof approval === "function"
+      ? approval
+      : (call: SessionStore.ToolCall) => approval.includes(call.name)
+    const mode = options.mode ?? "native"
+    const agent: NativeAgent = {
+      prefix: options.prefix,
+      composedIds: options.composedIds ?? [],
+      scopes: options.scopes ?? [options.memory.scope],
+      mode,
+      workingState: options.workingState,
+      skills: options.skills,
+      maxCalls: Math.max(1, Math.floor(options.maxCalls ?? DEFAULT_MAX_CALLS)),
+      offered: offeredIn(mode),
+      toolkit,
+      needsApproval
+    }
+    return agent
+  })
+
+// ---------------------------------------------------------------------------------------------
+// JSON and tool calls
+// ---------------------------------------------------------------------------------------------
+
+const isJson = Schema.is(SessionStore.JsonValue)
+
+/** A value as JSON: itself when it already is, else its JSON round trip (`undefined` → null). */
+const toJson = (value: unknown): SessionStore.JsonValue => {
+  if (isJson(value)) return value
+  try {
+    const text = JSON.stringify(value)
+    return text === undefined ? null : (JSON.parse(text) as SessionStore.JsonValue)
+  } catch {
+    return String(value)
+  }
+}
+
+const describe = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? error.message
+    : String(error)
+
+// `Toolkit.handle` decodes its parameters with the tool's schema (`Schema.decodeUnknown`), so the
+// encoded parameters a model sends are what it takes at run time; its static type names the
+// decoded form, hence this one widening.
+type HandleEncoded = (
+  name: string,
+  params: unknown
+) => Effect.Effect<Tool.HandlerResult<Tool.Any>, unknown>
+
+const runCall = (agent: NativeAgent, call: SessionStore.ToolCall): Effect.Effect<SessionStore.ToolResult> => {
+  if (!(agent.offered as ReadonlyArray<string>).includes(call.name)) {
+    return Effect.succeed({
+      id: call.id,
+      name: call.name,
+      isFailure: true,
+      result: { error: `the tool ${call.name} is not available to this agent` }
+    })
+  }
+  const handle = agent.toolkit.handle as HandleEncoded
+  return handle(call.name, call.params).pipe(
+    Effect.map((outcome): SessionStore.ToolResult => ({
+      id: call.id,
+      name: call.name,
+      isFailure: outcome.isFailure,
+      result: toJson(outcome.encodedResult)
+    })),
+    Effect.catchAll((error) =>
+      Effect.as(
+        Effect.logWarning("a tool call failed").pipe(
+          Effect.annotateLogs({ tool: call.name, problem: describe(error) })
+        ),
+        { id: call.id, name: call.name, isFailure: true, result: { error: describe(error) } }
+      )
+    ),
+    Effect.withSpan("agent.tool", { attributes: { tool: call.name } })
+  )
+}
+
+const denied = (call: SessionStore.ToolCall, reason: string | undefined): SessionStore.ToolResult => ({
+  id: call.id,
+  name: call.name,
+  isFailure: true,
+  result: {
+    error: `the operator did not approve this call${reason !== undefined && reason !== "" ? `: ${reason}` : ""}`
+  }
+})
+
+/** A call as stored: the tool's parameters re-encoded to the JSON the model sent. */
+const storedCall = (
+  agent: NativeAgent,
+  part: { readonly id: string; readonly name: string; readonly params: unknown }
+): SessionStore.ToolCall => {
+  const tool: Tool.Any | undefined = (agent.toolkit.tools as Record<string, Tool.Any>)[part.name]
+  const encoded = tool === undefined
+    ? Either.right(part.params)
+    : Schema.encodeUnknownEither(tool.parametersSchema as Schema.Schema<unknown, unknown>)(part.params)
+  return { id: part.id, name: part.name, params: toJson(Either.getOrElse(encoded, () => part.params)) }
+}
+
+interface Reply {
+  readonly text: string
+  readonly calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly params: unknown }>
+}
+
+const callModel = (agent: NativeAgent, request: ModelRequest.ModelRequest) =>
+  agent.offered.length === 0
+    ? Effect.map(LanguageModel.generateText({ prompt: request.prompt }), (response): Reply => ({
+      text: response.text,
+      calls: []
+    }))
+    : Effect.map(
+      LanguageModel.generateText({
+        prompt: request.prompt,
+        toolkit: agent.toolkit,
+        toolChoice: agent.offered.length === Object.keys(agent.toolkit.tools).length
+          ? "auto"
+          : { mode: "auto", oneOf: agent.offered },
+        // The loop runs the calls itself: some wait for approval, and results are stored first.
+        disableToolCallResolution: true
+      }),
+      (response): Reply => ({
+        text: response.text,
+        calls: response.toolCalls.filter((part) => !part.providerExecuted)
+      })
+    )
+
+// ---------------------------------------------------------------------------------------------
+// The turn
+// ---------------------------------------------------------------------------------------------
+
+/** Everything fixed for the duration of one turn. The projection lives here and nowhere else. */
+export interface Turn {
+  readonly agent: NativeAgent
+  readonly sessionId: string
+  readonly turn: number
+  readonly history: ReadonlyArray<SessionStore.SessionMessage>
+  readonly input: SessionStore.OperatorMessage
+  readonly projection: ProjectedContext.ProjectedContext
+}
+
+const isSessionId = Schema.is(SessionStore.SessionId)
+
+const validSession = (sessionId: string) =>
+  isSessionId(sessionId)
+    ? Effect.void
+    : Effect.fail(
+      new InvalidTurn({
+        problem: `"${sessionId}" is not a session id (1-200 characters, no whitespace or control characters)`
+      })
+    )
+
+export const isOperatorInput = (message: SessionStore.SessionMessage): message is SessionStore.OperatorMessage =>
+  message._tag === "OperatorMessage" && !SessionStore.isLegacyContextFrame(message)
+
+/** The turn number a new operator input opens: one more than the operator inputs stored. */
+const nextTurn = (messages: ReadonlyArray<SessionStore.SessionMessage>): number =>
+  messages.filter(isOperatorInput).length + 1
+
+export const project = (turn: Omit<Turn, "projection">, record = true) =>
+  Effect.flatMap(ContextProjection, (projection) =>
+    projection.project({
+      sessionId: turn.sessionId,
+      turn: turn.turn,
+      query: turn.input.text,
+      scopes: turn.agent.scopes,
+      mode: turn.agent.mode,
+      inPrefix: turn.agent.composedIds,
+      ...(turn.agent.workingState !== undefined ? { workingState: turn.agent.workingState } : {}),
+      ...(turn.agent.skills !== undefined ? { skills: turn.agent.skills } : {}),
+      record
+    }))
+
+/** Calls the model until it answers without calling a tool, a call needs approval, or the limit. */
+const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage>, startCall: number) =>
+  Effect.gen(function*() {
+    const sessions = yield* SessionStore.SessionStore
+    const { agent, sessionId } = turn
+    let rounds = startRounds
+    let call = startCall
+    while (true) {
+      if (call >= agent.maxCalls) {
+        return yield* new CallLimitReached({ sessionId, turn: turn.turn, calls: call })
+      }
+      const request = ModelRequest.compose({
+        prefix: agent.prefix,
+        history: turn.history,
+        input: turn.input,
+        rounds,
+        projection: turn.projection
+      })
+      yield* PromptObserver.observe({
+        sessionId,
+        turn: turn.turn,
+        call,
+        request,
+        tools: agent.offered,
+        projection: turn.projection
+      })
+      const reply = yield* callModel(agent, request).pipe(
+        Effect.withSpan("agent.model.call", { attributes: { sessionId, turn: turn.turn, call } })
+      )
+      call++
+      const calls = reply.calls.map((part) => storedCall(agent, part))
+      const assistant = new SessionStore.AssistantMessage({
+        text: reply.text,
+        toolCalls: calls,
+        at: yield* MemoryWrite.now
+      })
+      if (calls.length === 0) {
+        yield* sessions.append(sessionId, [assistant])
+        const done: TurnResult = {
+          _tag: "Completed",
+          sessionId,
+          turn: turn.turn,
+          text: reply.text,
+          projection: turn.projection,
+          calls: call
+        }
+        return done
+      }
+      const gated = calls.filter(agent.needsApproval)
+      if (gated.length > 0) {
+        yield* sessions.append(sessionId, [assistant])
+        yield* sessions.putInterrupt(
+          sessionId,
+          new SessionStore.PendingInterrupt({
+            turn: turn.turn,
+            toolCalls: gated,
+            reason: `the operator's approval is needed for ${gated.map((c) => c.name).join(", ")}`,
+            at: yield* MemoryWrite.now,
+            detail: { call }
+          })
+        )
+        yield* Effect.logInfo("turn suspended for approval").pipe(
+          Effect.annotateLogs({ sessionId, turn: turn.turn, tools: gated.map((c) => c.name).join(",") })
+        )
+        const suspended: TurnResult = {
+          _tag: "Suspended",
+          sessionId,
+          turn: turn.turn,
+          pending: gated,
+          projection: turn.projection,
+          calls: call
+        }
+        return suspended
+      }
+      const results = yield* Effect.forEach(calls, (c) => runCall(agent, c))
+      const tool = new SessionStore.ToolMessage({ results, at: yield* MemoryWrite.now })
+      yield* sessions.append(sessionId, [assistant, tool])
+      rounds = [...rounds, assistant, tool]
+    }
+  })
+
+export const runTurn = (options: {
+  readonly agent: NativeAgent
+  readonly sessionId: string
+  readonly input: string
+}) =>
+  Effect.gen(function*() {
+    const { agent, sessionId } = options
+    yield* validSession(sessionId)
+    const sessions = yield* SessionStore.SessionStore
+    const pending = yield* sessions.getInterrupt(sessionId)
+    if (Option.isSome(pending)) {
+      return yield* new SessionAwaitingApproval({
+        sessionId,
+        turn: pending.value.turn,
+        tools: pending.value.toolCalls.map((call) => call.name)
+      })
+    }
+    const history = (yield* sessions.load(sessionId)).messages
+    const turnNumber = nextTurn(history)
+    const input = new SessionStore.OperatorMessage({ text: options.input, at: yield* MemoryWrite.now })
+    const base = { agent, sessionId, turn: turnNumber, history, input }
+    // Projected once per turn; the value stays in this fiber and goes nowhere else.
+    const projection = yield* project(base)
+    yield* sessions.append(sessionId, [input])
+    return yield* loop({ ...base, projection }, [], 0)
+  }).pipe(Effect.withSpan("agent.turn", { attributes: { sessionId: options.sessionId } }))
+
+export const resume = (options: {
+  readonly agent: NativeAgent
+  readonly sessionId: string
+  readonly decision: ApprovalDecision
+}) =>
+  Effect.gen(function*() {
+    const { agent, decision, sessionId } = options
+    yield* validSession(sessionId)
+    const sessions = yield* SessionStore.SessionStore
+    const nothing = (problem: string) => new NothingToResume({ sessionId, problem })
+    const interrupt = yield* sessions.getInterrupt(sessionId)
+    if (Option.isNone(interrupt)) return yield* nothing("it has no turn waiting for approval")
+    const messages = (yield* sessions.load(sessionId)).messages
+    let start = messages.length - 1
+    while (start >= 0 && !isOperatorInput(messages[start]!)) start--
+    if (start < 0) return yield* nothing("it holds no operator input")
+    const input = messages[start] as SessionStore.OperatorMessage
+    const rounds = messages.slice(start + 1)
+    const visible = SessionStore.modelView(rounds).messages
+    const last = visible[visible.length - 1]
+    const waiting = interrupt.value.toolCalls
+    if (
+      last === undefined || last._tag !== "AssistantMessage" ||
+      !waiting.every((pending) => last.toolCalls.some((call) => call.id === pending.id))
+    ) {
+      return yield* nothing("the stored session does not end with the tool calls that wait for approval")
+    }
+    const base = { agent, sessionId, turn: interrupt.value.turn, history: messages.slice(0, start), input }
+    // A resumed turn starts without its projection: project again, once, with the newest input.
+    const projection = yield* project(base)
+
+    const approved = (call: SessionStore.ToolCall): boolean => {
+      switch (decision._tag) {
+        case "ApproveAll":
+          return true
+        case "DenyAll":
+          return false
+        case "ApproveOnly":
+          return decision.ids.includes(call.id)
+      }
+    }
+    const reason = decision._tag === "ApproveAll" ? undefined : decision.reason
+    const isWaiting = (call: SessionStore.ToolCall) => waiting.some((pending) => pending.id === call.id)
+    const results = yield* Effect.forEach(last.toolCalls, (call) =>
+      !isWaiting(call) || approved(call) ? runCall(agent, call) : Effect.succeed(denied(call, reason)))
+    const tool = new SessionStore.ToolMessage({ results, at: yield* MemoryWrite.now })
+    yield* sessions.append(sessionId, [tool])
+    yield* sessions.clearInterrupt(sessionId)
+    const calls = visible.filter((message) => message._tag === "AssistantMessage").length
+    return yield* loop({ ...base, projection }, [...rounds, tool], calls)
+  }).pipe(Effect.withSpan("agent.resume", { attributes: { sessionId: options.sessionId } }))

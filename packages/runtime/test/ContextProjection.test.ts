@@ -1,0 +1,447 @@
+import { describe, expect, it } from "@effect/vitest"
+import {
+  IdGenerator,
+  type MemoryRecord,
+  MemoryStore,
+  ProjectedContext,
+  TelemetryStore,
+  TokenEstimator
+} from "@engram/core"
+import { ContextProjection } from "@engram/runtime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+
+/** A memory store that records every read (get, list, search) it serves. */
+const spiedStore = () => {
+  const reads: Array<string> = []
+  const layer = Layer.effect(
+    MemoryStore.MemoryStore,
+    Effect.map(MemoryStore.MemoryStore, (inner): MemoryStore.MemoryStoreService => ({
+      ...inner,
+      get: (ids, options) => Effect.zipRight(Effect.sync(() => reads.push("get")), inner.get(ids, options)),
+      list: (query) =>
+        Effect.zipRight(Effect.sync(() => reads.push(`list ${JSON.stringify(query)}`)), inner.list(query)),
+      search: (text, options) =>
+        Effect.zipRight(Effect.sync(() => reads.push(`search ${text}`)), inner.search(text, options))
+    }))
+  ).pipe(Layer.provide(MemoryStore.layerMemory))
+  return { reads, layer }
+}
+
+const world = (settings: Partial<ContextProjection.ProjectionSettings> = {}) => {
+  const spy = spiedStore()
+  const stores = Layer.mergeAll(spy.layer, TelemetryStore.layerMemory, IdGenerator.sequential("mem"))
+  return { reads: spy.reads, layer: ContextProjection.layerSettings(settings).pipe(Layer.provideMerge(stores)) }
+}
+
+/** Writes each input in its own call, one second apart, so creation order is newest-last. */
+const write = (...inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
+  Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    const out: Array<MemoryRecord.MemoryRecord> = []
+    for (const input of inputs) {
+      out.push(...(yield* store.write([input])))
+      yield* TestClock.adjust("1 second")
+    }
+    return out
+  })
+
+/**
+ * A store with one of everything: an always-on profile, recallable facts (one rejected, one in
+ * a scope the agent does not read), the summary of a prior session, and the summary of the
+ * current session.
+ */
+const seed = Effect.gen(function*() {
+  const [name, staging, rejected, elsewhere, prior, weather, current] = yield* write(
+    { content: "My name is Doug", kind: "profile", label: "name", deliveryPolicy: "always", sourceType: "operator" },
+    { content: "The staging database is db-2", kind: "fact", sourceType: "operator" },
+    { content: "The staging database is db-9", kind: "fact", sourceType: "conversation" },
+    { content: "The staging database of project x is db-7", kind: "fact", scope: "project:x", sourceType: "operator" },
+    ContextProjection.summaryInput("s-41", "Planned the staging database migration to Postgres"),
+    ContextProjection.summaryInput("s-40", "Talked about the weather"),
+    ContextProjection.summaryInput("s-now", "This very session, about the staging database")
+  )
+  yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.setReviewState(rejected!.id, "rejected"))
+  return {
+    name: name!,
+    staging: staging!,
+    rejected: rejected!,
+    elsewhere: elsewhere!,
+    prior: prior!,
+    weather: weather!,
+    current: current!
+  }
+})
+
+const request = (fields: Partial<ContextProjection.ProjectionRequest> = {}): ContextProjection.ProjectionRequest => ({
+  sessionId: "s-now",
+  turn: 0,
+  query: "which staging database?",
+  scopes: ["global"],
+  mode: "native",
+  workingState: "goal: migrate staging\nstep: 2 of 3",
+  skills: [{ name: "deploy", description: "ship a build to staging" }],
+  ...fields
+})
+
+const project = (fields: Partial<ContextProjection.ProjectionRequest> = {}) =>
+  Effect.flatMap(ContextProjection.ContextProjection, (projection) => projection.project(request(fields)))
+
+const injections = (sessionId = "s-now") =>
+  Effect.flatMap(TelemetryStore.TelemetryStore, (telemetry) => telemetry.listInjections(sessionId))
+
+describe("ContextProjection modes (one test per cell of the mode table)", () => {
+  it.effect("native: working state, always-on, skills, prior-session digest and recall, in that order", () => {
+    const { layer } = world()
+    return Effect.gen(function*() {
+      const m = yield* seed
+      const p = yield* project()
+      expect(p.mode).toBe("native")
+      expect(p.sections.map((s) => [s.label, s.status])).toEqual([
+        ["working_state", "included"],
+        ["always_on_memory", "included"],
+        ["skills_index", "included"],
+        ["prior_sessions", "included"],
+        ["recalled_memory", "included"]
+      ])
+      expect(p.text).toBe(
+        [
+          "<working_state>\ngoal: migrate staging\nstep: 2 of 3\n</working_state>",
+          "<skills_index>\n- deploy: ship a build to staging\n</skills_index>",
+          [
+            "<injected_memory>",
+            ProjectedContext.UNTRUSTED_FRAMING,
+            "<always_on_memory>",
+            `- [${m.name.id} · profile · name] My name is Doug`,
+            "</always_on_memory>",
+            "<prior_sessions>",
+            `- [session s-40 · 1970-01-01T00:00:05.000Z] Talked about the weather`,
+            `- [session s-41 · 1970-01-01T00:00:04.000Z] Planned the staging database migration to Postgres`,
+            "</prior_sessions>",
+            "<recalled_memory>",
+            `- [${m.staging.id} · fact] The staging database is db-2`,
+            "</recalled_memory>",
+            "</injected_memory>"
+          ].join("\n")
+        ].join("\n\n")
+      )
+      // never: the rejected fact, another scope's fact, this session's own summary
+      for (const id of [m.rejected.id, m.elsewhere.id, m.current.id]) expect(p.text).not.toContain(id)
+      expect(p.injection.priorSessionIds).toEqual(["s-40", "s-41"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("external: the same bytes as native for the same store, query and state; logged as external", () => {
+    const { layer } = world()
+    return Effect.gen(function*() {
+      yield* seed
+      const native = yield* project({ mode: "native", turn: 0 })
+      const external = yield* project({ mode: "external", turn: 1 })
+      expect(external.text).toBe(native.text)
+      expect(external.sections).toEqual(native.sections)
+      expect(external.injection).toEqual(native.injection)
+      expect(external.budget).toEqual(native.budget)
+      const log = yield* injections()
+      expect(log.rows.map((r) => [r.turn, r.mode])).toEqual([[0, "native"], [1, "external"]])
+      expect(log.rows[1]!.memoryIds).toEqual(native.injection.memoryIds)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("subagent: nothing read, nothing projected, nothing logged", () => {
+    const { layer, reads } = world()
+    return Effect.gen(function*() {
+      yield* seed
+      reads.length = 0
+      const p = yield* project({ mode: "subagent" })
+      expect(p.isEmpty).toBe(true)
+      expect(p.text).toBe("")
+      expect(p.sections).toEqual([])
+      expect(p.budget.suppressed).toEqual(ProjectedContext.SECTION_ORDER)
+      expect(reads).toEqual([])
+      expect((yield* injections()).rows).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("autonomous: the digest is suppressed (not even read); always-on and recall still delivered", () => {
+    const { layer, reads } = world()
+    return Effect.gen(function*() {
+      const m = yield* seed
+      reads.length = 0
+      const p = yield* project({ mode: "autonomous" })
+      expect(p.sections.map((s) => s.label)).toEqual([
+        "working_state",
+        "always_on_memory",
+        "skills_index",
+        "recalled_memory"
+      ])
+      expect(p.budget.suppressed).toEqual(["prior_sessions"])
+      expect(p.text).not.toContain("<prior_sessions>")
+      expect(p.injection.memoryIds).toEqual([m.name.id, m.staging.id])
+      expect(reads.some((read) => read.includes("episode"))).toBe(false)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("incognito: working state and skills only; memory never read; the row names no memory", () => {
+    const { layer, reads } = world()
+    return Effect.gen(function*() {
+      yield* seed
+      reads.length = 0
+      const p = yield* project({ mode: "incognito" })
+      expect(reads).toEqual([])
+      expect(p.text).toBe(
+        "<working_state>\ngoal: migrate staging\nstep: 2 of 3\n</working_state>\n\n" +
+          "<skills_index>\n- deploy: ship a build to staging\n</skills_index>"
+      )
+      expect(p.text).not.toContain(ProjectedContext.ENVELOPE_OPEN)
+      expect(p.injection.memoryIds).toEqual([])
+      const log = yield* injections()
+      expect(log.rows).toHaveLength(1)
+      expect(log.rows[0]).toMatchObject({
+        mode: "incognito",
+        memoryIds: [],
+        sectionLabels: ["working_state", "skills_index"]
+      })
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("ContextProjection injection log", () => {
+  it.effect("writes one row per recorded projection: session, turn, delivered memories and sections, time", () => {
+    const { layer } = world()
+    return Effect.gen(function*() {
+      const m = yield* seed
+      yield* project({ turn: 0 })
+      yield* TestClock.adjust("1 minute")
+      yield* project({ turn: 1, query: "weather tomorrow", workingState: "" })
+      yield* project({ turn: 2, record: false })
+      const log = yield* injections()
+      expect(log.skipped).toBe(0)
+      expect(log.rows.map((row) => ({ turn: row.turn, memoryIds: row.memoryIds, sectionLabels: row.sectionLabels })))
+        .toEqual([
+          {
+            turn: 0,
+            memoryIds: [m.name.id, m.weather.id, m.prior.id, m.staging.id],
+            sectionLabels: ["working_state", "always_on_memory", "skills_index", "prior_sessions", "recalled_memory"]
+          },
+          {
+            turn: 1,
+            memoryIds: [m.name.id, m.weather.id, m.prior.id],
+            sectionLabels: ["always_on_memory", "skills_index", "prior_sessions"]
+          }
+        ])
+      expect(log.rows.map((row) => row.at.epochMillis)).toEqual([7_000, 67_000])
+      expect((yield* injections("s-41")).rows).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a resumed turn writes its own row with the same turn number", () => {
+    const { layer } = world()
+    return Effect.gen(function*() {
+      yield* seed
+      yield* project({ turn: 3 })
+      yield* project({ turn: 3, query: "approved, go on" })
+      expect((yield* injections()).rows.map((row) => row.turn)).toEqual([3, 3])
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("ContextProjection budget", () => {
+  const many = (n: number) =>
+    Array.from({ length: n }, (_, i): MemoryRecord.MemoryWriteInput => ({
+      content: `Deploy note ${i}: ${"the deploy pipeline runs the smoke tests first. ".repeat(6)}`,
+      kind: "fact",
+      sourceType: "operator"
+    }))
+
+  it.effect("never exceeds the budget: recall is shed (lowest score first), never-dropped sections stay whole", () => {
+    // 10k-token window at 8% → 3,200 chars, floored at 16,000.
+    const { layer } = world({ contextWindowTokens: 10_000, recallLimit: 200 })
+    return Effect.gen(function*() {
+      yield* seed
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write(many(200)))
+      const p = yield* project({ query: "deploy" })
+      expect(p.budget.budgetChars).toBe(16_000)
+      expect(p.budget.usedChars).toBe(p.text.length)
+      expect(p.text.length).toBeLessThanOrEqual(16_000)
+      expect(p.section("recalled_memory")?.status).toBe("truncated")
+      expect(p.budget.shed.length).toBeGreaterThan(0)
+      expect(p.budget.shed.every((item) => item.section === "recalled_memory")).toBe(true)
+      for (const label of ["working_state", "always_on_memory", "skills_index"] as const) {
+        expect(p.section(label)?.status).toBe("included")
+      }
+      expect(p.budget.warnings).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("budgetPct 0 is unbounded: every hit up to the recall limit is delivered", () => {
+    const { layer } = world({ budgetPct: 0, recallLimit: 200 })
+    return Effect.gen(function*() {
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write(many(200)))
+      const p = yield* project({ query: "deploy" })
+      expect(p.budget.budgetChars).toBeNull()
+      expect(p.section("recalled_memory")).toMatchObject({ status: "included", items: 200, shed: 0 })
+      expect(p.text.length).toBeGreaterThan(16_000)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("working state and always-on are never dropped: over budget alone, delivered whole with a warning", () => {
+    const { layer } = world({ contextWindowTokens: 10_000 })
+    return Effect.gen(function*() {
+      yield* seed
+      const huge = `plan:\n${"- a step that must not be lost\n".repeat(700)}`
+      const p = yield* project({ workingState: huge })
+      expect(p.text).toContain(huge.trim())
+      expect(p.text).toContain("My name is Doug")
+      expect(p.text.length).toBeGreaterThan(16_000)
+      expect(p.section("recalled_memory")?.status).toBe("dropped")
+      expect(p.section("prior_sessions")?.status).toBe("dropped")
+      expect(p.budget.warnings.map((w) => w.code)).toEqual(["protected-over-budget"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("token figures come from the TokenEstimator in context", () => {
+    const { layer } = world()
+    return Effect.gen(function*() {
+      yield* seed
+      const p = yield* project().pipe(
+        Effect.provideService(TokenEstimator.TokenEstimator, TokenEstimator.make((text) => text.length))
+      )
+      expect(p.budget.usedTokens).toBe(p.text.length)
+      const q = yield* project()
+      expect(q.budget.usedTokens).toBe(Math.ceil(q.text.length / 4))
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("ContextProjection prior-session digest", () => {
+  const sessions = Effect.gen(function*() {
+    yield* write(
+      ContextProjection.summaryInput("s-1", "Chose Postgres for the billing service"),
+      ContextProjection.summaryInput("s-2", "Planned the garden"),
+      ContextProjection.summaryInput("s-3", "Went over the billing invoices"),
+      ContextProjection.summaryInput("s-now", "The billing service, again")
+    )
+  })
+
+  it.effect("newest: the newest other sessions, up to the limit; never the current session", () => {
+    const { layer } = world({ digestLimit: 2 })
+    return Effect.gen(function*() {
+      yield* sessions
+      const p = yield* project({ query: "billing" })
+      expect(p.injection.priorSessionIds).toEqual(["s-3", "s-2"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("relevant: only sessions the store's keyword search finds for the query, most overlap first", () => {
+    const { layer, reads } = world({ digest: "relevant" })
+    return Effect.gen(function*() {
+      yield* sessions
+      reads.length = 0
+      const p = yield* project({ query: "billing service", scopes: ["project:none"] })
+      expect(p.injection.priorSessionIds).toEqual(["s-1", "s-3"])
+      expect(reads).toContain("search billing service")
+      const none = yield* project({ query: "quantum chromodynamics", scopes: ["project:none"] })
+      expect(none.section("prior_sessions")).toBeUndefined()
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("off: no digest", () => {
+    const { layer } = world({ digest: "off" })
+    return Effect.gen(function*() {
+      yield* sessions
+      const p = yield* project({ query: "billing" })
+      expect(p.section("prior_sessions")).toBeUndefined()
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a newer summary of a session replaces the older one; a superseded summary is never used", () => {
+    const { layer } = world()
+    return Effect.gen(function*() {
+      const [old] = yield* write(ContextProjection.summaryInput("s-1", "First draft of the summary"))
+      yield* write(ContextProjection.summaryInput("s-1", "Second draft of the summary"))
+      const p = yield* project()
+      expect(p.text).toContain("Second draft")
+      expect(p.text).not.toContain("First draft")
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
+        store.supersede(old!.id, { content: "Rewritten summary", kind: "episode" }))
+      const q = yield* project()
+      expect(q.text).not.toContain("First draft")
+      expect(q.injection.priorSessionIds).toEqual(["s-1"])
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("ContextProjection delivery rules", () => {
+  it.effect("ids the stable prefix composed are withheld; a digest summary is not recalled twice", () => {
+    const { layer } = world()
+    return Effect.gen(function*() {
+      const m = yield* seed
+      const p = yield* project({ inPrefix: [m.name.id], scopes: ["global", "session:s-41"] })
+      expect(p.text).not.toContain("My name is Doug")
+      expect(p.budget.withheld).toContainEqual({ section: "always_on_memory", ref: m.name.id, reason: "in-prefix" })
+      expect(p.injection.memoryIds.filter((id) => id === m.prior.id)).toHaveLength(1)
+      expect(p.section("recalled_memory")?.memoryIds).not.toContain(m.prior.id)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("expired records stop being delivered once the clock passes their expiry", () => {
+    const { layer } = world()
+    return Effect.gen(function*() {
+      yield* write({ content: "The staging database is db-3 this week", kind: "fact", expiresInDays: 1 })
+      expect((yield* project()).text).toContain("db-3")
+      yield* TestClock.adjust("2 days")
+      expect((yield* project()).text).not.toContain("db-3")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("an invalid session id or turn fails with ProjectionFailure and logs nothing", () => {
+    const { layer } = world()
+    return Effect.gen(function*() {
+      const bad = yield* Effect.either(project({ sessionId: "has space" }))
+      expect(Either.isLeft(bad) && bad.left._tag).toBe("ProjectionFailure")
+      expect(Either.isLeft(bad) && bad.left.message).toContain(`"has space" is not a session id`)
+      const negative = yield* Effect.either(project({ turn: -1 }))
+      expect(Either.isLeft(negative) && negative.left.message).toContain("turn must be a non-negative integer")
+      expect((yield* injections("has space")).rows).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a store failure surfaces as ProjectionFailure naming the session and turn", () => {
+    const failing = Layer.succeed(MemoryStore.MemoryStore, {
+      capabilities: { search: "keyword" },
+      write: () => Effect.die("unused"),
+      restore: () => Effect.die("unused"),
+      get: () => Effect.die("unused"),
+      list: () => Effect.fail(new (class extends Error {})("disk on fire") as never),
+      search: () => Effect.die("unused"),
+      setReviewState: () => Effect.die("unused"),
+      supersede: () => Effect.die("unused"),
+      expire: () => Effect.die("unused")
+    } satisfies MemoryStore.MemoryStoreService)
+    const layer = ContextProjection.layer.pipe(Layer.provide(Layer.merge(failing, TelemetryStore.layerMemory)))
+    return Effect.gen(function*() {
+      const result = yield* Effect.either(project({ turn: 4 }))
+      expect(Either.isLeft(result) && result.left.message).toBe(
+        "projecting context for session s-now, turn 4 failed: disk on fire"
+      )
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("ContextProjection settings", () => {
+  it("decodes settings from config, filling defaults and naming a bad field", () => {
+    expect(ContextProjection.decodeSettings({})).toEqual(Either.right(ContextProjection.defaultSettings))
+    expect(ContextProjection.defaultSettings).toMatchObject({
+      contextWindowTokens: 200_000,
+      digestLimit: 3,
+      recallLimit: 20
+    })
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 200_000 })).toEqual(
+      ContextProjection.budgetOf(ContextProjection.defaultSettings)
+    )
+    const bad = ContextProjection.decodeSettings({ budgetPct: 120 })
+    expect(Either.isLeft(bad) && bad.left.message).toContain("budgetPct")
+  })
+})

@@ -1,0 +1,79 @@
+/**
+ * The PostgreSQL `MemoryStore`: the same semantics as the in-memory reference store, kept in one
+ * table with a GIN-indexed `tsvector` of the shared tokenizer's tokens.
+ *
+ * - Search matches whole tokens, OR-joined, exactly as every other backend: the tokens are stored
+ *   as lexemes verbatim (`array_to_tsvector`) and queried as quoted, OR-joined `tsquery` operands;
+ *   hits are ranked with `ts_rank`.
+ * - Lifecycle operations lock the record's row for their transaction, so concurrent reviews and
+ *   supersessions of one record take turns: the loser of a supersession race gets a
+ *   `MemoryConflict`, and the final state is that of some serial order.
+ * - A stored row that fails to decode is skipped, logged and counted (`skipped` on the result and
+ *   the `engram_memory_rows_skipped` metric, tagged `backend=postgres`).
+ * - Tables are created and upgraded by the Effect migrator (`engram_memory_migrations`).
+ *
+ * @since 0.1.0
+ */
+import type { MigrationError } from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { MemoryStore } from "@engram/core"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as EngramPg from "./EngramPg.js"
+import * as internal from "./internal/pgMemoryStore.js"
+
+/**
+ * Builds the store over the ambient `SqlClient`, migrating its tables first.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<
+  MemoryStore.MemoryStoreService,
+  SqlError | MigrationError,
+  SqlClient.SqlClient
+> = internal.make
+
+/**
+ * The store on a PostgreSQL `SqlClient` you provide (e.g. {@link EngramPg.layerClient}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPg: Layer.Layer<MemoryStore.MemoryStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
+  .effect(MemoryStore.MemoryStore, internal.make)
+
+/**
+ * The store for a connection that must not change the schema — a read replica, or a role
+ * without DDL rights. It runs no migrations; it fails to build unless the tables are already at
+ * this version. Reads work as usual; on a replica, writes and lifecycle operations fail with
+ * `MemoryStoreFailure` (the server refuses them).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPgWithoutMigrations: Layer.Layer<MemoryStore.MemoryStore, SqlError, SqlClient.SqlClient> = Layer
+  .effect(MemoryStore.MemoryStore, internal.makeWithoutMigrations)
+
+/**
+ * The store with its own connection pool: `PgMemoryStore.layer({ url, schema? })`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: EngramPg.ConnectionOptions
+): Layer.Layer<MemoryStore.MemoryStore, SqlError | MigrationError> =>
+  layerPg.pipe(Layer.provide(EngramPg.layerClient(options)))
+
+/**
+ * The store connected from the environment (`ENGRAM_PG_URL`, optional `ENGRAM_PG_SCHEMA` and
+ * `ENGRAM_PG_POOL_SIZE`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: Layer.Layer<MemoryStore.MemoryStore, SqlError | MigrationError | ConfigError.ConfigError> =
+  layerPg.pipe(Layer.provide(EngramPg.layerConfig))

@@ -1,0 +1,97 @@
+/**
+ * The PostgreSQL `SessionStore`: one row per message in `engram_session_messages`, numbered from 0
+ * per session in append order and kept in its encoded JSON form beside its tag and time; at most
+ * one pending interrupt per session in `engram_session_interrupts`. Appends to one session take
+ * turns (a transaction-scoped advisory lock), so concurrent batches never interleave. Migrations
+ * are recorded in `engram_session_migrations`. A stored message that fails to decode is skipped,
+ * logged and counted; a stored interrupt that fails to decode reads as none.
+ *
+ * @since 0.1.0
+ */
+import type { MigrationError } from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { SessionStore } from "@engram/core"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as EngramPg from "./EngramPg.js"
+import * as internal from "./internal/pgSessionStore.js"
+
+/**
+ * The table messages live in.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MESSAGES_TABLE: string = internal.messagesTable
+
+/**
+ * The table pending interrupts live in.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const INTERRUPTS_TABLE: string = internal.interruptsTable
+
+/**
+ * The table the session store's migrations are recorded in.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MIGRATIONS_TABLE: string = internal.sessionMigrationsTable
+
+/**
+ * Migrates the session tables and builds the store over the ambient `SqlClient`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<
+  SessionStore.SessionStoreService,
+  SqlError | MigrationError,
+  SqlClient.SqlClient
+> = internal.make
+
+/**
+ * The session store on a PostgreSQL `SqlClient` you provide (normally the memory store's).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPg: Layer.Layer<SessionStore.SessionStore, SqlError | MigrationError, SqlClient.SqlClient> =
+  Layer.effect(SessionStore.SessionStore, internal.make)
+
+/**
+ * The session store for a connection that must not change the schema (a read replica, a role
+ * without DDL rights): no migrations, and it fails to build unless the tables are already current.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPgWithoutMigrations: Layer.Layer<SessionStore.SessionStore, SqlError, SqlClient.SqlClient> =
+  Layer.effect(SessionStore.SessionStore, internal.makeWithoutMigrations)
+
+/**
+ * The session store with its own connection pool.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: EngramPg.ConnectionOptions
+): Layer.Layer<SessionStore.SessionStore, SqlError | MigrationError> =>
+  layerPg.pipe(Layer.provide(EngramPg.layerClient(options)))
+
+/**
+ * The session store connected from the environment (`ENGRAM_PG_URL`, optional
+ * `ENGRAM_PG_SCHEMA` and `ENGRAM_PG_POOL_SIZE`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: Layer.Layer<
+  SessionStore.SessionStore,
+  SqlError | MigrationError | ConfigError.ConfigError
+> = layerPg.pipe(Layer.provide(EngramPg.layerConfig))

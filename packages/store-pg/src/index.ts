@@ -1,0 +1,11 @@
+/**
+ * @engram/store-pg — PostgreSQL layers for Engram's stores (tsvector/GIN search), with
+ * migrations run by the Effect migrator.
+ *
+ * @since 0.1.0
+ */
+export * as EngramPg from "./EngramPg.js"
+export * as PgMemoryStore from "./PgMemoryStore.js"
+export * as PgPromotionStore from "./PgPromotionStore.js"
+export * as PgSessionStore from "./PgSessionStore.js"
+export * as PgTelemetryStore from "./PgTelemetryStore.js"

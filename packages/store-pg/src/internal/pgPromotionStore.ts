@@ -1,0 +1,207 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { PromotionStore } from "@engram/core"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Metric from "effect/Metric"
+import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
+
+/** The promotion table. */
+export const promotionTable = "engram_promotions"
+
+/** The table the promotion store's migrations are recorded in. */
+export const promotionMigrationsTable = "engram_promotion_migrations"
+
+const migrations = {
+  "0001_create_promotions": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all([
+      // One row per (record, spec): the primary key makes "committed once" the database's rule.
+      // The placement is kept as its JSON text (its arms differ in shape), next to its address.
+      // No CHECK constraints: rows are validated on commit and decoded on every read, where a
+      // bad row is skipped rather than failing the query.
+      sql`CREATE TABLE engram_promotions (
+        record_id TEXT COLLATE "C" NOT NULL,
+        spec_key TEXT COLLATE "C" NOT NULL,
+        spec_version TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        placement TEXT,
+        placement_key TEXT,
+        key_source TEXT,
+        tier TEXT,
+        promoted_at BIGINT NOT NULL,
+        PRIMARY KEY (record_id, spec_key)
+      )`,
+      // The save gate's exact lookup; its leading column also serves listing a scope.
+      sql`CREATE INDEX engram_promotions_address_idx ON engram_promotions (scope, placement_key)`
+    ], { discard: true }))
+}
+
+/** A row as `pg` returns it (BIGINT as a string). */
+interface Row {
+  readonly record_id: string
+  readonly spec_key: string
+  readonly spec_version: string
+  readonly scope: string
+  readonly placement: string | null
+  readonly placement_key: string | null
+  readonly key_source: string | null
+  readonly tier: string | null
+  readonly promoted_at: string | number
+}
+
+const columns = "record_id, spec_key, spec_version, scope, placement, placement_key, key_source, tier, promoted_at"
+
+const skippedRows = PromotionStore.rowsSkipped.pipe(Metric.tagged("backend", "postgres"))
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** A stored row as a promotion row, or why it cannot be read. */
+const decodeRow = (row: Row): Either.Either<PromotionStore.PromotionRow, string> => {
+  const millis = Number(row.promoted_at)
+  if (!Number.isSafeInteger(millis) || Math.abs(millis) > 8.64e15) {
+    return Either.left(`promoted_at: ${String(row.promoted_at)} is not an epoch-millisecond integer`)
+  }
+  const placement = row.placement === null ? null : parseJson(row.placement)
+  const candidate = {
+    recordId: row.record_id,
+    scope: row.scope,
+    placement,
+    placementKey: row.placement_key,
+    keySource: row.key_source,
+    specKey: row.spec_key,
+    specVersion: row.spec_version,
+    promotedAt: DateTime.unsafeMake(millis),
+    tier: row.tier
+  }
+  // rowProblem checks every field against the schema and the address against the placement.
+  const problem = PromotionStore.rowProblem(candidate)
+  return problem === undefined
+    ? Either.right(candidate as PromotionStore.PromotionRow)
+    : Either.left(problem)
+}
+
+// PostgreSQL text cannot hold U+0000, nor an unpaired surrogate.
+const unstorable = /\u0000|[\uD800-\uDFFF]/u
+
+const storableProblem = (row: PromotionStore.PromotionRow): string | undefined => {
+  const texts: ReadonlyArray<readonly [string, string | null]> = [
+    ["specKey", row.specKey],
+    ["specVersion", row.specVersion],
+    ["scope", row.scope],
+    ["placementKey", row.placementKey],
+    ["placement", row.placement === null ? null : JSON.stringify(row.placement)]
+  ]
+  for (const [field, text] of texts) {
+    if (text !== null && unstorable.test(text)) {
+      return `${field}: contains U+0000 or an unpaired surrogate, which PostgreSQL cannot store`
+    }
+  }
+  return undefined
+}
+
+const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* prepare
+    const table = sql(promotionTable)
+    const selectColumns = sql.literal(columns)
+
+    const failure = (operation: string) => (cause: SqlError) =>
+      Effect.fail(new PromotionStore.PromotionStoreFailure({ operation, cause }))
+
+    const read = (operation: string, rows: ReadonlyArray<Row>) =>
+      Effect.gen(function*() {
+        const decoded: Array<PromotionStore.PromotionRow> = []
+        let skipped = 0
+        for (const row of rows) {
+          const result = decodeRow(row)
+          if (Either.isRight(result)) {
+            decoded.push(result.right)
+            continue
+          }
+          skipped++
+          yield* Effect.logWarning("skipped a stored promotion row that does not decode").pipe(
+            Effect.annotateLogs({ backend: "postgres", operation, memoryId: row.record_id, problem: result.left })
+          )
+        }
+        if (skipped > 0) yield* Metric.incrementBy(skippedRows, skipped)
+        // The database already orders by (record_id, spec_key) COLLATE "C"; sorting again costs
+        // little and keeps the order the core defines even if a collation were changed.
+        return { rows: decoded.sort(PromotionStore.compareRows), skipped }
+      })
+
+    const specClause = (options: PromotionStore.ReadOptions | undefined) =>
+      options?.specKey === undefined ? sql`` : sql`AND spec_key = ${options.specKey}`
+
+    const service: PromotionStore.PromotionStoreService = {
+      commit: (rows) =>
+        Effect.gen(function*() {
+          const valid = yield* PromotionStore.validateBatch(rows)
+          for (let index = 0; index < valid.length; index++) {
+            const problem = storableProblem(valid[index]!)
+            if (problem !== undefined) return yield* new PromotionStore.InvalidPromotionRow({ index, problem })
+          }
+          if (valid.length === 0) return valid
+          // One transaction: a row that conflicts fails the batch, and the rollback takes the
+          // rows that did go in back out.
+          yield* sql.withTransaction(Effect.gen(function*() {
+            const inserted = yield* sql<{ record_id: string; spec_key: string }>`
+              INSERT INTO ${table} (${selectColumns})
+              SELECT * FROM unnest(
+                ${valid.map((r) => r.recordId)}::text[], ${valid.map((r) => r.specKey)}::text[],
+                ${valid.map((r) => r.specVersion)}::text[], ${valid.map((r) => r.scope)}::text[],
+                ${valid.map((r) => (r.placement === null ? null : JSON.stringify(r.placement)))}::text[],
+                ${valid.map((r) => r.placementKey)}::text[], ${valid.map((r) => r.keySource)}::text[],
+                ${valid.map((r) => r.tier)}::text[], ${valid.map((r) => DateTime.toEpochMillis(r.promotedAt))}::bigint[]
+              )
+              ON CONFLICT (record_id, spec_key) DO NOTHING
+              RETURNING record_id, spec_key`
+            if (inserted.length < valid.length) {
+              const stored = new Set(
+                inserted.map((r) => PromotionStore.rowIdentity({ recordId: r.record_id, specKey: r.spec_key }))
+              )
+              const taken = valid.find((r) => !stored.has(PromotionStore.rowIdentity(r)))!
+              return yield* new PromotionStore.DuplicatePromotion({ recordId: taken.recordId, specKey: taken.specKey })
+            }
+          }))
+          return valid
+        }).pipe(Effect.catchTag("SqlError", failure("commit"))),
+
+      lookup: (scope, placementKey, options) =>
+        Effect.flatMap(
+          sql<Row>`SELECT ${selectColumns} FROM ${table}
+            WHERE scope = ${scope} AND placement_key = ${placementKey} ${specClause(options)}
+            ORDER BY record_id, spec_key`,
+          (rows) => read("lookup", rows)
+        ).pipe(Effect.catchTag("SqlError", failure("lookup"))),
+
+      listByScope: (scope, options) =>
+        Effect.flatMap(
+          sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE scope = ${scope} ${specClause(options)}
+            ORDER BY record_id, spec_key`,
+          (rows) => read("listByScope", rows)
+        ).pipe(Effect.catchTag("SqlError", failure("listByScope"))),
+
+      getByRecords: (recordIds, options) =>
+        recordIds.length === 0 ? Effect.succeed({ rows: [], skipped: 0 }) : Effect.flatMap(
+          sql<Row>`SELECT ${selectColumns} FROM ${table}
+            WHERE record_id = ANY(${[...new Set(recordIds)]}::text[]) ${specClause(options)}
+            ORDER BY record_id, spec_key`,
+          (rows) => read("getByRecords", rows)
+        ).pipe(Effect.catchTag("SqlError", failure("getByRecords")))
+    }
+    return service
+  })
+
+/** The promotion store, after bringing its table up to date. */
+export const make = makeAfter(runMigrations(promotionMigrationsTable, migrations))
+
+/** The promotion store, after checking that its table is already up to date (no DDL). */
+export const makeWithoutMigrations = makeAfter(ensureMigratedTo(promotionMigrationsTable, latestOf(migrations)))

@@ -1,0 +1,169 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { MemoryWrite, SessionStore } from "@engram/core"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
+
+/** One row per message. */
+export const messagesTable = "engram_session_messages"
+
+/** At most one row per session. */
+export const interruptsTable = "engram_session_interrupts"
+
+/** The table the session store's migrations are recorded in. */
+export const sessionMigrationsTable = "engram_session_migrations"
+
+const migrations = {
+  "0001_sessions": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all([
+      // `seq` counts from 0 per session in append order. The message is kept in its encoded JSON
+      // form beside its tag and time, so an operator can query the table directly. No CHECK
+      // constraints: messages are validated on append and decoded on every read, where a bad
+      // row is skipped rather than failing the load.
+      sql`CREATE TABLE engram_session_messages (
+        session_id TEXT COLLATE "C" NOT NULL,
+        seq INTEGER NOT NULL,
+        tag TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        message TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      )`,
+      sql`CREATE TABLE engram_session_interrupts (
+        session_id TEXT COLLATE "C" PRIMARY KEY,
+        turn INTEGER NOT NULL,
+        at BIGINT NOT NULL,
+        interrupt TEXT NOT NULL
+      )`
+    ], { discard: true }))
+}
+
+const parseJson = (text: string): Either.Either<unknown, string> => {
+  try {
+    return Either.right(JSON.parse(text))
+  } catch (error) {
+    return Either.left(`not JSON (${error instanceof Error ? error.message : String(error)})`)
+  }
+}
+
+const decodeMessage = (text: string): Either.Either<SessionStore.SessionMessage, string> =>
+  Either.flatMap(parseJson(text), (json) =>
+    Either.mapLeft(SessionStore.decodeStoredMessage(json), MemoryWrite.describeParseError))
+
+const decodeInterrupt = (text: string): Either.Either<SessionStore.PendingInterrupt, string> =>
+  Either.flatMap(parseJson(text), (json) =>
+    Either.mapLeft(SessionStore.decodeStoredInterrupt(json), MemoryWrite.describeParseError))
+
+const epochMillis = (iso: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(iso))
+
+// An unpaired surrogate cannot be encoded as UTF-8: such a session id would be stored as another.
+const unpairedSurrogate = /[\uD800-\uDFFF]/u
+
+const checkSessionId = (sessionId: string): Effect.Effect<void, SessionStore.InvalidSessionData> =>
+  unpairedSurrogate.test(sessionId)
+    ? Effect.fail(
+      new SessionStore.InvalidSessionData({
+        problem: "the session id contains an unpaired surrogate, which PostgreSQL cannot store"
+      })
+    )
+    : Effect.void
+
+const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* prepare
+    const messages = sql(messagesTable)
+    const interrupts = sql(interruptsTable)
+
+    const failure = (operation: string) => (cause: SqlError) =>
+      Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause }))
+
+    const service: SessionStore.SessionStoreService = {
+      append: (sessionId, batch) =>
+        Effect.gen(function*() {
+          yield* checkSessionId(sessionId)
+          // Encoding first: an invalid message fails the batch before anything is written.
+          const encoded = yield* SessionStore.encodeMessages(batch)
+          if (encoded.length === 0) return
+          yield* sql.withTransaction(Effect.gen(function*() {
+            // Appends to one session take turns (a transaction-scoped lock on the session), so
+            // each batch gets consecutive numbers and batches never interleave.
+            yield* sql`SELECT pg_advisory_xact_lock(hashtext(${"engram:session:"} || ${sessionId}))`
+            const [last] = yield* sql<{ last: number | null }>`SELECT max(seq) AS last FROM ${messages}
+              WHERE session_id = ${sessionId}`
+            const first = (last?.last ?? -1) + 1
+            yield* sql`INSERT INTO ${messages} (session_id, seq, tag, at, message)
+              SELECT ${sessionId}, ${first} + ordinality - 1, tag, at, message
+              FROM unnest(
+                ${encoded.map((m) => m._tag)}::text[],
+                ${encoded.map((m) => epochMillis(m.at))}::bigint[],
+                ${encoded.map((m) => JSON.stringify(m))}::text[]
+              ) WITH ORDINALITY AS u(tag, at, message, ordinality)`
+          }))
+        }).pipe(Effect.catchTag("SqlError", failure("append"))),
+
+      load: (sessionId) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<{ seq: number; message: string }>`SELECT seq, message FROM ${messages}
+            WHERE session_id = ${sessionId} ORDER BY seq`
+          const decoded: Array<SessionStore.SessionMessage> = []
+          let skipped = 0
+          for (const row of rows) {
+            const message = decodeMessage(row.message)
+            if (Either.isRight(message)) {
+              decoded.push(message.right)
+              continue
+            }
+            skipped++
+            yield* Effect.logWarning("skipped a stored session message that does not decode").pipe(
+              Effect.annotateLogs({ backend: "postgres", sessionId, seq: row.seq, problem: message.left })
+            )
+          }
+          return { messages: decoded, skipped }
+        }).pipe(Effect.catchTag("SqlError", failure("load"))),
+
+      putInterrupt: (sessionId, interrupt) =>
+        Effect.gen(function*() {
+          yield* checkSessionId(sessionId)
+          const encoded = yield* Either.match(SessionStore.encodeInterrupt(interrupt), {
+            onLeft: (error) =>
+              Effect.fail(
+                new SessionStore.InvalidSessionData({ problem: `interrupt: ${MemoryWrite.describeParseError(error)}` })
+              ),
+            onRight: Effect.succeed
+          })
+          yield* sql`INSERT INTO ${interrupts} (session_id, turn, at, interrupt)
+            VALUES (${sessionId}, ${encoded.turn}, ${epochMillis(encoded.at)}, ${JSON.stringify(encoded)})
+            ON CONFLICT (session_id) DO UPDATE
+              SET turn = excluded.turn, at = excluded.at, interrupt = excluded.interrupt`
+        }).pipe(Effect.catchTag("SqlError", failure("putInterrupt"))),
+
+      getInterrupt: (sessionId) =>
+        Effect.gen(function*() {
+          const [row] = yield* sql<{ interrupt: string }>`SELECT interrupt FROM ${interrupts}
+            WHERE session_id = ${sessionId}`
+          if (row === undefined) return Option.none()
+          const decoded = decodeInterrupt(row.interrupt)
+          if (Either.isRight(decoded)) return Option.some(decoded.right)
+          yield* Effect.logWarning("a stored pending interrupt does not decode; reading it as none").pipe(
+            Effect.annotateLogs({ backend: "postgres", sessionId, problem: decoded.left })
+          )
+          return Option.none()
+        }).pipe(Effect.catchTag("SqlError", failure("getInterrupt"))),
+
+      clearInterrupt: (sessionId) =>
+        sql`DELETE FROM ${interrupts} WHERE session_id = ${sessionId}`.pipe(
+          Effect.asVoid,
+          Effect.catchTag("SqlError", failure("clearInterrupt"))
+        )
+    }
+    return service
+  })
+
+/** The session store, after bringing its tables up to date. */
+export const make = makeAfter(runMigrations(sessionMigrationsTable, migrations))
+
+/** The session store, after checking that its tables are already up to date (no DDL). */
+export const makeWithoutMigrations = makeAfter(ensureMigratedTo(sessionMigrationsTable, latestOf(migrations)))

@@ -1,0 +1,22 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { runMemoryStoreConformance, runMemoryStoreModelCheck } from "@engram/conformance"
+import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { describePg } from "./pgGate.js"
+
+describePg("PostgreSQL memory store", (url) => {
+  // Every build of this layer is an empty schema of its own, dropped when the build is released:
+  // each conformance test and each model-check run starts from nothing.
+  const layer = PgMemoryStore.layerPg.pipe(
+    Layer.provideMerge(EngramPg.layerTemporarySchema({ url, prefix: "engram_conf", maxConnections: 2 }))
+  )
+
+  runMemoryStoreConformance("postgres", layer, {
+    corruptRecord: (id) =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.asVoid(sql`UPDATE engram_memories SET kind = 'not-a-kind' WHERE id = ${id}`))
+  })
+
+  runMemoryStoreModelCheck("postgres", layer, { numRuns: 100, timeout: 180_000 })
+}, { concurrent: true })

@@ -1,0 +1,315 @@
+import { expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { IdGenerator, MemoryStore, SearchTokenizer } from "@engram/core"
+import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import { lexemeOf, quoteLexeme, searchQuery } from "../src/internal/lexemes.js"
+import { describePg } from "./pgGate.js"
+import { dropSchema, withSql } from "./utilities.js"
+
+const ids = (records: ReadonlyArray<{ readonly id: string }>) => records.map((r) => r.id).sort()
+const hitIds = (result: MemoryStore.SearchResult) => ids(result.hits.map((h) => h.record))
+
+describePg("PgMemoryStore", (url) => {
+  // Each test gets an empty schema of its own, dropped when the test ends.
+  const fresh = PgMemoryStore.layerPg.pipe(
+    Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 4 })),
+    Layer.provideMerge(IdGenerator.sequential())
+  )
+
+  it.effect("stores every token verbatim as a lexeme, in every script", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const sql = yield* SqlClient.SqlClient
+      const content = "Ελληνικά κείμενο · 東京タワー · Привет, МИР! · Café Ωmega · a৴b ௰ · 2024年"
+      const [record] = yield* store.write([{ id: "r1", content, kind: "note", tags: ["Straße"] }])
+      const expected = SearchTokenizer.tokenize(SearchTokenizer.searchableText(record!))
+      const rows = yield* sql<{ tokens: string; lexemes: ReadonlyArray<string> }>`
+        SELECT search_tokens AS tokens, tsvector_to_array(search_vector) AS lexemes
+        FROM engram_memories WHERE id = 'r1'`
+      expect(rows[0]!.tokens).toBe(expected.join(" "))
+      expect([...rows[0]!.lexemes].sort()).toEqual([...new Set(expected)].sort())
+      // Tokens PostgreSQL's own text-search parser would split or drop are whole lexemes here.
+      expect(rows[0]!.lexemes).toEqual(expect.arrayContaining(["ελληνικα", "東京タワー", "мир", "a৴b", "௰", "2024年"]))
+      for (const query of ["ΕΛΛΗΝΙΚΑ", "東京タワー", "мир", "cafe", "a৴b", "௰", "strasse straße"]) {
+        const found = yield* store.search(query)
+        expect(hitIds(found), query).toEqual(["r1"])
+      }
+      for (const query of ["東京", "ελλ", "a", "b", "2024"]) {
+        const found = yield* store.search(query)
+        expect(hitIds(found), query).toEqual([])
+      }
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("multi-token queries are OR-joined, never AND", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      yield* store.write([
+        { id: "a", content: "alpha only", kind: "note" },
+        { id: "b", content: "beta only", kind: "note" },
+        { id: "c", content: "gamma", kind: "note" }
+      ])
+      expect(hitIds(yield* store.search("alpha beta"))).toEqual(["a", "b"])
+      expect(hitIds(yield* store.search("ALPHA, beta; delta"))).toEqual(["a", "b"])
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("no query text can inject tsquery syntax", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      yield* store.write([
+        { id: "q1", content: "it's a trap", kind: "note" },
+        { id: "q2", content: "backslash \\ and quote ' here", kind: "note" },
+        { id: "q3", content: "prefix matching", kind: "note" }
+      ])
+      const attempts = [
+        "it's",
+        "' | trap",
+        "!trap",
+        "trap & it",
+        "pre:*",
+        "(prefix",
+        "\\'",
+        "'':*",
+        "<->",
+        "a <-> trap"
+      ]
+      for (const query of attempts) {
+        const found = yield* store.search(query)
+        const tokens = new Set(SearchTokenizer.tokenize(query))
+        const expected = ["q1", "q2", "q3"].filter((id) => {
+          const text = { q1: "it's a trap", q2: "backslash \\ and quote ' here", q3: "prefix matching" }[id]!
+          return SearchTokenizer.tokenize(text).some((t) => tokens.has(t))
+        })
+        expect(hitIds(found), query).toEqual(expected)
+      }
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("a quoted lexeme round-trips through the tsquery parser unchanged", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      for (const lexeme of ["plain", "it's", "back\\slash", "''", "a | b", "x:*", "!"]) {
+        const rows = yield* sql<{ lexemes: ReadonlyArray<string> }>`
+          SELECT querytree(${quoteLexeme(lexeme)}::tsquery) AS tree,
+                 tsvector_to_array(array_to_tsvector(ARRAY[${lexeme}])) AS lexemes,
+                 array_to_tsvector(ARRAY[${lexeme}]) @@ ${quoteLexeme(lexeme)}::tsquery AS matches`
+        expect((rows[0] as unknown as { matches: boolean }).matches, lexeme).toBe(true)
+        expect(rows[0]!.lexemes).toEqual([lexeme])
+      }
+      expect(searchQuery("Ab, CD!  ab")).toBe("'ab' | 'cd'")
+      expect(searchQuery(" ,.; ")).toBeUndefined()
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("tokens longer than PostgreSQL's lexeme limit still match exactly", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const long = "x".repeat(3_000)
+      const longer = "x".repeat(3_001)
+      yield* store.write([
+        { id: "long", content: `start ${long} end`, kind: "note" },
+        { id: "longer", content: longer, kind: "note" }
+      ])
+      expect(lexemeOf(long)).toMatch(/^~[0-9a-f]{64}$/)
+      expect(hitIds(yield* store.search(long))).toEqual(["long"])
+      expect(hitIds(yield* store.search(longer.toUpperCase()))).toEqual(["longer"])
+      expect(hitIds(yield* store.search("x".repeat(2_999)))).toEqual([])
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("refuses text PostgreSQL cannot store, naming the field, and stores nothing", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const result = yield* Effect.either(
+        store.write([{ id: "ok", content: "fine", kind: "note" }, { id: "nul", content: "a\u0000b", kind: "note" }])
+      )
+      expect(Either.isLeft(result) && result.left._tag).toBe("InvalidMemoryInput")
+      if (Either.isLeft(result) && result.left._tag === "InvalidMemoryInput") {
+        expect(result.left.index).toBe(1)
+        expect(result.left.message).toContain("content")
+      }
+      const lone = yield* Effect.either(store.write([{ id: "sur", content: "half \uD800 a pair", kind: "note" }]))
+      expect(Either.isLeft(lone)).toBe(true)
+      expect((yield* store.list()).records).toEqual([])
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("one corrupt row degrades that row only: skipped, counted, logged", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const sql = yield* SqlClient.SqlClient
+      yield* store.write([
+        { id: "good-1", content: "shared token one", kind: "note" },
+        { id: "bad", content: "shared token two", kind: "note" },
+        { id: "good-2", content: "shared token three", kind: "note" }
+      ])
+      yield* sql`UPDATE engram_memories SET kind = 'not-a-kind' WHERE id = 'bad'`
+      const counter = MemoryStore.rowsSkipped.pipe(Metric.tagged("backend", "postgres"))
+      const before = (yield* Metric.value(counter)).count
+
+      const page = yield* store.list()
+      expect(ids(page.records)).toEqual(["good-1", "good-2"])
+      expect(page.skipped).toBe(1)
+      const found = yield* store.search("shared")
+      expect(hitIds(found)).toEqual(["good-1", "good-2"])
+      expect(found.skipped).toBe(1)
+      const got = yield* store.get(["bad", "good-2"])
+      expect(ids(got.records)).toEqual(["good-2"])
+      expect(got.skipped).toBe(1)
+
+      const after = yield* Metric.value(counter)
+      expect(after.count).toBe(Number(before) + 3)
+
+      // Paging walks past the bad row without failing and without reading it twice.
+      const first = yield* store.list({ limit: 1 })
+      const second = yield* store.list({ limit: 1, cursor: first.nextCursor! })
+      const third = yield* store.list({ limit: 1, cursor: second.nextCursor! })
+      // Listing order is createdAt DESC then id ASC; all three share one createdAt, so "bad" comes first.
+      expect([first, second, third].map((p) => [p.records.map((r) => r.id), p.skipped])).toEqual([
+        [[], 1],
+        [["good-1"], 0],
+        [["good-2"], 0]
+      ])
+      expect(third.nextCursor).toBeUndefined()
+
+      const lifecycle = yield* Effect.either(store.setReviewState("bad", "confirmed"))
+      expect(Either.isLeft(lifecycle) && lifecycle.left._tag).toBe("MemoryStoreFailure")
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("migrations run once per schema; the store reopens with its rows", () =>
+    Effect.gen(function*() {
+      const schema = EngramPg.temporarySchemaName("engram_reopen")
+      const open = PgMemoryStore.layer({ url, schema, maxConnections: 2 })
+      yield* Effect.provide(
+        Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write([{ id: "kept", content: "kept", kind: "fact" }])),
+        open
+      )
+      const reopened = yield* Effect.provide(
+        Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list()),
+        open
+      )
+      expect(ids(reopened.records)).toEqual(["kept"])
+      const migrations = yield* withSql(
+        url,
+        (sql) => sql<{ n: string }>`SELECT count(*) AS n FROM engram_memory_migrations`,
+        schema
+      )
+      expect(Number(migrations[0]!.n)).toBe(1)
+      yield* dropSchema(url, schema)
+    }).pipe(Effect.provide(IdGenerator.sequential())))
+
+  it.effect("tokens stored by another tokenizer version are re-indexed when the store starts", () =>
+    Effect.gen(function*() {
+      const schema = EngramPg.temporarySchemaName("engram_reindex")
+      yield* Effect.addFinalizer(() => dropSchema(url, schema))
+      const open = PgMemoryStore.layer({ url, schema, maxConnections: 2 })
+      const search = (text: string) =>
+        Effect.provide(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.search(text)), open)
+      yield* Effect.provide(
+        Effect.flatMap(MemoryStore.MemoryStore, (s) =>
+          s.write([
+            { id: "glass", content: "ガラス と 東京タワー", kind: "note" },
+            { id: "cafe", content: "Café crème", kind: "note" }
+          ])),
+        open
+      )
+      // As an older tokenizer would have left them: other tokens, another fingerprint.
+      yield* withSql(url, (sql) =>
+        Effect.zipRight(
+          sql`UPDATE engram_memories SET search_tokens = CASE id WHEN 'glass' THEN 'カラス と 東京タワー' ELSE 'café' END`,
+          sql`UPDATE engram_memory_meta SET value = 'an-older-tokenizer' WHERE key = 'tokenizer'`
+        ), schema)
+      // A replica cannot repair it, and says so without failing.
+      const replica = PgMemoryStore.layerPgWithoutMigrations.pipe(
+        Layer.provide(EngramPg.layerClient({ url, schema, maxConnections: 1 }))
+      )
+      const stale = yield* Effect.provide(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.search("cafe")), replica)
+      expect(hitIds(stale)).toEqual([])
+
+      expect(hitIds(yield* search("ガラス"))).toEqual(["glass"])
+      expect(hitIds(yield* search("カラス"))).toEqual([])
+      expect(hitIds(yield* search("CAFE creme"))).toEqual(["cafe"])
+      const meta = yield* withSql(
+        url,
+        (sql) => sql<{ value: string }>`SELECT value FROM engram_memory_meta WHERE key = 'tokenizer'`,
+        schema
+      )
+      expect(meta[0]!.value).toMatch(/^[0-9a-f]{32}$/)
+    }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
+
+  it.effect("layerConfig reads ENGRAM_PG_URL and ENGRAM_PG_SCHEMA", () =>
+    Effect.gen(function*() {
+      const schema = EngramPg.temporarySchemaName("engram_config")
+      const provider = ConfigProvider.fromMap(new Map([["ENGRAM_PG_URL", url], ["ENGRAM_PG_SCHEMA", schema]]))
+      const listed = yield* Effect.provide(
+        Effect.flatMap(MemoryStore.MemoryStore, (store) =>
+          Effect.zipRight(store.write([{ id: "cfg", content: "configured", kind: "note" }]), store.list())),
+        PgMemoryStore.layerConfig.pipe(Layer.provide(Layer.setConfigProvider(provider)))
+      )
+      expect(ids(listed.records)).toEqual(["cfg"])
+      const tables = yield* withSql(url, (sql) =>
+        sql<{ n: string }>`SELECT count(*) AS n FROM information_schema.tables
+          WHERE table_schema = ${schema} AND table_name = 'engram_memories'`)
+      yield* dropSchema(url, schema)
+      expect(Number(tables[0]!.n)).toBe(1)
+
+      const missing = yield* Effect.exit(
+        Effect.provide(
+          MemoryStore.MemoryStore,
+          PgMemoryStore.layerConfig.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))))
+        )
+      )
+      expect(Exit.isFailure(missing)).toBe(true)
+      expect(String(Exit.isFailure(missing) ? missing.cause : "")).toContain("ENGRAM_PG_URL")
+    }).pipe(Effect.provide(IdGenerator.sequential())))
+
+  it.effect("a read-only connection (as on a replica) reads without migrating, and refuses writes", () =>
+    Effect.gen(function*() {
+      const schema = EngramPg.temporarySchemaName("engram_replica")
+      const readOnly = new URL(url)
+      readOnly.searchParams.set("options", "-c default_transaction_read_only=on")
+      const replica = (store: typeof PgMemoryStore.layerPg | typeof PgMemoryStore.layerPgWithoutMigrations) =>
+        store.pipe(Layer.provide(EngramPg.layerClient({ url: readOnly.toString(), schema, maxConnections: 1 })))
+      yield* Effect.addFinalizer(() => dropSchema(url, schema))
+      yield* withSql(url, (sql) => sql.unsafe(`CREATE SCHEMA "${schema}"`))
+
+      // Before any store migrated the schema, the replica store says what to do.
+      const early = yield* Effect.exit(
+        Effect.provide(MemoryStore.MemoryStore, replica(PgMemoryStore.layerPgWithoutMigrations))
+      )
+      expect(String(Exit.isFailure(early) ? early.cause : "")).toContain("this version of Engram needs 1")
+
+      yield* Effect.provide(
+        Effect.flatMap(MemoryStore.MemoryStore, (s) =>
+          s.write([{ id: "primary", content: "written on the primary", kind: "fact" }])),
+        PgMemoryStore.layer({ url, schema, maxConnections: 1 })
+      )
+      // A migrating store cannot even start on a read-only connection…
+      const migrating = yield* Effect.exit(Effect.provide(MemoryStore.MemoryStore, replica(PgMemoryStore.layerPg)))
+      expect(Exit.isFailure(migrating)).toBe(true)
+      // …the non-migrating one reads, and its writes fail as backend failures, leaving nothing behind.
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const store = yield* MemoryStore.MemoryStore
+          expect(ids((yield* store.list()).records)).toEqual(["primary"])
+          expect(hitIds(yield* store.search("primary"))).toEqual(["primary"])
+          const write = yield* Effect.either(store.write([{ id: "replica", content: "nope", kind: "fact" }]))
+          expect(Either.isLeft(write) && write.left._tag).toBe("MemoryStoreFailure")
+          const review = yield* Effect.either(store.setReviewState("primary", "rejected"))
+          expect(Either.isLeft(review) && review.left._tag).toBe("MemoryStoreFailure")
+          expect((yield* store.get(["primary"])).records[0]!.reviewState).toBe("pending")
+        }),
+        replica(PgMemoryStore.layerPgWithoutMigrations)
+      )
+    }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
+
+  it.effect("refuses a schema name that would need quoting", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(
+        Effect.provide(MemoryStore.MemoryStore, PgMemoryStore.layer({ url, schema: "Robert'); DROP" }))
+      )
+      expect(Exit.isFailure(exit)).toBe(true)
+      expect(String(Exit.isFailure(exit) ? exit.cause : "")).toContain("is not allowed")
+    }))
+})

@@ -1,0 +1,71 @@
+import { expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { runTelemetryStoreConformance, TelemetryStoreConformance } from "@engram/conformance"
+import { TelemetryStore } from "@engram/core"
+import { EngramPg, PgTelemetryStore } from "@engram/store-pg"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { describePg } from "./pgGate.js"
+import { dropSchema } from "./utilities.js"
+
+const { injectionRow } = TelemetryStoreConformance
+
+describePg("PostgreSQL telemetry store", (url) => {
+  // Every build is an empty schema of its own, dropped on release.
+  const fresh = PgTelemetryStore.layerPg.pipe(
+    Layer.provideMerge(EngramPg.layerTemporarySchema({ url, prefix: "engram_tele", maxConnections: 2 }))
+  )
+
+  runTelemetryStoreConformance("postgres", fresh)
+
+  it.effect("skips, logs and counts a stored row that no longer decodes, and reads the rest", () =>
+    Effect.gen(function*() {
+      const store = yield* TelemetryStore.TelemetryStore
+      const sql = yield* SqlClient.SqlClient
+      for (let turn = 0; turn < 5; turn++) yield* store.appendInjection(injectionRow({ turn }))
+      yield* sql`UPDATE engram_injection_log SET memory_ids = '{"not":"a list"}' WHERE turn = 1`
+      yield* sql`UPDATE engram_injection_log SET mode = 'telepathy' WHERE turn = 2`
+      yield* sql`UPDATE engram_injection_log SET at = 99999999999999999 WHERE turn = 3`
+      const log = yield* store.listInjections("s-1")
+      expect(log.skipped).toBe(3)
+      expect(log.rows.map((row) => row.turn)).toEqual([0, 4])
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("stores the log as plain columns a person can query, indexed by session", () =>
+    Effect.gen(function*() {
+      const store = yield* TelemetryStore.TelemetryStore
+      const sql = yield* SqlClient.SqlClient
+      yield* store.appendInjection(injectionRow({ turn: 7 }))
+      const rows = yield* sql`SELECT session_id, turn, mode, at, memory_ids, section_labels FROM engram_injection_log`
+      expect(rows).toEqual([{
+        session_id: "s-1",
+        turn: 7,
+        mode: "native",
+        at: String(Date.UTC(2025, 2, 14, 9, 26, 53, 589)),
+        memory_ids: ["mem-1", "mem-2"],
+        section_labels: ["working_state", "always_on_memory", "recalled_memory"]
+      }])
+      // "Which turns delivered mem-2?" is one indexed-column query away.
+      const delivering = yield* sql<{ turn: number }>`SELECT turn FROM engram_injection_log WHERE memory_ids ? 'mem-2'`
+      expect(delivering.map((r) => r.turn)).toEqual([7])
+      const plan = yield* sql.withTransaction(
+        Effect.zipRight(
+          sql`SET LOCAL enable_seqscan = off`,
+          sql<{ "QUERY PLAN": string }>`EXPLAIN SELECT * FROM engram_injection_log WHERE session_id = 's-1' ORDER BY id`
+        )
+      )
+      expect(plan.map((p) => p["QUERY PLAN"]).join(" ")).toContain("engram_injection_log_session_idx")
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("keeps the log across reopening", () =>
+    Effect.gen(function*() {
+      const schema = EngramPg.temporarySchemaName("engram_tele")
+      yield* Effect.addFinalizer(() => dropSchema(url, schema))
+      const open = PgTelemetryStore.layer({ url, schema, maxConnections: 1 })
+      const withStore = <A, E>(f: (store: TelemetryStore.TelemetryStoreService) => Effect.Effect<A, E>) =>
+        Effect.provide(Effect.flatMap(TelemetryStore.TelemetryStore, f), open)
+      yield* withStore((s) => s.appendInjection(injectionRow({ turn: 0 })))
+      yield* withStore((s) => s.appendInjection(injectionRow({ turn: 1 })))
+      expect((yield* withStore((s) => s.listInjections("s-1"))).rows.map((row) => row.turn)).toEqual([0, 1])
+    }).pipe(Effect.scoped))
+}, { concurrent: true })

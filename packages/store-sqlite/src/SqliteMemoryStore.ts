@@ -1,0 +1,70 @@
+/**
+ * The SQLite memory store: `MemoryStore` over `@effect/sql-sqlite-node`, with FTS5 search over
+ * the shared tokenizer's tokens.
+ *
+ * It agrees with the in-memory reference store on every behaviour the conformance kit pins:
+ * creation and lifecycle rules come from `@engram/core`, filters are the SQL form of
+ * `MemoryQuery.matchesFilters`, and search matches whole tokens of `SearchTokenizer.tokenize`
+ * (FTS5 only stores and ranks them; scores are `-bm25`). Reads decode row by row: a stored row that
+ * fails to decode is skipped, logged, counted on the result's `skipped` and in
+ * `MemoryStore.rowsSkipped`.
+ *
+ * @example
+ * ```ts
+ * import { SqliteMemoryStore } from "@engram/store-sqlite"
+ *
+ * // the default file ./.engram/engram.db, or { filename: ":memory:" } in tests
+ * const StoreLive = SqliteMemoryStore.layer({ filename: "./data/engram.db" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Migrator from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import { MemoryStore } from "@engram/core"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as EngramSqlite from "./EngramSqlite.js"
+import * as internal from "./internal/sqliteMemoryStore.js"
+
+/**
+ * Migrates the memory tables (in the `engram_memory_migrations` table) and builds the store over
+ * the ambient SQL client.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<
+  MemoryStore.MemoryStoreService,
+  SqlError | Migrator.MigrationError,
+  SqlClient.SqlClient
+> = internal.make
+
+/**
+ * The memory store over an SQL client provided elsewhere (so several stores can share one
+ * database and one connection).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqlite: Layer.Layer<
+  MemoryStore.MemoryStore,
+  SqlError | Migrator.MigrationError,
+  SqlClient.SqlClient
+> = Layer.effect(MemoryStore.MemoryStore, internal.make)
+
+/**
+ * The memory store with its own database: {@link layerSqlite} over `EngramSqlite.layerClient`.
+ * The SQL client is part of the output, for other SQLite stores and the legacy import.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options?: EngramSqlite.ClientOptions
+): Layer.Layer<
+  MemoryStore.MemoryStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
+  EngramSqlite.SqliteOpenError | SqlError | Migrator.MigrationError
+> => layerSqlite.pipe(Layer.provideMerge(EngramSqlite.layerClient(options)))

@@ -1,0 +1,87 @@
+/**
+ * The SQLite promotion store: `PromotionStore` over `@effect/sql-sqlite-node`.
+ *
+ * One row per record and spec (the table's primary key), the placement stored as JSON beside its
+ * address, and an index on `(scope, placement_key)` so the save gate's exact lookup costs the same
+ * at a thousand rows and at a hundred thousand. Migrations run in their own table,
+ * `engram_promotion_migrations`, so the promotion store shares a database with the memory store
+ * without sharing its schema history. Reads decode row by row: a stored row that fails to decode
+ * is skipped, logged, counted on the result's `skipped` and in `PromotionStore.rowsSkipped`.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+ *
+ * // both stores in one database file
+ * const StoresLive = SqlitePromotionStore.layerSqlite.pipe(
+ *   Layer.provideMerge(SqliteMemoryStore.layer({ filename: "./data/engram.db" }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Migrator from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import { PromotionStore } from "@engram/core"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as EngramSqlite from "./EngramSqlite.js"
+import * as internal from "./internal/sqlitePromotionStore.js"
+
+/**
+ * The table the rows live in.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const TABLE: string = internal.TABLE
+
+/**
+ * The table the promotion store's migrations are recorded in.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MIGRATIONS_TABLE: string = internal.MIGRATIONS_TABLE
+
+/**
+ * Migrates the promotion table and builds the store over the ambient SQL client.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<
+  PromotionStore.PromotionStoreService,
+  SqlError | Migrator.MigrationError,
+  SqlClient.SqlClient
+> = internal.make
+
+/**
+ * The promotion store over an SQL client provided elsewhere (normally the memory store's, so
+ * both live in one database).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqlite: Layer.Layer<
+  PromotionStore.PromotionStore,
+  SqlError | Migrator.MigrationError,
+  SqlClient.SqlClient
+> = Layer.effect(PromotionStore.PromotionStore, internal.make)
+
+/**
+ * The promotion store with its own database: {@link layerSqlite} over `EngramSqlite.layerClient`.
+ * The SQL client is part of the output.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options?: EngramSqlite.ClientOptions
+): Layer.Layer<
+  PromotionStore.PromotionStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
+  EngramSqlite.SqliteOpenError | SqlError | Migrator.MigrationError
+> => layerSqlite.pipe(Layer.provideMerge(EngramSqlite.layerClient(options)))

@@ -1,0 +1,99 @@
+/**
+ * The SQLite session store: `SessionStore` over `@effect/sql-sqlite-node`.
+ *
+ * One row per stored message, numbered in append order within its session, holding the message's
+ * encoded JSON beside its tag and time; at most one pending-interrupt row per session. An append
+ * is one transaction, so a batch lands whole or not at all, and concurrent appends to one session
+ * never interleave within a batch. Migrations run in their own table,
+ * `engram_session_migrations`, so the session store shares a database with the memory and
+ * promotion stores without sharing their schema history. Reads decode row by row: a stored
+ * message that fails to decode is skipped, logged and counted on the history's `skipped`; a
+ * stored interrupt that fails to decode reads as none.
+ *
+ * Projected context never reaches this store: `SessionStore` has no method that takes one.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { SqliteMemoryStore, SqliteSessionStore } from "@engram/store-sqlite"
+ *
+ * // memories and sessions in one database file
+ * const StoresLive = SqliteSessionStore.layerSqlite.pipe(
+ *   Layer.provideMerge(SqliteMemoryStore.layer({ filename: "./data/engram.db" }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Migrator from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import { SessionStore } from "@engram/core"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as EngramSqlite from "./EngramSqlite.js"
+import * as internal from "./internal/sqliteSessionStore.js"
+
+/**
+ * The table messages live in.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MESSAGES_TABLE: string = internal.MESSAGES_TABLE
+
+/**
+ * The table pending interrupts live in.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const INTERRUPTS_TABLE: string = internal.INTERRUPTS_TABLE
+
+/**
+ * The table the session store's migrations are recorded in.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MIGRATIONS_TABLE: string = internal.MIGRATIONS_TABLE
+
+/**
+ * Migrates the session tables and builds the store over the ambient SQL client.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<
+  SessionStore.SessionStoreService,
+  SqlError | Migrator.MigrationError,
+  SqlClient.SqlClient
+> = internal.make
+
+/**
+ * The session store over an SQL client provided elsewhere (normally the memory store's, so all
+ * stores live in one database).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqlite: Layer.Layer<
+  SessionStore.SessionStore,
+  SqlError | Migrator.MigrationError,
+  SqlClient.SqlClient
+> = Layer.effect(SessionStore.SessionStore, internal.make)
+
+/**
+ * The session store with its own database: {@link layerSqlite} over `EngramSqlite.layerClient`.
+ * The SQL client is part of the output.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options?: EngramSqlite.ClientOptions
+): Layer.Layer<
+  SessionStore.SessionStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
+  EngramSqlite.SqliteOpenError | SqlError | Migrator.MigrationError
+> => layerSqlite.pipe(Layer.provideMerge(EngramSqlite.layerClient(options)))

@@ -1,0 +1,12 @@
+/**
+ * @engram/store-sqlite — Engram's stores on an embedded SQLite database: the client, the memory
+ * store (FTS5 search) and the import of legacy v1 knowledge stores.
+ *
+ * @since 0.1.0
+ */
+export * as EngramSqlite from "./EngramSqlite.js"
+export * as LegacyImport from "./LegacyImport.js"
+export * as SqliteMemoryStore from "./SqliteMemoryStore.js"
+export * as SqlitePromotionStore from "./SqlitePromotionStore.js"
+export * as SqliteSessionStore from "./SqliteSessionStore.js"
+export * as SqliteTelemetryStore from "./SqliteTelemetryStore.js"

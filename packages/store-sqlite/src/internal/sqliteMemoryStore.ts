@@ -1,0 +1,365 @@
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
+import {
+  MemoryQuery,
+  type MemoryRecord,
+  MemoryStore,
+  MemoryStoreError,
+  MemoryWrite,
+  SearchTokenizer
+} from "@engram/core"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Metric from "effect/Metric"
+import {
+  COLUMNS,
+  decodeRow,
+  FTS_TABLE,
+  migrations,
+  MIGRATIONS_TABLE,
+  rowValues,
+  selectColumns,
+  TABLE
+} from "./memoryTable.js"
+
+type Row = Record<string, unknown>
+type Sql = SqlClient.SqlClient
+type Fragment = Statement.Fragment
+
+/** Rows per multi-row INSERT: 18 binds a row stays far below SQLite's 32,766-variable limit. */
+const INSERT_CHUNK = 500
+/** Ids per `IN (…)` lookup. */
+const LOOKUP_CHUNK = 500
+
+const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const chunks: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size))
+  return chunks
+}
+
+const insertSqlCache = new Map<number, string>()
+const insertSql = (rows: number): string => {
+  let text = insertSqlCache.get(rows)
+  if (text === undefined) {
+    const tuple = `(${new Array(COLUMNS.length + 1).fill("?").join(",")})`
+    text = `INSERT INTO ${TABLE} (seq, ${COLUMNS.join(", ")}) VALUES ${new Array(rows).fill(tuple).join(",")}`
+    insertSqlCache.set(rows, text)
+  }
+  return text
+}
+const ftsInsertSqlCache = new Map<number, string>()
+const ftsInsertSql = (rows: number): string => {
+  let text = ftsInsertSqlCache.get(rows)
+  if (text === undefined) {
+    text = `INSERT INTO ${FTS_TABLE} (rowid, tokens) VALUES ${new Array(rows).fill("(?,?)").join(",")}`
+    ftsInsertSqlCache.set(rows, text)
+  }
+  return text
+}
+
+/**
+ * The FTS5 query for a search text: each distinct token of the shared tokenizer as a quoted
+ * string, OR-joined. Tokens hold only letters and digits, so quoting cannot be escaped.
+ */
+export const matchExpression = (tokens: ReadonlyArray<string>): string => tokens.map((t) => `"${t}"`).join(" OR ")
+
+/** The text the search index holds for a record. */
+export const indexedTokens = (record: MemoryRecord.MemoryRecord): string =>
+  SearchTokenizer.tokenize(SearchTokenizer.searchableText(record)).join(" ")
+
+/** The SQLite result code better-sqlite3 attached to a failure, e.g. `SQLITE_CONSTRAINT_UNIQUE`. */
+const sqliteCode = (error: SqlError): unknown =>
+  typeof error.cause === "object" && error.cause !== null && "code" in error.cause ? error.cause.code : undefined
+
+interface SkippedRow {
+  readonly id: string
+  readonly reason: string
+}
+
+interface Decoded<A> {
+  readonly values: Array<A>
+  readonly skipped: Array<SkippedRow>
+}
+
+const decodeRows = <A>(
+  rows: ReadonlyArray<Row>,
+  make: (record: MemoryRecord.MemoryRecord, row: Row) => A
+): Decoded<A> => {
+  const values: Array<A> = []
+  const skipped: Array<SkippedRow> = []
+  for (const row of rows) {
+    const decoded = decodeRow(row)
+    if (Either.isRight(decoded)) values.push(make(decoded.right, row))
+    else skipped.push({ id: String(row.id), reason: decoded.left })
+  }
+  return { values, skipped }
+}
+
+const skippedRows = Metric.tagged(MemoryStore.rowsSkipped, "backend", "sqlite")
+
+const reportSkipped = (operation: string, skipped: ReadonlyArray<SkippedRow>): Effect.Effect<void> =>
+  skipped.length === 0 ? Effect.void : Effect.zipRight(
+    Effect.forEach(skipped, ({ id, reason }) =>
+      Effect.logWarning("skipped a stored memory row that failed to decode").pipe(
+        Effect.annotateLogs({ operation, memoryId: id, reason })
+      ), { discard: true }),
+    Metric.incrementBy(skippedRows, skipped.length)
+  )
+
+const unreadable = (operation: string, id: string, reason: string) =>
+  new MemoryStoreError.MemoryStoreFailure({
+    operation,
+    cause: new Error(`stored memory "${id}" cannot be read (${reason}); repair or remove the row`)
+  })
+
+/**
+ * Maps a SQL failure to the store's typed failure, at the service boundary, keeping the driver's
+ * own explanation ("no such table", "database is locked") in the message.
+ */
+const toFailure = (operation: string) => (error: SqlError) => {
+  const detail = error.cause instanceof Error ? error.cause.message : undefined
+  const message = detail === undefined ? error.message : `${error.message.trim()}: ${detail}`
+  return Effect.fail(
+    new MemoryStoreError.MemoryStoreFailure({ operation, cause: new Error(message, { cause: error }) })
+  )
+}
+
+/** The SQL form of {@link MemoryQuery.matchesFilters} over the memory table aliased `m`. */
+const filterClauses = (sql: Sql, filters: MemoryQuery.MemoryFilters, nowMillis: number): Array<Fragment> => {
+  // Never empty: `sql.and([])` renders as nothing, which would leave a bare WHERE.
+  const clauses: Array<Fragment> = [sql.literal("1=1")]
+  if (filters.scopes !== undefined) clauses.push(sql.in("m.scope", filters.scopes))
+  if (filters.kinds !== undefined) clauses.push(sql.in("m.kind", filters.kinds))
+  if (filters.deliveryPolicies !== undefined) clauses.push(sql.in("m.delivery_policy", filters.deliveryPolicies))
+  if (filters.reviewStates !== undefined) clauses.push(sql.in("m.review_state", filters.reviewStates))
+  if (filters.deliverable === true) {
+    clauses.push(
+      sql`m.review_state <> 'rejected' AND m.invalidated_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ${nowMillis})`
+    )
+  } else if (filters.includeSuperseded !== true) {
+    clauses.push(sql.literal("m.invalidated_at IS NULL"))
+  }
+  return clauses
+}
+
+/**
+ * Runs the memory store's migrations (idempotent), in their own migrations table. Built with the
+ * generic migrator rather than `SqliteMigrator.run`, whose schema-dump support would make the
+ * store require a file system and a command executor.
+ */
+export const migrate = Migrator.make({})({
+  loader: Migrator.fromRecord(migrations),
+  table: MIGRATIONS_TABLE
+})
+
+/** Builds the SQLite memory store over the ambient SQL client. Migrates first. */
+export const make: Effect.Effect<
+  MemoryStore.MemoryStoreService,
+  SqlError | Migrator.MigrationError,
+  SqlClient.SqlClient
+> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* migrate
+
+  const columns = sql.literal(selectColumns("m"))
+
+  /**
+   * Reads rows page by page until `want` records decode or the rows run out. Bad rows are
+   * skipped; when one shortens the first page and more rows exist, the scan is redone inside one
+   * transaction so the pages it stitches together come from one snapshot.
+   */
+  const scan = <A>(
+    fetch: (limit: number, offset: number) => Effect.Effect<ReadonlyArray<Row>, SqlError>,
+    want: number,
+    make: (record: MemoryRecord.MemoryRecord, row: Row) => A
+  ): Effect.Effect<Decoded<A>, SqlError> =>
+    Effect.flatMap(fetch(want, 0), (rows) => {
+      const first = decodeRows(rows, make)
+      if (first.values.length >= want || rows.length < want) return Effect.succeed(first)
+      return sql.withTransaction(Effect.gen(function*() {
+        const values: Array<A> = []
+        const skipped: Array<SkippedRow> = []
+        let offset = 0
+        while (values.length < want) {
+          const missing = want - values.length
+          const page = yield* fetch(missing, offset)
+          offset += page.length
+          const decoded = decodeRows(page, make)
+          values.push(...decoded.values)
+          skipped.push(...decoded.skipped)
+          if (page.length < missing) break
+        }
+        return { values, skipped }
+      }))
+    })
+
+  const findDuplicate = (records: ReadonlyArray<MemoryRecord.MemoryRecord>, error: SqlError) =>
+    Effect.gen(function*() {
+      const stored = new Set<string>()
+      for (const chunk of chunksOf(records.map((r) => r.id), LOOKUP_CHUNK)) {
+        const rows = yield* sql<{ id: string }>`SELECT id FROM ${sql(TABLE)} WHERE ${sql.in("id", chunk)}`
+        for (const row of rows) stored.add(row.id)
+      }
+      const taken = records.find((r) => stored.has(r.id))
+      return yield* taken === undefined
+        ? Effect.fail(error)
+        : Effect.fail(new MemoryStoreError.DuplicateMemoryId({ id: taken.id }))
+    })
+
+  /** Inserts records and their index rows in one transaction (a savepoint when nested). */
+  const insertRecords = (
+    records: ReadonlyArray<MemoryRecord.MemoryRecord>
+  ): Effect.Effect<void, MemoryStoreError.DuplicateMemoryId | SqlError> =>
+    records.length === 0 ? Effect.void : sql.withTransaction(Effect.gen(function*() {
+      const [head] = yield* sql.unsafe<{ next: number }>(`SELECT coalesce(max(seq), 0) + 1 AS next FROM ${TABLE}`)
+      let seq = head!.next
+      for (const chunk of chunksOf(records, INSERT_CHUNK)) {
+        const values: Array<string | number | null> = []
+        const index: Array<string | number> = []
+        for (const record of chunk) {
+          values.push(seq, ...rowValues(record))
+          index.push(seq, indexedTokens(record))
+          seq++
+        }
+        yield* sql.unsafe(insertSql(chunk.length), values)
+        yield* sql.unsafe(ftsInsertSql(chunk.length), index)
+      }
+    })).pipe(
+      Effect.catchIf(
+        (error) => error._tag === "SqlError" && sqliteCode(error) === "SQLITE_CONSTRAINT_UNIQUE",
+        (error) => findDuplicate(records, error as SqlError)
+      )
+    )
+
+  const readOne = (operation: string, id: MemoryRecord.MemoryId) =>
+    Effect.gen(function*() {
+      const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE m.id = ${id}`
+      if (rows.length === 0) return yield* new MemoryStoreError.MemoryNotFound({ id })
+      const decoded = decodeRow(rows[0])
+      if (Either.isLeft(decoded)) {
+        return yield* unreadable(operation, id, decoded.left)
+      }
+      return decoded.right
+    })
+
+  const service: MemoryStore.MemoryStoreService = {
+    capabilities: { search: "keyword" },
+
+    write: (inputs) =>
+      Effect.flatMap(MemoryWrite.prepareRecords(inputs), (records) => Effect.as(insertRecords(records), records)).pipe(Effect.catchTag("SqlError", toFailure("write"))),
+
+    restore: (records) =>
+      Effect.flatMap(MemoryWrite.validateRecords(records), insertRecords).pipe(Effect.catchTag("SqlError", toFailure("restore"))),
+
+    get: (ids, options) =>
+      Effect.gen(function*() {
+        const found = new Map<string, MemoryRecord.MemoryRecord>()
+        const skipped: Array<SkippedRow> = []
+        for (const chunk of chunksOf([...new Set(ids)], LOOKUP_CHUNK)) {
+          const scopes = options?.scopes === undefined ? sql.literal("1=1") : sql.in("m.scope", options.scopes)
+          const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${sql.in("m.id", chunk)} AND ${scopes}`
+          const decoded = decodeRows(rows, (record) => record)
+          for (const record of decoded.values) found.set(record.id, record)
+          skipped.push(...decoded.skipped)
+        }
+        yield* reportSkipped("get", skipped)
+        return { records: ids.flatMap((id) => found.get(id) ?? []), skipped: skipped.length }
+      }).pipe(Effect.catchTag("SqlError", toFailure("get"))),
+
+    list: (raw) =>
+      Effect.gen(function*() {
+        const query = yield* MemoryWrite.decodeQuery(MemoryQuery.ListQuery, raw ?? {})
+        const position = query.cursor === undefined ? undefined : yield* MemoryQuery.decodeCursor(query.cursor)
+        const at = DateTime.toEpochMillis(yield* MemoryWrite.now)
+        const limit = query.limit ?? MemoryQuery.DEFAULT_LIST_LIMIT
+        const clauses = filterClauses(sql, query, at)
+        if (position !== undefined) {
+          clauses.push(
+            sql`(m.created_at < ${position.createdAtMillis} OR (m.created_at = ${position.createdAtMillis} AND m.id > ${position.id}))`
+          )
+        }
+        const where = sql.and(clauses)
+        // One record past the page tells whether another page follows.
+        const { skipped, values } = yield* scan(
+          (n, offset) =>
+            sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${where}
+              ORDER BY m.created_at DESC, m.id LIMIT ${n} OFFSET ${offset}`,
+          limit + 1,
+          (record) => record
+        )
+        yield* reportSkipped("list", skipped)
+        const records = values.slice(0, limit)
+        const last = records[records.length - 1]
+        return {
+          records,
+          skipped: skipped.length,
+          nextCursor: values.length > limit && last !== undefined
+            ? MemoryQuery.encodeCursor(MemoryQuery.positionOf(last))
+            : undefined
+        }
+      }).pipe(Effect.catchTag("SqlError", toFailure("list"))),
+
+    search: (text, raw) =>
+      Effect.gen(function*() {
+        const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
+        const tokens = SearchTokenizer.distinctTokens(text)
+        if (tokens.length === 0) return { hits: [], skipped: 0 }
+        const at = DateTime.toEpochMillis(yield* MemoryWrite.now)
+        const where = sql.and([sql`${sql(FTS_TABLE)} MATCH ${matchExpression(tokens)}`, ...filterClauses(sql, options, at)])
+        const { skipped, values } = yield* scan(
+          (n, offset) =>
+            sql<Row>`SELECT ${columns}, -bm25(${sql(FTS_TABLE)}) AS score
+              FROM ${sql(FTS_TABLE)} JOIN ${sql(TABLE)} m ON m.seq = ${sql(FTS_TABLE)}.rowid
+              WHERE ${where}
+              ORDER BY score DESC, m.created_at DESC, m.id LIMIT ${n} OFFSET ${offset}`,
+          options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
+          (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
+        )
+        yield* reportSkipped("search", skipped)
+        return { hits: values, skipped: skipped.length }
+      }).pipe(Effect.catchTag("SqlError", toFailure("search"))),
+
+    setReviewState: (id, state) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const updated = MemoryWrite.withReviewState(yield* readOne("setReviewState", id), state)
+        yield* sql`UPDATE ${sql(TABLE)} SET review_state = ${updated.reviewState} WHERE id = ${id}`
+        return updated
+      })).pipe(Effect.catchTag("SqlError", toFailure("setReviewState"))),
+
+    supersede: (oldId, input) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const original = yield* readOne("supersede", oldId)
+        const successor = yield* MemoryWrite.prepareSuccessor(original, input)
+        yield* insertRecords([successor])
+        const superseded = MemoryWrite.invalidatedBy(original, successor)
+        // Guarded on the original still being valid: losing that race rolls the insert back.
+        const changed = yield* sql<{ id: string }>`UPDATE ${sql(TABLE)}
+          SET invalidated_at = ${DateTime.toEpochMillis(successor.createdAt)},
+              invalidation_reason = ${superseded.invalidationReason ?? null},
+              superseded_by = ${successor.id}
+          WHERE id = ${oldId} AND invalidated_at IS NULL
+          RETURNING id`
+        if (changed.length === 0) {
+          return yield* new MemoryStoreError.MemoryConflict({
+            id: oldId,
+            reason: "another writer invalidated it first"
+          })
+        }
+        return { superseded, successor }
+      })).pipe(Effect.catchTag("SqlError", toFailure("supersede"))),
+
+    expire: (id) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const record = yield* readOne("expire", id)
+        const updated = MemoryWrite.expiredAt(record, yield* MemoryWrite.now)
+        if (updated !== record && updated.expiresAt !== undefined) {
+          yield* sql`UPDATE ${sql(TABLE)} SET expires_at = ${DateTime.toEpochMillis(updated.expiresAt)} WHERE id = ${id}`
+        }
+        return updated
+      })).pipe(Effect.catchTag("SqlError", toFailure("expire")))
+  }
+  return service
+})

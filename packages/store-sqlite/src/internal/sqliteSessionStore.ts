@@ -1,0 +1,186 @@
+/**
+ * The session tables and the SQLite session store over them.
+ *
+ * Messages: one row per message, keyed by `(session_id, seq)` where `seq` counts from 0 in append
+ * order; the message is stored in its encoded JSON form (`SessionStore.encodeMessage`) beside its
+ * tag and time, so an operator can query the table directly. Interrupts: at most one row per
+ * session. Timestamps are INTEGER epoch milliseconds.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { MemoryWrite, SessionStore } from "@engram/core"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+
+/** @internal */
+export const MESSAGES_TABLE = "engram_session_messages"
+/** @internal */
+export const INTERRUPTS_TABLE = "engram_session_interrupts"
+/** @internal */
+export const MIGRATIONS_TABLE = "engram_session_migrations"
+
+/** Rows per multi-row INSERT: 5 binds a row stays far below SQLite's variable limit. */
+const INSERT_CHUNK = 500
+
+/** Migrations of the session store, in their own migrations table. */
+export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
+  "0001_sessions": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // No CHECK constraints: messages are validated by the core schema on append and decoded on
+    // every read, where a bad row is skipped rather than failing the load.
+    yield* sql.unsafe(`CREATE TABLE ${MESSAGES_TABLE} (
+      session_id TEXT NOT NULL COLLATE BINARY,
+      seq INTEGER NOT NULL,
+      tag TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      message TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID`)
+    yield* sql.unsafe(`CREATE TABLE ${INTERRUPTS_TABLE} (
+      session_id TEXT NOT NULL COLLATE BINARY PRIMARY KEY,
+      turn INTEGER NOT NULL,
+      at INTEGER NOT NULL,
+      interrupt TEXT NOT NULL
+    ) WITHOUT ROWID`)
+  })
+}
+
+/** Runs the session store's migrations (idempotent), in their own migrations table. */
+export const migrate = Migrator.make({})({
+  loader: Migrator.fromRecord(migrations),
+  table: MIGRATIONS_TABLE
+})
+
+const parseJson = (text: unknown): Either.Either<unknown, string> => {
+  if (typeof text !== "string") return Either.left(`not text: ${String(text)}`)
+  try {
+    return Either.right(JSON.parse(text))
+  } catch (error) {
+    return Either.left(`not JSON (${error instanceof Error ? error.message : String(error)})`)
+  }
+}
+
+/** A stored message column as a message, or why it cannot be read. */
+export const decodeMessage = (text: unknown): Either.Either<SessionStore.SessionMessage, string> =>
+  Either.flatMap(parseJson(text), (json) =>
+    Either.mapLeft(SessionStore.decodeStoredMessage(json), MemoryWrite.describeParseError))
+
+/** A stored interrupt column as an interrupt, or why it cannot be read. */
+export const decodeInterrupt = (text: unknown): Either.Either<SessionStore.PendingInterrupt, string> =>
+  Either.flatMap(parseJson(text), (json) =>
+    Either.mapLeft(SessionStore.decodeStoredInterrupt(json), MemoryWrite.describeParseError))
+
+const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const chunks: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size))
+  return chunks
+}
+
+const insertSqlCache = new Map<number, string>()
+const insertSql = (rows: number): string => {
+  let text = insertSqlCache.get(rows)
+  if (text === undefined) {
+    text = `INSERT INTO ${MESSAGES_TABLE} (session_id, seq, tag, at, message) VALUES ${
+      new Array(rows).fill("(?,?,?,?,?)").join(",")
+    }`
+    insertSqlCache.set(rows, text)
+  }
+  return text
+}
+
+const toFailure = (operation: string) => (cause: SqlError) =>
+  Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause }))
+
+const epochMillis = (at: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(at))
+
+/** Builds the SQLite session store over the ambient SQL client. Migrates first. */
+export const make: Effect.Effect<
+  SessionStore.SessionStoreService,
+  SqlError | Migrator.MigrationError,
+  SqlClient.SqlClient
+> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* migrate
+
+  const service: SessionStore.SessionStoreService = {
+    append: (sessionId, messages) =>
+      Effect.gen(function*() {
+        // Encoding first: an invalid message fails the batch before anything is written.
+        const encoded = yield* SessionStore.encodeMessages(messages)
+        if (encoded.length === 0) return
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const [last] = yield* sql<{ last: number | null }>`SELECT MAX(seq) AS last FROM ${sql(MESSAGES_TABLE)}
+            WHERE session_id = ${sessionId}`
+          const first = (last?.last ?? -1) + 1
+          const rows = encoded.map((message, i) => [
+            sessionId,
+            first + i,
+            message._tag,
+            epochMillis(message.at),
+            JSON.stringify(message)
+          ])
+          yield* Effect.forEach(
+            chunksOf(rows, INSERT_CHUNK),
+            (chunk) => sql.unsafe(insertSql(chunk.length), chunk.flat()),
+            { discard: true }
+          )
+        })).pipe(Effect.catchTag("SqlError", toFailure("append")))
+      }),
+
+    load: (sessionId) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ seq: number; message: unknown }>`SELECT seq, message FROM ${sql(MESSAGES_TABLE)}
+          WHERE session_id = ${sessionId} ORDER BY seq`
+        const messages: Array<SessionStore.SessionMessage> = []
+        const bad: Array<{ readonly seq: number; readonly reason: string }> = []
+        for (const row of rows) {
+          const decoded = decodeMessage(row.message)
+          if (Either.isRight(decoded)) messages.push(decoded.right)
+          else bad.push({ seq: row.seq, reason: decoded.left })
+        }
+        yield* Effect.forEach(bad, ({ reason, seq }) =>
+          Effect.logWarning("skipped a stored session message that failed to decode").pipe(
+            Effect.annotateLogs({ sessionId, seq, reason })
+          ), { discard: true })
+        return { messages, skipped: bad.length }
+      }).pipe(Effect.catchTag("SqlError", toFailure("load"))),
+
+    putInterrupt: (sessionId, interrupt) =>
+      Effect.gen(function*() {
+        const encoded = yield* Either.match(SessionStore.encodeInterrupt(interrupt), {
+          onLeft: (error) =>
+            Effect.fail(
+              new SessionStore.InvalidSessionData({ problem: `interrupt: ${MemoryWrite.describeParseError(error)}` })
+            ),
+          onRight: Effect.succeed
+        })
+        yield* sql`INSERT INTO ${sql(INTERRUPTS_TABLE)} (session_id, turn, at, interrupt)
+          VALUES (${sessionId}, ${encoded.turn}, ${epochMillis(encoded.at)}, ${JSON.stringify(encoded)})
+          ON CONFLICT (session_id) DO UPDATE SET turn = excluded.turn, at = excluded.at, interrupt = excluded.interrupt`
+          .pipe(Effect.catchTag("SqlError", toFailure("putInterrupt")))
+      }),
+
+    getInterrupt: (sessionId) =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<{ interrupt: unknown }>`SELECT interrupt FROM ${sql(INTERRUPTS_TABLE)}
+          WHERE session_id = ${sessionId}`
+        if (row === undefined) return Option.none()
+        const decoded = decodeInterrupt(row.interrupt)
+        if (Either.isRight(decoded)) return Option.some(decoded.right)
+        yield* Effect.logWarning("a stored pending interrupt failed to decode; reading it as none").pipe(
+          Effect.annotateLogs({ sessionId, reason: decoded.left })
+        )
+        return Option.none()
+      }).pipe(Effect.catchTag("SqlError", toFailure("getInterrupt"))),
+
+    clearInterrupt: (sessionId) =>
+      sql`DELETE FROM ${sql(INTERRUPTS_TABLE)} WHERE session_id = ${sessionId}`.pipe(
+        Effect.asVoid,
+        Effect.catchTag("SqlError", toFailure("clearInterrupt"))
+      )
+  }
+  return service
+})

@@ -1,0 +1,249 @@
+/**
+ * What the SQLite store adds to the conformance kit (see conformance.test.ts): persistence,
+ * rollback across statement chunks, the supersede guard, bad rows in every read path, FTS5 query
+ * safety and failures mapped at the service boundary.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { IdGenerator, MemoryRecord, MemoryStore } from "@engram/core"
+import { SqliteMemoryStore } from "@engram/store-sqlite"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Metric from "effect/Metric"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { afterAll } from "vitest"
+
+const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-sqlite-store-"))
+afterAll(() => NodeFs.rmSync(directory, { recursive: true, force: true }))
+let files = 0
+const freshFile = () => NodePath.join(directory, `store-${++files}.db`)
+
+const inMemory = Layer.merge(SqliteMemoryStore.layer({ filename: ":memory:" }), IdGenerator.sequential("mem"))
+const store = MemoryStore.MemoryStore
+const ids = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) => records.map((r) => r.id)
+const hitIds = (result: MemoryStore.SearchResult) => result.hits.map((h) => h.record.id).sort()
+
+const raw = <A extends object = Record<string, unknown>>(statement: string, ...params: Array<unknown>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(statement, params))
+
+const corrupt = (id: string, assignment = "kind = 'bogus'") =>
+  raw(`UPDATE engram_memories SET ${assignment} WHERE id = ?`, id)
+
+describe("SqliteMemoryStore", () => {
+  it.effect("declares keyword search", () =>
+    Effect.gen(function*() {
+      expect((yield* store).capabilities).toEqual({ search: "keyword" })
+    }).pipe(Effect.provide(inMemory)))
+
+  it.effect("keeps records across layer rebuilds on a file, migrating once", () =>
+    Effect.gen(function*() {
+      const filename = freshFile()
+      const layer = Layer.merge(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("mem"))
+      yield* Effect.gen(function*() {
+        const s = yield* store
+        yield* s.write([
+          { content: "Doug prefers dark roast coffee", kind: "profile", sourceType: "operator" },
+          { content: "The release ships on Friday", kind: "fact" }
+        ])
+        yield* s.setReviewState("mem-000002", "rejected")
+      }).pipe(Effect.provide(layer))
+
+      const reopened = yield* Effect.gen(function*() {
+        const s = yield* store
+        return {
+          listed: (yield* s.list()).records.map((r) => [r.id, r.reviewState]),
+          found: hitIds(yield* s.search("COFFEE")),
+          migrations: yield* raw<{ name: string }>("SELECT name FROM engram_memory_migrations")
+        }
+      }).pipe(Effect.provide(layer))
+      expect(reopened.listed).toEqual([["mem-000001", "confirmed"], ["mem-000002", "rejected"]])
+      expect(reopened.found).toEqual(["mem-000001"])
+      expect(reopened.migrations).toEqual([{ name: "memories" }])
+    }))
+
+  describe("atomic writes", () => {
+    it.effect("a batch spanning several insert statements stores nothing when its last id is taken", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        yield* s.write([{ id: "taken", content: "first writer wins", kind: "note" }])
+        const batch = Array.from({ length: 1_201 }, (_, i) => ({
+          id: i === 1_200 ? "taken" : `batch-${i}`,
+          content: `batch record number ${i} about zebras`,
+          kind: "note" as const
+        }))
+        const error = yield* Effect.flip(s.write(batch))
+        expect(error._tag).toBe("DuplicateMemoryId")
+        expect(error._tag === "DuplicateMemoryId" && error.id).toBe("taken")
+        expect(ids((yield* s.list({ limit: 10_000 })).records)).toEqual(["taken"])
+        expect((yield* s.search("zebras")).hits).toEqual([])
+        // The index holds no orphan entries either: a later write of the same ids succeeds.
+        yield* s.write(batch.slice(0, 3))
+        expect(hitIds(yield* s.search("zebras"))).toEqual(["batch-0", "batch-1", "batch-2"])
+      }).pipe(Effect.provide(inMemory)))
+
+    it.effect("restore is create-only: a stored id fails the batch and restores nothing", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        const [kept] = yield* s.write([{ id: "kept", content: "kept record", kind: "note" }])
+        const copy = new MemoryRecord.MemoryRecord({ ...kept!, id: "copy" })
+        const error = yield* Effect.flip(s.restore([copy, kept!]))
+        expect(error._tag === "DuplicateMemoryId" && error.id).toBe("kept")
+        expect(ids((yield* s.list()).records)).toEqual(["kept"])
+      }).pipe(Effect.provide(inMemory)))
+  })
+
+  it.effect("supersede rolls the successor back when the original is invalidated under it", () =>
+    Effect.gen(function*() {
+      const s = yield* store
+      yield* s.write([{ id: "old", content: "The office is on the third floor", kind: "fact" }])
+      // Another writer invalidates the original between the successor's insert and the update.
+      yield* raw(`CREATE TRIGGER concurrent_writer AFTER INSERT ON engram_memories WHEN new.supersedes = 'old'
+        BEGIN UPDATE engram_memories SET invalidated_at = 1, invalidation_reason = 'manual' WHERE id = 'old'; END`)
+      const error = yield* Effect.flip(s.supersede("old", { id: "new", content: "The office moved", kind: "fact" }))
+      expect(error._tag).toBe("MemoryConflict")
+      const all = yield* s.list({ includeSuperseded: true })
+      expect(all.records.map((r) => [r.id, r.invalidationReason])).toEqual([["old", undefined]])
+      expect((yield* s.search("moved")).hits).toEqual([])
+    }).pipe(Effect.provide(inMemory)))
+
+  describe("bad rows", () => {
+    const skippedCounter = Metric.tagged(MemoryStore.rowsSkipped, "backend", "sqlite")
+    const counted = Effect.map(Metric.value(skippedCounter), (state) => state.count)
+
+    const fiveNotes = Effect.flatMap(store, (s) =>
+      s.write(["r1", "r2", "r3", "r4", "r5"].map((id) => ({ id, content: "same words in every note", kind: "note" as const }))))
+
+    it.effect("a row with a text timestamp is skipped, logged with its id and counted in the metric", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        const warnings: Array<{ message: unknown; annotations: Record<string, unknown> }> = []
+        const capture = Logger.make(({ annotations, logLevel, message }) => {
+          if (logLevel._tag === "Warning") {
+            warnings.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+          }
+        })
+        yield* fiveNotes
+        yield* corrupt("r3", "created_at = 'yesterday'")
+        const before = yield* counted
+        const page = yield* s.list().pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
+        expect(ids(page.records)).toEqual(["r1", "r2", "r4", "r5"])
+        expect(page.skipped).toBe(1)
+        expect((yield* counted) - before).toBe(1)
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]!.annotations).toMatchObject({ operation: "list", memoryId: "r3" })
+        expect(String(warnings[0]!.annotations.reason)).toContain("created_at")
+      }).pipe(Effect.provide(inMemory)))
+
+    it.effect("a page is still filled when bad rows sit inside it, and paging resumes after it", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        yield* fiveNotes
+        yield* corrupt("r2")
+        yield* corrupt("r3", "tags = 'not json'")
+        const first = yield* s.list({ limit: 2 })
+        expect([ids(first.records), first.skipped]).toEqual([["r1", "r4"], 2])
+        expect(first.nextCursor).toBeDefined()
+        const second = yield* s.list({ limit: 2, cursor: first.nextCursor! })
+        expect([ids(second.records), second.skipped, second.nextCursor]).toEqual([["r5"], 0, undefined])
+      }).pipe(Effect.provide(inMemory)))
+
+    it.effect("search fills its limit past bad rows", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        yield* fiveNotes
+        yield* corrupt("r2")
+        yield* corrupt("r3", "scope = 'nowhere'")
+        const result = yield* s.search("words", { limit: 2 })
+        expect(result.hits).toHaveLength(2)
+        expect(result.skipped).toBe(2)
+        expect(result.hits.every((h) => h.score > 0)).toBe(true)
+      }).pipe(Effect.provide(inMemory)))
+
+    it.effect("a lifecycle operation on a bad row fails with MemoryStoreFailure naming the row and changes nothing", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        yield* fiveNotes
+        yield* corrupt("r4")
+        const error = yield* Effect.flip(s.setReviewState("r4", "confirmed"))
+        expect(error._tag).toBe("MemoryStoreFailure")
+        expect(error.message).toContain(`"r4"`)
+        expect(error.message).toContain("kind")
+        const [row] = yield* raw<{ review_state: string }>("SELECT review_state FROM engram_memories WHERE id = 'r4'")
+        expect(row!.review_state).toBe("pending")
+      }).pipe(Effect.provide(inMemory)))
+  })
+
+  describe("search", () => {
+    it.effect("treats FTS5 syntax in a query as plain words", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        yield* s.write([
+          { id: "near", content: "Meet near the station, not at the office", kind: "note" },
+          { id: "star", content: "Star ratings: five out of five", kind: "note" },
+          { id: "quote", content: "He said \"ship it\" and left", kind: "note" }
+        ])
+        const queries: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+          [`NEAR(meet station)`, ["near"]],
+          [`"ship`, ["quote"]],
+          [`ship" OR "five`, ["quote", "star"]],
+          [`NOT office`, ["near"]],
+          [`star*`, ["star"]],
+          [`-five +ratings`, ["star"]],
+          [`content:station`, ["near"]],
+          [`^meet`, ["near"]],
+          [`AND`, ["quote"]],
+          [`OR`, []]
+        ]
+        for (const [query, expected] of queries) expect([query, hitIds(yield* s.search(query))]).toEqual([query, expected])
+      }).pipe(Effect.provide(inMemory)))
+
+    it.effect("tells voiced kana apart and matches half-width kana and Hangul", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        yield* s.write([
+          { id: "glass", content: "ガラス の 窓", kind: "note" },
+          { id: "crow", content: "カラス が鳴く", kind: "note" },
+          { id: "korean", content: "한국어 검색 테스트", kind: "note" }
+        ])
+        expect(hitIds(yield* s.search("ガラス"))).toEqual(["glass"])
+        expect(hitIds(yield* s.search("ｶﾗｽ"))).toEqual(["crow"])
+        expect(hitIds(yield* s.search("검색"))).toEqual(["korean"])
+      }).pipe(Effect.provide(inMemory)))
+  })
+
+  it.effect("get returns records in the order asked, repeats included, and honours scopes", () =>
+    Effect.gen(function*() {
+      const s = yield* store
+      yield* s.write([
+        { id: "g", content: "global note", kind: "note" },
+        { id: "p", content: "project note", kind: "note", scope: "project:alpha" }
+      ])
+      expect(ids((yield* s.get(["p", "missing", "g", "p"])).records)).toEqual(["p", "g", "p"])
+      expect(ids((yield* s.get(["p", "g"], { scopes: ["global"] })).records)).toEqual(["g"])
+    }).pipe(Effect.provide(inMemory)))
+
+  it.effect("a failing database surfaces as MemoryStoreFailure naming the operation", () =>
+    Effect.gen(function*() {
+      const s = yield* store
+      yield* raw("DROP TABLE engram_memories")
+      const listError = yield* Effect.flip(s.list())
+      expect(listError._tag).toBe("MemoryStoreFailure")
+      expect(listError.message).toMatch(/^memory store list failed: .*no such table/)
+      const writeError = yield* Effect.flip(s.write([{ content: "x", kind: "note" }]))
+      expect(writeError.message).toMatch(/^memory store write failed/)
+    }).pipe(Effect.provide(inMemory)))
+
+  it.effect("shares its database with other stores: a second build on the same client migrates nothing", () =>
+    Effect.gen(function*() {
+      const twice = Layer.merge(SqliteMemoryStore.layerSqlite, SqliteMemoryStore.layerSqlite)
+      const layer = Layer.provideMerge(twice, SqliteMemoryStore.layer({ filename: ":memory:" }))
+      const rows = yield* raw<{ migration_id: number }>("SELECT migration_id FROM engram_memory_migrations").pipe(
+        Effect.provide(layer)
+      )
+      expect(rows).toEqual([{ migration_id: 1 }])
+    }))
+})

@@ -1,0 +1,317 @@
+/**
+ * `npm run bench -- projection [--sizes 10000,100000] [--queries 200] [--turns 20]`
+ *
+ * Two figure sets.
+ *
+ * 1. **`project()` latency** on SQLite: for each size, a fresh temporary file with that many
+ *    records (the store bench's deterministic data; 20 always-on records, as a real store has a
+ *    handful of standing instructions rather than 5% of everything), then `ContextProjection.project`
+ *    for each query — always-on read, `newest` prior-session digest, keyword recall (20 hits),
+ *    composition under the default budget (64,000 chars) and one injection-log row written to
+ *    SQLite. p50/p95 over the queries, after a warm-up round. Target: p50 ≤ 10 ms at 100k.
+ *
+ * 2. **Model-visible tokens per turn** across a scripted session on the first size's store, run by
+ *    the native agent loop: what each turn's first model call carried (prefix + history + one
+ *    projection), next to what a persist-every-frame design would send — the same session with each
+ *    turn's projection stored in the history after that turn's input, so turn k re-sends k−1 old
+ *    frames. Tokens are `TokenEstimator` estimates (chars/4) of every text the request carries.
+ */
+import type * as Prompt from "@effect/ai/Prompt"
+import {
+  IdGenerator,
+  type MemoryRecord,
+  MemoryStore,
+  ProjectedContext,
+  PromotionStore,
+  PromptFragment,
+  RoutingPresets,
+  SessionStore,
+  TokenEstimator
+} from "@engram/core"
+import { ContextProjection, ModelRequest, NativeRuntime, PromptObserver, ScriptedModel } from "@engram/runtime"
+import { SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { generateInputs, generateQueries } from "./store.js"
+
+const ALWAYS_ON = 20
+const WRITE_BATCH = 1_000
+
+const option = (args: ReadonlyArray<string>, name: string): string | undefined => {
+  const index = args.indexOf(name)
+  return index >= 0 ? args[index + 1] : undefined
+}
+
+const percentile = (samples: ReadonlyArray<number>, p: number): number => {
+  const sorted = [...samples].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
+}
+
+const fmt = (value: number, digits = 2) =>
+  Number.isFinite(value)
+    ? value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : "-"
+
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
+}
+
+/** The store bench's data, with delivery policies as a real store has them: a few always-on. */
+const inputsFor = (size: number): Array<MemoryRecord.MemoryWriteInput> => {
+  let alwaysOn = 0
+  return generateInputs(size, 1).map((input) => {
+    const always = input.scope === "global" && alwaysOn < ALWAYS_ON && input.kind === "standing"
+    if (always) alwaysOn++
+    return { ...input, deliveryPolicy: always ? "always" : "retrieved" }
+  })
+}
+
+/** Memory and telemetry stores in one SQLite file. */
+const sqliteStores = (filename: string) =>
+  SqliteTelemetryStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename })))
+
+const quiet = <A, E>(effect: Effect.Effect<A, E>) =>
+  effect.pipe(Logger.withMinimumLogLevel(LogLevel.Error), Effect.runPromise)
+
+// ---------------------------------------------------------------------------------------------
+// 1. project() latency
+
+interface LatencyFigures {
+  readonly records: number
+  readonly p50: number
+  readonly p95: number
+  readonly searchP50: number
+  readonly searchP95: number
+  readonly meanChars: number
+  readonly meanRecalled: number
+  readonly meanShed: number
+}
+
+const benchProject = (filename: string, size: number, queries: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    const inputs = inputsFor(size)
+    for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
+    const projection = yield* ContextProjection.make()
+    const request = (query: string, turn: number): ContextProjection.ProjectionRequest => ({
+      sessionId: "bench-session",
+      turn,
+      query,
+      scopes: ["global"],
+      mode: "native",
+      workingState: "goal: answer the operator\nstep: 1",
+      skills: [{ name: "search", description: "find documents" }, { name: "deploy", description: "ship a build" }]
+    })
+    for (const [i, query] of queries.slice(0, 20).entries()) yield* projection.project(request(query, i))
+    const times: Array<number> = []
+    const searches: Array<number> = []
+    let chars = 0
+    let recalled = 0
+    let shed = 0
+    for (const [i, query] of queries.entries()) {
+      const start = performance.now()
+      const projected = yield* projection.project(request(query, 100 + i))
+      times.push(performance.now() - start)
+      // The recall search alone, right after, under the same load: the part the store owns.
+      const searchStart = performance.now()
+      yield* store.search(query, { scopes: ["global"], deliverable: true, limit: 20 })
+      searches.push(performance.now() - searchStart)
+      chars += projected.budget.usedChars
+      recalled += projected.section("recalled_memory")?.items ?? 0
+      shed += projected.budget.shed.length
+    }
+    return {
+      records: size,
+      p50: percentile(times, 50),
+      p95: percentile(times, 95),
+      searchP50: percentile(searches, 50),
+      searchP95: percentile(searches, 95),
+      meanChars: chars / queries.length,
+      meanRecalled: recalled / queries.length,
+      meanShed: shed / queries.length
+    } satisfies LatencyFigures
+  }).pipe(Effect.provide(sqliteStores(filename)))
+
+// ---------------------------------------------------------------------------------------------
+// 2. Tokens per turn
+
+/** Every text a prompt carries to the model: system text, message text, tool calls and results. */
+const visibleChars = (prompt: Prompt.Prompt): number => {
+  let chars = 0
+  for (const message of prompt.content) {
+    if (message.role === "system") {
+      chars += message.content.length
+      continue
+    }
+    for (const part of message.content) {
+      if (part.type === "text") chars += part.text.length
+      else if (part.type === "tool-call") chars += part.name.length + JSON.stringify(part.params).length
+      else if (part.type === "tool-result") chars += part.name.length + JSON.stringify(part.result).length
+    }
+  }
+  return chars
+}
+
+const PERSONA = "You are Ada, a careful assistant for a small engineering team. " +
+  "You keep track of deploys, incidents and decisions, and you answer in a few sentences. ".repeat(6)
+
+/** Answers every turn; every third turn looks something up first. */
+const sessionScript: ScriptedModel.Script = (request) => {
+  const input = ScriptedModel.lastUserText(request)
+  const turn = ScriptedModel.userTexts(request).filter((text) => !ProjectedContext.containsProjection(text)).length
+  if (ScriptedModel.pendingToolResults(request).length === 0 && turn % 3 === 0) {
+    return [ScriptedModel.toolCall("memory_recall", { query: input })]
+  }
+  return [ScriptedModel.text(`Here is what I know about ${input}: `.concat("a short answer. ".repeat(12)))]
+}
+
+interface TurnFigures {
+  readonly turn: number
+  readonly projectionTokens: number
+  readonly engramTokens: number
+  readonly persistedTokens: number
+}
+
+const benchSession = (filename: string, turns: number, queries: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const agent = yield* NativeRuntime.make({
+      prefix: [{ name: "Identity", source: "role", fragments: [PromptFragment.authored(PERSONA)] }],
+      memory: {
+        scope: "global",
+        background: RoutingPresets.userBackgroundSections,
+        spec: RoutingPresets.userBackground
+      }
+    })
+    for (let k = 0; k < turns; k++) {
+      yield* NativeRuntime.runTurn({ agent, sessionId: "bench-turns", input: queries[k % queries.length]! })
+    }
+    const snapshots = (yield* PromptObserver.captured).filter((snapshot) => snapshot.call === 0)
+    const stored = (yield* Effect.flatMap(SessionStore.SessionStore, (s) => s.load("bench-turns"))).messages
+    const estimate = (chars: number) => Math.ceil(chars / TokenEstimator.CHARS_PER_TOKEN)
+
+    // Persist-every-frame: the same stored session, with each earlier turn's projection stored as a
+    // message right after that turn's input.
+    const inputs = stored.flatMap((message, index) => (message._tag === "OperatorMessage" ? [index] : []))
+    return snapshots.map((snapshot, k): TurnFigures => {
+      const start = inputs[k]!
+      const persisted: Array<SessionStore.SessionMessage> = []
+      let t = 0
+      for (const [index, message] of stored.slice(0, start).entries()) {
+        persisted.push(message)
+        if (inputs[t] === index) {
+          const frame = snapshots[t]!.projection.text
+          if (frame !== "") persisted.push(new SessionStore.OperatorMessage({ text: frame, at: message.at }))
+          t++
+        }
+      }
+      const withFrames = ModelRequest.compose({
+        prefix: agent.prefix,
+        history: persisted,
+        input: stored[start] as SessionStore.OperatorMessage,
+        rounds: [],
+        projection: snapshot.projection
+      })
+      return {
+        turn: k + 1,
+        projectionTokens: snapshot.projection.budget.usedTokens,
+        engramTokens: estimate(visibleChars(snapshot.request.prompt)),
+        persistedTokens: estimate(visibleChars(withFrames.prompt))
+      }
+    })
+  }).pipe(
+    Effect.provide(
+      Layer.mergeAll(
+        ContextProjection.layer,
+        ScriptedModel.layer(sessionScript),
+        PromptObserver.layerCapture,
+        SessionStore.layerMemory,
+        PromotionStore.layerMemory,
+        IdGenerator.sequential("turn")
+      ).pipe(Layer.provideMerge(sqliteStores(filename)))
+    )
+  )
+
+// ---------------------------------------------------------------------------------------------
+
+export const run = async (args: ReadonlyArray<string>): Promise<void> => {
+  const sizes = (option(args, "--sizes") ?? "10000,100000").split(",").map(Number)
+  const queryCount = Number(option(args, "--queries") ?? "200")
+  const turns = Number(option(args, "--turns") ?? "20")
+  const queries = generateQueries(queryCount, 42)
+  const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-projection-"))
+  const latency: Array<LatencyFigures> = []
+  let session: ReadonlyArray<TurnFigures> = []
+  try {
+    await quiet(benchProject(NodePath.join(directory, "warm-up.db"), 2_000, queries.slice(0, 40)))
+    for (const size of sizes) {
+      process.stdout.write(`projection bench: ${size.toLocaleString("en-US")} records … `)
+      const filename = NodePath.join(directory, `store-${size}.db`)
+      latency.push(await quiet(benchProject(filename, size, queries)))
+      if (session.length === 0) session = await quiet(benchSession(filename, turns, queries.slice(50)))
+      process.stdout.write("done\n")
+    }
+  } finally {
+    NodeFs.rmSync(directory, { recursive: true, force: true })
+  }
+
+  console.log()
+  console.log(table(
+    [
+      "records",
+      "project p50 ms",
+      "project p95 ms",
+      "search p50 ms",
+      "search p95 ms",
+      "projected chars",
+      "recalled/turn",
+      "shed/turn"
+    ],
+    latency.map((f) => [
+      f.records.toLocaleString("en-US"),
+      fmt(f.p50, 3),
+      fmt(f.p95, 3),
+      fmt(f.searchP50, 3),
+      fmt(f.searchP95, 3),
+      fmt(f.meanChars, 0),
+      fmt(f.meanRecalled, 1),
+      fmt(f.meanShed, 1)
+    ])
+  ))
+  console.log(
+    `\n${queryCount} queries (1-3 words), SQLite file, scope global, ${ALWAYS_ON} always-on records, default budget ` +
+      `(64,000 chars), injection row written each time.\nsearch: the recall search alone (MemoryStore.search, ` +
+      `limit 20), timed right after each project() — the store's share of it. Target: project p50 <= 10 ms at 100k.`
+  )
+
+  console.log()
+  console.log(table(
+    ["turn", "projection tok", "model-visible tok", "persist-every-frame tok", "ratio"],
+    session.map((f) => [
+      String(f.turn),
+      fmt(f.projectionTokens, 0),
+      fmt(f.engramTokens, 0),
+      fmt(f.persistedTokens, 0),
+      `${fmt(f.persistedTokens / f.engramTokens)}x`
+    ])
+  ))
+  const last = session[session.length - 1]
+  if (last !== undefined) {
+    console.log(
+      `\n${turns} scripted turns on the ${sizes[0]!.toLocaleString("en-US")}-record store (native loop, first model ` +
+        `call of each turn; every third turn also makes a memory_recall round). Tokens: chars/4 of every text the ` +
+        `request carries.\nAt turn ${last.turn}: ${fmt(last.engramTokens, 0)} tokens with one projection vs ` +
+        `${fmt(last.persistedTokens, 0)} when every frame is persisted ` +
+        `(${fmt(last.persistedTokens - last.engramTokens, 0)} tokens of stale context).`
+    )
+  }
+  const load = NodeOs.loadavg().map((n) => n.toFixed(2)).join(" ")
+  console.log(`Load average: ${load} on ${NodeOs.availableParallelism()} CPUs.`)
+}
