@@ -19,8 +19,11 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as CliError from "./CliError.js"
+import * as Compose from "./commands/Compose.js"
 import * as Demo from "./commands/Demo.js"
+import * as Eval from "./commands/Eval.js"
 import * as Memory from "./commands/Memory.js"
+import * as Migrate from "./commands/Migrate.js"
 import * as Root from "./Root.js"
 
 /**
@@ -37,10 +40,18 @@ export const VERSION = "0.1.0"
  * @since 0.1.0
  * @category commands
  */
-export const command = Root.command.pipe(Command.withSubcommands([Memory.command, Demo.command]))
+export const command = Root.command.pipe(
+  Command.withSubcommands([Memory.command, Demo.command, Migrate.command, Eval.command, Compose.command])
+)
 
 // Command groups and their subcommands, to name an unknown command precisely.
-const groups: Readonly<Record<string, ReadonlyArray<string>>> = { memory: Memory.subcommandNames, demo: [] }
+const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
+  memory: Memory.subcommandNames,
+  demo: [],
+  migrate: [],
+  eval: [],
+  compose: []
+}
 
 /**
  * The one line for a command line whose command words are not known: which word, and what
@@ -50,7 +61,7 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = { memory: Memory
  * @category errors
  */
 export const describeUnknownCommand = (args: ReadonlyArray<string>): string => {
-  // Command words come first; skip the root's options (and the value of `--db`).
+  // Command words come first; skip the root's options (and the values of `--db`, `--pg`, …).
   const words: Array<string> = []
   for (let i = 0; i < args.length && words.length < 2; i++) {
     const arg = args[i]!

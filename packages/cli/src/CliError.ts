@@ -98,7 +98,15 @@ const tagOf = (error: unknown): string | undefined =>
   Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" ? error._tag : undefined
 
 // Store errors that mean "the backend failed underneath", not "your request was wrong".
-const unavailableTags = new Set(["StoreUnavailable", "MemoryStoreFailure", "SqlError", "MigrationError"])
+const unavailableTags = new Set([
+  "StoreUnavailable",
+  "MemoryStoreFailure",
+  "PromotionStoreFailure",
+  "SessionStoreFailure",
+  "TelemetryStoreFailure",
+  "SqlError",
+  "MigrationError"
+])
 
 /**
  * Turns any failure of a command into a {@link CliFailure}: validation errors of the command

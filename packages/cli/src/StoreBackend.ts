@@ -1,24 +1,41 @@
 /**
- * Which store a command talks to. Today that is the embedded SQLite file named by `--db`;
- * other backends (`--pg <url>`) are chosen here too, so commands never name a backend.
+ * Which store a command talks to: the embedded SQLite file named by `--db` (the default), or the
+ * PostgreSQL database named by `--pg` (in the schema of `--pg-schema`, when given). This is the
+ * one place a backend is chosen; commands never name one.
  *
  * The store is opened lazily, by the commands that need it, after their input has been
  * validated: a rejected command line never opens (or creates) a database.
+ *
+ * A PostgreSQL URL is shown only through {@link redactUrl} — in messages, `--json` output and
+ * errors its password reads `***`.
  *
  * @since 0.1.0
  */
 import type * as Command from "@effect/cli/Command"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { MemoryStore } from "@engram/core"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import type { MemoryStore, PromotionStore } from "@engram/core"
+import { EngramPg, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
+import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import { oneLine, StoreUnavailable } from "./CliError.js"
+import * as Redacted from "effect/Redacted"
+import { CliFailure, ExitCode, oneLine, StoreUnavailable } from "./CliError.js"
 import * as Root from "./Root.js"
+
+/**
+ * A PostgreSQL database: its URL (redacted) and, optionally, the schema Engram's tables live in.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PgLocation {
+  readonly url: Redacted.Redacted<string>
+  readonly schema?: string | undefined
+}
 
 /**
  * Where to find the store.
@@ -29,6 +46,8 @@ import * as Root from "./Root.js"
 export interface StoreLocation {
   /** Path of the SQLite file (its directory is created when missing), or `:memory:`. */
   readonly db: string
+  /** When present, the store is this PostgreSQL database and `db` is not used. */
+  readonly pg?: PgLocation | undefined
 }
 
 /**
@@ -40,27 +59,190 @@ export interface StoreLocation {
  */
 export type StoreServices = MemoryStore.MemoryStore | SqlClient.SqlClient
 
-// The most specific text a failure to open carries: the open error's own detail, else the message.
-const describeCause = (cause: Cause.Cause<unknown>): string => {
-  const error = Option.getOrElse(Chunk.head(Cause.failures(cause)), () => Cause.squash(cause))
-  if (Predicate.hasProperty(error, "detail") && typeof error.detail === "string") return oneLine(error.detail)
-  return oneLine(error instanceof Error ? error.message : String(error))
+/**
+ * Connections per PostgreSQL pool the command opens: a command runs one operation at a time.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const PG_POOL_SIZE = 4
+
+/**
+ * A URL fit to print: the password replaced by `***`. Text that does not parse as a URL is
+ * not echoed at all.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const redactUrl = (url: string | Redacted.Redacted<string>): string => {
+  const raw = Redacted.isRedacted(url) ? Redacted.value(url) : url
+  try {
+    const parsed = new URL(raw)
+    if (parsed.password !== "") parsed.password = "***"
+    return parsed.toString()
+  } catch {
+    return "<the PostgreSQL URL>"
+  }
 }
 
 /**
+ * Removes the URL's password (as written, and percent-decoded) from any text — an error
+ * message from the driver, say — replacing it with `***`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const scrubPassword = (text: string, url: string | Redacted.Redacted<string>): string => {
+  const raw = Redacted.isRedacted(url) ? Redacted.value(url) : url
+  let password = ""
+  try {
+    password = new URL(raw).password
+  } catch {
+    return text.split(raw).join("<the PostgreSQL URL>")
+  }
+  if (password === "") return text
+  let decoded = password
+  try {
+    decoded = decodeURIComponent(password)
+  } catch {
+    // Keep the raw form only.
+  }
+  return [raw, password, decoded].reduce(
+    (out, secret) => (secret === "" ? out : out.split(secret).join(secret === raw ? redactUrl(raw) : "***")),
+    text
+  )
+}
+
+/**
+ * How a location reads in messages: the SQLite path, or the redacted URL and schema.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const describeLocation = (location: StoreLocation): string =>
+  location.pg === undefined
+    ? location.db
+    : `${redactUrl(location.pg.url)}${location.pg.schema === undefined ? "" : ` (schema ${location.pg.schema})`}`
+
+// The most specific text a failure carries: its own detail, else its message followed by the
+// messages of its causes (the driver's "connect ECONNREFUSED …" sits in the cause).
+const describeError = (error: unknown): string => {
+  if (Predicate.hasProperty(error, "detail") && typeof error.detail === "string") return oneLine(error.detail)
+  const parts: Array<string> = []
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    const text = current instanceof Error || Predicate.hasProperty(current, "message")
+      ? String((current as { readonly message: unknown }).message)
+      : String(current)
+    const code = Predicate.hasProperty(current, "code") && typeof current.code === "string" ? current.code : ""
+    const part = text.trim() !== "" ? text : code
+    if (part !== "" && !parts.some((seen) => seen.includes(part))) parts.push(part)
+    current = Predicate.hasProperty(current, "cause") ? current.cause : undefined
+  }
+  return oneLine(parts.join(": "))
+}
+
+/**
+ * The one-line reason a store could not be opened, from the cause of the failure.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const describeCause = (cause: Cause.Cause<unknown>): string =>
+  describeError(Option.getOrElse(Chunk.head(Cause.failures(cause)), () => Cause.squash(cause)))
+
+/** Turns any failure to build a layer into `StoreUnavailable` at `location`, password removed. */
+const unavailableAt = (location: StoreLocation) => (cause: Cause.Cause<unknown>) => {
+  const detail = describeCause(cause)
+  return Layer.fail(
+    new StoreUnavailable({
+      location: describeLocation(location),
+      detail: location.pg === undefined ? detail : scrubPassword(detail, location.pg.url)
+    })
+  )
+}
+
+/**
+ * A PostgreSQL client for the command: a small pool, confined to `schema` when given.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const pgClient = (location: PgLocation) =>
+  EngramPg.layerClient({
+    url: location.url,
+    schema: location.schema,
+    maxConnections: PG_POOL_SIZE,
+    applicationName: "engram-cli"
+  })
+
+/**
  * The store layer for a location. Anything that keeps the store from opening — a directory that
- * cannot be created, a file that is not a database, a failed migration — fails with
- * {@link StoreUnavailable}.
+ * cannot be created, a file that is not a database, a server that does not answer, a failed
+ * migration — fails with {@link StoreUnavailable}.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (location: StoreLocation): Layer.Layer<StoreServices, StoreUnavailable> =>
-  SqliteMemoryStore.layer({ filename: location.db }).pipe(
-    Layer.catchAllCause((cause) =>
-      Layer.fail(new StoreUnavailable({ location: location.db, detail: describeCause(cause) }))
+  (location.pg === undefined
+    ? SqliteMemoryStore.layer({ filename: location.db })
+    : PgMemoryStore.layerPg.pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
+      Layer.catchAllCause(unavailableAt(location))
     )
-  )
+
+/**
+ * The memory store and the promotion store of a location, on one database.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWithPromotions = (
+  location: StoreLocation
+): Layer.Layer<StoreServices | PromotionStore.PromotionStore, StoreUnavailable> =>
+  (location.pg === undefined
+    ? SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db })))
+    : Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg).pipe(
+      Layer.provideMerge(pgClient(location.pg))
+    )).pipe(Layer.catchAllCause(unavailableAt(location)))
+
+/**
+ * The store location the global options name: `--pg` (with `--pg-schema`) or `--db`. Refuses
+ * `--db` together with `--pg`, and `--pg-schema` without `--pg`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const locationOf = (settings: Root.Settings): Effect.Effect<StoreLocation, CliFailure> => {
+  if (settings.pg !== undefined && settings.dbGiven) {
+    return Effect.fail(
+      new CliFailure({
+        problem: "--db and --pg both name a store; give one: --db <path> for SQLite or --pg <url> for PostgreSQL",
+        exitCode: ExitCode.refused
+      })
+    )
+  }
+  if (settings.pg === undefined) {
+    return settings.pgSchema === undefined ? Effect.succeed({ db: settings.db }) : Effect.fail(
+      new CliFailure({
+        problem: "--pg-schema names a PostgreSQL schema; add --pg <url> to use PostgreSQL",
+        exitCode: ExitCode.refused
+      })
+    )
+  }
+  return Effect.succeed({ db: settings.db, pg: { url: settings.pg, schema: settings.pgSchema } })
+}
+
+/**
+ * The store location of the global options (see {@link locationOf}).
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const location: Effect.Effect<StoreLocation, CliFailure, Command.Command.Context<"engram">> = Effect.flatMap(
+  Root.settings,
+  locationOf
+)
 
 /**
  * Runs a command body against the store named by the global options.
@@ -72,6 +254,6 @@ export const provide = <A, E, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<
   A,
-  E | StoreUnavailable,
+  E | StoreUnavailable | CliFailure,
   Exclude<R, StoreServices> | Command.Command.Context<"engram">
-> => Effect.flatMap(Root.settings, (settings) => Effect.provide(effect, layer(settings)))
+> => Effect.flatMap(location, (where) => Effect.provide(effect, layer(where)))

@@ -19,12 +19,22 @@ export interface Run {
   readonly stderr: string
 }
 
+/** The command line (executable first) that runs `engram ...args` from source. */
+export const engramArgs = (args: ReadonlyArray<string>): ReadonlyArray<string> => [
+  process.execPath,
+  "--conditions=engram-source",
+  "--import",
+  "tsx",
+  bin,
+  ...args
+]
+
 /** Runs `engram ...args` and waits for it. */
 export const engram = (...args: ReadonlyArray<string>): Run => {
   // The child gets its own Node options (the test runner's are not the user's).
   const inherited = Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS")
   const env = { ...Object.fromEntries(inherited), NO_COLOR: "1" }
-  const result = spawnSync(process.execPath, ["--conditions=engram-source", "--import", "tsx", bin, ...args], {
+  const result = spawnSync(process.execPath, engramArgs(args).slice(1), {
     cwd: repoRoot,
     encoding: "utf8",
     env,

@@ -6,7 +6,8 @@
  * JSON, non-ASCII text, millisecond timestamps, the legacy context-frame flag); append order
  * across calls and within large batches; sessions kept apart; atomic batches (an invalid message
  * stores nothing) with a typed error; concurrent appends that never interleave within a batch;
- * and the pending interrupt — put, replace, read, clear, per session, invalid ones refused.
+ * the pending interrupt — put, replace, read, clear, per session, invalid ones refused; and the
+ * listing of every session a store holds, in one order on every backend.
  *
  * Every test builds the layer afresh, so a backend on a shared server must hand each build its
  * own empty store.
@@ -200,6 +201,26 @@ export const runSessionStoreConformance = <RExtra = never, E = never>(
             expect(texts.slice(i, i + 3)).toEqual([`${batch}:0`, `${batch}:1`, `${batch}:2`])
           }
           expect(new Set(texts.map((t) => t.split(":")[0])).size).toBe(25)
+        })))
+    })
+
+    describe("listing sessions", () => {
+      it.effect("names every session with a message or a pending interrupt, once, in code-unit order", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          expect(yield* s.listSessions()).toEqual([])
+          // "～" (U+FF5E) sorts after "😀" by UTF-16 code units, before it by UTF-8 bytes.
+          yield* s.append("～wave", [operator("1")])
+          yield* s.append("😀smile", [operator("2"), operator("3")])
+          yield* s.append("b", [operator("4")])
+          yield* s.append("b", [operator("5")])
+          yield* s.append("A", [operator("6")])
+          yield* s.append("empty-batch", [])
+          yield* s.putInterrupt("interrupt-only", interrupt(1))
+          yield* s.putInterrupt("b", interrupt(2))
+          yield* s.putInterrupt("cleared", interrupt(3))
+          yield* s.clearInterrupt("cleared")
+          expect(yield* s.listSessions()).toEqual(["A", "b", "interrupt-only", "😀smile", "～wave"])
         })))
     })
 

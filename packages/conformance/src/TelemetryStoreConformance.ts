@@ -5,7 +5,8 @@
  * Covered: rows read back field for field (millisecond timestamps, every mode, empty lists); one
  * row per append in append order, a resumed turn's second row included; sessions kept apart;
  * invalid rows — an incognito or subagent row naming memories, a negative turn — refused with a
- * typed error and never stored; and the row `TelemetryStore.fromProjection` builds.
+ * typed error and never stored; the row `TelemetryStore.fromProjection` builds; and the listing
+ * of every session with rows, in one order on every backend.
  *
  * Every test builds the layer afresh, so a backend on a shared server must hand each build its
  * own empty store.
@@ -99,6 +100,18 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
         }
         expect((yield* s.listInjections("a")).rows.map((row) => row.turn)).toEqual([0, 3, 6, 9, 12, 15, 18, 21, 24, 27])
         expect((yield* s.listInjections("b")).rows).toHaveLength(20)
+      })))
+
+    it.effect("lists every session with a row, once, in code-unit order", () =>
+      provide(Effect.gen(function*() {
+        const s = yield* store
+        expect(yield* s.listSessions()).toEqual([])
+        // "～" (U+FF5E) sorts after "😀" by UTF-16 code units, before it by UTF-8 bytes.
+        for (const sessionId of ["～wave", "😀smile", "b", "A", "b", "～wave"]) {
+          yield* s.appendInjection(injectionRow({ sessionId }))
+        }
+        yield* Effect.flip(s.appendInjection(injectionRow({ sessionId: "refused", turn: -1 })))
+        expect(yield* s.listSessions()).toEqual(["A", "b", "😀smile", "～wave"])
       })))
 
     it.effect("refuses a memory-free mode's row that names memories, and stores nothing", () =>

@@ -254,7 +254,33 @@ export interface SessionStoreService {
 
   /** Removes the session's pending interrupt. Clearing when there is none succeeds. */
   readonly clearInterrupt: (sessionId: SessionId) => Effect.Effect<void, SessionStoreFailure>
+
+  /**
+   * Every session the store holds something for — a stored message or a pending interrupt —
+   * each once, sorted by {@link compareSessionIds}. For tools that walk a whole store (a copy to
+   * another backend, an audit).
+   */
+  readonly listSessions: () => Effect.Effect<ReadonlyArray<SessionId>, SessionStoreFailure>
 }
+
+/**
+ * The one order session ids are listed in, on every backend: by UTF-16 code units, as
+ * JavaScript compares strings.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const compareSessionIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/**
+ * Distinct session ids, sorted by {@link compareSessionIds} — what a backend returns from
+ * `listSessions` after reading the ids in whatever order its database yields them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const sortSessionIds = (ids: Iterable<string>): ReadonlyArray<SessionId> =>
+  Array.from(new Set(ids)).sort(compareSessionIds)
 
 /**
  * The session store service tag.
@@ -383,7 +409,14 @@ export const makeMemory = (): SessionStoreService => {
         const stored = interrupts.get(sessionId)
         return stored === undefined ? Option.none() : Either.getRight(decodeInterruptEither(stored))
       }),
-    clearInterrupt: (sessionId) => Effect.sync(() => void interrupts.delete(sessionId))
+    clearInterrupt: (sessionId) => Effect.sync(() => void interrupts.delete(sessionId)),
+    listSessions: () =>
+      Effect.sync(() =>
+        sortSessionIds([
+          ...Array.from(sessions.entries()).filter(([, messages]) => messages.length > 0).map(([id]) => id),
+          ...interrupts.keys()
+        ])
+      )
   }
 }
 

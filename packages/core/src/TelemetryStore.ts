@@ -23,7 +23,7 @@ import * as Schema from "effect/Schema"
 import { MemoryId } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
 import { type ProjectedContext, ProjectionMode, SectionLabel } from "./ProjectedContext.js"
-import { SessionId } from "./SessionStore.js"
+import { SessionId, sortSessionIds } from "./SessionStore.js"
 
 const memoryFreeModes: ReadonlyArray<ProjectionMode> = ["incognito", "subagent"]
 
@@ -130,6 +130,12 @@ export interface TelemetryStoreService {
 
   /** A session's injection rows, in append order (empty for an unknown session). */
   readonly listInjections: (sessionId: SessionId) => Effect.Effect<InjectionLog, TelemetryStoreFailure>
+  /**
+   * Every session with at least one stored injection row, each once, sorted as
+   * `SessionStore.compareSessionIds` sorts. For tools that walk a whole store (a copy to another
+   * backend, an audit).
+   */
+  readonly listSessions: () => Effect.Effect<ReadonlyArray<SessionId>, TelemetryStoreFailure>
 }
 
 /**
@@ -190,7 +196,8 @@ export const makeMemory = (): TelemetryStoreService => {
           else skipped++
         }
         return { rows: out, skipped }
-      })
+      }),
+    listSessions: () => Effect.sync(() => sortSessionIds(rows.map((row) => row.sessionId)))
   }
 }
 

@@ -120,8 +120,11 @@ export const composeAgentBackground = (
     const promotions = yield* PromotionStore.PromotionStore
     const memories = yield* MemoryStore.MemoryStore
     const rows = yield* promotions.listByScope(options.scope, { specKey: options.spec.key })
-    const read = yield* memories.get(rows.rows.map((row) => row.recordId), { scopes: [options.scope] })
-    const { missing, placed } = joinPlaced(rows.rows, read.records)
+    // Read by id alone and keep the scope's records here (a scope filter would let a backend scan
+    // the whole scope once per batch of ids).
+    const read = yield* memories.get(rows.rows.map((row) => row.recordId))
+    const inScope = read.records.filter((record) => record.scope === options.scope)
+    const { missing, placed } = joinPlaced(rows.rows, inScope)
     const now = yield* MemoryWrite.now
     const { background, report } = MemoryOverlay.applyMemoryOverlay(options.background, placed, options.spec, {
       now,

@@ -56,11 +56,13 @@ export const liveHolders = (options: {
     const excluded = new Set(options.exclude ?? [])
     const rows = found.rows.filter((row) => !excluded.has(row.recordId))
     if (rows.length === 0) return []
-    const read = yield* memories.get(rows.map((row) => row.recordId), { scopes: [options.scope] })
+    // Read by id alone and check the scope here: a scope filter would let a backend pick its scope
+    // index and scan the whole scope.
+    const read = yield* memories.get(rows.map((row) => row.recordId))
     const at = yield* MemoryWrite.now
     const rowOf = new Map(rows.map((row) => [row.recordId, row] as const))
     return read.records
-      .filter((record) => MemoryQuery.isDeliverable(record, at))
+      .filter((record) => record.scope === options.scope && MemoryQuery.isDeliverable(record, at))
       .sort(MemoryQuery.compareListOrder)
       .map((record) => ({ record, row: rowOf.get(record.id)! }))
   })

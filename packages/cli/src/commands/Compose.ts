@@ -6,7 +6,7 @@
  *
  * The config is an agent configuration as `StablePrefix.AgentConfig` reads it (`background`,
  * `spec`, `scope`, `overlayBudget`, `awareness`, …), plus an optional `db`: the SQLite file,
- * relative to the config file. `--db` overrides it.
+ * relative to the config file. The global `--db` or `--pg`, when given, override it.
  *
  * It reads and never writes, unless `--promote` is given: then records of the scope that have no
  * promotion row under the agent's spec are promoted first.
@@ -15,7 +15,6 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import type * as SqlClient from "@effect/sql/SqlClient"
 import {
   MemoryOverlay,
   type MemoryRecord,
@@ -25,38 +24,14 @@ import {
   RoutingSpecs
 } from "@engram/core"
 import { AgentBackground, Promotion, StablePrefix } from "@engram/runtime"
-import { SqlitePromotionStore } from "@engram/store-sqlite"
-import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { CliFailure, ExitCode, oneLine, StoreUnavailable, toCliFailure } from "../CliError.js"
+import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
-
-/**
- * The memory store and the promotion store in one SQLite file. Anything that keeps either from
- * opening fails with `StoreUnavailable` (exit code 2).
- *
- * @since 0.1.0
- * @category layers
- */
-export const storesLayer = (
-  db: string
-): Layer.Layer<MemoryStore.MemoryStore | PromotionStore.PromotionStore | SqlClient.SqlClient, StoreUnavailable> =>
-  SqlitePromotionStore.layerSqlite.pipe(
-    Layer.catchAllCause((cause) => {
-      const error = Cause.squash(cause)
-      return Layer.fail(
-        new StoreUnavailable({ location: db, detail: oneLine(error instanceof Error ? error.message : String(error)) })
-      )
-    }),
-    Layer.provideMerge(StoreBackend.layer({ db }))
-  )
 
 const refuse = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
 
@@ -135,7 +110,7 @@ export interface Composition {
   readonly agent: string | null
   readonly spec: { readonly key: string; readonly version: string } | null
   readonly scope: MemoryRecord.Scope
-  readonly db: string
+  readonly store: string
   readonly promoted: number
   readonly unpromoted: number
   readonly text: string
@@ -156,7 +131,7 @@ export const renderComposition = (c: Composition): string => {
   const out: Array<string> = []
   out.push(
     `agent ${c.agent ?? "(unnamed)"} · spec ${c.spec === null ? "(none)" : `${c.spec.key}@${c.spec.version}`} · ` +
-      `scope ${c.scope} · db ${c.db}`
+      `scope ${c.scope} · store ${c.store}`
   )
   if (c.promoted > 0) out.push(`promoted ${c.promoted} record${c.promoted === 1 ? "" : "s"} first`)
   if (c.unpromoted > 0) {
@@ -209,7 +184,7 @@ export const renderComposition = (c: Composition): string => {
 }
 
 /**
- * `engram compose --agent <config.json> [--db <path>] [--promote]`
+ * `engram compose --agent <config.json> [--promote]`
  *
  * @since 0.1.0
  * @category commands
@@ -221,23 +196,20 @@ export const command = Command.make(
       Options.withPseudoName("config.json"),
       Options.withDescription("The agent config: background, spec, scope, and optionally db (relative to the file).")
     ),
-    dbOverride: Options.text("db").pipe(
-      Options.withPseudoName("path"),
-      Options.withDescription("The SQLite file to read (overrides the config's db)."),
-      Options.optional
-    ),
     promote: Options.boolean("promote").pipe(
       Options.withDescription("First promote the scope's records that have no promotion row under the spec.")
     )
   },
-  ({ agent, dbOverride, promote }) =>
+  ({ agent, promote }) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings
       const { config, db: configDb } = yield* readAgentConfig(agent)
       const spec = config.spec === undefined
         ? undefined
         : yield* Effect.provide(Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!)), RoutingSpecs.layerPresets)
-      const db = Option.getOrElse(dbOverride, () => configDb ?? settings.db)
+      const location = configDb !== undefined && !settings.dbGiven && settings.pg === undefined
+        ? { db: configDb }
+        : yield* StoreBackend.locationOf(settings)
       const composition = yield* Effect.gen(function*() {
         if (spec === undefined) {
           const fragments = AgentBackground.contextFragments({ background: config.background, awareness: config.awareness })
@@ -272,12 +244,12 @@ export const command = Command.make(
           missing: composed.missing,
           skipped: composed.skipped
         }
-      }).pipe(Effect.provide(storesLayer(db)))
+      }).pipe(Effect.provide(StoreBackend.layerWithPromotions(location)))
       const result: Composition = {
         agent: config.name ?? null,
         spec: spec === undefined ? null : { key: spec.key, version: spec.version },
         scope: config.scope,
-        db,
+        store: StoreBackend.describeLocation(location),
         ...composition,
         text: PromptFragment.joinFragments(composition.fragments)
       }

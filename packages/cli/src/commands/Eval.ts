@@ -2,10 +2,9 @@
  * `engram eval [--db <path>] [--keep]`: runs the routing eval (`Eval` in `@engram/runtime`) on a
  * SQLite file and prints a table of every case — family, case, pass or fail.
  *
- * Without `--db` the eval creates a fresh file in a new directory under the OS temp dir and
- * removes it afterwards (`--keep` leaves it, and prints where). It never touches the store named
- * by the global `--db`: pass the eval's own `--db` (after `eval`) to choose the file, which must
- * not hold memories yet.
+ * Unless `--db` is given explicitly, the eval creates a fresh file in a new directory under the OS
+ * temp dir and removes it afterwards (`--keep` leaves it, and prints where); the default store is
+ * never used. A file named with `--db` must not hold memories yet.
  *
  * Exit codes: `0` every hard family passed; `1` a hard family failed (or the file already holds
  * memories); `2` the file could not be opened.
@@ -17,14 +16,13 @@ import * as Options from "@effect/cli/Options"
 import { Eval } from "@engram/runtime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
-import { storesLayer } from "./Compose.js"
+import * as StoreBackend from "../StoreBackend.js"
 
 /**
  * A new, empty directory under the OS temp dir holding the eval's database path; removed when the
@@ -48,20 +46,21 @@ export const temporaryDatabase = (keep: boolean) =>
 export const command = Command.make(
   "eval",
   {
-    db: Options.text("db").pipe(
-      Options.withPseudoName("path"),
-      Options.withDescription("Run on this SQLite file (it must hold no memories) instead of a temporary one."),
-      Options.optional
-    ),
     keep: Options.boolean("keep").pipe(Options.withDescription("Keep the temporary database and print its path."))
   },
-  ({ db, keep }) =>
+  ({ keep }) =>
     Effect.scoped(Effect.gen(function*() {
       const settings = yield* Root.settings
-      const filename = Option.isSome(db) ? db.value : yield* temporaryDatabase(keep)
-      const report = yield* Eval.run(storesLayer(filename))
+      if (settings.pg !== undefined) {
+        return yield* new CliFailure({
+          problem: "the eval runs on a SQLite file: drop --pg (and give --db <path> to choose the file)",
+          exitCode: ExitCode.refused
+        })
+      }
+      const filename = settings.dbGiven ? settings.db : yield* temporaryDatabase(keep)
+      const report = yield* Eval.run(StoreBackend.layerWithPromotions({ db: filename }))
       yield* Console.log(settings.json ? Render.json({ db: filename, ...report }) : Eval.renderTable(report))
-      if (keep && Option.isNone(db) && !settings.json) yield* Console.log(`database kept at ${filename}`)
+      if (keep && !settings.dbGiven && !settings.json) yield* Console.log(`database kept at ${filename}`)
       if (!report.passed) {
         const failed = report.families.filter((family) => family.hard && !family.passed).map((family) => family.name)
         return yield* new CliFailure({

@@ -157,6 +157,14 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         sql`DELETE FROM ${interrupts} WHERE session_id = ${sessionId}`.pipe(
           Effect.asVoid,
           Effect.catchTag("SqlError", failure("clearInterrupt"))
+        ),
+
+      listSessions: () =>
+        sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${messages}
+          UNION SELECT session_id FROM ${interrupts}`.pipe(
+          // Sorted here: "C" collation orders by UTF-8 bytes, the contract by UTF-16 code units.
+          Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
+          Effect.catchTag("SqlError", failure("listSessions"))
         )
     }
     return service

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, TelemetryStore } from "@engram/core"
+import { MemoryWrite, SessionStore, TelemetryStore } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -109,7 +109,14 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             )
           }
           return { rows: decoded, skipped }
-        }).pipe(Effect.catchTag("SqlError", failure("listInjections")))
+        }).pipe(Effect.catchTag("SqlError", failure("listInjections"))),
+
+      listSessions: () =>
+        sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${table}`.pipe(
+          // Sorted here: "C" collation orders by UTF-8 bytes, the contract by UTF-16 code units.
+          Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
+          Effect.catchTag("SqlError", failure("listSessions"))
+        )
     }
     return service
   })

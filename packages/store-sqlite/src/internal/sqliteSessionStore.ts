@@ -180,6 +180,14 @@ export const make: Effect.Effect<
       sql`DELETE FROM ${sql(INTERRUPTS_TABLE)} WHERE session_id = ${sessionId}`.pipe(
         Effect.asVoid,
         Effect.catchTag("SqlError", toFailure("clearInterrupt"))
+      ),
+
+    listSessions: () =>
+      sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${sql(MESSAGES_TABLE)}
+        UNION SELECT session_id FROM ${sql(INTERRUPTS_TABLE)}`.pipe(
+        // Sorted here: SQLite orders by UTF-8 bytes, the contract by UTF-16 code units.
+        Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
+        Effect.catchTag("SqlError", toFailure("listSessions"))
       )
   }
   return service

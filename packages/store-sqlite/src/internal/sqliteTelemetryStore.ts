@@ -8,7 +8,7 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, TelemetryStore } from "@engram/core"
+import { MemoryWrite, SessionStore, TelemetryStore } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -115,7 +115,14 @@ export const make: Effect.Effect<
             Effect.annotateLogs({ sessionId, rowId: String(id), reason })
           ), { discard: true })
         return { rows: decoded, skipped: bad.length }
-      }).pipe(Effect.catchTag("SqlError", toFailure("listInjections")))
+      }).pipe(Effect.catchTag("SqlError", toFailure("listInjections"))),
+
+    listSessions: () =>
+      sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${sql(INJECTIONS_TABLE)}`.pipe(
+        // Sorted here: SQLite orders by UTF-8 bytes, the contract by UTF-16 code units.
+        Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
+        Effect.catchTag("SqlError", toFailure("listSessions"))
+      )
   }
   return service
 })

@@ -1,0 +1,350 @@
+/**
+ * Copying sessions and the injection log from one backend to another — the companion of
+ * `StoreMigration`, which copies memory records and promotion rows.
+ *
+ * The copy walks every session either store lists (`listSessions`), in one order. Per session it
+ * compares what the target already holds with the source and adds only what is missing:
+ *
+ * - messages: when the target's history is a prefix of the source's, the rest is appended, in
+ *   batches (each atomic), so an interrupted copy resumes where it stopped;
+ * - the pending interrupt: written when the target has none or another one (an interrupt is the
+ *   session's current state, and the source's is the one that counts);
+ * - injection rows: when the target's rows are a prefix of the source's, the rest is appended.
+ *
+ * Nothing in the target is ever deleted or rewritten: a target whose history is not a prefix of
+ * the source's is left alone, and verification reports it. At the end both sides are digested —
+ * counts and a SHA-256 over every session's encoded messages, interrupt and injection rows — and
+ * the copy fails with {@link SessionMigrationMismatch} unless they agree.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import {
+  compareSessionIds,
+  type InvalidSessionData,
+  PendingInterrupt,
+  type SessionId,
+  SessionMessage,
+  type SessionStoreFailure,
+  type SessionStoreService
+} from "./SessionStore.js"
+import {
+  InjectionLogRow,
+  type InvalidTelemetryRow,
+  type TelemetryStoreFailure,
+  type TelemetryStoreService
+} from "./TelemetryStore.js"
+
+/**
+ * The stores a copy reads from and writes to. Either pair may be left out (a source without
+ * sessions, say); the digests then count nothing for it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SessionStores {
+  readonly sessions?: { readonly from: SessionStoreService; readonly to: SessionStoreService } | undefined
+  readonly telemetry?: { readonly from: TelemetryStoreService; readonly to: TelemetryStoreService } | undefined
+}
+
+/**
+ * The sessions' fingerprint: how many sessions, messages, pending interrupts and injection rows a
+ * store holds, how many stored rows it could not read, and a hex SHA-256 over the readable ones'
+ * encoded forms, session by session.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SessionDigest {
+  readonly sessions: number
+  readonly messages: number
+  readonly interrupts: number
+  readonly injections: number
+  readonly unreadable: number
+  readonly checksum: string
+}
+
+/**
+ * Where a copy stands: reported after the scan, after every session and before verification.
+ * `total` and `done` count sessions; the other figures count what this run wrote.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SessionMigrationProgress {
+  readonly phase: "scanned" | "copying" | "verifying"
+  readonly total: number
+  readonly done: number
+  readonly messagesCopied: number
+  readonly interruptsCopied: number
+  readonly injectionsCopied: number
+}
+
+/**
+ * What a finished copy did, with both sides' digests (equal, or the copy would have failed).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SessionMigrationReport {
+  readonly messagesCopied: number
+  readonly interruptsCopied: number
+  readonly injectionsCopied: number
+  readonly source: SessionDigest
+  readonly target: SessionDigest
+}
+
+/**
+ * After copying, the target's sessions differ from the source's: the target held other sessions
+ * or history, or the source changed during the copy. Nothing was deleted.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionMigrationMismatch extends Schema.TaggedError<SessionMigrationMismatch>()(
+  "SessionMigrationMismatch",
+  {
+    source: Schema.Struct({
+      sessions: Schema.Number,
+      messages: Schema.Number,
+      interrupts: Schema.Number,
+      injections: Schema.Number,
+      checksum: Schema.String
+    }),
+    target: Schema.Struct({
+      sessions: Schema.Number,
+      messages: Schema.Number,
+      interrupts: Schema.Number,
+      injections: Schema.Number,
+      checksum: Schema.String
+    })
+  }
+) {
+  override get message() {
+    const counted = (["sessions", "messages", "interrupts", "injections"] as const).find((key) =>
+      this.source[key] !== this.target[key]
+    )
+    const what = counted === "injections" ? "injection rows" : counted === "interrupts" ? "pending interrupts" : counted
+    return counted !== undefined
+      ? `the target holds ${this.target[counted]} ${what} but the source ${this.source[counted]}; ` +
+        `the target had other sessions, or the source changed during the copy`
+      : `source and target hold the same number of sessions, messages, interrupts and injection rows but their ` +
+        `checksums differ (${this.source.checksum.slice(0, 12)}… vs ${this.target.checksum.slice(0, 12)}…); ` +
+        `a session differs — the target had other history, or the source changed during the copy`
+  }
+}
+
+/**
+ * Copy options: `batchSize` messages per append (default 500), and `onProgress`, called as the
+ * copy advances (a failure there stops the copy; what was copied stays, and a rerun resumes).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SessionCopyOptions<E = never, R = never> {
+  readonly batchSize?: number | undefined
+  readonly onProgress?: ((progress: SessionMigrationProgress) => Effect.Effect<void, E, R>) | undefined
+}
+
+/**
+ * The errors a copy can fail with (besides the progress callback's own).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type SessionCopyError =
+  | SessionStoreFailure
+  | InvalidSessionData
+  | TelemetryStoreFailure
+  | InvalidTelemetryRow
+  | SessionMigrationMismatch
+
+const DEFAULT_BATCH = 500
+// Lines hashed per digest step: the checksum chains SHA-256 over groups of this many lines.
+const DIGEST_GROUP = 1_000
+
+const encodeMessage = Schema.encodeSync(SessionMessage)
+const encodeInterrupt = Schema.encodeSync(PendingInterrupt)
+const encodeInjection = Schema.encodeSync(InjectionLogRow)
+
+const hex = (buffer: ArrayBuffer): string =>
+  Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join("")
+
+const sha256 = (text: string): Effect.Effect<string> =>
+  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
+    Effect.map(hex)
+  )
+
+/** Everything one store holds for one session, each item in its encoded JSON text. */
+interface SessionContents {
+  readonly messages: ReadonlyArray<string>
+  readonly interrupt: string | undefined
+  readonly injections: ReadonlyArray<string>
+  readonly unreadable: number
+}
+
+type Side = "from" | "to"
+
+const sessionIds = (stores: SessionStores, side: Side) =>
+  Effect.map(
+    Effect.all([
+      stores.sessions === undefined ? Effect.succeed([]) : stores.sessions[side].listSessions(),
+      stores.telemetry === undefined ? Effect.succeed([]) : stores.telemetry[side].listSessions()
+    ]),
+    ([a, b]): ReadonlyArray<SessionId> => Array.from(new Set([...a, ...b])).sort(compareSessionIds)
+  )
+
+const contentsOf = (stores: SessionStores, side: Side, sessionId: SessionId) =>
+  Effect.gen(function*() {
+    const sessions = stores.sessions?.[side]
+    const telemetry = stores.telemetry?.[side]
+    const history = sessions === undefined ? { messages: [], skipped: 0 } : yield* sessions.load(sessionId)
+    const interrupt = sessions === undefined ? Option.none() : yield* sessions.getInterrupt(sessionId)
+    const log = telemetry === undefined ? { rows: [], skipped: 0 } : yield* telemetry.listInjections(sessionId)
+    const contents: SessionContents = {
+      messages: history.messages.map((message) => JSON.stringify(encodeMessage(message))),
+      interrupt: Option.getOrUndefined(Option.map(interrupt, (i) => JSON.stringify(encodeInterrupt(i)))),
+      injections: log.rows.map((row) => JSON.stringify(encodeInjection(row))),
+      unreadable: history.skipped + log.skipped
+    }
+    return contents
+  })
+
+/**
+ * The sessions' {@link SessionDigest} on one side of `stores`. Two backends holding the same
+ * sessions digest the same.
+ *
+ * @since 0.1.0
+ * @category verifying
+ */
+export const digest = (
+  stores: SessionStores,
+  side: Side
+): Effect.Effect<SessionDigest, SessionStoreFailure | TelemetryStoreFailure> =>
+  Effect.gen(function*() {
+    let chain = ""
+    let group: Array<string> = []
+    const counts = { sessions: 0, messages: 0, interrupts: 0, injections: 0, unreadable: 0 }
+    const push = (line: string) =>
+      Effect.suspend(() => {
+        group.push(line)
+        return group.length >= DIGEST_GROUP ? flush : Effect.void
+      })
+    const flush = Effect.suspend(() => {
+      const text = `${chain}\n${group.join("\n")}`
+      group = []
+      return Effect.map(sha256(text), (next) => {
+        chain = next
+      })
+    })
+    for (const sessionId of yield* sessionIds(stores, side)) {
+      const contents = yield* contentsOf(stores, side, sessionId)
+      counts.sessions++
+      counts.messages += contents.messages.length
+      counts.injections += contents.injections.length
+      counts.unreadable += contents.unreadable
+      yield* push(`session ${JSON.stringify(sessionId)}`)
+      for (const message of contents.messages) yield* push(`message ${message}`)
+      if (contents.interrupt !== undefined) {
+        counts.interrupts++
+        yield* push(`interrupt ${contents.interrupt}`)
+      }
+      for (const row of contents.injections) yield* push(`injection ${row}`)
+    }
+    if (group.length > 0 || chain === "") yield* flush
+    return { ...counts, checksum: chain }
+  })
+
+/** True when `prefix` is a prefix of `items`. */
+const isPrefix = (prefix: ReadonlyArray<string>, items: ReadonlyArray<string>): boolean =>
+  prefix.length <= items.length && prefix.every((item, i) => item === items[i])
+
+/**
+ * Copies every session of `stores` from `from` to `to` (see the module description), then
+ * verifies.
+ *
+ * @since 0.1.0
+ * @category copying
+ */
+export const copySessions = <E = never, R = never>(
+  stores: SessionStores,
+  options: SessionCopyOptions<E, R> = {}
+): Effect.Effect<SessionMigrationReport, SessionCopyError | E, R> =>
+  Effect.gen(function*() {
+    const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH))
+    const report = options.onProgress ?? (() => Effect.void)
+    const source = yield* digest(stores, "from")
+    const ids = yield* sessionIds(stores, "from")
+    let done = 0
+    let messagesCopied = 0
+    let interruptsCopied = 0
+    let injectionsCopied = 0
+    const progress = (phase: SessionMigrationProgress["phase"]): SessionMigrationProgress => ({
+      phase,
+      total: ids.length,
+      done,
+      messagesCopied,
+      interruptsCopied,
+      injectionsCopied
+    })
+    yield* report(progress("scanned"))
+    for (const sessionId of ids) {
+      const sessions = stores.sessions
+      if (sessions !== undefined) {
+        const from = yield* sessions.from.load(sessionId)
+        const to = yield* sessions.to.load(sessionId)
+        const have = to.messages.map((message) => JSON.stringify(encodeMessage(message)))
+        const want = from.messages.map((message) => JSON.stringify(encodeMessage(message)))
+        if (isPrefix(have, want)) {
+          for (let i = have.length; i < from.messages.length; i += batchSize) {
+            const batch = from.messages.slice(i, i + batchSize)
+            yield* sessions.to.append(sessionId, batch)
+            messagesCopied += batch.length
+          }
+        }
+        const interrupt = yield* sessions.from.getInterrupt(sessionId)
+        if (Option.isSome(interrupt)) {
+          const current = yield* sessions.to.getInterrupt(sessionId)
+          const same = Option.isSome(current) &&
+            JSON.stringify(encodeInterrupt(current.value)) === JSON.stringify(encodeInterrupt(interrupt.value))
+          if (!same) {
+            yield* sessions.to.putInterrupt(sessionId, interrupt.value)
+            interruptsCopied++
+          }
+        }
+      }
+      const telemetry = stores.telemetry
+      if (telemetry !== undefined) {
+        const from = yield* telemetry.from.listInjections(sessionId)
+        const to = yield* telemetry.to.listInjections(sessionId)
+        const have = to.rows.map((row) => JSON.stringify(encodeInjection(row)))
+        const want = from.rows.map((row) => JSON.stringify(encodeInjection(row)))
+        if (isPrefix(have, want)) {
+          for (const row of from.rows.slice(have.length)) {
+            yield* telemetry.to.appendInjection(row)
+            injectionsCopied++
+          }
+        }
+      }
+      done++
+      yield* report(progress("copying"))
+    }
+    yield* report(progress("verifying"))
+    const target = yield* digest(stores, "to")
+    const differs = (["sessions", "messages", "interrupts", "injections", "checksum"] as const).some((key) =>
+      source[key] !== target[key]
+    )
+    if (differs) {
+      const fields = ({ checksum, injections, interrupts, messages, sessions }: SessionDigest) => ({
+        sessions,
+        messages,
+        interrupts,
+        injections,
+        checksum
+      })
+      return yield* new SessionMigrationMismatch({ source: fields(source), target: fields(target) })
+    }
+    return { messagesCopied, interruptsCopied, injectionsCopied, source, target }
+  })
