@@ -3,7 +3,7 @@
  * turns every failure into one line on stderr and an exit code.
  *
  * One module per command group lives under `commands/`; a new group is one more entry in
- * {@link command}.
+ * the command tree below.
  *
  * @since 0.1.0
  */
@@ -34,13 +34,9 @@ import * as Root from "./Root.js"
  */
 export const VERSION = "0.1.0"
 
-/**
- * The whole command tree.
- *
- * @since 0.1.0
- * @category commands
- */
-export const command = Root.command.pipe(
+// The whole command tree. Kept module-private: its inferred type spans every command's options
+// and errors, and `run` / `main` are the public way in.
+const command = Root.command.pipe(
   Command.withSubcommands([Memory.command, Demo.command, Migrate.command, Eval.command, Compose.command])
 )
 

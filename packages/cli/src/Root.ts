@@ -85,7 +85,9 @@ export const pgUrlOption = (name: string, description: string): Options.Options<
     Options.withDescription(description),
     Options.mapEffect((value) => {
       const problem = pgUrlProblem(value)
-      return problem === undefined ? Effect.succeed(Redacted.make(value)) : Effect.fail(invalid(`--${name}: ${problem}`))
+      return problem === undefined
+        ? Effect.succeed(Redacted.make(value))
+        : Effect.fail(invalid(`--${name}: ${problem}`))
     })
   )
 

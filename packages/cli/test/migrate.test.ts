@@ -11,9 +11,11 @@ import {
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import Database from "better-sqlite3"
 import { spawn } from "node:child_process"
 import { existsSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import { buildLegacyV1 } from "../../store-sqlite/test/fixtures/buildLegacyV1.js"
 import { describePg } from "../../store-pg/test/pgGate.js"
 import { dropSchema, withSql } from "../../store-pg/test/utilities.js"
 import { engram, engramJson, engramArgs, repoRoot, type Run, tempDir } from "./utilities.js"
@@ -121,6 +123,7 @@ interface Summary {
   readonly messages: { source: number; target: number; copied: number }
   readonly interrupts: { source: number; target: number; copied: number }
   readonly injections: { source: number; target: number; copied: number }
+  readonly importMarkers: { source: number; target: number; copied: number }
   readonly checksum: { source: string; target: string }
 }
 
@@ -169,6 +172,28 @@ describe("engram migrate and --pg: bad input is refused in one line, before anyt
     expectRefused(engram("migrate", "--from", text, "--to", target), `cannot read ${text}: file is not a database`)
   })
 
+  it("refuses a SQLite file that holds no Engram store, and leaves it untouched", () => {
+    const foreign = Path.join(tmp.dir, "foreign.db")
+    const db = new Database(foreign)
+    db.exec("CREATE TABLE notes (body TEXT)")
+    db.close()
+    expectRefused(
+      engram("migrate", "--from", foreign, "--to", target),
+      `${foreign} is not an Engram store: it has no engram_memories table`
+    )
+    const reopened = new Database(foreign, { readonly: true })
+    const tables = reopened.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()
+    reopened.close()
+    expect(tables).toEqual([{ name: "notes" }])
+  })
+
+  it("refuses --pg or --db given to migrate, which reads --from and writes --to", () => {
+    const file = Path.join(tmp.dir, "some.db")
+    writeFileSync(file, "")
+    expectRefused(engram("--pg", target, "migrate", "--from", file, "--to", target), "--pg does not apply to it")
+    expectRefused(engram("--db", file, "migrate", "--from", file, "--to", target), "--db does not apply to it")
+  })
+
   it("refuses bad URLs and schema names without echoing them, and --db with --pg", () => {
     expectRefused(
       engram("migrate", "--from", missing, "--to", "mysql://root:hunter2@db/x"),
@@ -180,7 +205,10 @@ describe("engram migrate and --pg: bad input is refused in one line, before anyt
       engram("--pg", target, "--db", Path.join(tmp.dir, "x.db"), "memory", "list"),
       "--db and --pg both name a store"
     )
-    expectRefused(engram("--pg-schema", "engram", "memory", "list", "--db", Path.join(tmp.dir, "x.db")), "add --pg <url>")
+    expectRefused(
+      engram("--pg-schema", "engram", "memory", "list", "--db", Path.join(tmp.dir, "x.db")),
+      "add --pg <url>"
+    )
     for (const run of [engram("--pg", "hunter2", "memory", "list")]) expect(run.stderr).not.toContain("hunter2")
     expect(existsSync(Path.join(tmp.dir, "x.db"))).toBe(false)
   })
@@ -198,6 +226,7 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
   const schema = EngramPg.temporarySchemaName("engram_cli_migrate")
   const big = EngramPg.temporarySchemaName("engram_cli_resume")
   const other = EngramPg.temporarySchemaName("engram_cli_other")
+  const cliOnly = EngramPg.temporarySchemaName("engram_cli_only")
   const source = Path.join(tmp.dir, "engram.db")
   const bigSource = Path.join(tmp.dir, "big.db")
   const RECORDS = 60
@@ -209,13 +238,21 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     return parsed.toString()
   })()
 
+  const legacy = Path.join(tmp.dir, "knowledge-v1.db")
+  // Records the legacy import adds to the small source (it also leaves a marker in engram_meta).
+  let imported = 0
+  let records = 0
+
   beforeAll(async () => {
     await buildSource(source, RECORDS)
     await buildSource(bigSource, BIG, 40)
+    buildLegacyV1(legacy)
+    imported = (engramJson("memory", "import", legacy, "--db", source) as { imported: number }).imported
+    records = RECORDS + RECORDS / 10 + imported
   }, 120_000)
   afterAll(async () => {
     tmp.cleanup()
-    for (const name of [schema, big, other]) await Effect.runPromise(dropSchema(url, name))
+    for (const name of [schema, big, other, cliOnly]) await Effect.runPromise(dropSchema(url, name))
   })
 
   const sqliteList = (db: string) =>
@@ -227,7 +264,7 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     const run = engram("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema, "--json")
     expect(run.code).toBe(0)
     const summary = JSON.parse(run.stdout) as Summary
-    const records = RECORDS + RECORDS / 10
+    expect(imported).toBeGreaterThan(0)
     expect(summary).toMatchObject({
       verified: true,
       schema,
@@ -236,7 +273,8 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
       sessions: { source: 3, target: 3 },
       messages: { source: 9, target: 9, copied: 9 },
       interrupts: { source: 2, target: 2, copied: 2 },
-      injections: { source: 3, target: 3, copied: 3 }
+      injections: { source: 3, target: 3, copied: 3 },
+      importMarkers: { source: 1, target: 1, copied: 1 }
     })
     expect(summary.checksum.source).toMatch(/^[0-9a-f]{64}$/)
     expect(summary.checksum.target).toBe(summary.checksum.source)
@@ -250,7 +288,7 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
   it("then --pg lists exactly what the SQLite file lists, and searches alike", () => {
     const listed = pgList(schema)
     expect(listed).toEqual(sqliteList(source))
-    expect((listed as { records: ReadonlyArray<unknown> }).records).toHaveLength(RECORDS + RECORDS / 10)
+    expect((listed as { records: ReadonlyArray<unknown> }).records).toHaveLength(records)
     const search = (...store: ReadonlyArray<string>) =>
       (engramJson(...store, "memory", "search", "revised", "--include-superseded", "--limit", "500") as {
         hits: ReadonlyArray<{ record: { id: string } }>
@@ -270,19 +308,49 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
 
   it("running it again copies nothing and verifies again; --pg writes land in PostgreSQL only", () => {
     const again = engramJson("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema) as Summary
-    expect(again.records).toMatchObject({ copied: 0, alreadyPresent: RECORDS + RECORDS / 10 })
-    expect(again.messages.copied + again.interrupts.copied + again.injections.copied + again.promotions.copied).toBe(0)
+    expect(again.records).toMatchObject({ copied: 0, alreadyPresent: records })
+    expect(
+      again.messages.copied + again.interrupts.copied + again.injections.copied + again.promotions.copied +
+        again.importMarkers.copied
+    ).toBe(0)
+    // The legacy import's marker came along: importing the same v1 file into PostgreSQL is a no-op.
+    const reimport = engram("--pg", withPassword, "--pg-schema", schema, "memory", "import", legacy)
+    expect(reimport.code).toBe(0)
+    expect(reimport.stdout).toContain("already imported")
     const human = engram("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema)
     expect(human.code).toBe(0)
     expect(human.stdout).toMatch(/: verified\n/)
     expect(human.stdout).toContain(`checksum        ${again.checksum.source} (source and target agree)`)
 
-    const review = engram("--pg", withPassword, "--pg-schema", schema, "memory", "review", "m-00003", "confirmed")
+    const review = engram("--pg", withPassword, "--pg-schema", schema, "memory", "review", "m-00004", "confirmed")
     expect(review.code).toBe(0)
     const reviewed = (id: string, list: unknown) =>
       (list as { records: ReadonlyArray<{ id: string; reviewState: string }> }).records.find((r) => r.id === id)
-    expect(reviewed("m-00003", pgList(schema))?.reviewState).toBe("confirmed")
-    expect(reviewed("m-00003", sqliteList(source))?.reviewState).toBe("pending")
+    expect(reviewed("m-00004", pgList(schema))?.reviewState).toBe("confirmed")
+    expect(reviewed("m-00004", sqliteList(source))?.reviewState).toBe("pending")
+  })
+
+  it("a store made with the CLI alone: tables it lacks count as empty and are not created in it", () => {
+    const small = Path.join(tmp.dir, "cli-only.db")
+    expect(engram("--db", small, "memory", "add", "Lunch is at noon", "--kind", "fact", "--id", "lunch").code).toBe(0)
+    expect(engram("--db", small, "memory", "supersede", "lunch", "Lunch is at one", "--id", "lunch-2").code).toBe(0)
+    const tablesOf = () => {
+      const db = new Database(small, { readonly: true })
+      const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all()
+      db.close()
+      return names
+    }
+    const before = tablesOf()
+    const summary = engramJson("migrate", "--from", small, "--to", withPassword, "--pg-schema", cliOnly) as Summary
+    expect(summary).toMatchObject({
+      records: { source: 2, target: 2, copied: 2 },
+      promotions: { source: 0, target: 0 },
+      sessions: { source: 0, target: 0 },
+      importMarkers: { source: 0, target: 0 }
+    })
+    expect(tablesOf()).toEqual(before)
+    expect(before).not.toContainEqual({ name: "engram_session_messages" })
+    expect(pgList(cliOnly)).toEqual(sqliteList(small))
   })
 
   it("a target holding other records fails verification with exit 1, naming the counts", () => {
@@ -291,7 +359,6 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     ).toBe(0)
     const run = engram("migrate", "--from", source, "--to", withPassword, "--pg-schema", other)
     expect(run.code).toBe(1)
-    const records = RECORDS + RECORDS / 10
     expect(run.stderr).toContain(
       `engram: verification failed: the target holds ${records + 1} records but the source ${records}`
     )
@@ -300,7 +367,7 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
   })
 
   it("interrupted twice (Ctrl-C, then kill -9), it resumes and ends verified", { timeout: 300_000 }, async () => {
-    const args = ["migrate", "--from", bigSource, "--to", withPassword, "--pg-schema", big, "--batch-size", "40"]
+    const args = ["migrate", "--from", bigSource, "--to", withPassword, "--batch-size", "40", "--pg-schema", big]
     const countTarget = () =>
       Effect.runPromise(withSql(url, (sql) => sql<{ n: string }>`SELECT count(*) AS n FROM engram_memories`, big))
         .then((rows) => Number(rows[0]!.n))
@@ -319,9 +386,8 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     expect(afterFirst % 40).toBe(0)
 
     // Killed outright mid-copy: whole batches only.
-    let seen = 0
     const killed = await start(args, (line, kill) => {
-      if (/^engram migrate: records \d/.test(line) && ++seen === 2) kill("SIGKILL")
+      if (/^engram migrate: records \d/.test(line)) kill("SIGKILL")
     })
     expect(killed.signal).toBe("SIGKILL")
     const afterSecond = await countTarget()

@@ -38,7 +38,9 @@ export const engram = (...args: ReadonlyArray<string>): Run => {
     cwd: repoRoot,
     encoding: "utf8",
     env,
-    timeout: 60_000
+    timeout: 60_000,
+    // Listings of thousands of records print megabytes of JSON.
+    maxBuffer: 64 * 1024 * 1024
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Background, MemoryRecord, MemoryStore, PromotionStore, Routing, RoutingPresets } from "@engram/core"
 import { Promotion } from "@engram/runtime"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as fc from "effect/FastCheck"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
 import { readFileSync } from "node:fs"
@@ -100,6 +102,46 @@ describe("Promotion.promoteNew", () => {
     Effect.gen(function*() {
       expect(yield* Promotion.promoteNew([], options)).toEqual({ committed: [], alreadyPromoted: [] })
     }).pipe(Effect.provide(stores)))
+})
+
+describe("Promotion.rowFor", () => {
+  const recordArb = fc.record({
+    kind: fc.constantFrom(...MemoryRecord.MemoryKind.literals),
+    label: fc.option(fc.string({ maxLength: 20 }).filter((l) => l.trim() !== "" && !/[\p{Cc}\u2028\u2029]/u.test(l)), { nil: undefined }),
+    content: fc.string({ minLength: 1, maxLength: 40 }).filter((c) => c.trim() !== ""),
+    tags: fc.array(fc.constantFrom("preference", "Conventions", "travel"), { maxLength: 2 }),
+    scope: fc.constantFrom("global", "project:alpha", "session:s1")
+  }).map(({ label, ...fields }) =>
+    new MemoryRecord.MemoryRecord({
+      id: "m-1",
+      sourceType: "conversation",
+      deliveryPolicy: "retrieved",
+      reviewState: "pending",
+      createdAt: DateTime.unsafeMake(0),
+      ...fields,
+      ...(label !== undefined ? { label } : {})
+    })
+  )
+  const declaredArb = fc.constantFrom(
+    RoutingPresets.userBackgroundSections,
+    RoutingPresets.projectSections,
+    Background.mergeBackground(RoutingPresets.userBackgroundSections, RoutingPresets.projectSections),
+    Background.empty
+  )
+
+  it.prop(
+    "builds a row the promotion store accepts, in the record's scope, for every record, preset and declaration",
+    [recordArb, declaredArb, fc.constantFrom(RoutingPresets.userBackground, RoutingPresets.project)],
+    ([record, declared, spec]) => {
+      const row = Promotion.rowFor(record, Routing.routingContext(declared), spec, DateTime.unsafeMake(5))
+      expect(PromotionStore.rowProblem(row)).toBeUndefined()
+      expect(row.scope).toBe(record.scope)
+      expect(row.specKey).toBe(spec.key)
+      expect(Promotion.outcomeOf(row)).toBe(
+        ((e) => (e._tag === "Routed" ? "routed" : e.reason))(Routing.evaluateRoute(record, Routing.routingContext(declared), spec))
+      )
+    }
+  )
 })
 
 describe("instrumentation lives in the runtime, not in routing", () => {

@@ -1,7 +1,8 @@
 /**
  * `engram migrate --from <sqlite file> --to <postgres url>`: copies a whole Engram store from its
  * SQLite file to PostgreSQL — memory records with their lifecycle, promotion rows, session
- * messages and pending interrupts, and the injection log — then verifies the copy.
+ * messages and pending interrupts, the injection log, and the legacy import's markers — then
+ * verifies the copy.
  *
  * - **Progress** goes to stderr: a bar when stderr is a terminal, a plain line at most once a
  *   second otherwise. The summary (counts on both sides, and the checksum) goes to stdout, as
@@ -69,10 +70,12 @@ const MEMORY_TABLE = "engram_memories"
 const invalid = (text: string) => ValidationError.invalidValue(HelpDoc.p(text))
 
 const fromOption = Options.text("from").pipe(
-  Options.withPseudoName("sqlite file"),
-  Options.withDescription("The SQLite store to copy (e.g. ./.engram/engram.db). It must exist; it is only read."),
+  Options.withPseudoName("file"),
+  Options.withDescription("The SQLite store to copy (e.g. ./.engram/engram.db). It must exist; it is never created."),
   Options.mapEffect((path) => {
-    if (EngramSqlite.isInMemory(path)) return Effect.fail(invalid("--from: name a SQLite file, not an in-memory database"))
+    if (EngramSqlite.isInMemory(path)) {
+      return Effect.fail(invalid("--from: name a SQLite file, not an in-memory database"))
+    }
     const stat = NodeFs.statSync(path, { throwIfNoEntry: false })
     if (stat === undefined) return Effect.fail(invalid(`--from: no such file: ${path}`))
     if (!stat.isFile()) return Effect.fail(invalid(`--from: ${path} is not a file`))
@@ -97,40 +100,91 @@ const batchSizeOption = Options.integer("batch-size").pipe(
   )
 )
 
-/** One side of the copy: every store, on one database. */
+/** One side of the copy: every store, on one database, and the SQL client under them. */
 interface Stores {
   readonly memory: MemoryStore.MemoryStoreService
   readonly promotions: PromotionStore.PromotionStoreService
   readonly sessions: SessionStore.SessionStoreService
   readonly telemetry: TelemetryStore.TelemetryStoreService
+  readonly sql: SqlClient.SqlClient
 }
 
 const storesOf = (context: Context.Context<
-  MemoryStore.MemoryStore | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+  | SessionStore.SessionStore
+  | TelemetryStore.TelemetryStore
+  | SqlClient.SqlClient
 >): Stores => ({
   memory: Context.get(context, MemoryStore.MemoryStore),
   promotions: Context.get(context, PromotionStore.PromotionStore),
   sessions: Context.get(context, SessionStore.SessionStore),
-  telemetry: Context.get(context, TelemetryStore.TelemetryStore)
+  telemetry: Context.get(context, TelemetryStore.TelemetryStore),
+  sql: Context.get(context, SqlClient.SqlClient)
 })
 
 const refused = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
+
+// The key/value table the legacy import keeps its markers in (which v1 data was imported), so
+// that importing the same file again into the copy is still recognised as done.
+const META_TABLE = "engram_meta"
+
+/** One row of `engram_meta`. */
+interface Marker {
+  readonly key: string
+  readonly value: string
+}
+
+const readMarkers = (sql: SqlClient.SqlClient) =>
+  Effect.map(
+    sql<Marker>`SELECT key, value FROM ${sql(META_TABLE)}`,
+    (rows): ReadonlyArray<Marker> =>
+      rows.map(({ key, value }) => ({ key, value })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+  )
+
+/**
+ * Copies the source's `engram_meta` rows the target lacks, then reads the target's back. The
+ * table is created in the target only when there is something to copy.
+ */
+const copyMarkers = (markers: ReadonlyArray<Marker>, sql: SqlClient.SqlClient) =>
+  Effect.gen(function*() {
+    const [found] = yield* sql<{ readonly present: boolean }>`
+      SELECT to_regclass(${META_TABLE}) IS NOT NULL AS present`
+    if (markers.length === 0 && found?.present !== true) return { copied: 0, target: [] }
+    yield* sql`CREATE TABLE IF NOT EXISTS ${sql(META_TABLE)} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
+    const before = new Set((yield* readMarkers(sql)).map((marker) => marker.key))
+    const missing = markers.filter((marker) => !before.has(marker.key))
+    if (missing.length > 0) {
+      yield* sql`INSERT INTO ${sql(META_TABLE)} ${sql.insert(missing.map(({ key, value }) => ({ key, value })))}
+        ON CONFLICT (key) DO NOTHING`
+    }
+    return { copied: missing.length, target: yield* readMarkers(sql) }
+  })
+
+const markerLines = (markers: ReadonlyArray<Marker>): string =>
+  markers.map((marker) => `${JSON.stringify(marker.key)}\t${JSON.stringify(marker.value)}`).join("\n")
 
 /**
  * Opens the source file's stores. A table the file lacks is read as empty (an in-memory store)
  * rather than created in the file.
  */
-const openSource = (file: string): Effect.Effect<Stores, CliFailure, Scope.Scope> =>
+const openSource = (
+  file: string
+): Effect.Effect<Stores & { readonly markers: ReadonlyArray<Marker> }, CliFailure, Scope.Scope> =>
   Effect.gen(function*() {
     const client = yield* Layer.build(EngramSqlite.layerClient({ filename: file })).pipe(
       Effect.mapError((error) => refused(`cannot read ${file}: ${error.detail}`))
     )
     const sql = Context.get(client, SqlClient.SqlClient)
     const rows = yield* sql<{ readonly name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`.pipe(
-      Effect.mapError((error) => refused(`${file} is not a SQLite database (${StoreBackend.describeCause(Cause.fail(error))})`))
+      Effect.mapError((error) =>
+        refused(`${file} is not a SQLite database (${StoreBackend.describeCause(Cause.fail(error))})`)
+      )
     )
     const tables = new Set(rows.map((row) => row.name))
-    if (!tables.has(MEMORY_TABLE)) return yield* refused(`${file} is not an Engram store: it has no ${MEMORY_TABLE} table`)
+    if (!tables.has(MEMORY_TABLE)) {
+      return yield* refused(`${file} is not an Engram store: it has no ${MEMORY_TABLE} table`)
+    }
     const stores = Layer.mergeAll(
       SqliteMemoryStore.layerSqlite,
       tables.has(SqlitePromotionStore.TABLE) ? SqlitePromotionStore.layerSqlite : PromotionStore.layerMemory,
@@ -138,8 +192,9 @@ const openSource = (file: string): Effect.Effect<Stores, CliFailure, Scope.Scope
         ? SqliteSessionStore.layerSqlite
         : SessionStore.layerMemory,
       tables.has(SqliteTelemetryStore.INJECTIONS_TABLE) ? SqliteTelemetryStore.layerSqlite : TelemetryStore.layerMemory
-    ).pipe(Layer.provide(Layer.succeedContext(client)))
-    return storesOf(
+    ).pipe(Layer.provideMerge(Layer.succeedContext(client)))
+    const markers = tables.has(META_TABLE) ? yield* readMarkers(sql).pipe(Effect.mapError(toCliFailure)) : []
+    const opened = storesOf(
       yield* Layer.build(stores).pipe(
         Effect.catchAllCause((cause) =>
           Effect.fail(new StoreUnavailable({ location: file, detail: StoreBackend.describeCause(cause) }))
@@ -147,13 +202,14 @@ const openSource = (file: string): Effect.Effect<Stores, CliFailure, Scope.Scope
         Effect.mapError(toCliFailure)
       )
     )
+    return { ...opened, markers }
   })
 
 /** Opens (and migrates) every PostgreSQL store of the target. */
 const openTarget = (location: StoreBackend.PgLocation): Effect.Effect<Stores, CliFailure, Scope.Scope> =>
   Layer.build(
     Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg, PgSessionStore.layerPg, PgTelemetryStore.layerPg)
-      .pipe(Layer.provide(StoreBackend.pgClient(location)))
+      .pipe(Layer.provideMerge(StoreBackend.pgClient(location)))
   ).pipe(
     Effect.map(storesOf),
     Effect.catchAllCause((cause) =>
@@ -188,10 +244,11 @@ export interface Summary {
   readonly verified: true
   readonly records: Tally & { readonly copied: number; readonly alreadyPresent: number; readonly unreadable: number }
   readonly promotions: Tally
-  readonly sessions: Tally
+  readonly sessions: Tally & { readonly unreadable: number }
   readonly messages: Tally
   readonly interrupts: Tally
-  readonly injections: Tally & { readonly unreadable: number }
+  readonly injections: Tally
+  readonly importMarkers: Tally
   readonly checksum: { readonly source: string; readonly target: string }
   readonly batches: number
   readonly seconds: number
@@ -203,14 +260,17 @@ const sha256 = (text: string): Effect.Effect<string> =>
   )
 
 /**
- * The whole store's checksum: SHA-256 over the records' digest (records and promotion rows) and
- * the sessions' digest (messages, interrupts and injection rows).
+ * The whole store's checksum: SHA-256 over the records' digest (records and promotion rows), the
+ * sessions' digest (messages, interrupts and injection rows) and the legacy-import markers.
  *
  * @since 0.1.0
  * @category verifying
  */
-export const storeChecksum = (records: string, sessions: string): Effect.Effect<string> =>
-  sha256(`engram store v1\nrecords ${records}\nsessions ${sessions}`)
+export const storeChecksum = (records: string, sessions: string, markers: string): Effect.Effect<string> =>
+  Effect.flatMap(
+    sha256(markers),
+    (meta) => sha256(`engram store v1\nrecords ${records}\nsessions ${sessions}\nmeta ${meta}`)
+  )
 
 /**
  * The human summary of a verified copy.
@@ -225,9 +285,11 @@ export const renderSummary = (summary: Summary): string => {
     ["sessions", summary.sessions],
     ["messages", summary.messages],
     ["interrupts", summary.interrupts],
-    ["injection rows", summary.injections]
+    ["injection rows", summary.injections],
+    ["import markers", summary.importMarkers]
   ]
-  const cell = (n: number | undefined, width: number) => (n === undefined ? "" : Progress.formatCount(n)).padStart(width)
+  const cell = (n: number | undefined, width: number) =>
+    (n === undefined ? "" : Progress.formatCount(n)).padStart(width)
   const lines = [
     `copied ${summary.from} to ${summary.to}${summary.schema === null ? "" : ` (schema ${summary.schema})`}: verified`,
     `${"".padEnd(16)}${"source".padStart(10)}${"target".padStart(10)}${"written now".padStart(13)}`,
@@ -240,13 +302,15 @@ export const renderSummary = (summary: Summary): string => {
   if (summary.records.alreadyPresent > 0) {
     notes.push(`${Progress.formatCount(summary.records.alreadyPresent)} records were already in the target`)
   }
-  const unreadable = summary.records.unreadable + summary.injections.unreadable
+  const unreadable = summary.records.unreadable + summary.sessions.unreadable
   if (unreadable > 0) notes.push(`${Progress.formatCount(unreadable)} unreadable source rows were not copied`)
   lines.push(`${summary.seconds.toFixed(1)}s${notes.length > 0 ? `; ${notes.join("; ")}` : ""}`)
   return lines.join("\n")
 }
 
-const verificationFailed = (error: StoreMigration.StoreMigrationMismatch | SessionMigration.SessionMigrationMismatch) => {
+const verificationFailed = (
+  error: StoreMigration.StoreMigrationMismatch | SessionMigration.SessionMigrationMismatch
+) => {
   const checksums = error._tag === "StoreMigrationMismatch"
     ? [error.sourceChecksum, error.targetChecksum]
     : [error.source.checksum, error.target.checksum]
@@ -267,7 +331,8 @@ const copy = (
     const source = yield* openSource(from)
     const target = yield* openTarget(to)
     let display: Progress.Display | undefined
-    const note = (text: string) => display === undefined ? Effect.sync(() => output.write(`${PREFIX}: ${text}\n`)) : display.note(text)
+    const note = (text: string) =>
+      display === undefined ? Effect.sync(() => output.write(`${PREFIX}: ${text}\n`)) : display.note(text)
 
     const records = yield* StoreMigration.copyStore(source.memory, target.memory, {
       batchSize,
@@ -308,6 +373,18 @@ const copy = (
         })
     }).pipe(Effect.onInterrupt(() => display?.close ?? Effect.void))
 
+    const markers = yield* copyMarkers(source.markers, target.sql)
+    if (markerLines(markers.target) !== markerLines(source.markers)) {
+      const what = `legacy-import markers (${META_TABLE})`
+      return yield* refused(
+        `verification failed: ${
+          markers.target.length === source.markers.length
+            ? `the target's ${what} differ from the source's`
+            : `the target holds ${markers.target.length} ${what} but the source ${source.markers.length}`
+        }; nothing in the target was deleted`
+      )
+    }
+
     const finished = yield* Clock.currentTimeMillis
     const summary: Summary = {
       from,
@@ -326,7 +403,12 @@ const copy = (
         target: records.target.promotions,
         copied: records.promotionsCopied
       },
-      sessions: { source: sessions.source.sessions, target: sessions.target.sessions },
+      // Unreadable: stored messages and injection rows of the source that failed to decode.
+      sessions: {
+        source: sessions.source.sessions,
+        target: sessions.target.sessions,
+        unreadable: sessions.source.unreadable
+      },
       messages: { source: sessions.source.messages, target: sessions.target.messages, copied: sessions.messagesCopied },
       interrupts: {
         source: sessions.source.interrupts,
@@ -336,12 +418,12 @@ const copy = (
       injections: {
         source: sessions.source.injections,
         target: sessions.target.injections,
-        copied: sessions.injectionsCopied,
-        unreadable: sessions.source.unreadable
+        copied: sessions.injectionsCopied
       },
+      importMarkers: { source: source.markers.length, target: markers.target.length, copied: markers.copied },
       checksum: {
-        source: yield* storeChecksum(records.source.checksum, sessions.source.checksum),
-        target: yield* storeChecksum(records.target.checksum, sessions.target.checksum)
+        source: yield* storeChecksum(records.source.checksum, sessions.source.checksum, markerLines(source.markers)),
+        target: yield* storeChecksum(records.target.checksum, sessions.target.checksum, markerLines(markers.target))
       },
       batches: records.batches,
       seconds: (finished - started) / 1000

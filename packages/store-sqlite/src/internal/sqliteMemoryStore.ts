@@ -259,10 +259,13 @@ export const make: Effect.Effect<
         const found = new Map<string, MemoryRecord.MemoryRecord>()
         const skipped: Array<SkippedRow> = []
         for (const chunk of chunksOf([...new Set(ids)], LOOKUP_CHUNK)) {
-          const scopes = options?.scopes === undefined ? sql.literal("1=1") : sql.in("m.scope", options.scopes)
-          const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${sql.in("m.id", chunk)} AND ${scopes}`
+          // Look up by primary key only and check scopes here: a scope predicate in SQL lets the
+          // planner pick the scope index and scan the whole scope instead.
+          const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${sql.in("m.id", chunk)}`
           const decoded = decodeRows(rows, (record) => record)
-          for (const record of decoded.values) found.set(record.id, record)
+          for (const record of decoded.values) {
+            if (options?.scopes === undefined || options.scopes.includes(record.scope)) found.set(record.id, record)
+          }
           skipped.push(...decoded.skipped)
         }
         yield* reportSkipped("get", skipped)
