@@ -97,6 +97,45 @@ export const logger = Logger.withConsoleError(
 // already reports in its output. The built-in `--log-level warning` shows the details.
 const logging = Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(LogLevel.Error))
 
+// The root command's own options, and whether each takes a value.
+const globalOptions: ReadonlyMap<string, boolean> = new Map([
+  ["--db", true],
+  ["--pg", true],
+  ["--pg-schema", true],
+  ["--json", false]
+])
+
+/**
+ * Moves the root command's options (`--db`, `--pg`, `--pg-schema`, `--json`) in front of the
+ * first command word, wherever the user wrote them: @effect/cli only reads a parent command's
+ * options before the subcommand, so `engram memory list --json` would otherwise be refused.
+ * Nothing after a `--` is touched; `--opt=value` forms are kept whole.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const hoistGlobalOptions = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const hoisted: Array<string> = []
+  const rest: Array<string> = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--") {
+      rest.push(...args.slice(i))
+      break
+    }
+    const name = arg.split("=", 1)[0]!
+    const takesValue = globalOptions.get(name)
+    if (takesValue === undefined) {
+      rest.push(arg)
+    } else if (takesValue && !arg.includes("=") && i + 1 < args.length) {
+      hoisted.push(arg, args[++i]!)
+    } else {
+      hoisted.push(arg)
+    }
+  }
+  return [...hoisted, ...rest]
+}
+
 /**
  * Runs the command line `argv` (as `process.argv`: runtime and script first). Help and
  * version print as usual; every failure — a rejected command line, a refused store operation,
@@ -116,7 +155,7 @@ export const run = (argv: ReadonlyArray<string>) =>
       command.pipe(Command.transformHandler((effect) => Console.withConsole(effect, console))),
       { name: "engram", version: VERSION }
     )
-    yield* Console.withConsole(app(argv), quiet)
+    yield* Console.withConsole(app([...argv.slice(0, 2), ...hoistGlobalOptions(argv.slice(2))]), quiet)
   }).pipe(
     Effect.catchAllCause((cause) => {
       if (Cause.isInterruptedOnly(cause)) return Effect.interrupt

@@ -1,7 +1,15 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
-import { MemoryQuery, type MemoryRecord, MemoryStore, MemoryStoreError, MemoryWrite } from "@engram/core"
+import {
+  MemoryQuery,
+  type MemoryRecord,
+  MemoryRow,
+  MemoryStore,
+  MemoryStoreError,
+  MemoryWrite,
+  StoredRows
+} from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -10,46 +18,13 @@ import { lexemesOf, searchQuery } from "./lexemes.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
 import { ensureMigrated, memoryTable, migrate } from "./schema.js"
 
-/** A row as `pg` returns it: BIGINT arrives as a string, JSONB already parsed. */
-interface Row {
-  readonly id: string
-  readonly content: string
-  readonly kind: string
-  readonly label: string | null
-  readonly tags: unknown
-  readonly source_type: string
-  readonly scope: string
-  readonly delivery_policy: string
-  readonly review_state: string
-  readonly created_at: string | number
-  readonly epoch: string | null
-  readonly expires_at: string | number | null
-  readonly invalidated_at: string | number | null
-  readonly invalidation_reason: string | null
-  readonly superseded_by: string | null
-  readonly supersedes: string | null
-  readonly domain: string | null
-}
+/**
+ * A row as `pg` returns it: BIGINT arrives as a string; tags are selected as JSON text, the form
+ * the core row codec reads.
+ */
+type Row = Readonly<Record<MemoryRow.Column, unknown>> & { readonly id: string; readonly created_at: string | number }
 
-const columns = [
-  "id",
-  "content",
-  "kind",
-  "label",
-  "tags",
-  "source_type",
-  "scope",
-  "delivery_policy",
-  "review_state",
-  "created_at",
-  "epoch",
-  "expires_at",
-  "invalidated_at",
-  "invalidation_reason",
-  "superseded_by",
-  "supersedes",
-  "domain"
-].join(", ")
+const columns = MemoryRow.COLUMNS.map((column) => (column === "tags" ? "tags::text AS tags" : column)).join(", ")
 
 const skippedRows = MemoryStore.rowsSkipped.pipe(Metric.tagged("backend", "postgres"))
 
@@ -57,53 +32,27 @@ const skippedRows = MemoryStore.rowsSkipped.pipe(Metric.tagged("backend", "postg
 // whatever their length; chunks keep one statement's payload moderate.
 const INSERT_CHUNK = 5_000
 
-const isoOrInvalid = (millis: string | number): string => {
-  const n = Number(millis)
-  return Number.isSafeInteger(n) && Math.abs(n) <= 8.64e15 ? new Date(n).toISOString() : `invalid:${millis}`
-}
+const fromBigint = (value: unknown): unknown => (typeof value === "string" ? Number(value) : value)
 
-const optional = <K extends string>(key: K, value: string | null): { [P in K]?: string } =>
-  (value === null ? {} : { [key]: value }) as { [P in K]?: string }
-
-/** The row in the record's encoded (JSON) form, for the core's decoder to judge. */
-const toEncoded = (row: Row): unknown => ({
-  id: row.id,
-  content: row.content,
-  kind: row.kind,
-  ...optional("label", row.label),
-  tags: row.tags,
-  sourceType: row.source_type,
-  scope: row.scope,
-  deliveryPolicy: row.delivery_policy,
-  reviewState: row.review_state,
-  createdAt: isoOrInvalid(row.created_at),
-  ...optional("epoch", row.epoch),
-  ...optional("expiresAt", row.expires_at === null ? null : isoOrInvalid(row.expires_at)),
-  ...optional("invalidatedAt", row.invalidated_at === null ? null : isoOrInvalid(row.invalidated_at)),
-  ...optional("invalidationReason", row.invalidation_reason),
-  ...optional("supersededBy", row.superseded_by),
-  ...optional("supersedes", row.supersedes),
-  ...optional("domain", row.domain)
+/** The row in the form the core row codec reads (epoch milliseconds as numbers). */
+const readable = <R extends Row>(row: R) => ({
+  ...row,
+  created_at: fromBigint(row.created_at),
+  expires_at: fromBigint(row.expires_at),
+  invalidated_at: fromBigint(row.invalidated_at)
 })
 
 /** Decodes rows one by one: a row that fails is logged, counted and left out; the rest stand. */
-const decodeRows = (rows: ReadonlyArray<Row>) =>
+const decodeRows = <R extends Row, A>(rows: ReadonlyArray<R>, make: (record: MemoryRecord.MemoryRecord, row: R) => A) =>
   Effect.gen(function*() {
-    const records: Array<MemoryRecord.MemoryRecord> = []
-    let skipped = 0
-    for (const row of rows) {
-      const decoded = MemoryWrite.decodeStoredRecord(toEncoded(row))
-      if (Either.isRight(decoded)) {
-        records.push(decoded.right)
-        continue
-      }
-      skipped++
-      yield* Effect.logWarning("skipped a stored memory row that does not decode").pipe(
-        Effect.annotateLogs({ backend: "postgres", id: row.id, problem: MemoryWrite.describeParseError(decoded.left) })
-      )
-    }
-    if (skipped > 0) yield* Metric.incrementBy(skippedRows, skipped)
-    return { records, skipped }
+    const { skipped, values } = MemoryRow.decodeRows(rows.map(readable), make)
+    yield* StoredRows.reportSkipped(
+      skipped,
+      "skipped a stored memory row that does not decode",
+      ({ key, reason }) => ({ backend: "postgres", id: key, problem: reason }),
+      skippedRows
+    )
+    return { values, skipped: skipped.length }
   })
 
 const millis = (at: DateTime.Utc | undefined): number | null => (at === undefined ? null : DateTime.toEpochMillis(at))
@@ -163,6 +112,8 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     Effect.gen(function*() {
       for (let start = 0; start < records.length; start += INSERT_CHUNK) {
         const chunk = records.slice(start, start + INSERT_CHUNK)
+        const rows = chunk.map(MemoryRow.toRow)
+        const column = (name: MemoryRow.Column) => rows.map((row) => row[name])
         const inserted = yield* sql<{ id: string }>`
           INSERT INTO ${table} (id, content, kind, label, tags, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
@@ -171,16 +122,13 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
             search_tokens
           FROM unnest(
-            ${chunk.map((r) => r.id)}::text[], ${chunk.map((r) => r.content)}::text[],
-            ${chunk.map((r) => r.kind)}::text[], ${chunk.map((r) => r.label ?? null)}::text[],
-            ${chunk.map((r) => JSON.stringify(r.tags))}::text[], ${chunk.map((r) => r.sourceType)}::text[],
-            ${chunk.map((r) => r.scope)}::text[], ${chunk.map((r) => r.deliveryPolicy)}::text[],
-            ${chunk.map((r) => r.reviewState)}::text[], ${chunk.map((r) => millis(r.createdAt))}::bigint[],
-            ${chunk.map((r) => r.epoch ?? null)}::text[], ${chunk.map((r) => millis(r.expiresAt))}::bigint[],
-            ${chunk.map((r) => millis(r.invalidatedAt))}::bigint[],
-            ${chunk.map((r) => r.invalidationReason ?? null)}::text[],
-            ${chunk.map((r) => r.supersededBy ?? null)}::text[], ${chunk.map((r) => r.supersedes ?? null)}::text[],
-            ${chunk.map((r) => r.domain ?? null)}::text[], ${chunk.map((r) => lexemesOf(r).join(" "))}::text[]
+            ${column("id")}::text[], ${column("content")}::text[], ${column("kind")}::text[],
+            ${column("label")}::text[], ${column("tags")}::text[], ${column("source_type")}::text[],
+            ${column("scope")}::text[], ${column("delivery_policy")}::text[], ${column("review_state")}::text[],
+            ${column("created_at")}::bigint[], ${column("epoch")}::text[], ${column("expires_at")}::bigint[],
+            ${column("invalidated_at")}::bigint[], ${column("invalidation_reason")}::text[],
+            ${column("superseded_by")}::text[], ${column("supersedes")}::text[], ${column("domain")}::text[],
+            ${chunk.map((r) => lexemesOf(r).join(" "))}::text[]
           ) AS u(id, content, kind, label, tags, source_type, scope, delivery_policy, review_state, created_at,
             epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain, search_tokens)
           ON CONFLICT (id) DO NOTHING
@@ -200,12 +148,12 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
       const rows = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE id = ${id} FOR UPDATE`
       const row = rows[0]
       if (row === undefined) return yield* new MemoryStoreError.MemoryNotFound({ id })
-      const decoded = MemoryWrite.decodeStoredRecord(toEncoded(row))
+      const decoded = MemoryRow.fromRow(readable(row))
       if (Either.isLeft(decoded)) {
         return yield* new MemoryStoreError.MemoryStoreFailure({
           operation,
           cause: new Error(
-            `the stored row of memory "${id}" does not decode (${MemoryWrite.describeParseError(decoded.left)}); ` +
+            `the stored row of memory "${id}" does not decode (${decoded.left}); ` +
               `repair or delete it first`
           )
         })
@@ -271,7 +219,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           ${scopes === undefined ? sql`` : sql`AND scope = ANY(${scopes}::text[])`}`.pipe(
           Effect.mapError(failure("get"))
         )
-        const { records, skipped } = yield* decodeRows(rows)
+        const { skipped, values: records } = yield* decodeRows(rows, (record) => record)
         const byId = new Map(records.map((r) => [r.id, r]))
         return { records: ids.flatMap((id) => byId.get(id) ?? []), skipped }
       }),
@@ -292,7 +240,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         const rows = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE ${sql.and(clauses)}
           ORDER BY created_at DESC, id ASC LIMIT ${limit + 1}`.pipe(Effect.mapError(failure("list")))
         const pageRows = rows.slice(0, limit)
-        const { records, skipped } = yield* decodeRows(pageRows)
+        const { skipped, values: records } = yield* decodeRows(pageRows, (record) => record)
         // The cursor is the last row's position, decodable or not, so a bad row is never read twice.
         const last = pageRows[pageRows.length - 1]
         return {
@@ -316,9 +264,11 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           WHERE search_vector @@ q.query AND ${sql.and(clauses)}
           ORDER BY score DESC, created_at DESC, id ASC
           LIMIT ${options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT}`.pipe(Effect.mapError(failure("search")))
-        const { records, skipped } = yield* decodeRows(rows)
-        const scores = new Map(rows.map((row) => [row.id, Number(row.score)]))
-        return { hits: records.map((record) => ({ record, score: scores.get(record.id)! })), skipped }
+        const { skipped, values: hits } = yield* decodeRows(
+          rows,
+          (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
+        )
+        return { hits, skipped }
       }),
 
     setReviewState: (id, state) =>

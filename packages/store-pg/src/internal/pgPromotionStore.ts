@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { PromotionStore } from "@engram/core"
+import { PromotionStore, StoredRows } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -116,26 +116,20 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const failure = (operation: string) => (cause: SqlError) =>
       Effect.fail(new PromotionStore.PromotionStoreFailure({ operation, cause }))
 
-    const read = (operation: string, rows: ReadonlyArray<Row>) =>
-      Effect.gen(function*() {
-        const decoded: Array<PromotionStore.PromotionRow> = []
-        let skipped = 0
-        for (const row of rows) {
-          const result = decodeRow(row)
-          if (Either.isRight(result)) {
-            decoded.push(result.right)
-            continue
-          }
-          skipped++
-          yield* Effect.logWarning("skipped a stored promotion row that does not decode").pipe(
-            Effect.annotateLogs({ backend: "postgres", operation, memoryId: row.record_id, problem: result.left })
-          )
-        }
-        if (skipped > 0) yield* Metric.incrementBy(skippedRows, skipped)
+    const read = (operation: string, rows: ReadonlyArray<Row>) => {
+      const { skipped, values } = StoredRows.decodeEach(rows, decodeRow, (row) => row.record_id)
+      return Effect.as(
+        StoredRows.reportSkipped(
+          skipped,
+          "skipped a stored promotion row that does not decode",
+          ({ key, reason }) => ({ backend: "postgres", operation, memoryId: key, problem: reason }),
+          skippedRows
+        ),
         // The database already orders by (record_id, spec_key) COLLATE "C"; sorting again costs
         // little and keeps the order the core defines even if a collation were changed.
-        return { rows: decoded.sort(PromotionStore.compareRows), skipped }
-      })
+        { rows: values.sort(PromotionStore.compareRows), skipped: skipped.length }
+      )
+    }
 
     const specClause = (options: PromotionStore.ReadOptions | undefined) =>
       options?.specKey === undefined ? sql`` : sql`AND spec_key = ${options.specKey}`

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore } from "@engram/core"
+import { MemoryWrite, SessionStore, StoredRows } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -108,20 +108,13 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         Effect.gen(function*() {
           const rows = yield* sql<{ seq: number; message: string }>`SELECT seq, message FROM ${messages}
             WHERE session_id = ${sessionId} ORDER BY seq`
-          const decoded: Array<SessionStore.SessionMessage> = []
-          let skipped = 0
-          for (const row of rows) {
-            const message = decodeMessage(row.message)
-            if (Either.isRight(message)) {
-              decoded.push(message.right)
-              continue
-            }
-            skipped++
-            yield* Effect.logWarning("skipped a stored session message that does not decode").pipe(
-              Effect.annotateLogs({ backend: "postgres", sessionId, seq: row.seq, problem: message.left })
-            )
-          }
-          return { messages: decoded, skipped }
+          const { skipped, values } = StoredRows.decodeEach(rows, (row) => decodeMessage(row.message), (row) => row.seq)
+          yield* StoredRows.reportSkipped(
+            skipped,
+            "skipped a stored session message that does not decode",
+            ({ key, reason }) => ({ backend: "postgres", sessionId, seq: key, problem: reason })
+          )
+          return { messages: values, skipped: skipped.length }
         }).pipe(Effect.catchTag("SqlError", failure("load"))),
 
       putInterrupt: (sessionId, interrupt) =>

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore, TelemetryStore } from "@engram/core"
+import { MemoryWrite, SessionStore, StoredRows, TelemetryStore } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -95,20 +95,13 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         Effect.gen(function*() {
           const rows = yield* sql<Row>`SELECT id, session_id, turn, mode, at, memory_ids, section_labels
             FROM ${table} WHERE session_id = ${sessionId} ORDER BY id`
-          const decoded: Array<TelemetryStore.InjectionLogRow> = []
-          let skipped = 0
-          for (const row of rows) {
-            const result = decodeRow(row)
-            if (Either.isRight(result)) {
-              decoded.push(result.right)
-              continue
-            }
-            skipped++
-            yield* Effect.logWarning("skipped a stored injection row that does not decode").pipe(
-              Effect.annotateLogs({ backend: "postgres", sessionId, rowId: row.id, problem: result.left })
-            )
-          }
-          return { rows: decoded, skipped }
+          const { skipped, values } = StoredRows.decodeEach(rows, decodeRow, (row) => row.id)
+          yield* StoredRows.reportSkipped(
+            skipped,
+            "skipped a stored injection row that does not decode",
+            ({ key, reason }) => ({ backend: "postgres", sessionId, rowId: key, problem: reason })
+          )
+          return { rows: values, skipped: skipped.length }
         }).pipe(Effect.catchTag("SqlError", failure("listInjections"))),
 
       listSessions: () =>

@@ -1,29 +1,23 @@
-import * as Migrator from "@effect/sql/Migrator"
+import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import {
   MemoryQuery,
   type MemoryRecord,
+  MemoryRow,
   MemoryStore,
   MemoryStoreError,
   MemoryWrite,
-  SearchTokenizer
+  SearchTokenizer,
+  StoredRows
 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
-import {
-  COLUMNS,
-  decodeRow,
-  FTS_TABLE,
-  migrations,
-  MIGRATIONS_TABLE,
-  rowValues,
-  selectColumns,
-  TABLE
-} from "./memoryTable.js"
+import { FTS_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
+import { runMigrations } from "./migrations.js"
 
 type Row = Record<string, unknown>
 type Sql = SqlClient.SqlClient
@@ -44,8 +38,8 @@ const insertSqlCache = new Map<number, string>()
 const insertSql = (rows: number): string => {
   let text = insertSqlCache.get(rows)
   if (text === undefined) {
-    const tuple = `(${new Array(COLUMNS.length + 1).fill("?").join(",")})`
-    text = `INSERT INTO ${TABLE} (seq, ${COLUMNS.join(", ")}) VALUES ${new Array(rows).fill(tuple).join(",")}`
+    const tuple = `(${new Array(MemoryRow.COLUMNS.length + 1).fill("?").join(",")})`
+    text = `INSERT INTO ${TABLE} (seq, ${MemoryRow.COLUMNS.join(", ")}) VALUES ${new Array(rows).fill(tuple).join(",")}`
     insertSqlCache.set(rows, text)
   }
   return text
@@ -74,39 +68,17 @@ export const indexedTokens = (record: MemoryRecord.MemoryRecord): string =>
 const sqliteCode = (error: SqlError): unknown =>
   typeof error.cause === "object" && error.cause !== null && "code" in error.cause ? error.cause.code : undefined
 
-interface SkippedRow {
-  readonly id: string
-  readonly reason: string
-}
-
-interface Decoded<A> {
-  readonly values: Array<A>
-  readonly skipped: Array<SkippedRow>
-}
-
-const decodeRows = <A>(
-  rows: ReadonlyArray<Row>,
-  make: (record: MemoryRecord.MemoryRecord, row: Row) => A
-): Decoded<A> => {
-  const values: Array<A> = []
-  const skipped: Array<SkippedRow> = []
-  for (const row of rows) {
-    const decoded = decodeRow(row)
-    if (Either.isRight(decoded)) values.push(make(decoded.right, row))
-    else skipped.push({ id: String(row.id), reason: decoded.left })
-  }
-  return { values, skipped }
-}
+type SkippedRow = StoredRows.Skipped<string>
+type Decoded<A> = StoredRows.Decoded<A, string>
 
 const skippedRows = Metric.tagged(MemoryStore.rowsSkipped, "backend", "sqlite")
 
 const reportSkipped = (operation: string, skipped: ReadonlyArray<SkippedRow>): Effect.Effect<void> =>
-  skipped.length === 0 ? Effect.void : Effect.zipRight(
-    Effect.forEach(skipped, ({ id, reason }) =>
-      Effect.logWarning("skipped a stored memory row that failed to decode").pipe(
-        Effect.annotateLogs({ operation, memoryId: id, reason })
-      ), { discard: true }),
-    Metric.incrementBy(skippedRows, skipped.length)
+  StoredRows.reportSkipped(
+    skipped,
+    "skipped a stored memory row that failed to decode",
+    ({ key, reason }) => ({ operation, memoryId: key, reason }),
+    skippedRows
   )
 
 const unreadable = (operation: string, id: string, reason: string) =>
@@ -145,15 +117,8 @@ const filterClauses = (sql: Sql, filters: MemoryQuery.MemoryFilters, nowMillis: 
   return clauses
 }
 
-/**
- * Runs the memory store's migrations (idempotent), in their own migrations table. Built with the
- * generic migrator rather than `SqliteMigrator.run`, whose schema-dump support would make the
- * store require a file system and a command executor.
- */
-export const migrate = Migrator.make({})({
-  loader: Migrator.fromRecord(migrations),
-  table: MIGRATIONS_TABLE
-})
+/** Runs the store's migrations (idempotent), in their own migrations table. */
+export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 /** Builds the SQLite memory store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<
@@ -177,7 +142,7 @@ export const make: Effect.Effect<
     make: (record: MemoryRecord.MemoryRecord, row: Row) => A
   ): Effect.Effect<Decoded<A>, SqlError> =>
     Effect.flatMap(fetch(want, 0), (rows) => {
-      const first = decodeRows(rows, make)
+      const first = MemoryRow.decodeRows(rows, make)
       if (first.values.length >= want || rows.length < want) return Effect.succeed(first)
       return sql.withTransaction(Effect.gen(function*() {
         const values: Array<A> = []
@@ -187,7 +152,7 @@ export const make: Effect.Effect<
           const missing = want - values.length
           const page = yield* fetch(missing, offset)
           offset += page.length
-          const decoded = decodeRows(page, make)
+          const decoded = MemoryRow.decodeRows(page, make)
           values.push(...decoded.values)
           skipped.push(...decoded.skipped)
           if (page.length < missing) break
@@ -220,7 +185,7 @@ export const make: Effect.Effect<
         const values: Array<string | number | null> = []
         const index: Array<string | number> = []
         for (const record of chunk) {
-          values.push(seq, ...rowValues(record))
+          values.push(seq, ...MemoryRow.rowValues(record))
           index.push(seq, indexedTokens(record))
           seq++
         }
@@ -238,7 +203,7 @@ export const make: Effect.Effect<
     Effect.gen(function*() {
       const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE m.id = ${id}`
       if (rows.length === 0) return yield* new MemoryStoreError.MemoryNotFound({ id })
-      const decoded = decodeRow(rows[0])
+      const decoded = MemoryRow.fromRow(rows[0])
       if (Either.isLeft(decoded)) {
         return yield* unreadable(operation, id, decoded.left)
       }
@@ -262,7 +227,7 @@ export const make: Effect.Effect<
           // Look up by primary key only and check scopes here: a scope predicate in SQL lets the
           // planner pick the scope index and scan the whole scope instead.
           const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${sql.in("m.id", chunk)}`
-          const decoded = decodeRows(rows, (record) => record)
+          const decoded = MemoryRow.decodeRows(rows, (record) => record)
           for (const record of decoded.values) {
             if (options?.scopes === undefined || options.scopes.includes(record.scope)) found.set(record.id, record)
           }

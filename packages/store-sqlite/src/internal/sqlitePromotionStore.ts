@@ -6,15 +6,16 @@
  * `placement_key`, and `(scope, placement_key)` is indexed for the save gate's exact lookup.
  * Timestamps are INTEGER epoch milliseconds.
  */
-import * as Migrator from "@effect/sql/Migrator"
+import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryRecord, PromotionStore, Routing } from "@engram/core"
+import { MemoryRecord, PromotionStore, Routing, StoredRows } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
+import { runMigrations } from "./migrations.js"
 
 /** @internal */
 export const TABLE = "engram_promotions"
@@ -61,11 +62,8 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   })
 }
 
-/** Runs the promotion store's migrations (idempotent), in their own migrations table. */
-export const migrate = Migrator.make({})({
-  loader: Migrator.fromRecord(migrations),
-  table: MIGRATIONS_TABLE
-})
+/** Runs the store's migrations (idempotent), in their own migrations table. */
+export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 type Row = Record<string, unknown>
 
@@ -174,24 +172,15 @@ export const make: Effect.Effect<
   const columns = sql.literal(COLUMNS.join(", "))
 
   const read = (operation: string, rows: ReadonlyArray<Row>): Effect.Effect<PromotionStore.PromotionRead> => {
-    const decoded: Array<PromotionStore.PromotionRow> = []
-    const bad: Array<{ readonly recordId: string; readonly reason: string }> = []
-    for (const row of rows) {
-      const result = decodeRow(row)
-      if (Either.isRight(result)) decoded.push(result.right)
-      else bad.push({ recordId: String(row.record_id), reason: result.left })
-    }
-    decoded.sort(PromotionStore.compareRows)
-    const done = Effect.succeed({ rows: decoded, skipped: bad.length })
-    return bad.length === 0 ? done : Effect.zipRight(
-      Effect.zipRight(
-        Effect.forEach(bad, ({ reason, recordId }) =>
-          Effect.logWarning("skipped a stored promotion row that failed to decode").pipe(
-            Effect.annotateLogs({ operation, memoryId: recordId, reason })
-          ), { discard: true }),
-        Metric.incrementBy(skippedRows, bad.length)
+    const { skipped, values } = StoredRows.decodeEach(rows, decodeRow, (row) => String(row.record_id))
+    return Effect.as(
+      StoredRows.reportSkipped(
+        skipped,
+        "skipped a stored promotion row that failed to decode",
+        ({ key, reason }) => ({ operation, memoryId: key, reason }),
+        skippedRows
       ),
-      done
+      { rows: values.sort(PromotionStore.compareRows), skipped: skipped.length }
     )
   }
 

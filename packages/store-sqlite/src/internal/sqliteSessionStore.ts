@@ -6,14 +6,15 @@
  * tag and time, so an operator can query the table directly. Interrupts: at most one row per
  * session. Timestamps are INTEGER epoch milliseconds.
  */
-import * as Migrator from "@effect/sql/Migrator"
+import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore } from "@engram/core"
+import { MemoryWrite, SessionStore, StoredRows } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import { runMigrations } from "./migrations.js"
 
 /** @internal */
 export const MESSAGES_TABLE = "engram_session_messages"
@@ -48,11 +49,8 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   })
 }
 
-/** Runs the session store's migrations (idempotent), in their own migrations table. */
-export const migrate = Migrator.make({})({
-  loader: Migrator.fromRecord(migrations),
-  table: MIGRATIONS_TABLE
-})
+/** Runs the store's migrations (idempotent), in their own migrations table. */
+export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 const parseJson = (text: unknown): Either.Either<unknown, string> => {
   if (typeof text !== "string") return Either.left(`not text: ${String(text)}`)
@@ -134,18 +132,13 @@ export const make: Effect.Effect<
       Effect.gen(function*() {
         const rows = yield* sql<{ seq: number; message: unknown }>`SELECT seq, message FROM ${sql(MESSAGES_TABLE)}
           WHERE session_id = ${sessionId} ORDER BY seq`
-        const messages: Array<SessionStore.SessionMessage> = []
-        const bad: Array<{ readonly seq: number; readonly reason: string }> = []
-        for (const row of rows) {
-          const decoded = decodeMessage(row.message)
-          if (Either.isRight(decoded)) messages.push(decoded.right)
-          else bad.push({ seq: row.seq, reason: decoded.left })
-        }
-        yield* Effect.forEach(bad, ({ reason, seq }) =>
-          Effect.logWarning("skipped a stored session message that failed to decode").pipe(
-            Effect.annotateLogs({ sessionId, seq, reason })
-          ), { discard: true })
-        return { messages, skipped: bad.length }
+        const { skipped, values } = StoredRows.decodeEach(rows, (row) => decodeMessage(row.message), (row) => row.seq)
+        yield* StoredRows.reportSkipped(
+          skipped,
+          "skipped a stored session message that failed to decode",
+          ({ key, reason }) => ({ sessionId, seq: key, reason })
+        )
+        return { messages: values, skipped: skipped.length }
       }).pipe(Effect.catchTag("SqlError", toFailure("load"))),
 
     putInterrupt: (sessionId, interrupt) =>

@@ -5,13 +5,14 @@
  * the session, turn, mode and time as columns and the delivered memory ids and section labels as
  * JSON arrays — readable with plain SQL. Timestamps are INTEGER epoch milliseconds.
  */
-import * as Migrator from "@effect/sql/Migrator"
+import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore, TelemetryStore } from "@engram/core"
+import { MemoryWrite, SessionStore, StoredRows, TelemetryStore } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import { runMigrations } from "./migrations.js"
 
 /** @internal */
 export const INJECTIONS_TABLE = "engram_injection_log"
@@ -37,11 +38,8 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   })
 }
 
-/** Runs the telemetry store's migrations (idempotent), in their own migrations table. */
-export const migrate = Migrator.make({})({
-  loader: Migrator.fromRecord(migrations),
-  table: MIGRATIONS_TABLE
-})
+/** Runs the store's migrations (idempotent), in their own migrations table. */
+export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 type Row = Record<string, unknown>
 
@@ -103,18 +101,13 @@ export const make: Effect.Effect<
       Effect.gen(function*() {
         const rows = yield* sql<Row>`SELECT id, session_id, turn, mode, at, memory_ids, section_labels
           FROM ${sql(INJECTIONS_TABLE)} WHERE session_id = ${sessionId} ORDER BY id`
-        const decoded: Array<TelemetryStore.InjectionLogRow> = []
-        const bad: Array<{ readonly id: unknown; readonly reason: string }> = []
-        for (const row of rows) {
-          const result = decodeRow(row)
-          if (Either.isRight(result)) decoded.push(result.right)
-          else bad.push({ id: row.id, reason: result.left })
-        }
-        yield* Effect.forEach(bad, ({ id, reason }) =>
-          Effect.logWarning("skipped a stored injection row that failed to decode").pipe(
-            Effect.annotateLogs({ sessionId, rowId: String(id), reason })
-          ), { discard: true })
-        return { rows: decoded, skipped: bad.length }
+        const { skipped, values } = StoredRows.decodeEach(rows, decodeRow, (row) => String(row.id))
+        yield* StoredRows.reportSkipped(
+          skipped,
+          "skipped a stored injection row that failed to decode",
+          ({ key, reason }) => ({ sessionId, rowId: key, reason })
+        )
+        return { rows: values, skipped: skipped.length }
       }).pipe(Effect.catchTag("SqlError", toFailure("listInjections"))),
 
     listSessions: () =>

@@ -3,16 +3,14 @@
  * (the row schema into the record schema). They must accept and reject the same rows.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryRecord, MemoryWrite } from "@engram/core"
+import { MemoryRecord, MemoryRow, MemoryWrite } from "@engram/core"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
-import { COLUMNS, decodeRow, decodeRowSlowly, rowValues } from "../src/internal/memoryTable.js"
 
 const recordArbitrary = Arbitrary.make(MemoryRecord.MemoryRecord)
 
-const rowOf = (record: MemoryRecord.MemoryRecord): Record<string, unknown> =>
-  Object.fromEntries(rowValues(record).map((value, i) => [COLUMNS[i], value]))
+const rowOf = (record: MemoryRecord.MemoryRecord): Record<string, unknown> => MemoryRow.toRow(record)
 
 // Values a damaged or foreign row might hold in any column.
 const oddValue = fc.constantFrom<unknown>(
@@ -23,17 +21,17 @@ const oddValue = fc.constantFrom<unknown>(
 describe("stored row decoding", () => {
   it("decodes every row written from a valid record back to that record", () => {
     fc.assert(fc.property(recordArbitrary, (record) => {
-      const decoded = decodeRow(rowOf(record))
+      const decoded = MemoryRow.fromRow(rowOf(record))
       expect(Either.isRight(decoded)).toBe(true)
       expect(MemoryWrite.encodeStoredRecord(Either.getOrThrow(decoded))).toEqual(MemoryWrite.encodeStoredRecord(record))
     }), { numRuns: 300 })
   })
 
   it("the fast path and the row schema agree on damaged rows", () => {
-    fc.assert(fc.property(recordArbitrary, fc.constantFrom(...COLUMNS), oddValue, (record, column, value) => {
+    fc.assert(fc.property(recordArbitrary, fc.constantFrom(...MemoryRow.COLUMNS), oddValue, (record, column, value) => {
       const row = { ...rowOf(record), [column]: value }
-      const fast = decodeRow(row)
-      const slow = decodeRowSlowly(row)
+      const fast = MemoryRow.fromRow(row)
+      const slow = MemoryRow.fromRowSlowly(row)
       expect(Either.isRight(fast)).toBe(Either.isRight(slow))
       if (Either.isRight(fast) && Either.isRight(slow)) {
         expect(MemoryWrite.encodeStoredRecord(fast.right)).toEqual(MemoryWrite.encodeStoredRecord(slow.right))

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Cli } from "@engram/cli"
+import { engram, tempDir } from "./utilities.js"
+
+describe("global options anywhere on the line", () => {
+  it("moves --db, --pg, --pg-schema and --json in front of the command words", () => {
+    expect(Cli.hoistGlobalOptions(["memory", "list", "--json", "--limit", "5", "--db", "x.db"])).toEqual([
+      "--json",
+      "--db",
+      "x.db",
+      "memory",
+      "list",
+      "--limit",
+      "5"
+    ])
+    expect(Cli.hoistGlobalOptions(["migrate", "--from", "a", "--pg-schema=s", "--batch-size", "40"])).toEqual([
+      "--pg-schema=s",
+      "migrate",
+      "--from",
+      "a",
+      "--batch-size",
+      "40"
+    ])
+  })
+
+  it("leaves everything after -- alone, so content may look like an option", () => {
+    expect(Cli.hoistGlobalOptions(["memory", "add", "--kind", "note", "--", "--json"])).toEqual([
+      "memory",
+      "add",
+      "--kind",
+      "note",
+      "--",
+      "--json"
+    ])
+  })
+})
+
+describe("engram with global options after the command", () => {
+  it("adds and lists with --db and --json written last", () => {
+    const { dir, cleanup } = tempDir()
+    try {
+      const db = `${dir}/late.db`
+      const added = engram("memory", "add", "My name is Doug", "--kind", "profile", "--source", "operator", "--db", db)
+      expect(added.code).toBe(0)
+      const listed = engram("memory", "list", "--limit", "5", "--json", "--db", db)
+      expect(listed.code).toBe(0)
+      const page = JSON.parse(listed.stdout) as { records: ReadonlyArray<{ content: string }> }
+      expect(page.records.map((r) => r.content)).toEqual(["My name is Doug"])
+    } finally {
+      cleanup()
+    }
+  })
+})
