@@ -15,6 +15,8 @@
 
 // Every combining mark except the kana voiced sound marks (U+3099, U+309A): "ガ" is a letter of
 // its own, not an accented "カ" ("ガラス", glass, must not match "カラス", crow).
+import { fnv1a64 } from "./internal/fnv1a64.js"
+
 const combiningMarks = /[^\P{M}\u3099\u309A]+/gu
 const tokenCharacters = /[\p{L}\p{N}]+/gu
 // ASCII text needs none of the Unicode steps: it is its own NFKD/NFC, has no marks, and its
@@ -62,3 +64,18 @@ export const searchableText = (record: {
   readonly content: string
   readonly tags: ReadonlyArray<string>
 }): string => [record.label ?? "", record.content, ...record.tags].join("\n")
+
+// Text that exercises every rule of the tokenizer (folding, diacritics, compatibility forms, kana
+// voicing, Hangul, final sigma, punctuation, emoji, digits of other scripts): when a new version
+// splits or folds any of it differently, the fingerprint changes.
+const fingerprintProbe = "Ǆemal Straße İstanbul ıi Ωmega ΆΘΗΝΑ σοφός ﬁne ①②³ ｶﾀｶﾅ ガラス カラス 한국어 東京タワー " +
+  "Ёлка Café-crème O'Brien v2.0 e-mail 😀 ௰ a৴b ٣٤ ǅ ℌ ㎏ ﹫ Ⅻ"
+
+/**
+ * Identifies this tokenizer's behaviour. Backends store it beside their index and re-index stored
+ * records once when it changes, so an upgrade never leaves old rows matching by old rules.
+ *
+ * @since 0.1.0
+ * @category tokenizing
+ */
+export const fingerprint: string = fnv1a64(JSON.stringify(tokenize(fingerprintProbe)))

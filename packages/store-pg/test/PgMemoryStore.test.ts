@@ -235,7 +235,7 @@ describePg("PgMemoryStore", (url) => {
         (sql) => sql<{ value: string }>`SELECT value FROM engram_memory_meta WHERE key = 'tokenizer'`,
         schema
       )
-      expect(meta[0]!.value).toMatch(/^[0-9a-f]{32}$/)
+      expect(meta[0]!.value).toBe(SearchTokenizer.fingerprint)
     }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
 
   it.effect("layerConfig reads ENGRAM_PG_URL and ENGRAM_PG_SCHEMA", () =>

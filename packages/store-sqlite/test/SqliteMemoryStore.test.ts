@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { IdGenerator, MemoryRecord, MemoryStore } from "@engram/core"
+import { IdGenerator, MemoryRecord, MemoryStore, SearchTokenizer } from "@engram/core"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
@@ -62,7 +62,32 @@ describe("SqliteMemoryStore", () => {
       }).pipe(Effect.provide(layer))
       expect(reopened.listed).toEqual([["mem-000001", "confirmed"], ["mem-000002", "rejected"]])
       expect(reopened.found).toEqual(["mem-000001"])
-      expect(reopened.migrations).toEqual([{ name: "memories" }])
+      expect(reopened.migrations).toEqual([{ name: "memories" }, { name: "memory_meta" }])
+    }))
+
+  it.effect("rebuilds the search index once when it was written by another tokenizer version", () =>
+    Effect.gen(function*() {
+      const filename = freshFile()
+      const layer = Layer.merge(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("mem"))
+      yield* Effect.gen(function*() {
+        yield* (yield* store).write([{ content: "Café crème at the Straße corner", kind: "note" }])
+        // What an older tokenizer might have left: other tokens, another fingerprint.
+        yield* raw("INSERT INTO engram_memories_fts (engram_memories_fts) VALUES ('delete-all')")
+        yield* raw("INSERT INTO engram_memories_fts (rowid, tokens) SELECT seq, 'stale' FROM engram_memories")
+        yield* raw("UPDATE engram_memory_meta SET value = 'an-older-tokenizer' WHERE key = 'tokenizer'")
+      }).pipe(Effect.provide(layer))
+
+      const reopened = yield* Effect.gen(function*() {
+        const s = yield* store
+        return {
+          current: hitIds(yield* s.search("cafe strasse")),
+          stale: hitIds(yield* s.search("stale")),
+          fingerprint: yield* raw<{ value: string }>("SELECT value FROM engram_memory_meta WHERE key = 'tokenizer'")
+        }
+      }).pipe(Effect.provide(layer))
+      expect(reopened.current).toEqual(["mem-000001"])
+      expect(reopened.stale).toEqual([])
+      expect(reopened.fingerprint).toEqual([{ value: SearchTokenizer.fingerprint }])
     }))
 
   describe("atomic writes", () => {
@@ -244,6 +269,6 @@ describe("SqliteMemoryStore", () => {
       const rows = yield* raw<{ migration_id: number }>("SELECT migration_id FROM engram_memory_migrations").pipe(
         Effect.provide(layer)
       )
-      expect(rows).toEqual([{ migration_id: 1 }])
+      expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }])
     }))
 })

@@ -18,6 +18,8 @@ export const TABLE = "engram_memories"
 /** @internal */
 export const FTS_TABLE = "engram_memories_fts"
 /** @internal */
+export const META_TABLE = "engram_memory_meta"
+/** @internal */
 export const MIGRATIONS_TABLE = "engram_memory_migrations"
 
 /** `m.id, m.content, …` for selects. */
@@ -58,5 +60,10 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
     yield* sql.unsafe(`CREATE INDEX ${TABLE}_kind ON ${TABLE} (kind, created_at DESC, id)`)
     yield* sql.unsafe(`CREATE INDEX ${TABLE}_delivery ON ${TABLE} (delivery_policy, created_at DESC, id)`)
     yield* sql.unsafe(`CREATE VIRTUAL TABLE ${FTS_TABLE} USING fts5(tokens, content='', tokenize='ascii')`)
+  }),
+  // Facts about the stored index, e.g. which tokenizer produced its tokens.
+  "0002_memory_meta": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`CREATE TABLE ${META_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`)
   })
 }

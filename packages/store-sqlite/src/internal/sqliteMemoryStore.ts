@@ -16,7 +16,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
-import { FTS_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
+import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
 
 type Row = Record<string, unknown>
@@ -117,6 +117,60 @@ const filterClauses = (sql: Sql, filters: MemoryQuery.MemoryFilters, nowMillis: 
   return clauses
 }
 
+const REINDEX_BATCH = 500
+
+/**
+ * Makes the search index hold what the running tokenizer produces. Tokens are computed when a row
+ * is written; after an upgrade that changed `SearchTokenizer.tokenize` (its fingerprint differs
+ * from the one stored), the whole index is rebuilt once, in one transaction, so old rows keep
+ * matching exactly like new ones and like every other backend. A no-op when current.
+ */
+export const syncSearchIndex = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const storedFingerprint = sql<{ value: string }>`SELECT value FROM ${sql(META_TABLE)} WHERE key = 'tokenizer'`.pipe(
+    Effect.map((rows) => rows[0]?.value)
+  )
+  if ((yield* storedFingerprint) === SearchTokenizer.fingerprint) return
+  yield* sql.withTransaction(
+    Effect.gen(function*() {
+      if ((yield* storedFingerprint) === SearchTokenizer.fingerprint) return
+      // A contentless FTS5 table cannot delete a row without its old tokens; 'delete-all' can.
+      yield* sql.unsafe(`INSERT INTO ${FTS_TABLE} (${FTS_TABLE}) VALUES ('delete-all')`)
+      let after = -1
+      let indexed = 0
+      for (;;) {
+        const rows = yield* sql<{ seq: number; label: string | null; content: string; tags: string }>`
+          SELECT seq, label, content, tags FROM ${sql(TABLE)} WHERE seq > ${after} ORDER BY seq LIMIT ${REINDEX_BATCH}`
+        if (rows.length === 0) break
+        after = rows[rows.length - 1]!.seq
+        const values: Array<string | number> = []
+        for (const row of rows) {
+          // A row whose tags do not parse is skipped by every read anyway; index its text alone.
+          const tags = Either.getOrElse(
+            Either.try(() => JSON.parse(row.tags) as unknown),
+            () => []
+          )
+          const text = SearchTokenizer.searchableText({
+            label: row.label ?? undefined,
+            content: row.content,
+            tags: Array.isArray(tags) ? tags.filter((t): t is string => typeof t === "string") : []
+          })
+          values.push(row.seq, SearchTokenizer.tokenize(text).join(" "))
+        }
+        yield* sql.unsafe(ftsInsertSql(rows.length), values)
+        indexed += rows.length
+      }
+      yield* sql`INSERT INTO ${sql(META_TABLE)} (key, value) VALUES ('tokenizer', ${SearchTokenizer.fingerprint})
+        ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+      if (indexed > 0) {
+        yield* Effect.logInfo("rebuilt the memory search index for the current tokenizer").pipe(
+          Effect.annotateLogs({ backend: "sqlite", indexed })
+        )
+      }
+    })
+  )
+})
+
 /** Runs the store's migrations (idempotent), in their own migrations table. */
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
@@ -128,6 +182,7 @@ export const make: Effect.Effect<
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* migrate
+  yield* syncSearchIndex
 
   const columns = sql.literal(selectColumns("m"))
 
