@@ -18,6 +18,7 @@ import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
+import { chunksOf, multiRowInsert } from "./sqlText.js"
 
 type Row = Record<string, unknown>
 type Sql = SqlClient.SqlClient
@@ -28,31 +29,9 @@ const INSERT_CHUNK = 500
 /** Ids per `IN (…)` lookup. */
 const LOOKUP_CHUNK = 500
 
-const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const chunks: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size))
-  return chunks
-}
 
-const insertSqlCache = new Map<number, string>()
-const insertSql = (rows: number): string => {
-  let text = insertSqlCache.get(rows)
-  if (text === undefined) {
-    const tuple = `(${new Array(MemoryRow.COLUMNS.length + 1).fill("?").join(",")})`
-    text = `INSERT INTO ${TABLE} (seq, ${MemoryRow.COLUMNS.join(", ")}) VALUES ${new Array(rows).fill(tuple).join(",")}`
-    insertSqlCache.set(rows, text)
-  }
-  return text
-}
-const ftsInsertSqlCache = new Map<number, string>()
-const ftsInsertSql = (rows: number): string => {
-  let text = ftsInsertSqlCache.get(rows)
-  if (text === undefined) {
-    text = `INSERT INTO ${FTS_TABLE} (rowid, tokens) VALUES ${new Array(rows).fill("(?,?)").join(",")}`
-    ftsInsertSqlCache.set(rows, text)
-  }
-  return text
-}
+const insertSql = multiRowInsert(TABLE, ["seq", ...MemoryRow.COLUMNS])
+const ftsInsertSql = multiRowInsert(FTS_TABLE, ["rowid", "tokens"])
 
 /**
  * The FTS5 query for a search text: each distinct token of the shared tokenizer as a quoted

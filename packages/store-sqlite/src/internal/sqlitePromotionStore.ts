@@ -16,6 +16,7 @@ import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
 import { runMigrations } from "./migrations.js"
+import { chunksOf, isEpochMillis, multiRowInsert, parseJsonOrUndefined } from "./sqlText.js"
 
 /** @internal */
 export const TABLE = "engram_promotions"
@@ -67,26 +68,17 @@ export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 type Row = Record<string, unknown>
 
-const MAX_EPOCH_MILLIS = 8_640_000_000_000_000
 const keySources: ReadonlyArray<unknown> = Routing.KeySource.literals
 const tiers: ReadonlyArray<unknown> = ["locked", "guarded", "earned", "auto"]
 const isMemoryId = Schema.is(MemoryRecord.MemoryId)
 const isScope = Schema.is(MemoryRecord.Scope)
 const isPlacement = Schema.is(Routing.Placement)
 
-const parseJson = (text: unknown): unknown => {
-  if (typeof text !== "string") return undefined
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
 
 /** A stored row as a promotion row, or why it cannot be read. */
 export const decodeRow = (row: Row): Either.Either<PromotionStore.PromotionRow, string> => {
   const { promoted_at } = row
-  if (typeof promoted_at !== "number" || !Number.isInteger(promoted_at) || Math.abs(promoted_at) > MAX_EPOCH_MILLIS) {
+  if (!isEpochMillis(promoted_at)) {
     return Either.left(`promoted_at: ${String(promoted_at)} is not an epoch-millisecond integer`)
   }
   if (!isMemoryId(row.record_id)) return Either.left(`record_id: ${JSON.stringify(row.record_id)} is not a memory id`)
@@ -96,7 +88,7 @@ export const decodeRow = (row: Row): Either.Either<PromotionStore.PromotionRow, 
   }
   let placement: Routing.Placement | null = null
   if (row.placement !== null) {
-    const parsed = parseJson(row.placement)
+    const parsed = parseJsonOrUndefined(row.placement)
     if (!isPlacement(parsed)) return Either.left(`placement: ${String(row.placement)} is not a placement`)
     placement = parsed
   }
@@ -132,22 +124,8 @@ const rowValues = (row: PromotionStore.PromotionRow): Array<string | number | nu
   DateTime.toEpochMillis(row.promotedAt)
 ]
 
-const insertSqlCache = new Map<number, string>()
-const insertSql = (rows: number): string => {
-  let text = insertSqlCache.get(rows)
-  if (text === undefined) {
-    const tuple = `(${new Array(COLUMNS.length).fill("?").join(",")})`
-    text = `INSERT INTO ${TABLE} (${COLUMNS.join(", ")}) VALUES ${new Array(rows).fill(tuple).join(",")}`
-    insertSqlCache.set(rows, text)
-  }
-  return text
-}
+const insertSql = multiRowInsert(TABLE, COLUMNS)
 
-const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const chunks: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size))
-  return chunks
-}
 
 const isKeyViolation = (error: unknown): boolean => {
   if (typeof error !== "object" || error === null || !("cause" in error)) return false

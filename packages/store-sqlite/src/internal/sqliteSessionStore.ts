@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { runMigrations } from "./migrations.js"
+import { chunksOf, multiRowInsert } from "./sqlText.js"
 
 /** @internal */
 export const MESSAGES_TABLE = "engram_session_messages"
@@ -71,23 +72,8 @@ export const decodeInterrupt = (text: unknown): Either.Either<SessionStore.Pendi
   Either.flatMap(parseJson(text), (json) =>
     Either.mapLeft(SessionStore.decodeStoredInterrupt(json), MemoryWrite.describeParseError))
 
-const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const chunks: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size))
-  return chunks
-}
 
-const insertSqlCache = new Map<number, string>()
-const insertSql = (rows: number): string => {
-  let text = insertSqlCache.get(rows)
-  if (text === undefined) {
-    text = `INSERT INTO ${MESSAGES_TABLE} (session_id, seq, tag, at, message) VALUES ${
-      new Array(rows).fill("(?,?,?,?,?)").join(",")
-    }`
-    insertSqlCache.set(rows, text)
-  }
-  return text
-}
+const insertSql = multiRowInsert(MESSAGES_TABLE, ["session_id", "seq", "tag", "at", "message"])
 
 const toFailure = (operation: string) => (cause: SqlError) =>
   Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause }))

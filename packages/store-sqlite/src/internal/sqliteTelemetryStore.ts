@@ -13,6 +13,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { runMigrations } from "./migrations.js"
+import { isEpochMillis, parseJsonOrUndefined } from "./sqlText.js"
 
 /** @internal */
 export const INJECTIONS_TABLE = "engram_injection_log"
@@ -43,29 +44,20 @@ export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 type Row = Record<string, unknown>
 
-const MAX_EPOCH_MILLIS = 8_640_000_000_000_000
 
-const parseJson = (text: unknown): unknown => {
-  if (typeof text !== "string") return undefined
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
 
 /** A stored row as an injection row, or why it cannot be read. */
 export const decodeRow = (row: Row): Either.Either<TelemetryStore.InjectionLogRow, string> => {
   const { at } = row
-  if (typeof at !== "number" || !Number.isInteger(at) || Math.abs(at) > MAX_EPOCH_MILLIS) {
+  if (!isEpochMillis(at)) {
     return Either.left(`at: ${String(at)} is not an epoch-millisecond integer`)
   }
   return Either.mapLeft(
     TelemetryStore.decodeStoredInjectionRow({
       sessionId: row.session_id,
       turn: row.turn,
-      memoryIds: parseJson(row.memory_ids),
-      sectionLabels: parseJson(row.section_labels),
+      memoryIds: parseJsonOrUndefined(row.memory_ids),
+      sectionLabels: parseJsonOrUndefined(row.section_labels),
       mode: row.mode,
       at: DateTime.formatIso(DateTime.unsafeMake(at))
     }),
