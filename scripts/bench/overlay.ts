@@ -24,18 +24,8 @@ import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { prng } from "../lib/prng.js"
 
-/** mulberry32: a small, fast, seeded PRNG. */
-const prng = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const TIERS = ["auto", "auto", "auto", "guarded", "guarded", "locked", "earned"] as const
 const WORDS = (

@@ -1,17 +1,8 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { existsSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { engram, engramJson, type Run, tempDir } from "./utilities.js"
+import { engram, engramJson, expectRefused, tempDir } from "./utilities.js"
 
-/** The command was refused with exactly one line on stderr, containing `problem`. */
-const expectRefused = (run: Run, problem: string, code = 1) => {
-  expect(run.stdout).toBe("")
-  const lines = run.stderr.split("\n").filter((line) => line.length > 0)
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(/^engram: /)
-  expect(lines[0]).toContain(problem)
-  expect(run.code).toBe(code)
-}
 
 describe("engram: bad input prints one line, exits non-zero and writes nothing", { timeout: 120_000 }, () => {
   const tmp = tempDir()

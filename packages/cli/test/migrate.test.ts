@@ -18,17 +18,8 @@ import * as Path from "node:path"
 import { buildLegacyV1 } from "../../store-sqlite/test/fixtures/buildLegacyV1.js"
 import { describePg } from "../../store-pg/test/pgGate.js"
 import { dropSchema, withSql } from "../../store-pg/test/utilities.js"
-import { engram, engramJson, engramArgs, repoRoot, type Run, tempDir } from "./utilities.js"
+import { engram, engramArgs, engramJson, expectRefused, repoRoot, type Run, tempDir } from "./utilities.js"
 
-/** The command was refused with exactly one line on stderr, containing `problem`. */
-const expectRefused = (run: Run, problem: string, code = 1) => {
-  expect(run.stdout).toBe("")
-  const lines = run.stderr.split("\n").filter((line) => line.length > 0)
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(/^engram: /)
-  expect(lines[0]).toContain(problem)
-  expect(run.code).toBe(code)
-}
 
 const T0 = Date.UTC(2025, 5, 1, 12, 0, 0, 0)
 

@@ -2,6 +2,7 @@
  * Runs the real `engram` command as a child process, the way `npm run engram` does: Node with
  * the `engram-source` condition and tsx, from the repository root.
  */
+import { expect } from "@effect/vitest"
 import { MemoryRecord } from "@engram/core"
 import * as Schema from "effect/Schema"
 import { spawnSync } from "node:child_process"
@@ -73,4 +74,14 @@ export const decodeRecordJson = (
 ): { readonly record: MemoryRecord.MemoryRecord; readonly trustTier: MemoryRecord.TrustTier } => {
   const { trustTier, ...encoded } = decodeJsonRecord(json, { onExcessProperty: "error" })
   return { record: decodeRecord(encoded, { onExcessProperty: "error" }), trustTier }
+}
+
+/** The command was refused with exactly one line on stderr, containing `problem`. */
+export const expectRefused = (run: Run, problem: string, code = 1) => {
+  expect(run.stdout).toBe("")
+  const lines = run.stderr.split("\n").filter((line) => line.length > 0)
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatch(/^engram: /)
+  expect(lines[0]).toContain(problem)
+  expect(run.code).toBe(code)
 }

@@ -2,13 +2,10 @@
  * Shared fixtures for the runtime tests: in-memory stores with sequential ids, the memory
  * toolkit bound to one agent, and a scripted language model.
  */
-import * as LanguageModel from "@effect/ai/LanguageModel"
-import * as Response from "@effect/ai/Response"
 import { Background, IdGenerator, MemoryStore, PromotionStore, RoutingPresets } from "@engram/core"
-import { MemoryTools } from "@engram/runtime"
+import { MemoryTools, ScriptedModel } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
 
 /** Fresh in-memory stores (and sequential ids `mem-000001`, …) for each build. */
 export const stores = Layer.mergeAll(MemoryStore.layerMemory, PromotionStore.layerMemory, IdGenerator.sequential("mem"))
@@ -39,17 +36,4 @@ export const save = (config: MemoryTools.MemoryToolsConfig, params: Record<strin
 
 /** A language model that answers every request with these tool calls. */
 export const scriptedModel = (calls: ReadonlyArray<{ readonly name: string; readonly params: unknown }>) =>
-  Layer.effect(
-    LanguageModel.LanguageModel,
-    LanguageModel.make({
-      generateText: () =>
-        Effect.succeed(calls.map((call, i): Response.PartEncoded => ({
-          type: "tool-call",
-          id: `call-${i}`,
-          name: call.name,
-          params: call.params,
-          providerExecuted: false
-        }))),
-      streamText: () => Stream.empty
-    })
-  )
+  ScriptedModel.layer(() => calls.map((call) => ScriptedModel.toolCall(call.name, call.params)))

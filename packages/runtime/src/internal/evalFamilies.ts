@@ -4,7 +4,6 @@
  * @internal
  */
 import * as LanguageModel from "@effect/ai/LanguageModel"
-import type * as Response from "@effect/ai/Response"
 import {
   Background,
   MemoryOverlay,
@@ -20,12 +19,12 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
 import * as AgentBackground from "../AgentBackground.js"
 import type { EvalCase } from "../Eval.js"
 import * as MemoryTools from "../MemoryTools.js"
 import * as Promotion from "../Promotion.js"
 import * as Recall from "../Recall.js"
+import * as ScriptedModel from "../ScriptedModel.js"
 
 type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
 
@@ -80,20 +79,7 @@ const identity = PromptFragment.fromText("Identity", "You are a friendly compani
 
 /** A language model that answers with these tool calls, as a real model would request them. */
 const scriptedModel = (calls: ReadonlyArray<{ readonly name: string; readonly params: unknown }>) =>
-  Layer.effect(
-    LanguageModel.LanguageModel,
-    LanguageModel.make({
-      generateText: () =>
-        Effect.succeed(calls.map((call, i): Response.PartEncoded => ({
-          type: "tool-call",
-          id: `call-${i}`,
-          name: call.name,
-          params: call.params,
-          providerExecuted: false
-        }))),
-      streamText: () => Stream.empty
-    })
-  )
+  ScriptedModel.layer(() => calls.map((call) => ScriptedModel.toolCall(call.name, call.params)))
 
 /** One model turn: the user says `prompt`, the model calls `memory_save` with `params`. */
 const modelSaves = (config: MemoryTools.MemoryToolsConfig, prompt: string, params: Record<string, unknown>) =>
