@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore, PromotionStore } from "@engram/core"
-import { Eval } from "@engram/runtime"
+import { Eval } from "@engram/harness"
 import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -28,7 +28,8 @@ import {
   SessionStore,
   TokenEstimator
 } from "@engram/core"
-import { ContextProjection, ModelRequest, NativeRuntime, PromptObserver, ScriptedModel } from "@engram/runtime"
+import { ContextProjection, ModelRequest, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -41,8 +41,8 @@
  *   })
  *   return yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: "Hi, I'm Doug" })
  * })
- * // provide: a LanguageModel (a provider's, or ScriptedModel.layer), SessionStore, ContextProjection,
- * // MemoryStore and PromotionStore.
+ * // provide: a LanguageModel (a provider's, or ScriptedModel.layer from "@engram/runtime/testing"),
+ * // SessionStore, ContextProjection, MemoryStore and PromotionStore.
  *
  * @since 0.1.0
  */

@@ -11,7 +11,7 @@
  * @example
  * import { LanguageModel } from "@effect/ai"
  * import { Effect } from "effect"
- * import { ScriptedModel } from "@engram/runtime"
+ * import { ScriptedModel } from "@engram/runtime/testing"
  *
  * const model = ScriptedModel.layer((request) =>
  *   ScriptedModel.lastUserText(request).includes("Doug")

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryRecord, ProjectedContext, PromptFragment, SessionStore } from "@engram/core"
-import { ModelRequest, ScriptedModel } from "@engram/runtime"
+import { ModelRequest } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import * as DateTime from "effect/DateTime"
 import * as fc from "fast-check"
 

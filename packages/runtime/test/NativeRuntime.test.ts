@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore, ProjectedContext, SessionStore } from "@engram/core"
-import { NativeRuntime, PromptObserver, ScriptedModel } from "@engram/runtime"
+import { NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

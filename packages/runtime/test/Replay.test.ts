@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@engram/core"
-import { NativeRuntime, Replay, ScriptedModel } from "@engram/runtime"
+import { NativeRuntime, Replay } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

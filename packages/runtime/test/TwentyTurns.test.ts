@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ProjectedContext, TokenEstimator } from "@engram/core"
-import { NativeRuntime, PromptObserver, ScriptedModel } from "@engram/runtime"
+import { NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import { agent, environment, projectionText, seed, stored, storedTexts } from "./agentFixtures.js"

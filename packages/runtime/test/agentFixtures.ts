@@ -13,7 +13,8 @@ import {
   SessionStore,
   TelemetryStore
 } from "@engram/core"
-import { ContextProjection, NativeRuntime, PromptObserver, ScriptedModel } from "@engram/runtime"
+import { ContextProjection, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 

@@ -3,7 +3,8 @@
  * toolkit bound to one agent, and a scripted language model.
  */
 import { Background, IdGenerator, MemoryStore, PromotionStore, RoutingPresets } from "@engram/core"
-import { MemoryTools, ScriptedModel } from "@engram/runtime"
+import { MemoryTools } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 

@@ -12,7 +12,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Demo } from "@engram/runtime"
+import { Demo } from "@engram/harness"
 import {
   EngramSqlite,
   SqlitePromotionStore,

@@ -1,5 +1,5 @@
 /**
- * `engram eval [--db <path>] [--keep]`: runs the routing eval (`Eval` in `@engram/runtime`) on a
+ * `engram eval [--db <path>] [--keep]`: runs the routing eval (`Eval` in `@engram/harness`) on a
  * SQLite file and prints a table of every case — family, case, pass or fail.
  *
  * Unless `--db` is given explicitly, the eval creates a fresh file in a new directory under the OS
@@ -13,7 +13,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { Eval } from "@engram/runtime"
+import { Eval } from "@engram/harness"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"

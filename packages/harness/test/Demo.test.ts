@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
-import { Demo } from "@engram/runtime"
+import { Demo } from "@engram/harness"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 

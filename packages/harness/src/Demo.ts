@@ -27,14 +27,10 @@ import {
   SessionStore,
   type TelemetryStore
 } from "@engram/core"
+import { ContextProjection, type ModelRequest, NativeRuntime, PromptObserver, StablePrefix } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as ContextProjection from "./ContextProjection.js"
-import type * as ModelRequest from "./ModelRequest.js"
-import * as NativeRuntime from "./NativeRuntime.js"
-import * as PromptObserver from "./PromptObserver.js"
-import * as ScriptedModel from "./ScriptedModel.js"
-import * as StablePrefix from "./StablePrefix.js"
 
 /**
  * The demo agent's configuration: a persona, tool guidance, and the user-background vocabulary

@@ -14,17 +14,14 @@ import {
   Routing,
   RoutingPresets
 } from "@engram/core"
+import { AgentBackground, MemoryTools, Promotion, Recall } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as AgentBackground from "../AgentBackground.js"
 import type { EvalCase } from "../Eval.js"
-import * as MemoryTools from "../MemoryTools.js"
-import * as Promotion from "../Promotion.js"
-import * as Recall from "../Recall.js"
-import * as ScriptedModel from "../ScriptedModel.js"
 
 type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
 
