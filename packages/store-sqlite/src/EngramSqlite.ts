@@ -7,10 +7,16 @@
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Statement from "@effect/sql/Statement"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as NodeFs from "node:fs"
@@ -31,6 +37,82 @@ export const DEFAULT_FILENAME = "./.engram/engram.db"
  * @category constants
  */
 export const BUSY_TIMEOUT_MS = 5_000
+
+/**
+ * How many times a statement or a whole transaction that failed with `SQLITE_BUSY*` is retried
+ * (after the busy timeout, or at once for `SQLITE_BUSY_SNAPSHOT`), with jittered exponential backoff
+ * from 20 ms: about five more seconds of waiting in all.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const BUSY_RETRIES = 8
+
+/**
+ * True for a SQL failure SQLite reports as busy (`SQLITE_BUSY`, `SQLITE_BUSY_SNAPSHOT`,
+ * `SQLITE_BUSY_RECOVERY`, …): another connection holds the lock, and trying again can succeed.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isBusy = (error: unknown): boolean =>
+  Predicate.hasProperty(error, "_tag") && error._tag === "SqlError" && Predicate.hasProperty(error, "cause") &&
+  Predicate.hasProperty(error.cause, "code") && typeof error.cause.code === "string" &&
+  error.cause.code.startsWith("SQLITE_BUSY")
+
+const busySchedule = Schedule.exponential("20 millis").pipe(
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(BUSY_RETRIES))
+)
+
+const retryBusy = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.retry(effect, { schedule: busySchedule, while: isBusy })
+
+// Every statement run outside a transaction (autocommit) retries on busy by itself; statements
+// inside a transaction do not: the whole transaction is retried instead.
+const retryingConnection = (connection: Connection): Connection => ({
+  ...connection,
+  execute: (sql, params, transformRows) => retryBusy(connection.execute(sql, params, transformRows)),
+  executeRaw: (sql, params) => retryBusy(connection.executeRaw(sql, params)),
+  executeValues: (sql, params) => retryBusy(connection.executeValues(sql, params)),
+  executeUnprepared: (sql, params, transformRows) => retryBusy(connection.executeUnprepared(sql, params, transformRows))
+})
+
+/**
+ * The client over one better-sqlite3 connection, with write transactions that wait. A plain
+ * `BEGIN` starts a read transaction that upgrades to a write on its first write, and SQLite does
+ * not wait on that upgrade when another connection committed in between (`SQLITE_BUSY_SNAPSHOT`).
+ * Every transaction on a writable connection therefore starts `BEGIN IMMEDIATE`, taking the write
+ * lock up front (waiting up to the busy timeout), and an outermost transaction that still fails
+ * busy is retried whole with backoff; so are single statements outside a transaction.
+ */
+const makeWaitingClient = (
+  config: SqliteClient.SqliteClientConfig
+): Effect.Effect<SqliteClient.SqliteClient, never, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.gen(function*() {
+    const inner = yield* SqliteClient.make(config)
+    const base = yield* SqlClient.make({
+      acquirer: Effect.map(inner.reserve, retryingConnection),
+      transactionAcquirer: inner.reserve,
+      compiler: Statement.makeCompilerSqlite(),
+      beginTransaction: config.readonly === true ? "BEGIN" : "BEGIN IMMEDIATE",
+      spanAttributes: [["db.system.name", "sqlite"]]
+    })
+    const transaction = base.withTransaction
+    const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+      Effect.flatMap(
+        Effect.serviceOption(SqlClient.TransactionConnection),
+        (outer) => Option.isSome(outer) ? transaction(effect) : retryBusy(transaction(effect))
+      )
+    return Object.assign(base, {
+      withTransaction,
+      [SqliteClient.TypeId]: SqliteClient.TypeId,
+      config: inner.config,
+      export: inner.export,
+      backup: inner.backup,
+      loadExtension: inner.loadExtension
+    }) as SqliteClient.SqliteClient
+  })
 
 /**
  * The database could not be opened: its directory could not be created, the file is not a
@@ -92,7 +174,7 @@ export const makeClient = (
     }
     // better-sqlite3 throws from its constructor (e.g. SQLITE_CANTOPEN); the client turns that into
     // a defect, which is an expected failure here.
-    const client = yield* SqliteClient.make({ filename, disableWAL: inMemory }).pipe(
+    const client = yield* makeWaitingClient({ filename, disableWAL: inMemory }).pipe(
       Effect.provide(Reactivity.layer),
       Effect.catchAllDefect((cause) => Effect.fail(fail(describe(cause))))
     )
