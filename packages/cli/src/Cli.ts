@@ -22,6 +22,7 @@ import * as CliError from "./CliError.js"
 import * as Compose from "./commands/Compose.js"
 import * as Demo from "./commands/Demo.js"
 import * as Eval from "./commands/Eval.js"
+import * as Mcp from "./commands/Mcp.js"
 import * as Memory from "./commands/Memory.js"
 import * as Migrate from "./commands/Migrate.js"
 import * as Root from "./Root.js"
@@ -37,7 +38,7 @@ export const VERSION = "0.1.0"
 // The whole command tree. Kept module-private: its inferred type spans every command's options
 // and errors, and `run` / `main` are the public way in.
 const command = Root.command.pipe(
-  Command.withSubcommands([Memory.command, Demo.command, Migrate.command, Eval.command, Compose.command])
+  Command.withSubcommands([Memory.command, Demo.command, Migrate.command, Eval.command, Compose.command, Mcp.command])
 )
 
 // Command groups and their subcommands, to name an unknown command precisely.
@@ -46,7 +47,8 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
   demo: [],
   migrate: [],
   eval: [],
-  compose: []
+  compose: [],
+  mcp: []
 }
 
 /**

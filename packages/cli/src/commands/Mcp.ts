@@ -1,0 +1,130 @@
+/**
+ * `engram mcp [--agent <config.json>] [--scope <scope>] [--http <port>]`: serves the store's
+ * memory tools to an MCP client — `memory_save` and `memory_recall` exactly as the native runtime
+ * offers them (same gate, routing and promotion), plus `memory_list` and `memory_review` for
+ * operators.
+ *
+ * Over standard input and output by default (what desktop agents and editors launch); with
+ * `--http <port>`, over streamable HTTP at `http://<host>:<port>/mcp`. The routing spec, the
+ * declared Background and the scope come from the agent config (as `engram compose` reads it);
+ * without one, the `user-background` preset in scope `global`. `--scope` overrides the scope.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { MemoryRecord, RoutingPresets, RoutingSpecs } from "@engram/core"
+import { EngramMcp } from "@engram/mcp"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { createServer } from "node:http"
+import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Root from "../Root.js"
+import * as StoreBackend from "../StoreBackend.js"
+import { readAgentConfig } from "./Compose.js"
+
+const refuse = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
+
+const isScope = Schema.is(MemoryRecord.Scope)
+
+/**
+ * The memory tools' configuration `engram mcp` serves: from the agent config when given (its
+ * `spec` is required: routing is what a save is gated by), else the `user-background` preset;
+ * `scope` overrides the config's scope.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const memoryConfig = (options: { readonly agent: string | undefined; readonly scope: string | undefined }) =>
+  Effect.gen(function*() {
+    if (options.scope !== undefined && !isScope(options.scope)) {
+      return yield* refuse(
+        `--scope ${JSON.stringify(options.scope)} is not a scope: use global, project:<id> or session:<id>`
+      )
+    }
+    if (options.agent === undefined) {
+      return {
+        memory: {
+          scope: options.scope ?? "global",
+          background: RoutingPresets.userBackgroundSections,
+          spec: RoutingPresets.userBackground
+        },
+        db: undefined
+      }
+    }
+    const { config, db } = yield* readAgentConfig(options.agent)
+    if (config.spec === undefined) {
+      return yield* refuse(
+        `the agent config ${options.agent} names no spec: memory_save routes every save by the agent's routing spec ` +
+          `(e.g. "spec": "user-background")`
+      )
+    }
+    const spec = yield* Effect.provide(
+      Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!)),
+      RoutingSpecs.layerPresets
+    )
+    return { memory: { scope: options.scope ?? config.scope, background: config.background, spec }, db }
+  })
+
+/**
+ * `engram mcp`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "mcp",
+  {
+    agent: Options.file("agent").pipe(
+      Options.withPseudoName("config.json"),
+      Options.withDescription("The agent config: spec, background, scope, and optionally db (relative to the file)."),
+      Options.optional
+    ),
+    scope: Options.text("scope").pipe(
+      Options.withPseudoName("scope"),
+      Options.withDescription("The scope saves land in and recall reads (default: the agent's, else global)."),
+      Options.optional
+    ),
+    http: Options.integer("http").pipe(
+      Options.withPseudoName("port"),
+      Options.withDescription("Serve streamable HTTP on this port (path /mcp) instead of standard input/output."),
+      Options.optional
+    ),
+    host: Options.text("host").pipe(
+      Options.withDescription("The address --http listens on (default 127.0.0.1)."),
+      Options.withDefault("127.0.0.1")
+    )
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const settings = yield* Root.settings
+      const { db, memory } = yield* memoryConfig({
+        agent: Option.getOrUndefined(options.agent),
+        scope: Option.getOrUndefined(options.scope)
+      })
+      const location = db !== undefined && !settings.dbGiven && settings.pg === undefined
+        ? { db }
+        : yield* StoreBackend.locationOf(settings)
+      const port = Option.getOrUndefined(options.http)
+      if (port !== undefined && (port < 0 || port > 65_535)) {
+        return yield* refuse(`--http ${port} is not a port (0-65535)`)
+      }
+      const server = port === undefined
+        ? EngramMcp.layerStdio({ memory })
+        : EngramMcp.layerHttpServe({ memory }).pipe(
+          Layer.provide(NodeHttpServer.layer(createServer, { port, host: options.host }))
+        )
+      yield* Effect.logInfo("engram mcp serving").pipe(
+        Effect.annotateLogs({ scope: memory.scope, spec: memory.spec.key, store: StoreBackend.describeLocation(location) })
+      )
+      return yield* Layer.launch(server.pipe(Layer.provide(StoreBackend.layerWithPromotions(location))))
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(
+  Command.withDescription(
+    "Serve the memory tools (memory_save, memory_recall, memory_list, memory_review) to an MCP client over stdio " +
+      "or streamable HTTP."
+  )
+)

@@ -1,0 +1,137 @@
+/**
+ * `engram mcp` as an editor starts it: a child process on stdio (and one on HTTP), driven by the
+ * official MCP SDK client. What it saves is read back by the other commands from the same file.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { spawn } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import * as Path from "node:path"
+import { engram, engramArgs, engramJson, expectRefused, repoRoot, tempDir } from "./utilities.js"
+
+interface ToolResult {
+  readonly isError?: boolean
+  readonly structuredContent?: Record<string, unknown>
+}
+
+const childEnv = (): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(process.env).filter((entry): entry is [string, string] =>
+      entry[0] !== "NODE_OPTIONS" && entry[1] !== undefined
+    )
+  )
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
+    })
+  })
+
+describe("engram mcp", () => {
+  const tmp = tempDir()
+  afterAll(tmp.cleanup)
+
+  it("serves the memory tools over stdio: a save routes into the agent's Background, a second one conflicts", async () => {
+    const db = Path.join(tmp.dir, "stdio.db")
+    const agent = Path.join(tmp.dir, "agent.json")
+    writeFileSync(
+      agent,
+      JSON.stringify({
+        spec: "user-background",
+        scope: "project:demo",
+        db: "stdio.db",
+        background: {
+          sections: [
+            { id: "about_user", title: "About the User", promotion: "auto" },
+            { id: "preferences", title: "Preferences", promotion: "guarded" }
+          ]
+        }
+      })
+    )
+    const [command, ...args] = engramArgs(["mcp", "--agent", agent])
+    const client = new Client({ name: "engram-test", version: "1.0.0" })
+    await client.connect(new StdioClientTransport({ command: command!, args, cwd: repoRoot, env: childEnv() }))
+    try {
+      expect(client.getServerVersion()?.name).toBe("engram")
+      const tools = (await client.listTools()).tools.map((tool) => tool.name)
+      expect(tools).toEqual(["memory_save", "memory_recall", "memory_list", "memory_review"])
+      const saved = (await client.callTool({
+        name: "memory_save",
+        arguments: { kind: "profile", content: "The user's name is Doug", label: "name" }
+      })) as ToolResult
+      expect(saved.isError).toBe(false)
+      expect(saved.structuredContent).toMatchObject({ status: "saved" })
+      const conflict = (await client.callTool({
+        name: "memory_save",
+        arguments: { kind: "profile", content: "The user's name is Douglas", label: "name" }
+      })) as ToolResult
+      expect(conflict.structuredContent).toMatchObject({
+        status: "conflict",
+        holder: { id: saved.structuredContent!["id"], label: "name" }
+      })
+    } finally {
+      await client.close()
+    }
+    // The agent's own scope and store; routed and promoted, so `engram compose` composes it.
+    const listed = engramJson("memory", "list", "--db", db, "--scope", "project:demo") as {
+      readonly records: ReadonlyArray<{ readonly content: string; readonly sourceType: string }>
+    }
+    expect(listed.records.map((record) => [record.content, record.sourceType])).toEqual([
+      ["The user's name is Doug", "conversation"]
+    ])
+    const composed = engramJson("compose", "--agent", agent) as { readonly text: string }
+    expect(composed.text).toContain("## About the User")
+    expect(composed.text).toContain("The user's name is Doug")
+  })
+
+  it("serves streamable HTTP with --http", async () => {
+    const db = Path.join(tmp.dir, "http.db")
+    const port = await freePort()
+    const [command, ...args] = engramArgs(["mcp", "--db", db, "--scope", "project:web", "--http", String(port)])
+    const child = spawn(command!, args, { cwd: repoRoot, env: childEnv(), stdio: ["ignore", "ignore", "pipe"] })
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+    try {
+      const client = new Client({ name: "engram-test", version: "1.0.0" })
+      const url = new URL(`http://127.0.0.1:${port}/mcp`)
+      // The server is up when it answers; tsx takes a moment to start.
+      for (let attempt = 0;; attempt++) {
+        try {
+          await client.connect(new StreamableHTTPClientTransport(url))
+          break
+        } catch (error) {
+          if (attempt > 100 || child.exitCode !== null) throw error
+          await new Promise((resolve) => setTimeout(resolve, 200))
+        }
+      }
+      const saved = (await client.callTool({
+        name: "memory_save",
+        arguments: { kind: "decision", content: "Deploys go out on Tuesdays" }
+      })) as ToolResult
+      expect(saved.structuredContent).toMatchObject({ status: "saved" })
+      const recalled = (await client.callTool({ name: "memory_recall", arguments: { query: "deploys" } })) as ToolResult
+      expect(recalled.structuredContent).toMatchObject({ memories: [{ content: "Deploys go out on Tuesdays" }] })
+      await client.close()
+    } finally {
+      child.kill("SIGTERM")
+      await exited
+    }
+    const listed = engramJson("memory", "list", "--db", db, "--scope", "project:web") as {
+      readonly records: ReadonlyArray<{ readonly scope: string }>
+    }
+    expect(listed.records.map((record) => record.scope)).toEqual(["project:web"])
+  })
+
+  it("refuses a scope that is not one, and an agent config without a spec", () => {
+    expectRefused(engram("mcp", "--scope", "team a"), "is not a scope")
+    const agent = Path.join(tmp.dir, "nospec.json")
+    writeFileSync(agent, JSON.stringify({ scope: "global" }))
+    expectRefused(engram("mcp", "--agent", agent), "names no spec")
+  })
+})

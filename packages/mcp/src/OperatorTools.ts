@@ -1,0 +1,187 @@
+/**
+ * The operator's memory tools, for an MCP client acting for a person rather than a model:
+ * `memory_list` (browse the scope's records, newest first, with their review state) and
+ * `memory_review` (confirm, reject or reset one record).
+ *
+ * They act inside the server's scope only: a record of another scope is "not found", never
+ * reviewed. A new operator tool is one more `Tool.make` in {@link OperatorToolkit} and one more
+ * handler in {@link make}; the server registers whatever the toolkit holds.
+ *
+ * @since 0.1.0
+ */
+import * as Tool from "@effect/ai/Tool"
+import * as Toolkit from "@effect/ai/Toolkit"
+import { MemoryQuery, MemoryRecord, MemoryStore } from "@engram/core"
+import { MemoryTools } from "@engram/runtime"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/**
+ * One record as an operator sees it: everything `memory_recall` shows, plus where it came from
+ * and how it is delivered.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const OperatorView = Schema.Struct({
+  ...MemoryTools.MemoryView.fields,
+  tags: Schema.Array(Schema.String),
+  sourceType: MemoryRecord.SourceType,
+  scope: MemoryRecord.Scope,
+  deliveryPolicy: MemoryRecord.DeliveryPolicy,
+  expiresAt: Schema.optional(Schema.DateTimeUtc),
+  invalidatedAt: Schema.optional(Schema.DateTimeUtc)
+}).annotations({ identifier: "OperatorMemoryView" })
+/** @since 0.1.0 @category schemas */
+export type OperatorView = typeof OperatorView.Type
+
+/**
+ * A record as `memory_list` and `memory_review` show it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const operatorViewOf = (record: MemoryRecord.MemoryRecord): OperatorView => ({
+  ...MemoryTools.viewOf(record),
+  tags: record.tags,
+  sourceType: record.sourceType,
+  scope: record.scope,
+  deliveryPolicy: record.deliveryPolicy,
+  ...(record.expiresAt !== undefined ? { expiresAt: record.expiresAt } : {}),
+  ...(record.invalidatedAt !== undefined ? { invalidatedAt: record.invalidatedAt } : {})
+})
+
+/**
+ * The most records one `memory_list` call returns.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_LIST = 200
+
+/**
+ * The `memory_list` tool: a page of the scope's records, newest first.
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const MemoryList = Tool.make("memory_list", {
+  description: "List saved memories of this scope, newest first, with their review state. Pass nextCursor back as " +
+    "cursor for the next page.",
+  parameters: {
+    kinds: Schema.optional(Schema.Array(MemoryRecord.MemoryKind)).annotations({ description: "Only these kinds." }),
+    reviewStates: Schema.optional(Schema.Array(MemoryRecord.ReviewState)).annotations({
+      description: "Only these review states, e.g. [\"pending\"] for what waits for review."
+    }),
+    includeSuperseded: Schema.optional(Schema.Boolean).annotations({
+      description: "Also list superseded and otherwise invalidated memories."
+    }),
+    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, MAX_LIST))).annotations({
+      description: `At most this many (1-${MAX_LIST}, default 50).`
+    }),
+    cursor: Schema.optional(Schema.String).annotations({ description: "nextCursor of the previous page." })
+  },
+  success: Schema.Struct({
+    memories: Schema.Array(OperatorView),
+    nextCursor: Schema.optional(Schema.String)
+  }),
+  failure: MemoryTools.MemoryToolError,
+  failureMode: "return"
+}).annotate(Tool.Readonly, true).annotate(Tool.Destructive, false)
+
+/**
+ * The `memory_review` tool: sets one record's review state.
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const MemoryReview = Tool.make("memory_review", {
+  description: "Set the review state of one memory of this scope: confirmed (an operator vouches for it), rejected " +
+    "(never delivered again) or pending.",
+  parameters: {
+    id: MemoryRecord.MemoryId.annotations({ description: "The memory's id." }),
+    state: MemoryRecord.ReviewState.annotations({ description: "confirmed, rejected or pending." })
+  },
+  success: Schema.Struct({ status: Schema.Literal("reviewed"), memory: OperatorView }),
+  failure: MemoryTools.MemoryToolError,
+  failureMode: "return"
+}).annotate(Tool.Idempotent, true)
+
+/**
+ * The operator toolkit: `memory_list` and `memory_review`.
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const OperatorToolkit = Toolkit.make(MemoryList, MemoryReview)
+
+/**
+ * Where the operator tools act.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OperatorToolsConfig {
+  readonly scope: MemoryRecord.Scope
+}
+
+const DEFAULT_LIST = 50
+
+const toolError = (tool: string) => (error: { readonly _tag: string; readonly message: string }) =>
+  error._tag === "MemoryStoreFailure"
+    ? Effect.zipRight(
+      Effect.logError(`${tool} failed: the memory store failed`).pipe(Effect.annotateLogs({ problem: error.message })),
+      Effect.fail(new MemoryTools.MemoryToolError({ message: "the memory store is unavailable right now" }))
+    )
+    : Effect.fail(new MemoryTools.MemoryToolError({ message: error.message }))
+
+/**
+ * The operator tools' handlers over the ambient `MemoryStore`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (config: OperatorToolsConfig) =>
+  Effect.gen(function*() {
+    const memories = yield* MemoryStore.MemoryStore
+    return OperatorToolkit.of({
+      memory_list: (params) =>
+        memories.list({
+          scopes: [config.scope],
+          ...(params.kinds !== undefined ? { kinds: params.kinds } : {}),
+          ...(params.reviewStates !== undefined ? { reviewStates: params.reviewStates } : {}),
+          ...(params.includeSuperseded === true ? { includeSuperseded: true } : {}),
+          limit: Math.min(params.limit ?? DEFAULT_LIST, MemoryQuery.MAX_LIMIT),
+          ...(params.cursor !== undefined ? { cursor: params.cursor } : {})
+        }).pipe(
+          Effect.map((page) => ({
+            memories: page.records.map(operatorViewOf),
+            ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {})
+          })),
+          Effect.catchAll(toolError("memory_list")),
+          Effect.withSpan("mcp.tool.memory_list", { attributes: { scope: config.scope } })
+        ),
+      memory_review: (params) =>
+        Effect.gen(function*() {
+          const [held] = (yield* memories.get([params.id], { scopes: [config.scope] })).records
+          if (held === undefined) {
+            return yield* new MemoryTools.MemoryToolError({
+              message: `there is no memory ${params.id} in scope ${config.scope}`
+            })
+          }
+          const record = yield* memories.setReviewState(params.id, params.state)
+          return { status: "reviewed" as const, memory: operatorViewOf(record) }
+        }).pipe(
+          Effect.catchAll(toolError("memory_review")),
+          Effect.withSpan("mcp.tool.memory_review", { attributes: { scope: config.scope } })
+        )
+    })
+  })
+
+/**
+ * The operator tools' handlers as a layer. Needs a `MemoryStore`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (config: OperatorToolsConfig) => OperatorToolkit.toLayer(make(config))

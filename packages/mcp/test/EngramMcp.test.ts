@@ -1,0 +1,203 @@
+/**
+ * The MCP server through the official MCP SDK client, over streamable HTTP (the stdio transport
+ * is tested through `engram mcp` in the CLI's tests): what an editor or desktop agent sees.
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { describe, expect, it } from "@effect/vitest"
+import {
+  IdGenerator,
+  MemoryStore,
+  PromotionStore,
+  RoutingPresets,
+  RoutingSpecs,
+  TelemetryStore
+} from "@engram/core"
+import { EngramMcp } from "@engram/mcp"
+import { ContextProjection, StablePrefix } from "@engram/runtime"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createServer } from "node:http"
+
+const memory = {
+  scope: "global",
+  background: RoutingPresets.userBackgroundSections,
+  spec: RoutingPresets.userBackground
+} as const
+
+const stores = Layer.mergeAll(
+  MemoryStore.layerMemory,
+  PromotionStore.layerMemory,
+  TelemetryStore.layerMemory,
+  IdGenerator.sequential("mem")
+)
+
+interface ToolResult {
+  readonly isError?: boolean
+  readonly structuredContent?: Record<string, unknown>
+  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
+}
+
+/**
+ * Serves the MCP server over HTTP on a free port, with the given stores, and connects an SDK
+ * client to it. Everything is closed with the scope.
+ */
+const connected = Effect.gen(function*() {
+  const context = yield* Layer.build(
+    EngramMcp.layerHttpServe({ memory }).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+    ).pipe(Layer.provideMerge(stores))
+  )
+  const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+  if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+  const client = new Client({ name: "engram-test", version: "1.0.0" })
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${address.port}/mcp`))
+  yield* Effect.acquireRelease(
+    Effect.promise(() => client.connect(transport)),
+    () => Effect.promise(() => client.close())
+  )
+  const call = (name: string, args: Record<string, unknown>) =>
+    Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>)
+  return { client, call, context }
+})
+
+const run = <A, E>(self: (env: Effect.Effect.Success<typeof connected>) => Effect.Effect<A, E, never>) =>
+  Effect.scoped(Effect.flatMap(connected, self))
+
+describe("EngramMcp over streamable HTTP", () => {
+  it.live("initializes as engram and lists the memory tools and the operator tools", () =>
+    run(({ client }) =>
+      Effect.gen(function*() {
+        expect(client.getServerVersion()?.name).toBe("engram")
+        const tools = (yield* Effect.promise(() => client.listTools())).tools
+        expect(tools.map((tool) => tool.name)).toEqual(EngramMcp.toolNames({ memory }))
+        expect(tools.map((tool) => tool.name)).toEqual(["memory_save", "memory_recall", "memory_list", "memory_review"])
+        const save = tools.find((tool) => tool.name === "memory_save")!
+        expect(Object.keys(save.inputSchema.properties ?? {}).sort()).toEqual(
+          ["content", "kind", "label", "supersedes", "tags"]
+        )
+        expect(save.inputSchema.required).toEqual(["kind", "content"])
+        expect(tools.find((tool) => tool.name === "memory_list")!.annotations?.readOnlyHint).toBe(true)
+      })
+    ))
+
+  it.live("a save routes like a native save: it composes into the next prefix, and a fact into the next projection", () =>
+    run(({ call, context }) =>
+      Effect.gen(function*() {
+        const saved = yield* call("memory_save", { kind: "profile", content: "The user's name is Doug", label: "name" })
+        expect(saved.isError).toBe(false)
+        expect(saved.structuredContent).toEqual({ status: "saved", id: "mem-000001" })
+        const fact = yield* call("memory_save", { kind: "fact", content: "The staging database runs Postgres 15" })
+        expect(fact.structuredContent).toMatchObject({ status: "saved" })
+
+        const next = yield* Effect.gen(function*() {
+          // Routed and promoted at save time: the next agent build composes it into its Background.
+          const agent = yield* StablePrefix.buildAgent(
+            yield* StablePrefix.decodeConfig({ spec: "user-background", background: memory.background })
+          )
+          const projection = yield* Effect.flatMap(ContextProjection.ContextProjection, (service) =>
+            service.project({
+              sessionId: "s-1",
+              turn: 1,
+              query: "which staging database?",
+              scopes: ["global"],
+              mode: "native",
+              inPrefix: agent.composedIds
+            }))
+          return { agent, projection }
+        }).pipe(
+          Effect.provide(Layer.merge(ContextProjection.layer, RoutingSpecs.layerPresets)),
+          Effect.provide(context)
+        )
+        expect(next.agent.text).toContain("## About the User")
+        expect(next.agent.text).toContain("The user's name is Doug")
+        expect(next.agent.composedIds).toEqual(["mem-000001"])
+        expect(next.projection.text).toContain("The staging database runs Postgres 15")
+        expect(next.projection.injection.memoryIds).toEqual(["mem-000002"])
+      })
+    ))
+
+  it.live("a conflicting save returns the conflict envelope and writes nothing", () =>
+    run(({ call, context }) =>
+      Effect.gen(function*() {
+        yield* call("memory_save", { kind: "profile", content: "The user's name is Doug", label: "name" })
+        const conflict = yield* call("memory_save", { kind: "profile", content: "The user's name is Douglas", label: "name" })
+        expect(conflict.isError).toBe(false)
+        expect(conflict.structuredContent).toEqual({
+          status: "conflict",
+          holder: { id: "mem-000001", label: "name" },
+          message: expect.stringContaining("supersedes \"mem-000001\"")
+        })
+        const stored = yield* Effect.provide(
+          Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({})),
+          context
+        )
+        expect(stored.records.map((record) => record.content)).toEqual(["The user's name is Doug"])
+
+        const replaced = yield* call("memory_save", {
+          kind: "profile",
+          content: "The user's name is Douglas",
+          label: "name",
+          supersedes: "mem-000001"
+        })
+        expect(replaced.structuredContent).toMatchObject({ status: "saved", superseded: "mem-000001" })
+      })
+    ))
+
+  it.live("arguments are decoded before anything is written: a refused call is an error result", () =>
+    run(({ call, context }) =>
+      Effect.gen(function*() {
+        const refused = yield* call("memory_save", { kind: "gossip", content: "x" })
+        expect(refused.isError).toBe(true)
+        expect(refused.content[0]?.text).toContain("kind")
+        const unknown = yield* call("memory_review", { id: "mem-404", state: "confirmed" })
+        expect(unknown.isError).toBe(true)
+        expect(unknown.structuredContent).toMatchObject({ message: "there is no memory mem-404 in scope global" })
+        const stored = yield* Effect.provide(
+          Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({})),
+          context
+        )
+        expect(stored.records).toEqual([])
+      })
+    ))
+
+  it.live("operators list what waits for review and confirm it; recall finds it", () =>
+    run(({ call }) =>
+      Effect.gen(function*() {
+        yield* call("memory_save", { kind: "standing", content: "Answer in short sentences", label: "length" })
+        const pending = yield* call("memory_list", { reviewStates: ["pending"] })
+        expect(pending.structuredContent).toMatchObject({
+          memories: [{ id: "mem-000001", reviewState: "pending", sourceType: "conversation", scope: "global" }]
+        })
+        const reviewed = yield* call("memory_review", { id: "mem-000001", state: "confirmed" })
+        expect(reviewed.structuredContent).toMatchObject({ status: "reviewed", memory: { reviewState: "confirmed" } })
+        const stillPending = yield* call("memory_list", { reviewStates: ["pending"] })
+        expect(stillPending.structuredContent).toEqual({ memories: [] })
+        const recalled = yield* call("memory_recall", { query: "short sentences" })
+        expect(recalled.structuredContent).toMatchObject({
+          memories: [{ id: "mem-000001", content: "Answer in short sentences", reviewState: "confirmed" }]
+        })
+      })
+    ))
+
+  it.live("a server without operator tools offers the memory toolkit only", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(
+        EngramMcp.layerHttpServe({ memory, operator: false }).pipe(
+          Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+          Layer.provide(stores)
+        )
+      )
+      const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+      if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+      const client = new Client({ name: "engram-test", version: "1.0.0" })
+      yield* Effect.promise(() =>
+        client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${address.port}/mcp`)))
+      )
+      const names = (yield* Effect.promise(() => client.listTools())).tools.map((tool) => tool.name)
+      yield* Effect.promise(() => client.close())
+      expect(names).toEqual(["memory_save", "memory_recall"])
+    }).pipe(Effect.scoped))
+})
