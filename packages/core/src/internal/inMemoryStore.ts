@@ -25,18 +25,54 @@ import {
   validateRecords,
   withReviewState
 } from "../MemoryWrite.js"
-import { searchableText, tokenize } from "../SearchTokenizer.js"
+import * as SearchPlan from "../SearchPlan.js"
+import { distinctTokens, searchableText, tokenize } from "../SearchTokenizer.js"
 
 interface Entry {
   readonly record: MemoryRecord
   /** Token -> occurrences, over the searchable text. */
   readonly tokens: ReadonlyMap<string, number>
+  /** How many tokens the searchable text has (BM25's document length). */
+  readonly length: number
 }
 
 const indexEntry = (record: MemoryRecord): Entry => {
   const tokens = new Map<string, number>()
-  for (const token of tokenize(searchableText(record))) tokens.set(token, (tokens.get(token) ?? 0) + 1)
-  return { record, tokens }
+  const all = tokenize(searchableText(record))
+  for (const token of all) tokens.set(token, (tokens.get(token) ?? 0) + 1)
+  return { record, tokens, length: all.length }
+}
+
+/** BM25 with SQLite FTS5's parameters and IDF, so the reference store ranks in the same class. */
+const K1 = 1.2
+const B = 0.75
+const idf = (total: number, frequency: number) => Math.max(1e-6, Math.log((total - frequency + 0.5) / (frequency + 0.5)))
+
+/**
+ * The inverted index: token -> ids of the records holding it, plus the totals BM25 needs. Records
+ * are never deleted and their text never changes, so postings only grow.
+ */
+const makeIndex = () => {
+  const postings = new Map<string, Set<MemoryId>>()
+  let totalLength = 0
+  let count = 0
+  return {
+    add: (id: MemoryId, entry: Entry) => {
+      count++
+      totalLength += entry.length
+      for (const token of entry.tokens.keys()) {
+        let ids = postings.get(token)
+        if (ids === undefined) postings.set(token, ids = new Set())
+        ids.add(id)
+      }
+    },
+    postings: (token: string): ReadonlySet<MemoryId> | undefined => postings.get(token),
+    statistics: (): SearchPlan.TokenStatistics => ({
+      total: count,
+      documentFrequency: (token) => postings.get(token)?.size ?? 0
+    }),
+    averageLength: () => (count === 0 ? 0 : totalLength / count)
+  }
 }
 
 /**
@@ -45,6 +81,7 @@ const indexEntry = (record: MemoryRecord): Entry => {
  */
 export const make = (): MemoryStoreService => {
   const byId = new Map<MemoryId, Entry>()
+  const index = makeIndex()
   // Kept in listing order, so a page is a scan from the cursor.
   let ordered: Array<MemoryRecord> = []
 
@@ -60,7 +97,11 @@ export const make = (): MemoryStoreService => {
     Effect.suspend(() => {
       const taken = records.find((r) => byId.has(r.id))
       if (taken !== undefined) return Effect.fail(new DuplicateMemoryId({ id: taken.id }))
-      for (const record of records) byId.set(record.id, indexEntry(record))
+      for (const record of records) {
+        const entry = indexEntry(record)
+        byId.set(record.id, entry)
+        index.add(record.id, entry)
+      }
       insertOrdered(records)
       return Effect.succeed(records)
     })
@@ -117,22 +158,34 @@ export const make = (): MemoryStoreService => {
     search: (text, raw) =>
       Effect.gen(function*() {
         const options = yield* decodeQuery(SearchOptions, raw ?? {})
-        const queryTokens = [...new Set(tokenize(text))]
-        if (queryTokens.length === 0) return { hits: [], skipped: 0 }
         const at = yield* now
-        const hits: Array<SearchHit> = []
-        for (const { record, tokens } of byId.values()) {
-          if (!matchesFilters(record, options, at)) continue
-          let score = 0
-          for (const token of queryTokens) {
-            const count = tokens.get(token)
-            // One point per distinct query token matched, plus a small term-frequency share.
-            if (count !== undefined) score += 1 + count / (count + 1)
-          }
-          if (score > 0) hits.push({ record, score })
-        }
-        hits.sort((a, b) => b.score - a.score || compareListOrder(a.record, b.record))
-        return { hits: hits.slice(0, options.limit ?? DEFAULT_SEARCH_LIMIT), skipped: 0 }
+        const statistics = index.statistics()
+        const averageLength = index.averageLength()
+        const searchPlan = SearchPlan.plan(distinctTokens(text), statistics)
+        return yield* SearchPlan.runTiers(searchPlan, options.limit ?? DEFAULT_SEARCH_LIMIT, (tier, limit) =>
+          Effect.sync(() => {
+            const weights = tier.include.map((token) => idf(statistics.total, statistics.documentFrequency(token)))
+            const seen = new Set<MemoryId>()
+            const hits: Array<SearchHit> = []
+            for (const token of tier.include) {
+              for (const id of index.postings(token) ?? []) {
+                if (seen.has(id)) continue
+                seen.add(id)
+                const { length, record, tokens } = byId.get(id)!
+                if (tier.exclude.some((excluded) => tokens.has(excluded))) continue
+                if (!matchesFilters(record, options, at)) continue
+                const norm = K1 * (1 - B + (B * length) / (averageLength || 1))
+                let score = 0
+                tier.include.forEach((included, i) => {
+                  const count = tokens.get(included)
+                  if (count !== undefined) score += (weights[i]! * count * (K1 + 1)) / (count + norm)
+                })
+                hits.push({ record, score })
+              }
+            }
+            hits.sort((a, b) => b.score - a.score || compareListOrder(a.record, b.record))
+            return { hits: hits.slice(0, limit), skipped: 0 }
+          }))
       }),
 
     setReviewState: (id, state) =>
@@ -151,7 +204,9 @@ export const make = (): MemoryStoreService => {
         yield* ensureNotInvalidated(current)
         if (byId.has(successor.id)) return yield* new DuplicateMemoryId({ id: successor.id })
         const superseded = invalidatedBy(current, successor)
-        byId.set(successor.id, indexEntry(successor))
+        const entry = indexEntry(successor)
+        byId.set(successor.id, entry)
+        index.add(successor.id, entry)
         insertOrdered([successor])
         replace(superseded)
         return { superseded, successor }

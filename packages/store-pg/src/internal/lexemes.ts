@@ -1,4 +1,4 @@
-import { SearchTokenizer } from "@engram/core"
+import { type SearchPlan, SearchTokenizer } from "@engram/core"
 import { createHash } from "node:crypto"
 
 // PostgreSQL refuses lexemes longer than 2047 bytes. A longer token is stored and queried as
@@ -31,5 +31,11 @@ export const quoteLexeme = (lexeme: string): string => `'${lexeme.replace(/\\/g,
  */
 export const searchQuery = (text: string): string | undefined => {
   const tokens = SearchTokenizer.distinctTokens(text)
-  return tokens.length === 0 ? undefined : tokens.map((token) => quoteLexeme(lexemeOf(token))).join(" | ")
+  return tokens.length === 0 ? undefined : anyOf(tokens)
 }
+
+const anyOf = (tokens: ReadonlyArray<string>): string => tokens.map((token) => quoteLexeme(lexemeOf(token))).join(" | ")
+
+/** The `tsquery` of one planned tier: any `include` token and none of the `exclude` tokens. */
+export const tierQuery = (tier: SearchPlan.Tier): string =>
+  tier.exclude.length === 0 ? anyOf(tier.include) : `(${anyOf(tier.include)}) & !(${anyOf(tier.exclude)})`

@@ -8,13 +8,16 @@ import {
   MemoryStore,
   MemoryStoreError,
   MemoryWrite,
+  SearchPlan,
+  SearchTokenizer,
   StoredRows
 } from "@engram/core"
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
-import { lexemesOf, searchQuery } from "./lexemes.js"
+import { lexemeOf, lexemesOf, tierQuery } from "./lexemes.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
 import { ensureMigrated, memoryTable, migrate } from "./schema.js"
 
@@ -94,6 +97,39 @@ const ensureStorable = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) => {
     }
   }
   return Effect.void
+}
+
+/** How long the planner statistics read from `pg_stats` are reused. */
+const STATISTICS_TTL_MILLIS = 60_000
+
+/**
+ * Document frequencies for the planner from PostgreSQL's own statistics: `ANALYZE` (run by
+ * autovacuum) keeps the most common lexemes of `search_vector` and the share of rows holding each
+ * in `pg_stats`. A lexeme not listed there is rarer than every listed one, so it counts as rare.
+ * Before the first `ANALYZE` nothing is listed and no token is pruned. Read at most once a minute.
+ */
+const makeStatistics = (sql: SqlClient.SqlClient) => {
+  let cached: { readonly at: number; readonly statistics: SearchPlan.TokenStatistics } | undefined
+  return Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    if (cached !== undefined && now - cached.at < STATISTICS_TTL_MILLIS) return cached.statistics
+    const rows = yield* sql<{ elems: ReadonlyArray<string> | null; freqs: ReadonlyArray<number> | null; total: number | null }>`
+      SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs,
+        (SELECT c.reltuples::float8 FROM pg_class c WHERE c.oid = ${memoryTable}::regclass) AS total
+      FROM pg_stats s
+      WHERE s.schemaname = current_schema() AND s.tablename = ${memoryTable} AND s.attname = 'search_vector'`
+    const row = rows[0]
+    const total = Math.max(0, Number(row?.total ?? 0))
+    const shares = new Map<string, number>()
+    const elems = row?.elems ?? []
+    elems.forEach((lexeme, i) => shares.set(lexeme, Number(row?.freqs?.[i] ?? 0)))
+    const statistics: SearchPlan.TokenStatistics = {
+      total,
+      documentFrequency: (token) => (shares.get(lexemeOf(token)) ?? 0) * total
+    }
+    cached = { at: now, statistics }
+    return statistics
+  })
 }
 
 /** Creates the store over the ambient `SqlClient`, after `prepare` (migrating, or checking the version). */
@@ -187,6 +223,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
   }
 
   const nowMillis = Effect.map(MemoryWrite.now, DateTime.toEpochMillis)
+  const statistics = makeStatistics(sql)
 
   const service: MemoryStore.MemoryStoreService = {
     capabilities: { search: "keyword" },
@@ -255,20 +292,28 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     search: (text, raw) =>
       Effect.gen(function*() {
         const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
-        const query = searchQuery(text)
-        if (query === undefined) return { hits: [], skipped: 0 }
+        const tokens = SearchTokenizer.distinctTokens(text)
+        if (tokens.length === 0) return { hits: [], skipped: 0 }
         const clauses = filterClauses(options, yield* nowMillis)
-        const rows = yield* sql<Row & { readonly score: number }>`
-          SELECT ${selectColumns}, ts_rank(search_vector, q.query) AS score
-          FROM ${table}, CAST(${query} AS tsquery) AS q(query)
-          WHERE search_vector @@ q.query AND ${sql.and(clauses)}
-          ORDER BY score DESC, created_at DESC, id ASC
-          LIMIT ${options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT}`.pipe(Effect.mapError(failure("search")))
-        const { skipped, values: hits } = yield* decodeRows(
-          rows,
-          (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
+        const searchPlan = SearchPlan.plan(tokens, yield* statistics.pipe(Effect.mapError(failure("search"))))
+        return yield* SearchPlan.runTiers(
+          searchPlan,
+          options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
+          (tier, limit) =>
+            Effect.gen(function*() {
+              // The filters sit beside the index condition, so PostgreSQL combines them before ranking.
+              const rows = yield* sql<Row & { readonly score: number }>`
+                SELECT ${selectColumns}, ts_rank(search_vector, q.query) AS score
+                FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
+                WHERE search_vector @@ q.query AND ${sql.and(clauses)}
+                ORDER BY score DESC, created_at DESC, id ASC
+                LIMIT ${limit}`.pipe(Effect.mapError(failure("search")))
+              return yield* decodeRows(
+                rows,
+                (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
+              )
+            }).pipe(Effect.map(({ skipped, values }) => ({ hits: values, skipped })))
         )
-        return { hits, skipped }
       }),
 
     setReviewState: (id, state) =>

@@ -9,6 +9,7 @@ import {
   MemoryStore,
   MemoryStoreError,
   MemoryWrite,
+  SearchPlan,
   SearchTokenizer,
   StoredRows
 } from "@engram/core"
@@ -38,6 +39,60 @@ const ftsInsertSql = multiRowInsert(FTS_TABLE, ["rowid", "tokens"])
  * string, OR-joined. Tokens hold only letters and digits, so quoting cannot be escaped.
  */
 export const matchExpression = (tokens: ReadonlyArray<string>): string => tokens.map((t) => `"${t}"`).join(" OR ")
+
+/** The FTS5 query of one planned tier: any `include` token, none of the `exclude` tokens. */
+export const tierExpression = (tier: SearchPlan.Tier): string =>
+  tier.exclude.length === 0
+    ? matchExpression(tier.include)
+    : `(${matchExpression(tier.include)}) NOT (${matchExpression(tier.exclude)})`
+
+/** The per-connection view of the index's vocabulary: how many rows hold each token. */
+const VOCAB_TABLE = "engram_memories_vocab"
+
+/** Cached document frequencies are dropped once the store has grown by this share since. */
+const FREQUENCY_DRIFT = 0.1
+/** The most document frequencies kept in the cache. */
+const FREQUENCY_CACHE = 50_000
+
+/**
+ * Document frequencies for the planner, from FTS5's `fts5vocab` view (one index seek and a count
+ * of the token's postings), cached: frequencies steer rank and cost, never the match set, so a
+ * slightly stale figure is fine. The cache empties when the store has grown by
+ * {@link FREQUENCY_DRIFT} since it was filled.
+ */
+const makeFrequencies = (sql: Sql) => {
+  const cache = new Map<string, number>()
+  let filledAt = -1
+  let vocabulary = false
+  return Effect.gen(function*() {
+    if (!vocabulary) {
+      yield* sql.unsafe(
+        `CREATE VIRTUAL TABLE IF NOT EXISTS temp.${VOCAB_TABLE} USING fts5vocab(main, ${FTS_TABLE}, 'row')`
+      )
+      vocabulary = true
+    }
+    // The highest seq counts every row ever written: an upper bound on the rows held.
+    const [head] = yield* sql.unsafe<{ total: number | null }>(`SELECT max(seq) AS total FROM ${TABLE}`)
+    const total = head?.total ?? 0
+    if (filledAt < 0 || Math.abs(total - filledAt) > FREQUENCY_DRIFT * Math.max(filledAt, 1) ||
+      cache.size > FREQUENCY_CACHE) {
+      cache.clear()
+      filledAt = total
+    }
+    return {
+      total,
+      lookup: (tokens: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          for (const token of tokens) {
+            if (cache.has(token)) continue
+            const rows = yield* sql.unsafe<{ doc: number }>(`SELECT doc FROM temp.${VOCAB_TABLE} WHERE term = ?`, [token])
+            cache.set(token, rows[0]?.doc ?? 0)
+          }
+          return { total, documentFrequency: (token: string) => cache.get(token) ?? 0 } satisfies SearchPlan.TokenStatistics
+        })
+    }
+  })
+}
 
 /** The text the search index holds for a record. */
 export const indexedTokens = (record: MemoryRecord.MemoryRecord): string =>
@@ -244,6 +299,57 @@ export const make: Effect.Effect<
       return decoded.right
     })
 
+  const frequencies = makeFrequencies(sql)
+
+  /**
+   * One planned tier. First the index alone: FTS5's top `2 × limit + 32` by bm25, then only those
+   * rows are read and filtered (by the core predicate, so the scope index is never chosen for a
+   * primary-key lookup). When the filters leave fewer than `limit` of them and the index had more,
+   * the joined query ranks every match that passes the filters.
+   */
+  const searchTier = (
+    match: string,
+    options: MemoryQuery.SearchOptions,
+    at: DateTime.Utc,
+    limit: number
+  ): Effect.Effect<MemoryStore.SearchResult, SqlError> =>
+    Effect.gen(function*() {
+      const overFetch = 2 * limit + 32
+      const candidates = yield* sql<{ seq: number; score: number }>`
+        SELECT rowid AS seq, -bm25(${sql(FTS_TABLE)}) AS score FROM ${sql(FTS_TABLE)}
+        WHERE ${sql(FTS_TABLE)} MATCH ${match} ORDER BY rank LIMIT ${overFetch}`
+      if (candidates.length === 0) return { hits: [], skipped: 0 }
+      const scores = new Map(candidates.map((c) => [c.seq, Number(c.score)]))
+      const rows = yield* sql<Row>`SELECT ${columns}, m.seq AS seq FROM ${sql(TABLE)} m
+        WHERE ${sql.in("m.seq", candidates.map((c) => c.seq))}`
+      const decoded = MemoryRow.decodeRows(
+        rows,
+        (record, row): MemoryStore.SearchHit => ({ record, score: scores.get(Number(row.seq)) ?? 0 })
+      )
+      const hits = decoded.values
+        .filter((hit) => MemoryQuery.matchesFilters(hit.record, options, at))
+        .sort((a, b) => b.score - a.score || MemoryQuery.compareListOrder(a.record, b.record))
+      if ((hits.length >= limit && decoded.skipped.length === 0) || candidates.length < overFetch) {
+        yield* reportSkipped("search", decoded.skipped)
+        return { hits: hits.slice(0, limit), skipped: decoded.skipped.length }
+      }
+      const where = sql.and([
+        sql`${sql(FTS_TABLE)} MATCH ${match}`,
+        ...filterClauses(sql, options, DateTime.toEpochMillis(at))
+      ])
+      const { skipped, values } = yield* scan(
+        (n, offset) =>
+          sql<Row>`SELECT ${columns}, -bm25(${sql(FTS_TABLE)}) AS score
+            FROM ${sql(FTS_TABLE)} JOIN ${sql(TABLE)} m ON m.seq = ${sql(FTS_TABLE)}.rowid
+            WHERE ${where}
+            ORDER BY score DESC, m.created_at DESC, m.id LIMIT ${n} OFFSET ${offset}`,
+        limit,
+        (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
+      )
+      yield* reportSkipped("search", skipped)
+      return { hits: values, skipped: skipped.length }
+    })
+
   const service: MemoryStore.MemoryStoreService = {
     capabilities: { search: "keyword" },
 
@@ -309,19 +415,15 @@ export const make: Effect.Effect<
         const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
         const tokens = SearchTokenizer.distinctTokens(text)
         if (tokens.length === 0) return { hits: [], skipped: 0 }
-        const at = DateTime.toEpochMillis(yield* MemoryWrite.now)
-        const where = sql.and([sql`${sql(FTS_TABLE)} MATCH ${matchExpression(tokens)}`, ...filterClauses(sql, options, at)])
-        const { skipped, values } = yield* scan(
-          (n, offset) =>
-            sql<Row>`SELECT ${columns}, -bm25(${sql(FTS_TABLE)}) AS score
-              FROM ${sql(FTS_TABLE)} JOIN ${sql(TABLE)} m ON m.seq = ${sql(FTS_TABLE)}.rowid
-              WHERE ${where}
-              ORDER BY score DESC, m.created_at DESC, m.id LIMIT ${n} OFFSET ${offset}`,
+        const at = yield* MemoryWrite.now
+        const { lookup } = yield* frequencies
+        const searchPlan = SearchPlan.plan(tokens, yield* lookup(tokens))
+        const result = yield* SearchPlan.runTiers(
+          searchPlan,
           options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
-          (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
+          (tier, limit) => searchTier(tierExpression(tier), options, at, limit)
         )
-        yield* reportSkipped("search", skipped)
-        return { hits: values, skipped: skipped.length }
+        return result
       }).pipe(Effect.catchTag("SqlError", toFailure("search"))),
 
     setReviewState: (id, state) =>

@@ -1,0 +1,148 @@
+/**
+ * Query planning for keyword search, shared by every backend (in-memory, SQLite, PostgreSQL).
+ *
+ * A recall query is usually an operator's message: about ten distinct tokens, stopwords included.
+ * Scoring every posting of "the" or "what" costs most of a search and changes almost nothing in
+ * the ranking. The planner splits the distinct query tokens, by how many records hold each one,
+ * into two tiers:
+ *
+ * - **ranked**: the selective tokens (at most {@link PlannerOptions.maxRankedTokens}, rarest
+ *   first). A backend scores and ranks the records that hold at least one of them, and fetches
+ *   only the top of that ranking.
+ * - **tail**: the pruned tokens (frequent ones, and any beyond the bound). Records that hold only
+ *   tail tokens still match — the match set is the same as without planning, as the conformance
+ *   kit requires — but they rank after every ranked-tier hit, and a backend reads them only when
+ *   the ranked tier has fewer hits than the limit.
+ *
+ * At least one token is always ranked. See decision record 0035.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type { SearchHit, SearchResult } from "./MemoryStore.js"
+
+/**
+ * When a token is pruned from the ranked tier.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PlannerOptions {
+  /** A token held by more than this share of all records is pruned (0.05: five per cent). */
+  readonly maxDocumentShare: number
+  /**
+   * A token held by at most this many records is never pruned for frequency: below it, scoring
+   * its postings costs less than planning saves, and small stores rank on every token.
+   */
+  readonly minPrunedPostings: number
+  /** The most tokens the ranked tier holds; the rarest are kept. */
+  readonly maxRankedTokens: number
+}
+
+/**
+ * The defaults every backend uses.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultOptions: PlannerOptions = {
+  maxDocumentShare: 0.05,
+  minPrunedPostings: 256,
+  maxRankedTokens: 16
+}
+
+/**
+ * What a backend knows about its index: how many records it holds, and how many hold a token.
+ * Estimates are fine (a stale cache, planner statistics): they steer cost and rank, never the
+ * match set.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TokenStatistics {
+  readonly total: number
+  readonly documentFrequency: (token: string) => number
+}
+
+/**
+ * A planned query: the ranked tokens (never empty when the query had tokens) and the pruned tail.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SearchPlan {
+  readonly ranked: ReadonlyArray<string>
+  readonly tail: ReadonlyArray<string>
+}
+
+/**
+ * Plans a query's distinct tokens. Pure: the same tokens and statistics give the same plan.
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const plan = (
+  tokens: ReadonlyArray<string>,
+  statistics: TokenStatistics,
+  options: PlannerOptions = defaultOptions
+): SearchPlan => {
+  const distinct = [...new Set(tokens)]
+  const limit = Math.max(options.minPrunedPostings, options.maxDocumentShare * statistics.total)
+  const byFrequency = distinct
+    .map((token, position) => ({ token, position, frequency: statistics.documentFrequency(token) }))
+    .sort((a, b) => a.frequency - b.frequency || a.position - b.position)
+  const ranked: Array<string> = []
+  const tail: Array<string> = []
+  for (const { frequency, token } of byFrequency) {
+    const keep = ranked.length === 0 || (frequency <= limit && ranked.length < Math.max(1, options.maxRankedTokens))
+    if (keep) ranked.push(token)
+    else tail.push(token)
+  }
+  return { ranked, tail }
+}
+
+/**
+ * One tier of a planned search: match records holding any `include` token and none of the
+ * `exclude` tokens; rank them by the `include` tokens.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Tier {
+  readonly include: ReadonlyArray<string>
+  readonly exclude: ReadonlyArray<string>
+}
+
+/**
+ * Runs a plan through a backend's tier query: the ranked tier first, then — only when it returned
+ * fewer than `limit` hits — the tail tier for the rest. Tail hits' scores are scaled strictly
+ * below the lowest ranked-tier score (keeping their own order), so scores stay non-increasing.
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const runTiers = <E, R>(
+  searchPlan: SearchPlan,
+  limit: number,
+  fetch: (tier: Tier, limit: number) => Effect.Effect<SearchResult, E, R>
+): Effect.Effect<SearchResult, E, R> =>
+  Effect.gen(function*() {
+    if (searchPlan.ranked.length === 0) return { hits: [], skipped: 0 }
+    const first = yield* fetch({ include: searchPlan.ranked, exclude: [] }, limit)
+    if (first.hits.length >= limit || searchPlan.tail.length === 0) return first
+    const rest = yield* fetch({ include: searchPlan.tail, exclude: searchPlan.ranked }, limit - first.hits.length)
+    return { hits: [...first.hits, ...belowScores(first.hits, rest.hits)], skipped: first.skipped + rest.skipped }
+  })
+
+/** `hits` rescaled strictly below the lowest score of `above`, order kept; unchanged when `above` is empty. */
+const belowScores = (above: ReadonlyArray<SearchHit>, hits: ReadonlyArray<SearchHit>): ReadonlyArray<SearchHit> => {
+  if (above.length === 0) return hits
+  const lowest = above[above.length - 1]!.score
+  return hits.map((hit) => {
+    // s / (1 + s) is in [0, 1) and increasing in s: positive scores land in [0, lowest), others in
+    // [lowest - 1, lowest).
+    const s = Math.max(0, hit.score)
+    const share = s / (1 + s)
+    return { record: hit.record, score: lowest > 0 ? lowest * share : lowest - 1 + share }
+  })
+}

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "@effect/vitest"
+import { IdGenerator, MemoryQuery, MemoryStore, SearchPlan } from "@engram/core"
+import { Effect, FastCheck as fc, Layer } from "effect"
+
+const token = fc.stringMatching(/^[a-z]{1,6}$/)
+const scenario = fc.record({
+  tokens: fc.uniqueArray(token, { maxLength: 30 }),
+  frequencies: fc.dictionary(token, fc.nat(10_000)),
+  total: fc.nat(100_000),
+  options: fc.record({
+    maxDocumentShare: fc.double({ min: 0, max: 1, noNaN: true }),
+    minPrunedPostings: fc.nat(1_000),
+    maxRankedTokens: fc.nat(20)
+  })
+})
+
+const statisticsOf = (total: number, frequencies: Record<string, number>): SearchPlan.TokenStatistics => ({
+  total,
+  documentFrequency: (t) => (Object.hasOwn(frequencies, t) ? frequencies[t]! : 0)
+})
+
+describe("SearchPlan.plan", () => {
+  it.prop("splits the distinct tokens into ranked and tail, keeping at least one and the rarest", [scenario], ([s]) => {
+    const statistics = statisticsOf(s.total, s.frequencies)
+    const { ranked, tail } = SearchPlan.plan(s.tokens, statistics, s.options)
+    expect([...ranked, ...tail].sort()).toEqual([...s.tokens].sort())
+    expect(ranked.length > 0).toBe(s.tokens.length > 0)
+    expect(ranked.length).toBeLessThanOrEqual(Math.max(1, s.options.maxRankedTokens))
+    const limit = Math.max(s.options.minPrunedPostings, s.options.maxDocumentShare * s.total)
+    const df = statistics.documentFrequency
+    // Every ranked token after the first is below the threshold; no tail token is rarer than a ranked one.
+    for (const t of ranked.slice(1)) expect(df(t)).toBeLessThanOrEqual(limit)
+    for (const t of tail) for (const r of ranked) expect(df(t)).toBeGreaterThanOrEqual(df(r))
+    // A tail token is there because it is frequent, or because the ranked tier is full.
+    for (const t of tail) {
+      expect(df(t) > limit || ranked.length === Math.max(1, s.options.maxRankedTokens)).toBe(true)
+    }
+  })
+
+  it("prunes the frequent tokens of a question and keeps the rare ones, rarest first", () => {
+    const frequencies: Record<string, number> = { what: 40_000, did: 30_000, the: 90_000, say: 6_000, lisbon: 12, ferry: 300 }
+    const { ranked, tail } = SearchPlan.plan(["what", "did", "the", "say", "lisbon", "ferry"], statisticsOf(100_000, frequencies))
+    expect(ranked).toEqual(["lisbon", "ferry"])
+    expect(tail).toEqual(["say", "did", "what", "the"])
+  })
+
+  it("ranks the rarest token when every token is frequent, and bounds long queries", () => {
+    expect(SearchPlan.plan(["the", "a"], statisticsOf(1_000, { the: 900, a: 800 }), { ...SearchPlan.defaultOptions, minPrunedPostings: 0 }))
+      .toEqual({ ranked: ["a"], tail: ["the"] })
+    const many = Array.from({ length: 40 }, (_, i) => `w${i}`)
+    const planned = SearchPlan.plan(many, statisticsOf(1_000_000, {}))
+    expect(planned.ranked).toEqual(many.slice(0, SearchPlan.defaultOptions.maxRankedTokens))
+    expect(planned.tail).toEqual(many.slice(SearchPlan.defaultOptions.maxRankedTokens))
+  })
+})
+
+const hit = (id: string, score: number): MemoryStore.SearchHit => ({ record: { id } as never, score })
+
+describe("SearchPlan.runTiers", () => {
+  const tierScores = fc.array(fc.double({ min: -5, max: 50, noNaN: true }), { maxLength: 8 })
+    .map((scores) => scores.sort((a, b) => b - a))
+  it.effect.prop("reads the tail only when the ranked tier is short, and keeps scores non-increasing", [tierScores, tierScores, fc.integer({ min: 1, max: 10 })], ([first, second, limit]) =>
+    Effect.gen(function*() {
+      const calls: Array<SearchPlan.Tier> = []
+      const result = yield* SearchPlan.runTiers({ ranked: ["rare"], tail: ["common"] }, limit, (tier, n) => {
+        calls.push(tier)
+        const scores = tier.exclude.length === 0 ? first : second
+        return Effect.succeed({ hits: scores.slice(0, n).map((s, i) => hit(`${tier.include[0]}-${i}`, s)), skipped: 0 })
+      })
+      const firstCount = Math.min(first.length, limit)
+      expect(calls.length).toBe(firstCount >= limit ? 1 : 2)
+      if (calls.length === 2) expect(calls[1]).toEqual({ include: ["common"], exclude: ["rare"] })
+      expect(result.hits.length).toBe(Math.min(limit, firstCount + second.length))
+      for (let i = 1; i < result.hits.length; i++) {
+        expect(result.hits[i - 1]!.score).toBeGreaterThanOrEqual(result.hits[i]!.score)
+      }
+    }))
+})
+
+describe("planned search on the in-memory store", () => {
+  // 600 records hold "the"; one holds "zebra": "the" is pruned (above 256 records and 5%).
+  const records = Array.from({ length: 600 }, (_, i) => ({
+    id: `r${i}`,
+    content: i === 7 ? "the zebra crossed the road" : `the note number ${i}`,
+    kind: "note" as const
+  }))
+  const provide = Effect.provide(Layer.merge(MemoryStore.layerMemory, IdGenerator.sequential("doc")))
+
+  it.effect("ranks the record with the rare token first, and still matches every record with a pruned token", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      yield* store.write(records)
+      const top = yield* store.search("what about the zebra", { limit: 3 })
+      expect(top.hits[0]!.record.id).toBe("r7")
+      expect(top.hits.length).toBe(3)
+      const all = yield* store.search("what about the zebra", { limit: MemoryQuery.MAX_LIMIT })
+      expect(all.hits.length).toBe(600)
+      expect(all.hits[0]!.record.id).toBe("r7")
+      expect(all.hits[1]!.score).toBeLessThan(all.hits[0]!.score)
+    }).pipe(provide))
+
+  it.effect("ranks by BM25: a rare token outweighs a more frequent one", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      yield* store.write([
+        { id: "a", content: "lisbon ferry", kind: "note" },
+        { id: "b", content: "ferry schedule", kind: "note" },
+        { id: "c", content: "ferry tickets", kind: "note" },
+        { id: "d", content: "ferry delays", kind: "note" }
+      ])
+      const result = yield* store.search("lisbon ferry")
+      expect(result.hits[0]!.record.id).toBe("a")
+      const [, ...others] = result.hits
+      // The three "ferry" records score alike and below the one that also holds "lisbon".
+      for (const other of others) expect(other.score).toBeLessThan(result.hits[0]!.score)
+    }).pipe(provide))
+})

@@ -1,0 +1,80 @@
+/**
+ * Query planning, on every backend, through `MemoryStore.search`: a question's rare word decides
+ * the ranking even when a frequent word is repeated in a short record, the frequent word still
+ * matches (the match set is the contract), and the runtime's scope filter holds.
+ *
+ * The store holds 3,000 records; "when does the ferry take" is in 300 of them (10%, above the
+ * planner's 5% share and its 256-record floor), "zebra" in one long record. Unplanned, every
+ * backend ranks the short records holding five of the question's words first (BM25 and ts_rank
+ * alike); planned search ranks "zebra" first.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { IdGenerator, MemoryQuery, MemoryStore } from "@engram/core"
+import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { SqliteMemoryStore } from "@engram/store-sqlite"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { describePg } from "../packages/store-pg/test/pgGate.js"
+
+const filler = "plain words about nothing much here today"
+const records = [
+  { id: "ferry-only", content: "when does the ferry take", kind: "note" as const, scope: "global" },
+  {
+    id: "zebra",
+    content: `${filler} ${filler} ${filler} ${filler} ${filler} and one zebra on the ferry deck ${filler}`,
+    kind: "note" as const,
+    scope: "global"
+  },
+  { id: "zebra-elsewhere", content: "a zebra in another project", kind: "note" as const, scope: "project:other" },
+  ...Array.from({ length: 2_997 }, (_, i) => ({
+    id: `r${i}`,
+    content: i < 298 ? `when does the ferry take off at ${i}` : `record ${i} of the filler ${i % 7}`,
+    kind: "note" as const,
+    scope: i % 3 === 0 ? "project:other" : "global"
+  }))
+]
+
+const question = "when does the zebra take the ferry"
+
+const checks = (prepare: Effect.Effect<void, unknown, never> = Effect.void) =>
+  Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    for (let i = 0; i < records.length; i += 1_000) yield* store.write(records.slice(i, i + 1_000))
+    yield* prepare
+    const top = yield* store.search(question, { scopes: ["global"], deliverable: true, limit: 5 })
+    expect(top.hits.map((h) => h.record.id)[0]).toBe("zebra")
+    expect(top.hits.every((h) => h.record.scope === "global")).toBe(true)
+    expect(top.hits.length).toBe(5)
+    // Every record holding any question token still matches.
+    const all = yield* store.search(question, { limit: MemoryQuery.MAX_LIMIT })
+    const ids = new Set(all.hits.map((h) => h.record.id))
+    expect(ids.has("ferry-only")).toBe(true)
+    expect(ids.has("zebra-elsewhere")).toBe(true)
+    expect(all.hits.length).toBe(records.filter((r) => /\b(when|does|the|zebra|take|ferry)\b/.test(r.content)).length)
+  })
+
+const ids = IdGenerator.sequential("plan")
+
+describe("planned search", () => {
+  it.effect("in-memory: the rare word ranks first, frequent words still match, scope holds", () =>
+    checks().pipe(Effect.provide(Layer.merge(MemoryStore.layerMemory, ids))))
+
+  it.effect("SQLite: the rare word ranks first, frequent words still match, scope holds", () =>
+    checks().pipe(Effect.provide(Layer.merge(SqliteMemoryStore.layer({ filename: ":memory:" }), ids))))
+})
+
+describePg("planned search: PostgreSQL", (url) => {
+  it.effect("PostgreSQL (after ANALYZE): the rare word ranks first, frequent words still match, scope holds", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* checks(Effect.orDie(sql`ANALYZE engram_memories`))
+    }).pipe(
+      Effect.provide(
+        Layer.merge(
+          PgMemoryStore.layerPg.pipe(Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 2 }))),
+          ids
+        )
+      )
+    ), 60_000)
+})
