@@ -117,3 +117,42 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
     expect(all.stdout).toContain("3 memories")
   })
 })
+
+describe("engram memory forget", { timeout: 120_000 }, () => {
+  const tmp = tempDir()
+  afterAll(tmp.cleanup)
+  const db = Path.join(tmp.dir, "engram.db")
+
+  it("deletes memories by id or scope, leaves tombstones without content, and refuses an empty target", () => {
+    const add = (content: string, ...flags: ReadonlyArray<string>) =>
+      decodeRecordJson((engramJson("memory", "add", content, "--kind", "fact", ...flags, "--db", db) as {
+        record: unknown
+      }).record).record.id
+    const secret = add("The vault code is kumquat", "--scope", "project:a")
+    const other = add("Kumquat trees are small", "--scope", "project:a")
+    const elsewhere = add("Kumquat jam recipe", "--scope", "project:b")
+
+    const forgot = engram("memory", "forget", secret, "--by", "operator:ana", "--db", db)
+    expect(forgot.code).toBe(0)
+    expect(forgot.stdout.trim()).toBe(`forgot ${secret}`)
+    const hits = (engramJson("memory", "search", "kumquat vault", "--db", db) as {
+      hits: ReadonlyArray<{ record: unknown }>
+    }).hits.map((h) => decodeRecordJson(h.record).record.id)
+    expect(hits.sort()).toEqual([elsewhere, other].sort())
+
+    const byScope = engramJson("memory", "forget", "--scope", "project:a", "--db", db) as {
+      tombstones: ReadonlyArray<{ memoryId: string; scope: string; forgottenBy: string }>
+    }
+    expect(byScope.tombstones.map((t) => [t.memoryId, t.scope, t.forgottenBy])).toEqual([[other, "project:a", "cli"]])
+    expect(JSON.stringify(byScope)).not.toMatch(/[Kk]umquat/)
+    expect(idsOf(engramJson("memory", "list", "--db", db))).toEqual([elsewhere])
+
+    expect(engram("memory", "forget", secret, "--db", db).stdout.trim()).toBe("nothing to forget: no such memory")
+    const neither = engram("memory", "forget", "--db", db)
+    expect(neither.code).not.toBe(0)
+    expect(neither.stderr).toContain("one or more ids, or --scope")
+    const both = engram("memory", "forget", elsewhere, "--scope", "project:b", "--db", db)
+    expect(both.code).not.toBe(0)
+    expect(idsOf(engramJson("memory", "list", "--db", db))).toEqual([elsewhere])
+  })
+})

@@ -3,7 +3,9 @@
  * that in-memory, SQLite and PostgreSQL stores cannot drift apart.
  *
  * - Tier 1 (every backend): attributes, create-only and atomic writes, the listing order with its
- *   batch tie, cursors, every filter, scope isolation, the lifecycle operations, typed errors.
+ *   batch tie, cursors, every filter, scope isolation, the lifecycle operations, typed errors, and
+ *   forget (hard deletion with tombstones, promotion rows included). The layer must provide a
+ *   `PromotionStore` on the same backend beside the `MemoryStore`.
  * - Tier 2 (backends whose `capabilities.search` is `"keyword"`): the shared corpus's match sets,
  *   compared as sorted id sets. Rank order is deliberately not compared.
  * - Optionally, bad-row tolerance, for backends that can corrupt a stored row on purpose.
@@ -28,6 +30,7 @@ import { MemoryStore } from "@engram/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import { badRows } from "./internal/badRows.js"
+import { forget } from "./internal/forget.js"
 import { makeProvide } from "./internal/harness.js"
 import { checkAgainstModel } from "./internal/modelCheck.js"
 import { tier1 } from "./internal/tier1.js"
@@ -100,6 +103,7 @@ export const runMemoryStoreConformance = <RExtra = never, E = never>(
   describe(`MemoryStore conformance: ${name}`, async () => {
     const capabilities = await readCapabilities(layer)
     describe("Tier 1", () => tier1(provide))
+    describe("Tier 1: forget", () => forget(provide))
     if (capabilities.search === "keyword") describe("Tier 2: keyword search", () => tier2(provide))
     const corrupt = options.corruptRecord
     if (corrupt !== undefined) {

@@ -225,6 +225,18 @@ export const runPromotionStoreConformance = <RExtra = never, E = never>(
           expect(ids(yield* s.lookup("project:beta", key))).toEqual([])
         })))
 
+      it.effect("forget deletes every row of the records, every spec, and no other; the address frees up", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          yield* s.commit(fixture)
+          expect(yield* s.forget(["m-1", "m-2", "m-7", "ghost"])).toBe(3)
+          expect(ids(yield* s.lookup("global", key))).toEqual(["m-0/user-background"])
+          expect(ids(yield* s.getByRecords(["m-1", "m-2", "m-7", "m-3"]))).toEqual(["m-3/user-background"])
+          expect(yield* s.forget([])).toBe(0)
+          yield* s.commit([promotionRow("m-1", "about_user", "name")])
+          expect(ids(yield* s.lookup("global", key))).toEqual(["m-0/user-background", "m-1/user-background"])
+        })))
+
       it.effect("narrows to one spec", () =>
         provide(Effect.gen(function*() {
           const s = yield* store

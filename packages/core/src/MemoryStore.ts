@@ -10,6 +10,7 @@ import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
+import type { ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
 import type {
   DuplicateMemoryId,
   InvalidCursor,
@@ -157,6 +158,21 @@ export interface MemoryStoreService {
 
   /** Expires a record now (keeps an earlier expiry). Expired records stay stored but are not deliverable. */
   readonly expire: (id: MemoryId) => Effect.Effect<MemoryRecord, MemoryNotFound | MemoryStoreFailure>
+
+  /**
+   * Hard-deletes the targeted records in one transaction: the rows, their search-index entries,
+   * and — when a `PromotionStore` is in the caller's context — their promotion rows, leaving one
+   * {@link Tombstone} per record (who, when, scope, supersession links; no content). Records that
+   * link to a forgotten one keep their links. Unknown ids are ignored; `by` is checked first
+   * (`InvalidMemoryQuery`) and nothing is deleted when it is not one line of 1-200 characters.
+   */
+  readonly forget: (
+    target: ForgetTarget,
+    options: { readonly by: string }
+  ) => Effect.Effect<ForgetResult, InvalidMemoryQuery | MemoryStoreFailure>
+
+  /** The tombstones of forgotten records, by forgotten id and/or scope, ordered by id then time. */
+  readonly tombstones: (query?: TombstoneQuery) => Effect.Effect<ReadonlyArray<Tombstone>, MemoryStoreFailure>
 }
 
 /**

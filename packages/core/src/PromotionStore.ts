@@ -151,6 +151,13 @@ export interface PromotionStoreService {
     recordIds: ReadonlyArray<MemoryId>,
     options?: ReadOptions
   ) => Effect.Effect<PromotionRead, PromotionStoreFailure>
+
+  /**
+   * Deletes every row of these records (every spec), returning how many rows went. The one
+   * exception to "committed once": `MemoryStore.forget` calls it, inside its own transaction where
+   * the backend shares one, so a forgotten memory leaves no placement behind.
+   */
+  readonly forget: (recordIds: ReadonlyArray<MemoryId>) => Effect.Effect<number, PromotionStoreFailure>
 }
 
 /**

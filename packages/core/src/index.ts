@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 export * as IdGenerator from "./IdGenerator.js"
+export * as MemoryForget from "./MemoryForget.js"
 export * as MemoryQuery from "./MemoryQuery.js"
 export * as MemoryRecord from "./MemoryRecord.js"
 export * as MemoryRow from "./MemoryRow.js"

@@ -418,7 +418,9 @@ describe("ContextProjection delivery rules", () => {
       search: () => Effect.die("unused"),
       setReviewState: () => Effect.die("unused"),
       supersede: () => Effect.die("unused"),
-      expire: () => Effect.die("unused")
+      expire: () => Effect.die("unused"),
+      forget: () => Effect.die("unused"),
+      tombstones: () => Effect.die("unused")
     } satisfies MemoryStore.MemoryStoreService)
     const layer = ContextProjection.layer.pipe(Layer.provide(Layer.merge(failing, TelemetryStore.layerMemory)))
     return Effect.gen(function*() {

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { runMemoryStoreConformance, runMemoryStoreModelCheck } from "@engram/conformance"
-import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { EngramPg, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describePg } from "./pgGate.js"
@@ -12,7 +12,8 @@ describePg("PostgreSQL memory store", (url) => {
     Layer.provideMerge(EngramPg.layerTemporarySchema({ url, prefix: "engram_conf", maxConnections: 2 }))
   )
 
-  runMemoryStoreConformance("postgres", layer, {
+  // With the promotion store in the same schema: forget deletes promotion rows in its transaction.
+  runMemoryStoreConformance("postgres", Layer.provideMerge(PgPromotionStore.layerPg, layer), {
     corruptRecord: (id) =>
       Effect.flatMap(SqlClient.SqlClient, (sql) =>
         Effect.asVoid(sql`UPDATE engram_memories SET kind = 'not-a-kind' WHERE id = ${id}`))

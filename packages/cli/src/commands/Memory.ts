@@ -9,7 +9,7 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { MemoryQuery, MemoryRecord, MemoryStore, MemoryWrite } from "@engram/core"
+import { MemoryForget, MemoryQuery, MemoryRecord, MemoryStore, MemoryWrite } from "@engram/core"
 import { LegacyImport } from "@engram/store-sqlite"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
@@ -331,6 +331,50 @@ export const expire = Command.make(
 ).pipe(Command.withDescription("Expire a memory now: it stays stored but is no longer delivered."))
 
 /**
+ * `engram memory forget <id>… | --scope <scope> [--by <name>]`: hard deletion. The records, their
+ * search-index entries and their promotion rows go, in one transaction; a tombstone per record
+ * keeps who forgot which id and when, never the content.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const forget = Command.make(
+  "forget",
+  {
+    ids: Args.repeated(idArg("id", "A memory to forget; give several to forget them together.")),
+    scope: Flags.optional(
+      Flags.text("scope", MemoryRecord.Scope, "Forget every memory of this scope instead of naming ids.", "scope")
+    ),
+    by: Flags.optional(
+      Flags.text("by", MemoryForget.ForgottenBy, "Who is forgetting, for the tombstone. Default: cli.", "name")
+    )
+  },
+  ({ by, ids, scope }) =>
+    Effect.gen(function*() {
+      if ((ids.length === 0) === (scope === undefined)) {
+        return yield* new CliFailure({
+          problem: "name the memories to forget: one or more ids, or --scope <scope> (not both)",
+          exitCode: ExitCode.refused
+        })
+      }
+      const target: MemoryForget.ForgetTarget = scope === undefined ? { ids } : { scope }
+      const location = yield* StoreBackend.location
+      const result = yield* Effect.flatMap(store, (s) => s.forget(target, { by: by ?? "cli" })).pipe(
+        Effect.provide(StoreBackend.layerWithPromotions(location))
+      )
+      const forgotten = result.tombstones.map((t) => t.memoryId)
+      yield* output(
+        () => ({ tombstones: result.tombstones.map((t) => Schema.encodeSync(MemoryForget.Tombstone)(t)) }),
+        () => forgotten.length === 0 ? "nothing to forget: no such memory" : `forgot ${forgotten.join(", ")}`
+      )
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(
+  Command.withDescription(
+    "Delete memories for good (record, search index, promotion rows); a tombstone records who and when."
+  )
+)
+
+/**
  * `engram memory import <legacy.db>`: imports a v1 knowledge store's `chunks` table, once.
  *
  * @since 0.1.0
@@ -358,7 +402,7 @@ export const importLegacy = Command.make(
  */
 export const command = Command.make("memory").pipe(
   Command.withDescription("Write, read and review the memory store."),
-  Command.withSubcommands([add, list, search, review, supersede, expire, importLegacy])
+  Command.withSubcommands([add, list, search, review, supersede, expire, forget, importLegacy])
 )
 
 /**
@@ -374,5 +418,6 @@ export const subcommandNames: ReadonlyArray<string> = [
   "review",
   "supersede",
   "expire",
+  "forget",
   "import"
 ]

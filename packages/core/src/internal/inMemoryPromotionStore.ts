@@ -35,6 +35,12 @@ export const make = (): PromotionStoreService => {
     else rows.push(row)
   }
 
+  const drop = <K>(index: Map<K, Array<PromotionRow>>, key: K, row: PromotionRow) => {
+    const rows = index.get(key)?.filter((r) => r !== row)
+    if (rows === undefined || rows.length === 0) index.delete(key)
+    else index.set(key, rows)
+  }
+
   return {
     commit: (rows) =>
       Effect.suspend(() => {
@@ -62,6 +68,23 @@ export const make = (): PromotionStoreService => {
       Effect.sync(() => ({
         rows: bySpec([...new Set(recordIds)].flatMap((id) => byRecord.get(id) ?? []), options),
         skipped: 0
-      }))
+      })),
+
+    forget: (recordIds) =>
+      Effect.sync(() => {
+        let removed = 0
+        for (const id of new Set(recordIds)) {
+          const rows = byRecord.get(id)
+          if (rows === undefined) continue
+          byRecord.delete(id)
+          for (const row of rows) {
+            removed++
+            byIdentity.delete(rowIdentity(row))
+            drop(byScope, row.scope, row)
+            if (row.placementKey !== null) drop(byAddress, addressOf(row.scope, row.placementKey), row)
+          }
+        }
+        return removed
+      })
   }
 }

@@ -12,6 +12,14 @@ import {
   positionOf,
   SearchOptions
 } from "../MemoryQuery.js"
+import {
+  compareTombstones,
+  decodeForget,
+  forgetPromotions,
+  targets,
+  type Tombstone,
+  tombstoneOf
+} from "../MemoryForget.js"
 import type { MemoryStoreService, SearchHit } from "../MemoryStore.js"
 import { DuplicateMemoryId, MemoryNotFound } from "../MemoryStoreError.js"
 import {
@@ -84,6 +92,7 @@ export const make = (): MemoryStoreService => {
   const index = makeIndex()
   // Kept in listing order, so a page is a scan from the cursor.
   let ordered: Array<MemoryRecord> = []
+  const graves: Array<Tombstone> = []
 
   const insertOrdered = (records: ReadonlyArray<MemoryRecord>) => {
     ordered = [...ordered, ...records].sort(compareListOrder)
@@ -219,6 +228,29 @@ export const make = (): MemoryStoreService => {
         const updated = expiredAt(record, at)
         replace(updated)
         return updated
-      })
+      }),
+
+    forget: (rawTarget, options) =>
+      Effect.gen(function*() {
+        const { by, target } = yield* decodeForget(rawTarget, options.by)
+        const at = yield* now
+        const doomed = ordered.filter((record) => targets(target, record))
+        const tombstones = doomed.map((record) => tombstoneOf(record, at, by)).sort(compareTombstones)
+        const ids = new Set(doomed.map((record) => record.id))
+        // Promotion rows first: if that store fails, the records are still all there.
+        yield* forgetPromotions([...ids])
+        for (const id of ids) byId.delete(id)
+        ordered = ordered.filter((record) => !ids.has(record.id))
+        graves.push(...tombstones)
+        return { tombstones }
+      }),
+
+    tombstones: (query) =>
+      Effect.sync(() =>
+        graves.filter((t) =>
+          (query?.ids === undefined || query.ids.includes(t.memoryId)) &&
+          (query?.scopes === undefined || query.scopes.includes(t.scope))
+        ).sort(compareTombstones)
+      )
   }
 }

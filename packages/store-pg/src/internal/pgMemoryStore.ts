@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import {
+  MemoryForget,
   MemoryQuery,
   type MemoryRecord,
   MemoryRow,
@@ -20,6 +21,7 @@ import * as Metric from "effect/Metric"
 import { lexemeOf, lexemesOf, tierQuery } from "./lexemes.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
 import { ensureMigrated, memoryTable, migrate } from "./schema.js"
+import { ensureTombstones, migrateTombstones, tombstoneTable } from "./tombstones.js"
 
 /**
  * A row as `pg` returns it: BIGINT arrives as a string; tags are selected as JSON text, the form
@@ -354,13 +356,55 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           }
           return updated
         })
-      ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("expire")(e))))
+      ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("expire")(e)))),
+
+    forget: (rawTarget, options) =>
+      Effect.gen(function*() {
+        const { by, target } = yield* MemoryForget.decodeForget(rawTarget, options.by)
+        const at = yield* MemoryWrite.now
+        const where = "scope" in target
+          ? sql`scope = ${target.scope}`
+          : sql`id = ANY(${[...new Set(target.ids)]}::text[])
+            ${target.scopes === undefined ? sql`` : sql`AND scope = ANY(${target.scopes}::text[])`}`
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          // Deleting the row takes its tsvector (the search index) with it.
+          const gone = yield* sql<{ id: string; scope: string; supersedes: string | null; superseded_by: string | null }>`
+            DELETE FROM ${table} WHERE ${where} RETURNING id, scope, supersedes, superseded_by`
+          const tombstones = gone
+            .map((row) => MemoryForget.tombstoneOf({ ...row, supersededBy: row.superseded_by }, at, by))
+            .sort(MemoryForget.compareTombstones)
+          if (tombstones.length > 0) {
+            const rows = tombstones.map(MemoryForget.tombstoneRow)
+            yield* sql`INSERT INTO ${sql(tombstoneTable)}
+              (memory_id, scope, forgotten_at, forgotten_by, supersedes, superseded_by)
+              SELECT * FROM unnest(${rows.map((r) => r.memory_id)}::text[], ${rows.map((r) => r.scope)}::text[],
+                ${rows.map((r) => r.forgotten_at)}::bigint[], ${rows.map((r) => r.forgotten_by)}::text[],
+                ${rows.map((r) => r.supersedes)}::text[], ${rows.map((r) => r.superseded_by)}::text[])`
+          }
+          yield* MemoryForget.forgetPromotions(tombstones.map((t) => t.memoryId))
+          return { tombstones }
+        }))
+      }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("forget")(e)))),
+
+    tombstones: (query) =>
+      Effect.gen(function*() {
+        if (query?.ids?.length === 0 || query?.scopes?.length === 0) return []
+        const rows = yield* sql<Record<string, unknown>>`
+          SELECT memory_id, scope, forgotten_at, forgotten_by, supersedes, superseded_by FROM ${sql(tombstoneTable)}
+          WHERE true
+          ${query?.ids === undefined ? sql`` : sql`AND memory_id = ANY(${query.ids}::text[])`}
+          ${query?.scopes === undefined ? sql`` : sql`AND scope = ANY(${query.scopes}::text[])`}
+          ORDER BY memory_id, forgotten_at, seq`
+        return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
+      }).pipe(Effect.mapError(failure("tombstones")))
   }
   return service
 })
 
 /** The store, after bringing its tables and stored search tokens up to date. */
-export const make = makeAfter(Effect.zipRight(migrate, syncSearchTokens))
+export const make = makeAfter(Effect.zipRight(Effect.zipRight(migrate, migrateTombstones), syncSearchTokens))
 
 /** The store, after checking that the tables are already up to date (no DDL, no writes). */
-export const makeWithoutMigrations = makeAfter(Effect.zipRight(ensureMigrated, checkSearchTokens))
+export const makeWithoutMigrations = makeAfter(
+  Effect.zipRight(Effect.zipRight(ensureMigrated, ensureTombstones), checkSearchTokens)
+)

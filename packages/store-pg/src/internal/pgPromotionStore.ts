@@ -189,7 +189,14 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             WHERE record_id = ANY(${[...new Set(recordIds)]}::text[]) ${specClause(options)}
             ORDER BY record_id, spec_key`,
           (rows) => read("getByRecords", rows)
-        ).pipe(Effect.catchTag("SqlError", failure("getByRecords")))
+        ).pipe(Effect.catchTag("SqlError", failure("getByRecords"))),
+
+      forget: (recordIds) =>
+        recordIds.length === 0 ? Effect.succeed(0) : Effect.map(
+          sql<{ record_id: string }>`DELETE FROM ${table}
+            WHERE record_id = ANY(${[...new Set(recordIds)]}::text[]) RETURNING record_id`,
+          (gone) => gone.length
+        ).pipe(Effect.catchTag("SqlError", failure("forget")))
     }
     return service
   })

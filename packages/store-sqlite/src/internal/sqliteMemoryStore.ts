@@ -3,6 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import {
+  MemoryForget,
   MemoryQuery,
   type MemoryRecord,
   MemoryRow,
@@ -20,6 +21,7 @@ import * as Metric from "effect/Metric"
 import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
 import { chunksOf, multiRowInsert } from "./sqlText.js"
+import { migrateTombstones, TOMBSTONE_COLUMNS, TOMBSTONE_TABLE } from "./tombstoneTable.js"
 
 type Row = Record<string, unknown>
 type Sql = SqlClient.SqlClient
@@ -33,6 +35,21 @@ const LOOKUP_CHUNK = 500
 
 const insertSql = multiRowInsert(TABLE, ["seq", ...MemoryRow.COLUMNS])
 const ftsInsertSql = multiRowInsert(FTS_TABLE, ["rowid", "tokens"])
+const tombstoneInsertSql = multiRowInsert(TOMBSTONE_TABLE, TOMBSTONE_COLUMNS)
+
+/**
+ * The index text of a stored row, from its raw columns (a row whose tags do not parse is indexed
+ * by its text alone) — what the index holds for it, so the row can be re-indexed or taken out.
+ */
+const rowTokens = (row: { readonly label: string | null; readonly content: string; readonly tags: string }): string => {
+  const tags = Either.getOrElse(Either.try(() => JSON.parse(row.tags) as unknown), () => [])
+  const text = SearchTokenizer.searchableText({
+    label: row.label ?? undefined,
+    content: row.content,
+    tags: Array.isArray(tags) ? tags.filter((t): t is string => typeof t === "string") : []
+  })
+  return SearchTokenizer.tokenize(text).join(" ")
+}
 
 /**
  * The FTS5 query for a search text: each distinct token of the shared tokenizer as a quoted
@@ -178,19 +195,7 @@ export const syncSearchIndex = Effect.gen(function*() {
         if (rows.length === 0) break
         after = rows[rows.length - 1]!.seq
         const values: Array<string | number> = []
-        for (const row of rows) {
-          // A row whose tags do not parse is skipped by every read anyway; index its text alone.
-          const tags = Either.getOrElse(
-            Either.try(() => JSON.parse(row.tags) as unknown),
-            () => []
-          )
-          const text = SearchTokenizer.searchableText({
-            label: row.label ?? undefined,
-            content: row.content,
-            tags: Array.isArray(tags) ? tags.filter((t): t is string => typeof t === "string") : []
-          })
-          values.push(row.seq, SearchTokenizer.tokenize(text).join(" "))
-        }
+        for (const row of rows) values.push(row.seq, rowTokens(row))
         yield* sql.unsafe(ftsInsertSql(rows.length), values)
         indexed += rows.length
       }
@@ -216,6 +221,7 @@ export const make: Effect.Effect<
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* migrate
+  yield* migrateTombstones
   yield* syncSearchIndex
 
   const columns = sql.literal(selectColumns("m"))
@@ -463,7 +469,67 @@ export const make: Effect.Effect<
           yield* sql`UPDATE ${sql(TABLE)} SET expires_at = ${DateTime.toEpochMillis(updated.expiresAt)} WHERE id = ${id}`
         }
         return updated
-      })).pipe(Effect.catchTag("SqlError", toFailure("expire")))
+      })).pipe(Effect.catchTag("SqlError", toFailure("expire"))),
+
+    forget: (rawTarget, options) =>
+      Effect.gen(function*() {
+        const { by, target } = yield* MemoryForget.decodeForget(rawTarget, options.by)
+        const at = yield* MemoryWrite.now
+        const where = "scope" in target
+          ? [sql`scope = ${target.scope}`]
+          : chunksOf([...new Set(target.ids)], LOOKUP_CHUNK).map((chunk) =>
+            sql.and([sql.in("id", chunk), ...(target.scopes === undefined ? [] : [sql.in("scope", target.scopes)])])
+          )
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          // Raw columns, not decoded records: a row too damaged to read can still be forgotten.
+          type Doomed = {
+            seq: number
+            id: string
+            scope: string
+            label: string | null
+            content: string
+            tags: string
+            supersedes: string | null
+            superseded_by: string | null
+          }
+          const doomed: Array<Doomed> = []
+          for (const clause of where) {
+            doomed.push(...(yield* sql<Doomed>`SELECT seq, id, scope, label, content, tags, supersedes, superseded_by
+              FROM ${sql(TABLE)} WHERE ${clause}`))
+          }
+          doomed.sort((a, b) => MemoryQuery.compareRaw(a.id, b.id))
+          const tombstones = doomed.map((row) =>
+            MemoryForget.tombstoneOf({ ...row, supersededBy: row.superseded_by }, at, by)
+          )
+          for (const chunk of chunksOf(doomed, INSERT_CHUNK)) {
+            // A contentless FTS5 table takes a row out only when told the tokens it indexed.
+            for (const row of chunk) {
+              yield* sql`INSERT INTO ${sql(FTS_TABLE)} (${sql(FTS_TABLE)}, rowid, tokens)
+                VALUES ('delete', ${row.seq}, ${rowTokens(row)})`
+            }
+            yield* sql`DELETE FROM ${sql(TABLE)} WHERE ${sql.in("seq", chunk.map((row) => row.seq))}`
+          }
+          for (const chunk of chunksOf(tombstones, INSERT_CHUNK)) {
+            yield* sql.unsafe(
+              tombstoneInsertSql(chunk.length),
+              chunk.flatMap((t) => Object.values(MemoryForget.tombstoneRow(t)))
+            )
+          }
+          yield* MemoryForget.forgetPromotions(tombstones.map((t) => t.memoryId))
+          return { tombstones }
+        }))
+      }).pipe(Effect.catchTag("SqlError", toFailure("forget"))),
+
+    tombstones: (query) =>
+      Effect.gen(function*() {
+        if (query?.ids?.length === 0 || query?.scopes?.length === 0) return []
+        const clauses = [sql.literal("1=1")]
+        if (query?.ids !== undefined) clauses.push(sql.in("memory_id", query.ids))
+        if (query?.scopes !== undefined) clauses.push(sql.in("scope", query.scopes))
+        const rows = yield* sql<Record<string, unknown>>`SELECT ${sql.literal(TOMBSTONE_COLUMNS.join(", "))}
+          FROM ${sql(TOMBSTONE_TABLE)} WHERE ${sql.and(clauses)} ORDER BY memory_id, forgotten_at, seq`
+        return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
+      }).pipe(Effect.catchTag("SqlError", toFailure("tombstones")))
   }
   return service
 })

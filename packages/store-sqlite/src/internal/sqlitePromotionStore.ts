@@ -217,7 +217,18 @@ export const make: Effect.Effect<
           )
         }
         return yield* read("getByRecords", rows)
-      }).pipe(Effect.catchTag("SqlError", toFailure("getByRecords")))
+      }).pipe(Effect.catchTag("SqlError", toFailure("getByRecords"))),
+
+    forget: (recordIds) =>
+      sql.withTransaction(Effect.gen(function*() {
+        let removed = 0
+        for (const chunk of chunksOf([...new Set(recordIds)], LOOKUP_CHUNK)) {
+          const gone = yield* sql<{ record_id: string }>`DELETE FROM ${sql(TABLE)} WHERE ${sql.in("record_id", chunk)}
+            RETURNING record_id`
+          removed += gone.length
+        }
+        return removed
+      })).pipe(Effect.catchTag("SqlError", toFailure("forget")))
   }
   return service
 })
