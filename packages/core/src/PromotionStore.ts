@@ -27,9 +27,8 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
 import * as InMemoryPromotionStore from "./internal/inMemoryPromotionStore.js"
-import { MemoryId, Scope } from "./MemoryRecord.js"
-import { describeParseError } from "./MemoryWrite.js"
-import { placementKey, PromotionDecision } from "./Routing.js"
+import * as internal from "./internal/promotionRow.js"
+import type { MemoryId, Scope } from "./MemoryRecord.js"
 
 /**
  * A promotion row: the record it is about, the record's scope, and the routing decision.
@@ -37,13 +36,9 @@ import { placementKey, PromotionDecision } from "./Routing.js"
  * @since 0.1.0
  * @category models
  */
-export const PromotionRow = Schema.Struct({
-  recordId: MemoryId,
-  scope: Scope,
-  ...PromotionDecision.fields
-}).annotations({ identifier: "PromotionRow" })
+export const PromotionRow = internal.PromotionRow
 /** @since 0.1.0 @category models */
-export type PromotionRow = typeof PromotionRow.Type
+export type PromotionRow = internal.PromotionRow
 
 /**
  * A second row for a record and spec that already has one (stored, or earlier in the batch).
@@ -52,15 +47,9 @@ export type PromotionRow = typeof PromotionRow.Type
  * @since 0.1.0
  * @category errors
  */
-export class DuplicatePromotion extends Schema.TaggedError<DuplicatePromotion>()("DuplicatePromotion", {
-  recordId: Schema.String,
-  specKey: Schema.String
-}) {
-  override get message() {
-    return `memory "${this.recordId}" already has a promotion row for spec "${this.specKey}"; ` +
-      `rows are committed once and nothing in the batch was stored`
-  }
-}
+export const DuplicatePromotion = internal.DuplicatePromotion
+/** @since 0.1.0 @category errors */
+export type DuplicatePromotion = internal.DuplicatePromotion
 
 /**
  * A row that is not a consistent decision: a field fails its schema, or the address disagrees with
@@ -69,14 +58,9 @@ export class DuplicatePromotion extends Schema.TaggedError<DuplicatePromotion>()
  * @since 0.1.0
  * @category errors
  */
-export class InvalidPromotionRow extends Schema.TaggedError<InvalidPromotionRow>()("InvalidPromotionRow", {
-  index: Schema.Number,
-  problem: Schema.String
-}) {
-  override get message() {
-    return `promotion row #${this.index} is invalid: ${this.problem}`
-  }
-}
+export const InvalidPromotionRow = internal.InvalidPromotionRow
+/** @since 0.1.0 @category errors */
+export type InvalidPromotionRow = internal.InvalidPromotionRow
 
 /**
  * The backend itself failed (I/O, connection, SQL). The operation left the store as it was.
@@ -179,8 +163,6 @@ export const rowsSkipped = Metric.counter("engram_promotion_rows_skipped", {
   incremental: true
 })
 
-const compareRaw = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
-
 /**
  * The order every read returns rows in: `recordId` ascending, then `specKey` ascending (raw
  * code-unit comparison). Total, because a record has at most one row per spec.
@@ -188,8 +170,7 @@ const compareRaw = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0
  * @since 0.1.0
  * @category ordering
  */
-export const compareRows = (a: PromotionRow, b: PromotionRow): number =>
-  compareRaw(a.recordId, b.recordId) || compareRaw(a.specKey, b.specKey)
+export const compareRows: (a: PromotionRow, b: PromotionRow) => number = internal.compareRows
 
 /**
  * The identity of a row: one per record and spec.
@@ -197,10 +178,7 @@ export const compareRows = (a: PromotionRow, b: PromotionRow): number =>
  * @since 0.1.0
  * @category models
  */
-export const rowIdentity = (row: Pick<PromotionRow, "recordId" | "specKey">): string =>
-  JSON.stringify([row.recordId, row.specKey])
-
-const validateFields = Schema.validateEither(PromotionRow)
+export const rowIdentity: (row: Pick<PromotionRow, "recordId" | "specKey">) => string = internal.rowIdentity
 
 /**
  * Why a row is not a consistent decision, or `undefined` when it is: every field valid, a
@@ -211,25 +189,7 @@ const validateFields = Schema.validateEither(PromotionRow)
  * @since 0.1.0
  * @category validation
  */
-export const rowProblem = (row: unknown): string | undefined => {
-  const checked = validateFields(row)
-  if (Either.isLeft(checked)) return describeParseError(checked.left)
-  const valid = checked.right
-  if (valid.specKey.length === 0) return "specKey must not be empty"
-  if (valid.specVersion.length === 0) return "specVersion must not be empty"
-  if (valid.placement === null) {
-    if (valid.placementKey !== null) return "a declined row (no placement) has no placementKey"
-    if (valid.keySource !== null) return "a declined row (no placement) has no keySource"
-    if (valid.tier !== null) return "a declined row (no placement) has no tier"
-    return undefined
-  }
-  const expected = placementKey(valid.placement)
-  if (valid.placementKey !== expected) {
-    return `placementKey ${JSON.stringify(valid.placementKey)} does not match its placement (expected ${JSON.stringify(expected)})`
-  }
-  if (valid.keySource === null) return "a placed row has a keySource"
-  return undefined
-}
+export const rowProblem: (row: unknown) => string | undefined = internal.rowProblem
 
 /**
  * Checks a batch before it is stored: every row consistent ({@link rowProblem}), and no
@@ -238,20 +198,9 @@ export const rowProblem = (row: unknown): string | undefined => {
  * @since 0.1.0
  * @category validation
  */
-export const validateBatch = (
+export const validateBatch: (
   rows: ReadonlyArray<PromotionRow>
-): Either.Either<ReadonlyArray<PromotionRow>, InvalidPromotionRow | DuplicatePromotion> => {
-  const seen = new Set<string>()
-  for (let index = 0; index < rows.length; index++) {
-    const row = rows[index]!
-    const problem = rowProblem(row)
-    if (problem !== undefined) return Either.left(new InvalidPromotionRow({ index, problem }))
-    const identity = rowIdentity(row)
-    if (seen.has(identity)) return Either.left(new DuplicatePromotion({ recordId: row.recordId, specKey: row.specKey }))
-    seen.add(identity)
-  }
-  return Either.right(rows)
-}
+) => Either.Either<ReadonlyArray<PromotionRow>, InvalidPromotionRow | DuplicatePromotion> = internal.validateBatch
 
 /**
  * The in-memory reference store: nothing persisted, each layer build starts empty. Lookups go

@@ -34,7 +34,6 @@
 import type * as Acp from "@agentclientprotocol/sdk"
 import type { ProjectedContext } from "@engram/core"
 import type * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { AssembleOptions, ContextAssembler } from "./ContextAssembler.js"
 import type { ProjectionFailure } from "./ContextProjection.js"
@@ -48,23 +47,9 @@ import * as internal from "./internal/acpClient.js"
  * @since 0.1.0
  * @category errors
  */
-export class AcpError extends Schema.TaggedError<AcpError>()("AcpError", {
-  operation: Schema.String,
-  cause: Schema.Defect,
-  stderr: Schema.optional(Schema.String)
-}) {
-  override get message() {
-    const cause = this.cause
-    const detail = cause instanceof Error
-      ? cause.message
-      : typeof cause === "object" && cause !== null && "message" in cause
-      ? String(cause.message)
-      : String(cause)
-    const tail = this.stderr?.trim() ?? ""
-    const stderr = tail === "" ? "" : ` (agent stderr: ${tail})`
-    return `ACP ${this.operation} failed: ${detail}${stderr}`
-  }
-}
+export const AcpError = internal.AcpError
+/** @since 0.1.0 @category errors */
+export type AcpError = internal.AcpError
 
 /**
  * How to start an ACP agent process: it speaks newline-delimited JSON-RPC on its standard input

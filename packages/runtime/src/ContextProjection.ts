@@ -158,11 +158,7 @@ export const decodeSettings = (input: unknown): Either.Either<ProjectionSettings
  * @since 0.1.0
  * @category budget
  */
-export const budgetOf = (settings: ProjectionSettings): ProjectedContext.ProjectionBudget =>
-  ProjectedContext.budgetFromContextWindow({
-    contextWindowTokens: settings.contextWindowTokens,
-    ...(settings.budgetPct !== undefined ? { budgetPct: settings.budgetPct } : {})
-  })
+export const budgetOf: (settings: ProjectionSettings) => ProjectedContext.ProjectionBudget = internal.budgetOf
 
 /**
  * The kind a session summary is stored as.
@@ -170,7 +166,7 @@ export const budgetOf = (settings: ProjectionSettings): ProjectedContext.Project
  * @since 0.1.0
  * @category digest
  */
-export const SUMMARY_KIND: MemoryRecord.MemoryKind = "episode"
+export const SUMMARY_KIND: MemoryRecord.MemoryKind = internal.SUMMARY_KIND
 
 /**
  * The memory write that stores `summary` as the summary of session `sessionId` — an `episode`
@@ -200,16 +196,9 @@ export const summaryInput = (
  * @since 0.1.0
  * @category errors
  */
-export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
-  sessionId: Schema.String,
-  turn: Schema.Number,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `projecting context for session ${this.sessionId}, turn ${this.turn} failed: ${detail}`
-  }
-}
+export const ProjectionFailure = internal.ProjectionFailure
+/** @since 0.1.0 @category errors */
+export type ProjectionFailure = internal.ProjectionFailure
 
 /**
  * The projection service.

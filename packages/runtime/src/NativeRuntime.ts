@@ -58,7 +58,6 @@ import type {
   SessionStore
 } from "@engram/core"
 import type * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import type { ContextProjection, ProjectionFailure } from "./ContextProjection.js"
 import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
@@ -139,7 +138,7 @@ export interface NativeAgent {
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_MAX_CALLS = 16
+export const DEFAULT_MAX_CALLS: number = internal.DEFAULT_MAX_CALLS
 
 /**
  * Builds an agent: resolves its options and binds the memory tools' handlers to the stores in
@@ -238,16 +237,9 @@ export const approveOnly = (ids: ReadonlyArray<string>, reason?: string): Approv
  * @since 0.1.0
  * @category errors
  */
-export class SessionAwaitingApproval extends Schema.TaggedError<SessionAwaitingApproval>()("SessionAwaitingApproval", {
-  sessionId: Schema.String,
-  turn: Schema.Number,
-  tools: Schema.Array(Schema.String)
-}) {
-  override get message() {
-    return `session ${this.sessionId} is waiting for approval of ${this.tools.join(", ")} (turn ${this.turn}); ` +
-      `resume it with a decision before starting a new turn`
-  }
-}
+export const SessionAwaitingApproval = internal.SessionAwaitingApproval
+/** @since 0.1.0 @category errors */
+export type SessionAwaitingApproval = internal.SessionAwaitingApproval
 
 /**
  * `resume` found nothing to resume: no pending interrupt, or a stored session that does not end
@@ -256,14 +248,9 @@ export class SessionAwaitingApproval extends Schema.TaggedError<SessionAwaitingA
  * @since 0.1.0
  * @category errors
  */
-export class NothingToResume extends Schema.TaggedError<NothingToResume>()("NothingToResume", {
-  sessionId: Schema.String,
-  problem: Schema.String
-}) {
-  override get message() {
-    return `cannot resume session ${this.sessionId}: ${this.problem}`
-  }
-}
+export const NothingToResume = internal.NothingToResume
+/** @since 0.1.0 @category errors */
+export type NothingToResume = internal.NothingToResume
 
 /**
  * The model kept calling tools past the turn's limit of model calls. What it said and did so
@@ -272,16 +259,9 @@ export class NothingToResume extends Schema.TaggedError<NothingToResume>()("Noth
  * @since 0.1.0
  * @category errors
  */
-export class CallLimitReached extends Schema.TaggedError<CallLimitReached>()("CallLimitReached", {
-  sessionId: Schema.String,
-  turn: Schema.Number,
-  calls: Schema.Number
-}) {
-  override get message() {
-    return `turn ${this.turn} of session ${this.sessionId} stopped after ${this.calls} model calls: ` +
-      `the model was still calling tools (raise maxCalls if this is expected)`
-  }
-}
+export const CallLimitReached = internal.CallLimitReached
+/** @since 0.1.0 @category errors */
+export type CallLimitReached = internal.CallLimitReached
 
 /**
  * The turn's input was refused before anything ran (an invalid session id).
@@ -289,13 +269,9 @@ export class CallLimitReached extends Schema.TaggedError<CallLimitReached>()("Ca
  * @since 0.1.0
  * @category errors
  */
-export class InvalidTurn extends Schema.TaggedError<InvalidTurn>()("InvalidTurn", {
-  problem: Schema.String
-}) {
-  override get message() {
-    return `the turn was refused: ${this.problem}`
-  }
-}
+export const InvalidTurn = internal.InvalidTurn
+/** @since 0.1.0 @category errors */
+export type InvalidTurn = internal.InvalidTurn
 
 /**
  * Everything a turn can fail with.

@@ -50,11 +50,12 @@ import {
   MemoryRecord,
   type MemoryStore,
   type MemoryStoreError,
+  MemoryWrite,
   type PromotionStore,
   PromptFragment,
   type RoutingSpecs
 } from "@engram/core"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/stablePrefix.js"
@@ -69,14 +70,7 @@ import * as internal from "./internal/stablePrefix.js"
  * @since 0.1.0
  * @category models
  */
-export const BuiltinSection = Schema.Literal(
-  "Identity",
-  "Operating Model",
-  "Delegation Roster",
-  "Tool Guidance",
-  "Guidelines",
-  "Context"
-)
+export const BuiltinSection = Schema.Literal(...internal.AUTHORITY_ORDER)
 /** @since 0.1.0 @category models */
 export type BuiltinSection = typeof BuiltinSection.Type
 
@@ -86,7 +80,7 @@ export type BuiltinSection = typeof BuiltinSection.Type
  * @since 0.1.0
  * @category constants
  */
-export const AUTHORITY_ORDER: ReadonlyArray<BuiltinSection> = BuiltinSection.literals
+export const AUTHORITY_ORDER: ReadonlyArray<BuiltinSection> = internal.AUTHORITY_ORDER
 
 /**
  * An agent the roster offers for delegation. Rendered `- **name**: description`, on one line.
@@ -225,16 +219,9 @@ export class InvalidAgentConfig extends Schema.TaggedError<InvalidAgentConfig>()
  * @since 0.1.0
  * @category errors
  */
-export class UnknownSectionAnchor extends Schema.TaggedError<UnknownSectionAnchor>()("UnknownSectionAnchor", {
-  section: Schema.String,
-  anchor: Schema.String,
-  known: Schema.Array(Schema.String)
-}) {
-  override get message() {
-    return `section "${this.section}" is placed relative to "${this.anchor}", which is not a section ` +
-      `(known: ${this.known.map((name) => `"${name}"`).join(", ")})`
-  }
-}
+export const UnknownSectionAnchor = internal.UnknownSectionAnchor
+/** @since 0.1.0 @category errors */
+export type UnknownSectionAnchor = internal.UnknownSectionAnchor
 
 /**
  * Plugin sections are anchored on each other in a cycle, so none of them has a place. `cycle`
@@ -243,14 +230,9 @@ export class UnknownSectionAnchor extends Schema.TaggedError<UnknownSectionAncho
  * @since 0.1.0
  * @category errors
  */
-export class SectionOrderCycle extends Schema.TaggedError<SectionOrderCycle>()("SectionOrderCycle", {
-  cycle: Schema.Array(Schema.String)
-}) {
-  override get message() {
-    return `plugin sections are anchored in a cycle: ${this.cycle.map((name) => `"${name}"`).join(" → ")}; ` +
-      `anchor one of them on a built-in section`
-  }
-}
+export const SectionOrderCycle = internal.SectionOrderCycle
+/** @since 0.1.0 @category errors */
+export type SectionOrderCycle = internal.SectionOrderCycle
 
 /**
  * Two sections share a name (a plugin reusing a built-in name, or two plugins).
@@ -258,13 +240,9 @@ export class SectionOrderCycle extends Schema.TaggedError<SectionOrderCycle>()("
  * @since 0.1.0
  * @category errors
  */
-export class DuplicateSection extends Schema.TaggedError<DuplicateSection>()("DuplicateSection", {
-  name: Schema.String
-}) {
-  override get message() {
-    return `two sections are named "${this.name}"; section names must be unique`
-  }
-}
+export const DuplicateSection = internal.DuplicateSection
+/** @since 0.1.0 @category errors */
+export type DuplicateSection = internal.DuplicateSection
 
 /**
  * Why sections could not be ordered.
@@ -285,7 +263,11 @@ export type SectionOrderError = UnknownSectionAnchor | SectionOrderCycle | Dupli
  * @since 0.1.0
  * @category constructors
  */
-export const decodeConfig: (input: unknown) => Effect.Effect<AgentConfig, InvalidAgentConfig> = internal.decodeConfig
+export const decodeConfig = (input: unknown): Effect.Effect<AgentConfig, InvalidAgentConfig> =>
+  Effect.mapError(
+    Schema.decodeUnknown(AgentConfig)(input, { onExcessProperty: "error" }),
+    (error) => new InvalidAgentConfig({ problem: MemoryWrite.describeParseError(error) })
+  )
 
 /**
  * The order of every section, built-ins and plugins, by name. Built-ins keep authority order;

@@ -1,15 +1,8 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { MemoryId, Scope } from "../MemoryRecord.js"
-import {
-  compareRows,
-  DuplicatePromotion,
-  type PromotionRow,
-  type PromotionStoreService,
-  type ReadOptions,
-  rowIdentity,
-  validateBatch
-} from "../PromotionStore.js"
+import type { PromotionStoreService, ReadOptions } from "../PromotionStore.js"
+import { compareRows, DuplicatePromotion, type PromotionRow, rowIdentity, validateBatch } from "./promotionRow.js"
 
 const addressOf = (scope: Scope, placementKey: string): string => JSON.stringify([scope, placementKey])
 

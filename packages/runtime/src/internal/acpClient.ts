@@ -5,11 +5,30 @@
 import * as Acp from "@agentclientprotocol/sdk"
 import type { ProjectedContext } from "@engram/core"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { spawn as spawnChild } from "node:child_process"
 import { Readable, Writable } from "node:stream"
-import { AcpError, type AcpConnection, type AgentProcess, type ConnectOptions } from "../AcpClient.js"
+import type { AcpConnection, AgentProcess, ConnectOptions } from "../AcpClient.js"
 import { ContextAssembler } from "../ContextAssembler.js"
+
+export class AcpError extends Schema.TaggedError<AcpError>()("AcpError", {
+  operation: Schema.String,
+  cause: Schema.Defect,
+  stderr: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    const cause = this.cause
+    const detail = cause instanceof Error
+      ? cause.message
+      : typeof cause === "object" && cause !== null && "message" in cause
+      ? String(cause.message)
+      : String(cause)
+    const tail = this.stderr?.trim() ?? ""
+    const stderr = tail === "" ? "" : ` (agent stderr: ${tail})`
+    return `ACP ${this.operation} failed: ${detail}${stderr}`
+  }
+}
 
 /** How much of the agent's standard error is kept for error messages. */
 const STDERR_TAIL = 4_000

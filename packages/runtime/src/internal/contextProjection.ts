@@ -15,14 +15,26 @@ import {
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import {
-  budgetOf,
-  type ContextProjectionService,
-  ProjectionFailure,
-  type ProjectionRequest,
-  type ProjectionSettings,
-  SUMMARY_KIND
-} from "../ContextProjection.js"
+import type { ContextProjectionService, ProjectionRequest, ProjectionSettings } from "../ContextProjection.js"
+
+export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
+  sessionId: Schema.String,
+  turn: Schema.Number,
+  cause: Schema.Defect
+}) {
+  override get message() {
+    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
+    return `projecting context for session ${this.sessionId}, turn ${this.turn} failed: ${detail}`
+  }
+}
+
+export const budgetOf = (settings: ProjectionSettings): ProjectedContext.ProjectionBudget =>
+  ProjectedContext.budgetFromContextWindow({
+    contextWindowTokens: settings.contextWindowTokens,
+    ...(settings.budgetPct !== undefined ? { budgetPct: settings.budgetPct } : {})
+  })
+
+export const SUMMARY_KIND: MemoryRecord.MemoryKind = "episode"
 
 /** Records per page when reading every always-on record. */
 const PAGE = 500

@@ -11,20 +11,56 @@ import * as Schema from "effect/Schema"
 import { ContextProjection } from "../ContextProjection.js"
 import * as MemoryTools from "../MemoryTools.js"
 import * as ModelRequest from "../ModelRequest.js"
-import {
-  type ApprovalDecision,
-  CallLimitReached,
-  DEFAULT_MAX_CALLS,
-  InvalidTurn,
-  type NativeAgent,
-  type NativeAgentOptions,
-  type NativeMode,
-  NothingToResume,
-  SessionAwaitingApproval,
-  type Tools,
-  type TurnResult
+import type {
+  ApprovalDecision,
+  NativeAgent,
+  NativeAgentOptions,
+  NativeMode,
+  Tools,
+  TurnResult
 } from "../NativeRuntime.js"
 import * as PromptObserver from "../PromptObserver.js"
+
+export class SessionAwaitingApproval extends Schema.TaggedError<SessionAwaitingApproval>()("SessionAwaitingApproval", {
+  sessionId: Schema.String,
+  turn: Schema.Number,
+  tools: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `session ${this.sessionId} is waiting for approval of ${this.tools.join(", ")} (turn ${this.turn}); ` +
+      `resume it with a decision before starting a new turn`
+  }
+}
+
+export class NothingToResume extends Schema.TaggedError<NothingToResume>()("NothingToResume", {
+  sessionId: Schema.String,
+  problem: Schema.String
+}) {
+  override get message() {
+    return `cannot resume session ${this.sessionId}: ${this.problem}`
+  }
+}
+
+export class CallLimitReached extends Schema.TaggedError<CallLimitReached>()("CallLimitReached", {
+  sessionId: Schema.String,
+  turn: Schema.Number,
+  calls: Schema.Number
+}) {
+  override get message() {
+    return `turn ${this.turn} of session ${this.sessionId} stopped after ${this.calls} model calls: ` +
+      `the model was still calling tools (raise maxCalls if this is expected)`
+  }
+}
+
+export class InvalidTurn extends Schema.TaggedError<InvalidTurn>()("InvalidTurn", {
+  problem: Schema.String
+}) {
+  override get message() {
+    return `the turn was refused: ${this.problem}`
+  }
+}
+
+export const DEFAULT_MAX_CALLS = 16
 
 type ToolName = keyof Tools & string
 

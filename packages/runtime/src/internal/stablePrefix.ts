@@ -2,8 +2,8 @@
  * The body of `StablePrefix`: section ordering (a deterministic topological sort of the plugin
  * anchors over the built-in authority order), rendering, and building over the stores.
  *
- * Values of the public module (schemas, error classes) are only touched inside functions: the
- * public module imports this one first, so they do not exist yet while this module loads.
+ * It imports only types from the public module; the values both need (the authority order, the
+ * ordering errors) are defined here and re-exported there.
  */
 import {
   Background,
@@ -18,24 +18,45 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { composeAgentBackground } from "../AgentBackground.js"
-import {
-  AgentConfig,
-  AUTHORITY_ORDER,
-  type BuiltAgent,
-  DuplicateSection,
-  InvalidAgentConfig,
-  type PluginSection,
-  SectionOrderCycle,
-  type SectionOrderError,
-  type SectionPosition,
-  UnknownSectionAnchor
-} from "../StablePrefix.js"
+import type { AgentConfig, BuiltAgent, PluginSection, SectionOrderError, SectionPosition } from "../StablePrefix.js"
 
-export const decodeConfig = (input: unknown): Effect.Effect<AgentConfig, InvalidAgentConfig> =>
-  Effect.mapError(
-    Schema.decodeUnknown(AgentConfig)(input, { onExcessProperty: "error" }),
-    (error) => new InvalidAgentConfig({ problem: MemoryWrite.describeParseError(error) })
-  )
+/** The built-in sections in authority order (first wins); `StablePrefix.BuiltinSection` is built from it. */
+export const AUTHORITY_ORDER = [
+  "Identity",
+  "Operating Model",
+  "Delegation Roster",
+  "Tool Guidance",
+  "Guidelines",
+  "Context"
+] as const
+
+export class UnknownSectionAnchor extends Schema.TaggedError<UnknownSectionAnchor>()("UnknownSectionAnchor", {
+  section: Schema.String,
+  anchor: Schema.String,
+  known: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `section "${this.section}" is placed relative to "${this.anchor}", which is not a section ` +
+      `(known: ${this.known.map((name) => `"${name}"`).join(", ")})`
+  }
+}
+
+export class SectionOrderCycle extends Schema.TaggedError<SectionOrderCycle>()("SectionOrderCycle", {
+  cycle: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `plugin sections are anchored in a cycle: ${this.cycle.map((name) => `"${name}"`).join(" → ")}; ` +
+      `anchor one of them on a built-in section`
+  }
+}
+
+export class DuplicateSection extends Schema.TaggedError<DuplicateSection>()("DuplicateSection", {
+  name: Schema.String
+}) {
+  override get message() {
+    return `two sections are named "${this.name}"; section names must be unique`
+  }
+}
 
 const anchorOf = (position: SectionPosition): { readonly anchor: string; readonly side: -1 | 1 } =>
   "before" in position ? { anchor: position.before, side: -1 } : { anchor: position.after, side: 1 }

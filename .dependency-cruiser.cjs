@@ -1,0 +1,43 @@
+/**
+ * The import-graph check behind `npm run lint:cycles` (dependency-cruiser). It reads imports the
+ * way TypeScript emits them: an `import type` (or an import of types only) is not a load-time
+ * edge, every other import is.
+ */
+/** @type {import("dependency-cruiser").IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-value-cycle",
+      severity: "error",
+      comment: "A value-level import cycle makes load order decide which module sees the other half-initialised. " +
+        "An internal/ body imports only types from its public module; move shared values into their own module.",
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] }, dependencyTypesNot: ["type-only"] }
+    },
+    {
+      name: "no-foreign-internal",
+      severity: "error",
+      comment: "A package's internal/ folder is closed: import the public module instead.",
+      from: { path: "^packages/([^/]+)/" },
+      to: { path: "^packages/([^/]+)/src/internal/", pathNot: "^packages/$1/" }
+    },
+    {
+      name: "core-imports-effect-only",
+      severity: "error",
+      comment: "@engram/core holds schemas, pure functions and service interfaces: effect only (ARCHITECTURE.md).",
+      from: { path: "^packages/core/src/" },
+      to: { pathNot: "^(packages/core/src/|node_modules/effect/)" }
+    }
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)(dist|node_modules)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      conditionNames: ["engram-source", "import", "types", "default"],
+      exportsFields: ["exports"],
+      extensions: [".ts", ".js"]
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The promotion row model and its checks, shared by `PromotionStore` (which documents and exports
+ * them) and the in-memory store, so neither imports values from the other.
+ *
+ * @internal
+ */
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import { MemoryId, Scope } from "../MemoryRecord.js"
+import { describeParseError } from "../MemoryWrite.js"
+import { placementKey, PromotionDecision } from "../Routing.js"
+
+export const PromotionRow = Schema.Struct({
+  recordId: MemoryId,
+  scope: Scope,
+  ...PromotionDecision.fields
+}).annotations({ identifier: "PromotionRow" })
+export type PromotionRow = typeof PromotionRow.Type
+
+export class DuplicatePromotion extends Schema.TaggedError<DuplicatePromotion>()("DuplicatePromotion", {
+  recordId: Schema.String,
+  specKey: Schema.String
+}) {
+  override get message() {
+    return `memory "${this.recordId}" already has a promotion row for spec "${this.specKey}"; ` +
+      `rows are committed once and nothing in the batch was stored`
+  }
+}
+
+export class InvalidPromotionRow extends Schema.TaggedError<InvalidPromotionRow>()("InvalidPromotionRow", {
+  index: Schema.Number,
+  problem: Schema.String
+}) {
+  override get message() {
+    return `promotion row #${this.index} is invalid: ${this.problem}`
+  }
+}
+
+const compareRaw = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+export const compareRows = (a: PromotionRow, b: PromotionRow): number =>
+  compareRaw(a.recordId, b.recordId) || compareRaw(a.specKey, b.specKey)
+
+export const rowIdentity = (row: Pick<PromotionRow, "recordId" | "specKey">): string =>
+  JSON.stringify([row.recordId, row.specKey])
+
+const validateFields = Schema.validateEither(PromotionRow)
+
+export const rowProblem = (row: unknown): string | undefined => {
+  const checked = validateFields(row)
+  if (Either.isLeft(checked)) return describeParseError(checked.left)
+  const valid = checked.right
+  if (valid.specKey.length === 0) return "specKey must not be empty"
+  if (valid.specVersion.length === 0) return "specVersion must not be empty"
+  if (valid.placement === null) {
+    if (valid.placementKey !== null) return "a declined row (no placement) has no placementKey"
+    if (valid.keySource !== null) return "a declined row (no placement) has no keySource"
+    if (valid.tier !== null) return "a declined row (no placement) has no tier"
+    return undefined
+  }
+  const expected = placementKey(valid.placement)
+  if (valid.placementKey !== expected) {
+    return `placementKey ${JSON.stringify(valid.placementKey)} does not match its placement (expected ${JSON.stringify(expected)})`
+  }
+  if (valid.keySource === null) return "a placed row has a keySource"
+  return undefined
+}
+
+export const validateBatch = (
+  rows: ReadonlyArray<PromotionRow>
+): Either.Either<ReadonlyArray<PromotionRow>, InvalidPromotionRow | DuplicatePromotion> => {
+  const seen = new Set<string>()
+  for (let index = 0; index < rows.length; index++) {
+    const row = rows[index]!
+    const problem = rowProblem(row)
+    if (problem !== undefined) return Either.left(new InvalidPromotionRow({ index, problem }))
+    const identity = rowIdentity(row)
+    if (seen.has(identity)) return Either.left(new DuplicatePromotion({ recordId: row.recordId, specKey: row.specKey }))
+    seen.add(identity)
+  }
+  return Either.right(rows)
+}
