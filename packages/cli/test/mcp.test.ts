@@ -61,7 +61,7 @@ describe("engram mcp", () => {
     try {
       expect(client.getServerVersion()?.name).toBe("engram")
       const tools = (await client.listTools()).tools.map((tool) => tool.name)
-      expect(tools).toEqual(["memory_save", "memory_recall", "memory_list", "memory_review"])
+      expect(tools).toEqual(["memory_save", "memory_recall", "memory_list", "memory_review", "memory_forget"])
       const saved = (await client.callTool({
         name: "memory_save",
         arguments: { kind: "profile", content: "The user's name is Doug", label: "name" }

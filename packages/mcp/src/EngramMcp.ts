@@ -5,7 +5,7 @@
  * memories through the very toolkit the native runtime offers its model: `memory_save` and
  * `memory_recall` from `MemoryTools`, with the same save gate, routing and promotion, so a save
  * over MCP lands at the same address, conflicts the same way, and composes into the next prefix
- * or projection exactly as a native save would. Operators get `memory_list` and `memory_review`
+ * or projection exactly as a native save would. Operators get `memory_list`, `memory_review` and `memory_forget`
  * beside them (see `OperatorTools`).
  *
  * Every registered toolkit goes through one function, {@link registerToolkit}: each tool's
@@ -65,7 +65,7 @@ export const SERVER_VERSION = "0.1.0"
  * - `memory`: the memory tools' configuration — scope, declared Background, routing spec,
  *   provenance of saves (default `conversation`, as native) — exactly what `NativeRuntime.make`
  *   takes, so both runtimes gate and route the same way.
- * - `operator`: also offer `memory_list` and `memory_review` (default true).
+ * - `operator`: also offer `memory_list`, `memory_review` and `memory_forget` (default true).
  *
  * @since 0.1.0
  * @category models

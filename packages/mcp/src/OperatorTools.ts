@@ -1,7 +1,8 @@
 /**
  * The operator's memory tools, for an MCP client acting for a person rather than a model:
- * `memory_list` (browse the scope's records, newest first, with their review state) and
- * `memory_review` (confirm, reject or reset one record).
+ * `memory_list` (browse the scope's records, newest first, with their review state),
+ * `memory_review` (confirm, reject or reset one record) and `memory_forget` (delete records for
+ * good, leaving content-free tombstones).
  *
  * They act inside the server's scope only: a record of another scope is "not found", never
  * reviewed. A new operator tool is one more `Tool.make` in {@link OperatorToolkit} and one more
@@ -11,9 +12,10 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { MemoryQuery, MemoryRecord, MemoryStore } from "@engram/core"
+import { MemoryQuery, MemoryRecord, MemoryStore, PromotionStore } from "@engram/core"
 import { MemoryTools } from "@engram/runtime"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 /**
@@ -108,12 +110,32 @@ export const MemoryReview = Tool.make("memory_review", {
 }).annotate(Tool.Idempotent, true)
 
 /**
- * The operator toolkit: `memory_list` and `memory_review`.
+ * The `memory_forget` tool: deletes memories of this scope for good — record, search index and
+ * promotion rows — leaving a tombstone (id, when, by whom; no content) per record.
  *
  * @since 0.1.0
  * @category tools
  */
-export const OperatorToolkit = Toolkit.make(MemoryList, MemoryReview)
+export const MemoryForget = Tool.make("memory_forget", {
+  description: "Delete memories of this scope for good: the record, its search index entries and its placements. " +
+    "Irreversible; a tombstone keeps only the id, when and by whom. Ask the person before calling this.",
+  parameters: {
+    ids: Schema.Array(MemoryRecord.MemoryId).pipe(Schema.minItems(1), Schema.maxItems(100)).annotations({
+      description: "The ids of the memories to forget (1-100)."
+    })
+  },
+  success: Schema.Struct({ status: Schema.Literal("forgotten"), forgotten: Schema.Array(MemoryRecord.MemoryId) }),
+  failure: MemoryTools.MemoryToolError,
+  failureMode: "return"
+}).annotate(Tool.Destructive, true).annotate(Tool.Idempotent, true)
+
+/**
+ * The operator toolkit: `memory_list`, `memory_review` and `memory_forget`.
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const OperatorToolkit = Toolkit.make(MemoryList, MemoryReview, MemoryForget)
 
 /**
  * Where the operator tools act.
@@ -144,6 +166,8 @@ const toolError = (tool: string) => (error: { readonly _tag: string; readonly me
 export const make = (config: OperatorToolsConfig) =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
+    // Forget deletes promotion rows through the promotion store in context; keep the server's.
+    const promotions = yield* Effect.serviceOption(PromotionStore.PromotionStore)
     return OperatorToolkit.of({
       memory_list: (params) =>
         memories.list({
@@ -174,6 +198,22 @@ export const make = (config: OperatorToolsConfig) =>
         }).pipe(
           Effect.catchAll(toolError("memory_review")),
           Effect.withSpan("mcp.tool.memory_review", { attributes: { scope: config.scope } })
+        ),
+      memory_forget: (params) =>
+        memories.forget({ ids: params.ids, scopes: [config.scope] }, { by: "mcp:operator" }).pipe(
+          Option.match(promotions, {
+            onNone: () => (self) => self,
+            onSome: (store) => Effect.provideService(PromotionStore.PromotionStore, store)
+          }),
+          Effect.flatMap(({ tombstones }) =>
+            tombstones.length === 0
+              ? Effect.fail(new MemoryTools.MemoryToolError({
+                message: `none of ${params.ids.join(", ")} is a memory in scope ${config.scope}`
+              }))
+              : Effect.succeed({ status: "forgotten" as const, forgotten: tombstones.map((t) => t.memoryId) })
+          ),
+          Effect.catchAll(toolError("memory_forget")),
+          Effect.withSpan("mcp.tool.memory_forget", { attributes: { scope: config.scope } })
         )
     })
   })

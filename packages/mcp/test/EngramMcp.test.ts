@@ -73,7 +73,7 @@ describe("EngramMcp over streamable HTTP", () => {
         expect(client.getServerVersion()?.name).toBe("engram")
         const tools = (yield* Effect.promise(() => client.listTools())).tools
         expect(tools.map((tool) => tool.name)).toEqual(EngramMcp.toolNames({ memory }))
-        expect(tools.map((tool) => tool.name)).toEqual(["memory_save", "memory_recall", "memory_list", "memory_review"])
+        expect(tools.map((tool) => tool.name)).toEqual(["memory_save", "memory_recall", "memory_list", "memory_review", "memory_forget"])
         const save = tools.find((tool) => tool.name === "memory_save")!
         expect(Object.keys(save.inputSchema.properties ?? {}).sort()).toEqual(
           ["content", "kind", "label", "supersedes", "tags"]
@@ -179,6 +179,27 @@ describe("EngramMcp over streamable HTTP", () => {
         expect(recalled.structuredContent).toMatchObject({
           memories: [{ id: "mem-000001", content: "Answer in short sentences", reviewState: "confirmed" }]
         })
+      })
+    ))
+
+  it.live("operators forget a memory of the scope: gone from recall, its promotion row gone, a tombstone left", () =>
+    run(({ call, context }) =>
+      Effect.gen(function*() {
+        yield* call("memory_save", { kind: "profile", content: "The user's name is Douglas", label: "name" })
+        yield* call("memory_save", { kind: "standing", content: "Answer in short sentences", label: "length" })
+        const inspect = <A, E>(self: Effect.Effect<A, E, MemoryStore.MemoryStore | PromotionStore.PromotionStore>) =>
+          Effect.provide(self, context)
+        const rowsOf = inspect(Effect.flatMap(PromotionStore.PromotionStore, (p) => p.getByRecords(["mem-000001"])))
+        expect((yield* rowsOf).rows.length).toBe(1)
+        const forgotten = yield* call("memory_forget", { ids: ["mem-000001"] })
+        expect(forgotten.structuredContent).toEqual({ status: "forgotten", forgotten: ["mem-000001"] })
+        const recalled = yield* call("memory_recall", { query: "Douglas name" })
+        expect(JSON.stringify(recalled.structuredContent)).not.toContain("Douglas")
+        expect((yield* rowsOf).rows).toEqual([])
+        const graves = yield* inspect(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.tombstones()))
+        expect(graves.map((t) => [t.memoryId, t.forgottenBy])).toEqual([["mem-000001", "mcp:operator"]])
+        const again = yield* call("memory_forget", { ids: ["mem-000001"] })
+        expect(again.isError).toBe(true)
       })
     ))
 

@@ -1,7 +1,7 @@
 /**
  * `engram mcp [--agent <config.json>] [--scope <scope>] [--http <port>]`: serves the store's
  * memory tools to an MCP client — `memory_save` and `memory_recall` exactly as the native runtime
- * offers them (same gate, routing and promotion), plus `memory_list` and `memory_review` for
+ * offers them (same gate, routing and promotion), plus `memory_list`, `memory_review` and `memory_forget` for
  * operators.
  *
  * Over standard input and output by default (what desktop agents and editors launch); with
@@ -124,7 +124,7 @@ export const command = Command.make(
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(
   Command.withDescription(
-    "Serve the memory tools (memory_save, memory_recall, memory_list, memory_review) to an MCP client over stdio " +
+    "Serve the memory tools (memory_save, memory_recall, memory_list, memory_review, memory_forget) to an MCP client over stdio " +
       "or streamable HTTP."
   )
 )

@@ -57,8 +57,8 @@ const B = 0.75
 const idf = (total: number, frequency: number) => Math.max(1e-6, Math.log((total - frequency + 0.5) / (frequency + 0.5)))
 
 /**
- * The inverted index: token -> ids of the records holding it, plus the totals BM25 needs. Records
- * are never deleted and their text never changes, so postings only grow.
+ * The inverted index: token -> ids of the records holding it, plus the totals BM25 needs. Text
+ * never changes; only `forget` takes a record (and its postings) out.
  */
 const makeIndex = () => {
   const postings = new Map<string, Set<MemoryId>>()
@@ -72,6 +72,15 @@ const makeIndex = () => {
         let ids = postings.get(token)
         if (ids === undefined) postings.set(token, ids = new Set())
         ids.add(id)
+      }
+    },
+    remove: (id: MemoryId, entry: Entry) => {
+      count--
+      totalLength -= entry.length
+      for (const token of entry.tokens.keys()) {
+        const ids = postings.get(token)
+        ids?.delete(id)
+        if (ids?.size === 0) postings.delete(token)
       }
     },
     postings: (token: string): ReadonlySet<MemoryId> | undefined => postings.get(token),
@@ -239,7 +248,11 @@ export const make = (): MemoryStoreService => {
         const ids = new Set(doomed.map((record) => record.id))
         // Promotion rows first: if that store fails, the records are still all there.
         yield* forgetPromotions([...ids])
-        for (const id of ids) byId.delete(id)
+        for (const id of ids) {
+          const entry = byId.get(id)
+          if (entry !== undefined) index.remove(id, entry)
+          byId.delete(id)
+        }
         ordered = ordered.filter((record) => !ids.has(record.id))
         graves.push(...tombstones)
         return { tombstones }
