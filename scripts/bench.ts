@@ -19,9 +19,11 @@ const available = NodeFs.readdirSync(directory)
   .sort()
 
 const [name, ...args] = process.argv.slice(2)
-if (name === undefined || !available.includes(name)) {
-  console.error(`usage: npm run bench -- <${available.join(" | ")}> [options]`)
-  process.exit(name === undefined ? 0 : 1)
+if (name === undefined || name === "--help" || !available.includes(name)) {
+  const usage = `usage: npm run bench -- <${available.join(" | ")}> [options]   (npm run bench -- <name> --help for its options)`
+  if (name === undefined || name === "--help") console.log(usage)
+  else console.error(usage)
+  process.exit(name === undefined || name === "--help" ? 0 : 1)
 }
 
 const module = (await import(NodeUrl.pathToFileURL(NodePath.join(directory, `${name}.ts`)).href)) as BenchModule

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- projection [--sizes 10000,100000] [--queries 200] [--turns 20]`
+ * `npm run bench -- projection [options]` — `--help` lists them.
  *
  * Two figure sets.
  *
@@ -38,38 +38,26 @@ import * as LogLevel from "effect/LogLevel"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { generateInputs, generateQueries } from "./store.js"
+import { fmt, machine, option, percentile, table, writeJson } from "../lib/benchKit.js"
+import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
+import { RUNTIME_SCOPES } from "./store.js"
+
+export const USAGE = `usage: npm run bench -- projection [options]
+
+  --sizes N,N,…     record counts (default 10000,100000)
+  --queries N       queries per workload (default 200)
+  --turns N         scripted turns for the tokens-per-turn table (default 20)
+  --json FILE       write every figure as JSON
+  --help            this text`
 
 const ALWAYS_ON = 20
 const WRITE_BATCH = 1_000
 
-const option = (args: ReadonlyArray<string>, name: string): string | undefined => {
-  const index = args.indexOf(name)
-  return index >= 0 ? args[index + 1] : undefined
-}
-
-const percentile = (samples: ReadonlyArray<number>, p: number): number => {
-  const sorted = [...samples].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
-}
-
-const fmt = (value: number, digits = 2) =>
-  Number.isFinite(value)
-    ? value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
-    : "-"
-
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")
-  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
-}
-
-/** The store bench's data, with delivery policies as a real store has them: a few always-on. */
-const inputsFor = (size: number): Array<MemoryRecord.MemoryWriteInput> => {
+/** The store bench's conversational data, with a few always-on records as a real store has. */
+const inputsFor = (turns: ReturnType<typeof generateTurns>): Array<MemoryRecord.MemoryWriteInput> => {
   let alwaysOn = 0
-  return generateInputs(size, 1).map((input) => {
-    const always = input.scope === "global" && alwaysOn < ALWAYS_ON && input.kind === "standing"
+  return turns.map(({ input }) => {
+    const always = input.scope === "global" && alwaysOn < ALWAYS_ON
     if (always) alwaysOn++
     return { ...input, deliveryPolicy: always ? "always" : "retrieved" }
   })
@@ -87,6 +75,7 @@ const quiet = <A, E>(effect: Effect.Effect<A, E>) =>
 
 interface LatencyFigures {
   readonly records: number
+  readonly workload: "question" | "short"
   readonly p50: number
   readonly p95: number
   readonly searchP50: number
@@ -96,49 +85,68 @@ interface LatencyFigures {
   readonly meanShed: number
 }
 
-const benchProject = (filename: string, size: number, queries: ReadonlyArray<string>) =>
+/**
+ * `project()` and, interleaved with it, the recall search alone (the same query and filters,
+ * through `MemoryStore.search`): the order alternates per query, so neither always runs on the
+ * cache the other just warmed.
+ */
+const benchProject = (filename: string, size: number, queryCount: number) =>
   Effect.gen(function*() {
     const store = yield* MemoryStore.MemoryStore
-    const inputs = inputsFor(size)
+    const turns = generateTurns(size, 1)
+    const inputs = inputsFor(turns)
     for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
     const projection = yield* ContextProjection.make()
     const request = (query: string, turn: number): ContextProjection.ProjectionRequest => ({
       sessionId: "bench-session",
       turn,
       query,
-      scopes: ["global"],
+      scopes: RUNTIME_SCOPES,
       mode: "native",
       workingState: "goal: answer the operator\nstep: 1",
       skills: [{ name: "search", description: "find documents" }, { name: "deploy", description: "ship a build" }]
     })
-    for (const [i, query] of queries.slice(0, 20).entries()) yield* projection.project(request(query, i))
-    const times: Array<number> = []
-    const searches: Array<number> = []
-    let chars = 0
-    let recalled = 0
-    let shed = 0
-    for (const [i, query] of queries.entries()) {
-      const start = performance.now()
-      const projected = yield* projection.project(request(query, 100 + i))
-      times.push(performance.now() - start)
-      // The recall search alone, right after, under the same load: the part the store owns.
-      const searchStart = performance.now()
-      yield* store.search(query, { scopes: ["global"], deliverable: true, limit: 20 })
-      searches.push(performance.now() - searchStart)
-      chars += projected.budget.usedChars
-      recalled += projected.section("recalled_memory")?.items ?? 0
-      shed += projected.budget.shed.length
+    const workloads = [
+      ["question", generateQuestions(turns, queryCount, 42, RUNTIME_SCOPES).map((q) => q.text)],
+      ["short", generateShortQueries(queryCount, 43)]
+    ] as const
+    const figures: Array<LatencyFigures> = []
+    let turn = 0
+    for (const [workload, queries] of workloads) {
+      for (const query of queries.slice(0, 20)) yield* projection.project(request(query, turn++))
+      const times: Array<number> = []
+      const searches: Array<number> = []
+      let chars = 0
+      let recalled = 0
+      let shed = 0
+      for (const [i, query] of queries.entries()) {
+        const timeSearch = Effect.gen(function*() {
+          const start = performance.now()
+          yield* store.search(query, { scopes: RUNTIME_SCOPES, deliverable: true, limit: 20 })
+          searches.push(performance.now() - start)
+        })
+        if (i % 2 === 0) yield* timeSearch
+        const start = performance.now()
+        const projected = yield* projection.project(request(query, turn++))
+        times.push(performance.now() - start)
+        if (i % 2 === 1) yield* timeSearch
+        chars += projected.budget.usedChars
+        recalled += projected.section("recalled_memory")?.items ?? 0
+        shed += projected.budget.shed.length
+      }
+      figures.push({
+        records: size,
+        workload,
+        p50: percentile(times, 50),
+        p95: percentile(times, 95),
+        searchP50: percentile(searches, 50),
+        searchP95: percentile(searches, 95),
+        meanChars: chars / queries.length,
+        meanRecalled: recalled / queries.length,
+        meanShed: shed / queries.length
+      })
     }
-    return {
-      records: size,
-      p50: percentile(times, 50),
-      p95: percentile(times, 95),
-      searchP50: percentile(searches, 50),
-      searchP95: percentile(searches, 95),
-      meanChars: chars / queries.length,
-      meanRecalled: recalled / queries.length,
-      meanShed: shed / queries.length
-    } satisfies LatencyFigures
+    return figures
   }).pipe(Effect.provide(sqliteStores(filename)))
 
 // ---------------------------------------------------------------------------------------------
@@ -244,18 +252,22 @@ const benchSession = (filename: string, turns: number, queries: ReadonlyArray<st
 
 export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const sizes = (option(args, "--sizes") ?? "10000,100000").split(",").map(Number)
+  if (args.includes("--help")) {
+    console.log(USAGE)
+    return
+  }
   const queryCount = Number(option(args, "--queries") ?? "200")
   const turns = Number(option(args, "--turns") ?? "20")
-  const queries = generateQueries(queryCount, 42)
+  const queries = generateShortQueries(queryCount, 42)
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-projection-"))
   const latency: Array<LatencyFigures> = []
   let session: ReadonlyArray<TurnFigures> = []
   try {
-    await quiet(benchProject(NodePath.join(directory, "warm-up.db"), 2_000, queries.slice(0, 40)))
+    await quiet(benchProject(NodePath.join(directory, "warm-up.db"), 2_000, 40))
     for (const size of sizes) {
       process.stdout.write(`projection bench: ${size.toLocaleString("en-US")} records … `)
       const filename = NodePath.join(directory, `store-${size}.db`)
-      latency.push(await quiet(benchProject(filename, size, queries)))
+      latency.push(...await quiet(benchProject(filename, size, queryCount)))
       if (session.length === 0) session = await quiet(benchSession(filename, turns, queries.slice(50)))
       process.stdout.write("done\n")
     }
@@ -267,6 +279,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   console.log(table(
     [
       "records",
+      "workload",
       "project p50 ms",
       "project p95 ms",
       "search p50 ms",
@@ -277,6 +290,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     ],
     latency.map((f) => [
       f.records.toLocaleString("en-US"),
+      f.workload,
       fmt(f.p50, 3),
       fmt(f.p95, 3),
       fmt(f.searchP50, 3),
@@ -287,9 +301,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     ])
   ))
   console.log(
-    `\n${queryCount} queries (1-3 words), SQLite file, scope global, ${ALWAYS_ON} always-on records, default budget ` +
-      `(64,000 chars), injection row written each time.\nsearch: the recall search alone (MemoryStore.search, ` +
-      `limit 20), timed right after each project() — the store's share of it. Target: project p50 <= 10 ms at 100k.`
+    `\n${queryCount} queries per workload (questions of ~10 tokens; 1-3 word queries), SQLite file, scopes ` +
+      `${RUNTIME_SCOPES.join(" + ")}, ${ALWAYS_ON} always-on records, default budget (64,000 chars), injection row ` +
+      `written each time.\nsearch: the recall search alone (MemoryStore.search, same query and filters, limit 20), ` +
+      `interleaved with project() and run before it on every other query, so neither always finds the cache the ` +
+      `other warmed. Target: project p50 <= 10 ms at 100k. ${machine()}.`
   )
 
   console.log()
@@ -313,6 +329,6 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         `(${fmt(last.persistedTokens - last.engramTokens, 0)} tokens of stale context).`
     )
   }
-  const load = NodeOs.loadavg().map((n) => n.toFixed(2)).join(" ")
-  console.log(`Load average: ${load} on ${NodeOs.availableParallelism()} CPUs.`)
+  console.log(`${machine()}.`)
+  writeJson(option(args, "--json"), { bench: "projection", latency, session })
 }

@@ -1,345 +1,204 @@
 /**
- * `npm run bench -- store [--sizes 10000,100000] [--queries 200] [--pg [url]]`
+ * `npm run bench -- store [options]` — run with `--help` for them.
  *
- * For each size, on a fresh temporary SQLite file: batched write throughput, search p50/p95,
- * list p50 (a first page under a filter), and the same searches as raw better-sqlite3 FTS5
- * queries on the same file — the floor the store's search is measured against.
+ * For each size, on conversational records (`scripts/lib/conversation.ts`, a fixed seed):
  *
- * With `--pg` (the URL, or `ENGRAM_PG_URL` when none follows), PostgreSQL gets a row next to
- * SQLite for every size: the same data and queries through `PgMemoryStore` in a temporary schema
- * (dropped afterwards), and as its floor the store's own search statement sent as plain SQL.
- *
- * Content is generated from a fixed seed, so every run measures the same data, after a warm-up run
- * on a throwaway in-memory store. A backend is benchmarked by {@link benchBackend}; adding one is
- * adding a row per size.
+ * - **writes**: `MemoryStore.write` in batches of 1,000 into a fresh SQLite file, and in the same
+ *   run the raw floor — the same rows and FTS5 tokens inserted by better-sqlite3 with prepared
+ *   multi-row INSERTs into the same layout, 1,000 rows per transaction.
+ * - **cold open**: building the store on the written file and answering the first question.
+ * - **search**: question-shaped queries (about ten distinct tokens, stopwords included, with the
+ *   runtime's scope filter `global` + `project:p3`, deliverable only, limit 20) and short
+ *   queries (1–3 words, no filter), each timed side by side — interleaved, engine order rotated per
+ *   query — on `MemoryStore.search` (SQLite; `layerMemory` with `--memory`; PostgreSQL with
+ *   `--pg`) and two floors of the same shape on the same file:
+ *     - naive: FTS5 MATCH of all tokens OR-joined, `ORDER BY rank LIMIT 20`, then the 20 rows read;
+ *     - pruned: the same without the tokens held by more than 5% of the records.
+ *   For questions, hit@10 is the share whose evidence record is in an engine's top 10.
+ * - **memory use**: the process's RSS and heap after loading, per size.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { IdGenerator, MemoryRecord, MemoryStore, SearchTokenizer } from "@engram/core"
+import {
+  IdGenerator,
+  type MemoryRecord,
+  MemoryRow,
+  MemoryStore,
+  MemoryWrite,
+  SearchPlan,
+  SearchTokenizer
+} from "@engram/core"
 import { EngramPg, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import * as Scope from "effect/Scope"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { prng } from "../lib/prng.js"
+import {
+  appendChart,
+  type Engine,
+  fmt,
+  interleave,
+  machine,
+  megabytes,
+  mermaidBars,
+  option,
+  percentile,
+  table,
+  writeJson
+} from "../lib/benchKit.js"
+import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
 
-// ---------------------------------------------------------------------------------------------
-// Deterministic data
+export const USAGE = `usage: npm run bench -- store [options]
 
+  --sizes N,N,…     record counts (default 10000,100000; 1000000 takes minutes and ~2 GB)
+  --queries N       queries per workload (default 300)
+  --memory          also time layerMemory (the in-memory store) on the same data
+  --pg [url]        also time PostgreSQL (url, or ENGRAM_PG_URL)
+  --json FILE       write every figure as JSON
+  --chart FILE      append Mermaid charts of the question-shaped p50s (for docs/benchmarks.md)
+  --help            this text`
 
-const COMMON = (
-  "the of and to in is that for it as with was on be by at this are from or have an they which one you " +
-  "had not but what all were when we there can more if no out so said up its about into than them only " +
-  "other new some could time these two may then do first any my now such like our over man me even most " +
-  "made after also did many before must through back years where much your way well down should because " +
-  "each just those people how too little state good very make world still own see men work long get here " +
-  "between both life being under never day same another know while last might us great old year off come " +
-  "since against go came right used take three"
-).split(" ")
-
-const DOMAIN = (
-  "deploy release schedule meeting customer invoice database migration backup server cluster latency " +
-  "incident rollback review checklist budget quarter roadmap design prototype feedback interview hiring " +
-  "onboarding timezone preference coffee lunch travel flight hotel conference keynote slides draft " +
-  "contract vendor license renewal security audit password rotation certificate dashboard metric alert " +
-  "pager oncall weekend holiday birthday anniversary family project alpha beta gamma delta kernel " +
-  "compiler typescript python postgres sqlite index query cache token budget prompt model agent memory " +
-  "café naïve résumé Zürich München Straße Ελλάδα Αθήνα Москва встреча 東京 会議"
-).split(" ")
-
-/** Pseudo-words for the long tail: syllable strings, deterministic. */
-const tail = (() => {
-  const random = prng(7)
-  const syllables = ["ka", "lo", "mi", "ren", "tor", "vel", "shi", "an", "qu", "dro", "pel", "zu", "ith", "mar", "os"]
-  const words = new Set<string>()
-  while (words.size < 6_000) {
-    const length = 2 + Math.floor(random() * 3)
-    let word = ""
-    for (let i = 0; i < length; i++) word += syllables[Math.floor(random() * syllables.length)]
-    words.add(word)
-  }
-  return [...words]
-})()
-
-const VOCABULARY = [...COMMON, ...DOMAIN, ...tail]
-
-/** A Zipf-like pick: rank r drawn with weight ~ 1/r. */
-const zipf = (random: () => number, size: number) => Math.min(size - 1, Math.floor(Math.exp(random() * Math.log(size + 1)) - 1))
-
-const KINDS = MemoryRecord.MemoryKind.literals
-const SOURCES = MemoryRecord.SourceType.literals
-const TAGS = ["work", "home", "travel", "health", "finance", "people", "tools", "ideas"]
-
-const sentence = (random: () => number) => {
-  const length = 6 + Math.floor(random() * 28)
-  const words: Array<string> = []
-  for (let i = 0; i < length; i++) words.push(VOCABULARY[zipf(random, VOCABULARY.length)]!)
-  const text = words.join(" ")
-  return text.charAt(0).toUpperCase() + text.slice(1) + (random() < 0.2 ? "?" : ".")
-}
-
-export const generateInputs = (count: number, seed: number): Array<MemoryRecord.MemoryWriteInput> => {
-  const random = prng(seed)
-  return Array.from({ length: count }, (_, i) => {
-    const scopeRoll = random()
-    const scope = scopeRoll < 0.5
-      ? "global"
-      : scopeRoll < 0.85
-      ? `project:p${Math.floor(random() * 10)}`
-      : `session:s${Math.floor(random() * 50)}`
-    const sentences = 1 + Math.floor(random() * 3)
-    const content = Array.from({ length: sentences }, () => sentence(random)).join(" ")
-    return {
-      id: `bench-${String(i).padStart(7, "0")}`,
-      content,
-      kind: KINDS[Math.floor(random() * KINDS.length)]!,
-      ...(random() < 0.3 ? { label: DOMAIN[Math.floor(random() * DOMAIN.length)]! } : {}),
-      tags: random() < 0.5 ? [TAGS[Math.floor(random() * TAGS.length)]!] : [],
-      sourceType: SOURCES[Math.floor(random() * SOURCES.length)]!,
-      scope,
-      deliveryPolicy: random() < 0.05 ? "always" : random() < 0.1 ? "on_demand" : "retrieved"
-    }
-  })
-}
-
-/** Search texts: one to three words, a third frequent, a third mid-range, a third rare. */
-export const generateQueries = (count: number, seed: number): Array<string> => {
-  const random = prng(seed)
-  return Array.from({ length: count }, (_, i) => {
-    const words = 1 + Math.floor(random() * 3)
-    const band = i % 3
-    return Array.from({ length: words }, () => {
-      const rank = band === 0
-        ? Math.floor(random() * 100)
-        : band === 1
-        ? 100 + Math.floor(random() * 900)
-        : 1_000 + Math.floor(random() * (VOCABULARY.length - 1_000))
-      return VOCABULARY[rank]!
-    }).join(" ")
-  })
-}
-
-const LIST_FILTERS = [
-  { scopes: ["project:p3"], limit: 20 },
-  { scopes: ["global", "session:s7"], deliverable: true, limit: 20 },
-  { kinds: ["fact", "decision"], limit: 20 },
-  { deliveryPolicies: ["always"], deliverable: true, limit: 20 }
-] as const
-
-// ---------------------------------------------------------------------------------------------
-// Measuring
-
-const percentile = (samples: ReadonlyArray<number>, p: number): number => {
-  const sorted = [...samples].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
-}
-
-const WRITE_BATCH = 1_000
+/** The scope filter the runtime passes on a project's turn. */
+export const RUNTIME_SCOPES = ["global", "project:p3"]
 const SEARCH_LIMIT = 20
+const WRITE_BATCH = 1_000
+const PRUNE_SHARE = SearchPlan.defaultOptions.maxDocumentShare
 
-/**
- * A floor to hold a backend's search against: the same query run natively on the same data.
- * `search` runs one query and returns its row count.
- */
-export interface SearchFloor {
-  readonly search: (query: string) => number | Promise<number>
-  readonly close: () => void | Promise<void>
-}
+const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
 
-/**
- * What one backend measured on one data set. Search times of the floor, when there is one, were
- * taken query by query alternately with the backend's, so both saw the same machine load.
- */
-export interface BackendFigures {
-  readonly backend: string
-  readonly records: number
-  /** Wall-clock throughput of the batched writes. */
-  readonly writesPerSecond: number
-  /** The same, over the process's CPU time: what the writes cost regardless of machine load. */
-  readonly writesPerCpuSecond: number
-  readonly searchP50: number
-  readonly searchP95: number
-  readonly listP50: number
-  readonly meanHits: number
-  readonly floor: { readonly searchP50: number; readonly searchP95: number; readonly meanHits: number } | undefined
-}
-
-const cpuMillis = () => {
-  const usage = process.cpuUsage()
-  return (usage.user + usage.system) / 1000
-}
-
-const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const start = performance.now()
-    const value = yield* effect
-    return [performance.now() - start, value] as const
-  })
-
-/**
- * Writes the inputs in batches, then runs every query and list filter (after a warm-up round)
- * through the `MemoryStore` interface only. `floor`, opened once the data is written, is timed on
- * the same queries, alternating with the backend.
- */
-export const benchBackend = <E>(
-  backend: string,
-  layer: Layer.Layer<MemoryStore.MemoryStore, E>,
-  inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>,
-  queries: ReadonlyArray<string>,
-  floor?: () => SearchFloor | Promise<SearchFloor>
-): Promise<BackendFigures> =>
-  Effect.gen(function*() {
-    const store = yield* MemoryStore.MemoryStore
-    let writing = 0
-    const cpuStart = cpuMillis()
-    for (let i = 0; i < inputs.length; i += WRITE_BATCH) {
-      const [ms] = yield* timed(store.write(inputs.slice(i, i + WRITE_BATCH)))
-      writing += ms
-    }
-    const writingCpu = cpuMillis() - cpuStart
-
-    const reference = floor === undefined ? undefined : yield* Effect.promise(async () => floor())
-    const floorSearch = (query: string) => Effect.promise(async () => reference!.search(query))
-    for (const query of queries.slice(0, 20)) {
-      yield* store.search(query, { limit: SEARCH_LIMIT })
-      if (reference !== undefined) yield* floorSearch(query)
-    }
-    const searches: Array<number> = []
-    const floorSearches: Array<number> = []
-    let hits = 0
-    let floorHits = 0
-    for (const query of queries) {
-      const [ms, result] = yield* timed(store.search(query, { limit: SEARCH_LIMIT }))
-      searches.push(ms)
-      hits += result.hits.length
-      if (reference !== undefined) {
-        const [floorMs, count] = yield* timed(floorSearch(query))
-        floorSearches.push(floorMs)
-        floorHits += count
-      }
-    }
-    if (reference !== undefined) yield* Effect.promise(async () => reference.close())
-
-    const lists: Array<number> = []
-    for (let round = 0; round < 51; round++) {
-      for (const filter of LIST_FILTERS) {
-        const [ms] = yield* timed(store.list(filter))
-        if (round > 0) lists.push(ms)
-      }
-    }
-    return {
-      backend,
-      records: inputs.length,
-      writesPerSecond: inputs.length / (writing / 1000),
-      writesPerCpuSecond: inputs.length / (writingCpu / 1000),
-      searchP50: percentile(searches, 50),
-      searchP95: percentile(searches, 95),
-      listP50: percentile(lists, 50),
-      meanHits: hits / queries.length,
-      floor: reference === undefined ? undefined : {
-        searchP50: percentile(floorSearches, 50),
-        searchP95: percentile(floorSearches, 95),
-        meanHits: floorHits / queries.length
-      }
-    }
-  }).pipe(
-    Effect.provide(layer),
-    Effect.provide(IdGenerator.sequential("bench")),
-    Logger.withMinimumLogLevel(LogLevel.Warning),
-    Effect.runPromise
+/** Records as the store would write them (ids, timestamps stamped), prepared once per size. */
+const prepare = (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
+  Effect.runSync(
+    MemoryWrite.prepareRecords(inputs).pipe(Effect.provide(IdGenerator.sequential("bench")), Effect.orDie)
   )
 
+const columnList = ["seq", ...MemoryRow.COLUMNS]
+
+/** Raw inserts of the same rows into the same layout: the write floor. Returns records per second. */
+const rawWrites = (filename: string, records: ReadonlyArray<MemoryRecord.MemoryRecord>): number => {
+  const db = new Database(filename)
+  db.pragma("journal_mode = WAL")
+  const rowTuple = `(${columnList.map(() => "?").join(",")})`
+  const chunk = 500
+  const insertRows = db.prepare(
+    `INSERT INTO engram_memories (${columnList.join(", ")}) VALUES ${new Array(chunk).fill(rowTuple).join(",")}`
+  )
+  const insertTokens = db.prepare(
+    `INSERT INTO engram_memories_fts (rowid, tokens) VALUES ${new Array(chunk).fill("(?,?)").join(",")}`
+  )
+  const start = performance.now()
+  let seq = 1
+  for (let i = 0; i < records.length; i += WRITE_BATCH) {
+    db.transaction(() => {
+      for (let j = i; j < Math.min(records.length, i + WRITE_BATCH); j += chunk) {
+        const slice = records.slice(j, j + chunk)
+        const values: Array<unknown> = []
+        const tokens: Array<unknown> = []
+        for (const record of slice) {
+          values.push(seq, ...MemoryRow.rowValues(record))
+          tokens.push(seq, SearchTokenizer.tokenize(SearchTokenizer.searchableText(record)).join(" "))
+          seq++
+        }
+        if (slice.length === chunk) {
+          insertRows.run(values)
+          insertTokens.run(tokens)
+        } else {
+          db.prepare(
+            `INSERT INTO engram_memories (${columnList.join(", ")}) VALUES ${new Array(slice.length).fill(rowTuple).join(",")}`
+          ).run(values)
+          db.prepare(`INSERT INTO engram_memories_fts (rowid, tokens) VALUES ${new Array(slice.length).fill("(?,?)").join(",")}`)
+            .run(tokens)
+        }
+      }
+    })()
+  }
+  const elapsed = performance.now() - start
+  db.close()
+  return records.length / (elapsed / 1000)
+}
+
+/** An empty database with the store's layout (its migrations), for the raw floor. */
+const emptyStoreFile = (filename: string) =>
+  Effect.runPromise(Effect.asVoid(Effect.scoped(Layer.build(SqliteMemoryStore.layer({ filename })))).pipe(quiet))
+
 /**
- * The SQLite floor: the store's search as a hand-written FTS5 query through better-sqlite3 on the
- * same file — same MATCH expression, same join and default filter, rows fetched, nothing decoded.
+ * The two FTS5 floors on one read-only connection: the top 20 by bm25 from the index alone, then
+ * those rows read by primary key. `pruned` first drops the tokens held by more than 5% of the
+ * records (document frequencies looked up once, outside the timing: the floor gets them free).
  */
-const sqliteFloor = (filename: string) => (): SearchFloor => {
+const sqliteFloors = (filename: string) => {
   const db = new Database(filename, { readonly: true })
-  const statement = db.prepare(
-    `SELECT m.id, m.content, m.kind, m.label, m.tags, m.source_type, m.scope, m.delivery_policy, m.review_state,
-       m.created_at, m.epoch, m.expires_at, m.invalidated_at, m.invalidation_reason, m.superseded_by, m.supersedes,
-       m.domain, -bm25(engram_memories_fts) AS score
-     FROM engram_memories_fts JOIN engram_memories m ON m.seq = engram_memories_fts.rowid
-     WHERE engram_memories_fts MATCH ? AND m.invalidated_at IS NULL
-     ORDER BY score DESC LIMIT ${SEARCH_LIMIT}`
-  )
-  return {
-    search: (query) => {
-      const tokens = SearchTokenizer.distinctTokens(query)
-      return tokens.length === 0 ? 0 : statement.all(tokens.map((token) => `"${token}"`).join(" OR ")).length
-    },
-    close: () => {
-      db.close()
+  db.exec("CREATE VIRTUAL TABLE temp.floor_vocab USING fts5vocab(main, engram_memories_fts, 'row')")
+  const total = (db.prepare("SELECT count(*) AS n FROM engram_memories").get() as { n: number }).n
+  const frequency = db.prepare("SELECT doc FROM temp.floor_vocab WHERE term = ?")
+  const frequencies = new Map<string, number>()
+  const df = (token: string) => {
+    let n = frequencies.get(token)
+    if (n === undefined) {
+      n = (frequency.get(token) as { doc: number } | undefined)?.doc ?? 0
+      frequencies.set(token, n)
     }
+    return n
   }
-}
-
-/**
- * The PostgreSQL floor: the store's own search statement (same `tsquery`, join-free table scan
- * of the GIN index, default filter, rank order) sent as plain SQL on its own connection.
- */
-const pgFloor = (url: string, schema: string) => async (): Promise<SearchFloor> => {
-  const scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(
-    Layer.buildWithScope(EngramPg.layerClient({ url, schema, maxConnections: 1 }), scope)
+  const top = db.prepare(
+    `SELECT rowid AS seq FROM engram_memories_fts WHERE engram_memories_fts MATCH ? ORDER BY rank LIMIT ${SEARCH_LIMIT}`
   )
-  const sql = Context.get(context, SqlClient.SqlClient)
-  // Untimed, once the data is written: what autovacuum does within a minute of a bulk load
-  // (planner statistics, the GIN pending list merged). Without it the first minute's plans are
-  // measured — a listing at 100k records then sorts half the table instead of walking an index.
-  await Effect.runPromise(sql.unsafe("VACUUM (ANALYZE) engram_memories"))
-  const statement = `SELECT id, content, kind, label, tags, source_type, scope, delivery_policy, review_state,
-      created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
-      ts_rank(search_vector, q.query) AS score
-    FROM engram_memories, CAST($1 AS tsquery) AS q(query)
-    WHERE search_vector @@ q.query AND invalidated_at IS NULL
-    ORDER BY score DESC, created_at DESC, id ASC LIMIT ${SEARCH_LIMIT}`
+  const rows = db.prepare(
+    `SELECT m.* FROM engram_memories m WHERE m.seq IN (SELECT value FROM json_each(?))`
+  )
+  const run = (tokens: ReadonlyArray<string>) => {
+    if (tokens.length === 0) return Promise.resolve([])
+    const seqs = (top.all(tokens.map((t) => `"${t}"`).join(" OR ")) as Array<{ seq: number }>).map((r) => r.seq)
+    const byId = new Map((rows.all(JSON.stringify(seqs)) as Array<{ seq: number; id: string }>).map((r) => [r.seq, r.id]))
+    return Promise.resolve(seqs.map((s) => byId.get(s)!))
+  }
+  const selective = (tokens: ReadonlyArray<string>) => {
+    const kept = tokens.filter((t) => df(t) <= PRUNE_SHARE * total)
+    if (kept.length > 0) return kept
+    const rarest = [...tokens].sort((a, b) => df(a) - df(b))[0]
+    return rarest === undefined ? [] : [rarest]
+  }
   return {
-    search: async (query) => {
-      const tokens = SearchTokenizer.distinctTokens(query)
-      if (tokens.length === 0) return 0
-      const rows = await Effect.runPromise(sql.unsafe(statement, [tokens.map((t) => `'${t}'`).join(" | ")]))
-      return rows.length
+    prime: (queries: ReadonlyArray<string>) => {
+      for (const q of queries) for (const t of SearchTokenizer.distinctTokens(q)) df(t)
     },
-    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+    naive: { name: "FTS5 naive floor", search: (q: string) => run(SearchTokenizer.distinctTokens(q)) } satisfies Engine,
+    pruned: {
+      name: "FTS5 pruned floor",
+      search: (q: string) => run(selective(SearchTokenizer.distinctTokens(q)))
+    } satisfies Engine,
+    close: () => db.close()
   }
 }
 
-/** Drops a benchmark schema and everything in it. */
-const dropPgSchema = (url: string, schema: string): Promise<void> =>
-  Effect.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).pipe(
-      Effect.provide(EngramPg.layerClient({ url, maxConnections: 1 })),
-      Effect.asVoid
+type StoreRuntime = ManagedRuntime.ManagedRuntime<MemoryStore.MemoryStore, unknown>
+
+const storeEngine = (name: string, runtime: StoreRuntime, filtered: boolean): Engine => ({
+  name,
+  search: (query) =>
+    runtime.runPromise(
+      Effect.map(
+        Effect.flatMap(MemoryStore.MemoryStore, (store) =>
+          store.search(
+            query,
+            filtered ? { scopes: RUNTIME_SCOPES, deliverable: true, limit: SEARCH_LIMIT } : { limit: SEARCH_LIMIT }
+          )),
+        (result) => result.hits.map((hit) => hit.record.id)
+      )
     )
-  )
+})
 
-// ---------------------------------------------------------------------------------------------
-// Running and printing
+const writeAll = (runtime: StoreRuntime, inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
+  runtime.runPromise(Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
+  }))
 
-const option = (args: ReadonlyArray<string>, name: string): string | undefined => {
-  const index = args.indexOf(name)
-  return index >= 0 ? args[index + 1] : undefined
-}
-
-const fmt = (value: number, digits = 2) =>
-  Number.isFinite(value) ? value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "-"
-
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")
-  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
-}
-
-/** The PostgreSQL URL of `--pg [url]`: the URL after the flag, else `ENGRAM_PG_URL`. */
 const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
   const index = args.indexOf("--pg")
   if (index < 0) return undefined
@@ -349,90 +208,203 @@ const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
   return url
 }
 
-const figuresRow = (figures: BackendFigures, floorName: string): Array<string> => [
-  figures.records.toLocaleString("en-US"),
-  figures.backend,
-  fmt(figures.writesPerSecond, 0),
-  fmt(figures.writesPerCpuSecond, 0),
-  fmt(figures.searchP50, 3),
-  fmt(figures.searchP95, 3),
-  floorName,
-  fmt(figures.floor?.searchP50 ?? Number.NaN, 3),
-  fmt(figures.floor?.searchP95 ?? Number.NaN, 3),
-  figures.floor === undefined ? "-" : `${fmt(figures.searchP50 / figures.floor.searchP50)}x`,
-  fmt(figures.listP50, 3),
-  fmt(figures.meanHits, 1)
-]
+interface WorkloadFigures {
+  readonly workload: "question" | "short"
+  readonly engines: ReadonlyArray<{
+    readonly name: string
+    readonly p50: number
+    readonly p95: number
+    readonly hitAt10: number | undefined
+  }>
+}
+
+interface SizeFigures {
+  readonly records: number
+  readonly writesPerSecond: number
+  readonly rawWritesPerSecond: number
+  readonly coldOpenMs: number
+  readonly rssMb: number
+  readonly heapMb: number
+  readonly memoryStoreHeapMb: number | undefined
+  readonly workloads: ReadonlyArray<WorkloadFigures>
+  readonly load: string
+}
+
+const summarize = (
+  workload: WorkloadFigures["workload"],
+  timings: Awaited<ReturnType<typeof interleave>>,
+  evidence: ReadonlyArray<string> | undefined
+): WorkloadFigures => ({
+  workload,
+  engines: timings.map((t) => ({
+    name: t.name,
+    p50: percentile(t.samples, 50),
+    p95: percentile(t.samples, 95),
+    hitAt10: evidence === undefined
+      ? undefined
+      : t.results.filter((ids, i) => ids.slice(0, 10).includes(evidence[i]!)).length / t.results.length
+  }))
+})
+
+const benchSize = async (
+  size: number,
+  queryCount: number,
+  directory: string,
+  withMemory: boolean,
+  pg: string | undefined
+): Promise<SizeFigures> => {
+  const turns = generateTurns(size, 1)
+  const inputs = turns.map((t) => t.input)
+  const questions = generateQuestions(turns, queryCount, 42, RUNTIME_SCOPES)
+  const shorts = generateShortQueries(queryCount, 43)
+
+  // Writes: the raw floor and the store, one after the other, in this run.
+  const rawFile = NodePath.join(directory, `raw-${size}.db`)
+  await emptyStoreFile(rawFile)
+  const rawWritesPerSecond = rawWrites(rawFile, prepare(inputs))
+  NodeFs.rmSync(rawFile, { force: true })
+  const filename = NodePath.join(directory, `store-${size}.db`)
+  const writer = ManagedRuntime.make(Layer.provide(SqliteMemoryStore.layer({ filename }), Logger.minimumLogLevel(LogLevel.Warning)))
+  const writeStart = performance.now()
+  await writeAll(writer, inputs)
+  const writesPerSecond = size / ((performance.now() - writeStart) / 1000)
+  await writer.dispose()
+
+  // Cold open: a new connection on the written file, migrations checked, first question answered.
+  const coldStart = performance.now()
+  const sqlite = ManagedRuntime.make(SqliteMemoryStore.layer({ filename }))
+  await storeEngine("cold", sqlite, true).search(questions[0]!.text)
+  const coldOpenMs = performance.now() - coldStart
+
+  const floors = sqliteFloors(filename)
+  floors.prime([...questions.map((q) => q.text), ...shorts])
+  let memoryStoreHeapMb: number | undefined
+  const extra: Array<{ filtered: Engine; plain: Engine; dispose: () => Promise<void> }> = []
+  if (withMemory) {
+    const before = process.memoryUsage().heapUsed
+    const memory = ManagedRuntime.make(Layer.merge(MemoryStore.layerMemory, IdGenerator.sequential("bench")))
+    await writeAll(memory, inputs)
+    memoryStoreHeapMb = megabytes(process.memoryUsage().heapUsed - before)
+    extra.push({
+      filtered: storeEngine("layerMemory search", memory, true),
+      plain: storeEngine("layerMemory search", memory, false),
+      dispose: () => memory.dispose()
+    })
+  }
+  if (pg !== undefined) {
+    const schema = EngramPg.temporarySchemaName("engram_bench")
+    const postgres = ManagedRuntime.make(
+      PgMemoryStore.layerPg.pipe(
+        Layer.provideMerge(EngramPg.layerClient({ url: pg, schema, maxConnections: 2 })),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+      )
+    )
+    await writeAll(postgres, inputs)
+    // What autovacuum does within a minute of a bulk load: statistics for the planner (ours too).
+    await postgres.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe("VACUUM (ANALYZE) engram_memories")))
+    extra.push({
+      filtered: storeEngine("PostgreSQL search", postgres, true),
+      plain: storeEngine("PostgreSQL search", postgres, false),
+      dispose: async () => {
+        await postgres.runPromise(
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
+        )
+        await postgres.dispose()
+      }
+    })
+  }
+  const memoryUse = process.memoryUsage()
+
+  const question = await interleave(
+    [storeEngine("SQLite search", sqlite, true), floors.naive, floors.pruned, ...extra.map((e) => e.filtered)],
+    questions.map((q) => q.text)
+  )
+  const short = await interleave(
+    [storeEngine("SQLite search", sqlite, false), floors.naive, floors.pruned, ...extra.map((e) => e.plain)],
+    shorts
+  )
+  floors.close()
+  await sqlite.dispose()
+  for (const e of extra) await e.dispose()
+  return {
+    records: size,
+    writesPerSecond,
+    rawWritesPerSecond,
+    coldOpenMs,
+    rssMb: megabytes(memoryUse.rss),
+    heapMb: megabytes(memoryUse.heapUsed),
+    memoryStoreHeapMb,
+    workloads: [summarize("question", question, questions.map((q) => q.evidence)), summarize("short", short, undefined)],
+    load: machine()
+  }
+}
+
+const print = (figures: SizeFigures) => {
+  const n = figures.records.toLocaleString("en-US")
+  console.log(
+    `\n${n} records — writes ${fmt(figures.writesPerSecond, 0)}/s vs raw floor ${fmt(figures.rawWritesPerSecond, 0)}/s ` +
+      `(${fmt((100 * figures.writesPerSecond) / figures.rawWritesPerSecond, 0)}%); cold open + first question ` +
+      `${fmt(figures.coldOpenMs, 1)} ms; RSS ${fmt(figures.rssMb, 0)} MB, heap ${fmt(figures.heapMb, 0)} MB` +
+      (figures.memoryStoreHeapMb === undefined ? "" : ` (layerMemory ~${fmt(figures.memoryStoreHeapMb, 0)} MB of it)`) +
+      `; ${figures.load}`
+  )
+  for (const w of figures.workloads) {
+    const naive = w.engines.find((e) => e.name === "FTS5 naive floor")!
+    const pruned = w.engines.find((e) => e.name === "FTS5 pruned floor")!
+    console.log(`\n${w.workload === "question" ? "question-shaped (scope global+project:p3, deliverable)" : "short queries"}`)
+    console.log(table(
+      ["engine", "p50 ms", "p95 ms", "vs naive", "vs pruned", ...(w.workload === "question" ? ["hit@10"] : [])],
+      w.engines.map((e) => [
+        e.name,
+        fmt(e.p50, 3),
+        fmt(e.p95, 3),
+        `${fmt(e.p50 / naive.p50)}x`,
+        `${fmt(e.p50 / pruned.p50)}x`,
+        ...(e.hitAt10 === undefined ? [] : [`${fmt(100 * e.hitAt10, 1)}%`])
+      ])
+    ))
+  }
+}
 
 export const run = async (args: ReadonlyArray<string>): Promise<void> => {
+  if (args.includes("--help")) {
+    console.log(USAGE)
+    return
+  }
   const sizes = (option(args, "--sizes") ?? "10000,100000").split(",").map(Number)
-  const queryCount = Number(option(args, "--queries") ?? "200")
+  const queryCount = Number(option(args, "--queries") ?? "300")
   const pg = pgUrl(args)
-  const queries = generateQueries(queryCount, 42)
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-"))
-  const rows: Array<Array<string>> = []
-  // Warm the JIT on a throwaway store, so the first size measures steady state like the others.
-  await benchBackend("warm-up", SqliteMemoryStore.layer({ filename: ":memory:" }), generateInputs(5_000, 99), queries)
+  const all: Array<SizeFigures> = []
   try {
+    // Warm the JIT on a small size first, so the first real size measures steady state.
+    await benchSize(2_000, 60, directory, args.includes("--memory"), undefined)
     for (const size of sizes) {
-      const inputs = generateInputs(size, 1)
-      const filename = NodePath.join(directory, `store-${size}.db`)
-      process.stdout.write(`store bench: ${size.toLocaleString("en-US")} records, sqlite … `)
-      const sqlite = await benchBackend(
-        "sqlite",
-        SqliteMemoryStore.layer({ filename }),
-        inputs,
-        queries,
-        sqliteFloor(filename)
-      )
-      rows.push(figuresRow(sqlite, "FTS5 via better-sqlite3"))
+      process.stdout.write(`store bench: ${size.toLocaleString("en-US")} records … `)
+      const figures = await benchSize(size, queryCount, directory, args.includes("--memory"), pg)
       process.stdout.write("done\n")
-      if (pg !== undefined) {
-        process.stdout.write(`store bench: ${size.toLocaleString("en-US")} records, postgres … `)
-        const schema = EngramPg.temporarySchemaName("engram_bench")
-        try {
-          const figures = await benchBackend(
-            "postgres",
-            PgMemoryStore.layer({ url: pg, schema }),
-            inputs,
-            queries,
-            pgFloor(pg, schema)
-          )
-          rows.push(figuresRow(figures, "same SQL, plain"))
-        } finally {
-          await dropPgSchema(pg, schema)
-        }
-        process.stdout.write("done\n")
-      }
+      print(figures)
+      all.push(figures)
     }
   } finally {
     NodeFs.rmSync(directory, { recursive: true, force: true })
   }
-  console.log()
-  console.log(table(
-    [
-      "records",
-      "backend",
-      "writes/s",
-      "writes/CPU-s",
-      "search p50 ms",
-      "search p95 ms",
-      "floor",
-      "floor p50 ms",
-      "floor p95 ms",
-      "p50 ratio",
-      "list p50 ms",
-      "hits/query"
-    ],
-    rows
-  ))
-  const load = NodeOs.loadavg().map((n) => n.toFixed(2)).join(" ")
   console.log(
-    `\n${queryCount} searches (limit ${SEARCH_LIMIT}, 1-3 words, frequent/mid/rare), each followed by the same ` +
-      `query on the floor; ${LIST_FILTERS.length} list filters x 50 rounds; writes in batches of ${WRITE_BATCH}.` +
-      `\nwrites/CPU-s counts this process's CPU time (not a database server's) instead of wall time. ` +
-      `Load average: ${load} on ` +
-      `${NodeOs.availableParallelism()} CPUs.` +
-      "\nTargets: writes >= 20,000 records/s; search p50 within 1.5x of the raw FTS5 floor at 100k."
+    `\n${queryCount} queries per workload, limit ${SEARCH_LIMIT}, interleaved with the engine order rotated per query ` +
+      `after ${20} warm-up queries. Floors: FTS5 top-${SEARCH_LIMIT} by bm25 from the index, then those rows read; ` +
+      `"pruned" drops tokens held by > ${PRUNE_SHARE * 100}% of records. Floors apply no scope filter.`
   )
+  writeJson(option(args, "--json"), { bench: "store", sizes: all })
+  const chart = option(args, "--chart")
+  for (const f of all) {
+    const question = f.workloads.find((w) => w.workload === "question")!
+    appendChart(
+      chart,
+      mermaidBars(
+        `Question-shaped search p50, ${f.records.toLocaleString("en-US")} records (ms)`,
+        "ms",
+        question.engines.map((e) => [e.name.replace(" search", "").replace(" floor", ""), e.p50] as const)
+      )
+    )
+  }
 }

@@ -11,8 +11,8 @@
  *   only the top of that ranking.
  * - **tail**: the pruned tokens (frequent ones, and any beyond the bound). Records that hold only
  *   tail tokens still match — the match set is the same as without planning, as the conformance
- *   kit requires — but they rank after every ranked-tier hit, and a backend reads them only when
- *   the ranked tier has fewer hits than the limit.
+ *   kit requires — but they rank after every ranked-tier hit, newest first, and a backend reads
+ *   them only when the ranked tier has fewer hits than the limit, stopping after the limit.
  *
  * At least one token is always ranked. See decision record 0035.
  *
@@ -103,7 +103,10 @@ export const plan = (
 
 /**
  * One tier of a planned search: match records holding any `include` token and none of the
- * `exclude` tokens; rank them by the `include` tokens.
+ * `exclude` tokens. The ranked tier (`rank: true`) ranks them by relevance over the `include`
+ * tokens. The tail tier (`rank: false`) needs no relevance order — its records share only pruned
+ * tokens with the query — and takes the newest first (listing order), so a backend can stop
+ * reading after `limit` matches instead of scoring every posting of a frequent token.
  *
  * @since 0.1.0
  * @category models
@@ -111,11 +114,21 @@ export const plan = (
 export interface Tier {
   readonly include: ReadonlyArray<string>
   readonly exclude: ReadonlyArray<string>
+  readonly rank: boolean
 }
 
 /**
+ * The score a backend gives the `position`-th hit of an unranked (tail) tier: decreasing with
+ * the position. {@link runTiers} then scales it below the ranked tier.
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const tailScore = (position: number): number => 1 / (1 + position)
+
+/**
  * Runs a plan through a backend's tier query: the ranked tier first, then — only when it returned
- * fewer than `limit` hits — the tail tier for the rest. Tail hits' scores are scaled strictly
+ * fewer than `limit` hits — the tail tier (newest first) for the rest. Tail hits' scores are scaled strictly
  * below the lowest ranked-tier score (keeping their own order), so scores stay non-increasing.
  *
  * @since 0.1.0
@@ -128,9 +141,12 @@ export const runTiers = <E, R>(
 ): Effect.Effect<SearchResult, E, R> =>
   Effect.gen(function*() {
     if (searchPlan.ranked.length === 0) return { hits: [], skipped: 0 }
-    const first = yield* fetch({ include: searchPlan.ranked, exclude: [] }, limit)
+    const first = yield* fetch({ include: searchPlan.ranked, exclude: [], rank: true }, limit)
     if (first.hits.length >= limit || searchPlan.tail.length === 0) return first
-    const rest = yield* fetch({ include: searchPlan.tail, exclude: searchPlan.ranked }, limit - first.hits.length)
+    const rest = yield* fetch(
+      { include: searchPlan.tail, exclude: searchPlan.ranked, rank: false },
+      limit - first.hits.length
+    )
     return { hits: [...first.hits, ...belowScores(first.hits, rest.hits)], skipped: first.skipped + rest.skipped }
   })
 

@@ -69,7 +69,7 @@ describe("SearchPlan.runTiers", () => {
       })
       const firstCount = Math.min(first.length, limit)
       expect(calls.length).toBe(firstCount >= limit ? 1 : 2)
-      if (calls.length === 2) expect(calls[1]).toEqual({ include: ["common"], exclude: ["rare"] })
+      if (calls.length === 2) expect(calls[1]).toEqual({ include: ["common"], exclude: ["rare"], rank: false })
       expect(result.hits.length).toBe(Math.min(limit, firstCount + second.length))
       for (let i = 1; i < result.hits.length; i++) {
         expect(result.hits[i - 1]!.score).toBeGreaterThanOrEqual(result.hits[i]!.score)

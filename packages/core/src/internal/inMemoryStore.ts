@@ -182,6 +182,17 @@ export const make = (): MemoryStoreService => {
         const searchPlan = SearchPlan.plan(distinctTokens(text), statistics)
         return yield* SearchPlan.runTiers(searchPlan, options.limit ?? DEFAULT_SEARCH_LIMIT, (tier, limit) =>
           Effect.sync(() => {
+            if (!tier.rank) {
+              // The tail: newest first, stopping after `limit` (ordered is in listing order).
+              const hits: Array<SearchHit> = []
+              for (const record of ordered) {
+                if (hits.length === limit) break
+                const { tokens } = byId.get(record.id)!
+                if (!tier.include.some((t) => tokens.has(t)) || tier.exclude.some((t) => tokens.has(t))) continue
+                if (matchesFilters(record, options, at)) hits.push({ record, score: SearchPlan.tailScore(hits.length) })
+              }
+              return { hits, skipped: 0 }
+            }
             const weights = tier.include.map((token) => idf(statistics.total, statistics.documentFrequency(token)))
             const seen = new Set<MemoryId>()
             const hits: Array<SearchHit> = []
@@ -190,7 +201,6 @@ export const make = (): MemoryStoreService => {
                 if (seen.has(id)) continue
                 seen.add(id)
                 const { length, record, tokens } = byId.get(id)!
-                if (tier.exclude.some((excluded) => tokens.has(excluded))) continue
                 if (!matchesFilters(record, options, at)) continue
                 const norm = K1 * (1 - B + (B * length) / (averageLength || 1))
                 let score = 0

@@ -304,17 +304,21 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           (tier, limit) =>
             Effect.gen(function*() {
               // The filters sit beside the index condition, so PostgreSQL combines them before ranking.
+              // The tail needs no rank: newest first, so PostgreSQL may stop after `limit` matches.
               const rows = yield* sql<Row & { readonly score: number }>`
-                SELECT ${selectColumns}, ts_rank(search_vector, q.query) AS score
+                SELECT ${selectColumns}, ${tier.rank ? sql`ts_rank(search_vector, q.query)` : sql`0`} AS score
                 FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
                 WHERE search_vector @@ q.query AND ${sql.and(clauses)}
-                ORDER BY score DESC, created_at DESC, id ASC
+                ORDER BY ${tier.rank ? sql`score DESC, ` : sql``}created_at DESC, id ASC
                 LIMIT ${limit}`.pipe(Effect.mapError(failure("search")))
               return yield* decodeRows(
                 rows,
                 (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
               )
-            }).pipe(Effect.map(({ skipped, values }) => ({ hits: values, skipped })))
+            }).pipe(Effect.map(({ skipped, values }) => ({
+              hits: tier.rank ? values : values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })),
+              skipped
+            })))
         )
       }),
 

@@ -308,41 +308,60 @@ export const make: Effect.Effect<
   const frequencies = makeFrequencies(sql)
 
   /**
-   * One planned tier. First the index alone: FTS5's top `2 × limit + 32` by bm25, then only those
-   * rows are read and filtered (by the core predicate, so the scope index is never chosen for a
-   * primary-key lookup). When the filters leave fewer than `limit` of them and the index had more,
-   * the joined query ranks every match that passes the filters.
+   * One planned tier, with the filters applied before the limit.
+   *
+   * Ranked: FTS5's top `2 × limit + 32` by bm25 from the index alone, then only those rows are
+   * read, filtered in SQL by primary key, and only the best `limit` decoded. When the filters
+   * leave fewer than `limit` and the index had more, the joined query ranks every match of the
+   * tier that passes the filters. Tail: the newest-written matches first (FTS5 streams its
+   * postings by rowid), joined and filtered as they stream, stopping after `limit`.
    */
   const searchTier = (
-    match: string,
+    tier: SearchPlan.Tier,
     options: MemoryQuery.SearchOptions,
     at: DateTime.Utc,
     limit: number
   ): Effect.Effect<MemoryStore.SearchResult, SqlError> =>
     Effect.gen(function*() {
+      const match = tierExpression(tier)
+      const filters = filterClauses(sql, options, DateTime.toEpochMillis(at))
+      const where = sql.and([sql`${sql(FTS_TABLE)} MATCH ${match}`, ...filters])
+      if (!tier.rank) {
+        const { skipped, values } = yield* scan(
+          (n, offset) =>
+            sql<Row>`SELECT ${columns} FROM ${sql(FTS_TABLE)} JOIN ${sql(TABLE)} m ON m.seq = ${sql(FTS_TABLE)}.rowid
+              WHERE ${where} ORDER BY ${sql(FTS_TABLE)}.rowid DESC LIMIT ${n} OFFSET ${offset}`,
+          limit,
+          (record): MemoryStore.SearchHit => ({ record, score: 0 })
+        )
+        yield* reportSkipped("search", skipped)
+        return { hits: values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })), skipped: skipped.length }
+      }
       const overFetch = 2 * limit + 32
       const candidates = yield* sql<{ seq: number; score: number }>`
         SELECT rowid AS seq, -bm25(${sql(FTS_TABLE)}) AS score FROM ${sql(FTS_TABLE)}
         WHERE ${sql(FTS_TABLE)} MATCH ${match} ORDER BY rank LIMIT ${overFetch}`
       if (candidates.length === 0) return { hits: [], skipped: 0 }
       const scores = new Map(candidates.map((c) => [c.seq, Number(c.score)]))
-      const rows = yield* sql<Row>`SELECT ${columns}, m.seq AS seq FROM ${sql(TABLE)} m
-        WHERE ${sql.in("m.seq", candidates.map((c) => c.seq))}`
-      const decoded = MemoryRow.decodeRows(
-        rows,
-        (record, row): MemoryStore.SearchHit => ({ record, score: scores.get(Number(row.seq)) ?? 0 })
-      )
-      const hits = decoded.values
-        .filter((hit) => MemoryQuery.matchesFilters(hit.record, options, at))
-        .sort((a, b) => b.score - a.score || MemoryQuery.compareListOrder(a.record, b.record))
-      if ((hits.length >= limit && decoded.skipped.length === 0) || candidates.length < overFetch) {
-        yield* reportSkipped("search", decoded.skipped)
-        return { hits: hits.slice(0, limit), skipped: decoded.skipped.length }
+      // NOT INDEXED: rowid lookups only, so a scope filter never makes SQLite walk the scope index.
+      const rows = yield* sql<Row>`SELECT ${columns}, m.seq AS seq FROM ${sql(TABLE)} m NOT INDEXED
+        WHERE ${sql.and([sql.in("m.seq", candidates.map((c) => c.seq)), ...filters])}`
+      if (rows.length >= limit || candidates.length < overFetch) {
+        const best = rows
+          .map((row) => ({ row, score: scores.get(Number(row.seq)) ?? 0 }))
+          .sort((a, b) => b.score - a.score || Number(b.row.created_at) - Number(a.row.created_at) ||
+            MemoryQuery.compareRaw(String(a.row.id), String(b.row.id)))
+          .slice(0, limit)
+        const decoded = MemoryRow.decodeRows(
+          best.map((b) => b.row),
+          (record, row): MemoryStore.SearchHit => ({ record, score: scores.get(Number(row.seq)) ?? 0 })
+        )
+        // A bad row among the best leaves a gap the next candidate may fill: the full ranking does that.
+        if (decoded.skipped.length === 0 || candidates.length < overFetch) {
+          yield* reportSkipped("search", decoded.skipped)
+          return { hits: decoded.values, skipped: decoded.skipped.length }
+        }
       }
-      const where = sql.and([
-        sql`${sql(FTS_TABLE)} MATCH ${match}`,
-        ...filterClauses(sql, options, DateTime.toEpochMillis(at))
-      ])
       const { skipped, values } = yield* scan(
         (n, offset) =>
           sql<Row>`SELECT ${columns}, -bm25(${sql(FTS_TABLE)}) AS score
@@ -427,7 +446,7 @@ export const make: Effect.Effect<
         const result = yield* SearchPlan.runTiers(
           searchPlan,
           options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
-          (tier, limit) => searchTier(tierExpression(tier), options, at, limit)
+          (tier, limit) => searchTier(tier, options, at, limit)
         )
         return result
       }).pipe(Effect.catchTag("SqlError", toFailure("search"))),
