@@ -22,6 +22,8 @@ import type { KeySource, MemoryRoutingSpec, PlacedRecord } from "./Routing.js"
  *
  * - `rejected`, `expired`, `superseded`: the record is not deliverable (superseded covers any
  *   invalidation). Without `now` in the options, any record with an expiry counts as expired.
+ * - `on-demand`: the record's delivery policy is `on_demand`: it reaches a model only when a
+ *   tool call (`memory_recall`) asks for it, never through the prefix.
  * - `duplicate-row`: another row for the same record id was used (the latest `promotedAt`).
  * - `spec-mismatch`: the row was committed by a different spec than the one composing.
  * - `spec-declined`: the spec placed the record nowhere; it stays recall-only.
@@ -39,6 +41,7 @@ export type DeclineReason =
   | "rejected"
   | "expired"
   | "superseded"
+  | "on-demand"
   | "duplicate-row"
   | "spec-mismatch"
   | "spec-declined"
@@ -61,6 +64,7 @@ export const declineReasons: ReadonlyArray<DeclineReason> = [
   "rejected",
   "superseded",
   "expired",
+  "on-demand",
   "spec-mismatch",
   "spec-declined",
   "undeclared-section",

@@ -6,14 +6,21 @@
  * judges relevance:
  *
  * - `newest` (the default): the most recent prior sessions.
- * - `relevant`: only prior sessions whose summary shares at least one whole token (by
- *   `SearchTokenizer.tokenize`) with the turn's query, best overlap first.
+ * - `relevant`: only prior sessions whose newest summary shares at least one whole content token
+ *   (by `SearchTokenizer.tokenize`, {@link STOPWORDS} left out) with the turn's query, best
+ *   overlap first.
  * - `off`: no digest.
  *
- * A session is never its own prior session. A runtime that finds candidates through a store's
- * keyword search instead of scanning summaries applies the same {@link isRelevant} predicate (via
- * {@link selectDigest}), so both paths keep the same entries: store search and this predicate
- * match on the same tokens.
+ * A session is never its own prior session, and only its newest summary speaks for it: an older
+ * summary that matches the query does not stand in for a newest one that does not. A runtime that
+ * finds candidates through a store's keyword search instead of scanning summaries searches for the
+ * query's {@link contentTokens} and applies the same {@link isRelevant} predicate (via
+ * {@link selectDigest}), so both paths keep the same entries.
+ *
+ * A summary is stored as an `episode` record in the scope of the work it summarises (the scope the
+ * session's agent reads, e.g. `project:billing`), tagged {@link sessionTag}; a request's digest
+ * reads only the summaries of its own scopes. (A record in a `session:<id>` scope also counts as
+ * that session's summary, for a request that reads that scope.)
  *
  * The chosen entries then compete for the projection budget, where the oldest, lowest-ranked
  * entries are shed first (see `ProjectedContext`).
@@ -89,16 +96,42 @@ export class DigestEntry extends Schema.Class<DigestEntry>("DigestEntry")({
 }) {}
 
 /**
- * How many distinct tokens `text` shares with `query` (both through `SearchTokenizer.tokenize`).
+ * Words too common to make two texts related: English function words, as the shared tokenizer
+ * folds them. A summary that shares only these with the query is not relevant to it.
  *
  * @since 0.1.0
  * @category relevance
  */
-export const relevance = (query: string, text: string): number => overlap(new Set(distinctTokens(query)), text)
+export const STOPWORDS: ReadonlySet<string> = new Set(
+  ("a an and are as at be been but by can could did do does for from had has have he her his how i if in into is " +
+    "it its me my no not of on or our she so than that the their them then there these they this those to too " +
+    "us was we were what when where which who why will with would you your")
+    .split(" ")
+)
 
 /**
- * True when `text` shares at least one whole token with `query` — exactly the match rule of a
- * store's keyword search (tokens OR-joined), so a store search hit and this predicate agree.
+ * The distinct tokens of `text` that carry meaning: `SearchTokenizer.distinctTokens` without
+ * {@link STOPWORDS}.
+ *
+ * @since 0.1.0
+ * @category relevance
+ */
+export const contentTokens = (text: string): ReadonlyArray<string> =>
+  distinctTokens(text).filter((token) => !STOPWORDS.has(token))
+
+/**
+ * How many distinct content tokens `text` shares with `query` (both through
+ * `SearchTokenizer.tokenize`, {@link STOPWORDS} left out).
+ *
+ * @since 0.1.0
+ * @category relevance
+ */
+export const relevance = (query: string, text: string): number => overlap(new Set(contentTokens(query)), text)
+
+/**
+ * True when `text` shares at least one content token with `query` — the match rule of a store's
+ * keyword search (tokens OR-joined) for the query's {@link contentTokens}, so a store search hit
+ * for those tokens and this predicate agree.
  *
  * @since 0.1.0
  * @category relevance
@@ -164,7 +197,7 @@ export const selectDigest = (
     const held = newestPerSession.get(candidate.sessionId)
     if (held === undefined || byNewest(candidate, held) < 0) newestPerSession.set(candidate.sessionId, candidate)
   }
-  const queryTokens = new Set(distinctTokens(options.query ?? ""))
+  const queryTokens = new Set(contentTokens(options.query ?? ""))
   const ranked = [...newestPerSession.values()].map((session) =>
     new DigestEntry({ ...session, rank: overlap(queryTokens, matchTextOf(session)) }, { disableValidation: true })
   )
@@ -174,27 +207,49 @@ export const selectDigest = (
   return chosen.slice(0, limit)
 }
 
-const sessionScope = /^session:(.+)$/
+const SESSION_PREFIX = "session:"
+const isSessionId = Schema.is(SessionId)
+
+/**
+ * The tag that marks a memory record as the summary of session `sessionId`: `session:<id>`. (A tag
+ * holds at most 64 characters, so a summarised session id has at most 56.)
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const sessionTag = (sessionId: SessionId): string => `${SESSION_PREFIX}${sessionId}`
+
+/** The session a record summarises: its {@link sessionTag}, else its `session:<id>` scope. */
+const summarisedSession = (record: MemoryRecord): string | undefined => {
+  const tagged = record.tags.find((tag) => tag.startsWith(SESSION_PREFIX))
+  const id = tagged !== undefined
+    ? tagged.slice(SESSION_PREFIX.length)
+    : record.scope.startsWith(SESSION_PREFIX)
+    ? record.scope.slice(SESSION_PREFIX.length)
+    : undefined
+  return id !== undefined && isSessionId(id) ? id : undefined
+}
 
 /**
  * Reads a session summary stored as a memory record: the session comes from the record's
- * `session:<id>` scope, `at` from its creation, the summary from its content, and relevance is
- * measured on everything the store indexes. `None` for a record outside a session scope.
+ * {@link sessionTag} (or, failing that, its `session:<id>` scope), `at` from its creation, the
+ * summary from its content, and relevance is measured on what the store indexes — the session tag
+ * aside. `None` for a record that names no session (an ordinary `episode`).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const fromRecord = (record: MemoryRecord): Option.Option<PriorSession> => {
-  const match = sessionScope.exec(record.scope)
-  if (match === null || !Schema.is(SessionId)(match[1])) return Option.none()
+  const sessionId = summarisedSession(record)
+  if (sessionId === undefined) return Option.none()
   return Option.some(
     new PriorSession(
       {
-        sessionId: match[1],
+        sessionId,
         at: record.createdAt,
         summary: record.content,
         memoryId: record.id,
-        matchText: searchableText(record)
+        matchText: searchableText({ ...record, tags: record.tags.filter((tag) => !tag.startsWith(SESSION_PREFIX)) })
       },
       { disableValidation: true }
     )

@@ -412,13 +412,14 @@ export type ShedItem = typeof ShedItem.Type
 
 /**
  * Why an input was withheld before budgeting: the record is not deliverable (rejected, expired,
- * superseded), the stable prefix already carries it, or it repeats an earlier line (a record
+ * superseded), its delivery policy is `on_demand` (it reaches a model only through `memory_recall`),
+ * the stable prefix already carries it, or it repeats an earlier line (a record
  * already delivered as always-on, a session or skill listed twice).
  *
  * @since 0.1.0
  * @category models
  */
-export const WithheldReason = Schema.Literal("not-deliverable", "in-prefix", "duplicate")
+export const WithheldReason = Schema.Literal("not-deliverable", "on-demand", "in-prefix", "duplicate")
 /** @since 0.1.0 @category models */
 export type WithheldReason = typeof WithheldReason.Type
 

@@ -161,6 +161,15 @@ describe("applyMemoryOverlay: outcomes", () => {
     expect(Background.memoryIdsOf(background)).toEqual(["m4"])
   })
 
+  it("an on_demand record never composes into the prefix: it reaches a model only through memory_recall", () => {
+    const { background, report } = overlay([
+      place(rec("m1", { deliveryPolicy: "on_demand" }), "auto_s", "a"),
+      place(rec("m2", { deliveryPolicy: "always" }), "auto_s", "b")
+    ])
+    expect(["m1", "m2"].map((id) => reasonOf(report, id))).toEqual(["on-demand", "composed"])
+    expect(Background.memoryIdsOf(background)).toEqual(["m2"])
+  })
+
   it("without `now`, a record carrying an expiry is treated as expired", () => {
     const { report } = overlay([place(rec("m1", { expiresAt: t(10 ** 12) }), "auto_s", "a"), place(rec("m2"), "auto_s", "b")], {})
     expect(reasonOf(report, "m1")).toBe("expired")

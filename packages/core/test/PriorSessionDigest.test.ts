@@ -91,7 +91,11 @@ describe("the relevance predicate agrees with store search", () => {
             sourceType: "operator" as const
           }))
         )
-        const found = new Set((yield* store.search(query, { limit: 10_000 })).hits.map((h) => h.record.id))
+        // A runtime searches for the query's content words (stopwords such as "a" left out).
+        const words = PriorSessionDigest.contentTokens(query).join(" ")
+        const found = new Set(
+          words === "" ? [] : (yield* store.search(words, { limit: 10_000 })).hits.map((h) => h.record.id)
+        )
         for (const record of written) {
           const prior = Option.getOrThrow(PriorSessionDigest.fromRecord(record))
           expect(PriorSessionDigest.isRelevant(query, PriorSessionDigest.matchTextOf(prior))).toBe(found.has(record.id))
@@ -117,5 +121,44 @@ describe("the relevance predicate agrees with store search", () => {
     expect(PriorSessionDigest.isRelevant("oauth", PriorSessionDigest.matchTextOf(prior))).toBe(true)
     const global = MemoryRecord.fromWriteInput({ content: "x", kind: "episode" }, { id: "m-2", now: at })
     expect(Option.isNone(PriorSessionDigest.fromRecord(global))).toBe(true)
+  })
+
+  it("reads a summary tagged with its session in any scope; the session tag is not matched on", () => {
+    const at = DateTime.unsafeMake("2025-01-01T00:00:00Z")
+    const record = MemoryRecord.fromWriteInput(
+      { content: "Fixed the login bug", kind: "episode", tags: ["oauth", PriorSessionDigest.sessionTag("s-9")], scope: "project:a" },
+      { id: "m-1", now: at }
+    )
+    const prior = Option.getOrThrow(PriorSessionDigest.fromRecord(record))
+    expect(prior).toMatchObject({ sessionId: "s-9", summary: "Fixed the login bug", memoryId: "m-1" })
+    expect(PriorSessionDigest.isRelevant("oauth", PriorSessionDigest.matchTextOf(prior))).toBe(true)
+    expect(PriorSessionDigest.isRelevant("session", PriorSessionDigest.matchTextOf(prior))).toBe(false)
+  })
+})
+
+describe("stopwords", () => {
+  it.prop(
+    "relevance never counts a stopword: adding stopwords to a query changes no rank",
+    [
+      fc.string({ unit: fc.constantFrom("a", "b", "c", "x", "y", " "), maxLength: 20 }),
+      fc.string({ unit: fc.constantFrom("a", "b", "c", "x", "y", " "), maxLength: 20 }),
+      fc.array(fc.constantFrom(...PriorSessionDigest.STOPWORDS), { maxLength: 4 })
+    ],
+    ([query, text, stop]) => {
+      expect(PriorSessionDigest.relevance([query, ...stop].join(" "), `${text} ${stop.join(" ")}`)).toBe(
+        PriorSessionDigest.relevance(query, text)
+      )
+      expect(PriorSessionDigest.relevance(stop.join(" "), `${text} ${stop.join(" ")}`)).toBe(0)
+    }
+  )
+
+  it("a summary that shares only \"the\" with the query is not relevant", () => {
+    const at = DateTime.unsafeMake("2025-01-01T00:00:00Z")
+    const candidates = [
+      new PriorSessionDigest.PriorSession({ sessionId: "s-1", at, summary: "Went over the garden" }),
+      new PriorSessionDigest.PriorSession({ sessionId: "s-2", at, summary: "Deploy of the API" })
+    ]
+    const chosen = selectDigest(candidates, { mode: "relevant", query: "what is the deploy status" })
+    expect(chosen.map((entry) => [entry.sessionId, entry.rank])).toEqual([["s-2", 1]])
   })
 })

@@ -246,6 +246,17 @@ describe("withheld inputs", () => {
     expect(p.injection.memoryIds).toEqual(["m-a", "m-ok"])
     for (const id of ["m-rej", "m-exp", "m-sup", "m-pre"]) expect(p.text).not.toContain(id)
   })
+
+  it("withholds on_demand records from always-on and recall: they reach a model through memory_recall only", () => {
+    const demand = (id: string) => new MemoryRecord.MemoryRecord({ ...record(id, "on demand"), deliveryPolicy: "on_demand" })
+    const p = compose({ now, alwaysOn: [demand("m-d1")], recall: [{ record: demand("m-d2"), score: 9 }, hit("m-ok", 1)] })
+    expect(p.budget.withheld).toEqual([
+      { section: "always_on_memory", ref: "m-d1", reason: "on-demand" },
+      { section: "recalled_memory", ref: "m-d2", reason: "on-demand" }
+    ])
+    expect(p.injection.memoryIds).toEqual(["m-ok"])
+    expect(p.text).not.toContain("on demand")
+  })
 })
 
 describe("modes", () => {

@@ -10,12 +10,16 @@
  * - **working state, skills index**: the request (the runtime owns them; they are not memory).
  * - **always-on memory**: every deliverable record with delivery policy `always` in the request's
  *   scopes, newest first.
- * - **prior-session digest**: session summaries, stored as `episode` records in a
- *   `session:<id>` scope (see {@link summaryInput}). `newest` takes the newest summaries of other
- *   sessions; `relevant` takes only those the store's keyword search finds for the query — no
- *   model judges relevance. The request's own session is never a prior session.
+ * - **prior-session digest**: session summaries of the request's scopes — `episode` records
+ *   tagged with their session (see {@link summaryInput}), only the newest per session. `newest`
+ *   takes the newest summaries of other sessions; `relevant` takes only sessions whose newest
+ *   summary shares a content word (stopwords aside) with the query, found by the store's keyword
+ *   search — no model judges relevance. The request's own session is never a prior session.
  * - **recall**: the store's keyword search for the query over the request's scopes, deliverable
  *   records only, best first.
+ *
+ * A record whose delivery policy is `on_demand` is never projected (nor composed into a prefix):
+ * it reaches a model only when the model calls `memory_recall`.
  *
  * The mode decides what is read at all: an `incognito` projection reads nothing from memory (and
  * its injection row names no memory), an `autonomous` one skips the digest, and a `subagent` one
@@ -170,9 +174,11 @@ export const SUMMARY_KIND: MemoryRecord.MemoryKind = internal.SUMMARY_KIND
 
 /**
  * The memory write that stores `summary` as the summary of session `sessionId` — an `episode`
- * record in scope `session:<sessionId>`, which later turns of *other* sessions find for their
- * prior-session digest. Write it with `MemoryStore.write` when a session ends (or whenever its
- * summary is updated; the newest summary of a session wins).
+ * record tagged `session:<sessionId>` in `fields.scope` (default `global`): the scope the
+ * session's agent works in, so that later turns of *other* sessions reading that scope find it for
+ * their prior-session digest, and sessions of other scopes never do. Write it with
+ * `MemoryStore.write` when a session ends (or whenever its summary is updated; only the newest
+ * summary of a session is ever used). Session ids of at most 56 characters fit the tag.
  *
  * @since 0.1.0
  * @category digest
@@ -180,14 +186,24 @@ export const SUMMARY_KIND: MemoryRecord.MemoryKind = internal.SUMMARY_KIND
 export const summaryInput = (
   sessionId: string,
   summary: string,
-  fields: Partial<Omit<MemoryRecord.MemoryWriteInput, "content" | "kind" | "scope">> = {}
+  fields: Partial<Omit<MemoryRecord.MemoryWriteInput, "content" | "kind">> = {}
 ): MemoryRecord.MemoryWriteInput => ({
   sourceType: "conversation",
+  scope: "global",
   ...fields,
+  tags: [...(fields.tags ?? []), PriorSessionDigest.sessionTag(sessionId)],
   content: summary,
-  kind: SUMMARY_KIND,
-  scope: `session:${sessionId}`
+  kind: SUMMARY_KIND
 })
+
+/**
+ * The delivery policies a projection delivers: `always` and `retrieved`. An `on_demand` record
+ * reaches a model only through `memory_recall`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const PROJECTED_POLICIES: ReadonlyArray<MemoryRecord.DeliveryPolicy> = internal.PROJECTED_POLICIES
 
 /**
  * The projection failed: the request was invalid, a store could not be read, or the injection row

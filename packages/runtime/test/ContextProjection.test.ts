@@ -339,10 +339,11 @@ describe("ContextProjection prior-session digest", () => {
     return Effect.gen(function*() {
       yield* sessions
       reads.length = 0
-      const p = yield* project({ query: "billing service", scopes: ["project:none"] })
+      const p = yield* project({ query: "the billing service" })
       expect(p.injection.priorSessionIds).toEqual(["s-1", "s-3"])
+      // The store is searched for the content words only: "the" would match every summary.
       expect(reads).toContain("search billing service")
-      const none = yield* project({ query: "quantum chromodynamics", scopes: ["project:none"] })
+      const none = yield* project({ query: "quantum chromodynamics" })
       expect(none.section("prior_sessions")).toBeUndefined()
     }).pipe(Effect.provide(layer))
   })
@@ -373,7 +374,79 @@ describe("ContextProjection prior-session digest", () => {
   })
 })
 
+describe("ContextProjection prior-session digest: scopes, stopwords, newest summary", () => {
+  // Two projects and a session-scoped summary: an agent reading project:a sees project:a's only.
+  const scoped = write(
+    ContextProjection.summaryInput("s-a1", "Migrated the billing database", { scope: "project:a" }),
+    ContextProjection.summaryInput("s-b1", "Migrated the billing database of project b", { scope: "project:b" }),
+    { ...ContextProjection.summaryInput("s-x", "Billing database notes, session scoped"), scope: "session:s-x" },
+    // An ordinary episode of project:a names no session: it is no summary.
+    { content: "The billing database went down once", kind: "episode", scope: "project:a", sourceType: "operator" }
+  )
+
+  for (const digest of ["newest", "relevant"] as const) {
+    it.effect(`${digest}: reads only the summaries of the request's scopes`, () => {
+      const { layer } = world({ digest })
+      return Effect.gen(function*() {
+        yield* scoped
+        const a = yield* project({ query: "billing database", scopes: ["project:a"] })
+        expect(a.injection.priorSessionIds).toEqual(["s-a1"])
+        expect(a.text).not.toContain("project b")
+        expect(a.text).not.toContain("session scoped")
+        const both = yield* project({ query: "billing database", scopes: ["project:a", "session:s-x"] })
+        expect([...both.injection.priorSessionIds].sort()).toEqual(["s-a1", "s-x"])
+        const global = yield* project({ query: "billing database", scopes: ["global"] })
+        expect(global.section("prior_sessions")).toBeUndefined()
+      }).pipe(Effect.provide(layer))
+    })
+  }
+
+  it.effect("relevant: a shared stopword is no overlap", () => {
+    const { layer } = world({ digest: "relevant" })
+    return Effect.gen(function*() {
+      yield* write(ContextProjection.summaryInput("s-1", "We went over the garden plans"))
+      const p = yield* project({ query: "what is the status of the deploy" })
+      expect(p.section("prior_sessions")).toBeUndefined()
+      const q = yield* project({ query: "what about the garden" })
+      expect(q.injection.priorSessionIds).toEqual(["s-1"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("relevant: an older summary never stands in for a newest one that does not match", () => {
+    const { layer } = world({ digest: "relevant" })
+    return Effect.gen(function*() {
+      yield* write(
+        ContextProjection.summaryInput("s-1", "Planned the Kubernetes upgrade"),
+        ContextProjection.summaryInput("s-1", "Cooked a risotto"),
+        ContextProjection.summaryInput("s-2", "Reviewed the Kubernetes dashboards")
+      )
+      const p = yield* project({ query: "kubernetes" })
+      expect(p.injection.priorSessionIds).toEqual(["s-2"])
+      expect(p.text).not.toContain("upgrade")
+      expect(p.text).not.toContain("risotto")
+    }).pipe(Effect.provide(layer))
+  })
+})
+
 describe("ContextProjection delivery rules", () => {
+  it.effect("on_demand records are never projected, however well they match; always and retrieved are", () => {
+    const { layer, reads } = world()
+    return Effect.gen(function*() {
+      const [demand, retrieved, always] = yield* write(
+        { content: "The vault code is 4711", kind: "fact", deliveryPolicy: "on_demand", sourceType: "operator" },
+        { content: "The vault is in the basement", kind: "fact", sourceType: "operator" },
+        { content: "Never open the vault alone", kind: "standing", deliveryPolicy: "always", sourceType: "operator" }
+      )
+      const p = yield* project({ query: "vault code" })
+      expect(p.text).not.toContain("4711")
+      expect(p.injection.memoryIds).toEqual([always!.id, retrieved!.id])
+      expect(p.injection.memoryIds).not.toContain(demand!.id)
+      // Recall never asked the store for it, so it took no recall slot (the composer would withhold it too).
+      expect(p.budget.withheld.map((item) => item.ref)).not.toContain(demand!.id)
+      expect(reads.some((read) => read.startsWith("search"))).toBe(true)
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("ids the stable prefix composed are withheld; a digest summary is not recalled twice", () => {
     const { layer } = world()
     return Effect.gen(function*() {

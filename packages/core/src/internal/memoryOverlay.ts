@@ -143,6 +143,7 @@ export const applyMemoryOverlay = (
     else if (
       record.expiresAt !== undefined && (nowMillis === undefined || DateTime.toEpochMillis(record.expiresAt) <= nowMillis)
     ) decline(row, "expired")
+    else if (record.deliveryPolicy === "on_demand") decline(row, "on-demand")
     else if (row.placed.specKey !== spec.key) decline(row, "spec-mismatch")
     else if (row.placement === null || row.address === null) decline(row, "spec-declined")
     else {

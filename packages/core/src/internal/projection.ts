@@ -163,6 +163,8 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   const admit = (section: SectionLabel, record: MemoryRecord, seen: Set<string>): boolean => {
     const reason = !isDeliverable(record, input.now)
       ? "not-deliverable"
+      : record.deliveryPolicy === "on_demand"
+      ? "on-demand"
       : inPrefix.has(record.id)
       ? "in-prefix"
       : seen.has(record.id) || alwaysOnIds.has(record.id)

@@ -36,6 +36,8 @@ export const budgetOf = (settings: ProjectionSettings): ProjectedContext.Project
 
 export const SUMMARY_KIND: MemoryRecord.MemoryKind = "episode"
 
+export const PROJECTED_POLICIES: ReadonlyArray<MemoryRecord.DeliveryPolicy> = ["always", "retrieved"]
+
 /** Records per page when reading every always-on record. */
 const PAGE = 500
 /** Summaries per page when scanning for the newest prior sessions. */
@@ -82,44 +84,63 @@ export const make = (
         return { value: records, skipped } satisfies Read<ReadonlyArray<MemoryRecord.MemoryRecord>>
       })
 
-    /** Candidate prior sessions: summaries of sessions other than the current one. */
+    /**
+     * Candidate prior sessions: summaries in the request's scopes of sessions other than the
+     * current one. `relevant` finds sessions by the store's search for the query's content words,
+     * then reads those sessions' newest summaries (newest first, so each session's first summary
+     * seen is its newest), which `selectDigest` keeps or drops on their own words.
+     */
     const readDigest = (request: ProjectionRequest, sessionId: SessionStore.SessionId) =>
       Effect.gen(function*() {
         const candidates: Array<PriorSessionDigest.PriorSession> = []
-        const sessions = new Set<string>()
-        const admit = (record: MemoryRecord.MemoryRecord) => {
+        const admit = (record: MemoryRecord.MemoryRecord, wanted?: ReadonlySet<string>) => {
           const session = PriorSessionDigest.fromRecord(record)
-          if (Option.isSome(session) && session.value.sessionId !== sessionId) {
-            candidates.push(session.value)
-            sessions.add(session.value.sessionId)
-          }
+          if (Option.isNone(session) || session.value.sessionId === sessionId) return undefined
+          if (wanted !== undefined && !wanted.has(session.value.sessionId)) return undefined
+          candidates.push(session.value)
+          return session.value.sessionId
         }
+        const summaries = { kinds: [SUMMARY_KIND], scopes: request.scopes, deliverable: true } as const
         let skipped = 0
-        if (settings.digestLimit > 0 && digestMode === "relevant" && request.query.trim() !== "") {
-          // The store's own keyword search is the relevance gate; selectDigest's predicate agrees
-          // with it token for token and only ranks the hits.
-          const found = yield* memories.search(request.query, {
-            kinds: [SUMMARY_KIND],
-            deliverable: true,
-            limit: DIGEST_SEARCH_LIMIT
+        /** Lists summaries newest first until `enough` says so (or the scan limit). */
+        const scan = (onRecord: (record: MemoryRecord.MemoryRecord) => void, enough: () => boolean) =>
+          Effect.gen(function*() {
+            let cursor: string | undefined
+            let scanned = 0
+            do {
+              const page = yield* memories.list({
+                ...summaries,
+                limit: DIGEST_PAGE,
+                ...(cursor !== undefined ? { cursor } : {})
+              })
+              skipped += page.skipped
+              scanned += page.records.length
+              for (const record of page.records) onRecord(record)
+              cursor = page.nextCursor
+            } while (cursor !== undefined && !enough() && scanned < DIGEST_SCAN_MAX)
           })
+        const words = PriorSessionDigest.contentTokens(request.query)
+        if (settings.digestLimit > 0 && digestMode === "relevant" && words.length > 0) {
+          const found = yield* memories.search(words.join(" "), { ...summaries, limit: DIGEST_SEARCH_LIMIT })
           skipped += found.skipped
-          for (const hit of found.hits) admit(hit.record)
+          const matched = new Set<string>()
+          for (const hit of found.hits) {
+            const session = PriorSessionDigest.fromRecord(hit.record)
+            if (Option.isSome(session) && session.value.sessionId !== sessionId) matched.add(session.value.sessionId)
+          }
+          const seen = new Set<string>()
+          if (matched.size > 0) {
+            yield* scan((record) => {
+              const session = admit(record, matched)
+              if (session !== undefined) seen.add(session)
+            }, () => seen.size >= matched.size)
+          }
         } else if (settings.digestLimit > 0 && digestMode === "newest") {
-          let cursor: string | undefined
-          let scanned = 0
-          do {
-            const page = yield* memories.list({
-              kinds: [SUMMARY_KIND],
-              deliverable: true,
-              limit: DIGEST_PAGE,
-              ...(cursor !== undefined ? { cursor } : {})
-            })
-            skipped += page.skipped
-            scanned += page.records.length
-            for (const record of page.records) admit(record)
-            cursor = page.nextCursor
-          } while (cursor !== undefined && sessions.size < settings.digestLimit && scanned < DIGEST_SCAN_MAX)
+          const sessions = new Set<string>()
+          yield* scan((record) => {
+            const session = admit(record)
+            if (session !== undefined) sessions.add(session)
+          }, () => sessions.size >= settings.digestLimit)
         }
         const entries = PriorSessionDigest.selectDigest(candidates, {
           mode: digestMode,
@@ -134,7 +155,12 @@ export const make = (
       request.query.trim() === ""
         ? Effect.succeed({ value: [], skipped: 0 })
         : Effect.map(
-          memories.search(request.query, { scopes: request.scopes, deliverable: true, limit: settings.recallLimit }),
+          memories.search(request.query, {
+            scopes: request.scopes,
+            deliveryPolicies: PROJECTED_POLICIES,
+            deliverable: true,
+            limit: settings.recallLimit
+          }),
           (found) => ({ value: found.hits, skipped: found.skipped })
         )
 
@@ -169,10 +195,9 @@ export const make = (
           )
         }
 
-        // A summary the digest already carries is not recalled a second time.
-        const inDigest = new Set(
-          digest.value.flatMap((entry) => (entry.memoryId !== undefined ? [entry.memoryId] : []))
-        )
+        // Session summaries reach a prompt through the digest alone (whose rules — other sessions
+        // only, newest summary only, suppressed on autonomous turns — recall would bypass).
+        const isSummary = (hit: MemoryStore.SearchHit) => Option.isSome(PriorSessionDigest.fromRecord(hit.record))
         const projection = ProjectedContext.composeProjectedContext(
           {
             now,
@@ -180,7 +205,7 @@ export const make = (
             alwaysOn: alwaysOn.value,
             ...(request.skills !== undefined ? { skills: request.skills } : {}),
             digest: digest.value,
-            recall: recall.value.filter((hit) => !inDigest.has(hit.record.id)),
+            recall: recall.value.filter((hit) => !isSummary(hit)),
             ...(request.inPrefix !== undefined ? { inPrefix: request.inPrefix } : {})
           },
           {
