@@ -29,6 +29,7 @@
  *
  * @since 0.1.0
  */
+import type * as Acp from "@agentclientprotocol/sdk"
 import * as McpSchema from "@effect/ai/McpSchema"
 import * as McpServer from "@effect/ai/McpServer"
 import * as Tool from "@effect/ai/Tool"
@@ -224,3 +225,42 @@ export const layerHttpServe = (
   config: McpConfig,
   options: { readonly path?: HttpRouter.PathInput | undefined } = {}
 ) => Layer.merge(layerHttp(config, options), HttpRouter.Default.serve())
+
+/**
+ * Engram's MCP server as an ACP agent launches it, for `AcpClient`'s `mcpServers`: the command
+ * `engram mcp` with the given arguments (`--db`, `--agent`, `--scope`…) over stdio. `command`
+ * defaults to `engram` (the installed CLI); pass `process.execPath` and the source entry's
+ * arguments to run it from a checkout.
+ *
+ * @since 0.1.0
+ * @category acp
+ */
+export const acpStdioServer = (options: {
+  readonly args: ReadonlyArray<string>
+  readonly command?: string | undefined
+  readonly env?: Readonly<Record<string, string>> | undefined
+  readonly name?: string | undefined
+}): Acp.McpServerStdio => ({
+  name: options.name ?? SERVER_NAME,
+  command: options.command ?? "engram",
+  args: [...options.args],
+  env: Object.entries(options.env ?? {}).map(([name, value]) => ({ name, value }))
+})
+
+/**
+ * Engram's MCP server as an ACP agent reaches it over streamable HTTP (`engram mcp --http`, or
+ * {@link layerHttpServe}), for `AcpClient`'s `mcpServers`. The agent must advertise
+ * `mcpCapabilities.http`; `AcpClient` refuses the session otherwise.
+ *
+ * @since 0.1.0
+ * @category acp
+ */
+export const acpHttpServer = (
+  url: string,
+  options: { readonly name?: string | undefined; readonly headers?: Readonly<Record<string, string>> | undefined } = {}
+): Acp.McpServer => ({
+  type: "http",
+  name: options.name ?? SERVER_NAME,
+  url,
+  headers: Object.entries(options.headers ?? {}).map(([name, value]) => ({ name, value }))
+})

@@ -67,7 +67,9 @@ export interface AgentProcess {
 
 /**
  * Options of a connection: how to answer the agent's permission requests (default: decline
- * them), and who Engram says it is.
+ * them), who Engram says it is, and the MCP servers every session is given in `session/new` —
+ * Engram's own (`EngramMcp.acpStdioServer` / `acpHttpServer` from `@engram/mcp`), so the agent's
+ * saves go through the same gate and routing as a native agent's.
  *
  * @since 0.1.0
  * @category models
@@ -77,6 +79,7 @@ export interface ConnectOptions {
     | ((request: Acp.RequestPermissionRequest) => Promise<Acp.RequestPermissionResponse>)
     | undefined
   readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
+  readonly mcpServers?: ReadonlyArray<Acp.McpServer> | undefined
 }
 
 /**

@@ -44,6 +44,28 @@ export const withProjection = (
 export const queryOf = (content: ReadonlyArray<Acp.ContentBlock>): string =>
   content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n")
 
+/**
+ * Refuses MCP servers over a transport the agent did not advertise in `initialize` (stdio is
+ * always supported), before `session/new`: the agent would fail the session less clearly.
+ */
+const unsupportedTransports = (agent: Acp.InitializeResponse, servers: ReadonlyArray<Acp.McpServer>) => {
+  const capabilities = agent.agentCapabilities?.mcpCapabilities ?? {}
+  const refused = servers.flatMap((server) =>
+    "type" in server && capabilities[server.type] !== true ? [`${server.name} (${server.type})`] : []
+  )
+  return refused.length === 0
+    ? Effect.void
+    : Effect.fail(
+      new AcpError({
+        operation: "session/new",
+        cause: new Error(
+          `the agent does not accept MCP servers over these transports: ${refused.join(", ")}; ` +
+            `give them over stdio instead`
+        )
+      })
+    )
+}
+
 /** What a connection knows about the process behind it, if there is one. */
 interface Peer {
   /** Rejects when the process fails or exits, so no request waits on a dead agent. */
@@ -85,12 +107,16 @@ const connectWith = (
         clientInfo: options.clientInfo ?? { name: "engram", version: "0.1.0" }
       }))
 
+    const mcpServers = options.mcpServers ?? []
     const result: AcpConnection = {
       agent,
       newSession: (sessionOptions = {}) =>
         Effect.map(
-          call("session/new", () =>
-            connection.newSession({ cwd: sessionOptions.cwd ?? process.cwd(), mcpServers: [] })),
+          Effect.zipRight(
+            unsupportedTransports(agent, mcpServers),
+            call("session/new", () =>
+              connection.newSession({ cwd: sessionOptions.cwd ?? process.cwd(), mcpServers: [...mcpServers] }))
+          ),
           (response) => ({
             acpSessionId: response.sessionId,
             engramSessionId: sessionOptions.sessionId ?? response.sessionId
