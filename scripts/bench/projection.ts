@@ -28,7 +28,7 @@ import {
   SessionStore,
   TokenEstimator
 } from "@engram/core"
-import { ContextProjection, ModelRequest, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ContextProjection, ModelRequest, NativeRuntime, PromptObserver, TokenEstimatorBpe } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
@@ -83,6 +83,10 @@ interface LatencyFigures {
   readonly meanChars: number
   readonly meanRecalled: number
   readonly meanShed: number
+  /** chars/4 against o200k_base BPE tokens of each projection: mean of (heuristic - bpe) / bpe. */
+  readonly heuristicError: number
+  /** The same, mean of the absolute error. */
+  readonly heuristicAbsError: number
 }
 
 /**
@@ -110,6 +114,7 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
       ["question", generateQuestions(turns, queryCount, 42, RUNTIME_SCOPES).map((q) => q.text)],
       ["short", generateShortQueries(queryCount, 43)]
     ] as const
+    const bpe = yield* TokenEstimatorBpe.make("o200k_base")
     const figures: Array<LatencyFigures> = []
     let turn = 0
     for (const [workload, queries] of workloads) {
@@ -119,6 +124,8 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
       let chars = 0
       let recalled = 0
       let shed = 0
+      let error = 0
+      let absError = 0
       for (const [i, query] of queries.entries()) {
         const timeSearch = Effect.gen(function*() {
           const start = performance.now()
@@ -133,6 +140,12 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
         chars += projected.budget.usedChars
         recalled += projected.section("recalled_memory")?.items ?? 0
         shed += projected.budget.shed.length
+        const tokens = bpe.estimate(projected.text)
+        const heuristic = Math.ceil(projected.text.length / TokenEstimator.CHARS_PER_TOKEN)
+        if (tokens > 0) {
+          error += (heuristic - tokens) / tokens
+          absError += Math.abs(heuristic - tokens) / tokens
+        }
       }
       figures.push({
         records: size,
@@ -143,7 +156,9 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
         searchP95: percentile(searches, 95),
         meanChars: chars / queries.length,
         meanRecalled: recalled / queries.length,
-        meanShed: shed / queries.length
+        meanShed: shed / queries.length,
+        heuristicError: error / queries.length,
+        heuristicAbsError: absError / queries.length
       })
     }
     return figures
@@ -286,7 +301,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       "search p95 ms",
       "projected chars",
       "recalled/turn",
-      "shed/turn"
+      "shed/turn",
+      "chars/4 vs BPE"
     ],
     latency.map((f) => [
       f.records.toLocaleString("en-US"),
@@ -297,7 +313,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       fmt(f.searchP95, 3),
       fmt(f.meanChars, 0),
       fmt(f.meanRecalled, 1),
-      fmt(f.meanShed, 1)
+      fmt(f.meanShed, 1),
+      `${f.heuristicError >= 0 ? "+" : ""}${fmt(100 * f.heuristicError, 1)}% (|${fmt(100 * f.heuristicAbsError, 1)}%|)`
     ])
   ))
   console.log(
@@ -305,7 +322,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       `${RUNTIME_SCOPES.join(" + ")}, ${ALWAYS_ON} always-on records, default budget (64,000 chars), injection row ` +
       `written each time.\nsearch: the recall search alone (MemoryStore.search, same query and filters, limit 20), ` +
       `interleaved with project() and run before it on every other query, so neither always finds the cache the ` +
-      `other warmed. Target: project p50 <= 10 ms at 100k. ${machine()}.`
+      `other warmed. Target: project p50 <= 10 ms at 100k. ${machine()}.\nchars/4 vs BPE: the default ` +
+      `estimate of each projection against its o200k_base token count (TokenEstimatorBpe): mean signed error ` +
+      `(|mean absolute error|).`
   )
 
   console.log()
