@@ -1,0 +1,292 @@
+/**
+ * `npm run bench -- recall --data PATH [options]` — `--help` lists them; the protocol is in
+ * `docs/benchmarks.md`.
+ *
+ * Evidence recall on LoCoMo (long-term conversational memory QA; each question names the dialogue
+ * turns that hold its evidence). Every turn of every conversation becomes one memory record
+ * (`"<speaker>: <text>"`, plus the shared photo's caption), scoped to its conversation
+ * (`project:locomo-<n>`); each question (categories 1–4: single-hop, multi-hop, temporal,
+ * open-domain; category 5, adversarial questions without evidence, is left out) is asked with its
+ * conversation's scope, as the runtime passes it. evidence recall@k is the share of a question's
+ * evidence turns among the top k, averaged over questions.
+ *
+ * Engines, on the same records and questions: `MemoryStore.search` on SQLite, layerMemory and (with
+ * `--pg`) PostgreSQL; unpruned FTS5 bm25 over all the question's tokens (the ranking before query
+ * planning); minisearch (BM25+, OR of the terms, its own tokenizer) as a lexical peer; and
+ * `ContextProjection.project` on SQLite with `recallLimit` k — the evidence that reaches the
+ * projected context — plus the share at default settings.
+ *
+ * The data set is not part of this repository: fetch it yourself (see docs/benchmarks.md) and pass
+ * the path of `locomo10.json` (or a directory of per-conversation JSON files) with `--data` or
+ * `ENGRAM_LOCOMO`.
+ */
+import { IdGenerator, MemoryStore, SearchTokenizer } from "@engram/core"
+import { ContextProjection } from "@engram/runtime"
+import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import * as SqlClient from "@effect/sql/SqlClient"
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import MiniSearch from "minisearch"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { fmt, machine, option, table, writeJson } from "../lib/benchKit.js"
+
+export const USAGE = `usage: npm run bench -- recall --data PATH [options]
+
+  --data PATH       LoCoMo's locomo10.json, or a directory of per-conversation JSON files
+                    (default: $ENGRAM_LOCOMO); see docs/benchmarks.md for how to get it
+  --pg [url]        also measure PostgreSQL (url, or ENGRAM_PG_URL)
+  --json FILE       write every figure as JSON
+  --help            this text`
+
+const KS = [5, 10, 20, 50] as const
+const MAX_K = 50
+
+interface Turn {
+  readonly id: string
+  readonly content: string
+  readonly scope: string
+}
+
+interface Question {
+  readonly text: string
+  readonly scope: string
+  readonly evidence: ReadonlyArray<string>
+}
+
+type Conversation = Record<string, unknown>
+
+const idOf = (conversation: string, diaId: string) => `locomo-${conversation}-${diaId.replace(":", "-")}`
+
+/** Reads LoCoMo in either shape: one array of samples, or one file per conversation. */
+const load = (path: string): { turns: Array<Turn>; questions: Array<Question> } => {
+  const samples: Array<{ name: string; conversation: Conversation; qa: ReadonlyArray<Record<string, unknown>> }> = []
+  const files = NodeFs.statSync(path).isDirectory()
+    ? NodeFs.readdirSync(path).filter((f) => f.endsWith(".json")).sort().map((f) => NodePath.join(path, f))
+    : [path]
+  for (const file of files) {
+    const data = JSON.parse(NodeFs.readFileSync(file, "utf8")) as unknown
+    if (Array.isArray(data)) {
+      data.forEach((sample: Record<string, unknown>, i) =>
+        samples.push({
+          name: String(sample.sample_id ?? i).replace(/[^A-Za-z0-9]/g, ""),
+          conversation: sample.conversation as Conversation,
+          qa: sample.qa as ReadonlyArray<Record<string, unknown>>
+        })
+      )
+    } else {
+      const sample = data as Record<string, unknown>
+      samples.push({
+        name: NodePath.basename(file, ".json").replace(/[^A-Za-z0-9]/g, ""),
+        conversation: sample,
+        qa: sample.qa as ReadonlyArray<Record<string, unknown>>
+      })
+    }
+  }
+  const turns: Array<Turn> = []
+  const questions: Array<Question> = []
+  for (const { conversation, name, qa } of samples) {
+    const scope = `project:locomo-${name}`
+    const known = new Set<string>()
+    for (const [key, value] of Object.entries(conversation)) {
+      if (!/^session_\d+$/.test(key) || !Array.isArray(value)) continue
+      for (const turn of value as ReadonlyArray<Record<string, unknown>>) {
+        const caption = typeof turn.blip_caption === "string" ? ` [shares ${turn.blip_caption}]` : ""
+        const id = idOf(name, String(turn.dia_id))
+        known.add(id)
+        turns.push({ id, content: `${String(turn.speaker)}: ${String(turn.text)}${caption}`, scope })
+      }
+    }
+    for (const q of qa) {
+      if (Number(q.category) === 5) continue
+      const evidence = [...new Set(JSON.stringify(q.evidence ?? []).match(/D\d+:\d+/g) ?? [])]
+        .map((d) => idOf(name, d))
+        .filter((id) => known.has(id))
+      if (evidence.length > 0) questions.push({ text: String(q.question), scope, evidence })
+    }
+  }
+  return { turns, questions }
+}
+
+/** Mean over questions of the share of evidence turns among the first k ids. */
+const recallAt = (questions: ReadonlyArray<Question>, ranked: ReadonlyArray<ReadonlyArray<string>>, k: number) => {
+  let sum = 0
+  questions.forEach((q, i) => {
+    const top = new Set(ranked[i]!.slice(0, k))
+    sum += q.evidence.filter((id) => top.has(id)).length / q.evidence.length
+  })
+  return sum / questions.length
+}
+
+interface EngineRecall {
+  readonly engine: string
+  readonly recall: Record<string, number>
+}
+
+const quiet = Logger.minimumLogLevel(LogLevel.Warning)
+
+const storeRanking = async (
+  runtime: ManagedRuntime.ManagedRuntime<MemoryStore.MemoryStore, unknown>,
+  turns: ReadonlyArray<Turn>,
+  questions: ReadonlyArray<Question>
+) =>
+  runtime.runPromise(Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    for (let i = 0; i < turns.length; i += 1_000) {
+      yield* store.write(
+        turns.slice(i, i + 1_000).map((t) => ({ ...t, kind: "episode" as const, sourceType: "conversation" as const }))
+      )
+    }
+    yield* Effect.flatMap(Effect.serviceOption(SqlClient.SqlClient), (client) =>
+      client._tag === "Some" && process.env.ENGRAM_RECALL_ANALYZE === "1" ? Effect.orDie(client.value`ANALYZE`) : Effect.void)
+    const ranked: Array<ReadonlyArray<string>> = []
+    for (const q of questions) {
+      const result = yield* store.search(q.text, { scopes: [q.scope], deliverable: true, limit: MAX_K })
+      ranked.push(result.hits.map((h) => h.record.id))
+    }
+    return ranked
+  }))
+
+/** bm25 over every distinct token of the question, within its conversation: search before planning. */
+const unprunedFts5 = (filename: string, questions: ReadonlyArray<Question>) => {
+  const db = new Database(filename, { readonly: true })
+  const statement = db.prepare(
+    `SELECT m.id FROM engram_memories_fts f JOIN engram_memories m ON m.seq = f.rowid
+     WHERE engram_memories_fts MATCH ? AND m.scope = ? ORDER BY bm25(engram_memories_fts) LIMIT ${MAX_K}`
+  )
+  const ranked = questions.map((q) => {
+    const tokens = SearchTokenizer.distinctTokens(q.text)
+    return tokens.length === 0
+      ? []
+      : (statement.all(tokens.map((t) => `"${t}"`).join(" OR "), q.scope) as Array<{ id: string }>).map((r) => r.id)
+  })
+  db.close()
+  return ranked
+}
+
+const minisearchRanking = (turns: ReadonlyArray<Turn>, questions: ReadonlyArray<Question>) => {
+  const index = new MiniSearch<Turn>({ fields: ["content"], storeFields: ["scope"], idField: "id" })
+  index.addAll([...turns])
+  return questions.map((q) =>
+    index.search(q.text, { filter: (r) => r.scope === q.scope }).slice(0, MAX_K).map((r) => String(r.id))
+  )
+}
+
+/** The ids `project()` delivered for each question, with `recallLimit` as given (default when undefined). */
+const projectionRanking = (filename: string, questions: ReadonlyArray<Question>, recallLimit: number | undefined) =>
+  Effect.gen(function*() {
+    const projection = yield* ContextProjection.make(
+      recallLimit === undefined
+        ? ContextProjection.defaultSettings
+        : { ...ContextProjection.defaultSettings, recallLimit }
+    )
+    const delivered: Array<ReadonlyArray<string>> = []
+    let chars = 0
+    let overBudget = 0
+    for (const [i, q] of questions.entries()) {
+      const projected = yield* projection.project({
+        sessionId: "recall-bench",
+        turn: i,
+        query: q.text,
+        scopes: [q.scope],
+        mode: "native"
+      })
+      delivered.push(projected.injection.memoryIds)
+      chars += projected.budget.usedChars
+      const budget = projected.budget.budgetChars
+      if (budget !== null && projected.budget.usedChars > budget) overBudget++
+    }
+    return { delivered, meanChars: chars / questions.length, overBudget }
+  }).pipe(
+    Effect.provide(SqliteTelemetryStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename })))),
+    Effect.provide(quiet),
+    Effect.runPromise
+  )
+
+const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
+  const index = args.indexOf("--pg")
+  if (index < 0) return undefined
+  const next = args[index + 1]
+  const url = next !== undefined && !next.startsWith("--") ? next : process.env.ENGRAM_PG_URL
+  if (url === undefined || url === "") throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
+  return url
+}
+
+export const run = async (args: ReadonlyArray<string>): Promise<void> => {
+  const data = option(args, "--data") ?? process.env.ENGRAM_LOCOMO
+  if (args.includes("--help") || data === undefined) {
+    console.log(USAGE)
+    if (data === undefined && !args.includes("--help")) process.exitCode = 1
+    return
+  }
+  const { questions, turns } = load(data)
+  console.log(`recall bench: ${turns.length} turns, ${questions.length} questions with evidence (categories 1-4)`)
+  const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-recall-"))
+  const filename = NodePath.join(directory, "locomo.db")
+  const results: Array<EngineRecall> = []
+  const add = (engine: string, ranked: ReadonlyArray<ReadonlyArray<string>>) =>
+    results.push({ engine, recall: Object.fromEntries(KS.map((k) => [`@${k}`, recallAt(questions, ranked, k)])) })
+  let share: { readonly evidenceShare: number; readonly meanChars: number; readonly overBudget: number } | undefined
+  try {
+    const sqlite = ManagedRuntime.make(
+      Layer.mergeAll(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("locomo"), quiet)
+    )
+    add("MemoryStore.search — SQLite", await storeRanking(sqlite, turns, questions))
+    await sqlite.dispose()
+    const memory = ManagedRuntime.make(Layer.mergeAll(MemoryStore.layerMemory, IdGenerator.sequential("locomo")))
+    add("MemoryStore.search — layerMemory", await storeRanking(memory, turns, questions))
+    await memory.dispose()
+    const pg = pgUrl(args)
+    if (pg !== undefined) {
+      const schema = EngramPg.temporarySchemaName("engram_recall")
+      const postgres = ManagedRuntime.make(Layer.mergeAll(
+        PgMemoryStore.layerPg.pipe(Layer.provideMerge(EngramPg.layerClient({ url: pg, schema, maxConnections: 2 }))),
+        IdGenerator.sequential("locomo"),
+        quiet
+      ))
+      try {
+        add("MemoryStore.search — PostgreSQL", await storeRanking(postgres, turns, questions))
+      } finally {
+        await postgres.runPromise(
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
+        )
+        await postgres.dispose()
+      }
+    }
+    add("FTS5 bm25, all tokens (unpruned)", unprunedFts5(filename, questions))
+    add("minisearch 7 (BM25+, OR)", minisearchRanking(turns, questions))
+    const projected: Record<string, number> = {}
+    for (const k of KS) {
+      const { delivered } = await projectionRanking(filename, questions, k)
+      projected[`@${k}`] = recallAt(questions, delivered, k)
+    }
+    results.push({ engine: "project() — SQLite, recallLimit k", recall: projected })
+    const atDefaults = await projectionRanking(filename, questions, undefined)
+    share = {
+      evidenceShare: recallAt(questions, atDefaults.delivered, Number.MAX_SAFE_INTEGER),
+      meanChars: atDefaults.meanChars,
+      overBudget: atDefaults.overBudget
+    }
+  } finally {
+    NodeFs.rmSync(directory, { recursive: true, force: true })
+  }
+  console.log()
+  console.log(table(
+    ["engine", ...KS.map((k) => `recall@${k}`)],
+    results.map((r) => [r.engine, ...KS.map((k) => `${fmt(100 * r.recall[`@${k}`]!, 1)}%`)])
+  ))
+  if (share !== undefined) {
+    console.log(
+      `\nproject() at default settings: ${fmt(100 * share.evidenceShare, 1)}% of evidence turns reach the projected ` +
+        `context; mean projection ${fmt(share.meanChars, 0)} chars; ${share.overBudget} projections over budget.`
+    )
+  }
+  console.log(`${machine()}.`)
+  writeJson(option(args, "--json"), { bench: "recall", turns: turns.length, questions: questions.length, results, share })
+}
