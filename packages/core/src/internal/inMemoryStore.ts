@@ -103,8 +103,26 @@ export const make = (): MemoryStoreService => {
   let ordered: Array<MemoryRecord> = []
   const graves: Array<Tombstone> = []
 
+  // A merge of the sorted batch into the sorted list: linear, where re-sorting the whole list
+  // on every batch made loading a large store quadratic.
   const insertOrdered = (records: ReadonlyArray<MemoryRecord>) => {
-    ordered = [...ordered, ...records].sort(compareListOrder)
+    const batch = [...records].sort(compareListOrder)
+    const oldest = batch[batch.length - 1]
+    // The usual case: the batch is newer than everything stored, so it goes in front.
+    if (oldest === undefined || ordered.length === 0 || compareListOrder(oldest, ordered[0]!) < 0) {
+      ordered = batch.concat(ordered)
+      return
+    }
+    const merged: Array<MemoryRecord> = new Array(ordered.length + batch.length)
+    let i = 0
+    let j = 0
+    let k = 0
+    while (i < ordered.length && j < batch.length) {
+      merged[k++] = compareListOrder(ordered[i]!, batch[j]!) <= 0 ? ordered[i++]! : batch[j++]!
+    }
+    while (i < ordered.length) merged[k++] = ordered[i++]!
+    while (j < batch.length) merged[k++] = batch[j++]!
+    ordered = merged
   }
   const replace = (record: MemoryRecord) => {
     byId.set(record.id, indexEntry(record))
