@@ -1,0 +1,284 @@
+/**
+ * Scoped bearer tokens for the HTTP API. A token is bound to the memory scopes it may read (and,
+ * unless it is read-only, write); the server answers every request inside those scopes only.
+ *
+ * Tokens are shown once, when created, and stored as a SHA-256 hash: a copy of the database does
+ * not hold a usable token. A token names at least one scope — a token with none cannot be created,
+ * and one read back with none is refused (fail closed).
+ *
+ * Layers: {@link layerMemory} (tests), {@link layerSql} (the same table on SQLite and PostgreSQL,
+ * over the ambient `SqlClient`).
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { MemoryRecord, MemoryWrite } from "@engram/core"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { createHash, randomBytes } from "node:crypto"
+
+/**
+ * The scopes a token may use: one or more, each a memory scope.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const TokenScopes = Schema.Array(MemoryRecord.Scope).pipe(
+  Schema.minItems(1, { message: () => "a token names at least one scope" }),
+  Schema.maxItems(64, { message: () => "a token names at most 64 scopes" })
+)
+
+/**
+ * What creating a token takes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const TokenRequest = Schema.Struct({
+  label: Schema.String.pipe(
+    Schema.minLength(1, { message: () => "a token label must not be empty" }),
+    Schema.maxLength(100, { message: () => "a token label is at most 100 characters" }),
+    Schema.pattern(/^[^\p{Cc}]*$/u, { message: () => "a token label is one line" })
+  ),
+  scopes: TokenScopes,
+  readOnly: Schema.Boolean
+})
+/** @since 0.1.0 @category models */
+export type TokenRequest = typeof TokenRequest.Type
+
+/**
+ * A stored token, without its secret: id, label, scopes, read-only flag, creation time.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class AccessToken extends Schema.Class<AccessToken>("AccessToken")({
+  id: Schema.String,
+  label: Schema.String,
+  scopes: TokenScopes,
+  readOnly: Schema.Boolean,
+  createdAt: Schema.DateTimeUtc
+}) {}
+
+/**
+ * A token just created: the record, and the secret, shown this once.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface IssuedToken {
+  readonly token: AccessToken
+  readonly secret: string
+}
+
+/**
+ * A token request that does not decode (no scope, a bad scope, an empty label).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidTokenRequest extends Schema.TaggedError<InvalidTokenRequest>()("InvalidTokenRequest", {
+  problem: Schema.String
+}) {
+  override get message() {
+    return `cannot create the token: ${this.problem}`
+  }
+}
+
+/**
+ * The token store itself failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TokenStoreFailure extends Schema.TaggedError<TokenStoreFailure>()("TokenStoreFailure", {
+  operation: Schema.String,
+  cause: Schema.Defect
+}) {
+  override get message() {
+    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
+    return `token store ${this.operation} failed: ${detail}`
+  }
+}
+
+/**
+ * The token store interface.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AccessTokensService {
+  /** Creates a token; the secret is returned once and only its hash is kept. */
+  readonly create: (request: unknown) => Effect.Effect<IssuedToken, InvalidTokenRequest | TokenStoreFailure>
+  /** The token a presented secret belongs to, if any (and if it still names a scope). */
+  readonly verify: (secret: string) => Effect.Effect<AccessToken | undefined, TokenStoreFailure>
+  /** Every token, oldest first. */
+  readonly list: () => Effect.Effect<ReadonlyArray<AccessToken>, TokenStoreFailure>
+  /** Revokes a token by id; true when one was removed. */
+  readonly revoke: (id: string) => Effect.Effect<boolean, TokenStoreFailure>
+}
+
+/**
+ * The token store tag.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class AccessTokens extends Context.Tag("@engram/server/AccessTokens")<AccessTokens, AccessTokensService>() {}
+
+/**
+ * The prefix every secret starts with, so a leaked one is recognizable.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const SECRET_PREFIX = "egm_"
+
+/**
+ * The stored form of a secret: its SHA-256, hex.
+ *
+ * @since 0.1.0
+ * @category hashing
+ */
+export const hashSecret = (secret: string): string => createHash("sha256").update(secret, "utf8").digest("hex")
+
+const decodeRequest = (request: unknown) =>
+  Either.match(Schema.decodeUnknownEither(TokenRequest)(request, { onExcessProperty: "error" }), {
+    onLeft: (error) => Effect.fail(new InvalidTokenRequest({ problem: MemoryWrite.describeParseError(error) })),
+    onRight: Effect.succeed
+  })
+
+const issue = (request: unknown) =>
+  Effect.gen(function*() {
+    const valid = yield* decodeRequest(request)
+    const secret = SECRET_PREFIX + randomBytes(32).toString("base64url")
+    const token = new AccessToken({
+      id: `tok_${randomBytes(6).toString("hex")}`,
+      label: valid.label,
+      scopes: valid.scopes,
+      readOnly: valid.readOnly,
+      createdAt: yield* MemoryWrite.now
+    })
+    return { token, secret, hash: hashSecret(secret) }
+  })
+
+/**
+ * The in-memory token store. Each layer build starts empty.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeMemory = (): AccessTokensService => {
+  const byHash = new Map<string, AccessToken>()
+  return {
+    create: (request) =>
+      Effect.map(issue(request), ({ hash, secret, token }) => {
+        byHash.set(hash, token)
+        return { token, secret }
+      }),
+    verify: (secret) => Effect.sync(() => byHash.get(hashSecret(secret))),
+    list: () =>
+      Effect.sync(() =>
+        [...byHash.values()].sort((a, b) => DateTime.toEpochMillis(a.createdAt) - DateTime.toEpochMillis(b.createdAt))
+      ),
+    revoke: (id) =>
+      Effect.sync(() => {
+        for (const [hash, token] of byHash) {
+          if (token.id === id) return byHash.delete(hash)
+        }
+        return false
+      })
+  }
+}
+
+/**
+ * The in-memory token store as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<AccessTokens> = Layer.sync(AccessTokens, makeMemory)
+
+const TABLE = "engram_access_tokens"
+
+const decodeStored = Schema.decodeUnknownEither(AccessToken)
+
+type Row = {
+  readonly id: string
+  readonly label: string
+  readonly scopes: string
+  readonly read_only: number | boolean
+  readonly created_at: number | string
+}
+
+/** A stored row as a token; `undefined` when it does not decode (no scopes, say): it grants nothing. */
+const fromRow = (row: Row): AccessToken | undefined => {
+  const scopes = Either.getOrElse(Either.try(() => JSON.parse(row.scopes) as unknown), () => undefined)
+  const decoded = decodeStored({
+    id: row.id,
+    label: row.label,
+    scopes,
+    readOnly: row.read_only === true || Number(row.read_only) === 1,
+    createdAt: new Date(Number(row.created_at)).toISOString()
+  })
+  return Either.isRight(decoded) ? decoded.right : undefined
+}
+
+/**
+ * The token store over the ambient SQL client: one table, `engram_access_tokens`, created when
+ * missing, with the same SQL on SQLite and PostgreSQL.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeSql: Effect.Effect<AccessTokensService, SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`CREATE TABLE IF NOT EXISTS ${TABLE} (
+    id TEXT PRIMARY KEY,
+    label TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    scopes TEXT NOT NULL,
+    read_only INTEGER NOT NULL,
+    created_at BIGINT NOT NULL
+  )`)
+  const failure = (operation: string) => (cause: SqlError) => new TokenStoreFailure({ operation, cause })
+  const columns = sql.literal("id, label, scopes, read_only, created_at")
+  return {
+    create: (request) =>
+      Effect.gen(function*() {
+        const { hash, secret, token } = yield* issue(request)
+        yield* sql`INSERT INTO ${sql(TABLE)} (id, label, token_hash, scopes, read_only, created_at) VALUES (
+          ${token.id}, ${token.label}, ${hash}, ${JSON.stringify(token.scopes)}, ${token.readOnly ? 1 : 0},
+          ${DateTime.toEpochMillis(token.createdAt)})`.pipe(Effect.mapError(failure("create")))
+        return { token, secret }
+      }),
+    verify: (secret) =>
+      Effect.map(
+        sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} WHERE token_hash = ${hashSecret(secret)}`,
+        (rows) => (rows[0] === undefined ? undefined : fromRow(rows[0]))
+      ).pipe(Effect.mapError(failure("verify"))),
+    list: () =>
+      Effect.map(
+        sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} ORDER BY created_at, id`,
+        (rows) => rows.flatMap((row) => fromRow(row) ?? [])
+      ).pipe(Effect.mapError(failure("list"))),
+    revoke: (id) =>
+      Effect.map(
+        sql<{ id: string }>`DELETE FROM ${sql(TABLE)} WHERE id = ${id} RETURNING id`,
+        (rows) => rows.length > 0
+      ).pipe(Effect.mapError(failure("revoke")))
+  }
+})
+
+/**
+ * The SQL token store as a layer (SQLite or PostgreSQL, whichever client is provided).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSql: Layer.Layer<AccessTokens, SqlError, SqlClient.SqlClient> = Layer.effect(AccessTokens, makeSql)

@@ -1,0 +1,379 @@
+/**
+ * The Engram HTTP API, declared once with `@effect/platform`'s `HttpApi`: every route, its
+ * parameters, body and answers as schemas. The server decodes requests with them, the OpenAPI
+ * document is generated from them, and the fuzz test draws requests from them.
+ *
+ * Every route sits behind {@link Authorization} (a bearer token) and acts inside the token's
+ * scopes: another scope's records answer 404, exactly like records that do not exist.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import { MemoryForget, MemoryQuery, MemoryRecord, ProjectedContext, PromotionStore, PromptFragment } from "@engram/core"
+import * as Context from "effect/Context"
+import * as Schema from "effect/Schema"
+
+// ---------------------------------------------------------------------------------------------
+// Errors: each carries a message a person can act on, and its HTTP status.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * No token, or a token this server does not know (401).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 401 })) {}
+
+/**
+ * A write with a read-only token (403).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ReadOnlyToken extends Schema.TaggedError<ReadOnlyToken>()("ReadOnlyToken", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 403 })) {}
+
+/**
+ * No such record, or not in the token's scopes — the two are indistinguishable on purpose (404).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 404 })) {}
+
+/**
+ * A request that decodes but cannot be carried out as asked (400).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 400 })) {}
+
+/**
+ * The record's state forbids the change (already superseded, duplicate id) (409).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 409 })) {}
+
+/**
+ * The store failed (503): retry later; the message says what failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 503 })) {}
+
+// ---------------------------------------------------------------------------------------------
+// Access
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Who is calling: the token's id and label, its scopes (never empty) and whether it may write.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Access {
+  readonly tokenId: string
+  readonly label: string
+  readonly scopes: ReadonlyArray<MemoryRecord.Scope>
+  readonly readOnly: boolean
+}
+
+/**
+ * The caller of the current request, provided by {@link Authorization}.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class CurrentAccess extends Context.Tag("@engram/server/CurrentAccess")<CurrentAccess, Access>() {}
+
+/**
+ * Bearer-token authorization for every route.
+ *
+ * @since 0.1.0
+ * @category middleware
+ */
+export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Authorization", {
+  failure: Unauthorized,
+  provides: CurrentAccess,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters and bodies
+// ---------------------------------------------------------------------------------------------
+
+/** One value or several (a repeated query parameter). */
+const many = <A, I extends string>(schema: Schema.Schema<A, I>) => Schema.Union(Schema.Array(schema), schema)
+
+const Limit = Schema.NumberFromString.pipe(
+  Schema.int({ message: () => "limit must be a whole number" }),
+  Schema.between(1, MemoryQuery.MAX_LIMIT, { message: () => `limit must be from 1 to ${MemoryQuery.MAX_LIMIT}` })
+)
+
+const Flag = Schema.Literal("true", "false")
+
+const filterParams = {
+  scope: Schema.optional(many(MemoryRecord.Scope)),
+  kind: Schema.optional(many(MemoryRecord.MemoryKind)),
+  review: Schema.optional(many(MemoryRecord.ReviewState)),
+  delivery: Schema.optional(many(MemoryRecord.DeliveryPolicy)),
+  deliverable: Schema.optional(Flag),
+  includeSuperseded: Schema.optional(Flag),
+  limit: Schema.optional(Limit)
+}
+
+/**
+ * Listing parameters: the filters, a page size and the cursor of the previous page.
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const ListParams = Schema.Struct({ ...filterParams, cursor: Schema.optional(Schema.String) })
+
+/**
+ * Search parameters: the text (`q`) and the filters.
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const SearchParams = Schema.Struct({
+  ...filterParams,
+  q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2_000))
+})
+
+/**
+ * A record's id in the path.
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const IdPath = Schema.Struct({ id: MemoryRecord.MemoryId })
+
+/**
+ * An optional scope (the token's only scope when it has one).
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const ScopeParams = Schema.Struct({ scope: Schema.optional(MemoryRecord.Scope) })
+
+/**
+ * Projection preview parameters: the query, the scope, and optionally a budget in characters.
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const ProjectionParams = Schema.Struct({
+  q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2_000)),
+  scope: Schema.optional(MemoryRecord.Scope),
+  budgetChars: Schema.optional(
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1_000_000, {
+      message: () => "budgetChars must be from 1 to 1000000"
+    }))
+  )
+})
+
+/**
+ * The body of a review.
+ *
+ * @since 0.1.0
+ * @category payloads
+ */
+export const ReviewBody = Schema.Struct({ state: MemoryRecord.ReviewState })
+
+// ---------------------------------------------------------------------------------------------
+// Answers
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One link of a record's history (its supersession chain, oldest first).
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const HistoryLink = Schema.Struct({
+  id: Schema.String,
+  state: Schema.Literal("stored", "forgotten", "missing"),
+  record: Schema.optional(MemoryRecord.MemoryRecord),
+  tombstone: Schema.optional(MemoryForget.Tombstone)
+})
+
+/** @since 0.1.0 @category answers */
+export const ListAnswer = Schema.Struct({
+  records: Schema.Array(MemoryRecord.MemoryRecord),
+  nextCursor: Schema.optional(Schema.String),
+  skipped: Schema.Number
+})
+
+/** @since 0.1.0 @category answers */
+export const SearchAnswer = Schema.Struct({
+  hits: Schema.Array(Schema.Struct({ record: MemoryRecord.MemoryRecord, score: Schema.Number })),
+  skipped: Schema.Number
+})
+
+/** @since 0.1.0 @category answers */
+export const DetailAnswer = Schema.Struct({
+  record: MemoryRecord.MemoryRecord,
+  history: Schema.Array(HistoryLink),
+  promotions: Schema.Array(PromotionStore.PromotionRow)
+})
+
+/** @since 0.1.0 @category answers */
+export const RecordAnswer = Schema.Struct({ record: MemoryRecord.MemoryRecord })
+
+/** @since 0.1.0 @category answers */
+export const CreatedAnswer = Schema.Struct({
+  record: MemoryRecord.MemoryRecord,
+  promotions: Schema.Array(PromotionStore.PromotionRow)
+})
+
+/** @since 0.1.0 @category answers */
+export const SupersededAnswer = Schema.Struct({
+  superseded: MemoryRecord.MemoryRecord,
+  successor: MemoryRecord.MemoryRecord,
+  promotions: Schema.Array(PromotionStore.PromotionRow)
+})
+
+/** @since 0.1.0 @category answers */
+export const ForgetAnswer = Schema.Struct({ tombstones: Schema.Array(MemoryForget.Tombstone) })
+
+/** @since 0.1.0 @category answers */
+export const PromotionsAnswer = Schema.Struct({ rows: Schema.Array(PromotionStore.PromotionRow) })
+
+/** @since 0.1.0 @category answers */
+export const AccessAnswer = Schema.Struct({
+  label: Schema.String,
+  scopes: Schema.Array(MemoryRecord.Scope),
+  readOnly: Schema.Boolean
+})
+
+/**
+ * An agent's composition: the prefix sections with attributed fragments (authored, or memory with
+ * its record ids), the prompt text, the ids composed into the prefix and the overlay report (ids,
+ * addresses and reasons; never content).
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const AgentAnswer = Schema.Struct({
+  scope: MemoryRecord.Scope,
+  spec: Schema.NullOr(Schema.String),
+  prefix: Schema.Array(PromptFragment.AgentPromptSectionData),
+  text: Schema.String,
+  composedIds: Schema.Array(Schema.String),
+  report: Schema.Unknown
+})
+
+/**
+ * A projection preview for a query: the per-section report, the budget summary, the ids the
+ * envelope delivers, and the text. Nothing is recorded.
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const ProjectionAnswer = Schema.Struct({
+  scope: MemoryRecord.Scope,
+  projection: ProjectedContext.ProjectedContext
+})
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+// ---------------------------------------------------------------------------------------------
+
+
+/**
+ * Memories: list, search, get (with history and promotion rows), create, review, supersede,
+ * expire, forget, tombstones.
+ *
+ * @since 0.1.0
+ * @category groups
+ */
+export class MemoriesGroup extends HttpApiGroup.make("memories")
+  .add(HttpApiEndpoint.get("list", "/memories").setUrlParams(ListParams).addSuccess(ListAnswer))
+  .add(HttpApiEndpoint.get("search", "/memories/search").setUrlParams(SearchParams).addSuccess(SearchAnswer))
+  .add(HttpApiEndpoint.get("get", "/memories/:id").setPath(IdPath).addSuccess(DetailAnswer))
+  .add(
+    HttpApiEndpoint.post("create", "/memories").setPayload(MemoryRecord.MemoryWriteInput)
+      .addSuccess(CreatedAnswer, { status: 201 })
+  )
+  .add(HttpApiEndpoint.post("review", "/memories/:id/review").setPath(IdPath).setPayload(ReviewBody).addSuccess(RecordAnswer))
+  .add(
+    HttpApiEndpoint.post("supersede", "/memories/:id/supersede").setPath(IdPath)
+      .setPayload(MemoryRecord.MemoryWriteInput).addSuccess(SupersededAnswer)
+  )
+  .add(HttpApiEndpoint.post("expire", "/memories/:id/expire").setPath(IdPath).addSuccess(RecordAnswer))
+  .add(HttpApiEndpoint.del("forget", "/memories/:id").setPath(IdPath).addSuccess(ForgetAnswer))
+  .add(HttpApiEndpoint.post("forgetMany", "/forget").setPayload(MemoryForget.ForgetTarget).addSuccess(ForgetAnswer))
+  .add(HttpApiEndpoint.get("tombstones", "/tombstones").setUrlParams(ScopeParams).addSuccess(ForgetAnswer))
+  .addError(NotFound)
+  .addError(BadRequest)
+  .addError(Conflict)
+  .addError(ReadOnlyToken)
+  .addError(Unavailable)
+  .middleware(Authorization)
+  .prefix("/api")
+{}
+
+/**
+ * Composition: promotion rows, the agent's composed prefix with its overlay report, and a
+ * projection preview for a query.
+ *
+ * @since 0.1.0
+ * @category groups
+ */
+export class CompositionGroup extends HttpApiGroup.make("composition")
+  .add(HttpApiEndpoint.get("promotions", "/promotions").setUrlParams(ScopeParams).addSuccess(PromotionsAnswer))
+  .add(HttpApiEndpoint.get("agent", "/agent").setUrlParams(ScopeParams).addSuccess(AgentAnswer))
+  .add(HttpApiEndpoint.get("projection", "/projection").setUrlParams(ProjectionParams).addSuccess(ProjectionAnswer))
+  .addError(NotFound)
+  .addError(BadRequest)
+  .addError(Conflict)
+  .addError(Unavailable)
+  .middleware(Authorization)
+  .prefix("/api")
+{}
+
+/**
+ * Access: who the token is (label, scopes, read-only).
+ *
+ * @since 0.1.0
+ * @category groups
+ */
+export class AccessGroup extends HttpApiGroup.make("access")
+  .add(HttpApiEndpoint.get("whoami", "/access").addSuccess(AccessAnswer))
+  .middleware(Authorization)
+  .prefix("/api")
+{}
+
+/**
+ * The whole API.
+ *
+ * @since 0.1.0
+ * @category api
+ */
+export class EngramApi extends HttpApi.make("engram")
+  .add(MemoriesGroup)
+  .add(CompositionGroup)
+  .add(AccessGroup)
+{}

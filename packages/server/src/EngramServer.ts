@@ -1,0 +1,108 @@
+/**
+ * The Engram operator server: the {@link EngramApi} under `/api`, its OpenAPI document at
+ * `/openapi.json`, Swagger UI at `/docs`, and the review console at `/`.
+ *
+ * @example
+ * import { NodeRuntime } from "@effect/platform-node"
+ * import { EngramServer } from "@engram/server"
+ *
+ * // with MemoryStore, PromotionStore, TelemetryStore and AccessTokens provided:
+ * EngramServer.layerServe({ port: 8787 })
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { type MemoryStore, type PromotionStore, RoutingPresets, RoutingSpecs, type TelemetryStore } from "@engram/core"
+import { ContextProjection, type StablePrefix } from "@engram/runtime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createServer } from "node:http"
+import type { AccessTokens } from "./AccessTokens.js"
+import { EngramApi } from "./EngramApi.js"
+import { consolePage } from "./internal/consolePage.js"
+import * as Handlers from "./internal/handlers.js"
+
+/**
+ * The agent the console composes when none is configured: the user-background vocabulary and
+ * routing spec (`about_user` auto, `preferences` guarded).
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const defaultAgent: StablePrefix.AgentConfig = {
+  name: "default",
+  persona: "",
+  operatingModel: "",
+  roster: [],
+  toolGuidance: [],
+  guidelines: [],
+  background: RoutingPresets.userBackgroundSections,
+  awareness: "",
+  spec: RoutingPresets.userBackground.key,
+  scope: "global",
+  plugins: []
+}
+
+/**
+ * Server options: the agent config the agent and projection views compose.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerOptions {
+  readonly agent?: StablePrefix.AgentConfig | undefined
+}
+
+/**
+ * The stores the server reads and writes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ServerStores =
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+  | TelemetryStore.TelemetryStore
+  | AccessTokens
+
+const consoleRoute = HttpApiBuilder.Router.use((router) =>
+  router.get("/", Effect.succeed(HttpServerResponse.html(consolePage)))
+)
+
+/**
+ * The API (handlers and token check), the OpenAPI document, Swagger UI and the console, ready for
+ * `HttpApiBuilder.serve`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerApi = (options: ServerOptions = {}) =>
+  Layer.mergeAll(
+    HttpApiSwagger.layer({ path: "/docs" }),
+    HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
+    consoleRoute
+  ).pipe(
+    Layer.provideMerge(HttpApiBuilder.api(EngramApi)),
+    Layer.provide(Handlers.layerHandlers({ agent: options.agent ?? defaultAgent })),
+    Layer.provide(Handlers.authorization),
+    Layer.provide(ContextProjection.layer),
+    Layer.provide(RoutingSpecs.layerPresets)
+  )
+
+/**
+ * Serves everything over HTTP on `port` (0 picks a free one) and `host` (default `127.0.0.1`),
+ * logging the address.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerServe = (options: ServerOptions & { readonly port: number; readonly host?: string | undefined }) =>
+  HttpApiBuilder.serve().pipe(
+    HttpServer.withLogAddress,
+    Layer.provide(layerApi(options)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host ?? "127.0.0.1" }))
+  )

@@ -1,0 +1,334 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import {
+  MemoryForget,
+  type MemoryQuery,
+  type MemoryRecord,
+  MemoryStore,
+  PromotionStore,
+  type Routing,
+  RoutingSpecs
+} from "@engram/core"
+import { ContextProjection, Promotion, StablePrefix } from "@engram/runtime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { AccessTokens } from "../AccessTokens.js"
+import {
+  type Access,
+  Authorization,
+  BadRequest,
+  Conflict,
+  CurrentAccess,
+  EngramApi,
+  NotFound,
+  ReadOnlyToken,
+  Unauthorized,
+  Unavailable
+} from "../EngramApi.js"
+
+/** What the server composes for the agent and projection views. */
+export interface ServerConfig {
+  readonly agent: StablePrefix.AgentConfig
+}
+
+type Tagged = { readonly _tag: string; readonly message: string }
+
+/** A store or runtime failure as the HTTP error a caller can act on. */
+const toHttp = (error: Tagged): NotFound | Conflict | BadRequest | Unavailable => {
+  switch (error._tag) {
+    case "MemoryNotFound":
+      return new NotFound({ message: error.message })
+    case "MemoryConflict":
+    case "DuplicateMemoryId":
+    case "DuplicatePromotion":
+      return new Conflict({ message: error.message })
+    case "InvalidMemoryInput":
+    case "InvalidMemoryQuery":
+    case "InvalidCursor":
+    case "InvalidPromotionRow":
+    case "InvalidPlacement":
+    case "InvalidAgentConfig":
+      return new BadRequest({ message: error.message })
+    default:
+      return new Unavailable({ message: error.message })
+  }
+}
+
+const http = <A, E extends Tagged, R>(self: Effect.Effect<A, E, R>) => Effect.mapError(self, toHttp)
+
+const notInScope = (scope: string) => new NotFound({ message: `no scope ${scope} for this token` })
+
+/** The scopes a read covers: the token's, or the requested ones when the token holds them all. */
+const readScopes = (access: Access, requested: ReadonlyArray<MemoryRecord.Scope> | undefined) => {
+  if (requested === undefined) return Effect.succeed(access.scopes)
+  const foreign = requested.find((scope) => !access.scopes.includes(scope))
+  return foreign === undefined ? Effect.succeed(requested) : Effect.fail(notInScope(foreign))
+}
+
+/** One scope: the requested one (held by the token), or the token's only scope. */
+const oneScope = (access: Access, requested: MemoryRecord.Scope | undefined) => {
+  if (requested !== undefined) {
+    return access.scopes.includes(requested) ? Effect.succeed(requested) : Effect.fail(notInScope(requested))
+  }
+  const [only, ...rest] = access.scopes
+  return only !== undefined && rest.length === 0
+    ? Effect.succeed(only)
+    : Effect.fail(new BadRequest({ message: `name a scope: this token holds ${access.scopes.join(", ")}` }))
+}
+
+const writable = (access: Access) =>
+  access.readOnly
+    ? Effect.fail(new ReadOnlyToken({ message: `token "${access.label}" is read-only` }))
+    : Effect.void
+
+const asArray = <A>(value: A | ReadonlyArray<A> | undefined): ReadonlyArray<A> | undefined =>
+  value === undefined ? undefined : Array.isArray(value) ? value : [value as A]
+
+interface FilterParams {
+  readonly scope?: MemoryRecord.Scope | ReadonlyArray<MemoryRecord.Scope> | undefined
+  readonly kind?: MemoryRecord.MemoryKind | ReadonlyArray<MemoryRecord.MemoryKind> | undefined
+  readonly review?: MemoryRecord.ReviewState | ReadonlyArray<MemoryRecord.ReviewState> | undefined
+  readonly delivery?: MemoryRecord.DeliveryPolicy | ReadonlyArray<MemoryRecord.DeliveryPolicy> | undefined
+  readonly deliverable?: "true" | "false" | undefined
+  readonly includeSuperseded?: "true" | "false" | undefined
+  readonly limit?: number | undefined
+}
+
+const filtersOf = (access: Access, params: FilterParams) =>
+  Effect.map(readScopes(access, asArray(params.scope)), (scopes): MemoryQuery.MemoryFilters & { limit?: number } => {
+    const kinds = asArray(params.kind)
+    const reviewStates = asArray(params.review)
+    const deliveryPolicies = asArray(params.delivery)
+    return {
+      scopes,
+      ...(kinds !== undefined ? { kinds } : {}),
+      ...(reviewStates !== undefined ? { reviewStates } : {}),
+      ...(deliveryPolicies !== undefined ? { deliveryPolicies } : {}),
+      ...(params.deliverable === "true" ? { deliverable: true } : {}),
+      ...(params.includeSuperseded === "true" ? { includeSuperseded: true } : {}),
+      ...(params.limit !== undefined ? { limit: params.limit } : {})
+    }
+  })
+
+/** The bearer-token check: a known token that names at least one scope, or 401. */
+export const authorization = Layer.effect(
+  Authorization,
+  Effect.map(AccessTokens, (tokens) => ({
+    bearer: (secret: Redacted.Redacted<string>) =>
+      Effect.gen(function*() {
+        const value = Redacted.value(secret)
+        if (value.length === 0) return yield* new Unauthorized({ message: "sign in with a bearer token" })
+        const token = yield* tokens.verify(value).pipe(
+          Effect.catchAll((error) => Effect.fail(new Unauthorized({ message: error.message })))
+        )
+        // Fail closed: a token that names no scope grants nothing.
+        if (token === undefined || token.scopes.length === 0) {
+          return yield* new Unauthorized({ message: "this token is not valid here; create one with engram token create" })
+        }
+        return { tokenId: token.id, label: token.label, scopes: token.scopes, readOnly: token.readOnly }
+      })
+  }))
+)
+
+const MAX_HISTORY = 100
+
+/** The handlers of every group, over the stores, the projection and the agent config. */
+export const layerHandlers = (config: ServerConfig) => {
+  const memories = HttpApiBuilder.group(EngramApi, "memories", (handlers) =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const promotions = yield* PromotionStore.PromotionStore
+      const specs = yield* RoutingSpecs.RoutingSpecs
+      const spec = config.agent.spec === undefined ? undefined : yield* specs.resolve(config.agent.spec)
+      const withPromotions = Effect.provideService(PromotionStore.PromotionStore, promotions)
+
+      const held = (access: Access, id: MemoryRecord.MemoryId) =>
+        Effect.flatMap(http(store.get([id], { scopes: access.scopes })), ({ records }) =>
+          records[0] === undefined
+            ? Effect.fail(new NotFound({ message: `no memory ${id}` }))
+            : Effect.succeed(records[0]))
+
+      const promote = (records: ReadonlyArray<Routing.RoutableRecord>) =>
+        spec === undefined
+          ? Effect.succeed([])
+          : Effect.map(
+            http(withPromotions(Promotion.promoteNew(records, { background: config.agent.background, spec }))),
+            (result) => result.committed
+          )
+
+      /** The record's supersession chain, through stored records and tombstones. */
+      const historyOf = (access: Access, record: MemoryRecord.MemoryRecord) =>
+        Effect.gen(function*() {
+          const links = new Map<string, MemoryForget.ChainLink>([[record.id, { _tag: "Record", record }]])
+          const pending = [record.supersedes, record.supersededBy]
+          while (pending.length > 0 && links.size < MAX_HISTORY) {
+            const id = pending.pop()
+            if (id === undefined || links.has(id)) continue
+            const [found] = (yield* http(store.get([id], { scopes: access.scopes }))).records
+            if (found !== undefined) {
+              links.set(id, { _tag: "Record", record: found })
+              pending.push(found.supersedes, found.supersededBy)
+              continue
+            }
+            const [grave] = yield* http(store.tombstones({ ids: [id], scopes: access.scopes }))
+            if (grave !== undefined) {
+              links.set(id, { _tag: "Forgotten", tombstone: grave })
+              pending.push(grave.supersedes, grave.supersededBy)
+            } else {
+              links.set(id, { _tag: "Missing", id })
+            }
+          }
+          return MemoryForget.supersessionChain(record.id, (id) => links.get(id) ?? { _tag: "Missing", id }).map((link) =>
+            link._tag === "Record"
+              ? { id: link.record.id, state: "stored" as const, record: link.record }
+              : link._tag === "Forgotten"
+              ? { id: link.tombstone.memoryId, state: "forgotten" as const, tombstone: link.tombstone }
+              : { id: link.id, state: "missing" as const }
+          )
+        })
+
+      const forget = (access: Access, target: MemoryForget.ForgetTarget) =>
+        Effect.gen(function*() {
+          yield* writable(access)
+          if ("ids" in target) {
+            // Every id must be a record this token can see: another scope's id is "not found".
+            const scopes = yield* readScopes(access, target.scopes)
+            const { records } = yield* http(store.get(target.ids, { scopes }))
+            const seen = new Set(records.map((record) => record.id))
+            const missing = target.ids.find((id) => !seen.has(id))
+            if (missing !== undefined) return yield* new NotFound({ message: `no memory ${missing}` })
+          }
+          const scoped: MemoryForget.ForgetTarget = "scope" in target
+            ? { scope: yield* oneScope(access, target.scope) }
+            : { ids: target.ids, scopes: yield* readScopes(access, target.scopes) }
+          return yield* http(withPromotions(store.forget(scoped, { by: `api:${access.label}` })))
+        })
+
+      return handlers
+        .handle("list", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const filters = yield* filtersOf(access, urlParams)
+            const page = yield* http(
+              store.list({ ...filters, ...(urlParams.cursor !== undefined ? { cursor: urlParams.cursor } : {}) })
+            )
+            return {
+              records: page.records,
+              skipped: page.skipped,
+              ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {})
+            }
+          }))
+        .handle("search", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const filters = yield* filtersOf(access, urlParams)
+            return yield* http(store.search(urlParams.q, filters))
+          }))
+        .handle("get", ({ path }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const record = yield* held(access, path.id)
+            const rows = yield* http(promotions.getByRecords([record.id]))
+            return { record, history: yield* historyOf(access, record), promotions: rows.rows }
+          }))
+        .handle("create", ({ payload }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            yield* writable(access)
+            const scope = yield* oneScope(access, payload.scope)
+            const [record] = yield* http(store.write([{ ...payload, scope }]))
+            return { record: record!, promotions: yield* promote([record!]) }
+          }))
+        .handle("review", ({ path, payload }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            yield* writable(access)
+            yield* held(access, path.id)
+            return { record: yield* http(store.setReviewState(path.id, payload.state)) }
+          }))
+        .handle("supersede", ({ path, payload }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            yield* writable(access)
+            const original = yield* held(access, path.id)
+            const scope = yield* oneScope(access, payload.scope ?? original.scope)
+            const outcome = yield* http(store.supersede(path.id, { ...payload, scope }))
+            return { ...outcome, promotions: yield* promote([outcome.successor]) }
+          }))
+        .handle("expire", ({ path }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            yield* writable(access)
+            yield* held(access, path.id)
+            return { record: yield* http(store.expire(path.id)) }
+          }))
+        .handle("forget", ({ path }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            yield* writable(access)
+            yield* held(access, path.id)
+            return yield* forget(access, { ids: [path.id] })
+          }))
+        .handle("forgetMany", ({ payload }) => Effect.flatMap(CurrentAccess, (access) => forget(access, payload)))
+        .handle("tombstones", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const scopes = yield* readScopes(access, urlParams.scope === undefined ? undefined : [urlParams.scope])
+            return { tombstones: yield* http(store.tombstones({ scopes })) }
+          }))
+    }))
+
+  const composition = HttpApiBuilder.group(EngramApi, "composition", (handlers) =>
+    Effect.gen(function*() {
+      const context = yield* Effect.context<
+        MemoryStore.MemoryStore | PromotionStore.PromotionStore | RoutingSpecs.RoutingSpecs
+      >()
+      const projection = yield* ContextProjection.ContextProjection
+      const build = (scope: MemoryRecord.Scope) =>
+        http(Effect.provide(StablePrefix.buildAgent({ ...config.agent, scope, scopes: [scope] }), context))
+      return handlers
+        .handle("promotions", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const scope = yield* oneScope(access, urlParams.scope)
+            const promotionStore = yield* Effect.provide(PromotionStore.PromotionStore, context)
+            return { rows: (yield* http(promotionStore.listByScope(scope))).rows }
+          }))
+        .handle("agent", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const scope = yield* oneScope(access, urlParams.scope)
+            const agent = yield* build(scope)
+            return {
+              scope,
+              spec: config.agent.spec ?? null,
+              prefix: agent.prefix,
+              text: agent.text,
+              composedIds: agent.composedIds,
+              report: agent.report
+            }
+          }))
+        .handle("projection", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const scope = yield* oneScope(access, urlParams.scope)
+            const agent = yield* build(scope)
+            const projected = yield* http(projection.project({
+              sessionId: "console-preview",
+              turn: 0,
+              query: urlParams.q,
+              scopes: [scope],
+              mode: "native",
+              inPrefix: agent.composedIds,
+              record: false
+            }))
+            return { scope, projection: projected }
+          }))
+    }))
+
+  const access = HttpApiBuilder.group(EngramApi, "access", (handlers) =>
+    handlers.handle("whoami", () =>
+      Effect.map(CurrentAccess, (who) => ({ label: who.label, scopes: who.scopes, readOnly: who.readOnly }))))
+
+  return Layer.mergeAll(memories, composition, access)
+}

@@ -1,0 +1,119 @@
+/**
+ * Every route × { own scope, other scope, no token, read-only token }: a token reaches only its own
+ * scopes (another scope's records are "not found", 404), no token is 401, a read-only token reads
+ * but never writes (403). Prints the matrix figures.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { seed, serve, type Served } from "./utilities.js"
+
+interface Route {
+  readonly name: string
+  readonly writes: boolean
+  /** The request against `scope`, on a record of that scope made for this call. */
+  readonly request: (scope: string, id: string) => { method: string; path: string; body?: unknown }
+}
+
+const q = (scope: string) => `scope=${encodeURIComponent(scope)}`
+
+export const routes: ReadonlyArray<Route> = [
+  { name: "list", writes: false, request: (s) => ({ method: "GET", path: `/api/memories?${q(s)}` }) },
+  { name: "search", writes: false, request: (s) => ({ method: "GET", path: `/api/memories/search?q=secret&${q(s)}` }) },
+  { name: "get", writes: false, request: (_, id) => ({ method: "GET", path: `/api/memories/${id}` }) },
+  {
+    name: "create",
+    writes: true,
+    request: (s) => ({ method: "POST", path: "/api/memories", body: { content: "new secret", kind: "note", scope: s } })
+  },
+  {
+    name: "review",
+    writes: true,
+    request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/review`, body: { state: "confirmed" } })
+  },
+  {
+    name: "supersede",
+    writes: true,
+    request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/supersede`, body: { content: "v2", kind: "note" } })
+  },
+  { name: "expire", writes: true, request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/expire` }) },
+  { name: "forget", writes: true, request: (_, id) => ({ method: "DELETE", path: `/api/memories/${id}` }) },
+  { name: "forgetMany", writes: true, request: (_, id) => ({ method: "POST", path: "/api/forget", body: { ids: [id] } }) },
+  {
+    name: "forgetScope",
+    writes: true,
+    request: (s) => ({ method: "POST", path: "/api/forget", body: { scope: s } })
+  },
+  { name: "tombstones", writes: false, request: (s) => ({ method: "GET", path: `/api/tombstones?${q(s)}` }) },
+  { name: "promotions", writes: false, request: (s) => ({ method: "GET", path: `/api/promotions?${q(s)}` }) },
+  { name: "agent", writes: false, request: (s) => ({ method: "GET", path: `/api/agent?${q(s)}` }) },
+  { name: "projection", writes: false, request: (s) => ({ method: "GET", path: `/api/projection?q=secret&${q(s)}` }) }
+]
+
+let counter = 0
+const fresh = (served: Served, scope: string) =>
+  Effect.map(
+    seed(served, [{
+      id: `${scope.replace(":", "-")}-${++counter}`,
+      content: `${scope} secret number ${counter}`,
+      kind: "standing",
+      label: `l${counter}`,
+      scope
+    }]),
+    ([record]) => record!.id
+  )
+
+describe("scope matrix", () => {
+  it.live("every route: own scope 2xx, other scope 404, no token 401, read-only 403 on writes — zero cross-scope 2xx", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const served = yield* serve
+      const call = (route: Route, token: string | undefined, scope: string) =>
+        Effect.gen(function*() {
+          const id = yield* fresh(served, scope)
+          const { body, method, path } = route.request(scope, id)
+          return yield* served.request(method, path, { token, body })
+        })
+      const figures = { requests: 0, crossScope2xx: 0, fiveXx: 0 }
+      const rows: Array<string> = []
+      for (const route of routes) {
+        const own = yield* call(route, served.tokens.a, "project:a")
+        const other = yield* call(route, served.tokens.a, "project:b")
+        const none = yield* call(route, undefined, "project:a")
+        const readOnly = yield* call(route, served.tokens.ro, "project:a")
+        const readOnlyOther = yield* call(route, served.tokens.ro, "project:b")
+        figures.requests += 5
+        for (const answer of [own, other, none, readOnly, readOnlyOther]) if (answer.status >= 500) figures.fiveXx++
+        for (const answer of [other, readOnlyOther]) {
+          if (answer.status < 300) figures.crossScope2xx++
+          expect(answer.text, `${route.name}: another scope's content`).not.toContain("project:b secret")
+        }
+        rows.push(`${route.name.padEnd(12)} own ${own.status} other ${other.status} none ${none.status} ro ${readOnly.status} ro-other ${readOnlyOther.status}`)
+        expect(own.status, `${route.name} own: ${own.text}`).toBeLessThan(300)
+        expect(other.status, `${route.name} other: ${other.text}`).toBe(404)
+        expect(none.status, `${route.name} no token`).toBe(401)
+        expect(readOnly.status, `${route.name} read-only: ${readOnly.text}`).toBe(route.writes ? 403 : 200)
+        expect([403, 404], `${route.name} read-only other`).toContain(readOnlyOther.status)
+      }
+      // A token from no store at all, and a malformed header, are 401 too.
+      const forged = yield* served.request("GET", "/api/memories", { token: "egm_forged" })
+      expect(forged.status).toBe(401)
+      console.log(`scope matrix\n${rows.join("\n")}\nrequests ${figures.requests}, cross-scope 2xx ${figures.crossScope2xx}, 5xx ${figures.fiveXx}`)
+      expect(figures).toEqual({ requests: routes.length * 5, crossScope2xx: 0, fiveXx: 0 })
+    })))
+
+  it.live("list and search filter by the token's scopes; get of another scope's id is 404 like an unknown id", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const served = yield* serve
+      yield* seed(served, [
+        { id: "a1", content: "alpha shared word", kind: "note", scope: "project:a" },
+        { id: "b1", content: "beta shared word", kind: "note", scope: "project:b" }
+      ])
+      const listed = yield* served.request("GET", "/api/memories", { token: served.tokens.a })
+      expect((listed.json as { records: Array<{ id: string }> }).records.map((r) => r.id)).toEqual(["a1"])
+      const found = yield* served.request("GET", "/api/memories/search?q=shared", { token: served.tokens.b })
+      expect((found.json as { hits: Array<{ record: { id: string } }> }).hits.map((h) => h.record.id)).toEqual(["b1"])
+      const foreign = yield* served.request("GET", "/api/memories/b1", { token: served.tokens.a })
+      const unknown = yield* served.request("GET", "/api/memories/zz9", { token: served.tokens.a })
+      expect([foreign.status, unknown.status]).toEqual([404, 404])
+      expect(foreign.json).toEqual({ _tag: "NotFound", message: "no memory b1" })
+    })))
+})

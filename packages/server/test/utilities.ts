@@ -1,0 +1,76 @@
+/**
+ * Serves the Engram server on a free port over in-memory stores, with three tokens: `a` (project:a,
+ * read-write), `b` (project:b, read-write) and `ro` (project:a, read-only).
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import { MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
+import { AccessTokens, EngramServer } from "@engram/server"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+
+export const stores = Layer.mergeAll(
+  MemoryStore.layerMemory,
+  PromotionStore.layerMemory,
+  TelemetryStore.layerMemory,
+  AccessTokens.layerMemory
+)
+
+export interface Served {
+  readonly base: string
+  readonly tokens: { readonly a: string; readonly b: string; readonly ro: string }
+  readonly request: (
+    method: string,
+    path: string,
+    options?: { readonly token?: string | undefined; readonly body?: unknown }
+  ) => Effect.Effect<{ readonly status: number; readonly text: string; readonly json: unknown }>
+  readonly context: Context.Context<Layer.Layer.Success<typeof stores>>
+}
+
+export const serve: Effect.Effect<Served, unknown, Scope.Scope> = Effect.gen(function*() {
+  const context = yield* Layer.build(
+    EngramServer.layerServe({ port: 0 }).pipe(Layer.provideMerge(stores))
+  )
+  const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+  if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+  const base = `http://127.0.0.1:${address.port}`
+  const issue = (label: string, scopes: ReadonlyArray<string>, readOnly: boolean) =>
+    Effect.provide(
+      Effect.flatMap(AccessTokens.AccessTokens, (tokens) => tokens.create({ label, scopes, readOnly })),
+      context
+    ).pipe(Effect.map((issued) => issued.secret), Effect.orDie)
+  const tokens = {
+    a: yield* issue("a", ["project:a"], false),
+    b: yield* issue("b", ["project:b"], false),
+    ro: yield* issue("ro", ["project:a"], true)
+  }
+  const request: Served["request"] = (method, path, options = {}) =>
+    Effect.promise(async () => {
+      const headers: Record<string, string> = {}
+      if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+      if (options.body !== undefined) headers["content-type"] = "application/json"
+      const response = await fetch(base + path, {
+        method,
+        headers,
+        ...(options.body !== undefined
+          ? { body: typeof options.body === "string" ? options.body : JSON.stringify(options.body) }
+          : {})
+      })
+      const text = await response.text()
+      let json: unknown = undefined
+      try {
+        json = JSON.parse(text)
+      } catch {
+        json = undefined
+      }
+      return { status: response.status, text, json }
+    })
+  return { base, tokens, request, context: context as Context.Context<Layer.Layer.Success<typeof stores>> }
+})
+
+/** Writes records straight into the served store. */
+export const seed = (served: Served, inputs: ReadonlyArray<MemoryStoreInput>) =>
+  Effect.provide(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(inputs)), served.context).pipe(Effect.orDie)
+
+type MemoryStoreInput = Parameters<MemoryStore.MemoryStoreService["write"]>[0][number]
