@@ -23,6 +23,8 @@ import * as Compose from "./commands/Compose.js"
 import * as Demo from "./commands/Demo.js"
 import * as Eval from "./commands/Eval.js"
 import * as Mcp from "./commands/Mcp.js"
+import * as Serve from "./commands/Serve.js"
+import * as Token from "./commands/Token.js"
 import * as Memory from "./commands/Memory.js"
 import * as Migrate from "./commands/Migrate.js"
 import * as Root from "./Root.js"
@@ -38,7 +40,7 @@ export const VERSION = "0.1.0"
 // The whole command tree. Kept module-private: its inferred type spans every command's options
 // and errors, and `run` / `main` are the public way in.
 const command = Root.command.pipe(
-  Command.withSubcommands([Memory.command, Demo.command, Migrate.command, Eval.command, Compose.command, Mcp.command])
+  Command.withSubcommands([Memory.command, Demo.command, Migrate.command, Eval.command, Compose.command, Mcp.command, Serve.command, Token.command])
 )
 
 // Command groups and their subcommands, to name an unknown command precisely.
@@ -48,7 +50,9 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
   migrate: [],
   eval: [],
   compose: [],
-  mcp: []
+  mcp: [],
+  serve: [],
+  token: ["create", "list", "revoke"]
 }
 
 /**

@@ -1,0 +1,122 @@
+/**
+ * `engram token create|list|revoke`: the bearer tokens of `engram serve`. A token is bound to the
+ * scopes it may read and (unless `--read-only`) write; its secret is printed once, at creation,
+ * and stored only as a hash.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Args from "@effect/cli/Args"
+import { MemoryRecord } from "@engram/core"
+import { AccessTokens } from "@engram/server"
+import * as Console from "effect/Console"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Flags from "../Flags.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import * as StoreBackend from "../StoreBackend.js"
+
+/** Runs `self` with the token store on the database the global options name. */
+const withTokens = <A, E>(self: Effect.Effect<A, E, AccessTokens.AccessTokens>) =>
+  Effect.flatMap(StoreBackend.location, (location) =>
+    Effect.provide(
+      self,
+      AccessTokens.layerSql.pipe(
+        Layer.provide(StoreBackend.layer(location)),
+        Layer.mapError((error) =>
+          error._tag === "SqlError"
+            ? new CliFailure({ problem: `the token table cannot be opened: ${error.message}`, exitCode: ExitCode.unavailable })
+            : error
+        )
+      )
+    ))
+
+const encodeToken = Schema.encodeSync(AccessTokens.AccessToken)
+
+const describe = (token: AccessTokens.AccessToken) =>
+  `${token.id}  ${token.label}  ${token.scopes.join(",")}${token.readOnly ? "  read-only" : ""}  ` +
+  DateTime.formatIso(token.createdAt)
+
+const output = (document: () => unknown, human: () => string) =>
+  Effect.flatMap(Root.settings, (settings) => Console.log(settings.json ? Render.json(document()) : human()))
+
+/**
+ * `engram token create --scope <scope>… [--label] [--read-only]`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const create = Command.make(
+  "create",
+  {
+    scopes: Flags.repeated(
+      Flags.text("scope", MemoryRecord.Scope, "A scope the token may use (global, project:<id>, session:<id>); repeat.", "scope")
+    ),
+    label: Options.text("label").pipe(Options.withDescription("A name for the token."), Options.withDefault("operator")),
+    readOnly: Options.boolean("read-only").pipe(Options.withDescription("The token may read but never write."))
+  },
+  ({ label, readOnly, scopes }) =>
+    Effect.gen(function*() {
+      if (scopes === undefined || scopes.length === 0) {
+        return yield* new CliFailure({
+          problem: "a token needs at least one --scope (e.g. --scope project:a); a token without scopes grants nothing",
+          exitCode: ExitCode.refused
+        })
+      }
+      const issued = yield* withTokens(
+        Effect.flatMap(AccessTokens.AccessTokens, (tokens) => tokens.create({ label, scopes, readOnly }))
+      )
+      yield* output(
+        () => ({ token: encodeToken(issued.token), secret: issued.secret }),
+        () => `${issued.secret}\n# ${describe(issued.token)}\n# shown once: keep it; only its hash is stored`
+      )
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Create a bearer token for engram serve, bound to scopes; prints the secret once."))
+
+/**
+ * `engram token list`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const list = Command.make("list", {}, () =>
+  Effect.gen(function*() {
+    const tokens = yield* withTokens(Effect.flatMap(AccessTokens.AccessTokens, (store) => store.list()))
+    yield* output(
+      () => ({ tokens: tokens.map((token) => encodeToken(token)) }),
+      () => (tokens.length === 0 ? "no tokens" : tokens.map(describe).join("\n"))
+    )
+  }).pipe(Effect.mapError(toCliFailure))).pipe(Command.withDescription("List tokens (never their secrets)."))
+
+/**
+ * `engram token revoke <id>`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const revoke = Command.make(
+  "revoke",
+  { id: Args.text({ name: "id" }).pipe(Args.withDescription("The token's id (tok_…), as token list shows it.")) },
+  ({ id }) =>
+    Effect.gen(function*() {
+      const removed = yield* withTokens(Effect.flatMap(AccessTokens.AccessTokens, (store) => store.revoke(id)))
+      if (!removed) return yield* new CliFailure({ problem: `no token ${id}`, exitCode: ExitCode.refused })
+      yield* output(() => ({ revoked: id }), () => `revoked ${id}`)
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Revoke a token: it stops working at once."))
+
+/**
+ * `engram token …`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make("token").pipe(
+  Command.withDescription("Create, list and revoke the bearer tokens of engram serve."),
+  Command.withSubcommands([create, list, revoke])
+)
