@@ -67,9 +67,13 @@ describe("engram demo", { timeout: 120_000 }, () => {
 
     // Two runs, one store's worth of memories: the saved name and the session summary.
     const listed = engramJson("memory", "list", "--db", db) as {
-      readonly records: ReadonlyArray<{ readonly id: string; readonly scope: string }>
+      readonly records: ReadonlyArray<{ readonly id: string; readonly scope: string; readonly tags: ReadonlyArray<string> }>
     }
-    expect(listed.records.map((record) => record.scope).sort()).toEqual(["global", "session:demo-1"])
+    // The summary lives in the agent's scope, tagged with its session.
+    expect(listed.records.map((record) => [record.scope, record.tags.includes("session:demo-1")]).sort()).toEqual([
+      ["global", false],
+      ["global", true]
+    ])
   })
 
   it("refuses to reset a database it did not create, and leaves it as it was", () => {

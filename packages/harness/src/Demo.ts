@@ -132,6 +132,7 @@ export interface DemoReport {
  */
 export type DemoError =
   | NativeRuntime.TurnError
+  | NativeRuntime.BuildError
   | StablePrefix.InvalidAgentConfig
   | StablePrefix.SectionOrderError
   | RoutingSpecs.RoutingSpecNotFound

@@ -48,6 +48,7 @@
  */
 import type * as AiError from "@effect/ai/AiError"
 import type * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
 import type {
   MemoryRecord,
@@ -63,7 +64,7 @@ import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
 
 /**
- * The tools of the native runtime: the memory toolkit's.
+ * The memory tools of the native runtime: the memory toolkit's.
  *
  * @since 0.1.0
  * @category models
@@ -71,12 +72,38 @@ import type * as MemoryTools from "./MemoryTools.js"
 export type Tools = Toolkit.Tools<typeof MemoryTools.MemoryToolkit>
 
 /**
+ * A toolkit the agent offers beside the memory toolkit: its tools and a handler that takes the
+ * JSON arguments a model sends (decoding them with each tool's schema). Make one from an
+ * `@effect/ai` toolkit with {@link toolkit}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentToolkit {
+  readonly tools: Readonly<Record<string, Tool.Any>>
+  readonly handle: (name: string, params: unknown) => Effect.Effect<Tool.HandlerResult<Tool.Any>, unknown>
+}
+
+/**
+ * A user's `@effect/ai` toolkit (with its handlers, e.g. `yield* MyToolkit` under
+ * `MyToolkit.toLayer(...)`) as an {@link AgentToolkit}. The services its handlers need are taken
+ * from the context now, so the built agent needs nothing more at run time.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toolkit = <T extends Record<string, Tool.Any>>(
+  withHandler: Toolkit.WithHandler<T>
+): Effect.Effect<AgentToolkit, never, Tool.Requirements<T[keyof T]>> => internal.toolkitOf(withHandler)
+
+/**
  * The modes the native loop runs in (`external` is the ACP assembler's):
  *
  * - `native`: the full projection; both memory tools offered.
  * - `autonomous`: a goal-driven turn; the projection leaves out the prior-session digest.
  * - `incognito`: working state and skills only; no memory tool is offered, so nothing is read
- *   from or written to memory.
+ *   from or written to memory, and the prefix is the authored one (`authoredPrefix`): no
+ *   promoted memory reaches the model.
  * - `subagent`: nothing projected; only `memory_recall` is offered.
  *
  * @since 0.1.0
@@ -87,14 +114,19 @@ export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
 /**
  * How a native agent is built.
  *
- * - `prefix`, `composedIds`: the stable prefix and the memory ids it composed — what
- *   `StablePrefix.buildAgent` returns (spread its result in).
+ * - `prefix`, `composedIds`, `authoredPrefix`: the stable prefix, the memory ids it composed and
+ *   the same prefix with the Background as authored (no memory) — what `StablePrefix.buildAgent`
+ *   returns (spread its result in). An `incognito` agent sends `authoredPrefix`; built from a
+ *   prefix holding memory and no `authoredPrefix`, it fails with {@link IncognitoPrefixHoldsMemory}.
  * - `memory`: the memory tools' configuration (scope, declared Background, routing spec).
  * - `scopes`: the scopes the projection reads (default: `[memory.scope]`).
  * - `mode`: default `native`.
  * - `workingState`, `skills`: passed to every projection.
+ * - `toolkits`: the user's own tools, offered beside the memory tools in every mode but
+ *   `subagent` (see {@link toolkit}); a name used twice, or a memory tool's name, fails the build
+ *   with {@link ToolNameClash}.
  * - `approval`: the tools that need the operator's approval — a list of tool names, or a predicate
- *   over a call.
+ *   over a call. It applies to every tool, the user's as much as the memory tools.
  * - `maxCalls`: the most model calls one turn may make (default 16).
  *
  * @since 0.1.0
@@ -103,7 +135,9 @@ export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
 export interface NativeAgentOptions {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly composedIds?: ReadonlyArray<string> | undefined
+  readonly authoredPrefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
   readonly memory: MemoryTools.MemoryToolsConfig
+  readonly toolkits?: ReadonlyArray<AgentToolkit> | undefined
   readonly scopes?: ReadonlyArray<MemoryRecord.Scope> | undefined
   readonly mode?: NativeMode | undefined
   readonly workingState?: string | undefined
@@ -127,8 +161,9 @@ export interface NativeAgent {
   readonly skills: ReadonlyArray<ProjectedContext.SkillRow> | undefined
   readonly maxCalls: number
   /** The tool names offered to the model in this mode. */
-  readonly offered: ReadonlyArray<keyof Tools & string>
-  readonly toolkit: Toolkit.WithHandler<Tools>
+  readonly offered: ReadonlyArray<string>
+  /** Every tool of the agent (memory and user tools) and the one handler over them. */
+  readonly toolkit: AgentToolkit
   readonly needsApproval: (call: SessionStore.ToolCall) => boolean
 }
 
@@ -141,15 +176,46 @@ export interface NativeAgent {
 export const DEFAULT_MAX_CALLS: number = internal.DEFAULT_MAX_CALLS
 
 /**
- * Builds an agent: resolves its options and binds the memory tools' handlers to the stores in
- * context.
+ * Two tools of an agent share a name (or a user tool takes a memory tool's name): the model could
+ * not tell them apart. Rename one.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const ToolNameClash = internal.ToolNameClash
+/** @since 0.1.0 @category errors */
+export type ToolNameClash = internal.ToolNameClash
+
+/**
+ * An incognito agent was given a prefix that holds memory and no authored prefix to send
+ * instead. Spread the result of `StablePrefix.buildAgent` in (it carries `authoredPrefix`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const IncognitoPrefixHoldsMemory = internal.IncognitoPrefixHoldsMemory
+/** @since 0.1.0 @category errors */
+export type IncognitoPrefixHoldsMemory = internal.IncognitoPrefixHoldsMemory
+
+/**
+ * Why an agent could not be built.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type BuildError = ToolNameClash | IncognitoPrefixHoldsMemory
+
+/**
+ * Builds an agent: resolves its options, binds the memory tools' handlers to the stores in
+ * context, and joins the user's toolkits to them.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (
   options: NativeAgentOptions
-): Effect.Effect<NativeAgent, never, MemoryStore.MemoryStore | PromotionStore.PromotionStore> => internal.make(options)
+): Effect.Effect<NativeAgent, BuildError, MemoryStore.MemoryStore | PromotionStore.PromotionStore> =>
+  internal.make(options)
 
 /**
  * A turn that finished: the model's final text, the turn number, the turn's projection and how

@@ -300,6 +300,8 @@ export const renderPrefix: (
  *
  * - `prefix`: the sections, attributed (memory entries carry their record ids).
  * - `text`: the system prompt, `PromptFragment.joinPrompt(prefix)`.
+ * - `authoredPrefix`: the same sections with the Background as authored (no memory), which an
+ *   incognito agent sends instead of `prefix`.
  * - `report`: the overlay report (one outcome per placed record, never content).
  * - `composedIds`: the records composed into the prefix; pass them to the projection as
  *   `inPrefix` so no memory reaches the model twice.
@@ -313,6 +315,8 @@ export const renderPrefix: (
 export interface BuiltAgent {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly text: string
+  /** The same prefix with the Background as authored — no memory: what an incognito agent sends. */
+  readonly authoredPrefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly report: MemoryOverlay.OverlayReport
   readonly composedIds: ReadonlyArray<string>
   readonly background: Background.Background

@@ -3,7 +3,8 @@
  */
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Tool from "@effect/ai/Tool"
-import { MemoryWrite, type ProjectedContext, SessionStore } from "@engram/core"
+import type * as Toolkit from "@effect/ai/Toolkit"
+import { MemoryWrite, type ProjectedContext, type PromptFragment, SessionStore } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -12,6 +13,7 @@ import { ContextProjection } from "../ContextProjection.js"
 import * as MemoryTools from "../MemoryTools.js"
 import * as ModelRequest from "../ModelRequest.js"
 import type {
+  AgentToolkit,
   ApprovalDecision,
   NativeAgent,
   NativeAgentOptions,
@@ -20,6 +22,25 @@ import type {
   TurnResult
 } from "../NativeRuntime.js"
 import * as PromptObserver from "../PromptObserver.js"
+
+export class ToolNameClash extends Schema.TaggedError<ToolNameClash>()("ToolNameClash", {
+  name: Schema.String
+}) {
+  override get message() {
+    return `two tools of the agent are named ${this.name}: tool names must be unique ` +
+      `(memory_save and memory_recall are the memory toolkit's); rename one`
+  }
+}
+
+export class IncognitoPrefixHoldsMemory extends Schema.TaggedError<IncognitoPrefixHoldsMemory>()(
+  "IncognitoPrefixHoldsMemory",
+  { memoryIds: Schema.Array(Schema.String) }
+) {
+  override get message() {
+    return `an incognito agent must not send memory, but its prefix holds ${this.memoryIds.join(", ")}; ` +
+      `pass authoredPrefix (StablePrefix.buildAgent returns it)`
+  }
+}
 
 export class SessionAwaitingApproval extends Schema.TaggedError<SessionAwaitingApproval>()("SessionAwaitingApproval", {
   sessionId: Schema.String,
@@ -64,28 +85,77 @@ export const DEFAULT_MAX_CALLS = 16
 
 type ToolName = keyof Tools & string
 
-const offeredIn = (mode: NativeMode): ReadonlyArray<ToolName> =>
+const memoryToolsIn = (mode: NativeMode): ReadonlyArray<ToolName> =>
   mode === "incognito" ? [] : mode === "subagent" ? ["memory_recall"] : ["memory_save", "memory_recall"]
+
+// `Toolkit.handle` decodes its parameters with the tool's schema (`Schema.decodeUnknown`), so the
+// encoded parameters a model sends are what it takes at run time; its static type names the
+// decoded form, hence this one widening.
+type HandleEncoded = AgentToolkit["handle"]
+
+export const toolkitOf = <T extends Record<string, Tool.Any>>(withHandler: Toolkit.WithHandler<T>) =>
+  Effect.map(Effect.context<Tool.Requirements<T[keyof T]>>(), (context): AgentToolkit => {
+    const handle = withHandler.handle as unknown as HandleEncoded
+    return {
+      tools: withHandler.tools,
+      handle: (name, params) => Effect.provide(handle(name, params), context)
+    }
+  })
+
+/** The memory toolkit and the user's, as one; a name used twice is a `ToolNameClash`. */
+const joinToolkits = (toolkits: ReadonlyArray<AgentToolkit>) =>
+  Effect.gen(function*() {
+    const owner = new Map<string, AgentToolkit>()
+    for (const kit of toolkits) {
+      for (const name of Object.keys(kit.tools)) {
+        if (owner.has(name)) return yield* new ToolNameClash({ name })
+        owner.set(name, kit)
+      }
+    }
+    const joined: AgentToolkit = {
+      tools: Object.fromEntries(toolkits.flatMap((kit) => Object.entries(kit.tools))),
+      handle: (name, params) => {
+        const kit = owner.get(name)
+        return kit === undefined ? Effect.fail(new Error(`no tool is named ${name}`)) : kit.handle(name, params)
+      }
+    }
+    return joined
+  })
+
+/** Ids of the memory a prefix holds. */
+const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>): ReadonlyArray<string> =>
+  prefix.flatMap((section) => section.fragments.flatMap((fragment) => fragment.source === "memory" ? fragment.memoryIds : []))
 
 export const make = (options: NativeAgentOptions) =>
   Effect.gen(function*() {
-    const toolkit = yield* Effect.provide(MemoryTools.MemoryToolkit, MemoryTools.layer(options.memory))
+    const memoryToolkit = yield* toolkitOf(
+      yield* Effect.provide(MemoryTools.MemoryToolkit, MemoryTools.layer(options.memory))
+    )
+    const mode = options.mode ?? "native"
+    const userToolkits = options.toolkits ?? []
+    const toolkit = yield* joinToolkits([memoryToolkit, ...userToolkits])
     const approval = options.approval
     const needsApproval = approval === undefined
       ? () => false
       : typeof approval === "function"
       ? approval
       : (call: SessionStore.ToolCall) => approval.includes(call.name)
-    const mode = options.mode ?? "native"
+    // Incognito sends the Background as authored: no promoted memory reaches the model.
+    const prefix = mode === "incognito" ? options.authoredPrefix ?? options.prefix : options.prefix
+    const held = mode === "incognito" ? memoryIn(prefix) : []
+    if (held.length > 0) return yield* new IncognitoPrefixHoldsMemory({ memoryIds: [...new Set(held)] })
     const agent: NativeAgent = {
-      prefix: options.prefix,
-      composedIds: options.composedIds ?? [],
+      prefix,
+      composedIds: mode === "incognito" ? [] : options.composedIds ?? [],
       scopes: options.scopes ?? [options.memory.scope],
       mode,
       workingState: options.workingState,
       skills: options.skills,
       maxCalls: Math.max(1, Math.floor(options.maxCalls ?? DEFAULT_MAX_CALLS)),
-      offered: offeredIn(mode),
+      offered: [
+        ...memoryToolsIn(mode),
+        ...(mode === "subagent" ? [] : userToolkits.flatMap((kit) => Object.keys(kit.tools)))
+      ],
       toolkit,
       needsApproval
     }
@@ -114,14 +184,6 @@ const describe = (error: unknown): string =>
     ? error.message
     : String(error)
 
-// `Toolkit.handle` decodes its parameters with the tool's schema (`Schema.decodeUnknown`), so the
-// encoded parameters a model sends are what it takes at run time; its static type names the
-// decoded form, hence this one widening.
-type HandleEncoded = (
-  name: string,
-  params: unknown
-) => Effect.Effect<Tool.HandlerResult<Tool.Any>, unknown>
-
 const runCall = (agent: NativeAgent, call: SessionStore.ToolCall): Effect.Effect<SessionStore.ToolResult> => {
   if (!(agent.offered as ReadonlyArray<string>).includes(call.name)) {
     return Effect.succeed({
@@ -131,8 +193,7 @@ const runCall = (agent: NativeAgent, call: SessionStore.ToolCall): Effect.Effect
       result: { error: `the tool ${call.name} is not available to this agent` }
     })
   }
-  const handle = agent.toolkit.handle as HandleEncoded
-  return handle(call.name, call.params).pipe(
+  return agent.toolkit.handle(call.name, call.params).pipe(
     Effect.map((outcome): SessionStore.ToolResult => ({
       id: call.id,
       name: call.name,
@@ -165,7 +226,7 @@ const storedCall = (
   agent: NativeAgent,
   part: { readonly id: string; readonly name: string; readonly params: unknown }
 ): SessionStore.ToolCall => {
-  const tool: Tool.Any | undefined = (agent.toolkit.tools as Record<string, Tool.Any>)[part.name]
+  const tool: Tool.Any | undefined = agent.toolkit.tools[part.name]
   const encoded = tool === undefined
     ? Either.right(part.params)
     : Schema.encodeUnknownEither(tool.parametersSchema as Schema.Schema<unknown, unknown>)(part.params)
@@ -177,6 +238,16 @@ interface Reply {
   readonly calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly params: unknown }>
 }
 
+/**
+ * The agent's tools as `generateText` takes them: it describes the offered ones to the model and
+ * decodes every call (one to a tool the mode does not offer is refused by `runCall`). It never
+ * runs a handler: the loop runs every call itself.
+ */
+const modelToolkit = (agent: NativeAgent): Toolkit.WithHandler<Record<string, Tool.Any>> => ({
+  tools: agent.toolkit.tools,
+  handle: (name) => Effect.die(new Error(`the native loop runs tool calls itself (${String(name)})`))
+})
+
 const callModel = (agent: NativeAgent, request: ModelRequest.ModelRequest) =>
   agent.offered.length === 0
     ? Effect.map(LanguageModel.generateText({ prompt: request.prompt }), (response): Reply => ({
@@ -186,7 +257,7 @@ const callModel = (agent: NativeAgent, request: ModelRequest.ModelRequest) =>
     : Effect.map(
       LanguageModel.generateText({
         prompt: request.prompt,
-        toolkit: agent.toolkit,
+        toolkit: modelToolkit(agent),
         toolChoice: agent.offered.length === Object.keys(agent.toolkit.tools).length
           ? "auto"
           : { mode: "auto", oneOf: agent.offered },

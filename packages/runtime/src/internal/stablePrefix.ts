@@ -203,6 +203,7 @@ export const buildAgent = (config: AgentConfig) =>
     const built: BuiltAgent = {
       prefix,
       text: PromptFragment.joinPrompt(prefix),
+      authoredPrefix: yield* renderPrefix(config, config.background),
       report: composed.report,
       composedIds: MemoryOverlay.composedIds(composed.report),
       background: composed.background,

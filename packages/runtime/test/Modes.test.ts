@@ -1,0 +1,132 @@
+/**
+ * The mode table, one test per cell, through the runtimes that ship (not only `project()`): what
+ * reaches the model's prefix and projection, which tools it is offered, and what it may write.
+ *
+ * Every test runs on the same store: a promoted profile (composed into the prefix), an always-on
+ * standing instruction, a retrievable fact, an `on_demand` fact and a prior session's summary —
+ * all matching the turn's question.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { MemoryStore, type PromptFragment, RoutingPresets, RoutingSpecs } from "@engram/core"
+import { NativeRuntime, Promotion, StablePrefix, ContextProjection } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { environment, injections, memory, projectionText } from "./agentFixtures.js"
+
+const QUESTION = "Which staging database and vault code should Doug use?"
+
+/** Saves a note when offered memory_save, then answers. */
+const script: ScriptedModel.Script = (request) =>
+  ScriptedModel.pendingToolResults(request).length > 0 || !request.tools.includes("memory_save")
+    ? [ScriptedModel.text("Done.")]
+    : [ScriptedModel.toolCall("memory_save", { kind: "note", content: "Doug asked about the staging database" })]
+
+const world = Layer.merge(environment(script), RoutingSpecs.layerPresets)
+
+const config = StablePrefix.decodeConfig({
+  persona: "You are a companion.",
+  spec: "user-background",
+  background: { sections: RoutingPresets.userBackgroundSections.sections }
+})
+
+/** The store every cell starts from; returns the ids. */
+const seedStore = Effect.gen(function*() {
+  const store = yield* MemoryStore.MemoryStore
+  const [name, standing, fact, vault, summary] = yield* store.write([
+    { content: "The user's name is Doug", kind: "profile", label: "name", sourceType: "operator" },
+    { content: "Doug wants answers about staging kept short", kind: "standing", deliveryPolicy: "always", sourceType: "operator" },
+    { content: "The staging database is db-2", kind: "fact", sourceType: "operator" },
+    { content: "The staging vault code is 4711", kind: "fact", deliveryPolicy: "on_demand", sourceType: "operator" },
+    ContextProjection.summaryInput("s-0", "Doug planned the staging database migration")
+  ])
+  yield* Promotion.promoteNew([name!], { background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground })
+  return { name: name!.id, standing: standing!.id, fact: fact!.id, vault: vault!.id, summary: summary!.id }
+})
+
+const memoryIds = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>) =>
+  prefix.flatMap((section) => section.fragments.flatMap((f) => (f.source === "memory" ? f.memoryIds : [])))
+
+const runIn = (mode: NativeRuntime.NativeMode) =>
+  Effect.gen(function*() {
+    const ids = yield* seedStore
+    const built = yield* StablePrefix.buildAgent(yield* config)
+    const agent = yield* NativeRuntime.make({ ...built, memory, mode })
+    const before = (yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.list({}))).records.length
+    const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: QUESTION })
+    const [request] = yield* ScriptedModel.requests
+    const after = (yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.list({}))).records.length
+    return {
+      ids,
+      built,
+      agent,
+      result,
+      request: request!,
+      system: ScriptedModel.systemText(request!),
+      projection: projectionText(request!).join("\n"),
+      written: after - before,
+      rows: yield* injections("s-1")
+    }
+  })
+
+describe("the mode table through NativeRuntime", () => {
+  it.effect("native: full prefix; projection with always-on, digest and recall; both memory tools; writes land", () =>
+    Effect.gen(function*() {
+      const run = yield* runIn("native")
+      // Stable prefix: the promoted profile is composed into it.
+      expect(run.system).toContain("The user's name is Doug")
+      expect(run.built.composedIds).toEqual([run.ids.name])
+      // Projection: always-on, digest and recall — and not what the prefix already carries (inPrefix).
+      expect(run.projection).toContain("<always_on_memory>")
+      expect(run.projection).toContain("<prior_sessions>")
+      expect(run.projection).toContain("The staging database is db-2")
+      expect(run.projection).not.toContain("The user's name is Doug")
+      expect(run.result.projection.budget.withheld).toContainEqual(
+        expect.objectContaining({ ref: run.ids.name, reason: "in-prefix" })
+      )
+      // on_demand: never projected.
+      expect(run.projection).not.toContain("4711")
+      expect(run.request.tools).toEqual(["memory_save", "memory_recall"])
+      expect(run.written).toBe(1)
+      expect(run.rows[0]).toMatchObject({ mode: "native" })
+    }).pipe(Effect.provide(world)))
+
+  it.effect("autonomous: same prefix; digest suppressed, always-on and recall kept; all write paths", () =>
+    Effect.gen(function*() {
+      const run = yield* runIn("autonomous")
+      expect(run.system).toContain("The user's name is Doug")
+      expect(run.projection).not.toContain("<prior_sessions>")
+      expect(run.projection).not.toContain("Doug planned the staging database migration")
+      expect(run.projection).toContain("<always_on_memory>")
+      expect(run.projection).toContain("The staging database is db-2")
+      expect(run.projection).not.toContain("The user's name is Doug")
+      expect(run.request.tools).toEqual(["memory_save", "memory_recall"])
+      expect(run.written).toBe(1)
+      expect(run.rows[0]).toMatchObject({ mode: "autonomous" })
+      expect(run.rows[0]!.sectionLabels).not.toContain("prior_sessions")
+    }).pipe(Effect.provide(world)))
+
+  it.effect("incognito: authored prefix only; working state and skills only; no memory read or written; truthful row", () =>
+    Effect.gen(function*() {
+      const run = yield* runIn("incognito")
+      expect(run.system).toContain("You are a companion.")
+      expect(run.system).not.toContain("Doug")
+      expect(memoryIds(run.agent.prefix)).toEqual([])
+      expect(run.projection).not.toContain("Doug")
+      expect(run.projection).not.toContain("db-2")
+      expect(run.request.tools).toEqual([])
+      expect(run.written).toBe(0)
+      // The row says no memory was delivered — and none was, in the projection or the prefix.
+      expect(run.rows[0]).toMatchObject({ mode: "incognito", memoryIds: [] })
+    }).pipe(Effect.provide(world)))
+
+  it.effect("incognito refuses a prefix that holds memory when no authored prefix is given", () =>
+    Effect.gen(function*() {
+      yield* seedStore
+      const built = yield* StablePrefix.buildAgent(yield* config)
+      const { authoredPrefix: _, ...withoutAuthored } = built
+      const error = yield* Effect.flip(NativeRuntime.make({ ...withoutAuthored, memory, mode: "incognito" }))
+      expect(error._tag).toBe("IncognitoPrefixHoldsMemory")
+      expect(error.message).toContain("authoredPrefix")
+    }).pipe(Effect.provide(world)))
+})
