@@ -14,6 +14,7 @@ import {
   SearchTokenizer,
   StoredRows
 } from "@engram/core"
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -68,6 +69,8 @@ const VOCAB_TABLE = "engram_memories_vocab"
 
 /** Cached document frequencies are dropped once the store has grown by this share since. */
 const FREQUENCY_DRIFT = 0.1
+/** How long the store's size is reused before it is read again. */
+const TOTAL_TTL_MILLIS = 1_000
 /** The most document frequencies kept in the cache. */
 const FREQUENCY_CACHE = 50_000
 
@@ -80,35 +83,49 @@ const FREQUENCY_CACHE = 50_000
 const makeFrequencies = (sql: Sql) => {
   const cache = new Map<string, number>()
   let filledAt = -1
+  let total = 0
+  let readAt = Number.NEGATIVE_INFINITY
   let vocabulary = false
-  return Effect.gen(function*() {
-    if (!vocabulary) {
-      yield* sql.unsafe(
-        `CREATE VIRTUAL TABLE IF NOT EXISTS temp.${VOCAB_TABLE} USING fts5vocab(main, ${FTS_TABLE}, 'row')`
-      )
-      vocabulary = true
-    }
-    // The highest seq counts every row ever written: an upper bound on the rows held.
-    const [head] = yield* sql.unsafe<{ total: number | null }>(`SELECT max(seq) AS total FROM ${TABLE}`)
-    const total = head?.total ?? 0
-    if (filledAt < 0 || Math.abs(total - filledAt) > FREQUENCY_DRIFT * Math.max(filledAt, 1) ||
-      cache.size > FREQUENCY_CACHE) {
-      cache.clear()
-      filledAt = total
-    }
-    return {
-      total,
-      lookup: (tokens: ReadonlyArray<string>) =>
-        Effect.gen(function*() {
-          for (const token of tokens) {
-            if (cache.has(token)) continue
-            const rows = yield* sql.unsafe<{ doc: number }>(`SELECT doc FROM temp.${VOCAB_TABLE} WHERE term = ?`, [token])
-            cache.set(token, rows[0]?.doc ?? 0)
-          }
-          return { total, documentFrequency: (token: string) => cache.get(token) ?? 0 } satisfies SearchPlan.TokenStatistics
-        })
-    }
-  })
+  return {
+    /** Records this store wrote: counted at once, so its own writes never wait for a re-read. */
+    written: (count: number) => {
+      total += count
+    },
+    statistics: (tokens: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        if (!vocabulary) {
+          yield* sql.unsafe(
+            `CREATE VIRTUAL TABLE IF NOT EXISTS temp.${VOCAB_TABLE} USING fts5vocab(main, ${FTS_TABLE}, 'row')`
+          )
+          vocabulary = true
+        }
+        // Other connections' writes are picked up by re-reading the size at most once a second. The
+        // highest seq counts every row ever written: an upper bound on the rows held.
+        const now = yield* Clock.currentTimeMillis
+        if (now - readAt >= TOTAL_TTL_MILLIS || readAt > now) {
+          const [head] = yield* sql.unsafe<{ total: number | null }>(`SELECT max(seq) AS total FROM ${TABLE}`)
+          total = head?.total ?? 0
+          readAt = now
+        }
+        if (filledAt < 0 || Math.abs(total - filledAt) > FREQUENCY_DRIFT * Math.max(filledAt, 1) ||
+          cache.size > FREQUENCY_CACHE) {
+          cache.clear()
+          filledAt = total
+        }
+        // Every uncached token in one statement.
+        const missing = tokens.filter((token) => !cache.has(token))
+        if (missing.length > 0) {
+          const rows = yield* sql.unsafe<{ term: string; doc: number }>(
+            missing.map(() => `SELECT term, doc FROM temp.${VOCAB_TABLE} WHERE term = ?`).join(" UNION ALL "),
+            missing
+          )
+          for (const token of missing) cache.set(token, 0)
+          for (const row of rows) cache.set(row.term, Number(row.doc))
+        }
+        const snapshot = total
+        return { total: snapshot, documentFrequency: (token: string) => cache.get(token) ?? 0 } satisfies SearchPlan.TokenStatistics
+      })
+  }
 }
 
 /** The text the search index holds for a record. */
@@ -256,6 +273,8 @@ export const make: Effect.Effect<
       }))
     })
 
+  const frequencies = makeFrequencies(sql)
+
   const findDuplicate = (records: ReadonlyArray<MemoryRecord.MemoryRecord>, error: SqlError) =>
     Effect.gen(function*() {
       const stored = new Set<string>()
@@ -288,6 +307,7 @@ export const make: Effect.Effect<
         yield* sql.unsafe(ftsInsertSql(chunk.length), index)
       }
     })).pipe(
+      Effect.tap(() => frequencies.written(records.length)),
       Effect.catchIf(
         (error) => error._tag === "SqlError" && sqliteCode(error) === "SQLITE_CONSTRAINT_UNIQUE",
         (error) => findDuplicate(records, error as SqlError)
@@ -304,8 +324,6 @@ export const make: Effect.Effect<
       }
       return decoded.right
     })
-
-  const frequencies = makeFrequencies(sql)
 
   /**
    * One planned tier, with the filters applied before the limit.
@@ -338,26 +356,26 @@ export const make: Effect.Effect<
         return { hits: values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })), skipped: skipped.length }
       }
       const overFetch = 2 * limit + 32
-      const candidates = yield* sql<{ seq: number; score: number }>`
-        SELECT rowid AS seq, -bm25(${sql(FTS_TABLE)}) AS score FROM ${sql(FTS_TABLE)}
-        WHERE ${sql(FTS_TABLE)} MATCH ${match} ORDER BY rank LIMIT ${overFetch}`
-      if (candidates.length === 0) return { hits: [], skipped: 0 }
-      const scores = new Map(candidates.map((c) => [c.seq, Number(c.score)]))
-      // NOT INDEXED: rowid lookups only, so a scope filter never makes SQLite walk the scope index.
-      const rows = yield* sql<Row>`SELECT ${columns}, m.seq AS seq FROM ${sql(TABLE)} m NOT INDEXED
-        WHERE ${sql.and([sql.in("m.seq", candidates.map((c) => c.seq)), ...filters])}`
-      if (rows.length >= limit || candidates.length < overFetch) {
-        const best = rows
-          .map((row) => ({ row, score: scores.get(Number(row.seq)) ?? 0 }))
-          .sort((a, b) => b.score - a.score || Number(b.row.created_at) - Number(a.row.created_at) ||
-            MemoryQuery.compareRaw(String(a.row.id), String(b.row.id)))
+      // One statement: FTS5's top candidates from the index alone, then only those rows, by
+      // rowid, filtered (a candidate the filters refuse comes back without its columns).
+      const candidates = yield* sql<Row & { readonly score: number }>`
+        WITH c AS MATERIALIZED (SELECT rowid AS seq, -bm25(${sql(FTS_TABLE)}) AS score FROM ${sql(FTS_TABLE)}
+          WHERE ${sql(FTS_TABLE)} MATCH ${match} ORDER BY rank LIMIT ${overFetch})
+        SELECT ${columns}, c.score AS score
+        FROM c LEFT JOIN ${sql(TABLE)} m NOT INDEXED ON m.seq = c.seq AND ${sql.and(filters)}`
+      const rows = candidates.filter((row) => row.id !== null && row.id !== undefined)
+      const exhausted = candidates.length < overFetch
+      if (rows.length >= limit || exhausted) {
+        const best = [...rows]
+          .sort((a, b) => Number(b.score) - Number(a.score) || Number(b.created_at) - Number(a.created_at) ||
+            MemoryQuery.compareRaw(String(a.id), String(b.id)))
           .slice(0, limit)
         const decoded = MemoryRow.decodeRows(
-          best.map((b) => b.row),
-          (record, row): MemoryStore.SearchHit => ({ record, score: scores.get(Number(row.seq)) ?? 0 })
+          best,
+          (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
         )
         // A bad row among the best leaves a gap the next candidate may fill: the full ranking does that.
-        if (decoded.skipped.length === 0 || candidates.length < overFetch) {
+        if (decoded.skipped.length === 0 || exhausted) {
           yield* reportSkipped("search", decoded.skipped)
           return { hits: decoded.values, skipped: decoded.skipped.length }
         }
@@ -441,8 +459,7 @@ export const make: Effect.Effect<
         const tokens = SearchTokenizer.distinctTokens(text)
         if (tokens.length === 0) return { hits: [], skipped: 0 }
         const at = yield* MemoryWrite.now
-        const { lookup } = yield* frequencies
-        const searchPlan = SearchPlan.plan(tokens, yield* lookup(tokens))
+        const searchPlan = SearchPlan.plan(tokens, yield* frequencies.statistics(tokens))
         const result = yield* SearchPlan.runTiers(
           searchPlan,
           options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
