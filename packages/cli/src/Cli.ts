@@ -27,6 +27,7 @@ import * as Serve from "./commands/Serve.js"
 import * as Token from "./commands/Token.js"
 import * as Memory from "./commands/Memory.js"
 import * as Migrate from "./commands/Migrate.js"
+import * as Telemetry from "./commands/Telemetry.js"
 import * as Root from "./Root.js"
 
 /**
@@ -40,7 +41,7 @@ export const VERSION = "0.1.0"
 // The whole command tree. Kept module-private: its inferred type spans every command's options
 // and errors, and `run` / `main` are the public way in.
 const command = Root.command.pipe(
-  Command.withSubcommands([Memory.command, Demo.command, Migrate.command, Eval.command, Compose.command, Mcp.command, Serve.command, Token.command])
+  Command.withSubcommands([Memory.command, Demo.command, Migrate.command, Eval.command, Compose.command, Mcp.command, Serve.command, Token.command, Telemetry.command])
 )
 
 // Command groups and their subcommands, to name an unknown command precisely.
@@ -52,7 +53,8 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
   compose: [],
   mcp: [],
   serve: [],
-  token: ["create", "list", "revoke"]
+  token: ["create", "list", "revoke"],
+  telemetry: Telemetry.subcommandNames
 }
 
 /**

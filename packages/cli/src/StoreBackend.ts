@@ -13,9 +13,14 @@
  */
 import type * as Command from "@effect/cli/Command"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { MemoryStore, PromotionStore } from "@engram/core"
-import { EngramPg, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
-import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import type { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import { EngramPg, PgMemoryStore, PgPromotionStore, PgSessionStore, PgTelemetryStore } from "@engram/store-pg"
+import {
+  SqliteMemoryStore,
+  SqlitePromotionStore,
+  SqliteSessionStore,
+  SqliteTelemetryStore
+} from "@engram/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -205,6 +210,28 @@ export const layerWithPromotions = (
     : Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg).pipe(
       Layer.provideMerge(pgClient(location.pg))
     )).pipe(Layer.catchAllCause(unavailableAt(location)))
+
+/**
+ * Every store of a location on one database: memory, promotions, sessions and telemetry (prompt
+ * snapshots and their trajectory) — what `inspect`, `explain` and `telemetry` read.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerObserved = (
+  location: StoreLocation
+): Layer.Layer<
+  StoreServices | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore,
+  StoreUnavailable
+> =>
+  (location.pg === undefined
+    ? Layer.mergeAll(
+      SqlitePromotionStore.layerSqlite,
+      SqliteSessionStore.layerSqlite,
+      SqliteTelemetryStore.layerSqlite
+    ).pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db })))
+    : Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg, PgSessionStore.layerPg, PgTelemetryStore.layerPg)
+      .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.catchAllCause(unavailableAt(location)))
 
 /**
  * The store location the global options name: `--pg` (with `--pg-schema`) or `--db`. Refuses

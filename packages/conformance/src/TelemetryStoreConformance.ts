@@ -8,6 +8,13 @@
  * typed error and never stored; the row `TelemetryStore.fromProjection` builds; and the listing
  * of every session with rows, in one order on every backend.
  *
+ * Prompt snapshots and the trajectory: a snapshot reads back field for field with its entries;
+ * blobs are content-addressed (twenty calls over one prefix store it once) and message positions
+ * are written once; listings are ordered by turn then call and filter by both; a taken
+ * `(session, turn, call)`, an entry whose hash is not its body's, a snapshot naming a blob it did
+ * not bring, and a snapshot that does not encode are refused and store nothing; usage is recorded
+ * after the fact; retention removes whole sessions by age and by count, and nothing else.
+ *
  * Every test builds the layer afresh, so a backend on a shared server must hand each build its
  * own empty store.
  *
@@ -22,9 +29,17 @@
  * @since 0.1.0
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ProjectedContext, TelemetryStore } from "@engram/core"
+import {
+  ProjectedContext,
+  PromptFragment,
+  PromptSnapshot,
+  SessionStore,
+  TelemetryStore,
+  Trajectory
+} from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
@@ -49,7 +64,90 @@ export const injectionRow = (
     ...fields
   }, { disableValidation: true })
 
+/**
+ * A prompt snapshot of call `call` of turn `turn`, with the trajectory entries it refers to: a
+ * two-section prefix (one fragment from memory `mem-1`), the session's messages up to the turn's
+ * input, and a projection delivering `mem-2`. Every turn shares the prefix blob; the projection
+ * blob differs per turn.
+ *
+ * @since 0.1.0
+ * @category fixtures
+ */
+export const snapshotFixture = (
+  options: { readonly sessionId?: string; readonly turn?: number; readonly call?: number; readonly at?: number } = {}
+): { readonly snapshot: PromptSnapshot.PromptSnapshot; readonly entries: ReadonlyArray<Trajectory.TrajectoryEntry> } => {
+  const sessionId = options.sessionId ?? "s-1"
+  const turn = options.turn ?? 1
+  const call = options.call ?? 0
+  const at = DateTime.unsafeMake(options.at ?? T0)
+  const prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData> = [
+    { name: "identity", source: "role", fragments: [PromptFragment.authored("You are a careful assistant.")] },
+    {
+      name: "context",
+      source: "instance",
+      fragments: [PromptFragment.authored("## About the user\n"), PromptFragment.memory("- **name**: Doug", ["mem-1"])]
+    }
+  ]
+  const messages = Array.from({ length: turn }, (_, t) =>
+    new SessionStore.OperatorMessage({ text: `question ${t + 1}`, at: DateTime.unsafeMake(T0 + t) }))
+  const projection = ProjectedContext.composeProjectedContext({
+    now: at,
+    workingState: `turn ${turn}`,
+    alwaysOn: []
+  }, { mode: "native" })
+  const prefixBlob = Trajectory.prefixBlob(prefix)
+  const projectionBlob = Trajectory.projectionBlob(projection)
+  const snapshot = new PromptSnapshot.PromptSnapshot({
+    sessionId,
+    turn,
+    call,
+    mode: "native",
+    at,
+    model: "scripted",
+    tools: ["memory_save", "memory_recall"],
+    prefix: {
+      hash: prefixBlob.hash,
+      chars: PromptFragment.joinPrompt(prefix).length,
+      sections: prefix.map((section) => ({
+        name: section.name,
+        source: section.source,
+        chars: PromptFragment.joinFragments(section.fragments).length,
+        hash: Trajectory.contentHash(PromptFragment.joinFragments(section.fragments)),
+        fragments: section.fragments.map((f) => ({
+          source: f.source,
+          chars: f.text.length,
+          memoryIds: f.source === "memory" ? f.memoryIds : []
+        }))
+      }))
+    },
+    messages: { input: turn - 1, count: turn },
+    projection: {
+      hash: projectionBlob.hash,
+      chars: projection.text.length,
+      budgetChars: projection.budget.budgetChars,
+      sections: projection.sections.map((section) => ({
+        label: section.label,
+        status: section.status,
+        chars: section.chars,
+        items: section.items,
+        shed: section.shed,
+        memoryIds: [...section.memoryIds, "mem-2"],
+        sessionIds: section.sessionIds
+      })),
+      shed: [{ section: "recalled_memory", ref: "mem-3", chars: 40 }],
+      withheld: [{ section: "recalled_memory", ref: "mem-1", reason: "in-prefix" }],
+      suppressed: []
+    },
+    strippedFrames: [],
+    request: { hash: Trajectory.contentHash(`request ${turn}.${call}`), chars: 120, messages: 3 },
+    usage: null,
+    fullText: null
+  })
+  return { snapshot, entries: [prefixBlob, ...messages.map((m, seq) => Trajectory.messageEntry(seq, m)), projectionBlob] }
+}
+
 const encode = Schema.encodeSync(TelemetryStore.InjectionLogRow)
+const encodeSnapshot = Schema.encodeSync(PromptSnapshot.PromptSnapshot)
 const plain = (rows: ReadonlyArray<TelemetryStore.InjectionLogRow>) => rows.map((row) => encode(row))
 const store = TelemetryStore.TelemetryStore
 
@@ -142,6 +240,130 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
         yield* s.appendInjection(row)
         const [read] = (yield* s.listInjections("s-7")).rows
         expect(read).toMatchObject({ sessionId: "s-7", turn: 4, memoryIds: [], sectionLabels: ["working_state"] })
+      })))
+
+    it.effect("reads a prompt snapshot back field for field, with the trajectory it refers to", () =>
+      provide(Effect.gen(function*() {
+        const s = yield* store
+        const { entries, snapshot } = snapshotFixture({ turn: 2 })
+        yield* s.appendSnapshot(snapshot, entries)
+        const listed = yield* s.listSnapshots("s-1")
+        expect(listed.skipped).toBe(0)
+        expect(listed.snapshots.map((x) => encodeSnapshot(x))).toEqual([encodeSnapshot(snapshot)])
+        const trajectory = yield* s.readTrajectory("s-1")
+        expect(trajectory.skipped).toBe(0)
+        expect(trajectory.messages).toEqual(entries.filter((e) => e._tag === "Message"))
+        expect(trajectory.blobs).toEqual(entries.filter((e) => e._tag === "Blob"))
+        const prefix = trajectory.blobs.find((b) => b.hash === snapshot.prefix.hash)!
+        expect(PromptFragment.joinPrompt(Either.getOrThrow(Trajectory.prefixOf(prefix)))).toContain("**name**: Doug")
+        expect(yield* s.readTrajectory("nobody")).toEqual(Trajectory.empty)
+        expect(yield* s.listSnapshots("nobody")).toEqual({ snapshots: [], skipped: 0 })
+      })))
+
+    it.effect("stores each blob once per session and each message position once; lists by turn then call", () =>
+      provide(Effect.gen(function*() {
+        const s = yield* store
+        // Twenty turns, two calls each, appended out of order: one prefix, 20 projections, 20 messages.
+        for (let turn = 20; turn >= 1; turn--) {
+          for (const call of [1, 0]) {
+            const { entries, snapshot } = snapshotFixture({ turn, call })
+            yield* s.appendSnapshot(snapshot, entries)
+          }
+        }
+        const trajectory = yield* s.readTrajectory("s-1")
+        expect(trajectory.blobs.filter((b) => b.kind === "prefix")).toHaveLength(1)
+        expect(trajectory.blobs.filter((b) => b.kind === "projection")).toHaveLength(20)
+        expect(trajectory.messages.map((m) => m.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i))
+        // A later body at a taken position does not replace the first one.
+        const other = Trajectory.messageEntry(0, new SessionStore.OperatorMessage({ text: "rewritten", at: DateTime.unsafeMake(T0) }))
+        const { entries, snapshot } = snapshotFixture({ turn: 21 })
+        yield* s.appendSnapshot(snapshot, [entries[0]!, other, ...entries.slice(2)])
+        expect((yield* s.readTrajectory("s-1")).messages[0]).toEqual(entries[1])
+        const all = (yield* s.listSnapshots("s-1")).snapshots
+        expect(all.map((x) => `${x.turn}.${x.call}`).slice(0, 4)).toEqual(["1.0", "1.1", "2.0", "2.1"])
+        expect(all).toHaveLength(41)
+        expect((yield* s.listSnapshots("s-1", { turn: 7 })).snapshots.map((x) => x.call)).toEqual([0, 1])
+        expect((yield* s.listSnapshots("s-1", { turn: 7, call: 1 })).snapshots.map((x) => [x.turn, x.call])).toEqual([
+          [7, 1]
+        ])
+        expect((yield* s.listSnapshots("s-1", { call: 1 })).snapshots).toHaveLength(20)
+      })))
+
+    it.effect("refuses a taken call, a forged entry, a missing blob and an invalid snapshot, storing nothing", () =>
+      provide(Effect.gen(function*() {
+        const s = yield* store
+        const { entries, snapshot } = snapshotFixture({ turn: 1 })
+        yield* s.appendSnapshot(snapshot, entries)
+        const before = yield* s.readTrajectory("s-1")
+
+        const again = snapshotFixture({ turn: 1, at: T0 + 5 })
+        const duplicate = yield* Effect.flip(s.appendSnapshot(again.snapshot, again.entries))
+        expect(duplicate).toBeInstanceOf(TelemetryStore.DuplicateSnapshot)
+        expect(duplicate.message).toContain("session s-1, turn 1, call 0 is already stored")
+
+        const next = snapshotFixture({ turn: 2 })
+        const forged = next.entries.map((e) => (e._tag === "Blob" && e.kind === "projection" ? { ...e, body: "{}" } : e))
+        const badHash = yield* Effect.flip(s.appendSnapshot(next.snapshot, forged))
+        expect(badHash).toBeInstanceOf(TelemetryStore.InvalidTelemetryRow)
+        expect(badHash.message).toContain("is not the SHA-256 of its body")
+
+        const missing = yield* Effect.flip(
+          s.appendSnapshot(next.snapshot, next.entries.filter((e) => !(e._tag === "Blob" && e.kind === "prefix")))
+        )
+        expect(missing.message).toContain("no such prefix blob is among its entries")
+
+        const invalid = new PromptSnapshot.PromptSnapshot({ ...next.snapshot, messages: { input: 5, count: 2 } }, {
+          disableValidation: true
+        })
+        const refused = yield* Effect.flip(s.appendSnapshot(invalid, next.entries))
+        expect(refused).toBeInstanceOf(TelemetryStore.InvalidTelemetryRow)
+
+        expect((yield* s.listSnapshots("s-1")).snapshots.map((x) => x.turn)).toEqual([1])
+        expect(yield* s.readTrajectory("s-1")).toEqual(before)
+      })))
+
+    it.effect("records the usage a provider reported after the call", () =>
+      provide(Effect.gen(function*() {
+        const s = yield* store
+        const { entries, snapshot } = snapshotFixture({ turn: 1 })
+        yield* s.appendSnapshot(snapshot, entries)
+        const usage = { inputTokens: 1200, outputTokens: 85, totalTokens: 1285, cachedInputTokens: null }
+        expect(yield* s.recordUsage({ sessionId: "s-1", turn: 1, call: 0 }, usage)).toBe(true)
+        expect(yield* s.recordUsage({ sessionId: "s-1", turn: 1, call: 9 }, usage)).toBe(false)
+        const [read] = (yield* s.listSnapshots("s-1")).snapshots
+        expect(read!.usage).toEqual(usage)
+        const negative = yield* Effect.flip(
+          s.recordUsage({ sessionId: "s-1", turn: 1, call: 0 }, { ...usage, outputTokens: -1 })
+        )
+        expect(negative).toBeInstanceOf(TelemetryStore.InvalidTelemetryRow)
+      })))
+
+    it.effect("prunes whole sessions by age and by count, and nothing else", () =>
+      provide(Effect.gen(function*() {
+        const s = yield* store
+        // old: newest snapshot at T0+10; mid: T0+20; new: T0+30 (plus an older call).
+        const sessions = [["old", 10], ["mid", 20], ["new", 5], ["new", 30]] as const
+        for (const [i, [sessionId, offset]] of sessions.entries()) {
+          const { entries, snapshot } = snapshotFixture({ sessionId, turn: i + 1, at: T0 + offset })
+          yield* s.appendSnapshot(snapshot, entries)
+        }
+        yield* s.appendInjection(injectionRow({ sessionId: "old" }))
+        expect(yield* s.prune({})).toEqual({ sessions: [], snapshots: 0, entries: 0 })
+
+        const byAge = yield* s.prune({ before: DateTime.unsafeMake(T0 + 11) })
+        expect(byAge.sessions).toEqual(["old"])
+        expect(byAge.snapshots).toBe(1)
+        expect(byAge.entries).toBe(3)
+        expect(yield* s.listSnapshots("old")).toEqual({ snapshots: [], skipped: 0 })
+        expect(yield* s.readTrajectory("old")).toEqual(Trajectory.empty)
+        // The injection log is not the sweep's to touch.
+        expect((yield* s.listInjections("old")).rows).toHaveLength(1)
+
+        const byCount = yield* s.prune({ keepSessions: 1 })
+        expect(byCount.sessions).toEqual(["mid"])
+        expect((yield* s.listSnapshots("new")).snapshots).toHaveLength(2)
+        expect((yield* s.readTrajectory("new")).messages.length).toBeGreaterThan(0)
+        expect((yield* s.prune({ keepSessions: 0 })).sessions).toEqual(["new"])
       })))
   })
 }

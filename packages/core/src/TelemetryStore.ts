@@ -1,29 +1,36 @@
 /**
  * The `TelemetryStore` service: what Engram records about the prompts it assembled, for
- * after-the-fact inspection. For now it keeps the injection log — one row per recorded
- * projection, naming the memories and sections a turn delivered.
+ * after-the-fact inspection.
  *
- * Seam for prompt snapshots: a snapshot of a model-visible request (stable prefix, history and
- * projection, as references into the trajectory) will be a second row type beside
- * {@link InjectionLogRow}, keyed by the same `(sessionId, turn)`, with its own `appendSnapshot` /
- * `listSnapshots` methods on {@link TelemetryStoreService}. Nothing here needs to change for it.
+ * - The **injection log**: one row per recorded projection, naming the memories and sections a
+ *   turn delivered.
+ * - **Prompt snapshots** (`PromptSnapshot`): one per model call, `(sessionId, turn, call)`,
+ *   holding references — section names, sizes, memory ids, content hashes — into the session's
+ *   **trajectory** (`Trajectory`): the append-only, content-addressed log where the text of the
+ *   session's messages and of each distinct prefix and projection lives once.
+ * - **Retention**: {@link TelemetryStoreService.prune} drops whole sessions' snapshots and
+ *   trajectories by age and by count ({@link sessionsToPrune} decides which, for every backend).
  *
  * Every row is Schema-encodable to plain JSON ({@link encodeInjectionRow},
- * {@link decodeStoredInjectionRow}), so a SQL backend stores one encoded row per append.
+ * {@link decodeStoredInjectionRow}, `PromptSnapshot.encode`), so a SQL backend stores encoded rows.
  *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as DateTime from "effect/DateTime"
+import * as DateTime from "effect/DateTime"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as ParseResult from "effect/ParseResult"
+import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { MemoryId } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
 import { type ProjectedContext, ProjectionMode, SectionLabel } from "./ProjectedContext.js"
+import * as PromptSnapshot from "./PromptSnapshot.js"
 import { SessionId, sortSessionIds } from "./SessionStore.js"
+import * as Trajectory from "./Trajectory.js"
 
 const memoryFreeModes: ReadonlyArray<ProjectionMode> = ["incognito", "subagent"]
 
@@ -119,6 +126,94 @@ export class TelemetryStoreFailure extends Schema.TaggedError<TelemetryStoreFail
 }
 
 /**
+ * A snapshot for the same `(sessionId, turn, call)` is already stored. Nothing was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DuplicateSnapshot extends Schema.TaggedError<DuplicateSnapshot>()("DuplicateSnapshot", {
+  sessionId: Schema.String,
+  turn: Schema.Number,
+  call: Schema.Number
+}) {
+  override get message() {
+    return `a prompt snapshot of session ${this.sessionId}, turn ${this.turn}, call ${this.call} is already stored; ` +
+      "snapshots are append-only"
+  }
+}
+
+/**
+ * A session's snapshots ordered by turn then call, with the number of stored rows that failed to
+ * decode and were skipped.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SnapshotList {
+  readonly snapshots: ReadonlyArray<PromptSnapshot.PromptSnapshot>
+  readonly skipped: number
+}
+
+/**
+ * Narrows a snapshot listing to one turn and/or one call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SnapshotFilter {
+  readonly turn?: number | undefined
+  readonly call?: number | undefined
+}
+
+/**
+ * What a retention sweep removes: sessions whose newest snapshot is older than `before`, and —
+ * beyond the `keepSessions` sessions with the newest snapshots — every older session. A session
+ * goes whole (its snapshots and its trajectory), so a snapshot that remains can always be rebuilt.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PruneRequest {
+  readonly before?: DateTime.Utc | undefined
+  readonly keepSessions?: number | undefined
+}
+
+/**
+ * What a sweep removed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PruneResult {
+  readonly sessions: ReadonlyArray<SessionId>
+  readonly snapshots: number
+  readonly entries: number
+}
+
+/**
+ * The sessions a sweep removes, given each session's newest snapshot time (epoch ms). Every
+ * backend decides with this function. Ties in time are broken by session id (the larger id is
+ * the newer), so the choice is the same everywhere.
+ *
+ * @since 0.1.0
+ * @category retention
+ */
+export const sessionsToPrune = (
+  latest: ReadonlyArray<{ readonly sessionId: string; readonly at: number }>,
+  request: PruneRequest,
+  toMillis: (at: DateTime.Utc) => number
+): ReadonlyArray<string> => {
+  const newestFirst = [...latest].sort((a, b) =>
+    b.at - a.at || (a.sessionId < b.sessionId ? 1 : a.sessionId > b.sessionId ? -1 : 0)
+  )
+  const cutoff = request.before === undefined ? undefined : toMillis(request.before)
+  const keep = request.keepSessions === undefined ? Infinity : Math.max(0, Math.floor(request.keepSessions))
+  return sortSessionIds(
+    newestFirst.filter((s, index) => index >= keep || (cutoff !== undefined && s.at < cutoff)).map((s) => s.sessionId)
+  )
+}
+
+/**
  * The telemetry store interface.
  *
  * @since 0.1.0
@@ -127,6 +222,40 @@ export class TelemetryStoreFailure extends Schema.TaggedError<TelemetryStoreFail
 export interface TelemetryStoreService {
   /** Appends one injection-log row. */
   readonly appendInjection: (row: InjectionLogRow) => Effect.Effect<void, InvalidTelemetryRow | TelemetryStoreFailure>
+
+  /**
+   * Stores one prompt snapshot together with the trajectory entries it refers to, atomically.
+   * Entries already stored are skipped: a blob whose hash the session holds, a message at a
+   * position the session holds (the first body written at a position stands). Refused with
+   * {@link InvalidTelemetryRow} — nothing stored — when the snapshot does not encode, an entry's
+   * hash is not its body's, or the snapshot names a prefix or projection blob that is not among
+   * `entries`; with {@link DuplicateSnapshot} when its `(sessionId, turn, call)` is taken.
+   */
+  readonly appendSnapshot: (
+    snapshot: PromptSnapshot.PromptSnapshot,
+    entries: ReadonlyArray<Trajectory.TrajectoryEntry>
+  ) => Effect.Effect<void, InvalidTelemetryRow | DuplicateSnapshot | TelemetryStoreFailure>
+
+  /** A session's snapshots by turn then call (optionally one turn / one call); empty when unknown. */
+  readonly listSnapshots: (
+    sessionId: SessionId,
+    filter?: SnapshotFilter
+  ) => Effect.Effect<SnapshotList, TelemetryStoreFailure>
+
+  /** A session's trajectory: messages by position, blobs in storing order. */
+  readonly readTrajectory: (sessionId: SessionId) => Effect.Effect<Trajectory.StoredTrajectory, TelemetryStoreFailure>
+
+  /**
+   * Records the token usage the provider reported for a stored snapshot's call. `false` when no
+   * such snapshot is stored.
+   */
+  readonly recordUsage: (
+    key: PromptSnapshot.SnapshotKey,
+    usage: PromptSnapshot.TokenUsage
+  ) => Effect.Effect<boolean, InvalidTelemetryRow | TelemetryStoreFailure>
+
+  /** Removes whole sessions' snapshots and trajectories by age and count (see {@link PruneRequest}). */
+  readonly prune: (request: PruneRequest) => Effect.Effect<PruneResult, TelemetryStoreFailure>
 
   /** A session's injection rows, in append order (empty for an unknown session). */
   readonly listInjections: (sessionId: SessionId) => Effect.Effect<InjectionLog, TelemetryStoreFailure>
@@ -174,6 +303,73 @@ export const decodeStoredInjectionRow = (encoded: unknown): Either.Either<Inject
   decodeRowEither(encoded)
 
 /**
+ * A snapshot append, checked and encoded: what a backend writes. Fails with
+ * {@link InvalidTelemetryRow} naming the problem. Backends call this before writing anything.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const prepareSnapshot = (
+  snapshot: PromptSnapshot.PromptSnapshot,
+  entries: ReadonlyArray<Trajectory.TrajectoryEntry>
+): Effect.Effect<
+  {
+    readonly encoded: typeof PromptSnapshot.PromptSnapshot.Encoded
+    readonly entries: ReadonlyArray<Trajectory.TrajectoryEntry>
+  },
+  InvalidTelemetryRow
+> =>
+  Effect.gen(function*() {
+    const encoded = yield* Either.match(PromptSnapshot.encode(snapshot), {
+      onLeft: (error) => Effect.fail(new InvalidTelemetryRow({ problem: describeParseError(error) })),
+      onRight: Effect.succeed
+    })
+    for (const entry of entries) {
+      const problem = Trajectory.invalidEntry(entry)
+      if (problem !== undefined) return yield* new InvalidTelemetryRow({ problem })
+    }
+    for (const [kind, hash] of [["prefix", snapshot.prefix.hash], ["projection", snapshot.projection.hash]] as const) {
+      if (hash !== null && !entries.some((e) => e._tag === "Blob" && e.kind === kind && e.hash === hash)) {
+        return yield* new InvalidTelemetryRow({
+          problem: `the snapshot names the ${kind} ${hash}, but no such ${kind} blob is among its entries`
+        })
+      }
+    }
+    return { encoded, entries }
+  })
+
+const encodeUsageEither = Schema.encodeEither(PromptSnapshot.TokenUsage)
+
+/**
+ * Decodes a stored snapshot row: the encoded snapshot `body`, with the usage recorded later (if
+ * any) laid over it. For SQL backends, which keep usage in its own column.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const decodeSnapshotRow = (
+  body: unknown,
+  usage: unknown
+): Either.Either<PromptSnapshot.PromptSnapshot, string> =>
+  typeof body !== "object" || body === null || Array.isArray(body)
+    ? Either.left("the stored snapshot is not a JSON object")
+    : PromptSnapshot.decodeStored(usage === null || usage === undefined ? body : { ...body, usage })
+
+/**
+ * Encodes reported token usage, failing with {@link InvalidTelemetryRow} (a negative count, say).
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const encodeUsage = (
+  usage: PromptSnapshot.TokenUsage
+): Effect.Effect<typeof PromptSnapshot.TokenUsage.Encoded, InvalidTelemetryRow> =>
+  Either.match(encodeUsageEither(usage), {
+    onLeft: (error) => Effect.fail(new InvalidTelemetryRow({ problem: `usage: ${describeParseError(error)}` })),
+    onRight: Effect.succeed
+  })
+
+/**
  * The in-memory telemetry store. Rows are kept encoded and decoded on read, as a database
  * backend would.
  *
@@ -182,7 +378,88 @@ export const decodeStoredInjectionRow = (encoded: unknown): Either.Either<Inject
  */
 export const makeMemory = (): TelemetryStoreService => {
   const rows: Array<{ readonly sessionId: string; readonly encoded: unknown }> = []
+  let snapshots: Array<{ readonly sessionId: string; readonly key: string; encoded: Record<string, unknown> }> = []
+  let entries: Array<{ readonly sessionId: string; readonly key: string; readonly encoded: unknown }> = []
+  const snapshotKey = (key: PromptSnapshot.SnapshotKey) => `${key.turn}/${key.call}`
+  const entryKey = (entry: Trajectory.TrajectoryEntry) =>
+    entry._tag === "Message" ? `m/${entry.seq}` : `b/${entry.kind}/${entry.hash}`
+  const decodeSnapshots = (sessionId: string, filter: SnapshotFilter) => {
+    const out: Array<PromptSnapshot.PromptSnapshot> = []
+    let skipped = 0
+    for (const row of snapshots) {
+      if (row.sessionId !== sessionId) continue
+      const decoded = PromptSnapshot.decodeStored(row.encoded)
+      if (Either.isLeft(decoded)) {
+        skipped++
+        continue
+      }
+      const s = decoded.right
+      if ((filter.turn === undefined || s.turn === filter.turn) && (filter.call === undefined || s.call === filter.call)) {
+        out.push(s)
+      }
+    }
+    out.sort((a, b) => a.turn - b.turn || a.call - b.call)
+    return { snapshots: out, skipped }
+  }
   return {
+    appendSnapshot: (snapshot, given) =>
+      Effect.flatMap(prepareSnapshot(snapshot, given), ({ encoded, entries: checked }) => {
+        const key = snapshotKey(snapshot)
+        if (snapshots.some((row) => row.sessionId === snapshot.sessionId && row.key === key)) {
+          return Effect.fail(
+            new DuplicateSnapshot({ sessionId: snapshot.sessionId, turn: snapshot.turn, call: snapshot.call })
+          )
+        }
+        return Effect.sync(() => {
+          for (const entry of checked) {
+            const k = entryKey(entry)
+            if (!entries.some((row) => row.sessionId === snapshot.sessionId && row.key === k)) {
+              entries.push({ sessionId: snapshot.sessionId, key: k, encoded: entry })
+            }
+          }
+          snapshots.push({ sessionId: snapshot.sessionId, key, encoded })
+        })
+      }),
+    listSnapshots: (sessionId, filter = {}) => Effect.sync(() => decodeSnapshots(sessionId, filter)),
+    readTrajectory: (sessionId) =>
+      Effect.sync(() => {
+        const decoded: Array<Trajectory.TrajectoryEntry> = []
+        let skipped = 0
+        for (const row of entries) {
+          if (row.sessionId !== sessionId) continue
+          const entry = Trajectory.decodeStoredEntry(row.encoded)
+          if (Either.isLeft(entry)) skipped++
+          else decoded.push(entry.right)
+        }
+        return Trajectory.collect(decoded, skipped)
+      }),
+    recordUsage: (key, usage) =>
+      Effect.map(encodeUsage(usage), (encoded) => {
+        const k = snapshotKey(key)
+        const row = snapshots.find((r) => r.sessionId === key.sessionId && r.key === k)
+        if (row === undefined) return false
+        row.encoded = { ...row.encoded, usage: encoded }
+        return true
+      }),
+    prune: (request) =>
+      Effect.sync(() => {
+        const latest = new Map<string, number>()
+        for (const row of snapshots) {
+          const at = Date.parse(String(row.encoded.at))
+          latest.set(row.sessionId, Math.max(latest.get(row.sessionId) ?? -Infinity, at))
+        }
+        const gone = new Set(
+          sessionsToPrune([...latest].map(([sessionId, at]) => ({ sessionId, at })), request, DateTime.toEpochMillis)
+        )
+        const before = { snapshots: snapshots.length, entries: entries.length }
+        snapshots = snapshots.filter((row) => !gone.has(row.sessionId))
+        entries = entries.filter((row) => !gone.has(row.sessionId))
+        return {
+          sessions: sortSessionIds(gone),
+          snapshots: before.snapshots - snapshots.length,
+          entries: before.entries - entries.length
+        }
+      }),
     appendInjection: (row) =>
       Effect.map(encodeInjectionRow(row), (encoded) => void rows.push({ sessionId: row.sessionId, encoded })),
     listInjections: (sessionId) =>
@@ -208,3 +485,64 @@ export const makeMemory = (): TelemetryStoreService => {
  * @category layers
  */
 export const layerMemory: Layer.Layer<TelemetryStore> = Layer.sync(TelemetryStore, makeMemory)
+
+// ---------------------------------------------------------------------------------------------
+// Retention
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * How long prompt snapshots are kept: sessions whose newest snapshot is older than `maxAge`
+ * are removed, and at most `maxSessions` sessions (those with the newest snapshots) are kept.
+ * Either bound may be left out.
+ *
+ * @since 0.1.0
+ * @category retention
+ */
+export interface RetentionPolicy {
+  readonly maxAge?: Duration.DurationInput | undefined
+  readonly maxSessions?: number | undefined
+}
+
+/**
+ * One retention sweep now: {@link TelemetryStoreService.prune} with the cut-off `Clock` time
+ * minus `maxAge`. Logs what it removed.
+ *
+ * @since 0.1.0
+ * @category retention
+ */
+export const sweep = (policy: RetentionPolicy): Effect.Effect<PruneResult, TelemetryStoreFailure, TelemetryStore> =>
+  Effect.gen(function*() {
+    const store = yield* TelemetryStore
+    const now = yield* DateTime.now
+    const before = policy.maxAge === undefined ? undefined : DateTime.subtractDuration(now, policy.maxAge)
+    const result = yield* store.prune({ before, keepSessions: policy.maxSessions })
+    if (result.sessions.length > 0) {
+      yield* Effect.logInfo("telemetry retention removed sessions").pipe(
+        Effect.annotateLogs({ sessions: result.sessions.length, snapshots: result.snapshots, entries: result.entries })
+      )
+    }
+    return result
+  }).pipe(Effect.withSpan("engram.TelemetryStore.sweep"))
+
+/**
+ * Retention as a background fiber for the lifetime of the layer: a {@link sweep} at start and
+ * then on `schedule` (e.g. `Schedule.spaced("1 hour")`). A failed sweep is logged and the next
+ * one runs as planned.
+ *
+ * @since 0.1.0
+ * @category retention
+ */
+export const layerRetention = <Out>(
+  policy: RetentionPolicy,
+  schedule: Schedule.Schedule<Out, unknown>
+): Layer.Layer<never, never, TelemetryStore> =>
+  Layer.scopedDiscard(
+    Effect.forkScoped(
+      sweep(policy).pipe(
+        Effect.catchAll((error) => Effect.logWarning("telemetry retention sweep failed").pipe(
+          Effect.annotateLogs({ problem: error.message })
+        )),
+        Effect.repeat(schedule)
+      )
+    )
+  )

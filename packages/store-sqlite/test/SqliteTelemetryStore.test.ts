@@ -47,7 +47,7 @@ describe("SqliteTelemetryStore", () => {
         SELECT * FROM engram_injection_log WHERE session_id = 's-1' ORDER BY id`
       expect(plan.map((p) => p.detail).join(" ")).toMatch(/USING (COVERING )?INDEX engram_injection_log_session/)
       const migrated = yield* sql<{ name: string }>`SELECT name FROM engram_telemetry_migrations`
-      expect(migrated.map((m) => m.name)).toEqual(["injection_log"])
+      expect(migrated.map((m) => m.name)).toEqual(["injection_log", "prompt_snapshots"])
     }).pipe(Effect.provide(
       SqliteTelemetryStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
     )))

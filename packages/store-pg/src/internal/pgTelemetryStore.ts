@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore, StoredRows, TelemetryStore } from "@engram/core"
+import { MemoryWrite, SessionStore, StoredRows, TelemetryStore, Trajectory } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -29,8 +29,40 @@ const migrations = {
         section_labels JSONB NOT NULL
       )`,
       sql`CREATE INDEX engram_injection_log_session_idx ON engram_injection_log (session_id, id)`
+    ], { discard: true })),
+  "0002_prompt_snapshots": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all([
+      // One row per model call: the encoded snapshot as JSONB, the usage (reported after the call)
+      // in its own column. The trajectory is append-only and content-addressed: `address` is
+      // `message:<seq>` or `<kind>:<hash>`, unique per session, so a blob is stored once.
+      sql`CREATE TABLE engram_prompt_snapshots (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id TEXT COLLATE "C" NOT NULL,
+        turn INTEGER NOT NULL,
+        call INTEGER NOT NULL,
+        at BIGINT NOT NULL,
+        body JSONB NOT NULL,
+        usage JSONB,
+        UNIQUE (session_id, turn, call)
+      )`,
+      sql`CREATE TABLE engram_trajectory (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id TEXT COLLATE "C" NOT NULL,
+        address TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        seq INTEGER,
+        hash TEXT NOT NULL,
+        body TEXT NOT NULL,
+        UNIQUE (session_id, address)
+      )`
     ], { discard: true }))
 }
+
+/** One row per stored prompt snapshot. */
+export const snapshotsTable = "engram_prompt_snapshots"
+
+/** The trajectory entries of every session. */
+export const trajectoryTable = "engram_trajectory"
 
 interface Row {
   readonly id: string
@@ -71,6 +103,8 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const sql = yield* SqlClient.SqlClient
     yield* prepare
     const table = sql(injectionsTable)
+    const snapshots = sql(snapshotsTable)
+    const trajectory = sql(trajectoryTable)
 
     const failure = (operation: string) => (cause: SqlError) =>
       Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause }))
@@ -109,7 +143,96 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           // Sorted here: "C" collation orders by UTF-8 bytes, the contract by UTF-16 code units.
           Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
           Effect.catchTag("SqlError", failure("listSessions"))
-        )
+        ),
+
+      appendSnapshot: (snapshot, given) =>
+        Effect.gen(function*() {
+          const { encoded, entries } = yield* TelemetryStore.prepareSnapshot(snapshot, given)
+          if (unpairedSurrogate.test(encoded.sessionId)) {
+            return yield* new TelemetryStore.InvalidTelemetryRow({
+              problem: "sessionId: contains an unpaired surrogate, which PostgreSQL cannot store"
+            })
+          }
+          const inserted = yield* sql<{ id: string }>`INSERT INTO ${snapshots} (session_id, turn, call, at, body)
+            VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.call}, ${epochMillis(encoded.at)},
+              ${JSON.stringify(encoded)}::jsonb)
+            ON CONFLICT (session_id, turn, call) DO NOTHING RETURNING id`
+          if (inserted.length === 0) {
+            return yield* new TelemetryStore.DuplicateSnapshot({
+              sessionId: encoded.sessionId,
+              turn: encoded.turn,
+              call: encoded.call
+            })
+          }
+          for (const entry of entries) {
+            const c = Trajectory.toColumns(entry)
+            yield* sql`INSERT INTO ${trajectory} (session_id, address, kind, seq, hash, body)
+              VALUES (${encoded.sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})
+              ON CONFLICT (session_id, address) DO NOTHING`
+          }
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", failure("appendSnapshot"))),
+
+      listSnapshots: (sessionId, filter = {}) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<{ id: string; body: unknown; usage: unknown }>`SELECT id, body, usage
+            FROM ${snapshots} WHERE session_id = ${sessionId}
+            ${filter.turn !== undefined ? sql`AND turn = ${filter.turn}` : sql``}
+            ${filter.call !== undefined ? sql`AND call = ${filter.call}` : sql``}
+            ORDER BY turn, call`
+          const { skipped, values } = StoredRows.decodeEach(
+            rows,
+            (row) => TelemetryStore.decodeSnapshotRow(row.body, row.usage),
+            (row) => row.id
+          )
+          yield* StoredRows.reportSkipped(
+            skipped,
+            "skipped a stored prompt snapshot that does not decode",
+            ({ key, reason }) => ({ backend: "postgres", sessionId, rowId: key, problem: reason })
+          )
+          return { snapshots: values, skipped: skipped.length }
+        }).pipe(Effect.catchTag("SqlError", failure("listSnapshots"))),
+
+      readTrajectory: (sessionId) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<
+            { id: string; kind: unknown; seq: unknown; hash: unknown; body: unknown }
+          >`SELECT id, kind, seq, hash, body FROM ${trajectory} WHERE session_id = ${sessionId} ORDER BY id`
+          const { skipped, values } = StoredRows.decodeEach(rows, Trajectory.fromColumns, (row) => row.id)
+          yield* StoredRows.reportSkipped(
+            skipped,
+            "skipped a stored trajectory entry that does not decode",
+            ({ key, reason }) => ({ backend: "postgres", sessionId, rowId: key, problem: reason })
+          )
+          return Trajectory.collect(values, skipped.length)
+        }).pipe(Effect.catchTag("SqlError", failure("readTrajectory"))),
+
+      recordUsage: (key, usage) =>
+        Effect.gen(function*() {
+          const encoded = yield* TelemetryStore.encodeUsage(usage)
+          const found = yield* sql<{ id: string }>`UPDATE ${snapshots} SET usage = ${JSON.stringify(encoded)}::jsonb
+            WHERE session_id = ${key.sessionId} AND turn = ${key.turn} AND call = ${key.call} RETURNING id`
+          return found.length > 0
+        }).pipe(Effect.catchTag("SqlError", failure("recordUsage"))),
+
+      prune: (request) =>
+        Effect.gen(function*() {
+          const latest = yield* sql<{ session_id: string; at: string | number }>`SELECT session_id, MAX(at) AS at
+            FROM ${snapshots} GROUP BY session_id`
+          const gone = TelemetryStore.sessionsToPrune(
+            latest.map((row) => ({ sessionId: row.session_id, at: Number(row.at) })),
+            request,
+            DateTime.toEpochMillis
+          )
+          let removed = 0
+          let entries = 0
+          for (const sessionId of gone) {
+            const s = yield* sql<{ id: string }>`DELETE FROM ${snapshots} WHERE session_id = ${sessionId} RETURNING id`
+            const e = yield* sql<{ id: string }>`DELETE FROM ${trajectory} WHERE session_id = ${sessionId} RETURNING id`
+            removed += s.length
+            entries += e.length
+          }
+          return { sessions: gone, snapshots: removed, entries }
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", failure("prune")))
     }
     return service
   })

@@ -8,7 +8,7 @@
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore, StoredRows, TelemetryStore } from "@engram/core"
+import { MemoryWrite, SessionStore, StoredRows, TelemetryStore, Trajectory } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -19,6 +19,10 @@ import { isEpochMillis, parseJsonOrUndefined } from "./sqlText.js"
 export const INJECTIONS_TABLE = "engram_injection_log"
 /** @internal */
 export const MIGRATIONS_TABLE = "engram_telemetry_migrations"
+/** @internal */
+export const SNAPSHOTS_TABLE = "engram_prompt_snapshots"
+/** @internal */
+export const TRAJECTORY_TABLE = "engram_trajectory"
 
 /** Migrations of the telemetry store, in their own migrations table. */
 export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
@@ -36,6 +40,32 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
       section_labels TEXT NOT NULL
     )`)
     yield* sql.unsafe(`CREATE INDEX ${INJECTIONS_TABLE}_session ON ${INJECTIONS_TABLE} (session_id, id)`)
+  }),
+  "0002_prompt_snapshots": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // One row per model call; the encoded snapshot as JSON text, the usage (reported after the
+    // call) in its own column. The trajectory is append-only and content-addressed: `address` is
+    // `message:<seq>` or `<kind>:<hash>`, unique per session, so a blob is stored once.
+    yield* sql.unsafe(`CREATE TABLE ${SNAPSHOTS_TABLE} (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      session_id TEXT NOT NULL COLLATE BINARY,
+      turn INTEGER NOT NULL,
+      call INTEGER NOT NULL,
+      at INTEGER NOT NULL,
+      body TEXT NOT NULL,
+      usage TEXT,
+      UNIQUE (session_id, turn, call)
+    )`)
+    yield* sql.unsafe(`CREATE TABLE ${TRAJECTORY_TABLE} (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      session_id TEXT NOT NULL COLLATE BINARY,
+      address TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      seq INTEGER,
+      hash TEXT NOT NULL,
+      body TEXT NOT NULL,
+      UNIQUE (session_id, address)
+    )`)
   })
 }
 
@@ -43,6 +73,7 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 type Row = Record<string, unknown>
+type EntryRow = { readonly id: number; readonly kind: unknown; readonly seq: unknown; readonly hash: unknown; readonly body: unknown }
 
 
 
@@ -107,7 +138,92 @@ export const make: Effect.Effect<
         // Sorted here: SQLite orders by UTF-8 bytes, the contract by UTF-16 code units.
         Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
         Effect.catchTag("SqlError", toFailure("listSessions"))
-      )
+      ),
+
+    appendSnapshot: (snapshot, given) =>
+      Effect.gen(function*() {
+        const { encoded, entries } = yield* TelemetryStore.prepareSnapshot(snapshot, given)
+        const taken = yield* sql<{ n: number }>`SELECT COUNT(*) AS n FROM ${sql(SNAPSHOTS_TABLE)}
+          WHERE session_id = ${encoded.sessionId} AND turn = ${encoded.turn} AND call = ${encoded.call}`
+        if ((taken[0]?.n ?? 0) > 0) {
+          return yield* new TelemetryStore.DuplicateSnapshot({
+            sessionId: encoded.sessionId,
+            turn: encoded.turn,
+            call: encoded.call
+          })
+        }
+        for (const entry of entries) {
+          const c = Trajectory.toColumns(entry)
+          yield* sql`INSERT OR IGNORE INTO ${sql(TRAJECTORY_TABLE)} (session_id, address, kind, seq, hash, body)
+            VALUES (${encoded.sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})`
+        }
+        yield* sql`INSERT INTO ${sql(SNAPSHOTS_TABLE)} (session_id, turn, call, at, body)
+          VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.call},
+            ${DateTime.toEpochMillis(DateTime.unsafeMake(encoded.at))}, ${JSON.stringify(encoded)})`
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", toFailure("appendSnapshot"))),
+
+    listSnapshots: (sessionId, filter = {}) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<Row>`SELECT id, body, usage FROM ${sql(SNAPSHOTS_TABLE)}
+          WHERE session_id = ${sessionId}
+          ${filter.turn !== undefined ? sql`AND turn = ${filter.turn}` : sql``}
+          ${filter.call !== undefined ? sql`AND call = ${filter.call}` : sql``}
+          ORDER BY turn, call`
+        const { skipped, values } = StoredRows.decodeEach(
+          rows,
+          (row) => TelemetryStore.decodeSnapshotRow(parseJsonOrUndefined(row.body), parseJsonOrUndefined(row.usage)),
+          (row) => String(row.id)
+        )
+        yield* StoredRows.reportSkipped(
+          skipped,
+          "skipped a stored prompt snapshot that failed to decode",
+          ({ key, reason }) => ({ sessionId, rowId: key, reason })
+        )
+        return { snapshots: values, skipped: skipped.length }
+      }).pipe(Effect.catchTag("SqlError", toFailure("listSnapshots"))),
+
+    readTrajectory: (sessionId) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<EntryRow>`SELECT id, kind, seq, hash, body FROM ${sql(TRAJECTORY_TABLE)}
+          WHERE session_id = ${sessionId} ORDER BY id`
+        const { skipped, values } = StoredRows.decodeEach(rows, Trajectory.fromColumns, (row) => String(row.id))
+        yield* StoredRows.reportSkipped(
+          skipped,
+          "skipped a stored trajectory entry that failed to decode",
+          ({ key, reason }) => ({ sessionId, rowId: key, reason })
+        )
+        return Trajectory.collect(values, skipped.length)
+      }).pipe(Effect.catchTag("SqlError", toFailure("readTrajectory"))),
+
+    recordUsage: (key, usage) =>
+      Effect.gen(function*() {
+        const encoded = yield* TelemetryStore.encodeUsage(usage)
+        const found = yield* sql<{ id: number }>`UPDATE ${sql(SNAPSHOTS_TABLE)} SET usage = ${JSON.stringify(encoded)}
+          WHERE session_id = ${key.sessionId} AND turn = ${key.turn} AND call = ${key.call} RETURNING id`
+        return found.length > 0
+      }).pipe(Effect.catchTag("SqlError", toFailure("recordUsage"))),
+
+    prune: (request) =>
+      Effect.gen(function*() {
+        const latest = yield* sql<{ session_id: string; at: number }>`SELECT session_id, MAX(at) AS at
+          FROM ${sql(SNAPSHOTS_TABLE)} GROUP BY session_id`
+        const gone = TelemetryStore.sessionsToPrune(
+          latest.map((row) => ({ sessionId: row.session_id, at: Number(row.at) })),
+          request,
+          DateTime.toEpochMillis
+        )
+        let snapshots = 0
+        let entries = 0
+        for (const sessionId of gone) {
+          const s = yield* sql<{ id: number }>`DELETE FROM ${sql(SNAPSHOTS_TABLE)}
+            WHERE session_id = ${sessionId} RETURNING id`
+          const e = yield* sql<{ id: number }>`DELETE FROM ${sql(TRAJECTORY_TABLE)}
+            WHERE session_id = ${sessionId} RETURNING id`
+          snapshots += s.length
+          entries += e.length
+        }
+        return { sessions: gone, snapshots, entries }
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", toFailure("prune")))
   }
   return service
 })

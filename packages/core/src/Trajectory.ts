@@ -1,0 +1,272 @@
+/**
+ * The trajectory of a session: the append-only, content-addressed log that holds the text of
+ * what its model calls saw, once. Prompt snapshots (see `PromptSnapshot`) hold references into
+ * it, never copies.
+ *
+ * Two kinds of entry, both addressed by the SHA-256 of their body:
+ *
+ * - a **message**: one stored session message (operator, assistant, tool), at its position `seq`
+ *   in the session's message stream (0, 1, 2, … in the order the session stored them). The
+ *   stream only grows; a position is written once, and the first body written there stands.
+ * - a **blob**: a stable prefix (`prefix`: the rendered sections with their fragment attribution)
+ *   or a projection (`projection`: the encoded `ProjectedContext`). A blob is stored once per
+ *   session however many calls refer to it — a 20-turn session with a stable prefix stores the
+ *   prefix once.
+ *
+ * Bodies are JSON text. {@link contentHash} is the one hash function; a backend refuses an entry
+ * whose hash does not match its body.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { sha256 } from "./internal/sha256.js"
+import { ProjectedContext } from "./ProjectedContext.js"
+import { AgentPromptSectionData } from "./PromptFragment.js"
+import { SessionMessage } from "./SessionStore.js"
+
+/**
+ * A content address: `sha256:` and the 64 hex digits of the SHA-256 of the UTF-8 text.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ContentHash = Schema.String.pipe(
+  Schema.pattern(/^sha256:[0-9a-f]{64}$/, { message: () => "a content hash is sha256: and 64 lower-case hex digits" })
+).annotations({ identifier: "ContentHash" })
+/** @since 0.1.0 @category models */
+export type ContentHash = typeof ContentHash.Type
+
+/**
+ * The content address of `text`.
+ *
+ * @since 0.1.0
+ * @category hashing
+ */
+export const contentHash = (text: string): ContentHash => `sha256:${sha256(text)}`
+
+/**
+ * The kinds of blob.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const BlobKind = Schema.Literal("prefix", "projection")
+/** @since 0.1.0 @category models */
+export type BlobKind = typeof BlobKind.Type
+
+/**
+ * A session message at position `seq` of the session's message stream.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MessageEntry = Schema.TaggedStruct("Message", {
+  seq: Schema.NonNegativeInt,
+  hash: ContentHash,
+  body: Schema.String
+}).annotations({ identifier: "MessageEntry" })
+/** @since 0.1.0 @category models */
+export type MessageEntry = typeof MessageEntry.Type
+
+/**
+ * A prefix or projection body, stored once per session.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const BlobEntry = Schema.TaggedStruct("Blob", {
+  kind: BlobKind,
+  hash: ContentHash,
+  body: Schema.String
+}).annotations({ identifier: "BlobEntry" })
+/** @since 0.1.0 @category models */
+export type BlobEntry = typeof BlobEntry.Type
+
+/**
+ * One trajectory entry.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const TrajectoryEntry = Schema.Union(MessageEntry, BlobEntry).annotations({ identifier: "TrajectoryEntry" })
+/** @since 0.1.0 @category models */
+export type TrajectoryEntry = typeof TrajectoryEntry.Type
+
+/**
+ * A session's trajectory as a backend returns it: the message stream in `seq` order, the blobs
+ * in the order they were first stored, and how many stored entries failed to decode.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StoredTrajectory {
+  readonly messages: ReadonlyArray<MessageEntry>
+  readonly blobs: ReadonlyArray<BlobEntry>
+  readonly skipped: number
+}
+
+/**
+ * The empty trajectory.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const empty: StoredTrajectory = { messages: [], blobs: [], skipped: 0 }
+
+const decodeEntryEither = Schema.decodeUnknownEither(TrajectoryEntry)
+
+/**
+ * Decodes a stored entry and checks that its hash is its body's. Backends call this on read.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const decodeStoredEntry = (encoded: unknown): Either.Either<TrajectoryEntry, string> =>
+  Either.flatMap(
+    Either.mapLeft(decodeEntryEither(encoded), (error: ParseResult.ParseError) => error.message),
+    (entry) =>
+      contentHash(entry.body) === entry.hash
+        ? Either.right(entry)
+        : Either.left(`the body of entry ${entry.hash} does not hash to its address`)
+  )
+
+/**
+ * Why an entry cannot be stored, or `undefined` when it can: its hash must be its body's.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const invalidEntry = (entry: TrajectoryEntry): string | undefined =>
+  contentHash(entry.body) === entry.hash
+    ? undefined
+    : `trajectory ${entry._tag === "Message" ? `message #${entry.seq}` : `${entry.kind} blob`}: ` +
+      `its hash ${entry.hash} is not the SHA-256 of its body`
+
+const encodeMessageSync = Schema.encodeSync(SessionMessage)
+const encodeSectionsSync = Schema.encodeSync(Schema.Array(AgentPromptSectionData))
+const encodeProjectionSync = Schema.encodeSync(ProjectedContext)
+const decodeMessageJson = Schema.decodeUnknownEither(Schema.parseJson(SessionMessage))
+const decodeSectionsJson = Schema.decodeUnknownEither(Schema.parseJson(Schema.Array(AgentPromptSectionData)))
+const decodeProjectionJson = Schema.decodeUnknownEither(Schema.parseJson(ProjectedContext))
+
+const blob = (kind: BlobKind, body: string): BlobEntry => ({ _tag: "Blob", kind, hash: contentHash(body), body })
+
+/**
+ * The entry of message `message` at position `seq`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const messageEntry = (seq: number, message: SessionMessage): MessageEntry => {
+  const body = JSON.stringify(encodeMessageSync(message))
+  return { _tag: "Message", seq, hash: contentHash(body), body }
+}
+
+/**
+ * The blob of a stable prefix: its rendered sections, fragment attribution included.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const prefixBlob = (sections: ReadonlyArray<AgentPromptSectionData>): BlobEntry =>
+  blob("prefix", JSON.stringify(encodeSectionsSync(sections)))
+
+/**
+ * The blob of a projection: the encoded `ProjectedContext` (text, section reports, budget).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const projectionBlob = (projection: ProjectedContext): BlobEntry =>
+  blob("projection", JSON.stringify(encodeProjectionSync(projection)))
+
+/**
+ * The message a message entry holds.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const messageOf = (entry: MessageEntry): Either.Either<SessionMessage, string> =>
+  Either.mapLeft(decodeMessageJson(entry.body), (error) => `message #${entry.seq}: ${error.message}`)
+
+/**
+ * The prefix sections a prefix blob holds.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const prefixOf = (entry: BlobEntry): Either.Either<ReadonlyArray<AgentPromptSectionData>, string> =>
+  Either.mapLeft(decodeSectionsJson(entry.body), (error) => `prefix ${entry.hash}: ${error.message}`)
+
+/**
+ * The projection a projection blob holds.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const projectionOf = (entry: BlobEntry): Either.Either<ProjectedContext, string> =>
+  Either.mapLeft(decodeProjectionJson(entry.body), (error) => `projection ${entry.hash}: ${error.message}`)
+
+/**
+ * An entry as SQL columns: `address` is unique per session (`message:<seq>` for a message,
+ * `<kind>:<hash>` for a blob), so "store unless present" is an insert that ignores conflicts.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export interface EntryColumns {
+  readonly address: string
+  readonly kind: "message" | BlobKind
+  readonly seq: number | null
+  readonly hash: ContentHash
+  readonly body: string
+}
+
+/**
+ * The columns of an entry (see {@link EntryColumns}).
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const toColumns = (entry: TrajectoryEntry): EntryColumns =>
+  entry._tag === "Message"
+    ? { address: `message:${entry.seq}`, kind: "message", seq: entry.seq, hash: entry.hash, body: entry.body }
+    : { address: `${entry.kind}:${entry.hash}`, kind: entry.kind, seq: null, hash: entry.hash, body: entry.body }
+
+/**
+ * Reads stored columns back into an entry, checking its hash.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const fromColumns = (row: {
+  readonly kind: unknown
+  readonly seq: unknown
+  readonly hash: unknown
+  readonly body: unknown
+}): Either.Either<TrajectoryEntry, string> =>
+  decodeStoredEntry(
+    row.kind === "message"
+      ? { _tag: "Message", seq: row.seq === null ? row.seq : Number(row.seq), hash: row.hash, body: row.body }
+      : { _tag: "Blob", kind: row.kind, hash: row.hash, body: row.body }
+  )
+
+/**
+ * Sorts decoded entries into a {@link StoredTrajectory}: messages by position, blobs in the
+ * given (storing) order.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const collect = (entries: ReadonlyArray<TrajectoryEntry>, skipped: number): StoredTrajectory => {
+  const messages: Array<MessageEntry> = []
+  const blobs: Array<BlobEntry> = []
+  for (const entry of entries) {
+    if (entry._tag === "Message") messages.push(entry)
+    else blobs.push(entry)
+  }
+  messages.sort((a, b) => a.seq - b.seq)
+  return { messages, blobs, skipped }
+}
