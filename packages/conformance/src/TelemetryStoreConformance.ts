@@ -125,15 +125,7 @@ export const snapshotFixture = (
       hash: projectionBlob.hash,
       chars: projection.text.length,
       budgetChars: projection.budget.budgetChars,
-      sections: projection.sections.map((section) => ({
-        label: section.label,
-        status: section.status,
-        chars: section.chars,
-        items: section.items,
-        shed: section.shed,
-        memoryIds: [...section.memoryIds, "mem-2"],
-        sessionIds: section.sessionIds
-      })),
+      sections: projection.sections.map((section) => ({ ...section, memoryIds: [...section.memoryIds, "mem-2"] })),
       shed: [{ section: "recalled_memory", ref: "mem-3", chars: 40 }],
       withheld: [{ section: "recalled_memory", ref: "mem-1", reason: "in-prefix" }],
       suppressed: []

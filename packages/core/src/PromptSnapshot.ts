@@ -24,7 +24,7 @@ import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { MemoryId } from "./MemoryRecord.js"
-import { ProjectionMode, SectionLabel, SectionStatus, ShedItem, WithheldItem } from "./ProjectedContext.js"
+import { ProjectionMode, SectionLabel, SectionReport, ShedItem, WithheldItem } from "./ProjectedContext.js"
 import { SectionSource } from "./PromptFragment.js"
 import { SessionId } from "./SessionStore.js"
 import { ContentHash } from "./Trajectory.js"
@@ -59,24 +59,6 @@ export const PrefixSectionRef = Schema.Struct({
 }).annotations({ identifier: "PrefixSectionRef" })
 /** @since 0.1.0 @category models */
 export type PrefixSectionRef = typeof PrefixSectionRef.Type
-
-/**
- * A projected section: its label, budget outcome, size, delivered items and memory ids.
- *
- * @since 0.1.0
- * @category models
- */
-export const ProjectedSectionRef = Schema.Struct({
-  label: SectionLabel,
-  status: SectionStatus,
-  chars: Schema.NonNegativeInt,
-  items: Schema.NonNegativeInt,
-  shed: Schema.NonNegativeInt,
-  memoryIds: Schema.Array(MemoryId),
-  sessionIds: Schema.Array(Schema.String)
-}).annotations({ identifier: "ProjectedSectionRef" })
-/** @since 0.1.0 @category models */
-export type ProjectedSectionRef = typeof ProjectedSectionRef.Type
 
 /**
  * A stored legacy context frame stripped from what the model saw: its stream position and hash.
@@ -149,7 +131,7 @@ export class PromptSnapshot extends Schema.Class<PromptSnapshot>("PromptSnapshot
       hash: Schema.NullOr(ContentHash),
       chars: Schema.NonNegativeInt,
       budgetChars: Schema.NullOr(Schema.NonNegativeInt),
-      sections: Schema.Array(ProjectedSectionRef),
+      sections: Schema.Array(SectionReport),
       shed: Schema.Array(ShedItem),
       withheld: Schema.Array(WithheldItem),
       suppressed: Schema.Array(SectionLabel)
