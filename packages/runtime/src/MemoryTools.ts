@@ -196,8 +196,9 @@ export const MemoryToolkit = Toolkit.make(MemorySave, MemoryRecall)
 /**
  * How an agent's memory tools behave: the scope they read and write, the agent's declared
  * Background and routing spec (for the save gate and promotion), the provenance of what the
- * model saves (default `conversation`: agent-derived, pending review), and how many memories
- * `memory_recall` returns at most (default 10).
+ * model saves (default `conversation`: agent-derived, pending review), tags stamped on every
+ * save (`provenanceTags`, e.g. `subagent:researcher` for a subagent's writes), and how many
+ * memories `memory_recall` returns at most (default 10).
  *
  * @since 0.1.0
  * @category models
@@ -207,6 +208,7 @@ export interface MemoryToolsConfig {
   readonly background: Background.Background
   readonly spec: Routing.MemoryRoutingSpec
   readonly sourceType?: MemoryRecord.SourceType | undefined
+  readonly provenanceTags?: ReadonlyArray<string> | undefined
   readonly recallLimit?: number | undefined
 }
 
@@ -297,7 +299,9 @@ export const make = (config: MemoryToolsConfig) =>
             content: params.content,
             kind: params.kind,
             ...(params.label !== undefined ? { label: params.label } : {}),
-            ...(params.tags !== undefined ? { tags: params.tags } : {}),
+            ...(params.tags !== undefined || config.provenanceTags !== undefined
+              ? { tags: [...new Set([...(params.tags ?? []), ...(config.provenanceTags ?? [])])] }
+              : {}),
             sourceType,
             scope: config.scope
           }

@@ -122,8 +122,10 @@ export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
  * - `scopes`: the scopes the projection reads (default: `[memory.scope]`).
  * - `mode`: default `native`.
  * - `workingState`, `skills`: passed to every projection.
- * - `toolkits`: the user's own tools, offered beside the memory tools in every mode but
- *   `subagent` (see {@link toolkit}); a name used twice, or a memory tool's name, fails the build
+ * - `memoryTools`: the memory tools offered (default: both; `memory_recall` only for a
+ *   `subagent`; an `incognito` agent is offered none, whatever this says).
+ * - `toolkits`: the user's own tools, offered beside the memory tools in every mode (see
+ *   {@link toolkit}); a name used twice, or a memory tool's name, fails the build
  *   with {@link ToolNameClash}.
  * - `approval`: the tools that need the operator's approval — a list of tool names, or a predicate
  *   over a call. It applies to every tool, the user's as much as the memory tools.
@@ -137,6 +139,7 @@ export interface NativeAgentOptions {
   readonly composedIds?: ReadonlyArray<string> | undefined
   readonly authoredPrefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
   readonly memory: MemoryTools.MemoryToolsConfig
+  readonly memoryTools?: ReadonlyArray<keyof Tools & string> | undefined
   readonly toolkits?: ReadonlyArray<AgentToolkit> | undefined
   readonly scopes?: ReadonlyArray<MemoryRecord.Scope> | undefined
   readonly mode?: NativeMode | undefined
@@ -155,6 +158,8 @@ export interface NativeAgentOptions {
 export interface NativeAgent {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly composedIds: ReadonlyArray<string>
+  /** The memory tools' configuration (a subagent inherits it). */
+  readonly memory: MemoryTools.MemoryToolsConfig
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
   readonly mode: NativeMode
   readonly workingState: string | undefined

@@ -7,8 +7,8 @@
  * all matching the turn's question.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryStore, type PromptFragment, RoutingPresets, RoutingSpecs } from "@engram/core"
-import { NativeRuntime, Promotion, StablePrefix, ContextProjection } from "@engram/runtime"
+import { MemoryStore, type PromptFragment, RoutingPresets, RoutingSpecs, SessionStore } from "@engram/core"
+import { ContextProjection, NativeRuntime, Promotion, StablePrefix, Subagent } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -129,4 +129,57 @@ describe("the mode table through NativeRuntime", () => {
       expect(error._tag).toBe("IncognitoPrefixHoldsMemory")
       expect(error.message).toContain("authoredPrefix")
     }).pipe(Effect.provide(world)))
+})
+
+describe("the mode table through Subagent.delegate", () => {
+  const researcher: Subagent.SubagentConfig = { name: "researcher", prompt: "You find facts. Answer in one line." }
+
+  /** Recalls the question's keywords when offered recall, saves when offered save, then answers. */
+  const child: ScriptedModel.Script = (request) => {
+    const pending = ScriptedModel.pendingToolResults(request)
+    if (pending.length > 0) return [ScriptedModel.text(`Found: ${JSON.stringify(pending.map((p) => p.result))}`)]
+    return [
+      ...(request.tools.includes("memory_recall") ? [ScriptedModel.toolCall("memory_recall", { query: "staging database" })] : []),
+      ...(request.tools.includes("memory_save")
+        ? [ScriptedModel.toolCall("memory_save", { kind: "fact", content: "The staging database moved to db-3" })]
+        : [])
+    ]
+  }
+  const childWorld = Layer.merge(environment(child), RoutingSpecs.layerPresets)
+
+  it.effect("subagent: own prompt, own thread linked to the parent, no projection, allow-listed recall of the parent's store", () =>
+    Effect.gen(function*() {
+      const ids = yield* seedStore
+      const built = yield* StablePrefix.buildAgent(yield* config)
+      const parent = yield* NativeRuntime.make({ ...built, memory })
+      const outcome = yield* Subagent.delegate({ parent, sessionId: "s-1", subagent: researcher, task: QUESTION })
+      const requests = yield* ScriptedModel.requests
+      // Its own prompt, verbatim: no identity, no Background of the parent.
+      expect(ScriptedModel.systemText(requests[0]!)).toBe("You find facts. Answer in one line.")
+      // No projection: system and the task, nothing else.
+      expect(requests[0]!.prompt.content.map((m) => m.role)).toEqual(["system", "user"])
+      expect(projectionText(requests[0]!)).toEqual([])
+      expect(yield* injections(outcome.sessionId)).toEqual([])
+      // Allow-listed recall only; it reads the parent's store (and on_demand memory comes this way).
+      expect(requests[0]!.tools).toEqual(["memory_recall"])
+      expect(outcome.result).toMatchObject({ _tag: "Completed" })
+      expect((outcome.result as NativeRuntime.TurnCompleted).text).toContain(ids.fact)
+      // Its own thread, named after the parent's.
+      expect(outcome).toMatchObject({ parentSessionId: "s-1", sessionId: "s-1/researcher" })
+      const thread = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load("s-1/researcher"))
+      expect(thread.messages[0]).toMatchObject({ _tag: "OperatorMessage", text: QUESTION })
+      expect((yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load("s-1"))).messages).toEqual([])
+    }).pipe(Effect.provide(childWorld)))
+
+  it.effect("subagent writes land in the parent's store, tagged with the subagent's name, only when allowed", () =>
+    Effect.gen(function*() {
+      yield* seedStore
+      const parent = yield* NativeRuntime.make({ ...(yield* StablePrefix.buildAgent(yield* config)), memory })
+      const writer = { ...researcher, allow: ["memory_recall", "memory_save"] as const }
+      yield* Subagent.delegate({ parent, sessionId: "s-1", subagent: writer, task: QUESTION })
+      const saved = (yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.list({}))).records.filter((r) =>
+        r.content === "The staging database moved to db-3"
+      )
+      expect(saved.map((r) => [r.scope, r.tags])).toEqual([[memory.scope, ["subagent:researcher"]]])
+    }).pipe(Effect.provide(childWorld)))
 })

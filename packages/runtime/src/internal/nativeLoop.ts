@@ -85,8 +85,12 @@ export const DEFAULT_MAX_CALLS = 16
 
 type ToolName = keyof Tools & string
 
-const memoryToolsIn = (mode: NativeMode): ReadonlyArray<ToolName> =>
-  mode === "incognito" ? [] : mode === "subagent" ? ["memory_recall"] : ["memory_save", "memory_recall"]
+const memoryToolsIn = (mode: NativeMode, allowed: ReadonlyArray<ToolName> | undefined): ReadonlyArray<ToolName> =>
+  mode === "incognito"
+    ? []
+    : (["memory_save", "memory_recall"] as const).filter((name) =>
+      (allowed ?? (mode === "subagent" ? ["memory_recall"] : ["memory_save", "memory_recall"])).includes(name)
+    )
 
 // `Toolkit.handle` decodes its parameters with the tool's schema (`Schema.decodeUnknown`), so the
 // encoded parameters a model sends are what it takes at run time; its static type names the
@@ -147,14 +151,15 @@ export const make = (options: NativeAgentOptions) =>
     const agent: NativeAgent = {
       prefix,
       composedIds: mode === "incognito" ? [] : options.composedIds ?? [],
+      memory: options.memory,
       scopes: options.scopes ?? [options.memory.scope],
       mode,
       workingState: options.workingState,
       skills: options.skills,
       maxCalls: Math.max(1, Math.floor(options.maxCalls ?? DEFAULT_MAX_CALLS)),
       offered: [
-        ...memoryToolsIn(mode),
-        ...(mode === "subagent" ? [] : userToolkits.flatMap((kit) => Object.keys(kit.tools)))
+        ...memoryToolsIn(mode, options.memoryTools),
+        ...userToolkits.flatMap((kit) => Object.keys(kit.tools))
       ],
       toolkit,
       needsApproval
