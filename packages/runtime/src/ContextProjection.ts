@@ -92,6 +92,14 @@ const Limit = Schema.Int.pipe(
 )
 
 /**
+ * The default cap on recall hits per projection.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_RECALL_LIMIT = 400
+
+/**
  * How projections are sized and what they include. Decoded from config at the edge (see
  * {@link decodeSettings}); every field has a default.
  *
@@ -109,8 +117,12 @@ export const ProjectionSettings = Schema.Struct({
   digestLimit: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 100)), {
     default: () => PriorSessionDigest.DEFAULT_DIGEST_LIMIT
   }),
-  /** Most recall hits to consider before budgeting (default 20). */
-  recallLimit: Schema.optionalWith(Limit, { default: () => 20 }),
+  /**
+   * The cap on recall hits (default 400). Below it, recall asks for as many hits as the budget
+   * left after the higher-priority sections can hold ({@link recallLimitFor}); shedding then
+   * trims what still does not fit.
+   */
+  recallLimit: Schema.optionalWith(Limit, { default: () => DEFAULT_RECALL_LIMIT }),
   /** Skills rows that are never shed (default `ProjectedContext.DEFAULT_SKILLS_MIN_ROWS`). */
   skillsMinRows: Schema.optional(Schema.NonNegativeInt)
 })
@@ -119,7 +131,7 @@ export type ProjectionSettings = typeof ProjectionSettings.Type
 
 /**
  * The settings every field of which is at its default: a 200k-token window at 8% (64,000 chars),
- * the `newest` digest of 3 sessions, 20 recall hits.
+ * the `newest` digest of 3 sessions, recall sized by the budget left (at most 400 hits).
  *
  * @since 0.1.0
  * @category constants
@@ -163,6 +175,26 @@ export const decodeSettings = (input: unknown): Either.Either<ProjectionSettings
  * @category budget
  */
 export const budgetOf: (settings: ProjectionSettings) => ProjectedContext.ProjectionBudget = internal.budgetOf
+
+/**
+ * How many recall hits a projection asks the store for: the lines the budget left after the
+ * higher-priority sections (`usedChars` of working state, always-on memory, skills and digest)
+ * holds at {@link RECALL_LINE_CHARS} chars a line, at most `cap` (`recallLimit`); `cap` when the
+ * budget is unbounded; 0 — no recall search at all — when nothing is left.
+ *
+ * @since 0.1.0
+ * @category budget
+ */
+export const recallLimitFor: (budget: ProjectedContext.ProjectionBudget, usedChars: number, cap: number) => number =
+  internal.recallLimitFor
+
+/**
+ * The chars one recall line is assumed to take when sizing the recall search.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const RECALL_LINE_CHARS: number = internal.RECALL_LINE_CHARS
 
 /**
  * The kind a session summary is stored as.

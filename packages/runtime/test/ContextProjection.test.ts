@@ -511,7 +511,7 @@ describe("ContextProjection settings", () => {
     expect(ContextProjection.defaultSettings).toMatchObject({
       contextWindowTokens: 200_000,
       digestLimit: 3,
-      recallLimit: 20
+      recallLimit: ContextProjection.DEFAULT_RECALL_LIMIT
     })
     expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 200_000 })).toEqual(
       ContextProjection.budgetOf(ContextProjection.defaultSettings)

@@ -34,6 +34,19 @@ export const budgetOf = (settings: ProjectionSettings): ProjectedContext.Project
     ...(settings.budgetPct !== undefined ? { budgetPct: settings.budgetPct } : {})
   })
 
+/** The chars one recall line is assumed to take when sizing the recall search. */
+export const RECALL_LINE_CHARS = 100
+
+/**
+ * How many recall hits to ask the store for: as many lines as the budget left after the
+ * higher-priority sections (`usedChars`) holds at {@link RECALL_LINE_CHARS} a line, at most `cap`;
+ * `cap` when the budget is unbounded, 0 when nothing is left.
+ */
+export const recallLimitFor = (budget: ProjectedContext.ProjectionBudget, usedChars: number, cap: number): number =>
+  budget._tag === "Unbounded"
+    ? cap
+    : Math.max(0, Math.min(cap, Math.floor((budget.chars - usedChars) / RECALL_LINE_CHARS)))
+
 export const SUMMARY_KIND: MemoryRecord.MemoryKind = "episode"
 
 export const PROJECTED_POLICIES: ReadonlyArray<MemoryRecord.DeliveryPolicy> = ["always", "retrieved"]
@@ -151,15 +164,15 @@ export const make = (
         return { value: entries, skipped } satisfies Read<ReadonlyArray<PriorSessionDigest.DigestEntry>>
       })
 
-    const readRecall = (request: ProjectionRequest) =>
-      request.query.trim() === ""
+    const readRecall = (request: ProjectionRequest, limit: number) =>
+      request.query.trim() === "" || limit === 0
         ? Effect.succeed({ value: [], skipped: 0 })
         : Effect.map(
           memories.search(request.query, {
             scopes: request.scopes,
             deliveryPolicies: PROJECTED_POLICIES,
             deliverable: true,
-            limit: settings.recallLimit
+            limit
           }),
           (found) => ({ value: found.hits, skipped: found.skipped })
         )
@@ -187,7 +200,30 @@ export const make = (
         // Only what the mode composes is read: incognito and subagent projections never touch memory.
         const alwaysOn = sections.has("always_on_memory") ? yield* readAlwaysOn(request.scopes) : none
         const digest = sections.has("prior_sessions") ? yield* readDigest(request, sessionId) : none
-        const recall = sections.has("recalled_memory") ? yield* readRecall(request) : none
+        const options = {
+          mode: request.mode,
+          budget,
+          estimator,
+          ...(settings.skillsMinRows !== undefined ? { skillsMinRows: settings.skillsMinRows } : {})
+        }
+        const inputs = {
+          now,
+          ...(request.workingState !== undefined ? { workingState: request.workingState } : {}),
+          alwaysOn: alwaysOn.value,
+          ...(request.skills !== undefined ? { skills: request.skills } : {}),
+          digest: digest.value,
+          ...(request.inPrefix !== undefined ? { inPrefix: request.inPrefix } : {})
+        }
+        // Recall asks for as many hits as the budget left after the higher-priority sections holds
+        // (at least one, so that a report can still say recall was shed for budget).
+        const recallLimit = sections.has("recalled_memory")
+          ? Math.max(1, recallLimitFor(
+            budget,
+            ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget.usedChars,
+            settings.recallLimit
+          ))
+          : 0
+        const recall = yield* readRecall(request, recallLimit)
         const skipped = alwaysOn.skipped + digest.skipped + recall.skipped
         if (skipped > 0) {
           yield* Effect.logWarning("projection skipped stored memory rows that failed to decode").pipe(
@@ -199,21 +235,8 @@ export const make = (
         // only, newest summary only, suppressed on autonomous turns — recall would bypass).
         const isSummary = (hit: MemoryStore.SearchHit) => Option.isSome(PriorSessionDigest.fromRecord(hit.record))
         const projection = ProjectedContext.composeProjectedContext(
-          {
-            now,
-            ...(request.workingState !== undefined ? { workingState: request.workingState } : {}),
-            alwaysOn: alwaysOn.value,
-            ...(request.skills !== undefined ? { skills: request.skills } : {}),
-            digest: digest.value,
-            recall: recall.value.filter((hit) => !isSummary(hit)),
-            ...(request.inPrefix !== undefined ? { inPrefix: request.inPrefix } : {})
-          },
-          {
-            mode: request.mode,
-            budget,
-            estimator,
-            ...(settings.skillsMinRows !== undefined ? { skillsMinRows: settings.skillsMinRows } : {})
-          }
+          { ...inputs, recall: recall.value.filter((hit) => !isSummary(hit)) },
+          options
         )
 
         for (const warning of projection.budget.warnings) {

@@ -1,0 +1,107 @@
+import { describe, expect, it } from "@effect/vitest"
+import { IdGenerator, MemoryStore, ProjectedContext, TelemetryStore } from "@engram/core"
+import { ContextProjection } from "@engram/runtime"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+
+/** A memory store that records the limit of every search it serves. */
+const spied = () => {
+  const limits: Array<number | undefined> = []
+  const layer = Layer.effect(
+    MemoryStore.MemoryStore,
+    Effect.map(MemoryStore.MemoryStore, (inner): MemoryStore.MemoryStoreService => ({
+      ...inner,
+      search: (text, options) => Effect.zipRight(Effect.sync(() => limits.push(options?.limit)), inner.search(text, options))
+    }))
+  ).pipe(Layer.provide(MemoryStore.layerMemory))
+  return { limits, layer }
+}
+
+const world = (settings: Partial<ContextProjection.ProjectionSettings>) => {
+  const spy = spied()
+  const stores = Layer.mergeAll(spy.layer, TelemetryStore.layerMemory, IdGenerator.sequential("rb"))
+  return { limits: spy.limits, layer: ContextProjection.layerSettings(settings).pipe(Layer.provideMerge(stores)) }
+}
+
+// 300 facts, each ~90 chars, all sharing the query's word "ferry".
+const facts = Array.from({ length: 300 }, (_, i) => ({
+  content: `Fact ${String(i).padStart(3, "0")}: the ferry to island ${i} leaves from pier ${i % 7} at ${i % 24}:00 sharp`,
+  kind: "fact" as const
+}))
+
+const project = (query: string) =>
+  Effect.gen(function*() {
+    const projection = yield* ContextProjection.ContextProjection
+    return yield* projection.project({ sessionId: "s-1", turn: 0, query, scopes: ["global"], mode: "native" })
+  })
+
+describe("recall uses its budget", () => {
+  it.effect("at default settings, recall delivers far more than 20 hits when they fit, inside the budget", () => {
+    const { layer, limits } = world({})
+    return Effect.gen(function*() {
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(facts))
+      const projected = yield* project("when does the ferry leave")
+      const recalled = projected.section("recalled_memory")!
+      // 300 lines of ~130 chars fit in 64,000 chars: all of them are delivered.
+      expect(recalled.memoryIds.length).toBe(300)
+      expect(projected.budget.usedChars).toBeLessThanOrEqual(projected.budget.budgetChars!)
+      expect(limits).toEqual([ContextProjection.DEFAULT_RECALL_LIMIT])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a small budget bounds the recall search, and the projection stays inside it", () => {
+    // 4,000 tokens at 100% is below the 16,000-char floor: the budget is 16,000 chars.
+    const { layer, limits } = world({ contextWindowTokens: 4_000, budgetPct: 100 })
+    return Effect.gen(function*() {
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(facts))
+      const projected = yield* project("when does the ferry leave")
+      const budget = projected.budget.budgetChars!
+      expect(limits.length).toBe(1)
+      expect(limits[0]!).toBeLessThanOrEqual(Math.floor(budget / ContextProjection.RECALL_LINE_CHARS))
+      expect(limits[0]!).toBeGreaterThan(20)
+      expect(projected.budget.usedChars).toBeLessThanOrEqual(budget)
+      expect(projected.section("recalled_memory")!.memoryIds.length).toBeGreaterThan(20)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("the cap holds, and a budget the higher sections fill leaves recall one hit, shed", () => {
+    const capped = world({ recallLimit: 7 })
+    const full = world({ contextWindowTokens: 4_000, budgetPct: 100 })
+    return Effect.gen(function*() {
+      const projected = yield* Effect.gen(function*() {
+        yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(facts))
+        return yield* project("ferry")
+      }).pipe(Effect.provide(capped.layer))
+      expect(capped.limits).toEqual([7])
+      expect(projected.section("recalled_memory")!.memoryIds.length).toBe(7)
+      yield* Effect.gen(function*() {
+        yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(facts))
+        const projection = yield* ContextProjection.ContextProjection
+        const projected = yield* projection.project({
+          sessionId: "s-1",
+          turn: 0,
+          query: "ferry",
+          scopes: ["global"],
+          mode: "native",
+          workingState: "x".repeat(20_000)
+        })
+        expect(projected.section("recalled_memory")?.status).toBe("dropped")
+      }).pipe(Effect.provide(full.layer))
+      expect(full.limits).toEqual([1])
+    })
+  })
+
+  it.prop(
+    "recallLimitFor stays within [0, cap], grows with the budget left, and is the cap when unbounded",
+    [FastCheck.nat(200_000), FastCheck.nat(200_000), FastCheck.integer({ min: 1, max: 10_000 })],
+    ([chars, used, cap]) => {
+      const limit = ContextProjection.recallLimitFor(ProjectedContext.chars(chars), used, cap)
+      expect(limit).toBeGreaterThanOrEqual(0)
+      expect(limit).toBeLessThanOrEqual(cap)
+      expect(limit * ContextProjection.RECALL_LINE_CHARS).toBeLessThanOrEqual(Math.max(0, chars - used))
+      expect(ContextProjection.recallLimitFor(ProjectedContext.chars(chars + 1_000), used, cap)).toBeGreaterThanOrEqual(limit)
+      expect(ContextProjection.recallLimitFor(ProjectedContext.unbounded, used, cap)).toBe(cap)
+    }
+  )
+})
