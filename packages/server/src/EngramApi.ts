@@ -179,19 +179,14 @@ export const IdPath = Schema.Struct({ id: MemoryRecord.MemoryId })
 export const ScopeParams = Schema.Struct({ scope: Schema.optional(MemoryRecord.Scope) })
 
 /**
- * Projection preview parameters: the query, the scope, and optionally a budget in characters.
+ * Projection preview parameters: the query and the scope.
  *
  * @since 0.1.0
  * @category parameters
  */
 export const ProjectionParams = Schema.Struct({
   q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2_000)),
-  scope: Schema.optional(MemoryRecord.Scope),
-  budgetChars: Schema.optional(
-    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1_000_000, {
-      message: () => "budgetChars must be from 1 to 1000000"
-    }))
-  )
+  scope: Schema.optional(MemoryRecord.Scope)
 })
 
 /**

@@ -60,7 +60,7 @@ const idArb = fc.oneof(fc.constantFrom(...ownIds, ...otherIds), junkString, fc.s
 const urlParamsArb = (shape: EndpointShape) =>
   fc.oneof(
     Option.match(shape.urlParamsSchema, { onNone: () => fc.constant({}), onSome: wire }),
-    fc.dictionary(fc.constantFrom("scope", "q", "limit", "cursor", "kind", "review", "deliverable", "budgetChars"), junkString),
+    fc.dictionary(fc.constantFrom("scope", "q", "limit", "cursor", "kind", "review", "deliverable"), junkString),
     fc.record({ scope: fc.constantFrom(...SCOPES), q: fc.constantFrom("secret", "shared") })
   )
 

@@ -1,0 +1,173 @@
+/**
+ * The review console in a real browser: Debian's Chromium driven by playwright-core (no browser
+ * download), against `engram serve` started here on a temporary SQLite file. Signs in with a token
+ * from `engram token create`, confirms a pending memory and sees it compose into the agent view,
+ * rejects one and sees it leave, forgets one and sees it gone from search. Screenshots of each page
+ * go to `test/.output/console/`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import { chromium, type Browser, type Page } from "playwright-core"
+import { engram, engramArgs, repoRoot } from "../packages/cli/test/utilities.js"
+
+const chromiumPath = process.env.ENGRAM_CHROMIUM ??
+  ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((path) => existsSync(path)) ?? "/usr/bin/chromium"
+const shots = Path.join(repoRoot, "test/.output/console")
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+describe("the console in Chromium", { timeout: 240_000 }, () => {
+  const dir = mkdtempSync(Path.join(tmpdir(), "engram-console-"))
+  const db = Path.join(dir, "engram.db")
+  let server: ChildProcess | undefined
+  let browser: Browser | undefined
+  let base = ""
+  let token = ""
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(base + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {})
+    })
+    return (await response.json()) as { record: { id: string }; hits: ReadonlyArray<unknown> }
+  }
+
+  beforeAll(async () => {
+    if (!existsSync(chromiumPath)) {
+      throw new Error(`Chromium not found at ${chromiumPath}: apt-get install -y chromium (or set ENGRAM_CHROMIUM)`)
+    }
+    const created = engram("token", "create", "--scope", "project:a", "--label", "browser-test", "--db", db)
+    expect(created.code, created.stderr).toBe(0)
+    token = created.stdout.split("\n")[0]!.trim()
+    const port = await freePort()
+    base = `http://127.0.0.1:${port}`
+    const [node, ...args] = engramArgs(["serve", "--port", String(port), "--db", db])
+    server = spawn(node!, args, { cwd: repoRoot, stdio: "ignore", env: { ...process.env, NODE_OPTIONS: "" } })
+    for (let i = 0; i < 240; i++) {
+      const up = await fetch(base + "/").then((r) => r.ok, () => false)
+      if (up) break
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
+    browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-gpu"] })
+    mkdirSync(shots, { recursive: true })
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    server?.kill()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const shoot = (page: Page, name: string) => page.screenshot({ path: Path.join(shots, `${name}.png`), fullPage: true })
+
+  it("signs in, confirms one pending memory into the agent view, rejects one, forgets one", async () => {
+    // Two agent-derived preferences wait for review; the guarded Preferences section composes
+    // neither until an operator confirms it. A third memory is a plain fact.
+    const brief = (await api("POST", "/api/memories", {
+      content: "Answer in short sentences",
+      kind: "standing",
+      label: "length",
+      sourceType: "conversation"
+    })).record.id
+    const french = (await api("POST", "/api/memories", {
+      content: "Reply in French",
+      kind: "standing",
+      label: "language",
+      sourceType: "conversation"
+    })).record.id
+    const vault = (await api("POST", "/api/memories", {
+      content: "The vault code is kumquat",
+      kind: "fact",
+      sourceType: "operator"
+    })).record.id
+
+    const page = await browser!.newPage({ viewport: { width: 1280, height: 800 } })
+    page.on("dialog", (dialog) => void dialog.accept())
+    await page.goto(base + "/")
+    await page.getByTestId("token").waitFor()
+    await shoot(page, "login")
+
+    // A wrong token stays on the login form with the server's message.
+    await page.getByTestId("token").fill("egm_wrong")
+    await page.getByTestId("login").click()
+    await expect.poll(() => page.getByTestId("login-error").textContent()).toContain("not valid")
+
+    await page.getByTestId("token").fill(token)
+    await page.getByTestId("login").click()
+    await page.getByTestId("who").waitFor()
+    expect(await page.getByTestId("who").textContent()).toContain("project:a")
+
+    // Pending queue: both preferences wait; the agent composes neither yet.
+    await page.getByTestId("tab-pending").click()
+    await page.locator(`[data-testid=pending] tr[data-id="${brief}"]`).waitFor()
+    await page.locator(`[data-testid=pending] tr[data-id="${french}"]`).waitFor()
+    await shoot(page, "pending")
+    await page.getByTestId("tab-agent").click()
+    await page.getByTestId("prefix").waitFor()
+    expect(await page.locator(".chip.memory").count()).toBe(0)
+
+    // Confirm one: it leaves the queue and composes into the prefix as a memory chip with its id.
+    await page.getByTestId("tab-pending").click()
+    await page.locator(`tr[data-id="${brief}"] [data-testid=confirm]`).click()
+    await page.locator(`[data-testid=pending] tr[data-id="${brief}"]`).waitFor({ state: "detached" })
+    await page.getByTestId("tab-agent").click()
+    const chip = page.locator(`.chip.memory[data-ids~="${brief}"]`)
+    await chip.waitFor()
+    expect(await chip.textContent()).toContain("Answer in short sentences")
+    expect(await chip.getAttribute("title")).toContain(brief)
+    expect(await page.locator(".chip.authored").count()).toBeGreaterThan(0)
+    await chip.hover()
+    await shoot(page, "agent")
+
+    // Reject the other: it leaves the queue and never composes.
+    await page.getByTestId("tab-pending").click()
+    await page.locator(`tr[data-id="${french}"] [data-testid=reject]`).click()
+    await page.getByTestId("empty").waitFor()
+    await page.getByTestId("tab-agent").click()
+    await page.locator(`.chip.memory[data-ids~="${brief}"]`).waitFor()
+    expect(await page.locator(`.chip.memory[data-ids~="${french}"]`).count()).toBe(0)
+    expect(await page.getByTestId("report").textContent()).toContain(french)
+
+    // Forget the fact from the memory browser: gone from search.
+    await page.getByTestId("tab-memories").click()
+    await page.getByTestId("search").fill("kumquat")
+    await page.getByTestId("apply").click()
+    await page.locator(`tr[data-id="${vault}"]`).click()
+    await page.getByTestId("history").waitFor()
+    expect(await page.getByTestId("history").textContent()).toBe(vault)
+    expect(await page.getByTestId("detail").textContent()).toContain("sourceTypeoperator")
+    await shoot(page, "memories")
+    await page.getByTestId("detail-forget").click()
+    await page.locator(`tr[data-id="${vault}"]`).waitFor({ state: "detached" })
+    await page.getByTestId("empty").waitFor()
+    expect((await api("GET", "/api/memories/search?q=kumquat")).hits).toEqual([])
+
+    // The prompt inspector: per-section budget bars for a query; the confirmed preference is in
+    // the prefix already, so only the recalled fact is projected.
+    const lessons = (await api("POST", "/api/memories", {
+      content: "French lessons are on Tuesday evenings",
+      kind: "fact",
+      sourceType: "operator"
+    })).record.id
+    await page.getByTestId("tab-prompt").click()
+    await page.getByTestId("query").fill("when are the French lessons")
+    await page.getByTestId("inspect").click()
+    await page.locator(`[data-testid=sections] tr[data-section=recalled_memory]`).waitFor()
+    expect(await page.locator(`[data-testid=sections] tr[data-section=recalled_memory]`).textContent()).toContain(lessons)
+    expect(await page.getByTestId("projection").textContent()).not.toContain("Reply in French")
+    await shoot(page, "prompt")
+    await page.close()
+  })
+})
