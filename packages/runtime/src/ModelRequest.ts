@@ -78,6 +78,11 @@ export interface ModelRequest {
  * - `input`: the operator message that opened the turn.
  * - `rounds`: the turn's stored assistant and tool messages so far (empty on the first call).
  * - `projection`: the turn's projection.
+ * - `cacheHints`: provider options marking a prompt-cache breakpoint (see {@link CACHE_HINTS}),
+ *   put on the two messages that end a cacheable run: the system message (the end of the stable
+ *   prefix) and the turn's operator input (the rolling boundary: everything up to it is the
+ *   stored conversation, and is the history of the next turn). Never on the projection or after
+ *   it. Absent: no hints.
  *
  * @since 0.1.0
  * @category models
@@ -88,6 +93,30 @@ export interface RequestInput {
   readonly input: SessionStore.OperatorMessage
   readonly rounds: ReadonlyArray<SessionStore.SessionMessage>
   readonly projection: ProjectedContext.ProjectedContext
+  readonly cacheHints?: Prompt.ProviderOptions | undefined
+}
+
+/**
+ * The default cache hints: Anthropic's ephemeral cache control, which `@effect/ai-anthropic`
+ * sends as `cache_control` on the marked system block and user message. Other providers ignore
+ * the `anthropic` key (OpenAI caches long shared prefixes by itself, without hints).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const CACHE_HINTS: Prompt.ProviderOptions = { anthropic: { cacheControl: { type: "ephemeral" } } }
+
+const withOptions = (message: Prompt.Message, options: Prompt.ProviderOptions): Prompt.Message => {
+  switch (message.role) {
+    case "system":
+      return Prompt.systemMessage({ content: message.content, options })
+    case "user":
+      return Prompt.userMessage({ content: message.content, options })
+    case "assistant":
+      return Prompt.assistantMessage({ content: message.content, options })
+    case "tool":
+      return Prompt.toolMessage({ content: message.content, options })
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,7 +270,14 @@ export const compose = (input: RequestInput): ModelRequest => {
 
   const history = SessionStore.modelView(input.history)
   for (const message of history.messages) addStored(message, "history")
+  const inputIndex = messages.length
   addStored(input.input, "operator")
+  const hints = input.cacheHints
+  if (hints !== undefined) {
+    // The end of the stable prefix, and the rolling boundary: both before the projection.
+    if (input.prefix.length > 0) messages[0] = withOptions(messages[0]!, hints)
+    if (messages.length > inputIndex) messages[inputIndex] = withOptions(messages[inputIndex]!, hints)
+  }
   if (!input.projection.isEmpty) {
     add(
       Prompt.userMessage({ content: [Prompt.textPart({ text: input.projection.text })] }),

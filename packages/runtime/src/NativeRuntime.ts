@@ -48,6 +48,7 @@
  */
 import type * as AiError from "@effect/ai/AiError"
 import type * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as Prompt from "@effect/ai/Prompt"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
 import type {
@@ -130,6 +131,9 @@ export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
  * - `approval`: the tools that need the operator's approval — a list of tool names, or a predicate
  *   over a call. It applies to every tool, the user's as much as the memory tools.
  * - `maxCalls`: the most model calls one turn may make (default 16).
+ * - `cacheHints`: the provider options that mark prompt-cache breakpoints at the end of the stable
+ *   prefix and at the turn's input (default `ModelRequest.CACHE_HINTS`, Anthropic's cache control;
+ *   `false` for none). They are never put inside the projection.
  *
  * @since 0.1.0
  * @category models
@@ -141,6 +145,7 @@ export interface NativeAgentOptions {
   readonly memory: MemoryTools.MemoryToolsConfig
   readonly memoryTools?: ReadonlyArray<keyof Tools & string> | undefined
   readonly toolkits?: ReadonlyArray<AgentToolkit> | undefined
+  readonly cacheHints?: Prompt.ProviderOptions | false | undefined
   readonly scopes?: ReadonlyArray<MemoryRecord.Scope> | undefined
   readonly mode?: NativeMode | undefined
   readonly workingState?: string | undefined
@@ -158,6 +163,8 @@ export interface NativeAgentOptions {
 export interface NativeAgent {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly composedIds: ReadonlyArray<string>
+  /** The provider options marking cache breakpoints, if any (see `ModelRequest.compose`). */
+  readonly cacheHints: Prompt.ProviderOptions | undefined
   /** The memory tools' configuration (a subagent inherits it). */
   readonly memory: MemoryTools.MemoryToolsConfig
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>

@@ -76,7 +76,8 @@ export const replaySession = (options: {
           history: turn.history,
           input,
           rounds: segment.slice(0, cut),
-          projection
+          projection,
+          cacheHints: agent.cacheHints
         })
         calls.push({ sessionId, turn: turn.turn, call, request, projection })
       })

@@ -152,6 +152,7 @@ export const make = (options: NativeAgentOptions) =>
       prefix,
       composedIds: mode === "incognito" ? [] : options.composedIds ?? [],
       memory: options.memory,
+      cacheHints: options.cacheHints === false ? undefined : options.cacheHints ?? ModelRequest.CACHE_HINTS,
       scopes: options.scopes ?? [options.memory.scope],
       mode,
       workingState: options.workingState,
@@ -337,7 +338,8 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
         history: turn.history,
         input: turn.input,
         rounds,
-        projection: turn.projection
+        projection: turn.projection,
+        cacheHints: agent.cacheHints
       })
       yield* PromptObserver.observe({
         sessionId,
