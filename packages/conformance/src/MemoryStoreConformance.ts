@@ -6,6 +6,9 @@
  *   batch tie, cursors, every filter, scope isolation, the lifecycle operations, typed errors, and
  *   forget (hard deletion with tombstones, promotion rows included). The layer must provide a
  *   `PromotionStore` on the same backend beside the `MemoryStore`.
+ * - Hostile input (every backend): invalid review states, NUL and unpaired surrogates in every
+ *   text field, ids and scopes no record can have, oversized content and queries — refused or
+ *   answered identically everywhere.
  * - Tier 2 (backends whose `capabilities.search` is `"keyword"`): the shared corpus's match sets,
  *   compared as sorted id sets. Rank order is deliberately not compared.
  * - Optionally, bad-row tolerance, for backends that can corrupt a stored row on purpose.
@@ -32,6 +35,7 @@ import type * as Layer from "effect/Layer"
 import { badRows } from "./internal/badRows.js"
 import { forget } from "./internal/forget.js"
 import { makeProvide } from "./internal/harness.js"
+import { hostile } from "./internal/hostile.js"
 import { checkAgainstModel } from "./internal/modelCheck.js"
 import { tier1 } from "./internal/tier1.js"
 import { tier2 } from "./internal/tier2.js"
@@ -104,6 +108,7 @@ export const runMemoryStoreConformance = <RExtra = never, E = never>(
     const capabilities = await readCapabilities(layer)
     describe("Tier 1", () => tier1(provide))
     describe("Tier 1: forget", () => forget(provide))
+    describe("hostile input", () => hostile(provide))
     if (capabilities.search === "keyword") describe("Tier 2: keyword search", () => tier2(provide))
     const corrupt = options.corruptRecord
     if (corrupt !== undefined) {

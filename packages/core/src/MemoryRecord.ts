@@ -80,6 +80,30 @@ export type ReviewState = typeof ReviewState.Type
 // Line and control characters (C0, DEL, C1, and the Unicode line/paragraph separators).
 const controlCharacter = /[\p{Cc}\u2028\u2029]/u
 
+// A UTF-16 code unit of a surrogate pair standing alone: with the `u` flag only unpaired ones match.
+const loneSurrogate = /[\uD800-\uDFFF]/u
+
+/**
+ * The text rule every stored string follows, on every backend: no NUL (PostgreSQL cannot store
+ * it in text) and well-formed Unicode (no unpaired surrogate, which SQLite would replace with
+ * U+FFFD and PostgreSQL refuse). Such text is refused, never rewritten: see decision 0025.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const textProblem = (s: string): string | undefined =>
+  s.includes("\u0000")
+    ? "must not contain NUL (U+0000)"
+    : loneSurrogate.test(s)
+    ? "must be well-formed Unicode (it has an unpaired surrogate)"
+    : undefined
+
+const wellFormed = (what: string) =>
+  Schema.filter<typeof Schema.String>((s) => {
+    const problem = textProblem(s)
+    return problem === undefined ? undefined : `${what} ${problem}`
+  })
+
 const noControlCharacters = (what: string) =>
   Schema.filter<typeof Schema.String>((s) =>
     controlCharacter.test(s) ? `${what} must not contain control characters or line breaks` : undefined
@@ -111,6 +135,7 @@ export const Scope = Schema.String.pipe(
   Schema.pattern(/^(global|(project|session):[^\s\p{Cc}]{1,200})$/u, {
     message: () => "a scope is 'global', 'project:<id>' or 'session:<id>' (the id has no spaces or control characters)"
   }),
+  wellFormed("a scope"),
   Schema.annotations({ identifier: "Scope" })
 )
 /** @since 0.1.0 @category models */
@@ -126,6 +151,7 @@ export const Label = Schema.String.pipe(
   Schema.filter((s) => (s.trim().length === 0 ? "label must not be blank" : undefined)),
   Schema.maxLength(64, { message: () => "label must be at most 64 characters" }),
   noControlCharacters("label"),
+  wellFormed("label"),
   Schema.annotations({ identifier: "Label" })
 )
 
@@ -138,21 +164,25 @@ export const Label = Schema.String.pipe(
 export const Tag = Schema.String.pipe(
   Schema.minLength(1, { message: () => "a tag must not be empty" }),
   Schema.maxLength(64, { message: () => "a tag must be at most 64 characters" }),
-  noControlCharacters("a tag")
+  noControlCharacters("a tag"),
+  wellFormed("a tag")
 )
 
 /**
- * The prose of a memory: anything but blank.
+ * The prose of a memory: not blank, no NUL, well-formed Unicode. Its length is bounded by
+ * `MemoryLimits.maxContentChars`, a setting, checked by the store contract.
  *
  * @since 0.1.0
  * @category models
  */
 export const Content = Schema.String.pipe(
   Schema.filter((s) => (s.trim().length === 0 ? "content must not be empty" : undefined)),
+  wellFormed("content"),
   Schema.annotations({ identifier: "Content" })
 )
 
-const OneLineText = Schema.String.pipe(Schema.minLength(1), noControlCharacters("this field"))
+const OneLineText = Schema.String.pipe(Schema.minLength(1), noControlCharacters("this field"), wellFormed("this field"))
+const FreeText = Schema.String.pipe(wellFormed("this field"))
 
 /**
  * A stored memory.
@@ -174,10 +204,10 @@ export class MemoryRecord extends Schema.Class<MemoryRecord>("MemoryRecord")({
   epoch: Schema.optional(OneLineText),
   expiresAt: Schema.optional(Schema.DateTimeUtc),
   invalidatedAt: Schema.optional(Schema.DateTimeUtc),
-  invalidationReason: Schema.optional(Schema.String),
+  invalidationReason: Schema.optional(FreeText),
   supersededBy: Schema.optional(MemoryId),
   supersedes: Schema.optional(MemoryId),
-  domain: Schema.optional(Schema.String)
+  domain: Schema.optional(FreeText)
 }) {
   /** Derived from provenance, never stored, so it can never disagree with `sourceType`. */
   get trustTier(): TrustTier {

@@ -11,11 +11,13 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
 import type { ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
+import * as MemoryContract from "./internal/memoryContract.js"
 import type {
   DuplicateMemoryId,
   InvalidCursor,
   InvalidMemoryInput,
   InvalidMemoryQuery,
+  InvalidReviewState,
   MemoryConflict,
   MemoryNotFound,
   MemoryStoreFailure
@@ -140,7 +142,7 @@ export interface MemoryStoreService {
   readonly setReviewState: (
     id: MemoryId,
     state: ReviewState
-  ) => Effect.Effect<MemoryRecord, MemoryNotFound | MemoryConflict | MemoryStoreFailure>
+  ) => Effect.Effect<MemoryRecord, MemoryNotFound | MemoryConflict | InvalidReviewState | MemoryStoreFailure>
 
   /**
    * In one transaction: inserts the successor (`supersedes: oldId`, scope defaulting to the
@@ -195,10 +197,24 @@ export const rowsSkipped = Metric.counter("engram_memory_rows_skipped", {
 })
 
 /**
+ * Puts the one input contract in front of a store implementation; every backend's layer applies
+ * it, so no backend sees a value the contract refuses. Content and search text over
+ * `MemoryLimits` fail with `InvalidMemoryInput` / `InvalidMemoryQuery` whose `limit` names it; a review state that is not one
+ * fails with `InvalidReviewState`; an id no record can have is not found (left out of `get`,
+ * `MemoryNotFound` on lifecycle calls) and a scope no record can have admits nothing. Field rules
+ * (no NUL, well-formed Unicode, the shapes of ids, scopes, labels and tags) are the record
+ * schemas, decoded by `MemoryWrite` on every write.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withContract: (store: MemoryStoreService) => MemoryStoreService = MemoryContract.withContract
+
+/**
  * The in-memory reference store: the same token semantics as every other backend, nothing
  * persisted. Each layer build starts empty.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<MemoryStore> = Layer.sync(MemoryStore, () => InMemoryStore.make())
+export const layerMemory: Layer.Layer<MemoryStore> = Layer.sync(MemoryStore, () => withContract(InMemoryStore.make()))

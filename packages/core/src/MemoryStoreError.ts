@@ -6,6 +6,30 @@
 import * as Schema from "effect/Schema"
 
 /**
+ * The setting of `MemoryLimits` a value exceeded: its name, its value and the size given
+ * (characters, as `String.length` counts them).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ExceededLimit = Schema.Struct({
+  name: Schema.Literal("maxContentChars", "maxQueryChars"),
+  max: Schema.Number,
+  size: Schema.Number
+})
+/** @since 0.1.0 @category models */
+export type ExceededLimit = typeof ExceededLimit.Type
+
+/**
+ * The problem text of an exceeded limit, naming the setting.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const describeLimit = (what: string, limit: ExceededLimit): string =>
+  `${what} is ${limit.size} characters, over the limit of ${limit.max} (MemoryLimits.${limit.name})`
+
+/**
  * A write or restore named an id that is already stored (or repeated it within one batch).
  * Nothing in the batch was written.
  *
@@ -21,15 +45,17 @@ export class DuplicateMemoryId extends Schema.TaggedError<DuplicateMemoryId>()("
 }
 
 /**
- * An input failed to decode. `index` is its position in the batch; `problem` names the field.
- * Nothing in the batch was written.
+ * An input failed to decode, or was over a size limit (`limit` names it). `index` is its position
+ * in the batch; `problem` names the field. Nothing in the batch was written.
  *
  * @since 0.1.0
  * @category errors
  */
 export class InvalidMemoryInput extends Schema.TaggedError<InvalidMemoryInput>()("InvalidMemoryInput", {
   index: Schema.Number,
-  problem: Schema.String
+  problem: Schema.String,
+  /** Present when the input was refused for its size: the limit it exceeded. */
+  limit: Schema.optional(ExceededLimit)
 }) {
   override get message() {
     return `memory input #${this.index} is invalid: ${this.problem}`
@@ -37,13 +63,30 @@ export class InvalidMemoryInput extends Schema.TaggedError<InvalidMemoryInput>()
 }
 
 /**
- * A query (filters, limit) failed to decode.
+ * A review state that is not one of `confirmed`, `pending` or `rejected`. Nothing was changed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidReviewState extends Schema.TaggedError<InvalidReviewState>()("InvalidReviewState", {
+  state: Schema.Unknown
+}) {
+  override get message() {
+    return `${JSON.stringify(this.state) ?? String(this.state)} is not a review state; use confirmed, pending or rejected`
+  }
+}
+
+/**
+ * A query (filters, limit) failed to decode, or the search text was over `maxQueryChars` (then
+ * `limit` names it).
  *
  * @since 0.1.0
  * @category errors
  */
 export class InvalidMemoryQuery extends Schema.TaggedError<InvalidMemoryQuery>()("InvalidMemoryQuery", {
-  problem: Schema.String
+  problem: Schema.String,
+  /** Present when the search text was refused for its size: the limit it exceeded. */
+  limit: Schema.optional(ExceededLimit)
 }) {
   override get message() {
     return `invalid memory query: ${this.problem}`

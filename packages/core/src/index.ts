@@ -5,6 +5,7 @@
  */
 export * as IdGenerator from "./IdGenerator.js"
 export * as MemoryForget from "./MemoryForget.js"
+export * as MemoryLimits from "./MemoryLimits.js"
 export * as MemoryQuery from "./MemoryQuery.js"
 export * as MemoryRecord from "./MemoryRecord.js"
 export * as MemoryRow from "./MemoryRow.js"

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   IdGenerator,
+  MemoryLimits,
   type MemoryRecord,
   MemoryStore,
   ProjectedContext,
@@ -518,5 +519,20 @@ describe("ContextProjection settings", () => {
     )
     const bad = ContextProjection.decodeSettings({ budgetPct: 120 })
     expect(Either.isLeft(bad) && bad.left.message).toContain("budgetPct")
+  })
+})
+
+describe("ContextProjection with an operator message over the store's query limit", () => {
+  it.effect("recalls on the message clamped to MemoryLimits.maxQueryChars instead of failing the turn", () => {
+    const { layer, reads } = world()
+    return Effect.gen(function*() {
+      const m = yield* seed
+      const query = `which staging database? ${"pasted log line ".repeat(1_000)}`
+      const p = yield* project({ query })
+      expect(p.text).toContain(m.staging.id)
+      const searches = reads.filter((read) => read.startsWith("search "))
+      expect(searches.length).toBeGreaterThan(0)
+      for (const read of searches) expect(read.length - "search ".length).toBeLessThanOrEqual(200)
+    }).pipe(Effect.provide(layer), Effect.provide(MemoryLimits.layer({ maxQueryChars: 200 })))
   })
 })

@@ -3,6 +3,7 @@
  * the pure composer.
  */
 import {
+  MemoryLimits,
   type MemoryRecord,
   MemoryStore,
   MemoryWrite,
@@ -134,7 +135,9 @@ export const make = (
           })
         const words = PriorSessionDigest.contentTokens(request.query)
         if (settings.digestLimit > 0 && digestMode === "relevant" && words.length > 0) {
-          const found = yield* memories.search(words.join(" "), { ...summaries, limit: DIGEST_SEARCH_LIMIT })
+          // The operator's whole message gives the words: clamp them to the store's limit rather than fail the turn.
+          const query = MemoryLimits.clampQuery(words.join(" "), yield* MemoryLimits.MemoryLimits)
+          const found = yield* memories.search(query, { ...summaries, limit: DIGEST_SEARCH_LIMIT })
           skipped += found.skipped
           const matched = new Set<string>()
           for (const hit of found.hits) {
@@ -168,12 +171,13 @@ export const make = (
       request.query.trim() === "" || limit === 0
         ? Effect.succeed({ value: [], skipped: 0 })
         : Effect.map(
-          memories.search(request.query, {
-            scopes: request.scopes,
-            deliveryPolicies: PROJECTED_POLICIES,
-            deliverable: true,
-            limit
-          }),
+          Effect.flatMap(MemoryLimits.MemoryLimits, (limits) =>
+            memories.search(MemoryLimits.clampQuery(request.query, limits), {
+              scopes: request.scopes,
+              deliveryPolicies: PROJECTED_POLICIES,
+              deliverable: true,
+              limit
+            })),
           (found) => ({ value: found.hits, skipped: found.skipped })
         )
 

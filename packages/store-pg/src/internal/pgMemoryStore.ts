@@ -402,7 +402,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
       }).pipe(Effect.mapError(failure("tombstones")))
   }
-  return service
+  return MemoryStore.withContract(service)
 })
 
 /** The store, after bringing its tables and stored search tokens up to date. */

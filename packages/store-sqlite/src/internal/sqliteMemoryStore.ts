@@ -567,5 +567,5 @@ export const make: Effect.Effect<
         return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
       }).pipe(Effect.catchTag("SqlError", toFailure("tombstones")))
   }
-  return service
+  return MemoryStore.withContract(service)
 })

@@ -1,0 +1,72 @@
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { MemoryLimits } from "../MemoryLimits.js"
+import { MemoryId, ReviewState, Scope } from "../MemoryRecord.js"
+import type { MemoryStoreService } from "../MemoryStore.js"
+import {
+  describeLimit,
+  InvalidMemoryInput,
+  InvalidMemoryQuery,
+  InvalidReviewState,
+  MemoryNotFound
+} from "../MemoryStoreError.js"
+
+const isId = Schema.is(MemoryId)
+const isScope = Schema.is(Scope)
+const isReviewState = Schema.is(ReviewState)
+
+const contentSize = (input: unknown): number | undefined =>
+  typeof input === "object" && input !== null && "content" in input && typeof input.content === "string"
+    ? input.content.length
+    : undefined
+
+const checkContent = (inputs: ReadonlyArray<unknown>): Effect.Effect<void, InvalidMemoryInput> =>
+  Effect.flatMap(MemoryLimits, (limits) => {
+    for (let index = 0; index < inputs.length; index++) {
+      const size = contentSize(inputs[index])
+      if (size !== undefined && size > limits.maxContentChars) {
+        const limit = { name: "maxContentChars", max: limits.maxContentChars, size } as const
+        return Effect.fail(new InvalidMemoryInput({ index, problem: describeLimit("content", limit), limit }))
+      }
+    }
+    return Effect.void
+  })
+
+// An id that is not a valid id can never have been stored: a lifecycle call on it finds nothing.
+const knownId = (id: unknown): Effect.Effect<MemoryId, MemoryNotFound> =>
+  isId(id) ? Effect.succeed(id) : Effect.fail(new MemoryNotFound({ id: String(id) }))
+
+/**
+ * The store with the input contract in front of it. Everything a backend could treat differently
+ * is settled here, once: over-limit content and queries fail with `InvalidMemoryInput` /
+ * `InvalidMemoryQuery` carrying the limit, a review
+ * state that is not one fails with `InvalidReviewState`, an id that no record can have is not
+ * found (left out of a `get`, `MemoryNotFound` on a lifecycle call), a scope no record can have
+ * admits nothing. Schema decoding of write inputs and filters stays in `MemoryWrite`, where every
+ * backend already runs it.
+ */
+export const withContract = (store: MemoryStoreService): MemoryStoreService => ({
+  ...store,
+  write: (inputs) => Effect.zipRight(checkContent(inputs), store.write(inputs)),
+  restore: (records) => Effect.zipRight(checkContent(records), store.restore(records)),
+  get: (ids, options) =>
+    store.get(
+      ids.filter(isId),
+      options?.scopes === undefined ? options : { ...options, scopes: options.scopes.filter(isScope) }
+    ),
+  search: (text, options) =>
+    Effect.flatMap(MemoryLimits, (limits) => {
+      if (typeof text === "string" && text.length > limits.maxQueryChars) {
+        const limit = { name: "maxQueryChars", max: limits.maxQueryChars, size: text.length } as const
+        return Effect.fail(new InvalidMemoryQuery({ problem: describeLimit("the search text", limit), limit }))
+      }
+      return store.search(typeof text === "string" ? text : "", options)
+    }),
+  setReviewState: (id, state) =>
+    isReviewState(state)
+      ? Effect.flatMap(knownId(id), (valid) => store.setReviewState(valid, state))
+      : Effect.fail(new InvalidReviewState({ state })),
+  supersede: (oldId, input) =>
+    Effect.zipRight(checkContent([input]), Effect.flatMap(knownId(oldId), (valid) => store.supersede(valid, input))),
+  expire: (id) => Effect.flatMap(knownId(id), store.expire)
+})
