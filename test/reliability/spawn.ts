@@ -16,6 +16,12 @@ export const tsNode = (script: string, args: ReadonlyArray<string>): ReadonlyArr
   ...args
 ]
 
+/**
+ * Runs `engram ...args` from source, asynchronously (a synchronous spawn would stall the test
+ * runner for the whole command), with the user's environment minus the runner's Node options.
+ */
+export const engram = (...args: ReadonlyArray<string>) => runWorker("../../packages/cli/src/bin.ts", args)
+
 /** Runs a worker to its end (killed after `timeoutMs`); resolves with its exit code and output. */
 export const runWorker = (
   script: string,
@@ -23,7 +29,8 @@ export const runWorker = (
   timeoutMs = 120_000
 ): Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }> =>
   new Promise((resolve, reject) => {
-    const child = ChildProcess.spawn(process.execPath, tsNode(script, args), { cwd: root })
+    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS")), NO_COLOR: "1" }
+    const child = ChildProcess.spawn(process.execPath, tsNode(script, args), { cwd: root, env })
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
     child.on("exit", () => clearTimeout(timer))
     let stdout = ""

@@ -21,6 +21,7 @@ import * as Option from "effect/Option"
 import * as CliError from "./CliError.js"
 import * as Compose from "./commands/Compose.js"
 import * as Demo from "./commands/Demo.js"
+import * as Doctor from "./commands/Doctor.js"
 import * as Eval from "./commands/Eval.js"
 import * as Mcp from "./commands/Mcp.js"
 import * as Serve from "./commands/Serve.js"
@@ -41,7 +42,18 @@ export const VERSION = "0.1.0"
 // The whole command tree. Kept module-private: its inferred type spans every command's options
 // and errors, and `run` / `main` are the public way in.
 const command = Root.command.pipe(
-  Command.withSubcommands([Memory.command, Demo.command, Migrate.command, Eval.command, Compose.command, Mcp.command, Serve.command, Token.command, Telemetry.command])
+  Command.withSubcommands([
+    Memory.command,
+    Demo.command,
+    Migrate.command,
+    Eval.command,
+    Compose.command,
+    Mcp.command,
+    Serve.command,
+    Token.command,
+    Telemetry.command,
+    Doctor.command
+  ])
 )
 
 // Command groups and their subcommands, to name an unknown command precisely.
@@ -54,7 +66,8 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
   mcp: [],
   serve: [],
   token: ["create", "list", "revoke"],
-  telemetry: Telemetry.subcommandNames
+  telemetry: Telemetry.subcommandNames,
+  doctor: []
 }
 
 /**

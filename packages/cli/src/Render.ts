@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { MemoryQuery, type MemoryRecord, type MemoryStore, MemoryWrite } from "@engram/core"
+import { MemoryQuery, type MemoryRecord, type MemoryStore, MemoryWrite, TextSafety } from "@engram/core"
 import { LegacyImport } from "@engram/store-sqlite"
 import * as DateTime from "effect/DateTime"
 
@@ -190,3 +190,13 @@ export const importReport = (report: LegacyImport.LegacyImportReport): string =>
     ...report.skippedRows.map((row) => `skipped row ${row.rowid}: ${row.reason}`)
   ].join("\n")
 }
+
+/**
+ * Text fit for the terminal: stored escape sequences and other invisible or reordering
+ * characters shown as visible `\u{…}` escapes (`TextSafety.escapeForTerminal`). Every human-readable
+ * line the CLI prints passes through it.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const escapeControls = (text: string): string => TextSafety.escapeForTerminal(text)

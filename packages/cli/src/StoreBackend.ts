@@ -182,16 +182,26 @@ export const pgClient = (location: PgLocation) =>
   })
 
 /**
+ * What a command does with the store: `"read"` commands never create a SQLite file (a mistyped
+ * `--db` is refused) and open a file they cannot write read-only; `"write"` commands create a
+ * missing store.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Access = "read" | "write"
+
+/**
  * The store layer for a location. Anything that keeps the store from opening — a directory that
- * cannot be created, a file that is not a database, a server that does not answer, a failed
- * migration — fails with {@link StoreUnavailable}.
+ * cannot be created, a missing file for a read, a file that is not a database or is damaged, a
+ * server that does not answer, a failed migration — fails with {@link StoreUnavailable}.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (location: StoreLocation): Layer.Layer<StoreServices, StoreUnavailable> =>
+export const layer = (location: StoreLocation, access: Access = "write"): Layer.Layer<StoreServices, StoreUnavailable> =>
   (location.pg === undefined
-    ? SqliteMemoryStore.layer({ filename: location.db })
+    ? SqliteMemoryStore.layer({ filename: location.db, create: access === "write" })
     : PgMemoryStore.layerPg.pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.catchAllCause(unavailableAt(location))
     )
@@ -272,15 +282,17 @@ export const location: Effect.Effect<StoreLocation, CliFailure, Command.Command.
 )
 
 /**
- * Runs a command body against the store named by the global options.
+ * Runs a command body against the store named by the global options (`access` "read" for
+ * commands that only read: see {@link Access}).
  *
  * @since 0.1.0
  * @category combinators
  */
 export const provide = <A, E, R>(
-  effect: Effect.Effect<A, E, R>
+  effect: Effect.Effect<A, E, R>,
+  access: Access = "write"
 ): Effect.Effect<
   A,
   E | StoreUnavailable | CliFailure,
   Exclude<R, StoreServices> | Command.Command.Context<"engram">
-> => Effect.flatMap(location, (where) => Effect.provide(effect, layer(where)))
+> => Effect.flatMap(location, (where) => Effect.provide(effect, layer(where, access)))

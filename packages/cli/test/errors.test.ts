@@ -60,7 +60,7 @@ describe("engram: bad input prints one line, exits non-zero and writes nothing",
     writeFileSync(notADatabase, "this is not a database, just a text file that is long enough to be read\n".repeat(20))
     expectRefused(
       engram("memory", "list", "--db", notADatabase),
-      `cannot open the memory store at ${notADatabase}: file is not a database`,
+      `cannot open the memory store at ${notADatabase}: the file is damaged: it is not an SQLite database (its header is missing or garbled). Nothing was read or written; run \`engram doctor --db ${notADatabase}\` for a full check, and restore the file from a backup (\`engram doctor --repair\` rebuilds only the search index)`,
       2
     )
   })

@@ -22,6 +22,7 @@ import * as Schema from "effect/Schema"
 import { deepFreeze } from "./internal/deepFreeze.js"
 import { MemoryId } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
+import { safeLine } from "./TextSafety.js"
 import { authored, memory, type PromptFragment } from "./PromptFragment.js"
 
 /**
@@ -181,13 +182,14 @@ export const unsafeMake = (input: BackgroundInput): Background => Either.getOrTh
 export const empty: Background = deepFreeze({ sections: [] })
 
 /**
- * Makes text safe to interpolate into one line: every line break (`\n`, `\r`, and the other
- * Unicode line terminators) together with the whitespace that follows it becomes one space.
+ * Makes text safe to interpolate into one line of the prompt: `TextSafety.safeLine` — controls and
+ * line breaks with the whitespace around them become one space, invisible characters (bidi,
+ * zero-width, tag characters) are removed, look-alikes of the projection's tags are defused.
  *
  * @since 0.1.0
  * @category rendering
  */
-export const collapse = (text: string): string => text.replace(/[\n\r\v\f\u0085\u2028\u2029]\s*/g, " ")
+export const collapse = (text: string): string => safeLine(text)
 
 /**
  * The one line an entry renders as: `- **{key}**: {value}`, both slots collapsed.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryLimits, MemoryRecord } from "@engram/core"
-import * as fc from "fast-check"
+import { FastCheck as fc } from "effect"
 
 const limits = (maxQueryChars: number): MemoryLimits.Limits => ({ ...MemoryLimits.defaults, maxQueryChars })
 

@@ -15,12 +15,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import * as SqliteErrors from "./internal/sqliteErrors.js"
 
 /**
  * Where the database lives when no path is given.
@@ -55,10 +55,15 @@ export const BUSY_RETRIES = 8
  * @since 0.1.0
  * @category predicates
  */
-export const isBusy = (error: unknown): boolean =>
-  Predicate.hasProperty(error, "_tag") && error._tag === "SqlError" && Predicate.hasProperty(error, "cause") &&
-  Predicate.hasProperty(error.cause, "code") && typeof error.cause.code === "string" &&
-  error.cause.code.startsWith("SQLITE_BUSY")
+export const isBusy: (error: unknown) => boolean = SqliteErrors.isBusy
+
+/**
+ * True for a SQL failure that means the file is damaged (`SQLITE_CORRUPT*`, `SQLITE_NOTADB`).
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isDamaged: (error: unknown) => boolean = SqliteErrors.isDamaged
 
 const busySchedule = Schedule.exponential("20 millis").pipe(
   Schedule.jittered,
@@ -123,9 +128,12 @@ const makeWaitingClient = (
  */
 export class SqliteOpenError extends Schema.TaggedError<SqliteOpenError>()("SqliteOpenError", {
   filename: Schema.String,
-  detail: Schema.String
+  detail: Schema.String,
+  /** Present when the file is damaged: what SQLite's integrity check found. */
+  problems: Schema.optional(Schema.Array(Schema.String))
 }) {
   override get message() {
+    if (this.problems !== undefined) return `cannot open the SQLite database "${this.filename}": ${this.detail}`
     return `cannot open the SQLite database "${this.filename}": ${this.detail}. ` +
       `Check that the path is a writable file in a writable directory, or choose another path.`
   }
@@ -138,8 +146,24 @@ export class SqliteOpenError extends Schema.TaggedError<SqliteOpenError>()("Sqli
  * @category models
  */
 export interface ClientOptions {
-  /** A file path (its directory is created when missing) or `:memory:`. */
+  /** A file path or `:memory:`. */
   readonly filename?: string
+  /**
+   * Whether a missing file (and its directory) is created — the default. With `false` the file
+   * must already exist, and one this process cannot write is opened read-only: what read
+   * commands ask, so a mistyped path is refused instead of becoming a new, empty store.
+   */
+  readonly create?: boolean
+  /** Open read-only: every write fails. */
+  readonly readonly?: boolean
+  /**
+   * What open checks before anything is read or written; a damaged file is refused with a
+   * {@link SqliteOpenError} listing the problems. `"auto"` (the default): the header (an SQLite
+   * file, not truncated) and the schema always, and SQLite's `quick_check` of every page when the
+   * file is at most {@link QUICK_CHECK_MAX_BYTES}. `"quick"`: `quick_check` whatever the size.
+   * `"none"`: nothing, for tools that inspect damaged files (`engram doctor`).
+   */
+  readonly integrityCheck?: "auto" | "quick" | "none"
 }
 
 /**
@@ -151,6 +175,103 @@ export interface ClientOptions {
 export const isInMemory = (filename: string): boolean => filename === ":memory:" || filename === ""
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+/**
+ * The largest file `integrityCheck: "auto"` runs `quick_check` on when opening. `quick_check`
+ * reads every page: about 0.1 s for 8 MiB here (0.8 s for 100,000 records, 58 MB); larger files
+ * get the constant-time header and schema checks on open and the full check from `engram doctor`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const QUICK_CHECK_MAX_BYTES = 8 * 1024 * 1024
+
+const SQLITE_MAGIC = "SQLite format 3\u0000"
+
+/**
+ * What is wrong with an SQLite file's 100-byte header, read without SQLite: not an SQLite file,
+ * or shorter than the page count its header records (a truncated copy). Constant time.
+ *
+ * @since 0.1.0
+ * @category integrity
+ */
+export const headerProblem = (header: Uint8Array, fileSize: number): string | undefined => {
+  if (header.length < 100 || Buffer.from(header.subarray(0, 16)).toString("latin1") !== SQLITE_MAGIC) {
+    return "it is not an SQLite database (its header is missing or garbled)"
+  }
+  const view = new DataView(header.buffer, header.byteOffset, header.byteLength)
+  const rawPageSize = view.getUint16(16)
+  const pageSize = rawPageSize === 1 ? 65_536 : rawPageSize
+  if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) return `its header is garbled (page size ${rawPageSize})`
+  // The page count in the header is valid only when the change counter matches "version valid for".
+  const pages = view.getUint32(24) === view.getUint32(92) ? view.getUint32(28) : 0
+  if (pages * pageSize > fileSize) {
+    return `it is truncated: its header records ${pages} pages of ${pageSize} bytes (${pages * pageSize} bytes) ` +
+      `but the file holds ${fileSize}`
+  }
+  return undefined
+}
+
+const readHeader = (filename: string): Uint8Array => {
+  const fd = NodeFs.openSync(filename, "r")
+  try {
+    const header = new Uint8Array(100)
+    const read = NodeFs.readSync(fd, header, 0, 100, 0)
+    return header.subarray(0, read)
+  } finally {
+    NodeFs.closeSync(fd)
+  }
+}
+
+// The detail names the damage and what to do; CLI messages show the detail alone.
+const damaged = (filename: string, shown: string, problems: ReadonlyArray<string>) =>
+  new SqliteOpenError({
+    filename,
+    detail: `the file is damaged: ${shown}. Nothing was read or written; run \`engram doctor --db ${filename}\` for a full ` +
+      "check, and restore the file from a backup (`engram doctor --repair` rebuilds only the search index)",
+    problems
+  })
+
+const isWritable = (filename: string): boolean => {
+  try {
+    NodeFs.accessSync(filename, NodeFs.constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const checkRows = (client: SqlClient.SqlClient, pragma: string): Effect.Effect<ReadonlyArray<string>, SqlError> =>
+  Effect.map(client.unsafe<Record<string, unknown>>(`PRAGMA ${pragma}`), (rows) =>
+    rows.map((row) => String(Object.values(row)[0])).filter((line) => line !== "ok"))
+
+/**
+ * SQLite's `quick_check`: the b-tree structure of every page, without cross-checking indexes
+ * against their tables. An empty result means the file is sound. A file too damaged to be read at
+ * all reports SQLite's own error as its one problem.
+ *
+ * @since 0.1.0
+ * @category integrity
+ */
+export const quickCheck = (client: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<string>, SqlError> =>
+  Effect.catchIf(checkRows(client, "quick_check"), isDamaged, (error) => Effect.succeed([describe(error.cause)]))
+
+// Reads the schema (page 1 and the schema table): constant work for a store of any size.
+const schemaCheck = (client: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<string>, SqlError> =>
+  Effect.catchIf(
+    Effect.as(client.unsafe(`SELECT count(*) FROM sqlite_schema`), []),
+    isDamaged,
+    (error) => Effect.succeed([describe(error.cause)])
+  )
+
+/**
+ * SQLite's full `integrity_check` (also cross-checks every index against its table).
+ *
+ * @since 0.1.0
+ * @category integrity
+ */
+export const integrityCheck = (client: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<string>, SqlError> =>
+  Effect.catchIf(checkRows(client, "integrity_check"), isDamaged, (error) => Effect.succeed([describe(error.cause)]))
 
 /**
  * Opens the database and configures the connection. Scoped: the connection closes with the scope.
@@ -165,16 +286,40 @@ export const makeClient = (
     const filename = options?.filename ?? DEFAULT_FILENAME
     const inMemory = isInMemory(filename)
     const fail = (detail: string) => new SqliteOpenError({ filename, detail })
+    let readonly = options?.readonly === true
     if (!inMemory) {
-      const directory = NodePath.dirname(NodePath.resolve(filename))
-      yield* Effect.try({
-        try: () => NodeFs.mkdirSync(directory, { recursive: true }),
-        catch: (cause) => fail(`its directory "${directory}" cannot be created (${describe(cause)})`)
+      const stat = yield* Effect.try({
+        try: () => NodeFs.statSync(filename, { throwIfNoEntry: false }),
+        catch: (cause) => fail(describe(cause))
       })
+      if (stat === undefined && options?.create === false) {
+        return yield* fail("no such file; a command that only reads never creates a store (check the path)")
+      }
+      if (stat !== undefined && !stat.isFile()) return yield* fail("it is not a file")
+      // SQLite would treat an empty file as a new database; an empty file where a store should be
+      // is a truncated store or the wrong path, never a store to start afresh.
+      if (stat !== undefined && stat.size === 0) {
+        return yield* fail("the file is empty (0 bytes), so it is not an Engram store; remove it to start a new one")
+      }
+      if (stat !== undefined && options?.integrityCheck !== "none") {
+        const header = yield* Effect.try({ try: () => readHeader(filename), catch: (cause) => fail(describe(cause)) })
+        const problem = headerProblem(header, stat.size)
+        if (problem !== undefined) return yield* damaged(filename, problem, [problem])
+      }
+      if (stat === undefined) {
+        const directory = NodePath.dirname(NodePath.resolve(filename))
+        yield* Effect.try({
+          try: () => NodeFs.mkdirSync(directory, { recursive: true }),
+          catch: (cause) => fail(`its directory "${directory}" cannot be created (${describe(cause)})`)
+        })
+      } else if (options?.create === false && !readonly) {
+        readonly = !isWritable(filename)
+      }
     }
     // better-sqlite3 throws from its constructor (e.g. SQLITE_CANTOPEN); the client turns that into
     // a defect, which is an expected failure here.
-    const client = yield* makeWaitingClient({ filename, disableWAL: inMemory }).pipe(
+    // WAL is switched on below, after the integrity checks: switching rewrites the header.
+    const client = yield* makeWaitingClient({ filename, disableWAL: true, readonly }).pipe(
       Effect.provide(Reactivity.layer),
       Effect.catchAllDefect((cause) => Effect.fail(fail(describe(cause))))
     )
@@ -183,8 +328,18 @@ export const makeClient = (
         fail(describe(error.cause ?? error)))
     yield* pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
     yield* pragma("foreign_keys = ON")
-    if (!inMemory) {
-      const [mode] = yield* pragma("journal_mode")
+    const check = options?.integrityCheck ?? "auto"
+    if (!inMemory && check !== "none") {
+      const size = NodeFs.statSync(filename).size
+      const problems = yield* (check === "quick" || size <= QUICK_CHECK_MAX_BYTES ? quickCheck(client) : schemaCheck(client))
+        .pipe(Effect.mapError((error) => fail(describe(error.cause ?? error))))
+      if (problems.length > 0) {
+        const shown = problems.slice(0, 3).join("; ") + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : "")
+        return yield* damaged(filename, shown, problems)
+      }
+    }
+    if (!inMemory && !readonly) {
+      const [mode] = yield* pragma("journal_mode = WAL")
       if (mode?.journal_mode !== "wal") {
         return yield* fail(`it could not be switched to WAL mode (journal_mode is ${String(mode?.journal_mode)})`)
       }
@@ -195,8 +350,9 @@ export const makeClient = (
   })
 
 /**
- * The SQL client over one SQLite database. Creates the parent directory of a file path, opens the
- * database in WAL mode (files only), and sets `busy_timeout` and `foreign_keys`.
+ * The SQL client over one SQLite database. Creates a missing file and its directory (unless
+ * `create: false`), refuses an empty file, runs `quick_check` (unless `integrityCheck: "none"`),
+ * opens the database in WAL mode (writable files only), and sets `busy_timeout` and `foreign_keys`.
  *
  * @since 0.1.0
  * @category layers

@@ -68,3 +68,22 @@ export const layer = (
   MemoryStore.MemoryStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
   EngramSqlite.SqliteOpenError | SqlError | Migrator.MigrationError
 > => layerSqlite.pipe(Layer.provideMerge(EngramSqlite.layerClient(options)))
+
+/**
+ * What is wrong with the memory search index: FTS5's own structure check, and records the index
+ * does not cover (or index rows without a record). Empty when sound. For `engram doctor`.
+ *
+ * @since 0.1.0
+ * @category integrity
+ */
+export const checkSearchIndex: Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient> =
+  internal.checkSearchIndex
+
+/**
+ * Rebuilds the memory search index from the records in one transaction (the index is derived
+ * data: nothing else is lost). Returns how many records it indexed. For `engram doctor --repair`.
+ *
+ * @since 0.1.0
+ * @category integrity
+ */
+export const rebuildSearchIndex: Effect.Effect<number, SqlError, SqlClient.SqlClient> = internal.rebuildSearchIndex

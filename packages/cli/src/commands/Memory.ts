@@ -149,9 +149,12 @@ const filtersOf = (flags: FilterFlags): MemoryQuery.MemoryFilters =>
     includeSuperseded: flags.includeSuperseded ? true : undefined
   })
 
-/** Prints the JSON document or the human text, as `--json` asks. */
+/** Prints the JSON document or the human text (stored escape sequences shown, never run), as `--json` asks. */
 const output = (document: () => unknown, human: () => string) =>
-  Effect.flatMap(Root.settings, (settings) => Console.log(settings.json ? Render.json(document()) : human()))
+  Effect.flatMap(
+    Root.settings,
+    (settings) => Console.log(settings.json ? Render.json(document()) : Render.escapeControls(human()))
+  )
 
 const store = MemoryStore.MemoryStore
 
@@ -199,7 +202,7 @@ export const list = Command.make(
   ({ limit, cursor, ...flags }) =>
     Effect.gen(function*() {
       const query: MemoryQuery.ListQuery = { ...filtersOf(flags), ...Flags.defined({ limit, cursor }) }
-      const page = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.list(query)))
+      const page = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.list(query)), "read")
       const now = yield* MemoryWrite.now
       yield* output(
         () => ({
@@ -230,7 +233,7 @@ export const search = Command.make(
   ({ text, limit, ...flags }) =>
     Effect.gen(function*() {
       const options: MemoryQuery.SearchOptions = { ...filtersOf(flags), ...Flags.defined({ limit }) }
-      const result = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.search(text, options)))
+      const result = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.search(text, options)), "read")
       const now = yield* MemoryWrite.now
       yield* output(
         () => ({

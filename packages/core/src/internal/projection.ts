@@ -13,7 +13,7 @@ import type {
   WithheldItem
 } from "../ProjectedContext.js"
 import { heuristic } from "../TokenEstimator.js"
-import { collapse, neutralize } from "./reservedTags.js"
+import { safeBlock, safeLine as oneSafeLine } from "../TextSafety.js"
 
 /** The projection's sections in priority order (the order they are kept in; shed in reverse). */
 export const SECTION_ORDER: ReadonlyArray<SectionLabel> = [
@@ -119,7 +119,7 @@ const layout = <T>(
   return { total: A.join("\n\n", top), blocks }
 }
 
-const safeLine = (text: string): string => neutralize(collapse(text))
+const safeLine = (text: string): string => oneSafeLine(text).trim()
 
 const memoryLine = (record: MemoryRecord): string => {
   const tags = [record.id, record.kind]
@@ -154,7 +154,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   // Working state: trusted, multi-line, kept whole.
   const workingState = input.workingState?.trim() ?? ""
   if (enabled.has("working_state") && workingState.length > 0) {
-    all.working_state.push({ section: "working_state", ref: "working_state", text: neutralize(workingState) })
+    all.working_state.push({ section: "working_state", ref: "working_state", text: safeBlock(workingState) })
   }
 
   // Always-on memory, then recall: only deliverable records, never one that the stable prefix

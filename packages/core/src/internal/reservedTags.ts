@@ -83,8 +83,3 @@ export const neutralize = (text: string): string => {
   }
   return copied === 0 ? text : out + text.slice(copied)
 }
-
-const lineBreakRun = /\s*[\p{Cc}\u2028\u2029][\s\p{Cc}\u2028\u2029]*/gu
-
-/** One line: every run of whitespace that holds a line break or control character becomes one space. */
-export const collapse = (text: string): string => text.replace(lineBreakRun, " ").trim()

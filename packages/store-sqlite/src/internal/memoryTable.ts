@@ -22,6 +22,9 @@ export const META_TABLE = "engram_memory_meta"
 /** @internal */
 export const MIGRATIONS_TABLE = "engram_memory_migrations"
 
+/** The search index's DDL (also used to rebuild it). */
+export const FTS_DDL = `CREATE VIRTUAL TABLE ${FTS_TABLE} USING fts5(tokens, content='', tokenize='ascii')`
+
 /** `m.id, m.content, …` for selects. */
 export const selectColumns = (alias: string) => MemoryRow.COLUMNS.map((column) => `${alias}.${column}`).join(", ")
 
@@ -59,7 +62,7 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
     yield* sql.unsafe(`CREATE INDEX ${TABLE}_scope ON ${TABLE} (scope, created_at DESC, id)`)
     yield* sql.unsafe(`CREATE INDEX ${TABLE}_kind ON ${TABLE} (kind, created_at DESC, id)`)
     yield* sql.unsafe(`CREATE INDEX ${TABLE}_delivery ON ${TABLE} (delivery_policy, created_at DESC, id)`)
-    yield* sql.unsafe(`CREATE VIRTUAL TABLE ${FTS_TABLE} USING fts5(tokens, content='', tokenize='ascii')`)
+    yield* sql.unsafe(FTS_DDL)
   }),
   // Facts about the stored index, e.g. which tokenizer produced its tokens.
   "0002_memory_meta": Effect.gen(function*() {

@@ -19,10 +19,17 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
-import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
+import { FTS_DDL, FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
+import { isDamaged } from "./sqliteErrors.js"
 import { chunksOf, multiRowInsert } from "./sqlText.js"
-import { migrateTombstones, TOMBSTONE_COLUMNS, TOMBSTONE_TABLE } from "./tombstoneTable.js"
+import {
+  migrateTombstones,
+  TOMBSTONE_COLUMNS,
+  TOMBSTONE_MIGRATIONS,
+  TOMBSTONE_MIGRATIONS_TABLE,
+  TOMBSTONE_TABLE
+} from "./tombstoneTable.js"
 
 type Row = Record<string, unknown>
 type Sql = SqlClient.SqlClient
@@ -161,7 +168,11 @@ const unreadable = (operation: string, id: string, reason: string) =>
  */
 const toFailure = (operation: string) => (error: SqlError) => {
   const detail = error.cause instanceof Error ? error.cause.message : undefined
-  const message = detail === undefined ? error.message : `${error.message.trim()}: ${detail}`
+  const damaged = isDamaged(error)
+    ? "; the database file is damaged: run `engram doctor` for a full check, and `engram doctor --repair` " +
+      "to rebuild the search index from the records"
+    : ""
+  const message = (detail === undefined ? error.message : `${error.message.trim()}: ${detail}`) + damaged
   return Effect.fail(
     new MemoryStoreError.MemoryStoreFailure({ operation, cause: new Error(message, { cause: error }) })
   )
@@ -204,20 +215,7 @@ export const syncSearchIndex = Effect.gen(function*() {
       if ((yield* storedFingerprint) === SearchTokenizer.fingerprint) return
       // A contentless FTS5 table cannot delete a row without its old tokens; 'delete-all' can.
       yield* sql.unsafe(`INSERT INTO ${FTS_TABLE} (${FTS_TABLE}) VALUES ('delete-all')`)
-      let after = -1
-      let indexed = 0
-      for (;;) {
-        const rows = yield* sql<{ seq: number; label: string | null; content: string; tags: string }>`
-          SELECT seq, label, content, tags FROM ${sql(TABLE)} WHERE seq > ${after} ORDER BY seq LIMIT ${REINDEX_BATCH}`
-        if (rows.length === 0) break
-        after = rows[rows.length - 1]!.seq
-        const values: Array<string | number> = []
-        for (const row of rows) values.push(row.seq, rowTokens(row))
-        yield* sql.unsafe(ftsInsertSql(rows.length), values)
-        indexed += rows.length
-      }
-      yield* sql`INSERT INTO ${sql(META_TABLE)} (key, value) VALUES ('tokenizer', ${SearchTokenizer.fingerprint})
-        ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+      const indexed = yield* indexAllRecords
       if (indexed > 0) {
         yield* Effect.logInfo("rebuilt the memory search index for the current tokenizer").pipe(
           Effect.annotateLogs({ backend: "sqlite", indexed })
@@ -227,8 +225,90 @@ export const syncSearchIndex = Effect.gen(function*() {
   )
 })
 
+/**
+ * Indexes every stored record into the (empty) search index, in batches, and records the
+ * tokenizer's fingerprint. Returns how many records it indexed.
+ */
+const indexAllRecords = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  let after = -1
+  let indexed = 0
+  for (;;) {
+    const rows = yield* sql<{ seq: number; label: string | null; content: string; tags: string }>`
+      SELECT seq, label, content, tags FROM ${sql(TABLE)} WHERE seq > ${after} ORDER BY seq LIMIT ${REINDEX_BATCH}`
+    if (rows.length === 0) break
+    after = rows[rows.length - 1]!.seq
+    const values: Array<string | number> = []
+    for (const row of rows) values.push(row.seq, rowTokens(row))
+    yield* sql.unsafe(ftsInsertSql(rows.length), values)
+    indexed += rows.length
+  }
+  yield* sql`INSERT INTO ${sql(META_TABLE)} (key, value) VALUES ('tokenizer', ${SearchTokenizer.fingerprint})
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+  return indexed
+})
+
+/**
+ * Rebuilds the search index from the records, in one transaction: drops the FTS5 table (with
+ * whatever damage its shadow tables hold), creates it afresh and indexes every record. Returns
+ * how many records it indexed.
+ */
+export const rebuildSearchIndex: Effect.Effect<number, SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql.withTransaction(Effect.gen(function*() {
+    yield* sql.unsafe(`DROP TABLE IF EXISTS ${FTS_TABLE}`)
+    yield* sql.unsafe(FTS_DDL)
+    return yield* indexAllRecords
+  }))
+})
+
+/**
+ * What is wrong with the search index: FTS5's own integrity check of its structure, and records
+ * the index does not cover (or index rows without a record). Empty when it is sound.
+ */
+export const checkSearchIndex: Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient> = Effect.gen(
+  function*() {
+    const sql = yield* SqlClient.SqlClient
+    const problems: Array<string> = []
+    const structure = yield* Effect.either(
+      sql.unsafe(`INSERT INTO ${FTS_TABLE} (${FTS_TABLE}) VALUES ('integrity-check')`)
+    )
+    if (structure._tag === "Left") {
+      const cause = structure.left.cause
+      problems.push(`the search index is damaged (${cause instanceof Error ? cause.message : String(cause)})`)
+      return problems
+    }
+    const [coverage] = yield* sql<{ missing: number; orphans: number }>`SELECT
+      (SELECT count(*) FROM ${sql(TABLE)} m WHERE NOT EXISTS
+        (SELECT 1 FROM ${sql(`${FTS_TABLE}_docsize`)} d WHERE d.id = m.seq)) AS missing,
+      (SELECT count(*) FROM ${sql(`${FTS_TABLE}_docsize`)} d WHERE NOT EXISTS
+        (SELECT 1 FROM ${sql(TABLE)} m WHERE m.seq = d.id)) AS orphans`
+    if ((coverage?.missing ?? 0) > 0) problems.push(`${coverage!.missing} records are missing from the search index`)
+    if ((coverage?.orphans ?? 0) > 0) problems.push(`${coverage!.orphans} search index rows have no record`)
+    return problems
+  }
+).pipe(
+  Effect.catchIf(isDamaged, (error) =>
+    Effect.succeed([
+      `the search index cannot be read (${error.cause instanceof Error ? error.cause.message : String(error.cause)})`
+    ]))
+)
+
 /** Runs the store's migrations (idempotent), in their own migrations table. */
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
+
+/**
+ * True when every migration is applied and the index matches the running tokenizer: opening the
+ * store then writes nothing, so a read-only file opens and readers never take the write lock.
+ */
+const isCurrent = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const [applied] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(MIGRATIONS_TABLE)}`
+  const [tombstones] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(TOMBSTONE_MIGRATIONS_TABLE)}`
+  const [tokenizer] = yield* sql<{ value: string }>`SELECT value FROM ${sql(META_TABLE)} WHERE key = 'tokenizer'`
+  return applied?.n === Object.keys(migrations).length && tombstones?.n === TOMBSTONE_MIGRATIONS &&
+    tokenizer?.value === SearchTokenizer.fingerprint
+}).pipe(Effect.orElseSucceed(() => false))
 
 /** Builds the SQLite memory store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<
@@ -237,11 +317,26 @@ export const make: Effect.Effect<
   SqlClient.SqlClient
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* migrate
-  yield* migrateTombstones
-  yield* syncSearchIndex
+  if (!(yield* isCurrent)) {
+    yield* migrate
+    yield* migrateTombstones
+    yield* syncSearchIndex
+  }
 
   const columns = sql.literal(selectColumns("m"))
+
+  // Whether the search index covers every record, checked once, at the first search (two counts:
+  // milliseconds at 100,000 records). An index that lost rows would answer with a silent partial result.
+  const indexGap = yield* Effect.cached(
+    Effect.map(
+      sql<{ records: number; indexed: number }>`SELECT (SELECT count(*) FROM ${sql(TABLE)}) AS records,
+        (SELECT count(*) FROM ${sql(`${FTS_TABLE}_docsize`)}) AS indexed`,
+      ([row]) =>
+        row === undefined || row.records === row.indexed
+          ? undefined
+          : `it holds ${row.indexed} rows for ${row.records} records`
+    )
+  )
 
   /**
    * Reads rows page by page until `want` records decode or the rows run out. Bad rows are
@@ -458,6 +553,16 @@ export const make: Effect.Effect<
         const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
         const tokens = SearchTokenizer.distinctTokens(text)
         if (tokens.length === 0) return { hits: [], skipped: 0 }
+        const gap = yield* indexGap
+        if (gap !== undefined) {
+          return yield* new MemoryStoreError.MemoryStoreFailure({
+            operation: "search",
+            cause: new Error(
+              `the search index is damaged (${gap}), so a search would miss records; ` +
+                "run `engram doctor --repair` to rebuild it from the records"
+            )
+          })
+        }
         const at = yield* MemoryWrite.now
         const searchPlan = SearchPlan.plan(tokens, yield* frequencies.statistics(tokens))
         const result = yield* SearchPlan.runTiers(

@@ -33,5 +33,9 @@ const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClie
   })
 }
 
+/** Where the tombstone migrations are recorded, and how many there are. */
+export const TOMBSTONE_MIGRATIONS_TABLE = "engram_tombstone_migrations"
+export const TOMBSTONE_MIGRATIONS = Object.keys(migrations).length
+
 /** Creates the tombstone table when missing (idempotent). */
-export const migrateTombstones = runMigrations("engram_tombstone_migrations", migrations)
+export const migrateTombstones = runMigrations(TOMBSTONE_MIGRATIONS_TABLE, migrations)

@@ -1,0 +1,21 @@
+/**
+ * What an SQLite failure means, from the result code better-sqlite3 attaches to it.
+ *
+ * @internal
+ */
+import * as Predicate from "effect/Predicate"
+
+const codeOf = (error: unknown): string | undefined =>
+  Predicate.hasProperty(error, "_tag") && error._tag === "SqlError" && Predicate.hasProperty(error, "cause") &&
+    Predicate.hasProperty(error.cause, "code") && typeof error.cause.code === "string"
+    ? error.cause.code
+    : undefined
+
+/** `SQLITE_BUSY*`: another connection holds the lock; trying again can succeed. */
+export const isBusy = (error: unknown): boolean => codeOf(error)?.startsWith("SQLITE_BUSY") === true
+
+/** `SQLITE_CORRUPT*` or `SQLITE_NOTADB`: the file is damaged. */
+export const isDamaged = (error: unknown): boolean => {
+  const code = codeOf(error)
+  return code !== undefined && (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB")
+}
