@@ -232,6 +232,16 @@ const damaged = (filename: string, shown: string, problems: ReadonlyArray<string
     problems
   })
 
+// A path under a file ("a-file/engram.db") does not exist either; creating its directory then fails.
+const statIfExists = (filename: string): NodeFs.Stats | undefined => {
+  try {
+    return NodeFs.statSync(filename, { throwIfNoEntry: false })
+  } catch (cause) {
+    if (cause instanceof Error && "code" in cause && cause.code === "ENOTDIR") return undefined
+    throw cause
+  }
+}
+
 const isWritable = (filename: string): boolean => {
   try {
     NodeFs.accessSync(filename, NodeFs.constants.W_OK)
@@ -289,7 +299,7 @@ export const makeClient = (
     let readonly = options?.readonly === true
     if (!inMemory) {
       const stat = yield* Effect.try({
-        try: () => NodeFs.statSync(filename, { throwIfNoEntry: false }),
+        try: () => statIfExists(filename),
         catch: (cause) => fail(describe(cause))
       })
       if (stat === undefined && options?.create === false) {

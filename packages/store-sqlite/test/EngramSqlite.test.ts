@@ -56,7 +56,7 @@ describe("EngramSqlite.layerClient", () => {
       NodeFs.writeFileSync(filename, "These are plain notes, long enough to fill the header of a database page. ".repeat(20))
       const error = yield* Effect.flip(Effect.provide(pragma("journal_mode"), EngramSqlite.layerClient({ filename })))
       expect(error._tag).toBe("SqliteOpenError")
-      expect(error.message).toMatch(/not a database/)
+      expect(error.message).toMatch(/the file is damaged: it is not an SQLite database/)
       // Nothing was written over the file.
       expect(NodeFs.readFileSync(filename, "utf8")).toMatch(/^These are plain notes/)
     }))
