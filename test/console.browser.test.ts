@@ -93,6 +93,10 @@ describe("the console in Chromium", { timeout: 240_000 }, () => {
       sourceType: "operator"
     })).record.id
 
+    // The same server answers the OpenAPI document and Swagger UI.
+    expect((await fetch(base + "/openapi.json")).status).toBe(200)
+    expect((await fetch(base + "/docs")).status).toBe(200)
+
     const page = await browser!.newPage({ viewport: { width: 1280, height: 800 } })
     page.on("dialog", (dialog) => void dialog.accept())
     await page.goto(base + "/")

@@ -1,0 +1,39 @@
+/**
+ * The server serves its OpenAPI document (generated from the API's schemas), Swagger UI and the
+ * console page without a token; the API itself needs one.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { serve } from "./utilities.js"
+
+describe("documents", () => {
+  it.live("serves /openapi.json with every route, /docs and the console at /", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const served = yield* serve
+      const openapi = yield* served.request("GET", "/openapi.json")
+      expect(openapi.status).toBe(200)
+      const paths = Object.keys((openapi.json as { paths: Record<string, unknown> }).paths).sort()
+      expect(paths).toEqual([
+        "/api/access",
+        "/api/agent",
+        "/api/forget",
+        "/api/memories",
+        "/api/memories/search",
+        "/api/memories/{id}",
+        "/api/memories/{id}/expire",
+        "/api/memories/{id}/review",
+        "/api/memories/{id}/supersede",
+        "/api/projection",
+        "/api/promotions",
+        "/api/tombstones"
+      ])
+      expect(openapi.text).toContain("bearer")
+      const docs = yield* served.request("GET", "/docs")
+      expect(docs.status).toBe(200)
+      expect(docs.text).toContain("swagger-ui")
+      const page = yield* served.request("GET", "/")
+      expect(page.status).toBe(200)
+      expect(page.text).toContain("Engram console")
+      expect((yield* served.request("GET", "/api/access")).status).toBe(401)
+    })))
+})
