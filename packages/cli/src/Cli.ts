@@ -27,6 +27,7 @@ import * as Mcp from "./commands/Mcp.js"
 import * as Serve from "./commands/Serve.js"
 import * as Token from "./commands/Token.js"
 import * as Memory from "./commands/Memory.js"
+import * as Inspect from "./commands/Inspect.js"
 import * as Migrate from "./commands/Migrate.js"
 import * as Telemetry from "./commands/Telemetry.js"
 import * as Root from "./Root.js"
@@ -52,7 +53,8 @@ const command = Root.command.pipe(
     Serve.command,
     Token.command,
     Telemetry.command,
-    Doctor.command
+    Doctor.command,
+    Inspect.command
   ])
 )
 
@@ -67,7 +69,8 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
   serve: [],
   token: ["create", "list", "revoke"],
   telemetry: Telemetry.subcommandNames,
-  doctor: []
+  doctor: [],
+  inspect: []
 }
 
 /**

@@ -333,21 +333,23 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
       if (call >= agent.maxCalls) {
         return yield* new CallLimitReached({ sessionId, turn: turn.turn, calls: call })
       }
-      const request = ModelRequest.compose({
+      const inputs: ModelRequest.RequestInput = {
         prefix: agent.prefix,
         history: turn.history,
         input: turn.input,
         rounds,
         projection: turn.projection,
         cacheHints: agent.cacheHints
-      })
+      }
+      const request = ModelRequest.compose(inputs)
       yield* PromptObserver.observe({
         sessionId,
         turn: turn.turn,
         call,
         request,
         tools: agent.offered,
-        projection: turn.projection
+        projection: turn.projection,
+        inputs
       })
       const reply = yield* callModel(agent, request).pipe(
         Effect.withSpan("agent.model.call", { attributes: { sessionId, turn: turn.turn, call } })

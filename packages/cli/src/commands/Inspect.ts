@@ -1,0 +1,88 @@
+/**
+ * `engram inspect <session> [--turn N] [--call K] [--json]`: what the model saw on stored calls,
+ * rebuilt from the session's trajectory (`Inspect.inspectSession`) and printed the way the demo
+ * prints a call — each fragment with its source and memory ids, then the projection's budget
+ * table. A call whose rebuild does not hash to what was recorded when it was sent is flagged.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import { Demo } from "@engram/harness"
+import { Inspect } from "@engram/runtime"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Flags from "../Flags.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import * as StoreBackend from "../StoreBackend.js"
+
+const position = (name: string, description: string) =>
+  Flags.optional(Flags.text(name, Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), description, "n"))
+
+/**
+ * One call as text: header, tools, fragments, budget.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderCall = (call: Inspect.InspectedCall): string => {
+  const s = call.snapshot
+  const rule = (title: string) => `── ${title} ${"─".repeat(Math.max(3, 76 - title.length))}`
+  return [
+    rule(`session ${s.sessionId}, turn ${s.turn}, call ${s.call} (${s.mode}${s.model === null ? "" : `, model ${s.model}`})`),
+    `  sent ${s.at.toJSON()} · ${s.request.chars} chars in ${s.request.messages} messages · ` +
+    (call.verified ? "rebuilt byte for byte" : "WARNING: the rebuild differs from what was recorded"),
+    `  tools offered: ${s.tools.join(", ") || "none"}`,
+    ...(s.strippedFrames.length > 0 ? [`  stripped legacy frames: ${s.strippedFrames.map((f) => `#${f.seq}`).join(", ")}`] : []),
+    ...(s.usage === null ? [] : [`  usage: ${s.usage.inputTokens ?? "?"} in, ${s.usage.outputTokens ?? "?"} out`]),
+    ...Demo.renderRequest(call.request),
+    rule("Projection budget"),
+    ...Demo.renderBudget(call.projection)
+  ].join("\n")
+}
+
+/**
+ * `engram inspect`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "inspect",
+  {
+    session: Args.text({ name: "session" }).pipe(Args.withDescription("The session whose calls to show.")),
+    turn: position("turn", "Only this turn."),
+    call: position("call", "Only this call of each turn (0 is the first).")
+  },
+  ({ call, session, turn }) =>
+    Effect.gen(function*() {
+      const where = yield* StoreBackend.location
+      const calls = yield* Inspect.inspectSession(session, { turn, call }).pipe(
+        Effect.provide(StoreBackend.layerObserved(where))
+      )
+      if (calls.length === 0) {
+        return yield* new CliFailure({
+          problem: `no stored prompt snapshot matches session ${session}` +
+            `${turn === undefined ? "" : `, turn ${turn}`}${call === undefined ? "" : `, call ${call}`}`,
+          exitCode: ExitCode.refused
+        })
+      }
+      const settings = yield* Root.settings
+      yield* Console.log(
+        settings.json
+          ? Render.json(calls.map((c) => ({
+            turn: c.snapshot.turn,
+            call: c.snapshot.call,
+            verified: c.verified,
+            snapshot: c.snapshot,
+            fragments: c.request.fragments,
+            budget: c.projection.budget,
+            sections: c.projection.sections
+          })))
+          : calls.map(renderCall).join("\n\n")
+      )
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Show what the model saw on stored calls, rebuilt from the trajectory."))

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "@effect/vitest"
+import { IdGenerator, RoutingPresets } from "@engram/core"
+import { ContextProjection, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
+import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { Effect, Layer } from "effect"
+import * as Path from "node:path"
+import { engram, engramJson, tempDir } from "./utilities.js"
+
+const script: ScriptedModel.Script = (request) =>
+  ScriptedModel.pendingToolResults(request).length > 0
+    ? [ScriptedModel.text("Saved.")]
+    : [ScriptedModel.toolCall("memory_save", { kind: "note", content: "The deploy is on Friday", label: "deploy" })]
+
+/** Runs two turns of a session on the SQLite file `db`, persisting snapshots; returns what was sent. */
+const runSession = (db: string) => {
+  const sent: Array<PromptObserver.PromptSnapshot> = []
+  const tee = Layer.effect(
+    PromptObserver.PromptObserver,
+    Effect.map(Effect.provide(PromptObserver.PromptObserver, PromptObserver.layerTelemetry()), (telemetry) => ({
+      observe: (s: PromptObserver.PromptSnapshot) => Effect.zipRight(Effect.sync(() => void sent.push(s)), telemetry.observe(s))
+    }))
+  )
+  const stores = Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteSessionStore.layerSqlite, SqliteTelemetryStore.layerSqlite)
+    .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
+  return Effect.runPromise(
+    Effect.gen(function*() {
+      const agent = yield* NativeRuntime.make({
+        prefix: [{ name: "identity", source: "role", fragments: [{ source: "authored", text: "You are a helper." }] }],
+        memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground },
+        workingState: "goal: plan the deploy"
+      })
+      yield* NativeRuntime.runTurn({ agent, sessionId: "s-cli", input: "when is the deploy?" })
+      yield* NativeRuntime.runTurn({ agent, sessionId: "s-cli", input: "remind me about the deploy" })
+      return sent
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(ContextProjection.layer, ScriptedModel.layer(script), tee, IdGenerator.sequential("mem"))
+          .pipe(Layer.provideMerge(stores))
+      )
+    )
+  )
+}
+
+describe("engram inspect", () => {
+  it("prints every stored call rebuilt byte for byte, and one call on request", async () => {
+    const { cleanup, dir } = tempDir()
+    try {
+      const db = Path.join(dir, "engram.db")
+      const sent = await runSession(db)
+      expect(sent).toHaveLength(4)
+      const all = engramJson("--db", db, "inspect", "s-cli") as ReadonlyArray<{
+        turn: number
+        call: number
+        verified: boolean
+        fragments: unknown
+      }>
+      expect(all.map((c) => [c.turn, c.call, c.verified])).toEqual([[1, 0, true], [1, 1, true], [2, 0, true], [2, 1, true]])
+      all.forEach((call, i) => expect(call.fragments).toEqual(JSON.parse(JSON.stringify(sent[i]!.request.fragments))))
+
+      const human = engram("--db", db, "inspect", "s-cli", "--turn", "2", "--call", "0")
+      expect(human.code).toBe(0)
+      expect(human.stdout).toContain("session s-cli, turn 2, call 0")
+      expect(human.stdout).toContain("rebuilt byte for byte")
+      expect(human.stdout).toContain("prefix · identity · authored")
+      expect(human.stdout).toContain("working_state")
+      expect(human.stdout).not.toContain("turn 1, call")
+
+      const none = engram("--db", db, "inspect", "s-cli", "--turn", "9")
+      expect(none.code).not.toBe(0)
+      expect(none.stderr).toContain("no stored prompt snapshot matches session s-cli, turn 9")
+    } finally {
+      cleanup()
+    }
+  })
+})
