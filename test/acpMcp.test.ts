@@ -8,6 +8,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { describe, expect, it } from "@effect/vitest"
 import {
   IdGenerator,
+  SessionStore,
   MemoryStore,
   PromotionStore,
   RoutingPresets,
@@ -15,7 +16,8 @@ import {
   TelemetryStore
 } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
-import { AcpClient, ContextAssembler, ContextProjection, StablePrefix } from "@engram/runtime"
+import { AcpClient, ContextAssembler, ContextProjection, NativeRuntime, Promotion, StablePrefix } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
@@ -106,4 +108,67 @@ describe("an ACP agent writes through Engram's MCP server", () => {
       env: [{ name: "NO_COLOR", value: "1" }]
     })
   })
+})
+
+describe("ACP parity: the full model-visible context, native vs external", () => {
+  const parityWorld = Layer.mergeAll(
+    RoutingSpecs.layerPresets,
+    SessionStore.layerMemory,
+    ScriptedModel.layer(() => [ScriptedModel.text("ok")]),
+    ContextProjection.layer
+  ).pipe(Layer.provideMerge(stores))
+
+  it.live("an ACP agent process receives the native prefix and projection byte for byte; the prefix again when it changes", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const [name] = yield* store.write([
+        { content: "The user's name is Doug", kind: "profile", label: "name", sourceType: "operator" },
+        { content: "The staging database is db-2", kind: "fact", sourceType: "operator" }
+      ])
+      yield* Promotion.promoteNew([name!], memory)
+      const config = yield* StablePrefix.decodeConfig({
+        persona: "You are a companion.",
+        spec: "user-background",
+        background: memory.background
+      })
+      const build = StablePrefix.buildAgent(config)
+      const built = yield* build
+      expect(built.composedIds).toEqual([name!.id])
+      const query = "Which staging database does Doug use?"
+
+      // Native: what the model received.
+      const agent = yield* NativeRuntime.make({ ...built, memory })
+      yield* NativeRuntime.runTurn({ agent, sessionId: "s-native", input: query })
+      const [request] = yield* ScriptedModel.requests
+      const nativeSystem = ScriptedModel.systemText(request!)
+      const nativeProjection = ScriptedModel.userTexts(request!).find((text) => text.startsWith("<"))!
+
+      // External: what a real ACP agent process received.
+      const context = yield* Effect.context<MemoryStore.MemoryStore | PromotionStore.PromotionStore | RoutingSpecs.RoutingSpecs>()
+      const assembler = yield* ContextAssembler.make(ContextAssembler.configFromAgent(built))
+      const acp = yield* AcpClient.spawn(echoAgent, {
+        prefix: Effect.map(Effect.orDie(build), (rebuilt) => rebuilt.text).pipe(Effect.provide(context))
+      }).pipe(Effect.provideService(ContextAssembler.ContextAssembler, assembler))
+      const session = yield* acp.newSession({ sessionId: "s-external" })
+      const received = (outcome: AcpClient.PromptOutcome) =>
+        (JSON.parse(outcome.text) as ReadonlyArray<{ readonly text: string }>).map((block) => block.text)
+
+      const first = received(yield* acp.prompt(session, query))
+      expect(first).toEqual([nativeSystem, nativeProjection, query])
+      expect(nativeSystem).toContain("The user's name is Doug")
+      expect(nativeProjection).toContain("db-2")
+
+      // Unchanged prefix: not sent again.
+      const second = received(yield* acp.prompt(session, query))
+      expect(second).toEqual([nativeProjection, query])
+
+      // A newly promoted memory changes the prefix: it is sent again, with the memory in it.
+      const [home] = yield* store.write([
+        { content: "The user lives in Lisbon", kind: "profile", label: "home", sourceType: "operator" }
+      ])
+      yield* Promotion.promoteNew([home!], memory)
+      const third = received(yield* acp.prompt(session, "hello"))
+      expect(third[0]).toContain("The user lives in Lisbon")
+      expect(third[0]).toBe((yield* build).text)
+    }).pipe(Effect.scoped, Effect.provide(parityWorld)))
 })

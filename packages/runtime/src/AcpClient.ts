@@ -80,6 +80,13 @@ export interface ConnectOptions {
     | undefined
   readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
   readonly mcpServers?: ReadonlyArray<Acp.McpServer> | undefined
+  /**
+   * The agent's stable prefix (`StablePrefix.buildAgent(config).text`), read before every prompt.
+   * ACP has no system-prompt field, so it is sent as the first content block of a session's first
+   * prompt, and again on any prompt where it differs from what the session last got (a rebuilt
+   * agent with newly promoted memories) — so promoted memories reach the agent.
+   */
+  readonly prefix?: Effect.Effect<string> | undefined
 }
 
 /**

@@ -108,6 +108,8 @@ const connectWith = (
       }))
 
     const mcpServers = options.mcpServers ?? []
+    // The prefix each ACP session last received.
+    const prefixes = new Map<string, string>()
     const result: AcpConnection = {
       agent,
       newSession: (sessionOptions = {}) =>
@@ -128,11 +130,17 @@ const connectWith = (
             ? [{ type: "text", text: content }]
             : content
           const projection = yield* assembler.assemble(session.engramSessionId, queryOf(blocks), assembleOptions)
-          const sent = withProjection(projection, blocks)
+          const prefix = options.prefix === undefined ? "" : yield* options.prefix
+          const fresh = prefix !== "" && prefixes.get(session.acpSessionId) !== prefix
+          const sent = [
+            ...(fresh ? [{ type: "text" as const, text: prefix }] : []),
+            ...withProjection(projection, blocks)
+          ]
           const streamed: Array<Acp.SessionUpdate> = []
           updates.set(session.acpSessionId, streamed)
           const response = yield* call("session/prompt", () =>
             connection.prompt({ sessionId: session.acpSessionId, prompt: [...sent] })).pipe(
+              Effect.tap(() => Effect.sync(() => fresh && prefixes.set(session.acpSessionId, prefix))),
               Effect.onInterrupt(() =>
                 Effect.ignore(call("session/cancel", () => connection.cancel({ sessionId: session.acpSessionId })))
               ),
