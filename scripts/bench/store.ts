@@ -385,6 +385,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       process.stdout.write("done\n")
       print(figures)
       all.push(figures)
+      // Written after every size, so a long run's figures survive an interrupted last size.
+      writeJson(option(args, "--json"), { bench: "store", sizes: all })
     }
   } finally {
     NodeFs.rmSync(directory, { recursive: true, force: true })
@@ -394,7 +396,6 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       `after ${20} warm-up queries. Floors: FTS5 top-${SEARCH_LIMIT} by bm25 from the index, then those rows read; ` +
       `"pruned" drops tokens held by > ${PRUNE_SHARE * 100}% of records. Floors apply no scope filter.`
   )
-  writeJson(option(args, "--json"), { bench: "store", sizes: all })
   const chart = option(args, "--chart")
   for (const f of all) {
     const question = f.workloads.find((w) => w.workload === "question")!

@@ -460,20 +460,26 @@ export const make: Effect.Effect<
         FROM c LEFT JOIN ${sql(TABLE)} m NOT INDEXED ON m.seq = c.seq AND ${sql.and(filters)}`
       const rows = candidates.filter((row) => row.id !== null && row.id !== undefined)
       const exhausted = candidates.length < overFetch
-      if (rows.length >= limit || exhausted) {
-        const best = [...rows]
-          .sort((a, b) => Number(b.score) - Number(a.score) || Number(b.created_at) - Number(a.created_at) ||
-            MemoryQuery.compareRaw(String(a.id), String(b.id)))
-          .slice(0, limit)
+      // Best first, decoded one by one until `limit` decode: a bad row is skipped and the next
+      // candidate takes its place.
+      const sorted = [...rows].sort((a, b) =>
+        Number(b.score) - Number(a.score) || Number(b.created_at) - Number(a.created_at) ||
+        MemoryQuery.compareRaw(String(a.id), String(b.id))
+      )
+      const hits: Array<MemoryStore.SearchHit> = []
+      const bad: Array<SkippedRow> = []
+      for (const row of sorted) {
+        if (hits.length === limit) break
         const decoded = MemoryRow.decodeRows(
-          best,
-          (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
+          [row],
+          (record, r): MemoryStore.SearchHit => ({ record, score: Number(r.score) })
         )
-        // A bad row among the best leaves a gap the next candidate may fill: the full ranking does that.
-        if (decoded.skipped.length === 0 || exhausted) {
-          yield* reportSkipped("search", decoded.skipped)
-          return { hits: decoded.values, skipped: decoded.skipped.length }
-        }
+        hits.push(...decoded.values)
+        bad.push(...decoded.skipped)
+      }
+      if (hits.length === limit || exhausted) {
+        yield* reportSkipped("search", bad)
+        return { hits, skipped: bad.length }
       }
       const { skipped, values } = yield* scan(
         (n, offset) =>
