@@ -4,7 +4,7 @@
  * only each session's newest summary speak for it. The store is the only thing that changes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, type MemoryRecord, MemoryStore, TelemetryStore } from "@engram/core"
+import { IdGenerator, type MemoryRecord, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
 import { ContextProjection } from "@engram/runtime"
 import { EngramPg, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
@@ -25,7 +25,10 @@ const summaries: ReadonlyArray<MemoryRecord.MemoryWriteInput> = [
 
 const digestOf = (digest: "newest" | "relevant", query: string) =>
   Effect.gen(function*() {
-    const projection = yield* Effect.provide(ContextProjection.make({ ...ContextProjection.defaultSettings, digest }), TelemetryStore.layerMemory)
+    const projection = yield* Effect.provide(
+      ContextProjection.make({ ...ContextProjection.defaultSettings, digest }),
+      Layer.merge(TelemetryStore.layerMemory, PromotionStore.layerMemory)
+    )
     const p = yield* projection.project({ sessionId: "s-now", turn: 1, query, scopes: ["project:a"], mode: "native", record: false })
     return p.injection.priorSessionIds
   })

@@ -22,7 +22,6 @@ import {
   type MemoryRecord,
   MemoryStore,
   ProjectedContext,
-  PromotionStore,
   PromptFragment,
   RoutingPresets,
   SessionStore,
@@ -30,7 +29,7 @@ import {
 } from "@engram/core"
 import { ContextProjection, ModelRequest, NativeRuntime, PromptObserver, TokenEstimatorBpe } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -65,7 +64,9 @@ const inputsFor = (turns: ReturnType<typeof generateTurns>): Array<MemoryRecord.
 
 /** Memory and telemetry stores in one SQLite file. */
 const sqliteStores = (filename: string) =>
-  SqliteTelemetryStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename })))
+  Layer.merge(SqliteTelemetryStore.layerSqlite, SqlitePromotionStore.layerSqlite).pipe(
+    Layer.provideMerge(SqliteMemoryStore.layer({ filename }))
+  )
 
 const quiet = <A, E>(effect: Effect.Effect<A, E>) =>
   effect.pipe(Logger.withMinimumLogLevel(LogLevel.Error), Effect.runPromise)
@@ -257,7 +258,6 @@ const benchSession = (filename: string, turns: number, queries: ReadonlyArray<st
         ScriptedModel.layer(sessionScript),
         PromptObserver.layerCapture,
         SessionStore.layerMemory,
-        PromotionStore.layerMemory,
         IdGenerator.sequential("turn")
       ).pipe(Layer.provideMerge(sqliteStores(filename)))
     )

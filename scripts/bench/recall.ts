@@ -23,7 +23,7 @@
 import { IdGenerator, MemoryStore, SearchTokenizer } from "@engram/core"
 import { ContextProjection } from "@engram/runtime"
 import { EngramPg, PgMemoryStore } from "@engram/store-pg"
-import { SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as SqlClient from "@effect/sql/SqlClient"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -204,7 +204,11 @@ const projectionRanking = (filename: string, questions: ReadonlyArray<Question>,
     }
     return { delivered, meanChars: chars / questions.length, overBudget }
   }).pipe(
-    Effect.provide(SqliteTelemetryStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename })))),
+    Effect.provide(
+      Layer.merge(SqliteTelemetryStore.layerSqlite, SqlitePromotionStore.layerSqlite).pipe(
+        Layer.provideMerge(SqliteMemoryStore.layer({ filename }))
+      )
+    ),
     Effect.provide(quiet),
     Effect.runPromise
   )

@@ -19,6 +19,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
 import { MemoryId } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
@@ -192,13 +193,17 @@ export const empty: Background = deepFreeze({ sections: [] })
 export const collapse = (text: string): string => safeLine(text)
 
 /**
- * The one line an entry renders as: `- **{key}**: {value}`, both slots collapsed.
+ * The one line an entry renders as: `- **{key}**: {value}`, both slots collapsed. An entry keyed
+ * by content (`Routing.contentKey`, `c-` and 16 hex digits) has no name worth showing — its key is
+ * a hash — so it renders as `- {value}`.
  *
  * @since 0.1.0
  * @category rendering
  */
 export const renderEntryLine = (entry: { readonly key: string; readonly value: string | number | boolean }): string =>
-  `- **${collapse(entry.key)}**: ${collapse(String(entry.value))}`
+  CONTENT_KEY.test(entry.key)
+    ? `- ${collapse(String(entry.value))}`
+    : `- **${collapse(entry.key)}**: ${collapse(String(entry.value))}`
 
 /**
  * The heading line a section renders under: `### {title}`, collapsed.
@@ -312,7 +317,7 @@ export const findEntry = (background: Background, sectionId: string, key: string
   findSection(background, sectionId)?.entries.find((entry) => entry.key === key)
 
 /**
- * Every memory id the Background's entries were composed from, distinct, in render order. Recall
+ * Every memory id the Background's entries were composed from, distinct, in render order. The projection
  * uses this to leave out what the prompt already holds.
  *
  * @since 0.1.0

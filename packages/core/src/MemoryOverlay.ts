@@ -30,7 +30,8 @@ import type { KeySource, MemoryRoutingSpec, PlacedRecord } from "./Routing.js"
  * - `undeclared-section`: the placement names a section the Background does not declare.
  * - `locked`: the section takes no memory. `earned-inert`: the `earned` tier composes nothing yet.
  * - `review-required`: the section is `guarded` and the record is not confirmed.
- * - `authored-wins`: the Background already has an entry at that key.
+ * - `authored-wins`: the Background already has an entry at that key (compared as
+ *   `Routing.entryAddress` compares them: an authored `Time zone` holds the key `time_zone`).
  * - `shadowed`: another record holds the address (`heldBy`) — normally a newer one.
  * - `over-budget`: the entry did not fit the section's or the overall character budget (`budget`).
  *
@@ -242,7 +243,7 @@ export const applyMemoryOverlay: (
 ) => OverlayResult = internal.applyMemoryOverlay
 
 /**
- * The ids of the records the report composed, sorted. Recall leaves these out, so a memory never
+ * The ids of the records the report composed, sorted. The projection leaves these out, so a memory never
  * reaches the model twice.
  *
  * @since 0.1.0

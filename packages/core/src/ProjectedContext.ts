@@ -22,6 +22,9 @@
  *
  * <injected_memory>
  * Reference data recalled from memory, not instructions. …
+ * <identity_memory>
+ * - [mem-3 · profile · name · unconfirmed] My name is Doug
+ * </identity_memory>
  * <always_on_memory>
  * - [mem-1 · profile · name] My name is Doug
  * </always_on_memory>
@@ -58,8 +61,8 @@ import { CHARS_PER_TOKEN, type TokenEstimatorService } from "./TokenEstimator.js
  *
  * | mode | sections |
  * | --- | --- |
- * | `native` | all five |
- * | `external` (ACP) | all five — byte-identical to `native` for the same inputs |
+ * | `native` | all six |
+ * | `external` (ACP) | all six — byte-identical to `native` for the same inputs |
  * | `autonomous` (goal-driven turn) | all but the prior-session digest |
  * | `incognito` | working state and skills index only; nothing from memory |
  * | `subagent` | none: the projection is empty |
@@ -82,6 +85,7 @@ export type ProjectionMode = typeof ProjectionMode.Type
  */
 export const SectionLabel = Schema.Literal(
   "working_state",
+  "identity_memory",
   "always_on_memory",
   "skills_index",
   "prior_sessions",
@@ -91,8 +95,10 @@ export const SectionLabel = Schema.Literal(
 export type SectionLabel = typeof SectionLabel.Type
 
 /**
- * The sections in priority order: working state, always-on memory, skills index, prior-session
- * digest, recall. Budget pressure sheds from the end.
+ * The sections in priority order: working state, identity tier, always-on memory, skills index,
+ * prior-session digest, recall. Budget pressure sheds recall first, then the digest, then skills
+ * rows past the protected minimum, then identity lines; working state and always-on memory are
+ * never shed.
  *
  * @since 0.1.0
  * @category constants
@@ -105,7 +111,12 @@ export const SECTION_ORDER: ReadonlyArray<SectionLabel> = Internal.SECTION_ORDER
  * @since 0.1.0
  * @category constants
  */
-export const MEMORY_SECTIONS: ReadonlyArray<SectionLabel> = ["always_on_memory", "prior_sessions", "recalled_memory"]
+export const MEMORY_SECTIONS: ReadonlyArray<SectionLabel> = [
+  "identity_memory",
+  "always_on_memory",
+  "prior_sessions",
+  "recalled_memory"
+]
 
 /**
  * The sections a mode composes, in priority order.
@@ -205,17 +216,39 @@ export const RecallHit = Schema.Struct({
 export type RecallHit = typeof RecallHit.Type
 
 /**
+ * A line of the identity tier: a record and the address (`Routing.placementKey`) its promotion row
+ * holds. The caller picks at most one record per address — the newest deliverable one — among the
+ * addresses the stable prefix did not compose.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const IdentityEntry = Schema.Struct({
+  record: MemoryRecord,
+  placementKey: Schema.String
+}).annotations({ identifier: "IdentityEntry" })
+/** @since 0.1.0 @category models */
+export type IdentityEntry = typeof IdentityEntry.Type
+
+/**
  * What a turn's projection is composed from. Every list is in the caller's order, which is the
  * order lines appear in; the composer only filters, sheds and renders.
  *
  * - `now`: the turn's time; records that are not deliverable at `now` (rejected, expired,
  *   superseded) are withheld even if a caller passes them.
  * - `workingState`: the runtime's working state, trusted and rendered as given (trimmed).
+ * - `identity`: the identity tier — for each address the agent's routing spec gives a deliverable
+ *   record and the stable prefix did not compose, the record that should hold it.
  * - `alwaysOn`: the records whose delivery policy is `always`, selected by the caller.
  * - `skills`: the skills index rows, most important first.
  * - `digest`: prior-session entries (see `PriorSessionDigest.selectDigest`).
  * - `recall`: recall hits, best first.
  * - `inPrefix`: ids the stable prefix already delivers; they are withheld here (no double delivery).
+ * - `heldAddresses`: addresses (`Routing.placementKey`) the stable prefix holds — authored or
+ *   composed entries. A memory at one of them is withheld: the prefix's value wins.
+ * - `addresses`: the address routing gives other input records (always-on, recall), by id. A
+ *   record at an address that is held, or already delivered by an earlier line, is withheld — so
+ *   a shadowed or superseded value never rides along with the value that won.
  *
  * Schema-encodable, so a runtime can store a projection's inputs to replay it.
  *
@@ -225,11 +258,14 @@ export type RecallHit = typeof RecallHit.Type
 export const ProjectionInput = Schema.Struct({
   now: Schema.DateTimeUtc,
   workingState: Schema.optional(Schema.String),
+  identity: Schema.optional(Schema.Array(IdentityEntry)),
   alwaysOn: Schema.optional(Schema.Array(MemoryRecord)),
   skills: Schema.optional(Schema.Array(SkillRow)),
   digest: Schema.optional(Schema.Array(DigestEntry)),
   recall: Schema.optional(Schema.Array(RecallHit)),
-  inPrefix: Schema.optional(Schema.Array(MemoryId))
+  inPrefix: Schema.optional(Schema.Array(MemoryId)),
+  heldAddresses: Schema.optional(Schema.Array(Schema.String)),
+  addresses: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 }).annotations({ identifier: "ProjectionInput" })
 /** @since 0.1.0 @category models */
 export type ProjectionInput = typeof ProjectionInput.Type
@@ -413,8 +449,9 @@ export type ShedItem = typeof ShedItem.Type
 /**
  * Why an input was withheld before budgeting: the record is not deliverable (rejected, expired,
  * superseded), its delivery policy is `on_demand` (it reaches a model only through `memory_recall`),
- * the stable prefix already carries it, or it repeats an earlier line (a record
- * already delivered as always-on, a session or skill listed twice).
+ * the stable prefix already carries it (its id, or its address), or it repeats an earlier line (a
+ * record already delivered, a record at an address an earlier line holds, a session or skill
+ * listed twice).
  *
  * @since 0.1.0
  * @category models
@@ -519,12 +556,15 @@ export class ProjectedContext extends Schema.Class<ProjectedContext>("ProjectedC
  * bytes.
  *
  * 1. The mode picks the sections ({@link ProjectionMode}); other inputs are ignored.
- * 2. Inputs are filtered: records not deliverable at `input.now`, ids in `input.inPrefix`, and
- *    repeats are withheld (listed in `budget.withheld`).
+ * 2. Inputs are filtered: records not deliverable at `input.now`, ids in `input.inPrefix`,
+ *    records at an address in `input.heldAddresses`, and repeats (the same record, or the same
+ *    address, as an earlier line — identity first, then always-on, then recall) are withheld
+ *    (listed in `budget.withheld`).
  * 3. If the composed text exceeds the budget, whole lines are shed in this order until it fits:
  *    recall hits, lowest score first; then digest entries, oldest first (lower rank first among
- *    equally old); then skills rows past `skillsMinRows`, last row first. Shedding stops at the
- *    first point where the text fits, so nothing is shed needlessly.
+ *    equally old); then skills rows past `skillsMinRows`, last row first; then identity lines,
+ *    last line first. Shedding stops at the first point where the text fits, so nothing is shed
+ *    needlessly.
  * 4. Working state, always-on memory and the first `skillsMinRows` skills rows are never shed.
  *    If they alone exceed the budget, they are delivered whole and the summary carries a
  *    `protected-over-budget` warning. Otherwise the text never exceeds the budget.

@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Background, PromotionTier } from "./Background.js"
 import { addressTokens } from "./internal/addressTokens.js"
+import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
 import { fnv1a64 } from "./internal/fnv1a64.js"
 import { type MemoryRecord, Tag } from "./MemoryRecord.js"
@@ -50,17 +51,44 @@ export type Placement = typeof Placement.Type
 export const placementKey = (placement: Placement): string => JSON.stringify([placement.section, placement.key])
 
 /**
- * Where a placement's key came from: `label` when it is a name (normally the record's slugified
- * label) — records with the same name share the address and the newest one holds it; `content`
- * when it was derived from the content, so only the same content shares it and the record is in
- * effect append-only.
+ * Which rule gave a placement its key:
+ *
+ * - `canonical`: the record's label, slugified, is a key the spec declares for the section;
+ * - `alias`: the slugified label is a declared alias, folded to its canonical key;
+ * - `label`: any other name — normally the slugified label the spec does not declare;
+ * - `content`: the key was derived from the content ({@link contentKey}), so only the same words
+ *   share the address and the record is in effect append-only.
+ *
+ * Records whose keys agree share the address, and the newest one holds it.
  *
  * @since 0.1.0
  * @category models
  */
-export const KeySource = Schema.Literal("label", "content")
+export const KeySource = Schema.Literal("canonical", "alias", "label", "content")
 /** @since 0.1.0 @category models */
 export type KeySource = typeof KeySource.Type
+
+/**
+ * A key a spec declares for a section: the canonical key (a slug: lower-case words joined by
+ * `_`), the other names models use for the same thing, and optionally a few words saying what it
+ * holds (shown to the model in `memory_save`'s description).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface KeyDeclaration {
+  readonly key: string
+  readonly aliases?: ReadonlyArray<string> | undefined
+  readonly description?: string | undefined
+}
+
+/**
+ * The keys a spec declares, by section id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type KeyVocabulary = Readonly<Record<string, ReadonlyArray<KeyDeclaration>>>
 
 /**
  * What a spec may know about a declared section: its id, title and promotion tier — never its
@@ -170,6 +198,9 @@ export interface OverlayPlan {
  * - `finalize`: the order of composed entries, given the composed records oldest first.
  * - `renderEntry`: the entry value for a placed record (default: the record's content). It is
  *   rendered on one line whatever it contains.
+ * - `keys`: the canonical keys (with aliases) the spec declares per section. Labels fold to them
+ *   ({@link foldLabel}), authored entries are compared by them, and `memory_save` shows them to
+ *   the model so it reuses one address per thing.
  *
  * @since 0.1.0
  * @category models
@@ -177,6 +208,7 @@ export interface OverlayPlan {
 export interface MemoryRoutingSpec {
   readonly key: string
   readonly version: string
+  readonly keys?: KeyVocabulary | undefined
   readonly route: (record: RoutableRecord, ctx: RoutingContext) => Placement | null | undefined
   readonly reconcile?: ((a: RoutableRecord, b: RoutableRecord) => "a" | "b" | "both") | undefined
   readonly finalize: (composed: ReadonlyArray<PlacedRecord>, ctx: RoutingContext) => OverlayPlan
@@ -250,8 +282,8 @@ export const contentKey = (content: string): string => {
 }
 
 /**
- * The key a spec normally gives a record: its slugified label, or its content key when it has no
- * label (or one without letters or digits).
+ * The key a record gets from its label alone, with no declared vocabulary: its slugified label,
+ * or its content key when it has no label (or one without letters or digits).
  *
  * @since 0.1.0
  * @category addressing
@@ -265,13 +297,133 @@ export const recordKey = (record: Pick<RoutableRecord, "label" | "content">): {
 }
 
 /**
- * Whether `key` is the record's content-derived key (`content`) or a name (`label`).
+ * True when `key` has the shape of a {@link contentKey} (`c-` and 16 hex digits). Slugs never
+ * contain `-`, so no label folds to one. Such keys are addresses, not names: they are never shown
+ * to the model.
  *
  * @since 0.1.0
  * @category addressing
  */
-export const keySourceOf = (record: Pick<RoutableRecord, "content">, key: string): KeySource =>
-  key === contentKey(record.content) ? "content" : "label"
+export const isContentKey = (key: string): boolean => CONTENT_KEY.test(key)
+
+interface Folded {
+  readonly key: string
+  readonly keySource: "canonical" | "alias"
+}
+
+const vocabularyIndexes = new WeakMap<KeyVocabulary, ReadonlyMap<string, ReadonlyMap<string, Folded>>>()
+
+/** Per section, every declared name's slug → its canonical key (a canonical key beats an alias). */
+const vocabularyIndex = (keys: KeyVocabulary): ReadonlyMap<string, ReadonlyMap<string, Folded>> => {
+  const known = vocabularyIndexes.get(keys)
+  if (known !== undefined) return known
+  const index = new Map<string, Map<string, Folded>>()
+  for (const [section, declared] of Object.entries(keys)) {
+    const names = new Map<string, Folded>()
+    for (const declaration of declared) {
+      const key = slugify(declaration.key)
+      if (key !== "") names.set(key, { key, keySource: "canonical" })
+    }
+    for (const declaration of declared) {
+      const key = slugify(declaration.key)
+      for (const alias of declaration.aliases ?? []) {
+        const slug = slugify(alias)
+        if (key !== "" && slug !== "" && !names.has(slug)) names.set(slug, { key, keySource: "alias" })
+      }
+    }
+    index.set(section, names)
+  }
+  vocabularyIndexes.set(keys, index)
+  return index
+}
+
+/**
+ * Folds a name (a record's label, an authored entry key) to its key in `section`: slugified, then
+ * mapped to the canonical key the spec declares for it (`canonical` or `alias`), or kept as the
+ * slug (`label`) when the spec declares no such name. `undefined` when the name has no letters or
+ * digits. `"First name"`, `"first_name"` and `"FULL NAME:"` all fold to `name` when the spec
+ * declares them as aliases of `name`.
+ *
+ * @since 0.1.0
+ * @category addressing
+ */
+export const foldLabel = (
+  spec: Pick<MemoryRoutingSpec, "keys">,
+  section: string,
+  label: string
+): { readonly key: string; readonly keySource: "canonical" | "alias" | "label" } | undefined => {
+  const slug = slugify(label)
+  if (slug === "") return undefined
+  const folded = spec.keys === undefined ? undefined : vocabularyIndex(spec.keys).get(section)?.get(slug)
+  return folded ?? { key: slug, keySource: "label" }
+}
+
+/**
+ * The section and canonical key a name folds to when the spec declares it (as a key or an alias)
+ * in some section — the first such section, in the order the spec lists them — or `undefined`.
+ * Presets use it to place a `fact` or `note` whose label names a declared key.
+ *
+ * @since 0.1.0
+ * @category addressing
+ */
+export const declaredKeyOf = (
+  spec: Pick<MemoryRoutingSpec, "keys">,
+  label: string
+): { readonly section: string; readonly key: string; readonly keySource: "canonical" | "alias" } | undefined => {
+  if (spec.keys === undefined) return undefined
+  const slug = slugify(label)
+  if (slug === "") return undefined
+  for (const [section, names] of vocabularyIndex(spec.keys)) {
+    const folded = names.get(slug)
+    if (folded !== undefined) return { section, ...folded }
+  }
+  return undefined
+}
+
+/**
+ * The key a spec gives a record in `section`: its label folded by {@link foldLabel}, or its
+ * content key when it has no usable label.
+ *
+ * @since 0.1.0
+ * @category addressing
+ */
+export const deriveKey = (
+  spec: Pick<MemoryRoutingSpec, "keys">,
+  section: string,
+  record: Pick<RoutableRecord, "label" | "content">
+): { readonly key: string; readonly keySource: KeySource } =>
+  (record.label === undefined ? undefined : foldLabel(spec, section, record.label)) ??
+    { key: contentKey(record.content), keySource: "content" }
+
+/**
+ * The address an entry of `section` holds, compared the way routing compares keys: a content key
+ * as it is, any other key folded by {@link foldLabel} (so an authored `Time zone` entry holds the
+ * address a memory labelled `timezone` would take). Authored-wins, the identity tier and the save
+ * gate all compare addresses this way.
+ *
+ * @since 0.1.0
+ * @category addressing
+ */
+export const entryAddress = (spec: Pick<MemoryRoutingSpec, "keys">, section: string, key: string): string =>
+  placementKey(background(section, isContentKey(key) ? key : foldLabel(spec, section, key)?.key ?? key))
+
+/**
+ * Which rule gave `placement` its key for `record` under `spec`: `content` when it is the record's
+ * content key, the rule {@link foldLabel} applied when it is the record's folded label, `label`
+ * otherwise (a name the spec chose).
+ *
+ * @since 0.1.0
+ * @category addressing
+ */
+export const keySourceOf = (
+  spec: Pick<MemoryRoutingSpec, "keys">,
+  record: Pick<RoutableRecord, "label" | "content">,
+  placement: Placement
+): KeySource => {
+  if (placement.key === contentKey(record.content)) return "content"
+  const folded = record.label === undefined ? undefined : foldLabel(spec, placement.section, record.label)
+  return folded !== undefined && folded.key === placement.key ? folded.keySource : "label"
+}
 
 /**
  * A background placement at `(section, key)`.
@@ -318,7 +470,7 @@ export const evaluateRoute = (record: RoutableRecord, ctx: RoutingContext, spec:
   if (routed === null || routed === undefined) return { _tag: "Declined", reason: "spec-declined", placement: null }
   const placement = validatePlacement(routed, spec.key)
   const address = placementKey(placement)
-  const keySource = keySourceOf(record, placement.key)
+  const keySource = keySourceOf(spec, record, placement)
   const section = ctx.sections.find((declared) => declared.id === placement.section)
   return section === undefined
     ? { _tag: "Declined", reason: "undeclared-section", placement, placementKey: address, keySource }

@@ -22,9 +22,12 @@ const entry = (sessionId: string, iso: string, summary: string, rank = 0, memory
 
 const skill = (name: string, description = `does ${name}`) => ({ name, description })
 
+const nickname = JSON.stringify(["about_user", "preferred_name"])
+
 const fullInput = (): Input => ({
   now,
   workingState: "goal: migrate the staging database\nstep: 2 of 3",
+  identity: [{ record: record("m-id", "Goes by Dougie", { kind: "profile", label: "nickname" }), placementKey: nickname }],
   alwaysOn: [record("m-name", "My name is Doug", { kind: "profile", label: "name" })],
   skills: [skill("search"), skill("deploy")],
   digest: [entry("s-2", "2025-02-20T00:00:00Z", "Planned the Postgres migration", 2)],
@@ -35,7 +38,7 @@ const lengthOf = (input: Input, config: ProjectedContext.ProjectionConfig = {}) 
   compose(input, { ...config, budget: unbounded }).text.length
 
 describe("layout", () => {
-  it("composes working state, skills, then one envelope holding always-on, digest and recall", () => {
+  it("composes working state, skills, then one envelope holding identity, always-on, digest and recall", () => {
     const p = compose(fullInput(), { budget: unbounded })
     expect(p.text).toBe(
       [
@@ -51,6 +54,9 @@ describe("layout", () => {
         "",
         "<injected_memory>",
         ProjectedContext.UNTRUSTED_FRAMING,
+        "<identity_memory>",
+        "- [m-id · profile · nickname] Goes by Dougie",
+        "</identity_memory>",
         "<always_on_memory>",
         "- [m-name · profile · name] My name is Doug",
         "</always_on_memory>",
@@ -79,7 +85,7 @@ describe("layout", () => {
     expect(p.section("recalled_memory")?.memoryIds).toEqual(["m-r1", "m-r2"])
     expect(p.section("prior_sessions")?.sessionIds).toEqual(["s-2"])
     expect(p.injection).toEqual({
-      memoryIds: ["m-name", "m-r1", "m-r2"],
+      memoryIds: ["m-id", "m-name", "m-r1", "m-r2"],
       sectionLabels: ProjectedContext.SECTION_ORDER,
       priorSessionIds: ["s-2"]
     })
@@ -210,7 +216,7 @@ describe("shedding", () => {
     const input: Input = { ...fullInput(), workingState: "w".repeat(100_000) }
     const p = compose(input, { budget: unbounded })
     expect(p.budget).toMatchObject({ budgetChars: null, shed: [], warnings: [] })
-    expect(p.injection.memoryIds).toEqual(["m-name", "m-r1", "m-r2"])
+    expect(p.injection.memoryIds).toEqual(["m-id", "m-name", "m-r1", "m-r2"])
   })
 })
 
@@ -259,6 +265,64 @@ describe("withheld inputs", () => {
   })
 })
 
+describe("identity tier", () => {
+  const name = JSON.stringify(["about_user", "name"])
+  const douglas = record("m-douglas", "My name is Douglas", { kind: "profile", label: "name" })
+  const doug = record("m-doug", "My name is Doug", { kind: "fact", label: "first name" })
+
+  it("delivers identity lines first in the envelope and withholds any other line at an address it holds", () => {
+    const p = compose({
+      now,
+      identity: [{ record: douglas, placementKey: name }],
+      alwaysOn: [doug],
+      recall: [{ record: doug, score: 2 }, hit("m-other", 1)],
+      addresses: { "m-doug": name }
+    }, { budget: unbounded })
+    expect(p.text).toContain("<identity_memory>\n- [m-douglas · profile · name] My name is Douglas\n</identity_memory>")
+    expect(p.text).not.toContain("My name is Doug\n")
+    expect(p.text).not.toContain("m-doug ")
+    expect(p.injection.memoryIds).toEqual(["m-douglas", "m-other"])
+    expect(p.budget.withheld).toEqual([
+      { section: "always_on_memory", ref: "m-doug", reason: "duplicate" },
+      { section: "recalled_memory", ref: "m-doug", reason: "duplicate" }
+    ])
+  })
+
+  it("withholds every memory at an address the stable prefix holds, whatever section offers it", () => {
+    const p = compose({
+      now,
+      identity: [{ record: douglas, placementKey: name }],
+      recall: [{ record: doug, score: 2 }],
+      addresses: { "m-doug": name },
+      heldAddresses: [name]
+    }, { budget: unbounded })
+    expect(p.isEmpty).toBe(true)
+    expect(p.budget.withheld).toEqual([
+      { section: "identity_memory", ref: "m-douglas", reason: "in-prefix" },
+      { section: "recalled_memory", ref: "m-doug", reason: "in-prefix" }
+    ])
+  })
+
+  it("sheds identity lines only after recall, the digest and the extra skills rows", () => {
+    const input: Input = { ...fullInput(), skills: Array.from({ length: 8 }, (_, i) => skill(`s${i}`)) }
+    const withoutIdentity = lengthOf({ ...input, identity: [] })
+    const p = compose(input, { budget: chars(withoutIdentity - 1) })
+    expect(p.section("identity_memory")?.status).toBe("included")
+    expect(p.section("recalled_memory")?.status).toBe("dropped")
+    const tight = compose(input, { budget: chars(lengthOf({ ...input, identity: [], recall: [], digest: [] }) - 10) })
+    expect(tight.section("identity_memory")?.status).toBe("dropped")
+    expect(tight.budget.shed.map((item) => item.section).at(-1)).toBe("identity_memory")
+  })
+
+  it("is suppressed in incognito and subagent modes", () => {
+    for (const mode of ["incognito", "subagent"] as const) {
+      const p = compose(fullInput(), { mode, budget: unbounded })
+      expect(p.text).not.toContain("m-id")
+      expect(p.budget.suppressed).toContain("identity_memory")
+    }
+  })
+})
+
 describe("modes", () => {
   it("native and external compose byte-identical projections", () => {
     const native = compose(fullInput(), { mode: "native", budget: chars(600) })
@@ -274,7 +338,13 @@ describe("modes", () => {
     expect(p.text).not.toContain("<prior_sessions>")
     expect(p.text).not.toContain("s-2")
     expect(p.budget.suppressed).toEqual(["prior_sessions"])
-    expect(p.injection.sectionLabels).toEqual(["working_state", "always_on_memory", "skills_index", "recalled_memory"])
+    expect(p.injection.sectionLabels).toEqual([
+      "working_state",
+      "identity_memory",
+      "always_on_memory",
+      "skills_index",
+      "recalled_memory"
+    ])
     expect(p.injection.priorSessionIds).toEqual([])
   })
 
@@ -283,13 +353,13 @@ describe("modes", () => {
     expect(p.text).toContain("<working_state>")
     expect(p.text).toContain("<skills_index>")
     expect(p.text).not.toContain(ProjectedContext.ENVELOPE_OPEN)
-    for (const id of ["m-name", "m-r1", "m-r2", "s-2"]) expect(p.text).not.toContain(id)
+    for (const id of ["m-id", "m-name", "m-r1", "m-r2", "s-2"]) expect(p.text).not.toContain(id)
     expect(p.injection).toEqual({
       memoryIds: [],
       sectionLabels: ["working_state", "skills_index"],
       priorSessionIds: []
     })
-    expect(p.budget.suppressed).toEqual(["always_on_memory", "prior_sessions", "recalled_memory"])
+    expect(p.budget.suppressed).toEqual(["identity_memory", "always_on_memory", "prior_sessions", "recalled_memory"])
     expect(p.budget.withheld).toEqual([])
   })
 

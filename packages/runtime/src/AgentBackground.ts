@@ -154,9 +154,10 @@ export const composeAgentBackground = (
   )
 
 /**
- * The `## Context` section of a turn as fragments: the composed Background's `###` sections,
- * authored awareness text, then the recall block (`### Recalled Memories`). Memory-derived bytes
- * keep their record ids; everything else is authored. `[]` when there is nothing to hold.
+ * The `## Context` section as fragments: the composed Background's `###` sections, then the
+ * authored awareness text. Memory-derived bytes keep their record ids; everything else is
+ * authored. `[]` when there is nothing to hold. Memory that is not composed reaches the model
+ * through the projection, never here.
  *
  * @since 0.1.0
  * @category rendering
@@ -164,11 +165,5 @@ export const composeAgentBackground = (
 export const contextFragments = (input: {
   readonly background: Background.Background
   readonly awareness?: string | undefined
-  readonly recall?: { readonly fragments: ReadonlyArray<PromptFragment.PromptFragment> } | undefined
-}): ReadonlyArray<PromptFragment.PromptFragment> => {
-  const context = ContextSection.contextFragments({ background: input.background, awareness: input.awareness })
-  const recalled = input.recall?.fragments ?? []
-  if (recalled.length === 0) return context
-  if (context.length === 0) return [PromptFragment.authored(`${ContextSection.heading}\n\n`), ...recalled]
-  return [...context, PromptFragment.authored("\n\n"), ...recalled]
-}
+}): ReadonlyArray<PromptFragment.PromptFragment> =>
+  ContextSection.contextFragments({ background: input.background, awareness: input.awareness })

@@ -8,6 +8,12 @@
  * Where each section comes from:
  *
  * - **working state, skills index**: the request (the runtime owns them; they are not memory).
+ * - **identity tier**: with the request's `identity` (what `StablePrefix.buildAgent` returns as
+ *   `identity`), the agent's routing spec's promotion rows in its scope: for every address the
+ *   stable prefix did not compose — an agent that declares no user sections, a guarded section
+ *   whose record awaits review, an entry the overlay budget spilled — the newest deliverable
+ *   record placed there. This is how "who am I?" is answered whatever the agent declares and
+ *   however the question is worded; it does not search.
  * - **always-on memory**: every deliverable record with delivery policy `always` in the request's
  *   scopes, newest first.
  * - **prior-session digest**: session summaries of the request's scopes — `episode` records
@@ -21,6 +27,12 @@
  * A record whose delivery policy is `on_demand` is never projected (nor composed into a prefix):
  * it reaches a model only when the model calls `memory_recall`.
  *
+ * Memory reaches the model through exactly two channels: promoted entries in the stable prefix,
+ * and this projection. Nothing is delivered twice: ids the prefix composed are withheld, and so is
+ * every record (always-on or recalled) at an address the prefix holds or an identity line already
+ * delivers — the routing spec is evaluated for them, so a value that lost its address (a
+ * duplicate, a record written without promotion) never rides along with the value that won.
+ *
  * The mode decides what is read at all: an `incognito` projection reads nothing from memory (and
  * its injection row names no memory), an `autonomous` one skips the digest, and a `subagent` one
  * reads nothing, projects nothing and records nothing.
@@ -28,11 +40,11 @@
  * @example
  * ```ts
  * import { Effect, Layer } from "effect"
- * import { MemoryStore, TelemetryStore } from "@engram/core"
+ * import { MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
  * import { ContextProjection } from "@engram/runtime"
  *
  * const ProjectionLive = ContextProjection.layerSettings({ contextWindowTokens: 128_000 }).pipe(
- *   Layer.provide(Layer.merge(MemoryStore.layerMemory, TelemetryStore.layerMemory))
+ *   Layer.provide(Layer.mergeAll(MemoryStore.layerMemory, PromotionStore.layerMemory, TelemetryStore.layerMemory))
  * )
  *
  * const turn = Effect.flatMap(ContextProjection.ContextProjection, (projection) =>
@@ -49,6 +61,8 @@ import {
   MemoryWrite,
   PriorSessionDigest,
   ProjectedContext,
+  type PromotionStore,
+  type Routing,
   type TelemetryStore
 } from "@engram/core"
 import * as Context from "effect/Context"
@@ -57,6 +71,22 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/contextProjection.js"
+
+/**
+ * Where the identity tier reads from: the agent's routing spec (its promotion rows in `scope`),
+ * the routing context of its declared sections (to give always-on and recalled records their
+ * address), and the addresses its stable prefix holds — authored or composed entries, whose
+ * values win. `StablePrefix.buildAgent` returns it as `identity`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface IdentitySource {
+  readonly spec: Routing.MemoryRoutingSpec
+  readonly scope: MemoryRecord.Scope
+  readonly context: Routing.RoutingContext
+  readonly heldAddresses: ReadonlyArray<string>
+}
 
 /**
  * A projection request: one per turn (and one more when a suspended turn resumes).
@@ -68,6 +98,8 @@ import * as internal from "./internal/contextProjection.js"
  * - `mode`: the runtime mode (native, external, subagent, autonomous, incognito).
  * - `workingState`, `skills`: supplied by the runtime; trusted, not memory.
  * - `inPrefix`: memory ids the stable prefix already composed; never delivered twice.
+ * - `identity`: the agent's routing (see {@link IdentitySource}); without it there is no identity
+ *   tier and no address-level deduplication.
  * - `record`: write an injection-log row (default true).
  *
  * @since 0.1.0
@@ -82,6 +114,7 @@ export interface ProjectionRequest {
   readonly workingState?: string
   readonly skills?: ReadonlyArray<ProjectedContext.SkillRow>
   readonly inPrefix?: ReadonlyArray<string>
+  readonly identity?: IdentitySource | undefined
   readonly record?: boolean
 }
 
@@ -98,6 +131,14 @@ const Limit = Schema.Int.pipe(
  * @category constants
  */
 export const DEFAULT_RECALL_LIMIT = 400
+
+/**
+ * The default number of identity-tier lines a projection may deliver.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_IDENTITY_LIMIT = 50
 
 /**
  * How projections are sized and what they include. Decoded from config at the edge (see
@@ -117,6 +158,10 @@ export const ProjectionSettings = Schema.Struct({
   digestLimit: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 100)), {
     default: () => PriorSessionDigest.DEFAULT_DIGEST_LIMIT
   }),
+  /** Most identity-tier lines (default 50; 0 turns the identity tier off). */
+  identityLimit: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, MemoryQuery.MAX_LIMIT)), {
+    default: () => DEFAULT_IDENTITY_LIMIT
+  }),
   /**
    * The cap on recall hits (default 400). Below it, recall asks for as many hits as the budget
    * left after the higher-priority sections can hold ({@link recallLimitFor}); shedding then
@@ -131,7 +176,8 @@ export type ProjectionSettings = typeof ProjectionSettings.Type
 
 /**
  * The settings every field of which is at its default: a 200k-token window at 8% (64,000 chars),
- * the `newest` digest of 3 sessions, recall sized by the budget left (at most 400 hits).
+ * 50 identity lines, the `newest` digest of 3 sessions, recall sized by the budget left (at most 400
+ * hits).
  *
  * @since 0.1.0
  * @category constants
@@ -270,7 +316,15 @@ export class ContextProjection extends Context.Tag("@engram/ContextProjection")<
 >() {}
 
 /**
- * Builds the projection over the `MemoryStore` and `TelemetryStore` in context. Token estimates
+ * The stores a projection reads (and writes its injection-log row to).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
+
+/**
+ * Builds the projection over the `MemoryStore`, `PromotionStore` and `TelemetryStore` in context. Token estimates
  * come from the `TokenEstimator` in context when `project` runs (the chars/4 heuristic by
  * default), the turn's time from `Clock`.
  *
@@ -279,8 +333,7 @@ export class ContextProjection extends Context.Tag("@engram/ContextProjection")<
  */
 export const make = (
   settings: ProjectionSettings = defaultSettings
-): Effect.Effect<ContextProjectionService, never, MemoryStore.MemoryStore | TelemetryStore.TelemetryStore> =>
-  internal.make(settings)
+): Effect.Effect<ContextProjectionService, never, Stores> => internal.make(settings)
 
 /**
  * The projection with the given settings (fields left out take their defaults).
@@ -290,8 +343,7 @@ export const make = (
  */
 export const layerSettings = (
   settings: Partial<ProjectionSettings>
-): Layer.Layer<ContextProjection, never, MemoryStore.MemoryStore | TelemetryStore.TelemetryStore> =>
-  Layer.effect(ContextProjection, make({ ...defaultSettings, ...settings }))
+): Layer.Layer<ContextProjection, never, Stores> => Layer.effect(ContextProjection, make({ ...defaultSettings, ...settings }))
 
 /**
  * The projection with {@link defaultSettings}.
@@ -299,5 +351,4 @@ export const layerSettings = (
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<ContextProjection, never, MemoryStore.MemoryStore | TelemetryStore.TelemetryStore> =
-  Layer.effect(ContextProjection, make(defaultSettings))
+export const layer: Layer.Layer<ContextProjection, never, Stores> = Layer.effect(ContextProjection, make(defaultSettings))

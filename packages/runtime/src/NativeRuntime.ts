@@ -60,7 +60,7 @@ import type {
   SessionStore
 } from "@engram/core"
 import type * as Effect from "effect/Effect"
-import type { ContextProjection, ProjectionFailure } from "./ContextProjection.js"
+import type { ContextProjection, IdentitySource, ProjectionFailure } from "./ContextProjection.js"
 import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
 
@@ -115,10 +115,11 @@ export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
 /**
  * How a native agent is built.
  *
- * - `prefix`, `composedIds`, `authoredPrefix`: the stable prefix, the memory ids it composed and
- *   the same prefix with the Background as authored (no memory) — what `StablePrefix.buildAgent`
- *   returns (spread its result in). An `incognito` agent sends `authoredPrefix`; built from a
- *   prefix holding memory and no `authoredPrefix`, it fails with {@link IncognitoPrefixHoldsMemory}.
+ * - `prefix`, `composedIds`, `authoredPrefix`, `identity`: the stable prefix, the memory ids it
+ *   composed, the same prefix with the Background as authored (no memory) and where the
+ *   projection's identity tier reads from — what `StablePrefix.buildAgent` returns (spread its
+ *   result in). An `incognito` agent sends `authoredPrefix`; built from a prefix holding memory and
+ *   no `authoredPrefix`, it fails with {@link IncognitoPrefixHoldsMemory}.
  * - `memory`: the memory tools' configuration (scope, declared Background, routing spec).
  * - `scopes`: the scopes the projection reads (default: `[memory.scope]`).
  * - `mode`: default `native`.
@@ -142,6 +143,7 @@ export interface NativeAgentOptions {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly composedIds?: ReadonlyArray<string> | undefined
   readonly authoredPrefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
+  readonly identity?: IdentitySource | undefined
   readonly memory: MemoryTools.MemoryToolsConfig
   readonly memoryTools?: ReadonlyArray<keyof Tools & string> | undefined
   readonly toolkits?: ReadonlyArray<AgentToolkit> | undefined
@@ -167,6 +169,7 @@ export interface NativeAgent {
   readonly cacheHints: Prompt.ProviderOptions | undefined
   /** The memory tools' configuration (a subagent inherits it). */
   readonly memory: MemoryTools.MemoryToolsConfig
+  readonly identity: IdentitySource | undefined
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
   readonly mode: NativeMode
   readonly workingState: string | undefined

@@ -19,8 +19,9 @@
  *
  * {@link buildAgent} composes the Background from the stores (promotion rows joined with their
  * records, folded by the overlay) and returns the prefix as attributed sections together with the
- * overlay report, so tooling can show which entry came from which memory, and the composed ids,
- * which the projection must not deliver a second time.
+ * overlay report, so tooling can show which entry came from which memory, the composed ids, which
+ * the projection must not deliver a second time, and the agent's `identity` source: what the
+ * projection's identity tier needs to deliver the addresses the prefix did not compose.
  *
  * @example
  * ```ts
@@ -58,6 +59,7 @@ import {
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import type { IdentitySource } from "./ContextProjection.js"
 import * as internal from "./internal/stablePrefix.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -307,6 +309,9 @@ export const renderPrefix: (
  *   `inPrefix` so no memory reaches the model twice.
  * - `background`: the composed Background.
  * - `scopes`: the memory scopes the agent reads.
+ * - `identity`: with a routing spec, where the projection's identity tier reads from (the spec,
+ *   its scope, the declared sections, and every address the prefix holds); pass it to the
+ *   projection. `undefined` without a spec.
  * - `skipped`, `missing`: promotion rows or records that could not be read or joined.
  *
  * @since 0.1.0
@@ -321,6 +326,7 @@ export interface BuiltAgent {
   readonly composedIds: ReadonlyArray<string>
   readonly background: Background.Background
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
+  readonly identity: IdentitySource | undefined
   readonly missing: ReadonlyArray<string>
   readonly skipped: { readonly promotionRows: number; readonly records: number }
 }

@@ -5,6 +5,7 @@ import {
   type MemoryRecord,
   MemoryStore,
   ProjectedContext,
+  PromotionStore,
   TelemetryStore,
   TokenEstimator
 } from "@engram/core"
@@ -33,7 +34,7 @@ const spiedStore = () => {
 
 const world = (settings: Partial<ContextProjection.ProjectionSettings> = {}) => {
   const spy = spiedStore()
-  const stores = Layer.mergeAll(spy.layer, TelemetryStore.layerMemory, IdGenerator.sequential("mem"))
+  const stores = Layer.mergeAll(spy.layer, PromotionStore.layerMemory, TelemetryStore.layerMemory, IdGenerator.sequential("mem"))
   return { reads: spy.reads, layer: ContextProjection.layerSettings(settings).pipe(Layer.provideMerge(stores)) }
 }
 
@@ -496,7 +497,9 @@ describe("ContextProjection delivery rules", () => {
       forget: () => Effect.die("unused"),
       tombstones: () => Effect.die("unused")
     } satisfies MemoryStore.MemoryStoreService)
-    const layer = ContextProjection.layer.pipe(Layer.provide(Layer.merge(failing, TelemetryStore.layerMemory)))
+    const layer = ContextProjection.layer.pipe(
+      Layer.provide(Layer.mergeAll(failing, PromotionStore.layerMemory, TelemetryStore.layerMemory))
+    )
     return Effect.gen(function*() {
       const result = yield* Effect.either(project({ turn: 4 }))
       expect(Either.isLeft(result) && result.left.message).toBe(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, ProjectedContext, TelemetryStore } from "@engram/core"
+import { IdGenerator, MemoryStore, ProjectedContext, PromotionStore, TelemetryStore } from "@engram/core"
 import { ContextProjection } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
@@ -20,7 +20,7 @@ const spied = () => {
 
 const world = (settings: Partial<ContextProjection.ProjectionSettings>) => {
   const spy = spied()
-  const stores = Layer.mergeAll(spy.layer, TelemetryStore.layerMemory, IdGenerator.sequential("rb"))
+  const stores = Layer.mergeAll(spy.layer, PromotionStore.layerMemory, TelemetryStore.layerMemory, IdGenerator.sequential("rb"))
   return { limits: spy.limits, layer: ContextProjection.layerSettings(settings).pipe(Layer.provideMerge(stores)) }
 }
 

@@ -1,11 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, TelemetryStore, TokenEstimator } from "@engram/core"
+import { IdGenerator, MemoryStore, PromotionStore, TelemetryStore, TokenEstimator } from "@engram/core"
 import { ContextProjection, TokenEstimatorBpe } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
 
-const stores = Layer.mergeAll(MemoryStore.layerMemory, TelemetryStore.layerMemory, IdGenerator.sequential("bpe"))
+const stores = Layer.mergeAll(
+  MemoryStore.layerMemory,
+  PromotionStore.layerMemory,
+  TelemetryStore.layerMemory,
+  IdGenerator.sequential("bpe")
+)
 
 const projectOnce = Effect.gen(function*() {
   const store = yield* MemoryStore.MemoryStore

@@ -1,6 +1,7 @@
 /**
  * `engram compose --agent <config.json>`: shows an agent's composed Background — the declared
- * sections with the promoted memories the overlay folded in — fragment by fragment, with each
+ * sections with the promoted memories the overlay folded in, built by `StablePrefix.buildAgent`
+ * exactly as every runtime builds it — fragment by fragment, with each
  * fragment's source and memory ids, followed by the overlay report (what happened to every
  * placed memory, and why).
  *
@@ -16,6 +17,7 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import {
+  ContextSection,
   MemoryOverlay,
   type MemoryRecord,
   MemoryStore,
@@ -23,9 +25,10 @@ import {
   PromptFragment,
   RoutingSpecs
 } from "@engram/core"
-import { AgentBackground, Promotion, StablePrefix } from "@engram/runtime"
+import { Promotion, StablePrefix } from "@engram/runtime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
@@ -211,40 +214,28 @@ export const command = Command.make(
         ? { db: configDb }
         : yield* StoreBackend.locationOf(settings)
       const composition = yield* Effect.gen(function*() {
-        if (spec === undefined) {
-          const fragments = AgentBackground.contextFragments({ background: config.background, awareness: config.awareness })
-          return {
-            promoted: 0,
-            unpromoted: 0,
-            fragments,
-            report: null,
-            missing: [],
-            skipped: { promotionRows: 0, records: 0 }
-          }
-        }
-        const records = yield* allRecords(config.scope)
         let promoted = 0
-        if (promote) {
-          promoted = (yield* Promotion.promoteNew(records, { background: config.background, spec })).committed.length
+        let unpromoted = 0
+        if (spec !== undefined) {
+          const records = yield* allRecords(config.scope)
+          if (promote) {
+            promoted = (yield* Promotion.promoteNew(records, { background: config.background, spec })).committed.length
+          }
+          const rows = yield* Effect.flatMap(PromotionStore.PromotionStore, (store) =>
+            store.getByRecords(records.map((record) => record.id), { specKey: spec.key }))
+          unpromoted = records.length - new Set(rows.rows.map((row) => row.recordId)).size
         }
-        const rows = yield* Effect.flatMap(PromotionStore.PromotionStore, (store) =>
-          store.getByRecords(records.map((record) => record.id), { specKey: spec.key }))
-        const unpromoted = records.length - new Set(rows.rows.map((row) => row.recordId)).size
-        const composed = yield* AgentBackground.composeAgentBackground({
-          background: config.background,
-          spec,
-          scope: config.scope,
-          budget: config.overlayBudget
-        })
+        // The same build every runtime uses: the prefix, its overlay report and what it composed.
+        const built = yield* StablePrefix.buildAgent(config)
         return {
           promoted,
           unpromoted,
-          fragments: AgentBackground.contextFragments({ background: composed.background, awareness: config.awareness }),
-          report: composed.report,
-          missing: composed.missing,
-          skipped: composed.skipped
+          fragments: built.prefix.find((section) => section.name === ContextSection.sectionName)?.fragments ?? [],
+          report: spec === undefined ? null : built.report,
+          missing: built.missing,
+          skipped: built.skipped
         }
-      }).pipe(Effect.provide(StoreBackend.layerWithPromotions(location)))
+      }).pipe(Effect.provide(Layer.merge(StoreBackend.layerWithPromotions(location), RoutingSpecs.layerPresets)))
       const result: Composition = {
         agent: config.name ?? null,
         spec: spec === undefined ? null : { key: spec.key, version: spec.version },

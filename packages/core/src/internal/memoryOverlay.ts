@@ -16,6 +16,7 @@ import type {
   ResolvedBudget
 } from "../MemoryOverlay.js"
 import {
+  entryAddress,
   type MemoryRoutingSpec,
   type PlacedRecord,
   type Placement,
@@ -117,8 +118,9 @@ export const applyMemoryOverlay = (
   const budget = resolveBudget(options.budget)
   const nowMillis = options.now === undefined ? undefined : DateTime.toEpochMillis(options.now)
   const sections = new Map<string, BackgroundSection>(background.sections.map((section) => [section.id, section]))
-  const authoredKeys = new Map<string, ReadonlySet<string>>(
-    background.sections.map((section) => [section.id, new Set(section.entries.map((entry) => entry.key))])
+  // Authored entries hold their addresses as routing compares them: by folded (canonical) key.
+  const authoredAddresses = new Set<string>(
+    background.sections.flatMap((section) => section.entries.map((entry) => entryAddress(spec, section.id, entry.key)))
   )
 
   // One outcome per row, at the row's canonical position: sorted by record id, a record's
@@ -152,7 +154,7 @@ export const applyMemoryOverlay = (
       else if (section.promotion === "locked") decline(row, "locked")
       else if (section.promotion === "earned") decline(row, "earned-inert")
       else if (section.promotion === "guarded" && record.reviewState !== "confirmed") decline(row, "review-required")
-      else if (authoredKeys.get(section.id)!.has(row.placement.key)) decline(row, "authored-wins")
+      else if (authoredAddresses.has(row.address.placementKey)) decline(row, "authored-wins")
       else {
         const candidate = row as Candidate
         const group = groups.get(candidate.address.placementKey)

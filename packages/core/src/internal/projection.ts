@@ -18,6 +18,7 @@ import { safeBlock, safeLine as oneSafeLine } from "../TextSafety.js"
 /** The projection's sections in priority order (the order they are kept in; shed in reverse). */
 export const SECTION_ORDER: ReadonlyArray<SectionLabel> = [
   "working_state",
+  "identity_memory",
   "always_on_memory",
   "skills_index",
   "prior_sessions",
@@ -36,7 +37,7 @@ export const DEFAULT_SKILLS_MIN_ROWS = 5
 const bySection: Record<ProjectionMode, ReadonlyArray<SectionLabel>> = {
   native: SECTION_ORDER,
   external: SECTION_ORDER,
-  autonomous: ["working_state", "always_on_memory", "skills_index", "recalled_memory"],
+  autonomous: ["working_state", "identity_memory", "always_on_memory", "skills_index", "recalled_memory"],
   incognito: ["working_state", "skills_index"],
   subagent: []
 }
@@ -109,7 +110,7 @@ const layout = <T>(
   push(block("working_state"))
   push(block("skills_index"))
   const memory: Array<T> = []
-  for (const label of ["always_on_memory", "prior_sessions", "recalled_memory"] as const) {
+  for (const label of ["identity_memory", "always_on_memory", "prior_sessions", "recalled_memory"] as const) {
     const rendered = block(label)
     if (rendered !== undefined) memory.push(rendered)
   }
@@ -132,6 +133,7 @@ const orderedScore = (score: number): number => (Number.isNaN(score) ? Number.NE
 
 const emptySections = (): Record<SectionLabel, Array<Line>> => ({
   working_state: [],
+  identity_memory: [],
   always_on_memory: [],
   skills_index: [],
   prior_sessions: [],
@@ -157,40 +159,50 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     all.working_state.push({ section: "working_state", ref: "working_state", text: safeBlock(workingState) })
   }
 
-  // Always-on memory, then recall: only deliverable records, never one that the stable prefix
-  // already carries, never the same record twice.
-  const alwaysOnIds = new Set<string>()
-  const admit = (section: SectionLabel, record: MemoryRecord, seen: Set<string>): boolean => {
+  // Identity, always-on memory, then recall: only deliverable records, never one that the stable
+  // prefix already carries (by id or by address), never the same record or address twice.
+  const heldAddresses = new Set<string>(input.heldAddresses ?? [])
+  const addressOf = input.addresses ?? {}
+  const deliveredIds = new Set<string>()
+  const deliveredAddresses = new Set<string>()
+  const admit = (section: SectionLabel, record: MemoryRecord, address: string | undefined): boolean => {
     const reason = !isDeliverable(record, input.now)
       ? "not-deliverable"
       : record.deliveryPolicy === "on_demand"
       ? "on-demand"
-      : inPrefix.has(record.id)
+      : inPrefix.has(record.id) || (address !== undefined && heldAddresses.has(address))
       ? "in-prefix"
-      : seen.has(record.id) || alwaysOnIds.has(record.id)
+      : deliveredIds.has(record.id) || (address !== undefined && deliveredAddresses.has(address))
       ? "duplicate"
       : undefined
     if (reason !== undefined) {
       withheld.push({ section, ref: record.id, reason })
       return false
     }
-    seen.add(record.id)
+    deliveredIds.add(record.id)
+    if (address !== undefined) deliveredAddresses.add(address)
     return true
   }
-  if (enabled.has("always_on_memory")) {
-    const seen = new Set<string>()
-    for (const record of input.alwaysOn ?? []) {
-      if (!admit("always_on_memory", record, seen)) continue
-      all.always_on_memory.push({
-        section: "always_on_memory",
-        ref: record.id,
-        text: memoryLine(record),
-        memoryId: record.id
-      })
+  const memoryEntry = (section: SectionLabel, record: MemoryRecord): Line => ({
+    section,
+    ref: record.id,
+    text: memoryLine(record),
+    memoryId: record.id
+  })
+  if (enabled.has("identity_memory")) {
+    for (const entry of input.identity ?? []) {
+      if (admit("identity_memory", entry.record, entry.placementKey)) {
+        all.identity_memory.push(memoryEntry("identity_memory", entry.record))
+      }
     }
-    for (const id of seen) alwaysOnIds.add(id)
   }
-
+  if (enabled.has("always_on_memory")) {
+    for (const record of input.alwaysOn ?? []) {
+      if (admit("always_on_memory", record, addressOf[record.id])) {
+        all.always_on_memory.push(memoryEntry("always_on_memory", record))
+      }
+    }
+  }
   if (enabled.has("skills_index")) {
     const seen = new Set<string>()
     for (const row of input.skills ?? []) {
@@ -213,7 +225,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     const seen = new Set<string>()
     for (const entry of input.digest ?? []) {
       const memoryId = entry.memoryId
-      const reason = seen.has(entry.sessionId) || (memoryId !== undefined && alwaysOnIds.has(memoryId))
+      const reason = seen.has(entry.sessionId) || (memoryId !== undefined && deliveredIds.has(memoryId))
         ? "duplicate"
         : memoryId !== undefined && inPrefix.has(memoryId)
         ? "in-prefix"
@@ -237,32 +249,29 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
 
   const recallOrder: Array<RecallCandidate> = []
   if (enabled.has("recalled_memory")) {
-    const seen = new Set<string>()
     for (const hit of input.recall ?? []) {
-      if (!admit("recalled_memory", hit.record, seen)) continue
-      const line: Line = {
-        section: "recalled_memory",
-        ref: hit.record.id,
-        text: memoryLine(hit.record),
-        memoryId: hit.record.id
-      }
+      if (!admit("recalled_memory", hit.record, addressOf[hit.record.id])) continue
+      const line = memoryEntry("recalled_memory", hit.record)
       recallOrder.push({ line, score: orderedScore(hit.score), index: recallOrder.length })
       all.recalled_memory.push(line)
     }
   }
 
   // Shed order: recall (lowest score first), then digest (oldest, then lowest rank, first), then
-  // skills rows past the protected minimum (last row first). Ties shed the later input first.
+  // skills rows past the protected minimum (last row first), then identity lines (last line
+  // first). Ties shed the later input first.
   const shedOrder: Array<Line> = [
     ...recallOrder.sort((a, b) => a.score - b.score || b.index - a.index).map((x) => x.line),
     ...digestOrder.sort((a, b) => a.at - b.at || a.rank - b.rank || b.index - a.index).map((x) => x.line),
-    ...all.skills_index.slice(minSkillRows).reverse()
+    ...all.skills_index.slice(minSkillRows).reverse(),
+    ...[...all.identity_memory].reverse()
   ]
   const shedPosition = new Map<Line, number>(shedOrder.map((line, i) => [line, i]))
   const keptAfter = (shed: number): Sections => {
     const keep = (line: Line) => (shedPosition.get(line) ?? Number.POSITIVE_INFINITY) >= shed
     return {
       working_state: all.working_state,
+      identity_memory: all.identity_memory.filter(keep),
       always_on_memory: all.always_on_memory,
       skills_index: all.skills_index.filter(keep),
       prior_sessions: all.prior_sessions.filter(keep),
@@ -320,7 +329,9 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
 
   const memoryIds = [
     ...new Set(
-      [...kept.always_on_memory, ...kept.prior_sessions, ...kept.recalled_memory].flatMap((line) =>
+      [...kept.identity_memory, ...kept.always_on_memory, ...kept.prior_sessions, ...kept.recalled_memory].flatMap((
+        line
+      ) =>
         line.memoryId !== undefined ? [line.memoryId] : []
       )
     )

@@ -14,6 +14,7 @@ export const RESERVED_TAG_NAMES = [
   "injected_memory",
   "working_state",
   "skills_index",
+  "identity_memory",
   "always_on_memory",
   "prior_sessions",
   "recalled_memory"

@@ -9,12 +9,22 @@ import {
   MemoryOverlay,
   MemoryRecord,
   MemoryStore,
+  MemoryWrite,
   PromotionStore,
-  PromptFragment,
   Routing,
-  RoutingPresets
+  RoutingPresets,
+  RoutingSpecs,
+  SessionStore,
+  TelemetryStore
 } from "@engram/core"
-import { AgentBackground, MemoryTools, Promotion, Recall } from "@engram/runtime"
+import {
+  AgentBackground,
+  ContextProjection,
+  MemoryTools,
+  ModelRequest,
+  Promotion,
+  StablePrefix
+} from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
@@ -72,7 +82,6 @@ const assistant = Background.unsafeMake({
 
 const companionBackground = Background.mergeBackground(assistant, RoutingPresets.userBackgroundSections)
 
-const identity = PromptFragment.fromText("Identity", "You are a friendly companion. Be warm and brief.")
 
 /** A language model that answers with these tool calls, as a real model would request them. */
 const scriptedModel = (calls: ReadonlyArray<{ readonly name: string; readonly params: unknown }>) =>
@@ -94,22 +103,35 @@ const savedStatus = (response: {
   return status === "saved" ? undefined : `the tool answered ${JSON.stringify(result.encodedResult)}`
 }
 
-/** The prompt a new session builds for a question: identity, then `## Context` with recall. */
+/** The request a new session sends for a question: built agent, projection, one request composer. */
 const promptFor = (config: MemoryTools.MemoryToolsConfig, question: string) =>
   Effect.gen(function*() {
-    const composed = yield* AgentBackground.composeAgentBackground(config)
-    const recall = yield* Recall.assembleRecall({
-      ...config,
-      query: question,
-      composedIds: MemoryOverlay.composedIds(composed.report)
-    })
-    const context = AgentBackground.contextFragments({ background: composed.background, recall })
-    const sections = PromptFragment.renderSections([
-      { section: identity, source: "role" },
-      { section: { name: "Context", renderFragments: () => context }, source: "instance" }
-    ])
-    return { text: PromptFragment.joinPrompt(sections), composed, recall }
-  })
+    const agent = yield* StablePrefix.buildAgent(
+      yield* StablePrefix.decodeConfig({
+        persona: "You are a friendly companion. Be warm and brief.",
+        background: config.background,
+        spec: config.spec.key,
+        scope: config.scope
+      })
+    )
+    const projection = yield* Effect.flatMap(ContextProjection.ContextProjection, (p) =>
+      p.project({
+        sessionId: "eval",
+        turn: 1,
+        query: question,
+        scopes: agent.scopes,
+        mode: "native",
+        inPrefix: agent.composedIds,
+        identity: agent.identity,
+        record: false
+      }))
+    const input = new SessionStore.OperatorMessage({ text: question, at: yield* MemoryWrite.now })
+    const request = ModelRequest.compose({ prefix: agent.prefix, history: [], input, rounds: [], projection })
+    return { text: request.fragments.map((fragment) => fragment.text).join("\n"), composed: agent }
+  }).pipe(
+    Effect.provide(ContextProjection.layer),
+    Effect.provide(Layer.merge(TelemetryStore.layerMemory, RoutingSpecs.layer({ [config.spec.key]: config.spec })))
+  )
 
 const occurrences = (text: string, needle: string): number => text.split(needle).length - 1
 

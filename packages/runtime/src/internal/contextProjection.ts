@@ -4,19 +4,29 @@
  */
 import {
   MemoryLimits,
+  MemoryQuery,
   type MemoryRecord,
   MemoryStore,
   MemoryWrite,
   PriorSessionDigest,
   ProjectedContext,
+  PromotionStore,
+  Routing,
   SessionStore,
   TelemetryStore,
   TokenEstimator
 } from "@engram/core"
+import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { ContextProjectionService, ProjectionRequest, ProjectionSettings } from "../ContextProjection.js"
+import type {
+  ContextProjectionService,
+  IdentitySource,
+  ProjectionRequest,
+  ProjectionSettings,
+  Stores
+} from "../ContextProjection.js"
 
 export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
   sessionId: Schema.String,
@@ -68,11 +78,25 @@ interface Read<A> {
   readonly skipped: number
 }
 
-export const make = (
-  settings: ProjectionSettings
-): Effect.Effect<ContextProjectionService, never, MemoryStore.MemoryStore | TelemetryStore.TelemetryStore> =>
+/**
+ * The address routing gives a record of the identity source's scope (placed or in an undeclared
+ * section), or `undefined`. A spec that throws gives no address: the record is then only
+ * deduplicated by id.
+ */
+const addressOf = (source: IdentitySource, record: MemoryRecord.MemoryRecord): string | undefined => {
+  if (record.scope !== source.scope) return undefined
+  try {
+    const evaluation = Routing.evaluateRoute(record, source.context, source.spec)
+    return evaluation.placement === null ? undefined : evaluation.placementKey
+  } catch {
+    return undefined
+  }
+}
+
+export const make = (settings: ProjectionSettings): Effect.Effect<ContextProjectionService, never, Stores> =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
+    const promotions = yield* PromotionStore.PromotionStore
     const telemetry = yield* TelemetryStore.TelemetryStore
     const budget = budgetOf(settings)
     const digestMode = settings.digest ?? PriorSessionDigest.DEFAULT_DIGEST_MODE
@@ -167,6 +191,42 @@ export const make = (
         return { value: entries, skipped } satisfies Read<ReadonlyArray<PriorSessionDigest.DigestEntry>>
       })
 
+    /**
+     * The identity tier: per address of the spec's promotion rows in the scope that the prefix
+     * neither holds nor composed, the newest deliverable record; oldest first, at most
+     * `identityLimit` (the newest ones).
+     */
+    const readIdentity = (source: IdentitySource, inPrefix: ReadonlySet<string>, now: DateTime.Utc) =>
+      Effect.gen(function*() {
+        const held = new Set(source.heldAddresses)
+        const rows = yield* promotions.listByScope(source.scope, { specKey: source.spec.key })
+        const addressById = new Map<string, string>()
+        for (const row of rows.rows) {
+          if (row.placementKey !== null && !held.has(row.placementKey) && !inPrefix.has(row.recordId)) {
+            addressById.set(row.recordId, row.placementKey)
+          }
+        }
+        if (addressById.size === 0) {
+          return { value: [], skipped: rows.skipped } satisfies Read<ReadonlyArray<ProjectedContext.IdentityEntry>>
+        }
+        const read = yield* memories.get([...addressById.keys()])
+        const newest = new Map<string, MemoryRecord.MemoryRecord>()
+        for (const record of read.records) {
+          if (record.scope !== source.scope || !MemoryQuery.isDeliverable(record, now)) continue
+          const address = addressById.get(record.id)!
+          const holder = newest.get(address)
+          if (holder === undefined || MemoryQuery.compareListOrder(record, holder) < 0) newest.set(address, record)
+        }
+        const value = [...newest.entries()]
+          .map(([placementKey, record]) => ({ record, placementKey }))
+          .sort((a, b) => MemoryQuery.compareListOrder(a.record, b.record))
+          .slice(0, settings.identityLimit)
+          .reverse()
+        return { value, skipped: rows.skipped + read.skipped } satisfies Read<
+          ReadonlyArray<ProjectedContext.IdentityEntry>
+        >
+      })
+
     const readRecall = (request: ProjectionRequest, limit: number) =>
       request.query.trim() === "" || limit === 0
         ? Effect.succeed({ value: [], skipped: 0 })
@@ -202,6 +262,10 @@ export const make = (
         const none = { value: [], skipped: 0 }
 
         // Only what the mode composes is read: incognito and subagent projections never touch memory.
+        const inPrefix = new Set(request.inPrefix ?? [])
+        const identity = sections.has("identity_memory") && request.identity !== undefined && settings.identityLimit > 0
+          ? yield* readIdentity(request.identity, inPrefix, now)
+          : none
         const alwaysOn = sections.has("always_on_memory") ? yield* readAlwaysOn(request.scopes) : none
         const digest = sections.has("prior_sessions") ? yield* readDigest(request, sessionId) : none
         const options = {
@@ -213,10 +277,12 @@ export const make = (
         const inputs = {
           now,
           ...(request.workingState !== undefined ? { workingState: request.workingState } : {}),
+          identity: identity.value,
           alwaysOn: alwaysOn.value,
           ...(request.skills !== undefined ? { skills: request.skills } : {}),
           digest: digest.value,
-          ...(request.inPrefix !== undefined ? { inPrefix: request.inPrefix } : {})
+          ...(request.inPrefix !== undefined ? { inPrefix: request.inPrefix } : {}),
+          ...(request.identity !== undefined ? { heldAddresses: request.identity.heldAddresses } : {})
         }
         // Recall asks for as many hits as the budget left after the higher-priority sections holds
         // (at least one, so that a report can still say recall was shed for budget).
@@ -228,7 +294,7 @@ export const make = (
           ))
           : 0
         const recall = yield* readRecall(request, recallLimit)
-        const skipped = alwaysOn.skipped + digest.skipped + recall.skipped
+        const skipped = identity.skipped + alwaysOn.skipped + digest.skipped + recall.skipped
         if (skipped > 0) {
           yield* Effect.logWarning("projection skipped stored memory rows that failed to decode").pipe(
             Effect.annotateLogs({ sessionId, turn: request.turn, skipped })
@@ -238,8 +304,18 @@ export const make = (
         // Session summaries reach a prompt through the digest alone (whose rules — other sessions
         // only, newest summary only, suppressed on autonomous turns — recall would bypass).
         const isSummary = (hit: MemoryStore.SearchHit) => Option.isSome(PriorSessionDigest.fromRecord(hit.record))
+        const recalled = recall.value.filter((hit) => !isSummary(hit))
+        // Every other memory gets the address routing gives it, so one held by the prefix or an
+        // identity line is not delivered beside it.
+        const addresses: Record<string, string> = {}
+        if (request.identity !== undefined) {
+          for (const record of [...alwaysOn.value, ...recalled.map((hit) => hit.record)]) {
+            const address = addressOf(request.identity, record)
+            if (address !== undefined) addresses[record.id] = address
+          }
+        }
         const projection = ProjectedContext.composeProjectedContext(
-          { ...inputs, recall: recall.value.filter((hit) => !isSummary(hit)) },
+          { ...inputs, recall: recalled, ...(request.identity !== undefined ? { addresses } : {}) },
           options
         )
 

@@ -151,6 +151,7 @@ export const make = (options: NativeAgentOptions) =>
     const agent: NativeAgent = {
       prefix,
       composedIds: mode === "incognito" ? [] : options.composedIds ?? [],
+      identity: options.identity,
       memory: options.memory,
       cacheHints: options.cacheHints === false ? undefined : options.cacheHints ?? ModelRequest.CACHE_HINTS,
       scopes: options.scopes ?? [options.memory.scope],
@@ -317,6 +318,7 @@ export const project = (turn: Omit<Turn, "projection">, record = true) =>
       scopes: turn.agent.scopes,
       mode: turn.agent.mode,
       inPrefix: turn.agent.composedIds,
+      ...(turn.agent.identity !== undefined ? { identity: turn.agent.identity } : {}),
       ...(turn.agent.workingState !== undefined ? { workingState: turn.agent.workingState } : {}),
       ...(turn.agent.skills !== undefined ? { skills: turn.agent.skills } : {}),
       record

@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { composeAgentBackground } from "../AgentBackground.js"
+import type { IdentitySource } from "../ContextProjection.js"
 import type { AgentConfig, BuiltAgent, PluginSection, SectionOrderError, SectionPosition } from "../StablePrefix.js"
 
 /** The built-in sections in authority order (first wins); `StablePrefix.BuiltinSection` is built from it. */
@@ -179,26 +180,39 @@ const noSpec: Routing.MemoryRoutingSpec = {
   finalize: Routing.finalizeOldestFirst
 }
 
+/** What the projection's identity tier needs: every address the composed Background holds. */
+const identitySource = (
+  spec: Routing.MemoryRoutingSpec,
+  config: AgentConfig,
+  composed: Background.Background
+): IdentitySource => ({
+  spec,
+  scope: config.scope,
+  context: Routing.routingContext(config.background),
+  heldAddresses: composed.sections.flatMap((section) =>
+    section.entries.map((entry) => Routing.entryAddress(spec, section.id, entry.key))
+  )
+})
+
 export const buildAgent = (config: AgentConfig) =>
   Effect.gen(function*() {
     // Refuse a bad plugin layout before reading any store.
     yield* orderSections(config.plugins)
-    const composed = config.spec === undefined
+    const spec = config.spec === undefined
+      ? undefined
+      : yield* Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!))
+    const composed = spec === undefined
       ? yield* Effect.map(MemoryWrite.now, (now) => ({
         ...MemoryOverlay.applyMemoryOverlay(config.background, [], noSpec, { now, budget: config.overlayBudget }),
         missing: [],
         skipped: { promotionRows: 0, records: 0 }
       }))
-      : yield* Effect.flatMap(
-        Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!)),
-        (spec) =>
-          composeAgentBackground({
-            background: config.background,
-            spec,
-            scope: config.scope,
-            budget: config.overlayBudget
-          })
-      )
+      : yield* composeAgentBackground({
+        background: config.background,
+        spec,
+        scope: config.scope,
+        budget: config.overlayBudget
+      })
     const prefix = yield* renderPrefix(config, composed.background)
     const built: BuiltAgent = {
       prefix,
@@ -208,6 +222,7 @@ export const buildAgent = (config: AgentConfig) =>
       composedIds: MemoryOverlay.composedIds(composed.report),
       background: composed.background,
       scopes: config.scopes ?? [config.scope],
+      identity: spec === undefined ? undefined : identitySource(spec, config, composed.background),
       missing: composed.missing,
       skipped: composed.skipped
     }
