@@ -118,7 +118,8 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
   })
 })
 
-describe("engram memory forget", { timeout: 120_000 }, () => {
+// Eleven CLI processes: generous on a loaded machine.
+describe("engram memory forget", { timeout: 300_000 }, () => {
   const tmp = tempDir()
   afterAll(tmp.cleanup)
   const db = Path.join(tmp.dir, "engram.db")
