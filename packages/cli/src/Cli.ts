@@ -170,6 +170,13 @@ export const hoistGlobalOptions = (args: ReadonlyArray<string>): ReadonlyArray<s
  */
 export const run = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
+    const empty = emptyOptionValue(argv.slice(2))
+    if (empty !== undefined) {
+      return yield* new CliError.CliFailure({
+        problem: `${empty}: the value is empty; give a value or leave the option out`,
+        exitCode: CliError.ExitCode.refused
+      })
+    }
     // @effect/cli prints its own multi-line report of a bad command line to stderr; we report
     // the error ourselves, in one line, so its stderr is silenced while the command line is
     // parsed — and restored for the command's own run.
@@ -195,6 +202,24 @@ export const run = (argv: ReadonlyArray<string>) =>
     }),
     Effect.provide(Layer.mergeAll(CliConfig.layer({ showBuiltIns: false, showTypes: false }), logging))
   )
+
+/**
+ * The first option given an empty value (`--tag ""`, `--tag=`), which @effect/cli would drop as
+ * if the option were absent. Arguments after `--` are text, not options.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const emptyOptionValue = (args: ReadonlyArray<string>): string | undefined => {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--") return undefined
+    if (!arg.startsWith("--")) continue
+    if (arg.endsWith("=")) return arg.slice(0, -1)
+    if (!arg.includes("=") && args[i + 1] === "") return arg
+  }
+  return undefined
+}
 
 /**
  * {@link run}, printing a failure as `engram: <problem>` on stderr.

@@ -51,3 +51,12 @@ describe("engram with global options after the command", () => {
     }
   })
 })
+
+describe("Cli.emptyOptionValue (--tag \"\" is refused, not dropped)", () => {
+  it("names the first option given an empty value", () => {
+    expect(Cli.emptyOptionValue(["memory", "add", "x", "--kind", "fact", "--tag", ""])).toBe("--tag")
+    expect(Cli.emptyOptionValue(["memory", "add", "x", "--tag=", "--kind", "fact"])).toBe("--tag")
+    expect(Cli.emptyOptionValue(["memory", "add", "x", "--tag", "a"])).toBeUndefined()
+    expect(Cli.emptyOptionValue(["memory", "add", "--", "--tag", ""])).toBeUndefined()
+  })
+})

@@ -31,7 +31,14 @@ const deliveryPolicies = MemoryRecord.DeliveryPolicy.literals
 const reviewStates = MemoryRecord.ReviewState.literals
 
 // The record's own field rules, read from its schemas so the command line and the store agree.
-const ExpiresInDays = Schema.compose(Schema.NumberFromString, MemoryRecord.MemoryWriteInput.fields.expiresInDays.from)
+// Plain decimal only: Number("0x10") is 16 and Number("1e2") is 100, neither what a person typed.
+const DecimalText = Schema.String.pipe(
+  Schema.pattern(/^\d+(\.\d+)?$/, { message: () => "must be a plain decimal number of days, e.g. 30 or 1.5" })
+)
+const ExpiresInDays = Schema.compose(
+  Schema.compose(DecimalText, Schema.NumberFromString),
+  MemoryRecord.MemoryWriteInput.fields.expiresInDays.from
+)
 const Epoch = MemoryRecord.MemoryWriteInput.fields.epoch.from
 
 const Limit = Schema.NumberFromString.pipe(
