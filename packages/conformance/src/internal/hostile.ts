@@ -219,15 +219,6 @@ export const hostile = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         expect(error.message).toContain("MemoryLimits.maxQueryChars")
       }).pipe(provide))
 
-    it.effect("a query of thousands of distinct words within the limit answers with the matching records", () =>
-      Effect.gen(function*() {
-        const s = yield* store
-        yield* s.write([base])
-        const words = Array.from({ length: 1_300 }, (_, i) => `w${i.toString(36)}`).join(" ")
-        const query = `${words} probe`.slice(-maxQueryChars)
-        expect(idsOf((yield* s.search(query)).hits.map((hit) => hit.record))).toEqual(["h-1"])
-      }).pipe(provide))
-
     it.effect("search text with NUL and unpaired surrogates matches on its other words", () =>
       Effect.gen(function*() {
         const s = yield* store
