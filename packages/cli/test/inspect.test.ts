@@ -72,5 +72,5 @@ describe("engram inspect", () => {
     } finally {
       cleanup()
     }
-  })
+  }, 180_000) // three child processes of `engram`; slow on a loaded machine
 })
