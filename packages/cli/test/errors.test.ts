@@ -32,8 +32,8 @@ describe("engram: bad input prints one line, exits non-zero and writes nothing",
   it("turns @effect/cli's own validation errors into one line", () => {
     expectRefused(engram("memory", "add", "x", "--db", db), "Expected to find option: '--kind'")
     expectRefused(
-      engram("memory", "forget", "keep-1", "--db", db),
-      `unknown command "memory forget"; memory commands: add, list, search, review, supersede, expire, import`
+      engram("memory", "erase", "keep-1", "--db", db),
+      `unknown command "memory erase"; memory commands: add, list, search, review, supersede, expire, forget, import`
     )
   })
 
