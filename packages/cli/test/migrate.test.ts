@@ -160,7 +160,7 @@ describe("engram migrate and --pg: bad input is refused in one line, before anyt
   it("refuses a --from that is not an Engram store", () => {
     const text = Path.join(tmp.dir, "notes.txt")
     writeFileSync(text, "not a database\n".repeat(100))
-    expectRefused(engram("migrate", "--from", text, "--to", target), `cannot read ${text}: file is not a database`)
+    expectRefused(engram("migrate", "--from", text, "--to", target), `cannot read ${text}: the file is damaged: it is not an SQLite database`)
   })
 
   it("refuses a SQLite file that holds no Engram store, and leaves it untouched", () => {
