@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 export * as EngramPg from "./EngramPg.js"
+export * as PgError from "./PgError.js"
 export * as PgMemoryStore from "./PgMemoryStore.js"
 export * as PgPromotionStore from "./PgPromotionStore.js"
 export * as PgSessionStore from "./PgSessionStore.js"

@@ -22,6 +22,7 @@ import { lexemeOf, lexemesOf, tierQuery } from "./lexemes.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
 import { ensureMigrated, memoryTable, migrate } from "./schema.js"
 import { ensureTombstones, migrateTombstones, tombstoneTable } from "./tombstones.js"
+import { reasonOf } from "../PgError.js"
 
 /**
  * A row as `pg` returns it: BIGINT arrives as a string; tags are selected as JSON text, the form
@@ -140,7 +141,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
   yield* prepare
 
   const failure = (operation: string) => (cause: SqlError) =>
-    new MemoryStoreError.MemoryStoreFailure({ operation, cause })
+    new MemoryStoreError.MemoryStoreFailure({ operation, cause: reasonOf(cause) })
 
   const table = sql(memoryTable)
   const selectColumns = sql.literal(columns)

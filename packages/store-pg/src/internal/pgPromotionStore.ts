@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
+import { reasonOf } from "../PgError.js"
 
 /** The promotion table. */
 export const promotionTable = "engram_promotions"
@@ -114,7 +115,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const selectColumns = sql.literal(columns)
 
     const failure = (operation: string) => (cause: SqlError) =>
-      Effect.fail(new PromotionStore.PromotionStoreFailure({ operation, cause }))
+      Effect.fail(new PromotionStore.PromotionStoreFailure({ operation, cause: reasonOf(cause) }))
 
     const read = (operation: string, rows: ReadonlyArray<Row>) => {
       const { skipped, values } = StoredRows.decodeEach(rows, decodeRow, (row) => row.record_id)

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
+import { reasonOf } from "../PgError.js"
 
 /** One row per message. */
 export const messagesTable = "engram_session_messages"
@@ -78,7 +79,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const interrupts = sql(interruptsTable)
 
     const failure = (operation: string) => (cause: SqlError) =>
-      Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause }))
+      Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause: reasonOf(cause) }))
 
     const service: SessionStore.SessionStoreService = {
       append: (sessionId, batch) =>

@@ -5,6 +5,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
+import { reasonOf } from "../PgError.js"
 
 /** One row per appended injection row. */
 export const injectionsTable = "engram_injection_log"
@@ -107,7 +108,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const trajectory = sql(trajectoryTable)
 
     const failure = (operation: string) => (cause: SqlError) =>
-      Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause }))
+      Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause: reasonOf(cause) }))
 
     const service: TelemetryStore.TelemetryStoreService = {
       appendInjection: (row) =>
