@@ -27,6 +27,7 @@ import * as Mcp from "./commands/Mcp.js"
 import * as Serve from "./commands/Serve.js"
 import * as Token from "./commands/Token.js"
 import * as Memory from "./commands/Memory.js"
+import * as Explain from "./commands/Explain.js"
 import * as Inspect from "./commands/Inspect.js"
 import * as Migrate from "./commands/Migrate.js"
 import * as Telemetry from "./commands/Telemetry.js"
@@ -54,7 +55,8 @@ const command = Root.command.pipe(
     Token.command,
     Telemetry.command,
     Doctor.command,
-    Inspect.command
+    Inspect.command,
+    Explain.command
   ])
 )
 
@@ -70,7 +72,8 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
   token: ["create", "list", "revoke"],
   telemetry: Telemetry.subcommandNames,
   doctor: [],
-  inspect: []
+  inspect: [],
+  explain: []
 }
 
 /**

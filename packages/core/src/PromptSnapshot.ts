@@ -12,6 +12,8 @@
  *   size, items, shed lines and memory ids; what was shed, withheld or suppressed;
  * - the **legacy frames** stripped from the view — which ones (their stream positions and
  *   hashes), not only how many;
+ * - the **scopes** the projection read and the **overlay report** the prefix was built with (an
+ *   `overlay` blob: which promoted memories composed and why the others were declined);
  * - the model, the tools offered, the token usage when the provider reports it, and the hash
  *   and size of the composed request, so a rebuild can be checked byte for byte.
  *
@@ -23,7 +25,7 @@
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { MemoryId } from "./MemoryRecord.js"
+import { MemoryId, Scope } from "./MemoryRecord.js"
 import { ProjectionMode, SectionLabel, SectionReport, ShedItem, WithheldItem } from "./ProjectedContext.js"
 import { SectionSource } from "./PromptFragment.js"
 import { SessionId } from "./SessionStore.js"
@@ -118,6 +120,10 @@ export class PromptSnapshot extends Schema.Class<PromptSnapshot>("PromptSnapshot
     at: Schema.DateTimeUtc,
     model: Schema.NullOr(Schema.String),
     tools: Schema.Array(Schema.String),
+    /** The memory scopes the call's projection read; `null` when the producer did not say. */
+    scopes: Schema.optionalWith(Schema.NullOr(Schema.Array(Scope)), { default: () => null }),
+    /** The overlay report the prefix was built with (an `overlay` blob); `null` when none was given. */
+    overlay: Schema.optionalWith(Schema.NullOr(ContentHash), { default: () => null }),
     prefix: Schema.Struct({
       hash: Schema.NullOr(ContentHash),
       chars: Schema.NonNegativeInt,

@@ -328,7 +328,13 @@ export const prepareSnapshot = (
       const problem = Trajectory.invalidEntry(entry)
       if (problem !== undefined) return yield* new InvalidTelemetryRow({ problem })
     }
-    for (const [kind, hash] of [["prefix", snapshot.prefix.hash], ["projection", snapshot.projection.hash]] as const) {
+    for (
+      const [kind, hash] of [
+        ["prefix", snapshot.prefix.hash],
+        ["projection", snapshot.projection.hash],
+        ["overlay", snapshot.overlay]
+      ] as const
+    ) {
       if (hash !== null && !entries.some((e) => e._tag === "Blob" && e.kind === kind && e.hash === hash)) {
         return yield* new InvalidTelemetryRow({
           problem: `the snapshot names the ${kind} ${hash}, but no such ${kind} blob is among its entries`

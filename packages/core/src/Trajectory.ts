@@ -8,8 +8,9 @@
  * - a **message**: one stored session message (operator, assistant, tool), at its position `seq`
  *   in the session's message stream (0, 1, 2, … in the order the session stored them). The
  *   stream only grows; a position is written once, and the first body written there stands.
- * - a **blob**: a stable prefix (`prefix`: the rendered sections with their fragment attribution)
- *   or a projection (`projection`: the encoded `ProjectedContext`). A blob is stored once per
+ * - a **blob**: a stable prefix (`prefix`: the rendered sections with their fragment attribution),
+ *   a projection (`projection`: the encoded `ProjectedContext`) or the overlay report the prefix
+ *   was built with (`overlay`: ids, addresses and reasons — no content). A blob is stored once per
  *   session however many calls refer to it — a 20-turn session with a stable prefix stores the
  *   prefix once.
  *
@@ -22,8 +23,10 @@ import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { sha256 } from "./internal/sha256.js"
+import type { OverlayReport } from "./MemoryOverlay.js"
 import { ProjectedContext } from "./ProjectedContext.js"
 import { AgentPromptSectionData } from "./PromptFragment.js"
+import { KeySource } from "./Routing.js"
 import { SessionMessage } from "./SessionStore.js"
 
 /**
@@ -52,7 +55,7 @@ export const contentHash = (text: string): ContentHash => `sha256:${sha256(text)
  * @since 0.1.0
  * @category models
  */
-export const BlobKind = Schema.Literal("prefix", "projection")
+export const BlobKind = Schema.Literal("prefix", "projection", "overlay")
 /** @since 0.1.0 @category models */
 export type BlobKind = typeof BlobKind.Type
 
@@ -181,6 +184,96 @@ export const prefixBlob = (sections: ReadonlyArray<AgentPromptSectionData>): Blo
  */
 export const projectionBlob = (projection: ProjectedContext): BlobEntry =>
   blob("projection", JSON.stringify(encodeProjectionSync(projection)))
+
+const NullableChars = Schema.NullOr(Schema.NonNegativeInt)
+
+const OverlayAddressData = Schema.Struct({
+  section: Schema.String,
+  key: Schema.String,
+  placementKey: Schema.String,
+  keySource: Schema.NullOr(KeySource)
+})
+
+/**
+ * The stored form of a `MemoryOverlay.OverlayReport`: the spec, the budgets (`null` = unlimited)
+ * and one outcome per placed record — ids, addresses and reasons, never content.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const OverlayReportData = Schema.Struct({
+  specKey: Schema.String,
+  specVersion: Schema.String,
+  budget: Schema.Struct({
+    totalChars: NullableChars,
+    sectionChars: NullableChars,
+    perSection: Schema.Record({ key: Schema.String, value: NullableChars })
+  }),
+  outcomes: Schema.Array(Schema.Union(
+    Schema.Struct({
+      recordId: Schema.String,
+      status: Schema.Literal("composed"),
+      address: OverlayAddressData,
+      supports: Schema.NonNegativeInt,
+      chars: Schema.NonNegativeInt
+    }),
+    Schema.Struct({
+      recordId: Schema.String,
+      status: Schema.Literal("declined"),
+      reason: Schema.String,
+      address: Schema.NullOr(OverlayAddressData),
+      heldBy: Schema.optional(Schema.String),
+      budget: Schema.optional(Schema.Literal("section", "total"))
+    })
+  ))
+}).annotations({ identifier: "OverlayReportData" })
+/** @since 0.1.0 @category models */
+export type OverlayReportData = typeof OverlayReportData.Type
+
+const encodeOverlaySync = Schema.encodeSync(OverlayReportData)
+const decodeOverlayJson = Schema.decodeUnknownEither(Schema.parseJson(OverlayReportData))
+const finite = (n: number): number | null => (Number.isFinite(n) ? Math.max(0, Math.floor(n)) : null)
+
+/**
+ * The blob of an overlay report (what `StablePrefix.buildAgent` returned with the prefix).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const overlayBlob = (report: OverlayReport): BlobEntry =>
+  blob(
+    "overlay",
+    JSON.stringify(encodeOverlaySync({
+      specKey: report.specKey,
+      specVersion: report.specVersion,
+      budget: {
+        totalChars: finite(report.budget.totalChars),
+        sectionChars: finite(report.budget.sectionChars),
+        perSection: Object.fromEntries(Object.entries(report.budget.perSection).map(([k, v]) => [k, finite(v)]))
+      },
+      outcomes: report.outcomes.map((o) =>
+        o.status === "composed"
+          ? { recordId: o.recordId, status: o.status, address: o.address, supports: o.supports, chars: o.chars }
+          : {
+            recordId: o.recordId,
+            status: o.status,
+            reason: o.reason,
+            address: o.address,
+            ...(o.heldBy !== undefined ? { heldBy: o.heldBy } : {}),
+            ...(o.budget !== undefined ? { budget: o.budget } : {})
+          }
+      )
+    }))
+  )
+
+/**
+ * The overlay report an overlay blob holds.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const overlayOf = (entry: BlobEntry): Either.Either<OverlayReportData, string> =>
+  Either.mapLeft(decodeOverlayJson(entry.body), (error) => `overlay ${entry.hash}: ${error.message}`)
 
 /**
  * The message a message entry holds.

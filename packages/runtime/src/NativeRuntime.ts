@@ -52,6 +52,7 @@ import type * as Prompt from "@effect/ai/Prompt"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
 import type {
+  MemoryOverlay,
   MemoryRecord,
   MemoryStore,
   ProjectedContext,
@@ -144,6 +145,8 @@ export interface NativeAgentOptions {
   readonly composedIds?: ReadonlyArray<string> | undefined
   readonly authoredPrefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
   readonly identity?: IdentitySource | undefined
+  /** The overlay report the prefix was built with (`buildAgent` returns it); prompt snapshots keep it for `Explain`. */
+  readonly report?: MemoryOverlay.OverlayReport | undefined
   readonly memory: MemoryTools.MemoryToolsConfig
   readonly memoryTools?: ReadonlyArray<keyof Tools & string> | undefined
   readonly toolkits?: ReadonlyArray<AgentToolkit> | undefined
@@ -165,6 +168,8 @@ export interface NativeAgentOptions {
 export interface NativeAgent {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly composedIds: ReadonlyArray<string>
+  /** The overlay report the prefix was built with, if given (none for an incognito agent). */
+  readonly overlay: MemoryOverlay.OverlayReport | undefined
   /** The provider options marking cache breakpoints, if any (see `ModelRequest.compose`). */
   readonly cacheHints: Prompt.ProviderOptions | undefined
   /** The memory tools' configuration (a subagent inherits it). */

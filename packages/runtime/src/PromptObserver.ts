@@ -20,6 +20,7 @@
  * @since 0.1.0
  */
 import {
+  type MemoryOverlay,
   type ProjectedContext,
   PromptFragment,
   PromptSnapshot as Stored,
@@ -51,6 +52,10 @@ export interface PromptSnapshot {
    * {@link layerTelemetry}; the native loop always does.
    */
   readonly inputs?: ModelRequest.RequestInput | undefined
+  /** The memory scopes the projection read (stored with the snapshot, for `Explain`). */
+  readonly scopes?: ReadonlyArray<string> | undefined
+  /** The overlay report the prefix was built with (stored once per session, for `Explain`). */
+  readonly overlay?: MemoryOverlay.OverlayReport | undefined
 }
 
 /**
@@ -245,8 +250,10 @@ export const toStored = (
   const inputSeq = inputs.history.length
   const prefixBlob = inputs.prefix.length > 0 ? Trajectory.prefixBlob(inputs.prefix) : undefined
   const projectionBlob = inputs.projection.isEmpty ? undefined : Trajectory.projectionBlob(inputs.projection)
+  const overlayBlob = snapshot.overlay === undefined ? undefined : Trajectory.overlayBlob(snapshot.overlay)
   const entries: Array<Trajectory.TrajectoryEntry> = []
   if (prefixBlob !== undefined) entries.push(prefixBlob)
+  if (overlayBlob !== undefined) entries.push(overlayBlob)
   stream.forEach((message, seq) => {
     if (seq >= (options.fromSeq ?? 0)) entries.push(Trajectory.messageEntry(seq, message))
   })
@@ -261,6 +268,8 @@ export const toStored = (
     at: options.at,
     model: options.model ?? null,
     tools: snapshot.tools,
+    scopes: snapshot.scopes ?? null,
+    overlay: overlayBlob?.hash ?? null,
     prefix: {
       hash: prefixBlob?.hash ?? null,
       chars: PromptFragment.joinPrompt(inputs.prefix).length,

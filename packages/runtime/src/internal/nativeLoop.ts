@@ -151,6 +151,7 @@ export const make = (options: NativeAgentOptions) =>
     const agent: NativeAgent = {
       prefix,
       composedIds: mode === "incognito" ? [] : options.composedIds ?? [],
+      overlay: mode === "incognito" ? undefined : options.report,
       identity: options.identity,
       memory: options.memory,
       cacheHints: options.cacheHints === false ? undefined : options.cacheHints ?? ModelRequest.CACHE_HINTS,
@@ -351,7 +352,9 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
         request,
         tools: agent.offered,
         projection: turn.projection,
-        inputs
+        inputs,
+        scopes: agent.scopes,
+        overlay: agent.overlay
       })
       const reply = yield* callModel(agent, request).pipe(
         Effect.withSpan("agent.model.call", { attributes: { sessionId, turn: turn.turn, call } })

@@ -1,0 +1,107 @@
+/**
+ * `engram explain <memory-id> [--session S] [--turn N] [--call K] [--json]`: why a memory did or
+ * did not reach the model on a session's stored calls (`Explain.explain`) — composed into the
+ * prefix, delivered by a projection section, shed, withheld, declined by the overlay, excluded by
+ * mode or scope, or not recalled — with the record's routing (spec, version, key source) and
+ * whether it was promoted. Without `--session`, the sessions whose injection log names it.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import { Explain } from "@engram/runtime"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Flags from "../Flags.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import * as StoreBackend from "../StoreBackend.js"
+
+const position = (name: string, description: string) =>
+  Flags.optional(Flags.text(name, Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), description, "n"))
+
+/**
+ * An explanation as text: the record, its routing, then one line per call.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderExplanation = (e: Explain.Explanation): string => {
+  const lines: Array<string> = [`memory ${e.memoryId}`]
+  if (e.record !== null) {
+    lines.push(
+      `  record: ${e.record.kind} in ${e.record.scope} · ${e.record.reviewState} · ${e.record.deliveryPolicy}` +
+        (e.record.deliverableNow ? "" : " · not deliverable now")
+    )
+  } else if (e.tombstone !== null) {
+    lines.push(`  forgotten at ${e.tombstone.forgottenAt} by ${e.tombstone.forgottenBy}`)
+  } else {
+    lines.push("  record: not in the store")
+  }
+  if (e.routing.length === 0) lines.push("  routing: no promotion row (never routed)")
+  for (const r of e.routing) {
+    lines.push(
+      `  routing: spec ${r.specKey}@${r.specVersion} · ` +
+        (r.promoted
+          ? `promoted to ${r.section}/${r.key} (${r.placementKey}, key from ${r.keySource ?? "?"}, tier ${r.tier ?? "?"})`
+          : "not promoted (the spec placed it nowhere: recall only)")
+    )
+  }
+  for (const c of e.calls) {
+    lines.push(
+      `  turn ${c.turn}, call ${c.call} (${c.mode}): ${c.reached ? "REACHED" : "not reached"} — ${c.verdict}: ${c.reason}` +
+        (c.injectionLogged ? " [injection log]" : "")
+    )
+  }
+  if (e.sessionId === null) {
+    lines.push(
+      e.sessions.length === 0
+        ? "  no injection-log row names it (pass --session to explain a session's calls)"
+        : `  delivered in: ${e.sessions.map((s) => `${s.sessionId} (turns ${s.turns.join(", ")})`).join("; ")}`
+    )
+  }
+  return lines.join("\n")
+}
+
+/**
+ * `engram explain`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "explain",
+  {
+    memoryId: Args.text({ name: "memory-id" }).pipe(Args.withDescription("The memory to explain.")),
+    session: Flags.optional(Flags.text("session", Schema.NonEmptyString, "Explain this session's stored calls.", "id")),
+    turn: position("turn", "Only this turn (with --session)."),
+    call: position("call", "Only this call of each turn (with --session).")
+  },
+  ({ call, memoryId, session, turn }) =>
+    Effect.gen(function*() {
+      if (session === undefined && (turn !== undefined || call !== undefined)) {
+        return yield* new CliFailure({ problem: "--turn and --call need --session", exitCode: ExitCode.refused })
+      }
+      const where = yield* StoreBackend.location
+      const explanation = yield* Explain.explain({ memoryId, sessionId: session, turn, call }).pipe(
+        Effect.provide(StoreBackend.layerObserved(where))
+      )
+      if (Explain.isUnknown(explanation)) {
+        return yield* new CliFailure({
+          problem: `nothing is known of memory ${memoryId}: no record, tombstone, promotion row or stored call names it`,
+          exitCode: ExitCode.refused
+        })
+      }
+      if (session !== undefined && explanation.calls.length === 0) {
+        return yield* new CliFailure({
+          problem: `no stored prompt snapshot matches session ${session}` +
+            `${turn === undefined ? "" : `, turn ${turn}`}${call === undefined ? "" : `, call ${call}`}`,
+          exitCode: ExitCode.refused
+        })
+      }
+      const settings = yield* Root.settings
+      yield* Console.log(settings.json ? Render.json(explanation) : renderExplanation(explanation))
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Explain why a memory did or did not reach the model on stored calls."))

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "@effect/vitest"
+import { IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
+import { ContextProjection, NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
+import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { Effect, Layer } from "effect"
+import * as Path from "node:path"
+import { engram, engramJson, tempDir } from "./utilities.js"
+
+/** A promoted name and an unrelated fact on the SQLite file `db`, then one turn of session s-x. */
+const runSession = (db: string) => {
+  const stores = Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteSessionStore.layerSqlite, SqliteTelemetryStore.layerSqlite)
+    .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
+  return Effect.runPromise(
+    Effect.gen(function*() {
+      const written = yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
+        store.write([
+          { content: "My name is Doug", kind: "profile", label: "name", scope: "global", sourceType: "conversation" },
+          { content: "The staging database is db-2", kind: "fact", scope: "global", sourceType: "conversation" }
+        ]))
+      yield* Promotion.promoteNew(written, {
+        background: RoutingPresets.userBackgroundSections,
+        spec: RoutingPresets.userBackground
+      })
+      const built = yield* StablePrefix.buildAgent(
+        yield* StablePrefix.decodeConfig({ spec: "user-background", persona: "You are a companion.", background: RoutingPresets.userBackgroundSections })
+      )
+      const agent = yield* NativeRuntime.make({
+        ...built,
+        memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground }
+      })
+      yield* NativeRuntime.runTurn({ agent, sessionId: "s-x", input: "tell me a joke" })
+      return written.map((r) => r.id)
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(
+          ContextProjection.layer,
+          ScriptedModel.layer(() => [ScriptedModel.text("ok")]),
+          PromptObserver.layerTelemetry(),
+          RoutingSpecs.layerPresets,
+          IdGenerator.sequential("mem")
+        ).pipe(Layer.provideMerge(stores))
+      )
+    )
+  )
+}
+
+describe("engram explain", () => {
+  it("says why a memory did or did not reach a stored call, from the stored snapshot", async () => {
+    const { cleanup, dir } = tempDir()
+    try {
+      const db = Path.join(dir, "engram.db")
+      const [name, fact] = await runSession(db)
+      const composed = engramJson("--db", db, "explain", name!, "--session", "s-x") as {
+        promoted: boolean
+        calls: ReadonlyArray<{ verdict: string; reached: boolean; prefix: { section: string } | null }>
+      }
+      expect(composed.promoted).toBe(true)
+      expect(composed.calls.map((c) => [c.verdict, c.reached])).toEqual([["composed", true]])
+
+      const human = engram("--db", db, "explain", fact!, "--session", "s-x")
+      expect(human.code).toBe(0)
+      expect(human.stdout).toContain(`memory ${fact}`)
+      expect(human.stdout).toContain("not promoted")
+      expect(human.stdout).toContain("turn 1, call 0 (native): not reached — not-recalled")
+      expect(human.stdout).toContain("shares no search token")
+
+      const unknown = engram("--db", db, "explain", "mem-nope", "--session", "s-x")
+      expect(unknown.code).not.toBe(0)
+      expect(unknown.stderr).toContain("nothing is known of memory mem-nope")
+    } finally {
+      cleanup()
+    }
+  }, 180_000) // three child processes of `engram`; slow on a loaded machine
+})

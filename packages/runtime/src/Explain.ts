@@ -1,0 +1,428 @@
+/**
+ * Explain: why a memory did or did not reach a model call.
+ *
+ * Every answer is read from what was recorded when the call was made — never re-guessed from the
+ * stores as they are now:
+ *
+ * - the call's **prompt snapshot**: its mode, the scopes its projection read, the prefix
+ *   fragments with their memory ids;
+ * - the **projection report** the snapshot holds: the sections that delivered the memory (and
+ *   where in the section it sat — for recall, its rank), what was shed for budget, what was
+ *   withheld and why, which sections the mode suppressed;
+ * - the **overlay report** the prefix was built with (a trajectory blob): composed, or declined
+ *   with the overlay's reason;
+ * - the **injection log** row of the call's turn.
+ *
+ * The current record (if it still exists), its promotion rows (routed where: spec, version, key
+ * source; promoted or not) and its tombstone (if forgotten) are added as context. Only one thing
+ * is computed afresh: the search tokens the call's query shares with the record — the shared
+ * tokenizer applied to the stored query and the record's text, which are both fixed.
+ *
+ * The verdict of a call is the first that applies, in this order: `composed` (in the prefix),
+ * `delivered` (by a projection section), `excluded-by-mode`, `excluded-by-scope`, `shed`,
+ * `withheld`, `declined` (by the overlay), `not-recalled`.
+ *
+ * A library function, so the CLI (`engram explain`) and the HTTP server give the same answer.
+ *
+ * @since 0.1.0
+ */
+import {
+  MemoryQuery,
+  MemoryRecord,
+  MemoryStore,
+  type MemoryStoreError,
+  type ProjectedContext,
+  PromotionStore,
+  type PromptSnapshot,
+  SearchTokenizer,
+  TelemetryStore,
+  Trajectory
+} from "@engram/core"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import { SnapshotUnreadable } from "./Inspect.js"
+
+/**
+ * The verdict of one call (see the module documentation for the order they are checked in).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Verdict =
+  | "composed"
+  | "delivered"
+  | "excluded-by-mode"
+  | "excluded-by-scope"
+  | "shed"
+  | "withheld"
+  | "declined"
+  | "not-recalled"
+
+/**
+ * What one stored call says about the memory.
+ *
+ * - `reached`: the memory's bytes were in the request.
+ * - `prefix`: the prefix section that carried it (composed by the overlay).
+ * - `overlay`: the overlay report's outcome for it (`null`: the report names it not, or none was
+ *   stored — `overlayStored` says which).
+ * - `projection`: the projection section that delivered it, and its position there (1-based; for
+ *   `recalled_memory` the recall rank).
+ * - `shed`, `withheld`: what the projection's budget report says of it.
+ * - `suppressed`: the memory sections the call's mode did not compose.
+ * - `inScope`: whether the record's scope was among those the projection read (`null`: unknown).
+ * - `queryTokens`: the search tokens of the call's query the record's text shares (`null` when
+ *   the record is gone or the call had no query).
+ * - `injectionLogged`: an injection-log row of the call's turn names the memory.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallExplanation {
+  readonly sessionId: string
+  readonly turn: number
+  readonly call: number
+  readonly mode: ProjectedContext.ProjectionMode
+  readonly reached: boolean
+  readonly verdict: Verdict
+  readonly reason: string
+  readonly prefix: { readonly section: string } | null
+  readonly overlayStored: boolean
+  readonly overlay: Trajectory.OverlayReportData["outcomes"][number] | null
+  readonly projection: { readonly section: ProjectedContext.SectionLabel; readonly position: number } | null
+  readonly shed: ProjectedContext.ShedItem | null
+  readonly withheld: ProjectedContext.WithheldItem | null
+  readonly suppressed: ReadonlyArray<ProjectedContext.SectionLabel>
+  readonly inScope: boolean | null
+  readonly queryTokens: ReadonlyArray<string> | null
+  readonly injectionLogged: boolean
+}
+
+/**
+ * A promotion row as explain reports it: routed where, by which spec and version, with which key
+ * source, and whether it placed the record (promoted) or declined to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RoutingExplanation {
+  readonly specKey: string
+  readonly specVersion: string
+  readonly promoted: boolean
+  readonly section: string | null
+  readonly key: string | null
+  readonly placementKey: string | null
+  readonly keySource: string | null
+  readonly tier: string | null
+}
+
+/**
+ * The whole answer: the record now (without its content), its tombstone if forgotten, its
+ * routing, and one explanation per stored call asked about. Without a session, `sessions` lists
+ * the sessions whose injection log names the memory, with their turns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Explanation {
+  readonly memoryId: string
+  readonly record: {
+    readonly scope: string
+    readonly kind: string
+    readonly reviewState: string
+    readonly deliveryPolicy: string
+    readonly deliverableNow: boolean
+  } | null
+  readonly tombstone: { readonly forgottenAt: string; readonly forgottenBy: string } | null
+  readonly routing: ReadonlyArray<RoutingExplanation>
+  readonly promoted: boolean
+  readonly sessionId: string | null
+  readonly calls: ReadonlyArray<CallExplanation>
+  readonly sessions: ReadonlyArray<{ readonly sessionId: string; readonly turns: ReadonlyArray<number> }>
+}
+
+/**
+ * The memory id is not a memory id.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidMemoryId extends Schema.TaggedError<InvalidMemoryId>()("InvalidMemoryId", {
+  memoryId: Schema.String
+}) {
+  override get message() {
+    return `"${this.memoryId}" is not a memory id`
+  }
+}
+
+/**
+ * What an explanation needs to read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ExplainRequirements =
+  | TelemetryStore.TelemetryStore
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+
+/**
+ * What an explanation can fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ExplainError =
+  | InvalidMemoryId
+  | SnapshotUnreadable
+  | TelemetryStore.TelemetryStoreFailure
+  | MemoryStoreError.MemoryStoreFailure
+  | PromotionStore.PromotionStoreFailure
+
+const memoryFree: ReadonlyArray<ProjectedContext.ProjectionMode> = ["incognito", "subagent"]
+
+const describeOverlay = (outcome: Extract<Trajectory.OverlayReportData["outcomes"][number], { status: "declined" }>) =>
+  `the overlay declined it (${outcome.reason}` +
+  (outcome.heldBy !== undefined ? `: ${outcome.heldBy} holds ${outcome.address?.placementKey ?? "the address"}` : "") +
+  (outcome.budget !== undefined ? `: the ${outcome.budget} budget was full` : "") +
+  ")"
+
+/**
+ * Explains one call from its snapshot, the blobs it names, its turn's injection rows, the record
+ * (if it still exists) and the call's query. Pure.
+ *
+ * @since 0.1.0
+ * @category explaining
+ */
+export const explainCall = (options: {
+  readonly memoryId: string
+  readonly snapshot: PromptSnapshot.PromptSnapshot
+  readonly overlay: Trajectory.OverlayReportData | null
+  readonly injections: ReadonlyArray<TelemetryStore.InjectionLogRow>
+  readonly record: MemoryRecord.MemoryRecord | null
+  readonly query: string | null
+}): CallExplanation => {
+  const { memoryId: id, record, snapshot } = options
+  const projection = snapshot.projection
+  const prefixSection = snapshot.prefix.sections.find((section) =>
+    section.fragments.some((f) => f.source === "memory" && f.memoryIds.includes(id))
+  )
+  const overlay = options.overlay?.outcomes.find((o) => o.recordId === id) ?? null
+  const delivering = projection.sections.find((s) => s.memoryIds.includes(id))
+  const shed = projection.shed.find((item) => item.ref === id) ?? null
+  const withheld = projection.withheld.find((item) => item.ref === id) ?? null
+  const suppressed = projection.suppressed
+  const inScope = snapshot.scopes === null || record === null ? null : snapshot.scopes.includes(record.scope)
+  const queryTokens = record === null || options.query === null
+    ? null
+    : (() => {
+      const own = new Set(SearchTokenizer.tokenize(SearchTokenizer.searchableText(record)))
+      return SearchTokenizer.distinctTokens(options.query).filter((token) => own.has(token))
+    })()
+  const injectionLogged = options.injections.some((row) => row.turn === snapshot.turn && row.memoryIds.includes(id))
+  const base = {
+    sessionId: snapshot.sessionId,
+    turn: snapshot.turn,
+    call: snapshot.call,
+    mode: snapshot.mode,
+    prefix: prefixSection === undefined ? null : { section: prefixSection.name },
+    overlayStored: options.overlay !== null,
+    overlay,
+    projection: delivering === undefined
+      ? null
+      : { section: delivering.label, position: delivering.memoryIds.indexOf(id) + 1 },
+    shed,
+    withheld,
+    suppressed,
+    inScope,
+    queryTokens,
+    injectionLogged
+  }
+  const verdict = (v: Verdict, reached: boolean, reason: string): CallExplanation => ({
+    ...base,
+    verdict: v,
+    reached,
+    reason
+  })
+  if (prefixSection !== undefined) {
+    const where = overlay?.address
+    return verdict(
+      "composed",
+      true,
+      `composed into the prefix section "${prefixSection.name}"` +
+        (where !== undefined && where !== null
+          ? ` at ${where.placementKey}${where.keySource === null ? "" : ` (key from its ${where.keySource})`}`
+          : "")
+    )
+  }
+  if (delivering !== undefined) {
+    const position = delivering.memoryIds.indexOf(id) + 1
+    return verdict(
+      "delivered",
+      true,
+      delivering.label === "recalled_memory"
+        ? `recalled at rank ${position} of ${delivering.memoryIds.length} delivered` +
+          (queryTokens !== null && queryTokens.length > 0 ? ` (query tokens matched: ${queryTokens.join(", ")})` : "")
+        : `delivered in the projection's ${delivering.label} section (line ${position})`
+    )
+  }
+  if (memoryFree.includes(snapshot.mode)) {
+    return verdict(
+      "excluded-by-mode",
+      false,
+      `the call ran in ${snapshot.mode} mode, which composes no memory` +
+        (suppressed.length > 0 ? ` (suppressed: ${suppressed.join(", ")})` : "")
+    )
+  }
+  if (inScope === false) {
+    return verdict(
+      "excluded-by-scope",
+      false,
+      `its scope ${record!.scope} is not among the scopes the call read (${snapshot.scopes!.join(", ") || "none"})`
+    )
+  }
+  if (shed !== null) {
+    const ofSection = projection.shed.filter((item) => item.section === shed.section).length
+    return verdict(
+      "shed",
+      false,
+      `shed from ${shed.section} for budget (${shed.chars} chars; ${ofSection} line(s) of that section shed, ` +
+        `lowest priority first; budget ${projection.budgetChars ?? "unbounded"} chars)`
+    )
+  }
+  if (withheld !== null) {
+    return verdict("withheld", false, `withheld from ${withheld.section}: ${withheld.reason}`)
+  }
+  // `spec-declined` is not a refusal: the spec placed the record nowhere, so only recall can deliver it.
+  if (overlay !== null && overlay.status === "declined" && overlay.reason !== "spec-declined") {
+    return verdict("declined", false, `${describeOverlay(overlay)}, and no projection section delivered it`)
+  }
+  const why = record === null
+    ? "the record is no longer stored"
+    : record.deliveryPolicy === "on_demand"
+    ? "its delivery policy is on_demand: only a memory_recall tool call can fetch it"
+    : !MemoryQuery.isDeliverable(record, snapshot.at)
+    ? "it was not deliverable at the time of the call (rejected, expired or superseded)"
+    : (overlay !== null && overlay.status === "declined" ? "the routing spec placed it nowhere (recall only), and " : "") +
+      (queryTokens === null
+    ? "the call had no query to recall by"
+    : queryTokens.length === 0
+    ? "the call's query shares no search token with it"
+    : `the query shares ${queryTokens.join(", ")} with it, but the search did not return it among the hits the budget allowed`)
+  return verdict("not-recalled", false, `not recalled: ${why}`)
+}
+
+const routingOf = (row: PromotionStore.PromotionRow): RoutingExplanation => ({
+  specKey: row.specKey,
+  specVersion: row.specVersion,
+  promoted: row.placement !== null,
+  section: row.placement?.section ?? null,
+  key: row.placement?.key ?? null,
+  placementKey: row.placementKey,
+  keySource: row.keySource,
+  tier: row.tier
+})
+
+/**
+ * Explains memory `memoryId`: with `sessionId`, for each stored call of that session (optionally
+ * one turn / one call); without, the sessions whose injection log names it.
+ *
+ * @since 0.1.0
+ * @category explaining
+ */
+export const explain = (options: {
+  readonly memoryId: string
+  readonly sessionId?: string | undefined
+  readonly turn?: number | undefined
+  readonly call?: number | undefined
+}): Effect.Effect<Explanation, ExplainError, ExplainRequirements> =>
+  Effect.gen(function*() {
+    const { memoryId } = options
+    if (!Schema.is(MemoryRecord.MemoryId)(memoryId)) return yield* new InvalidMemoryId({ memoryId })
+    const memories = yield* MemoryStore.MemoryStore
+    const telemetry = yield* TelemetryStore.TelemetryStore
+    const promotions = yield* PromotionStore.PromotionStore
+    const record = (yield* memories.get([memoryId])).records[0] ?? null
+    const tombstone = (yield* memories.tombstones({ ids: [memoryId] }))[0]
+    const rows = (yield* promotions.getByRecords([memoryId])).rows
+    const now = yield* DateTime.now
+    const routing = rows.map(routingOf)
+    const calls: Array<CallExplanation> = []
+    const sessions: Array<{ sessionId: string; turns: ReadonlyArray<number> }> = []
+    if (options.sessionId !== undefined) {
+      const sessionId = options.sessionId
+      const { snapshots } = yield* telemetry.listSnapshots(sessionId, { turn: options.turn, call: options.call })
+      const trajectory = snapshots.length === 0 ? Trajectory.empty : yield* telemetry.readTrajectory(sessionId)
+      const injections = (yield* telemetry.listInjections(sessionId)).rows
+      for (const snapshot of snapshots) {
+        const unreadable = (problem: string) =>
+          new SnapshotUnreadable({ sessionId, turn: snapshot.turn, call: snapshot.call, problem })
+        const blob = <A>(
+          kind: Trajectory.BlobKind,
+          hash: string | null,
+          read: (entry: Trajectory.BlobEntry) => Either.Either<A, string>
+        ) => {
+          if (hash === null) return Effect.succeed(null)
+          const found = trajectory.blobs.find((b) => b.kind === kind && b.hash === hash)
+          return found === undefined
+            ? Effect.fail(unreadable(`the ${kind} ${hash} is not in the trajectory`))
+            : Either.match(read(found), { onLeft: (p) => Effect.fail(unreadable(p)), onRight: Effect.succeed })
+        }
+        const overlay = yield* blob("overlay", snapshot.overlay, Trajectory.overlayOf)
+        const inputEntry = snapshot.messages.input === null
+          ? undefined
+          : trajectory.messages.find((m) => m.seq === snapshot.messages.input)
+        const input = inputEntry === undefined ? undefined : Either.getOrUndefined(Trajectory.messageOf(inputEntry))
+        calls.push(explainCall({
+          memoryId,
+          snapshot,
+          overlay,
+          injections,
+          record,
+          query: input !== undefined && input._tag === "OperatorMessage" ? input.text : null
+        }))
+      }
+    } else {
+      for (const sessionId of yield* telemetry.listSessions()) {
+        const turns = (yield* telemetry.listInjections(sessionId)).rows
+          .filter((row) => row.memoryIds.includes(memoryId))
+          .map((row) => row.turn)
+        if (turns.length > 0) sessions.push({ sessionId, turns: [...new Set(turns)] })
+      }
+    }
+    return {
+      memoryId,
+      record: record === null ? null : {
+        scope: record.scope,
+        kind: record.kind,
+        reviewState: record.reviewState,
+        deliveryPolicy: record.deliveryPolicy,
+        deliverableNow: MemoryQuery.isDeliverable(record, now)
+      },
+      tombstone: tombstone === undefined
+        ? null
+        : { forgottenAt: DateTime.formatIso(tombstone.forgottenAt), forgottenBy: tombstone.forgottenBy },
+      routing,
+      promoted: routing.some((r) => r.promoted),
+      sessionId: options.sessionId ?? null,
+      calls,
+      sessions
+    } satisfies Explanation
+  }).pipe(
+    Effect.withSpan("engram.explain", {
+      attributes: { memoryId: options.memoryId, sessionId: options.sessionId ?? "" }
+    })
+  )
+
+/**
+ * True when nothing at all is known of the memory: no record, no tombstone, no promotion row and
+ * no call or session that mentions it.
+ *
+ * @since 0.1.0
+ * @category explaining
+ */
+export const isUnknown = (explanation: Explanation): boolean =>
+  explanation.record === null && explanation.tombstone === null && explanation.routing.length === 0 &&
+  explanation.sessions.length === 0 &&
+  explanation.calls.every((c) => !c.reached && c.overlay === null && c.shed === null && c.withheld === null)
