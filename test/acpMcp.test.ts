@@ -11,6 +11,7 @@ import {
   SessionStore,
   MemoryStore,
   PromotionStore,
+  PromptFragment,
   RoutingPresets,
   RoutingSpecs,
   TelemetryStore
@@ -110,6 +111,30 @@ describe("an ACP agent writes through Engram's MCP server", () => {
   })
 })
 
+/**
+ * What a native agent built now (from the current store) sends the model for `input`, on a fresh
+ * session: its system message and its projection message.
+ */
+const nativeContext = (input: string, config: StablePrefix.AgentConfigInput = parityConfig) =>
+  Effect.gen(function*() {
+    const built = yield* StablePrefix.buildAgent(yield* StablePrefix.decodeConfig(config))
+    const agent = yield* NativeRuntime.make({ ...built, memory })
+    const sessionId = `s-native-${++nativeSessions}`
+    yield* NativeRuntime.runTurn({ agent, sessionId, input })
+    const request = (yield* ScriptedModel.requests).at(-1)!
+    return {
+      system: ScriptedModel.systemText(request),
+      projection: ScriptedModel.userTexts(request).find((text) => text.startsWith("<")) ?? ""
+    }
+  })
+let nativeSessions = 0
+
+const parityConfig: StablePrefix.AgentConfigInput = {
+  persona: "You are a companion.",
+  spec: "user-background",
+  background: memory.background
+}
+
 describe("ACP parity: the full model-visible context, native vs external", () => {
   const parityWorld = Layer.mergeAll(
     RoutingSpecs.layerPresets,
@@ -126,29 +151,21 @@ describe("ACP parity: the full model-visible context, native vs external", () =>
         { content: "The staging database is db-2", kind: "fact", sourceType: "operator" }
       ])
       yield* Promotion.promoteNew([name!], memory)
-      const config = yield* StablePrefix.decodeConfig({
-        persona: "You are a companion.",
-        spec: "user-background",
-        background: memory.background
-      })
+      const config = yield* StablePrefix.decodeConfig(parityConfig)
       const build = StablePrefix.buildAgent(config)
       const built = yield* build
       expect(built.composedIds).toEqual([name!.id])
       const query = "Which staging database does Doug use?"
 
       // Native: what the model received.
-      const agent = yield* NativeRuntime.make({ ...built, memory })
-      yield* NativeRuntime.runTurn({ agent, sessionId: "s-native", input: query })
-      const [request] = yield* ScriptedModel.requests
-      const nativeSystem = ScriptedModel.systemText(request!)
-      const nativeProjection = ScriptedModel.userTexts(request!).find((text) => text.startsWith("<"))!
+      const { projection: nativeProjection, system: nativeSystem } = yield* nativeContext(query)
 
-      // External: what a real ACP agent process received.
-      const context = yield* Effect.context<MemoryStore.MemoryStore | PromotionStore.PromotionStore | RoutingSpecs.RoutingSpecs>()
-      const assembler = yield* ContextAssembler.make(ContextAssembler.configFromAgent(built))
-      const acp = yield* AcpClient.spawn(echoAgent, {
-        prefix: Effect.map(Effect.orDie(build), (rebuilt) => rebuilt.text).pipe(Effect.provide(context))
-      }).pipe(Effect.provideService(ContextAssembler.ContextAssembler, assembler))
+      // External: what a real ACP agent process received. The assembler builds the agent again
+      // for every turn: the prefix it sends and the ids its projection withholds come from one build.
+      const assembler = yield* ContextAssembler.make({ scopes: built.scopes, agent: build })
+      const acp = yield* AcpClient.spawn(echoAgent).pipe(
+        Effect.provideService(ContextAssembler.ContextAssembler, assembler)
+      )
       const session = yield* acp.newSession({ sessionId: "s-external" })
       const received = (outcome: AcpClient.PromptOutcome) =>
         (JSON.parse(outcome.text) as ReadonlyArray<{ readonly text: string }>).map((block) => block.text)
@@ -162,13 +179,90 @@ describe("ACP parity: the full model-visible context, native vs external", () =>
       const second = received(yield* acp.prompt(session, query))
       expect(second).toEqual([nativeProjection, query])
 
-      // A newly promoted memory changes the prefix: it is sent again, with the memory in it.
+      // A newly promoted memory changes the prefix: it is sent again, with the memory in it, and
+      // the projection is the one a native agent built now would get — Lisbon once, in the prefix.
       const [home] = yield* store.write([
         { content: "The user lives in Lisbon", kind: "profile", label: "home", sourceType: "operator" }
       ])
       yield* Promotion.promoteNew([home!], memory)
-      const third = received(yield* acp.prompt(session, "hello"))
+      const later = "Does Doug still use the staging database from Lisbon?"
+      const third = received(yield* acp.prompt(session, later))
+      const native2 = yield* nativeContext(later)
+      expect(third).toEqual([native2.system, native2.projection, later])
       expect(third[0]).toContain("The user lives in Lisbon")
-      expect(third[0]).toBe((yield* build).text)
+      expect(third[1]).toContain("db-2")
+      expect(third[1]).not.toContain("Lisbon")
+    }).pipe(Effect.scoped, Effect.provide(parityWorld)))
+
+  it.live("a prefix rebuilt mid-session: the projection withholds what the new prefix holds and delivers what left it", () =>
+    Effect.gen(function*() {
+      // The overlay budget holds one entry: a newer promoted memory pushes the older one out.
+      const tight = { ...parityConfig, overlayBudget: { totalChars: 45 } }
+      const store = yield* MemoryStore.MemoryStore
+      const [name] = yield* store.write([
+        { content: "The user's name is Doug", kind: "profile", label: "name", sourceType: "operator" }
+      ])
+      yield* Promotion.promoteNew([name!], memory)
+      const build = Effect.flatMap(StablePrefix.decodeConfig(tight), StablePrefix.buildAgent)
+      const assembler = yield* ContextAssembler.make({ scopes: ["global"], agent: build })
+      const acp = yield* AcpClient.spawn(echoAgent).pipe(
+        Effect.provideService(ContextAssembler.ContextAssembler, assembler)
+      )
+      const session = yield* acp.newSession({ sessionId: "s-rebuilt" })
+      const received = (outcome: AcpClient.PromptOutcome) =>
+        (JSON.parse(outcome.text) as ReadonlyArray<{ readonly text: string }>).map((block) => block.text)
+      const query = "What is Doug's name and where does he live?"
+      const first = received(yield* acp.prompt(session, query))
+      expect(first[0]).toContain("The user's name is Doug")
+
+      yield* Effect.sleep("10 millis")
+      const [home] = yield* store.write([
+        { content: "The user lives in Lisbon", kind: "profile", label: "home", sourceType: "operator" }
+      ])
+      yield* Promotion.promoteNew([home!], memory)
+      const second = received(yield* acp.prompt(session, query))
+      const native = yield* nativeContext(query, tight)
+      // The new prefix holds Lisbon and no longer Doug's name…
+      expect(second[0]).toContain("The user lives in Lisbon")
+      expect(second[0]).not.toContain("The user's name is Doug")
+      // …so the projection delivers the name (it left the prefix) and never Lisbon (it is in it).
+      expect(second[1]).toContain("The user's name is Doug")
+      expect(second[1]).not.toContain("Lisbon")
+      expect(second).toEqual([native.system, native.projection, query])
+    }).pipe(Effect.scoped, Effect.provide(parityWorld)))
+
+  it.live("an incognito ACP prompt sends the authored prefix and a projection without memory", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const [name] = yield* store.write([
+        { content: "The user's name is Doug", kind: "profile", label: "name", sourceType: "operator" },
+        { content: "The staging database is db-2", kind: "fact", sourceType: "operator" }
+      ])
+      yield* Promotion.promoteNew([name!], memory)
+      const build = Effect.flatMap(StablePrefix.decodeConfig(parityConfig), StablePrefix.buildAgent)
+      const built = yield* build
+      expect(built.text).toContain("The user's name is Doug")
+      const assembler = yield* ContextAssembler.make({ scopes: ["global"], agent: build })
+      const acp = yield* AcpClient.spawn(echoAgent).pipe(
+        Effect.provideService(ContextAssembler.ContextAssembler, assembler)
+      )
+      const session = yield* acp.newSession({ sessionId: "s-incognito" })
+      const query = "Which staging database is the user's?"
+      const outcome = yield* acp.prompt(session, query, { mode: "incognito", workingState: "step 1" })
+      const blocks = (JSON.parse(outcome.text) as ReadonlyArray<{ readonly text: string }>).map((b) => b.text)
+      expect(blocks).toEqual([
+        PromptFragment.joinPrompt(built.authoredPrefix),
+        "<working_state>\nstep 1\n</working_state>",
+        query
+      ])
+      expect(blocks.join("\n")).not.toContain("Doug")
+      expect(blocks.join("\n")).not.toContain("db-2")
+      const rows = yield* Effect.flatMap(TelemetryStore.TelemetryStore, (t) => t.listInjections("s-incognito"))
+      expect(rows.rows).toMatchObject([{ mode: "incognito", memoryIds: [] }])
+
+      // A prefix holding memory with no authored prefix to send instead is refused, as natively.
+      const bare = yield* ContextAssembler.make({ scopes: ["global"], agent: { prefix: built.prefix } })
+      const error = yield* Effect.flip(bare.compose("s-incognito-2", query, { mode: "incognito" }))
+      expect(error._tag).toBe("IncognitoPrefixHoldsMemory")
     }).pipe(Effect.scoped, Effect.provide(parityWorld)))
 })

@@ -2,18 +2,23 @@
  * An Agent Client Protocol (ACP) client that gives an external agent Engram's projected context.
  *
  * Engram acts as the ACP *client*: it starts (or connects to) an ACP agent, opens sessions, and
- * for every prompt it sends, asks the `ContextAssembler` for the turn's projection and puts it in
- * front of the prompt content, as its own text block:
+ * for every prompt it sends, asks the `ContextAssembler` to compose the turn (`compose`: the
+ * agent's stable prefix and the turn's projection, assembled against the same build of the agent)
+ * and sends, as text blocks in front of the prompt content:
  *
  * ```text
- * prompt[0]  text  the projected context (<working_state>, <skills_index>, <injected_memory> …)
- * prompt[1…] the prompt content as given
+ * text       the stable prefix — on a session's first prompt, and whenever it changed since
+ * text       the projected context (<working_state>, <skills_index>, <injected_memory> …)
+ * …          the prompt content as given
  * ```
  *
- * The agent keeps its own history (the external runtime's storage); the projection is recomposed
- * for every prompt and written nowhere but the injection log. An empty projection sends the
- * prompt unchanged. What the agent streams back (`session/update` notifications) is collected
- * per prompt; permission requests are declined unless a handler is given.
+ * ACP has no system-prompt field, hence the prefix block. The agent keeps its own history (the
+ * external runtime's storage); the projection is recomposed for every prompt and written nowhere
+ * but the injection log and, with `PromptObserver.layerTelemetry` provided, the turn's prompt
+ * snapshot. An empty prefix or projection sends no block. What the agent streams back
+ * (`session/update` notifications) is collected per prompt, and its answer is recorded as the
+ * session's history for the next snapshot; permission requests are declined unless a handler is
+ * given.
  *
  * @example
  * ```ts
@@ -35,9 +40,9 @@ import type * as Acp from "@agentclientprotocol/sdk"
 import type { ProjectedContext } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type { AssembleOptions, ContextAssembler } from "./ContextAssembler.js"
-import type { ProjectionFailure } from "./ContextProjection.js"
+import type { AssembleOptions, AssemblyError, ContextAssembler } from "./ContextAssembler.js"
 import * as internal from "./internal/acpClient.js"
+import type * as ModelRequest from "./ModelRequest.js"
 
 /**
  * Talking to the ACP agent failed: it could not be started, it closed the connection, or it
@@ -69,7 +74,9 @@ export interface AgentProcess {
  * Options of a connection: how to answer the agent's permission requests (default: decline
  * them), who Engram says it is, and the MCP servers every session is given in `session/new` —
  * Engram's own (`EngramMcp.acpStdioServer` / `acpHttpServer` from `@engram/mcp`), so the agent's
- * saves go through the same gate and routing as a native agent's.
+ * saves go through the same gate and routing as a native agent's. The stable prefix comes from
+ * the `ContextAssembler`'s `agent` (give it `StablePrefix.buildAgent(config)` to follow promotions
+ * mid-session).
  *
  * @since 0.1.0
  * @category models
@@ -80,13 +87,6 @@ export interface ConnectOptions {
     | undefined
   readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
   readonly mcpServers?: ReadonlyArray<Acp.McpServer> | undefined
-  /**
-   * The agent's stable prefix (`StablePrefix.buildAgent(config).text`), read before every prompt.
-   * ACP has no system-prompt field, so it is sent as the first content block of a session's first
-   * prompt, and again on any prompt where it differs from what the session last got (a rebuilt
-   * agent with newly promoted memories) — so promoted memories reach the agent.
-   */
-  readonly prefix?: Effect.Effect<string> | undefined
 }
 
 /**
@@ -102,15 +102,17 @@ export interface AcpSession {
 }
 
 /**
- * The outcome of one prompt: why the agent stopped, the projection that was sent, the exact
- * content blocks sent, every `session/update` the agent streamed during the prompt, and the text
- * of its message chunks joined.
+ * The outcome of one prompt: why the agent stopped, the turn's request as composed (and
+ * snapshotted) by the assembler, the projection that was sent, the exact content blocks sent
+ * ({@link promptBlocks} of the request), every `session/update` the agent streamed during the
+ * prompt, and the text of its message chunks joined.
  *
  * @since 0.1.0
  * @category models
  */
 export interface PromptOutcome {
   readonly stopReason: Acp.StopReason
+  readonly request: ModelRequest.ModelRequest
   readonly projection: ProjectedContext.ProjectedContext
   readonly sent: ReadonlyArray<Acp.ContentBlock>
   readonly updates: ReadonlyArray<Acp.SessionUpdate>
@@ -123,7 +125,7 @@ export interface PromptOutcome {
  * - `agent`: what the agent answered to `initialize`.
  * - `newSession`: opens a session in `cwd` (default: this process's), projecting for Engram
  *   session `sessionId` (default: the agent's own session id).
- * - `prompt`: sends one prompt, the projection in front.
+ * - `prompt`: sends one prompt, the prefix (when new to the session) and the projection in front.
  *
  * @since 0.1.0
  * @category models
@@ -138,20 +140,22 @@ export interface AcpConnection {
     session: AcpSession,
     content: string | ReadonlyArray<Acp.ContentBlock>,
     options?: AssembleOptions
-  ) => Effect.Effect<PromptOutcome, AcpError | ProjectionFailure>
+  ) => Effect.Effect<PromptOutcome, AcpError | AssemblyError>
 }
 
 /**
- * The content blocks sent for a prompt: the projection's text as the first block (unless it is
- * empty), then the content as given.
+ * The content blocks sent for a prompt, from the turn's composed request: the prefix's text (when
+ * `withPrefix`, and not empty), the projection's text (unless empty), then the content as given.
+ * Applied to a request `Inspect` rebuilt from a stored snapshot, it gives back the blocks sent.
  *
  * @since 0.1.0
  * @category rendering
  */
-export const withProjection: (
-  projection: ProjectedContext.ProjectedContext,
-  content: ReadonlyArray<Acp.ContentBlock>
-) => ReadonlyArray<Acp.ContentBlock> = internal.withProjection
+export const promptBlocks: (
+  request: ModelRequest.ModelRequest,
+  content: ReadonlyArray<Acp.ContentBlock>,
+  withPrefix: boolean
+) => ReadonlyArray<Acp.ContentBlock> = internal.promptBlocks
 
 /**
  * The query a prompt is projected for: the text of its text blocks, joined by line breaks.

@@ -8,9 +8,21 @@
  * envelope (identity tier included), incognito rule and injection-log row. The external runtime
  * keeps its own session history; the assembler only numbers the turns it assembles, per session.
  *
- * `compose(sessionId, query)` goes one step further and returns the model request of the turn's
- * first call as `ModelRequest.compose` — the one request composer every runtime uses — builds it:
- * the agent's stable prefix as the system message, the operator input, then the projection.
+ * `compose(sessionId, query)` goes one step further and returns the request of the turn as
+ * `ModelRequest.compose` — the one request composer every runtime uses — builds it: the agent's
+ * stable prefix as the system message, the session's earlier inputs and answers, the operator
+ * input, then the projection. It reports that request to the `PromptObserver` in context, as the
+ * native loop does for each of its calls, so `PromptObserver.layerTelemetry` persists a snapshot
+ * of every external turn and `Inspect` rebuilds it (one snapshot per turn, `call` 0: what the
+ * external agent does with it afterwards is not Engram's to see).
+ *
+ * **The agent.** The prefix and the ids it composed travel together: `agent` is either a built
+ * agent (fixed for the assembler's life) or an effect that builds it again for every turn
+ * (`StablePrefix.buildAgent(config)`), so a memory promoted mid-session reaches the prefix on the
+ * next turn, and the projection of that same turn withholds exactly the ids and addresses that
+ * prefix holds — never the stale set of an earlier build (which would deliver a memory twice, or a
+ * memory that left the prefix not at all). An `incognito` turn uses the authored prefix and no
+ * composed ids.
  *
  * @example
  * ```ts
@@ -26,13 +38,21 @@
  *
  * @since 0.1.0
  */
-import { type MemoryRecord, MemoryWrite, type ProjectedContext, type PromptFragment, SessionStore } from "@engram/core"
+import {
+  type MemoryRecord,
+  MemoryWrite,
+  type ProjectedContext,
+  type PromptFragment,
+  SessionStore
+} from "@engram/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import { ContextProjection, type IdentitySource, type ProjectionFailure } from "./ContextProjection.js"
+import { ContextProjection, type IdentitySource, ProjectionFailure } from "./ContextProjection.js"
 import * as ModelRequest from "./ModelRequest.js"
+import { IncognitoPrefixHoldsMemory } from "./NativeRuntime.js"
+import * as PromptObserver from "./PromptObserver.js"
 import type { BuiltAgent } from "./StablePrefix.js"
 
 /**
@@ -45,44 +65,57 @@ import type { BuiltAgent } from "./StablePrefix.js"
 export type AssemblyMode = Extract<ProjectedContext.ProjectionMode, "external" | "autonomous" | "incognito">
 
 /**
+ * What the assembler needs of a built agent (`StablePrefix.buildAgent` returns all of it):
+ *
+ * - `prefix`: the stable prefix;
+ * - `authoredPrefix`: the same with the Background as authored, sent on incognito turns;
+ * - `composedIds`: the memory ids `prefix` holds, never delivered again by the projection;
+ * - `identity`: where the identity tier reads from (with the addresses `prefix` holds).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AssemblerAgent {
+  readonly prefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
+  readonly authoredPrefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
+  readonly composedIds?: ReadonlyArray<string> | undefined
+  readonly identity?: IdentitySource | undefined
+}
+
+/**
  * What every assembly of one agent shares.
  *
  * - `scopes`: the memory scopes the agent reads.
  * - `skills`: the skills index rows.
- * - `inPrefix`: the memory ids the agent's stable prefix already holds (never delivered twice).
- * - `identity`: where the identity tier reads from (`StablePrefix.buildAgent`'s `identity`).
- * - `prefix`: the agent's stable prefix, for {@link ContextAssemblerService.compose}.
+ * - `agent`: the agent (see {@link AssemblerAgent}) — a value, or an effect that builds it again
+ *   for every turn (e.g. `StablePrefix.buildAgent(config)`; its failure fails the turn with a
+ *   `ProjectionFailure`). Without it: no prefix, nothing withheld, no identity tier.
  * - `record`: write an injection-log row per assembly (default true).
  *
  * @since 0.1.0
  * @category models
  */
-export interface AssemblerConfig {
+export interface AssemblerConfig<R = never> {
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
   readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
-  readonly inPrefix?: ReadonlyArray<string> | undefined
-  readonly identity?: IdentitySource | undefined
-  readonly prefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
+  readonly agent?: AssemblerAgent | Effect.Effect<AssemblerAgent, unknown, R> | undefined
   readonly record?: boolean | undefined
 }
 
 /**
- * The config of an agent built with `StablePrefix.buildAgent`: its scopes, its composed ids as
- * `inPrefix`, its identity source and its prefix.
+ * The config of an agent built with `StablePrefix.buildAgent`, fixed for the assembler's life: its
+ * scopes and the agent. To follow promotions mid-session, pass `agent` as the build effect instead.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const configFromAgent = (
-  agent: Pick<BuiltAgent, "scopes" | "composedIds"> & Partial<Pick<BuiltAgent, "identity" | "prefix">>,
-  extra: Omit<AssemblerConfig, "scopes" | "inPrefix" | "identity" | "prefix"> = {}
-): AssemblerConfig => ({
-  ...extra,
-  scopes: agent.scopes,
-  inPrefix: agent.composedIds,
-  ...(agent.identity !== undefined ? { identity: agent.identity } : {}),
-  ...(agent.prefix !== undefined ? { prefix: agent.prefix } : {})
-})
+  agent: Pick<BuiltAgent, "scopes"> & AssemblerAgent,
+  extra: Omit<AssemblerConfig, "scopes" | "agent"> = {}
+): AssemblerConfig => {
+  const { scopes, ...rest } = agent
+  return { ...extra, scopes, agent: rest }
+}
 
 /**
  * Per-turn options: the turn number (default: one more than the last turn assembled for the
@@ -98,6 +131,14 @@ export interface AssembleOptions {
 }
 
 /**
+ * Why an external turn could not be assembled.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type AssemblyError = ProjectionFailure | IncognitoPrefixHoldsMemory
+
+/**
  * The assembler.
  *
  * @since 0.1.0
@@ -109,28 +150,33 @@ export interface ContextAssemblerService {
     sessionId: string,
     query: string,
     options?: AssembleOptions
-  ) => Effect.Effect<ProjectedContext.ProjectedContext, ProjectionFailure>
+  ) => Effect.Effect<ProjectedContext.ProjectedContext, AssemblyError>
   /**
-   * The model request of the turn's first call, composed by `ModelRequest.compose` from the
-   * config's prefix, the operator input `query` and the turn's projection (assembled as by
-   * `assemble`), with the projection itself.
+   * The request of one external turn, composed by `ModelRequest.compose` from the agent's prefix
+   * (the authored one on an incognito turn), the session's earlier inputs and answers, the
+   * operator input `query` and the turn's projection (assembled as by `assemble`, against the
+   * same build of the agent as the prefix), and reported to the `PromptObserver` in context.
    */
   readonly compose: (
     sessionId: string,
     query: string,
     options?: AssembleOptions
-  ) => Effect.Effect<AssembledRequest, ProjectionFailure>
+  ) => Effect.Effect<AssembledRequest, AssemblyError>
+  /** Records the external agent's answer to the session's latest turn (the next turn's history). */
+  readonly answered: (sessionId: string, text: string) => Effect.Effect<void>
 }
 
 /**
- * A composed external turn: the request and the projection in it.
+ * A composed external turn: the request, the prefix in it and the projection in it.
  *
  * @since 0.1.0
  * @category models
  */
 export interface AssembledRequest {
   readonly request: ModelRequest.ModelRequest
+  readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly projection: ProjectedContext.ProjectedContext
+  readonly turn: number
 }
 
 /**
@@ -144,50 +190,108 @@ export class ContextAssembler extends Context.Tag("@engram/ContextAssembler")<
   ContextAssemblerService
 >() {}
 
+/** Ids of the memory a prefix holds. */
+const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>): ReadonlyArray<string> => [
+  ...new Set(
+    prefix.flatMap((section) =>
+      section.fragments.flatMap((fragment) => (fragment.source === "memory" ? fragment.memoryIds : []))
+    )
+  )
+]
+
 /**
- * Builds an assembler over the `ContextProjection` in context.
+ * Builds an assembler over the `ContextProjection` in context (and what the `agent` effect
+ * needs, taken from the context now).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (config: AssemblerConfig): Effect.Effect<ContextAssemblerService, never, ContextProjection> =>
+export const make = <R = never>(
+  config: AssemblerConfig<R>
+): Effect.Effect<ContextAssemblerService, never, ContextProjection | R> =>
   Effect.gen(function*() {
     const projection = yield* ContextProjection
+    const context = yield* Effect.context<R>()
     const nextTurn = yield* Ref.make(new Map<string, number>())
-    const assemble = (sessionId: string, query: string, options: AssembleOptions = {}) =>
+    // Each session's operator inputs and the external agent's answers, as `compose` saw them.
+    const streams = yield* Ref.make(new Map<string, ReadonlyArray<SessionStore.SessionMessage>>())
+
+    const agentOf = (sessionId: string, turn: number): Effect.Effect<AssemblerAgent, ProjectionFailure> =>
+      config.agent === undefined
+        ? Effect.succeed({})
+        : Effect.isEffect(config.agent)
+        ? config.agent.pipe(
+          Effect.provide(context),
+          Effect.mapError((cause) =>
+            cause instanceof ProjectionFailure ? cause : new ProjectionFailure({ sessionId, turn, cause })
+          )
+        )
+        : Effect.succeed(config.agent)
+
+    /** One turn against one build of the agent: the prefix it sends and the projection. */
+    const turnOf = (sessionId: string, query: string, options: AssembleOptions) =>
       Effect.gen(function*() {
         const turn = yield* Ref.modify(nextTurn, (turns) => {
           const turn = options.turn ?? turns.get(sessionId) ?? 0
           return [turn, new Map(turns).set(sessionId, Math.max(turns.get(sessionId) ?? 0, turn + 1))] as const
         })
-        return yield* projection.project({
+        const mode = options.mode ?? "external"
+        const agent = yield* agentOf(sessionId, turn)
+        const incognito = mode === "incognito"
+        // Incognito sends the Background as authored: no promoted memory reaches the agent.
+        const prefix = (incognito ? agent.authoredPrefix ?? agent.prefix : agent.prefix) ?? []
+        const held = incognito ? memoryIn(prefix) : []
+        if (held.length > 0) return yield* new IncognitoPrefixHoldsMemory({ memoryIds: held })
+        const projected = yield* projection.project({
           sessionId,
           turn,
           query,
           scopes: config.scopes,
-          mode: options.mode ?? "external",
+          mode,
+          inPrefix: incognito ? [] : agent.composedIds ?? [],
           ...(options.workingState !== undefined ? { workingState: options.workingState } : {}),
           ...(config.skills !== undefined ? { skills: config.skills } : {}),
-          ...(config.inPrefix !== undefined ? { inPrefix: config.inPrefix } : {}),
-          ...(config.identity !== undefined ? { identity: config.identity } : {}),
+          ...(agent.identity !== undefined ? { identity: agent.identity } : {}),
           ...(config.record !== undefined ? { record: config.record } : {})
         })
+        return { turn, prefix, projection: projected }
       }).pipe(Effect.withSpan("engram.assembler.assemble", { attributes: { sessionId } }))
+
+    const assemble = (sessionId: string, query: string, options: AssembleOptions = {}) =>
+      Effect.map(turnOf(sessionId, query, options), (assembled) => assembled.projection)
+
     const compose = (sessionId: string, query: string, options: AssembleOptions = {}) =>
       Effect.gen(function*() {
+        const { prefix, projection, turn } = yield* turnOf(sessionId, query, options)
         const input = new SessionStore.OperatorMessage({ text: query, at: yield* MemoryWrite.now })
-        const projection = yield* assemble(sessionId, query, options)
-        const request = ModelRequest.compose({ prefix: config.prefix ?? [], history: [], input, rounds: [], projection })
-        return { request, projection } satisfies AssembledRequest
+        const history = yield* Ref.modify(streams, (all) => {
+          const before = all.get(sessionId) ?? []
+          return [before, new Map(all).set(sessionId, [...before, input])] as const
+        })
+        const inputs: ModelRequest.RequestInput = { prefix, history, input, rounds: [], projection }
+        const request = ModelRequest.compose(inputs)
+        yield* PromptObserver.observe({ sessionId, turn, call: 0, request, tools: [], projection, inputs })
+        return { request, prefix, projection, turn } satisfies AssembledRequest
       })
-    return { assemble, compose } satisfies ContextAssemblerService
+
+    const answered = (sessionId: string, text: string) =>
+      Effect.flatMap(MemoryWrite.now, (at) =>
+        Ref.update(streams, (all) => {
+          const before = all.get(sessionId)
+          if (before === undefined) return all
+          const answer = new SessionStore.AssistantMessage({ text, toolCalls: [], at })
+          return new Map(all).set(sessionId, [...before, answer])
+        }))
+
+    return { assemble, compose, answered } satisfies ContextAssemblerService
   })
 
 /**
- * The assembler as a layer over `ContextProjection`.
+ * The assembler as a layer over `ContextProjection` (and what the `agent` effect needs).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (config: AssemblerConfig): Layer.Layer<ContextAssembler, never, ContextProjection> =>
-  Layer.effect(ContextAssembler, make(config))
+export const layer = <R = never>(
+  config: AssemblerConfig<R>
+): Layer.Layer<ContextAssembler, never, ContextProjection | R> => Layer.effect(ContextAssembler, make(config))

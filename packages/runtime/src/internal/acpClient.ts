@@ -3,7 +3,7 @@
  * process an agent runs in.
  */
 import * as Acp from "@agentclientprotocol/sdk"
-import type { ProjectedContext } from "@engram/core"
+import { PromptFragment } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -11,6 +11,7 @@ import { spawn as spawnChild } from "node:child_process"
 import { Readable, Writable } from "node:stream"
 import type { AcpConnection, AgentProcess, ConnectOptions } from "../AcpClient.js"
 import { ContextAssembler } from "../ContextAssembler.js"
+import type * as ModelRequest from "../ModelRequest.js"
 
 export class AcpError extends Schema.TaggedError<AcpError>()("AcpError", {
   operation: Schema.String,
@@ -35,11 +36,22 @@ const STDERR_TAIL = 4_000
 /** How long a stopped agent gets to exit before it is killed. */
 const STOP_GRACE_MS = 2_000
 
-export const withProjection = (
-  projection: ProjectedContext.ProjectedContext,
-  content: ReadonlyArray<Acp.ContentBlock>
-): ReadonlyArray<Acp.ContentBlock> =>
-  projection.isEmpty ? content : [{ type: "text", text: projection.text }, ...content]
+const textOf = (request: ModelRequest.ModelRequest, source: ModelRequest.FragmentSource): string =>
+  request.fragments.flatMap((fragment) => (fragment.source === source ? [fragment.text] : [])).join("")
+
+export const promptBlocks = (
+  request: ModelRequest.ModelRequest,
+  content: ReadonlyArray<Acp.ContentBlock>,
+  withPrefix: boolean
+): ReadonlyArray<Acp.ContentBlock> => {
+  const prefix = withPrefix ? textOf(request, "prefix") : ""
+  const projection = textOf(request, "projection")
+  return [
+    ...(prefix !== "" ? [{ type: "text" as const, text: prefix }] : []),
+    ...(projection !== "" ? [{ type: "text" as const, text: projection }] : []),
+    ...content
+  ]
+}
 
 export const queryOf = (content: ReadonlyArray<Acp.ContentBlock>): string =>
   content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n")
@@ -129,18 +141,19 @@ const connectWith = (
           const blocks: ReadonlyArray<Acp.ContentBlock> = typeof content === "string"
             ? [{ type: "text", text: content }]
             : content
-          const projection = yield* assembler.assemble(session.engramSessionId, queryOf(blocks), assembleOptions)
-          const prefix = options.prefix === undefined ? "" : yield* options.prefix
-          const fresh = prefix !== "" && prefixes.get(session.acpSessionId) !== prefix
-          const sent = [
-            ...(fresh ? [{ type: "text" as const, text: prefix }] : []),
-            ...withProjection(projection, blocks)
-          ]
+          const { prefix, projection, request } = yield* assembler.compose(
+            session.engramSessionId,
+            queryOf(blocks),
+            assembleOptions
+          )
+          const prefixText = PromptFragment.joinPrompt(prefix)
+          const fresh = prefixText !== "" && prefixes.get(session.acpSessionId) !== prefixText
+          const sent = promptBlocks(request, blocks, fresh)
           const streamed: Array<Acp.SessionUpdate> = []
           updates.set(session.acpSessionId, streamed)
           const response = yield* call("session/prompt", () =>
             connection.prompt({ sessionId: session.acpSessionId, prompt: [...sent] })).pipe(
-              Effect.tap(() => Effect.sync(() => fresh && prefixes.set(session.acpSessionId, prefix))),
+              Effect.tap(() => Effect.sync(() => fresh && prefixes.set(session.acpSessionId, prefixText))),
               Effect.onInterrupt(() =>
                 Effect.ignore(call("session/cancel", () => connection.cancel({ sessionId: session.acpSessionId })))
               ),
@@ -151,7 +164,8 @@ const connectWith = (
               ? [update.content.text]
               : []
           ).join("")
-          return { stopReason: response.stopReason, projection, sent, updates: streamed, text }
+          yield* assembler.answered(session.engramSessionId, text)
+          return { stopReason: response.stopReason, request, projection, sent, updates: streamed, text }
         }).pipe(
           Effect.withSpan("engram.acp.prompt", {
             attributes: { acpSessionId: session.acpSessionId, sessionId: session.engramSessionId }
