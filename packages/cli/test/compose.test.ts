@@ -74,8 +74,8 @@ describe("engram compose", () => {
     )
     expect(run.stdout).toMatch(/^5\s+memory\s+m-name\s+"- \*\*name\*\*: My name is Doug"$/m)
     expect(run.stdout).toMatch(/^1\s+authored\s+-\s+"## Context\\n\\n"$/m)
-    expect(run.stdout).toMatch(/^m-length\s+review-required\s+preferences \/ length\s+label$/m)
-    expect(run.stdout).toMatch(/^m-name\s+composed\s+about_user \/ name\s+label\s+27 chars$/m)
+    expect(run.stdout).toMatch(/^m-length\s+review-required\s+preferences \/ response_length\s+alias$/m)
+    expect(run.stdout).toMatch(/^m-name\s+composed\s+about_user \/ name\s+canonical\s+27 chars$/m)
     expect(run.stdout).toMatch(/^m-rain\s+spec-declined\s+-\s+-$/m)
     expect(run.stdout).not.toContain("no promotion row")
   })
@@ -102,7 +102,7 @@ describe("engram compose", () => {
   it("follows review: a confirmed standing memory enters the guarded section", () => {
     expect(engram("memory", "review", "m-length", "confirmed", "--db", db).code).toBe(0)
     const composition = engramJson("compose", "--agent", config) as Composition
-    expect(composition.text).toContain("### Preferences\n- **length**: Answer briefly")
+    expect(composition.text).toContain("### Preferences\n- **response_length**: Answer briefly")
   })
 
   it("reads the database named by the global --db instead of the config's", () => {

@@ -3,11 +3,15 @@
  * agent gets neither unless its author declares the sections (merge the preset's Background into
  * the agent's) and names the spec.
  *
- * Both key a record by its slugified label, or by its content when it has no label.
+ * Both key a record by its label — folded to the canonical key the preset declares for it, when it
+ * declares one (`Routing.deriveKey`) — or by its content when it has no label.
  *
- * - {@link userBackground} — for companions: who the user is and how they like things.
- *   `profile` records go to `about_user` (auto); `standing` records, and `profile` records tagged
- *   `preference`/`preferences`, go to `preferences` (guarded).
+ * - {@link userBackground} — for companions: who the user is and how they like things. It
+ *   declares a key vocabulary ({@link userBackgroundKeys}: name, preferred name, pronouns,
+ *   location, time zone, …, each with the aliases models use), so `first_name`, `Full name` and
+ *   `user_name` are one address. `profile` records go to `about_user` (auto), and so do `fact` and
+ *   `note` records whose label folds to a declared `about_user` key; `standing` records, and
+ *   `profile` records tagged `preference`/`preferences`, go to `preferences` (guarded).
  * - {@link project} — for agents working on a project: `decision` records go to
  *   `project_state` (auto); `standing` records, and `fact`/`note` records tagged
  *   `convention`/`conventions`, go to `conventions` (guarded). It never places a `profile`
@@ -19,18 +23,21 @@ import * as Background from "./Background.js"
 import type { MemoryKind } from "./MemoryRecord.js"
 import {
   background,
+  deriveKey,
   finalizeOldestFirst,
+  foldLabel,
+  type KeyVocabulary,
   type MemoryRoutingSpec,
   type Placement,
   type RoutableRecord,
-  recordKey,
   slugify
 } from "./Routing.js"
 
 const taggedAs = (record: RoutableRecord, names: ReadonlyArray<string>): boolean =>
   record.tags.some((tag) => names.includes(slugify(tag)))
 
-const placeAt = (section: string, record: RoutableRecord): Placement => background(section, recordKey(record).key)
+const placeIn = (keys: KeyVocabulary | undefined) => (section: string, record: RoutableRecord): Placement =>
+  background(section, deriveKey({ keys }, section, record).key)
 
 const preferenceTags = ["preference", "preferences"]
 const conventionTags = ["convention", "conventions"]
@@ -50,9 +57,115 @@ export const userBackgroundSections: Background.Background = Background.unsafeMa
 })
 
 /**
+ * The keys {@link userBackground} declares: for `about_user`, who the user is; for `preferences`,
+ * how they like to be answered. Each canonical key lists the other names models give the same
+ * thing (as labels like `first_name`, `Full name`, `userName`, `my name`); a label folds to its
+ * canonical key whatever its case, spacing or punctuation (`Routing.foldLabel`). Distinct facts
+ * keep distinct keys: a partner is not "family", a home town is not the current location.
+ *
+ * @since 0.1.0
+ * @category presets
+ */
+export const userBackgroundKeys: KeyVocabulary = {
+  about_user: [
+    {
+      key: "name",
+      description: "the user's name",
+      aliases: [
+        "user name",
+        "username",
+        "user's name",
+        "users name",
+        "name of user",
+        "my name",
+        "first name",
+        "firstname",
+        "given name",
+        "full name",
+        "fullname",
+        "user full name",
+        "real name",
+        "legal name",
+        "called"
+      ]
+    },
+    {
+      key: "preferred_name",
+      description: "what the user likes to be called",
+      aliases: ["nickname", "nick name", "goes by", "call me", "how to address", "address as", "form of address"]
+    },
+    { key: "pronouns", description: "the user's pronouns", aliases: ["pronoun", "preferred pronouns", "user pronouns"] },
+    {
+      key: "location",
+      description: "where the user lives now",
+      aliases: ["home", "lives in", "city", "current city", "residence", "user location", "based in", "where user lives"]
+    },
+    {
+      key: "time_zone",
+      description: "the user's time zone",
+      aliases: ["timezone", "tz", "user timezone", "user time zone", "local time zone"]
+    },
+    {
+      key: "language",
+      description: "the language the user speaks",
+      aliases: ["languages", "native language", "first language", "mother tongue", "spoken language", "user language"]
+    },
+    {
+      key: "occupation",
+      description: "the user's work",
+      aliases: ["job", "job title", "profession", "work", "career", "role", "position", "user occupation"]
+    },
+    {
+      key: "birthday",
+      description: "the user's date of birth",
+      aliases: ["birth date", "birthdate", "date of birth", "dob", "bday", "born on"]
+    },
+    {
+      key: "partner",
+      description: "the user's partner",
+      aliases: ["spouse", "wife", "husband", "girlfriend", "boyfriend", "significant other"]
+    },
+    { key: "children", description: "the user's children", aliases: ["kids", "child", "sons", "daughters"] },
+    { key: "family", description: "the user's wider family", aliases: ["family members", "relatives", "household"] },
+    { key: "pets", description: "the user's pets", aliases: ["pet", "pet names", "animals"] }
+  ],
+  preferences: [
+    {
+      key: "communication_style",
+      description: "tone and style of answers",
+      aliases: ["tone", "style", "writing style", "voice"]
+    },
+    {
+      key: "response_length",
+      description: "how long answers should be",
+      aliases: ["length", "answer length", "verbosity", "detail level"]
+    },
+    {
+      key: "reply_language",
+      description: "the language to answer in",
+      aliases: ["answer language", "response language", "language preference"]
+    },
+    { key: "units", description: "units of measure", aliases: ["unit system", "measurement units", "measurement system"] }
+  ]
+}
+
+const userPlace = placeIn(userBackgroundKeys)
+const labelKinds: ReadonlyArray<MemoryKind> = ["fact", "note"]
+
+/** True when the record's label folds to a key `about_user` declares (as the key or an alias). */
+const namesProfileKey = (record: RoutableRecord): boolean => {
+  if (record.label === undefined) return false
+  const folded = foldLabel({ keys: userBackgroundKeys }, "about_user", record.label)
+  return folded !== undefined && folded.keySource !== "label"
+}
+
+/**
  * Routes what a companion learns about its user: `standing` records and `profile` records tagged
- * `preference`/`preferences` to `preferences`; other `profile` records to `about_user`; every
- * other kind declined.
+ * `preference`/`preferences` to `preferences`; other `profile` records to `about_user`, and so
+ * `fact` and `note` records whose label folds to a key `about_user` declares (a name saved as a
+ * `fact` labelled `first_name` is the user's name); every other record declined. Keys fold by
+ * {@link userBackgroundKeys}, so a promotion row's `keySource` says `canonical` or `alias` when a
+ * declared name gave the key.
  *
  * @since 0.1.0
  * @category presets
@@ -60,11 +173,15 @@ export const userBackgroundSections: Background.Background = Background.unsafeMa
 export const userBackground: MemoryRoutingSpec = {
   key: "user-background",
   version: "1",
+  keys: userBackgroundKeys,
   route: (record) => {
     if (record.kind === "standing" || (record.kind === "profile" && taggedAs(record, preferenceTags))) {
-      return placeAt("preferences", record)
+      return userPlace("preferences", record)
     }
-    return record.kind === "profile" ? placeAt("about_user", record) : null
+    if (record.kind === "profile" || (labelKinds.includes(record.kind) && namesProfileKey(record))) {
+      return userPlace("about_user", record)
+    }
+    return null
   },
   finalize: finalizeOldestFirst
 }
@@ -84,6 +201,7 @@ export const projectSections: Background.Background = Background.unsafeMake({
 })
 
 const conventionKinds: ReadonlyArray<MemoryKind> = ["fact", "note"]
+const projectPlace = placeIn(undefined)
 
 /**
  * Routes what an agent learns about a project: `decision` records to `project_state`;
@@ -99,9 +217,9 @@ export const project: MemoryRoutingSpec = {
   version: "1",
   route: (record) => {
     if (record.kind === "profile" || taggedAs(record, preferenceTags)) return null
-    if (record.kind === "decision") return placeAt("project_state", record)
+    if (record.kind === "decision") return projectPlace("project_state", record)
     if (record.kind === "standing" || (conventionKinds.includes(record.kind) && taggedAs(record, conventionTags))) {
-      return placeAt("conventions", record)
+      return projectPlace("conventions", record)
     }
     return null
   },

@@ -46,7 +46,14 @@ describe("userBackground preset", () => {
       [{ kind: "profile", content: "Lives in Oslo" }, `about_user/${Routing.contentKey("Lives in Oslo")}`],
       [{ kind: "profile", label: "drink", tags: ["Preference"] }, "preferences/drink"],
       [{ kind: "standing", label: "language", content: "Always answer in French" }, "preferences/language"],
-      [{ kind: "fact", label: "name" }, "spec-declined"],
+      [{ kind: "profile", label: "first_name", content: "Doug" }, "about_user/name"],
+      [{ kind: "profile", label: "Time zone" }, "about_user/time_zone"],
+      [{ kind: "fact", label: "name" }, "about_user/name"],
+      [{ kind: "note", label: "userName" }, "about_user/name"],
+      [{ kind: "fact", label: "pronouns" }, "about_user/pronouns"],
+      [{ kind: "fact", label: "favourite colour" }, "spec-declined"],
+      [{ kind: "fact" }, "spec-declined"],
+      [{ kind: "standing", label: "Length" }, "preferences/response_length"],
       [{ kind: "decision", label: "db" }, "spec-declined"],
       [{ kind: "note" }, "spec-declined"],
       [{ kind: "episode" }, "spec-declined"]
@@ -58,6 +65,103 @@ describe("userBackground preset", () => {
     const onlyAbout = Routing.routingContext(Background.unsafeMake({ sections: [{ id: "about_user", title: "About", promotion: "auto" }] }))
     expect(where(RoutingPresets.userBackground, onlyAbout, record({ kind: "standing" }))).toBe("undeclared-section")
     expect(where(RoutingPresets.userBackground, projectCtx, record({ kind: "profile", label: "name" }))).toBe("undeclared-section")
+  })
+})
+
+describe("userBackground key vocabulary", () => {
+  const spec = RoutingPresets.userBackground
+  const vocabulary = RoutingPresets.userBackgroundKeys
+
+  // A declared name as a model might write it: any case, words joined by spaces, `_`, `-` or
+  // nothing, padded with punctuation.
+  const spelled = (name: string) =>
+    fc.record({
+      joiner: fc.constantFrom(" ", "_", "-", "  ", " - "),
+      upper: fc.array(fc.boolean(), { minLength: 1, maxLength: 40 }),
+      pad: fc.constantFrom("", " ", ":", "**", "\"", " ("),
+      padEnd: fc.constantFrom("", " ", ":", "**", "\"", ")")
+    }).map(({ joiner, pad, padEnd, upper }) => {
+      const words = name.split(/[\s_]+/).join(joiner)
+      const cased = [...words].map((ch, i) => (upper[i % upper.length] ? ch.toUpperCase() : ch)).join("")
+      return `${pad}${cased}${padEnd}`
+    })
+
+  const declared = Object.entries(vocabulary).flatMap(([section, keys]) =>
+    keys.flatMap((k) => [
+      { section, name: k.key, key: k.key, source: "canonical" as const },
+      ...(k.aliases ?? []).map((alias) => ({ section, name: alias, key: k.key, source: "alias" as const }))
+    ])
+  )
+
+  it("declares the profile keys a companion needs, with the aliases models use", () => {
+    expect(vocabulary.about_user!.map((k) => k.key)).toEqual(expect.arrayContaining([
+      "name",
+      "preferred_name",
+      "pronouns",
+      "location",
+      "time_zone",
+      "language",
+      "occupation",
+      "birthday",
+      "family",
+      "pets"
+    ]))
+    for (const alias of ["user_name", "first_name", "full_name", "my_name", "called", "username", "name_of_user", "Full Name"]) {
+      expect([alias, Routing.foldLabel(spec, "about_user", alias)]).toEqual([alias, { key: "name", keySource: "alias" }])
+    }
+  })
+
+  it("no name is declared twice in a section, and every canonical key is a slug", () => {
+    for (const [section, keys] of Object.entries(vocabulary)) {
+      const slugs = keys.flatMap((k) => [k.key, ...(k.aliases ?? [])].map(Routing.slugify))
+      expect([section, slugs.length]).toEqual([section, new Set(slugs).size])
+      for (const k of keys) expect(Routing.slugify(k.key)).toBe(k.key)
+    }
+  })
+
+  it("property: every spelling of a declared name folds to its canonical key, and says which rule applied", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...declared).chain((d) => spelled(d.name).map((label) => ({ ...d, label }))),
+        ({ key, label, section, source }) => {
+          expect(Routing.foldLabel(spec, section, label)).toEqual({ key, keySource: source })
+          // Folding is idempotent: the canonical key folds to itself.
+          expect(Routing.foldLabel(spec, section, key)).toEqual({ key, keySource: "canonical" })
+          return true
+        }
+      )
+    )
+  })
+
+  it("property: a profile, fact or note labelled with any spelling of an about_user name lands at its canonical address", () => {
+    const aboutUser = declared.filter((d) => d.section === "about_user")
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...aboutUser).chain((d) => spelled(d.name).map((label) => ({ ...d, label }))),
+        fc.constantFrom("profile" as const, "fact" as const, "note" as const),
+        ({ key, label, source }, kind) => {
+          const evaluation = Routing.evaluateRoute(record({ kind, label }), userCtx, spec)
+          expect(evaluation._tag === "Routed" && [evaluation.placement, evaluation.keySource]).toEqual([
+            Routing.background("about_user", key),
+            source
+          ])
+          return true
+        }
+      )
+    )
+  })
+
+  it("property: a fact or note whose label is no declared name is declined; a profile keeps its slug", () => {
+    const names = new Set(declared.filter((d) => d.section === "about_user").map((d) => Routing.slugify(d.name)))
+    const label = fc.string({ minLength: 1, maxLength: 20 }).filter((l) => Routing.slugify(l) !== "" && !names.has(Routing.slugify(l)))
+    fc.assert(
+      fc.property(label, fc.constantFrom("fact" as const, "note" as const), (l, kind) => {
+        expect(where(spec, userCtx, record({ kind, label: l }))).toBe("spec-declined")
+        const profile = Routing.evaluateRoute(record({ kind: "profile", label: l }), userCtx, spec)
+        expect(profile._tag === "Routed" && [profile.placement.key, profile.keySource]).toEqual([Routing.slugify(l), "label"])
+        return true
+      })
+    )
   })
 })
 

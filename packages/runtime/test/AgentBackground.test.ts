@@ -37,7 +37,7 @@ describe("AgentBackground.composeAgentBackground", () => {
       // Confirming the standing record lets the guarded section take it at the next composition.
       yield* memories.setReviewState("mem-000002", "confirmed")
       const again = yield* AgentBackground.composeAgentBackground({ background: companionBackground, spec, scope: "global" })
-      expect(Background.findEntry(again.background, "preferences", "length")?.memoryIds).toEqual(["mem-000002"])
+      expect(Background.findEntry(again.background, "preferences", "response_length")?.memoryIds).toEqual(["mem-000002"])
     }).pipe(Effect.provide(stores)))
 
   it.effect("uses only this spec's rows in this scope, and reports rows whose record is gone", () =>

@@ -36,7 +36,7 @@ describe("memory_save", () => {
         scope: "global",
         placement: { primitive: "background", section: "about_user", key: "name" },
         placementKey: nameKey,
-        keySource: "label",
+        keySource: "canonical",
         specKey: "user-background",
         tier: "auto"
       })

@@ -37,7 +37,7 @@ describe("Promotion.promoteNew", () => {
         .toEqual([
           ["mem-000001", "project:alpha", "routed", JSON.stringify(["about_user", "name"]), "auto"],
           ["mem-000002", "global", "spec-declined", null, null],
-          ["mem-000003", "global", "undeclared-section", JSON.stringify(["preferences", "length"]), null]
+          ["mem-000003", "global", "undeclared-section", JSON.stringify(["preferences", "response_length"]), null]
         ])
       const stored = yield* Effect.flatMap(PromotionStore.PromotionStore, (s) => s.getByRecords(records.map((r) => r.id)))
       expect(stored.rows).toEqual(result.committed)

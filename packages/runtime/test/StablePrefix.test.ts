@@ -98,12 +98,12 @@ describe("StablePrefix.buildAgent", () => {
       const context = agent.prefix.find((s) => s.name === "Context")!
       expect(PromptFragment.joinFragments(context.fragments)).toBe(
         "## Context\n\n### Assistant\n- **tone**: warm\n\n### About the User\n- **name**: My name is Doug\n" +
-          "- **city**: Lives in Oslo\n\n### Sources\n- the wiki"
+          "- **location**: Lives in Oslo\n\n### Sources\n- the wiki"
       )
       const memoryFragments = context.fragments.filter((f) => f.source === "memory")
       expect(memoryFragments.map((f) => [f.text, f.source === "memory" ? f.memoryIds : []])).toEqual([
         ["- **name**: My name is Doug\n", ["mem-000001"]],
-        ["- **city**: Lives in Oslo", ["mem-000002"]]
+        ["- **location**: Lives in Oslo", ["mem-000002"]]
       ])
       expect(PromptFragment.memoryIdsOf(agent.prefix.flatMap((s) => s.fragments))).toEqual(["mem-000001", "mem-000002"])
       expect(agent.composedIds).toEqual(["mem-000001", "mem-000002"])
