@@ -21,7 +21,11 @@ import { AcpClient, ContextAssembler, ContextProjection, NativeRuntime, Promotio
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const fixture = fileURLToPath(new URL("../packages/runtime/test/fixtures/echoAcpAgent.ts", import.meta.url))
@@ -109,6 +113,72 @@ describe("an ACP agent writes through Engram's MCP server", () => {
       env: [{ name: "NO_COLOR", value: "1" }]
     })
   })
+})
+
+const repoRoot = fileURLToPath(new URL("..", import.meta.url))
+/** `engram …` from source, as `npm run engram` runs it. */
+const engramCli = (args: ReadonlyArray<string>) =>
+  EngramMcp.acpStdioServer({
+    command: process.execPath,
+    args: [
+      "--conditions=engram-source",
+      "--import",
+      "tsx",
+      fileURLToPath(new URL("../packages/cli/src/bin.ts", import.meta.url)),
+      ...args
+    ],
+    env: { NO_COLOR: "1" }
+  })
+
+describe("an ACP agent writes through `engram mcp` over stdio", () => {
+  it.live(
+    "session/new names the engram mcp command; the agent's save routes, and composes into the next prompt's prefix",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => mkdtempSync(Path.join(tmpdir(), "engram-acp-"))),
+          (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+        )
+        const db = Path.join(dir, "engram.db")
+        const sqlite = Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteTelemetryStore.layerSqlite, RoutingSpecs.layerPresets)
+          .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
+        const context = yield* Layer.build(Layer.merge(ContextProjection.layer, IdGenerator.sequential("mem")).pipe(
+          Layer.provideMerge(sqlite)
+        ))
+        const build = Effect.flatMap(StablePrefix.decodeConfig(parityConfig), StablePrefix.buildAgent)
+        const assembler = yield* Effect.provide(ContextAssembler.make({ scopes: ["global"], agent: build }), context)
+        const acp = yield* AcpClient.spawn(
+          { ...echoAgent, cwd: repoRoot },
+          { mcpServers: [engramCli(["mcp", "--db", db])] }
+        ).pipe(Effect.provideService(ContextAssembler.ContextAssembler, assembler))
+        const session = yield* acp.newSession({ sessionId: "s-stdio" })
+
+        const before = yield* acp.prompt(session, "hello")
+        expect(before.sent[0]).toEqual({ type: "text", text: "You are a companion." })
+
+        const args = { kind: "profile", content: "The user's name is Doug", label: "name" }
+        const saved = mcpResult(yield* acp.prompt(session, `mcp memory_save ${JSON.stringify(args)}`))
+        expect(saved).toMatchObject({ status: "saved" })
+        const id = (saved as { readonly id: string }).id
+
+        // Saved by the engram mcp process, through the gate and routing: promoted into the
+        // Background, so the next prompt carries the rebuilt prefix — the name once, there.
+        const next = yield* acp.prompt(session, "What is my name?")
+        const built = yield* Effect.provide(build, context)
+        expect(built.composedIds).toEqual([id])
+        expect(next.sent[0]).toEqual({ type: "text", text: built.text })
+        expect(built.text).toContain("- **name**: The user's name is Doug")
+        expect(JSON.stringify(next.sent.slice(1))).not.toContain("The user's name is Doug")
+        const stored = yield* Effect.provide(
+          Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({})),
+          context
+        )
+        expect(stored.records.map((r) => [r.id, r.content, r.sourceType, r.scope])).toEqual([
+          [id, "The user's name is Doug", "conversation", "global"]
+        ])
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })
 
 /**
