@@ -66,6 +66,11 @@ export interface PromptSnapshot {
  */
 export interface PromptObserverService {
   readonly observe: (snapshot: PromptSnapshot) => Effect.Effect<void>
+  /**
+   * Receives the token usage the provider reported for an observed call, after the call (when it
+   * reported any figure). Optional; it cannot fail the turn.
+   */
+  readonly usage?: ((key: Stored.SnapshotKey, usage: Stored.TokenUsage) => Effect.Effect<void>) | undefined
 }
 
 /**
@@ -142,6 +147,15 @@ export const captured: Effect.Effect<ReadonlyArray<PromptSnapshot>, never, Captu
   CapturedPrompts,
   (capture) => capture.snapshots
 )
+
+/**
+ * Reports a call's token usage to the observer in context (if it takes usage).
+ *
+ * @since 0.1.0
+ * @category observing
+ */
+export const reportUsage = (key: Stored.SnapshotKey, usage: Stored.TokenUsage): Effect.Effect<void> =>
+  Effect.flatMap(PromptObserver, (observer) => observer.usage === undefined ? Effect.void : observer.usage(key, usage))
 
 /**
  * Reports a snapshot to the observer in context.
@@ -360,7 +374,17 @@ export const layerTelemetry = (
               attributes: { sessionId: snapshot.sessionId, turn: snapshot.turn, call: snapshot.call }
             })
           )
-        }
+        },
+        usage: (key, usage) =>
+          store.recordUsage(key, usage).pipe(
+            Effect.flatMap((found) =>
+              found ? Effect.void : Effect.logWarning("token usage arrived for a call with no stored snapshot")
+            ),
+            Effect.catchAll((error) =>
+              Effect.logWarning("token usage could not be stored").pipe(Effect.annotateLogs({ problem: error.message }))
+            ),
+            Effect.annotateLogs({ sessionId: key.sessionId, turn: key.turn, call: key.call })
+          )
       }
       return observer
     })

@@ -20,6 +20,8 @@ import {
   Routing
 } from "@engram/core"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import { gateConflicts } from "./Instrumentation.js"
 
 /**
  * A live record holding an address, with its promotion row.
@@ -117,5 +119,7 @@ export const check = (
       specKey: options.spec.key,
       exclude: options.supersedes === undefined ? [] : [options.supersedes]
     })
-    return (holders.length === 0 ? { _tag: "Clear", evaluation } : { _tag: "Held", evaluation, holders }) as Verdict
+    if (holders.length === 0) return { _tag: "Clear", evaluation } satisfies Verdict as Verdict
+    yield* Metric.increment(Metric.tagged(gateConflicts, "spec", options.spec.key))
+    return { _tag: "Held", evaluation, holders } satisfies Verdict as Verdict
   })

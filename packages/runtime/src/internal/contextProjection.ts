@@ -27,6 +27,7 @@ import type {
   ProjectionSettings,
   Stores
 } from "../ContextProjection.js"
+import * as Instrumentation from "../Instrumentation.js"
 
 export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
   sessionId: Schema.String,
@@ -331,6 +332,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
             TelemetryStore.fromProjection(projection, { sessionId, turn: request.turn, at: now })
           )
         }
+        yield* Instrumentation.recordProjection(projection)
         yield* Effect.annotateCurrentSpan({
           usedChars: projection.budget.usedChars,
           budgetChars: projection.budget.budgetChars ?? -1,

@@ -3,8 +3,9 @@
  */
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Tool from "@effect/ai/Tool"
+import type * as Response from "@effect/ai/Response"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import { MemoryWrite, type ProjectedContext, type PromptFragment, SessionStore } from "@engram/core"
+import { MemoryWrite, type ProjectedContext, type PromptFragment, type PromptSnapshot, SessionStore } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -244,6 +245,22 @@ const storedCall = (
 interface Reply {
   readonly text: string
   readonly calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly params: unknown }>
+  readonly usage: Response.Usage | undefined
+}
+
+const tokens = (n: number | undefined): number | null =>
+  n === undefined || !Number.isFinite(n) || n < 0 ? null : Math.floor(n)
+
+/** The usage the provider reported, or `undefined` when it reported no figure at all. */
+const usageOf = (usage: Response.Usage | undefined): PromptSnapshot.TokenUsage | undefined => {
+  if (usage === undefined) return undefined
+  const reported = {
+    inputTokens: tokens(usage.inputTokens),
+    outputTokens: tokens(usage.outputTokens),
+    totalTokens: tokens(usage.totalTokens),
+    cachedInputTokens: tokens(usage.cachedInputTokens)
+  }
+  return Object.values(reported).every((n) => n === null) ? undefined : reported
 }
 
 /**
@@ -260,7 +277,8 @@ const callModel = (agent: NativeAgent, request: ModelRequest.ModelRequest) =>
   agent.offered.length === 0
     ? Effect.map(LanguageModel.generateText({ prompt: request.prompt }), (response): Reply => ({
       text: response.text,
-      calls: []
+      calls: [],
+      usage: response.usage
     }))
     : Effect.map(
       LanguageModel.generateText({
@@ -274,7 +292,8 @@ const callModel = (agent: NativeAgent, request: ModelRequest.ModelRequest) =>
       }),
       (response): Reply => ({
         text: response.text,
-        calls: response.toolCalls.filter((part) => !part.providerExecuted)
+        calls: response.toolCalls.filter((part) => !part.providerExecuted),
+        usage: response.usage
       })
     )
 
@@ -357,7 +376,27 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
         overlay: agent.overlay
       })
       const reply = yield* callModel(agent, request).pipe(
-        Effect.withSpan("agent.model.call", { attributes: { sessionId, turn: turn.turn, call } })
+        Effect.tap((reply) => {
+          const usage = usageOf(reply.usage)
+          return usage === undefined ? Effect.void : Effect.zipRight(
+            Effect.annotateCurrentSpan(
+              Object.fromEntries(
+                Object.entries(usage).flatMap(([k, v]) => (v === null ? [] : [[`engram.usage.${k}`, v]]))
+              )
+            ),
+            PromptObserver.reportUsage({ sessionId, turn: turn.turn, call }, usage)
+          )
+        }),
+        Effect.withSpan("agent.model.call", {
+          attributes: {
+            sessionId,
+            turn: turn.turn,
+            call,
+            "engram.request.chars": request.fragments.reduce((n, f) => n + f.text.length, 0),
+            "engram.request.messages": request.prompt.content.length,
+            "engram.tools": agent.offered.length
+          }
+        })
       )
       call++
       const calls = reply.calls.map((part) => storedCall(agent, part))
@@ -434,9 +473,24 @@ export const runTurn = (options: {
     const base = { agent, sessionId, turn: turnNumber, history, input }
     // Projected once per turn; the value stays in this fiber and goes nowhere else.
     const projection = yield* project(base)
+    yield* annotateTurn(agent, turnNumber, projection)
     yield* sessions.append(sessionId, [input])
-    return yield* loop({ ...base, projection }, [], 0)
+    return yield* loop({ ...base, projection }, [], 0).pipe(
+      Effect.tap((result) => Effect.annotateCurrentSpan("engram.calls", result.calls))
+    )
   }).pipe(Effect.withSpan("agent.turn", { attributes: { sessionId: options.sessionId } }))
+
+/** The turn span's attributes: counts and sizes, never content. */
+const annotateTurn = (agent: NativeAgent, turn: number, projection: ProjectedContext.ProjectedContext) =>
+  Effect.annotateCurrentSpan({
+    "engram.turn": turn,
+    "engram.mode": agent.mode,
+    "engram.memories.prefix": agent.composedIds.length,
+    "engram.memories.projected": projection.injection.memoryIds.length,
+    "engram.budget.used_chars": projection.budget.usedChars,
+    "engram.budget.chars": projection.budget.budgetChars ?? -1,
+    "engram.budget.shed": projection.budget.shed.length
+  })
 
 export const resume = (options: {
   readonly agent: NativeAgent
@@ -468,6 +522,7 @@ export const resume = (options: {
     const base = { agent, sessionId, turn: interrupt.value.turn, history: messages.slice(0, start), input }
     // A resumed turn starts without its projection: project again, once, with the newest input.
     const projection = yield* project(base)
+    yield* annotateTurn(agent, base.turn, projection)
 
     const approved = (call: SessionStore.ToolCall): boolean => {
       switch (decision._tag) {
