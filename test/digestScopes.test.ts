@@ -23,13 +23,13 @@ const summaries: ReadonlyArray<MemoryRecord.MemoryWriteInput> = [
   { content: "Kubernetes went down once", kind: "episode", scope: "project:a", sourceType: "operator" }
 ]
 
-const digestOf = (digest: "newest" | "relevant", query: string) =>
+const digestOf = (digest: "newest" | "relevant", query: string, scopes: ReadonlyArray<string> = ["project:a"]) =>
   Effect.gen(function*() {
     const projection = yield* Effect.provide(
       ContextProjection.make({ ...ContextProjection.defaultSettings, digest }),
       Layer.merge(TelemetryStore.layerMemory, PromotionStore.layerMemory)
     )
-    const p = yield* projection.project({ sessionId: "s-now", turn: 1, query, scopes: ["project:a"], mode: "native", record: false })
+    const p = yield* projection.project({ sessionId: "s-now", turn: 1, query, scopes, mode: "native", record: false })
     return p.injection.priorSessionIds
   })
 
@@ -48,6 +48,31 @@ const suite = (name: string, stores: () => Layer.Layer<MemoryStore.MemoryStore>)
         expect(yield* digestOf("relevant", "kubernetes")).toEqual(["s-a2"])
         // "the" is shared with three summaries, but it is no overlap.
         expect(yield* digestOf("relevant", "what is the status")).toEqual([])
+      }).pipe(Effect.provide(Layer.merge(stores(), IdGenerator.sequential("mem")))))
+
+    it.effect("finds summaries behind a thousand newer episodes, and scope-only summaries of other sessions", () =>
+      Effect.gen(function*() {
+        const store = yield* MemoryStore.MemoryStore
+        yield* store.write([ContextProjection.summaryInput("s-old", "Planned the migration", { scope: "project:a" })])
+        yield* TestClock.adjust("1 second")
+        // A session's own scope makes its records its summaries, tag or no tag; the current one's never count.
+        yield* store.write([{ content: "Sorted the invoices", kind: "episode", scope: "session:s-y", sourceType: "operator" }])
+        yield* store.write([{ content: "This very session", kind: "episode", scope: "session:s-now", sourceType: "operator" }])
+        yield* TestClock.adjust("1 second")
+        // Newer episodes, some of them saying "session" without being a summary.
+        yield* store.write(Array.from({ length: 1_100 }, (_, i) => ({
+          content: i % 25 === 0 ? `turn ${i}: the session went well` : `turn ${i}: nothing much`,
+          kind: "episode" as const,
+          scope: "project:a",
+          sourceType: "conversation" as const
+        })))
+        expect(yield* digestOf("newest", "anything", ["project:a", "session:s-y", "session:s-now"])).toEqual([
+          "s-y",
+          "s-old"
+        ])
+        expect(yield* digestOf("relevant", "the invoices", ["project:a", "session:s-y", "session:s-now"])).toEqual([
+          "s-y"
+        ])
       }).pipe(Effect.provide(Layer.merge(stores(), IdGenerator.sequential("mem")))))
   })
 

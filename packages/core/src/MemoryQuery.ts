@@ -58,14 +58,27 @@ export const ListQuery = Schema.Struct({
 export type ListQuery = typeof ListQuery.Type
 
 /**
- * Search options: the shared filters and a result limit.
+ * The order search hits come in: `relevance` (the default) ranks by the query's selective tokens
+ * (decision 0035); `newest` takes the matches newest first and stops after the limit, scoring
+ * nothing — for a lookup by a token rather than a question (decision 0036).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SearchOrder = Schema.Literal("relevance", "newest")
+/** @since 0.1.0 @category models */
+export type SearchOrder = typeof SearchOrder.Type
+
+/**
+ * Search options: the shared filters, a result limit and the order.
  *
  * @since 0.1.0
  * @category models
  */
 export const SearchOptions = Schema.Struct({
   ...MemoryFilters.fields,
-  limit: Schema.optional(Limit)
+  limit: Schema.optional(Limit),
+  order: Schema.optional(SearchOrder)
 })
 /** @since 0.1.0 @category models */
 export type SearchOptions = typeof SearchOptions.Type

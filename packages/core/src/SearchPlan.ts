@@ -150,6 +150,37 @@ export const runTiers = <E, R>(
     return { hits: [...first.hits, ...belowScores(first.hits, rest.hits)], skipped: first.skipped + rest.skipped }
   })
 
+/**
+ * Runs a search in the `newest` order: one unranked tier over every token of the plan, newest
+ * first, stopping after `limit` — the same match set as {@link runTiers}, without scoring.
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const runNewest = <E, R>(
+  searchPlan: SearchPlan,
+  limit: number,
+  fetch: (tier: Tier, limit: number) => Effect.Effect<SearchResult, E, R>
+): Effect.Effect<SearchResult, E, R> =>
+  searchPlan.ranked.length === 0
+    ? Effect.succeed({ hits: [], skipped: 0 })
+    : fetch({ include: [...searchPlan.ranked, ...searchPlan.tail], exclude: [], rank: false }, limit)
+
+/**
+ * Runs a plan in the order the search options ask for: {@link runTiers} for `relevance` (the
+ * default), {@link runNewest} for `newest`.
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const run = <E, R>(
+  searchPlan: SearchPlan,
+  limit: number,
+  order: "relevance" | "newest" | undefined,
+  fetch: (tier: Tier, limit: number) => Effect.Effect<SearchResult, E, R>
+): Effect.Effect<SearchResult, E, R> =>
+  order === "newest" ? runNewest(searchPlan, limit, fetch) : runTiers(searchPlan, limit, fetch)
+
 /** `hits` rescaled strictly below the lowest score of `above`, order kept; unchanged when `above` is empty. */
 const belowScores = (above: ReadonlyArray<SearchHit>, hits: ReadonlyArray<SearchHit>): ReadonlyArray<SearchHit> => {
   if (above.length === 0) return hits

@@ -5,14 +5,18 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 
-/** A memory store that records the limit of every search it serves. */
+/** A memory store that records the limit of every relevance search it serves (the digest's newest-first lookups aside). */
 const spied = () => {
   const limits: Array<number | undefined> = []
   const layer = Layer.effect(
     MemoryStore.MemoryStore,
     Effect.map(MemoryStore.MemoryStore, (inner): MemoryStore.MemoryStoreService => ({
       ...inner,
-      search: (text, options) => Effect.zipRight(Effect.sync(() => limits.push(options?.limit)), inner.search(text, options))
+      search: (text, options) =>
+        Effect.zipRight(
+          Effect.sync(() => options?.order !== "newest" && limits.push(options?.limit)),
+          inner.search(text, options)
+        )
     }))
   ).pipe(Layer.provide(MemoryStore.layerMemory))
   return { limits, layer }

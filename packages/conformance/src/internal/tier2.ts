@@ -79,8 +79,28 @@ export const tier2 = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         expect((yield* s.search("common", { limit: count })).hits.length).toBe(count)
       }).pipe(provide))
 
+    it.effect("order newest: the same match set, newest first, and a limit keeps the newest", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        yield* TestClock.setTime(T0)
+        // The oldest record holds both words of the query, the newer ones one: by relevance it comes first.
+        yield* s.write([{ id: "oldest", content: "ferry deck", kind: "note" }])
+        for (const id of ["middle", "newest"]) {
+          yield* TestClock.adjust("1 minute")
+          yield* s.write([{ id, content: `a long note about many things, the ferry among them (${id})`, kind: "note" }])
+        }
+        yield* s.write([{ id: "unrelated", content: "nothing to see", kind: "note" }])
+        const newest = yield* s.search("the ferry deck", { order: "newest", limit: MemoryQuery.MAX_LIMIT })
+        expect(newest.hits.map((hit) => hit.record.id)).toEqual(["newest", "middle", "oldest"])
+        expectWellFormed(newest)
+        expect(matchIds(newest)).toEqual(matchIds(yield* s.search("the ferry deck", { limit: MemoryQuery.MAX_LIMIT })))
+        const two = yield* s.search("ferry deck", { order: "newest", limit: 2 })
+        expect(two.hits.map((hit) => hit.record.id)).toEqual(["newest", "middle"])
+      }).pipe(provide))
+
     for (const [name, options] of [
       ["limit 0", { limit: 0 }],
+      ["an unknown order", { order: "oldest" }],
       ["a malformed scope", { scopes: ["everywhere"] }],
       ["an unknown kind", { kinds: ["opinion"] }]
     ] as const) {

@@ -198,7 +198,7 @@ export const make = (): MemoryStoreService => {
         const statistics = index.statistics()
         const averageLength = index.averageLength()
         const searchPlan = SearchPlan.plan(distinctTokens(text), statistics)
-        return yield* SearchPlan.runTiers(searchPlan, options.limit ?? DEFAULT_SEARCH_LIMIT, (tier, limit) =>
+        return yield* SearchPlan.run(searchPlan, options.limit ?? DEFAULT_SEARCH_LIMIT, options.order, (tier, limit) =>
           Effect.sync(() => {
             if (!tier.rank) {
               // The tail: newest first, stopping after `limit` (ordered is in listing order).

@@ -12,6 +12,7 @@ import {
   ProjectedContext,
   PromotionStore,
   Routing,
+  SearchTokenizer,
   SessionStore,
   TelemetryStore,
   TokenEstimator
@@ -65,10 +66,17 @@ export const PROJECTED_POLICIES: ReadonlyArray<MemoryRecord.DeliveryPolicy> = ["
 
 /** Records per page when reading every always-on record. */
 const PAGE = 500
-/** Summaries per page when scanning for the newest prior sessions. */
+/** Summaries read first when looking for the newest prior sessions (then four times as many, and so on). */
 const DIGEST_PAGE = 32
-/** Summaries scanned at most for a `newest` digest (so a session writing many summaries cannot stall a turn). */
+/** Summaries read at most for a digest (so a session writing many summaries cannot stall a turn). */
 const DIGEST_SCAN_MAX = 1_000
+/**
+ * The search token every session tag (`session:<id>`) is indexed under: its first token, as the
+ * shared tokenizer splits it.
+ */
+const SESSION_TOKEN = SearchTokenizer.tokenize(PriorSessionDigest.sessionTag("s" as SessionStore.SessionId))[0]!
+/** The scope prefix of a session's own scope, whose records summarise that session. */
+const SESSION_SCOPE_PREFIX = "session:"
 /** Search hits read for a `relevant` digest. */
 const DIGEST_SEARCH_LIMIT = 100
 
@@ -125,39 +133,67 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
 
     /**
      * Candidate prior sessions: summaries in the request's scopes of sessions other than the
-     * current one. `relevant` finds sessions by the store's search for the query's content words,
-     * then reads those sessions' newest summaries (newest first, so each session's first summary
-     * seen is its newest), which `selectDigest` keeps or drops on their own words.
+     * current one, newest first. A summary carries its session tag `session:<id>`, which the
+     * search index holds as the token "session"; a newest-first search for that token reads only
+     * records holding it (decision 0036), rather than every episode of the scopes. Summaries that
+     * name their session by scope alone (`session:<id>`, no tag) are listed from those scopes.
+     * `relevant` first finds sessions by the store's search for the query's content words, then
+     * reads those sessions' newest summaries, which `selectDigest` keeps or drops on their own words.
      */
     const readDigest = (request: ProjectionRequest, sessionId: SessionStore.SessionId) =>
       Effect.gen(function*() {
-        const candidates: Array<PriorSessionDigest.PriorSession> = []
-        const admit = (record: MemoryRecord.MemoryRecord, wanted?: ReadonlySet<string>) => {
-          const session = PriorSessionDigest.fromRecord(record)
-          if (Option.isNone(session) || session.value.sessionId === sessionId) return undefined
-          if (wanted !== undefined && !wanted.has(session.value.sessionId)) return undefined
-          candidates.push(session.value)
-          return session.value.sessionId
-        }
         const summaries = { kinds: [SUMMARY_KIND], scopes: request.scopes, deliverable: true } as const
         let skipped = 0
-        /** Lists summaries newest first until `enough` says so (or the scan limit). */
-        const scan = (onRecord: (record: MemoryRecord.MemoryRecord) => void, enough: () => boolean) =>
+        /**
+         * The summaries of other sessions, newest first, until `enough` holds for the sessions
+         * found: a search for the session token with a growing limit (bounded by the scan
+         * limit), then the session scopes' own records.
+         */
+        const newestSummaries = (wanted: ReadonlySet<string> | undefined, enough: (sessions: number) => boolean) =>
           Effect.gen(function*() {
-            let cursor: string | undefined
-            let scanned = 0
-            do {
-              const page = yield* memories.list({
+            const candidates: Array<PriorSessionDigest.PriorSession> = []
+            const sessions = new Set<string>()
+            const admit = (record: MemoryRecord.MemoryRecord) => {
+              const session = PriorSessionDigest.fromRecord(record)
+              if (Option.isNone(session) || session.value.sessionId === sessionId) return
+              if (wanted !== undefined && !wanted.has(session.value.sessionId)) return
+              candidates.push(session.value)
+              sessions.add(session.value.sessionId)
+            }
+            for (let limit = DIGEST_PAGE;; limit = Math.min(DIGEST_SCAN_MAX, limit * 4)) {
+              candidates.length = 0
+              sessions.clear()
+              const found = yield* memories.search(SESSION_TOKEN, {
                 ...summaries,
-                limit: DIGEST_PAGE,
-                ...(cursor !== undefined ? { cursor } : {})
+                limit,
+                order: "newest"
               })
-              skipped += page.skipped
-              scanned += page.records.length
-              for (const record of page.records) onRecord(record)
-              cursor = page.nextCursor
-            } while (cursor !== undefined && !enough() && scanned < DIGEST_SCAN_MAX)
+              skipped += found.skipped
+              for (const hit of found.hits) admit(hit.record)
+              if (enough(sessions.size) || found.hits.length < limit || limit >= DIGEST_SCAN_MAX) break
+            }
+            const sessionScopes = request.scopes.filter((scope) =>
+              scope.startsWith(SESSION_SCOPE_PREFIX) && scope !== `${SESSION_SCOPE_PREFIX}${sessionId}`
+            )
+            if (sessionScopes.length > 0 && !enough(sessions.size)) {
+              let cursor: string | undefined
+              let scanned = 0
+              do {
+                const page = yield* memories.list({
+                  ...summaries,
+                  scopes: sessionScopes,
+                  limit: DIGEST_PAGE,
+                  ...(cursor !== undefined ? { cursor } : {})
+                })
+                skipped += page.skipped
+                scanned += page.records.length
+                for (const record of page.records) admit(record)
+                cursor = page.nextCursor
+              } while (cursor !== undefined && !enough(sessions.size) && scanned < DIGEST_SCAN_MAX)
+            }
+            return candidates
           })
+        let candidates: ReadonlyArray<PriorSessionDigest.PriorSession> = []
         const words = PriorSessionDigest.contentTokens(request.query)
         if (settings.digestLimit > 0 && digestMode === "relevant" && words.length > 0) {
           // The operator's whole message gives the words: clamp them to the store's limit rather than fail the turn.
@@ -169,19 +205,9 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
             const session = PriorSessionDigest.fromRecord(hit.record)
             if (Option.isSome(session) && session.value.sessionId !== sessionId) matched.add(session.value.sessionId)
           }
-          const seen = new Set<string>()
-          if (matched.size > 0) {
-            yield* scan((record) => {
-              const session = admit(record, matched)
-              if (session !== undefined) seen.add(session)
-            }, () => seen.size >= matched.size)
-          }
+          if (matched.size > 0) candidates = yield* newestSummaries(matched, (sessions) => sessions >= matched.size)
         } else if (settings.digestLimit > 0 && digestMode === "newest") {
-          const sessions = new Set<string>()
-          yield* scan((record) => {
-            const session = admit(record)
-            if (session !== undefined) sessions.add(session)
-          }, () => sessions.size >= settings.digestLimit)
+          candidates = yield* newestSummaries(undefined, (sessions) => sessions >= settings.digestLimit)
         }
         const entries = PriorSessionDigest.selectDigest(candidates, {
           mode: digestMode,

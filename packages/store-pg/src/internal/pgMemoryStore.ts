@@ -299,9 +299,10 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         if (tokens.length === 0) return { hits: [], skipped: 0 }
         const clauses = filterClauses(options, yield* nowMillis)
         const searchPlan = SearchPlan.plan(tokens, yield* statistics.pipe(Effect.mapError(failure("search"))))
-        return yield* SearchPlan.runTiers(
+        return yield* SearchPlan.run(
           searchPlan,
           options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
+          options.order,
           (tier, limit) =>
             Effect.gen(function*() {
               // The filters sit beside the index condition, so PostgreSQL combines them before ranking.

@@ -571,9 +571,10 @@ export const make: Effect.Effect<
         }
         const at = yield* MemoryWrite.now
         const searchPlan = SearchPlan.plan(tokens, yield* frequencies.statistics(tokens))
-        const result = yield* SearchPlan.runTiers(
+        const result = yield* SearchPlan.run(
           searchPlan,
           options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
+          options.order,
           (tier, limit) => searchTier(tier, options, at, limit)
         )
         return result
