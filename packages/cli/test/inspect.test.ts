@@ -12,8 +12,8 @@ const script: ScriptedModel.Script = (request) =>
     ? [ScriptedModel.text("Saved.")]
     : [ScriptedModel.toolCall("memory_save", { kind: "note", content: "The deploy is on Friday", label: "deploy" })]
 
-/** Runs two turns of a session on the SQLite file `db`, persisting snapshots; returns what was sent. */
-const runSession = (db: string) => {
+/** Runs turns of a session on the SQLite file `db`, persisting snapshots; returns what was sent. */
+const runSession = (db: string, inputs = ["when is the deploy?", "remind me about the deploy"], sessionId = "s-cli") => {
   const sent: Array<PromptObserver.PromptSnapshot> = []
   const tee = Layer.effect(
     PromptObserver.PromptObserver,
@@ -30,8 +30,7 @@ const runSession = (db: string) => {
         memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground },
         workingState: "goal: plan the deploy"
       })
-      yield* NativeRuntime.runTurn({ agent, sessionId: "s-cli", input: "when is the deploy?" })
-      yield* NativeRuntime.runTurn({ agent, sessionId: "s-cli", input: "remind me about the deploy" })
+      for (const input of inputs) yield* NativeRuntime.runTurn({ agent, sessionId, input })
       return sent
     }).pipe(
       Effect.provide(
@@ -73,4 +72,26 @@ describe("engram inspect", () => {
       cleanup()
     }
   }, 180_000) // three child processes of `engram`; slow on a loaded machine
+
+  it("a 20-turn session: one stored snapshot per model call, each reproduced byte for byte by engram inspect", async () => {
+    const { cleanup, dir } = tempDir()
+    try {
+      const db = Path.join(dir, "engram.db")
+      const sent = await runSession(db, Array.from({ length: 20 }, (_, k) => `status of the deploy, turn ${k + 1}`), "s-20")
+      expect(sent).toHaveLength(40)
+      const calls = engramJson("--db", db, "inspect", "s-20") as ReadonlyArray<{
+        turn: number
+        call: number
+        verified: boolean
+        fragments: unknown
+      }>
+      expect(calls.map((c) => `${c.turn}.${c.call}`)).toEqual(sent.map((s) => `${s.turn}.${s.call}`))
+      calls.forEach((call, i) => {
+        expect(call.verified).toBe(true)
+        expect(call.fragments).toEqual(JSON.parse(JSON.stringify(sent[i]!.request.fragments)))
+      })
+    } finally {
+      cleanup()
+    }
+  }, 180_000)
 })

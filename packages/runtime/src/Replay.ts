@@ -11,6 +11,10 @@
  * Nothing is called and nothing is written: no model call, no tool run, and no injection-log row
  * (the projection runs with `record: false`).
  *
+ * {@link verifySession} checks a replay against what was stored: each replayed call's
+ * model-visible bytes against the call's prompt snapshot rebuilt from the trajectory
+ * (`Inspect`), reporting the first differing byte with its offset and the text around it.
+ *
  * How the calls of a turn are recovered: a turn opens with an operator input; its first call
  * carried the input and the projection, and each stored tool message answers one more call. A
  * turn that ended with an answer made `1 + tool messages` calls; a suspended turn, one per
@@ -18,12 +22,14 @@
  *
  * @since 0.1.0
  */
-import { type ProjectedContext, SessionStore } from "@engram/core"
+import { type ProjectedContext, SessionStore, type TelemetryStore } from "@engram/core"
 import * as Effect from "effect/Effect"
 import type { ContextProjection, ProjectionFailure } from "./ContextProjection.js"
+import * as Inspect from "./Inspect.js"
 import * as internal from "./internal/nativeLoop.js"
 import * as ModelRequest from "./ModelRequest.js"
 import type { NativeAgent } from "./NativeRuntime.js"
+import * as PromptObserver from "./PromptObserver.js"
 
 /**
  * One replayed model call: where it sat in the session and the request it was (or would now be)
@@ -84,3 +90,99 @@ export const replaySession = (options: {
     }
     return calls
   }).pipe(Effect.withSpan("agent.replay", { attributes: { sessionId: options.sessionId } }))
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/**
+ * Where two texts first differ: the UTF-8 byte offset, and up to `context` bytes either side of
+ * it in each text (decoded, so a cut multi-byte character shows as U+FFFD).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ByteDifference {
+  readonly offset: number
+  readonly expectedBytes: number
+  readonly actualBytes: number
+  readonly expected: string
+  readonly actual: string
+}
+
+/**
+ * The first differing byte of `expected` and `actual` (UTF-8), or `undefined` when they are the
+ * same bytes. A text that is a prefix of the other differs at its end. Pure.
+ *
+ * @since 0.1.0
+ * @category verifying
+ */
+export const firstDifference = (expected: string, actual: string, context = 40): ByteDifference | undefined => {
+  const a = encoder.encode(expected)
+  const b = encoder.encode(actual)
+  const shared = Math.min(a.length, b.length)
+  let offset = 0
+  while (offset < shared && a[offset] === b[offset]) offset++
+  if (offset === a.length && offset === b.length) return undefined
+  const around = (bytes: Uint8Array) =>
+    decoder.decode(bytes.subarray(Math.max(0, offset - context), Math.min(bytes.length, offset + context)))
+  return { offset, expectedBytes: a.length, actualBytes: b.length, expected: around(a), actual: around(b) }
+}
+
+/**
+ * One call of a verification: whether a stored snapshot exists for it and whether the re-run sent
+ * the same model-visible bytes (`difference` says where they first part).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface VerifiedCall {
+  readonly turn: number
+  readonly call: number
+  readonly stored: boolean
+  readonly matches: boolean
+  readonly difference: ByteDifference | undefined
+}
+
+/**
+ * Re-runs session `sessionId` for `agent` ({@link replaySession}) and checks every call against
+ * its stored snapshot, rebuilt from the trajectory: the model-visible bytes
+ * (`PromptObserver.modelVisible`) must be equal. A replayed call with no stored snapshot, or a
+ * stored one with no replayed call, is reported as not matching.
+ *
+ * @since 0.1.0
+ * @category verifying
+ */
+export const verifySession = (options: {
+  readonly agent: NativeAgent
+  readonly sessionId: string
+}): Effect.Effect<
+  ReadonlyArray<VerifiedCall>,
+  | ProjectionFailure
+  | SessionStore.SessionStoreFailure
+  | Inspect.SnapshotUnreadable
+  | TelemetryStore.TelemetryStoreFailure,
+  SessionStore.SessionStore | ContextProjection | TelemetryStore.TelemetryStore
+> =>
+  Effect.gen(function*() {
+    const replayed = yield* replaySession(options)
+    const stored = yield* Inspect.inspectSession(options.sessionId)
+    const key = (turn: number, call: number) => `${turn}/${call}`
+    const byKey = new Map(stored.map((c) => [key(c.snapshot.turn, c.snapshot.call), c] as const))
+    const out: Array<VerifiedCall> = replayed.map((r) => {
+      const s = byKey.get(key(r.turn, r.call))
+      byKey.delete(key(r.turn, r.call))
+      if (s === undefined) return { turn: r.turn, call: r.call, stored: false, matches: false, difference: undefined }
+      const difference = firstDifference(PromptObserver.modelVisible(s.request), PromptObserver.modelVisible(r.request))
+      return { turn: r.turn, call: r.call, stored: true, matches: difference === undefined, difference }
+    })
+    for (const s of byKey.values()) {
+      out.push({
+        turn: s.snapshot.turn,
+        call: s.snapshot.call,
+        stored: true,
+        matches: false,
+        difference: firstDifference(PromptObserver.modelVisible(s.request), "")
+      })
+    }
+    return out
+  }).pipe(Effect.withSpan("engram.replay.verify", { attributes: { sessionId: options.sessionId } }))
