@@ -80,7 +80,7 @@ describe("an ACP agent writes through Engram's MCP server", () => {
       const save = (args: Record<string, unknown>) => agent.prompt(session, `mcp memory_save ${JSON.stringify(args)}`)
 
       const saved = mcpResult(yield* save({ kind: "profile", content: "The user's name is Doug", label: "name" }))
-      expect(saved).toEqual({ status: "saved", id: "mem-000001" })
+      expect(saved).toEqual({ status: "saved", id: "mem-000001", key: "name" })
       const conflict = mcpResult(yield* save({ kind: "profile", content: "The user's name is Douglas", label: "name" }))
       expect(conflict).toMatchObject({ status: "conflict", holder: { id: "mem-000001", label: "name" } })
 

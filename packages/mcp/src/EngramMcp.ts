@@ -156,9 +156,7 @@ export const register = (
   config: McpConfig
 ): Effect.Effect<void, never, McpServer.McpServer | MemoryStore.MemoryStore | PromotionStore.PromotionStore> =>
   Effect.gen(function*() {
-    yield* registerToolkit(
-      yield* Effect.provide(MemoryTools.MemoryToolkit, MemoryTools.layer(config.memory))
-    )
+    yield* registerToolkit(yield* MemoryTools.handled(config.memory))
     if (config.operator !== false) {
       yield* registerToolkit(
         yield* Effect.provide(OperatorTools.OperatorToolkit, OperatorTools.layer({ scope: config.memory.scope }))

@@ -88,7 +88,7 @@ describe("EngramMcp over streamable HTTP", () => {
       Effect.gen(function*() {
         const saved = yield* call("memory_save", { kind: "profile", content: "The user's name is Doug", label: "name" })
         expect(saved.isError).toBe(false)
-        expect(saved.structuredContent).toEqual({ status: "saved", id: "mem-000001" })
+        expect(saved.structuredContent).toEqual({ status: "saved", id: "mem-000001", key: "name" })
         const fact = yield* call("memory_save", { kind: "fact", content: "The staging database runs Postgres 15" })
         expect(fact.structuredContent).toMatchObject({ status: "saved" })
 
@@ -127,8 +127,12 @@ describe("EngramMcp over streamable HTTP", () => {
         expect(conflict.isError).toBe(false)
         expect(conflict.structuredContent).toEqual({
           status: "conflict",
-          holder: { id: "mem-000001", label: "name" },
-          message: expect.stringContaining("supersedes \"mem-000001\"")
+          holder: { id: "mem-000001", label: "name", key: "name", content: "The user's name is Doug" },
+          retry: {
+            tool: "memory_save",
+            arguments: { kind: "profile", content: "The user's name is Douglas", label: "name", supersedes: "mem-000001" }
+          },
+          message: expect.stringContaining("\"supersedes\":\"mem-000001\"")
         })
         const stored = yield* Effect.provide(
           Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({})),

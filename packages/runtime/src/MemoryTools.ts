@@ -2,12 +2,16 @@
  * The memory tools a model calls, as an `@effect/ai` toolkit: `memory_save` and `memory_recall`.
  *
  * `memory_save` takes content and signals — kind, tags, a `label` naming the thing learned, and
- * the id of a memory it `supersedes` — never an address. Routing is evaluated at save time and the
- * save gate checks the address it gives: if a live record already holds it and the call does not
- * supersede that record, the result is a conflict naming the holder and nothing is written. A
- * saved memory is promoted at once (its promotion row committed), so the next save in the same
- * conversation sees it. The result says `saved` or `conflict` and never whether the memory will
- * reach the prompt: telling the model would teach it to rephrase until it does.
+ * the id of a memory it `supersedes` — never an address. Its description is built per agent
+ * ({@link toolkitFor}): it lists the keys the agent's routing spec declares, so the model reuses
+ * one label per thing. Routing is evaluated at save time — a label folds to its canonical key, so
+ * `first_name` and `name` are one address — and the save gate checks the address it gives: if a
+ * live record already holds it and the call does not supersede that record, the result is a
+ * conflict carrying the holder's id, label and value and the exact call that would replace it, and
+ * nothing is written. A saved memory is promoted at once (its promotion row committed), so the
+ * next save in the same conversation sees it. The result names the key the save was filed under
+ * (never a content hash) and never whether the memory will reach the prompt: telling the model
+ * would teach it to rephrase until it does.
  *
  * Arguments are decoded with Engram's own schemas before any handler runs: a label with a line
  * break, an unknown kind or an empty content is a tool-argument error, and nothing is written.
@@ -21,13 +25,13 @@
  * import { RoutingPresets } from "@engram/core"
  * import { MemoryTools } from "@engram/runtime"
  *
- * const turn = LanguageModel.generateText({ prompt: "My name is Doug", toolkit: MemoryTools.MemoryToolkit }).pipe(
- *   Effect.provide(MemoryTools.layer({
- *     scope: "global",
- *     background: RoutingPresets.userBackgroundSections,
- *     spec: RoutingPresets.userBackground
- *   }))
- * )
+ * const config = {
+ *   scope: "global",
+ *   background: RoutingPresets.userBackgroundSections,
+ *   spec: RoutingPresets.userBackground
+ * } as const
+ * const turn = Effect.flatMap(MemoryTools.handled(config), (toolkit) =>
+ *   LanguageModel.generateText({ prompt: "My name is Doug", toolkit }))
  *
  * @since 0.1.0
  */
@@ -41,7 +45,7 @@ import {
   type MemoryStoreError,
   MemoryWrite,
   PromotionStore,
-  type Routing
+  Routing
 } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -77,7 +81,7 @@ export const SaveParameters = {
     description: "Optional free-form tags, e.g. preference, convention, travel."
   }),
   label: Schema.optional(MemoryRecord.Label).annotations({
-    description: "Optional short name for the thing learned — \"name\", \"timezone\", \"coffee order\" — on one line. " +
+    description: "Optional short name for the thing learned — \"name\", \"time_zone\", \"coffee order\" — on one line. " +
       "Use the same label when the same thing changes."
   }),
   supersedes: Schema.optional(MemoryRecord.MemoryId).annotations({
@@ -86,8 +90,10 @@ export const SaveParameters = {
 }
 
 /**
- * A successful save: the new memory's id, and the id it superseded, if any. Deliberately
- * nothing about where (or whether) it will appear in a prompt.
+ * A successful save: the new memory's id, the id it superseded, if any, and the `key` it was filed
+ * under when routing gave it a named address (a label folded to the spec's canonical key: a save
+ * labelled `first_name` is filed as `name`). Deliberately nothing about where (or whether) it
+ * will appear in a prompt; and never a content-derived key.
  *
  * @since 0.1.0
  * @category schemas
@@ -95,19 +101,46 @@ export const SaveParameters = {
 export const Saved = Schema.Struct({
   status: Schema.Literal("saved"),
   id: MemoryRecord.MemoryId,
+  key: Schema.optional(Schema.String),
   superseded: Schema.optional(MemoryRecord.MemoryId)
 }).annotations({ identifier: "MemorySaved" })
 
 /**
- * A refused save: a live memory already records this (same label, or same content). Nothing was
- * written. `holder` names it so the model can supersede it.
+ * The call that would replace a conflict's holder: the refused save's own arguments with
+ * `supersedes` set to the holder's id.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const RetryCall = Schema.Struct({
+  tool: Schema.Literal("memory_save"),
+  arguments: Schema.Struct({
+    kind: MemoryRecord.MemoryKind,
+    content: Schema.String,
+    label: Schema.optional(Schema.String),
+    tags: Schema.optional(Schema.Array(Schema.String)),
+    supersedes: MemoryRecord.MemoryId
+  })
+}).annotations({ identifier: "MemorySaveRetry" })
+
+/**
+ * A refused save: a live memory already records this (a label folding to the same key, or the
+ * same content). Nothing was written. `holder` names it — id, label, the key it holds and its
+ * value — so the model can see what it would replace; `retry` is the exact call that replaces it
+ * (absent when the holder already records the same words).
  *
  * @since 0.1.0
  * @category schemas
  */
 export const Conflict = Schema.Struct({
   status: Schema.Literal("conflict"),
-  holder: Schema.Struct({ id: MemoryRecord.MemoryId, label: Schema.optional(Schema.String) }),
+  holder: Schema.Struct({
+    id: MemoryRecord.MemoryId,
+    label: Schema.optional(Schema.String),
+    key: Schema.optional(Schema.String),
+    content: Schema.String
+  }),
+  retry: Schema.optional(RetryCall),
   message: Schema.String
 }).annotations({ identifier: "MemorySaveConflict" })
 
@@ -155,16 +188,59 @@ export const RecallParameters = {
   })
 }
 
+const SAVE_DESCRIPTION = "Save one durable memory so you still know it in later conversations. Give a label when the " +
+  "memory is about one nameable thing. If the result is a conflict, a memory about the same thing exists: if yours " +
+  "corrects it, make the call the conflict's retry field gives (your save with supersedes set to its id); to keep " +
+  "both, use a different label."
+
 /**
- * The `memory_save` tool.
+ * `memory_save`'s description for an agent: the general instructions, then the keys its routing
+ * spec declares, by section (titled as the agent declares it), with a word on what each holds —
+ * the labels the model should reuse so one thing keeps one address. Aliases are not listed: they
+ * fold to the key anyway, and listing them would invite the model to use them.
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const describeSave = (config: Pick<MemoryToolsConfig, "background" | "spec">): string => {
+  const keys = config.spec.keys
+  if (keys === undefined) return SAVE_DESCRIPTION
+  const lines = Object.entries(keys).flatMap(([section, declared]) => {
+    if (declared.length === 0) return []
+    const title = config.background.sections.find((s) => s.id === section)?.title ?? section
+    const names = declared.map((d) => (d.description === undefined ? d.key : `${d.key} (${d.description})`))
+    return [`- ${title}: ${names.join(", ")}`]
+  })
+  return lines.length === 0
+    ? SAVE_DESCRIPTION
+    : `${SAVE_DESCRIPTION} This agent files these things under one label each; use exactly these labels for them:\n` +
+      lines.join("\n")
+}
+
+/**
+ * The `memory_save` tool for an agent, described by {@link describeSave}.
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const memorySaveFor = (config: Pick<MemoryToolsConfig, "background" | "spec">) =>
+  Tool.make("memory_save", {
+    description: describeSave(config),
+    parameters: SaveParameters,
+    success: SaveResult,
+    failure: MemoryToolError,
+    failureMode: "return"
+  })
+
+/**
+ * The `memory_save` tool with the general description only (no agent's keys). Agents get
+ * {@link memorySaveFor} through {@link toolkitFor}.
  *
  * @since 0.1.0
  * @category tools
  */
 export const MemorySave = Tool.make("memory_save", {
-  description: "Save one durable memory so you still know it in later conversations. Give a label when the memory " +
-    "is about one nameable thing. If the result is a conflict, a memory about the same thing exists: save again " +
-    "with supersedes set to its id to replace it, or use a different label to keep both.",
+  description: SAVE_DESCRIPTION,
   parameters: SaveParameters,
   success: SaveResult,
   failure: MemoryToolError,
@@ -186,12 +262,24 @@ export const MemoryRecall = Tool.make("memory_recall", {
 })
 
 /**
- * The memory toolkit: `memory_save` and `memory_recall`.
+ * The memory toolkit: `memory_save` and `memory_recall`, with the general descriptions. Its
+ * handlers ({@link layer}) serve {@link toolkitFor}'s toolkits too: the tools differ only in
+ * their descriptions.
  *
  * @since 0.1.0
  * @category tools
  */
 export const MemoryToolkit = Toolkit.make(MemorySave, MemoryRecall)
+
+/**
+ * The memory toolkit as one agent's model sees it: `memory_save` described by
+ * {@link describeSave} (the agent's declared keys), and `memory_recall`.
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const toolkitFor = (config: Pick<MemoryToolsConfig, "background" | "spec">) =>
+  Toolkit.make(memorySaveFor(config), MemoryRecall)
 
 /**
  * How an agent's memory tools behave: the scope they read and write, the agent's declared
@@ -236,11 +324,49 @@ export const viewOf = (record: MemoryRecord.MemoryRecord): MemoryView => ({
   ...(record.supersededBy !== undefined ? { supersededBy: record.supersededBy } : {})
 })
 
-const conflictMessage = (holder: MemoryRecord.MemoryRecord): string =>
-  holder.label !== undefined
-    ? `memory ${holder.id} (label ${JSON.stringify(holder.label)}) already records this; nothing was saved. ` +
-      `To replace it, save again with supersedes "${holder.id}"; to keep both, use a different label.`
-    : `memory ${holder.id} already records the same content; nothing was saved.`
+const conflictOf = (
+  holder: MemoryRecord.MemoryRecord,
+  key: string,
+  params: {
+    readonly kind: MemoryRecord.MemoryKind
+    readonly content: string
+    readonly label?: string | undefined
+    readonly tags?: ReadonlyArray<string> | undefined
+  }
+): typeof Conflict.Type => {
+  const named = !Routing.isContentKey(key)
+  const holderView = {
+    id: holder.id,
+    ...(holder.label !== undefined ? { label: holder.label } : {}),
+    ...(named ? { key } : {}),
+    content: holder.content
+  }
+  if (!named) {
+    return {
+      status: "conflict",
+      holder: holderView,
+      message: `memory ${holder.id} already records the same content; nothing was saved.`
+    }
+  }
+  const retry = {
+    tool: "memory_save" as const,
+    arguments: {
+      kind: params.kind,
+      content: params.content,
+      ...(params.label !== undefined ? { label: params.label } : {}),
+      ...(params.tags !== undefined ? { tags: params.tags } : {}),
+      supersedes: holder.id
+    }
+  }
+  return {
+    status: "conflict",
+    holder: holderView,
+    retry,
+    message: `memory ${holder.id} already records ${JSON.stringify(key)}: ${JSON.stringify(holder.content)}. ` +
+      `Nothing was saved. If your memory corrects or updates it, call memory_save again with ` +
+      `${JSON.stringify(retry.arguments)}; to keep both, use a different label.`
+  }
+}
 
 type StoreError =
   | MemoryStoreError.DuplicateMemoryId
@@ -326,12 +452,10 @@ export const make = (config: MemoryToolsConfig) =>
             yield* Effect.logDebug("memory_save refused: the address is held").pipe(
               Effect.annotateLogs({ holder: holder.id, placementKey: verdict.evaluation.placementKey })
             )
-            return {
-              status: "conflict" as const,
-              holder: { id: holder.id, ...(holder.label !== undefined ? { label: holder.label } : {}) },
-              message: conflictMessage(holder)
-            }
+            return conflictOf(holder, verdict.evaluation.placement.key, params)
           }
+          const placed = verdict.evaluation.placement
+          const key = placed !== null && !Routing.isContentKey(placed.key) ? placed.key : undefined
           const written = supersedes === undefined
             ? (yield* memories.write([{ ...input, id }]))[0]!
             : (yield* memories.supersede(supersedes, { ...input, id })).successor
@@ -347,6 +471,7 @@ export const make = (config: MemoryToolsConfig) =>
           return {
             status: "saved" as const,
             id: written.id,
+            ...(key !== undefined ? { key } : {}),
             ...(supersedes !== undefined ? { superseded: supersedes } : {})
           }
         }).pipe(
@@ -382,3 +507,12 @@ export const make = (config: MemoryToolsConfig) =>
  * @category layers
  */
 export const layer = (config: MemoryToolsConfig) => MemoryToolkit.toLayer(make(config))
+
+/**
+ * One agent's memory toolkit ({@link toolkitFor}) with its handlers bound to the `MemoryStore`
+ * and `PromotionStore` in context: what the native loop and the MCP server offer a model.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const handled = (config: MemoryToolsConfig) => Effect.provide(toolkitFor(config), layer(config))

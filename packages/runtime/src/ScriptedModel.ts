@@ -39,7 +39,7 @@ import * as Stream from "effect/Stream"
 
 /**
  * One request the model received: its position (0-based, in arrival order), the prompt exactly as
- * sent, and the tools offered (names, in toolkit order).
+ * sent, and the tools offered (names, in toolkit order, and their descriptions).
  *
  * @since 0.1.0
  * @category models
@@ -48,6 +48,8 @@ export interface ScriptedRequest {
   readonly index: number
   readonly prompt: Prompt.Prompt
   readonly tools: ReadonlyArray<string>
+  /** Each offered tool's description as the model was shown it, by name ("" when it has none). */
+  readonly toolDescriptions?: Readonly<Record<string, string>> | undefined
 }
 
 /**
@@ -265,7 +267,8 @@ export const make = (script: Script) =>
         const request: ScriptedRequest = {
           index: received.length,
           prompt: options.prompt,
-          tools: options.tools.map((tool) => tool.name)
+          tools: options.tools.map((tool) => tool.name),
+          toolDescriptions: Object.fromEntries(options.tools.map((tool) => [tool.name, tool.description ?? ""]))
         }
         received.push(request)
         return Effect.try({

@@ -82,13 +82,13 @@ describe("Explain", () => {
       expect(call.prefix?.section).toBeDefined()
       expect(call.overlayStored).toBe(true)
       expect(call.overlay?.status).toBe("composed")
-      expect(call.reason).toContain("key from its label")
+      expect(call.reason).toContain("key from its canonical")
       expect(explanation.promoted).toBe(true)
       expect(explanation.routing).toEqual([expect.objectContaining({
         specKey: RoutingPresets.userBackground.key,
         specVersion: RoutingPresets.userBackground.version,
         promoted: true,
-        keySource: "label"
+        keySource: "canonical"
       })])
     }).pipe(Effect.provide(env())))
 

@@ -18,7 +18,7 @@ describe("memory_save", () => {
     Effect.gen(function*() {
       const result = yield* save(companion(), { kind: "profile", content: "My name is Doug", label: "name" })
       expect(result.isFailure).toBe(false)
-      expect(result.result).toEqual({ status: "saved", id: "mem-000001" })
+      expect(result.result).toEqual({ status: "saved", id: "mem-000001", key: "name" })
       const [record] = (yield* everything).records
       expect(record).toMatchObject({
         id: "mem-000001",
@@ -58,9 +58,10 @@ describe("memory_save", () => {
         yield* kit.handle("memory_save", { kind: "note", content: "Doug mentioned the weather" }),
         yield* kit.handle("memory_save", { kind: "standing", content: "Answer briefly", label: "length" })
       ]
+      expect(results.map((r) => (r.encodedResult as { key?: string }).key)).toEqual(["name", undefined, "response_length"])
       for (const result of results) {
         expect(result.isFailure).toBe(false)
-        expect(Object.keys(result.encodedResult as object).sort()).toEqual(["id", "status"])
+        expect(Object.keys(result.encodedResult as object).filter((k) => k !== "key").sort()).toEqual(["id", "status"])
         const text = JSON.stringify(result.encodedResult)
         for (const word of ["compos", "placement", "section", "about_user", "preferences", "review", "tier"]) {
           expect(text).not.toContain(word)
@@ -80,16 +81,23 @@ describe("memory_save", () => {
       yield* kit.handle("memory_save", { kind: "profile", content: "My name is Doug", label: "name" })
       const before = yield* everything
       const rowsBefore = yield* rows
-      for (const label of ["name", "Name ", "NAME:"]) {
+      // Every spelling and alias of the key is the same address: the gate compares canonical keys.
+      for (const label of ["name", "Name ", "NAME:", "first_name", "Full name", "userName"]) {
         const result = yield* kit.handle("memory_save", { kind: "profile", content: "Call me Douglas", label })
         expect(result.isFailure).toBe(false)
+        const args = { kind: "profile", content: "Call me Douglas", label, supersedes: "mem-000001" }
         expect(result.result).toEqual({
           status: "conflict",
-          holder: { id: "mem-000001", label: "name" },
-          message: `memory mem-000001 (label "name") already records this; nothing was saved. ` +
-            `To replace it, save again with supersedes "mem-000001"; to keep both, use a different label.`
+          holder: { id: "mem-000001", label: "name", key: "name", content: "My name is Doug" },
+          retry: { tool: "memory_save", arguments: args },
+          message: `memory mem-000001 already records "name": "My name is Doug". Nothing was saved. ` +
+            `If your memory corrects or updates it, call memory_save again with ${JSON.stringify(args)}; ` +
+            `to keep both, use a different label.`
         })
       }
+      // A fact (not a profile) labelled with a declared name is the same address too.
+      const fact = yield* kit.handle("memory_save", { kind: "fact", content: "The user is Douglas", label: "my name" })
+      expect(fact.result).toMatchObject({ status: "conflict", holder: { id: "mem-000001" } })
       expect(yield* everything).toEqual(before)
       expect(yield* rows).toEqual(rowsBefore)
     }).pipe(Effect.provide(stores)))
@@ -99,10 +107,12 @@ describe("memory_save", () => {
       const kit = yield* toolkit(companion())
       yield* kit.handle("memory_save", { kind: "profile", content: "Lives in Oslo" })
       const again = yield* kit.handle("memory_save", { kind: "profile", content: "lives in  OSLO!" })
-      expect(again.result).toMatchObject({ status: "conflict", holder: { id: "mem-000001" } })
-      expect((again.result as { message: string }).message).toBe(
-        "memory mem-000001 already records the same content; nothing was saved."
-      )
+      // No content hash is shown, and no retry offered: the same words are already saved.
+      expect(again.result).toEqual({
+        status: "conflict",
+        holder: { id: "mem-000001", content: "Lives in Oslo" },
+        message: "memory mem-000001 already records the same content; nothing was saved."
+      })
       const other = yield* kit.handle("memory_save", { kind: "profile", content: "Works in Bergen" })
       expect(other.result).toMatchObject({ status: "saved" })
     }).pipe(Effect.provide(stores)))
@@ -126,11 +136,11 @@ describe("memory_save", () => {
       yield* kit.handle("memory_save", { kind: "profile", content: "My name is Doug", label: "name" })
       yield* memories.setReviewState("mem-000001", "rejected")
       const second = yield* kit.handle("memory_save", { kind: "profile", content: "My name is Douglas", label: "name" })
-      expect(second.result).toEqual({ status: "saved", id: "mem-000002" })
+      expect(second.result).toEqual({ status: "saved", id: "mem-000002", key: "name" })
       yield* memories.expire("mem-000002")
       yield* TestClock.adjust("1 second")
       const third = yield* kit.handle("memory_save", { kind: "profile", content: "My name is Dougie", label: "name" })
-      expect(third.result).toEqual({ status: "saved", id: "mem-000003" })
+      expect(third.result).toEqual({ status: "saved", id: "mem-000003", key: "name" })
     }).pipe(Effect.provide(stores)))
 
   it.effect("with supersedes, replaces the holder: the old record is superseded and the successor composes", () =>
@@ -144,7 +154,7 @@ describe("memory_save", () => {
         label: "name",
         supersedes: "mem-000001"
       })
-      expect(result.result).toEqual({ status: "saved", id: "mem-000002", superseded: "mem-000001" })
+      expect(result.result).toEqual({ status: "saved", id: "mem-000002", key: "name", superseded: "mem-000001" })
       const stored = (yield* everything).records
       expect(stored.find((r) => r.id === "mem-000001")).toMatchObject({ supersededBy: "mem-000002" })
       expect(stored.find((r) => r.id === "mem-000002")).toMatchObject({ supersedes: "mem-000001", scope: "global" })
@@ -224,7 +234,7 @@ describe("memory_save", () => {
     Effect.gen(function*() {
       const response = yield* LanguageModel.generateText({ prompt: "My name is Doug", toolkit: MemoryTools.MemoryToolkit })
       expect(response.toolResults.map((part) => [part.name, part.isFailure, part.encodedResult])).toEqual([
-        ["memory_save", false, { status: "saved", id: "mem-000001" }]
+        ["memory_save", false, { status: "saved", id: "mem-000001", key: "name" }]
       ])
       expect((yield* everything).records.map((r) => r.content)).toEqual(["My name is Doug"])
     }).pipe(
@@ -287,7 +297,22 @@ describe("memory_recall", () => {
 describe("the toolkit", () => {
   it("exposes exactly memory_save and memory_recall, with flat parameters and no address", () => {
     expect(Object.keys(MemoryTools.MemoryToolkit.tools)).toEqual(["memory_save", "memory_recall"])
+    expect(Object.keys(MemoryTools.toolkitFor(companion()).tools)).toEqual(["memory_save", "memory_recall"])
     expect(Object.keys(MemoryTools.SaveParameters).sort()).toEqual(["content", "kind", "label", "supersedes", "tags"])
     expect(RoutingPresets.userBackground.key).toBe("user-background")
+  })
+
+  it("describes memory_save per agent: the keys its spec declares, under the section titles it declares", () => {
+    const description = MemoryTools.toolkitFor(companion()).tools.memory_save.description!
+    expect(description).toContain("use exactly these labels for them")
+    expect(description).toContain("- About the User: name (the user's name), preferred_name (what the user likes to be called)")
+    expect(description).toContain("time_zone (the user's time zone)")
+    expect(description).toContain("- Preferences: communication_style")
+    // Aliases fold to the key; they are not advertised.
+    expect(description).not.toContain("first name")
+    // A spec that declares no keys gets the general description; the static toolkit has it too.
+    const project = MemoryTools.toolkitFor(companion({ spec: RoutingPresets.project })).tools.memory_save.description
+    expect(project).toBe(MemoryTools.MemorySave.description)
+    expect(project).not.toContain("use exactly these labels")
   })
 })

@@ -28,8 +28,7 @@ export const companion = (overrides: Partial<MemoryTools.MemoryToolsConfig> = {}
 })
 
 /** The toolkit with its handlers, ready for `handle(name, params)`. */
-export const toolkit = (config: MemoryTools.MemoryToolsConfig) =>
-  Effect.provide(MemoryTools.MemoryToolkit, MemoryTools.layer(config))
+export const toolkit = (config: MemoryTools.MemoryToolsConfig) => MemoryTools.handled(config)
 
 /** Calls `memory_save` with raw (undecoded) arguments, as a model would. */
 export const save = (config: MemoryTools.MemoryToolsConfig, params: Record<string, unknown>) =>

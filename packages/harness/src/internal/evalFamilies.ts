@@ -264,7 +264,7 @@ const saveGateFamily: Family = {
             yield* kit.handle("memory_save", { kind: "standing", content: "Keep answers short", label: "length" })
           ]
           for (const result of results) {
-            const keys = Object.keys(result.encodedResult as object).sort().join(",")
+            const keys = Object.keys(result.encodedResult as object).filter((k) => k !== "key").sort().join(",")
             if (keys !== "id,status") return `a result has the fields ${keys}`
             if (/compos|placement|section|about_user|preferences|tier|review/i.test(JSON.stringify(result.encodedResult))) {
               return `a result mentions composition: ${JSON.stringify(result.encodedResult)}`

@@ -133,9 +133,7 @@ const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>):
 
 export const make = (options: NativeAgentOptions) =>
   Effect.gen(function*() {
-    const memoryToolkit = yield* toolkitOf(
-      yield* Effect.provide(MemoryTools.MemoryToolkit, MemoryTools.layer(options.memory))
-    )
+    const memoryToolkit = yield* toolkitOf(yield* MemoryTools.handled(options.memory))
     const mode = options.mode ?? "native"
     const userToolkits = options.toolkits ?? []
     const toolkit = yield* joinToolkits([memoryToolkit, ...userToolkits])
