@@ -11,6 +11,13 @@
  * Given promotion stores too, each batch also carries the promotion rows of its records (rows
  * the target already holds are left alone), and the digests cover them.
  *
+ * A record the target refuses (an input it cannot hold, a limit, a constraint — see
+ * {@link isRecordRefusal}) is named: the copy stops with {@link RecordNotCopied} (`onError:
+ * "stop"`, the default; what was copied before it stays and a rerun resumes), or leaves it out,
+ * lists it in the report and goes on (`onError: "skip"`); verification then compares the target
+ * with the source minus the skipped records. A failure of the store itself (a lost connection, a
+ * locked file) always stops the copy.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -28,6 +35,8 @@ import type {
   MemoryStoreFailure
 } from "./MemoryStoreError.js"
 import { encodeStoredRecord } from "./MemoryWrite.js"
+import type { SessionStoreService } from "./SessionStore.js"
+import type { TelemetryStoreService } from "./TelemetryStore.js"
 import {
   compareRows,
   type DuplicatePromotion,
@@ -58,6 +67,8 @@ export interface MigrationProgress {
   readonly copied: number
   readonly alreadyPresent: number
   readonly unreadable: number
+  /** Records the target refused and the copy left out (`onError: "skip"`). */
+  readonly skipped: number
   readonly batches: number
   readonly promotionsCopied: number
 }
@@ -91,6 +102,95 @@ export interface MigrationReport {
   readonly batches: number
   readonly source: StoreDigest
   readonly target: StoreDigest
+  /** The records the target refused, left out under `onError: "skip"`, in listing order. */
+  readonly skipped: ReadonlyArray<SkippedRecord>
+  /**
+   * What the target was verified against: the source's digest without the skipped records (the
+   * same as `source` when nothing was skipped).
+   */
+  readonly expected: StoreDigest
+}
+
+/**
+ * A record the copy left out, and why the target refused it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SkippedRecord {
+  readonly id: MemoryId
+  readonly reason: string
+}
+
+/**
+ * What a copy does with a record the target refuses: `"stop"` fails the copy with
+ * {@link RecordNotCopied}, `"skip"` leaves the record out and goes on.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OnError = "stop" | "skip"
+
+/**
+ * The target refused this record (the copy ran with `onError: "stop"`). Records copied before it
+ * stay; after fixing the cause, the same copy resumes where it stopped.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RecordNotCopied extends Schema.TaggedError<RecordNotCopied>()("RecordNotCopied", {
+  id: Schema.String,
+  reason: Schema.String,
+  cause: Schema.Defect
+}) {
+  override get message() {
+    return `record "${this.id}" was not copied: ${this.reason}`
+  }
+}
+
+const tagOf = (error: unknown): unknown =>
+  typeof error === "object" && error !== null && "_tag" in error ? error._tag : undefined
+
+const fieldOf = (value: unknown, key: string): unknown =>
+  typeof value === "object" && value !== null && key in value ? (value as Record<string, unknown>)[key] : undefined
+
+// SQLSTATE classes that are about the row: 22 data exception, 23 integrity constraint violation,
+// 54 program limit exceeded (a tsvector or index row too long).
+const rowSqlState = /^(22|23|54)[0-9A-Z]{3}$/
+// SQLite result codes that are about the row.
+const rowSqliteCode = /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH|RANGE)/
+
+/**
+ * True when a failed `restore` of one record is a refusal of that record — invalid or over-limit
+ * input, an id already taken, or a backend failure whose cause names a row-level reason (a
+ * PostgreSQL SQLSTATE of class 22, 23 or 54; a SQLite constraint, too-big or mismatch code) —
+ * rather than a failure of the store itself.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const isRecordRefusal = (error: unknown): boolean => {
+  const tag = tagOf(error)
+  if (tag === "InvalidMemoryInput" || tag === "DuplicateMemoryId") return true
+  if (tag !== "MemoryStoreFailure") return false
+  let current: unknown = fieldOf(error, "cause")
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    const sqlState = fieldOf(current, "sqlState")
+    if (typeof sqlState === "string") return rowSqlState.test(sqlState)
+    const code = fieldOf(current, "code")
+    if (typeof code === "string" && rowSqliteCode.test(code)) return true
+    current = fieldOf(current, "cause")
+  }
+  return false
+}
+
+const reasonOf = (error: unknown): string => {
+  const tag = tagOf(error)
+  if (tag === "InvalidMemoryInput") {
+    const problem = fieldOf(error, "problem")
+    if (typeof problem === "string") return problem
+  }
+  return error instanceof Error ? error.message : String(error)
 }
 
 /**
@@ -136,14 +236,16 @@ export interface PromotionStores {
 /**
  * Copy options: `batchSize` records per read and per `restore` (default 500, at most 10,000),
  * `onProgress`, called with a {@link MigrationProgress} as the copy advances (a failure there
- * stops the copy; what was copied stays, and a rerun resumes), and `promotions`, to carry the
- * promotion rows of the copied records as well.
+ * stops the copy; what was copied stays, and a rerun resumes), `promotions`, to carry the
+ * promotion rows of the copied records as well, and `onError` (see {@link OnError}).
  *
  * @since 0.1.0
  * @category models
  */
 export interface CopyOptions<E = never, R = never> {
   readonly batchSize?: number | undefined
+  /** What to do with a record the target refuses (default `"stop"`). */
+  readonly onError?: OnError | undefined
   readonly onProgress?: ((progress: MigrationProgress) => Effect.Effect<void, E, R>) | undefined
   readonly promotions?: PromotionStores | undefined
 }
@@ -164,8 +266,12 @@ export type CopyError =
   | DuplicatePromotion
   | InvalidPromotionRow
   | StoreMigrationMismatch
+  | RecordNotCopied
 
 const DEFAULT_BATCH = 500
+
+/** How a `restore` can fail. */
+type RestoreError = DuplicateMemoryId | InvalidMemoryInput | MemoryStoreFailure
 // Records hashed per digest step: the checksum chains SHA-256 over groups of this many
 // encoded records, so it never depends on how the listing was paged.
 const DIGEST_GROUP = 1_000
@@ -228,7 +334,12 @@ export const forEachPage = <E, R>(
  */
 export const digest = (
   store: MemoryStoreService,
-  options?: { readonly pageSize?: number | undefined; readonly promotions?: PromotionStoreService | undefined }
+  options?: {
+    readonly pageSize?: number | undefined
+    readonly promotions?: PromotionStoreService | undefined
+    /** Records left out of the digest (with their promotion rows), by id. */
+    readonly exclude?: ReadonlySet<string> | undefined
+  }
 ): Effect.Effect<StoreDigest, InvalidCursor | InvalidMemoryQuery | MemoryStoreFailure | PromotionStoreFailure> =>
   Effect.gen(function*() {
     let chain = ""
@@ -244,9 +355,11 @@ export const digest = (
       })
     })
     const promotionStore = options?.promotions
-    yield* forEachPage(store, options?.pageSize ?? DEFAULT_BATCH, (records, skipped) =>
+    const exclude = options?.exclude
+    yield* forEachPage(store, options?.pageSize ?? DEFAULT_BATCH, (page, skipped) =>
       Effect.gen(function*() {
         unreadable += skipped
+        const records = exclude === undefined ? page : page.filter((record) => !exclude.has(record.id))
         const rows = promotionStore === undefined
           ? new Map<string, ReadonlyArray<PromotionRow>>()
           : yield* promotionsOf(promotionStore, records.map((r) => r.id))
@@ -288,6 +401,9 @@ export const copyStore = <E = never, R = never>(
     let unreadable = 0
     let batches = 0
     let promotionsCopied = 0
+    const onError: OnError = options.onError ?? "stop"
+    const skipped: Array<SkippedRecord> = []
+    const skippedIds = () => new Set<string>(skipped.map((record) => record.id))
     const progress = (phase: MigrationProgress["phase"]): MigrationProgress => ({
       phase,
       total: source.count,
@@ -295,20 +411,46 @@ export const copyStore = <E = never, R = never>(
       copied,
       alreadyPresent,
       unreadable,
+      skipped: skipped.length,
       batches,
       promotionsCopied
     })
     yield* report(progress("scanned"))
-    yield* forEachPage(from, batchSize, (records, skipped) =>
+    // One record at a time, after its batch was refused: the records the target refuses are
+    // named (and, under "skip", left out); any other failure stops the copy.
+    const restoreEach = (records: ReadonlyArray<MemoryRecord>) =>
+      Effect.forEach(records, (record) =>
+        Effect.catchAll(
+          Effect.as(to.restore([record]), true),
+          (error): Effect.Effect<boolean, RecordNotCopied | RestoreError> => {
+            if (!isRecordRefusal(error)) return Effect.fail(error)
+            const reason = reasonOf(error)
+            if (onError === "stop") return Effect.fail(new RecordNotCopied({ id: record.id, reason, cause: error }))
+            skipped.push({ id: record.id, reason })
+            return Effect.succeed(false)
+          }
+        ))
+    yield* forEachPage(from, batchSize, (records, unread) =>
       Effect.gen(function*() {
-        unreadable += skipped
+        unreadable += unread
         const present = yield* to.get(records.map((r) => r.id))
         const have = new Set(present.records.map((r) => r.id))
         const missing = records.filter((r) => !have.has(r.id))
-        if (missing.length > 0) yield* to.restore(missing)
+        let written = missing.length
+        if (missing.length > 0) {
+          yield* to.restore(missing).pipe(
+            Effect.catchAll((error): Effect.Effect<void, RecordNotCopied | RestoreError> =>
+              isRecordRefusal(error)
+                ? Effect.map(restoreEach(missing), (done) => {
+                  written = done.filter(Boolean).length
+                })
+                : Effect.fail(error)
+            )
+          )
+        }
         if (promotions !== undefined) {
           // After the records: a promotion row never arrives before the record it is about.
-          const ids = records.map((r) => r.id)
+          const ids = records.map((r) => r.id).filter((id) => !skippedIds().has(id))
           const wanted = [...(yield* promotionsOf(promotions.from, ids)).values()].flat()
           const stored = new Set((yield* promotions.to.getByRecords(ids)).rows.map(rowIdentity))
           const rows = wanted.filter((row) => !stored.has(rowIdentity(row)))
@@ -316,24 +458,28 @@ export const copyStore = <E = never, R = never>(
           promotionsCopied += rows.length
         }
         read += records.length
-        copied += missing.length
+        copied += written
         alreadyPresent += records.length - missing.length
         batches++
         yield* report(progress("copying"))
       }))
     yield* report(progress("verifying"))
     const target = yield* digest(to, { pageSize: batchSize, promotions: promotions?.to })
-    if (target.count !== source.count || target.checksum !== source.checksum) {
+    // With records left out, the target must equal the source without them (read again now).
+    const expected = skipped.length === 0
+      ? source
+      : yield* digest(from, { pageSize: batchSize, promotions: promotions?.from, exclude: skippedIds() })
+    if (target.count !== expected.count || target.checksum !== expected.checksum) {
       return yield* new StoreMigrationMismatch({
-        sourceCount: source.count,
+        sourceCount: expected.count,
         targetCount: target.count,
-        sourcePromotions: source.promotions,
+        sourcePromotions: expected.promotions,
         targetPromotions: target.promotions,
-        sourceChecksum: source.checksum,
+        sourceChecksum: expected.checksum,
         targetChecksum: target.checksum
       })
     }
-    return { copied, alreadyPresent, promotionsCopied, batches, source, target }
+    return { copied, alreadyPresent, promotionsCopied, batches, source, target, skipped, expected }
   })
 
 /**
@@ -365,3 +511,80 @@ export const migrateStore = <E1, R1, E2, R2, E = never, R = never>(
       })
     })
   )
+
+/**
+ * One key/value marker the legacy import leaves in a store (`engram_meta`), so that importing the
+ * same v1 file into a copy of the store is still recognised as done.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ImportMarker {
+  readonly key: string
+  readonly value: string
+}
+
+/**
+ * Reading or writing a store's import markers failed underneath.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MarkerStoreFailure extends Schema.TaggedError<MarkerStoreFailure>()("MarkerStoreFailure", {
+  operation: Schema.String,
+  cause: Schema.Defect
+}) {
+  override get message() {
+    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
+    return `import markers ${this.operation} failed: ${detail}`
+  }
+}
+
+/**
+ * A store's import markers: `read` returns them sorted by key; `add` stores those whose key is not
+ * stored yet (never overwriting one) and returns how many it stored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ImportMarkers {
+  readonly read: Effect.Effect<ReadonlyArray<ImportMarker>, MarkerStoreFailure>
+  readonly add: (markers: ReadonlyArray<ImportMarker>) => Effect.Effect<number, MarkerStoreFailure>
+}
+
+/**
+ * Everything a whole-store copy reads or writes on one database: the four stores and the import
+ * markers. The store packages open one for a SQLite file or a PostgreSQL database
+ * (`SqliteMigration.open`, `PgMigration.open`); a copy between any two is the same code.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Endpoint {
+  readonly memory: MemoryStoreService
+  readonly promotions: PromotionStoreService
+  readonly sessions: SessionStoreService
+  readonly telemetry: TelemetryStoreService
+  readonly markers: ImportMarkers
+}
+
+/**
+ * Whether an endpoint is copied from or into: a `"source"` is never created or migrated (stores
+ * whose tables it lacks read as empty); a `"target"` gets every table, created or upgraded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type EndpointRole = "source" | "target"
+
+/**
+ * Markers in key order, one per line, for comparing two stores' markers.
+ *
+ * @since 0.1.0
+ * @category verifying
+ */
+export const markerLines = (markers: ReadonlyArray<ImportMarker>): string =>
+  [...markers]
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((marker) => `${JSON.stringify(marker.key)}\t${JSON.stringify(marker.value)}`)
+    .join("\n")

@@ -1,6 +1,7 @@
 import { expect, it } from "@effect/vitest"
 import {
   IdGenerator,
+  MemoryLimits,
   MemoryStore,
   MemoryStoreError,
   MemoryWrite,
@@ -251,3 +252,68 @@ it.effect("migrateStore carries promotion rows when both layers provide a Promot
     expect([report.copied, report.promotionsCopied]).toEqual([23, 1])
     expect((yield* targetRows.getByRecords(["r-3-1"])).rows).toHaveLength(1)
   }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
+
+/** A source holding two records over the default content limit (written under raised limits). */
+const withOversized = (store: MemoryStore.MemoryStoreService) =>
+  store.write([
+    { id: "big-1", content: "x ".repeat(20_000), kind: "note" },
+    { id: "big-2", content: "y ".repeat(20_000), kind: "note" }
+  ]).pipe(Effect.provide(MemoryLimits.layer({ maxContentChars: 100_000 })))
+
+it.scoped("a record the target refuses stops the copy by default, named with the reason; a rerun resumes", () =>
+  Effect.gen(function*() {
+    const from = yield* buildStore
+    const to = yield* buildStore
+    yield* populate(from)
+    yield* withOversized(from)
+    const stopped = yield* Effect.flip(StoreMigration.copyStore(from, to, { batchSize: 5 }))
+    expect(stopped._tag).toBe("RecordNotCopied")
+    if (stopped._tag !== "RecordNotCopied") return
+    expect(stopped.id).toBe("big-1")
+    expect(stopped.reason).toBe("content is 40000 characters, over the limit of 32000 (MemoryLimits.maxContentChars)")
+    expect(stopped.message).toBe(`record "big-1" was not copied: ${stopped.reason}`)
+    // Records listed before it in its batch were copied one by one; nothing after it was.
+    expect((yield* to.get(["big-1", "big-2"])).records).toEqual([])
+  }))
+
+it.scoped("with onError skip the refused records are left out, listed, and verification covers the rest", () =>
+  Effect.gen(function*() {
+    const from = yield* buildStore
+    const to = yield* buildStore
+    yield* populate(from)
+    yield* withOversized(from)
+    const report = yield* StoreMigration.copyStore(from, to, { batchSize: 5, onError: "skip" })
+    expect(new Set(report.skipped.map((r) => r.id))).toEqual(new Set(["big-1", "big-2"]))
+    expect(report.skipped[0]!.reason).toMatch(/over the limit of 32000 \(MemoryLimits.maxContentChars\)/)
+    expect(report.source.count).toBe(report.target.count + 2)
+    expect(report.expected.count).toBe(report.target.count)
+    expect(report.expected.checksum).toBe(report.target.checksum)
+    expect(report.copied).toBe(report.target.count)
+    expect((yield* everything(to)).some((r) => r.id.startsWith("big-"))).toBe(false)
+    // Run again: nothing new is copied, the same records are skipped again, still verified.
+    const again = yield* StoreMigration.copyStore(from, to, { batchSize: 5, onError: "skip" })
+    expect(again.copied).toBe(0)
+    expect(new Set(again.skipped.map((r) => r.id))).toEqual(new Set(["big-1", "big-2"]))
+  }))
+
+it.scoped("a failure of the target store itself stops the copy even with onError skip", () =>
+  Effect.gen(function*() {
+    const from = yield* buildStore
+    const to = yield* buildStore
+    yield* populate(from)
+    const failure = yield* Effect.flip(StoreMigration.copyStore(from, failingAfter(to, 1), { batchSize: 5, onError: "skip" }))
+    expect(failure._tag).toBe("MemoryStoreFailure")
+    expect(StoreMigration.isRecordRefusal(failure)).toBe(false)
+  }))
+
+it("isRecordRefusal: invalid input, a taken id and row-level backend codes are refusals; the rest are not", () => {
+  const failure = (cause: unknown) => new MemoryStoreError.MemoryStoreFailure({ operation: "restore", cause })
+  expect(StoreMigration.isRecordRefusal(new MemoryStoreError.InvalidMemoryInput({ index: 0, problem: "x" }))).toBe(true)
+  expect(StoreMigration.isRecordRefusal(new MemoryStoreError.DuplicateMemoryId({ id: "a" }))).toBe(true)
+  expect(StoreMigration.isRecordRefusal(failure({ sqlState: "54000" }))).toBe(true)
+  expect(StoreMigration.isRecordRefusal(failure({ sqlState: "23514" }))).toBe(true)
+  expect(StoreMigration.isRecordRefusal(failure({ sqlState: "08006" }))).toBe(false)
+  expect(StoreMigration.isRecordRefusal(failure({ message: "x", cause: { code: "SQLITE_CONSTRAINT_CHECK" } }))).toBe(true)
+  expect(StoreMigration.isRecordRefusal(failure({ code: "SQLITE_BUSY" }))).toBe(false)
+  expect(StoreMigration.isRecordRefusal(failure(new Error("connection lost")))).toBe(false)
+})

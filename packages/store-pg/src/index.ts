@@ -6,6 +6,7 @@
  */
 export * as EngramPg from "./EngramPg.js"
 export * as PgError from "./PgError.js"
+export * as PgMigration from "./PgMigration.js"
 export * as PgMemoryStore from "./PgMemoryStore.js"
 export * as PgPromotionStore from "./PgPromotionStore.js"
 export * as PgSessionStore from "./PgSessionStore.js"

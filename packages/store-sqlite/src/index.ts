@@ -6,6 +6,7 @@
  */
 export * as EngramSqlite from "./EngramSqlite.js"
 export * as LegacyImport from "./LegacyImport.js"
+export * as SqliteMigration from "./SqliteMigration.js"
 export * as SqliteMemoryStore from "./SqliteMemoryStore.js"
 export * as SqlitePromotionStore from "./SqlitePromotionStore.js"
 export * as SqliteSessionStore from "./SqliteSessionStore.js"

@@ -1,8 +1,8 @@
 /**
- * `engram migrate --from <sqlite file> --to <postgres url>`: copies a whole Engram store from its
- * SQLite file to PostgreSQL — memory records with their lifecycle, promotion rows, session
- * messages and pending interrupts, the injection log, and the legacy import's markers — then
- * verifies the copy.
+ * `engram migrate --from <sqlite file|postgres url> --to <postgres url|sqlite file>`: copies a
+ * whole Engram store between a SQLite file and PostgreSQL, either way — memory records with their
+ * lifecycle, promotion rows, session messages and pending interrupts, the injection log, and the
+ * legacy import's markers — then verifies the copy.
  *
  * - **Progress** goes to stderr: a bar when stderr is a terminal, a plain line at most once a
  *   second otherwise. The summary (counts on both sides, and the checksum) goes to stdout, as
@@ -10,12 +10,16 @@
  * - **Resumable.** Records are copied in batches, each one transaction; what the target already
  *   holds is skipped. Interrupted — Ctrl-C, a killed process, a dropped connection — the same
  *   command run again continues where the copy stopped and verifies everything.
+ * - **A record the target refuses is named** with the reason (PostgreSQL's SQLSTATE and message,
+ *   an input limit…). `--on-error stop` (the default) stops there with exit code 1 — what was
+ *   copied stays; `--on-error skip` leaves it out, goes on, and lists every skipped record in the
+ *   summary; verification then compares the target with the source minus those records.
  * - **Verified.** Both sides are counted and digested (SHA-256 over every record, promotion row,
  *   message, interrupt and injection row, in one order). Any difference fails the command with
  *   exit code 1, naming the differing counts or checksums; nothing in the target is deleted.
- * - The source must exist and be an Engram store (it is never created). It is opened as every
- *   `engram` command opens it; tables it lacks (no sessions yet, say) count as empty and are not
- *   created in it.
+ * - The source must exist and be an Engram store (it is never created or migrated); tables it
+ *   lacks (no sessions yet, say) count as empty and are not created in it. The SQL against each
+ *   backend's tables lives in the store packages (`SqliteMigration`, `PgMigration`).
  *
  * @since 0.1.0
  */
@@ -23,29 +27,13 @@ import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as SqlClient from "@effect/sql/SqlClient"
-import {
-  MemoryStore,
-  PromotionStore,
-  SessionMigration,
-  SessionStore,
-  StoreMigration,
-  TelemetryStore
-} from "@engram/core"
-import { PgMemoryStore, PgPromotionStore, PgSessionStore, PgTelemetryStore } from "@engram/store-pg"
-import {
-  EngramSqlite,
-  SqliteMemoryStore,
-  SqlitePromotionStore,
-  SqliteSessionStore,
-  SqliteTelemetryStore
-} from "@engram/store-sqlite"
-import * as Cause from "effect/Cause"
+import { SessionMigration, StoreMigration } from "@engram/core"
+import { PgMigration } from "@engram/store-pg"
+import { EngramSqlite, SqliteMigration } from "@engram/store-sqlite"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as NodeFs from "node:fs"
 import { CliFailure, ExitCode, StoreUnavailable, toCliFailure } from "../CliError.js"
@@ -64,29 +52,49 @@ export const DEFAULT_BATCH_SIZE = 500
 
 const MAX_BATCH_SIZE = 10_000
 const PREFIX = "engram migrate"
-// The table every Engram SQLite store has; a file without it is not one.
-const MEMORY_TABLE = "engram_memories"
 
 const invalid = (text: string) => ValidationError.invalidValue(HelpDoc.p(text))
 
-const fromOption = Options.text("from").pipe(
-  Options.withPseudoName("file"),
-  Options.withDescription("The SQLite store to copy (e.g. ./.engram/engram.db). It must exist; it is never created."),
-  Options.mapEffect((path) => {
-    if (EngramSqlite.isInMemory(path)) {
-      return Effect.fail(invalid("--from: name a SQLite file, not an in-memory database"))
-    }
-    const stat = NodeFs.statSync(path, { throwIfNoEntry: false })
-    if (stat === undefined) return Effect.fail(invalid(`--from: no such file: ${path}`))
-    if (!stat.isFile()) return Effect.fail(invalid(`--from: ${path} is not a file`))
-    return Effect.succeed(path)
-  })
+/** One side of the copy: a SQLite file or a PostgreSQL URL (kept redacted). */
+type Side =
+  | { readonly _tag: "Sqlite"; readonly file: string }
+  | { readonly _tag: "Pg"; readonly url: Redacted.Redacted<string> }
+
+// Anything with a scheme is a URL (and must be a PostgreSQL one); everything else is a file path.
+const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i
+
+const sideOption = (name: "from" | "to", description: string) =>
+  Options.text(name).pipe(
+    Options.withPseudoName(name === "from" ? "file|url" : "url|file"),
+    Options.withDescription(description),
+    Options.mapEffect((value): Effect.Effect<Side, ValidationError.ValidationError> => {
+      if (hasScheme.test(value)) {
+        const problem = Root.pgUrlProblem(value)
+        return problem === undefined
+          ? Effect.succeed({ _tag: "Pg", url: Redacted.make(value) })
+          : Effect.fail(invalid(`--${name}: ${problem}`))
+      }
+      if (EngramSqlite.isInMemory(value)) {
+        return Effect.fail(invalid(`--${name}: name a SQLite file, not an in-memory database`))
+      }
+      const stat = NodeFs.statSync(value, { throwIfNoEntry: false })
+      if (stat === undefined && name === "from") return Effect.fail(invalid(`--from: no such file: ${value}`))
+      if (stat !== undefined && !stat.isFile()) return Effect.fail(invalid(`--${name}: ${value} is not a file`))
+      return Effect.succeed({ _tag: "Sqlite", file: value })
+    })
+  )
+
+const fromOption = sideOption(
+  "from",
+  "The store to copy: a SQLite file (e.g. ./.engram/engram.db; it must exist and is never created) or a " +
+    "postgres:// URL (its tables are read, never created)."
 )
 
-const toOption = Root.pgUrlOption(
+const toOption = sideOption(
   "to",
-  "The PostgreSQL database to copy into: postgres://user:password@host:5432/database. Its tables are created " +
-    "when missing; --pg-schema puts them in a schema of their own. Copy into an empty store."
+  "Where to copy it: a postgres://user:password@host:5432/database URL (tables created when missing; " +
+    "--pg-schema puts them in a schema of their own) or a SQLite file (created when missing). Copy into an " +
+    "empty store."
 )
 
 const batchSizeOption = Options.integer("batch-size").pipe(
@@ -100,129 +108,53 @@ const batchSizeOption = Options.integer("batch-size").pipe(
   )
 )
 
-/** One side of the copy: every store, on one database, and the SQL client under them. */
-interface Stores {
-  readonly memory: MemoryStore.MemoryStoreService
-  readonly promotions: PromotionStore.PromotionStoreService
-  readonly sessions: SessionStore.SessionStoreService
-  readonly telemetry: TelemetryStore.TelemetryStoreService
-  readonly sql: SqlClient.SqlClient
-}
-
-const storesOf = (context: Context.Context<
-  | MemoryStore.MemoryStore
-  | PromotionStore.PromotionStore
-  | SessionStore.SessionStore
-  | TelemetryStore.TelemetryStore
-  | SqlClient.SqlClient
->): Stores => ({
-  memory: Context.get(context, MemoryStore.MemoryStore),
-  promotions: Context.get(context, PromotionStore.PromotionStore),
-  sessions: Context.get(context, SessionStore.SessionStore),
-  telemetry: Context.get(context, TelemetryStore.TelemetryStore),
-  sql: Context.get(context, SqlClient.SqlClient)
-})
+const onErrorOption = Options.choice("on-error", ["stop", "skip"]).pipe(
+  Options.withDescription(
+    "A record the target refuses (named with the reason): stop there (default; what was copied stays), or " +
+      "skip it, go on and list it in the summary."
+  ),
+  Options.withDefault("stop" as const)
+)
 
 const refused = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
 
-// The key/value table the legacy import keeps its markers in (which v1 data was imported), so
-// that importing the same file again into the copy is still recognised as done.
-const META_TABLE = "engram_meta"
+/** How a side reads in messages: the file, or the redacted URL and schema. */
+const describeSide = (side: Side, schema: string | undefined): string =>
+  side._tag === "Sqlite"
+    ? side.file
+    : StoreBackend.describeLocation({ db: "", pg: { url: side.url, ...(schema === undefined ? {} : { schema }) } })
 
-/** One row of `engram_meta`. */
-interface Marker {
-  readonly key: string
-  readonly value: string
-}
-
-const readMarkers = (sql: SqlClient.SqlClient) =>
-  Effect.map(
-    sql<Marker>`SELECT key, value FROM ${sql(META_TABLE)}`,
-    (rows): ReadonlyArray<Marker> =>
-      rows.map(({ key, value }) => ({ key, value })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-  )
-
-/**
- * Copies the source's `engram_meta` rows the target lacks, then reads the target's back. The
- * table is created in the target only when there is something to copy.
- */
-const copyMarkers = (markers: ReadonlyArray<Marker>, sql: SqlClient.SqlClient) =>
-  Effect.gen(function*() {
-    const [found] = yield* sql<{ readonly present: boolean }>`
-      SELECT to_regclass(${META_TABLE}) IS NOT NULL AS present`
-    if (markers.length === 0 && found?.present !== true) return { copied: 0, target: [] }
-    yield* sql`CREATE TABLE IF NOT EXISTS ${sql(META_TABLE)} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
-    const before = new Set((yield* readMarkers(sql)).map((marker) => marker.key))
-    const missing = markers.filter((marker) => !before.has(marker.key))
-    if (missing.length > 0) {
-      yield* sql`INSERT INTO ${sql(META_TABLE)} ${sql.insert(missing.map(({ key, value }) => ({ key, value })))}
-        ON CONFLICT (key) DO NOTHING`
-    }
-    return { copied: missing.length, target: yield* readMarkers(sql) }
-  })
-
-const markerLines = (markers: ReadonlyArray<Marker>): string =>
-  markers.map((marker) => `${JSON.stringify(marker.key)}\t${JSON.stringify(marker.value)}`).join("\n")
-
-/**
- * Opens the source file's stores. A table the file lacks is read as empty (an in-memory store)
- * rather than created in the file.
- */
-const openSource = (
-  file: string
-): Effect.Effect<Stores & { readonly markers: ReadonlyArray<Marker> }, CliFailure, Scope.Scope> =>
-  Effect.gen(function*() {
-    const client = yield* Layer.build(EngramSqlite.layerClient({ filename: file })).pipe(
-      Effect.mapError((error) => refused(`cannot read ${file}: ${error.detail}`))
-    )
-    const sql = Context.get(client, SqlClient.SqlClient)
-    const rows = yield* sql<{ readonly name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`.pipe(
+/** Opens one side of the copy through its store package. */
+const openSide = (
+  side: Side,
+  schema: string | undefined,
+  role: StoreMigration.EndpointRole
+): Effect.Effect<StoreMigration.Endpoint, CliFailure, Scope.Scope> =>
+  side._tag === "Sqlite"
+    ? SqliteMigration.open(side.file, role).pipe(
       Effect.mapError((error) =>
-        refused(`${file} is not a SQLite database (${StoreBackend.describeCause(Cause.fail(error))})`)
+        error.reason === "unopenable"
+          ? refused(`cannot read ${side.file}: ${error.problem}`)
+          : error.reason === "stores"
+          ? toCliFailure(new StoreUnavailable({ location: side.file, detail: error.problem }))
+          : refused(`${side.file} ${error.problem}`)
       )
     )
-    const tables = new Set(rows.map((row) => row.name))
-    if (!tables.has(MEMORY_TABLE)) {
-      return yield* refused(`${file} is not an Engram store: it has no ${MEMORY_TABLE} table`)
-    }
-    const stores = Layer.mergeAll(
-      SqliteMemoryStore.layerSqlite,
-      tables.has(SqlitePromotionStore.TABLE) ? SqlitePromotionStore.layerSqlite : PromotionStore.layerMemory,
-      tables.has(SqliteSessionStore.MESSAGES_TABLE) || tables.has(SqliteSessionStore.INTERRUPTS_TABLE)
-        ? SqliteSessionStore.layerSqlite
-        : SessionStore.layerMemory,
-      tables.has(SqliteTelemetryStore.INJECTIONS_TABLE) ? SqliteTelemetryStore.layerSqlite : TelemetryStore.layerMemory
-    ).pipe(Layer.provideMerge(Layer.succeedContext(client)))
-    const markers = tables.has(META_TABLE) ? yield* readMarkers(sql).pipe(Effect.mapError(toCliFailure)) : []
-    const opened = storesOf(
-      yield* Layer.build(stores).pipe(
-        Effect.catchAllCause((cause) =>
-          Effect.fail(new StoreUnavailable({ location: file, detail: StoreBackend.describeCause(cause) }))
-        ),
-        Effect.mapError(toCliFailure)
-      )
-    )
-    return { ...opened, markers }
-  })
-
-/** Opens (and migrates) every PostgreSQL store of the target. */
-const openTarget = (location: StoreBackend.PgLocation): Effect.Effect<Stores, CliFailure, Scope.Scope> =>
-  Layer.build(
-    Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg, PgSessionStore.layerPg, PgTelemetryStore.layerPg)
-      .pipe(Layer.provideMerge(StoreBackend.pgClient(location)))
-  ).pipe(
-    Effect.map(storesOf),
-    Effect.catchAllCause((cause) =>
-      Effect.fail(
+    : PgMigration.open({
+      url: side.url,
+      schema,
+      maxConnections: StoreBackend.PG_POOL_SIZE,
+      applicationName: "engram-cli"
+    }, role).pipe(
+      Effect.mapError((error) =>
         toCliFailure(
           new StoreUnavailable({
-            location: StoreBackend.describeLocation({ db: "", pg: location }),
-            detail: StoreBackend.scrubPassword(StoreBackend.describeCause(cause), location.url)
+            location: describeSide(side, schema),
+            detail: StoreBackend.scrubPassword(error.problem, side.url)
           })
         )
       )
     )
-  )
 
 /** One count on both sides, and how much of it this run wrote. */
 interface Tally {
@@ -242,7 +174,15 @@ export interface Summary {
   readonly to: string
   readonly schema: string | null
   readonly verified: true
-  readonly records: Tally & { readonly copied: number; readonly alreadyPresent: number; readonly unreadable: number }
+  readonly records: Tally & {
+    readonly copied: number
+    readonly alreadyPresent: number
+    readonly unreadable: number
+    /** Records the target refused and `--on-error skip` left out. */
+    readonly skipped: number
+  }
+  /** Each record left out, with the target's reason, in listing order. */
+  readonly skippedRecords: ReadonlyArray<StoreMigration.SkippedRecord>
   readonly promotions: Tally
   readonly sessions: Tally & { readonly unreadable: number }
   readonly messages: Tally
@@ -296,7 +236,9 @@ export const renderSummary = (summary: Summary): string => {
     ...rows.map(([name, tally]) =>
       `${name.padEnd(16)}${cell(tally.source, 10)}${cell(tally.target, 10)}${cell(tally.copied, 13)}`
     ),
-    `checksum        ${summary.checksum.target} (source and target agree)`
+    `checksum        ${summary.checksum.target} (${
+      summary.records.skipped === 0 ? "source" : "the source without the skipped records"
+    } and target agree)`
   ]
   const notes: Array<string> = []
   if (summary.records.alreadyPresent > 0) {
@@ -304,7 +246,11 @@ export const renderSummary = (summary: Summary): string => {
   }
   const unreadable = summary.records.unreadable + summary.sessions.unreadable
   if (unreadable > 0) notes.push(`${Progress.formatCount(unreadable)} unreadable source rows were not copied`)
+  if (summary.records.skipped > 0) {
+    notes.push(`${Progress.formatCount(summary.records.skipped)} records the target refused were not copied (--on-error skip)`)
+  }
   lines.push(`${summary.seconds.toFixed(1)}s${notes.length > 0 ? `; ${notes.join("; ")}` : ""}`)
+  for (const record of summary.skippedRecords) lines.push(`  not copied: ${record.id}: ${record.reason}`)
   return lines.join("\n")
 }
 
@@ -321,32 +267,38 @@ const verificationFailed = (
 }
 
 const copy = (
-  from: string,
-  to: StoreBackend.PgLocation,
-  batchSize: number,
+  from: Side,
+  to: Side,
+  schema: string | undefined,
+  options: { readonly batchSize: number; readonly onError: StoreMigration.OnError },
   output: Progress.Output
 ) =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
-    const source = yield* openSource(from)
-    const target = yield* openTarget(to)
+    const source = yield* openSide(from, schema, "source")
+    const target = yield* openSide(to, schema, "target")
+    const fromText = describeSide(from, schema)
     let display: Progress.Display | undefined
     const note = (text: string) =>
       display === undefined ? Effect.sync(() => output.write(`${PREFIX}: ${text}\n`)) : display.note(text)
 
     const records = yield* StoreMigration.copyStore(source.memory, target.memory, {
-      batchSize,
+      batchSize: options.batchSize,
+      onError: options.onError,
       promotions: { from: source.promotions, to: target.promotions },
       onProgress: (p) =>
         Effect.gen(function*() {
           if (p.phase === "scanned") {
-            yield* note(`copying ${Progress.formatCount(p.total)} records from ${from}`)
+            yield* note(`copying ${Progress.formatCount(p.total)} records from ${fromText}`)
             display = yield* Progress.make({ output, prefix: PREFIX, label: "records", total: p.total })
           } else if (p.phase === "copying") {
             yield* display!.update(p.read)
           } else {
             yield* display!.finish(p.read)
-            yield* note(`verifying ${Progress.formatCount(p.total)} records`)
+            yield* note(
+              `verifying ${Progress.formatCount(p.total - p.skipped)} records` +
+                (p.skipped > 0 ? ` (${Progress.formatCount(p.skipped)} refused by the target, left out)` : "")
+            )
           }
         })
     }).pipe(Effect.onInterrupt(() => display?.close ?? Effect.void))
@@ -356,7 +308,7 @@ const copy = (
       sessions: { from: source.sessions, to: target.sessions },
       telemetry: { from: source.telemetry, to: target.telemetry }
     }, {
-      batchSize,
+      batchSize: options.batchSize,
       onProgress: (p) =>
         Effect.gen(function*() {
           if (p.total === 0) {
@@ -373,31 +325,36 @@ const copy = (
         })
     }).pipe(Effect.onInterrupt(() => display?.close ?? Effect.void))
 
-    const markers = yield* copyMarkers(source.markers, target.sql)
-    if (markerLines(markers.target) !== markerLines(source.markers)) {
-      const what = `legacy-import markers (${META_TABLE})`
+    const sourceMarkers = yield* source.markers.read
+    const markersCopied = yield* target.markers.add(sourceMarkers)
+    const targetMarkers = yield* target.markers.read
+    if (StoreMigration.markerLines(targetMarkers) !== StoreMigration.markerLines(sourceMarkers)) {
+      const what = "legacy-import markers (engram_meta)"
       return yield* refused(
         `verification failed: ${
-          markers.target.length === source.markers.length
+          targetMarkers.length === sourceMarkers.length
             ? `the target's ${what} differ from the source's`
-            : `the target holds ${markers.target.length} ${what} but the source ${source.markers.length}`
+            : `the target holds ${targetMarkers.length} ${what} but the source ${sourceMarkers.length}`
         }; nothing in the target was deleted`
       )
     }
 
     const finished = yield* Clock.currentTimeMillis
+    const markerText = StoreMigration.markerLines(sourceMarkers)
     const summary: Summary = {
-      from,
-      to: StoreBackend.redactUrl(to.url),
-      schema: to.schema ?? null,
+      from: fromText,
+      to: describeSide(to, schema),
+      schema: schema ?? null,
       verified: true,
       records: {
         source: records.source.count,
         target: records.target.count,
         copied: records.copied,
         alreadyPresent: records.alreadyPresent,
-        unreadable: records.source.unreadable
+        unreadable: records.source.unreadable,
+        skipped: records.skipped.length
       },
+      skippedRecords: records.skipped,
       promotions: {
         source: records.source.promotions,
         target: records.target.promotions,
@@ -420,10 +377,15 @@ const copy = (
         target: sessions.target.injections,
         copied: sessions.injectionsCopied
       },
-      importMarkers: { source: source.markers.length, target: markers.target.length, copied: markers.copied },
+      importMarkers: { source: sourceMarkers.length, target: targetMarkers.length, copied: markersCopied },
+      // The source side is what the target was verified against (without any skipped records).
       checksum: {
-        source: yield* storeChecksum(records.source.checksum, sessions.source.checksum, markerLines(source.markers)),
-        target: yield* storeChecksum(records.target.checksum, sessions.target.checksum, markerLines(markers.target))
+        source: yield* storeChecksum(records.expected.checksum, sessions.source.checksum, markerText),
+        target: yield* storeChecksum(
+          records.target.checksum,
+          sessions.target.checksum,
+          StoreMigration.markerLines(targetMarkers)
+        )
       },
       batches: records.batches,
       seconds: (finished - started) / 1000
@@ -432,33 +394,44 @@ const copy = (
   }).pipe(
     Effect.catchTags({
       StoreMigrationMismatch: (error) => Effect.fail(verificationFailed(error)),
-      SessionMigrationMismatch: (error) => Effect.fail(verificationFailed(error))
+      SessionMigrationMismatch: (error) => Effect.fail(verificationFailed(error)),
+      RecordNotCopied: (error) =>
+        Effect.fail(
+          refused(
+            `${error.message}; what was copied before it stays — fix the record, or run the same command with ` +
+              `--on-error skip to leave it out`
+          )
+        )
     }),
     Effect.scoped
   )
 
 /**
- * `engram migrate --from <sqlite file> --to <postgres url> [--pg-schema <name>] [--batch-size n]`
+ * `engram migrate --from <file|url> --to <url|file> [--pg-schema <name>] [--batch-size n] [--on-error stop|skip]`
  *
  * @since 0.1.0
  * @category commands
  */
 export const command = Command.make(
   "migrate",
-  { from: fromOption, to: toOption, batchSize: batchSizeOption },
-  ({ batchSize, from, to }) =>
+  { from: fromOption, to: toOption, batchSize: batchSizeOption, onError: onErrorOption },
+  ({ batchSize, from, onError, to }) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings
       if (settings.pg !== undefined || settings.dbGiven) {
         return yield* refused(
-          `migrate reads --from <sqlite file> and writes --to <postgres url>; ${
-            settings.pg !== undefined ? "--pg" : "--db"
-          } does not apply to it`
+          `migrate reads --from and writes --to; ${settings.pg !== undefined ? "--pg" : "--db"} does not apply to it`
         )
       }
-      const location: StoreBackend.PgLocation = { url: to, schema: settings.pgSchema }
+      if (from._tag === to._tag) {
+        return yield* refused(
+          from._tag === "Pg"
+            ? "migrate copies between a SQLite file and PostgreSQL: --from and --to are both postgres:// URLs"
+            : "migrate copies between a SQLite file and PostgreSQL: one of --from and --to must be a postgres:// URL"
+        )
+      }
       const output = Progress.stderr
-      const summary = yield* copy(from, location, batchSize, output).pipe(
+      const summary = yield* copy(from, to, settings.pgSchema, { batchSize, onError }, output).pipe(
         Effect.onInterrupt(() =>
           Effect.sync(() =>
             output.write(`${PREFIX}: interrupted; what was copied stays — run the same command again to resume\n`)
@@ -469,14 +442,17 @@ export const command = Command.make(
     }).pipe(
       Effect.mapError((error) => {
         const failure = toCliFailure(error)
-        return new CliFailure({ problem: StoreBackend.scrubPassword(failure.problem, to), exitCode: failure.exitCode })
+        const url = from._tag === "Pg" ? from.url : to._tag === "Pg" ? to.url : undefined
+        return url === undefined
+          ? failure
+          : new CliFailure({ problem: StoreBackend.scrubPassword(failure.problem, url), exitCode: failure.exitCode })
       })
     )
 ).pipe(
   Command.withDescription(
-    "Copy a whole SQLite store to PostgreSQL — records with their lifecycle, promotion rows, sessions and the " +
-      "injection log — with progress on stderr; resumable (run it again after an interruption) and verified by " +
-      "counts and a SHA-256 checksum."
+    "Copy a whole store between a SQLite file and PostgreSQL, either way — records with their lifecycle, " +
+      "promotion rows, sessions and the injection log — with progress on stderr; resumable (run it again after " +
+      "an interruption), verified by counts and a SHA-256 checksum, and naming any record the target refuses " +
+      "(--on-error stop|skip)."
   )
 )
-

@@ -1,0 +1,163 @@
+/**
+ * A PostgreSQL database (or one schema of it) as one side of a whole-store copy
+ * (`StoreMigration.Endpoint`): its four stores and the legacy import's markers, with every
+ * statement against Engram's own tables kept here.
+ *
+ * - As a **source** nothing is created or migrated: the memory table must exist; a store whose
+ *   table is absent reads as empty; present tables must be at this version.
+ * - As a **target** every table is created or upgraded (as the store layers do).
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { MemoryStore, PromotionStore, SessionStore, StoreMigration, TelemetryStore } from "@engram/core"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as EngramPg from "./EngramPg.js"
+import * as PgError from "./PgError.js"
+import * as PgMemoryStore from "./PgMemoryStore.js"
+import * as PgPromotionStore from "./PgPromotionStore.js"
+import * as PgSessionStore from "./PgSessionStore.js"
+import * as PgTelemetryStore from "./PgTelemetryStore.js"
+
+/**
+ * The database cannot take part in a copy: no connection, not an Engram store, or its stores
+ * failed to open. `problem` says which (without the URL's password).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PgMigrationError extends Schema.TaggedError<PgMigrationError>()("PgMigrationError", {
+  problem: Schema.String
+}) {
+  override get message() {
+    return this.problem
+  }
+}
+
+/**
+ * The table every Engram PostgreSQL store has.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MEMORY_TABLE = "engram_memories"
+
+/**
+ * The key/value table the legacy import keeps its markers in.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const META_TABLE = "engram_meta"
+
+const describe = (error: unknown): string => {
+  if (typeof error === "object" && error !== null && "_tag" in error && error._tag === "SqlError") {
+    return PgError.reasonOf(error as SqlError).message
+  }
+  const parts: Array<string> = []
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    const text = current instanceof Error ? current.message : String(current)
+    if (text !== "" && !parts.includes(text)) parts.push(text)
+    current = typeof current === "object" && "cause" in current ? current.cause : undefined
+  }
+  return PgError.redactUrls(parts.join(": "))
+}
+
+const markerFailure = (operation: string) => (cause: SqlError) =>
+  new StoreMigration.MarkerStoreFailure({ operation, cause: PgError.reasonOf(cause) })
+
+const tablePresent = (sql: SqlClient.SqlClient, table: string) =>
+  Effect.map(
+    sql<{ readonly present: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS present`,
+    (rows) => rows[0]?.present === true
+  )
+
+/**
+ * The import markers of the database behind `sql` (in its `search_path`). Reading a database
+ * without the table returns none; adding creates the table.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const markers = (sql: SqlClient.SqlClient): StoreMigration.ImportMarkers => ({
+  read: Effect.gen(function*() {
+    if (!(yield* tablePresent(sql, META_TABLE))) return []
+    const rows = yield* sql<StoreMigration.ImportMarker>`SELECT key, value FROM ${sql(META_TABLE)} ORDER BY key`
+    return rows.map(({ key, value }) => ({ key, value }))
+  }).pipe(Effect.mapError(markerFailure("read"))),
+  add: (added) =>
+    Effect.gen(function*() {
+      if (added.length === 0) return 0
+      yield* sql`CREATE TABLE IF NOT EXISTS ${sql(META_TABLE)} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
+      const rows = yield* sql<{ readonly key: string }>`INSERT INTO ${sql(META_TABLE)} ${
+        sql.insert(added.map(({ key, value }) => ({ key, value })))
+      } ON CONFLICT (key) DO NOTHING RETURNING key`
+      return rows.length
+    }).pipe(sql.withTransaction, Effect.mapError(markerFailure("add")))
+})
+
+/**
+ * Opens the database as one side of a copy (see the module description), on a pool of its own.
+ * Scoped: the pool closes with the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const open = (
+  options: EngramPg.ConnectionOptions,
+  role: StoreMigration.EndpointRole
+): Effect.Effect<StoreMigration.Endpoint, PgMigrationError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const fail = (problem: string) => new PgMigrationError({ problem })
+    const client = yield* Layer.build(EngramPg.layerClient(options)).pipe(
+      Effect.mapError((error) => fail(`cannot connect: ${describe(error)}`))
+    )
+    const sql = Context.get(client, SqlClient.SqlClient)
+    let stores: Layer.Layer<
+      MemoryStore.MemoryStore | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore,
+      unknown,
+      SqlClient.SqlClient
+    >
+    if (role === "target") {
+      stores = Layer.mergeAll(
+        PgMemoryStore.layerPg,
+        PgPromotionStore.layerPg,
+        PgSessionStore.layerPg,
+        PgTelemetryStore.layerPg
+      )
+    } else {
+      const has = (table: string) =>
+        tablePresent(sql, table).pipe(Effect.mapError((error) => fail(`cannot be read: ${describe(error)}`)))
+      if (!(yield* has(MEMORY_TABLE))) {
+        return yield* fail(`it is not an Engram store: it has no ${MEMORY_TABLE} table`)
+      }
+      const sessions = (yield* has(PgSessionStore.MESSAGES_TABLE)) || (yield* has(PgSessionStore.INTERRUPTS_TABLE))
+      stores = Layer.mergeAll(
+        PgMemoryStore.layerPgWithoutMigrations,
+        (yield* has(PgPromotionStore.TABLE)) ? PgPromotionStore.layerPgWithoutMigrations : PromotionStore.layerMemory,
+        sessions ? PgSessionStore.layerPgWithoutMigrations : SessionStore.layerMemory,
+        (yield* has(PgTelemetryStore.INJECTIONS_TABLE))
+          ? PgTelemetryStore.layerPgWithoutMigrations
+          : TelemetryStore.layerMemory
+      )
+    }
+    const context = yield* Layer.build(Layer.provide(stores, Layer.succeedContext(client))).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.fail(fail(`its stores cannot be opened: ${describe(Cause.squash(cause))}`))
+      )
+    )
+    return {
+      memory: Context.get(context, MemoryStore.MemoryStore),
+      promotions: Context.get(context, PromotionStore.PromotionStore),
+      sessions: Context.get(context, SessionStore.SessionStore),
+      telemetry: Context.get(context, TelemetryStore.TelemetryStore),
+      markers: markers(sql)
+    }
+  })

@@ -1,0 +1,161 @@
+/**
+ * A SQLite file as one side of a whole-store copy (`StoreMigration.Endpoint`): its four stores and
+ * the legacy import's markers, with every statement against the file's own tables kept here.
+ *
+ * - As a **source** the file must exist and be an Engram store (it has `engram_memories`); it is
+ *   never created, and a table it lacks (no sessions yet, say) reads as empty and is not created.
+ * - As a **target** the file is created when missing and every table is created or upgraded.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { MemoryStore, PromotionStore, SessionStore, StoreMigration, TelemetryStore } from "@engram/core"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as EngramSqlite from "./EngramSqlite.js"
+import * as SqliteMemoryStore from "./SqliteMemoryStore.js"
+import * as SqlitePromotionStore from "./SqlitePromotionStore.js"
+import * as SqliteSessionStore from "./SqliteSessionStore.js"
+import * as SqliteTelemetryStore from "./SqliteTelemetryStore.js"
+
+/**
+ * The file cannot take part in a copy: it cannot be opened, it is not an Engram store, or its
+ * stores failed to open. `problem` says which.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SqliteMigrationError extends Schema.TaggedError<SqliteMigrationError>()("SqliteMigrationError", {
+  filename: Schema.String,
+  /** `unopenable`: not a (sound) SQLite file; `not-a-store`: no Engram tables; `stores`: they failed to open. */
+  reason: Schema.Literal("unopenable", "not-a-store", "stores"),
+  problem: Schema.String
+}) {
+  override get message() {
+    return `${this.filename}: ${this.problem}`
+  }
+}
+
+/**
+ * The table every Engram SQLite store has; a file without it is not one.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MEMORY_TABLE = "engram_memories"
+
+/**
+ * The key/value table the legacy import keeps its markers in.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const META_TABLE = "engram_meta"
+
+// The deepest message of an error and its causes.
+const describe = (error: unknown): string => {
+  const parts: Array<string> = []
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    const text = current instanceof Error ? current.message : String(current)
+    if (text !== "" && !parts.includes(text)) parts.push(text)
+    current = typeof current === "object" && "cause" in current ? current.cause : undefined
+  }
+  return parts.join(": ")
+}
+
+const markerFailure = (operation: string) => (cause: SqlError) =>
+  new StoreMigration.MarkerStoreFailure({ operation, cause: new Error(describe(cause)) })
+
+/**
+ * The import markers of the database behind `sql`. Reading a database without the table returns
+ * none; adding creates the table.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const markers = (sql: SqlClient.SqlClient): StoreMigration.ImportMarkers => {
+  const present = Effect.map(
+    sql<{ readonly n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ${META_TABLE}`,
+    (rows) => Number(rows[0]?.n ?? 0) > 0
+  )
+  const read = Effect.gen(function*() {
+    if (!(yield* present)) return []
+    const rows = yield* sql<StoreMigration.ImportMarker>`SELECT key, value FROM ${sql(META_TABLE)} ORDER BY key`
+    return rows.map(({ key, value }) => ({ key, value }))
+  })
+  return {
+    read: Effect.mapError(read, markerFailure("read")),
+    add: (added) =>
+      Effect.gen(function*() {
+        if (added.length === 0) return 0
+        yield* sql`CREATE TABLE IF NOT EXISTS ${sql(META_TABLE)} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
+        const rows = yield* sql<{ readonly key: string }>`INSERT INTO ${sql(META_TABLE)} ${
+          sql.insert(added.map(({ key, value }) => ({ key, value })))
+        } ON CONFLICT (key) DO NOTHING RETURNING key`
+        return rows.length
+      }).pipe(sql.withTransaction, Effect.mapError(markerFailure("add")))
+  }
+}
+
+type Stores =
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+  | SessionStore.SessionStore
+  | TelemetryStore.TelemetryStore
+
+const endpointOf = (context: Context.Context<Stores>, sql: SqlClient.SqlClient): StoreMigration.Endpoint => ({
+  memory: Context.get(context, MemoryStore.MemoryStore),
+  promotions: Context.get(context, PromotionStore.PromotionStore),
+  sessions: Context.get(context, SessionStore.SessionStore),
+  telemetry: Context.get(context, TelemetryStore.TelemetryStore),
+  markers: markers(sql)
+})
+
+/**
+ * Opens `filename` as one side of a copy (see the module description). Scoped: the file closes
+ * with the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const open = (
+  filename: string,
+  role: StoreMigration.EndpointRole
+): Effect.Effect<StoreMigration.Endpoint, SqliteMigrationError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const fail = (problem: string, reason: SqliteMigrationError["reason"] = "unopenable") =>
+      new SqliteMigrationError({ filename, reason, problem })
+    if (EngramSqlite.isInMemory(filename)) return yield* fail("name a SQLite file, not an in-memory database")
+    const client = yield* Layer.build(
+      EngramSqlite.layerClient({ filename, ...(role === "source" ? { create: false } : {}) })
+    ).pipe(Effect.mapError((error) => fail(error.detail)))
+    const sql = Context.get(client, SqlClient.SqlClient)
+    const rows = yield* sql<{ readonly name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`.pipe(
+      Effect.mapError((error) => fail(`is not a SQLite database (${describe(error)})`, "not-a-store"))
+    )
+    const tables = new Set(rows.map((row) => row.name))
+    if (role === "source" && !tables.has(MEMORY_TABLE)) {
+      return yield* fail(`is not an Engram store: it has no ${MEMORY_TABLE} table`, "not-a-store")
+    }
+    const has = (...names: ReadonlyArray<string>) => role === "target" || names.some((name) => tables.has(name))
+    const stores = Layer.mergeAll(
+      SqliteMemoryStore.layerSqlite,
+      has(SqlitePromotionStore.TABLE) ? SqlitePromotionStore.layerSqlite : PromotionStore.layerMemory,
+      has(SqliteSessionStore.MESSAGES_TABLE, SqliteSessionStore.INTERRUPTS_TABLE)
+        ? SqliteSessionStore.layerSqlite
+        : SessionStore.layerMemory,
+      has(SqliteTelemetryStore.INJECTIONS_TABLE) ? SqliteTelemetryStore.layerSqlite : TelemetryStore.layerMemory
+    ).pipe(Layer.provide(Layer.succeedContext(client)))
+    const context = yield* Layer.build(stores).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.fail(fail(describe(Cause.squash(cause)), "stores"))
+      )
+    )
+    return endpointOf(context, sql)
+  })
