@@ -1,0 +1,96 @@
+/**
+ * Everything an Engram agent needs on one PostgreSQL database, in one layer: the memory,
+ * promotion, session and telemetry stores sharing one connection pool, the `ContextProjection`
+ * over them, and the preset routing specs (`RoutingSpecs.layerPresets`). Add a `LanguageModel`
+ * and an agent runs.
+ *
+ * @example
+ * ```ts
+ * import { PgEngram } from "@engram/store-pg"
+ *
+ * const EngramLive = PgEngram.layer({ url: "postgres://app@db:5432/engram", schema: "agents" })
+ * // or from ENGRAM_PG_URL (and ENGRAM_PG_SCHEMA, ENGRAM_PG_POOL_SIZE):
+ * const FromEnv = PgEngram.layerConfig
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type { MigrationError } from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type * as PgClient from "@effect/sql-pg/PgClient"
+import { type MemoryStore, type PromotionStore, RoutingSpecs, type SessionStore, type TelemetryStore } from "@engram/core"
+import { ContextProjection } from "@engram/runtime"
+import type * as ConfigError from "effect/ConfigError"
+import * as Layer from "effect/Layer"
+import * as EngramPg from "./EngramPg.js"
+import * as PgMemoryStore from "./PgMemoryStore.js"
+import * as PgPromotionStore from "./PgPromotionStore.js"
+import * as PgSessionStore from "./PgSessionStore.js"
+import * as PgTelemetryStore from "./PgTelemetryStore.js"
+
+/**
+ * The four stores on one database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Stores =
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+  | SessionStore.SessionStore
+  | TelemetryStore.TelemetryStore
+
+/**
+ * What {@link layer} provides: the stores, the projection, the preset specs and the SQL client
+ * under them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services =
+  | Stores
+  | ContextProjection.ContextProjection
+  | RoutingSpecs.RoutingSpecs
+  | SqlClient.SqlClient
+  | PgClient.PgClient
+
+/**
+ * The four stores over the SQL client in context (each migrates its own tables).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStores: Layer.Layer<Stores, SqlError | MigrationError, SqlClient.SqlClient> = Layer.mergeAll(
+  PgMemoryStore.layerPg,
+  PgPromotionStore.layerPg,
+  PgSessionStore.layerPg,
+  PgTelemetryStore.layerPg
+)
+
+const over = <E>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>) =>
+  Layer.mergeAll(ContextProjection.layer, RoutingSpecs.layerPresets).pipe(
+    Layer.provideMerge(layerStores),
+    Layer.provideMerge(client)
+  )
+
+/**
+ * The four stores in the database of `options.url` (in `options.schema` when given), the
+ * `ContextProjection` with its default settings and the preset routing specs.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: EngramPg.ConnectionOptions): Layer.Layer<Services, SqlError | MigrationError> =>
+  over(EngramPg.layerClient(options))
+
+/**
+ * {@link layer} configured from the environment: `ENGRAM_PG_URL` (required), `ENGRAM_PG_SCHEMA`,
+ * `ENGRAM_PG_POOL_SIZE`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: Layer.Layer<Services, SqlError | MigrationError | ConfigError.ConfigError> = over(
+  EngramPg.layerConfig
+)

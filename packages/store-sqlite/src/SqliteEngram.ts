@@ -1,0 +1,81 @@
+/**
+ * Everything an Engram agent needs on one SQLite file, in one layer: the memory, promotion,
+ * session and telemetry stores sharing one connection, the `ContextProjection` over them, and the
+ * preset routing specs (`RoutingSpecs.layerPresets`). Add a `LanguageModel` and an agent runs.
+ *
+ * @example
+ * ```ts
+ * import { SqliteEngram } from "@engram/store-sqlite"
+ *
+ * const EngramLive = SqliteEngram.layer({ filename: "./.engram/engram.db" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Migrator from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import { type MemoryStore, type PromotionStore, RoutingSpecs, type SessionStore, type TelemetryStore } from "@engram/core"
+import { ContextProjection } from "@engram/runtime"
+import * as Layer from "effect/Layer"
+import * as EngramSqlite from "./EngramSqlite.js"
+import * as SqliteMemoryStore from "./SqliteMemoryStore.js"
+import * as SqlitePromotionStore from "./SqlitePromotionStore.js"
+import * as SqliteSessionStore from "./SqliteSessionStore.js"
+import * as SqliteTelemetryStore from "./SqliteTelemetryStore.js"
+
+/**
+ * The four stores on one database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Stores =
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+  | SessionStore.SessionStore
+  | TelemetryStore.TelemetryStore
+
+/**
+ * What {@link layer} provides: the stores, the projection, the preset specs and the SQL client
+ * under them (for tools that read the same database).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services =
+  | Stores
+  | ContextProjection.ContextProjection
+  | RoutingSpecs.RoutingSpecs
+  | SqlClient.SqlClient
+  | SqliteClient.SqliteClient
+
+/**
+ * The four stores over the SQL client in context (each migrates its own tables).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStores: Layer.Layer<Stores, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Layer
+  .mergeAll(
+    SqlitePromotionStore.layerSqlite,
+    SqliteSessionStore.layerSqlite,
+    SqliteTelemetryStore.layerSqlite
+  ).pipe(Layer.provideMerge(SqliteMemoryStore.layerSqlite))
+
+/**
+ * The four stores on the SQLite file `options.filename` (default `./.engram/engram.db`, created
+ * with its directory when missing; `:memory:` for tests), the `ContextProjection` with its
+ * default settings and the preset routing specs.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options?: EngramSqlite.ClientOptions
+): Layer.Layer<Services, EngramSqlite.SqliteOpenError | SqlError | Migrator.MigrationError> =>
+  Layer.mergeAll(ContextProjection.layer, RoutingSpecs.layerPresets).pipe(
+    Layer.provideMerge(layerStores),
+    Layer.provideMerge(EngramSqlite.layerClient(options))
+  )
