@@ -13,7 +13,8 @@
  * are written once; listings are ordered by turn then call and filter by both; a taken
  * `(session, turn, call)`, an entry whose hash is not its body's, a snapshot naming a blob it did
  * not bring, and a snapshot that does not encode are refused and store nothing; usage is recorded
- * after the fact; retention removes whole sessions by age and by count, and nothing else.
+ * after the fact; retention removes whole sessions by age and by count, and nothing else; forgetting
+ * a memory removes its text from the trajectory and full text and re-points the snapshots.
  *
  * Every test builds the layer afresh, so a backend on a shared server must hand each build its
  * own empty store.
@@ -356,6 +357,75 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
         expect((yield* s.listSnapshots("new")).snapshots).toHaveLength(2)
         expect((yield* s.readTrajectory("new")).messages.length).toBeGreaterThan(0)
         expect((yield* s.prune({ keepSessions: 0 })).sessions).toEqual(["new"])
+      })))
+
+    it.effect("forgetting a memory removes its text from the trajectory and re-points the snapshots", () =>
+      provide(Effect.gen(function*() {
+        const s = yield* store
+        const bodies = (t: Trajectory.StoredTrajectory) => [...t.messages, ...t.blobs].map((e) => e.body).join("\n")
+        // s-1: two turns over a prefix composing mem-1 ("- **name**: Doug"); the second call's
+        // operator message and full text hold the content too. s-2: no trace of it.
+        const one = snapshotFixture({ turn: 1 })
+        yield* s.appendSnapshot(one.snapshot, one.entries)
+        const two = snapshotFixture({ turn: 2 })
+        const said = Trajectory.messageEntry(1, new SessionStore.OperatorMessage({
+          text: "did you know: Doug likes tea",
+          at: DateTime.unsafeMake(T0)
+        }))
+        const withText = new PromptSnapshot.PromptSnapshot({
+          ...two.snapshot,
+          fullText: { text: "[system] - **name**: Doug\n[user] did you know: Doug likes tea", bytes: 60, truncated: false }
+        })
+        yield* s.appendSnapshot(withText, two.entries.map((e) => (e._tag === "Message" && e.seq === 1 ? said : e)))
+        const usage = { inputTokens: 10, outputTokens: 2, totalTokens: 12, cachedInputTokens: null }
+        yield* s.recordUsage({ sessionId: "s-1", turn: 2, call: 0 }, usage)
+        const other = snapshotFixture({ sessionId: "s-2", turn: 1 })
+        const authored = other.entries.map((e) =>
+          e._tag === "Blob" && e.kind === "prefix" ? Trajectory.prefixBlob([
+            { name: "identity", source: "role", fragments: [PromptFragment.authored("You are a careful assistant.")] }
+          ]) : e
+        )
+        yield* s.appendSnapshot(
+          new PromptSnapshot.PromptSnapshot({
+            ...other.snapshot,
+            prefix: { ...other.snapshot.prefix, hash: authored.find((e) => e._tag === "Blob" && e.kind === "prefix")!.hash }
+          }),
+          authored
+        )
+        const untouched = yield* s.readTrajectory("s-2")
+
+        // A memory named nowhere changes nothing.
+        expect(yield* s.forgetMemories([{ id: "mem-9", content: "Zebras sleep standing" }])).toEqual({
+          entries: 0,
+          snapshots: 0
+        })
+        const result = yield* s.forgetMemories([{ id: "mem-1", content: "Doug" }])
+        // The prefix blob (once for the session) and the message holding the content.
+        expect(result).toEqual({ entries: 2, snapshots: 2 })
+
+        const trajectory = yield* s.readTrajectory("s-1")
+        expect(trajectory.skipped).toBe(0)
+        expect(bodies(trajectory)).not.toContain("Doug")
+        expect(trajectory.blobs.filter((b) => b.kind === "prefix")).toHaveLength(1)
+        const [prefix] = trajectory.blobs.filter((b) => b.kind === "prefix")
+        const sections = Either.getOrThrow(Trajectory.prefixOf(prefix!))
+        expect(sections[1]!.fragments[1]).toEqual(PromptFragment.memory(Trajectory.FORGOTTEN, ["mem-1"]))
+        expect(Either.getOrThrow(Trajectory.messageOf(trajectory.messages[1]!))).toMatchObject({
+          text: `did you know: ${Trajectory.FORGOTTEN} likes tea`
+        })
+
+        const { snapshots } = yield* s.listSnapshots("s-1")
+        expect(snapshots.map((x) => x.redacted)).toEqual([["mem-1"], ["mem-1"]])
+        for (const x of snapshots) expect(x.prefix.hash).toBe(prefix!.hash)
+        expect(snapshots[1]!.fullText!.text).toBe(
+          `[system] - **name**: ${Trajectory.FORGOTTEN}\n[user] did you know: ${Trajectory.FORGOTTEN} likes tea`
+        )
+        expect(snapshots[1]!.usage).toEqual(usage)
+        // Another session's trajectory and snapshot are left as they were.
+        expect(yield* s.readTrajectory("s-2")).toEqual(untouched)
+        expect((yield* s.listSnapshots("s-2")).snapshots.map((x) => x.redacted)).toEqual([[]])
+        // Forgetting again finds nothing more to remove.
+        expect(yield* s.forgetMemories([{ id: "mem-1", content: "Doug" }])).toEqual({ entries: 0, snapshots: 0 })
       })))
   })
 }

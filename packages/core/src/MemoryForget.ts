@@ -19,6 +19,8 @@ import { MemoryId, type MemoryRecord, Scope } from "./MemoryRecord.js"
 import { type InvalidMemoryQuery, MemoryStoreFailure } from "./MemoryStoreError.js"
 import { decodeQuery } from "./MemoryWrite.js"
 import { PromotionStore } from "./PromotionStore.js"
+import { TelemetryStore } from "./TelemetryStore.js"
+import type { ForgottenText } from "./Trajectory.js"
 
 /**
  * Who asked to forget: an operator name, a token label, `cli`, `mcp`… One line, 1-200 characters.
@@ -250,6 +252,28 @@ export const forgetPromotions = (ids: ReadonlyArray<MemoryId>): Effect.Effect<vo
       onNone: () => Effect.void,
       onSome: (promotions) =>
         promotions.forget(ids).pipe(
+          Effect.asVoid,
+          Effect.mapError((cause) => new MemoryStoreFailure({ operation: "forget", cause }))
+        )
+    })
+  )
+
+/**
+ * Removes forgotten records' text from the prompt snapshots and trajectory of the `TelemetryStore`
+ * in the caller's context, when there is one (see `TelemetryStore.forgetMemories`). Backends call
+ * it inside their forget transaction, with each record's id and content read before deletion; a
+ * backend that shares one database with its telemetry store therefore forgets both atomically.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const forgetTelemetry = (forgotten: ReadonlyArray<ForgottenText>): Effect.Effect<void, MemoryStoreFailure> =>
+  forgotten.length === 0 ? Effect.void : Effect.flatMap(
+    Effect.serviceOption(TelemetryStore),
+    Option.match({
+      onNone: () => Effect.void,
+      onSome: (telemetry) =>
+        telemetry.forgetMemories(forgotten).pipe(
           Effect.asVoid,
           Effect.mapError((cause) => new MemoryStoreFailure({ operation: "forget", cause }))
         )

@@ -149,7 +149,12 @@ export class PromptSnapshot extends Schema.Class<PromptSnapshot>("PromptSnapshot
       messages: Schema.NonNegativeInt
     }),
     usage: Schema.NullOr(TokenUsage),
-    fullText: Schema.NullOr(FullText)
+    fullText: Schema.NullOr(FullText),
+    /**
+     * Memories forgotten after the call whose text was removed from what this snapshot refers to:
+     * a rebuild no longer hashes to `request.hash`, and says why.
+     */
+    redacted: Schema.optionalWith(Schema.Array(MemoryId), { default: () => [] })
   }).pipe(
     Schema.filter((s) => {
       if (s.messages.input !== null && s.messages.input >= s.messages.count) {

@@ -191,6 +191,111 @@ export interface PruneResult {
 }
 
 /**
+ * What removing forgotten memories' text changed: trajectory entries rewritten, snapshots updated.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ForgetTelemetryResult {
+  readonly entries: number
+  readonly snapshots: number
+}
+
+/**
+ * The redactions of a set of stored entries: each changed entry (before and after), and per
+ * session the blobs that got a new hash and the message positions that changed, with the ids
+ * whose text each held.
+ *
+ * @since 0.1.0
+ * @category forgetting
+ */
+export interface ForgetPlan<K> {
+  readonly changed: ReadonlyArray<{
+    readonly key: K
+    readonly sessionId: string
+    readonly before: Trajectory.TrajectoryEntry
+    readonly after: Trajectory.TrajectoryEntry
+  }>
+  readonly blobs: ReadonlyMap<string, ReadonlyMap<string, { readonly hash: string; readonly ids: ReadonlyArray<string> }>>
+  readonly messages: ReadonlyMap<string, ReadonlyMap<number, ReadonlyArray<string>>>
+}
+
+/**
+ * Plans the redaction of stored entries (each keyed by the backend's row key). Pure; every
+ * backend forgets with it and {@link redactSnapshot}.
+ *
+ * @since 0.1.0
+ * @category forgetting
+ */
+export const planForget = <K>(
+  entries: ReadonlyArray<{ readonly key: K; readonly sessionId: string; readonly entry: Trajectory.TrajectoryEntry }>,
+  forgotten: ReadonlyArray<Trajectory.ForgottenText>
+): ForgetPlan<K> => {
+  const changed: Array<ForgetPlan<K>["changed"][number]> = []
+  const blobs = new Map<string, Map<string, { hash: string; ids: ReadonlyArray<string> }>>()
+  const messages = new Map<string, Map<number, ReadonlyArray<string>>>()
+  for (const { entry, key, sessionId } of entries) {
+    const redacted = Trajectory.redactEntry(entry, forgotten)
+    if (redacted === undefined) continue
+    changed.push({ key, sessionId, before: entry, after: redacted.entry })
+    if (entry._tag === "Message") {
+      const m = messages.get(sessionId) ?? new Map()
+      m.set(entry.seq, redacted.ids)
+      messages.set(sessionId, m)
+    } else {
+      const b = blobs.get(sessionId) ?? new Map()
+      b.set(entry.hash, { hash: redacted.entry.hash, ids: redacted.ids })
+      blobs.set(sessionId, b)
+    }
+  }
+  return { changed, blobs, messages }
+}
+
+/**
+ * The snapshot re-pointed at the redacted entries of `plan`, its full text scrubbed, listing the
+ * forgotten memories it was affected by in `redacted` — or `undefined` when nothing it refers to
+ * changed. Pure.
+ *
+ * @since 0.1.0
+ * @category forgetting
+ */
+export const redactSnapshot = (
+  snapshot: PromptSnapshot.PromptSnapshot,
+  plan: ForgetPlan<unknown>,
+  forgotten: ReadonlyArray<Trajectory.ForgottenText>
+): PromptSnapshot.PromptSnapshot | undefined => {
+  const ids = new Set<string>()
+  const blobs = plan.blobs.get(snapshot.sessionId)
+  const remap = (hash: string | null) => {
+    const to = hash === null ? undefined : blobs?.get(hash)
+    if (to === undefined) return hash
+    for (const id of to.ids) ids.add(id)
+    return to.hash
+  }
+  const prefix = remap(snapshot.prefix.hash)
+  const projection = remap(snapshot.projection.hash)
+  for (const [seq, held] of plan.messages.get(snapshot.sessionId) ?? []) {
+    if (seq < snapshot.messages.count) for (const id of held) ids.add(id)
+  }
+  let fullText = snapshot.fullText
+  if (fullText !== null) {
+    const scrubbed = Trajectory.scrubText(fullText.text, forgotten)
+    if (scrubbed.ids.length > 0) {
+      fullText = { ...fullText, text: scrubbed.text }
+      for (const id of scrubbed.ids) ids.add(id)
+    }
+  }
+  if (ids.size === 0) return undefined
+  return new PromptSnapshot.PromptSnapshot({
+    ...snapshot,
+    prefix: { ...snapshot.prefix, hash: prefix },
+    projection: { ...snapshot.projection, hash: projection },
+    fullText,
+    redacted: [...new Set([...snapshot.redacted, ...ids])].sort()
+  }, { disableValidation: true })
+}
+
+/**
  * The sessions a sweep removes, given each session's newest snapshot time (epoch ms). Every
  * backend decides with this function. Ties in time are broken by session id (the larger id is
  * the newer), so the choice is the same everywhere.
@@ -256,6 +361,16 @@ export interface TelemetryStoreService {
 
   /** Removes whole sessions' snapshots and trajectories by age and count (see {@link PruneRequest}). */
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneResult, TelemetryStoreFailure>
+
+  /**
+   * Removes forgotten memories' text from every stored trajectory entry and prompt snapshot (see
+   * {@link planForget}). Snapshots that referred to a changed entry are re-pointed at it and list
+   * the memories in `redacted`. The memory stores call it inside their `forget` transaction (via
+   * `MemoryForget.forgetTelemetry`); it is idempotent.
+   */
+  readonly forgetMemories: (
+    forgotten: ReadonlyArray<Trajectory.ForgottenText>
+  ) => Effect.Effect<ForgetTelemetryResult, TelemetryStoreFailure>
 
   /** A session's injection rows, in append order (empty for an unknown session). */
   readonly listInjections: (sessionId: SessionId) => Effect.Effect<InjectionLog, TelemetryStoreFailure>
@@ -465,6 +580,37 @@ export const makeMemory = (): TelemetryStoreService => {
           snapshots: before.snapshots - snapshots.length,
           entries: before.entries - entries.length
         }
+      }),
+    forgetMemories: (forgotten) =>
+      Effect.sync(() => {
+        if (forgotten.length === 0) return { entries: 0, snapshots: 0 }
+        const decoded = entries.flatMap((row, key) => {
+          const entry = Trajectory.decodeStoredEntry(row.encoded)
+          return Either.isRight(entry) ? [{ key, sessionId: row.sessionId, entry: entry.right }] : []
+        })
+        const plan = planForget(decoded, forgotten)
+        const next = [...entries]
+        for (const change of plan.changed) {
+          const k = entryKey(change.after)
+          const taken = next.some((row, i) => i !== change.key && row.sessionId === change.sessionId && row.key === k)
+          next[change.key] = taken
+            ? { sessionId: "", key: "", encoded: null } // the redacted body is already stored: drop this copy
+            : { sessionId: change.sessionId, key: k, encoded: change.after }
+        }
+        entries = next.filter((row) => row.sessionId !== "")
+        let updated = 0
+        for (const row of snapshots) {
+          const decodedSnapshot = PromptSnapshot.decodeStored(row.encoded)
+          if (Either.isLeft(decodedSnapshot)) continue
+          const redacted = redactSnapshot(decodedSnapshot.right, plan, forgotten)
+          if (redacted === undefined) continue
+          const encoded = PromptSnapshot.encode(redacted)
+          if (Either.isRight(encoded)) {
+            row.encoded = encoded.right as unknown as Record<string, unknown>
+            updated++
+          }
+        }
+        return { entries: plan.changed.length, snapshots: updated }
       }),
     appendInjection: (row) =>
       Effect.map(encodeInjectionRow(row), (encoded) => void rows.push({ sessionId: row.sessionId, encoded })),

@@ -28,6 +28,7 @@ import { ProjectedContext } from "./ProjectedContext.js"
 import { AgentPromptSectionData } from "./PromptFragment.js"
 import { KeySource } from "./Routing.js"
 import { SessionMessage } from "./SessionStore.js"
+import { safeLine } from "./TextSafety.js"
 
 /**
  * A content address: `sha256:` and the 64 hex digits of the SHA-256 of the UTF-8 text.
@@ -362,4 +363,135 @@ export const collect = (entries: ReadonlyArray<TrajectoryEntry>, skipped: number
   }
   messages.sort((a, b) => a.seq - b.seq)
   return { messages, blobs, skipped }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forgetting
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A forgotten memory: its id and the content it had, so its text can be found and removed.
+ *
+ * @since 0.1.0
+ * @category forgetting
+ */
+export interface ForgottenText {
+  readonly id: string
+  readonly content: string
+}
+
+/**
+ * What a forgotten memory's text is replaced with.
+ *
+ * @since 0.1.0
+ * @category forgetting
+ */
+export const FORGOTTEN = "[forgotten]"
+
+const formsOf = (content: string): ReadonlyArray<string> =>
+  [...new Set([content, content.trim(), safeLine(content).trim()])].filter((form) => form.length > 0)
+
+/** Replaces every form of the forgotten contents in every string of a JSON value. */
+const scrub = (value: unknown, forms: ReadonlyArray<readonly [string, string]>, hit: Set<string>): unknown => {
+  if (typeof value === "string") {
+    let out = value
+    for (const [id, form] of forms) {
+      if (out.includes(form)) {
+        out = out.split(form).join(FORGOTTEN)
+        hit.add(id)
+      }
+    }
+    return out
+  }
+  if (Array.isArray(value)) return value.map((v) => scrub(v, forms, hit))
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v, forms, hit)]))
+  }
+  return value
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * Strings whose presence in a stored body (JSON text) marks it as possibly holding a forgotten
+ * memory: the ids, and each form of the content as JSON writes it. Backends use them to narrow
+ * the rows they read before {@link redactEntry} decides.
+ *
+ * @since 0.1.0
+ * @category forgetting
+ */
+export const needlesOf = (forgotten: ReadonlyArray<ForgottenText>): ReadonlyArray<string> => [
+  ...new Set(forgotten.flatMap((f) => [f.id, ...formsOf(f.content).map((form) => JSON.stringify(form).slice(1, -1))]))
+]
+
+/**
+ * Replaces every form of the forgotten contents in `text`, returning the ids found (empty: none).
+ *
+ * @since 0.1.0
+ * @category forgetting
+ */
+export const scrubText = (
+  text: string,
+  forgotten: ReadonlyArray<ForgottenText>
+): { readonly text: string; readonly ids: ReadonlyArray<string> } => {
+  const hit = new Set<string>()
+  const out = scrub(text, forgotten.flatMap((f) => formsOf(f.content).map((form) => [f.id, form] as const)), hit)
+  return { text: out as string, ids: [...hit].sort() }
+}
+
+/**
+ * The entry with the forgotten memories' text removed, and which of them it held — or `undefined`
+ * when it held none. Every string in the body loses the memories' content (as written, and as a
+ * prompt renders it on one line); besides, a prefix fragment attributed to a forgotten memory
+ * becomes {@link FORGOTTEN}, and a projection line naming one becomes `- [<id> · forgotten]`. The
+ * entry keeps its position (a message) or gets the hash of its new body (a blob). Pure.
+ *
+ * @since 0.1.0
+ * @category forgetting
+ */
+export const redactEntry = (
+  entry: TrajectoryEntry,
+  forgotten: ReadonlyArray<ForgottenText>
+): { readonly entry: TrajectoryEntry; readonly ids: ReadonlyArray<string> } | undefined => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(entry.body)
+  } catch {
+    return undefined
+  }
+  const hit = new Set<string>()
+  const ids = new Set(forgotten.map((f) => f.id))
+  if (entry._tag === "Blob" && entry.kind === "prefix" && Array.isArray(parsed)) {
+    parsed = parsed.map((section) =>
+      !isRecord(section) || !Array.isArray(section.fragments) ? section : {
+        ...section,
+        fragments: section.fragments.map((fragment: unknown) => {
+          if (!isRecord(fragment) || !Array.isArray(fragment.memoryIds)) return fragment
+          const named = fragment.memoryIds.filter((id): id is string => typeof id === "string" && ids.has(id))
+          if (named.length === 0) return fragment
+          for (const id of named) hit.add(id)
+          return { ...fragment, text: FORGOTTEN }
+        })
+      }
+    )
+  }
+  if (entry._tag === "Blob" && entry.kind === "projection" && isRecord(parsed) && typeof parsed.text === "string") {
+    parsed = {
+      ...parsed,
+      text: parsed.text.split("\n").map((line) => {
+        const id = [...ids].find((i) => line.startsWith(`- [${i} ·`) || line.startsWith(`- [${i}]`))
+        if (id === undefined) return line
+        hit.add(id)
+        return `- [${id} · forgotten]`
+      }).join("\n")
+    }
+  }
+  const forms = forgotten.flatMap((f) => formsOf(f.content).map((form) => [f.id, form] as const))
+  const body = JSON.stringify(scrub(parsed, forms, hit))
+  if (hit.size === 0 || body === entry.body) return undefined
+  const redacted: TrajectoryEntry = entry._tag === "Message"
+    ? { _tag: "Message", seq: entry.seq, hash: contentHash(body), body }
+    : { _tag: "Blob", kind: entry.kind, hash: contentHash(body), body }
+  return { entry: redacted, ids: [...hit].sort() }
 }

@@ -31,6 +31,12 @@ export interface InspectedCall {
   readonly request: ModelRequest.ModelRequest
   readonly projection: ProjectedContext.ProjectedContext
   readonly verified: boolean
+  /**
+   * Memories forgotten since the call whose text was removed from what it refers to
+   * (`PromptSnapshot.redacted`): the rebuild then shows `[forgotten]` in their place and no
+   * longer hashes to what was sent.
+   */
+  readonly redacted: ReadonlyArray<string>
 }
 
 /**
@@ -90,7 +96,13 @@ export const rebuild = (
       rounds: messages.slice(at + 1),
       projection
     })
-    return { snapshot, request, projection, verified: PromptObserver.requestHash(request) === snapshot.request.hash }
+    return {
+      snapshot,
+      request,
+      projection,
+      verified: PromptObserver.requestHash(request) === snapshot.request.hash,
+      redacted: snapshot.redacted
+    }
   })
 
 /**

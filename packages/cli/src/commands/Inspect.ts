@@ -34,7 +34,11 @@ export const renderCall = (call: Inspect.InspectedCall): string => {
   return [
     rule(`session ${s.sessionId}, turn ${s.turn}, call ${s.call} (${s.mode}${s.model === null ? "" : `, model ${s.model}`})`),
     `  sent ${s.at.toJSON()} · ${s.request.chars} chars in ${s.request.messages} messages · ` +
-    (call.verified ? "rebuilt byte for byte" : "WARNING: the rebuild differs from what was recorded"),
+    (call.verified
+      ? "rebuilt byte for byte"
+      : call.redacted.length > 0
+      ? `redacted: the text of forgotten ${call.redacted.join(", ")} was removed`
+      : "WARNING: the rebuild differs from what was recorded"),
     `  tools offered: ${s.tools.join(", ") || "none"}`,
     ...(s.strippedFrames.length > 0 ? [`  stripped legacy frames: ${s.strippedFrames.map((f) => `#${f.seq}`).join(", ")}`] : []),
     ...(s.usage === null ? [] : [`  usage: ${s.usage.inputTokens ?? "?"} in, ${s.usage.outputTokens ?? "?"} out`]),
@@ -77,6 +81,7 @@ export const command = Command.make(
             turn: c.snapshot.turn,
             call: c.snapshot.call,
             verified: c.verified,
+            redacted: c.redacted,
             snapshot: c.snapshot,
             fragments: c.request.fragments,
             budget: c.projection.budget,

@@ -16,6 +16,7 @@ import {
   compareTombstones,
   decodeForget,
   forgetPromotions,
+  forgetTelemetry,
   targets,
   type Tombstone,
   tombstoneOf
@@ -276,6 +277,7 @@ export const make = (): MemoryStoreService => {
         const ids = new Set(doomed.map((record) => record.id))
         // Promotion rows first: if that store fails, the records are still all there.
         yield* forgetPromotions([...ids])
+        yield* forgetTelemetry(doomed.map((record) => ({ id: record.id, content: record.content })))
         for (const id of ids) {
           const entry = byId.get(id)
           if (entry !== undefined) index.remove(id, entry)

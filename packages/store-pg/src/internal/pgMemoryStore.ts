@@ -374,8 +374,9 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             ${target.scopes === undefined ? sql`` : sql`AND scope = ANY(${target.scopes}::text[])`}`
         return yield* sql.withTransaction(Effect.gen(function*() {
           // Deleting the row takes its tsvector (the search index) with it.
-          const gone = yield* sql<{ id: string; scope: string; supersedes: string | null; superseded_by: string | null }>`
-            DELETE FROM ${table} WHERE ${where} RETURNING id, scope, supersedes, superseded_by`
+          const gone = yield* sql<
+            { id: string; scope: string; content: string; supersedes: string | null; superseded_by: string | null }
+          >`DELETE FROM ${table} WHERE ${where} RETURNING id, scope, content, supersedes, superseded_by`
           const tombstones = gone
             .map((row) => MemoryForget.tombstoneOf({ ...row, supersededBy: row.superseded_by }, at, by))
             .sort(MemoryForget.compareTombstones)
@@ -388,6 +389,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
                 ${rows.map((r) => r.supersedes)}::text[], ${rows.map((r) => r.superseded_by)}::text[])`
           }
           yield* MemoryForget.forgetPromotions(tombstones.map((t) => t.memoryId))
+          yield* MemoryForget.forgetTelemetry(gone.map((row) => ({ id: row.id, content: row.content })))
           return { tombstones }
         }))
       }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("forget")(e)))),

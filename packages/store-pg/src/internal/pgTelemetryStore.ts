@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore, StoredRows, TelemetryStore, Trajectory } from "@engram/core"
+import { MemoryWrite, PromptSnapshot, SessionStore, StoredRows, TelemetryStore, Trajectory } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -214,6 +214,66 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             WHERE session_id = ${key.sessionId} AND turn = ${key.turn} AND call = ${key.call} RETURNING id`
           return found.length > 0
         }).pipe(Effect.catchTag("SqlError", failure("recordUsage"))),
+
+      forgetMemories: (forgotten) =>
+        Effect.gen(function*() {
+          if (forgotten.length === 0) return { entries: 0, snapshots: 0 }
+          const needles = Trajectory.needlesOf(forgotten)
+          type EntryRow = { id: string; session_id: string; kind: unknown; seq: unknown; hash: unknown; body: unknown }
+          // Only rows whose body holds an id or the content can change; read those.
+          const found = new Map<string, EntryRow>()
+          for (const needle of needles) {
+            for (
+              const row of yield* sql<EntryRow>`SELECT id, session_id, kind, seq, hash, body FROM ${trajectory}
+                WHERE strpos(body, ${needle}) > 0`
+            ) found.set(String(row.id), row)
+          }
+          const candidates = [...found.values()]
+          const decoded = candidates.flatMap((row) => {
+            const entry = Trajectory.fromColumns(row)
+            return Either.isRight(entry) ? [{ key: row.id, sessionId: row.session_id, entry: entry.right }] : []
+          })
+          const plan = TelemetryStore.planForget(decoded, forgotten)
+          for (const change of plan.changed) {
+            const c = Trajectory.toColumns(change.after)
+            if (change.after._tag === "Message") {
+              yield* sql`UPDATE ${trajectory} SET hash = ${c.hash}, body = ${c.body} WHERE id = ${change.key}`
+            } else {
+              // A blob whose redacted body is already stored collapses into it.
+              yield* sql`INSERT INTO ${trajectory} (session_id, address, kind, seq, hash, body)
+                VALUES (${change.sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})
+                ON CONFLICT (session_id, address) DO NOTHING`
+              yield* sql`DELETE FROM ${trajectory} WHERE id = ${change.key}`
+            }
+          }
+          // Snapshots of the sessions that changed, and any whose full text holds the content.
+          const sessions = [...new Set(plan.changed.map((c) => c.sessionId))]
+          const rows = new Map<string, { id: string; body: unknown }>()
+          if (sessions.length > 0) {
+            for (
+              const row of yield* sql<{ id: string; body: unknown }>`SELECT id, body FROM ${snapshots}
+                WHERE session_id = ANY(${sessions}::text[])`
+            ) rows.set(row.id, row)
+          }
+          for (const needle of needles) {
+            for (
+              const row of yield* sql<{ id: string; body: unknown }>`SELECT id, body FROM ${snapshots}
+                WHERE strpos(body::text, ${needle}) > 0`
+            ) rows.set(row.id, row)
+          }
+          let updated = 0
+          for (const [id, row] of rows) {
+            const decodedSnapshot = TelemetryStore.decodeSnapshotRow(row.body, null)
+            if (Either.isLeft(decodedSnapshot)) continue
+            const redacted = TelemetryStore.redactSnapshot(decodedSnapshot.right, plan, forgotten)
+            if (redacted === undefined) continue
+            const encoded = PromptSnapshot.encode(redacted)
+            if (Either.isLeft(encoded)) continue
+            yield* sql`UPDATE ${snapshots} SET body = ${JSON.stringify(encoded.right)}::jsonb WHERE id = ${id}`
+            updated++
+          }
+          return { entries: plan.changed.length, snapshots: updated }
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", failure("forgetMemories"))),
 
       prune: (request) =>
         Effect.gen(function*() {

@@ -664,6 +664,7 @@ export const make: Effect.Effect<
             )
           }
           yield* MemoryForget.forgetPromotions(tombstones.map((t) => t.memoryId))
+          yield* MemoryForget.forgetTelemetry(doomed.map((row) => ({ id: row.id, content: row.content })))
           return { tombstones }
         }))
       }).pipe(Effect.catchTag("SqlError", toFailure("forget"))),

@@ -8,7 +8,7 @@
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore, StoredRows, TelemetryStore, Trajectory } from "@engram/core"
+import { MemoryWrite, PromptSnapshot, SessionStore, StoredRows, TelemetryStore, Trajectory } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -202,6 +202,61 @@ export const make: Effect.Effect<
           WHERE session_id = ${key.sessionId} AND turn = ${key.turn} AND call = ${key.call} RETURNING id`
         return found.length > 0
       }).pipe(Effect.catchTag("SqlError", toFailure("recordUsage"))),
+
+    forgetMemories: (forgotten) =>
+      Effect.gen(function*() {
+        if (forgotten.length === 0) return { entries: 0, snapshots: 0 }
+        const needles = Trajectory.needlesOf(forgotten)
+        // Only rows whose body holds an id or the content can change; read those.
+        const candidates = new Map<number, EntryRow & { session_id: string }>()
+        for (const needle of needles) {
+          for (
+            const row of yield* sql<EntryRow & { session_id: string }>`SELECT id, session_id, kind, seq, hash, body
+              FROM ${sql(TRAJECTORY_TABLE)} WHERE instr(body, ${needle}) > 0`
+          ) candidates.set(row.id, row)
+        }
+        const decoded = [...candidates.values()].flatMap((row) => {
+          const entry = Trajectory.fromColumns(row)
+          return Either.isRight(entry) ? [{ key: row.id, sessionId: row.session_id, entry: entry.right }] : []
+        })
+        const plan = TelemetryStore.planForget(decoded, forgotten)
+        for (const change of plan.changed) {
+          const c = Trajectory.toColumns(change.after)
+          // A blob whose redacted body is already stored collapses into it.
+          yield* sql`INSERT OR IGNORE INTO ${sql(TRAJECTORY_TABLE)} (session_id, address, kind, seq, hash, body)
+            VALUES (${change.sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})`
+          if (change.after._tag === "Message") {
+            yield* sql`UPDATE ${sql(TRAJECTORY_TABLE)} SET hash = ${c.hash}, body = ${c.body} WHERE id = ${change.key}`
+          } else {
+            yield* sql`DELETE FROM ${sql(TRAJECTORY_TABLE)} WHERE id = ${change.key}`
+          }
+        }
+        // Snapshots of the sessions that changed, and any whose full text holds the content.
+        const sessions = [...new Set(plan.changed.map((c) => c.sessionId))]
+        const rows = new Map<number, Row>()
+        for (const sessionId of sessions) {
+          for (const row of yield* sql<Row>`SELECT id, body, usage FROM ${sql(SNAPSHOTS_TABLE)} WHERE session_id = ${sessionId}`) {
+            rows.set(Number(row.id), row)
+          }
+        }
+        for (const needle of needles) {
+          for (const row of yield* sql<Row>`SELECT id, body, usage FROM ${sql(SNAPSHOTS_TABLE)} WHERE instr(body, ${needle}) > 0`) {
+            rows.set(Number(row.id), row)
+          }
+        }
+        let snapshots = 0
+        for (const [id, row] of rows) {
+          const decodedSnapshot = TelemetryStore.decodeSnapshotRow(parseJsonOrUndefined(row.body), null)
+          if (Either.isLeft(decodedSnapshot)) continue
+          const redacted = TelemetryStore.redactSnapshot(decodedSnapshot.right, plan, forgotten)
+          if (redacted === undefined) continue
+          const encoded = PromptSnapshot.encode(redacted)
+          if (Either.isLeft(encoded)) continue
+          yield* sql`UPDATE ${sql(SNAPSHOTS_TABLE)} SET body = ${JSON.stringify(encoded.right)} WHERE id = ${id}`
+          snapshots++
+        }
+        return { entries: plan.changed.length, snapshots }
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", toFailure("forgetMemories"))),
 
     prune: (request) =>
       Effect.gen(function*() {

@@ -1,0 +1,101 @@
+/**
+ * Forget reaches the prompt telemetry, on the path that ships: a memory recalled into a native-loop
+ * call (and saved by the model through memory_save) is forgotten with `MemoryStore.forget`; its
+ * text is then gone from every stored snapshot and trajectory row — checked with SQL over the raw
+ * tables — and `Inspect` reports the calls as redacted rather than tampered with. In-memory and
+ * SQLite stores alike.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import {
+  IdGenerator,
+  MemoryStore,
+  PromotionStore,
+  RoutingPresets,
+  SessionStore,
+  TelemetryStore,
+  Trajectory
+} from "@engram/core"
+import { ContextProjection, Inspect, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
+import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
+const SECRET = "The vault combination is 31-07-55"
+const SAVED = "The backup vault sits in Zurich"
+
+const script: ScriptedModel.Script = (request) =>
+  ScriptedModel.pendingToolResults(request).length > 0
+    ? [ScriptedModel.text("Saved.")]
+    : [ScriptedModel.toolCall("memory_save", { kind: "fact", content: SAVED })]
+
+const common = Layer.mergeAll(
+  ContextProjection.layer,
+  ScriptedModel.layer(script),
+  PromptObserver.layerTelemetry({ fullText: { maxBytes: 100_000 } }),
+  IdGenerator.sequential("mem")
+)
+
+const sqlite = common.pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteSessionStore.layerSqlite, SqliteTelemetryStore.layerSqlite)
+      .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
+  )
+)
+const memory = common.pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(MemoryStore.layerMemory, PromotionStore.layerMemory, SessionStore.layerMemory, TelemetryStore.layerMemory)
+  )
+)
+
+const scenario = Effect.gen(function*() {
+  const memories = yield* MemoryStore.MemoryStore
+  const [secret] = yield* memories.write([{ content: SECRET, kind: "fact", scope: "global", sourceType: "operator" }])
+  const agent = yield* NativeRuntime.make({
+    prefix: [{ name: "identity", source: "role", fragments: [{ source: "authored", text: "You keep the vault." }] }],
+    memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground }
+  })
+  yield* NativeRuntime.runTurn({ agent, sessionId: "s-v", input: "what is the vault combination?" })
+  const telemetry = yield* TelemetryStore.TelemetryStore
+  const before = yield* Inspect.inspectSession("s-v")
+  expect(before.map((c) => c.verified)).toEqual([true, true])
+  const all = (t: Trajectory.StoredTrajectory) => [...t.messages, ...t.blobs].map((e) => e.body).join("\n")
+  expect(all(yield* telemetry.readTrajectory("s-v"))).toContain(SECRET)
+  const saved = (yield* memories.list({ scopes: ["global"] })).records.find((r) => r.content === SAVED)!
+
+  const { tombstones } = yield* memories.forget({ ids: [secret!.id, saved.id] }, { by: "operator:test" })
+  expect(tombstones).toHaveLength(2)
+
+  const trajectory = yield* telemetry.readTrajectory("s-v")
+  expect(trajectory.skipped).toBe(0)
+  expect(all(trajectory)).not.toContain(SECRET)
+  expect(all(trajectory)).not.toContain(SAVED)
+  const { snapshots } = yield* telemetry.listSnapshots("s-v")
+  for (const s of snapshots) {
+    expect(s.fullText!.text).not.toContain(SECRET)
+    expect(s.redacted).toContain(secret!.id)
+  }
+  // The second call saw the model's save (its tool call and result); that text is gone too.
+  expect(snapshots[1]!.redacted).toEqual([secret!.id, saved.id].sort())
+  const after = yield* Inspect.inspectSession("s-v")
+  expect(after.map((c) => [c.verified, c.redacted.length > 0])).toEqual([[false, true], [false, true]])
+  expect(after[0]!.projection.text).toContain(`- [${secret!.id} · forgotten]`)
+  return snapshots.length
+})
+
+describe("forget reaches prompt snapshots and the trajectory", () => {
+  it.effect("SQLite: no row of either table holds the text after forget", () =>
+    Effect.gen(function*() {
+      expect(yield* scenario).toBe(2)
+      const sql = yield* SqlClient.SqlClient
+      for (const text of [SECRET, SAVED]) {
+        const rows = yield* sql<{ n: number }>`SELECT
+          (SELECT COUNT(*) FROM engram_trajectory WHERE instr(body, ${text}) > 0) +
+          (SELECT COUNT(*) FROM engram_prompt_snapshots WHERE instr(body, ${text}) > 0) AS n`
+        expect(rows[0]!.n).toBe(0)
+      }
+    }).pipe(Effect.provide(sqlite)))
+
+  it.effect("in memory: the same", () => Effect.map(scenario, (n) => expect(n).toBe(2)).pipe(Effect.provide(memory)))
+})
