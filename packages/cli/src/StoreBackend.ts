@@ -14,13 +14,8 @@
 import type * as Command from "@effect/cli/Command"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
-import { EngramPg, PgMemoryStore, PgPromotionStore, PgSessionStore, PgTelemetryStore } from "@engram/store-pg"
-import {
-  SqliteMemoryStore,
-  SqlitePromotionStore,
-  SqliteSessionStore,
-  SqliteTelemetryStore
-} from "@engram/store-sqlite"
+import { EngramPg, PgEngram, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
+import { EngramSqlite, SqliteEngram, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -235,13 +230,10 @@ export const layerObserved = (
   StoreUnavailable
 > =>
   (location.pg === undefined
-    ? Layer.mergeAll(
-      SqlitePromotionStore.layerSqlite,
-      SqliteSessionStore.layerSqlite,
-      SqliteTelemetryStore.layerSqlite
-    ).pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db })))
-    : Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg, PgSessionStore.layerPg, PgTelemetryStore.layerPg)
-      .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.catchAllCause(unavailableAt(location)))
+    ? SqliteEngram.layerStores.pipe(Layer.provideMerge(EngramSqlite.layerClient({ filename: location.db })))
+    : PgEngram.layerStores.pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
+      Layer.catchAllCause(unavailableAt(location))
+    )
 
 /**
  * The store location the global options name: `--pg` (with `--pg-schema`) or `--db`. Refuses

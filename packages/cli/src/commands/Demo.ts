@@ -13,12 +13,7 @@
 import * as Command from "@effect/cli/Command"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Demo } from "@engram/harness"
-import {
-  EngramSqlite,
-  SqlitePromotionStore,
-  SqliteSessionStore,
-  SqliteTelemetryStore
-} from "@engram/store-sqlite"
+import { EngramSqlite } from "@engram/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -52,17 +47,11 @@ const unavailable = (db: string) => (cause: Cause.Cause<unknown>) => {
 
 /** Every store the demo uses, in one SQLite file, which it marks as a demo database. */
 const storesLayer = (db: string) =>
-  Layer.mergeAll(
-    SqlitePromotionStore.layerSqlite,
-    SqliteSessionStore.layerSqlite,
-    SqliteTelemetryStore.layerSqlite,
-    Layer.effectDiscard(
-      Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.unsafe(`CREATE TABLE IF NOT EXISTS ${MARKER_TABLE} (id INTEGER)`))
-    )
+  Layer.effectDiscard(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE TABLE IF NOT EXISTS ${MARKER_TABLE} (id INTEGER)`))
   ).pipe(
     Layer.catchAllCause((cause) => Layer.fail(unavailable(db)(cause))),
-    Layer.provideMerge(StoreBackend.layer({ db }))
+    Layer.provideMerge(StoreBackend.layerObserved({ db }))
   )
 
 /** True when the existing file `db` carries the demo's marker table. */
