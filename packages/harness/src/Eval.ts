@@ -1,20 +1,27 @@
 /**
- * The routing eval: end-to-end checks that memory routing keeps its promise on a real store.
- * Behind `npm run eval` and `engram eval`, which run it on a fresh temporary SQLite file.
+ * The routing eval: does a fact the user told the agent reach the request the model is sent, on
+ * the path that ships? Behind `npm run eval` and `engram eval`, which run it on a fresh temporary
+ * SQLite file.
  *
- * Families (all hard: one failing case fails the run):
+ * Every identity family runs real sessions: `StablePrefix.buildAgent` + `NativeRuntime.runTurn`
+ * with a scripted model that behaves one way (saves the ideal label, another spelling, the wrong
+ * kind, no label; corrects, under the same label or an alias, and retries or gives up after the
+ * conflict), then asks questions, each in a fresh session, and reads the first request of the turn
+ * as `PromptObserver` captured it — the bytes the model would receive. A question passes when the
+ * fact appears in that request exactly once, no stale or competing value appears, and no content
+ * hash does. Each family reports a **rate** (cases passed / cases) and a **routing accuracy**
+ * (scenarios whose fact sits, alone, at the address the preset should give it, read from the
+ * promotion rows), and the mean size of the requests it checked.
  *
- * - `identity-paraphrase` — a model saves "My name is Doug" through `memory_save` (a profile
- *   memory labelled `name`); in a new session the composed prompt — Background with the overlay,
- *   plus recall — holds the name for every phrasing of the question, and holds it once.
- * - `identity-opt-out` — the same save for an agent that declares no user sections: the overlay
- *   declines it (`undeclared-section`) and the profile recall tier still delivers it.
- * - `save-gate` — `memory_save`'s contract: conflicts at a held address, `supersedes`, line
- *   breaks in a label refused, agent-derived provenance, nothing said about composition.
- * - `route-cases` — every overlay outcome (composed and each decline reason) for each preset,
- *   through the store, the promotion step and composition.
- * - `vocabulary-isolation` — a user fact never lands in a project section, whichever preset
- *   routes it.
+ * Families: `ideal-save`, `label-spellings`, `wrong-kind`, `no-label`, `correction-retry`,
+ * `correction-alias`, `correction-gives-up`, `opt-out`, `guarded-pending`, `over-budget` (the
+ * identity families), then `route-cases` (every overlay outcome for each preset) and
+ * `vocabulary-isolation` (a user fact never lands in a project section). All are hard: one
+ * failing case fails the run.
+ *
+ * What it does not prove: the model is scripted, so it measures what Engram does with each
+ * behaviour, not how often a real model behaves that way; and "in the request" is not "used in
+ * the answer".
  *
  * Each session builds the store layer anew, so with a file-backed store a "new session" really
  * reopens the database. The store must start empty: the eval refuses to write into a store that
@@ -22,7 +29,8 @@
  *
  * @since 0.1.0
  */
-import type { MemoryStore, MemoryStoreError, PromotionStore } from "@engram/core"
+import type { MemoryStore, MemoryStoreError, PromotionStore, Routing } from "@engram/core"
+import type { ContextProjection } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -39,6 +47,22 @@ export interface EvalCase {
   readonly name: string
   readonly passed: boolean
   readonly detail?: string | undefined
+  /** The UTF-8 size of the request the case checked (its prompt messages as sent), when it checked one. */
+  readonly bytes?: number | undefined
+}
+
+/**
+ * How the eval configures the agents of its identity families — real configuration, for checking
+ * that the eval notices when it is wrong: `spec` replaces the `user-background` routing spec (a
+ * spec that declines profile records, say); `projection` sets the projection's settings
+ * (`identityLimit: 0` turns the identity tier off). Defaults: the preset and the default settings.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EvalOptions {
+  readonly spec?: Routing.MemoryRoutingSpec | undefined
+  readonly projection?: Partial<ContextProjection.ProjectionSettings> | undefined
 }
 
 /**
@@ -53,6 +77,14 @@ export interface EvalFamily {
   readonly description: string
   readonly cases: ReadonlyArray<EvalCase>
   readonly passed: boolean
+  /** Cases passed / cases (0 to 1). */
+  readonly rate: number
+  /** Scenarios whose fact sits, alone, at the address it should (0 to 1); `null` with none. */
+  readonly routingAccuracy: number | null
+  /** Scenarios routed as expected, and scenarios. */
+  readonly routing: { readonly correct: number; readonly total: number }
+  /** The mean UTF-8 size of the requests the family checked; `null` when it checked none. */
+  readonly meanRequestBytes: number | null
 }
 
 /**
@@ -105,7 +137,8 @@ export const identityQuestions: ReadonlyArray<string> = internal.identityQuestio
  * @category running
  */
 export const run = <E>(
-  stores: Layer.Layer<MemoryStore.MemoryStore | PromotionStore.PromotionStore, E>
+  stores: Layer.Layer<MemoryStore.MemoryStore | PromotionStore.PromotionStore, E>,
+  options: EvalOptions = {}
 ): Effect.Effect<EvalReport, E | EvalStoreNotEmpty | MemoryStoreError.MemoryStoreFailure> =>
   Effect.gen(function*() {
     const session = internal.sessionOf(stores)
@@ -113,13 +146,20 @@ export const run = <E>(
     if (!empty) return yield* new EvalStoreNotEmpty()
     const results: Array<EvalFamily> = []
     for (const family of internal.families) {
-      const cases = yield* family.run(session)
+      const { cases, routed } = yield* family.run(session, options)
+      const passed = cases.filter((c) => c.passed).length
+      const correct = routed.filter((r) => r).length
+      const sized = cases.flatMap((c) => (c.bytes === undefined ? [] : [c.bytes]))
       results.push({
         name: family.name,
         hard: family.hard,
         description: family.description,
         cases,
-        passed: cases.every((c) => c.passed)
+        passed: cases.length > 0 && passed === cases.length,
+        rate: cases.length === 0 ? 0 : passed / cases.length,
+        routingAccuracy: routed.length === 0 ? null : correct / routed.length,
+        routing: { correct, total: routed.length },
+        meanRequestBytes: sized.length === 0 ? null : Math.round(sized.reduce((a, b) => a + b, 0) / sized.length)
       })
     }
     return { families: results, passed: results.every((f) => f.passed || !f.hard) }
@@ -127,38 +167,41 @@ export const run = <E>(
 
 const pad = (text: string, width: number) => text + " ".repeat(Math.max(0, width - text.length))
 
+const percent = (value: number | null): string => (value === null ? "-" : `${(value * 100).toFixed(1)}%`)
+
 /**
- * The report as a table — family, case, result — with the reason under each failed case and a
- * summary per family.
+ * The report as a table, one row per family — hard or soft, cases, rate, routing accuracy, mean
+ * request bytes — then each failed case with its reason, then the verdict.
  *
  * @since 0.1.0
  * @category rendering
  */
 export const renderTable = (report: EvalReport): string => {
-  const rows = report.families.flatMap((family) => family.cases)
-  const familyWidth = Math.max("family".length, ...rows.map((c) => c.family.length))
-  const caseWidth = Math.max("case".length, ...rows.map((c) => c.name.length))
-  const line = (family: string, name: string, result: string) =>
-    `${pad(family, familyWidth)}  ${pad(name, caseWidth)}  ${result}`.trimEnd()
-  const out = [line("family", "case", "result"), line("-".repeat(familyWidth), "-".repeat(caseWidth), "------")]
-  for (const c of rows) {
-    out.push(line(c.family, c.name, c.passed ? "pass" : "FAIL"))
-    if (!c.passed && c.detail !== undefined) out.push(`${" ".repeat(familyWidth + 2)}  ↳ ${c.detail}`)
+  const header = ["family", "kind", "cases", "rate", "routing", "bytes/request"]
+  const rows = report.families.map((f) => [
+    f.name,
+    f.hard ? "hard" : "soft",
+    `${f.cases.filter((c) => c.passed).length}/${f.cases.length}`,
+    percent(f.rate),
+    f.routing.total === 0 ? "-" : `${percent(f.routingAccuracy)} (${f.routing.correct}/${f.routing.total})`,
+    f.meanRequestBytes === null ? "-" : String(f.meanRequestBytes)
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((cell, i) => pad(cell, widths[i]!)).join("  ").trimEnd()
+  const out = [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)]
+  const failed = report.families.flatMap((f) => f.cases).filter((c) => !c.passed)
+  if (failed.length > 0) {
+    out.push("", "failed cases:")
+    for (const c of failed) out.push(`  ${c.family}  ${c.name}${c.detail !== undefined ? `\n    ↳ ${c.detail}` : ""}`)
   }
-  out.push("")
-  for (const family of report.families) {
-    const passed = family.cases.filter((c) => c.passed).length
-    out.push(
-      `${pad(family.name, familyWidth)}  ${family.hard ? "hard" : "soft"}  ${passed}/${family.cases.length} passed` +
-        (family.passed ? "" : "  FAILED")
-    )
-  }
-  const failed = rows.filter((c) => !c.passed).length
+  const total = report.families.reduce((n, f) => n + f.cases.length, 0)
   out.push("")
   out.push(
     report.passed
-      ? `eval passed: ${rows.length} cases, ${failed} failed`
-      : `eval FAILED: ${failed} of ${rows.length} cases failed in a hard family`
+      ? `eval passed: ${total} cases in ${report.families.length} families, ${failed.length} failed`
+      : `eval FAILED: hard families below 100%: ${
+        report.families.filter((f) => f.hard && !f.passed).map((f) => f.name).join(", ")
+      }`
   )
   return out.join("\n")
 }

@@ -1,6 +1,7 @@
 /**
  * `engram eval [--db <path>] [--keep]`: runs the routing eval (`Eval` in `@engram/harness`) on a
- * SQLite file and prints a table of every case — family, case, pass or fail.
+ * SQLite file and prints one row per family — cases, rate, routing accuracy, mean request bytes —
+ * and every failed case (`--json`: the whole report, every case).
  *
  * Unless `--db` is given explicitly, the eval creates a fresh file in a new directory under the OS
  * temp dir and removes it afterwards (`--keep` leaves it, and prints where); the default store is
@@ -71,7 +72,7 @@ export const command = Command.make(
     })).pipe(Effect.mapError(toCliFailure))
 ).pipe(
   Command.withDescription(
-    "Run the routing eval on a temporary SQLite file: identity paraphrases, the save gate, every route outcome, " +
-      "vocabulary isolation."
+    "Run the routing eval on a temporary SQLite file: scripted model behaviours (label spellings, wrong kind, " +
+      "no label, corrections, opt-out, guarded, over budget) through the native runtime; per-family rate and routing accuracy."
   )
 )
