@@ -12,7 +12,7 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { MemoryQuery, MemoryRecord, MemoryStore, PromotionStore } from "@engram/core"
+import { MemoryQuery, MemoryRecord, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
 import { MemoryTools } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -168,6 +168,8 @@ export const make = (config: OperatorToolsConfig) =>
     const memories = yield* MemoryStore.MemoryStore
     // Forget deletes promotion rows through the promotion store in context; keep the server's.
     const promotions = yield* Effect.serviceOption(PromotionStore.PromotionStore)
+    // …and removes the records' text from prompt telemetry through the telemetry store, if any.
+    const telemetry = yield* Effect.serviceOption(TelemetryStore.TelemetryStore)
     return OperatorToolkit.of({
       memory_list: (params) =>
         memories.list({
@@ -205,6 +207,7 @@ export const make = (config: OperatorToolsConfig) =>
             onNone: () => (self) => self,
             onSome: (store) => Effect.provideService(PromotionStore.PromotionStore, store)
           }),
+          (self) => Option.isSome(telemetry) ? Effect.provideService(self, TelemetryStore.TelemetryStore, telemetry.value) : self,
           Effect.flatMap(({ tombstones }) =>
             tombstones.length === 0
               ? Effect.fail(new MemoryTools.MemoryToolError({

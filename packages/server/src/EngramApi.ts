@@ -14,7 +14,16 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
-import { MemoryForget, MemoryQuery, MemoryRecord, ProjectedContext, PromotionStore, PromptFragment } from "@engram/core"
+import {
+  MemoryForget,
+  MemoryQuery,
+  MemoryRecord,
+  ProjectedContext,
+  PromotionStore,
+  PromptFragment,
+  PromptSnapshot,
+  SessionStore
+} from "@engram/core"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 
@@ -189,6 +198,40 @@ export const ProjectionParams = Schema.Struct({
   scope: Schema.optional(MemoryRecord.Scope)
 })
 
+const Position = Schema.NumberFromString.pipe(
+  Schema.int({ message: () => "turn and call are whole numbers" }),
+  Schema.between(0, 1_000_000, { message: () => "turn and call are from 0 to 1000000" })
+)
+
+/**
+ * A session's id in the path.
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const SessionPath = Schema.Struct({ session: SessionStore.SessionId })
+
+/**
+ * Narrows a session's stored calls to one turn and/or one call.
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const CallParams = Schema.Struct({ turn: Schema.optional(Position), call: Schema.optional(Position) })
+
+/**
+ * Explain parameters: the session whose stored calls to explain (without one: the sessions whose
+ * injection log names the memory), optionally one turn and one call.
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const ExplainParams = Schema.Struct({
+  session: Schema.optional(SessionStore.SessionId),
+  turn: Schema.optional(Position),
+  call: Schema.optional(Position)
+})
+
 /**
  * The body of a review.
  *
@@ -292,6 +335,47 @@ export const ProjectionAnswer = Schema.Struct({
   projection: ProjectedContext.ProjectedContext
 })
 
+/**
+ * A session's stored prompt snapshots (references, sizes, ids and hashes; full text only where
+ * capture was switched on).
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const SnapshotsAnswer = Schema.Struct({
+  sessionId: Schema.String,
+  snapshots: Schema.Array(PromptSnapshot.PromptSnapshot)
+})
+
+/**
+ * A session's stored calls rebuilt from the trajectory (`Inspect`): per call, whether the rebuild
+ * hashes to what was sent, the memories redacted since, the fragments (text, source, memory ids)
+ * and the projection's sections and budget.
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const InspectAnswer = Schema.Struct({
+  sessionId: Schema.String,
+  calls: Schema.Array(Schema.Struct({
+    turn: Schema.Number,
+    call: Schema.Number,
+    verified: Schema.Boolean,
+    redacted: Schema.Array(Schema.String),
+    fragments: Schema.Unknown,
+    sections: Schema.Array(ProjectedContext.SectionReport),
+    budget: ProjectedContext.BudgetSummary
+  }))
+})
+
+/**
+ * Why a memory did or did not reach stored calls (`Explain.Explanation`).
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const ExplainAnswer = Schema.Unknown
+
 // ---------------------------------------------------------------------------------------------
 // Routes
 // ---------------------------------------------------------------------------------------------
@@ -350,6 +434,35 @@ export class CompositionGroup extends HttpApiGroup.make("composition")
 {}
 
 /**
+ * Sessions: stored prompt snapshots, the calls rebuilt from the trajectory (inspect), and why a
+ * memory did or did not reach them (explain). A session is visible to a token only when every
+ * stored call of it read scopes the token holds; any other session is "not found".
+ *
+ * @since 0.1.0
+ * @category groups
+ */
+export class SessionsGroup extends HttpApiGroup.make("sessions")
+  .add(
+    HttpApiEndpoint.get("snapshots", "/sessions/:session/snapshots").setPath(SessionPath).setUrlParams(CallParams)
+      .addSuccess(SnapshotsAnswer)
+  )
+  .add(
+    HttpApiEndpoint.get("inspect", "/sessions/:session/inspect").setPath(SessionPath).setUrlParams(CallParams)
+      .addSuccess(InspectAnswer)
+  )
+  .add(
+    HttpApiEndpoint.get("explain", "/memories/:id/explain").setPath(IdPath).setUrlParams(ExplainParams)
+      .addSuccess(ExplainAnswer)
+  )
+  .addError(NotFound)
+  .addError(BadRequest)
+  .addError(Conflict)
+  .addError(Unavailable)
+  .middleware(Authorization)
+  .prefix("/api")
+{}
+
+/**
  * Access: who the token is (label, scopes, read-only).
  *
  * @since 0.1.0
@@ -370,5 +483,6 @@ export class AccessGroup extends HttpApiGroup.make("access")
 export class EngramApi extends HttpApi.make("engram")
   .add(MemoriesGroup)
   .add(CompositionGroup)
+  .add(SessionsGroup)
   .add(AccessGroup)
 {}

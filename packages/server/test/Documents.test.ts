@@ -21,10 +21,13 @@ describe("documents", () => {
         "/api/memories/search",
         "/api/memories/{id}",
         "/api/memories/{id}/expire",
+        "/api/memories/{id}/explain",
         "/api/memories/{id}/review",
         "/api/memories/{id}/supersede",
         "/api/projection",
         "/api/promotions",
+        "/api/sessions/{session}/inspect",
+        "/api/sessions/{session}/snapshots",
         "/api/tombstones"
       ])
       expect(openapi.text).toContain("bearer")

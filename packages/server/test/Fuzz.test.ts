@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { seed, serve } from "./utilities.js"
+import { seed, seedSession, serve } from "./utilities.js"
 
 interface EndpointShape {
   readonly name: string
@@ -55,12 +55,18 @@ const otherIds = ["b-1", "b-2", "b-3", "b-4", "b-5"]
 
 const junkString = fc.oneof(fc.string(), fc.constantFrom("", " ", "..", "%", "a/b", "null", "-1", "1e999", "\u0000"))
 
+const sessionArb = fc.oneof(fc.constantFrom("s-a", "s-b", "s-none"), junkString)
+
 const idArb = fc.oneof(fc.constantFrom(...ownIds, ...otherIds), junkString, fc.stringMatching(/^[a-z0-9]{1,8}$/))
 
 const urlParamsArb = (shape: EndpointShape) =>
   fc.oneof(
     Option.match(shape.urlParamsSchema, { onNone: () => fc.constant({}), onSome: wire }),
-    fc.dictionary(fc.constantFrom("scope", "q", "limit", "cursor", "kind", "review", "deliverable"), junkString),
+    fc.dictionary(
+      fc.constantFrom("scope", "q", "limit", "cursor", "kind", "review", "deliverable", "session", "turn", "call"),
+      junkString
+    ),
+    fc.record({ session: fc.constantFrom("s-a", "s-b"), turn: fc.constantFrom("0", "1", "2") }),
     fc.record({ scope: fc.constantFrom(...SCOPES), q: fc.constantFrom("secret", "shared") })
   )
 
@@ -104,8 +110,10 @@ const NUM_RUNS = 1_200
 describe("schema-driven fuzz", () => {
   it.live(`${NUM_RUNS} requests from the API's schemas: 0 cross-scope 2xx, 0 5xx`, () =>
     Effect.scoped(Effect.gen(function*() {
-      expect(endpoints.length).toBe(14)
+      expect(endpoints.length).toBe(17)
       const served = yield* serve
+      yield* seedSession(served, { sessionId: "s-a", scope: "project:a", secret: "ASECRET-session", memoryId: "a-1" })
+      yield* seedSession(served, { sessionId: "s-b", scope: "project:b", secret: "BSECRET-session", memoryId: "b-1" })
       const reseed = Effect.forEach([
         ...ownIds.map((id) => ({ id, content: `ASECRET ${id} shared`, kind: "standing" as const, label: id, scope: "project:a" })),
         ...otherIds.map((id) => ({ id, content: `BSECRET ${id} shared`, kind: "standing" as const, label: id, scope: "project:b" }))
@@ -118,6 +126,7 @@ describe("schema-driven fuzz", () => {
         fc.record({
           shape: fc.constant(shape),
           id: idArb,
+          session: sessionArb,
           params: urlParamsArb(shape),
           body: payloadArb(shape),
           token: tokenArb
@@ -126,7 +135,8 @@ describe("schema-driven fuzz", () => {
       const samples = fc.sample(request, { numRuns: NUM_RUNS, seed: 11 })
       for (const [index, sample] of samples.entries()) {
         if (index % 100 === 0) yield* reseed
-        const path = sample.shape.path.replace(":id", encodeURIComponent(sample.id)) + toSearch(sample.params)
+        const path = sample.shape.path.replace(":id", encodeURIComponent(sample.id))
+          .replace(":session", encodeURIComponent(sample.session)) + toSearch(sample.params)
         const token = sample.token === "none"
           ? undefined
           : sample.token === "junk"

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { seed, serve, type Served } from "./utilities.js"
+import { seed, seedSession, serve, type Served } from "./utilities.js"
 
 interface Route {
   readonly name: string
@@ -46,8 +46,18 @@ export const routes: ReadonlyArray<Route> = [
   { name: "tombstones", writes: false, request: (s) => ({ method: "GET", path: `/api/tombstones?${q(s)}` }) },
   { name: "promotions", writes: false, request: (s) => ({ method: "GET", path: `/api/promotions?${q(s)}` }) },
   { name: "agent", writes: false, request: (s) => ({ method: "GET", path: `/api/agent?${q(s)}` }) },
-  { name: "projection", writes: false, request: (s) => ({ method: "GET", path: `/api/projection?q=secret&${q(s)}` }) }
+  { name: "projection", writes: false, request: (s) => ({ method: "GET", path: `/api/projection?q=secret&${q(s)}` }) },
+  { name: "snapshots", writes: false, request: (s) => ({ method: "GET", path: `/api/sessions/${sessionOf(s)}/snapshots` }) },
+  { name: "inspect", writes: false, request: (s) => ({ method: "GET", path: `/api/sessions/${sessionOf(s)}/inspect` }) },
+  {
+    name: "explain",
+    writes: false,
+    request: (s, id) => ({ method: "GET", path: `/api/memories/${id}/explain?session=${sessionOf(s)}` })
+  }
 ]
+
+/** The session seeded for a scope: its one stored call read that scope only. */
+const sessionOf = (scope: string) => `s-${scope.replace(":", "-")}`
 
 let counter = 0
 const fresh = (served: Served, scope: string) =>
@@ -66,6 +76,9 @@ describe("scope matrix", () => {
   it.live("every route: own scope 2xx, other scope 404, no token 401, read-only 403 on writes — zero cross-scope 2xx", () =>
     Effect.scoped(Effect.gen(function*() {
       const served = yield* serve
+      for (const scope of ["project:a", "project:b"]) {
+        yield* seedSession(served, { sessionId: sessionOf(scope), scope, secret: `${scope} secret`, memoryId: "mem-x" })
+      }
       const call = (route: Route, token: string | undefined, scope: string) =>
         Effect.gen(function*() {
           const id = yield* fresh(served, scope)
@@ -115,5 +128,50 @@ describe("scope matrix", () => {
       const unknown = yield* served.request("GET", "/api/memories/zz9", { token: served.tokens.a })
       expect([foreign.status, unknown.status]).toEqual([404, 404])
       expect(foreign.json).toEqual({ _tag: "NotFound", message: "no memory b1" })
+    })))
+})
+
+describe("sessions, inspect and explain over HTTP", () => {
+  it.live("a token sees the calls of sessions that read its scopes, rebuilt and explained; others are 404", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const served = yield* serve
+      yield* seed(served, [{ id: "a-fact", content: "the alpha vault code", kind: "fact", scope: "project:a" }])
+      yield* seedSession(served, { sessionId: "s-a", scope: "project:a", secret: "the alpha vault code", memoryId: "a-fact" })
+      yield* seedSession(served, { sessionId: "s-b", scope: "project:b", secret: "beta", memoryId: "a-fact" })
+      const inspected = yield* served.request("GET", "/api/sessions/s-a/inspect", { token: served.tokens.ro })
+      expect(inspected.status).toBe(200)
+      const calls = (inspected.json as { calls: Array<{ turn: number; call: number; verified: boolean }> }).calls
+      expect(calls.map((c) => [c.turn, c.call, c.verified])).toEqual([[1, 0, true]])
+      const snapshots = yield* served.request("GET", "/api/sessions/s-a/snapshots?turn=1", { token: served.tokens.a })
+      expect((snapshots.json as { snapshots: Array<{ scopes: Array<string> }> }).snapshots.map((s) => s.scopes))
+        .toEqual([["project:a"]])
+      expect((yield* served.request("GET", "/api/sessions/s-a/snapshots?turn=7", { token: served.tokens.a })).json)
+        .toEqual({ sessionId: "s-a", snapshots: [] })
+      // Another scope's session and an unknown one answer alike.
+      const foreign = yield* served.request("GET", "/api/sessions/s-b/inspect", { token: served.tokens.a })
+      const unknown = yield* served.request("GET", "/api/sessions/s-zz/inspect", { token: served.tokens.a })
+      expect([foreign.status, unknown.status]).toEqual([404, 404])
+      expect(foreign.json).toEqual({ _tag: "NotFound", message: "no session s-b" })
+      // Explain without a session names only the sessions this token may see.
+      const explained = yield* served.request("GET", "/api/memories/a-fact/explain", { token: served.tokens.a })
+      expect(explained.status).toBe(200)
+      expect((explained.json as { sessions: Array<{ sessionId: string }> }).sessions.map((s) => s.sessionId)).toEqual(["s-a"])
+      const inCall = yield* served.request("GET", "/api/memories/a-fact/explain?session=s-a", { token: served.tokens.a })
+      expect((inCall.json as { calls: Array<{ verdict: string; injectionLogged: boolean }> }).calls)
+        .toEqual([expect.objectContaining({ verdict: "not-recalled", injectionLogged: true })])
+      const viaForeign = yield* served.request("GET", "/api/memories/a-fact/explain?session=s-b", { token: served.tokens.a })
+      expect(viaForeign.status).toBe(404)
+      const bad = yield* served.request("GET", "/api/sessions/s-a/inspect?turn=-1", { token: served.tokens.a })
+      expect(bad.status).toBe(400)
+
+      // Forget over the API takes the memory's text out of the stored calls too.
+      expect((yield* served.request("GET", "/api/sessions/s-a/snapshots", { token: served.tokens.a })).text)
+        .toContain("the alpha vault code")
+      expect((yield* served.request("DELETE", "/api/memories/a-fact", { token: served.tokens.a })).status).toBe(200)
+      const after = yield* served.request("GET", "/api/sessions/s-a/snapshots", { token: served.tokens.a })
+      expect(after.text).not.toContain("the alpha vault code")
+      const rebuilt = yield* served.request("GET", "/api/sessions/s-a/inspect", { token: served.tokens.a })
+      expect(rebuilt.text).not.toContain("the alpha vault code")
+      expect((rebuilt.json as { calls: Array<{ redacted: Array<string> }> }).calls.map((c) => c.redacted)).toEqual([["a-fact"]])
     })))
 })

@@ -3,9 +3,11 @@
  * read-write), `b` (project:b, read-write) and `ro` (project:a, read-only).
  */
 import * as HttpServer from "@effect/platform/HttpServer"
-import { MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
+import { MemoryStore, ProjectedContext, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import { ModelRequest, PromptObserver } from "@engram/runtime"
 import { AccessTokens, EngramServer } from "@engram/server"
 import type * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -74,3 +76,48 @@ export const seed = (served: Served, inputs: ReadonlyArray<MemoryStoreInput>) =>
   Effect.provide(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(inputs)), served.context).pipe(Effect.orDie)
 
 type MemoryStoreInput = Parameters<MemoryStore.MemoryStoreService["write"]>[0][number]
+
+/**
+ * Stores one model call of session `sessionId` whose projection read `scope`, as the native loop's
+ * telemetry observer would: a prefix, the operator's question and a projection naming `memoryId`,
+ * with full text on — every text carrying `secret`, so a leak to another scope's token shows.
+ */
+export const seedSession = (
+  served: Served,
+  options: { readonly sessionId: string; readonly scope: string; readonly secret: string; readonly memoryId: string }
+) =>
+  Effect.provide(
+    Effect.gen(function*() {
+      const at = DateTime.unsafeMake(Date.UTC(2025, 0, 1))
+      const inputs: ModelRequest.RequestInput = {
+        prefix: [{ name: "identity", source: "role", fragments: [{ source: "authored", text: `You guard ${options.secret}.` }] }],
+        history: [],
+        input: new SessionStore.OperatorMessage({ text: `tell me ${options.secret}`, at }),
+        rounds: [],
+        projection: ProjectedContext.composeProjectedContext({ now: at, workingState: `holding ${options.secret}` })
+      }
+      const { entries, snapshot } = PromptObserver.toStored({
+        sessionId: options.sessionId,
+        turn: 1,
+        call: 0,
+        request: ModelRequest.compose(inputs),
+        tools: [],
+        projection: inputs.projection,
+        inputs,
+        scopes: [options.scope]
+      }, { at, fullText: { maxBytes: 10_000 } })
+      const telemetry = yield* TelemetryStore.TelemetryStore
+      yield* telemetry.appendSnapshot(snapshot, entries)
+      yield* telemetry.appendInjection(
+        new TelemetryStore.InjectionLogRow({
+          sessionId: options.sessionId,
+          turn: 1,
+          memoryIds: [options.memoryId],
+          sectionLabels: ["recalled_memory"],
+          mode: "native",
+          at
+        })
+      )
+    }),
+    served.context
+  ).pipe(Effect.orDie)

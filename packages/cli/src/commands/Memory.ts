@@ -369,8 +369,9 @@ export const forget = Command.make(
       }
       const target: MemoryForget.ForgetTarget = scope === undefined ? { ids } : { scope }
       const location = yield* StoreBackend.location
+      // Every store of the database: forget takes promotion rows and prompt-telemetry text with it.
       const result = yield* Effect.flatMap(store, (s) => s.forget(target, { by: by ?? "cli" })).pipe(
-        Effect.provide(StoreBackend.layerWithPromotions(location))
+        Effect.provide(StoreBackend.layerObserved(location))
       )
       const forgotten = result.tombstones.map((t) => t.memoryId)
       yield* output(

@@ -6,9 +6,10 @@ import {
   MemoryStore,
   PromotionStore,
   type Routing,
-  RoutingSpecs
+  RoutingSpecs,
+  TelemetryStore
 } from "@engram/core"
-import { ContextProjection, Promotion, StablePrefix } from "@engram/runtime"
+import { ContextProjection, Explain, Inspect, Promotion, StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -138,6 +139,7 @@ export const layerHandlers = (config: ServerConfig) => {
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
       const promotions = yield* PromotionStore.PromotionStore
+      const telemetry = yield* TelemetryStore.TelemetryStore
       const specs = yield* RoutingSpecs.RoutingSpecs
       const spec = config.agent.spec === undefined ? undefined : yield* specs.resolve(config.agent.spec)
       const withPromotions = Effect.provideService(PromotionStore.PromotionStore, promotions)
@@ -201,7 +203,12 @@ export const layerHandlers = (config: ServerConfig) => {
           const scoped: MemoryForget.ForgetTarget = "scope" in target
             ? { scope: yield* oneScope(access, target.scope) }
             : { ids: target.ids, scopes: yield* readScopes(access, target.scopes) }
-          return yield* http(withPromotions(store.forget(scoped, { by: `api:${access.label}` })))
+          // Forget also removes the records' text from prompt telemetry, in the same transaction.
+          return yield* http(
+            withPromotions(store.forget(scoped, { by: `api:${access.label}` })).pipe(
+              Effect.provideService(TelemetryStore.TelemetryStore, telemetry)
+            )
+          )
         })
 
       return handlers
@@ -326,9 +333,78 @@ export const layerHandlers = (config: ServerConfig) => {
           }))
     }))
 
+  const sessions = HttpApiBuilder.group(EngramApi, "sessions", (handlers) =>
+    Effect.gen(function*() {
+      const context = yield* Effect.context<
+        MemoryStore.MemoryStore | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
+      >()
+      const telemetry = yield* TelemetryStore.TelemetryStore
+      const store = yield* MemoryStore.MemoryStore
+
+      /** A session every stored call of which read only the token's scopes; else "not found". */
+      const visible = (access: Access, sessionId: string) =>
+        Effect.gen(function*() {
+          const { snapshots } = yield* http(telemetry.listSnapshots(sessionId))
+          const shown = snapshots.length > 0 &&
+            snapshots.every((s) => s.scopes !== null && s.scopes.every((scope) => access.scopes.includes(scope)))
+          return shown
+        })
+      const session = (access: Access, sessionId: string) =>
+        Effect.flatMap(visible(access, sessionId), (shown) =>
+          shown ? Effect.void : Effect.fail(new NotFound({ message: `no session ${sessionId}` })))
+
+      return handlers
+        .handle("snapshots", ({ path, urlParams }) =>
+          Effect.gen(function*() {
+            yield* session(yield* CurrentAccess, path.session)
+            const { snapshots } = yield* http(telemetry.listSnapshots(path.session, urlParams))
+            return { sessionId: path.session, snapshots }
+          }))
+        .handle("inspect", ({ path, urlParams }) =>
+          Effect.gen(function*() {
+            yield* session(yield* CurrentAccess, path.session)
+            const calls = yield* http(Effect.provide(Inspect.inspectSession(path.session, urlParams), context))
+            return {
+              sessionId: path.session,
+              calls: calls.map((c) => ({
+                turn: c.snapshot.turn,
+                call: c.snapshot.call,
+                verified: c.verified,
+                redacted: c.redacted,
+                fragments: c.request.fragments,
+                sections: c.projection.sections,
+                budget: c.projection.budget
+              }))
+            }
+          }))
+        .handle("explain", ({ path, urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            // The memory must be one this token can see: stored, or forgotten, in its scopes.
+            const { records } = yield* http(store.get([path.id], { scopes: access.scopes }))
+            const graves = records.length > 0 ? [] : yield* http(store.tombstones({ ids: [path.id], scopes: access.scopes }))
+            if (records.length === 0 && graves.length === 0) {
+              return yield* new NotFound({ message: `no memory ${path.id}` })
+            }
+            if (urlParams.session !== undefined) yield* session(access, urlParams.session)
+            const explanation = yield* http(Effect.provide(
+              Explain.explain({
+                memoryId: path.id,
+                sessionId: urlParams.session,
+                turn: urlParams.turn,
+                call: urlParams.call
+              }),
+              context
+            ))
+            // Without a session, only the sessions this token may see are named.
+            const shown = yield* Effect.filter(explanation.sessions, (s) => visible(access, s.sessionId))
+            return { ...explanation, sessions: shown }
+          }))
+    }))
+
   const access = HttpApiBuilder.group(EngramApi, "access", (handlers) =>
     handlers.handle("whoami", () =>
       Effect.map(CurrentAccess, (who) => ({ label: who.label, scopes: who.scopes, readOnly: who.readOnly }))))
 
-  return Layer.mergeAll(memories, composition, access)
+  return Layer.mergeAll(memories, composition, sessions, access)
 }
