@@ -219,6 +219,23 @@ export const hostile = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         expect(error.message).toContain("MemoryLimits.maxQueryChars")
       }).pipe(provide))
 
+    it.effect("a query of thousands of distinct words within the limit answers with the matching records", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        yield* s.write([base, { id: "h-2", content: "another note about w1 only", kind: "note" }])
+        // About 2,000 distinct tokens in 8,000 characters, almost all held by no record: the one
+        // that matches is last, so no planner bound may drop it from the match set.
+        const words = Array.from({ length: 2_300 }, (_, i) => `q${i.toString(36)}`).join(" ")
+        const query = `${words} probe`.slice(-maxQueryChars)
+        expect(query.length).toBe(maxQueryChars)
+        expect(idsOf((yield* s.search(query)).hits.map((hit) => hit.record))).toEqual(["h-1"])
+        // First and last token matching, thousands between: both records, on every backend.
+        const both = `w1 ${words}`.slice(0, maxQueryChars - 6) + " probe"
+        expect(idsOf((yield* s.search(both)).hits.map((hit) => hit.record)).sort()).toEqual(["h-1", "h-2"])
+        // Under the limit but thousands of tokens that all match nothing: no hits, no failure.
+        expect((yield* s.search(words.slice(0, maxQueryChars))).hits).toEqual([])
+      }).pipe(provide))
+
     it.effect("search text with NUL and unpaired surrogates matches on its other words", () =>
       Effect.gen(function*() {
         const s = yield* store

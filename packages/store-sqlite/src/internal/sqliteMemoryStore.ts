@@ -73,6 +73,8 @@ export const tierExpression = (tier: SearchPlan.Tier): string =>
 
 /** The per-connection view of the index's vocabulary: how many rows hold each token. */
 const VOCAB_TABLE = "engram_memories_vocab"
+// Vocabulary lookups per statement, under SQLite's 500-term limit on a compound SELECT.
+const VOCAB_LOOKUPS = 400
 
 /** Cached document frequencies are dropped once the store has grown by this share since. */
 const FREQUENCY_DRIFT = 0.1
@@ -119,14 +121,16 @@ const makeFrequencies = (sql: Sql) => {
           cache.clear()
           filledAt = total
         }
-        // Every uncached token in one statement.
+        // The uncached tokens, up to VOCAB_LOOKUPS per statement (SQLite allows at most 500 terms
+        // in one compound SELECT; a query of thousands of distinct words has more).
         const missing = tokens.filter((token) => !cache.has(token))
-        if (missing.length > 0) {
+        for (let start = 0; start < missing.length; start += VOCAB_LOOKUPS) {
+          const chunk = missing.slice(start, start + VOCAB_LOOKUPS)
           const rows = yield* sql.unsafe<{ term: string; doc: number }>(
-            missing.map(() => `SELECT term, doc FROM temp.${VOCAB_TABLE} WHERE term = ?`).join(" UNION ALL "),
-            missing
+            chunk.map(() => `SELECT term, doc FROM temp.${VOCAB_TABLE} WHERE term = ?`).join(" UNION ALL "),
+            chunk
           )
-          for (const token of missing) cache.set(token, 0)
+          for (const token of chunk) cache.set(token, 0)
           for (const row of rows) cache.set(row.term, Number(row.doc))
         }
         const snapshot = total
@@ -534,22 +538,21 @@ export const make: Effect.Effect<
           )
         }
         const where = sql.and(clauses)
-        // One record past the page tells whether another page follows.
-        const { skipped, values } = yield* scan(
-          (n, offset) =>
-            sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${where}
-              ORDER BY m.created_at DESC, m.id LIMIT ${n} OFFSET ${offset}`,
-          limit + 1,
-          (record) => record
-        )
+        // A page is the next `limit` stored rows (one row past them tells whether another page
+        // follows). A row that does not decode is skipped and counted on this page, and the cursor
+        // is the last row's position, decodable or not, so it is never read or counted twice —
+        // exactly as on every other backend.
+        const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${where}
+          ORDER BY m.created_at DESC, m.id LIMIT ${limit + 1}`
+        const pageRows = rows.slice(0, limit)
+        const { skipped, values: records } = MemoryRow.decodeRows(pageRows, (record) => record)
         yield* reportSkipped("list", skipped)
-        const records = values.slice(0, limit)
-        const last = records[records.length - 1]
+        const last = pageRows[pageRows.length - 1]
         return {
           records,
           skipped: skipped.length,
-          nextCursor: values.length > limit && last !== undefined
-            ? MemoryQuery.encodeCursor(MemoryQuery.positionOf(last))
+          nextCursor: rows.length > limit && last !== undefined
+            ? MemoryQuery.encodeCursor({ createdAtMillis: Number(last.created_at), id: String(last.id) })
             : undefined
         }
       }).pipe(Effect.catchTag("SqlError", toFailure("list"))),
