@@ -459,8 +459,22 @@ export type RouteEvaluation =
   }
 
 /**
+ * The placement with its key folded through the spec's declared vocabulary for its section: a
+ * key the spec declares as an alias becomes its canonical key; a content key, or a name the spec
+ * does not declare, is kept as it is.
+ */
+const canonicalPlacement = (spec: Pick<MemoryRoutingSpec, "keys">, placement: Placement): Placement => {
+  if (spec.keys === undefined || isContentKey(placement.key)) return placement
+  const folded = vocabularyIndex(spec.keys).get(placement.section)?.get(slugify(placement.key))
+  return folded === undefined || folded.key === placement.key ? placement : { ...placement, key: folded.key }
+}
+
+/**
  * Evaluates `spec` for `record` in `ctx`. Pure: it may run at save time, in recall, in previews.
- * Throws {@link InvalidPlacement} only when the spec returns a malformed placement.
+ * The key the spec returns is folded through the keys it declares (an alias becomes its canonical
+ * key), so the save gate, the promotion row and composition compare canonical keys whether or not
+ * the spec's `route` folded the label itself. Throws {@link InvalidPlacement} only when the spec
+ * returns a malformed placement.
  *
  * @since 0.1.0
  * @category routing
@@ -468,7 +482,7 @@ export type RouteEvaluation =
 export const evaluateRoute = (record: RoutableRecord, ctx: RoutingContext, spec: MemoryRoutingSpec): RouteEvaluation => {
   const routed = spec.route(record, ctx)
   if (routed === null || routed === undefined) return { _tag: "Declined", reason: "spec-declined", placement: null }
-  const placement = validatePlacement(routed, spec.key)
+  const placement = canonicalPlacement(spec, validatePlacement(routed, spec.key))
   const address = placementKey(placement)
   const keySource = keySourceOf(spec, record, placement)
   const section = ctx.sections.find((declared) => declared.id === placement.section)

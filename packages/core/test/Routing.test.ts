@@ -127,6 +127,28 @@ describe("evaluateRoute", () => {
     expect(a._tag === "Routed" && b._tag === "Routed" && a.placementKey === b.placementKey).toBe(true)
   })
 
+  it("folds the key a spec returns through the keys it declares, whatever its route did", () => {
+    const keys: Routing.KeyVocabulary = { about_user: [{ key: "name", aliases: ["first name", "user name"] }] }
+    // A route that only slugifies the label: evaluateRoute still gives the canonical key.
+    const slugOnly: Routing.MemoryRoutingSpec = {
+      ...spec((r) => Routing.background("about_user", Routing.recordKey(r).key)),
+      keys
+    }
+    const at = (fields: Partial<Routing.RoutableRecord>) => {
+      const evaluation = Routing.evaluateRoute(record(fields), ctx, slugOnly)
+      return evaluation._tag === "Routed" ? [evaluation.placement.key, evaluation.keySource] : evaluation.reason
+    }
+    expect(at({ label: "First Name" })).toEqual(["name", "alias"])
+    expect(at({ label: "user_name" })).toEqual(["name", "alias"])
+    expect(at({ label: "NAME" })).toEqual(["name", "canonical"])
+    expect(at({ label: "nickname" })).toEqual(["nickname", "label"])
+    expect(at({})).toEqual([Routing.contentKey("My name is Doug"), "content"])
+    // Declared for another section only: not folded here.
+    const elsewhere: Routing.MemoryRoutingSpec = { ...slugOnly, keys: { notes: keys.about_user! } }
+    const evaluation = Routing.evaluateRoute(record({ label: "first_name" }), ctx, elsewhere)
+    expect(evaluation._tag === "Routed" && evaluation.placement.key).toBe("first_name")
+  })
+
   it("declines with spec-declined when route returns null or undefined", () => {
     expect(Routing.evaluateRoute(record(), ctx, spec(() => null))).toEqual({
       _tag: "Declined",

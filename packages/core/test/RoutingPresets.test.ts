@@ -221,4 +221,22 @@ describe("a fact saved once reaches the prompt", () => {
     expect(Background.renderBackground(background)).toBe("### About the User\n- **name**: My name is Doug")
     expect(MemoryOverlay.composedIds(report)).toEqual([saved.id])
   })
+
+  it("a name saved as a fact labelled first_name composes as the name, and the report says the key came from an alias", () => {
+    const saved = record({ kind: "fact", label: "first_name", content: "The user's name is Doug", reviewState: "pending" })
+    const evaluation = Routing.evaluateRoute(saved, userCtx, RoutingPresets.userBackground)
+    const decision = Routing.toPromotionDecision(evaluation, RoutingPresets.userBackground, DateTime.unsafeMake(5_000))
+    const { background, report } = MemoryOverlay.applyMemoryOverlay(
+      RoutingPresets.userBackgroundSections,
+      [{ record: saved, ...decision }],
+      RoutingPresets.userBackground,
+      { now: DateTime.unsafeMake(6_000) }
+    )
+    expect(Background.renderBackground(background)).toBe("### About the User\n- **name**: The user's name is Doug")
+    expect(report.outcomes).toEqual([expect.objectContaining({
+      recordId: saved.id,
+      status: "composed",
+      address: expect.objectContaining({ section: "about_user", key: "name", keySource: "alias" })
+    })])
+  })
 })

@@ -66,4 +66,29 @@ describe("SaveGate", () => {
       expect((yield* SaveGate.check(candidate({}), { ...options, supersedes: held!.id }))._tag).toBe("Clear")
       expect((yield* SaveGate.check(candidate({ label: "home" }), options))._tag).toBe("Clear")
     }).pipe(Effect.provide(stores)))
+
+  it.effect("compares canonical keys: an alias of a held key is held, even for a spec whose route only slugifies", () =>
+    Effect.gen(function*() {
+      const keys: Routing.KeyVocabulary = { about_user: [{ key: "name", aliases: ["first name", "full name"] }] }
+      const slugOnly: Routing.MemoryRoutingSpec = {
+        key: "slug-only",
+        version: "1",
+        keys,
+        route: (r) => (r.kind === "profile" ? Routing.background("about_user", Routing.recordKey(r).key) : null),
+        finalize: Routing.finalizeOldestFirst
+      }
+      const own = { background: companionBackground, spec: slugOnly }
+      const records = yield* Effect.flatMap(MemoryStore.MemoryStore, (s) =>
+        s.write([{ content: "Doug", kind: "profile", label: "name" }]))
+      yield* Promotion.promoteNew(records, own)
+      for (const label of ["first_name", "Full Name", "NAME"]) {
+        const verdict = yield* SaveGate.check(candidate({ label }), own)
+        expect([label, verdict._tag, verdict._tag === "Held" && verdict.holders.map((h) => h.record.id)]).toEqual([
+          label,
+          "Held",
+          [records[0]!.id]
+        ])
+      }
+      expect((yield* SaveGate.check(candidate({ label: "nickname" }), own))._tag).toBe("Clear")
+    }).pipe(Effect.provide(stores)))
 })
