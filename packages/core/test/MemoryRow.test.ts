@@ -15,7 +15,12 @@ const rowOf = (record: MemoryRecord.MemoryRecord): Record<string, unknown> => Me
 // Values a damaged or foreign row might hold in any column.
 const oddValue = fc.constantFrom<unknown>(
   null, "", " ", "bogus", "note", "global", "project:", "[]", "[1]", "[\"a\\nb\"]", "{}", "not json",
-  0, -1, 1.5, Number.NaN, 8.64e15, 8.64e15 + 1, 1_700_000_000_000, "1700000000000", "2024-01-01"
+  0, -1, 1.5, Number.NaN, 8.64e15, 8.64e15 + 1, 1_700_000_000_000, "1700000000000", "2024-01-01",
+  // At the edges of the field rules the hand-written check repeats (lengths, line breaks, lone
+  // surrogates, NUL, patterns).
+  "[\"\"]", `["${"t".repeat(64)}"]`, `["${"t".repeat(65)}"]`, "[\"a\\u2028b\"]", "[\"\\ud800\"]", "[\"a\\u0000\"]",
+  "l".repeat(64), "l".repeat(65), "a\u2028b", "a\u0085b", "\ud800", "a\u0000b", "\t", "x".repeat(128), "x".repeat(129),
+  "-x", "a b", "project:a b", "session:x", "global ", `project:${"p".repeat(200)}`, `project:${"p".repeat(201)}`
 )
 
 describe("stored row decoding", () => {
