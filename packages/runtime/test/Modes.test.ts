@@ -8,10 +8,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore, type PromptFragment, RoutingPresets, RoutingSpecs, SessionStore } from "@engram/core"
-import { ContextProjection, NativeRuntime, Promotion, StablePrefix, Subagent } from "@engram/runtime"
+import { ContextAssembler, ContextProjection, NativeRuntime, Promotion, StablePrefix, Subagent } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
 import { environment, injections, memory, projectionText } from "./agentFixtures.js"
 
 const QUESTION = "Which staging database and vault code should Doug use?"
@@ -171,6 +172,16 @@ describe("the mode table through Subagent.delegate", () => {
       expect((yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load("s-1"))).messages).toEqual([])
     }).pipe(Effect.provide(childWorld)))
 
+  it.effect("an agent built in subagent mode directly is offered memory_recall alone, and projects nothing", () =>
+    Effect.gen(function*() {
+      yield* seedStore
+      const agent = yield* NativeRuntime.make({ prefix: [], memory, mode: "subagent" })
+      expect(agent.offered).toEqual(["memory_recall"])
+      const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-sub", input: QUESTION })
+      expect(result.projection.isEmpty).toBe(true)
+      expect(yield* injections("s-sub")).toEqual([])
+    }).pipe(Effect.provide(childWorld)))
+
   it.effect("subagent writes land in the parent's store, tagged with the subagent's name, only when allowed", () =>
     Effect.gen(function*() {
       yield* seedStore
@@ -182,4 +193,156 @@ describe("the mode table through Subagent.delegate", () => {
       )
       expect(saved.map((r) => [r.scope, r.tags])).toEqual([[memory.scope, ["subagent:researcher"]]])
     }).pipe(Effect.provide(childWorld)))
+})
+
+describe("what the prefix holds, and the digest's rules, through NativeRuntime", () => {
+  it.effect("inPrefix: an agent given composedIds and no identity source never recalls what its prefix composed", () =>
+    Effect.gen(function*() {
+      const ids = yield* seedStore
+      const built = yield* StablePrefix.buildAgent(yield* config)
+      // Without `identity` there is no address-level deduplication: composedIds → inPrefix is the only guard.
+      const agent = yield* NativeRuntime.make({ prefix: built.prefix, composedIds: built.composedIds, memory })
+      const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: "What is the user's name, Doug?" })
+      const [request] = yield* ScriptedModel.requests
+      expect(ScriptedModel.systemText(request!)).toContain("The user's name is Doug")
+      expect(projectionText(request!).join("\n")).not.toContain("The user's name is Doug")
+      expect(result.projection.budget.withheld).toContainEqual(
+        expect.objectContaining({ ref: ids.name, reason: "in-prefix" })
+      )
+    }).pipe(Effect.provide(world)))
+
+  it.effect("native, relevant digest: the request's scopes only, no stopword overlap, each session's newest summary", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      for (
+        const input of [
+          ContextProjection.summaryInput("s-a1", "Planned the Kubernetes upgrade"),
+          ContextProjection.summaryInput("s-a1", "Cooked a risotto"),
+          ContextProjection.summaryInput("s-a2", "Reviewed the Kubernetes dashboards"),
+          ContextProjection.summaryInput("s-a3", "Went over the garden"),
+          ContextProjection.summaryInput("s-b1", "Kubernetes upgrade in project b", { scope: "project:b" })
+        ]
+      ) {
+        yield* store.write([input])
+        yield* TestClock.adjust("1 second")
+      }
+      const agent = yield* NativeRuntime.make({ prefix: [], memory })
+      const result = yield* NativeRuntime.runTurn({
+        agent,
+        sessionId: "s-now",
+        input: "What is the state of the Kubernetes upgrade?"
+      })
+      // s-a1's newest summary (the risotto) does not match, so its older one does not speak for it;
+      // s-a3 shares only "the"; s-b1 is another project's.
+      expect(result.projection.injection.priorSessionIds).toEqual(["s-a2"])
+      const [request] = yield* ScriptedModel.requests
+      const projected = projectionText(request!).join("\n")
+      expect(projected).toContain("Reviewed the Kubernetes dashboards")
+      expect(projected).not.toContain("Planned the Kubernetes upgrade")
+      expect(projected).not.toContain("project b")
+    }).pipe(Effect.provide(Layer.merge(environment(script, { digest: "relevant" }), RoutingSpecs.layerPresets))))
+})
+
+describe("the identity tier across the mode table", () => {
+  /** An agent that declares no user section: promoted profile memories reach it through the identity tier. */
+  const optOut = StablePrefix.decodeConfig({
+    persona: "You are a companion.",
+    spec: "user-background",
+    background: { sections: [{ id: "assistant", title: "Assistant", entries: [{ key: "role", value: "helper" }] }] }
+  })
+  const ASK = "Who am I, and what is my locker code?"
+  const answer = Layer.merge(environment(() => [ScriptedModel.text("ok")]), RoutingSpecs.layerPresets)
+
+  /** A promoted name; a promoted on_demand locker code; another project's promoted name. */
+  const seedIdentity = Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    const [name, locker, other] = yield* store.write([
+      { content: "The user's name is Doug", kind: "profile", label: "name", sourceType: "operator" },
+      {
+        content: "The user's locker code is 4711",
+        kind: "profile",
+        label: "locker",
+        deliveryPolicy: "on_demand",
+        sourceType: "operator"
+      },
+      { content: "The user's name is Dagmar", kind: "profile", label: "name", scope: "project:other", sourceType: "operator" }
+    ])
+    yield* Promotion.promoteNew([name!, locker!, other!], {
+      background: RoutingPresets.userBackgroundSections,
+      spec: RoutingPresets.userBackground
+    })
+    return { name: name!.id, locker: locker!.id, other: other!.id }
+  })
+
+  const turnIn = (mode: NativeRuntime.NativeMode) =>
+    Effect.gen(function*() {
+      const ids = yield* seedIdentity
+      const built = yield* StablePrefix.buildAgent(yield* optOut)
+      const agent = yield* NativeRuntime.make({ ...built, memory, mode })
+      const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: ASK })
+      const [request] = yield* ScriptedModel.requests
+      const text = ScriptedModel.systemText(request!) + "\n" + ScriptedModel.userTexts(request!).join("\n")
+      return { ids, built, result, text, projection: projectionText(request!).join("\n") }
+    })
+
+  it.effect("native: the name through the identity tier, once; never the on_demand code, never another project's", () =>
+    Effect.gen(function*() {
+      const run = yield* turnIn("native")
+      expect(run.built.composedIds).toEqual([])
+      expect(run.result.projection.section("identity_memory")?.memoryIds).toEqual([run.ids.name])
+      expect(run.text.split("The user's name is Doug")).toHaveLength(2)
+      expect(run.text).not.toContain("4711")
+      expect(run.text).not.toContain("Dagmar")
+      expect(run.result.projection.budget.withheld).toContainEqual(
+        expect.objectContaining({ ref: run.ids.locker, reason: "on-demand" })
+      )
+    }).pipe(Effect.provide(answer)))
+
+  it.effect("autonomous: the identity tier holds as native", () =>
+    Effect.gen(function*() {
+      const run = yield* turnIn("autonomous")
+      expect(run.result.projection.section("identity_memory")?.memoryIds).toEqual([run.ids.name])
+      expect(run.text).not.toContain("4711")
+      expect(run.text).not.toContain("Dagmar")
+    }).pipe(Effect.provide(answer)))
+
+  it.effect("incognito: no identity line, no memory anywhere in the request", () =>
+    Effect.gen(function*() {
+      const run = yield* turnIn("incognito")
+      expect(run.result.projection.section("identity_memory")).toBeUndefined()
+      expect(run.text).not.toContain("Doug")
+      expect(run.text).not.toContain("4711")
+    }).pipe(Effect.provide(answer)))
+
+  it.effect("external (ContextAssembler): the same identity tier, byte for byte the native projection", () =>
+    Effect.gen(function*() {
+      const run = yield* turnIn("native")
+      const assembler = yield* ContextAssembler.make({ scopes: ["global"], agent: StablePrefix.buildAgent(yield* optOut) })
+      const external = yield* assembler.assemble("s-ext", ASK)
+      expect(external.text).toBe(run.projection)
+      expect(external.section("identity_memory")?.memoryIds).toEqual([run.ids.name])
+      const incognito = yield* assembler.compose("s-ext-2", ASK, { mode: "incognito" })
+      expect(JSON.stringify(incognito.request.prompt)).not.toContain("Doug")
+    }).pipe(Effect.provide(answer)))
+
+  it.effect("a declared section never composes the on_demand record: not in the prefix, not in the projection", () =>
+    Effect.gen(function*() {
+      const ids = yield* seedIdentity
+      const built = yield* StablePrefix.buildAgent(yield* config)
+      expect(built.composedIds).toEqual([ids.name])
+      const agent = yield* NativeRuntime.make({ ...built, memory })
+      yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: ASK })
+      const [request] = yield* ScriptedModel.requests
+      expect(ScriptedModel.systemText(request!)).toContain("The user's name is Doug")
+      expect(JSON.stringify(request!.prompt)).not.toContain("4711")
+    }).pipe(Effect.provide(answer)))
+
+  it.effect("subagent: no identity tier (nothing projected)", () =>
+    Effect.gen(function*() {
+      yield* seedIdentity
+      const parent = yield* NativeRuntime.make({ ...(yield* StablePrefix.buildAgent(yield* optOut)), memory })
+      yield* Subagent.delegate({ parent, sessionId: "s-1", subagent: { name: "r", prompt: "You help." }, task: ASK })
+      const [request] = yield* ScriptedModel.requests
+      expect(JSON.stringify(request!.prompt)).not.toContain("Doug")
+    }).pipe(Effect.provide(answer)))
 })
