@@ -11,8 +11,39 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
+import { IdGenerator, RoutingPresets } from "@engram/core"
+import { ContextProjection, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
+import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { chromium, type Browser, type Page } from "playwright-core"
 import { engram, engramArgs, repoRoot } from "../packages/cli/test/utilities.js"
+
+/** One native-loop turn of session s-browser in project:a on the SQLite file `db`, its call stored. */
+const storeSession = (db: string) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const agent = yield* NativeRuntime.make({
+        prefix: [{ name: "identity", source: "role", fragments: [{ source: "authored", text: "You help with French." }] }],
+        memory: { scope: "project:a", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground },
+        workingState: "goal: plan lessons"
+      })
+      yield* NativeRuntime.runTurn({ agent, sessionId: "s-browser", input: "when do we practise?" })
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(
+          ContextProjection.layer,
+          ScriptedModel.layer(() => [ScriptedModel.text("On Tuesdays.")]),
+          PromptObserver.layerTelemetry(),
+          IdGenerator.sequential("seeded")
+        ).pipe(Layer.provideMerge(
+          Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteSessionStore.layerSqlite, SqliteTelemetryStore.layerSqlite)
+            .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
+        ))
+      )
+    )
+  )
 
 const chromiumPath = process.env.ENGRAM_CHROMIUM ??
   ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((path) => existsSync(path)) ?? "/usr/bin/chromium"
@@ -51,6 +82,7 @@ describe("the console in Chromium", { timeout: 240_000 }, () => {
     const created = engram("token", "create", "--scope", "project:a", "--label", "browser-test", "--db", db)
     expect(created.code, created.stderr).toBe(0)
     token = created.stdout.split("\n")[0]!.trim()
+    await storeSession(db)
     const port = await freePort()
     base = `http://127.0.0.1:${port}`
     const [node, ...args] = engramArgs(["serve", "--port", String(port), "--db", db])
@@ -172,6 +204,16 @@ describe("the console in Chromium", { timeout: 240_000 }, () => {
     expect(await page.locator(`[data-testid=sections] tr[data-section=recalled_memory]`).textContent()).toContain(lessons)
     expect(await page.getByTestId("projection").textContent()).not.toContain("Reply in French")
     await shoot(page, "prompt")
+
+    // Stored calls: the session's call rebuilt from the trajectory, with its fragments and budget.
+    await page.getByTestId("session").fill("s-browser")
+    await page.getByTestId("load-calls").click()
+    await page.locator(`[data-call="1.0"]`).waitFor()
+    const call = await page.locator(`[data-call="1.0"]`).textContent()
+    expect(call).toContain("rebuilt byte for byte")
+    expect(call).toContain("You help with French.")
+    expect(call).toContain("when do we practise?")
+    await shoot(page, "stored-calls")
     await page.close()
   })
 })

@@ -8,7 +8,6 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { TelemetryStore } from "@engram/core"
 import { AccessTokens, EngramServer } from "@engram/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -52,9 +51,9 @@ export const command = Command.make(
         ? { db: config.db }
         : yield* StoreBackend.locationOf(settings)
       const stores = AccessTokens.layerSql.pipe(
-        Layer.provideMerge(StoreBackend.layerWithPromotions(location)),
-        // The projection preview records nothing; the telemetry it could write stays in memory.
-        Layer.merge(TelemetryStore.layerMemory),
+        // Every store of the database: the prompt snapshots the session routes serve are there, and
+        // forget removes their text in the same transaction. (The projection preview records nothing.)
+        Layer.provideMerge(StoreBackend.layerObserved(location)),
         Layer.mapError((error) =>
           error._tag === "SqlError"
             ? new CliFailure({ problem: `the token table cannot be opened: ${error.message}`, exitCode: ExitCode.unavailable })

@@ -265,6 +265,41 @@ function promptView(view) {
         el("div", { class: "prefix", text: projection.text || "(nothing projected)" }))
     } catch (e) { out.replaceChildren(el("div", { class: "error", text: e.message })) }
   }
+  storedCalls(view)
+}
+
+function budgetTable(sections, budget) {
+  return el("table", { "data-testid": "sections" }, el("tr", {}, ["section", "status", "budget", "chars", "items", "ids"].map((h) => el("th", { text: h }))),
+    sections.map((s) => el("tr", { "data-section": s.label },
+      el("td", { text: s.label }), el("td", { text: s.status }),
+      el("td", {}, el("div", { class: "bar", title: s.chars + " / " + (budget ?? "∞") },
+        el("span", { style: "width:" + (budget ? Math.min(100, (100 * s.chars) / budget) : 100).toFixed(1) + "%" }))),
+      el("td", { text: String(s.chars) }), el("td", { text: String(s.items) }), el("td", { text: s.memoryIds.join(", ") }))))
+}
+
+function storedCalls(view) {
+  const out = el("div", { "data-testid": "stored-calls" })
+  const form = el("form", { class: "inline", onsubmit: (e) => { e.preventDefault(); load() } },
+    el("label", {}, "session", el("input", { name: "session", "data-testid": "session", placeholder: "a session id", required: true })),
+    el("label", {}, "turn", el("input", { name: "turn", "data-testid": "turn", size: 4 })),
+    el("button", { class: "act primary", type: "submit", "data-testid": "load-calls", text: "Show stored calls" }))
+  view.append(el("h3", { text: "Stored calls" }),
+    el("p", { text: "What the model was sent on a session's stored calls, rebuilt from its trajectory." }), form, out)
+  async function load() {
+    const data = new FormData(form)
+    const params = new URLSearchParams()
+    if (data.get("turn")) params.set("turn", data.get("turn"))
+    try {
+      const { calls } = await api("GET", "/api/sessions/" + encodeURIComponent(data.get("session")) + "/inspect?" + params)
+      out.replaceChildren(...(calls.length === 0 ? [el("div", { class: "empty", text: "no stored call matches" })] : calls.map((c) =>
+        el("div", { class: "card", "data-call": c.turn + "." + c.call },
+          el("h3", { text: "turn " + c.turn + ", call " + c.call + " — " + (c.verified ? "rebuilt byte for byte" : c.redacted.length > 0 ? "redacted: " + c.redacted.join(", ") + " forgotten" : "differs from what was recorded") }),
+          el("div", { class: "prefix" }, c.fragments.map((f, i) => [
+            i === 0 || c.fragments[i - 1].message !== f.message ? el("b", { text: (i === 0 ? "" : "\\n\\n") + "[" + f.role + "]\\n" }) : null,
+            el("span", { class: "chip " + (f.memoryIds.length ? "memory" : "authored"), title: f.role + " · " + f.label + (f.memoryIds.length ? " · " + f.memoryIds.join(", ") : ""), text: f.text })])),
+          budgetTable(c.sections, c.budget.budgetChars)))))
+    } catch (e) { out.replaceChildren(el("div", { class: "error", text: e.message })) }
+  }
 }
 
 if (state.token) {
