@@ -66,7 +66,7 @@ describe("the routing eval on SQLite", () => {
           expect(f.meanRequestBytes).toBeGreaterThan(100)
         }
         expect(family(report, "label-spellings").routing.total).toBeGreaterThanOrEqual(8)
-        expect(family(report, "ideal-save").cases.map((c) => c.name)).toContain(`profile labelled name: "who am I?"`)
+        expect(family(report, "ideal-save").cases.map((c) => c.name)).toContain(`profile labelled as the description says: "who am I?"`)
         expect(Eval.identityQuestions.length).toBeGreaterThanOrEqual(8)
         const table = Eval.renderTable(report)
         expect(table.split("\n")[0]).toMatch(/^family\s+kind\s+cases\s+rate\s+routing\s+bytes\/request$/)
@@ -122,9 +122,22 @@ describe("the routing eval notices when what ships is broken", () => {
       for (const name of ["ideal-save", "label-spellings", "no-label", "correction-retry", "correction-alias", "opt-out"]) {
         const f = family(report, name)
         expect([name, f.passed, f.rate < 1, f.routingAccuracy! < 1]).toEqual([name, false, true, true])
+        expect(f.routingProblems.length).toBe(f.routing.total - f.routing.correct)
       }
       // Facts and notes under a declared key are still placed: that family still passes.
       expect(family(report, "wrong-kind").passed).toBe(true)
+    }), TIMEOUT)
+
+  it.live("fails when memory_save's description does not name the keys (a spec that declares none)", () =>
+    Effect.gen(function*() {
+      // The same routing, but no declared vocabulary to show the model: the ideal model, which
+      // labels its save with the key the description gives for the name, finds none.
+      const report = yield* runOnMemory({ spec: { ...RoutingPresets.userBackground, keys: undefined } })
+      const ideal = family(report, "ideal-save")
+      expect([ideal.passed, ideal.routingAccuracy]).toEqual([false, 0])
+      expect(ideal.routingProblems).toEqual([expect.stringMatching(/placed at about_user\/c-[0-9a-f]{16}, expected about_user\/name/)])
+      expect(report.passed).toBe(false)
+      expect(Eval.renderTable(report)).toContain("misrouted scenarios:")
     }), TIMEOUT)
 
   it.live("fails when the identity tier is turned off (identityLimit 0)", () =>

@@ -66,7 +66,8 @@ export interface EvalOptions {
 }
 
 /**
- * A family of cases. A hard family fails the run when any of its cases fails.
+ * A family of cases. It passes when every case passes and every scenario was routed as expected;
+ * a hard family that does not pass fails the run.
  *
  * @since 0.1.0
  * @category models
@@ -83,6 +84,8 @@ export interface EvalFamily {
   readonly routingAccuracy: number | null
   /** Scenarios routed as expected, and scenarios. */
   readonly routing: { readonly correct: number; readonly total: number }
+  /** Why each scenario that was not routed as expected was not. */
+  readonly routingProblems: ReadonlyArray<string>
   /** The mean UTF-8 size of the requests the family checked; `null` when it checked none. */
   readonly meanRequestBytes: number | null
 }
@@ -148,17 +151,19 @@ export const run = <E>(
     for (const family of internal.families) {
       const { cases, routed } = yield* family.run(session, options)
       const passed = cases.filter((c) => c.passed).length
-      const correct = routed.filter((r) => r).length
+      const routingProblems = routed.filter((r): r is string => r !== undefined)
+      const correct = routed.length - routingProblems.length
       const sized = cases.flatMap((c) => (c.bytes === undefined ? [] : [c.bytes]))
       results.push({
         name: family.name,
         hard: family.hard,
         description: family.description,
         cases,
-        passed: cases.length > 0 && passed === cases.length,
+        passed: cases.length > 0 && passed === cases.length && routingProblems.length === 0,
         rate: cases.length === 0 ? 0 : passed / cases.length,
         routingAccuracy: routed.length === 0 ? null : correct / routed.length,
         routing: { correct, total: routed.length },
+        routingProblems,
         meanRequestBytes: sized.length === 0 ? null : Math.round(sized.reduce((a, b) => a + b, 0) / sized.length)
       })
     }
@@ -171,7 +176,8 @@ const percent = (value: number | null): string => (value === null ? "-" : `${(va
 
 /**
  * The report as a table, one row per family — hard or soft, cases, rate, routing accuracy, mean
- * request bytes — then each failed case with its reason, then the verdict.
+ * request bytes — then each failed case and each misrouted scenario with its reason, then the
+ * verdict.
  *
  * @since 0.1.0
  * @category rendering
@@ -194,6 +200,8 @@ export const renderTable = (report: EvalReport): string => {
     out.push("", "failed cases:")
     for (const c of failed) out.push(`  ${c.family}  ${c.name}${c.detail !== undefined ? `\n    ↳ ${c.detail}` : ""}`)
   }
+  const misrouted = report.families.flatMap((f) => f.routingProblems.map((problem) => `  ${f.name}  ${problem}`))
+  if (misrouted.length > 0) out.push("", "misrouted scenarios:", ...misrouted)
   const total = report.families.reduce((n, f) => n + f.cases.length, 0)
   out.push("")
   out.push(

@@ -51,10 +51,13 @@ export const storeIsEmpty = Effect.flatMap(MemoryStore.MemoryStore, (store) => s
   Effect.catchTags({ InvalidCursor: Effect.die, InvalidMemoryQuery: Effect.die })
 )
 
-/** What a family found: its cases, and per scenario whether the fact landed at the expected address. */
+/**
+ * What a family found: its cases, and per scenario whether the fact landed at the expected address
+ * (`undefined`) or what went wrong.
+ */
 export interface FamilyResult {
   readonly cases: ReadonlyArray<EvalCase>
-  readonly routed: ReadonlyArray<boolean>
+  readonly routed: ReadonlyArray<string | undefined>
 }
 
 interface Family {
@@ -142,7 +145,16 @@ interface Teach {
   readonly input: string
   readonly save: SaveParams
   readonly onConflict?: "retry" | "give-up" | undefined
+  /**
+   * Where the model takes its label from when it follows the tool's description: the key the
+   * description lists for the user's name (no label when it lists none).
+   */
+  readonly labelFromDescription?: boolean | undefined
 }
+
+/** The key `memory_save`'s description lists for the user's name, as a model reading it would find it. */
+const nameKeyIn = (description: string | undefined): string | undefined =>
+  description === undefined ? undefined : /(?:^|[\s,:])([\w-]+) \(the user's name\)/.exec(description)?.[1]
 
 /**
  * The scripted model of a session: when the operator's input is `teach.input` it calls
@@ -159,9 +171,11 @@ const behaviour = (teach: Teach | undefined): ScriptedModel.Script => (request) 
     }
     return [ScriptedModel.text("Noted.")]
   }
-  return teach !== undefined && ScriptedModel.lastUserText(request) === teach.input
-    ? [ScriptedModel.toolCall("memory_save", teach.save)]
-    : [ScriptedModel.text("Hello!")]
+  if (teach === undefined || ScriptedModel.lastUserText(request) !== teach.input) return [ScriptedModel.text("Hello!")]
+  if (teach.labelFromDescription !== true) return [ScriptedModel.toolCall("memory_save", teach.save)]
+  const label = nameKeyIn(request.toolDescriptions?.["memory_save"])
+  const { label: _, ...rest } = teach.save
+  return [ScriptedModel.toolCall("memory_save", label === undefined ? rest : { ...rest, label })]
 }
 
 /**
@@ -274,7 +288,7 @@ const runScenarios = (family: string, scenarios: ReadonlyArray<Scenario>) =>
 <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
   Effect.gen(function*() {
     const cases: Array<EvalCase> = []
-    const routed: Array<boolean> = []
+    const routed: Array<string | undefined> = []
     const specKey = (options.spec ?? RoutingPresets.userBackground).key
     for (const scenario of scenarios) {
       const scope = `project:eval-${family}-${++scopeCounter}`
@@ -287,7 +301,7 @@ const runScenarios = (family: string, scenarios: ReadonlyArray<Scenario>) =>
       }
       const routing = yield* session(Effect.either(routedAsExpected(scope, scenario, specKey)))
       const routingProblem = Either.isLeft(routing) ? `reading the store failed` : routing.right
-      routed.push(routingProblem === undefined)
+      routed.push(routingProblem === undefined ? undefined : `${scenario.name}: ${routingProblem}`)
       for (const question of scenario.questions) {
         const asked = yield* session(Effect.either(turn(scenario.agent, scope, question, behaviour(undefined), options)))
         const name = `${scenario.name}: "${question}"`
@@ -325,9 +339,15 @@ const identityScenario = (
   address: Scenario["address"] = nameAt
 ): Scenario => ({ name, agent, teach: [teach], questions: asked, present: teach.save.content, address })
 
-// ideal-save: the model does exactly what memory_save's description asks.
+// ideal-save: the model does exactly what memory_save's description asks — a profile memory,
+// labelled with the key the description lists for the user's name.
 const idealSave = runScenarios("ideal-save", [
-  identityScenario("profile labelled name", agents.companion, nameFact("name"), identityQuestions)
+  identityScenario(
+    "profile labelled as the description says",
+    agents.companion,
+    { ...nameFact(undefined), labelFromDescription: true },
+    identityQuestions
+  )
 ])
 
 // label-spellings: the same fact under the labels models actually write.
@@ -839,7 +859,11 @@ const contract = (family: ContractFamily): Family => ({
   name: family.name,
   hard: family.hard,
   description: family.description,
-  run: (session) => Effect.map(family.run(session), (cases) => ({ cases, routed: cases.map((c) => c.passed) }))
+  run: (session) =>
+    Effect.map(family.run(session), (cases) => ({
+      cases,
+      routed: cases.map((c) => (c.passed ? undefined : `${c.name}: ${c.detail ?? "failed"}`))
+    }))
 })
 
 export const families: ReadonlyArray<Family> = [
