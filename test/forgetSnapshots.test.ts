@@ -99,3 +99,26 @@ describe("forget reaches prompt snapshots and the trajectory", () => {
 
   it.effect("in memory: the same", () => Effect.map(scenario, (n) => expect(n).toBe(2)).pipe(Effect.provide(memory)))
 })
+
+describe("forget is one transaction with the telemetry on SQLite", () => {
+  it.effect("when removing the text from telemetry fails, the record is not forgotten either", () =>
+    Effect.gen(function*() {
+      const memories = yield* MemoryStore.MemoryStore
+      const [record] = yield* memories.write([{ content: SECRET, kind: "fact", scope: "global", sourceType: "operator" }])
+      const real = yield* TelemetryStore.TelemetryStore
+      const failing: TelemetryStore.TelemetryStoreService = {
+        ...real,
+        forgetMemories: () =>
+          Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation: "forgetMemories", cause: new Error("disk full") }))
+      }
+      const failed = yield* Effect.flip(
+        memories.forget({ ids: [record!.id] }, { by: "operator:test" }).pipe(
+          Effect.provideService(TelemetryStore.TelemetryStore, failing)
+        )
+      )
+      expect(failed._tag).toBe("MemoryStoreFailure")
+      // Rolled back: the record is still there and no tombstone was written.
+      expect((yield* memories.get([record!.id])).records.map((r) => r.id)).toEqual([record!.id])
+      expect(yield* memories.tombstones({ ids: [record!.id] })).toEqual([])
+    }).pipe(Effect.provide(sqlite)))
+})

@@ -68,8 +68,18 @@ describe("engram explain", () => {
       const unknown = engram("--db", db, "explain", "mem-nope", "--session", "s-x")
       expect(unknown.code).not.toBe(0)
       expect(unknown.stderr).toContain("nothing is known of memory mem-nope")
+
+      // engram memory forget takes the name's text out of the stored call; inspect says so.
+      expect(engram("--db", db, "memory", "forget", name!).code).toBe(0)
+      const inspected = engramJson("--db", db, "inspect", "s-x") as ReadonlyArray<{
+        verified: boolean
+        redacted: ReadonlyArray<string>
+        fragments: ReadonlyArray<{ text: string }>
+      }>
+      expect(inspected.map((c) => [c.verified, c.redacted])).toEqual([[false, [name]]])
+      expect(inspected[0]!.fragments.map((f) => f.text).join("")).not.toContain("My name is Doug")
     } finally {
       cleanup()
     }
-  }, 180_000) // three child processes of `engram`; slow on a loaded machine
+  }, 240_000) // five child processes of `engram`; slow on a loaded machine
 })
