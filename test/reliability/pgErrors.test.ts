@@ -30,4 +30,33 @@ describePg("the CLI prints why PostgreSQL refused, without the password", (url) 
     expect(run.stderr).not.toContain("s3cret-pw")
     expect(run.stderr).not.toContain("classified plans")
   }, 120_000)
+
+  it("a store the server will not let this role open: exit 2, the SQLSTATE and the server's message", async () => {
+    const locked = `${schema}_locked`
+    await Effect.runPromise(
+      withSql(url, (sql) =>
+        Effect.all([
+          sql.unsafe(`DO $$ BEGIN CREATE ROLE engram_test_no_rights LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`),
+          sql.unsafe(`CREATE SCHEMA IF NOT EXISTS "${locked}"`),
+          sql.unsafe(`REVOKE ALL ON SCHEMA "${locked}" FROM PUBLIC`)
+        ], { discard: true }))
+    )
+    const asRole = (() => {
+      const parsed = new URL(url)
+      parsed.username = "engram_test_no_rights"
+      parsed.password = "s3cret-pw"
+      return parsed.toString()
+    })()
+    try {
+      const run = await engram("--pg", asRole, "--pg-schema", locked, "memory", "list")
+      expect(run.code).toBe(2)
+      expect(run.stderr).toContain(
+        `cannot open the memory store at postgres://engram_test_no_rights:***@`
+      )
+      expect(run.stderr).toMatch(/PostgreSQL (3F000|42501): /)
+      expect(run.stderr).not.toContain("s3cret-pw")
+    } finally {
+      await Effect.runPromise(dropSchema(url, locked))
+    }
+  }, 120_000)
 })

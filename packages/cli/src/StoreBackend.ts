@@ -14,7 +14,7 @@
 import type * as Command from "@effect/cli/Command"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
-import { EngramPg, PgEngram, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
+import { EngramPg, PgEngram, PgError, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
 import { EngramSqlite, SqliteEngram, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -131,7 +131,11 @@ const describeError = (error: unknown): string => {
   const parts: Array<string> = []
   let current: unknown = error
   for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
-    const text = current instanceof Error || Predicate.hasProperty(current, "message")
+    // PostgreSQL's own answer reads "PostgreSQL <SQLSTATE>: <server message>".
+    const server = PgError.fromDriverError(current)
+    const text = server !== undefined
+      ? server.message
+      : current instanceof Error || Predicate.hasProperty(current, "message")
       ? String((current as { readonly message: unknown }).message)
       : String(current)
     const code = Predicate.hasProperty(current, "code") && typeof current.code === "string" ? current.code : ""

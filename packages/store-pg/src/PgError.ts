@@ -67,7 +67,7 @@ const stringField = (value: unknown, key: string): string | undefined =>
 
 /**
  * The server's error behind a driver error, when there is one: node-postgres' `DatabaseError`
- * (anything with a SQLSTATE `code` and a message).
+ * (an error with a SQLSTATE `code`, a `severity` and a message).
  *
  * @since 0.1.0
  * @category constructors
@@ -75,7 +75,9 @@ const stringField = (value: unknown, key: string): string | undefined =>
 export const fromDriverError = (error: unknown): PgServerError | undefined => {
   const sqlState = stringField(error, "code")
   const serverMessage = error instanceof Error ? error.message : undefined
+  // The server always sends a severity; a Node system error (EPIPE, EPERM…) has a code but none.
   if (sqlState === undefined || !SQLSTATE.test(sqlState) || serverMessage === undefined) return undefined
+  if (stringField(error, "severity") === undefined) return undefined
   const optional = (key: string) => {
     const value = stringField(error, key)
     return value === undefined ? {} : { [key]: value }

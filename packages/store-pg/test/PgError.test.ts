@@ -29,6 +29,13 @@ describe("PgError", () => {
     expect(PgError.redactUrls("postgres://engram@db/x")).toBe("postgres://engram@db/x")
   })
 
+  it("only the server's answer (a SQLSTATE with a severity) is a PgServerError; a Node system error is not", () => {
+    const server = Object.assign(new Error("deadlock detected"), { code: "40P01", severity: "ERROR" })
+    expect(PgError.fromDriverError(server)?.message).toBe("PostgreSQL 40P01: deadlock detected")
+    expect(PgError.fromDriverError(Object.assign(new Error("write EPIPE"), { code: "EPIPE", syscall: "write" })))
+      .toBeUndefined()
+  })
+
   it("a driver error without a server answer keeps the driver's reason in the message", () => {
     const reason = PgError.reasonOf(
       new SqlError({ message: "Failed to acquire connection", cause: new Error("connect ECONNREFUSED 127.0.0.1:1") })
