@@ -13,7 +13,8 @@
 import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { DeliveryPolicy, MemoryKind, MemoryRecord, ReviewState, SourceType, textProblem } from "./MemoryRecord.js"
+import * as Rules from "./internal/fieldRules.js"
+import { DeliveryPolicy, MemoryKind, MemoryRecord, ReviewState, SourceType } from "./MemoryRecord.js"
 import { decodeStoredRecord, describeParseError } from "./MemoryWrite.js"
 import * as StoredRows from "./StoredRows.js"
 
@@ -128,43 +129,18 @@ export const fromRowSlowly = (row: unknown): Either.Either<MemoryRecord, string>
 const RecordFields = Schema.Struct(MemoryRecord.fields)
 const isRecordFields = Schema.is(RecordFields)
 
-// A hand-written check of the same field rules, for the rows that pass them — nearly all: it
-// accepts a subset of what the record schema accepts (the patterns and limits are the schema's),
-// and anything it refuses goes to the schema, which has the last word. `Schema.is` over every
-// field costs about as much as reading the row; this costs a few regular-expression tests.
-const memoryIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
-const scopePattern = /^(global|(project|session):[^\s\p{Cc}]{1,200})$/u
-const controlCharacter = /[\p{Cc}\u2028\u2029]/u
-const kinds: ReadonlySet<unknown> = new Set(MemoryKind.literals)
-const sourceTypes: ReadonlySet<unknown> = new Set(SourceType.literals)
-const deliveryPolicies: ReadonlySet<unknown> = new Set(DeliveryPolicy.literals)
-const reviewStates: ReadonlySet<unknown> = new Set(ReviewState.literals)
-
-const isWellFormed = (s: string): boolean => textProblem(s) === undefined
-const isOneLine = (s: string): boolean => !controlCharacter.test(s) && isWellFormed(s)
-const isShortLine = (s: unknown): boolean =>
-  typeof s === "string" && s.length >= 1 && s.length <= 64 && isOneLine(s)
-const isMemoryId = (s: unknown): boolean => typeof s === "string" && memoryIdPattern.test(s)
-const isFreeText = (s: unknown): boolean => typeof s === "string" && isWellFormed(s)
-
-const passesFieldRules = (fields: Record<string, unknown>): fields is typeof RecordFields.Type & Record<string, unknown> => {
-  const { content, label, scope, tags } = fields
-  if (!isMemoryId(fields.id)) return false
-  if (typeof content !== "string" || content.trim().length === 0 || !isWellFormed(content)) return false
-  if (!kinds.has(fields.kind) || !sourceTypes.has(fields.sourceType)) return false
-  if (!deliveryPolicies.has(fields.deliveryPolicy) || !reviewStates.has(fields.reviewState)) return false
-  if (typeof scope !== "string" || !scopePattern.test(scope) || !isWellFormed(scope)) return false
-  if (!Array.isArray(tags) || !tags.every(isShortLine)) return false
-  if (label !== undefined && (!isShortLine(label) || (label as string).trim().length === 0)) return false
-  if (fields.epoch !== undefined && !(typeof fields.epoch === "string" && fields.epoch.length >= 1 && isOneLine(fields.epoch))) {
-    return false
-  }
-  if (fields.invalidationReason !== undefined && !isFreeText(fields.invalidationReason)) return false
-  if (fields.domain !== undefined && !isFreeText(fields.domain)) return false
-  if (fields.supersededBy !== undefined && !isMemoryId(fields.supersededBy)) return false
-  if (fields.supersedes !== undefined && !isMemoryId(fields.supersedes)) return false
-  return true
-}
+// The same rules, hand-written, for the rows that pass them (nearly all); anything refused goes
+// to the schema above, which keeps the last word.
+const passesFieldRules = (fields: Record<string, unknown>): fields is typeof RecordFields.Type & Record<string, unknown> =>
+  Rules.isMemoryId(fields.id) && Rules.isContent(fields.content) && Rules.isKind(fields.kind) &&
+  Rules.isSourceType(fields.sourceType) && Rules.isDeliveryPolicy(fields.deliveryPolicy) &&
+  Rules.isReviewState(fields.reviewState) && Rules.isScope(fields.scope) && Rules.isTags(fields.tags) &&
+  (fields.label === undefined || Rules.isLabel(fields.label)) &&
+  (fields.epoch === undefined || Rules.isOneLineText(fields.epoch)) &&
+  (fields.invalidationReason === undefined || Rules.isFreeText(fields.invalidationReason)) &&
+  (fields.domain === undefined || Rules.isFreeText(fields.domain)) &&
+  (fields.supersededBy === undefined || Rules.isMemoryId(fields.supersededBy)) &&
+  (fields.supersedes === undefined || Rules.isMemoryId(fields.supersedes))
 
 const isEpochMillis = (value: unknown): value is number =>
   typeof value === "number" && Number.isInteger(value) && Math.abs(value) <= MAX_EPOCH_MILLIS

@@ -1,0 +1,62 @@
+/**
+ * Write inputs decode through a hand-written fast path (the record's field rules) and, for
+ * anything it refuses, the `MemoryWriteInput` schema. Both must accept and reject the same inputs,
+ * and give the same decoded value.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { MemoryRecord, MemoryWrite } from "@engram/core"
+import * as Arbitrary from "effect/Arbitrary"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as fc from "effect/FastCheck"
+import * as Schema from "effect/Schema"
+
+const inputArbitrary = Arbitrary.make(MemoryRecord.MemoryWriteInput)
+const bySchema = Schema.decodeUnknownEither(MemoryRecord.MemoryWriteInput)
+
+const keys = [...Object.keys(MemoryRecord.MemoryWriteInput.fields), "extra"]
+
+// Values a sloppy caller might pass in any field, at the edges of every rule.
+const oddValue = fc.constantFrom<unknown>(
+  undefined, null, "", " ", "\t", "note", "episode", "global", "project:", "project:a b", "session:x", "global ",
+  `project:${"p".repeat(200)}`, `project:${"p".repeat(201)}`, "x".repeat(128), "x".repeat(129), "-x", "a b",
+  "l".repeat(64), "l".repeat(65), "a\u2028b", "a\u0085b", "\ud800", "a\u0000b", [], [""], ["ok"], ["a\nb"],
+  ["t".repeat(64)], ["t".repeat(65)], [1], "operator", "always", "on_demand", 0, -1, 1.5, 36_500, 36_500.5,
+  Number.NaN, Number.POSITIVE_INFINITY, {}, true
+)
+
+const decodeOne = (input: unknown) => Effect.runSync(Effect.either(MemoryWrite.decodeInputs([input])))
+
+describe("write input decoding", () => {
+  it("the fast path and the schema agree, field by field", () => {
+    fc.assert(
+      fc.property(inputArbitrary, fc.constantFrom(...keys), oddValue, (input, key, value) => {
+        const candidate = { ...input, [key]: value }
+        const fast = decodeOne(candidate)
+        const slow = bySchema(candidate, { onExcessProperty: "error" })
+        expect(Either.isRight(fast)).toBe(Either.isRight(slow))
+        if (Either.isRight(fast) && Either.isRight(slow)) expect(fast.right[0]).toEqual(slow.right)
+      }),
+      { numRuns: 3_000 }
+    )
+  })
+
+  it("valid inputs decode to what the schema gives", () => {
+    fc.assert(
+      fc.property(inputArbitrary, (input) => {
+        const fast = decodeOne(input)
+        expect(Either.isRight(fast)).toBe(true)
+        expect(Either.getOrThrow(fast)[0]).toEqual(Either.getOrThrow(bySchema(input)))
+      }),
+      { numRuns: 500 }
+    )
+  })
+
+  it("a class instance goes to the schema", () => {
+    class Input {
+      content = "x"
+      kind = "note"
+    }
+    expect(Either.isRight(decodeOne(new Input()))).toBe(Either.isRight(bySchema(new Input(), { onExcessProperty: "error" })))
+  })
+})
