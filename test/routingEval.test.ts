@@ -47,44 +47,56 @@ const identityFamilies = [
 const family = (report: Eval.EvalReport, name: string) => report.families.find((f) => f.name === name)!
 
 describe("the routing eval on SQLite", () => {
-  it.live("passes every hard family at 100%, each new session reopening the database", () =>
-    withTempDir((dir) =>
-      Effect.gen(function*() {
-        const report = yield* Eval.run(sqliteStores(Path.join(dir, "eval.db")))
-        const failures = report.families.flatMap((f) => f.cases).filter((c) => !c.passed)
-        expect(failures).toEqual([])
-        expect(report.passed).toBe(true)
-        expect(report.families.map((f) => f.name)).toEqual([...identityFamilies, "route-cases", "vocabulary-isolation"])
-        for (const f of report.families) {
-          expect([f.name, f.hard, f.passed, f.rate, f.routingAccuracy]).toEqual([f.name, true, true, 1, 1])
-          expect(f.cases.length).toBeGreaterThan(0)
-        }
-        // Every identity case measured the request it read.
-        for (const name of identityFamilies) {
-          const f = family(report, name)
-          expect(f.cases.every((c) => c.bytes !== undefined && c.bytes > 100)).toBe(true)
-          expect(f.meanRequestBytes).toBeGreaterThan(100)
-        }
-        expect(family(report, "label-spellings").routing.total).toBeGreaterThanOrEqual(8)
-        expect(family(report, "ideal-save").cases.map((c) => c.name)).toContain(`profile labelled as the description says: "who am I?"`)
-        expect(Eval.identityQuestions.length).toBeGreaterThanOrEqual(8)
-        const table = Eval.renderTable(report)
-        expect(table.split("\n")[0]).toMatch(/^family\s+kind\s+cases\s+rate\s+routing\s+bytes\/request$/)
-        expect(table).toMatch(/^label-spellings\s+hard\s+12\/12\s+100\.0%\s+100\.0% \(12\/12\)\s+\d+$/m)
-        expect(table).toContain(`eval passed: ${report.families.flatMap((f) => f.cases).length} cases`)
-      })
-    ), TIMEOUT)
+  it.live(
+    "passes every hard family at 100%, each new session reopening the database",
+    () =>
+      withTempDir((dir) =>
+        Effect.gen(function*() {
+          const report = yield* Eval.run(sqliteStores(Path.join(dir, "eval.db")))
+          const failures = report.families.flatMap((f) => f.cases).filter((c) => !c.passed)
+          expect(failures).toEqual([])
+          expect(report.passed).toBe(true)
+          expect(report.families.map((f) => f.name)).toEqual([
+            ...identityFamilies,
+            "route-cases",
+            "vocabulary-isolation"
+          ])
+          for (const f of report.families) {
+            expect([f.name, f.hard, f.passed, f.rate, f.routingAccuracy]).toEqual([f.name, true, true, 1, 1])
+            expect(f.cases.length).toBeGreaterThan(0)
+          }
+          // Every identity case measured the request it read.
+          for (const name of identityFamilies) {
+            const f = family(report, name)
+            expect(f.cases.every((c) => c.bytes !== undefined && c.bytes > 100)).toBe(true)
+            expect(f.meanRequestBytes).toBeGreaterThan(100)
+          }
+          expect(family(report, "label-spellings").routing.total).toBeGreaterThanOrEqual(8)
+          expect(family(report, "ideal-save").cases.map((c) => c.name)).toContain(
+            `profile labelled as the description says: "who am I?"`
+          )
+          expect(Eval.identityQuestions.length).toBeGreaterThanOrEqual(8)
+          const table = Eval.renderTable(report)
+          expect(table.split("\n")[0]).toMatch(/^family\s+kind\s+cases\s+rate\s+routing\s+bytes\/request$/)
+          expect(table).toMatch(/^label-spellings\s+hard\s+12\/12\s+100\.0%\s+100\.0% \(12\/12\)\s+\d+$/m)
+          expect(table).toContain(`eval passed: ${report.families.flatMap((f) => f.cases).length} cases`)
+        })
+      ),
+    TIMEOUT
+  )
 
   it.live("refuses a store that already holds memories, and leaves it as it was", () =>
     withTempDir((dir) =>
       Effect.gen(function*() {
         const stores = sqliteStores(Path.join(dir, "used.db"))
         const count = Effect.provide(
-          Effect.map(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.list({ includeSuperseded: true })), (p) => p.records.length),
+          Effect.map(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.list({ includeSuperseded: true })), (p) =>
+            p.records.length),
           stores
         )
         yield* Effect.provide(
-          Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write([{ content: "Someone's real memory", kind: "note" }])),
+          Effect.flatMap(MemoryStore.MemoryStore, (s) =>
+            s.write([{ content: "Someone's real memory", kind: "note" }])),
           stores
         )
         const result = yield* Effect.either(Eval.run(stores))
@@ -119,7 +131,9 @@ describe("the routing eval notices when what ships is broken", () => {
       }
       const report = yield* runOnMemory({ spec: noProfiles })
       expect(report.passed).toBe(false)
-      for (const name of ["ideal-save", "label-spellings", "no-label", "correction-retry", "correction-alias", "opt-out"]) {
+      for (
+        const name of ["ideal-save", "label-spellings", "no-label", "correction-retry", "correction-alias", "opt-out"]
+      ) {
         const f = family(report, name)
         expect([name, f.passed, f.rate < 1, f.routingAccuracy! < 1]).toEqual([name, false, true, true])
         expect(f.routingProblems.length).toBe(f.routing.total - f.routing.correct)
@@ -128,17 +142,23 @@ describe("the routing eval notices when what ships is broken", () => {
       expect(family(report, "wrong-kind").passed).toBe(true)
     }), TIMEOUT)
 
-  it.live("fails when memory_save's description does not name the keys (a spec that declares none)", () =>
-    Effect.gen(function*() {
-      // The same routing, but no declared vocabulary to show the model: the ideal model, which
-      // labels its save with the key the description gives for the name, finds none.
-      const report = yield* runOnMemory({ spec: { ...RoutingPresets.userBackground, keys: undefined } })
-      const ideal = family(report, "ideal-save")
-      expect([ideal.passed, ideal.routingAccuracy]).toEqual([false, 0])
-      expect(ideal.routingProblems).toEqual([expect.stringMatching(/placed at about_user\/c-[0-9a-f]{16}, expected about_user\/name/)])
-      expect(report.passed).toBe(false)
-      expect(Eval.renderTable(report)).toContain("misrouted scenarios:")
-    }), TIMEOUT)
+  it.live(
+    "fails when memory_save's description does not name the keys (a spec that declares none)",
+    () =>
+      Effect.gen(function*() {
+        // The same routing, but no declared vocabulary to show the model: the ideal model, which
+        // labels its save with the key the description gives for the name, finds none.
+        const report = yield* runOnMemory({ spec: { ...RoutingPresets.userBackground, keys: undefined } })
+        const ideal = family(report, "ideal-save")
+        expect([ideal.passed, ideal.routingAccuracy]).toEqual([false, 0])
+        expect(ideal.routingProblems).toEqual([
+          expect.stringMatching(/placed at about_user\/c-[0-9a-f]{16}, expected about_user\/name/)
+        ])
+        expect(report.passed).toBe(false)
+        expect(Eval.renderTable(report)).toContain("misrouted scenarios:")
+      }),
+    TIMEOUT
+  )
 
   it.live("fails when the identity tier is turned off (identityLimit 0)", () =>
     Effect.gen(function*() {

@@ -479,7 +479,11 @@ const canonicalPlacement = (spec: Pick<MemoryRoutingSpec, "keys">, placement: Pl
  * @since 0.1.0
  * @category routing
  */
-export const evaluateRoute = (record: RoutableRecord, ctx: RoutingContext, spec: MemoryRoutingSpec): RouteEvaluation => {
+export const evaluateRoute = (
+  record: RoutableRecord,
+  ctx: RoutingContext,
+  spec: MemoryRoutingSpec
+): RouteEvaluation => {
   const routed = spec.route(record, ctx)
   if (routed === null || routed === undefined) return { _tag: "Declined", reason: "spec-declined", placement: null }
   const placement = canonicalPlacement(spec, validatePlacement(routed, spec.key))
@@ -584,7 +588,9 @@ export const classifyThenRoute = <E, R>(
     records.map((record, index) => {
       const offered = signals[index]?.tags ?? []
       const added = [...new Set(offered.filter((tag) => isTag(tag) && !record.tags.includes(tag)))]
-      const classified: RoutableRecord = added.length === 0 ? record : { ...pickRoutable(record), tags: [...record.tags, ...added] }
+      const classified: RoutableRecord = added.length === 0
+        ? record
+        : { ...pickRoutable(record), tags: [...record.tags, ...added] }
       return {
         recordId: record.id,
         signals: { tags: added },

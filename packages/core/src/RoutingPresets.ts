@@ -94,11 +94,24 @@ export const userBackgroundKeys: KeyVocabulary = {
       description: "what the user likes to be called",
       aliases: ["nickname", "nick name", "goes by", "call me", "how to address", "address as", "form of address"]
     },
-    { key: "pronouns", description: "the user's pronouns", aliases: ["pronoun", "preferred pronouns", "user pronouns"] },
+    {
+      key: "pronouns",
+      description: "the user's pronouns",
+      aliases: ["pronoun", "preferred pronouns", "user pronouns"]
+    },
     {
       key: "location",
       description: "where the user lives now",
-      aliases: ["home", "lives in", "city", "current city", "residence", "user location", "based in", "where user lives"]
+      aliases: [
+        "home",
+        "lives in",
+        "city",
+        "current city",
+        "residence",
+        "user location",
+        "based in",
+        "where user lives"
+      ]
     },
     {
       key: "time_zone",
@@ -145,7 +158,11 @@ export const userBackgroundKeys: KeyVocabulary = {
       description: "the language to answer in",
       aliases: ["answer language", "response language", "language preference"]
     },
-    { key: "units", description: "units of measure", aliases: ["unit system", "measurement units", "measurement system"] }
+    {
+      key: "units",
+      description: "units of measure",
+      aliases: ["unit system", "measurement units", "measurement system"]
+    }
   ]
 }
 

@@ -39,7 +39,11 @@ describe("placementKey", () => {
   })
 
   it("property: injective and stable", () => {
-    const part = fc.string({ unit: fc.constantFrom("a", "b", ",", "\"", "\\", "[", "]", "\u0000", "é") , minLength: 1, maxLength: 6 })
+    const part = fc.string({
+      unit: fc.constantFrom("a", "b", ",", "\"", "\\", "[", "]", "\u0000", "é"),
+      minLength: 1,
+      maxLength: 6
+    })
     fc.assert(
       fc.property(part, part, part, part, (s1, k1, s2, k2) => {
         const a = Routing.placementKey(Routing.background(s1, k1))
@@ -91,7 +95,10 @@ describe("keys", () => {
   it("recordKey uses the slugified label, else the content", () => {
     expect(Routing.recordKey(record({ label: "Name " }))).toEqual({ key: "name", keySource: "label" })
     expect(Routing.recordKey(record())).toEqual({ key: Routing.contentKey("My name is Doug"), keySource: "content" })
-    expect(Routing.recordKey(record({ label: "!!" }))).toEqual({ key: Routing.contentKey("My name is Doug"), keySource: "content" })
+    expect(Routing.recordKey(record({ label: "!!" }))).toEqual({
+      key: Routing.contentKey("My name is Doug"),
+      keySource: "content"
+    })
   })
 })
 
@@ -171,7 +178,9 @@ describe("evaluateRoute", () => {
   it("throws InvalidPlacement for a malformed placement — a bug in the spec", () => {
     const broken = spec(() => ({ primitive: "background", section: "about_user", key: "" }))
     expect(() => Routing.evaluateRoute(record(), ctx, broken)).toThrow(Routing.InvalidPlacement)
-    expect(() => Routing.evaluateRoute(record(), ctx, broken)).toThrow(/routing spec "test" produced an invalid placement.*key/)
+    expect(() => Routing.evaluateRoute(record(), ctx, broken)).toThrow(
+      /routing spec "test" produced an invalid placement.*key/
+    )
     const wrongArm = spec(() => ({ primitive: "judgment", section: "x", key: "y" }) as unknown as Routing.Placement)
     expect(() => Routing.evaluateRoute(record(), ctx, wrongArm)).toThrow(Routing.InvalidPlacement)
   })
@@ -199,11 +208,16 @@ describe("evaluateRoute", () => {
 })
 
 describe("classifyThenRoute", () => {
-  const byTag = spec((r) => (r.tags.includes("pet") ? Routing.background("about_user", Routing.recordKey(r).key) : null))
+  const byTag = spec((
+    r
+  ) => (r.tags.includes("pet") ? Routing.background("about_user", Routing.recordKey(r).key) : null))
 
   it.effect("routes with the classifier's tags added, and nothing else", () =>
     Effect.gen(function*() {
-      const records = [record({ id: "m1", content: "Has a cat named Tom" }), record({ id: "m2", content: "Likes jazz" })]
+      const records = [
+        record({ id: "m1", content: "Has a cat named Tom" }),
+        record({ id: "m2", content: "Likes jazz" })
+      ]
       const routes = yield* Routing.classifyThenRoute(records, ctx, byTag, (batch) =>
         Effect.succeed(batch.map((r) =>
           r.content.includes("cat")
@@ -222,7 +236,9 @@ describe("classifyThenRoute", () => {
 
   it.effect("fails with the classifier's error", () =>
     Effect.gen(function*() {
-      const result = yield* Effect.either(Routing.classifyThenRoute([record()], ctx, byTag, () => Effect.fail("offline")))
+      const result = yield* Effect.either(
+        Routing.classifyThenRoute([record()], ctx, byTag, () => Effect.fail("offline"))
+      )
       expect(result).toEqual(Either.left("offline"))
     }))
 })

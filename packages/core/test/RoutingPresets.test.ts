@@ -26,15 +26,18 @@ const both = Routing.routingContext(
 
 const where = (spec: Routing.MemoryRoutingSpec, ctx: Routing.RoutingContext, r: Routing.RoutableRecord) => {
   const evaluation = Routing.evaluateRoute(r, ctx, spec)
-  return evaluation._tag === "Routed" ? `${evaluation.placement.section}/${evaluation.placement.key}` : evaluation.reason
+  return evaluation._tag === "Routed"
+    ? `${evaluation.placement.section}/${evaluation.placement.key}`
+    : evaluation.reason
 }
 
 describe("userBackground preset", () => {
   it("declares about_user (auto) and preferences (guarded), empty", () => {
-    expect(RoutingPresets.userBackgroundSections.sections.map((s) => [s.id, s.title, s.promotion, s.entries.length])).toEqual([
-      ["about_user", "About the User", "auto", 0],
-      ["preferences", "Preferences", "guarded", 0]
-    ])
+    expect(RoutingPresets.userBackgroundSections.sections.map((s) => [s.id, s.title, s.promotion, s.entries.length]))
+      .toEqual([
+        ["about_user", "About the User", "auto", 0],
+        ["preferences", "Preferences", "guarded", 0]
+      ])
   })
 
   it("routes by kind, tag and label", () => {
@@ -58,13 +61,19 @@ describe("userBackground preset", () => {
       [{ kind: "note" }, "spec-declined"],
       [{ kind: "episode" }, "spec-declined"]
     ]
-    for (const [fields, expected] of table) expect([fields, where(spec, userCtx, record(fields))]).toEqual([fields, expected])
+    for (const [fields, expected] of table) {
+      expect([fields, where(spec, userCtx, record(fields))]).toEqual([fields, expected])
+    }
   })
 
   it("declines into a vocabulary the agent did not declare", () => {
-    const onlyAbout = Routing.routingContext(Background.unsafeMake({ sections: [{ id: "about_user", title: "About", promotion: "auto" }] }))
+    const onlyAbout = Routing.routingContext(
+      Background.unsafeMake({ sections: [{ id: "about_user", title: "About", promotion: "auto" }] })
+    )
     expect(where(RoutingPresets.userBackground, onlyAbout, record({ kind: "standing" }))).toBe("undeclared-section")
-    expect(where(RoutingPresets.userBackground, projectCtx, record({ kind: "profile", label: "name" }))).toBe("undeclared-section")
+    expect(where(RoutingPresets.userBackground, projectCtx, record({ kind: "profile", label: "name" }))).toBe(
+      "undeclared-section"
+    )
   })
 })
 
@@ -106,8 +115,22 @@ describe("userBackground key vocabulary", () => {
       "family",
       "pets"
     ]))
-    for (const alias of ["user_name", "first_name", "full_name", "my_name", "called", "username", "name_of_user", "Full Name"]) {
-      expect([alias, Routing.foldLabel(spec, "about_user", alias)]).toEqual([alias, { key: "name", keySource: "alias" }])
+    for (
+      const alias of [
+        "user_name",
+        "first_name",
+        "full_name",
+        "my_name",
+        "called",
+        "username",
+        "name_of_user",
+        "Full Name"
+      ]
+    ) {
+      expect([alias, Routing.foldLabel(spec, "about_user", alias)]).toEqual([alias, {
+        key: "name",
+        keySource: "alias"
+      }])
     }
   })
 
@@ -153,12 +176,17 @@ describe("userBackground key vocabulary", () => {
 
   it("property: a fact or note whose label is no declared name is declined; a profile keeps its slug", () => {
     const names = new Set(declared.filter((d) => d.section === "about_user").map((d) => Routing.slugify(d.name)))
-    const label = fc.string({ minLength: 1, maxLength: 20 }).filter((l) => Routing.slugify(l) !== "" && !names.has(Routing.slugify(l)))
+    const label = fc.string({ minLength: 1, maxLength: 20 }).filter((l) =>
+      Routing.slugify(l) !== "" && !names.has(Routing.slugify(l))
+    )
     fc.assert(
       fc.property(label, fc.constantFrom("fact" as const, "note" as const), (l, kind) => {
         expect(where(spec, userCtx, record({ kind, label: l }))).toBe("spec-declined")
         const profile = Routing.evaluateRoute(record({ kind: "profile", label: l }), userCtx, spec)
-        expect(profile._tag === "Routed" && [profile.placement.key, profile.keySource]).toEqual([Routing.slugify(l), "label"])
+        expect(profile._tag === "Routed" && [profile.placement.key, profile.keySource]).toEqual([
+          Routing.slugify(l),
+          "label"
+        ])
         return true
       })
     )
@@ -185,13 +213,21 @@ describe("project preset", () => {
       [{ kind: "standing", label: "tone", tags: ["preference"] }, "spec-declined"],
       [{ kind: "episode", tags: ["convention"] }, "spec-declined"]
     ]
-    for (const [fields, expected] of table) expect([fields, where(spec, projectCtx, record(fields))]).toEqual([fields, expected])
+    for (const [fields, expected] of table) {
+      expect([fields, where(spec, projectCtx, record(fields))]).toEqual([fields, expected])
+    }
   })
 
   it("property: a user fact never lands in a project section, even with both vocabularies declared", () => {
     const tag = fc.constantFrom("preference", "preferences", "convention", "pet", "Preference")
     const userFact = fc.record({
-      kind: fc.constantFrom("profile" as const, "standing" as const, "fact" as const, "note" as const, "decision" as const),
+      kind: fc.constantFrom(
+        "profile" as const,
+        "standing" as const,
+        "fact" as const,
+        "note" as const,
+        "decision" as const
+      ),
       label: fc.option(fc.constantFrom("name", "project_state", "conventions", "database"), { nil: undefined }),
       tags: fc.array(tag, { maxLength: 3 })
     }).filter((r) => r.kind === "profile" || r.tags.some((t) => t.toLowerCase().startsWith("preference")))
@@ -223,7 +259,12 @@ describe("a fact saved once reaches the prompt", () => {
   })
 
   it("a name saved as a fact labelled first_name composes as the name, and the report says the key came from an alias", () => {
-    const saved = record({ kind: "fact", label: "first_name", content: "The user's name is Doug", reviewState: "pending" })
+    const saved = record({
+      kind: "fact",
+      label: "first_name",
+      content: "The user's name is Doug",
+      reviewState: "pending"
+    })
     const evaluation = Routing.evaluateRoute(saved, userCtx, RoutingPresets.userBackground)
     const decision = Routing.toPromotionDecision(evaluation, RoutingPresets.userBackground, DateTime.unsafeMake(5_000))
     const { background, report } = MemoryOverlay.applyMemoryOverlay(

@@ -171,8 +171,10 @@ export const run: Effect.Effect<
     background: config.background,
     spec: RoutingPresets.userBackground
   }
-  const build = Effect.flatMap(StablePrefix.buildAgent(config), (built) =>
-    Effect.map(NativeRuntime.make({ ...built, memory }), (agent) => ({ built, agent })))
+  const build = Effect.flatMap(
+    StablePrefix.buildAgent(config),
+    (built) => Effect.map(NativeRuntime.make({ ...built, memory }), (agent) => ({ built, agent }))
+  )
 
   // Session 1: the agent learns a name.
   const one = yield* build
@@ -321,8 +323,11 @@ export const render = (report: DemoReport, options: { readonly location: string 
   rule(`Session 2 (${report.second.sessionId})`)
   for (const message of report.second.messages) lines.push(...describeMessage(message).map((l) => `  ${l}`))
   const composed = report.prefix.report.outcomes.filter((outcome) => outcome.status === "composed")
-  lines.push("", `  prefix built with ${composed.length} promoted ${composed.length === 1 ? "memory" : "memories"}: ` +
-    (report.prefix.composedIds.join(", ") || "none"))
+  lines.push(
+    "",
+    `  prefix built with ${composed.length} promoted ${composed.length === 1 ? "memory" : "memories"}: ` +
+      (report.prefix.composedIds.join(", ") || "none")
+  )
 
   const snapshot = report.second.snapshots[0]
   if (snapshot !== undefined) {

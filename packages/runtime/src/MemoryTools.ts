@@ -81,7 +81,8 @@ export const SaveParameters = {
     description: "Optional free-form tags, e.g. preference, convention, travel."
   }),
   label: Schema.optional(MemoryRecord.Label).annotations({
-    description: "Optional short name for the thing learned — \"name\", \"time_zone\", \"coffee order\" — on one line. " +
+    description:
+      "Optional short name for the thing learned — \"name\", \"time_zone\", \"coffee order\" — on one line. " +
       "Use the same label when the same thing changes."
   }),
   supersedes: Schema.optional(MemoryRecord.MemoryId).annotations({
@@ -386,12 +387,16 @@ const toToolError = (tool: string) => (error: StoreError | MemoryToolError): Eff
     case "MemoryStoreFailure":
     case "PromotionStoreFailure":
       return Effect.zipRight(
-        Effect.logError(`${tool} failed: the memory store failed`).pipe(Effect.annotateLogs({ problem: error.message })),
+        Effect.logError(`${tool} failed: the memory store failed`).pipe(
+          Effect.annotateLogs({ problem: error.message })
+        ),
         Effect.fail(new MemoryToolError({ message: "the memory store is unavailable right now; nothing was changed" }))
       )
     case "InvalidPlacement":
       return Effect.zipRight(
-        Effect.logError(`${tool} failed: the routing spec is broken`).pipe(Effect.annotateLogs({ problem: error.message })),
+        Effect.logError(`${tool} failed: the routing spec is broken`).pipe(
+          Effect.annotateLogs({ problem: error.message })
+        ),
         Effect.fail(new MemoryToolError({ message: "this memory could not be saved because of a configuration error" }))
       )
     default:
@@ -410,7 +415,13 @@ export const make = (config: MemoryToolsConfig) =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
     const promotions = yield* PromotionStore.PromotionStore
-    const stores = (self: Effect.Effect<SaveResult, StoreError | MemoryToolError, MemoryStore.MemoryStore | PromotionStore.PromotionStore>) =>
+    const stores = (
+      self: Effect.Effect<
+        SaveResult,
+        StoreError | MemoryToolError,
+        MemoryStore.MemoryStore | PromotionStore.PromotionStore
+      >
+    ) =>
       self.pipe(
         Effect.provideService(MemoryStore.MemoryStore, memories),
         Effect.provideService(PromotionStore.PromotionStore, promotions)
@@ -439,7 +450,8 @@ export const make = (config: MemoryToolsConfig) =>
             }
             if (original.supersededBy !== undefined) {
               return yield* new MemoryToolError({
-                message: `memory ${supersedes} was already superseded by ${original.supersededBy}; supersede that one instead`
+                message:
+                  `memory ${supersedes} was already superseded by ${original.supersededBy}; supersede that one instead`
               })
             }
           }

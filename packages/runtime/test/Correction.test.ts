@@ -66,7 +66,9 @@ describe("a correction, through the native loop", () => {
   const run = (labels: { readonly first: string; readonly correction: string }, behaviour: Behaviour) =>
     Effect.gen(function*() {
       const script: ScriptedModel.Script = (request) =>
-        model(/Actually/.test(ScriptedModel.lastUserText(request)) ? labels.correction : labels.first, behaviour)(request)
+        model(/Actually/.test(ScriptedModel.lastUserText(request)) ? labels.correction : labels.first, behaviour)(
+          request
+        )
       return yield* Effect.gen(function*() {
         yield* turn("s-1", "Hi! My name is Doug.")
         yield* TestClock.adjust("1 minute")

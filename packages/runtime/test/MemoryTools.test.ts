@@ -58,7 +58,11 @@ describe("memory_save", () => {
         yield* kit.handle("memory_save", { kind: "note", content: "Doug mentioned the weather" }),
         yield* kit.handle("memory_save", { kind: "standing", content: "Answer briefly", label: "length" })
       ]
-      expect(results.map((r) => (r.encodedResult as { key?: string }).key)).toEqual(["name", undefined, "response_length"])
+      expect(results.map((r) => (r.encodedResult as { key?: string }).key)).toEqual([
+        "name",
+        undefined,
+        "response_length"
+      ])
       for (const result of results) {
         expect(result.isFailure).toBe(false)
         expect(Object.keys(result.encodedResult as object).filter((k) => k !== "key").sort()).toEqual(["id", "status"])
@@ -125,7 +129,11 @@ describe("memory_save", () => {
       expect((yield* kit.handle("memory_save", note)).result).toMatchObject({ status: "saved" })
       yield* kit.handle("memory_save", { kind: "profile", content: "My name is Doug", label: "name" })
       const elsewhere = yield* toolkit(companion({ scope: "project:alpha" }))
-      const result = yield* elsewhere.handle("memory_save", { kind: "profile", content: "My name is Ana", label: "name" })
+      const result = yield* elsewhere.handle("memory_save", {
+        kind: "profile",
+        content: "My name is Ana",
+        label: "name"
+      })
       expect(result.result).toMatchObject({ status: "saved" })
     }).pipe(Effect.provide(stores)))
 
@@ -185,7 +193,12 @@ describe("memory_save", () => {
   it.effect("returns a tool error for a supersedes that names no memory of this scope, or one already superseded", () =>
     Effect.gen(function*() {
       const kit = yield* toolkit(companion())
-      const ghost = yield* kit.handle("memory_save", { kind: "profile", content: "x", label: "name", supersedes: "ghost" })
+      const ghost = yield* kit.handle("memory_save", {
+        kind: "profile",
+        content: "x",
+        label: "name",
+        supersedes: "ghost"
+      })
       expect(ghost.isFailure).toBe(true)
       expect(ghost.result).toMatchObject({ _tag: "MemoryToolError", message: "there is no memory ghost to supersede" })
       const elsewhere = yield* toolkit(companion({ scope: "project:alpha" }))
@@ -199,7 +212,12 @@ describe("memory_save", () => {
       expect(crossScope.result).toMatchObject({ message: "there is no memory mem-000001 to supersede" })
       yield* kit.handle("memory_save", { kind: "profile", content: "A", label: "a" })
       yield* kit.handle("memory_save", { kind: "profile", content: "B", label: "a", supersedes: "mem-000002" })
-      const twice = yield* kit.handle("memory_save", { kind: "profile", content: "C", label: "a", supersedes: "mem-000002" })
+      const twice = yield* kit.handle("memory_save", {
+        kind: "profile",
+        content: "C",
+        label: "a",
+        supersedes: "mem-000002"
+      })
       expect(twice.result).toMatchObject({
         message: "memory mem-000002 was already superseded by mem-000003; supersede that one instead"
       })
@@ -224,7 +242,9 @@ describe("memory_save", () => {
         expect(Either.isLeft(result)).toBe(true)
         const error: unknown = Either.isLeft(result) ? result.left : undefined
         expect(error).toBeInstanceOf(AiError.MalformedOutput)
-        expect((error as AiError.MalformedOutput).description).toContain("Failed to decode tool call parameters for tool 'memory_save'")
+        expect((error as AiError.MalformedOutput).description).toContain(
+          "Failed to decode tool call parameters for tool 'memory_save'"
+        )
         expect((yield* everything).records).toEqual([])
         expect((yield* rows).rows).toEqual([])
       }).pipe(Effect.provide(stores)))
@@ -232,14 +252,20 @@ describe("memory_save", () => {
 
   it.effect("runs as a model's tool call through LanguageModel.generateText", () =>
     Effect.gen(function*() {
-      const response = yield* LanguageModel.generateText({ prompt: "My name is Doug", toolkit: MemoryTools.MemoryToolkit })
+      const response = yield* LanguageModel.generateText({
+        prompt: "My name is Doug",
+        toolkit: MemoryTools.MemoryToolkit
+      })
       expect(response.toolResults.map((part) => [part.name, part.isFailure, part.encodedResult])).toEqual([
         ["memory_save", false, { status: "saved", id: "mem-000001", key: "name" }]
       ])
       expect((yield* everything).records.map((r) => r.content)).toEqual(["My name is Doug"])
     }).pipe(
       Effect.provide(Layer.mergeAll(
-        scriptedModel([{ name: "memory_save", params: { kind: "profile", content: "My name is Doug", label: "name" } }]),
+        scriptedModel([{
+          name: "memory_save",
+          params: { kind: "profile", content: "My name is Doug", label: "name" }
+        }]),
         MemoryTools.layer(companion())
       )),
       Effect.provide(stores)
@@ -253,7 +279,12 @@ describe("memory_recall", () => {
     yield* TestClock.adjust("1 second")
     yield* kit.handle("memory_save", { kind: "standing", content: "Doug prefers tea in the morning", tags: ["drinks"] })
     yield* TestClock.adjust("1 second")
-    yield* kit.handle("memory_save", { kind: "profile", content: "My name is Douglas", label: "name", supersedes: "mem-000001" })
+    yield* kit.handle("memory_save", {
+      kind: "profile",
+      content: "My name is Douglas",
+      label: "name",
+      supersedes: "mem-000001"
+    })
     const other = yield* toolkit(companion({ scope: "project:alpha" }))
     yield* other.handle("memory_save", { kind: "profile", content: "Doug leads project alpha", label: "role" })
     return kit
@@ -280,10 +311,15 @@ describe("memory_recall", () => {
     Effect.gen(function*() {
       const kit = yield* seed
       const byKind = yield* kit.handle("memory_recall", { query: "doug douglas", kinds: ["profile"] })
-      expect((byKind.result as { memories: ReadonlyArray<{ id: string }> }).memories.map((m) => m.id)).toEqual(["mem-000003"])
+      expect((byKind.result as { memories: ReadonlyArray<{ id: string }> }).memories.map((m) => m.id)).toEqual([
+        "mem-000003"
+      ])
       const history = yield* kit.handle("memory_recall", { query: "name", includeSuperseded: true })
       const views = (history.result as { memories: ReadonlyArray<MemoryTools.MemoryView> }).memories
-      expect(views.map((m) => [m.id, m.supersededBy]).sort()).toEqual([["mem-000001", "mem-000003"], ["mem-000003", undefined]])
+      expect(views.map((m) => [m.id, m.supersededBy]).sort()).toEqual([["mem-000001", "mem-000003"], [
+        "mem-000003",
+        undefined
+      ]])
     }).pipe(Effect.provide(stores)))
 
   it.effect("rejects an empty query as a tool-argument error", () =>
@@ -305,7 +341,9 @@ describe("the toolkit", () => {
   it("describes memory_save per agent: the keys its spec declares, under the section titles it declares", () => {
     const description = MemoryTools.toolkitFor(companion()).tools.memory_save.description!
     expect(description).toContain("use exactly these labels for them")
-    expect(description).toContain("- About the User: name (the user's name), preferred_name (what the user likes to be called)")
+    expect(description).toContain(
+      "- About the User: name (the user's name), preferred_name (what the user likes to be called)"
+    )
     expect(description).toContain("time_zone (the user's time zone)")
     expect(description).toContain("- Preferences: communication_style")
     // Aliases fold to the key; they are not advertised.

@@ -78,8 +78,10 @@ describe("SaveGate", () => {
         finalize: Routing.finalizeOldestFirst
       }
       const own = { background: companionBackground, spec: slugOnly }
-      const records = yield* Effect.flatMap(MemoryStore.MemoryStore, (s) =>
-        s.write([{ content: "Doug", kind: "profile", label: "name" }]))
+      const records = yield* Effect.flatMap(
+        MemoryStore.MemoryStore,
+        (s) => s.write([{ content: "Doug", kind: "profile", label: "name" }])
+      )
       yield* Promotion.promoteNew(records, own)
       for (const label of ["first_name", "Full Name", "NAME"]) {
         const verdict = yield* SaveGate.check(candidate({ label }), own)

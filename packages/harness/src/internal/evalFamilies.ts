@@ -46,7 +46,10 @@ export type Session<E> = <A, E2>(self: Effect.Effect<A, E2, Stores>) => Effect.E
 
 export const sessionOf = <E>(stores: Layer.Layer<Stores, E>): Session<E> => (self) => Effect.provide(self, stores)
 
-export const storeIsEmpty = Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({ limit: 1, includeSuperseded: true })).pipe(
+export const storeIsEmpty = Effect.flatMap(
+  MemoryStore.MemoryStore,
+  (store) => store.list({ limit: 1, includeSuperseded: true })
+).pipe(
   Effect.map((page) => page.records.length === 0 && page.skipped === 0),
   Effect.catchTags({ InvalidCursor: Effect.die, InvalidMemoryQuery: Effect.die })
 )
@@ -70,31 +73,36 @@ interface Family {
 const firstLine = (text: string): string => text.split("\n").find((line) => line.trim() !== "")?.trim() ?? text
 
 /** One case: the body returns `undefined` when it passes, or what went wrong. */
-const check = (family: string, name: string, bytes?: number) =>
-<R>(body: Effect.Effect<string | undefined, unknown, R>): Effect.Effect<EvalCase, never, R> =>
-  body.pipe(
-    Effect.map((problem): EvalCase => ({
-      family,
-      name,
-      passed: problem === undefined,
-      ...(problem !== undefined ? { detail: problem } : {}),
-      ...(bytes !== undefined ? { bytes } : {})
-    })),
-    Effect.catchAllCause((cause) => {
-      const error = Cause.squash(cause)
-      const detail = firstLine(error instanceof Error ? error.message : String(error))
-      return Effect.succeed<EvalCase>({ family, name, passed: false, detail: `failed: ${detail}` })
-    })
-  )
+const check =
+  (family: string, name: string, bytes?: number) =>
+  <R>(body: Effect.Effect<string | undefined, unknown, R>): Effect.Effect<EvalCase, never, R> =>
+    body.pipe(
+      Effect.map((problem): EvalCase => ({
+        family,
+        name,
+        passed: problem === undefined,
+        ...(problem !== undefined ? { detail: problem } : {}),
+        ...(bytes !== undefined ? { bytes } : {})
+      })),
+      Effect.catchAllCause((cause) => {
+        const error = Cause.squash(cause)
+        const detail = firstLine(error instanceof Error ? error.message : String(error))
+        return Effect.succeed<EvalCase>({ family, name, passed: false, detail: `failed: ${detail}` })
+      })
+    )
 
 const expectThat = (holds: boolean, problem: string): string | undefined => (holds ? undefined : problem)
 
 /** What `memory_save` answered, unless the tool failed. */
-const answer = (result: { readonly isFailure: boolean; readonly result: unknown }): MemoryTools.SaveResult | undefined =>
-  result.isFailure ? undefined : (result.result as MemoryTools.SaveResult)
+const answer = (
+  result: { readonly isFailure: boolean; readonly result: unknown }
+): MemoryTools.SaveResult | undefined => result.isFailure ? undefined : (result.result as MemoryTools.SaveResult)
 
 const everything = (scope: MemoryRecord.Scope) =>
-  Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({ scopes: [scope], includeSuperseded: true, limit: 10_000 }))
+  Effect.flatMap(
+    MemoryStore.MemoryStore,
+    (store) => store.list({ scopes: [scope], includeSuperseded: true, limit: 10_000 })
+  )
 
 const outcomeOf = (report: MemoryOverlay.OverlayReport, id: string): string => {
   const outcome = report.outcomes.find((o) => o.recordId === id)
@@ -124,7 +132,10 @@ const agents = {
     background: Background.mergeBackground(
       assistant,
       Background.unsafeMake({
-        sections: RoutingPresets.userBackgroundSections.sections.map((section) => ({ ...section, promotion: "guarded" as const }))
+        sections: RoutingPresets.userBackgroundSections.sections.map((section) => ({
+          ...section,
+          promotion: "guarded" as const
+        }))
       })
     )
   },
@@ -258,7 +269,8 @@ interface Scenario {
   readonly address: { readonly section: string; readonly key: string | "content" }
 }
 
-const word = (text: string) => new RegExp(`(^|[^\\p{L}\\p{N}])${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\p{L}\\p{N}])`, "u")
+const word = (text: string) =>
+  new RegExp(`(^|[^\\p{L}\\p{N}])${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\p{L}\\p{N}])`, "u")
 const CONTENT_KEY_IN_TEXT = /\bc-[0-9a-f]{16}\b/
 
 /** Where the live record holding `content` was placed, and whether that is the expected address, alone. */
@@ -268,7 +280,8 @@ const routedAsExpected = (scope: MemoryRecord.Scope, scenario: Scenario, specKey
     const live = (yield* everything(scope)).records.filter((r) => MemoryQuery.isDeliverable(r, at))
     const holder = live.find((r) => r.content === scenario.present)
     if (holder === undefined) return `no live record holds "${scenario.present}"`
-    const rows = (yield* Effect.flatMap(PromotionStore.PromotionStore, (s) => s.getByRecords(live.map((r) => r.id)))).rows
+    const rows = (yield* Effect.flatMap(PromotionStore.PromotionStore, (s) => s.getByRecords(live.map((r) => r.id))))
+      .rows
       .filter((row) => row.specKey === specKey)
     const row = rows.find((r) => r.recordId === holder.id)
     const placement = row?.placement ?? null
@@ -284,45 +297,50 @@ const routedAsExpected = (scope: MemoryRecord.Scope, scenario: Scenario, specKey
 
 let scopeCounter = 0
 
-const runScenarios = (family: string, scenarios: ReadonlyArray<Scenario>) =>
-<E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
-  Effect.gen(function*() {
-    const cases: Array<EvalCase> = []
-    const routed: Array<string | undefined> = []
-    const specKey = (options.spec ?? RoutingPresets.userBackground).key
-    for (const scenario of scenarios) {
-      const scope = `project:eval-${family}-${++scopeCounter}`
-      let taught: string | undefined
-      for (const teach of scenario.teach) {
-        const failed = yield* session(
-          Effect.either(turn(scenario.agent, scope, teach.input, behaviour(teach), options))
-        )
-        if (Either.isLeft(failed)) taught = `teaching "${teach.input}" failed: ${firstLine(String(failed.left))}`
-      }
-      const routing = yield* session(Effect.either(routedAsExpected(scope, scenario, specKey)))
-      const routingProblem = Either.isLeft(routing) ? `reading the store failed` : routing.right
-      routed.push(routingProblem === undefined ? undefined : `${scenario.name}: ${routingProblem}`)
-      for (const question of scenario.questions) {
-        const asked = yield* session(Effect.either(turn(scenario.agent, scope, question, behaviour(undefined), options)))
-        const name = `${scenario.name}: "${question}"`
-        if (Either.isLeft(asked)) {
-          cases.push({ family, name, passed: false, detail: `the turn failed: ${firstLine(String(asked.left))}` })
-          continue
+const runScenarios =
+  (family: string, scenarios: ReadonlyArray<Scenario>) =>
+  <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
+    Effect.gen(function*() {
+      const cases: Array<EvalCase> = []
+      const routed: Array<string | undefined> = []
+      const specKey = (options.spec ?? RoutingPresets.userBackground).key
+      for (const scenario of scenarios) {
+        const scope = `project:eval-${family}-${++scopeCounter}`
+        let taught: string | undefined
+        for (const teach of scenario.teach) {
+          const failed = yield* session(
+            Effect.either(turn(scenario.agent, scope, teach.input, behaviour(teach), options))
+          )
+          if (Either.isLeft(failed)) taught = `teaching "${teach.input}" failed: ${firstLine(String(failed.left))}`
         }
-        const { bytes, text } = asked.right
-        cases.push(yield* check(family, name, bytes)(Effect.sync(() => {
-          if (taught !== undefined) return taught
-          const times = text.split(scenario.present).length - 1
-          if (times !== 1) return `"${scenario.present}" appears ${times} times in the request`
-          const stale = (scenario.absent ?? []).filter((value) => word(value).test(text))
-          if (stale.length > 0) return `the request also holds ${stale.map((v) => `"${v}"`).join(", ")}`
-          if (CONTENT_KEY_IN_TEXT.test(text)) return "the request shows a content-derived key"
-          return undefined
-        })))
+        const routing = yield* session(Effect.either(routedAsExpected(scope, scenario, specKey)))
+        const routingProblem = Either.isLeft(routing) ? `reading the store failed` : routing.right
+        routed.push(routingProblem === undefined ? undefined : `${scenario.name}: ${routingProblem}`)
+        for (const question of scenario.questions) {
+          const asked = yield* session(
+            Effect.either(turn(scenario.agent, scope, question, behaviour(undefined), options))
+          )
+          const name = `${scenario.name}: "${question}"`
+          if (Either.isLeft(asked)) {
+            cases.push({ family, name, passed: false, detail: `the turn failed: ${firstLine(String(asked.left))}` })
+            continue
+          }
+          const { bytes, text } = asked.right
+          cases.push(
+            yield* check(family, name, bytes)(Effect.sync(() => {
+              if (taught !== undefined) return taught
+              const times = text.split(scenario.present).length - 1
+              if (times !== 1) return `"${scenario.present}" appears ${times} times in the request`
+              const stale = (scenario.absent ?? []).filter((value) => word(value).test(text))
+              if (stale.length > 0) return `the request also holds ${stale.map((v) => `"${v}"`).join(", ")}`
+              if (CONTENT_KEY_IN_TEXT.test(text)) return "the request shows a content-derived key"
+              return undefined
+            }))
+          )
+        }
       }
-    }
-    return { cases, routed }
-  })
+      return { cases, routed }
+    })
 
 const nameFact = (label: string | undefined, kind: MemoryRecord.MemoryKind = "profile"): Teach => ({
   input: "Hi! My name is Doug, by the way.",
@@ -367,22 +385,32 @@ const spellings = [
 ]
 const labelSpellings = runScenarios(
   "label-spellings",
-  spellings.map((label, i) => identityScenario(`label ${JSON.stringify(label)}`, agents.companion, nameFact(label), questions(i, 1)))
+  spellings.map((label, i) =>
+    identityScenario(`label ${JSON.stringify(label)}`, agents.companion, nameFact(label), questions(i, 1))
+  )
 )
 
 // wrong-kind: a profile fact saved as a fact or a note, under a declared label.
-const wrongKinds: ReadonlyArray<{ readonly teach: Teach; readonly key: string; readonly asked: ReadonlyArray<string> }> = [
+const wrongKinds: ReadonlyArray<
+  { readonly teach: Teach; readonly key: string; readonly asked: ReadonlyArray<string> }
+> = [
   { teach: nameFact("name", "fact"), key: "name", asked: questions(0, 3) },
   { teach: nameFact("name", "note"), key: "name", asked: questions(3, 3) },
   { teach: nameFact("first_name", "fact"), key: "name", asked: questions(6, 3) },
   { teach: nameFact("Full name", "note"), key: "name", asked: questions(9, 3) },
   {
-    teach: { input: "I'm in Oslo time.", save: { kind: "fact", content: "The user's time zone is Europe/Oslo", label: "timezone" } },
+    teach: {
+      input: "I'm in Oslo time.",
+      save: { kind: "fact", content: "The user's time zone is Europe/Oslo", label: "timezone" }
+    },
     key: "time_zone",
     asked: ["What time is it for me right now?", "When should we schedule my call?"]
   },
   {
-    teach: { input: "I use they/them.", save: { kind: "note", content: "The user's pronouns are they/them", label: "pronouns" } },
+    teach: {
+      input: "I use they/them.",
+      save: { kind: "note", content: "The user's pronouns are they/them", label: "pronouns" }
+    },
     key: "pronouns",
     asked: ["Write a short bio of me.", "Introduce me to my new colleague."]
   }
@@ -390,10 +418,16 @@ const wrongKinds: ReadonlyArray<{ readonly teach: Teach; readonly key: string; r
 const wrongKind = runScenarios(
   "wrong-kind",
   wrongKinds.map(({ asked, key, teach }) =>
-    identityScenario(`${teach.save.kind} labelled ${JSON.stringify(teach.save.label)}`, agents.companion, teach, asked, {
-      section: "about_user",
-      key
-    })
+    identityScenario(
+      `${teach.save.kind} labelled ${JSON.stringify(teach.save.label)}`,
+      agents.companion,
+      teach,
+      asked,
+      {
+        section: "about_user",
+        key
+      }
+    )
   )
 )
 
@@ -428,7 +462,11 @@ const corrections: ReadonlyArray<Correction> = [
     what: "name",
     key: "name",
     first: nameFact("name"),
-    corrected: { input: "Actually my name is Douglas.", content: "The user's name is Douglas", aliasLabel: "first_name" },
+    corrected: {
+      input: "Actually my name is Douglas.",
+      content: "The user's name is Douglas",
+      aliasLabel: "first_name"
+    },
     oldValue: "Doug",
     newValue: "Douglas",
     asked: questions(0, 4)
@@ -436,7 +474,10 @@ const corrections: ReadonlyArray<Correction> = [
   {
     what: "location",
     key: "location",
-    first: { input: "I live in Oslo.", save: { kind: "profile", content: "The user lives in Oslo", label: "location" } },
+    first: {
+      input: "I live in Oslo.",
+      save: { kind: "profile", content: "The user lives in Oslo", label: "location" }
+    },
     corrected: { input: "Actually I moved to Bergen.", content: "The user lives in Bergen", aliasLabel: "city" },
     oldValue: "Oslo",
     newValue: "Bergen",
@@ -445,8 +486,15 @@ const corrections: ReadonlyArray<Correction> = [
   {
     what: "time zone",
     key: "time_zone",
-    first: { input: "I'm on Oslo time.", save: { kind: "profile", content: "The user's time zone is Europe/Oslo", label: "time_zone" } },
-    corrected: { input: "Actually I'm on Denver time now.", content: "The user's time zone is America/Denver", aliasLabel: "timezone" },
+    first: {
+      input: "I'm on Oslo time.",
+      save: { kind: "profile", content: "The user's time zone is Europe/Oslo", label: "time_zone" }
+    },
+    corrected: {
+      input: "Actually I'm on Denver time now.",
+      content: "The user's time zone is America/Denver",
+      aliasLabel: "timezone"
+    },
     oldValue: "Europe/Oslo",
     newValue: "America/Denver",
     asked: ["What time is it for me?", "When should we schedule my call?"]
@@ -454,7 +502,10 @@ const corrections: ReadonlyArray<Correction> = [
   {
     what: "occupation",
     key: "occupation",
-    first: { input: "I'm a nurse.", save: { kind: "profile", content: "The user works as a nurse", label: "occupation" } },
+    first: {
+      input: "I'm a nurse.",
+      save: { kind: "profile", content: "The user works as a nurse", label: "occupation" }
+    },
     corrected: { input: "Actually I became a surgeon.", content: "The user works as a surgeon", aliasLabel: "job" },
     oldValue: "nurse",
     newValue: "surgeon",
@@ -487,7 +538,10 @@ const notComposed = (agent: Agent) => [
   identityScenario("profile labelled name", agent, nameFact("name"), questions(0, 4)),
   identityScenario("profile labelled first_name", agent, nameFact("first_name"), questions(4, 2)),
   identityScenario("fact labelled full name", agent, nameFact("full name", "fact"), questions(6, 2)),
-  identityScenario("profile without a label", agent, nameFact(undefined), questions(8, 2), { section: "about_user", key: "content" })
+  identityScenario("profile without a label", agent, nameFact(undefined), questions(8, 2), {
+    section: "about_user",
+    key: "content"
+  })
 ]
 
 const identityFamilies: ReadonlyArray<Family> = [
@@ -518,7 +572,8 @@ const identityFamilies: ReadonlyArray<Family> = [
   {
     name: "correction-retry",
     hard: true,
-    description: "a correction under the same label: conflict, the envelope's retry (supersedes), only the new value shows",
+    description:
+      "a correction under the same label: conflict, the envelope's retry (supersedes), only the new value shows",
     run: runScenarios("correction-retry", correctionScenarios("retry"))
   },
   {
@@ -587,7 +642,13 @@ const reasonCases = (preset: {
   const only = (promotion: Background.PromotionTier, entries: ReadonlyArray<Background.BackgroundEntry> = []) =>
     sections([{ id: preset.section, title: "Slot", promotion, entries }])
   return [
-    { name: "composed (auto section, pending record)", expected: "composed", background: preset.declared, inputs: [preset.placed(id("c1"))], target: id("c1") },
+    {
+      name: "composed (auto section, pending record)",
+      expected: "composed",
+      background: preset.declared,
+      inputs: [preset.placed(id("c1"))],
+      target: id("c1")
+    },
     {
       name: "composed (guarded section, confirmed record)",
       expected: "composed",
@@ -595,7 +656,13 @@ const reasonCases = (preset: {
       inputs: [preset.guarded(id("c2"), { sourceType: "operator" })],
       target: id("c2")
     },
-    { name: "spec-declined", expected: "spec-declined", background: preset.declared, inputs: [preset.declined(id("d1"))], target: id("d1") },
+    {
+      name: "spec-declined",
+      expected: "spec-declined",
+      background: preset.declared,
+      inputs: [preset.declined(id("d1"))],
+      target: id("d1")
+    },
     {
       name: "undeclared-section (the agent did not declare the guarded section)",
       expected: "undeclared-section",
@@ -610,9 +677,27 @@ const reasonCases = (preset: {
       inputs: [preset.placed(id("a1"), { label: "Slot" })],
       target: id("a1")
     },
-    { name: "review-required", expected: "review-required", background: preset.declared, inputs: [preset.guarded(id("r1"))], target: id("r1") },
-    { name: "locked", expected: "locked", background: only("locked"), inputs: [preset.placed(id("l1"))], target: id("l1") },
-    { name: "earned-inert", expected: "earned-inert", background: only("earned"), inputs: [preset.placed(id("e1"))], target: id("e1") },
+    {
+      name: "review-required",
+      expected: "review-required",
+      background: preset.declared,
+      inputs: [preset.guarded(id("r1"))],
+      target: id("r1")
+    },
+    {
+      name: "locked",
+      expected: "locked",
+      background: only("locked"),
+      inputs: [preset.placed(id("l1"))],
+      target: id("l1")
+    },
+    {
+      name: "earned-inert",
+      expected: "earned-inert",
+      background: only("earned"),
+      inputs: [preset.placed(id("e1"))],
+      target: id("e1")
+    },
     {
       name: "rejected",
       expected: "rejected",
@@ -671,7 +756,14 @@ const projectCases = reasonCases({
   section: "project_state",
   guardedSection: "conventions",
   placed: (id, extra) => ({ id, kind: "decision", label: "slot", content: "We use PostgreSQL 15", ...extra }),
-  guarded: (id, extra) => ({ id, kind: "fact", tags: ["convention"], label: "indent", content: "Two-space indents", ...extra }),
+  guarded: (id, extra) => ({
+    id,
+    kind: "fact",
+    tags: ["convention"],
+    label: "indent",
+    content: "Two-space indents",
+    ...extra
+  }),
   declined: (id) => ({ id, kind: "profile", label: "name", content: "My name is Doug" })
 })
 
@@ -694,7 +786,9 @@ const runRouteCase = (spec: Routing.MemoryRoutingSpec, routeCase: RouteCase, sco
 
 // Reasons no store can produce through the runtime (composition reads one row per record, from
 // one spec), checked on the overlay directly.
-const overlayOnlyCases = (): ReadonlyArray<{ readonly name: string; readonly body: Effect.Effect<string | undefined> }> => {
+const overlayOnlyCases = (): ReadonlyArray<
+  { readonly name: string; readonly body: Effect.Effect<string | undefined> }
+> => {
   const spec = RoutingPresets.userBackground
   const at = DateTime.unsafeMake(Date.UTC(2026, 0, 1))
   const record = new MemoryRecord.MemoryRecord({
@@ -755,7 +849,9 @@ const routeCasesFamily: ContractFamily = {
           )
         }
       }
-      for (const { body, name } of overlayOnlyCases()) results.push(yield* check("route-cases", `overlay: ${name}`)(body))
+      for (const { body, name } of overlayOnlyCases()) {
+        results.push(yield* check("route-cases", `overlay: ${name}`)(body))
+      }
       return results
     }))
 }
@@ -766,12 +862,18 @@ const routeCasesFamily: ContractFamily = {
 
 const userFacts: ReadonlyArray<{ readonly what: string; readonly params: Record<string, unknown> }> = [
   { what: "the user's name", params: { kind: "profile", content: "My name is Doug", label: "name" } },
-  { what: "a preference", params: { kind: "profile", content: "Doug drinks green tea", label: "drink", tags: ["preference"] } },
+  {
+    what: "a preference",
+    params: { kind: "profile", content: "Doug drinks green tea", label: "drink", tags: ["preference"] }
+  },
   {
     what: "a fact labelled like a project section",
     params: { kind: "profile", content: "Doug runs the Oslo office", label: "project_state" }
   },
-  { what: "a fact labelled 'conventions'", params: { kind: "profile", content: "Doug likes tabs", label: "conventions" } },
+  {
+    what: "a fact labelled 'conventions'",
+    params: { kind: "profile", content: "Doug likes tabs", label: "conventions" }
+  },
   {
     what: "a non-profile fact tagged as a preference",
     params: { kind: "fact", content: "Doug prefers dark mode", label: "theme", tags: ["preferences"] }
@@ -812,33 +914,45 @@ const vocabularyFamily: ContractFamily = {
         const projectText = (project: AgentBackground.ComposedBackground) =>
           inProjectSections(project).map((entry) => String(entry.value)).join("\n")
         for (const { params, what } of userFacts) {
-          cases.push(yield* c(`project spec: ${what} stays out of the project sections`)(Effect.gen(function*() {
-            const project = yield* composeProject
-            const id = saved.get(what)
-            if (id === undefined) return "the fact was not saved"
-            const leaked = inProjectSections(project).some((entry) => entry.memoryIds.includes(id))
-            return expectThat(
-              !leaked && !projectText(project).includes(String(params.content)),
-              "it was composed into a project section"
-            )
-          })))
+          cases.push(
+            yield* c(`project spec: ${what} stays out of the project sections`)(Effect.gen(function*() {
+              const project = yield* composeProject
+              const id = saved.get(what)
+              if (id === undefined) return "the fact was not saved"
+              const leaked = inProjectSections(project).some((entry) => entry.memoryIds.includes(id))
+              return expectThat(
+                !leaked && !projectText(project).includes(String(params.content)),
+                "it was composed into a project section"
+              )
+            }))
+          )
         }
-        cases.push(yield* c("project spec: a project decision still lands in Project State (control)")(Effect.gen(function*() {
-          const project = yield* composeProject
-          const id = saved.get("control")
-          const entry = Background.findEntry(project.background, "project_state", "deploy_day")
-          return expectThat(id !== undefined && entry?.memoryIds.includes(id) === true, "the decision was not composed")
-        })))
-        cases.push(yield* c("user-background spec: the same facts land only in user sections")(Effect.gen(function*() {
-          const records = (yield* everything(scope)).records
-          yield* Promotion.promoteNew(records, asUser)
-          const user = yield* AgentBackground.composeAgentBackground(asUser)
-          const ids = userFacts.flatMap(({ what }) => saved.get(what) ?? [])
-          const leaked = inProjectSections(user).filter((entry) => entry.memoryIds.some((id) => ids.includes(id)))
-          const composedAnywhere = MemoryOverlay.composedIds(user.report).filter((id) => ids.includes(id))
-          if (leaked.length > 0) return `composed into a project section: ${leaked.map((e) => e.key).join(", ")}`
-          return expectThat(composedAnywhere.length > 0, "no user fact was composed at all (the check would be vacuous)")
-        })))
+        cases.push(
+          yield* c("project spec: a project decision still lands in Project State (control)")(Effect.gen(function*() {
+            const project = yield* composeProject
+            const id = saved.get("control")
+            const entry = Background.findEntry(project.background, "project_state", "deploy_day")
+            return expectThat(
+              id !== undefined && entry?.memoryIds.includes(id) === true,
+              "the decision was not composed"
+            )
+          }))
+        )
+        cases.push(
+          yield* c("user-background spec: the same facts land only in user sections")(Effect.gen(function*() {
+            const records = (yield* everything(scope)).records
+            yield* Promotion.promoteNew(records, asUser)
+            const user = yield* AgentBackground.composeAgentBackground(asUser)
+            const ids = userFacts.flatMap(({ what }) => saved.get(what) ?? [])
+            const leaked = inProjectSections(user).filter((entry) => entry.memoryIds.some((id) => ids.includes(id)))
+            const composedAnywhere = MemoryOverlay.composedIds(user.report).filter((id) => ids.includes(id))
+            if (leaked.length > 0) return `composed into a project section: ${leaked.map((e) => e.key).join(", ")}`
+            return expectThat(
+              composedAnywhere.length > 0,
+              "no user fact was composed at all (the check would be vacuous)"
+            )
+          }))
+        )
         return cases
       }))
     })
