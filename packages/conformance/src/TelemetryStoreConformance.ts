@@ -393,6 +393,19 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
           authored
         )
         const untouched = yield* s.readTrajectory("s-2")
+        // s-3: like s-2, but its captured full text quotes the memory.
+        const third = snapshotFixture({ sessionId: "s-3", turn: 1 })
+        const thirdEntries = third.entries.map((e) =>
+          e._tag === "Blob" && e.kind === "prefix" ? authored.find((a) => a._tag === "Blob" && a.kind === "prefix")! : e
+        )
+        yield* s.appendSnapshot(
+          new PromptSnapshot.PromptSnapshot({
+            ...third.snapshot,
+            prefix: { ...third.snapshot.prefix, hash: thirdEntries.find((e) => e._tag === "Blob" && e.kind === "prefix")!.hash },
+            fullText: { text: "[user] Doug asked", bytes: 17, truncated: false }
+          }),
+          thirdEntries
+        )
 
         // A memory named nowhere changes nothing.
         expect(yield* s.forgetMemories([{ id: "mem-9", content: "Zebras sleep standing" }])).toEqual({
@@ -400,8 +413,9 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
           snapshots: 0
         })
         const result = yield* s.forgetMemories([{ id: "mem-1", content: "Doug" }])
-        // The prefix blob (once for the session) and the message holding the content.
-        expect(result).toEqual({ entries: 2, snapshots: 2 })
+        // The prefix blob (once for the session) and the message holding the content; s-1's two
+        // snapshots and s-3's, whose full text quoted it.
+        expect(result).toEqual({ entries: 2, snapshots: 3 })
 
         const trajectory = yield* s.readTrajectory("s-1")
         expect(trajectory.skipped).toBe(0)
@@ -424,8 +438,35 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
         // Another session's trajectory and snapshot are left as they were.
         expect(yield* s.readTrajectory("s-2")).toEqual(untouched)
         expect((yield* s.listSnapshots("s-2")).snapshots.map((x) => x.redacted)).toEqual([[]])
+        const [quoted] = (yield* s.listSnapshots("s-3")).snapshots
+        expect([quoted!.redacted, quoted!.fullText!.text]).toEqual([["mem-1"], `[user] ${Trajectory.FORGOTTEN} asked`])
         // Forgetting again finds nothing more to remove.
         expect(yield* s.forgetMemories([{ id: "mem-1", content: "Doug" }])).toEqual({ entries: 0, snapshots: 0 })
+      })))
+
+    it.effect("forget finds a memory's text however many entries the store holds", () =>
+      provide(Effect.gen(function*() {
+        const s = yield* store
+        // One call whose history is 1,200 messages; only #1,100 quotes the memory.
+        const { entries, snapshot } = snapshotFixture({ turn: 1 })
+        const count = 1_200
+        const messages = Array.from({ length: count }, (_, seq) =>
+          Trajectory.messageEntry(seq, new SessionStore.OperatorMessage({
+            text: seq === 1_100 ? "remember: the gate code is 8812" : `question ${seq}`,
+            at: DateTime.unsafeMake(T0)
+          })))
+        yield* s.appendSnapshot(
+          new PromptSnapshot.PromptSnapshot({ ...snapshot, messages: { input: count - 1, count } }),
+          [...entries.filter((e) => e._tag === "Blob"), ...messages]
+        )
+        const result = yield* s.forgetMemories([{ id: "mem-77", content: "the gate code is 8812" }])
+        expect(result).toEqual({ entries: 1, snapshots: 1 })
+        const trajectory = yield* s.readTrajectory("s-1")
+        expect(trajectory.messages).toHaveLength(count)
+        expect(Either.getOrThrow(Trajectory.messageOf(trajectory.messages[1_100]!))).toMatchObject({
+          text: `remember: ${Trajectory.FORGOTTEN}`
+        })
+        expect((yield* s.listSnapshots("s-1")).snapshots[0]!.redacted).toEqual(["mem-77"])
       })))
   })
 }

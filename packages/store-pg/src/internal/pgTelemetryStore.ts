@@ -94,6 +94,9 @@ const decodeRow = (row: Row): Either.Either<TelemetryStore.InjectionLogRow, stri
   )
 }
 
+/** Rows read per page when forget looks for a forgotten memory's text. */
+const FORGET_PAGE = 500
+
 const epochMillis = (iso: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(iso))
 
 // An unpaired surrogate cannot be encoded as UTF-8: such a session id would be stored as another.
@@ -221,12 +224,17 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           const needles = Trajectory.needlesOf(forgotten)
           type EntryRow = { id: string; session_id: string; kind: unknown; seq: unknown; hash: unknown; body: unknown }
           // Only rows whose body holds an id or the content can change; read those.
+          const holds = (body: unknown) => typeof body === "string" && needles.some((needle) => body.includes(needle))
+          // One pass over the table, a page at a time (one query per needle would scan it once per
+          // forgotten record): only rows whose body holds an id or the content can change.
           const found = new Map<string, EntryRow>()
-          for (const needle of needles) {
-            for (
-              const row of yield* sql<EntryRow>`SELECT id, session_id, kind, seq, hash, body FROM ${trajectory}
-                WHERE strpos(body, ${needle}) > 0`
-            ) found.set(String(row.id), row)
+          let after = "0"
+          while (true) {
+            const page = yield* sql<EntryRow>`SELECT id, session_id, kind, seq, hash, body FROM ${trajectory}
+              WHERE id > ${after}::bigint ORDER BY id LIMIT ${FORGET_PAGE}`
+            for (const row of page) if (holds(row.body)) found.set(String(row.id), row)
+            if (page.length < FORGET_PAGE) break
+            after = String(page[page.length - 1]!.id)
           }
           const candidates = [...found.values()]
           const decoded = candidates.flatMap((row) => {
@@ -255,11 +263,15 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
                 WHERE session_id = ANY(${sessions}::text[])`
             ) rows.set(row.id, row)
           }
-          for (const needle of needles) {
-            for (
-              const row of yield* sql<{ id: string; body: unknown }>`SELECT id, body FROM ${snapshots}
-                WHERE strpos(body::text, ${needle}) > 0`
-            ) rows.set(row.id, row)
+          // Full text is the one place a snapshot body can hold content: only snapshots with it are read.
+          let afterSnapshot = "0"
+          while (true) {
+            const page = yield* sql<{ id: string; body: unknown; text: string }>`SELECT id, body, body::text AS text
+              FROM ${snapshots} WHERE id > ${afterSnapshot}::bigint AND jsonb_typeof(body -> 'fullText') = 'object'
+              ORDER BY id LIMIT ${FORGET_PAGE}`
+            for (const row of page) if (holds(row.text)) rows.set(String(row.id), row)
+            if (page.length < FORGET_PAGE) break
+            afterSnapshot = String(page[page.length - 1]!.id)
           }
           let updated = 0
           for (const [id, row] of rows) {

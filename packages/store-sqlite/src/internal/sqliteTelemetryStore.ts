@@ -73,6 +73,9 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 type Row = Record<string, unknown>
+
+/** Rows read per page when forget looks for a forgotten memory's text. */
+const FORGET_PAGE = 500
 type EntryRow = { readonly id: number; readonly kind: unknown; readonly seq: unknown; readonly hash: unknown; readonly body: unknown }
 
 
@@ -207,13 +210,17 @@ export const make: Effect.Effect<
       Effect.gen(function*() {
         if (forgotten.length === 0) return { entries: 0, snapshots: 0 }
         const needles = Trajectory.needlesOf(forgotten)
-        // Only rows whose body holds an id or the content can change; read those.
+        const holds = (body: unknown) => typeof body === "string" && needles.some((needle) => body.includes(needle))
+        // One pass over the table, a page at a time: only rows whose body holds an id or the
+        // content can change. (One query per needle would scan the table once per forgotten record.)
         const candidates = new Map<number, EntryRow & { session_id: string }>()
-        for (const needle of needles) {
-          for (
-            const row of yield* sql<EntryRow & { session_id: string }>`SELECT id, session_id, kind, seq, hash, body
-              FROM ${sql(TRAJECTORY_TABLE)} WHERE instr(body, ${needle}) > 0`
-          ) candidates.set(row.id, row)
+        let after = 0
+        while (true) {
+          const page = yield* sql<EntryRow & { session_id: string }>`SELECT id, session_id, kind, seq, hash, body
+            FROM ${sql(TRAJECTORY_TABLE)} WHERE id > ${after} ORDER BY id LIMIT ${FORGET_PAGE}`
+          for (const row of page) if (holds(row.body)) candidates.set(row.id, row)
+          if (page.length < FORGET_PAGE) break
+          after = page[page.length - 1]!.id
         }
         const decoded = [...candidates.values()].flatMap((row) => {
           const entry = Trajectory.fromColumns(row)
@@ -239,10 +246,14 @@ export const make: Effect.Effect<
             rows.set(Number(row.id), row)
           }
         }
-        for (const needle of needles) {
-          for (const row of yield* sql<Row>`SELECT id, body, usage FROM ${sql(SNAPSHOTS_TABLE)} WHERE instr(body, ${needle}) > 0`) {
-            rows.set(Number(row.id), row)
-          }
+        // Full text is the one place a snapshot body can hold content: only snapshots with it are read.
+        let afterSnapshot = 0
+        while (true) {
+          const page = yield* sql<Row & { id: number }>`SELECT id, body, usage FROM ${sql(SNAPSHOTS_TABLE)}
+            WHERE id > ${afterSnapshot} AND json_extract(body, '$.fullText') IS NOT NULL ORDER BY id LIMIT ${FORGET_PAGE}`
+          for (const row of page) if (holds(row.body)) rows.set(Number(row.id), row)
+          if (page.length < FORGET_PAGE) break
+          afterSnapshot = page[page.length - 1]!.id
         }
         let snapshots = 0
         for (const [id, row] of rows) {
