@@ -211,6 +211,16 @@ describe("what the prefix holds, and the digest's rules, through NativeRuntime",
       )
     }).pipe(Effect.provide(world)))
 
+  it.effect("with room for one recall hit, it goes to a record the projection may deliver (on_demand is not searched)", () =>
+    Effect.gen(function*() {
+      yield* seedStore
+      const agent = yield* NativeRuntime.make({ prefix: [], memory })
+      // The on_demand vault code matches the question best; recall must not spend its one hit on it.
+      const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: "staging vault code" })
+      expect(result.projection.text).toContain("The staging database is db-2")
+      expect(result.projection.text).not.toContain("4711")
+    }).pipe(Effect.provide(Layer.merge(environment(() => [ScriptedModel.text("ok")], { recallLimit: 1 }), RoutingSpecs.layerPresets))))
+
   it.effect("native, relevant digest: the request's scopes only, no stopword overlap, each session's newest summary", () =>
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
@@ -336,6 +346,34 @@ describe("the identity tier across the mode table", () => {
       expect(ScriptedModel.systemText(request!)).toContain("The user's name is Doug")
       expect(JSON.stringify(request!.prompt)).not.toContain("4711")
     }).pipe(Effect.provide(answer)))
+
+  it.effect("with room for one identity line, it goes to an address the prefix does not hold", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const [home] = yield* store.write([
+        { content: "The user lives in Lisbon", kind: "profile", label: "home", sourceType: "operator" }
+      ])
+      yield* TestClock.adjust("1 second")
+      const [name] = yield* store.write([
+        { content: "The user's name is Doug", kind: "profile", label: "name", sourceType: "operator" }
+      ])
+      yield* Promotion.promoteNew([home!, name!], {
+        background: RoutingPresets.userBackgroundSections,
+        spec: RoutingPresets.userBackground
+      })
+      // The overlay budget holds one entry: the newer name is composed, home spills.
+      const built = yield* StablePrefix.buildAgent(
+        yield* StablePrefix.decodeConfig({
+          spec: "user-background",
+          background: { sections: RoutingPresets.userBackgroundSections.sections },
+          overlayBudget: { totalChars: 45 }
+        })
+      )
+      expect(built.composedIds).toEqual([name!.id])
+      const agent = yield* NativeRuntime.make({ ...built, memory })
+      const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: "hello" })
+      expect(result.projection.section("identity_memory")?.memoryIds).toEqual([home!.id])
+    }).pipe(Effect.provide(Layer.merge(environment(() => [ScriptedModel.text("ok")], { identityLimit: 1 }), RoutingSpecs.layerPresets))))
 
   it.effect("subagent: no identity tier (nothing projected)", () =>
     Effect.gen(function*() {
