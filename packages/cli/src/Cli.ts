@@ -9,6 +9,7 @@
  */
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
@@ -88,16 +89,145 @@ export const describeUnknownCommand = (args: ReadonlyArray<string>): string => {
   const words: Array<string> = []
   for (let i = 0; i < args.length && words.length < 2; i++) {
     const arg = args[i]!
-    if (Root.valueOptions.includes(arg)) i++
+    if (Root.valueOptions.includes(arg) || arg === "--log-level") i++
     else if (!arg.startsWith("-")) words.push(arg)
   }
   const [group, sub] = words
   const names = group === undefined ? undefined : groups[group]
   if (group === undefined || names === undefined) {
-    return `unknown command${group === undefined ? "" : ` "${group}"`}; commands: ${Object.keys(groups).join(", ")}`
+    const guess = group === undefined ? undefined : closest(group, Object.keys(groups))
+    return `unknown command${group === undefined ? "" : ` "${group}"`}` +
+      `${guess === undefined ? "" : `; did you mean "${guess}"?`}; commands: ${Object.keys(groups).join(", ")}`
   }
-  return `unknown command "${group}${sub === undefined ? "" : ` ${sub}`}"; ${group} commands: ${names.join(", ")}`
+  const guess = sub === undefined ? undefined : closest(sub, names)
+  return `unknown command "${group}${sub === undefined ? "" : ` ${sub}`}"` +
+    `${guess === undefined ? "" : `; did you mean "${group} ${guess}"?`}; ${group} commands: ${names.join(", ")}`
 }
+
+/**
+ * The edit distance between two words (insertions, deletions, substitutions, and swaps of two
+ * neighbouring letters).
+ *
+ * @since 0.1.0
+ * @category suggestions
+ */
+export const distance = (a: string, b: string): number => {
+  const d: Array<Array<number>> = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)])
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1)
+      }
+    }
+  }
+  return d[a.length]![b.length]!
+}
+
+/**
+ * The candidate nearest to `word` when it is near enough to be a typo (at most two edits, and
+ * fewer than half the word), or `undefined`.
+ *
+ * @since 0.1.0
+ * @category suggestions
+ */
+export const closest = (word: string, candidates: ReadonlyArray<string>): string | undefined => {
+  let best: string | undefined
+  let bestDistance = Infinity
+  for (const candidate of candidates) {
+    const d = distance(word.toLowerCase(), candidate.toLowerCase())
+    if (d < bestDistance) {
+      best = candidate
+      bestDistance = d
+    }
+  }
+  return bestDistance <= Math.min(2, Math.ceil(word.length / 2) - 1) || (bestDistance <= 2 && word.length > 5)
+    ? best
+    : undefined
+}
+
+// Every long option some command of the tree accepts, read from the tree's own help.
+let knownOptionsCache: ReadonlySet<string> | undefined
+const knownOptions = (): ReadonlySet<string> => {
+  if (knownOptionsCache === undefined) {
+    const text = HelpDoc.toAnsiText(Command.getHelp(command, CliConfig.defaultConfig)).replace(/\u001b\[[0-9;]*m/g, "")
+    knownOptionsCache = new Set([...(text.match(/--[a-z][a-z0-9-]*/g) ?? []), "--help", "--version", "--log-level"])
+  }
+  return knownOptionsCache
+}
+
+/**
+ * The one line for the first long option on the command line that no command accepts, naming
+ * the option it most likely meant; `undefined` when every option is known. Arguments after `--`
+ * are text.
+ *
+ * @since 0.1.0
+ * @category suggestions
+ */
+export const describeUnknownOption = (args: ReadonlyArray<string>): string | undefined => {
+  const known = knownOptions()
+  for (const arg of args) {
+    if (arg === "--") return undefined
+    if (!arg.startsWith("--")) continue
+    const name = arg.split("=", 1)[0]!
+    if (known.has(name)) continue
+    const guess = closest(name.slice(2), [...known].map((option) => option.slice(2)))
+    return `unknown option ${name}${guess === undefined ? "" : `; did you mean --${guess}?`} ` +
+      "(engram <command> --help lists a command's options)"
+  }
+  return undefined
+}
+
+/**
+ * The log levels `--log-level` accepts.
+ *
+ * @since 0.1.0
+ * @category logging
+ */
+export const logLevels: ReadonlyArray<string> = LogLevel.allLevels.map((level) => level._tag.toLowerCase())
+
+/**
+ * Takes `--log-level <level>` (or `--log-level=<level>`) out of the command line, wherever it was
+ * written: the level (`undefined` when absent), the rest of the command line, and the problem
+ * when the level is not one of {@link logLevels}.
+ *
+ * @since 0.1.0
+ * @category logging
+ */
+export const extractLogLevel = (args: ReadonlyArray<string>): {
+  readonly level: LogLevel.LogLevel | undefined
+  readonly rest: ReadonlyArray<string>
+  readonly problem: string | undefined
+} => {
+  const rest: Array<string> = []
+  let value: string | undefined
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--") {
+      rest.push(...args.slice(i))
+      break
+    }
+    if (arg === "--log-level") value = args[++i] ?? ""
+    else if (arg.startsWith("--log-level=")) value = arg.slice("--log-level=".length)
+    else rest.push(arg)
+  }
+  if (value === undefined) return { level: undefined, rest, problem: undefined }
+  const level = LogLevel.allLevels.find((candidate) => candidate._tag.toLowerCase() === value.toLowerCase())
+  return level !== undefined
+    ? { level, rest, problem: undefined }
+    : { level: undefined, rest, problem: `--log-level: "${value}" is not a level; use one of ${logLevels.join(", ")}` }
+}
+
+/**
+ * Whether output may carry ANSI colour: stdout is a terminal and `NO_COLOR` is not set.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const colorAllowed = (): boolean =>
+  process.stdout.isTTY === true && (process.env.NO_COLOR === undefined || process.env.NO_COLOR === "")
 
 const messageText = (message: unknown): string =>
   (Array.isArray(message) ? message : [message])
@@ -183,13 +313,31 @@ export const run = (argv: ReadonlyArray<string>) =>
     // @effect/cli prints its own multi-line report of a bad command line to stderr; we report
     // the error ourselves, in one line, so its stderr is silenced while the command line is
     // parsed — and restored for the command's own run.
+    const { level, problem, rest } = extractLogLevel(argv.slice(2))
+    if (problem !== undefined) {
+      return yield* new CliError.CliFailure({ problem, exitCode: CliError.ExitCode.refused })
+    }
+    const unknownOption = describeUnknownOption(rest)
+    if (unknownOption !== undefined) {
+      return yield* new CliError.CliFailure({ problem: unknownOption, exitCode: CliError.ExitCode.refused })
+    }
     const console = yield* Effect.console
-    const quiet: Console.Console = { ...console, error: () => Effect.void }
+    // @effect/cli's own output (help, version) is styled with ANSI codes: plain text unless the
+    // output is a terminal and NO_COLOR is unset.
+    const plain = !colorAllowed()
+    const strip = (values: ReadonlyArray<unknown>) =>
+      values.map((value) => (typeof value === "string" ? value.replace(/\u001b\[[0-9;]*m/g, "") : value))
+    const quiet: Console.Console = {
+      ...console,
+      error: () => Effect.void,
+      log: (...values) => console.log(...(plain ? strip(values) : values))
+    }
     const app = Command.run(
       command.pipe(Command.transformHandler((effect) => Console.withConsole(effect, console))),
       { name: "engram", version: VERSION }
     )
-    yield* Console.withConsole(app([...argv.slice(0, 2), ...hoistGlobalOptions(argv.slice(2))]), quiet)
+    const running = Console.withConsole(app([...argv.slice(0, 2), ...hoistGlobalOptions(rest)]), quiet)
+    yield* level === undefined ? running : Effect.provide(running, Logger.minimumLogLevel(level))
   }).pipe(
     Effect.catchAllCause((cause) => {
       if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
@@ -231,4 +379,28 @@ export const emptyOptionValue = (args: ReadonlyArray<string>): string | undefine
  * @category running
  */
 export const main = (argv: ReadonlyArray<string>) =>
-  run(argv).pipe(Effect.tapError((failure) => Console.error(`engram: ${failure.problem}`)))
+  run(argv).pipe(
+    Effect.tapError((failure) =>
+      Effect.zipRight(
+        wantsJson(argv.slice(2))
+          ? Console.log(JSON.stringify({ error: { problem: failure.problem, exitCode: failure.exitCode } }, null, 2))
+          : Effect.void,
+        Console.error(`engram: ${failure.problem}`)
+      )
+    )
+  )
+
+/**
+ * Whether the command line asks for JSON (`--json` before any `--`): its failures are then also
+ * printed as one JSON document on stdout, `{ "error": { "problem", "exitCode" } }`.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const wantsJson = (args: ReadonlyArray<string>): boolean => {
+  for (const arg of args) {
+    if (arg === "--") return false
+    if (arg === "--json") return true
+  }
+  return false
+}

@@ -34,7 +34,8 @@ export const DEFAULT_DATABASE: string = EngramSqlite.DEFAULT_FILENAME
 export const db = Options.text("db").pipe(
   Options.withPseudoName("path"),
   Options.withDescription(
-    `The SQLite file that holds the memory store (created on first use). Default: ${DEFAULT_DATABASE}.`
+    `The SQLite file that holds the memory store (created on first use). Default: $ENGRAM_DB, else ` +
+      `$ENGRAM_PG_URL (PostgreSQL), else ${DEFAULT_DATABASE}.`
   ),
   Options.optional
 )
@@ -100,8 +101,8 @@ export const pgUrlOption = (name: string, description: string): Options.Options<
  */
 export const pg = pgUrlOption(
   "pg",
-  "Use PostgreSQL instead of a SQLite file: postgres://user:password@host:5432/database " +
-    "(from the environment: --pg \"$ENGRAM_PG_URL\"). Not together with --db."
+  "Use PostgreSQL instead of a SQLite file: postgres://user:password@host:5432/database. " +
+    "Default: $ENGRAM_PG_URL when neither --db nor $ENGRAM_DB is given. Not together with --db."
 ).pipe(Options.optional)
 
 /**

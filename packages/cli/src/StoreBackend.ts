@@ -18,6 +18,7 @@ import { EngramPg, PgEngram, PgError, PgMemoryStore, PgPromotionStore } from "@e
 import { EngramSqlite, SqliteEngram, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -240,31 +241,61 @@ export const layerObserved = (
     )
 
 /**
- * The store location the global options name: `--pg` (with `--pg-schema`) or `--db`. Refuses
- * `--db` together with `--pg`, and `--pg-schema` without `--pg`.
+ * The environment variables a store location falls back to when neither `--db` nor `--pg` is
+ * given: `ENGRAM_DB` (a SQLite path), then `ENGRAM_PG_URL` (a PostgreSQL URL).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const ENVIRONMENT = { db: "ENGRAM_DB", pg: "ENGRAM_PG_URL" } as const
+
+const fromEnvironment = (name: string) =>
+  Effect.orDie(Effect.map(Config.option(Config.string(name)), Option.filter((value) => value.trim() !== "")))
+
+/**
+ * The store location the global options name: `--pg` (with `--pg-schema`) or `--db`; without
+ * either, `ENGRAM_DB`, then `ENGRAM_PG_URL` (see {@link ENVIRONMENT}); else the default file.
+ * Refuses `--db` together with `--pg`, `--pg-schema` without a PostgreSQL URL, and an
+ * `ENGRAM_PG_URL` that is not a postgres:// URL (whose text is never echoed).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const locationOf = (settings: Root.Settings): Effect.Effect<StoreLocation, CliFailure> => {
-  if (settings.pg !== undefined && settings.dbGiven) {
-    return Effect.fail(
-      new CliFailure({
+export const locationOf = (settings: Root.Settings): Effect.Effect<StoreLocation, CliFailure> =>
+  Effect.gen(function*() {
+    if (settings.pg !== undefined && settings.dbGiven) {
+      return yield* new CliFailure({
         problem: "--db and --pg both name a store; give one: --db <path> for SQLite or --pg <url> for PostgreSQL",
         exitCode: ExitCode.refused
       })
-    )
-  }
-  if (settings.pg === undefined) {
-    return settings.pgSchema === undefined ? Effect.succeed({ db: settings.db }) : Effect.fail(
-      new CliFailure({
+    }
+    if (settings.pg !== undefined) return { db: settings.db, pg: { url: settings.pg, schema: settings.pgSchema } }
+    let db: string = settings.db
+    let pg: Redacted.Redacted<string> | undefined
+    if (!settings.dbGiven) {
+      const envDb = yield* fromEnvironment(ENVIRONMENT.db)
+      const envPg = Option.isNone(envDb) ? yield* fromEnvironment(ENVIRONMENT.pg) : Option.none()
+      if (Option.isSome(envDb)) db = envDb.value
+      if (Option.isSome(envPg)) {
+        const problem = Root.pgUrlProblem(envPg.value)
+        if (problem !== undefined) {
+          return yield* new CliFailure({
+            problem: `${ENVIRONMENT.pg}: ${problem}; fix or unset it, or give --db <path> / --pg <url>`,
+            exitCode: ExitCode.refused
+          })
+        }
+        pg = Redacted.make(envPg.value)
+      }
+    }
+    if (pg !== undefined) return { db, pg: { url: pg, schema: settings.pgSchema } }
+    if (settings.pgSchema !== undefined) {
+      return yield* new CliFailure({
         problem: "--pg-schema names a PostgreSQL schema; add --pg <url> to use PostgreSQL",
         exitCode: ExitCode.refused
       })
-    )
-  }
-  return Effect.succeed({ db: settings.db, pg: { url: settings.pg, schema: settings.pgSchema } })
-}
+    }
+    return { db }
+  })
 
 /**
  * The store location of the global options (see {@link locationOf}).

@@ -20,7 +20,7 @@ interface ToolResult {
 const childEnv = (): Record<string, string> =>
   Object.fromEntries(
     Object.entries(process.env).filter((entry): entry is [string, string] =>
-      entry[0] !== "NODE_OPTIONS" && entry[1] !== undefined
+      entry[0] !== "NODE_OPTIONS" && entry[0] !== "ENGRAM_PG_URL" && entry[0] !== "ENGRAM_DB" && entry[1] !== undefined
     )
   )
 

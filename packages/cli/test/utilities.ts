@@ -31,10 +31,19 @@ export const engramArgs = (args: ReadonlyArray<string>): ReadonlyArray<string> =
 ]
 
 /** Runs `engram ...args` and waits for it. */
-export const engram = (...args: ReadonlyArray<string>): Run => {
+export const engram = (...args: ReadonlyArray<string>): Run => engramWithEnv({}, ...args)
+
+/**
+ * Runs `engram ...args` with `extra` added to its environment. The store fallbacks `ENGRAM_DB`
+ * and `ENGRAM_PG_URL` are never inherited (CI exports `ENGRAM_PG_URL` for the PostgreSQL tests):
+ * a test that wants them passes them here.
+ */
+export const engramWithEnv = (extra: Readonly<Record<string, string>>, ...args: ReadonlyArray<string>): Run => {
   // The child gets its own Node options (the test runner's are not the user's).
-  const inherited = Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS")
-  const env = { ...Object.fromEntries(inherited), NO_COLOR: "1" }
+  const inherited = Object.entries(process.env).filter(([key]) =>
+    key !== "NODE_OPTIONS" && key !== "ENGRAM_DB" && key !== "ENGRAM_PG_URL"
+  )
+  const env = { ...Object.fromEntries(inherited), NO_COLOR: "1", ...extra }
   const result = spawnSync(process.execPath, engramArgs(args).slice(1), {
     cwd: repoRoot,
     encoding: "utf8",

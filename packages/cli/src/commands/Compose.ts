@@ -97,6 +97,57 @@ const outcomeDetail = (outcome: MemoryOverlay.OverlayOutcome): string => {
   return ""
 }
 
+/**
+ * Why a placed record did not compose, in words, and the command that changes that when there is
+ * one (`undefined` for a composed record).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const declineAdvice = (
+  outcome: MemoryOverlay.OverlayOutcome
+): { readonly why: string; readonly fix: string | undefined } | undefined => {
+  if (outcome.status === "composed") return undefined
+  const id = outcome.recordId
+  const section = outcome.address === null ? "its section" : `section "${outcome.address.section}"`
+  switch (outcome.reason) {
+    case "review-required":
+      return {
+        why: `${section} is guarded: only confirmed memories compose there, and this one is not confirmed`,
+        fix: `engram memory review ${id} confirmed`
+      }
+    case "rejected":
+      return { why: "the memory was rejected in review", fix: `engram memory review ${id} confirmed` }
+    case "expired":
+      return { why: "the memory has expired", fix: `engram memory supersede ${id} "<current text>"` }
+    case "superseded":
+      return { why: "a newer memory replaced it", fix: undefined }
+    case "on-demand":
+      return {
+        why: "its delivery policy is on_demand: it reaches a model only through memory_recall",
+        fix: `engram memory supersede ${id} "<same text>" --delivery retrieved`
+      }
+    case "locked":
+      return { why: `${section} is locked: it takes no memory`, fix: "set the section's promotion to auto or guarded in the agent config" }
+    case "earned-inert":
+      return { why: `${section}'s earned tier composes nothing yet`, fix: "set the section's promotion to auto or guarded in the agent config" }
+    case "authored-wins":
+      return { why: "the agent config already has an entry at that key", fix: "remove the authored entry from the agent config" }
+    case "shadowed":
+      return { why: `another memory (${outcome.heldBy ?? "a newer one"}) holds the same key`, fix: undefined }
+    case "over-budget":
+      return { why: "it did not fit the character budget", fix: "shorten the memory or raise the section's budget" }
+    case "spec-declined":
+      return { why: "the routing spec placed it nowhere: it stays recall-only", fix: undefined }
+    case "spec-mismatch":
+      return { why: "it was promoted under another routing spec", fix: "engram compose --agent <config.json> --promote" }
+    case "undeclared-section":
+      return { why: `the agent config declares no ${section}`, fix: "declare the section in the agent config" }
+    case "duplicate-row":
+      return { why: "another promotion row for the same memory was used", fix: undefined }
+  }
+}
+
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
   const line = (cells: ReadonlyArray<string>) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()
@@ -173,6 +224,11 @@ export const renderComposition = (c: Composition): string => {
         ])
       ))
     }
+    const declined = c.report.outcomes.flatMap((outcome) => {
+      const advice = declineAdvice(outcome)
+      return advice === undefined ? [] : [`  ${outcome.recordId}: ${advice.why}${advice.fix === undefined ? "" : `; fix: ${advice.fix}`}`]
+    })
+    if (declined.length > 0) out.push("why not composed", ...declined)
     const chars = MemoryOverlay.composedChars(c.report)
     out.push(
       `budget: ${c.report.budget.sectionChars} chars per section, ${c.report.budget.totalChars} overall; ` +

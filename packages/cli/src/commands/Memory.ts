@@ -313,6 +313,11 @@ export const supersede = Command.make(
         () =>
           `superseded ${outcome.superseded.id} by ${outcome.successor.id}\n${
             Render.recordDetail(outcome.successor, now)
+          }${
+            outcome.successor.reviewState === "pending"
+              ? `\nthe replacement waits for review: guarded sections compose it only once confirmed ` +
+                `(engram memory review ${outcome.successor.id} confirmed)`
+              : ""
           }`
       )
     }).pipe(Effect.mapError(toCliFailure))
