@@ -3,25 +3,25 @@
  * `session/new`, and the agent — a real ACP agent process, calling the server with the official
  * MCP SDK client — saves through the same toolkit, gate and routing a native agent uses.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
 import {
   IdGenerator,
-  SessionStore,
   MemoryStore,
   PromotionStore,
   PromptFragment,
   RoutingPresets,
   RoutingSpecs,
+  SessionStore,
   TelemetryStore
 } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
 import { AcpClient, ContextAssembler, ContextProjection, NativeRuntime, Promotion, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
+import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
@@ -140,11 +140,17 @@ describe("an ACP agent writes through `engram mcp` over stdio", () => {
           (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
         )
         const db = Path.join(dir, "engram.db")
-        const sqlite = Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteTelemetryStore.layerSqlite, RoutingSpecs.layerPresets)
+        const sqlite = Layer.mergeAll(
+          SqlitePromotionStore.layerSqlite,
+          SqliteTelemetryStore.layerSqlite,
+          RoutingSpecs.layerPresets
+        )
           .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
-        const context = yield* Layer.build(Layer.merge(ContextProjection.layer, IdGenerator.sequential("mem")).pipe(
-          Layer.provideMerge(sqlite)
-        ))
+        const context = yield* Layer.build(
+          Layer.merge(ContextProjection.layer, IdGenerator.sequential("mem")).pipe(
+            Layer.provideMerge(sqlite)
+          )
+        )
         const build = Effect.flatMap(StablePrefix.decodeConfig(parityConfig), StablePrefix.buildAgent)
         const assembler = yield* Effect.provide(ContextAssembler.make({ scopes: ["global"], agent: build }), context)
         const acp = yield* AcpClient.spawn(

@@ -6,7 +6,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs, TelemetryStore } from "@engram/core"
-import { AcpClient, ContextAssembler, ContextProjection, Inspect, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
+import {
+  AcpClient,
+  ContextAssembler,
+  ContextProjection,
+  Inspect,
+  Promotion,
+  PromptObserver,
+  StablePrefix
+} from "@engram/runtime"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -45,7 +53,11 @@ describe("ACP prompt snapshots", () => {
       ])
       yield* Promotion.promoteNew([name!], memory)
       const build = Effect.flatMap(
-        StablePrefix.decodeConfig({ persona: "You are a companion.", spec: "user-background", background: memory.background }),
+        StablePrefix.decodeConfig({
+          persona: "You are a companion.",
+          spec: "user-background",
+          background: memory.background
+        }),
         StablePrefix.buildAgent
       )
       const assembler = yield* ContextAssembler.make({ scopes: ["global"], agent: build })
@@ -54,7 +66,11 @@ describe("ACP prompt snapshots", () => {
       )
       const session = yield* acp.newSession({ sessionId: "s-acp" })
 
-      const inputs = ["Which staging database does Doug use?", "And the staging database again?", "Where does Doug live?"]
+      const inputs = [
+        "Which staging database does Doug use?",
+        "And the staging database again?",
+        "Where does Doug live?"
+      ]
       const outcomes: Array<AcpClient.PromptOutcome> = []
       outcomes.push(yield* acp.prompt(session, inputs[0]!))
       outcomes.push(yield* acp.prompt(session, inputs[1]!))
@@ -67,7 +83,10 @@ describe("ACP prompt snapshots", () => {
       const withPrefix = [true, false, true]
       expect(outcomes.map((o) => received(o).length)).toEqual([3, 2, 2])
 
-      const { skipped, snapshots } = yield* Effect.flatMap(TelemetryStore.TelemetryStore, (t) => t.listSnapshots("s-acp"))
+      const { skipped, snapshots } = yield* Effect.flatMap(
+        TelemetryStore.TelemetryStore,
+        (t) => t.listSnapshots("s-acp")
+      )
       expect(skipped).toBe(0)
       expect(snapshots.map((s) => [s.turn, s.call, s.mode, s.model])).toEqual([
         [0, 0, "external", "echo-agent"],
@@ -93,7 +112,9 @@ describe("ACP prompt snapshots", () => {
         expect(call.projection.text).toBe(outcomes[i]!.projection.text)
       })
       // Each snapshot names the memory its prefix composed; the third the rebuilt prefix's.
-      const prefixIds = snapshots.map((s) => s.prefix.sections.flatMap((sec) => sec.fragments.flatMap((f) => f.memoryIds)))
+      const prefixIds = snapshots.map((s) =>
+        s.prefix.sections.flatMap((sec) => sec.fragments.flatMap((f) => f.memoryIds))
+      )
       expect(prefixIds).toEqual([[name!.id], [name!.id], [name!.id, home!.id]])
       // The third call's history is the session as the agent had it: earlier inputs and answers.
       expect(inspected[2]!.request.fragments.filter((f) => f.source === "history").map((f) => f.label)).toEqual([

@@ -94,7 +94,9 @@ describe("ContextAssembler", () => {
       const { projection, request } = yield* assembler.compose("s-9", "who am I?")
       expect(request.prompt.content.map((message) => message.role)).toEqual(["system", "user", "user"])
       expect(PromptFragment.joinPrompt(prefix)).toBe(request.fragments[0]!.text)
-      expect(request.fragments.filter((f) => f.source === "projection").map((f) => f.text).join("")).toBe(projection.text)
+      expect(request.fragments.filter((f) => f.source === "projection").map((f) => f.text).join("")).toBe(
+        projection.text
+      )
       expect(projection.section("identity_memory")?.memoryIds).toEqual([m.nickname.id])
     }).pipe(Effect.provide(world())))
 

@@ -36,12 +36,20 @@ const seedStore = Effect.gen(function*() {
   const store = yield* MemoryStore.MemoryStore
   const [name, standing, fact, vault, summary] = yield* store.write([
     { content: "The user's name is Doug", kind: "profile", label: "name", sourceType: "operator" },
-    { content: "Doug wants answers about staging kept short", kind: "standing", deliveryPolicy: "always", sourceType: "operator" },
+    {
+      content: "Doug wants answers about staging kept short",
+      kind: "standing",
+      deliveryPolicy: "always",
+      sourceType: "operator"
+    },
     { content: "The staging database is db-2", kind: "fact", sourceType: "operator" },
     { content: "The staging vault code is 4711", kind: "fact", deliveryPolicy: "on_demand", sourceType: "operator" },
     ContextProjection.summaryInput("s-0", "Doug planned the staging database migration")
   ])
-  yield* Promotion.promoteNew([name!], { background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground })
+  yield* Promotion.promoteNew([name!], {
+    background: RoutingPresets.userBackgroundSections,
+    spec: RoutingPresets.userBackground
+  })
   return { name: name!.id, standing: standing!.id, fact: fact!.id, vault: vault!.id, summary: summary!.id }
 })
 
@@ -140,7 +148,9 @@ describe("the mode table through Subagent.delegate", () => {
     const pending = ScriptedModel.pendingToolResults(request)
     if (pending.length > 0) return [ScriptedModel.text(`Found: ${JSON.stringify(pending.map((p) => p.result))}`)]
     return [
-      ...(request.tools.includes("memory_recall") ? [ScriptedModel.toolCall("memory_recall", { query: "staging database" })] : []),
+      ...(request.tools.includes("memory_recall")
+        ? [ScriptedModel.toolCall("memory_recall", { query: "staging database" })]
+        : []),
       ...(request.tools.includes("memory_save")
         ? [ScriptedModel.toolCall("memory_save", { kind: "fact", content: "The staging database moved to db-3" })]
         : [])
@@ -219,7 +229,11 @@ describe("what the prefix holds, and the digest's rules, through NativeRuntime",
       const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: "staging vault code" })
       expect(result.projection.text).toContain("The staging database is db-2")
       expect(result.projection.text).not.toContain("4711")
-    }).pipe(Effect.provide(Layer.merge(environment(() => [ScriptedModel.text("ok")], { recallLimit: 1 }), RoutingSpecs.layerPresets))))
+    }).pipe(
+      Effect.provide(
+        Layer.merge(environment(() => [ScriptedModel.text("ok")], { recallLimit: 1 }), RoutingSpecs.layerPresets)
+      )
+    ))
 
   it.effect("native, relevant digest: the request's scopes only, no stopword overlap, each session's newest summary", () =>
     Effect.gen(function*() {
@@ -275,7 +289,13 @@ describe("the identity tier across the mode table", () => {
         deliveryPolicy: "on_demand",
         sourceType: "operator"
       },
-      { content: "The user's name is Dagmar", kind: "profile", label: "name", scope: "project:other", sourceType: "operator" }
+      {
+        content: "The user's name is Dagmar",
+        kind: "profile",
+        label: "name",
+        scope: "project:other",
+        sourceType: "operator"
+      }
     ])
     yield* Promotion.promoteNew([name!, locker!, other!], {
       background: RoutingPresets.userBackgroundSections,
@@ -327,7 +347,10 @@ describe("the identity tier across the mode table", () => {
   it.effect("external (ContextAssembler): the same identity tier, byte for byte the native projection", () =>
     Effect.gen(function*() {
       const run = yield* turnIn("native")
-      const assembler = yield* ContextAssembler.make({ scopes: ["global"], agent: StablePrefix.buildAgent(yield* optOut) })
+      const assembler = yield* ContextAssembler.make({
+        scopes: ["global"],
+        agent: StablePrefix.buildAgent(yield* optOut)
+      })
       const external = yield* assembler.assemble("s-ext", ASK)
       expect(external.text).toBe(run.projection)
       expect(external.section("identity_memory")?.memoryIds).toEqual([run.ids.name])
@@ -373,7 +396,11 @@ describe("the identity tier across the mode table", () => {
       const agent = yield* NativeRuntime.make({ ...built, memory })
       const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: "hello" })
       expect(result.projection.section("identity_memory")?.memoryIds).toEqual([home!.id])
-    }).pipe(Effect.provide(Layer.merge(environment(() => [ScriptedModel.text("ok")], { identityLimit: 1 }), RoutingSpecs.layerPresets))))
+    }).pipe(
+      Effect.provide(
+        Layer.merge(environment(() => [ScriptedModel.text("ok")], { identityLimit: 1 }), RoutingSpecs.layerPresets)
+      )
+    ))
 
   it.effect("subagent: no identity tier (nothing projected)", () =>
     Effect.gen(function*() {

@@ -128,8 +128,10 @@ const connectWith = (
         Effect.map(
           Effect.zipRight(
             unsupportedTransports(agent, mcpServers),
-            call("session/new", () =>
-              connection.newSession({ cwd: sessionOptions.cwd ?? process.cwd(), mcpServers: [...mcpServers] }))
+            call(
+              "session/new",
+              () => connection.newSession({ cwd: sessionOptions.cwd ?? process.cwd(), mcpServers: [...mcpServers] })
+            )
           ),
           (response) => ({
             acpSessionId: response.sessionId,
@@ -151,14 +153,16 @@ const connectWith = (
           const sent = promptBlocks(request, blocks, fresh)
           const streamed: Array<Acp.SessionUpdate> = []
           updates.set(session.acpSessionId, streamed)
-          const response = yield* call("session/prompt", () =>
-            connection.prompt({ sessionId: session.acpSessionId, prompt: [...sent] })).pipe(
-              Effect.tap(() => Effect.sync(() => fresh && prefixes.set(session.acpSessionId, prefixText))),
-              Effect.onInterrupt(() =>
-                Effect.ignore(call("session/cancel", () => connection.cancel({ sessionId: session.acpSessionId })))
-              ),
-              Effect.ensuring(Effect.sync(() => updates.delete(session.acpSessionId)))
-            )
+          const response = yield* call(
+            "session/prompt",
+            () => connection.prompt({ sessionId: session.acpSessionId, prompt: [...sent] })
+          ).pipe(
+            Effect.tap(() => Effect.sync(() => fresh && prefixes.set(session.acpSessionId, prefixText))),
+            Effect.onInterrupt(() =>
+              Effect.ignore(call("session/cancel", () => connection.cancel({ sessionId: session.acpSessionId })))
+            ),
+            Effect.ensuring(Effect.sync(() => updates.delete(session.acpSessionId)))
+          )
           const text = streamed.flatMap((update) =>
             update.sessionUpdate === "agent_message_chunk" && update.content.type === "text"
               ? [update.content.text]
@@ -218,7 +222,9 @@ export const spawn = (
         reject(new Error(`the agent process exited (${signal !== null ? `signal ${signal}` : `code ${code}`})`)))
     })
     // Requests race this promise; it must never count as unhandled when nothing is waiting on it.
-    gone.catch(() => undefined)
+    gone.catch(() =>
+      undefined
+    )
     // A write to an agent that has gone away surfaces through `gone`, not as an unhandled error.
     child.stdin.on("error", () => undefined)
     const stream = Acp.ndJsonStream(
