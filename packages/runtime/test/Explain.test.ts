@@ -194,4 +194,18 @@ describe("Explain", () => {
       const invalid = yield* Effect.flip(Explain.explain({ memoryId: "not an id" }))
       expect(invalid._tag).toBe("InvalidMemoryId")
     }).pipe(Effect.provide(env())))
+
+  it.effect("a forgotten memory is still explained from the stored call, with its tombstone and no text", () =>
+    Effect.gen(function*() {
+      const name = yield* save({ content: "My name is Doug", kind: "profile", label: "name" })
+      yield* turn("hello there", "s-1")
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.forget({ ids: [name.id] }, { by: "operator:test" }))
+      const { call, explanation } = yield* explainOne(name.id, "s-1")
+      expect(call.verdict).toBe("composed")
+      expect(call.queryTokens).toBeNull()
+      expect(explanation.record).toBeNull()
+      expect(explanation.tombstone).toEqual({ forgottenAt: expect.any(String), forgottenBy: "operator:test" })
+      expect(explanation.routing).toEqual([])
+      expect(Explain.isUnknown(explanation)).toBe(false)
+    }).pipe(Effect.provide(env())))
 })
