@@ -37,7 +37,18 @@ import * as LogLevel from "effect/LogLevel"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { fmt, machine, option, percentile, table, writeJson } from "../lib/benchKit.js"
+import {
+  appendChart,
+  collectGarbage,
+  fmt,
+  machine,
+  megabytes,
+  mermaidBars,
+  option,
+  percentile,
+  table,
+  writeJson
+} from "../lib/benchKit.js"
 import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
 import { RUNTIME_SCOPES } from "./store.js"
 
@@ -47,6 +58,7 @@ export const USAGE = `usage: npm run bench -- projection [options]
   --queries N       queries per workload (default 200)
   --turns N         scripted turns for the tokens-per-turn table (default 20)
   --json FILE       write every figure as JSON
+  --chart FILE      append a Mermaid chart of the question-shaped p50s (for docs/benchmarks.md)
   --help            this text`
 
 const ALWAYS_ON = 20
@@ -88,6 +100,9 @@ interface LatencyFigures {
   readonly heuristicError: number
   /** The same, mean of the absolute error. */
   readonly heuristicAbsError: number
+  /** The process's resident set and V8 heap after loading the store, in MB. */
+  readonly rssMb: number
+  readonly heapMb: number
 }
 
 /**
@@ -98,9 +113,18 @@ interface LatencyFigures {
 const benchProject = (filename: string, size: number, queryCount: number) =>
   Effect.gen(function*() {
     const store = yield* MemoryStore.MemoryStore
-    const turns = generateTurns(size, 1)
-    const inputs = inputsFor(turns)
-    for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
+    // The generated turns are dropped once the questions are drawn and the store is written.
+    const workloads = yield* Effect.gen(function*() {
+      const turns = generateTurns(size, 1)
+      const inputs = inputsFor(turns)
+      for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
+      return [
+        ["question", generateQuestions(turns, queryCount, 42, RUNTIME_SCOPES).map((q) => q.text)],
+        ["short", generateShortQueries(queryCount, 43)]
+      ] as const
+    })
+    collectGarbage()
+    const memory = process.memoryUsage()
     const projection = yield* ContextProjection.make()
     const request = (query: string, turn: number): ContextProjection.ProjectionRequest => ({
       sessionId: "bench-session",
@@ -111,10 +135,6 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
       workingState: "goal: answer the operator\nstep: 1",
       skills: [{ name: "search", description: "find documents" }, { name: "deploy", description: "ship a build" }]
     })
-    const workloads = [
-      ["question", generateQuestions(turns, queryCount, 42, RUNTIME_SCOPES).map((q) => q.text)],
-      ["short", generateShortQueries(queryCount, 43)]
-    ] as const
     const bpe = yield* TokenEstimatorBpe.make("o200k_base")
     const figures: Array<LatencyFigures> = []
     let turn = 0
@@ -159,7 +179,9 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
         meanRecalled: recalled / queries.length,
         meanShed: shed / queries.length,
         heuristicError: error / queries.length,
-        heuristicAbsError: absError / queries.length
+        heuristicAbsError: absError / queries.length,
+        rssMb: megabytes(memory.rss),
+        heapMb: megabytes(memory.heapUsed)
       })
     }
     return figures
@@ -283,7 +305,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       process.stdout.write(`projection bench: ${size.toLocaleString("en-US")} records … `)
       const filename = NodePath.join(directory, `store-${size}.db`)
       latency.push(...await quiet(benchProject(filename, size, queryCount)))
-      if (session.length === 0) session = await quiet(benchSession(filename, turns, queries.slice(50)))
+      if (session.length === 0) session = await quiet(benchSession(filename, turns, queries.length > 50 ? queries.slice(50) : queries))
       process.stdout.write("done\n")
     }
   } finally {
@@ -302,7 +324,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       "projected chars",
       "recalled/turn",
       "shed/turn",
-      "chars/4 vs BPE"
+      "chars/4 vs BPE",
+      "RSS MB",
+      "heap MB"
     ],
     latency.map((f) => [
       f.records.toLocaleString("en-US"),
@@ -314,7 +338,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       fmt(f.meanChars, 0),
       fmt(f.meanRecalled, 1),
       fmt(f.meanShed, 1),
-      `${f.heuristicError >= 0 ? "+" : ""}${fmt(100 * f.heuristicError, 1)}% (|${fmt(100 * f.heuristicAbsError, 1)}%|)`
+      `${f.heuristicError >= 0 ? "+" : ""}${fmt(100 * f.heuristicError, 1)}% (|${fmt(100 * f.heuristicAbsError, 1)}%|)`,
+      fmt(f.rssMb, 0),
+      fmt(f.heapMb, 0)
     ])
   ))
   console.log(
@@ -350,4 +376,18 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   }
   console.log(`${machine()}.`)
   writeJson(option(args, "--json"), { bench: "projection", latency, session })
+  const questions = latency.filter((f) => f.workload === "question")
+  if (questions.length > 0) {
+    appendChart(
+      option(args, "--chart"),
+      mermaidBars(
+        "Question-shaped turn, p50 (ms): project() and its recall search (limit 20)",
+        "ms",
+        questions.flatMap((f) => {
+          const n = f.records >= 1_000_000 ? `${f.records / 1_000_000}M` : `${f.records / 1_000}k`
+          return [[`project ${n}`, f.p50], [`search ${n}`, f.searchP50]] as const
+        })
+      )
+    )
+  }
 }

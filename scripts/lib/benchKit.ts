@@ -4,6 +4,8 @@
  */
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
+import * as NodeV8 from "node:v8"
+import * as NodeVm from "node:vm"
 
 export const option = (args: ReadonlyArray<string>, name: string): string | undefined => {
   const index = args.indexOf(name)
@@ -92,4 +94,11 @@ export const mermaidBars = (title: string, yLabel: string, bars: ReadonlyArray<r
 /** Appends `text` to `path` when given (a chart file the docs include). */
 export const appendChart = (path: string | undefined, text: string) => {
   if (path !== undefined) NodeFs.appendFileSync(path, text + "\n\n")
+}
+
+/** Runs a full garbage collection (before a memory figure), exposing `gc` for this process if needed. */
+export const collectGarbage = () => {
+  NodeV8.setFlagsFromString("--expose-gc")
+  const gc = NodeVm.runInNewContext("gc") as () => void
+  gc()
 }
