@@ -5,8 +5,8 @@
  * tables — and `Inspect` reports the calls as redacted rather than tampered with. In-memory and
  * SQLite stores alike.
  */
-import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import {
   IdGenerator,
   MemoryStore,
@@ -45,7 +45,12 @@ const sqlite = common.pipe(
 )
 const memory = common.pipe(
   Layer.provideMerge(
-    Layer.mergeAll(MemoryStore.layerMemory, PromotionStore.layerMemory, SessionStore.layerMemory, TelemetryStore.layerMemory)
+    Layer.mergeAll(
+      MemoryStore.layerMemory,
+      PromotionStore.layerMemory,
+      SessionStore.layerMemory,
+      TelemetryStore.layerMemory
+    )
   )
 )
 
@@ -104,12 +109,19 @@ describe("forget is one transaction with the telemetry on SQLite", () => {
   it.effect("when removing the text from telemetry fails, the record is not forgotten either", () =>
     Effect.gen(function*() {
       const memories = yield* MemoryStore.MemoryStore
-      const [record] = yield* memories.write([{ content: SECRET, kind: "fact", scope: "global", sourceType: "operator" }])
+      const [record] = yield* memories.write([{
+        content: SECRET,
+        kind: "fact",
+        scope: "global",
+        sourceType: "operator"
+      }])
       const real = yield* TelemetryStore.TelemetryStore
       const failing: TelemetryStore.TelemetryStoreService = {
         ...real,
         forgetMemories: () =>
-          Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation: "forgetMemories", cause: new Error("disk full") }))
+          Effect.fail(
+            new TelemetryStore.TelemetryStoreFailure({ operation: "forgetMemories", cause: new Error("disk full") })
+          )
       }
       const failed = yield* Effect.flip(
         memories.forget({ ids: [record!.id] }, { by: "operator:test" }).pipe(

@@ -79,8 +79,11 @@ describe("OpenTelemetry export", () => {
       Layer.provideMerge(otel)
     )
     return Effect.gen(function*() {
-      const [name] = yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
-        store.write([{ content: SECRET, kind: "profile", label: "name", scope: "global", sourceType: "operator" }]))
+      const [name] = yield* Effect.flatMap(
+        MemoryStore.MemoryStore,
+        (store) =>
+          store.write([{ content: SECRET, kind: "profile", label: "name", scope: "global", sourceType: "operator" }])
+      )
       // Eight long facts the query recalls: more than the 16,000-char budget holds, so some are shed.
       yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
         store.write(Array.from({ length: 8 }, (_, i) => ({
@@ -168,10 +171,14 @@ describe("OpenTelemetry export", () => {
       const collected = yield* Effect.promise(() => reader.collect())
       const metrics = collected.resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)
       const metric = (name: string) => metrics.find((m) => m.descriptor.name === name)
-      const points = (name: string) => (metric(name)?.dataPoints ?? []) as ReadonlyArray<{ attributes: Record<string, unknown> }>
-      expect(points("engram_store_latency_ms").some((p) =>
-        p.attributes["service"] === "MemoryStore" && p.attributes["method"] === "search" && p.attributes["outcome"] === "ok"
-      )).toBe(true)
+      const points = (name: string) =>
+        (metric(name)?.dataPoints ?? []) as ReadonlyArray<{ attributes: Record<string, unknown> }>
+      expect(
+        points("engram_store_latency_ms").some((p) =>
+          p.attributes["service"] === "MemoryStore" && p.attributes["method"] === "search" &&
+          p.attributes["outcome"] === "ok"
+        )
+      ).toBe(true)
       expect(points("engram_projection_chars").map((p) => p.attributes["section"])).toEqual(
         expect.arrayContaining(["working_state"])
       )

@@ -9,7 +9,11 @@ import { engram, engramJson, tempDir } from "./utilities.js"
 
 /** A promoted name and an unrelated fact on the SQLite file `db`, then one turn of session s-x. */
 const runSession = (db: string) => {
-  const stores = Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteSessionStore.layerSqlite, SqliteTelemetryStore.layerSqlite)
+  const stores = Layer.mergeAll(
+    SqlitePromotionStore.layerSqlite,
+    SqliteSessionStore.layerSqlite,
+    SqliteTelemetryStore.layerSqlite
+  )
     .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
   return Effect.runPromise(
     Effect.gen(function*() {
@@ -23,7 +27,11 @@ const runSession = (db: string) => {
         spec: RoutingPresets.userBackground
       })
       const built = yield* StablePrefix.buildAgent(
-        yield* StablePrefix.decodeConfig({ spec: "user-background", persona: "You are a companion.", background: RoutingPresets.userBackgroundSections })
+        yield* StablePrefix.decodeConfig({
+          spec: "user-background",
+          persona: "You are a companion.",
+          background: RoutingPresets.userBackgroundSections
+        })
       )
       const agent = yield* NativeRuntime.make({
         ...built,

@@ -13,21 +13,34 @@ const script: ScriptedModel.Script = (request) =>
     : [ScriptedModel.toolCall("memory_save", { kind: "note", content: "The deploy is on Friday", label: "deploy" })]
 
 /** Runs turns of a session on the SQLite file `db`, persisting snapshots; returns what was sent. */
-const runSession = (db: string, inputs = ["when is the deploy?", "remind me about the deploy"], sessionId = "s-cli") => {
+const runSession = (
+  db: string,
+  inputs = ["when is the deploy?", "remind me about the deploy"],
+  sessionId = "s-cli"
+) => {
   const sent: Array<PromptObserver.PromptSnapshot> = []
   const tee = Layer.effect(
     PromptObserver.PromptObserver,
     Effect.map(Effect.provide(PromptObserver.PromptObserver, PromptObserver.layerTelemetry()), (telemetry) => ({
-      observe: (s: PromptObserver.PromptSnapshot) => Effect.zipRight(Effect.sync(() => void sent.push(s)), telemetry.observe(s))
+      observe: (s: PromptObserver.PromptSnapshot) =>
+        Effect.zipRight(Effect.sync(() => void sent.push(s)), telemetry.observe(s))
     }))
   )
-  const stores = Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteSessionStore.layerSqlite, SqliteTelemetryStore.layerSqlite)
+  const stores = Layer.mergeAll(
+    SqlitePromotionStore.layerSqlite,
+    SqliteSessionStore.layerSqlite,
+    SqliteTelemetryStore.layerSqlite
+  )
     .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
   return Effect.runPromise(
     Effect.gen(function*() {
       const agent = yield* NativeRuntime.make({
         prefix: [{ name: "identity", source: "role", fragments: [{ source: "authored", text: "You are a helper." }] }],
-        memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground },
+        memory: {
+          scope: "global",
+          background: RoutingPresets.userBackgroundSections,
+          spec: RoutingPresets.userBackground
+        },
         workingState: "goal: plan the deploy"
       })
       for (const input of inputs) yield* NativeRuntime.runTurn({ agent, sessionId, input })
@@ -54,7 +67,11 @@ describe("engram inspect", () => {
         verified: boolean
         fragments: unknown
       }>
-      expect(all.map((c) => [c.turn, c.call, c.verified])).toEqual([[1, 0, true], [1, 1, true], [2, 0, true], [2, 1, true]])
+      expect(all.map((c) => [c.turn, c.call, c.verified])).toEqual([[1, 0, true], [1, 1, true], [2, 0, true], [
+        2,
+        1,
+        true
+      ]])
       all.forEach((call, i) => expect(call.fragments).toEqual(JSON.parse(JSON.stringify(sent[i]!.request.fragments))))
 
       const human = engram("--db", db, "inspect", "s-cli", "--turn", "2", "--call", "0")
@@ -73,25 +90,33 @@ describe("engram inspect", () => {
     }
   }, 180_000) // three child processes of `engram`; slow on a loaded machine
 
-  it("a 20-turn session: one stored snapshot per model call, each reproduced byte for byte by engram inspect", async () => {
-    const { cleanup, dir } = tempDir()
-    try {
-      const db = Path.join(dir, "engram.db")
-      const sent = await runSession(db, Array.from({ length: 20 }, (_, k) => `status of the deploy, turn ${k + 1}`), "s-20")
-      expect(sent).toHaveLength(40)
-      const calls = engramJson("--db", db, "inspect", "s-20") as ReadonlyArray<{
-        turn: number
-        call: number
-        verified: boolean
-        fragments: unknown
-      }>
-      expect(calls.map((c) => `${c.turn}.${c.call}`)).toEqual(sent.map((s) => `${s.turn}.${s.call}`))
-      calls.forEach((call, i) => {
-        expect(call.verified).toBe(true)
-        expect(call.fragments).toEqual(JSON.parse(JSON.stringify(sent[i]!.request.fragments)))
-      })
-    } finally {
-      cleanup()
-    }
-  }, 180_000)
+  it(
+    "a 20-turn session: one stored snapshot per model call, each reproduced byte for byte by engram inspect",
+    async () => {
+      const { cleanup, dir } = tempDir()
+      try {
+        const db = Path.join(dir, "engram.db")
+        const sent = await runSession(
+          db,
+          Array.from({ length: 20 }, (_, k) => `status of the deploy, turn ${k + 1}`),
+          "s-20"
+        )
+        expect(sent).toHaveLength(40)
+        const calls = engramJson("--db", db, "inspect", "s-20") as ReadonlyArray<{
+          turn: number
+          call: number
+          verified: boolean
+          fragments: unknown
+        }>
+        expect(calls.map((c) => `${c.turn}.${c.call}`)).toEqual(sent.map((s) => `${s.turn}.${s.call}`))
+        calls.forEach((call, i) => {
+          expect(call.verified).toBe(true)
+          expect(call.fragments).toEqual(JSON.parse(JSON.stringify(sent[i]!.request.fragments)))
+        })
+      } finally {
+        cleanup()
+      }
+    },
+    180_000
+  )
 })

@@ -76,7 +76,10 @@ export const injectionRow = (
  */
 export const snapshotFixture = (
   options: { readonly sessionId?: string; readonly turn?: number; readonly call?: number; readonly at?: number } = {}
-): { readonly snapshot: PromptSnapshot.PromptSnapshot; readonly entries: ReadonlyArray<Trajectory.TrajectoryEntry> } => {
+): {
+  readonly snapshot: PromptSnapshot.PromptSnapshot
+  readonly entries: ReadonlyArray<Trajectory.TrajectoryEntry>
+} => {
   const sessionId = options.sessionId ?? "s-1"
   const turn = options.turn ?? 1
   const call = options.call ?? 0
@@ -89,8 +92,10 @@ export const snapshotFixture = (
       fragments: [PromptFragment.authored("## About the user\n"), PromptFragment.memory("- **name**: Doug", ["mem-1"])]
     }
   ]
-  const messages = Array.from({ length: turn }, (_, t) =>
-    new SessionStore.OperatorMessage({ text: `question ${t + 1}`, at: DateTime.unsafeMake(T0 + t) }))
+  const messages = Array.from(
+    { length: turn },
+    (_, t) => new SessionStore.OperatorMessage({ text: `question ${t + 1}`, at: DateTime.unsafeMake(T0 + t) })
+  )
   const projection = ProjectedContext.composeProjectedContext({
     now: at,
     workingState: `turn ${turn}`,
@@ -136,7 +141,10 @@ export const snapshotFixture = (
     usage: null,
     fullText: null
   })
-  return { snapshot, entries: [prefixBlob, ...messages.map((m, seq) => Trajectory.messageEntry(seq, m)), projectionBlob] }
+  return {
+    snapshot,
+    entries: [prefixBlob, ...messages.map((m, seq) => Trajectory.messageEntry(seq, m)), projectionBlob]
+  }
 }
 
 const encode = Schema.encodeSync(TelemetryStore.InjectionLogRow)
@@ -268,7 +276,10 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
         expect(trajectory.blobs.filter((b) => b.kind === "projection")).toHaveLength(20)
         expect(trajectory.messages.map((m) => m.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i))
         // A later body at a taken position does not replace the first one.
-        const other = Trajectory.messageEntry(0, new SessionStore.OperatorMessage({ text: "rewritten", at: DateTime.unsafeMake(T0) }))
+        const other = Trajectory.messageEntry(
+          0,
+          new SessionStore.OperatorMessage({ text: "rewritten", at: DateTime.unsafeMake(T0) })
+        )
         const { entries, snapshot } = snapshotFixture({ turn: 21 })
         yield* s.appendSnapshot(snapshot, [entries[0]!, other, ...entries.slice(2)])
         expect((yield* s.readTrajectory("s-1")).messages[0]).toEqual(entries[1])
@@ -295,7 +306,9 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
         expect(duplicate.message).toContain("session s-1, turn 1, call 0 is already stored")
 
         const next = snapshotFixture({ turn: 2 })
-        const forged = next.entries.map((e) => (e._tag === "Blob" && e.kind === "projection" ? { ...e, body: "{}" } : e))
+        const forged = next.entries.map((
+          e
+        ) => (e._tag === "Blob" && e.kind === "projection" ? { ...e, body: "{}" } : e))
         const badHash = yield* Effect.flip(s.appendSnapshot(next.snapshot, forged))
         expect(badHash).toBeInstanceOf(TelemetryStore.InvalidTelemetryRow)
         expect(badHash.message).toContain("is not the SHA-256 of its body")
@@ -368,27 +381,39 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
         const one = snapshotFixture({ turn: 1 })
         yield* s.appendSnapshot(one.snapshot, one.entries)
         const two = snapshotFixture({ turn: 2 })
-        const said = Trajectory.messageEntry(1, new SessionStore.OperatorMessage({
-          text: "did you know: Doug likes tea",
-          at: DateTime.unsafeMake(T0)
-        }))
+        const said = Trajectory.messageEntry(
+          1,
+          new SessionStore.OperatorMessage({
+            text: "did you know: Doug likes tea",
+            at: DateTime.unsafeMake(T0)
+          })
+        )
         const withText = new PromptSnapshot.PromptSnapshot({
           ...two.snapshot,
-          fullText: { text: "[system] - **name**: Doug\n[user] did you know: Doug likes tea", bytes: 60, truncated: false }
+          fullText: {
+            text: "[system] - **name**: Doug\n[user] did you know: Doug likes tea",
+            bytes: 60,
+            truncated: false
+          }
         })
         yield* s.appendSnapshot(withText, two.entries.map((e) => (e._tag === "Message" && e.seq === 1 ? said : e)))
         const usage = { inputTokens: 10, outputTokens: 2, totalTokens: 12, cachedInputTokens: null }
         yield* s.recordUsage({ sessionId: "s-1", turn: 2, call: 0 }, usage)
         const other = snapshotFixture({ sessionId: "s-2", turn: 1 })
         const authored = other.entries.map((e) =>
-          e._tag === "Blob" && e.kind === "prefix" ? Trajectory.prefixBlob([
-            { name: "identity", source: "role", fragments: [PromptFragment.authored("You are a careful assistant.")] }
-          ]) : e
+          e._tag === "Blob" && e.kind === "prefix" ?
+            Trajectory.prefixBlob([
+              { name: "identity", source: "role", fragments: [PromptFragment.authored("You are a careful assistant.")] }
+            ]) :
+            e
         )
         yield* s.appendSnapshot(
           new PromptSnapshot.PromptSnapshot({
             ...other.snapshot,
-            prefix: { ...other.snapshot.prefix, hash: authored.find((e) => e._tag === "Blob" && e.kind === "prefix")!.hash }
+            prefix: {
+              ...other.snapshot.prefix,
+              hash: authored.find((e) => e._tag === "Blob" && e.kind === "prefix")!.hash
+            }
           }),
           authored
         )
@@ -401,7 +426,10 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
         yield* s.appendSnapshot(
           new PromptSnapshot.PromptSnapshot({
             ...third.snapshot,
-            prefix: { ...third.snapshot.prefix, hash: thirdEntries.find((e) => e._tag === "Blob" && e.kind === "prefix")!.hash },
+            prefix: {
+              ...third.snapshot.prefix,
+              hash: thirdEntries.find((e) => e._tag === "Blob" && e.kind === "prefix")!.hash
+            },
             fullText: { text: "[user] Doug asked", bytes: 17, truncated: false }
           }),
           thirdEntries
@@ -450,11 +478,17 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
         // One call whose history is 1,200 messages; only #1,100 quotes the memory.
         const { entries, snapshot } = snapshotFixture({ turn: 1 })
         const count = 1_200
-        const messages = Array.from({ length: count }, (_, seq) =>
-          Trajectory.messageEntry(seq, new SessionStore.OperatorMessage({
-            text: seq === 1_100 ? "remember: the gate code is 8812" : `question ${seq}`,
-            at: DateTime.unsafeMake(T0)
-          })))
+        const messages = Array.from(
+          { length: count },
+          (_, seq) =>
+            Trajectory.messageEntry(
+              seq,
+              new SessionStore.OperatorMessage({
+                text: seq === 1_100 ? "remember: the gate code is 8812" : `question ${seq}`,
+                at: DateTime.unsafeMake(T0)
+              })
+            )
+        )
         yield* s.appendSnapshot(
           new PromptSnapshot.PromptSnapshot({ ...snapshot, messages: { input: count - 1, count } }),
           [...entries.filter((e) => e._tag === "Blob"), ...messages]

@@ -216,7 +216,10 @@ export interface ForgetPlan<K> {
     readonly before: Trajectory.TrajectoryEntry
     readonly after: Trajectory.TrajectoryEntry
   }>
-  readonly blobs: ReadonlyMap<string, ReadonlyMap<string, { readonly hash: string; readonly ids: ReadonlyArray<string> }>>
+  readonly blobs: ReadonlyMap<
+    string,
+    ReadonlyMap<string, { readonly hash: string; readonly ids: ReadonlyArray<string> }>
+  >
   readonly messages: ReadonlyMap<string, ReadonlyMap<number, ReadonlyArray<string>>>
 }
 
@@ -275,7 +278,7 @@ export const redactSnapshot = (
   const prefix = remap(snapshot.prefix.hash)
   const projection = remap(snapshot.projection.hash)
   for (const [seq, held] of plan.messages.get(snapshot.sessionId) ?? []) {
-    if (seq < snapshot.messages.count) for (const id of held) ids.add(id)
+    if (seq < snapshot.messages.count) { for (const id of held) ids.add(id) }
   }
   let fullText = snapshot.fullText
   if (fullText !== null) {
@@ -515,7 +518,9 @@ export const makeMemory = (): TelemetryStoreService => {
         continue
       }
       const s = decoded.right
-      if ((filter.turn === undefined || s.turn === filter.turn) && (filter.call === undefined || s.call === filter.call)) {
+      if (
+        (filter.turn === undefined || s.turn === filter.turn) && (filter.call === undefined || s.call === filter.call)
+      ) {
         out.push(s)
       }
     }
@@ -691,9 +696,11 @@ export const layerRetention = <Out>(
   Layer.scopedDiscard(
     Effect.forkScoped(
       sweep(policy).pipe(
-        Effect.catchAll((error) => Effect.logWarning("telemetry retention sweep failed").pipe(
-          Effect.annotateLogs({ problem: error.message })
-        )),
+        Effect.catchAll((error) =>
+          Effect.logWarning("telemetry retention sweep failed").pipe(
+            Effect.annotateLogs({ problem: error.message })
+          )
+        ),
         Effect.repeat(schedule)
       )
     )

@@ -304,12 +304,16 @@ export const explainCall = (options: {
     ? "its delivery policy is on_demand: only a memory_recall tool call can fetch it"
     : !MemoryQuery.isDeliverable(record, snapshot.at)
     ? "it was not deliverable at the time of the call (rejected, expired or superseded)"
-    : (overlay !== null && overlay.status === "declined" ? "the routing spec placed it nowhere (recall only), and " : "") +
+    : (overlay !== null && overlay.status === "declined"
+      ? "the routing spec placed it nowhere (recall only), and "
+      : "") +
       (queryTokens === null
-    ? "the call had no query to recall by"
-    : queryTokens.length === 0
-    ? "the call's query shares no search token with it"
-    : `the query shares ${queryTokens.join(", ")} with it, but the search did not return it among the hits the budget allowed`)
+        ? "the call had no query to recall by"
+        : queryTokens.length === 0
+        ? "the call's query shares no search token with it"
+        : `the query shares ${
+          queryTokens.join(", ")
+        } with it, but the search did not return it among the hits the budget allowed`)
   return verdict("not-recalled", false, `not recalled: ${why}`)
 }
 

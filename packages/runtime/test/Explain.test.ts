@@ -133,7 +133,9 @@ describe("Explain", () => {
       const { call } = yield* explainOne(old.id, "s-1")
       expect(call.verdict).toBe("withheld")
       expect(call.withheld).toEqual({ section: "always_on_memory", ref: old.id, reason: "in-prefix" })
-      expect(call.overlay).toEqual(expect.objectContaining({ status: "declined", reason: "shadowed", heldBy: current.id }))
+      expect(call.overlay).toEqual(
+        expect.objectContaining({ status: "declined", reason: "shadowed", heldBy: current.id })
+      )
       expect((yield* explainOne(current.id, "s-1")).call.verdict).toBe("composed")
     }).pipe(Effect.provide(env())))
 
@@ -199,7 +201,10 @@ describe("Explain", () => {
     Effect.gen(function*() {
       const name = yield* save({ content: "My name is Doug", kind: "profile", label: "name" })
       yield* turn("hello there", "s-1")
-      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.forget({ ids: [name.id] }, { by: "operator:test" }))
+      yield* Effect.flatMap(
+        MemoryStore.MemoryStore,
+        (store) => store.forget({ ids: [name.id] }, { by: "operator:test" })
+      )
       const { call, explanation } = yield* explainOne(name.id, "s-1")
       expect(call.verdict).toBe("composed")
       expect(call.queryTokens).toBeNull()

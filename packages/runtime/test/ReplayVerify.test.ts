@@ -53,8 +53,16 @@ describe("Replay.verifySession", () => {
       ])
 
       // The memory changed since: the re-run projects the new record too.
-      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
-        store.write([{ content: "The staging database moved to db-7", kind: "fact", scope: "global", sourceType: "operator" }]))
+      yield* Effect.flatMap(
+        MemoryStore.MemoryStore,
+        (store) =>
+          store.write([{
+            content: "The staging database moved to db-7",
+            kind: "fact",
+            scope: "global",
+            sourceType: "operator"
+          }])
+      )
       const changed = yield* Replay.verifySession({ agent: live, sessionId: "s-1" })
       expect(changed.every((c) => c.stored && !c.matches)).toBe(true)
       const first = changed[0]!.difference!

@@ -380,7 +380,6 @@ export const ExplainAnswer = Schema.Unknown
 // Routes
 // ---------------------------------------------------------------------------------------------
 
-
 /**
  * Memories: list, search, get (with history and promotion rows), create, review, supersede,
  * expire, forget, tombstones.
@@ -396,7 +395,11 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
     HttpApiEndpoint.post("create", "/memories").setPayload(MemoryRecord.MemoryWriteInput)
       .addSuccess(CreatedAnswer, { status: 201 })
   )
-  .add(HttpApiEndpoint.post("review", "/memories/:id/review").setPath(IdPath).setPayload(ReviewBody).addSuccess(RecordAnswer))
+  .add(
+    HttpApiEndpoint.post("review", "/memories/:id/review").setPath(IdPath).setPayload(ReviewBody).addSuccess(
+      RecordAnswer
+    )
+  )
   .add(
     HttpApiEndpoint.post("supersede", "/memories/:id/supersede").setPath(IdPath)
       .setPayload(MemoryRecord.MemoryWriteInput).addSuccess(SupersededAnswer)

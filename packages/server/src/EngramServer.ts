@@ -11,11 +11,11 @@
  *
  * @since 0.1.0
  */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { type MemoryStore, type PromotionStore, RoutingPresets, RoutingSpecs, type TelemetryStore } from "@engram/core"
 import { ContextProjection, type StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"

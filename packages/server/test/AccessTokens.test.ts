@@ -59,5 +59,8 @@ const suite = (name: string, layer: Layer.Layer<AccessTokens.AccessTokens, unkno
 suite("in-memory", AccessTokens.layerMemory)
 suite("sqlite", Layer.provideMerge(AccessTokens.layerSql, EngramSqlite.layerClient({ filename: ":memory:" })))
 describePg("AccessTokens on PostgreSQL", (url) => {
-  suite("postgres", Layer.provideMerge(AccessTokens.layerSql, EngramPg.layerTemporarySchema({ url, prefix: "engram_tok" })))
+  suite(
+    "postgres",
+    Layer.provideMerge(AccessTokens.layerSql, EngramPg.layerTemporarySchema({ url, prefix: "engram_tok" }))
+  )
 })

@@ -75,7 +75,10 @@ const payloadArb = (shape: EndpointShape) =>
     Option.match(shape.payloadSchema, { onNone: () => fc.constant(undefined), onSome: wire }),
     Option.match(shape.payloadSchema, {
       onNone: () => fc.constant(undefined),
-      onSome: (schema) => wire(schema).map((value) => (typeof value === "object" && value !== null ? { ...value, scope: "project:b" } : value))
+      onSome: (schema) =>
+        wire(schema).map((
+          value
+        ) => (typeof value === "object" && value !== null ? { ...value, scope: "project:b" } : value))
     }),
     fc.jsonValue(),
     fc.constantFrom("{", "not json", "[]", "{\"ids\":[\"b-1\"]}", "{\"scope\":\"project:b\"}")
@@ -95,7 +98,7 @@ const toSearch = (params: unknown): string => {
 
 /** Every string under a `scope` key, anywhere in a JSON answer. */
 const scopesIn = (json: unknown, out: Set<string> = new Set()): Set<string> => {
-  if (Array.isArray(json)) for (const item of json) scopesIn(item, out)
+  if (Array.isArray(json)) { for (const item of json) scopesIn(item, out) }
   else if (typeof json === "object" && json !== null) {
     for (const [key, value] of Object.entries(json)) {
       if (key === "scope" && typeof value === "string") out.add(value)
@@ -108,67 +111,94 @@ const scopesIn = (json: unknown, out: Set<string> = new Set()): Set<string> => {
 const NUM_RUNS = 1_200
 
 describe("schema-driven fuzz", () => {
-  it.live(`${NUM_RUNS} requests from the API's schemas: 0 cross-scope 2xx, 0 5xx`, () =>
-    Effect.scoped(Effect.gen(function*() {
-      expect(endpoints.length).toBe(17)
-      const served = yield* serve
-      yield* seedSession(served, { sessionId: "s-a", scope: "project:a", secret: "ASECRET-session", memoryId: "a-1" })
-      yield* seedSession(served, { sessionId: "s-b", scope: "project:b", secret: "BSECRET-session", memoryId: "b-1" })
-      const reseed = Effect.forEach([
-        ...ownIds.map((id) => ({ id, content: `ASECRET ${id} shared`, kind: "standing" as const, label: id, scope: "project:a" })),
-        ...otherIds.map((id) => ({ id, content: `BSECRET ${id} shared`, kind: "standing" as const, label: id, scope: "project:b" }))
-      ], (input) => Effect.exit(seed(served, [input])), { discard: true })
-      const held: Record<string, ReadonlyArray<string>> = { a: ["project:a"], b: ["project:b"], ro: ["project:a"] }
-      const secrets: Record<string, string> = { a: "BSECRET", b: "ASECRET", ro: "BSECRET" }
-      const figures = { requests: 0, crossScope2xx: 0, fiveXx: 0, byStatus: new Map<number, number>() }
-      const failures: Array<string> = []
-      const request = fc.constantFrom(...endpoints).chain((shape) =>
-        fc.record({
-          shape: fc.constant(shape),
-          id: idArb,
-          session: sessionArb,
-          params: urlParamsArb(shape),
-          body: payloadArb(shape),
-          token: tokenArb
-        })
-      )
-      const samples = fc.sample(request, { numRuns: NUM_RUNS, seed: 11 })
-      for (const [index, sample] of samples.entries()) {
-        if (index % 100 === 0) yield* reseed
-        const path = sample.shape.path.replace(":id", encodeURIComponent(sample.id))
-          .replace(":session", encodeURIComponent(sample.session)) + toSearch(sample.params)
-        const token = sample.token === "none"
-          ? undefined
-          : sample.token === "junk"
-          ? "egm_not-a-token"
-          : served.tokens[sample.token as "a" | "b" | "ro"]
-        const withBody = sample.shape.method !== "GET" && sample.body !== undefined
-        const answer = yield* served.request(sample.shape.method, path, { token, ...(withBody ? { body: sample.body } : {}) })
-        figures.requests++
-        figures.byStatus.set(answer.status, (figures.byStatus.get(answer.status) ?? 0) + 1)
-        const describe = `${sample.shape.method} ${path} (${sample.token}) ${JSON.stringify(sample.body)} -> ${answer.status} ${answer.text.slice(0, 300)}`
-        if (answer.status >= 500) {
-          figures.fiveXx++
-          failures.push(describe)
-        }
-        const scopes = held[sample.token]
-        if (answer.status < 300 && scopes !== undefined) {
-          const foreign = [...scopesIn(answer.json)].filter((scope) => !scopes.includes(scope))
-          if (foreign.length > 0 || answer.text.includes(secrets[sample.token]!)) {
-            figures.crossScope2xx++
+  it.live(
+    `${NUM_RUNS} requests from the API's schemas: 0 cross-scope 2xx, 0 5xx`,
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        expect(endpoints.length).toBe(17)
+        const served = yield* serve
+        yield* seedSession(served, { sessionId: "s-a", scope: "project:a", secret: "ASECRET-session", memoryId: "a-1" })
+        yield* seedSession(served, { sessionId: "s-b", scope: "project:b", secret: "BSECRET-session", memoryId: "b-1" })
+        const reseed = Effect.forEach(
+          [
+            ...ownIds.map((id) => ({
+              id,
+              content: `ASECRET ${id} shared`,
+              kind: "standing" as const,
+              label: id,
+              scope: "project:a"
+            })),
+            ...otherIds.map((id) => ({
+              id,
+              content: `BSECRET ${id} shared`,
+              kind: "standing" as const,
+              label: id,
+              scope: "project:b"
+            }))
+          ],
+          (input) => Effect.exit(seed(served, [input])),
+          { discard: true }
+        )
+        const held: Record<string, ReadonlyArray<string>> = { a: ["project:a"], b: ["project:b"], ro: ["project:a"] }
+        const secrets: Record<string, string> = { a: "BSECRET", b: "ASECRET", ro: "BSECRET" }
+        const figures = { requests: 0, crossScope2xx: 0, fiveXx: 0, byStatus: new Map<number, number>() }
+        const failures: Array<string> = []
+        const request = fc.constantFrom(...endpoints).chain((shape) =>
+          fc.record({
+            shape: fc.constant(shape),
+            id: idArb,
+            session: sessionArb,
+            params: urlParamsArb(shape),
+            body: payloadArb(shape),
+            token: tokenArb
+          })
+        )
+        const samples = fc.sample(request, { numRuns: NUM_RUNS, seed: 11 })
+        for (const [index, sample] of samples.entries()) {
+          if (index % 100 === 0) yield* reseed
+          const path = sample.shape.path.replace(":id", encodeURIComponent(sample.id))
+            .replace(":session", encodeURIComponent(sample.session)) + toSearch(sample.params)
+          const token = sample.token === "none"
+            ? undefined
+            : sample.token === "junk"
+            ? "egm_not-a-token"
+            : served.tokens[sample.token as "a" | "b" | "ro"]
+          const withBody = sample.shape.method !== "GET" && sample.body !== undefined
+          const answer = yield* served.request(sample.shape.method, path, {
+            token,
+            ...(withBody ? { body: sample.body } : {})
+          })
+          figures.requests++
+          figures.byStatus.set(answer.status, (figures.byStatus.get(answer.status) ?? 0) + 1)
+          const describe = `${sample.shape.method} ${path} (${sample.token}) ${
+            JSON.stringify(sample.body)
+          } -> ${answer.status} ${answer.text.slice(0, 300)}`
+          if (answer.status >= 500) {
+            figures.fiveXx++
             failures.push(describe)
           }
+          const scopes = held[sample.token]
+          if (answer.status < 300 && scopes !== undefined) {
+            const foreign = [...scopesIn(answer.json)].filter((scope) => !scopes.includes(scope))
+            if (foreign.length > 0 || answer.text.includes(secrets[sample.token]!)) {
+              figures.crossScope2xx++
+              failures.push(describe)
+            }
+          }
         }
-      }
-      const statuses = [...figures.byStatus.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(" ")
-      console.log(
-        `fuzz: ${figures.requests} requests over ${endpoints.length} routes, cross-scope 2xx ${figures.crossScope2xx}, ` +
-          `5xx ${figures.fiveXx} (statuses ${statuses})`
-      )
-      expect(failures).toEqual([])
-      expect(figures.requests).toBeGreaterThanOrEqual(1_000)
-      // The fuzz reached past the door: some requests succeeded and some were refused as invalid.
-      expect(figures.byStatus.get(200) ?? 0).toBeGreaterThan(50)
-      expect(figures.byStatus.get(400) ?? 0).toBeGreaterThan(50)
-    })), 300_000)
+        const statuses = [...figures.byStatus.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(
+          " "
+        )
+        console.log(
+          `fuzz: ${figures.requests} requests over ${endpoints.length} routes, cross-scope 2xx ${figures.crossScope2xx}, ` +
+            `5xx ${figures.fiveXx} (statuses ${statuses})`
+        )
+        expect(failures).toEqual([])
+        expect(figures.requests).toBeGreaterThanOrEqual(1_000)
+        // The fuzz reached past the door: some requests succeeded and some were refused as invalid.
+        expect(figures.byStatus.get(200) ?? 0).toBeGreaterThan(50)
+        expect(figures.byStatus.get(400) ?? 0).toBeGreaterThan(50)
+      })),
+    300_000
+  )
 })

@@ -33,11 +33,19 @@ export const routes: ReadonlyArray<Route> = [
   {
     name: "supersede",
     writes: true,
-    request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/supersede`, body: { content: "v2", kind: "note" } })
+    request: (_, id) => ({
+      method: "POST",
+      path: `/api/memories/${id}/supersede`,
+      body: { content: "v2", kind: "note" }
+    })
   },
   { name: "expire", writes: true, request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/expire` }) },
   { name: "forget", writes: true, request: (_, id) => ({ method: "DELETE", path: `/api/memories/${id}` }) },
-  { name: "forgetMany", writes: true, request: (_, id) => ({ method: "POST", path: "/api/forget", body: { ids: [id] } }) },
+  {
+    name: "forgetMany",
+    writes: true,
+    request: (_, id) => ({ method: "POST", path: "/api/forget", body: { ids: [id] } })
+  },
   {
     name: "forgetScope",
     writes: true,
@@ -47,8 +55,16 @@ export const routes: ReadonlyArray<Route> = [
   { name: "promotions", writes: false, request: (s) => ({ method: "GET", path: `/api/promotions?${q(s)}` }) },
   { name: "agent", writes: false, request: (s) => ({ method: "GET", path: `/api/agent?${q(s)}` }) },
   { name: "projection", writes: false, request: (s) => ({ method: "GET", path: `/api/projection?q=secret&${q(s)}` }) },
-  { name: "snapshots", writes: false, request: (s) => ({ method: "GET", path: `/api/sessions/${sessionOf(s)}/snapshots` }) },
-  { name: "inspect", writes: false, request: (s) => ({ method: "GET", path: `/api/sessions/${sessionOf(s)}/inspect` }) },
+  {
+    name: "snapshots",
+    writes: false,
+    request: (s) => ({ method: "GET", path: `/api/sessions/${sessionOf(s)}/snapshots` })
+  },
+  {
+    name: "inspect",
+    writes: false,
+    request: (s) => ({ method: "GET", path: `/api/sessions/${sessionOf(s)}/inspect` })
+  },
   {
     name: "explain",
     writes: false,
@@ -99,7 +115,11 @@ describe("scope matrix", () => {
           if (answer.status < 300) figures.crossScope2xx++
           expect(answer.text, `${route.name}: another scope's content`).not.toContain("project:b secret")
         }
-        rows.push(`${route.name.padEnd(12)} own ${own.status} other ${other.status} none ${none.status} ro ${readOnly.status} ro-other ${readOnlyOther.status}`)
+        rows.push(
+          `${
+            route.name.padEnd(12)
+          } own ${own.status} other ${other.status} none ${none.status} ro ${readOnly.status} ro-other ${readOnlyOther.status}`
+        )
         expect(own.status, `${route.name} own: ${own.text}`).toBeLessThan(300)
         expect(other.status, `${route.name} other: ${other.text}`).toBe(404)
         expect(none.status, `${route.name} no token`).toBe(401)
@@ -109,7 +129,11 @@ describe("scope matrix", () => {
       // A token from no store at all, and a malformed header, are 401 too.
       const forged = yield* served.request("GET", "/api/memories", { token: "egm_forged" })
       expect(forged.status).toBe(401)
-      console.log(`scope matrix\n${rows.join("\n")}\nrequests ${figures.requests}, cross-scope 2xx ${figures.crossScope2xx}, 5xx ${figures.fiveXx}`)
+      console.log(
+        `scope matrix\n${
+          rows.join("\n")
+        }\nrequests ${figures.requests}, cross-scope 2xx ${figures.crossScope2xx}, 5xx ${figures.fiveXx}`
+      )
       expect(figures).toEqual({ requests: routes.length * 5, crossScope2xx: 0, fiveXx: 0 })
     })))
 
@@ -136,7 +160,12 @@ describe("sessions, inspect and explain over HTTP", () => {
     Effect.scoped(Effect.gen(function*() {
       const served = yield* serve
       yield* seed(served, [{ id: "a-fact", content: "the alpha vault code", kind: "fact", scope: "project:a" }])
-      yield* seedSession(served, { sessionId: "s-a", scope: "project:a", secret: "the alpha vault code", memoryId: "a-fact" })
+      yield* seedSession(served, {
+        sessionId: "s-a",
+        scope: "project:a",
+        secret: "the alpha vault code",
+        memoryId: "a-fact"
+      })
       yield* seedSession(served, { sessionId: "s-b", scope: "project:b", secret: "beta", memoryId: "a-fact" })
       const inspected = yield* served.request("GET", "/api/sessions/s-a/inspect", { token: served.tokens.ro })
       expect(inspected.status).toBe(200)
@@ -155,11 +184,17 @@ describe("sessions, inspect and explain over HTTP", () => {
       // Explain without a session names only the sessions this token may see.
       const explained = yield* served.request("GET", "/api/memories/a-fact/explain", { token: served.tokens.a })
       expect(explained.status).toBe(200)
-      expect((explained.json as { sessions: Array<{ sessionId: string }> }).sessions.map((s) => s.sessionId)).toEqual(["s-a"])
-      const inCall = yield* served.request("GET", "/api/memories/a-fact/explain?session=s-a", { token: served.tokens.a })
+      expect((explained.json as { sessions: Array<{ sessionId: string }> }).sessions.map((s) => s.sessionId)).toEqual([
+        "s-a"
+      ])
+      const inCall = yield* served.request("GET", "/api/memories/a-fact/explain?session=s-a", {
+        token: served.tokens.a
+      })
       expect((inCall.json as { calls: Array<{ verdict: string; injectionLogged: boolean }> }).calls)
         .toEqual([expect.objectContaining({ verdict: "not-recalled", injectionLogged: true })])
-      const viaForeign = yield* served.request("GET", "/api/memories/a-fact/explain?session=s-b", { token: served.tokens.a })
+      const viaForeign = yield* served.request("GET", "/api/memories/a-fact/explain?session=s-b", {
+        token: served.tokens.a
+      })
       expect(viaForeign.status).toBe(404)
       const bad = yield* served.request("GET", "/api/sessions/s-a/inspect?turn=-1", { token: served.tokens.a })
       expect(bad.status).toBe(400)
@@ -172,6 +207,8 @@ describe("sessions, inspect and explain over HTTP", () => {
       expect(after.text).not.toContain("the alpha vault code")
       const rebuilt = yield* served.request("GET", "/api/sessions/s-a/inspect", { token: served.tokens.a })
       expect(rebuilt.text).not.toContain("the alpha vault code")
-      expect((rebuilt.json as { calls: Array<{ redacted: Array<string> }> }).calls.map((c) => c.redacted)).toEqual([["a-fact"]])
+      expect((rebuilt.json as { calls: Array<{ redacted: Array<string> }> }).calls.map((c) => c.redacted)).toEqual([[
+        "a-fact"
+      ]])
     })))
 })

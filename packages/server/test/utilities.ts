@@ -90,7 +90,11 @@ export const seedSession = (
     Effect.gen(function*() {
       const at = DateTime.unsafeMake(Date.UTC(2025, 0, 1))
       const inputs: ModelRequest.RequestInput = {
-        prefix: [{ name: "identity", source: "role", fragments: [{ source: "authored", text: `You guard ${options.secret}.` }] }],
+        prefix: [{
+          name: "identity",
+          source: "role",
+          fragments: [{ source: "authored", text: `You guard ${options.secret}.` }]
+        }],
         history: [],
         input: new SessionStore.OperatorMessage({ text: `tell me ${options.secret}`, at }),
         rounds: [],

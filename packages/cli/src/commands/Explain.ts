@@ -45,13 +45,17 @@ export const renderExplanation = (e: Explain.Explanation): string => {
     lines.push(
       `  routing: spec ${r.specKey}@${r.specVersion} · ` +
         (r.promoted
-          ? `promoted to ${r.section}/${r.key} (${r.placementKey}, key from ${r.keySource ?? "?"}, tier ${r.tier ?? "?"})`
+          ? `promoted to ${r.section}/${r.key} (${r.placementKey}, key from ${r.keySource ?? "?"}, tier ${
+            r.tier ?? "?"
+          })`
           : "not promoted (the spec placed it nowhere: recall only)")
     )
   }
   for (const c of e.calls) {
     lines.push(
-      `  turn ${c.turn}, call ${c.call} (${c.mode}): ${c.reached ? "REACHED" : "not reached"} — ${c.verdict}: ${c.reason}` +
+      `  turn ${c.turn}, call ${c.call} (${c.mode}): ${
+        c.reached ? "REACHED" : "not reached"
+      } — ${c.verdict}: ${c.reason}` +
         (c.injectionLogged ? " [injection log]" : "")
     )
   }
@@ -90,7 +94,8 @@ export const command = Command.make(
       )
       if (Explain.isUnknown(explanation)) {
         return yield* new CliFailure({
-          problem: `nothing is known of memory ${memoryId}: no record, tombstone, promotion row or stored call names it`,
+          problem:
+            `nothing is known of memory ${memoryId}: no record, tombstone, promotion row or stored call names it`,
           exitCode: ExitCode.refused
         })
       }

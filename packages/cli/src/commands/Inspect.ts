@@ -32,7 +32,11 @@ export const renderCall = (call: Inspect.InspectedCall): string => {
   const s = call.snapshot
   const rule = (title: string) => `── ${title} ${"─".repeat(Math.max(3, 76 - title.length))}`
   return [
-    rule(`session ${s.sessionId}, turn ${s.turn}, call ${s.call} (${s.mode}${s.model === null ? "" : `, model ${s.model}`})`),
+    rule(
+      `session ${s.sessionId}, turn ${s.turn}, call ${s.call} (${s.mode}${
+        s.model === null ? "" : `, model ${s.model}`
+      })`
+    ),
     `  sent ${s.at.toJSON()} · ${s.request.chars} chars in ${s.request.messages} messages · ` +
     (call.verified
       ? "rebuilt byte for byte"
@@ -40,7 +44,9 @@ export const renderCall = (call: Inspect.InspectedCall): string => {
       ? `redacted: the text of forgotten ${call.redacted.join(", ")} was removed`
       : "WARNING: the rebuild differs from what was recorded"),
     `  tools offered: ${s.tools.join(", ") || "none"}`,
-    ...(s.strippedFrames.length > 0 ? [`  stripped legacy frames: ${s.strippedFrames.map((f) => `#${f.seq}`).join(", ")}`] : []),
+    ...(s.strippedFrames.length > 0
+      ? [`  stripped legacy frames: ${s.strippedFrames.map((f) => `#${f.seq}`).join(", ")}`]
+      : []),
     ...(s.usage === null ? [] : [`  usage: ${s.usage.inputTokens ?? "?"} in, ${s.usage.outputTokens ?? "?"} out`]),
     ...Demo.renderRequest(call.request),
     rule("Projection budget"),

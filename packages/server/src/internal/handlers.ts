@@ -124,7 +124,9 @@ export const authorization = Layer.effect(
         )
         // Fail closed: a token that names no scope grants nothing.
         if (token === undefined || token.scopes.length === 0) {
-          return yield* new Unauthorized({ message: "this token is not valid here; create one with engram token create" })
+          return yield* new Unauthorized({
+            message: "this token is not valid here; create one with engram token create"
+          })
         }
         return { tokenId: token.id, label: token.label, scopes: token.scopes, readOnly: token.readOnly }
       })
@@ -180,7 +182,9 @@ export const layerHandlers = (config: ServerConfig) => {
               links.set(id, { _tag: "Missing", id })
             }
           }
-          return MemoryForget.supersessionChain(record.id, (id) => links.get(id) ?? { _tag: "Missing", id }).map((link) =>
+          return MemoryForget.supersessionChain(record.id, (id) => links.get(id) ?? { _tag: "Missing", id }).map((
+            link
+          ) =>
             link._tag === "Record"
               ? { id: link.record.id, state: "stored" as const, record: link.record }
               : link._tag === "Forgotten"
@@ -382,11 +386,15 @@ export const layerHandlers = (config: ServerConfig) => {
             const access = yield* CurrentAccess
             // The memory must be one this token can see: stored, or forgotten, in its scopes.
             const { records } = yield* http(store.get([path.id], { scopes: access.scopes }))
-            const graves = records.length > 0 ? [] : yield* http(store.tombstones({ ids: [path.id], scopes: access.scopes }))
+            const graves = records.length > 0
+              ? []
+              : yield* http(store.tombstones({ ids: [path.id], scopes: access.scopes }))
             if (records.length === 0 && graves.length === 0) {
               return yield* new NotFound({ message: `no memory ${path.id}` })
             }
-            if (urlParams.session !== undefined) yield* session(access, urlParams.session)
+            if (urlParams.session !== undefined) {
+              yield* session(access, urlParams.session)
+            }
             const explanation = yield* http(Effect.provide(
               Explain.explain({
                 memoryId: path.id,
@@ -397,14 +405,21 @@ export const layerHandlers = (config: ServerConfig) => {
               context
             ))
             // Without a session, only the sessions this token may see are named.
-            const shown = yield* Effect.filter(explanation.sessions, (s) => visible(access, s.sessionId))
+            const shown = yield* Effect.filter(explanation.sessions, (s) =>
+              visible(access, s.sessionId))
             return { ...explanation, sessions: shown }
           }))
     }))
 
-  const access = HttpApiBuilder.group(EngramApi, "access", (handlers) =>
-    handlers.handle("whoami", () =>
-      Effect.map(CurrentAccess, (who) => ({ label: who.label, scopes: who.scopes, readOnly: who.readOnly }))))
+  const access = HttpApiBuilder.group(
+    EngramApi,
+    "access",
+    (handlers) =>
+      handlers.handle(
+        "whoami",
+        () => Effect.map(CurrentAccess, (who) => ({ label: who.label, scopes: who.scopes, readOnly: who.readOnly }))
+      )
+  )
 
   return Layer.mergeAll(memories, composition, sessions, access)
 }

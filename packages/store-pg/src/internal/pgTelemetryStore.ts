@@ -4,8 +4,8 @@ import { MemoryWrite, PromptSnapshot, SessionStore, StoredRows, TelemetryStore, 
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
 import { reasonOf } from "../PgError.js"
+import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
 
 /** One row per appended injection row. */
 export const injectionsTable = "engram_injection_log"

@@ -76,9 +76,13 @@ type Row = Record<string, unknown>
 
 /** Rows read per page when forget looks for a forgotten memory's text. */
 const FORGET_PAGE = 500
-type EntryRow = { readonly id: number; readonly kind: unknown; readonly seq: unknown; readonly hash: unknown; readonly body: unknown }
-
-
+type EntryRow = {
+  readonly id: number
+  readonly kind: unknown
+  readonly seq: unknown
+  readonly hash: unknown
+  readonly body: unknown
+}
 
 /** A stored row as an injection row, or why it cannot be read. */
 export const decodeRow = (row: Row): Either.Either<TelemetryStore.InjectionLogRow, string> => {
@@ -242,7 +246,11 @@ export const make: Effect.Effect<
         const sessions = [...new Set(plan.changed.map((c) => c.sessionId))]
         const rows = new Map<number, Row>()
         for (const sessionId of sessions) {
-          for (const row of yield* sql<Row>`SELECT id, body, usage FROM ${sql(SNAPSHOTS_TABLE)} WHERE session_id = ${sessionId}`) {
+          for (
+            const row of yield* sql<Row>`SELECT id, body, usage FROM ${
+              sql(SNAPSHOTS_TABLE)
+            } WHERE session_id = ${sessionId}`
+          ) {
             rows.set(Number(row.id), row)
           }
         }
