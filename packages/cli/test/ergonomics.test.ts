@@ -170,3 +170,32 @@ describe("declines say why and what fixes them", () => {
     }
   }, PROCESSES)
 })
+
+describe("id prefixes", () => {
+  it("review, supersede, expire and forget take an unambiguous prefix; an ambiguous one is refused", async () => {
+    const { cleanup, dir } = tempDir()
+    try {
+      const db = Path.join(dir, "p.db")
+      for (const id of ["team-alpha-1", "team-alpha-2", "team-beta-1"]) {
+        expect((await engram("--db", db, "memory", "add", `fact ${id}`, "--kind", "fact", "--id", id)).code).toBe(0)
+      }
+      const reviewed = await engramJson("--db", db, "memory", "review", "team-b", "confirmed")
+      expect(reviewed).toMatchObject({ record: { id: "team-beta-1", reviewState: "confirmed" } })
+      expectRefused(
+        await engram("--db", db, "memory", "review", "team-alpha", "confirmed"),
+        `"team-alpha" starts several memory ids (team-alpha-1, team-alpha-2); give more of the id`
+      )
+      const expired = await engramJson("--db", db, "memory", "expire", "team-alpha-2")
+      expect(expired).toMatchObject({ record: { id: "team-alpha-2" } })
+      const superseded = await engramJson("--db", db, "memory", "supersede", "team-alpha-1", "a newer fact")
+      expect(superseded).toMatchObject({ superseded: { id: "team-alpha-1" } })
+      // Too short to expand: the store reports it as it was typed.
+      expectRefused(await engram("--db", db, "memory", "review", "tea", "confirmed"), `no memory with id "tea"`)
+      const forgot = await engram("--db", db, "memory", "forget", "team-b", "--json")
+      expect(forgot.code).toBe(0)
+      expect(forgot.stdout).toContain("team-beta-1")
+    } finally {
+      cleanup()
+    }
+  }, PROCESSES)
+})

@@ -165,6 +165,50 @@ const output = (document: () => unknown, human: () => string) =>
 
 const store = MemoryStore.MemoryStore
 
+/**
+ * The shortest id prefix `resolveId` expands.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MIN_ID_PREFIX = 4
+
+/**
+ * The memory id an argument names: the id itself when a memory has it, else the one id that
+ * starts with it (at least {@link MIN_ID_PREFIX} characters; superseded, expired and rejected
+ * memories count). Several ids starting with it is a refusal listing some of them; none leaves
+ * the argument as it was, for the store to report as not found.
+ *
+ * @since 0.1.0
+ * @category ids
+ */
+export const resolveId = (id: MemoryRecord.MemoryId) =>
+  Effect.gen(function*() {
+    const memories = yield* store
+    if ((yield* memories.get([id])).records.length > 0 || id.length < MIN_ID_PREFIX) return id
+    const matches: Array<MemoryRecord.MemoryId> = []
+    let cursor: string | undefined
+    do {
+      const page = yield* memories.list({
+        includeSuperseded: true,
+        limit: MemoryQuery.MAX_LIMIT,
+        ...(cursor === undefined ? {} : { cursor })
+      })
+      for (const record of page.records) if (record.id.startsWith(id)) matches.push(record.id)
+      cursor = matches.length > 1 ? undefined : page.nextCursor
+    } while (cursor !== undefined)
+    if (matches.length > 1) {
+      matches.sort()
+      return yield* new CliFailure({
+        problem: `"${id}" starts several memory ids (${matches.slice(0, 3).join(", ")}${
+          matches.length > 3 ? ", …" : ""
+        }); give more of the id`,
+        exitCode: ExitCode.refused
+      })
+    }
+    return matches[0] ?? id
+  })
+
 // ---------------------------------------------------------------------------------------------
 // Subcommands
 // ---------------------------------------------------------------------------------------------
@@ -266,7 +310,9 @@ export const review = Command.make(
   },
   ({ id, state }) =>
     Effect.gen(function*() {
-      const record = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.setReviewState(id, state)))
+      const record = yield* StoreBackend.provide(
+        Effect.flatMap(resolveId(id), (full) => Effect.flatMap(store, (s) => s.setReviewState(full, state)))
+      )
       yield* output(() => ({ record: Render.jsonRecord(record) }), () => `${record.id} is now ${record.reviewState}`)
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(Command.withDescription("Confirm, reject or reset the review state of a memory."))
@@ -293,7 +339,8 @@ export const supersede = Command.make(
       const outcome = yield* StoreBackend.provide(
         Effect.gen(function*() {
           const memories = yield* store
-          const { records } = yield* memories.get([oldId])
+          const fullId = yield* resolveId(oldId)
+          const { records } = yield* memories.get([fullId])
           const original = records[0]
           const input = yield* writeInputOf(content, kind ?? original?.kind ?? "note", {
             ...fields,
@@ -301,7 +348,7 @@ export const supersede = Command.make(
             tags: fields.tags ?? (original !== undefined && original.tags.length > 0 ? original.tags : undefined),
             delivery: fields.delivery ?? original?.deliveryPolicy
           })
-          return yield* memories.supersede(oldId, input)
+          return yield* memories.supersede(fullId, input)
         })
       )
       const now = yield* MemoryWrite.now
@@ -334,7 +381,9 @@ export const expire = Command.make(
   { id: idArg("id", "The memory to expire.") },
   ({ id }) =>
     Effect.gen(function*() {
-      const record = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.expire(id)))
+      const record = yield* StoreBackend.provide(
+        Effect.flatMap(resolveId(id), (full) => Effect.flatMap(store, (s) => s.expire(full)))
+      )
       yield* output(
         () => ({ record: Render.jsonRecord(record) }),
         () =>
@@ -372,10 +421,14 @@ export const forget = Command.make(
           exitCode: ExitCode.refused
         })
       }
-      const target: MemoryForget.ForgetTarget = scope === undefined ? { ids } : { scope }
       const location = yield* StoreBackend.location
       // Every store of the database: forget takes promotion rows and prompt-telemetry text with it.
-      const result = yield* Effect.flatMap(store, (s) => s.forget(target, { by: by ?? "cli" })).pipe(
+      const result = yield* Effect.gen(function*() {
+        const target: MemoryForget.ForgetTarget = scope === undefined
+          ? { ids: yield* Effect.forEach(ids, resolveId) }
+          : { scope }
+        return yield* Effect.flatMap(store, (s) => s.forget(target, { by: by ?? "cli" }))
+      }).pipe(
         Effect.provide(StoreBackend.layerObserved(location))
       )
       const forgotten = result.tombstones.map((t) => t.memoryId)
