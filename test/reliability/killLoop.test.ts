@@ -175,4 +175,4 @@ it(`SIGKILL loop: ${CYCLES} writer processes killed mid-write, 0 acknowledged wr
     NodeFs.rmSync(dir, { recursive: true, force: true })
     NodeFs.rmSync(script, { force: true })
   }
-}, 900_000)
+}, Math.max(600_000, CYCLES * 3_000))

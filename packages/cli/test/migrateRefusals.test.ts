@@ -107,6 +107,17 @@ describePg("engram migrate names a record the target refuses, and stops or skips
     )
   })
 
+  it("a PostgreSQL source schema that does not exist is refused and not created", { timeout: 240_000 }, async () => {
+    const absent = `${schema}_absent`
+    const run = await engram("migrate", "--from", withPassword, "--pg-schema", absent, "--to", Path.join(tmp.dir, "x.db"))
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(`it has no schema "${absent}", so it holds no Engram store`)
+    const found = await Effect.runPromise(
+      withSql(url, (sql) => sql`SELECT 1 FROM pg_namespace WHERE nspname = ${absent}`)
+    )
+    expect(found).toEqual([])
+  })
+
   it("refuses two PostgreSQL sides or two SQLite files", { timeout: 240_000 }, async () => {
     const both = await engram("migrate", "--from", withPassword, "--to", withPassword)
     expect(both.code).toBe(1)

@@ -3,8 +3,9 @@
  * (`StoreMigration.Endpoint`): its four stores and the legacy import's markers, with every
  * statement against Engram's own tables kept here.
  *
- * - As a **source** nothing is created or migrated: the memory table must exist; a store whose
- *   table is absent reads as empty; present tables must be at this version.
+ * - As a **source** nothing is created or migrated, not even a missing schema: the memory table
+ *   must exist; a store whose table is absent reads as empty; present tables must be at this
+ *   version.
  * - As a **target** every table is created or upgraded (as the store layers do).
  *
  * @since 0.1.0
@@ -16,6 +17,7 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as EngramPg from "./EngramPg.js"
@@ -116,10 +118,28 @@ export const open = (
 ): Effect.Effect<StoreMigration.Endpoint, PgMigrationError, Scope.Scope> =>
   Effect.gen(function*() {
     const fail = (problem: string) => new PgMigrationError({ problem })
-    const client = yield* Layer.build(EngramPg.layerClient(options)).pipe(
+    // A source's schema is only pointed at, never created (the client would create a missing one).
+    const schema = options.schema
+    const connection = role === "source" && schema !== undefined
+      ? yield* Effect.try({
+        try: () => {
+          if (!EngramPg.isSchemaName(schema)) throw new Error(`"${schema}" is not a schema name Engram uses`)
+          const raw = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
+          return { ...options, schema: undefined, url: Redacted.make(EngramPg.withSearchPath(raw, schema)) }
+        },
+        catch: (error) => fail(error instanceof Error ? error.message : String(error))
+      })
+      : options
+    const client = yield* Layer.build(EngramPg.layerClient(connection)).pipe(
       Effect.mapError((error) => fail(`cannot connect: ${describe(error)}`))
     )
     const sql = Context.get(client, SqlClient.SqlClient)
+    if (role === "source" && schema !== undefined) {
+      const found = yield* sql`SELECT 1 FROM pg_namespace WHERE nspname = ${schema}`.pipe(
+        Effect.mapError((error) => fail(`cannot be read: ${describe(error)}`))
+      )
+      if (found.length === 0) return yield* fail(`it has no schema "${schema}", so it holds no Engram store`)
+    }
     let stores: Layer.Layer<
       MemoryStore.MemoryStore | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore,
       unknown,
