@@ -131,6 +131,21 @@ const skippedOf = (value: unknown): number =>
     ? (value as { skipped: number }).skipped
     : 0
 
+/** Own properties and, for a class instance, its prototype methods (constructor excluded). */
+const methodsOf = (implementation: object): ReadonlyArray<readonly [string, unknown]> => {
+  const seen = new Map<string, unknown>(Object.entries(implementation))
+  for (
+    let proto = Object.getPrototypeOf(implementation);
+    proto !== null && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      if (name !== "constructor" && !seen.has(name)) seen.set(name, (implementation as Record<string, unknown>)[name])
+    }
+  }
+  return [...seen.entries()]
+}
+
 /**
  * Wraps every method of a service that returns an Effect in a span `engram.<service>.<method>`
  * and records {@link storeLatency} and {@link storeRowsSkipped}. Arguments are never recorded
@@ -141,7 +156,7 @@ const skippedOf = (value: unknown): number =>
  */
 export const instrument = <S extends object>(service: string, implementation: S): S => {
   const out: Record<string, unknown> = {}
-  for (const [method, value] of Object.entries(implementation)) {
+  for (const [method, value] of methodsOf(implementation)) {
     if (typeof value !== "function") {
       out[method] = value
       continue
