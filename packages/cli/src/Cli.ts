@@ -220,6 +220,77 @@ export const extractLogLevel = (args: ReadonlyArray<string>): {
     : { level: undefined, rest, problem: `--log-level: "${value}" is not a level; use one of ${logLevels.join(", ")}` }
 }
 
+// The sentences @effect/cli adds under every option whatever it is, which say nothing here.
+const boilerplate = new Set([
+  "A user-defined piece of text.",
+  "This setting is optional.",
+  "This option may be repeated zero or more times.",
+  "An integer.",
+  "A true or false value."
+])
+
+const wrap = (line: string, width: number): ReadonlyArray<string> => {
+  if (line.length <= width) return [line]
+  const indent = /^\s*/.exec(line)![0]
+  const lines: Array<string> = []
+  let current = ""
+  for (const word of line.trim().split(/\s+/)) {
+    if (current !== "" && indent.length + current.length + 1 + word.length > width) {
+      lines.push(indent + current)
+      current = word
+    } else {
+      current = current === "" ? word : `${current} ${word}`
+    }
+  }
+  if (current !== "") lines.push(indent + current)
+  return lines
+}
+
+/**
+ * @effect/cli's help as the command shows it: without the sentences it repeats under every
+ * option, with the usage line naming the whole command (`$ engram memory add …`, not `$ add …`),
+ * the command table's padding collapsed and every line wrapped at `width` columns.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const tidyHelp = (text: string, commandPath: ReadonlyArray<string>, width = 100): string => {
+  const out: Array<string> = []
+  const lines = text.split("\n")
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!
+    if (boilerplate.has(line.trim())) {
+      if (lines[i + 1]?.trim() === "" && out.at(-1)?.trim() === "") i++
+      continue
+    }
+    const sub = commandPath.slice(1)
+    const named = sub.length > 0 && line.startsWith(`$ ${sub.at(-1)} `)
+      ? `$ ${commandPath.join(" ")} ${line.slice(sub.at(-1)!.length + 3)}`
+      : line
+    out.push(...wrap(named.replace(/(\S) {3,}(\S)/g, "$1   $2"), width))
+  }
+  return out.join("\n")
+}
+
+/**
+ * The command words of a command line (`["engram", "memory", "add"]`), options and their values
+ * left out.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const commandPath = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const words = ["engram"]
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--") break
+    if (Root.valueOptions.includes(arg)) i++
+    else if (!arg.startsWith("-") && words.length < 3 && (words.length === 1 ? arg in groups : true)) words.push(arg)
+    else if (!arg.startsWith("-")) break
+  }
+  return words
+}
+
 /**
  * Whether output may carry ANSI colour: stdout is a terminal and `NO_COLOR` is not set.
  *
@@ -327,10 +398,13 @@ export const run = (argv: ReadonlyArray<string>) =>
     const plain = !colorAllowed()
     const strip = (values: ReadonlyArray<unknown>) =>
       values.map((value) => (typeof value === "string" ? value.replace(/\u001b\[[0-9;]*m/g, "") : value))
+    const path = commandPath(rest)
+    const tidy = (values: ReadonlyArray<unknown>) =>
+      values.map((value) => (typeof value === "string" ? tidyHelp(value, path) : value))
     const quiet: Console.Console = {
       ...console,
       error: () => Effect.void,
-      log: (...values) => console.log(...(plain ? strip(values) : values))
+      log: (...values) => console.log(...tidy(plain ? strip(values) : values))
     }
     const app = Command.run(
       command.pipe(Command.transformHandler((effect) => Console.withConsole(effect, console))),

@@ -87,11 +87,17 @@ describe("global options anywhere", () => {
 })
 
 describe("output", () => {
-  it("help piped (and under NO_COLOR) carries no ANSI codes", async () => {
-    const help = await engramWithEnv({ NO_COLOR: "" }, "memory", "--help")
+  it("help: no ANSI codes when piped, the whole command in its usage line, no boilerplate, 100 columns", async () => {
+    const help = await engramWithEnv({ NO_COLOR: "" }, "memory", "add", "--help")
     expect(help.code).toBe(0)
-    expect(help.stdout).toContain("memory")
     expect(help.stdout).not.toMatch(/\u001b\[/)
+    // The full usage line, real descriptions only, and lines that fit a terminal.
+    expect(help.stdout).toContain("$ engram memory add --kind")
+    expect(help.stdout).toContain("What the memory is. One of: profile")
+    expect(help.stdout).not.toContain("A user-defined piece of text.")
+    expect(help.stdout).not.toContain("This setting is optional.")
+    const root = await engram("--help")
+    expect(Math.max(...root.stdout.split("\n").map((line) => line.length))).toBeLessThanOrEqual(100)
   }, PROCESSES)
 
   it("--json: a failure is also one JSON document on stdout", async () => {
