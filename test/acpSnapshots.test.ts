@@ -10,6 +10,7 @@ import {
   AcpClient,
   ContextAssembler,
   ContextProjection,
+  Explain,
   Inspect,
   Promotion,
   PromptObserver,
@@ -124,5 +125,11 @@ describe("ACP prompt snapshots", () => {
         "AssistantMessage"
       ])
       expect(inspected[0]!.projection.text).toContain("db-2")
+      // Each snapshot records the scopes it read and the overlay report of its prefix, so Explain
+      // answers for an external call as it does for a native one.
+      expect(snapshots.map((s) => s.scopes)).toEqual([["global"], ["global"], ["global"]])
+      expect(snapshots.every((s) => s.overlay !== null)).toBe(true)
+      const explained = yield* Explain.explain({ memoryId: home!.id, sessionId: "s-acp", turn: 2 })
+      expect(explained.calls.map((c) => [c.verdict, c.overlayStored])).toEqual([["composed", true]])
     }).pipe(Effect.scoped, Effect.provide(world)))
 })

@@ -38,7 +38,7 @@
  *
  * @since 0.1.0
  */
-import { type MemoryRecord, MemoryWrite, type ProjectedContext, type PromptFragment, SessionStore } from "@engram/core"
+import { type MemoryOverlay, type MemoryRecord, MemoryWrite, type ProjectedContext, type PromptFragment, SessionStore } from "@engram/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -74,6 +74,8 @@ export interface AssemblerAgent {
   readonly authoredPrefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
   readonly composedIds?: ReadonlyArray<string> | undefined
   readonly identity?: IdentitySource | undefined
+  /** The overlay report the prefix was built with; stored with each snapshot, for `Explain`. */
+  readonly report?: MemoryOverlay.OverlayReport | undefined
 }
 
 /**
@@ -248,7 +250,8 @@ export const make = <R = never>(
           ...(agent.identity !== undefined ? { identity: agent.identity } : {}),
           ...(config.record !== undefined ? { record: config.record } : {})
         })
-        return { turn, prefix, projection: projected }
+        // Incognito composed nothing from memory, so no overlay report describes its prefix.
+        return { turn, prefix, projection: projected, overlay: incognito ? undefined : agent.report }
       }).pipe(Effect.withSpan("engram.assembler.assemble", { attributes: { sessionId } }))
 
     const assemble = (sessionId: string, query: string, options: AssembleOptions = {}) =>
@@ -256,7 +259,7 @@ export const make = <R = never>(
 
     const compose = (sessionId: string, query: string, options: AssembleOptions = {}) =>
       Effect.gen(function*() {
-        const { prefix, projection, turn } = yield* turnOf(sessionId, query, options)
+        const { overlay, prefix, projection, turn } = yield* turnOf(sessionId, query, options)
         const input = new SessionStore.OperatorMessage({ text: query, at: yield* MemoryWrite.now })
         const history = yield* Ref.modify(streams, (all) => {
           const before = all.get(sessionId) ?? []
@@ -264,7 +267,17 @@ export const make = <R = never>(
         })
         const inputs: ModelRequest.RequestInput = { prefix, history, input, rounds: [], projection }
         const request = ModelRequest.compose(inputs)
-        yield* PromptObserver.observe({ sessionId, turn, call: 0, request, tools: [], projection, inputs })
+        yield* PromptObserver.observe({
+          sessionId,
+          turn,
+          call: 0,
+          request,
+          tools: [],
+          projection,
+          inputs,
+          scopes: config.scopes,
+          overlay
+        })
         return { request, prefix, projection, turn } satisfies AssembledRequest
       })
 

@@ -252,7 +252,7 @@ export const explainCall = (options: {
       true,
       `composed into the prefix section "${prefixSection.name}"` +
         (where !== undefined && where !== null
-          ? ` at ${where.placementKey}${where.keySource === null ? "" : ` (key from its ${where.keySource})`}`
+          ? ` at ${where.placementKey}${where.keySource === null ? "" : ` (${keySourceWords[where.keySource]})`}`
           : "")
     )
   }
@@ -327,6 +327,14 @@ const routingOf = (row: PromotionStore.PromotionRow): RoutingExplanation => ({
   keySource: row.keySource,
   tier: row.tier
 })
+
+/** How a placement key was derived, in words (see `Routing.KeySource`). */
+const keySourceWords = {
+  canonical: "the label is the key's canonical name",
+  alias: "the label is a declared alias of the key",
+  label: "key derived from the label",
+  content: "key derived from the content"
+} as const
 
 /**
  * Explains memory `memoryId`: with `sessionId`, for each stored call of that session (optionally

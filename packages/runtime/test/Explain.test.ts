@@ -82,7 +82,7 @@ describe("Explain", () => {
       expect(call.prefix?.section).toBeDefined()
       expect(call.overlayStored).toBe(true)
       expect(call.overlay?.status).toBe("composed")
-      expect(call.reason).toContain("key from its canonical")
+      expect(call.reason).toContain("the label is the key's canonical name")
       expect(explanation.promoted).toBe(true)
       expect(explanation.routing).toEqual([expect.objectContaining({
         specKey: RoutingPresets.userBackground.key,
