@@ -146,6 +146,11 @@ describe("packed packages installed outside the workspace", () => {
     expect(expectedManifestProblems()).toEqual([])
   })
 
+  it("the built bin is executable in the workspace (npx engram after npm ci && npm run build)", () => {
+    expect(() => NodeFs.accessSync(NodePath.join(repoRoot, "packages/cli/dist/bin.js"), NodeFs.constants.X_OK))
+      .not.toThrow()
+  })
+
   it("each tarball ships its build, README and LICENSE, without the workspace-only condition", () => {
     for (const tarball of tarballs) {
       const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).split("\n")
