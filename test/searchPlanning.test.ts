@@ -3,7 +3,7 @@
  * the ranking even when a frequent word is repeated in a short record, the frequent word still
  * matches (the match set is the contract), and the runtime's scope filter holds.
  *
- * The store holds 3,000 records; "when does the ferry take" is in 300 of them (10%, above the
+ * The store holds 3,201 records; "when does the ferry take" is in 300 of them (10%, above the
  * planner's 5% share and its 256-record floor), "zebra" in one long record. Unplanned, every
  * backend ranks the short records holding five of the question's words first (BM25 and ts_rank
  * alike); planned search ranks "zebra" first.
@@ -32,6 +32,13 @@ const records = [
     content: i < 298 ? `when does the ferry take off at ${i}` : `record ${i} of the filler ${i % 7}`,
     kind: "note" as const,
     scope: i % 3 === 0 ? "project:other" : "global"
+  })),
+  { id: "okapi", content: "a lone okapi at dawn", kind: "note" as const, scope: "global" },
+  ...Array.from({ length: 200 }, (_, i) => ({
+    id: `harbor-${i}`,
+    content: `a busy harbor at ${i}`,
+    kind: "note" as const,
+    scope: "global"
   }))
 ]
 
@@ -52,6 +59,10 @@ const checks = (prepare: Effect.Effect<void, unknown, never> = Effect.void) =>
     expect(ids.has("ferry-only")).toBe(true)
     expect(ids.has("zebra-elsewhere")).toBe(true)
     expect(all.hits.length).toBe(records.filter((r) => /\b(when|does|the|zebra|take|ferry)\b/.test(r.content)).length)
+    // Ranked tokens weigh by rarity (IDF): a record holding only the rare word of two ranks above
+    // the newer, equally short records holding only the commoner one (ts_rank alone would not).
+    const rare = yield* store.search("okapi harbor", { scopes: ["global"], deliverable: true, limit: 3 })
+    expect(rare.hits.map((h) => h.record.id)[0]).toBe("okapi")
   })
 
 const ids = IdGenerator.sequential("plan")

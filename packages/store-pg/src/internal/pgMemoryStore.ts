@@ -18,7 +18,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
-import { lexemeOf, lexemesOf, tierQuery } from "./lexemes.js"
+import { lexemeOf, lexemesOf, quoteLexeme, tierQuery } from "./lexemes.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
 import { ensureMigrated, memoryTable, migrate } from "./schema.js"
 import { ensureTombstones, migrateTombstones, tombstoneTable } from "./tombstones.js"
@@ -111,8 +111,43 @@ const STATISTICS_TTL_MILLIS = 60_000
  * in `pg_stats`. A lexeme not listed there is rarer than every listed one, so it counts as rare.
  * Before the first `ANALYZE` nothing is listed and no token is pruned. Read at most once a minute.
  */
+/** BM25's parameters, as FTS5 and the in-memory store use them. */
+const K1 = 1.2
+const B = 0.75
+
+/** The planner's statistics, and the mean number of distinct lexemes a record holds (from a sample). */
+interface Statistics extends SearchPlan.TokenStatistics {
+  readonly averageLength: number
+  /** Whether `ANALYZE` has gathered the search vector's statistics (document frequencies). */
+  readonly analyzed: boolean
+}
+
+/**
+ * The ranked tier's score: BM25 over the tier's tokens, each counted once per record (a
+ * `tsvector` built from an array keeps no positions, so every term frequency is 1), with each
+ * token's IDF from the planner's document frequencies and the record's distinct lexemes as its
+ * length. `ts_rank` has no IDF: it ranked a record holding "the" and "you" above one holding the
+ * question's one rare word (recall@10 on LoCoMo 41.9% against SQLite's 53.6%; 55.1% with this
+ * score). Before the first `ANALYZE` there are no frequencies, every IDF would be the same, and
+ * `ts_rank` (41.9%) ranks better than an IDF-less BM25 (37.4%): the search uses it until then.
+ */
+const bm25Score = (
+  sql: SqlClient.SqlClient,
+  tokens: ReadonlyArray<string>,
+  statistics: Statistics
+): Statement.Fragment => {
+  const n = Math.max(1, statistics.total)
+  const terms = tokens.map((token) => {
+    const df = Math.min(n, Math.max(0, statistics.documentFrequency(token)))
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return sql`CASE WHEN search_vector @@ ${quoteLexeme(lexemeOf(token))}::tsquery THEN ${idf}::float8 ELSE 0 END`
+  })
+  const norm = sql`(${K1 + 1}::float8 / (1 + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * length(search_vector) / ${statistics.averageLength}::float8)))`
+  return sql`(${norm} * (${sql.join(" + ", false)(terms)}))`
+}
+
 const makeStatistics = (sql: SqlClient.SqlClient) => {
-  let cached: { readonly at: number; readonly statistics: SearchPlan.TokenStatistics } | undefined
+  let cached: { readonly at: number; readonly statistics: Statistics } | undefined
   return Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     if (cached !== undefined && now - cached.at < STATISTICS_TTL_MILLIS) return cached.statistics
@@ -121,13 +156,19 @@ const makeStatistics = (sql: SqlClient.SqlClient) => {
         (SELECT c.reltuples::float8 FROM pg_class c WHERE c.oid = ${memoryTable}::regclass) AS total
       FROM pg_stats s
       WHERE s.schemaname = current_schema() AND s.tablename = ${memoryTable} AND s.attname = 'search_vector'`
+    // The mean number of distinct lexemes a record holds, from a sample, for BM25's length norm.
+    const [sample] = yield* sql<{ average: number | null }>`
+      SELECT avg(length(search_vector))::float8 AS average FROM (SELECT search_vector FROM ${sql(memoryTable)} LIMIT 1000) s`
+    const averageLength = Math.max(1, Number(sample?.average ?? 1))
     const row = rows[0]
     const total = Math.max(0, Number(row?.total ?? 0))
     const shares = new Map<string, number>()
     const elems = row?.elems ?? []
     elems.forEach((lexeme, i) => shares.set(lexeme, Number(row?.freqs?.[i] ?? 0)))
-    const statistics: SearchPlan.TokenStatistics = {
+    const statistics: Statistics = {
       total,
+      averageLength,
+      analyzed: row?.elems !== undefined && row.elems !== null,
       documentFrequency: (token) => (shares.get(lexemeOf(token)) ?? 0) * total
     }
     cached = { at: now, statistics }
@@ -298,7 +339,8 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         const tokens = SearchTokenizer.distinctTokens(text)
         if (tokens.length === 0) return { hits: [], skipped: 0 }
         const clauses = filterClauses(options, yield* nowMillis)
-        const searchPlan = SearchPlan.plan(tokens, yield* statistics.pipe(Effect.mapError(failure("search"))))
+        const tokenStatistics = yield* statistics.pipe(Effect.mapError(failure("search")))
+        const searchPlan = SearchPlan.plan(tokens, tokenStatistics)
         return yield* SearchPlan.run(
           searchPlan,
           options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
@@ -308,7 +350,13 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
               // The filters sit beside the index condition, so PostgreSQL combines them before ranking.
               // The tail needs no rank: newest first, so PostgreSQL may stop after `limit` matches.
               const rows = yield* sql<Row & { readonly score: number }>`
-                SELECT ${selectColumns}, ${tier.rank ? sql`ts_rank(search_vector, q.query)` : sql`0`} AS score
+                SELECT ${selectColumns}, ${
+                  !tier.rank
+                    ? sql`0`
+                    : tokenStatistics.analyzed
+                    ? bm25Score(sql, tier.include, tokenStatistics)
+                    : sql`ts_rank(search_vector, q.query)`
+                } AS score
                 FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
                 WHERE search_vector @@ q.query AND ${sql.and(clauses)}
                 ORDER BY ${tier.rank ? sql`score DESC, ` : sql``}created_at DESC, id ASC
