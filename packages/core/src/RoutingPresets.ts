@@ -189,7 +189,9 @@ const namesProfileKey = (record: RoutableRecord): boolean => {
  */
 export const userBackground: MemoryRoutingSpec = {
   key: "user-background",
-  version: "1",
+  // 2: keys fold through the declared vocabulary, and a fact or note labelled with a declared key
+  // is placed. Rows promoted under 1 keep the address they were given then.
+  version: "2",
   keys: userBackgroundKeys,
   route: (record) => {
     if (record.kind === "standing" || (record.kind === "profile" && taggedAs(record, preferenceTags))) {
