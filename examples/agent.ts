@@ -97,7 +97,9 @@ if (input === "") {
     if (Exit.isSuccess(exit)) return
     const failure = Cause.failureOption(exit.cause)
     console.error(
-      Option.isSome(failure) && failure.value instanceof MissingApiKey ? failure.value.message : Cause.pretty(exit.cause)
+      Option.isSome(failure) && failure.value instanceof MissingApiKey
+        ? failure.value.message
+        : Cause.pretty(exit.cause)
     )
     process.exitCode = 1
   })

@@ -20,7 +20,9 @@ const available = NodeFs.readdirSync(directory)
 
 const [name, ...args] = process.argv.slice(2)
 if (name === undefined || name === "--help" || !available.includes(name)) {
-  const usage = `usage: npm run bench -- <${available.join(" | ")}> [options]   (npm run bench -- <name> --help for its options)`
+  const usage = `usage: npm run bench -- <${
+    available.join(" | ")
+  }> [options]   (npm run bench -- <name> --help for its options)`
   if (name === undefined || name === "--help") console.log(usage)
   else console.error(usage)
   process.exit(name === undefined || name === "--help" ? 0 : 1)

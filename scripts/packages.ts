@@ -120,8 +120,16 @@ export const sync = (): void => {
       else dependencies[dependency] = range
     }
     for (const [dependency, range] of Object.entries(peers)) dev[dependency] = range
-    const { bin, dependencies: _d, devDependencies: _dd, exports: _e, main: _m, peerDependencies: _p, types: _t, ...rest } =
-      manifest
+    const {
+      bin,
+      dependencies: _d,
+      devDependencies: _dd,
+      exports: _e,
+      main: _m,
+      peerDependencies: _p,
+      types: _t,
+      ...rest
+    } = manifest
     const next = {
       ...rest,
       files: ["dist", "src", "README.md", "LICENSE"],
@@ -163,7 +171,9 @@ export const pack = (outDir: string): ReadonlyArray<string> => {
       }
       const stage = NodePath.join(staging, NodePath.basename(dir))
       NodeFs.mkdirSync(stage)
-      for (const part of ["dist", "src"]) NodeFs.cpSync(NodePath.join(dir, part), NodePath.join(stage, part), { recursive: true })
+      for (const part of ["dist", "src"]) {
+        NodeFs.cpSync(NodePath.join(dir, part), NodePath.join(stage, part), { recursive: true })
+      }
       NodeFs.copyFileSync(NodePath.join(dir, "README.md"), NodePath.join(stage, "README.md"))
       NodeFs.copyFileSync(NodePath.join(repoRoot, "LICENSE"), NodePath.join(stage, "LICENSE"))
       const { devDependencies: _dev, scripts: _scripts, ...published } = manifest as Manifest & { scripts?: unknown }

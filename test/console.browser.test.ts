@@ -6,18 +6,18 @@
  * go to `test/.output/console/`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
-import { tmpdir } from "node:os"
-import * as Path from "node:path"
 import { IdGenerator, RoutingPresets } from "@engram/core"
 import { ContextProjection, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { chromium, type Browser, type Page } from "playwright-core"
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import { type Browser, chromium, type Page } from "playwright-core"
 import { engram, engramArgs, repoRoot } from "../packages/cli/test/utilities.js"
 
 /** One native-loop turn of session s-browser in project:a on the SQLite file `db`, its call stored. */
@@ -25,8 +25,16 @@ const storeSession = (db: string) =>
   Effect.runPromise(
     Effect.gen(function*() {
       const agent = yield* NativeRuntime.make({
-        prefix: [{ name: "identity", source: "role", fragments: [{ source: "authored", text: "You help with French." }] }],
-        memory: { scope: "project:a", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground },
+        prefix: [{
+          name: "identity",
+          source: "role",
+          fragments: [{ source: "authored", text: "You help with French." }]
+        }],
+        memory: {
+          scope: "project:a",
+          background: RoutingPresets.userBackgroundSections,
+          spec: RoutingPresets.userBackground
+        },
         workingState: "goal: plan lessons"
       })
       yield* NativeRuntime.runTurn({ agent, sessionId: "s-browser", input: "when do we practise?" })
@@ -38,7 +46,11 @@ const storeSession = (db: string) =>
           PromptObserver.layerTelemetry(),
           IdGenerator.sequential("seeded")
         ).pipe(Layer.provideMerge(
-          Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteSessionStore.layerSqlite, SqliteTelemetryStore.layerSqlite)
+          Layer.mergeAll(
+            SqlitePromotionStore.layerSqlite,
+            SqliteSessionStore.layerSqlite,
+            SqliteTelemetryStore.layerSqlite
+          )
             .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
         ))
       )
@@ -54,7 +66,9 @@ const freePort = () =>
     const server = createServer()
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+      server.close(
+        () => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")))
+      )
     })
   })
 
@@ -201,7 +215,9 @@ describe("the console in Chromium", { timeout: 240_000 }, () => {
     await page.getByTestId("query").fill("when are the French lessons")
     await page.getByTestId("inspect").click()
     await page.locator(`[data-testid=sections] tr[data-section=recalled_memory]`).waitFor()
-    expect(await page.locator(`[data-testid=sections] tr[data-section=recalled_memory]`).textContent()).toContain(lessons)
+    expect(await page.locator(`[data-testid=sections] tr[data-section=recalled_memory]`).textContent()).toContain(
+      lessons
+    )
     expect(await page.getByTestId("projection").textContent()).not.toContain("Reply in French")
     await shoot(page, "prompt")
 

@@ -36,18 +36,61 @@ const alphabets: ReadonlyArray<string> = [
 
 /** Between words: spaces, punctuation of several scripts, emoji, line breaks. */
 const separators: ReadonlyArray<string> = [
-  " ", " ", " ", ", ", ". ", "-", "'", "’", "/", "—", "\n", "!? ", " 😀 ", "🎉", "👩‍💻", "(", ") ", "_", "@", "#",
-  "…", "\t", " «", "» ", "·", "、", "。", ":", "+", "&", "|", "*", "\\", "\"", "~", "🇯🇵"
+  " ",
+  " ",
+  " ",
+  ", ",
+  ". ",
+  "-",
+  "'",
+  "’",
+  "/",
+  "—",
+  "\n",
+  "!? ",
+  " 😀 ",
+  "🎉",
+  "👩‍💻",
+  "(",
+  ") ",
+  "_",
+  "@",
+  "#",
+  "…",
+  "\t",
+  " «",
+  "» ",
+  "·",
+  "、",
+  "。",
+  ":",
+  "+",
+  "&",
+  "|",
+  "*",
+  "\\",
+  "\"",
+  "~",
+  "🇯🇵"
 ]
 
 const word: fc.Arbitrary<string> = fc.oneof(
-  { weight: 8, arbitrary: fc.constantFrom(...alphabets).chain((alphabet) =>
-    fc.string({ unit: fc.constantFrom(...alphabet), minLength: 1, maxLength: 7 })) },
+  {
+    weight: 8,
+    arbitrary: fc.constantFrom(...alphabets).chain((alphabet) =>
+      fc.string({ unit: fc.constantFrom(...alphabet), minLength: 1, maxLength: 7 })
+    )
+  },
   // Words that mix scripts or letters and digits ("v2", "abc東京", "ζ9").
-  { weight: 2, arbitrary: fc.tuple(
-    fc.constantFrom(...alphabets).chain((a) => fc.string({ unit: fc.constantFrom(...a), minLength: 1, maxLength: 3 })),
-    fc.constantFrom(...alphabets).chain((a) => fc.string({ unit: fc.constantFrom(...a), minLength: 1, maxLength: 3 }))
-  ).map(([a, b]) => a + b) }
+  {
+    weight: 2,
+    arbitrary: fc.tuple(
+      fc.constantFrom(...alphabets).chain((a) =>
+        fc.string({ unit: fc.constantFrom(...a), minLength: 1, maxLength: 3 })
+      ),
+      fc.constantFrom(...alphabets).chain((a) => fc.string({ unit: fc.constantFrom(...a), minLength: 1, maxLength: 3 }))
+    ).map(([a, b]) => a + b)
+  }
 )
 
 // A small vocabulary makes words recur across records, so most queries match something.
@@ -113,7 +156,9 @@ const query: fc.Arbitrary<string> = fc.oneof(
   // Several words from different records: OR, never AND.
   fc.array(corpusWord, { minLength: 2, maxLength: 4 }).chain((ws) =>
     fc.array(separator, { minLength: ws.length - 1, maxLength: ws.length - 1 }).map((seps) =>
-      ws.map((w, i) => (i === 0 ? w : seps[i - 1] + w)).join(""))),
+      ws.map((w, i) => (i === 0 ? w : seps[i - 1] + w)).join("")
+    )
+  ),
   // Wrapped in punctuation and emoji.
   fc.tuple(separator, corpusWord, separator).map(([a, w, b]) => `${a}${w}${b}`),
   // Fresh words, mostly matching nothing.

@@ -56,8 +56,18 @@ const suite = (name: string, stores: () => Layer.Layer<MemoryStore.MemoryStore>)
         yield* store.write([ContextProjection.summaryInput("s-old", "Planned the migration", { scope: "project:a" })])
         yield* TestClock.adjust("1 second")
         // A session's own scope makes its records its summaries, tag or no tag; the current one's never count.
-        yield* store.write([{ content: "Sorted the invoices", kind: "episode", scope: "session:s-y", sourceType: "operator" }])
-        yield* store.write([{ content: "This very session", kind: "episode", scope: "session:s-now", sourceType: "operator" }])
+        yield* store.write([{
+          content: "Sorted the invoices",
+          kind: "episode",
+          scope: "session:s-y",
+          sourceType: "operator"
+        }])
+        yield* store.write([{
+          content: "This very session",
+          kind: "episode",
+          scope: "session:s-now",
+          sourceType: "operator"
+        }])
         yield* TestClock.adjust("1 second")
         // Newer episodes, some of them saying "session" without being a summary.
         yield* store.write(Array.from({ length: 1_100 }, (_, i) => ({

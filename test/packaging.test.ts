@@ -46,12 +46,17 @@ interface Run {
 // Asynchronous, so the test worker keeps answering the runner while a child works for minutes.
 const run = (command: string, args: ReadonlyArray<string>, cwd: string, timeout = 5 * MINUTES): Promise<Run> =>
   new Promise((resolve) => {
-    execFile(command, args, { cwd, env, encoding: "utf8", timeout, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({
-        code: error === null ? 0 : typeof error.code === "number" ? error.code : null,
-        stdout,
-        stderr: error === null || typeof error.code === "number" ? stderr : `${stderr}\n${error.message}`
-      }))
+    execFile(
+      command,
+      args,
+      { cwd, env, encoding: "utf8", timeout, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error === null ? 0 : typeof error.code === "number" ? error.code : null,
+          stdout,
+          stderr: error === null || typeof error.code === "number" ? stderr : `${stderr}\n${error.message}`
+        })
+    )
   })
 
 const must = async (what: string, pending: Promise<Run>): Promise<Run> => {
@@ -73,7 +78,10 @@ beforeAll(async () => {
   root = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-packaging-"))
   project = NodePath.join(root, "consumer")
   await must("npm run build", run("npm", ["run", "build"], repoRoot, 10 * MINUTES))
-  const packed = await must("npm run pack", run("npm", ["run", "--silent", "pack", "--", NodePath.join(root, "tarballs")], repoRoot))
+  const packed = await must(
+    "npm run pack",
+    run("npm", ["run", "--silent", "pack", "--", NodePath.join(root, "tarballs")], repoRoot)
+  )
   tarballs = packed.stdout.split("\n").filter((line) => line.endsWith(".tgz"))
   expect(tarballs).toHaveLength(packageDirs().length)
   NodeFs.mkdirSync(NodePath.join(project, "src"), { recursive: true })
@@ -118,7 +126,11 @@ beforeAll(async () => {
   NodeFs.copyFileSync(NodePath.join(repoRoot, "test/packaging/consumer.ts"), NodePath.join(project, "src/main.ts"))
   await must(
     "npm install",
-    run("npm", ["install", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], project)
+    run(
+      "npm",
+      ["install", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
+      project
+    )
   )
   const binary = "build/Release/better_sqlite3.node"
   const from = NodePath.join(NodePath.dirname(workspaceRequire.resolve("better-sqlite3/package.json")), binary)

@@ -4,8 +4,8 @@
  * call from the trajectory byte for byte — the same prompt the model received, the same
  * attribution. Also measures what the trajectory costs per turn against storing full text.
  */
-import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import {
   IdGenerator,
   MemoryStore,
@@ -27,7 +27,9 @@ const TURNS = 20
 const script: ScriptedModel.Script = (request) => {
   const k = /turn (\d+)/.exec(ScriptedModel.lastUserText(request))?.[1] ?? "0"
   if (ScriptedModel.pendingToolResults(request).length > 0) return [ScriptedModel.text(`Noted for turn ${k}.`)]
-  return [ScriptedModel.toolCall("memory_save", { kind: "note", content: `Milestone ${k} was signed off`, label: `m${k}` })]
+  return [
+    ScriptedModel.toolCall("memory_save", { kind: "note", content: `Milestone ${k} was signed off`, label: `m${k}` })
+  ]
 }
 
 const prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData> = [
@@ -47,16 +49,28 @@ const prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData> = [
 const live: Array<PromptObserver.PromptSnapshot> = []
 const tee = Layer.effect(
   PromptObserver.PromptObserver,
-  Effect.map(Effect.provide(PromptObserver.PromptObserver, PromptObserver.layerTelemetry({ model: "scripted" })), (telemetry) => ({
-    observe: (snapshot: PromptObserver.PromptSnapshot) =>
-      Effect.zipRight(Effect.sync(() => void live.push(snapshot)), telemetry.observe(snapshot))
-  }))
+  Effect.map(
+    Effect.provide(PromptObserver.PromptObserver, PromptObserver.layerTelemetry({ model: "scripted" })),
+    (telemetry) => ({
+      observe: (snapshot: PromptObserver.PromptSnapshot) =>
+        Effect.zipRight(Effect.sync(() => void live.push(snapshot)), telemetry.observe(snapshot))
+    })
+  )
 )
 
-const stores = Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteSessionStore.layerSqlite, SqliteTelemetryStore.layerSqlite)
+const stores = Layer.mergeAll(
+  SqlitePromotionStore.layerSqlite,
+  SqliteSessionStore.layerSqlite,
+  SqliteTelemetryStore.layerSqlite
+)
   .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
 
-const environment = Layer.mergeAll(ContextProjection.layer, ScriptedModel.layer(script), tee, IdGenerator.sequential("mem"))
+const environment = Layer.mergeAll(
+  ContextProjection.layer,
+  ScriptedModel.layer(script),
+  tee,
+  IdGenerator.sequential("mem")
+)
   .pipe(Layer.provideMerge(stores))
 
 const storedBytes = Effect.gen(function*() {
@@ -71,11 +85,24 @@ describe("prompt snapshots on SQLite", () => {
   it.effect("a 20-turn session stores one snapshot per call and inspect reproduces every call byte for byte", () =>
     Effect.gen(function*() {
       live.length = 0
-      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
-        store.write([{ content: "Milestones are reviewed on Fridays", kind: "standing", deliveryPolicy: "always", scope: "global", sourceType: "operator" }]))
+      yield* Effect.flatMap(
+        MemoryStore.MemoryStore,
+        (store) =>
+          store.write([{
+            content: "Milestones are reviewed on Fridays",
+            kind: "standing",
+            deliveryPolicy: "always",
+            scope: "global",
+            sourceType: "operator"
+          }])
+      )
       const agent = yield* NativeRuntime.make({
         prefix,
-        memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground },
+        memory: {
+          scope: "global",
+          background: RoutingPresets.userBackgroundSections,
+          spec: RoutingPresets.userBackground
+        },
         workingState: "goal: review milestones"
       })
       const encoder = new TextEncoder()
@@ -143,13 +170,19 @@ describe("prompt snapshots on SQLite", () => {
       live.length = 0
       const agent = yield* NativeRuntime.make({
         prefix,
-        memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground }
+        memory: {
+          scope: "global",
+          background: RoutingPresets.userBackgroundSections,
+          spec: RoutingPresets.userBackground
+        }
       })
       yield* NativeRuntime.runTurn({ agent, sessionId: "s-x", input: "status of turn 1" })
       const sql = yield* SqlClient.SqlClient
       // Rewrite the prefix blob (body and hash together, as a careless migration might): the
       // snapshot's request hash no longer matches what the trajectory rebuilds.
-      const [blob] = yield* sql<{ id: number; body: string }>`SELECT id, body FROM engram_trajectory WHERE kind = 'prefix'`
+      const [blob] = yield* sql<
+        { id: number; body: string }
+      >`SELECT id, body FROM engram_trajectory WHERE kind = 'prefix'`
       const body = blob!.body.replace("project companion", "project competitor")
       const { contentHash } = Trajectory
       yield* sql`UPDATE engram_trajectory SET body = ${body}, hash = ${contentHash(body)} WHERE id = ${blob!.id}`

@@ -8,11 +8,11 @@
  * backend ranks the short records holding five of the question's words first (BM25 and ts_rank
  * alike); planned search ranks "zebra" first.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryQuery, MemoryStore } from "@engram/core"
 import { EngramPg, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describePg } from "../packages/store-pg/test/pgGate.js"
@@ -76,16 +76,20 @@ describe("planned search", () => {
 })
 
 describePg("planned search: PostgreSQL", (url) => {
-  it.effect("PostgreSQL (after ANALYZE): the rare word ranks first, frequent words still match, scope holds", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* checks(Effect.orDie(sql`ANALYZE engram_memories`))
-    }).pipe(
-      Effect.provide(
-        Layer.merge(
-          PgMemoryStore.layerPg.pipe(Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 2 }))),
-          ids
+  it.effect(
+    "PostgreSQL (after ANALYZE): the rare word ranks first, frequent words still match, scope holds",
+    () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* checks(Effect.orDie(sql`ANALYZE engram_memories`))
+      }).pipe(
+        Effect.provide(
+          Layer.merge(
+            PgMemoryStore.layerPg.pipe(Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 2 }))),
+            ids
+          )
         )
-      )
-    ), 60_000)
+      ),
+    60_000
+  )
 })

@@ -26,7 +26,6 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { prng } from "../lib/prng.js"
 
-
 const TIERS = ["auto", "auto", "auto", "guarded", "guarded", "locked", "earned"] as const
 const WORDS = (
   "user prefers tea mornings lives oslo works remote team lead deploys friday never weekends timezone cet " +
@@ -155,7 +154,8 @@ export const benchOverlay = (
     p50: percentile(times, 0.5),
     p95: percentile(times, 0.95),
     min: times[0]!,
-    orderIndependent: Background.renderBackground(reversed.background) === Background.renderBackground(result.background) &&
+    orderIndependent:
+      Background.renderBackground(reversed.background) === Background.renderBackground(result.background) &&
       JSON.stringify(reversed.report) === JSON.stringify(result.report)
   }
 }
@@ -197,7 +197,8 @@ export const benchGateLookup = async (rows: number, lookups: number, seed = 7): 
   // About four rows per address, in every scope alike, whatever the size.
   const keysPerScope = Math.max(1, Math.floor(rows / GATE_SCOPES.length / 4))
   const sections = ["about_user", "preferences", "project_state", "conventions"]
-  const addressOf = (i: number) => Routing.background(sections[i % sections.length]!, `key_${Math.floor(i / sections.length)}`)
+  const addressOf = (i: number) =>
+    Routing.background(sections[i % sections.length]!, `key_${Math.floor(i / sections.length)}`)
   const program = Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
     const promotions = yield* PromotionStore.PromotionStore
@@ -220,7 +221,9 @@ export const benchGateLookup = async (rows: number, lookups: number, seed = 7): 
           deliveryPolicy: "retrieved",
           reviewState: "pending",
           createdAt: DateTime.unsafeMake(DateTime.toEpochMillis(at) + i),
-          ...(superseded ? { invalidatedAt: at, invalidationReason: "superseded_by:gate-x", supersededBy: "gate-x" } : {})
+          ...(superseded
+            ? { invalidatedAt: at, invalidationReason: "superseded_by:gate-x", supersededBy: "gate-x" }
+            : {})
         })
       })
       yield* memories.restore(records)
@@ -292,7 +295,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     benchOverlay("default budget", background, placed, undefined, runs),
     benchOverlay("no budget", background, placed, { totalChars: Infinity, sectionChars: Infinity }, runs)
   ]
-  console.log(`applyMemoryOverlay — ${count.toLocaleString("en-US")} placed records, ${background.sections.length} sections, ${runs} runs\n`)
+  console.log(
+    `applyMemoryOverlay — ${
+      count.toLocaleString("en-US")
+    } placed records, ${background.sections.length} sections, ${runs} runs\n`
+  )
   console.log(table(
     ["budget", "records", "composed", "declined", "chars", "p50 ms", "p95 ms", "min ms", "order-independent"],
     figures.map((f) => [
@@ -314,7 +321,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
 
   const small = await benchGateLookup(1_000, lookups)
   const large = await benchGateLookup(100_000, lookups)
-  console.log(`\nSave gate — exact placementKey lookup on SQLite, ${lookups.toLocaleString("en-US")} lookups per size\n`)
+  console.log(
+    `\nSave gate — exact placementKey lookup on SQLite, ${lookups.toLocaleString("en-US")} lookups per size\n`
+  )
   console.log(table(
     ["promotion rows", "rows/lookup", "gate p50 ms", "gate p95 ms", "lookup p50 ms", "lookup p95 ms"],
     [small, large].map((f) => [

@@ -305,7 +305,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       process.stdout.write(`projection bench: ${size.toLocaleString("en-US")} records … `)
       const filename = NodePath.join(directory, `store-${size}.db`)
       latency.push(...await quiet(benchProject(filename, size, queryCount)))
-      if (session.length === 0) session = await quiet(benchSession(filename, turns, queries.length > 50 ? queries.slice(50) : queries))
+      if (session.length === 0) {
+        session = await quiet(benchSession(filename, turns, queries.length > 50 ? queries.slice(50) : queries))
+      }
       process.stdout.write("done\n")
     }
   } finally {

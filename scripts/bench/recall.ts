@@ -20,11 +20,11 @@
  * the path of `locomo10.json` (or a directory of per-conversation JSON files) with `--data` or
  * `ENGRAM_LOCOMO`.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { IdGenerator, MemoryStore, SearchTokenizer } from "@engram/core"
 import { ContextProjection } from "@engram/runtime"
 import { EngramPg, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
-import * as SqlClient from "@effect/sql/SqlClient"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -144,11 +144,15 @@ const storeRanking = async (
       )
     }
     yield* Effect.flatMap(Effect.serviceOption(SqlClient.SqlClient), (client) =>
-      client._tag === "Some" && process.env.ENGRAM_RECALL_ANALYZE === "1" ? Effect.orDie(client.value`ANALYZE`) : Effect.void)
+      client._tag === "Some" && process.env.ENGRAM_RECALL_ANALYZE === "1"
+        ? Effect.orDie(client.value`ANALYZE`)
+        : Effect.void)
     const ranked: Array<ReadonlyArray<string>> = []
     for (const q of questions) {
       const result = yield* store.search(q.text, { scopes: [q.scope], deliverable: true, limit: MAX_K })
-      ranked.push(result.hits.map((h) => h.record.id))
+      ranked.push(result.hits.map((h) =>
+        h.record.id
+      ))
     }
     return ranked
   }))
@@ -218,7 +222,9 @@ const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
   if (index < 0) return undefined
   const next = args[index + 1]
   const url = next !== undefined && !next.startsWith("--") ? next : process.env.ENGRAM_PG_URL
-  if (url === undefined || url === "") throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
+  if (url === undefined || url === "") {
+    throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
+  }
   return url
 }
 
@@ -292,5 +298,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     )
   }
   console.log(`${machine()}.`)
-  writeJson(option(args, "--json"), { bench: "recall", turns: turns.length, questions: questions.length, results, share })
+  writeJson(option(args, "--json"), {
+    bench: "recall",
+    turns: turns.length,
+    questions: questions.length,
+    results,
+    share
+  })
 }

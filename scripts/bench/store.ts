@@ -116,9 +116,13 @@ const rawWrites = (filename: string, inputs: ReadonlyArray<MemoryRecord.MemoryWr
           insertTokens.run(tokens)
         } else {
           db.prepare(
-            `INSERT INTO engram_memories (${columnList.join(", ")}) VALUES ${new Array(slice.length).fill(rowTuple).join(",")}`
+            `INSERT INTO engram_memories (${columnList.join(", ")}) VALUES ${
+              new Array(slice.length).fill(rowTuple).join(",")
+            }`
           ).run(values)
-          db.prepare(`INSERT INTO engram_memories_fts (rowid, tokens) VALUES ${new Array(slice.length).fill("(?,?)").join(",")}`)
+          db.prepare(
+            `INSERT INTO engram_memories_fts (rowid, tokens) VALUES ${new Array(slice.length).fill("(?,?)").join(",")}`
+          )
             .run(tokens)
         }
       }
@@ -161,7 +165,9 @@ const sqliteFloors = (filename: string) => {
   const run = (tokens: ReadonlyArray<string>) => {
     if (tokens.length === 0) return Promise.resolve([])
     const seqs = (top.all(tokens.map((t) => `"${t}"`).join(" OR ")) as Array<{ seq: number }>).map((r) => r.seq)
-    const byId = new Map((rows.all(JSON.stringify(seqs)) as Array<{ seq: number; id: string }>).map((r) => [r.seq, r.id]))
+    const byId = new Map(
+      (rows.all(JSON.stringify(seqs)) as Array<{ seq: number; id: string }>).map((r) => [r.seq, r.id])
+    )
     return Promise.resolve(seqs.map((s) => byId.get(s)!))
   }
   const selective = (tokens: ReadonlyArray<string>) => {
@@ -211,7 +217,9 @@ const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
   if (index < 0) return undefined
   const next = args[index + 1]
   const url = next !== undefined && !next.startsWith("--") ? next : process.env.ENGRAM_PG_URL
-  if (url === undefined || url === "") throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
+  if (url === undefined || url === "") {
+    throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
+  }
   return url
 }
 
@@ -280,7 +288,9 @@ const benchSize = async (
   const rawWritesPerSecond = rawWrites(rawFile, inputs)
   NodeFs.rmSync(rawFile, { force: true })
   const filename = NodePath.join(directory, `store-${size}.db`)
-  const writer = ManagedRuntime.make(Layer.provide(SqliteMemoryStore.layer({ filename }), Logger.minimumLogLevel(LogLevel.Warning)))
+  const writer = ManagedRuntime.make(
+    Layer.provide(SqliteMemoryStore.layer({ filename }), Logger.minimumLogLevel(LogLevel.Warning))
+  )
   const writeStart = performance.now()
   await writeAll(writer, inputs)
   const writesPerSecond = size / ((performance.now() - writeStart) / 1000)
@@ -317,7 +327,9 @@ const benchSize = async (
     )
     await writeAll(postgres, inputs)
     // What autovacuum does within a minute of a bulk load: statistics for the planner (ours too).
-    await postgres.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe("VACUUM (ANALYZE) engram_memories")))
+    await postgres.runPromise(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe("VACUUM (ANALYZE) engram_memories"))
+    )
     extra.push({
       filtered: storeEngine("PostgreSQL search", postgres, true),
       plain: storeEngine("PostgreSQL search", postgres, false),
@@ -352,7 +364,10 @@ const benchSize = async (
     rssMb: megabytes(memoryUse.rss),
     heapMb: megabytes(memoryUse.heapUsed),
     memoryStoreHeapMb,
-    workloads: [summarize("question", question, questions.map((q) => q.evidence)), summarize("short", short, undefined)],
+    workloads: [
+      summarize("question", question, questions.map((q) => q.evidence)),
+      summarize("short", short, undefined)
+    ],
     load: machine()
   }
 }
@@ -360,7 +375,9 @@ const benchSize = async (
 const print = (figures: SizeFigures) => {
   const n = figures.records.toLocaleString("en-US")
   console.log(
-    `\n${n} records — writes ${fmt(figures.writesPerSecond, 0)}/s vs raw floor ${fmt(figures.rawWritesPerSecond, 0)}/s ` +
+    `\n${n} records — writes ${fmt(figures.writesPerSecond, 0)}/s vs raw floor ${
+      fmt(figures.rawWritesPerSecond, 0)
+    }/s ` +
       `(${fmt((100 * figures.writesPerSecond) / figures.rawWritesPerSecond, 0)}%); cold open + first question ` +
       `${fmt(figures.coldOpenMs, 1)} ms; RSS ${fmt(figures.rssMb, 0)} MB, heap ${fmt(figures.heapMb, 0)} MB` +
       (figures.memoryStoreHeapMb === undefined ? "" : ` (layerMemory ~${fmt(figures.memoryStoreHeapMb, 0)} MB of it)`) +
@@ -369,7 +386,9 @@ const print = (figures: SizeFigures) => {
   for (const w of figures.workloads) {
     const naive = w.engines.find((e) => e.name === "FTS5 naive floor")!
     const pruned = w.engines.find((e) => e.name === "FTS5 pruned floor")!
-    console.log(`\n${w.workload === "question" ? "question-shaped (scope global+project:p3, deliverable)" : "short queries"}`)
+    console.log(
+      `\n${w.workload === "question" ? "question-shaped (scope global+project:p3, deliverable)" : "short queries"}`
+    )
     console.log(table(
       ["engine", "p50 ms", "p95 ms", "vs naive", "vs pruned", ...(w.workload === "question" ? ["hit@10"] : [])],
       w.engines.map((e) => [

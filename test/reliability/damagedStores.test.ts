@@ -141,9 +141,14 @@ describe("damaged SQLite stores", () => {
     const rows = db.prepare("SELECT seq, content FROM engram_memories WHERE seq % 15 = 0").all() as Array<
       { seq: number; content: string }
     >
-    const remove = db.prepare("INSERT INTO engram_memories_fts (engram_memories_fts, rowid, tokens) VALUES ('delete', ?, ?)")
+    const remove = db.prepare(
+      "INSERT INTO engram_memories_fts (engram_memories_fts, rowid, tokens) VALUES ('delete', ?, ?)"
+    )
     for (const row of rows) {
-      remove.run(row.seq, SearchTokenizer.tokenize(SearchTokenizer.searchableText({ content: row.content, tags: [] })).join(" "))
+      remove.run(
+        row.seq,
+        SearchTokenizer.tokenize(SearchTokenizer.searchableText({ content: row.content, tags: [] })).join(" ")
+      )
     }
     db.close()
     expect(rows).toHaveLength(RECORDS / 15)

@@ -34,7 +34,10 @@ const bundleChild = async (): Promise<string> => {
     outfile,
     logLevel: "warning",
     // Bundled CommonJS dependencies call require(); give the ES module one.
-    banner: { js: "import { createRequire as __engramRequire } from 'node:module'; const require = __engramRequire(import.meta.url);" }
+    banner: {
+      js:
+        "import { createRequire as __engramRequire } from 'node:module'; const require = __engramRequire(import.meta.url);"
+    }
   })
   return outfile
 }
@@ -75,12 +78,10 @@ const spawnChild = (script: string, file: string, cycle: number): Child => {
       if (line.startsWith("ready ")) {
         state.openMs = Number(line.slice(6))
         signalReady()
-      }
-      else if (line.startsWith("ack write ")) {
+      } else if (line.startsWith("ack write ")) {
         state.acked.writes.push(...line.slice(10).split(" "))
         signalAck()
-      }
-      else if (line.startsWith("ack review ")) state.acked.reviews.push(line.slice(11))
+      } else if (line.startsWith("ack review ")) state.acked.reviews.push(line.slice(11))
       else if (line.startsWith("failed ")) {
         state.failure = line
         signalReady()
@@ -164,7 +165,9 @@ it(`SIGKILL loop: ${CYCLES} writer processes killed mid-write, 0 acknowledged wr
     }
     process.stdout.write(
       `SIGKILL loop: ${CYCLES} cycles (${killedMidRun} killed while running, ${cyclesWithWrites} after acknowledged writes), ${acknowledged} acknowledged writes, ` +
-        `${reviews} acknowledged reviews, ${lost.length} lost, ${failures.length} child failures; open ${Math.round(openMs / CYCLES)} ms, wait ${Math.round(waitMs / CYCLES)} ms per cycle\n`
+        `${reviews} acknowledged reviews, ${lost.length} lost, ${failures.length} child failures; open ${
+          Math.round(openMs / CYCLES)
+        } ms, wait ${Math.round(waitMs / CYCLES)} ms per cycle\n`
     )
     expect(failures.slice(0, 3)).toEqual([])
     expect(lost).toEqual([])

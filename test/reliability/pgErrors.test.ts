@@ -16,12 +16,36 @@ describePg("the CLI prints why PostgreSQL refused, without the password", (url) 
   afterAll(() => Effect.runPromise(dropSchema(url, schema)))
 
   it("a write the server refuses: exit 2, one line naming the SQLSTATE and the server's message", async () => {
-    const first = await engram("--pg", withPassword, "--pg-schema", schema, "memory", "add", "harmless", "--kind", "note")
+    const first = await engram(
+      "--pg",
+      withPassword,
+      "--pg-schema",
+      schema,
+      "memory",
+      "add",
+      "harmless",
+      "--kind",
+      "note"
+    )
     expect(first.code, first.stderr).toBe(0)
     await Effect.runPromise(
-      withSql(url, (sql) => sql`ALTER TABLE engram_memories ADD CONSTRAINT no_secrets CHECK (content NOT LIKE '%classified%')`, schema)
+      withSql(
+        url,
+        (sql) => sql`ALTER TABLE engram_memories ADD CONSTRAINT no_secrets CHECK (content NOT LIKE '%classified%')`,
+        schema
+      )
     )
-    const run = await engram("--pg", withPassword, "--pg-schema", schema, "memory", "add", "classified plans", "--kind", "note")
+    const run = await engram(
+      "--pg",
+      withPassword,
+      "--pg-schema",
+      schema,
+      "memory",
+      "add",
+      "classified plans",
+      "--kind",
+      "note"
+    )
     expect(run.code).toBe(2)
     expect(run.stderr.trim().split("\n")).toHaveLength(1)
     expect(run.stderr).toContain(
@@ -36,7 +60,9 @@ describePg("the CLI prints why PostgreSQL refused, without the password", (url) 
     await Effect.runPromise(
       withSql(url, (sql) =>
         Effect.all([
-          sql.unsafe(`DO $$ BEGIN CREATE ROLE engram_test_no_rights LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`),
+          sql.unsafe(
+            `DO $$ BEGIN CREATE ROLE engram_test_no_rights LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`
+          ),
           sql.unsafe(`CREATE SCHEMA IF NOT EXISTS "${locked}"`),
           sql.unsafe(`REVOKE ALL ON SCHEMA "${locked}" FROM PUBLIC`)
         ], { discard: true }))

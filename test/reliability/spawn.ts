@@ -29,7 +29,10 @@ export const runWorker = (
   timeoutMs = 120_000
 ): Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }> =>
   new Promise((resolve, reject) => {
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS")), NO_COLOR: "1" }
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS")),
+      NO_COLOR: "1"
+    }
     const child = ChildProcess.spawn(process.execPath, tsNode(script, args), { cwd: root, env })
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
     child.on("exit", () => clearTimeout(timer))

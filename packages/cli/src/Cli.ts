@@ -24,14 +24,14 @@ import * as Compose from "./commands/Compose.js"
 import * as Demo from "./commands/Demo.js"
 import * as Doctor from "./commands/Doctor.js"
 import * as Eval from "./commands/Eval.js"
-import * as Mcp from "./commands/Mcp.js"
-import * as Serve from "./commands/Serve.js"
-import * as Token from "./commands/Token.js"
-import * as Memory from "./commands/Memory.js"
 import * as Explain from "./commands/Explain.js"
 import * as Inspect from "./commands/Inspect.js"
+import * as Mcp from "./commands/Mcp.js"
+import * as Memory from "./commands/Memory.js"
 import * as Migrate from "./commands/Migrate.js"
+import * as Serve from "./commands/Serve.js"
 import * as Telemetry from "./commands/Telemetry.js"
+import * as Token from "./commands/Token.js"
 import * as Root from "./Root.js"
 
 /**
@@ -112,7 +112,10 @@ export const describeUnknownCommand = (args: ReadonlyArray<string>): string => {
  * @category suggestions
  */
 export const distance = (a: string, b: string): number => {
-  const d: Array<Array<number>> = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)])
+  const d: Array<Array<number>> = Array.from(
+    { length: a.length + 1 },
+    (_, i) => [i, ...Array<number>(b.length).fill(0)]
+  )
   for (let j = 1; j <= b.length; j++) d[0]![j] = j
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
@@ -314,8 +317,10 @@ const messageText = (message: unknown): string =>
  */
 export const logger = Logger.withConsoleError(
   Logger.make(({ annotations, logLevel, message }) => {
-    const notes = Array.from(HashMap.entries(annotations), ([key, value]) =>
-      `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
+    const notes = Array.from(
+      HashMap.entries(annotations),
+      ([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`
+    )
     const details = notes.length > 0 ? ` (${notes.join(" ")})` : ""
     return `engram: ${logLevel.label.toLowerCase()}: ${messageText(message)}${details}`
   })

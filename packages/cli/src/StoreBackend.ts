@@ -199,7 +199,10 @@ export type Access = "read" | "write"
  * @since 0.1.0
  * @category layers
  */
-export const layer = (location: StoreLocation, access: Access = "write"): Layer.Layer<StoreServices, StoreUnavailable> =>
+export const layer = (
+  location: StoreLocation,
+  access: Access = "write"
+): Layer.Layer<StoreServices, StoreUnavailable> =>
   (location.pg === undefined
     ? SqliteMemoryStore.layer({ filename: location.db, create: access === "write" })
     : PgMemoryStore.layerPg.pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(

@@ -11,7 +11,9 @@ interface Composition {
   readonly promoted: number
   readonly unpromoted: number
   readonly text: string
-  readonly fragments: ReadonlyArray<{ readonly source: string; readonly text: string; readonly memoryIds?: ReadonlyArray<string> }>
+  readonly fragments: ReadonlyArray<
+    { readonly source: string; readonly text: string; readonly memoryIds?: ReadonlyArray<string> }
+  >
   readonly report: {
     readonly specKey: string
     readonly outcomes: ReadonlyArray<{ readonly recordId: string; readonly status: string; readonly reason?: string }>
@@ -60,7 +62,9 @@ describe("engram compose", () => {
     expect(run.stderr).toBe("")
     expect(run.stdout).toContain(`agent companion · spec user-background@2 · scope global · store ${db}`)
     expect(run.stdout).toContain("3 records have no promotion row under this spec yet and cannot be composed")
-    expect(run.stdout).toContain("## Context\n\n### Assistant\n- **tone**: warm\n\n### Available Information Sources\n- the calendar")
+    expect(run.stdout).toContain(
+      "## Context\n\n### Assistant\n- **tone**: warm\n\n### Available Information Sources\n- the calendar"
+    )
     expect(run.stdout).toContain("overlay report (user-background@2, 0 placed records)")
   })
 
@@ -124,8 +128,15 @@ describe("engram compose", () => {
   const refused: ReadonlyArray<readonly [string, () => string, string]> = [
     ["a misspelt field", () => write("typo.json", agentConfig({ sectoins: [] })), "invalid agent config"],
     ["an unknown spec", () => write("spec.json", agentConfig({ spec: "nope" })), `no routing spec named "nope"`],
-    ["a duplicate section id", () =>
-      write("dup.json", agentConfig({ background: { sections: [{ id: "a", title: "A" }, { id: "a", title: "B" }] } })), `duplicate section id "a"`],
+    [
+      "a duplicate section id",
+      () =>
+        write(
+          "dup.json",
+          agentConfig({ background: { sections: [{ id: "a", title: "A" }, { id: "a", title: "B" }] } })
+        ),
+      `duplicate section id "a"`
+    ],
     ["a file that is not JSON", () => write("broken.json", "{ not json"), "is not JSON"]
   ]
   for (const [what, file, problem] of refused) {

@@ -67,7 +67,9 @@ describe("engram demo", { timeout: 120_000 }, () => {
 
     // Two runs, one store's worth of memories: the saved name and the session summary.
     const listed = engramJson("memory", "list", "--db", db) as {
-      readonly records: ReadonlyArray<{ readonly id: string; readonly scope: string; readonly tags: ReadonlyArray<string> }>
+      readonly records: ReadonlyArray<
+        { readonly id: string; readonly scope: string; readonly tags: ReadonlyArray<string> }
+      >
     }
     // The summary lives in the agent's scope, tagged with its session.
     expect(listed.records.map((record) => [record.scope, record.tags.includes("session:demo-1")]).sort()).toEqual([

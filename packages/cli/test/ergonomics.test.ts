@@ -4,10 +4,10 @@
  * `ENGRAM_DB` / `ENGRAM_PG_URL` fallbacks, and declines that say why and what fixes them.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
 import { closest, describeUnknownCommand, extractLogLevel } from "../src/Cli.js"
-import { execFile } from "node:child_process"
 import { engramArgs, expectRefused, repoRoot, type Run, tempDir } from "./utilities.js"
 
 const PROCESSES = 180_000
@@ -23,7 +23,12 @@ const engramWithEnv = (extra: Readonly<Record<string, string>>, ...args: Readonl
     execFile(
       node!,
       rest,
-      { cwd: repoRoot, env: { ...Object.fromEntries(inherited), NO_COLOR: "1", ...extra }, encoding: "utf8", timeout: 60_000 },
+      {
+        cwd: repoRoot,
+        env: { ...Object.fromEntries(inherited), NO_COLOR: "1", ...extra },
+        encoding: "utf8",
+        timeout: 60_000
+      },
       (error, stdout, stderr) =>
         resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr })
     )
@@ -79,7 +84,10 @@ describe("global options anywhere", () => {
       const before = await engram("--log-level", "debug", "--db", db, "memory", "list", "--json")
       expect(before.code).toBe(0)
       expect(JSON.parse(before.stdout).records).toHaveLength(1)
-      expectRefused(await engram("--db", db, "memory", "list", "--log-level", "loud"), `--log-level: "loud" is not a level`)
+      expectRefused(
+        await engram("--db", db, "memory", "list", "--log-level", "loud"),
+        `--log-level: "loud" is not a level`
+      )
     } finally {
       cleanup()
     }
@@ -121,14 +129,18 @@ describe("environment fallbacks", () => {
     try {
       const fromEnv = Path.join(dir, "env.db")
       const fromFlag = Path.join(dir, "flag.db")
-      expect((await engramWithEnv({ ENGRAM_DB: fromEnv }, "memory", "add", "from the environment", "--kind", "fact")).code)
+      expect(
+        (await engramWithEnv({ ENGRAM_DB: fromEnv }, "memory", "add", "from the environment", "--kind", "fact")).code
+      )
         .toBe(0)
       expect(existsSync(fromEnv)).toBe(true)
       const listed = await engramWithEnv({ ENGRAM_DB: fromEnv }, "memory", "list", "--json")
       expect(JSON.parse(listed.stdout).records.map((r: { content: string }) => r.content)).toEqual([
         "from the environment"
       ])
-      expect((await engramWithEnv({ ENGRAM_DB: fromEnv }, "--db", fromFlag, "memory", "add", "flag", "--kind", "fact")).code)
+      expect(
+        (await engramWithEnv({ ENGRAM_DB: fromEnv }, "--db", fromFlag, "memory", "add", "flag", "--kind", "fact")).code
+      )
         .toBe(0)
       expect(await engramJson("--db", fromFlag, "memory", "list")).toMatchObject({ records: [{ content: "flag" }] })
     } finally {
@@ -144,7 +156,14 @@ describe("environment fallbacks", () => {
         "ENGRAM_PG_URL: expected a postgres:// or postgresql:// URL"
       )
       const db = Path.join(dir, "wins.db")
-      const run = await engramWithEnv({ ENGRAM_PG_URL: "mysql://root:hunter2@db/x", ENGRAM_DB: db }, "memory", "add", "x", "--kind", "fact")
+      const run = await engramWithEnv(
+        { ENGRAM_PG_URL: "mysql://root:hunter2@db/x", ENGRAM_DB: db },
+        "memory",
+        "add",
+        "x",
+        "--kind",
+        "fact"
+      )
       expect(run.code).toBe(0)
       expect(run.stderr).not.toContain("hunter2")
     } finally {
@@ -154,27 +173,40 @@ describe("environment fallbacks", () => {
 })
 
 describe("declines say why and what fixes them", () => {
-  it("compose: review-required names the guarded section and the review command; supersede says the replacement waits", async () => {
-    const { cleanup, dir } = tempDir()
-    try {
-      const db = Path.join(dir, "d.db")
-      const pref = await engramJson(
-        "--db", db, "memory", "add", "Prefers short answers", "--kind", "standing", "--label", "answer_length",
-        "--source", "conversation"
-      ) as { record: { id: string } }
-      const compose = await engram("--db", db, "compose", "--agent", "examples/companion.agent.json", "--promote")
-      expect(compose.code).toBe(0)
-      expect(compose.stdout).toContain(
-        `${pref.record.id}: section "preferences" is guarded: only confirmed memories compose there, and this one ` +
-          `is not confirmed; fix: engram memory review ${pref.record.id} confirmed`
-      )
-      const superseded = await engram("--db", db, "memory", "supersede", pref.record.id, "Prefers very short answers")
-      expect(superseded.code).toBe(0)
-      expect(superseded.stdout).toMatch(/the replacement waits for review: .*engram memory review \S+ confirmed/)
-    } finally {
-      cleanup()
-    }
-  }, PROCESSES)
+  it(
+    "compose: review-required names the guarded section and the review command; supersede says the replacement waits",
+    async () => {
+      const { cleanup, dir } = tempDir()
+      try {
+        const db = Path.join(dir, "d.db")
+        const pref = await engramJson(
+          "--db",
+          db,
+          "memory",
+          "add",
+          "Prefers short answers",
+          "--kind",
+          "standing",
+          "--label",
+          "answer_length",
+          "--source",
+          "conversation"
+        ) as { record: { id: string } }
+        const compose = await engram("--db", db, "compose", "--agent", "examples/companion.agent.json", "--promote")
+        expect(compose.code).toBe(0)
+        expect(compose.stdout).toContain(
+          `${pref.record.id}: section "preferences" is guarded: only confirmed memories compose there, and this one ` +
+            `is not confirmed; fix: engram memory review ${pref.record.id} confirmed`
+        )
+        const superseded = await engram("--db", db, "memory", "supersede", pref.record.id, "Prefers very short answers")
+        expect(superseded.code).toBe(0)
+        expect(superseded.stdout).toMatch(/the replacement waits for review: .*engram memory review \S+ confirmed/)
+      } finally {
+        cleanup()
+      }
+    },
+    PROCESSES
+  )
 })
 
 describe("id prefixes", () => {

@@ -3,7 +3,6 @@ import { existsSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { engram, engramJson, expectRefused, tempDir } from "./utilities.js"
 
-
 describe("engram: bad input prints one line, exits non-zero and writes nothing", { timeout: 120_000 }, () => {
   const tmp = tempDir()
   afterAll(tmp.cleanup)

@@ -34,7 +34,9 @@ describe("engram eval", () => {
     const lines = run.stdout.trimEnd().split("\n")
     expect(lines[0]).toMatch(/^family\s+kind\s+cases\s+rate\s+routing\s+bytes\/request$/)
     for (const family of families) {
-      expect(run.stdout).toMatch(new RegExp(`^${family}\\s+hard\\s+(\\d+)/\\1\\s+100\\.0%\\s+100\\.0% \\((\\d+)/\\2\\)`, "m"))
+      expect(run.stdout).toMatch(
+        new RegExp(`^${family}\\s+hard\\s+(\\d+)/\\1\\s+100\\.0%\\s+100\\.0% \\((\\d+)/\\2\\)`, "m")
+      )
     }
     expect(run.stdout).not.toMatch(/FAIL/)
     expect(run.stdout).toMatch(/^eval passed: \d+ cases in 12 families, 0 failed$/m)
@@ -50,7 +52,9 @@ describe("engram eval", () => {
     const report = engramJson("eval") as {
       passed: boolean
       db: string
-      families: ReadonlyArray<{ name: string; hard: boolean; passed: boolean; rate: number; routingAccuracy: number | null }>
+      families: ReadonlyArray<
+        { name: string; hard: boolean; passed: boolean; rate: number; routingAccuracy: number | null }
+      >
     }
     expect(report.passed).toBe(true)
     expect(report.families.map((f) => [f.name, f.hard, f.passed, f.rate, f.routingAccuracy])).toEqual(
@@ -90,7 +94,10 @@ describe("engram eval", () => {
   }, EVAL_TIMEOUT)
 
   it("is what npm run eval runs", () => {
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS")), NO_COLOR: "1" }
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS")),
+      NO_COLOR: "1"
+    }
     const script = spawnSync(
       process.execPath,
       ["--conditions=engram-source", "--import", "tsx", Path.join(repoRoot, "scripts/eval.ts"), "--db", tmp.dir],
@@ -98,7 +105,12 @@ describe("engram eval", () => {
     )
     expect(script.status).toBe(2)
     expect(script.stderr).toMatch(/^engram: cannot open the memory store at /)
-    const passing = spawnSync(process.execPath, ["--conditions=engram-source", "--import", "tsx", Path.join(repoRoot, "scripts/eval.ts")], {
+    const passing = spawnSync(process.execPath, [
+      "--conditions=engram-source",
+      "--import",
+      "tsx",
+      Path.join(repoRoot, "scripts/eval.ts")
+    ], {
       cwd: repoRoot,
       encoding: "utf8",
       env,

@@ -24,7 +24,17 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
 
   it("add stamps trust and review from the source, and --json encodes the record schema", () => {
     const added = engramJson(
-      "memory", "add", "My name is Doug", "--kind", "profile", "--label", "name", "--source", "operator", "--db", db
+      "memory",
+      "add",
+      "My name is Doug",
+      "--kind",
+      "profile",
+      "--label",
+      "name",
+      "--source",
+      "operator",
+      "--db",
+      db
     ) as { record: unknown }
     const { record, trustTier } = decodeRecordJson(added.record)
     doug = record.id
@@ -41,8 +51,23 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
 
     // No --source: the writer is unknown, so the memory waits for review at the lowest tier.
     const run = engram(
-      "memory", "add", "Lunch is at noon on Fridays", "--kind", "fact", "--tag", "schedule", "--tag", "team",
-      "--scope", "project:alpha", "--id", "lunch-1", "--expires-in-days", "30", "--db", db
+      "memory",
+      "add",
+      "Lunch is at noon on Fridays",
+      "--kind",
+      "fact",
+      "--tag",
+      "schedule",
+      "--tag",
+      "team",
+      "--scope",
+      "project:alpha",
+      "--id",
+      "lunch-1",
+      "--expires-in-days",
+      "30",
+      "--db",
+      db
     )
     expect(run.code).toBe(0)
     expect(run.stderr).toBe("")
@@ -61,7 +86,6 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
     expect(lines[1]).toMatch(row(lunch, "fact", "pending", "active", "project:alpha", "-", "Lunch is at noon"))
     expect(lines[2]).toMatch(row(doug, "profile", "confirmed", "active", "global", "name", "My name is Doug$"))
     expect(human.stdout).toContain("2 memories")
-
 
     const first = engramJson("memory", "list", "--limit", "1", "--db", db) as JsonPage
     expect(idsOf(first)).toEqual([lunch])
@@ -91,7 +115,14 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
     expect(reviewed.stdout.trim()).toBe(`${lunch} is now confirmed`)
 
     const outcome = engramJson(
-      "memory", "supersede", doug, "My name is Douglas", "--source", "operator", "--db", db
+      "memory",
+      "supersede",
+      doug,
+      "My name is Douglas",
+      "--source",
+      "operator",
+      "--db",
+      db
     ) as { superseded: unknown; successor: unknown }
     const superseded = decodeRecordJson(outcome.superseded).record
     const successor = decodeRecordJson(outcome.successor).record
@@ -107,7 +138,15 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
     // listed but is not deliverable.
     expect(idsOf(engramJson("memory", "list", "--db", db))).toEqual([successor.id, lunch])
     const deliverable = engramJson(
-      "memory", "list", "--deliverable", "--scope", "global", "--scope", "project:alpha", "--db", db
+      "memory",
+      "list",
+      "--deliverable",
+      "--scope",
+      "global",
+      "--scope",
+      "project:alpha",
+      "--db",
+      db
     )
     expect(idsOf(deliverable)).toEqual([successor.id])
     const all = engram("memory", "list", "--include-superseded", "--db", db)
@@ -126,9 +165,11 @@ describe("engram memory forget", { timeout: 300_000 }, () => {
 
   it("deletes memories by id or scope, leaves tombstones without content, and refuses an empty target", () => {
     const add = (content: string, ...flags: ReadonlyArray<string>) =>
-      decodeRecordJson((engramJson("memory", "add", content, "--kind", "fact", ...flags, "--db", db) as {
-        record: unknown
-      }).record).record.id
+      decodeRecordJson(
+        (engramJson("memory", "add", content, "--kind", "fact", ...flags, "--db", db) as {
+          record: unknown
+        }).record
+      ).record.id
     const secret = add("The vault code is kumquat", "--scope", "project:a")
     const other = add("Kumquat trees are small", "--scope", "project:a")
     const elsewhere = add("Kumquat jam recipe", "--scope", "project:b")

@@ -2,24 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PromotionConformance } from "@engram/conformance"
 import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { EngramPg } from "@engram/store-pg"
-import {
-  SqliteMemoryStore,
-  SqlitePromotionStore,
-  SqliteSessionStore,
-  SqliteTelemetryStore
-} from "@engram/store-sqlite"
+import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import Database from "better-sqlite3"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import Database from "better-sqlite3"
 import { spawn } from "node:child_process"
 import { existsSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { buildLegacyV1 } from "../../store-sqlite/test/fixtures/buildLegacyV1.js"
 import { describePg } from "../../store-pg/test/pgGate.js"
 import { dropSchema, withSql } from "../../store-pg/test/utilities.js"
+import { buildLegacyV1 } from "../../store-sqlite/test/fixtures/buildLegacyV1.js"
 import { engram, engramArgs, engramJson, expectRefused, repoRoot, type Run, tempDir } from "./utilities.js"
-
 
 const T0 = Date.UTC(2025, 5, 1, 12, 0, 0, 0)
 
@@ -63,7 +57,8 @@ const buildSource = (filename: string, count: number, sessions = 3) =>
     const store = yield* SessionStore.SessionStore
     const telemetry = yield* TelemetryStore.TelemetryStore
     for (let s = 0; s < sessions; s++) {
-      const at = (offset: number) => DateTime.unsafeMake(T0 + s * 1000 + offset)
+      const at = (offset: number) =>
+        DateTime.unsafeMake(T0 + s * 1000 + offset)
       yield* store.append(`thread-${s}`, [
         new SessionStore.OperatorMessage({ text: `Hi, I'm Doug (${s}) — ça va?`, at: at(0) }),
         new SessionStore.AssistantMessage({
@@ -160,7 +155,10 @@ describe("engram migrate and --pg: bad input is refused in one line, before anyt
   it("refuses a --from that is not an Engram store", () => {
     const text = Path.join(tmp.dir, "notes.txt")
     writeFileSync(text, "not a database\n".repeat(100))
-    expectRefused(engram("migrate", "--from", text, "--to", target), `cannot read ${text}: the file is damaged: it is not an SQLite database`)
+    expectRefused(
+      engram("migrate", "--from", text, "--to", target),
+      `cannot read ${text}: the file is damaged: it is not an SQLite database`
+    )
   })
 
   it("refuses a SQLite file that holds no Engram store, and leaves it untouched", () => {
@@ -289,11 +287,13 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
   })
 
   it("the sessions and the injection log arrived too", async () => {
-    const rows = await Effect.runPromise(withSql(url, (sql) =>
-      sql<{ messages: string; interrupts: string; injections: string }>`SELECT
+    const rows = await Effect.runPromise(
+      withSql(url, (sql) =>
+        sql<{ messages: string; interrupts: string; injections: string }>`SELECT
         (SELECT count(*) FROM engram_session_messages) AS messages,
         (SELECT count(*) FROM engram_session_interrupts) AS interrupts,
-        (SELECT count(*) FROM engram_injection_log) AS injections`, schema))
+        (SELECT count(*) FROM engram_injection_log) AS injections`, schema)
+    )
     expect(rows.map((r) => [Number(r.messages), Number(r.interrupts), Number(r.injections)])).toEqual([[9, 2, 3]])
   })
 

@@ -5,10 +5,10 @@ import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Path from "node:path"
+import { engram } from "../../../test/reliability/spawn.js"
 import { describePg } from "../../store-pg/test/pgGate.js"
 import { dropSchema, withSql } from "../../store-pg/test/utilities.js"
 import type { Summary } from "../src/commands/Migrate.js"
-import { engram } from "../../../test/reliability/spawn.js"
 import { tempDir } from "./utilities.js"
 
 const engramJson = async (...args: ReadonlyArray<string>): Promise<unknown> => {
@@ -43,8 +43,13 @@ describePg("engram migrate names a record the target refuses, and stops or skips
     // The target's tables, with a constraint PostgreSQL enforces on two of the records.
     await Effect.runPromise(
       Effect.scoped(Layer.build(PgMemoryStore.layer({ url, schema }))).pipe(
-        Effect.zipRight(withSql(url, (sql) =>
-          sql`ALTER TABLE engram_memories ADD CONSTRAINT no_refuse CHECK (content NOT LIKE 'refuse-me%')`, schema))
+        Effect.zipRight(
+          withSql(
+            url,
+            (sql) => sql`ALTER TABLE engram_memories ADD CONSTRAINT no_refuse CHECK (content NOT LIKE 'refuse-me%')`,
+            schema
+          )
+        )
       )
     )
   }, 120_000)
@@ -55,7 +60,9 @@ describePg("engram migrate names a record the target refuses, and stops or skips
 
   const toPg = ["migrate", "--from", source, "--to", withPassword, "--pg-schema", schema, "--batch-size", "5"]
 
-  it("SQLite → PostgreSQL, --on-error stop (default): exit 1, the record and PostgreSQL's reason in one line", { timeout: 240_000 }, async () => {
+  it("SQLite → PostgreSQL, --on-error stop (default): exit 1, the record and PostgreSQL's reason in one line", {
+    timeout: 240_000
+  }, async () => {
     const run = await engram(...toPg)
     expect(run.code).toBe(1)
     expect(run.stderr).toContain(
@@ -66,29 +73,37 @@ describePg("engram migrate names a record the target refuses, and stops or skips
     expect(run.stderr).not.toContain("s3cret-pw")
   })
 
-  it("--on-error skip: the others are copied and verified, the summary lists each skipped record", { timeout: 240_000 }, async () => {
-    const summary = await engramJson(...toPg, "--on-error", "skip") as Summary
-    expect(summary.verified).toBe(true)
-    expect(summary.records).toMatchObject({ source: RECORDS, target: RECORDS - 2, skipped: 2 })
-    expect(summary.skippedRecords.map((r) => r.id).sort()).toEqual(REFUSED)
-    for (const record of summary.skippedRecords) {
-      expect(record.reason).toMatch(/^memory store restore failed: PostgreSQL 23514: .*"no_refuse"$/)
+  it(
+    "--on-error skip: the others are copied and verified, the summary lists each skipped record",
+    { timeout: 240_000 },
+    async () => {
+      const summary = await engramJson(...toPg, "--on-error", "skip") as Summary
+      expect(summary.verified).toBe(true)
+      expect(summary.records).toMatchObject({ source: RECORDS, target: RECORDS - 2, skipped: 2 })
+      expect(summary.skippedRecords.map((r) => r.id).sort()).toEqual(REFUSED)
+      for (const record of summary.skippedRecords) {
+        expect(record.reason).toMatch(/^memory store restore failed: PostgreSQL 23514: .*"no_refuse"$/)
+      }
+      const human = await engram(...toPg, "--on-error", "skip")
+      expect(human.code).toBe(0)
+      expect(human.stdout).toContain("2 records the target refused were not copied (--on-error skip)")
+      expect(human.stdout).toContain(`not copied: r-03: memory store restore failed: PostgreSQL 23514`)
+      expect(human.stdout).toContain("(the source without the skipped records and target agree)")
     }
-    const human = await engram(...toPg, "--on-error", "skip")
-    expect(human.code).toBe(0)
-    expect(human.stdout).toContain("2 records the target refused were not copied (--on-error skip)")
-    expect(human.stdout).toContain(`not copied: r-03: memory store restore failed: PostgreSQL 23514`)
-    expect(human.stdout).toContain("(the source without the skipped records and target agree)")
-  })
+  )
 
-  it("PostgreSQL → SQLite: a record over the target's content limit is named; skip copies the rest", { timeout: 240_000 }, async () => {
+  it("PostgreSQL → SQLite: a record over the target's content limit is named; skip copies the rest", {
+    timeout: 240_000
+  }, async () => {
     // Written under raised limits, so PostgreSQL holds a record the SQLite target's contract refuses.
     await Effect.runPromise(
-      Effect.flatMap(MemoryStore.MemoryStore, (store) =>
-        store.write([{ id: "big", content: "word ".repeat(8_000), kind: "note" }])).pipe(
-          Effect.provide(PgMemoryStore.layer({ url, schema })),
-          Effect.provide(MemoryLimits.layer({ maxContentChars: 100_000 }))
-        )
+      Effect.flatMap(
+        MemoryStore.MemoryStore,
+        (store) => store.write([{ id: "big", content: "word ".repeat(8_000), kind: "note" }])
+      ).pipe(
+        Effect.provide(PgMemoryStore.layer({ url, schema })),
+        Effect.provide(MemoryLimits.layer({ maxContentChars: 100_000 }))
+      )
     )
     const fromPg = ["migrate", "--from", withPassword, "--pg-schema", schema, "--to", back]
     const stopped = await engram(...fromPg)
@@ -109,7 +124,15 @@ describePg("engram migrate names a record the target refuses, and stops or skips
 
   it("a PostgreSQL source schema that does not exist is refused and not created", { timeout: 240_000 }, async () => {
     const absent = `${schema}_absent`
-    const run = await engram("migrate", "--from", withPassword, "--pg-schema", absent, "--to", Path.join(tmp.dir, "x.db"))
+    const run = await engram(
+      "migrate",
+      "--from",
+      withPassword,
+      "--pg-schema",
+      absent,
+      "--to",
+      Path.join(tmp.dir, "x.db")
+    )
     expect(run.code).toBe(2)
     expect(run.stderr).toContain(`it has no schema "${absent}", so it holds no Engram store`)
     const found = await Effect.runPromise(

@@ -133,6 +133,9 @@ export const runMemoryStoreModelCheck = <RExtra = never, E = never>(
   layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, E>,
   options: ModelCheckOptions = {}
 ): void => {
-  it(`MemoryStore model check: ${name} agrees with the model on random command sequences`, () =>
-    checkAgainstModel(layer, options), options.timeout ?? 60_000)
+  it(
+    `MemoryStore model check: ${name} agrees with the model on random command sequences`,
+    () => checkAgainstModel(layer, options),
+    options.timeout ?? 60_000
+  )
 }

@@ -69,7 +69,8 @@ const failure = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<E, never,
     Effect.either(self),
     Either.match({
       onLeft: Effect.succeed,
-      onRight: (value) => Effect.dieMessage(`expected the operation to fail, but it succeeded with ${JSON.stringify(value)}`)
+      onRight: (value) =>
+        Effect.dieMessage(`expected the operation to fail, but it succeeded with ${JSON.stringify(value)}`)
     })
   )
 
@@ -78,7 +79,10 @@ const ids = (read: PromotionStore.PromotionRead) => read.rows.map((row) => `${ro
 const store = PromotionStore.PromotionStore
 
 const everything = (s: PromotionStore.PromotionStoreService, scopes: ReadonlyArray<string>) =>
-  Effect.map(Effect.forEach(scopes, (scope) => s.listByScope(scope)), (reads) => reads.flatMap((read) => plain(read.rows)))
+  Effect.map(
+    Effect.forEach(scopes, (scope) => s.listByScope(scope)),
+    (reads) => reads.flatMap((read) => plain(read.rows))
+  )
 
 /**
  * Registers the promotion-store conformance suite for one backend. Call it at the top level of a
@@ -178,7 +182,11 @@ export const runPromotionStoreConformance = <RExtra = never, E = never>(
           "a declined row (no placement) has no placementKey"
         ],
         ["a declined row with a tier", promotionRow("m-9", null, "name", { tier: "auto" }), "has no tier"],
-        ["a placed row without a key source", promotionRow("m-9", "about_user", "name", { keySource: null }), "keySource"],
+        [
+          "a placed row without a key source",
+          promotionRow("m-9", "about_user", "name", { keySource: null }),
+          "keySource"
+        ],
         ["an empty spec key", promotionRow("m-9", null, "name", { specKey: "" }), "specKey must not be empty"],
         ["an invalid scope", promotionRow("m-9", null, "name", { scope: "team:red" }), "scope"],
         ["an invalid record id", promotionRow("not an id", null), "recordId"],
@@ -249,7 +257,9 @@ export const runPromotionStoreConformance = <RExtra = never, E = never>(
         provide(Effect.gen(function*() {
           const s = yield* store
           yield* s.commit(fixture)
-          expect(ids(yield* s.lookup("global", JSON.stringify(["about_user", "name "])))).toEqual(["m-4/user-background"])
+          expect(ids(yield* s.lookup("global", JSON.stringify(["about_user", "name "])))).toEqual([
+            "m-4/user-background"
+          ])
           expect(ids(yield* s.lookup("global", JSON.stringify(["about_user", "nam"])))).toEqual([])
           expect(ids(yield* s.lookup("global", JSON.stringify(["about_user"])))).toEqual([])
           expect(ids(yield* s.lookup("global", "null"))).toEqual([])
@@ -312,7 +322,11 @@ export const runPromotionStoreConformance = <RExtra = never, E = never>(
             promotionRow(`m-${String(i).padStart(5, "0")}`, i % 10 === 0 ? null : "about_user", `k${i % 97}`))
           yield* s.commit(rows)
           expect((yield* s.listByScope("global")).rows.length).toBe(1_234)
-          expect((yield* s.getByRecords(rows.map((row) => row.recordId))).rows.length).toBe(1_234)
+          expect(
+            (yield* s.getByRecords(rows.map((row) =>
+              row.recordId
+            ))).rows.length
+          ).toBe(1_234)
           const at = yield* s.lookup("global", Routing.placementKey(Routing.background("about_user", "k5")))
           expect(at.rows.map((row) => row.placement?.key)).toEqual(at.rows.map(() => "k5"))
           expect(at.rows.length).toBe(rows.filter((row) => row.placementKey?.endsWith(`"k5"]`)).length)
@@ -331,38 +345,44 @@ export const runPromotionStoreConformance = <RExtra = never, E = never>(
       }).map(({ key, recordId, scope, section, specKey }) => promotionRow(recordId, section, key, { scope, specKey }))
       const batchesArb = fc.array(fc.array(rowArb, { maxLength: 12 }), { minLength: 1, maxLength: 5 })
 
-      it.effect.prop("every read agrees with a plain model after random batches", [batchesArb], ([batches]) =>
-        provide(Effect.gen(function*() {
-          const s = yield* store
-          const model = new Map<string, Row>()
-          for (const batch of batches) {
-            const result = yield* Effect.either(s.commit(batch))
-            const identities = batch.map(PromotionStore.rowIdentity)
-            const clash = identities.some((id, i) => model.has(id) || identities.indexOf(id) !== i)
-            expect(Either.isLeft(result)).toBe(clash)
-            if (!clash) for (const row of batch) model.set(PromotionStore.rowIdentity(row), row)
-          }
-          const all = [...model.values()].sort(PromotionStore.compareRows)
-          for (const scope of scopes) {
-            expect(plain((yield* s.listByScope(scope)).rows)).toEqual(plain(all.filter((row) => row.scope === scope)))
-            for (const key of ["name", "tz", "Name", "c-00ff"]) {
-              for (const section of ["about_user", "prefs"]) {
-                const address = Routing.placementKey(Routing.background(section, key))
-                for (const specKey of [undefined, ...specs]) {
-                  const expected = all.filter((row) =>
-                    row.scope === scope && row.placementKey === address && (specKey === undefined || row.specKey === specKey)
-                  )
-                  expect(plain((yield* s.lookup(scope, address, { specKey })).rows)).toEqual(plain(expected))
+      it.effect.prop(
+        "every read agrees with a plain model after random batches",
+        [batchesArb],
+        ([batches]) =>
+          provide(Effect.gen(function*() {
+            const s = yield* store
+            const model = new Map<string, Row>()
+            for (const batch of batches) {
+              const result = yield* Effect.either(s.commit(batch))
+              const identities = batch.map(PromotionStore.rowIdentity)
+              const clash = identities.some((id, i) => model.has(id) || identities.indexOf(id) !== i)
+              expect(Either.isLeft(result)).toBe(clash)
+              if (!clash) { for (const row of batch) model.set(PromotionStore.rowIdentity(row), row) }
+            }
+            const all = [...model.values()].sort(PromotionStore.compareRows)
+            for (const scope of scopes) {
+              expect(plain((yield* s.listByScope(scope)).rows)).toEqual(plain(all.filter((row) => row.scope === scope)))
+              for (const key of ["name", "tz", "Name", "c-00ff"]) {
+                for (const section of ["about_user", "prefs"]) {
+                  const address = Routing.placementKey(Routing.background(section, key))
+                  for (const specKey of [undefined, ...specs]) {
+                    const expected = all.filter((row) =>
+                      row.scope === scope && row.placementKey === address &&
+                      (specKey === undefined || row.specKey === specKey)
+                    )
+                    expect(plain((yield* s.lookup(scope, address, { specKey })).rows)).toEqual(plain(expected))
+                  }
                 }
               }
             }
-          }
-          const someIds = ["m-0", "m-7", "m-40", "ghost"]
-          expect(plain((yield* s.getByRecords(someIds)).rows)).toEqual(
-            plain(all.filter((row) => someIds.includes(row.recordId)))
-          )
-          expect(yield* everything(s, scopes)).toHaveLength(model.size)
-        })), { fastCheck: { numRuns: 40 } })
+            const someIds = ["m-0", "m-7", "m-40", "ghost"]
+            expect(plain((yield* s.getByRecords(someIds)).rows)).toEqual(
+              plain(all.filter((row) => someIds.includes(row.recordId)))
+            )
+            expect(yield* everything(s, scopes)).toHaveLength(model.size)
+          })),
+        { fastCheck: { numRuns: 40 } }
+      )
     })
   })
 }

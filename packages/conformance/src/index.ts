@@ -22,22 +22,6 @@ export {
    */
   runMemoryStoreModelCheck
 } from "./MemoryStoreConformance.js"
-export {
-  /**
-   * The shared Tier 2 corpus (see `SearchCorpus`).
-   *
-   * @since 0.1.0
-   * @category corpus
-   */
-  searchCorpus,
-  /**
-   * The Tier 2 queries and their sorted match sets (see `SearchCorpus`).
-   *
-   * @since 0.1.0
-   * @category corpus
-   */
-  searchCases
-} from "./SearchCorpus.js"
 export * as PromotionConformance from "./PromotionConformance.js"
 export {
   /**
@@ -48,6 +32,22 @@ export {
    */
   runPromotionStoreConformance
 } from "./PromotionConformance.js"
+export {
+  /**
+   * The Tier 2 queries and their sorted match sets (see `SearchCorpus`).
+   *
+   * @since 0.1.0
+   * @category corpus
+   */
+  searchCases,
+  /**
+   * The shared Tier 2 corpus (see `SearchCorpus`).
+   *
+   * @since 0.1.0
+   * @category corpus
+   */
+  searchCorpus
+} from "./SearchCorpus.js"
 export * as SessionStoreConformance from "./SessionStoreConformance.js"
 export {
   /**

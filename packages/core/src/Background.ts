@@ -23,8 +23,8 @@ import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
 import { MemoryId } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
-import { safeLine } from "./TextSafety.js"
 import { authored, memory, type PromptFragment } from "./PromptFragment.js"
+import { safeLine } from "./TextSafety.js"
 
 /**
  * How a section treats memory: `locked` takes none (the default), `guarded` composes confirmed
@@ -85,7 +85,10 @@ export const BackgroundSection = Schema.Struct({
     for (let i = 0; i < section.entries.length; i++) {
       const key = section.entries[i]!.key
       if (seen.has(key)) {
-        return { path: ["entries", i, "key"], message: `duplicate entry key ${JSON.stringify(key)} in section "${section.id}"` }
+        return {
+          path: ["entries", i, "key"],
+          message: `duplicate entry key ${JSON.stringify(key)} in section "${section.id}"`
+        }
       }
       seen.add(key)
     }

@@ -7,8 +7,8 @@
 import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { InvalidCursor } from "./MemoryStoreError.js"
 import { DeliveryPolicy, MemoryId, MemoryKind, type MemoryRecord, ReviewState, Scope } from "./MemoryRecord.js"
+import { InvalidCursor } from "./MemoryStoreError.js"
 
 /**
  * Filters shared by listing and search. An absent filter admits everything; an empty array

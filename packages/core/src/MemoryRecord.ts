@@ -301,7 +301,9 @@ export const fromWriteInput = (
       createdAt: options.now,
       ...(input.epoch !== undefined ? { epoch: input.epoch } : {}),
       ...(input.expiresInDays !== undefined
-        ? { expiresAt: DateTime.unsafeMake(DateTime.toEpochMillis(options.now) + Math.round(input.expiresInDays * DAY_MS)) }
+        ? {
+          expiresAt: DateTime.unsafeMake(DateTime.toEpochMillis(options.now) + Math.round(input.expiresInDays * DAY_MS))
+        }
         : {}),
       ...(options.supersedes !== undefined ? { supersedes: options.supersedes } : {})
     },

@@ -131,7 +131,9 @@ const isRecordFields = Schema.is(RecordFields)
 
 // The same rules, hand-written, for the rows that pass them (nearly all); anything refused goes
 // to the schema above, which keeps the last word.
-const passesFieldRules = (fields: Record<string, unknown>): fields is typeof RecordFields.Type & Record<string, unknown> =>
+const passesFieldRules = (
+  fields: Record<string, unknown>
+): fields is typeof RecordFields.Type & Record<string, unknown> =>
   Rules.isMemoryId(fields.id) && Rules.isContent(fields.content) && Rules.isKind(fields.kind) &&
   Rules.isSourceType(fields.sourceType) && Rules.isDeliveryPolicy(fields.deliveryPolicy) &&
   Rules.isReviewState(fields.reviewState) && Rules.isScope(fields.scope) && Rules.isTags(fields.tags) &&

@@ -10,8 +10,10 @@ import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
-import type { ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
 import * as MemoryContract from "./internal/memoryContract.js"
+import type { ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
+import type { ListQuery, SearchOptions } from "./MemoryQuery.js"
+import type { MemoryId, MemoryRecord, MemoryWriteInput, ReviewState, Scope } from "./MemoryRecord.js"
 import type {
   DuplicateMemoryId,
   InvalidCursor,
@@ -22,8 +24,6 @@ import type {
   MemoryNotFound,
   MemoryStoreFailure
 } from "./MemoryStoreError.js"
-import type { ListQuery, SearchOptions } from "./MemoryQuery.js"
-import type { MemoryId, MemoryRecord, MemoryWriteInput, ReviewState, Scope } from "./MemoryRecord.js"
 
 /**
  * What a backend can do beyond Tier 1. `search: "keyword"` means whole-token matching over the

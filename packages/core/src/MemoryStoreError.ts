@@ -72,7 +72,9 @@ export class InvalidReviewState extends Schema.TaggedError<InvalidReviewState>()
   state: Schema.Unknown
 }) {
   override get message() {
-    return `${JSON.stringify(this.state) ?? String(this.state)} is not a review state; use confirmed, pending or rejected`
+    return `${
+      JSON.stringify(this.state) ?? String(this.state)
+    } is not a review state; use confirmed, pending or rejected`
   }
 }
 

@@ -13,15 +13,9 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { IdGenerator } from "./IdGenerator.js"
 import * as Rules from "./internal/fieldRules.js"
-import { DuplicateMemoryId, InvalidMemoryInput, InvalidMemoryQuery, MemoryConflict } from "./MemoryStoreError.js"
 import { isInvalidated } from "./MemoryQuery.js"
-import {
-  fromWriteInput,
-  MemoryRecord,
-  MemoryWriteInput,
-  type ReviewState,
-  supersededReason
-} from "./MemoryRecord.js"
+import { fromWriteInput, MemoryRecord, MemoryWriteInput, type ReviewState, supersededReason } from "./MemoryRecord.js"
+import { DuplicateMemoryId, InvalidMemoryInput, InvalidMemoryQuery, MemoryConflict } from "./MemoryStoreError.js"
 
 /**
  * One line naming the field that failed and why, e.g. `label: label must be at most 64 characters`.
@@ -274,4 +268,3 @@ export const decodeStoredRecord = (encoded: unknown): Either.Either<MemoryRecord
  * @category encoding
  */
 export const encodeStoredRecord = (record: MemoryRecord): typeof MemoryRecord.Encoded => encodeRecord(record)
-

@@ -222,7 +222,7 @@ export const renderSections = (
 export const memoryIdsOf = (fragments: ReadonlyArray<PromptFragment>): ReadonlyArray<string> => {
   const ids = new Set<string>()
   for (const fragment of fragments) {
-    if (fragment.source === "memory") for (const id of fragment.memoryIds) ids.add(id)
+    if (fragment.source === "memory") { for (const id of fragment.memoryIds) ids.add(id) }
   }
   return [...ids]
 }

@@ -24,8 +24,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type { MemoryId, MemoryRecord } from "./MemoryRecord.js"
 import { MAX_LIMIT } from "./MemoryQuery.js"
+import type { MemoryId, MemoryRecord } from "./MemoryRecord.js"
 import { MemoryStore, type MemoryStoreService } from "./MemoryStore.js"
 import type {
   DuplicateMemoryId,
@@ -35,8 +35,6 @@ import type {
   MemoryStoreFailure
 } from "./MemoryStoreError.js"
 import { encodeStoredRecord } from "./MemoryWrite.js"
-import type { SessionStoreService } from "./SessionStore.js"
-import type { TelemetryStoreService } from "./TelemetryStore.js"
 import {
   compareRows,
   type DuplicatePromotion,
@@ -47,6 +45,8 @@ import {
   type PromotionStoreService,
   rowIdentity
 } from "./PromotionStore.js"
+import type { SessionStoreService } from "./SessionStore.js"
+import type { TelemetryStoreService } from "./TelemetryStore.js"
 
 /**
  * Where a copy stands, reported after the scan, after every batch and before verification.

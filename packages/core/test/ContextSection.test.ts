@@ -5,7 +5,12 @@ import * as fc from "fast-check"
 const background = Background.unsafeMake({
   sections: [
     { id: "team", title: "Team", entries: [{ key: "lead", value: "Ana" }] },
-    { id: "about_user", title: "About the User", promotion: "auto", entries: [{ key: "name", value: "Doug", memoryIds: ["m1"] }] }
+    {
+      id: "about_user",
+      title: "About the User",
+      promotion: "auto",
+      entries: [{ key: "name", value: "Doug", memoryIds: ["m1"] }]
+    }
   ]
 })
 
@@ -36,7 +41,10 @@ describe("ContextSection", () => {
     expect(PromptFragment.joinFragments(ContextSection.contextFragments({ background }))).toBe(
       "## Context\n\n### Team\n- **lead**: Ana\n\n### About the User\n- **name**: Doug"
     )
-    const empty = ContextSection.make({ background: Background.unsafeMake({ sections: [{ id: "a", title: "A" }] }), awareness: "  \n" })
+    const empty = ContextSection.make({
+      background: Background.unsafeMake({ sections: [{ id: "a", title: "A" }] }),
+      awareness: "  \n"
+    })
     expect(empty.renderFragments()).toEqual([])
     expect(PromptFragment.renderSections([{ section: empty, source: "instance" }])).toEqual([])
   })

@@ -14,34 +14,80 @@ const rowOf = (record: MemoryRecord.MemoryRecord): Record<string, unknown> => Me
 
 // Values a damaged or foreign row might hold in any column.
 const oddValue = fc.constantFrom<unknown>(
-  null, "", " ", "bogus", "note", "global", "project:", "[]", "[1]", "[\"a\\nb\"]", "{}", "not json",
-  0, -1, 1.5, Number.NaN, 8.64e15, 8.64e15 + 1, 1_700_000_000_000, "1700000000000", "2024-01-01",
+  null,
+  "",
+  " ",
+  "bogus",
+  "note",
+  "global",
+  "project:",
+  "[]",
+  "[1]",
+  "[\"a\\nb\"]",
+  "{}",
+  "not json",
+  0,
+  -1,
+  1.5,
+  Number.NaN,
+  8.64e15,
+  8.64e15 + 1,
+  1_700_000_000_000,
+  "1700000000000",
+  "2024-01-01",
   // At the edges of the field rules the hand-written check repeats (lengths, line breaks, lone
   // surrogates, NUL, patterns).
-  "[\"\"]", `["${"t".repeat(64)}"]`, `["${"t".repeat(65)}"]`, "[\"a\\u2028b\"]", "[\"\\ud800\"]", "[\"a\\u0000\"]",
-  "l".repeat(64), "l".repeat(65), "a\u2028b", "a\u0085b", "\ud800", "a\u0000b", "\t", "x".repeat(128), "x".repeat(129),
-  "-x", "a b", "project:a b", "session:x", "global ", `project:${"p".repeat(200)}`, `project:${"p".repeat(201)}`
+  "[\"\"]",
+  `["${"t".repeat(64)}"]`,
+  `["${"t".repeat(65)}"]`,
+  "[\"a\\u2028b\"]",
+  "[\"\\ud800\"]",
+  "[\"a\\u0000\"]",
+  "l".repeat(64),
+  "l".repeat(65),
+  "a\u2028b",
+  "a\u0085b",
+  "\ud800",
+  "a\u0000b",
+  "\t",
+  "x".repeat(128),
+  "x".repeat(129),
+  "-x",
+  "a b",
+  "project:a b",
+  "session:x",
+  "global ",
+  `project:${"p".repeat(200)}`,
+  `project:${"p".repeat(201)}`
 )
 
 describe("stored row decoding", () => {
   it("decodes every row written from a valid record back to that record", () => {
-    fc.assert(fc.property(recordArbitrary, (record) => {
-      const decoded = MemoryRow.fromRow(rowOf(record))
-      expect(Either.isRight(decoded)).toBe(true)
-      expect(MemoryWrite.encodeStoredRecord(Either.getOrThrow(decoded))).toEqual(MemoryWrite.encodeStoredRecord(record))
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(recordArbitrary, (record) => {
+        const decoded = MemoryRow.fromRow(rowOf(record))
+        expect(Either.isRight(decoded)).toBe(true)
+        expect(MemoryWrite.encodeStoredRecord(Either.getOrThrow(decoded))).toEqual(
+          MemoryWrite.encodeStoredRecord(record)
+        )
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it("the fast path and the row schema agree on damaged rows", () => {
-    fc.assert(fc.property(recordArbitrary, fc.constantFrom(...MemoryRow.COLUMNS), oddValue, (record, column, value) => {
-      const row = { ...rowOf(record), [column]: value }
-      const fast = MemoryRow.fromRow(row)
-      const slow = MemoryRow.fromRowSlowly(row)
-      expect(Either.isRight(fast)).toBe(Either.isRight(slow))
-      if (Either.isRight(fast) && Either.isRight(slow)) {
-        expect(MemoryWrite.encodeStoredRecord(fast.right)).toEqual(MemoryWrite.encodeStoredRecord(slow.right))
-      }
-      if (Either.isLeft(fast)) expect(fast.left.length).toBeGreaterThan(0)
-    }), { numRuns: 2_000 })
+    fc.assert(
+      fc.property(recordArbitrary, fc.constantFrom(...MemoryRow.COLUMNS), oddValue, (record, column, value) => {
+        const row = { ...rowOf(record), [column]: value }
+        const fast = MemoryRow.fromRow(row)
+        const slow = MemoryRow.fromRowSlowly(row)
+        expect(Either.isRight(fast)).toBe(Either.isRight(slow))
+        if (Either.isRight(fast) && Either.isRight(slow)) {
+          expect(MemoryWrite.encodeStoredRecord(fast.right)).toEqual(MemoryWrite.encodeStoredRecord(slow.right))
+        }
+        if (Either.isLeft(fast)) expect(fast.left.length).toBeGreaterThan(0)
+      }),
+      { numRuns: 2_000 }
+    )
   })
 })

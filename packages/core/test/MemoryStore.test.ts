@@ -3,8 +3,27 @@ import { IdGenerator, MemoryQuery, MemoryStore, SearchTokenizer } from "@engram/
 import { Effect, FastCheck as fc, Layer } from "effect"
 
 const words = [
-  "Doug", "doug", "name", "am", "prefers", "café", "CAFE", "Zürich", "e-mail", "doug@example.com", "v2.0",
-  "O'Brien", "Москве", "東京", "ΦΙΛΟΥΣ", "Smørrebrød", "ガラス", "カラス", "가방", "½", "ﬁle"
+  "Doug",
+  "doug",
+  "name",
+  "am",
+  "prefers",
+  "café",
+  "CAFE",
+  "Zürich",
+  "e-mail",
+  "doug@example.com",
+  "v2.0",
+  "O'Brien",
+  "Москве",
+  "東京",
+  "ΦΙΛΟΥΣ",
+  "Smørrebrød",
+  "ガラス",
+  "カラス",
+  "가방",
+  "½",
+  "ﬁle"
 ]
 const sentence = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 5 }).map((ws) => ws.join(" "))
 const content = fc.oneof(

@@ -18,11 +18,49 @@ const keys = [...Object.keys(MemoryRecord.MemoryWriteInput.fields), "extra"]
 
 // Values a sloppy caller might pass in any field, at the edges of every rule.
 const oddValue = fc.constantFrom<unknown>(
-  undefined, null, "", " ", "\t", "note", "episode", "global", "project:", "project:a b", "session:x", "global ",
-  `project:${"p".repeat(200)}`, `project:${"p".repeat(201)}`, "x".repeat(128), "x".repeat(129), "-x", "a b",
-  "l".repeat(64), "l".repeat(65), "a\u2028b", "a\u0085b", "\ud800", "a\u0000b", [], [""], ["ok"], ["a\nb"],
-  ["t".repeat(64)], ["t".repeat(65)], [1], "operator", "always", "on_demand", 0, -1, 1.5, 36_500, 36_500.5,
-  Number.NaN, Number.POSITIVE_INFINITY, {}, true
+  undefined,
+  null,
+  "",
+  " ",
+  "\t",
+  "note",
+  "episode",
+  "global",
+  "project:",
+  "project:a b",
+  "session:x",
+  "global ",
+  `project:${"p".repeat(200)}`,
+  `project:${"p".repeat(201)}`,
+  "x".repeat(128),
+  "x".repeat(129),
+  "-x",
+  "a b",
+  "l".repeat(64),
+  "l".repeat(65),
+  "a\u2028b",
+  "a\u0085b",
+  "\ud800",
+  "a\u0000b",
+  [],
+  [""],
+  ["ok"],
+  ["a\nb"],
+  ["t".repeat(64)],
+  ["t".repeat(65)],
+  [1],
+  "operator",
+  "always",
+  "on_demand",
+  0,
+  -1,
+  1.5,
+  36_500,
+  36_500.5,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  {},
+  true
 )
 
 const decodeOne = (input: unknown) => Effect.runSync(Effect.either(MemoryWrite.decodeInputs([input])))
@@ -57,6 +95,8 @@ describe("write input decoding", () => {
       content = "x"
       kind = "note"
     }
-    expect(Either.isRight(decodeOne(new Input()))).toBe(Either.isRight(bySchema(new Input(), { onExcessProperty: "error" })))
+    expect(Either.isRight(decodeOne(new Input()))).toBe(
+      Either.isRight(bySchema(new Input(), { onExcessProperty: "error" }))
+    )
   })
 })

@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { MemoryRecord, MemoryStore, PriorSessionDigest, SearchTokenizer } from "@engram/core"
 import { DateTime, Effect, FastCheck as fc, Option } from "effect"
 
-
 const { PriorSession, selectDigest } = PriorSessionDigest
 
 const session = (sessionId: string, iso: string, summary: string) =>
@@ -126,7 +125,12 @@ describe("the relevance predicate agrees with store search", () => {
   it("reads a summary tagged with its session in any scope; the session tag is not matched on", () => {
     const at = DateTime.unsafeMake("2025-01-01T00:00:00Z")
     const record = MemoryRecord.fromWriteInput(
-      { content: "Fixed the login bug", kind: "episode", tags: ["oauth", PriorSessionDigest.sessionTag("s-9")], scope: "project:a" },
+      {
+        content: "Fixed the login bug",
+        kind: "episode",
+        tags: ["oauth", PriorSessionDigest.sessionTag("s-9")],
+        scope: "project:a"
+      },
       { id: "m-1", now: at }
     )
     const prior = Option.getOrThrow(PriorSessionDigest.fromRecord(record))

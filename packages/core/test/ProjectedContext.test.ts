@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { MemoryRecord, PriorSessionDigest, ProjectedContext, TokenEstimator } from "@engram/core"
 import { DateTime, FastCheck as fc, Schema } from "effect"
 
-
 const { composeProjectedContext: compose, chars, unbounded } = ProjectedContext
 type Input = ProjectedContext.ProjectionInput
 
@@ -27,7 +26,10 @@ const nickname = JSON.stringify(["about_user", "preferred_name"])
 const fullInput = (): Input => ({
   now,
   workingState: "goal: migrate the staging database\nstep: 2 of 3",
-  identity: [{ record: record("m-id", "Goes by Dougie", { kind: "profile", label: "nickname" }), placementKey: nickname }],
+  identity: [{
+    record: record("m-id", "Goes by Dougie", { kind: "profile", label: "nickname" }),
+    placementKey: nickname
+  }],
   alwaysOn: [record("m-name", "My name is Doug", { kind: "profile", label: "name" })],
   skills: [skill("search"), skill("deploy")],
   digest: [entry("s-2", "2025-02-20T00:00:00Z", "Planned the Postgres migration", 2)],
@@ -254,8 +256,13 @@ describe("withheld inputs", () => {
   })
 
   it("withholds on_demand records from always-on and recall: they reach a model through memory_recall only", () => {
-    const demand = (id: string) => new MemoryRecord.MemoryRecord({ ...record(id, "on demand"), deliveryPolicy: "on_demand" })
-    const p = compose({ now, alwaysOn: [demand("m-d1")], recall: [{ record: demand("m-d2"), score: 9 }, hit("m-ok", 1)] })
+    const demand = (id: string) =>
+      new MemoryRecord.MemoryRecord({ ...record(id, "on demand"), deliveryPolicy: "on_demand" })
+    const p = compose({
+      now,
+      alwaysOn: [demand("m-d1")],
+      recall: [{ record: demand("m-d2"), score: 9 }, hit("m-ok", 1)]
+    })
     expect(p.budget.withheld).toEqual([
       { section: "always_on_memory", ref: "m-d1", reason: "on-demand" },
       { section: "recalled_memory", ref: "m-d2", reason: "on-demand" }
@@ -650,9 +657,12 @@ describe("budget properties", () => {
       // Every delivered or shed line is accounted for.
       for (const section of p.sections) {
         expect(section.items + section.shed).toBe(
-          section.label === "recalled_memory" ? input.recall.length
-            : section.label === "prior_sessions" ? input.digest.length
-            : section.label === "skills_index" ? input.skills.length
+          section.label === "recalled_memory" ?
+            input.recall.length
+            : section.label === "prior_sessions" ?
+            input.digest.length
+            : section.label === "skills_index" ?
+            input.skills.length
             : section.items
         )
       }

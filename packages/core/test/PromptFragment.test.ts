@@ -21,10 +21,18 @@ describe("PromptFragment", () => {
   })
 
   it("section data needs a name, a role or instance source, and at least one fragment", () => {
-    expect(Either.isRight(decodeSection({ name: "Identity", source: "role", fragments: [{ source: "authored", text: "x" }] })))
+    expect(
+      Either.isRight(
+        decodeSection({ name: "Identity", source: "role", fragments: [{ source: "authored", text: "x" }] })
+      )
+    )
       .toBe(true)
     expect(Either.isLeft(decodeSection({ name: "Identity", source: "role", fragments: [] }))).toBe(true)
-    expect(Either.isLeft(decodeSection({ name: "Identity", source: "memory", fragments: [{ source: "authored", text: "x" }] })))
+    expect(
+      Either.isLeft(
+        decodeSection({ name: "Identity", source: "memory", fragments: [{ source: "authored", text: "x" }] })
+      )
+    )
       .toBe(true)
   })
 })
@@ -47,7 +55,10 @@ describe("renderSections and joinPrompt", () => {
       { section: silent, source: "role" },
       { section: facts, source: "instance" }
     ], { scope: "global" })
-    expect(sections.map((section) => [section.name, section.source])).toEqual([["Identity", "role"], ["Facts", "instance"]])
+    expect(sections.map((section) => [section.name, section.source])).toEqual([["Identity", "role"], [
+      "Facts",
+      "instance"
+    ]])
     expect(PromptFragment.joinPrompt(sections)).toBe("You are Ada, a companion.\n\nFacts:\n- lives in Oslo (global)")
     expect(sections[1]!.fragments).toHaveLength(2)
     expect(PromptFragment.memoryIdsOf(sections.flatMap((section) => section.fragments))).toEqual(["m7"])
@@ -72,7 +83,9 @@ describe("renderSections and joinPrompt", () => {
           expect(PromptFragment.joinFragments(compacted)).toBe(PromptFragment.joinFragments(fragments))
           for (let i = 0; i < compacted.length; i++) {
             expect(compacted[i]!.text).not.toBe("")
-            if (i > 0) expect(compacted[i]!.source === "authored" && compacted[i - 1]!.source === "authored").toBe(false)
+            if (i > 0) {
+              expect(compacted[i]!.source === "authored" && compacted[i - 1]!.source === "authored").toBe(false)
+            }
           }
           expect(compacted.filter((f) => f.source === "memory")).toEqual(fragments.filter((f) => f.source === "memory"))
           return true

@@ -38,14 +38,29 @@ describe("SearchPlan.plan", () => {
   })
 
   it("prunes the frequent tokens of a question and keeps the rare ones, rarest first", () => {
-    const frequencies: Record<string, number> = { what: 40_000, did: 30_000, the: 90_000, say: 6_000, lisbon: 12, ferry: 300 }
-    const { ranked, tail } = SearchPlan.plan(["what", "did", "the", "say", "lisbon", "ferry"], statisticsOf(100_000, frequencies))
+    const frequencies: Record<string, number> = {
+      what: 40_000,
+      did: 30_000,
+      the: 90_000,
+      say: 6_000,
+      lisbon: 12,
+      ferry: 300
+    }
+    const { ranked, tail } = SearchPlan.plan(
+      ["what", "did", "the", "say", "lisbon", "ferry"],
+      statisticsOf(100_000, frequencies)
+    )
     expect(ranked).toEqual(["lisbon", "ferry"])
     expect(tail).toEqual(["say", "did", "what", "the"])
   })
 
   it("ranks the rarest token when every token is frequent, and bounds long queries", () => {
-    expect(SearchPlan.plan(["the", "a"], statisticsOf(1_000, { the: 900, a: 800 }), { ...SearchPlan.defaultOptions, minPrunedPostings: 0 }))
+    expect(
+      SearchPlan.plan(["the", "a"], statisticsOf(1_000, { the: 900, a: 800 }), {
+        ...SearchPlan.defaultOptions,
+        minPrunedPostings: 0
+      })
+    )
       .toEqual({ ranked: ["a"], tail: ["the"] })
     const many = Array.from({ length: 40 }, (_, i) => `w${i}`)
     const planned = SearchPlan.plan(many, statisticsOf(1_000_000, {}))
@@ -59,7 +74,11 @@ const hit = (id: string, score: number): MemoryStore.SearchHit => ({ record: { i
 describe("SearchPlan.runTiers", () => {
   const tierScores = fc.array(fc.double({ min: -5, max: 50, noNaN: true }), { maxLength: 8 })
     .map((scores) => scores.sort((a, b) => b - a))
-  it.effect.prop("reads the tail only when the ranked tier is short, and keeps scores non-increasing", [tierScores, tierScores, fc.integer({ min: 1, max: 10 })], ([first, second, limit]) =>
+  it.effect.prop("reads the tail only when the ranked tier is short, and keeps scores non-increasing", [
+    tierScores,
+    tierScores,
+    fc.integer({ min: 1, max: 10 })
+  ], ([first, second, limit]) =>
     Effect.gen(function*() {
       const calls: Array<SearchPlan.Tier> = []
       const result = yield* SearchPlan.runTiers({ ranked: ["rare"], tail: ["common"] }, limit, (tier, n) => {

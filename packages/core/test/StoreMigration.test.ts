@@ -9,8 +9,8 @@ import {
   Routing,
   StoreMigration
 } from "@engram/core"
-import * as DateTime from "effect/DateTime"
 import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -42,8 +42,10 @@ const populate = (store: MemoryStore.MemoryStoreService) =>
   })
 
 const everything = (store: MemoryStore.MemoryStoreService) =>
-  Effect.map(store.list({ includeSuperseded: true, limit: 10_000 }), (page) =>
-    page.records.map(MemoryWrite.encodeStoredRecord))
+  Effect.map(
+    store.list({ includeSuperseded: true, limit: 10_000 }),
+    (page) => page.records.map(MemoryWrite.encodeStoredRecord)
+  )
 
 /** The target, except that `restore` fails once `failAfter` batches have been restored. */
 const failingAfter = (store: MemoryStore.MemoryStoreService, failAfter: number): MemoryStore.MemoryStoreService => {
@@ -301,7 +303,9 @@ it.scoped("a failure of the target store itself stops the copy even with onError
     const from = yield* buildStore
     const to = yield* buildStore
     yield* populate(from)
-    const failure = yield* Effect.flip(StoreMigration.copyStore(from, failingAfter(to, 1), { batchSize: 5, onError: "skip" }))
+    const failure = yield* Effect.flip(
+      StoreMigration.copyStore(from, failingAfter(to, 1), { batchSize: 5, onError: "skip" })
+    )
     expect(failure._tag).toBe("MemoryStoreFailure")
     expect(StoreMigration.isRecordRefusal(failure)).toBe(false)
   }))
@@ -313,7 +317,9 @@ it("isRecordRefusal: invalid input, a taken id and row-level backend codes are r
   expect(StoreMigration.isRecordRefusal(failure({ sqlState: "54000" }))).toBe(true)
   expect(StoreMigration.isRecordRefusal(failure({ sqlState: "23514" }))).toBe(true)
   expect(StoreMigration.isRecordRefusal(failure({ sqlState: "08006" }))).toBe(false)
-  expect(StoreMigration.isRecordRefusal(failure({ message: "x", cause: { code: "SQLITE_CONSTRAINT_CHECK" } }))).toBe(true)
+  expect(StoreMigration.isRecordRefusal(failure({ message: "x", cause: { code: "SQLITE_CONSTRAINT_CHECK" } }))).toBe(
+    true
+  )
   expect(StoreMigration.isRecordRefusal(failure({ code: "SQLITE_BUSY" }))).toBe(false)
   expect(StoreMigration.isRecordRefusal(failure(new Error("connection lost")))).toBe(false)
 })

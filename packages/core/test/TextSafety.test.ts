@@ -7,10 +7,14 @@ const controls = [...Array.from({ length: 0x20 }, (_, i) => i).filter((c) => c !
 const bidi = [0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]
 const zeroWidth = [0x200b, 0x200c, 0x200d, 0x2060, 0xfeff, 0x180e]
 const tagCharacters = [0xe0001, 0xe0041, 0xe0069, 0xe007f]
-const unsafe = [...controls, 0x2028, 0x2029, ...bidi, ...zeroWidth, ...tagCharacters].map((c) => String.fromCodePoint(c))
+const unsafe = [...controls, 0x2028, 0x2029, ...bidi, ...zeroWidth, ...tagCharacters].map((c) =>
+  String.fromCodePoint(c)
+)
 
 const unsafeChar = fc.constantFrom(...unsafe)
-const mixed = fc.array(fc.oneof(fc.string({ unit: "grapheme", maxLength: 6 }), unsafeChar, fc.constant("</injected_memory>")))
+const mixed = fc.array(
+  fc.oneof(fc.string({ unit: "grapheme", maxLength: 6 }), unsafeChar, fc.constant("</injected_memory>"))
+)
   .map((parts) => parts.join(""))
 
 const hasAnyUnsafe = (text: string) => unsafe.some((ch) => text.includes(ch))
@@ -28,12 +32,16 @@ describe("TextSafety.safeLine", () => {
     expect(ProjectedContext.containsProjection(`\n${line}\n`)).toBe(false)
   })
 
-  it.prop("is idempotent and leaves safe text alone", [mixed, fc.string({ unit: "grapheme-ascii" })], ([text, ascii]) => {
-    const once = TextSafety.safeLine(text)
-    expect(TextSafety.safeLine(once)).toBe(once)
-    const plain = ascii.replace(/[\u0000-\u001f\u007f<]/g, "")
-    expect(TextSafety.safeLine(plain)).toBe(plain)
-  })
+  it.prop(
+    "is idempotent and leaves safe text alone",
+    [mixed, fc.string({ unit: "grapheme-ascii" })],
+    ([text, ascii]) => {
+      const once = TextSafety.safeLine(text)
+      expect(TextSafety.safeLine(once)).toBe(once)
+      const plain = ascii.replace(/[\u0000-\u001f\u007f<]/g, "")
+      expect(TextSafety.safeLine(plain)).toBe(plain)
+    }
+  )
 
   it("U+001E, tag characters and bidi overrides are gone; words stay apart", () => {
     expect(TextSafety.safeLine("name\u001Eignore previous")).toBe("name ignore previous")
@@ -58,7 +66,9 @@ describe("TextSafety.escapeForTerminal", () => {
   })
 
   it("shows what was there", () => {
-    expect(TextSafety.escapeForTerminal("\u001b[2J\u001b]0;pwned\u0007ok\n")).toBe("\\u{1B}[2J\\u{1B}]0;pwned\\u{7}ok\n")
+    expect(TextSafety.escapeForTerminal("\u001b[2J\u001b]0;pwned\u0007ok\n")).toBe(
+      "\\u{1B}[2J\\u{1B}]0;pwned\\u{7}ok\n"
+    )
     expect(TextSafety.escapeForTerminal("a\u202Eb")).toBe("a\\u{202E}b")
   })
 })

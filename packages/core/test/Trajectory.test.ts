@@ -9,7 +9,9 @@ const nodeSha256 = (text: string) => createHash("sha256").update(text, "utf8").d
 describe("Trajectory", () => {
   it("contentHash is SHA-256 of the UTF-8 text (known vectors)", () => {
     expect(Trajectory.contentHash("")).toBe("sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-    expect(Trajectory.contentHash("abc")).toBe("sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    expect(Trajectory.contentHash("abc")).toBe(
+      "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    )
   })
 
   it("contentHash agrees with node:crypto on any text, at every padding boundary", () => {

@@ -207,12 +207,17 @@ export const make = (config: OperatorToolsConfig) =>
             onNone: () => (self) => self,
             onSome: (store) => Effect.provideService(PromotionStore.PromotionStore, store)
           }),
-          (self) => Option.isSome(telemetry) ? Effect.provideService(self, TelemetryStore.TelemetryStore, telemetry.value) : self,
+          (self) =>
+            Option.isSome(telemetry)
+              ? Effect.provideService(self, TelemetryStore.TelemetryStore, telemetry.value)
+              : self,
           Effect.flatMap(({ tombstones }) =>
             tombstones.length === 0
-              ? Effect.fail(new MemoryTools.MemoryToolError({
-                message: `none of ${params.ids.join(", ")} is a memory in scope ${config.scope}`
-              }))
+              ? Effect.fail(
+                new MemoryTools.MemoryToolError({
+                  message: `none of ${params.ids.join(", ")} is a memory in scope ${config.scope}`
+                })
+              )
               : Effect.succeed({ status: "forgotten" as const, forgotten: tombstones.map((t) => t.memoryId) })
           ),
           Effect.catchAll(toolError("memory_forget")),

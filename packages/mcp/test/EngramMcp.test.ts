@@ -2,17 +2,10 @@
  * The MCP server through the official MCP SDK client, over streamable HTTP (the stdio transport
  * is tested through `engram mcp` in the CLI's tests): what an editor or desktop agent sees.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
-import {
-  IdGenerator,
-  MemoryStore,
-  PromotionStore,
-  RoutingPresets,
-  RoutingSpecs,
-  TelemetryStore
-} from "@engram/core"
+import { IdGenerator, MemoryStore, PromotionStore, RoutingPresets, RoutingSpecs, TelemetryStore } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
 import { ContextProjection, StablePrefix } from "@engram/runtime"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -73,7 +66,13 @@ describe("EngramMcp over streamable HTTP", () => {
         expect(client.getServerVersion()?.name).toBe("engram")
         const tools = (yield* Effect.promise(() => client.listTools())).tools
         expect(tools.map((tool) => tool.name)).toEqual(EngramMcp.toolNames({ memory }))
-        expect(tools.map((tool) => tool.name)).toEqual(["memory_save", "memory_recall", "memory_list", "memory_review", "memory_forget"])
+        expect(tools.map((tool) => tool.name)).toEqual([
+          "memory_save",
+          "memory_recall",
+          "memory_list",
+          "memory_review",
+          "memory_forget"
+        ])
         const save = tools.find((tool) => tool.name === "memory_save")!
         expect(Object.keys(save.inputSchema.properties ?? {}).sort()).toEqual(
           ["content", "kind", "label", "supersedes", "tags"]
@@ -123,14 +122,23 @@ describe("EngramMcp over streamable HTTP", () => {
     run(({ call, context }) =>
       Effect.gen(function*() {
         yield* call("memory_save", { kind: "profile", content: "The user's name is Doug", label: "name" })
-        const conflict = yield* call("memory_save", { kind: "profile", content: "The user's name is Douglas", label: "name" })
+        const conflict = yield* call("memory_save", {
+          kind: "profile",
+          content: "The user's name is Douglas",
+          label: "name"
+        })
         expect(conflict.isError).toBe(false)
         expect(conflict.structuredContent).toEqual({
           status: "conflict",
           holder: { id: "mem-000001", label: "name", key: "name", content: "The user's name is Doug" },
           retry: {
             tool: "memory_save",
-            arguments: { kind: "profile", content: "The user's name is Douglas", label: "name", supersedes: "mem-000001" }
+            arguments: {
+              kind: "profile",
+              content: "The user's name is Douglas",
+              label: "name",
+              supersedes: "mem-000001"
+            }
           },
           message: expect.stringContaining("\"supersedes\":\"mem-000001\"")
         })

@@ -38,7 +38,14 @@
  *
  * @since 0.1.0
  */
-import { type MemoryOverlay, type MemoryRecord, MemoryWrite, type ProjectedContext, type PromptFragment, SessionStore } from "@engram/core"
+import {
+  type MemoryOverlay,
+  type MemoryRecord,
+  MemoryWrite,
+  type ProjectedContext,
+  type PromptFragment,
+  SessionStore
+} from "@engram/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -343,7 +343,8 @@ export const make = (
  */
 export const layerSettings = (
   settings: Partial<ProjectionSettings>
-): Layer.Layer<ContextProjection, never, Stores> => Layer.effect(ContextProjection, make({ ...defaultSettings, ...settings }))
+): Layer.Layer<ContextProjection, never, Stores> =>
+  Layer.effect(ContextProjection, make({ ...defaultSettings, ...settings }))
 
 /**
  * The projection with {@link defaultSettings}.
@@ -351,4 +352,7 @@ export const layerSettings = (
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<ContextProjection, never, Stores> = Layer.effect(ContextProjection, make(defaultSettings))
+export const layer: Layer.Layer<ContextProjection, never, Stores> = Layer.effect(
+  ContextProjection,
+  make(defaultSettings)
+)

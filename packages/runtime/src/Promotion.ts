@@ -152,8 +152,11 @@ export const promoteNew = (
   return attempt.pipe(
     Effect.retry({ times: 3, while: (error) => error._tag === "DuplicatePromotion" }),
     // After repeated races the rows exist; what is left to report is a store failure.
-    Effect.catchTag("DuplicatePromotion", (error) =>
-      Effect.fail(new PromotionStore.PromotionStoreFailure({ operation: "promote", cause: new Error(error.message) }))),
+    Effect.catchTag(
+      "DuplicatePromotion",
+      (error) =>
+        Effect.fail(new PromotionStore.PromotionStoreFailure({ operation: "promote", cause: new Error(error.message) }))
+    ),
     Effect.tap((result) => instrument(spec, result.committed)),
     Effect.tap((result) =>
       Effect.annotateCurrentSpan({ committed: result.committed.length, alreadyPromoted: result.alreadyPromoted.length })

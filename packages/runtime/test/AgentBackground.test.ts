@@ -1,5 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Background, MemoryOverlay, MemoryStore, PromotionStore, PromptFragment, Routing, RoutingPresets } from "@engram/core"
+import {
+  Background,
+  MemoryOverlay,
+  MemoryStore,
+  PromotionStore,
+  PromptFragment,
+  Routing,
+  RoutingPresets
+} from "@engram/core"
 import { AgentBackground, Promotion } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
@@ -20,7 +28,11 @@ describe("AgentBackground.composeAgentBackground", () => {
         { content: "It rained", kind: "episode" }
       ])
       yield* Promotion.promoteNew(records, { background: companionBackground, spec })
-      const composed = yield* AgentBackground.composeAgentBackground({ background: companionBackground, spec, scope: "global" })
+      const composed = yield* AgentBackground.composeAgentBackground({
+        background: companionBackground,
+        spec,
+        scope: "global"
+      })
       expect(outcomes(composed.report)).toEqual([
         ["mem-000001", "composed"],
         ["mem-000002", "review-required"],
@@ -36,8 +48,14 @@ describe("AgentBackground.composeAgentBackground", () => {
       expect(composed.skipped).toEqual({ promotionRows: 0, records: 0 })
       // Confirming the standing record lets the guarded section take it at the next composition.
       yield* memories.setReviewState("mem-000002", "confirmed")
-      const again = yield* AgentBackground.composeAgentBackground({ background: companionBackground, spec, scope: "global" })
-      expect(Background.findEntry(again.background, "preferences", "response_length")?.memoryIds).toEqual(["mem-000002"])
+      const again = yield* AgentBackground.composeAgentBackground({
+        background: companionBackground,
+        spec,
+        scope: "global"
+      })
+      expect(Background.findEntry(again.background, "preferences", "response_length")?.memoryIds).toEqual([
+        "mem-000002"
+      ])
     }).pipe(Effect.provide(stores)))
 
   it.effect("uses only this spec's rows in this scope, and reports rows whose record is gone", () =>
@@ -55,12 +73,22 @@ describe("AgentBackground.composeAgentBackground", () => {
         recordId: "ghost-1",
         scope: "global",
         ...Routing.toPromotionDecision(
-          { _tag: "Routed", placement, placementKey: Routing.placementKey(placement), keySource: "label", tier: "auto" },
+          {
+            _tag: "Routed",
+            placement,
+            placementKey: Routing.placementKey(placement),
+            keySource: "label",
+            tier: "auto"
+          },
           spec,
           here!.createdAt
         )
       }])
-      const composed = yield* AgentBackground.composeAgentBackground({ background: companionBackground, spec, scope: "global" })
+      const composed = yield* AgentBackground.composeAgentBackground({
+        background: companionBackground,
+        spec,
+        scope: "global"
+      })
       expect(outcomes(composed.report)).toEqual([["mem-000001", "composed"]])
       expect(composed.missing).toEqual(["ghost-1"])
     }).pipe(Effect.provide(stores)))
@@ -81,7 +109,11 @@ describe("AgentBackground.composeAgentBackground", () => {
       })
       expect(outcomes(today.report)).toEqual([["mem-000001", "composed"], ["mem-000002", "over-budget"]])
       yield* TestClock.adjust("2 days")
-      const later = yield* AgentBackground.composeAgentBackground({ background: companionBackground, spec, scope: "global" })
+      const later = yield* AgentBackground.composeAgentBackground({
+        background: companionBackground,
+        spec,
+        scope: "global"
+      })
       expect(outcomes(later.report)).toEqual([["mem-000001", "expired"], ["mem-000002", "composed"]])
     }).pipe(Effect.provide(stores)))
 })

@@ -34,7 +34,12 @@ const spiedStore = () => {
 
 const world = (settings: Partial<ContextProjection.ProjectionSettings> = {}) => {
   const spy = spiedStore()
-  const stores = Layer.mergeAll(spy.layer, PromotionStore.layerMemory, TelemetryStore.layerMemory, IdGenerator.sequential("mem"))
+  const stores = Layer.mergeAll(
+    spy.layer,
+    PromotionStore.layerMemory,
+    TelemetryStore.layerMemory,
+    IdGenerator.sequential("mem")
+  )
   return { reads: spy.reads, layer: ContextProjection.layerSettings(settings).pipe(Layer.provideMerge(stores)) }
 }
 
@@ -367,8 +372,10 @@ describe("ContextProjection prior-session digest", () => {
       const p = yield* project()
       expect(p.text).toContain("Second draft")
       expect(p.text).not.toContain("First draft")
-      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
-        store.supersede(old!.id, { content: "Rewritten summary", kind: "episode" }))
+      yield* Effect.flatMap(
+        MemoryStore.MemoryStore,
+        (store) => store.supersede(old!.id, { content: "Rewritten summary", kind: "episode" })
+      )
       const q = yield* project()
       expect(q.text).not.toContain("First draft")
       expect(q.injection.priorSessionIds).toEqual(["s-1"])
@@ -484,19 +491,22 @@ describe("ContextProjection delivery rules", () => {
   })
 
   it.effect("a store failure surfaces as ProjectionFailure naming the session and turn", () => {
-    const failing = Layer.succeed(MemoryStore.MemoryStore, {
-      capabilities: { search: "keyword" },
-      write: () => Effect.die("unused"),
-      restore: () => Effect.die("unused"),
-      get: () => Effect.die("unused"),
-      list: () => Effect.fail(new (class extends Error {})("disk on fire") as never),
-      search: () => Effect.die("unused"),
-      setReviewState: () => Effect.die("unused"),
-      supersede: () => Effect.die("unused"),
-      expire: () => Effect.die("unused"),
-      forget: () => Effect.die("unused"),
-      tombstones: () => Effect.die("unused")
-    } satisfies MemoryStore.MemoryStoreService)
+    const failing = Layer.succeed(
+      MemoryStore.MemoryStore,
+      {
+        capabilities: { search: "keyword" },
+        write: () => Effect.die("unused"),
+        restore: () => Effect.die("unused"),
+        get: () => Effect.die("unused"),
+        list: () => Effect.fail(new (class extends Error {})("disk on fire") as never),
+        search: () => Effect.die("unused"),
+        setReviewState: () => Effect.die("unused"),
+        supersede: () => Effect.die("unused"),
+        expire: () => Effect.die("unused"),
+        forget: () => Effect.die("unused"),
+        tombstones: () => Effect.die("unused")
+      } satisfies MemoryStore.MemoryStoreService
+    )
     const layer = ContextProjection.layer.pipe(
       Layer.provide(Layer.mergeAll(failing, PromotionStore.layerMemory, TelemetryStore.layerMemory))
     )

@@ -23,8 +23,10 @@ const optOut = { sections: [{ id: "assistant", title: "Assistant", entries: [{ k
 /** Saves as a model would (agent-derived, pending), promoted under the preset at once. */
 const save = (input: { readonly content: string; readonly kind: "profile" | "fact"; readonly label?: string }) =>
   Effect.gen(function*() {
-    const [record] = yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
-      store.write([{ ...input, scope: "global", sourceType: "conversation" }]))
+    const [record] = yield* Effect.flatMap(
+      MemoryStore.MemoryStore,
+      (store) => store.write([{ ...input, scope: "global", sourceType: "conversation" }])
+    )
     yield* Promotion.promoteNew([record!], {
       background: RoutingPresets.userBackgroundSections,
       spec: RoutingPresets.userBackground
@@ -38,7 +40,10 @@ const ask = (config: StablePrefix.AgentConfigInput, question: string, sessionId:
     const built = yield* StablePrefix.buildAgent(
       yield* StablePrefix.decodeConfig({ spec: "user-background", persona: "You are a companion.", ...config })
     )
-    const agent = yield* NativeRuntime.make({ ...built, memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground } })
+    const agent = yield* NativeRuntime.make({
+      ...built,
+      memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground }
+    })
     yield* NativeRuntime.runTurn({ agent, sessionId, input: question })
     const [snapshot] = (yield* PromptObserver.captured).filter((s) => s.sessionId === sessionId)
     return {

@@ -6,15 +6,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import {
-  agent,
-  environment,
-  injections,
-  projectionText,
-  seed,
-  stored,
-  storedTexts
-} from "./agentFixtures.js"
+import { agent, environment, injections, projectionText, seed, stored, storedTexts } from "./agentFixtures.js"
 
 /**
  * Saves the user's name when introduced (if offered memory_save; `rogue` calls it regardless),

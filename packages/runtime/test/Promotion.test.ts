@@ -31,15 +31,23 @@ describe("Promotion.promoteNew", () => {
         { content: "Answer briefly", kind: "standing", label: "length" }
       ])
       const onlyAbout = Background.unsafeMake({ sections: [{ id: "about_user", title: "About", promotion: "auto" }] })
-      const result = yield* Promotion.promoteNew(records, { background: onlyAbout, spec: RoutingPresets.userBackground })
+      const result = yield* Promotion.promoteNew(records, {
+        background: onlyAbout,
+        spec: RoutingPresets.userBackground
+      })
       expect(result.alreadyPromoted).toEqual([])
-      expect(result.committed.map((row) => [row.recordId, row.scope, Promotion.outcomeOf(row), row.placementKey, row.tier]))
+      expect(
+        result.committed.map((row) => [row.recordId, row.scope, Promotion.outcomeOf(row), row.placementKey, row.tier])
+      )
         .toEqual([
           ["mem-000001", "project:alpha", "routed", JSON.stringify(["about_user", "name"]), "auto"],
           ["mem-000002", "global", "spec-declined", null, null],
           ["mem-000003", "global", "undeclared-section", JSON.stringify(["preferences", "response_length"]), null]
         ])
-      const stored = yield* Effect.flatMap(PromotionStore.PromotionStore, (s) => s.getByRecords(records.map((r) => r.id)))
+      const stored = yield* Effect.flatMap(
+        PromotionStore.PromotionStore,
+        (s) => s.getByRecords(records.map((r) => r.id))
+      )
       expect(stored.rows).toEqual(result.committed)
       expect(stored.rows.every((row) => row.specKey === "user-background" && row.specVersion === "2")).toBe(true)
     }).pipe(Effect.provide(stores)))
@@ -92,9 +100,13 @@ describe("Promotion.promoteNew", () => {
         { content: "My name is Doug", kind: "profile" },
         { content: "It rained", kind: "episode" }
       ])
-      const result = yield* Effect.either(Promotion.promoteNew(records, { background: companionBackground, spec: broken }))
+      const result = yield* Effect.either(
+        Promotion.promoteNew(records, { background: companionBackground, spec: broken })
+      )
       expect(Either.isLeft(result) && result.left).toBeInstanceOf(Routing.InvalidPlacement)
-      expect(Either.isLeft(result) && result.left.message).toContain(`routing spec "broken" produced an invalid placement`)
+      expect(Either.isLeft(result) && result.left.message).toContain(
+        `routing spec "broken" produced an invalid placement`
+      )
       expect((yield* Effect.flatMap(PromotionStore.PromotionStore, (s) => s.listByScope("global"))).rows).toEqual([])
     }).pipe(Effect.provide(stores)))
 
@@ -107,7 +119,9 @@ describe("Promotion.promoteNew", () => {
 describe("Promotion.rowFor", () => {
   const recordArb = fc.record({
     kind: fc.constantFrom(...MemoryRecord.MemoryKind.literals),
-    label: fc.option(fc.string({ maxLength: 20 }).filter((l) => l.trim() !== "" && !/[\p{Cc}\u2028\u2029]/u.test(l)), { nil: undefined }),
+    label: fc.option(fc.string({ maxLength: 20 }).filter((l) => l.trim() !== "" && !/[\p{Cc}\u2028\u2029]/u.test(l)), {
+      nil: undefined
+    }),
     content: fc.string({ minLength: 1, maxLength: 40 }).filter((c) => c.trim() !== ""),
     tags: fc.array(fc.constantFrom("preference", "Conventions", "travel"), { maxLength: 2 }),
     scope: fc.constantFrom("global", "project:alpha", "session:s1")
@@ -138,7 +152,9 @@ describe("Promotion.rowFor", () => {
       expect(row.scope).toBe(record.scope)
       expect(row.specKey).toBe(spec.key)
       expect(Promotion.outcomeOf(row)).toBe(
-        ((e) => (e._tag === "Routed" ? "routed" : e.reason))(Routing.evaluateRoute(record, Routing.routingContext(declared), spec))
+        ((e) => (e._tag === "Routed" ? "routed" : e.reason))(
+          Routing.evaluateRoute(record, Routing.routingContext(declared), spec)
+        )
       )
     }
   )

@@ -24,13 +24,20 @@ const spied = () => {
 
 const world = (settings: Partial<ContextProjection.ProjectionSettings>) => {
   const spy = spied()
-  const stores = Layer.mergeAll(spy.layer, PromotionStore.layerMemory, TelemetryStore.layerMemory, IdGenerator.sequential("rb"))
+  const stores = Layer.mergeAll(
+    spy.layer,
+    PromotionStore.layerMemory,
+    TelemetryStore.layerMemory,
+    IdGenerator.sequential("rb")
+  )
   return { limits: spy.limits, layer: ContextProjection.layerSettings(settings).pipe(Layer.provideMerge(stores)) }
 }
 
 // 300 facts, each ~90 chars, all sharing the query's word "ferry".
 const facts = Array.from({ length: 300 }, (_, i) => ({
-  content: `Fact ${String(i).padStart(3, "0")}: the ferry to island ${i} leaves from pier ${i % 7} at ${i % 24}:00 sharp`,
+  content: `Fact ${String(i).padStart(3, "0")}: the ferry to island ${i} leaves from pier ${i % 7} at ${
+    i % 24
+  }:00 sharp`,
   kind: "fact" as const
 }))
 
@@ -104,7 +111,9 @@ describe("recall uses its budget", () => {
       expect(limit).toBeGreaterThanOrEqual(0)
       expect(limit).toBeLessThanOrEqual(cap)
       expect(limit * ContextProjection.RECALL_LINE_CHARS).toBeLessThanOrEqual(Math.max(0, chars - used))
-      expect(ContextProjection.recallLimitFor(ProjectedContext.chars(chars + 1_000), used, cap)).toBeGreaterThanOrEqual(limit)
+      expect(ContextProjection.recallLimitFor(ProjectedContext.chars(chars + 1_000), used, cap)).toBeGreaterThanOrEqual(
+        limit
+      )
       expect(ContextProjection.recallLimitFor(ProjectedContext.unbounded, used, cap)).toBe(cap)
     }
   )

@@ -5,8 +5,8 @@ import { ScriptedModel } from "@engram/runtime/testing"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as TestContext from "effect/TestContext"
 import * as TestClock from "effect/TestClock"
+import * as TestContext from "effect/TestContext"
 import { agent, environment, injections, projectionText, seed } from "./agentFixtures.js"
 
 /** Recalls when asked about something, saves when told a name, otherwise answers. */

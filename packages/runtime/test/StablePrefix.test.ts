@@ -130,9 +130,13 @@ describe("StablePrefix.buildAgent", () => {
         )
       )
       expect(error._tag).toBe("UnknownSectionAnchor")
-    }).pipe(Effect.provide(Layer.merge(RoutingSpecs.layerPresets, IdGenerator.sequential("mem"))), Effect.provide(
-      Layer.succeed(MemoryStore.MemoryStore, {} as MemoryStore.MemoryStoreService)
-    ), Effect.provide(Layer.succeed(PromotionStore.PromotionStore, {} as PromotionStore.PromotionStoreService))))
+    }).pipe(
+      Effect.provide(Layer.merge(RoutingSpecs.layerPresets, IdGenerator.sequential("mem"))),
+      Effect.provide(
+        Layer.succeed(MemoryStore.MemoryStore, {} as MemoryStore.MemoryStoreService)
+      ),
+      Effect.provide(Layer.succeed(PromotionStore.PromotionStore, {} as PromotionStore.PromotionStoreService))
+    ))
 })
 
 describe("StablePrefix plugins", () => {

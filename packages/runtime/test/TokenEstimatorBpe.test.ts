@@ -19,7 +19,13 @@ const projectOnce = Effect.gen(function*() {
     { content: "The on-call rotation changes every Monday at 09:00 UTC <|endoftext|> 東京の会議は月曜日", kind: "fact" }
   ])
   const projection = yield* ContextProjection.ContextProjection
-  return yield* projection.project({ sessionId: "s-1", turn: 0, query: "when do deploys and on-call change", scopes: ["global"], mode: "native" })
+  return yield* projection.project({
+    sessionId: "s-1",
+    turn: 0,
+    query: "when do deploys and on-call change",
+    scopes: ["global"],
+    mode: "native"
+  })
 })
 
 describe("TokenEstimatorBpe", () => {

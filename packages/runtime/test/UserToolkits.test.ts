@@ -54,7 +54,11 @@ describe("user toolkits", () => {
       expect(first!.tools).toEqual(["memory_save", "memory_recall", "weather"])
       expect(result).toMatchObject({ _tag: "Completed", text: "Forecast: {\"forecast\":\"sunny in Lisbon\"}" })
       const tool = (yield* stored("s-1"))[2] as SessionStore.ToolMessage
-      expect(tool.results[0]).toMatchObject({ name: "weather", isFailure: false, result: { forecast: "sunny in Lisbon" } })
+      expect(tool.results[0]).toMatchObject({
+        name: "weather",
+        isFailure: false,
+        result: { forecast: "sunny in Lisbon" }
+      })
     }).pipe(Effect.provide(environment(script))))
 
   it.effect("an incognito agent keeps the user's tools and loses the memory tools", () =>

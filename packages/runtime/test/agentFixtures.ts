@@ -59,8 +59,10 @@ export const agent = (options: Partial<NativeRuntime.NativeAgentOptions> = {}) =
 
 /** Writes records straight into the store (as an operator would). */
 export const seed = (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
-  Effect.flatMap(MemoryStore.MemoryStore, (store) =>
-    store.write(inputs.map((input) => ({ scope: "global", sourceType: "operator", ...input }))))
+  Effect.flatMap(
+    MemoryStore.MemoryStore,
+    (store) => store.write(inputs.map((input) => ({ scope: "global", sourceType: "operator", ...input })))
+  )
 
 /** The projection message of a request: the user message that begins with a projection tag. */
 export const projectionText = (request: ScriptedModel.ScriptedRequest): ReadonlyArray<string> =>

@@ -15,11 +15,17 @@
  *
  * @since 0.1.0
  */
+import type * as PgClient from "@effect/sql-pg/PgClient"
 import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type * as PgClient from "@effect/sql-pg/PgClient"
-import { type MemoryStore, type PromotionStore, RoutingSpecs, type SessionStore, type TelemetryStore } from "@engram/core"
+import {
+  type MemoryStore,
+  type PromotionStore,
+  RoutingSpecs,
+  type SessionStore,
+  type TelemetryStore
+} from "@engram/core"
 import { ContextProjection } from "@engram/runtime"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"

@@ -141,7 +141,10 @@ export const open = (
       if (found.length === 0) return yield* fail(`it has no schema "${schema}", so it holds no Engram store`)
     }
     let stores: Layer.Layer<
-      MemoryStore.MemoryStore | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore,
+      | MemoryStore.MemoryStore
+      | PromotionStore.PromotionStore
+      | SessionStore.SessionStore
+      | TelemetryStore.TelemetryStore,
       unknown,
       SqlClient.SqlClient
     >

@@ -64,8 +64,8 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerPg: Layer.Layer<PromotionStore.PromotionStore, SqlError | MigrationError, SqlClient.SqlClient> =
-  Layer.effect(PromotionStore.PromotionStore, internal.make)
+export const layerPg: Layer.Layer<PromotionStore.PromotionStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
+  .effect(PromotionStore.PromotionStore, internal.make)
 
 /**
  * The promotion store for a connection that must not change the schema (a read replica, a role
@@ -74,8 +74,8 @@ export const layerPg: Layer.Layer<PromotionStore.PromotionStore, SqlError | Migr
  * @since 0.1.0
  * @category layers
  */
-export const layerPgWithoutMigrations: Layer.Layer<PromotionStore.PromotionStore, SqlError, SqlClient.SqlClient> =
-  Layer.effect(PromotionStore.PromotionStore, internal.makeWithoutMigrations)
+export const layerPgWithoutMigrations: Layer.Layer<PromotionStore.PromotionStore, SqlError, SqlClient.SqlClient> = Layer
+  .effect(PromotionStore.PromotionStore, internal.makeWithoutMigrations)
 
 /**
  * The promotion store with its own connection pool.

@@ -60,8 +60,8 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerPg: Layer.Layer<SessionStore.SessionStore, SqlError | MigrationError, SqlClient.SqlClient> =
-  Layer.effect(SessionStore.SessionStore, internal.make)
+export const layerPg: Layer.Layer<SessionStore.SessionStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
+  .effect(SessionStore.SessionStore, internal.make)
 
 /**
  * The session store for a connection that must not change the schema (a read replica, a role
@@ -70,8 +70,8 @@ export const layerPg: Layer.Layer<SessionStore.SessionStore, SqlError | Migratio
  * @since 0.1.0
  * @category layers
  */
-export const layerPgWithoutMigrations: Layer.Layer<SessionStore.SessionStore, SqlError, SqlClient.SqlClient> =
-  Layer.effect(SessionStore.SessionStore, internal.makeWithoutMigrations)
+export const layerPgWithoutMigrations: Layer.Layer<SessionStore.SessionStore, SqlError, SqlClient.SqlClient> = Layer
+  .effect(SessionStore.SessionStore, internal.makeWithoutMigrations)
 
 /**
  * The session store with its own connection pool.

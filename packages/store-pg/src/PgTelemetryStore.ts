@@ -50,8 +50,8 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerPg: Layer.Layer<TelemetryStore.TelemetryStore, SqlError | MigrationError, SqlClient.SqlClient> =
-  Layer.effect(TelemetryStore.TelemetryStore, internal.make)
+export const layerPg: Layer.Layer<TelemetryStore.TelemetryStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
+  .effect(TelemetryStore.TelemetryStore, internal.make)
 
 /**
  * The telemetry store for a connection that must not change the schema (a read replica, a role
@@ -60,8 +60,8 @@ export const layerPg: Layer.Layer<TelemetryStore.TelemetryStore, SqlError | Migr
  * @since 0.1.0
  * @category layers
  */
-export const layerPgWithoutMigrations: Layer.Layer<TelemetryStore.TelemetryStore, SqlError, SqlClient.SqlClient> =
-  Layer.effect(TelemetryStore.TelemetryStore, internal.makeWithoutMigrations)
+export const layerPgWithoutMigrations: Layer.Layer<TelemetryStore.TelemetryStore, SqlError, SqlClient.SqlClient> = Layer
+  .effect(TelemetryStore.TelemetryStore, internal.makeWithoutMigrations)
 
 /**
  * The telemetry store with its own connection pool.

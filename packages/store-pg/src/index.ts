@@ -5,10 +5,10 @@
  * @since 0.1.0
  */
 export * as EngramPg from "./EngramPg.js"
+export * as PgEngram from "./PgEngram.js"
 export * as PgError from "./PgError.js"
-export * as PgMigration from "./PgMigration.js"
 export * as PgMemoryStore from "./PgMemoryStore.js"
+export * as PgMigration from "./PgMigration.js"
 export * as PgPromotionStore from "./PgPromotionStore.js"
 export * as PgSessionStore from "./PgSessionStore.js"
 export * as PgTelemetryStore from "./PgTelemetryStore.js"
-export * as PgEngram from "./PgEngram.js"

@@ -85,83 +85,87 @@ const failingAfter = (batches: number) =>
   )
 
 describePg("migrating a SQLite store to PostgreSQL", (url) => {
-  it.effect("copies everything, survives an interruption, resumes and verifies by count and checksum", () =>
-    Effect.gen(function*() {
-      const dir = mkdtempSync(join(tmpdir(), "engram-migrate-"))
-      const schema = EngramPg.temporarySchemaName("engram_migrate")
-      yield* Effect.addFinalizer(() =>
-        Effect.zipRight(Effect.sync(() => rmSync(dir, { recursive: true, force: true })), dropSchema(url, schema))
-      )
-      const sqlite = SqlitePromotionStore.layerSqlite.pipe(
-        Layer.provideMerge(SqliteMemoryStore.layer({ filename: join(dir, "engram.db") }))
-      )
-      const client = EngramPg.layerClient({ url, schema, maxConnections: 4 })
-      const pg = Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg).pipe(Layer.provide(client))
-      // The same stores, except that the memory store's connection drops after two batches.
-      const flaky = Layer.merge(failingAfter(2), PgPromotionStore.layerPg).pipe(
-        Layer.provide(PgMemoryStore.layerPg.pipe(Layer.provideMerge(client)))
-      )
-      yield* Effect.provide(populate, sqlite)
-      const source = yield* Effect.provide(everything, sqlite)
-      expect(source).toHaveLength(RECORDS)
+  it.effect(
+    "copies everything, survives an interruption, resumes and verifies by count and checksum",
+    () =>
+      Effect.gen(function*() {
+        const dir = mkdtempSync(join(tmpdir(), "engram-migrate-"))
+        const schema = EngramPg.temporarySchemaName("engram_migrate")
+        yield* Effect.addFinalizer(() =>
+          Effect.zipRight(Effect.sync(() => rmSync(dir, { recursive: true, force: true })), dropSchema(url, schema))
+        )
+        const sqlite = SqlitePromotionStore.layerSqlite.pipe(
+          Layer.provideMerge(SqliteMemoryStore.layer({ filename: join(dir, "engram.db") }))
+        )
+        const client = EngramPg.layerClient({ url, schema, maxConnections: 4 })
+        const pg = Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg).pipe(Layer.provide(client))
+        // The same stores, except that the memory store's connection drops after two batches.
+        const flaky = Layer.merge(failingAfter(2), PgPromotionStore.layerPg).pipe(
+          Layer.provide(PgMemoryStore.layerPg.pipe(Layer.provideMerge(client)))
+        )
+        yield* Effect.provide(populate, sqlite)
+        const source = yield* Effect.provide(everything, sqlite)
+        expect(source).toHaveLength(RECORDS)
 
-      // 1. The connection drops after two batches: the copy fails, two whole batches are in.
-      const dropped = yield* Effect.either(StoreMigration.migrateStore({ from: sqlite, to: flaky, batchSize: BATCH }))
-      expect(Either.isLeft(dropped) && dropped.left._tag).toBe("MemoryStoreFailure")
-      expect(yield* Effect.provide(everything, pg)).toHaveLength(2 * BATCH)
+        // 1. The connection drops after two batches: the copy fails, two whole batches are in.
+        const dropped = yield* Effect.either(StoreMigration.migrateStore({ from: sqlite, to: flaky, batchSize: BATCH }))
+        expect(Either.isLeft(dropped) && dropped.left._tag).toBe("MemoryStoreFailure")
+        expect(yield* Effect.provide(everything, pg)).toHaveLength(2 * BATCH)
 
-      // 2. The operator cancels during the fifth batch's progress report: the copy is interrupted.
-      const cancelled = yield* Effect.exit(
-        StoreMigration.migrateStore({
+        // 2. The operator cancels during the fifth batch's progress report: the copy is interrupted.
+        const cancelled = yield* Effect.exit(
+          StoreMigration.migrateStore({
+            from: sqlite,
+            to: pg,
+            batchSize: BATCH,
+            onProgress: (p) => (p.phase === "copying" && p.batches === 5 ? Effect.interrupt : Effect.void)
+          })
+        )
+        expect(Exit.isInterrupted(cancelled)).toBe(true)
+        expect(yield* Effect.provide(everything, pg)).toHaveLength(5 * BATCH)
+
+        // 3. Resumed: only the rest is copied, and both sides digest the same.
+        const progress: Array<StoreMigration.MigrationProgress> = []
+        const report = yield* StoreMigration.migrateStore({
           from: sqlite,
           to: pg,
           batchSize: BATCH,
-          onProgress: (p) => (p.phase === "copying" && p.batches === 5 ? Effect.interrupt : Effect.void)
+          onProgress: (p) => Effect.sync(() => void progress.push(p))
         })
-      )
-      expect(Exit.isInterrupted(cancelled)).toBe(true)
-      expect(yield* Effect.provide(everything, pg)).toHaveLength(5 * BATCH)
+        expect(report.alreadyPresent).toBe(5 * BATCH)
+        expect(report.copied).toBe(RECORDS - 5 * BATCH)
+        expect(report.source).toEqual({
+          count: RECORDS,
+          unreadable: 0,
+          promotions: PROMOTED,
+          checksum: report.target.checksum
+        })
+        // Rows of the records copied before the interruptions came with them; the rest came now.
+        const promotedIds = new Set(Array.from({ length: PROMOTED }, (_, i) => `m-${String(i * 10).padStart(5, "0")}`))
+        const copiedNow = source.slice(5 * BATCH).filter((record) => promotedIds.has(record.id)).length
+        expect(copiedNow).toBeGreaterThan(0)
+        expect(report.promotionsCopied).toBe(copiedNow)
+        expect(progress[0]).toMatchObject({ phase: "scanned", total: RECORDS, read: 0 })
+        expect(progress.at(-1)).toMatchObject({ phase: "verifying", read: RECORDS, copied: RECORDS - 5 * BATCH })
 
-      // 3. Resumed: only the rest is copied, and both sides digest the same.
-      const progress: Array<StoreMigration.MigrationProgress> = []
-      const report = yield* StoreMigration.migrateStore({
-        from: sqlite,
-        to: pg,
-        batchSize: BATCH,
-        onProgress: (p) => Effect.sync(() => void progress.push(p))
-      })
-      expect(report.alreadyPresent).toBe(5 * BATCH)
-      expect(report.copied).toBe(RECORDS - 5 * BATCH)
-      expect(report.source).toEqual({
-        count: RECORDS,
-        unreadable: 0,
-        promotions: PROMOTED,
-        checksum: report.target.checksum
-      })
-      // Rows of the records copied before the interruptions came with them; the rest came now.
-      const promotedIds = new Set(Array.from({ length: PROMOTED }, (_, i) => `m-${String(i * 10).padStart(5, "0")}`))
-      const copiedNow = source.slice(5 * BATCH).filter((record) => promotedIds.has(record.id)).length
-      expect(copiedNow).toBeGreaterThan(0)
-      expect(report.promotionsCopied).toBe(copiedNow)
-      expect(progress[0]).toMatchObject({ phase: "scanned", total: RECORDS, read: 0 })
-      expect(progress.at(-1)).toMatchObject({ phase: "verifying", read: RECORDS, copied: RECORDS - 5 * BATCH })
-
-      // The PostgreSQL store now holds exactly what the SQLite file held, lifecycle included.
-      expect(yield* Effect.provide(everything, pg)).toEqual(source)
-      const sample = yield* Effect.provide(
-        Effect.flatMap(MemoryStore.MemoryStore, (s) => s.search("revised", { includeSuperseded: true, limit: 500 })),
-        pg
-      )
-      expect(sample.hits).toHaveLength(100)
-      const rows = yield* withSql(url, (sql) =>
-        sql<{ total: string; superseded: string }>`SELECT count(*) AS total,
+        // The PostgreSQL store now holds exactly what the SQLite file held, lifecycle included.
+        expect(yield* Effect.provide(everything, pg)).toEqual(source)
+        const sample = yield* Effect.provide(
+          Effect.flatMap(MemoryStore.MemoryStore, (s) => s.search("revised", { includeSuperseded: true, limit: 500 })),
+          pg
+        )
+        expect(sample.hits).toHaveLength(100)
+        const rows = yield* withSql(url, (sql) =>
+          sql<{ total: string; superseded: string }>`SELECT count(*) AS total,
           count(*) FILTER (WHERE superseded_by IS NOT NULL) AS superseded FROM engram_memories`, schema)
-      expect(rows.map((r) => [Number(r.total), Number(r.superseded)])).toEqual([[RECORDS, 100]])
-      const promoted = yield* withSql(
-        url,
-        (sql) => sql<{ n: string }>`SELECT count(*) AS n FROM engram_promotions`,
-        schema
-      )
-      expect(Number(promoted[0]!.n)).toBe(PROMOTED)
-    }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())), 120_000)
+        expect(rows.map((r) => [Number(r.total), Number(r.superseded)])).toEqual([[RECORDS, 100]])
+        const promoted = yield* withSql(
+          url,
+          (sql) => sql<{ n: string }>`SELECT count(*) AS n FROM engram_promotions`,
+          schema
+        )
+        expect(Number(promoted[0]!.n)).toBe(PROMOTED)
+      }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())),
+    120_000
+  )
 })

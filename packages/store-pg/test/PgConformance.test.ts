@@ -15,8 +15,10 @@ describePg("PostgreSQL memory store", (url) => {
   // With the promotion store in the same schema: forget deletes promotion rows in its transaction.
   runMemoryStoreConformance("postgres", Layer.provideMerge(PgPromotionStore.layerPg, layer), {
     corruptRecord: (id) =>
-      Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        Effect.asVoid(sql`UPDATE engram_memories SET kind = 'not-a-kind' WHERE id = ${id}`))
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => Effect.asVoid(sql`UPDATE engram_memories SET kind = 'not-a-kind' WHERE id = ${id}`)
+      )
   })
 
   runMemoryStoreModelCheck("postgres", layer, { numRuns: 100, timeout: 180_000 })

@@ -1,5 +1,5 @@
-import { expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, it } from "@effect/vitest"
 import { MemoryStore, PromotionStore, RoutingPresets, RoutingSpecs, SessionStore, TelemetryStore } from "@engram/core"
 import { ContextProjection } from "@engram/runtime"
 import { EngramPg, PgEngram, PgPromotionStore, PgSessionStore, PgTelemetryStore } from "@engram/store-pg"
@@ -20,8 +20,11 @@ describePg("PgEngram.layer", (url) => {
       yield* sessions.append("s-1", [new SessionStore.OperatorMessage({ text: "hello", at: DateTime.unsafeNow() })])
       yield* PromotionStore.PromotionStore
       yield* TelemetryStore.TelemetryStore
-      const projected = yield* Effect.flatMap(ContextProjection.ContextProjection, (projection) =>
-        projection.project({ sessionId: "s-1", turn: 0, query: "doug", scopes: ["global"], mode: "native" }))
+      const projected = yield* Effect.flatMap(
+        ContextProjection.ContextProjection,
+        (projection) =>
+          projection.project({ sessionId: "s-1", turn: 0, query: "doug", scopes: ["global"], mode: "native" })
+      )
       expect(projected.sections.flatMap((section) => section.memoryIds)).toContain(doug!.id)
       const spec = yield* Effect.flatMap(
         RoutingSpecs.RoutingSpecs,

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryLimits, MemoryRecord, MemoryStore, SessionStore } from "@engram/core"
 import { EngramPg, PgError, PgMemoryStore, PgSessionStore } from "@engram/store-pg"
 import * as DateTime from "effect/DateTime"
@@ -50,29 +50,37 @@ describePg("PostgreSQL errors carry the SQLSTATE and the server's message", (url
     Layer.provideMerge(IdGenerator.sequential())
   )
 
-  it.effect("a record over PostgreSQL's tsvector limit: 54000 and the server's words, in the typed failure", () =>
-    Effect.gen(function*() {
-      const store = yield* MemoryStore.MemoryStore
-      // 100,000 distinct 12-character tokens: 1.3 MB of lexemes, over the 1 MB a tsvector holds.
-      // Allowed through only because the limits were raised for this test.
-      const failure = yield* Effect.flip(store.restore([wordyRecord("too-wordy", 100_000)]))
-      expect(failure._tag).toBe("MemoryStoreFailure")
-      if (failure._tag !== "MemoryStoreFailure") return
-      expect(failure.cause).toBeInstanceOf(PgError.PgServerError)
-      const server = failure.cause as PgError.PgServerError
-      expect(server.sqlState).toBe("54000")
-      expect(server.serverMessage).toMatch(/string is too long for tsvector/)
-      expect(failure.message).toMatch(/^memory store restore failed: PostgreSQL 54000: string is too long for tsvector/)
-      // The store is as it was.
-      expect((yield* store.get(["too-wordy"])).records).toEqual([])
-    }).pipe(Effect.provide(Layer.merge(fresh, MemoryLimits.layer({ maxContentChars: 2_000_000 })))), 60_000)
+  it.effect(
+    "a record over PostgreSQL's tsvector limit: 54000 and the server's words, in the typed failure",
+    () =>
+      Effect.gen(function*() {
+        const store = yield* MemoryStore.MemoryStore
+        // 100,000 distinct 12-character tokens: 1.3 MB of lexemes, over the 1 MB a tsvector holds.
+        // Allowed through only because the limits were raised for this test.
+        const failure = yield* Effect.flip(store.restore([wordyRecord("too-wordy", 100_000)]))
+        expect(failure._tag).toBe("MemoryStoreFailure")
+        if (failure._tag !== "MemoryStoreFailure") return
+        expect(failure.cause).toBeInstanceOf(PgError.PgServerError)
+        const server = failure.cause as PgError.PgServerError
+        expect(server.sqlState).toBe("54000")
+        expect(server.serverMessage).toMatch(/string is too long for tsvector/)
+        expect(failure.message).toMatch(
+          /^memory store restore failed: PostgreSQL 54000: string is too long for tsvector/
+        )
+        // The store is as it was.
+        expect((yield* store.get(["too-wordy"])).records).toEqual([])
+      }).pipe(Effect.provide(Layer.merge(fresh, MemoryLimits.layer({ maxContentChars: 2_000_000 })))),
+    60_000
+  )
 
   it.effect("a constraint the server enforces: its name in the error, the failing row (content) never in the message", () =>
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
       const sql = yield* SqlClient.SqlClient
       yield* sql`ALTER TABLE engram_memories ADD CONSTRAINT no_secrets CHECK (content NOT LIKE '%classified%')`
-      const failure = yield* Effect.flip(store.write([{ content: "classified: the launch code is 0000", kind: "note" }]))
+      const failure = yield* Effect.flip(
+        store.write([{ content: "classified: the launch code is 0000", kind: "note" }])
+      )
       expect(failure._tag).toBe("MemoryStoreFailure")
       if (failure._tag !== "MemoryStoreFailure") return
       const server = failure.cause as PgError.PgServerError

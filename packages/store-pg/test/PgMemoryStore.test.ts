@@ -1,5 +1,5 @@
-import { expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryStore, SearchTokenizer } from "@engram/core"
 import { EngramPg, PgMemoryStore } from "@engram/store-pg"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -281,8 +281,10 @@ describePg("PgMemoryStore", (url) => {
       expect(String(Exit.isFailure(early) ? early.cause : "")).toContain("this version of Engram needs 1")
 
       yield* Effect.provide(
-        Effect.flatMap(MemoryStore.MemoryStore, (s) =>
-          s.write([{ id: "primary", content: "written on the primary", kind: "fact" }])),
+        Effect.flatMap(
+          MemoryStore.MemoryStore,
+          (s) => s.write([{ id: "primary", content: "written on the primary", kind: "fact" }])
+        ),
         PgMemoryStore.layer({ url, schema, maxConnections: 1 })
       )
       // A migrating store cannot even start on a read-only connection…

@@ -1,5 +1,5 @@
-import { expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, it } from "@effect/vitest"
 import { PromotionConformance, runPromotionStoreConformance } from "@engram/conformance"
 import { PromotionStore } from "@engram/core"
 import { EngramPg, PgPromotionStore } from "@engram/store-pg"

@@ -1,5 +1,5 @@
-import { expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, it } from "@effect/vitest"
 import { runSessionStoreConformance, SessionStoreConformance } from "@engram/conformance"
 import { ProjectedContext, SessionStore } from "@engram/core"
 import { EngramPg, PgSessionStore } from "@engram/store-pg"

@@ -1,5 +1,5 @@
-import { expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, it } from "@effect/vitest"
 import { runTelemetryStoreConformance, TelemetryStoreConformance } from "@engram/conformance"
 import { TelemetryStore } from "@engram/core"
 import { EngramPg, PgTelemetryStore } from "@engram/store-pg"

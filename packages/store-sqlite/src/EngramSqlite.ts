@@ -6,11 +6,11 @@
  * @since 0.1.0
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -227,7 +227,8 @@ const readHeader = (filename: string): Uint8Array => {
 const damaged = (filename: string, shown: string, problems: ReadonlyArray<string>) =>
   new SqliteOpenError({
     filename,
-    detail: `the file is damaged: ${shown}. Nothing was read or written; run \`engram doctor --db ${filename}\` for a full ` +
+    detail:
+      `the file is damaged: ${shown}. Nothing was read or written; run \`engram doctor --db ${filename}\` for a full ` +
       "check, and restore the file from a backup (`engram doctor --repair` rebuilds only the search index)",
     problems
   })
@@ -252,8 +253,10 @@ const isWritable = (filename: string): boolean => {
 }
 
 const checkRows = (client: SqlClient.SqlClient, pragma: string): Effect.Effect<ReadonlyArray<string>, SqlError> =>
-  Effect.map(client.unsafe<Record<string, unknown>>(`PRAGMA ${pragma}`), (rows) =>
-    rows.map((row) => String(Object.values(row)[0])).filter((line) => line !== "ok"))
+  Effect.map(
+    client.unsafe<Record<string, unknown>>(`PRAGMA ${pragma}`),
+    (rows) => rows.map((row) => String(Object.values(row)[0])).filter((line) => line !== "ok")
+  )
 
 /**
  * SQLite's `quick_check`: the b-tree structure of every page, without cross-checking indexes
@@ -341,10 +344,14 @@ export const makeClient = (
     const check = options?.integrityCheck ?? "auto"
     if (!inMemory && check !== "none") {
       const size = NodeFs.statSync(filename).size
-      const problems = yield* (check === "quick" || size <= QUICK_CHECK_MAX_BYTES ? quickCheck(client) : schemaCheck(client))
-        .pipe(Effect.mapError((error) => fail(describe(error.cause ?? error))))
+      const problems =
+        yield* (check === "quick" || size <= QUICK_CHECK_MAX_BYTES ? quickCheck(client) : schemaCheck(client))
+          .pipe(Effect.mapError((error) =>
+            fail(describe(error.cause ?? error))
+          ))
       if (problems.length > 0) {
-        const shown = problems.slice(0, 3).join("; ") + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : "")
+        const shown = problems.slice(0, 3).join("; ") +
+          (problems.length > 3 ? ` (and ${problems.length - 3} more)` : "")
         return yield* damaged(filename, shown, problems)
       }
     }

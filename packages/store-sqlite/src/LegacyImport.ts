@@ -33,9 +33,9 @@
  * @since 0.1.0
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { MemoryStore, MemoryWrite } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -43,13 +43,7 @@ import * as Schema from "effect/Schema"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import {
-  type LegacyRow,
-  legacyId,
-  mapRows,
-  OPTIONAL_COLUMNS,
-  REQUIRED_COLUMNS
-} from "./internal/legacyMapping.js"
+import { legacyId, type LegacyRow, mapRows, OPTIONAL_COLUMNS, REQUIRED_COLUMNS } from "./internal/legacyMapping.js"
 
 /**
  * Why a legacy import could not run. Nothing was written.
@@ -157,7 +151,8 @@ const describe = (cause: unknown): string => {
 
 const readSource = (file: string) =>
   Effect.gen(function*() {
-    const fail = (reason: LegacyImportError["reason"], detail: string) => new LegacyImportError({ file, reason, detail })
+    const fail = (reason: LegacyImportError["reason"], detail: string) =>
+      new LegacyImportError({ file, reason, detail })
     const unreadable = (error: SqlError) => fail("Unreadable", describe(error))
     const stat = yield* Effect.try({
       try: () => NodeFs.statSync(file, { throwIfNoEntry: false }),

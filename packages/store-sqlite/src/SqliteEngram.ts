@@ -12,11 +12,17 @@
  *
  * @since 0.1.0
  */
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import { type MemoryStore, type PromotionStore, RoutingSpecs, type SessionStore, type TelemetryStore } from "@engram/core"
+import {
+  type MemoryStore,
+  type PromotionStore,
+  RoutingSpecs,
+  type SessionStore,
+  type TelemetryStore
+} from "@engram/core"
 import { ContextProjection } from "@engram/runtime"
 import * as Layer from "effect/Layer"
 import * as EngramSqlite from "./EngramSqlite.js"

@@ -19,10 +19,10 @@
  *
  * @since 0.1.0
  */
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { MemoryStore } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

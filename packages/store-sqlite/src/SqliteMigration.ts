@@ -153,9 +153,7 @@ export const open = (
       has(SqliteTelemetryStore.INJECTIONS_TABLE) ? SqliteTelemetryStore.layerSqlite : TelemetryStore.layerMemory
     ).pipe(Layer.provide(Layer.succeedContext(client)))
     const context = yield* Layer.build(stores).pipe(
-      Effect.catchAllCause((cause) =>
-        Effect.fail(fail(describe(Cause.squash(cause)), "stores"))
-      )
+      Effect.catchAllCause((cause) => Effect.fail(fail(describe(Cause.squash(cause)), "stores")))
     )
     return endpointOf(context, sql)
   })

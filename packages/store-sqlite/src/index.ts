@@ -6,9 +6,9 @@
  */
 export * as EngramSqlite from "./EngramSqlite.js"
 export * as LegacyImport from "./LegacyImport.js"
-export * as SqliteMigration from "./SqliteMigration.js"
+export * as SqliteEngram from "./SqliteEngram.js"
 export * as SqliteMemoryStore from "./SqliteMemoryStore.js"
+export * as SqliteMigration from "./SqliteMigration.js"
 export * as SqlitePromotionStore from "./SqlitePromotionStore.js"
 export * as SqliteSessionStore from "./SqliteSessionStore.js"
 export * as SqliteTelemetryStore from "./SqliteTelemetryStore.js"
-export * as SqliteEngram from "./SqliteEngram.js"

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import { EngramSqlite } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"
@@ -53,7 +53,10 @@ describe("EngramSqlite.layerClient", () => {
   it.effect("fails with SqliteOpenError when the file is not an SQLite database", () =>
     Effect.gen(function*() {
       const filename = NodePath.join(directory, "notes.txt")
-      NodeFs.writeFileSync(filename, "These are plain notes, long enough to fill the header of a database page. ".repeat(20))
+      NodeFs.writeFileSync(
+        filename,
+        "These are plain notes, long enough to fill the header of a database page. ".repeat(20)
+      )
       const error = yield* Effect.flip(Effect.provide(pragma("journal_mode"), EngramSqlite.layerClient({ filename })))
       expect(error._tag).toBe("SqliteOpenError")
       expect(error.message).toMatch(/the file is damaged: it is not an SQLite database/)

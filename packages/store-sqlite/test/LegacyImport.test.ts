@@ -1,5 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import { MemoryQuery, MemoryStore, MemoryWrite } from "@engram/core"
 import { LegacyImport, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
@@ -22,47 +22,249 @@ const fixture = () => {
 
 const target = () => SqliteMemoryStore.layer({ filename: ":memory:" })
 
-const everything = Effect.flatMap(MemoryStore.MemoryStore, (store) =>
-  store.list({ includeSuperseded: true, limit: MemoryQuery.MAX_LIMIT }))
+const everything = Effect.flatMap(
+  MemoryStore.MemoryStore,
+  (store) => store.list({ includeSuperseded: true, limit: MemoryQuery.MAX_LIMIT })
+)
 
 const at = (iso: string) => new Date(iso).toISOString()
 
 /** What each importable v1 row becomes, in the stored (encoded) form; absent keys are absent. */
 const expected: Record<number, Record<string, unknown>> = {
-  1: { kind: "standing", deliveryPolicy: "always", sourceType: "operator", reviewState: "confirmed", scope: "global", domain: "hot", createdAt: at("2024-05-01T09:00:00Z") },
-  2: { kind: "profile", deliveryPolicy: "retrieved", sourceType: "conversation", reviewState: "pending", scope: "global", domain: "preferences", createdAt: at("2024-05-02T10:30:00Z") },
-  3: { kind: "note", deliveryPolicy: "retrieved", sourceType: "conversation", reviewState: "pending", scope: "global", domain: "general", createdAt: at("2024-05-03T08:15:00Z") },
-  4: { kind: "reference", deliveryPolicy: "retrieved", sourceType: "ingest", reviewState: "pending", scope: "global", domain: "general", createdAt: at("2024-05-05T09:06:40Z") },
-  5: { kind: "reference", deliveryPolicy: "retrieved", sourceType: "unknown", reviewState: "pending", scope: "global", domain: "general", createdAt: at("2024-05-06T09:06:40Z") },
-  6: { kind: "fact", deliveryPolicy: "retrieved", sourceType: "extracted", reviewState: "pending", scope: "global", domain: "finding", createdAt: at("2024-05-07T00:00:00Z") },
-  7: { kind: "fact", deliveryPolicy: "retrieved", sourceType: "harvest", reviewState: "pending", scope: "global", domain: "fact", createdAt: at("2024-05-08T12:00:00.250Z") },
-  8: { kind: "note", deliveryPolicy: "retrieved", sourceType: "conversation", reviewState: "pending", scope: "global", domain: "conversation", createdAt: at("2024-05-09T12:00:00Z") },
-  9: { kind: "legacy", deliveryPolicy: "retrieved", sourceType: "background_report", reviewState: "pending", scope: "global", domain: "recipes", createdAt: at("2024-05-10T12:00:00Z") },
-  10: { kind: "legacy", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "global", createdAt: at("2024-05-11T12:00:00Z") },
-  11: { kind: "standing", deliveryPolicy: "always", sourceType: "operator", reviewState: "confirmed", scope: "global", domain: " HOT ", createdAt: at("2024-05-12T12:00:00Z") },
-  12: { kind: "reference", deliveryPolicy: "retrieved", sourceType: "unknown", reviewState: "pending", scope: "global", domain: "general", createdAt: at("2024-05-13T12:00:00Z") },
-  13: { kind: "fact", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "project:alpha", domain: "fact", createdAt: at("2024-05-14T12:00:00Z") },
-  14: { kind: "note", deliveryPolicy: "retrieved", sourceType: "conversation", reviewState: "pending", scope: "session:s-42", domain: "general", createdAt: at("2024-05-15T12:00:00Z") },
-  15: { kind: "fact", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "project:team-a", domain: "fact", createdAt: at("2024-05-16T12:00:00Z") },
-  16: { kind: "fact", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "project:my_app", domain: "fact", createdAt: at("2024-05-17T12:00:00Z") },
-  17: { kind: "fact", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "global", domain: "fact", createdAt: at("2024-05-18T12:00:00Z") },
-  18: {
-    kind: "fact", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "global", domain: "fact", createdAt: at("2024-05-19T12:00:00Z"),
-    invalidatedAt: at("2024-06-01T08:00:00Z"), invalidationReason: "superseded_by:legacy-19", supersededBy: "legacy-19"
+  1: {
+    kind: "standing",
+    deliveryPolicy: "always",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    domain: "hot",
+    createdAt: at("2024-05-01T09:00:00Z")
   },
-  19: { kind: "fact", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "global", domain: "fact", createdAt: at("2024-06-01T08:00:00Z"), supersedes: "legacy-18" },
+  2: {
+    kind: "profile",
+    deliveryPolicy: "retrieved",
+    sourceType: "conversation",
+    reviewState: "pending",
+    scope: "global",
+    domain: "preferences",
+    createdAt: at("2024-05-02T10:30:00Z")
+  },
+  3: {
+    kind: "note",
+    deliveryPolicy: "retrieved",
+    sourceType: "conversation",
+    reviewState: "pending",
+    scope: "global",
+    domain: "general",
+    createdAt: at("2024-05-03T08:15:00Z")
+  },
+  4: {
+    kind: "reference",
+    deliveryPolicy: "retrieved",
+    sourceType: "ingest",
+    reviewState: "pending",
+    scope: "global",
+    domain: "general",
+    createdAt: at("2024-05-05T09:06:40Z")
+  },
+  5: {
+    kind: "reference",
+    deliveryPolicy: "retrieved",
+    sourceType: "unknown",
+    reviewState: "pending",
+    scope: "global",
+    domain: "general",
+    createdAt: at("2024-05-06T09:06:40Z")
+  },
+  6: {
+    kind: "fact",
+    deliveryPolicy: "retrieved",
+    sourceType: "extracted",
+    reviewState: "pending",
+    scope: "global",
+    domain: "finding",
+    createdAt: at("2024-05-07T00:00:00Z")
+  },
+  7: {
+    kind: "fact",
+    deliveryPolicy: "retrieved",
+    sourceType: "harvest",
+    reviewState: "pending",
+    scope: "global",
+    domain: "fact",
+    createdAt: at("2024-05-08T12:00:00.250Z")
+  },
+  8: {
+    kind: "note",
+    deliveryPolicy: "retrieved",
+    sourceType: "conversation",
+    reviewState: "pending",
+    scope: "global",
+    domain: "conversation",
+    createdAt: at("2024-05-09T12:00:00Z")
+  },
+  9: {
+    kind: "legacy",
+    deliveryPolicy: "retrieved",
+    sourceType: "background_report",
+    reviewState: "pending",
+    scope: "global",
+    domain: "recipes",
+    createdAt: at("2024-05-10T12:00:00Z")
+  },
+  10: {
+    kind: "legacy",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    createdAt: at("2024-05-11T12:00:00Z")
+  },
+  11: {
+    kind: "standing",
+    deliveryPolicy: "always",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    domain: " HOT ",
+    createdAt: at("2024-05-12T12:00:00Z")
+  },
+  12: {
+    kind: "reference",
+    deliveryPolicy: "retrieved",
+    sourceType: "unknown",
+    reviewState: "pending",
+    scope: "global",
+    domain: "general",
+    createdAt: at("2024-05-13T12:00:00Z")
+  },
+  13: {
+    kind: "fact",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "project:alpha",
+    domain: "fact",
+    createdAt: at("2024-05-14T12:00:00Z")
+  },
+  14: {
+    kind: "note",
+    deliveryPolicy: "retrieved",
+    sourceType: "conversation",
+    reviewState: "pending",
+    scope: "session:s-42",
+    domain: "general",
+    createdAt: at("2024-05-15T12:00:00Z")
+  },
+  15: {
+    kind: "fact",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "project:team-a",
+    domain: "fact",
+    createdAt: at("2024-05-16T12:00:00Z")
+  },
+  16: {
+    kind: "fact",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "project:my_app",
+    domain: "fact",
+    createdAt: at("2024-05-17T12:00:00Z")
+  },
+  17: {
+    kind: "fact",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    domain: "fact",
+    createdAt: at("2024-05-18T12:00:00Z")
+  },
+  18: {
+    kind: "fact",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    domain: "fact",
+    createdAt: at("2024-05-19T12:00:00Z"),
+    invalidatedAt: at("2024-06-01T08:00:00Z"),
+    invalidationReason: "superseded_by:legacy-19",
+    supersededBy: "legacy-19"
+  },
+  19: {
+    kind: "fact",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    domain: "fact",
+    createdAt: at("2024-06-01T08:00:00Z"),
+    supersedes: "legacy-18"
+  },
   20: {
-    kind: "fact", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "global", domain: "fact", createdAt: at("2024-05-20T12:00:00Z"),
-    invalidatedAt: at("2024-06-02T09:00:00Z"), invalidationReason: "outdated"
+    kind: "fact",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    domain: "fact",
+    createdAt: at("2024-05-20T12:00:00Z"),
+    invalidatedAt: at("2024-06-02T09:00:00Z"),
+    invalidationReason: "outdated"
   },
   21: {
-    kind: "fact", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "global", domain: "fact", createdAt: at("2024-05-21T12:00:00Z"),
-    invalidatedAt: at("2024-06-03T07:33:20Z"), invalidationReason: "superseded_by:999"
+    kind: "fact",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    domain: "fact",
+    createdAt: at("2024-05-21T12:00:00Z"),
+    invalidatedAt: at("2024-06-03T07:33:20Z"),
+    invalidationReason: "superseded_by:999"
   },
-  22: { kind: "reference", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "global", domain: "general", createdAt: at("2024-05-22T12:00:00Z"), epoch: "2024-Q3" },
-  23: { kind: "reference", deliveryPolicy: "retrieved", sourceType: "operator", reviewState: "confirmed", scope: "global", domain: "general", createdAt: at("2024-05-23T12:00:00Z"), epoch: "3" },
-  24: { kind: "reference", deliveryPolicy: "retrieved", sourceType: "extracted", reviewState: "rejected", scope: "global", domain: "general", createdAt: at("2024-05-24T12:00:00Z") },
-  25: { kind: "decision", deliveryPolicy: "on_demand", sourceType: "operator", reviewState: "confirmed", scope: "global", domain: "general", createdAt: at("2024-05-25T12:00:00Z") }
+  22: {
+    kind: "reference",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    domain: "general",
+    createdAt: at("2024-05-22T12:00:00Z"),
+    epoch: "2024-Q3"
+  },
+  23: {
+    kind: "reference",
+    deliveryPolicy: "retrieved",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    domain: "general",
+    createdAt: at("2024-05-23T12:00:00Z"),
+    epoch: "3"
+  },
+  24: {
+    kind: "reference",
+    deliveryPolicy: "retrieved",
+    sourceType: "extracted",
+    reviewState: "rejected",
+    scope: "global",
+    domain: "general",
+    createdAt: at("2024-05-24T12:00:00Z")
+  },
+  25: {
+    kind: "decision",
+    deliveryPolicy: "on_demand",
+    sourceType: "operator",
+    reviewState: "confirmed",
+    scope: "global",
+    domain: "general",
+    createdAt: at("2024-05-25T12:00:00Z")
+  }
 }
 
 describe("LegacyImport.importLegacyChunks", () => {
@@ -75,7 +277,12 @@ describe("LegacyImport.importLegacyChunks", () => {
       expect([...stored.keys()].sort()).toEqual(Object.keys(expected).map((id) => `legacy-${id}`).sort())
       for (const [rowid, fields] of Object.entries(expected)) {
         const chunk = legacyChunks.find((c) => c.id === Number(rowid))!
-        expect(stored.get(`legacy-${rowid}`)).toEqual({ id: `legacy-${rowid}`, content: chunk.content, tags: [], ...fields })
+        expect(stored.get(`legacy-${rowid}`)).toEqual({
+          id: `legacy-${rowid}`,
+          content: chunk.content,
+          tags: [],
+          ...fields
+        })
       }
       expect(report).toMatchObject({
         source: file,
@@ -134,8 +341,10 @@ describe("LegacyImport.importLegacyChunks", () => {
         expect(LegacyImport.describeReport(report)).toMatch(/already imported .*nothing to do$/)
       }
       expect((yield* everything).records).toHaveLength(first.imported)
-      const markers = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ key: string }>`SELECT key FROM engram_meta WHERE key LIKE ${`${LegacyImport.MARKER_PREFIX}%`}`)
+      const markers = yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql<{ key: string }>`SELECT key FROM engram_meta WHERE key LIKE ${`${LegacyImport.MARKER_PREFIX}%`}`
+      )
       expect(markers).toEqual([{ key: `${LegacyImport.MARKER_PREFIX}${first.fingerprint}` }])
     }).pipe(Effect.provide(target())))
 
@@ -143,7 +352,12 @@ describe("LegacyImport.importLegacyChunks", () => {
     Effect.gen(function*() {
       const file = fixture()
       const first = yield* LegacyImport.importLegacyChunks(file)
-      buildLegacyV1(file, [...legacyChunks, { id: 30, content: "Added after the first import", domain: "fact", created_at: "2024-07-01" }])
+      buildLegacyV1(file, [...legacyChunks, {
+        id: 30,
+        content: "Added after the first import",
+        domain: "fact",
+        created_at: "2024-07-01"
+      }])
       const error = yield* Effect.flip(LegacyImport.importLegacyChunks(file))
       expect(error.reason).toBe("IdConflict")
       expect(error.message).toContain(`"legacy-1"`)

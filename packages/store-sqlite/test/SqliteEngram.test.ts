@@ -1,13 +1,8 @@
-import { expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, it } from "@effect/vitest"
 import { MemoryStore, PromotionStore, RoutingPresets, RoutingSpecs, SessionStore, TelemetryStore } from "@engram/core"
 import { ContextProjection } from "@engram/runtime"
-import {
-  SqliteEngram,
-  SqlitePromotionStore,
-  SqliteSessionStore,
-  SqliteTelemetryStore
-} from "@engram/store-sqlite"
+import { SqliteEngram, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -24,10 +19,16 @@ it.effect("SqliteEngram.layer: four stores on one file, the projection over them
     yield* sessions.append("s-1", [new SessionStore.OperatorMessage({ text: "hello", at: DateTime.unsafeNow() })])
     yield* PromotionStore.PromotionStore
     yield* TelemetryStore.TelemetryStore
-    const projected = yield* Effect.flatMap(ContextProjection.ContextProjection, (projection) =>
-      projection.project({ sessionId: "s-1", turn: 0, query: "doug", scopes: ["global"], mode: "native" }))
+    const projected = yield* Effect.flatMap(
+      ContextProjection.ContextProjection,
+      (projection) =>
+        projection.project({ sessionId: "s-1", turn: 0, query: "doug", scopes: ["global"], mode: "native" })
+    )
     expect(projected.sections.flatMap((section) => section.memoryIds)).toContain(doug!.id)
-    const spec = yield* Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(RoutingPresets.userBackground.key))
+    const spec = yield* Effect.flatMap(
+      RoutingSpecs.RoutingSpecs,
+      (specs) => specs.resolve(RoutingPresets.userBackground.key)
+    )
     expect(spec.key).toBe(RoutingPresets.userBackground.key)
     // Every store's tables are in the one database the layer opened.
     const sql = yield* SqlClient.SqlClient
@@ -39,7 +40,9 @@ it.effect("SqliteEngram.layer: four stores on one file, the projection over them
       SqliteSessionStore.MESSAGES_TABLE,
       SqliteTelemetryStore.INJECTIONS_TABLE
     ]))
-    const stored = yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM ${sql(SqliteSessionStore.MESSAGES_TABLE)}`
+    const stored = yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM ${
+      sql(SqliteSessionStore.MESSAGES_TABLE)
+    }`
     expect(stored[0]!.n).toBe(1)
   }).pipe(
     Effect.provide(SqliteEngram.layer({ filename: join(directory, "engram.db") }))

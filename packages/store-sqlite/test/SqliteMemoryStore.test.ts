@@ -3,8 +3,8 @@
  * rollback across statement chunks, the supersede guard, bad rows in every read path, FTS5 query
  * safety and failures mapped at the service boundary.
  */
-import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryRecord, MemoryStore, SearchTokenizer } from "@engram/core"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
@@ -139,8 +139,17 @@ describe("SqliteMemoryStore", () => {
     const skippedCounter = Metric.tagged(MemoryStore.rowsSkipped, "backend", "sqlite")
     const counted = Effect.map(Metric.value(skippedCounter), (state) => state.count)
 
-    const fiveNotes = Effect.flatMap(store, (s) =>
-      s.write(["r1", "r2", "r3", "r4", "r5"].map((id) => ({ id, content: "same words in every note", kind: "note" as const }))))
+    const fiveNotes = Effect.flatMap(
+      store,
+      (s) =>
+        s.write(
+          ["r1", "r2", "r3", "r4", "r5"].map((id) => ({
+            id,
+            content: "same words in every note",
+            kind: "note" as const
+          }))
+        )
+    )
 
     it.effect("a row with a text timestamp is skipped, logged with its id and counted in the metric", () =>
       Effect.gen(function*() {
@@ -225,7 +234,9 @@ describe("SqliteMemoryStore", () => {
           [`AND`, ["quote"]],
           [`OR`, []]
         ]
-        for (const [query, expected] of queries) expect([query, hitIds(yield* s.search(query))]).toEqual([query, expected])
+        for (const [query, expected] of queries) {
+          expect([query, hitIds(yield* s.search(query))]).toEqual([query, expected])
+        }
       }).pipe(Effect.provide(inMemory)))
 
     it.effect("tells voiced kana apart and matches half-width kana and Hangul", () =>

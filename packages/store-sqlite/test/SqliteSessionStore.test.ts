@@ -1,5 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import { runSessionStoreConformance, SessionStoreConformance } from "@engram/conformance"
 import { ProjectedContext, SessionStore } from "@engram/core"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore } from "@engram/store-sqlite"

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import { runTelemetryStoreConformance, TelemetryStoreConformance } from "@engram/conformance"
 import { TelemetryStore } from "@engram/core"
 import { SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"

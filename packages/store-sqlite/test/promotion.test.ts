@@ -1,5 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
 import { runPromotionStoreConformance } from "@engram/conformance"
 import { PromotionConformance } from "@engram/conformance"
 import { PromotionStore, Routing } from "@engram/core"
@@ -48,7 +48,9 @@ describe("SqlitePromotionStore", () => {
         /USING (COVERING )?INDEX engram_promotions_address \(scope=\? AND placement_key=\?\)/
       )
     }).pipe(
-      Effect.provide(SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" }))))
+      Effect.provide(
+        SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
+      )
     ))
 
   it.effect("keeps committed rows across reopening the file, and still refuses a second commit", () => {
@@ -56,10 +58,15 @@ describe("SqlitePromotionStore", () => {
     const filename = Path.join(dir, "engram.db")
     const open = SqlitePromotionStore.layer({ filename })
     return Effect.gen(function*() {
-      yield* Effect.provide(Effect.flatMap(PromotionStore.PromotionStore, (s) => s.commit([row("m-1", "about_user")])), open)
+      yield* Effect.provide(
+        Effect.flatMap(PromotionStore.PromotionStore, (s) => s.commit([row("m-1", "about_user")])),
+        open
+      )
       const again = yield* Effect.provide(
-        Effect.flatMap(PromotionStore.PromotionStore, (s) =>
-          Effect.zip(s.lookup("global", key), Effect.either(s.commit([row("m-1", null)])))),
+        Effect.flatMap(
+          PromotionStore.PromotionStore,
+          (s) => Effect.zip(s.lookup("global", key), Effect.either(s.commit([row("m-1", null)])))
+        ),
         open
       )
       expect(again[0].rows.map((r) => r.recordId)).toEqual(["m-1"])

@@ -16,11 +16,20 @@ const program = Effect.gen(function*() {
   const written: Array<string> = []
   const failures: Array<string> = []
   const attempt = <A, E>(what: string, effect: Effect.Effect<A, E>) =>
-    Effect.catchAll(Effect.asSome(effect), (error) =>
-      Effect.as(Effect.sync(() => failures.push(`${what}: ${String((error as { message?: unknown }).message ?? error)}`)), undefined))
+    Effect.catchAll(
+      Effect.asSome(effect),
+      (error) =>
+        Effect.as(
+          Effect.sync(() => failures.push(`${what}: ${String((error as { message?: unknown }).message ?? error)}`)),
+          undefined
+        )
+    )
   for (let i = 0; i < count; i++) {
     const id = `w${worker}-${i}`
-    const done = yield* attempt("write", store.write([{ id, content: `worker ${worker} record ${i} shared words`, kind: "note" }]))
+    const done = yield* attempt(
+      "write",
+      store.write([{ id, content: `worker ${worker} record ${i} shared words`, kind: "note" }])
+    )
     if (done !== undefined) written.push(id)
     yield* attempt("list", store.list({ limit: 5 }))
     yield* attempt("search", store.search("shared words", { limit: 5 }))

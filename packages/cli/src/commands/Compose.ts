@@ -49,11 +49,13 @@ export const readAgentConfig = (path: string) =>
   Effect.gen(function*() {
     const text = yield* Effect.try({
       try: () => NodeFs.readFileSync(path, "utf8"),
-      catch: (error) => refuse(`cannot read the agent config ${path}: ${error instanceof Error ? error.message : String(error)}`)
+      catch: (error) =>
+        refuse(`cannot read the agent config ${path}: ${error instanceof Error ? error.message : String(error)}`)
     })
     const json = yield* Effect.try({
       try: (): unknown => JSON.parse(text),
-      catch: (error) => refuse(`the agent config ${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`)
+      catch: (error) =>
+        refuse(`the agent config ${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`)
     })
     if (typeof json !== "object" || json === null || Array.isArray(json)) {
       return yield* refuse(`the agent config ${path} must be a JSON object`)
@@ -91,7 +93,9 @@ const address = (outcome: MemoryOverlay.OverlayOutcome): string =>
   outcome.address === null ? "-" : `${outcome.address.section} / ${outcome.address.key}`
 
 const outcomeDetail = (outcome: MemoryOverlay.OverlayOutcome): string => {
-  if (outcome.status === "composed") return `${outcome.chars} chars${outcome.supports > 1 ? `, ${outcome.supports} records` : ""}`
+  if (outcome.status === "composed") {
+    return `${outcome.chars} chars${outcome.supports > 1 ? `, ${outcome.supports} records` : ""}`
+  }
   if (outcome.heldBy !== undefined) return `held by ${outcome.heldBy}`
   if (outcome.budget !== undefined) return `${outcome.budget} budget`
   return ""
@@ -128,11 +132,20 @@ export const declineAdvice = (
         fix: `engram memory supersede ${id} "<same text>" --delivery retrieved`
       }
     case "locked":
-      return { why: `${section} is locked: it takes no memory`, fix: "set the section's promotion to auto or guarded in the agent config" }
+      return {
+        why: `${section} is locked: it takes no memory`,
+        fix: "set the section's promotion to auto or guarded in the agent config"
+      }
     case "earned-inert":
-      return { why: `${section}'s earned tier composes nothing yet`, fix: "set the section's promotion to auto or guarded in the agent config" }
+      return {
+        why: `${section}'s earned tier composes nothing yet`,
+        fix: "set the section's promotion to auto or guarded in the agent config"
+      }
     case "authored-wins":
-      return { why: "the agent config already has an entry at that key", fix: "remove the authored entry from the agent config" }
+      return {
+        why: "the agent config already has an entry at that key",
+        fix: "remove the authored entry from the agent config"
+      }
     case "shadowed":
       return { why: `another memory (${outcome.heldBy ?? "a newer one"}) holds the same key`, fix: undefined }
     case "over-budget":
@@ -140,7 +153,10 @@ export const declineAdvice = (
     case "spec-declined":
       return { why: "the routing spec placed it nowhere: it stays recall-only", fix: undefined }
     case "spec-mismatch":
-      return { why: "it was promoted under another routing spec", fix: "engram compose --agent <config.json> --promote" }
+      return {
+        why: "it was promoted under another routing spec",
+        fix: "engram compose --agent <config.json> --promote"
+      }
     case "undeclared-section":
       return { why: `the agent config declares no ${section}`, fix: "declare the section in the agent config" }
     case "duplicate-row":
@@ -226,7 +242,9 @@ export const renderComposition = (c: Composition): string => {
     }
     const declined = c.report.outcomes.flatMap((outcome) => {
       const advice = declineAdvice(outcome)
-      return advice === undefined ? [] : [`  ${outcome.recordId}: ${advice.why}${advice.fix === undefined ? "" : `; fix: ${advice.fix}`}`]
+      return advice === undefined
+        ? []
+        : [`  ${outcome.recordId}: ${advice.why}${advice.fix === undefined ? "" : `; fix: ${advice.fix}`}`]
     })
     if (declined.length > 0) out.push("why not composed", ...declined)
     const chars = MemoryOverlay.composedChars(c.report)
@@ -265,7 +283,10 @@ export const command = Command.make(
       const { config, db: configDb } = yield* readAgentConfig(agent)
       const spec = config.spec === undefined
         ? undefined
-        : yield* Effect.provide(Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!)), RoutingSpecs.layerPresets)
+        : yield* Effect.provide(
+          Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!)),
+          RoutingSpecs.layerPresets
+        )
       const location = configDb !== undefined && !settings.dbGiven && settings.pg === undefined
         ? { db: configDb }
         : yield* StoreBackend.locationOf(settings)
@@ -279,7 +300,9 @@ export const command = Command.make(
           }
           const rows = yield* Effect.flatMap(PromotionStore.PromotionStore, (store) =>
             store.getByRecords(records.map((record) => record.id), { specKey: spec.key }))
-          unpromoted = records.length - new Set(rows.rows.map((row) => row.recordId)).size
+          unpromoted = records.length - new Set(rows.rows.map((row) =>
+            row.recordId
+          )).size
         }
         // The same build every runtime uses: the prefix, its overlay report and what it composed.
         const built = yield* StablePrefix.buildAgent(config)

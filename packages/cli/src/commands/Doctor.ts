@@ -50,7 +50,9 @@ const human = (report: DoctorReport): string => {
   for (const problem of report.integrity.slice(0, 20)) lines.push(`    - ${problem}`)
   lines.push(report.searchIndex.length === 0 ? "  search index: ok" : "  search index: damaged")
   for (const problem of report.searchIndex) lines.push(`    - ${problem}`)
-  if (report.reindexed !== undefined) lines.push(`  repaired: rebuilt the search index from ${report.reindexed} records`)
+  if (report.reindexed !== undefined) {
+    lines.push(`  repaired: rebuilt the search index from ${report.reindexed} records`)
+  }
   lines.push(
     report.ok
       ? "  the store is sound"
@@ -79,13 +81,17 @@ export const command = Command.make(
       const where = yield* StoreBackend.location
       if (where.pg !== undefined) {
         return yield* new CliFailure({
-          problem: "engram doctor checks SQLite store files; PostgreSQL checks its own pages (see docs/guides/reliability.md)",
+          problem:
+            "engram doctor checks SQLite store files; PostgreSQL checks its own pages (see docs/guides/reliability.md)",
           exitCode: ExitCode.refused
         })
       }
       const file = where.db
       if (!NodeFs.existsSync(file)) {
-        return yield* new CliFailure({ problem: `no store at ${file}: there is nothing to check`, exitCode: ExitCode.refused })
+        return yield* new CliFailure({
+          problem: `no store at ${file}: there is nothing to check`,
+          exitCode: ExitCode.refused
+        })
       }
       const report = yield* Effect.gen(function*() {
         const before = yield* examine

@@ -118,7 +118,11 @@ export const command = Command.make(
           Layer.provide(NodeHttpServer.layer(createServer, { port, host: options.host }))
         )
       yield* Effect.logInfo("engram mcp serving").pipe(
-        Effect.annotateLogs({ scope: memory.scope, spec: memory.spec.key, store: StoreBackend.describeLocation(location) })
+        Effect.annotateLogs({
+          scope: memory.scope,
+          spec: memory.spec.key,
+          store: StoreBackend.describeLocation(location)
+        })
       )
       return yield* Layer.launch(server.pipe(Layer.provide(StoreBackend.layerWithPromotions(location))))
     }).pipe(Effect.mapError(toCliFailure))

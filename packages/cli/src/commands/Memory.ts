@@ -113,8 +113,7 @@ const filterOptions = {
 type OptionValues<T> = { readonly [K in keyof T]: T[K] extends Options.Options<infer A> ? A : never }
 type FilterFlags = OptionValues<typeof filterOptions>
 
-const limitOption = (what: string) =>
-  Flags.optional(Flags.text("limit", Limit, `How many ${what} at most.`, "n"))
+const limitOption = (what: string) => Flags.optional(Flags.text("limit", Limit, `How many ${what} at most.`, "n"))
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

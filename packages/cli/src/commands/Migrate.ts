@@ -247,7 +247,9 @@ export const renderSummary = (summary: Summary): string => {
   const unreadable = summary.records.unreadable + summary.sessions.unreadable
   if (unreadable > 0) notes.push(`${Progress.formatCount(unreadable)} unreadable source rows were not copied`)
   if (summary.records.skipped > 0) {
-    notes.push(`${Progress.formatCount(summary.records.skipped)} records the target refused were not copied (--on-error skip)`)
+    notes.push(
+      `${Progress.formatCount(summary.records.skipped)} records the target refused were not copied (--on-error skip)`
+    )
   }
   lines.push(`${summary.seconds.toFixed(1)}s${notes.length > 0 ? `; ${notes.join("; ")}` : ""}`)
   for (const record of summary.skippedRecords) lines.push(`  not copied: ${record.id}: ${record.reason}`)

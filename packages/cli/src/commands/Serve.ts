@@ -36,7 +36,9 @@ export const command = Command.make(
     ),
     agent: Options.file("agent").pipe(
       Options.withPseudoName("config.json"),
-      Options.withDescription("The agent config the agent view and projection preview compose (default: user-background)."),
+      Options.withDescription(
+        "The agent config the agent view and projection preview compose (default: user-background)."
+      ),
       Options.optional
     )
   },
@@ -56,12 +58,20 @@ export const command = Command.make(
         Layer.provideMerge(StoreBackend.layerObserved(location)),
         Layer.mapError((error) =>
           error._tag === "SqlError"
-            ? new CliFailure({ problem: `the token table cannot be opened: ${error.message}`, exitCode: ExitCode.unavailable })
+            ? new CliFailure({
+              problem: `the token table cannot be opened: ${error.message}`,
+              exitCode: ExitCode.unavailable
+            })
             : error
         )
       )
       yield* Effect.logInfo("engram serve").pipe(
-        Effect.annotateLogs({ store: StoreBackend.describeLocation(location), console: "/", api: "/api", docs: "/docs" })
+        Effect.annotateLogs({
+          store: StoreBackend.describeLocation(location),
+          console: "/",
+          api: "/api",
+          docs: "/docs"
+        })
       )
       return yield* Layer.launch(
         EngramServer.layerServe({ port, host, agent: config?.config }).pipe(Layer.provide(stores))

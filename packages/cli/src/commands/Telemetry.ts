@@ -36,7 +36,8 @@ export const Age = Schema.String.pipe(
   Schema.filter((text) => /^\d+[smhdw]$/.test(text) || "must be a whole number and a unit: s, m, h, d or w (e.g. 30d)"),
   Schema.transform(Schema.DurationFromSelf, {
     strict: true,
-    decode: (text) => Duration.decode(`${Number(text.slice(0, -1))} ${units[text.slice(-1)]!}` as Duration.DurationInput),
+    decode: (text) =>
+      Duration.decode(`${Number(text.slice(0, -1))} ${units[text.slice(-1)]!}` as Duration.DurationInput),
     encode: (duration) => `${Math.floor(Duration.toSeconds(duration))}s`
   })
 )
@@ -59,29 +60,33 @@ const keepSessions = Flags.optional(
  * @since 0.1.0
  * @category commands
  */
-export const prune = Command.make("prune", { olderThan, keepSessions }, ({ keepSessions, olderThan }) =>
-  Effect.gen(function*() {
-    if (olderThan === undefined && keepSessions === undefined) {
-      return yield* new CliFailure({
-        problem: "say what to prune: --older-than <age> (e.g. 30d), --keep-sessions <n>, or both",
-        exitCode: ExitCode.refused
-      })
-    }
-    const where = yield* StoreBackend.location
-    const result = yield* TelemetryStore.sweep({ maxAge: olderThan, maxSessions: keepSessions }).pipe(
-      Effect.provide(StoreBackend.layerObserved(where))
-    )
-    const settings = yield* Root.settings
-    yield* Console.log(
-      settings.json
-        ? Render.json(result)
-        : `removed ${result.sessions.length} session${result.sessions.length === 1 ? "" : "s"} ` +
-          `(${result.snapshots} snapshots, ${result.entries} trajectory entries)` +
-          (result.sessions.length > 0 ? `: ${result.sessions.join(", ")}` : "")
-    )
-  }).pipe(Effect.mapError(toCliFailure))).pipe(
-    Command.withDescription("Remove old prompt snapshots and their trajectories, whole sessions at a time.")
-  )
+export const prune = Command.make(
+  "prune",
+  { olderThan, keepSessions },
+  ({ keepSessions, olderThan }) =>
+    Effect.gen(function*() {
+      if (olderThan === undefined && keepSessions === undefined) {
+        return yield* new CliFailure({
+          problem: "say what to prune: --older-than <age> (e.g. 30d), --keep-sessions <n>, or both",
+          exitCode: ExitCode.refused
+        })
+      }
+      const where = yield* StoreBackend.location
+      const result = yield* TelemetryStore.sweep({ maxAge: olderThan, maxSessions: keepSessions }).pipe(
+        Effect.provide(StoreBackend.layerObserved(where))
+      )
+      const settings = yield* Root.settings
+      yield* Console.log(
+        settings.json
+          ? Render.json(result)
+          : `removed ${result.sessions.length} session${result.sessions.length === 1 ? "" : "s"} ` +
+            `(${result.snapshots} snapshots, ${result.entries} trajectory entries)` +
+            (result.sessions.length > 0 ? `: ${result.sessions.join(", ")}` : "")
+      )
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(
+  Command.withDescription("Remove old prompt snapshots and their trajectories, whole sessions at a time.")
+)
 
 /**
  * The subcommands of `engram telemetry`.

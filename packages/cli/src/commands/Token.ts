@@ -5,9 +5,9 @@
  *
  * @since 0.1.0
  */
+import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import * as Args from "@effect/cli/Args"
 import { MemoryRecord } from "@engram/core"
 import { AccessTokens } from "@engram/server"
 import * as Console from "effect/Console"
@@ -30,7 +30,10 @@ const withTokens = <A, E>(self: Effect.Effect<A, E, AccessTokens.AccessTokens>) 
         Layer.provide(StoreBackend.layer(location)),
         Layer.mapError((error) =>
           error._tag === "SqlError"
-            ? new CliFailure({ problem: `the token table cannot be opened: ${error.message}`, exitCode: ExitCode.unavailable })
+            ? new CliFailure({
+              problem: `the token table cannot be opened: ${error.message}`,
+              exitCode: ExitCode.unavailable
+            })
             : error
         )
       )
@@ -55,9 +58,17 @@ export const create = Command.make(
   "create",
   {
     scopes: Flags.repeated(
-      Flags.text("scope", MemoryRecord.Scope, "A scope the token may use (global, project:<id>, session:<id>); repeat.", "scope")
+      Flags.text(
+        "scope",
+        MemoryRecord.Scope,
+        "A scope the token may use (global, project:<id>, session:<id>); repeat.",
+        "scope"
+      )
     ),
-    label: Options.text("label").pipe(Options.withDescription("A name for the token."), Options.withDefault("operator")),
+    label: Options.text("label").pipe(
+      Options.withDescription("A name for the token."),
+      Options.withDefault("operator")
+    ),
     readOnly: Options.boolean("read-only").pipe(Options.withDescription("The token may read but never write."))
   },
   ({ label, readOnly, scopes }) =>

@@ -40,12 +40,24 @@ export const forget = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
       yield* TestClock.setTime(T0)
       yield* s.write([
         { id: "keep", content: "Doug drinks tea", kind: "profile", scope: "project:a" },
-        { id: "gone", content: "Doug's passport number is zebra42", kind: "profile", label: "passport", tags: ["secret"], scope: "project:a" }
+        {
+          id: "gone",
+          content: "Doug's passport number is zebra42",
+          kind: "profile",
+          label: "passport",
+          tags: ["secret"],
+          scope: "project:a"
+        }
       ])
       yield* TestClock.adjust("1 hour")
       const result = yield* s.forget({ ids: ["gone"] }, { by: "operator:ana" })
       expect(result.tombstones.map(encodeTombstone)).toEqual([
-        { memoryId: "gone", scope: "project:a", forgottenAt: new Date(T0 + 3_600_000).toISOString(), forgottenBy: "operator:ana" }
+        {
+          memoryId: "gone",
+          scope: "project:a",
+          forgottenAt: new Date(T0 + 3_600_000).toISOString(),
+          forgottenBy: "operator:ana"
+        }
       ])
       expect(JSON.stringify(result.tombstones.map(encodeTombstone))).not.toMatch(/zebra|passport|secret/)
       expect(idsOf((yield* s.get(["gone", "keep"])).records)).toEqual(["keep"])
@@ -53,7 +65,9 @@ export const forget = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
       if (s.capabilities.search === "keyword") {
         expect((yield* s.search("zebra42 passport secret")).hits).toEqual([])
       }
-      expect((yield* s.tombstones({ ids: ["gone"] })).map(encodeTombstone)).toEqual(result.tombstones.map(encodeTombstone))
+      expect((yield* s.tombstones({ ids: ["gone"] })).map(encodeTombstone)).toEqual(
+        result.tombstones.map(encodeTombstone)
+      )
       expect(yield* s.tombstones({ scopes: ["global"] })).toEqual([])
     }).pipe(provide))
 
@@ -137,7 +151,9 @@ export const forget = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         const tombstone = graves.find((t) => t.memoryId === id)
         return tombstone !== undefined ? { _tag: "Forgotten", tombstone } : { _tag: "Missing", id }
       })
-      expect(chain.map((link) => link._tag === "Record" ? link.record.id : link._tag === "Forgotten" ? `(${link.tombstone.memoryId})` : "?"))
+      expect(chain.map((link) =>
+        link._tag === "Record" ? link.record.id : link._tag === "Forgotten" ? `(${link.tombstone.memoryId})` : "?"
+      ))
         .toEqual(["v1", "(v2)", "v3"])
     }).pipe(provide))
 
@@ -164,7 +180,8 @@ export const forget = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
       yield* rows.commit([placed("p1", "global", "name")])
       const broken: PromotionStore.PromotionStoreService = {
         ...rows,
-        forget: () => Effect.fail(new PromotionStore.PromotionStoreFailure({ operation: "forget", cause: new Error("disk full") }))
+        forget: () =>
+          Effect.fail(new PromotionStore.PromotionStoreFailure({ operation: "forget", cause: new Error("disk full") }))
       }
       const error = yield* failure(
         s.forget({ ids: ["p1"] }, { by: "t" }).pipe(Effect.provideService(PromotionStore.PromotionStore, broken))

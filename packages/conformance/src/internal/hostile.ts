@@ -245,4 +245,3 @@ export const hostile = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
       }).pipe(provide))
   })
 }
-

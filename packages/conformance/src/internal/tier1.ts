@@ -36,8 +36,7 @@ const optionalFields = [
 const writeFilterFixture = Effect.gen(function*() {
   const s = yield* store
   yield* TestClock.setTime(T0)
-  const step = (input: MemoryRecord.MemoryWriteInput) =>
-    Effect.zipRight(s.write([input]), TestClock.adjust("1 second"))
+  const step = (input: MemoryRecord.MemoryWriteInput) => Effect.zipRight(s.write([input]), TestClock.adjust("1 second"))
   yield* step({
     id: "f-profile",
     content: "Doug is the operator",

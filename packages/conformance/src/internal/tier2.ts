@@ -98,12 +98,14 @@ export const tier2 = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         expect(two.hits.map((hit) => hit.record.id)).toEqual(["newest", "middle"])
       }).pipe(provide))
 
-    for (const [name, options] of [
-      ["limit 0", { limit: 0 }],
-      ["an unknown order", { order: "oldest" }],
-      ["a malformed scope", { scopes: ["everywhere"] }],
-      ["an unknown kind", { kinds: ["opinion"] }]
-    ] as const) {
+    for (
+      const [name, options] of [
+        ["limit 0", { limit: 0 }],
+        ["an unknown order", { order: "oldest" }],
+        ["a malformed scope", { scopes: ["everywhere"] }],
+        ["an unknown kind", { kinds: ["opinion"] }]
+      ] as const
+    ) {
       it.effect(`a search with ${name} fails with InvalidMemoryQuery`, () =>
         Effect.gen(function*() {
           const s = yield* store

@@ -55,7 +55,8 @@ export const make = (): PromotionStoreService => {
     lookup: (scope, placementKey, options) =>
       Effect.sync(() => ({ rows: bySpec(byAddress.get(addressOf(scope, placementKey)) ?? [], options), skipped: 0 })),
 
-    listByScope: (scope, options) => Effect.sync(() => ({ rows: bySpec(byScope.get(scope) ?? [], options), skipped: 0 })),
+    listByScope: (scope, options) =>
+      Effect.sync(() => ({ rows: bySpec(byScope.get(scope) ?? [], options), skipped: 0 })),
 
     getByRecords: (recordIds, options) =>
       Effect.sync(() => ({

@@ -1,5 +1,13 @@
 import * as Effect from "effect/Effect"
-import type { MemoryId, MemoryRecord } from "../MemoryRecord.js"
+import {
+  compareTombstones,
+  decodeForget,
+  forgetPromotions,
+  forgetTelemetry,
+  targets,
+  type Tombstone,
+  tombstoneOf
+} from "../MemoryForget.js"
 import {
   compareListOrder,
   decodeCursor,
@@ -12,23 +20,15 @@ import {
   positionOf,
   SearchOptions
 } from "../MemoryQuery.js"
-import {
-  compareTombstones,
-  decodeForget,
-  forgetPromotions,
-  forgetTelemetry,
-  targets,
-  type Tombstone,
-  tombstoneOf
-} from "../MemoryForget.js"
+import type { MemoryId, MemoryRecord } from "../MemoryRecord.js"
 import type { MemoryStoreService, SearchHit } from "../MemoryStore.js"
 import { DuplicateMemoryId, MemoryNotFound } from "../MemoryStoreError.js"
 import {
   decodeQuery,
-  expiredAt,
-  now,
   ensureNotInvalidated,
+  expiredAt,
   invalidatedBy,
+  now,
   prepareRecords,
   prepareSuccessor,
   validateRecords,
@@ -55,7 +55,8 @@ const indexEntry = (record: MemoryRecord): Entry => {
 /** BM25 with SQLite FTS5's parameters and IDF, so the reference store ranks in the same class. */
 const K1 = 1.2
 const B = 0.75
-const idf = (total: number, frequency: number) => Math.max(1e-6, Math.log((total - frequency + 0.5) / (frequency + 0.5)))
+const idf = (total: number, frequency: number) =>
+  Math.max(1e-6, Math.log((total - frequency + 0.5) / (frequency + 0.5)))
 
 /**
  * The inverted index: token -> ids of the records holding it, plus the totals BM25 needs. Text
@@ -205,9 +206,17 @@ export const make = (): MemoryStoreService => {
               // The tail: newest first, stopping after `limit` (ordered is in listing order).
               const hits: Array<SearchHit> = []
               for (const record of ordered) {
-                if (hits.length === limit) break
+                if (hits.length === limit) {
+                  break
+                }
                 const { tokens } = byId.get(record.id)!
-                if (!tier.include.some((t) => tokens.has(t)) || tier.exclude.some((t) => tokens.has(t))) continue
+                if (
+                  !tier.include.some((t) =>
+                    tokens.has(t)
+                  ) || tier.exclude.some((t) =>
+                    tokens.has(t)
+                  )
+                ) continue
                 if (matchesFilters(record, options, at)) hits.push({ record, score: SearchPlan.tailScore(hits.length) })
               }
               return { hits, skipped: 0 }

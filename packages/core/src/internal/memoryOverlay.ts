@@ -143,7 +143,8 @@ export const applyMemoryOverlay = (
     if (record.reviewState === "rejected") decline(row, "rejected")
     else if (record.invalidatedAt !== undefined) decline(row, "superseded")
     else if (
-      record.expiresAt !== undefined && (nowMillis === undefined || DateTime.toEpochMillis(record.expiresAt) <= nowMillis)
+      record.expiresAt !== undefined &&
+      (nowMillis === undefined || DateTime.toEpochMillis(record.expiresAt) <= nowMillis)
     ) decline(row, "expired")
     else if (record.deliveryPolicy === "on_demand") decline(row, "on-demand")
     else if (row.placed.specKey !== spec.key) decline(row, "spec-mismatch")
@@ -175,7 +176,9 @@ export const applyMemoryOverlay = (
     const shadowed: Array<Candidate> = []
     for (let i = 1; i < group.length; i++) {
       const challenger = group[i]!
-      const verdict = spec.reconcile === undefined ? "a" : spec.reconcile(primary.placed.record, challenger.placed.record)
+      const verdict = spec.reconcile === undefined
+        ? "a"
+        : spec.reconcile(primary.placed.record, challenger.placed.record)
       if (verdict === "both") {
         supporters.push(challenger)
       } else if (verdict === "b") {
@@ -215,9 +218,15 @@ export const applyMemoryOverlay = (
   let usedTotal = 0
   const admitted: Array<Entry> = []
   for (const entry of entries) {
-    const limit = Object.hasOwn(budget.perSection, entry.section) ? budget.perSection[entry.section]! : budget.sectionChars
+    const limit = Object.hasOwn(budget.perSection, entry.section)
+      ? budget.perSection[entry.section]!
+      : budget.sectionChars
     const used = usedBySection.get(entry.section) ?? 0
-    const over = used + entry.chars > limit ? "section" : usedTotal + entry.chars > budget.totalChars ? "total" : undefined
+    const over = used + entry.chars > limit
+      ? "section"
+      : usedTotal + entry.chars > budget.totalChars
+      ? "total"
+      : undefined
     if (over !== undefined) {
       for (const supporter of entry.supporters) {
         outcomes[supporter.index] = Object.freeze({

@@ -12,8 +12,8 @@ import type {
   ShedItem,
   WithheldItem
 } from "../ProjectedContext.js"
-import { heuristic } from "../TokenEstimator.js"
 import { safeBlock, safeLine as oneSafeLine } from "../TextSafety.js"
+import { heuristic } from "../TokenEstimator.js"
 
 /** The projection's sections in priority order (the order they are kept in; shed in reverse). */
 export const SECTION_ORDER: ReadonlyArray<SectionLabel> = [
@@ -331,9 +331,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     ...new Set(
       [...kept.identity_memory, ...kept.always_on_memory, ...kept.prior_sessions, ...kept.recalled_memory].flatMap((
         line
-      ) =>
-        line.memoryId !== undefined ? [line.memoryId] : []
-      )
+      ) => line.memoryId !== undefined ? [line.memoryId] : [])
     )
   ]
   const shed: Array<ShedItem> = shedOrder.slice(0, shedCount).map((line) => ({

@@ -60,7 +60,9 @@ export const rowProblem = (row: unknown): string | undefined => {
   }
   const expected = placementKey(valid.placement)
   if (valid.placementKey !== expected) {
-    return `placementKey ${JSON.stringify(valid.placementKey)} does not match its placement (expected ${JSON.stringify(expected)})`
+    return `placementKey ${JSON.stringify(valid.placementKey)} does not match its placement (expected ${
+      JSON.stringify(expected)
+    })`
   }
   if (valid.keySource === null) return "a placed row has a keySource"
   return undefined

@@ -806,7 +806,11 @@ const overlayOnlyCases = (): ReadonlyArray<
   const ctx = Routing.routingContext(RoutingPresets.userBackgroundSections)
   const row = (promotedAt: DateTime.Utc, specKey = spec.key): Routing.PlacedRecord => ({
     record,
-    ...Routing.toPromotionDecision(Routing.evaluateRoute(record, ctx, spec), { key: specKey, version: spec.version }, promotedAt)
+    ...Routing.toPromotionDecision(
+      Routing.evaluateRoute(record, ctx, spec),
+      { key: specKey, version: spec.version },
+      promotedAt
+    )
   })
   const judge = (placed: ReadonlyArray<Routing.PlacedRecord>) =>
     MemoryOverlay.applyMemoryOverlay(RoutingPresets.userBackgroundSections, placed, spec, { now: at }).report

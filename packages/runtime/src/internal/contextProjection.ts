@@ -314,11 +314,14 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         // Recall asks for as many hits as the budget left after the higher-priority sections holds
         // (at least one, so that a report can still say recall was shed for budget).
         const recallLimit = sections.has("recalled_memory")
-          ? Math.max(1, recallLimitFor(
-            budget,
-            ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget.usedChars,
-            settings.recallLimit
-          ))
+          ? Math.max(
+            1,
+            recallLimitFor(
+              budget,
+              ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget.usedChars,
+              settings.recallLimit
+            )
+          )
           : 0
         const recall = yield* readRecall(request, recallLimit)
         const skipped = identity.skipped + alwaysOn.skipped + digest.skipped + recall.skipped

@@ -2,10 +2,16 @@
  * The body of `NativeRuntime`: building an agent, the turn, the resume and the round loop.
  */
 import * as LanguageModel from "@effect/ai/LanguageModel"
-import type * as Tool from "@effect/ai/Tool"
 import type * as Response from "@effect/ai/Response"
+import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import { MemoryWrite, type ProjectedContext, type PromptFragment, type PromptSnapshot, SessionStore } from "@engram/core"
+import {
+  MemoryWrite,
+  type ProjectedContext,
+  type PromptFragment,
+  type PromptSnapshot,
+  SessionStore
+} from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -129,7 +135,9 @@ const joinToolkits = (toolkits: ReadonlyArray<AgentToolkit>) =>
 
 /** Ids of the memory a prefix holds. */
 const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>): ReadonlyArray<string> =>
-  prefix.flatMap((section) => section.fragments.flatMap((fragment) => fragment.source === "memory" ? fragment.memoryIds : []))
+  prefix.flatMap((section) =>
+    section.fragments.flatMap((fragment) => fragment.source === "memory" ? fragment.memoryIds : [])
+  )
 
 export const make = (options: NativeAgentOptions) =>
   Effect.gen(function*() {
@@ -539,6 +547,8 @@ export const resume = (options: {
     const tool = new SessionStore.ToolMessage({ results, at: yield* MemoryWrite.now })
     yield* sessions.append(sessionId, [tool])
     yield* sessions.clearInterrupt(sessionId)
-    const calls = visible.filter((message) => message._tag === "AssistantMessage").length
+    const calls = visible.filter((message) =>
+      message._tag === "AssistantMessage"
+    ).length
     return yield* loop({ ...base, projection }, [...rounds, tool], calls)
   }).pipe(Effect.withSpan("agent.resume", { attributes: { sessionId: options.sessionId } }))

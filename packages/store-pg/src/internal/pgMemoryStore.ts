@@ -18,11 +18,11 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
+import { reasonOf } from "../PgError.js"
 import { lexemeOf, lexemesOf, quoteLexeme, tierQuery } from "./lexemes.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
 import { ensureMigrated, memoryTable, migrate } from "./schema.js"
 import { ensureTombstones, migrateTombstones, tombstoneTable } from "./tombstones.js"
-import { reasonOf } from "../PgError.js"
 
 /**
  * A row as `pg` returns it: BIGINT arrives as a string; tags are selected as JSON text, the form
@@ -142,7 +142,9 @@ const bm25Score = (
     const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
     return sql`CASE WHEN search_vector @@ ${quoteLexeme(lexemeOf(token))}::tsquery THEN ${idf}::float8 ELSE 0 END`
   })
-  const norm = sql`(${K1 + 1}::float8 / (1 + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * length(search_vector) / ${statistics.averageLength}::float8)))`
+  const norm = sql`(${K1 + 1}::float8 / (1 + ${K1}::float8 * (${
+    1 - B
+  }::float8 + ${B}::float8 * length(search_vector) / ${statistics.averageLength}::float8)))`
   return sql`(${norm} * (${sql.join(" + ", false)(terms)}))`
 }
 
@@ -151,14 +153,18 @@ const makeStatistics = (sql: SqlClient.SqlClient) => {
   return Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     if (cached !== undefined && now - cached.at < STATISTICS_TTL_MILLIS) return cached.statistics
-    const rows = yield* sql<{ elems: ReadonlyArray<string> | null; freqs: ReadonlyArray<number> | null; total: number | null }>`
+    const rows = yield* sql<
+      { elems: ReadonlyArray<string> | null; freqs: ReadonlyArray<number> | null; total: number | null }
+    >`
       SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs,
         (SELECT c.reltuples::float8 FROM pg_class c WHERE c.oid = ${memoryTable}::regclass) AS total
       FROM pg_stats s
       WHERE s.schemaname = current_schema() AND s.tablename = ${memoryTable} AND s.attname = 'search_vector'`
     // The mean number of distinct lexemes a record holds, from a sample, for BM25's length norm.
     const [sample] = yield* sql<{ average: number | null }>`
-      SELECT avg(length(search_vector))::float8 AS average FROM (SELECT search_vector FROM ${sql(memoryTable)} LIMIT 1000) s`
+      SELECT avg(length(search_vector))::float8 AS average FROM (SELECT search_vector FROM ${
+      sql(memoryTable)
+    } LIMIT 1000) s`
     const averageLength = Math.max(1, Number(sample?.average ?? 1))
     const row = rows[0]
     const total = Math.max(0, Number(row?.total ?? 0))
@@ -177,24 +183,25 @@ const makeStatistics = (sql: SqlClient.SqlClient) => {
 }
 
 /** Creates the store over the ambient `SqlClient`, after `prepare` (migrating, or checking the version). */
-const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) => Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* prepare
+const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* prepare
 
-  const failure = (operation: string) => (cause: SqlError) =>
-    new MemoryStoreError.MemoryStoreFailure({ operation, cause: reasonOf(cause) })
+    const failure = (operation: string) => (cause: SqlError) =>
+      new MemoryStoreError.MemoryStoreFailure({ operation, cause: reasonOf(cause) })
 
-  const table = sql(memoryTable)
-  const selectColumns = sql.literal(columns)
+    const table = sql(memoryTable)
+    const selectColumns = sql.literal(columns)
 
-  /** Inserts records; fails with the first id that is already stored (the caller's transaction rolls back). */
-  const insertAll = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
-    Effect.gen(function*() {
-      for (let start = 0; start < records.length; start += INSERT_CHUNK) {
-        const chunk = records.slice(start, start + INSERT_CHUNK)
-        const rows = chunk.map(MemoryRow.toRow)
-        const column = (name: MemoryRow.Column) => rows.map((row) => row[name])
-        const inserted = yield* sql<{ id: string }>`
+    /** Inserts records; fails with the first id that is already stored (the caller's transaction rolls back). */
+    const insertAll = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
+      Effect.gen(function*() {
+        for (let start = 0; start < records.length; start += INSERT_CHUNK) {
+          const chunk = records.slice(start, start + INSERT_CHUNK)
+          const rows = chunk.map(MemoryRow.toRow)
+          const column = (name: MemoryRow.Column) => rows.map((row) => row[name])
+          const inserted = yield* sql<{ id: string }>`
           INSERT INTO ${table} (id, content, kind, label, tags, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
             search_tokens)
@@ -213,143 +220,145 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain, search_tokens)
           ON CONFLICT (id) DO NOTHING
           RETURNING id`
-        if (inserted.length < chunk.length) {
-          const stored = new Set(inserted.map((row) => row.id))
-          const taken = chunk.find((r) => !stored.has(r.id))!
-          return yield* new MemoryStoreError.DuplicateMemoryId({ id: taken.id })
+          if (inserted.length < chunk.length) {
+            const stored = new Set(inserted.map((row) => row.id))
+            const taken = chunk.find((r) => !stored.has(r.id))!
+            return yield* new MemoryStoreError.DuplicateMemoryId({ id: taken.id })
+          }
         }
-      }
-      return records
-    })
+        return records
+      })
 
-  /** The record, locked for the rest of the transaction. */
-  const lockForUpdate = (id: MemoryRecord.MemoryId, operation: string) =>
-    Effect.gen(function*() {
-      const rows = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE id = ${id} FOR UPDATE`
-      const row = rows[0]
-      if (row === undefined) return yield* new MemoryStoreError.MemoryNotFound({ id })
-      const decoded = MemoryRow.fromRow(readable(row))
-      if (Either.isLeft(decoded)) {
-        return yield* new MemoryStoreError.MemoryStoreFailure({
-          operation,
-          cause: new Error(
-            `the stored row of memory "${id}" does not decode (${decoded.left}); ` +
-              `repair or delete it first`
-          )
-        })
-      }
-      return decoded.right
-    })
+    /** The record, locked for the rest of the transaction. */
+    const lockForUpdate = (id: MemoryRecord.MemoryId, operation: string) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE id = ${id} FOR UPDATE`
+        const row = rows[0]
+        if (row === undefined) return yield* new MemoryStoreError.MemoryNotFound({ id })
+        const decoded = MemoryRow.fromRow(readable(row))
+        if (Either.isLeft(decoded)) {
+          return yield* new MemoryStoreError.MemoryStoreFailure({
+            operation,
+            cause: new Error(
+              `the stored row of memory "${id}" does not decode (${decoded.left}); ` +
+                `repair or delete it first`
+            )
+          })
+        }
+        return decoded.right
+      })
 
-  // One value compares with "=" so that the (scope, created_at, id) index can deliver rows in
-  // listing order; PostgreSQL 15 cannot keep index order under "= ANY(array)".
-  const oneOf = (column: string, values: ReadonlyArray<string> | undefined, clauses: Array<Statement.Fragment>) => {
-    if (values === undefined) return
-    clauses.push(
-      values.length === 1 ? sql`${sql(column)} = ${values[0]}` : sql`${sql(column)} = ANY(${values}::text[])`
-    )
-  }
-
-  const filterClauses = (filters: MemoryQuery.MemoryFilters, nowMillis: number): Array<Statement.Fragment> => {
-    const clauses: Array<Statement.Fragment> = []
-    oneOf("scope", filters.scopes, clauses)
-    oneOf("kind", filters.kinds, clauses)
-    oneOf("delivery_policy", filters.deliveryPolicies, clauses)
-    oneOf("review_state", filters.reviewStates, clauses)
-    if (filters.deliverable === true) {
+    // One value compares with "=" so that the (scope, created_at, id) index can deliver rows in
+    // listing order; PostgreSQL 15 cannot keep index order under "= ANY(array)".
+    const oneOf = (column: string, values: ReadonlyArray<string> | undefined, clauses: Array<Statement.Fragment>) => {
+      if (values === undefined) return
       clauses.push(
-        sql`review_state <> 'rejected' AND invalidated_at IS NULL AND (expires_at IS NULL OR expires_at > ${nowMillis})`
+        values.length === 1 ? sql`${sql(column)} = ${values[0]}` : sql`${sql(column)} = ANY(${values}::text[])`
       )
-    } else if (filters.includeSuperseded !== true) {
-      clauses.push(sql`invalidated_at IS NULL`)
     }
-    return clauses
-  }
 
-  const nowMillis = Effect.map(MemoryWrite.now, DateTime.toEpochMillis)
-  const statistics = makeStatistics(sql)
-
-  const service: MemoryStore.MemoryStoreService = {
-    capabilities: { search: "keyword" },
-
-    write: (inputs) =>
-      Effect.gen(function*() {
-        const records = yield* MemoryWrite.prepareRecords(inputs)
-        if (records.length === 0) return records
-        yield* ensureStorable(records)
-        return yield* sql.withTransaction(insertAll(records)).pipe(
-          Effect.catchTag("SqlError", (e) => Effect.fail(failure("write")(e)))
+    const filterClauses = (filters: MemoryQuery.MemoryFilters, nowMillis: number): Array<Statement.Fragment> => {
+      const clauses: Array<Statement.Fragment> = []
+      oneOf("scope", filters.scopes, clauses)
+      oneOf("kind", filters.kinds, clauses)
+      oneOf("delivery_policy", filters.deliveryPolicies, clauses)
+      oneOf("review_state", filters.reviewStates, clauses)
+      if (filters.deliverable === true) {
+        clauses.push(
+          sql`review_state <> 'rejected' AND invalidated_at IS NULL AND (expires_at IS NULL OR expires_at > ${nowMillis})`
         )
-      }),
+      } else if (filters.includeSuperseded !== true) {
+        clauses.push(sql`invalidated_at IS NULL`)
+      }
+      return clauses
+    }
 
-    restore: (input) =>
-      Effect.gen(function*() {
-        const records = yield* MemoryWrite.validateRecords(input)
-        if (records.length === 0) return
-        yield* ensureStorable(records)
-        yield* sql.withTransaction(insertAll(records)).pipe(
-          Effect.catchTag("SqlError", (e) => Effect.fail(failure("restore")(e)))
-        )
-      }),
+    const nowMillis = Effect.map(MemoryWrite.now, DateTime.toEpochMillis)
+    const statistics = makeStatistics(sql)
 
-    get: (ids, options) =>
-      Effect.gen(function*() {
-        if (ids.length === 0) return { records: [], skipped: 0 }
-        const scopes = options?.scopes
-        const rows = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE id = ANY(${[...new Set(ids)]}::text[])
+    const service: MemoryStore.MemoryStoreService = {
+      capabilities: { search: "keyword" },
+
+      write: (inputs) =>
+        Effect.gen(function*() {
+          const records = yield* MemoryWrite.prepareRecords(inputs)
+          if (records.length === 0) return records
+          yield* ensureStorable(records)
+          return yield* sql.withTransaction(insertAll(records)).pipe(
+            Effect.catchTag("SqlError", (e) => Effect.fail(failure("write")(e)))
+          )
+        }),
+
+      restore: (input) =>
+        Effect.gen(function*() {
+          const records = yield* MemoryWrite.validateRecords(input)
+          if (records.length === 0) return
+          yield* ensureStorable(records)
+          yield* sql.withTransaction(insertAll(records)).pipe(
+            Effect.catchTag("SqlError", (e) => Effect.fail(failure("restore")(e)))
+          )
+        }),
+
+      get: (ids, options) =>
+        Effect.gen(function*() {
+          if (ids.length === 0) return { records: [], skipped: 0 }
+          const scopes = options?.scopes
+          const rows = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE id = ANY(${[
+            ...new Set(ids)
+          ]}::text[])
           ${scopes === undefined ? sql`` : sql`AND scope = ANY(${scopes}::text[])`}`.pipe(
-          Effect.mapError(failure("get"))
-        )
-        const { skipped, values: records } = yield* decodeRows(rows, (record) => record)
-        const byId = new Map(records.map((r) => [r.id, r]))
-        return { records: ids.flatMap((id) => byId.get(id) ?? []), skipped }
-      }),
+            Effect.mapError(failure("get"))
+          )
+          const { skipped, values: records } = yield* decodeRows(rows, (record) => record)
+          const byId = new Map(records.map((r) => [r.id, r]))
+          return { records: ids.flatMap((id) => byId.get(id) ?? []), skipped }
+        }),
 
-    list: (raw) =>
-      Effect.gen(function*() {
-        const query = yield* MemoryWrite.decodeQuery(MemoryQuery.ListQuery, raw ?? {})
-        const position = query.cursor === undefined ? undefined : yield* MemoryQuery.decodeCursor(query.cursor)
-        const limit = query.limit ?? MemoryQuery.DEFAULT_LIST_LIMIT
-        const clauses = filterClauses(query, yield* nowMillis)
-        if (position !== undefined) {
-          // Strictly after the position in (created_at DESC, id ASC) order. The separate
-          // "created_at <=" bound lets an index scan start at the position instead of filtering
-          // every newer row (mixed sort directions rule out a row comparison).
-          const at = position.createdAtMillis
-          clauses.push(sql`created_at <= ${at} AND (created_at < ${at} OR id > ${position.id})`)
-        }
-        const rows = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE ${sql.and(clauses)}
+      list: (raw) =>
+        Effect.gen(function*() {
+          const query = yield* MemoryWrite.decodeQuery(MemoryQuery.ListQuery, raw ?? {})
+          const position = query.cursor === undefined ? undefined : yield* MemoryQuery.decodeCursor(query.cursor)
+          const limit = query.limit ?? MemoryQuery.DEFAULT_LIST_LIMIT
+          const clauses = filterClauses(query, yield* nowMillis)
+          if (position !== undefined) {
+            // Strictly after the position in (created_at DESC, id ASC) order. The separate
+            // "created_at <=" bound lets an index scan start at the position instead of filtering
+            // every newer row (mixed sort directions rule out a row comparison).
+            const at = position.createdAtMillis
+            clauses.push(sql`created_at <= ${at} AND (created_at < ${at} OR id > ${position.id})`)
+          }
+          const rows = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE ${sql.and(clauses)}
           ORDER BY created_at DESC, id ASC LIMIT ${limit + 1}`.pipe(Effect.mapError(failure("list")))
-        const pageRows = rows.slice(0, limit)
-        const { skipped, values: records } = yield* decodeRows(pageRows, (record) => record)
-        // The cursor is the last row's position, decodable or not, so a bad row is never read twice.
-        const last = pageRows[pageRows.length - 1]
-        return {
-          records,
-          skipped,
-          nextCursor: rows.length > limit && last !== undefined
-            ? MemoryQuery.encodeCursor({ createdAtMillis: Number(last.created_at), id: last.id })
-            : undefined
-        }
-      }),
+          const pageRows = rows.slice(0, limit)
+          const { skipped, values: records } = yield* decodeRows(pageRows, (record) => record)
+          // The cursor is the last row's position, decodable or not, so a bad row is never read twice.
+          const last = pageRows[pageRows.length - 1]
+          return {
+            records,
+            skipped,
+            nextCursor: rows.length > limit && last !== undefined
+              ? MemoryQuery.encodeCursor({ createdAtMillis: Number(last.created_at), id: last.id })
+              : undefined
+          }
+        }),
 
-    search: (text, raw) =>
-      Effect.gen(function*() {
-        const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
-        const tokens = SearchTokenizer.distinctTokens(text)
-        if (tokens.length === 0) return { hits: [], skipped: 0 }
-        const clauses = filterClauses(options, yield* nowMillis)
-        const tokenStatistics = yield* statistics.pipe(Effect.mapError(failure("search")))
-        const searchPlan = SearchPlan.plan(tokens, tokenStatistics)
-        return yield* SearchPlan.run(
-          searchPlan,
-          options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
-          options.order,
-          (tier, limit) =>
-            Effect.gen(function*() {
-              // The filters sit beside the index condition, so PostgreSQL combines them before ranking.
-              // The tail needs no rank: newest first, so PostgreSQL may stop after `limit` matches.
-              const rows = yield* sql<Row & { readonly score: number }>`
+      search: (text, raw) =>
+        Effect.gen(function*() {
+          const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
+          const tokens = SearchTokenizer.distinctTokens(text)
+          if (tokens.length === 0) return { hits: [], skipped: 0 }
+          const clauses = filterClauses(options, yield* nowMillis)
+          const tokenStatistics = yield* statistics.pipe(Effect.mapError(failure("search")))
+          const searchPlan = SearchPlan.plan(tokens, tokenStatistics)
+          return yield* SearchPlan.run(
+            searchPlan,
+            options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
+            options.order,
+            (tier, limit) =>
+              Effect.gen(function*() {
+                // The filters sit beside the index condition, so PostgreSQL combines them before ranking.
+                // The tail needs no rank: newest first, so PostgreSQL may stop after `limit` matches.
+                const rows = yield* sql<Row & { readonly score: number }>`
                 SELECT ${selectColumns}, ${
                   !tier.rank
                     ? sql`0`
@@ -361,101 +370,101 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
                 WHERE search_vector @@ q.query AND ${sql.and(clauses)}
                 ORDER BY ${tier.rank ? sql`score DESC, ` : sql``}created_at DESC, id ASC
                 LIMIT ${limit}`.pipe(Effect.mapError(failure("search")))
-              return yield* decodeRows(
-                rows,
-                (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
-              )
-            }).pipe(Effect.map(({ skipped, values }) => ({
-              hits: tier.rank ? values : values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })),
-              skipped
-            })))
-        )
-      }),
+                return yield* decodeRows(
+                  rows,
+                  (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
+                )
+              }).pipe(Effect.map(({ skipped, values }) => ({
+                hits: tier.rank ? values : values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })),
+                skipped
+              })))
+          )
+        }),
 
-    setReviewState: (id, state) =>
-      sql.withTransaction(
-        Effect.gen(function*() {
-          const record = yield* lockForUpdate(id, "setReviewState")
-          const updated = MemoryWrite.withReviewState(record, state)
-          yield* sql`UPDATE ${table} SET review_state = ${state} WHERE id = ${id}`
-          return updated
-        })
-      ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("setReviewState")(e)))),
+      setReviewState: (id, state) =>
+        sql.withTransaction(
+          Effect.gen(function*() {
+            const record = yield* lockForUpdate(id, "setReviewState")
+            const updated = MemoryWrite.withReviewState(record, state)
+            yield* sql`UPDATE ${table} SET review_state = ${state} WHERE id = ${id}`
+            return updated
+          })
+        ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("setReviewState")(e)))),
 
-    supersede: (oldId, input) =>
-      sql.withTransaction(
-        Effect.gen(function*() {
-          // The row lock makes concurrent supersessions of one record take turns: the second
-          // one finds the record invalidated and fails with MemoryConflict.
-          const original = yield* lockForUpdate(oldId, "supersede")
-          const successor = yield* MemoryWrite.prepareSuccessor(original, input)
-          yield* ensureStorable([successor])
-          yield* insertAll([successor])
-          const superseded = MemoryWrite.invalidatedBy(original, successor)
-          yield* sql`UPDATE ${table} SET invalidated_at = ${millis(superseded.invalidatedAt)},
+      supersede: (oldId, input) =>
+        sql.withTransaction(
+          Effect.gen(function*() {
+            // The row lock makes concurrent supersessions of one record take turns: the second
+            // one finds the record invalidated and fails with MemoryConflict.
+            const original = yield* lockForUpdate(oldId, "supersede")
+            const successor = yield* MemoryWrite.prepareSuccessor(original, input)
+            yield* ensureStorable([successor])
+            yield* insertAll([successor])
+            const superseded = MemoryWrite.invalidatedBy(original, successor)
+            yield* sql`UPDATE ${table} SET invalidated_at = ${millis(superseded.invalidatedAt)},
             invalidation_reason = ${superseded.invalidationReason ?? null},
             superseded_by = ${superseded.supersededBy ?? null}
             WHERE id = ${oldId}`
-          return { superseded, successor }
-        })
-      ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("supersede")(e)))),
+            return { superseded, successor }
+          })
+        ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("supersede")(e)))),
 
-    expire: (id) =>
-      sql.withTransaction(
+      expire: (id) =>
+        sql.withTransaction(
+          Effect.gen(function*() {
+            const record = yield* lockForUpdate(id, "expire")
+            const updated = MemoryWrite.expiredAt(record, yield* MemoryWrite.now)
+            if (updated !== record) {
+              yield* sql`UPDATE ${table} SET expires_at = ${millis(updated.expiresAt)} WHERE id = ${id}`
+            }
+            return updated
+          })
+        ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("expire")(e)))),
+
+      forget: (rawTarget, options) =>
         Effect.gen(function*() {
-          const record = yield* lockForUpdate(id, "expire")
-          const updated = MemoryWrite.expiredAt(record, yield* MemoryWrite.now)
-          if (updated !== record) {
-            yield* sql`UPDATE ${table} SET expires_at = ${millis(updated.expiresAt)} WHERE id = ${id}`
-          }
-          return updated
-        })
-      ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("expire")(e)))),
-
-    forget: (rawTarget, options) =>
-      Effect.gen(function*() {
-        const { by, target } = yield* MemoryForget.decodeForget(rawTarget, options.by)
-        const at = yield* MemoryWrite.now
-        const where = "scope" in target
-          ? sql`scope = ${target.scope}`
-          : sql`id = ANY(${[...new Set(target.ids)]}::text[])
+          const { by, target } = yield* MemoryForget.decodeForget(rawTarget, options.by)
+          const at = yield* MemoryWrite.now
+          const where = "scope" in target
+            ? sql`scope = ${target.scope}`
+            : sql`id = ANY(${[...new Set(target.ids)]}::text[])
             ${target.scopes === undefined ? sql`` : sql`AND scope = ANY(${target.scopes}::text[])`}`
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          // Deleting the row takes its tsvector (the search index) with it.
-          const gone = yield* sql<
-            { id: string; scope: string; content: string; supersedes: string | null; superseded_by: string | null }
-          >`DELETE FROM ${table} WHERE ${where} RETURNING id, scope, content, supersedes, superseded_by`
-          const tombstones = gone
-            .map((row) => MemoryForget.tombstoneOf({ ...row, supersededBy: row.superseded_by }, at, by))
-            .sort(MemoryForget.compareTombstones)
-          if (tombstones.length > 0) {
-            const rows = tombstones.map(MemoryForget.tombstoneRow)
-            yield* sql`INSERT INTO ${sql(tombstoneTable)}
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            // Deleting the row takes its tsvector (the search index) with it.
+            const gone = yield* sql<
+              { id: string; scope: string; content: string; supersedes: string | null; superseded_by: string | null }
+            >`DELETE FROM ${table} WHERE ${where} RETURNING id, scope, content, supersedes, superseded_by`
+            const tombstones = gone
+              .map((row) => MemoryForget.tombstoneOf({ ...row, supersededBy: row.superseded_by }, at, by))
+              .sort(MemoryForget.compareTombstones)
+            if (tombstones.length > 0) {
+              const rows = tombstones.map(MemoryForget.tombstoneRow)
+              yield* sql`INSERT INTO ${sql(tombstoneTable)}
               (memory_id, scope, forgotten_at, forgotten_by, supersedes, superseded_by)
               SELECT * FROM unnest(${rows.map((r) => r.memory_id)}::text[], ${rows.map((r) => r.scope)}::text[],
                 ${rows.map((r) => r.forgotten_at)}::bigint[], ${rows.map((r) => r.forgotten_by)}::text[],
                 ${rows.map((r) => r.supersedes)}::text[], ${rows.map((r) => r.superseded_by)}::text[])`
-          }
-          yield* MemoryForget.forgetPromotions(tombstones.map((t) => t.memoryId))
-          yield* MemoryForget.forgetTelemetry(gone.map((row) => ({ id: row.id, content: row.content })))
-          return { tombstones }
-        }))
-      }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("forget")(e)))),
+            }
+            yield* MemoryForget.forgetPromotions(tombstones.map((t) => t.memoryId))
+            yield* MemoryForget.forgetTelemetry(gone.map((row) => ({ id: row.id, content: row.content })))
+            return { tombstones }
+          }))
+        }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("forget")(e)))),
 
-    tombstones: (query) =>
-      Effect.gen(function*() {
-        if (query?.ids?.length === 0 || query?.scopes?.length === 0) return []
-        const rows = yield* sql<Record<string, unknown>>`
+      tombstones: (query) =>
+        Effect.gen(function*() {
+          if (query?.ids?.length === 0 || query?.scopes?.length === 0) return []
+          const rows = yield* sql<Record<string, unknown>>`
           SELECT memory_id, scope, forgotten_at, forgotten_by, supersedes, superseded_by FROM ${sql(tombstoneTable)}
           WHERE true
           ${query?.ids === undefined ? sql`` : sql`AND memory_id = ANY(${query.ids}::text[])`}
           ${query?.scopes === undefined ? sql`` : sql`AND scope = ANY(${query.scopes}::text[])`}
           ORDER BY memory_id, forgotten_at, seq`
-        return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
-      }).pipe(Effect.mapError(failure("tombstones")))
-  }
-  return MemoryStore.withContract(service)
-})
+          return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
+        }).pipe(Effect.mapError(failure("tombstones")))
+    }
+    return MemoryStore.withContract(service)
+  })
 
 /** The store, after bringing its tables and stored search tokens up to date. */
 export const make = makeAfter(Effect.zipRight(Effect.zipRight(migrate, migrateTombstones), syncSearchTokens))

@@ -5,8 +5,8 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
-import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
 import { reasonOf } from "../PgError.js"
+import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
 
 /** The promotion table. */
 export const promotionTable = "engram_promotions"

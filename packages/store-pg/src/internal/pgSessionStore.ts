@@ -5,8 +5,8 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
 import { reasonOf } from "../PgError.js"
+import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
 
 /** One row per message. */
 export const messagesTable = "engram_session_messages"
@@ -50,12 +50,16 @@ const parseJson = (text: string): Either.Either<unknown, string> => {
 }
 
 const decodeMessage = (text: string): Either.Either<SessionStore.SessionMessage, string> =>
-  Either.flatMap(parseJson(text), (json) =>
-    Either.mapLeft(SessionStore.decodeStoredMessage(json), MemoryWrite.describeParseError))
+  Either.flatMap(
+    parseJson(text),
+    (json) => Either.mapLeft(SessionStore.decodeStoredMessage(json), MemoryWrite.describeParseError)
+  )
 
 const decodeInterrupt = (text: string): Either.Either<SessionStore.PendingInterrupt, string> =>
-  Either.flatMap(parseJson(text), (json) =>
-    Either.mapLeft(SessionStore.decodeStoredInterrupt(json), MemoryWrite.describeParseError))
+  Either.flatMap(
+    parseJson(text),
+    (json) => Either.mapLeft(SessionStore.decodeStoredInterrupt(json), MemoryWrite.describeParseError)
+  )
 
 const epochMillis = (iso: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(iso))
 

@@ -135,7 +135,9 @@ export const mapRow = (row: LegacyRow, successorOf: (reference: string) => strin
   if (typeof content !== "string") return Either.left("content is missing or not text")
   if (content.trim() === "") return Either.left("content is empty")
   const createdAt = timestampOf(row.created_at)
-  if (createdAt === undefined) return Either.left(`created_at ${JSON.stringify(String(row.created_at))} is not a timestamp`)
+  if (createdAt === undefined) {
+    return Either.left(`created_at ${JSON.stringify(String(row.created_at))} is not a timestamp`)
+  }
   const sourceType = sourceTypeOf(row.source_type)
   const domain = row.domain === null || row.domain === undefined ? undefined : String(row.domain)
   const invalidated = row.invalidated_at !== null && row.invalidated_at !== undefined
@@ -179,7 +181,10 @@ export const mapRow = (row: LegacyRow, successorOf: (reference: string) => strin
 export const mapRows = (
   rows: ReadonlyArray<LegacyRow>,
   hasIdColumn: boolean
-): { readonly records: Array<MemoryRecord.MemoryRecord>; readonly skipped: Array<{ rowid: number; reason: string }> } => {
+): {
+  readonly records: Array<MemoryRecord.MemoryRecord>
+  readonly skipped: Array<{ rowid: number; reason: string }>
+} => {
   const rowidByRef = new Map<string, number>()
   for (const row of rows) {
     if (hasIdColumn && row.id !== null && row.id !== undefined) rowidByRef.set(String(row.id), row.rowid)

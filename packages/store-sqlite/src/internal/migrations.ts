@@ -15,5 +15,4 @@ import type * as Effect from "effect/Effect"
 export const runMigrations = (
   table: string,
   migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>>
-) =>
-  Migrator.make({})({ loader: Migrator.fromRecord(migrations), table })
+) => Migrator.make({})({ loader: Migrator.fromRecord(migrations), table })

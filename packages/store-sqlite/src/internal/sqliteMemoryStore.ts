@@ -42,7 +42,6 @@ const SPARE_ROWS = 4
 /** Ids per `IN (…)` lookup. */
 const LOOKUP_CHUNK = 500
 
-
 const insertSql = multiRowInsert(TABLE, ["seq", ...MemoryRow.COLUMNS])
 const ftsInsertSql = multiRowInsert(FTS_TABLE, ["rowid", "tokens"])
 const tombstoneInsertSql = multiRowInsert(TOMBSTONE_TABLE, TOMBSTONE_COLUMNS)
@@ -132,8 +131,10 @@ const makeFrequencies = (sql: Sql) => {
           total = head?.total ?? 0
           readAt = now
         }
-        if (filledAt < 0 || Math.abs(total - filledAt) > FREQUENCY_DRIFT * Math.max(filledAt, 1) ||
-          cache.size > FREQUENCY_CACHE) {
+        if (
+          filledAt < 0 || Math.abs(total - filledAt) > FREQUENCY_DRIFT * Math.max(filledAt, 1) ||
+          cache.size > FREQUENCY_CACHE
+        ) {
           cache.clear()
           filledAt = total
         }
@@ -150,7 +151,10 @@ const makeFrequencies = (sql: Sql) => {
           for (const row of rows) cache.set(row.term, Number(row.doc))
         }
         const snapshot = total
-        return { total: snapshot, documentFrequency: (token: string) => cache.get(token) ?? 0 } satisfies SearchPlan.TokenStatistics
+        return {
+          total: snapshot,
+          documentFrequency: (token: string) => cache.get(token) ?? 0
+        } satisfies SearchPlan.TokenStatistics
       })
   }
 }
@@ -520,10 +524,14 @@ export const make: Effect.Effect<
     capabilities: { search: "keyword" },
 
     write: (inputs) =>
-      Effect.flatMap(MemoryWrite.prepareRecords(inputs), (records) => Effect.as(insertRecords(records), records)).pipe(Effect.catchTag("SqlError", toFailure("write"))),
+      Effect.flatMap(MemoryWrite.prepareRecords(inputs), (records) => Effect.as(insertRecords(records), records)).pipe(
+        Effect.catchTag("SqlError", toFailure("write"))
+      ),
 
     restore: (records) =>
-      Effect.flatMap(MemoryWrite.validateRecords(records), insertRecords).pipe(Effect.catchTag("SqlError", toFailure("restore"))),
+      Effect.flatMap(MemoryWrite.validateRecords(records), insertRecords).pipe(
+        Effect.catchTag("SqlError", toFailure("restore"))
+      ),
 
     get: (ids, options) =>
       Effect.gen(function*() {
@@ -635,7 +643,9 @@ export const make: Effect.Effect<
         const record = yield* readOne("expire", id)
         const updated = MemoryWrite.expiredAt(record, yield* MemoryWrite.now)
         if (updated !== record && updated.expiresAt !== undefined) {
-          yield* sql`UPDATE ${sql(TABLE)} SET expires_at = ${DateTime.toEpochMillis(updated.expiresAt)} WHERE id = ${id}`
+          yield* sql`UPDATE ${sql(TABLE)} SET expires_at = ${
+            DateTime.toEpochMillis(updated.expiresAt)
+          } WHERE id = ${id}`
         }
         return updated
       })).pipe(Effect.catchTag("SqlError", toFailure("expire"))),
@@ -663,8 +673,10 @@ export const make: Effect.Effect<
           }
           const doomed: Array<Doomed> = []
           for (const clause of where) {
-            doomed.push(...(yield* sql<Doomed>`SELECT seq, id, scope, label, content, tags, supersedes, superseded_by
-              FROM ${sql(TABLE)} WHERE ${clause}`))
+            doomed.push(
+              ...(yield* sql<Doomed>`SELECT seq, id, scope, label, content, tags, supersedes, superseded_by
+              FROM ${sql(TABLE)} WHERE ${clause}`)
+            )
           }
           doomed.sort((a, b) => MemoryQuery.compareRaw(a.id, b.id))
           const tombstones = doomed.map((row) =>

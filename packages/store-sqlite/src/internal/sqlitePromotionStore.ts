@@ -74,7 +74,6 @@ const isMemoryId = Schema.is(MemoryRecord.MemoryId)
 const isScope = Schema.is(MemoryRecord.Scope)
 const isPlacement = Schema.is(Routing.Placement)
 
-
 /** A stored row as a promotion row, or why it cannot be read. */
 export const decodeRow = (row: Row): Either.Either<PromotionStore.PromotionRow, string> => {
   const { promoted_at } = row
@@ -92,11 +91,15 @@ export const decodeRow = (row: Row): Either.Either<PromotionStore.PromotionRow, 
     if (!isPlacement(parsed)) return Either.left(`placement: ${String(row.placement)} is not a placement`)
     placement = parsed
   }
-  if (row.placement_key !== null && typeof row.placement_key !== "string") return Either.left("placement_key must be text")
+  if (row.placement_key !== null && typeof row.placement_key !== "string") {
+    return Either.left("placement_key must be text")
+  }
   if (row.key_source !== null && !keySources.includes(row.key_source)) {
     return Either.left(`key_source: ${JSON.stringify(row.key_source)} is not label or content`)
   }
-  if (row.tier !== null && !tiers.includes(row.tier)) return Either.left(`tier: ${JSON.stringify(row.tier)} is not a tier`)
+  if (row.tier !== null && !tiers.includes(row.tier)) {
+    return Either.left(`tier: ${JSON.stringify(row.tier)} is not a tier`)
+  }
   const decoded: PromotionStore.PromotionRow = {
     recordId: row.record_id,
     scope: row.scope,
@@ -125,7 +128,6 @@ const rowValues = (row: PromotionStore.PromotionRow): Array<string | number | nu
 ]
 
 const insertSql = multiRowInsert(TABLE, COLUMNS)
-
 
 const isKeyViolation = (error: unknown): boolean => {
   if (typeof error !== "object" || error === null || !("cause" in error)) return false
@@ -171,7 +173,9 @@ export const make: Effect.Effect<
       for (const chunk of chunksOf([...new Set(rows.map((row) => row.recordId))], LOOKUP_CHUNK)) {
         const found = yield* sql<{ record_id: string; spec_key: string }>`SELECT record_id, spec_key FROM ${sql(TABLE)}
           WHERE ${sql.in("record_id", chunk)}`
-        for (const row of found) stored.add(PromotionStore.rowIdentity({ recordId: row.record_id, specKey: row.spec_key }))
+        for (const row of found) {
+          stored.add(PromotionStore.rowIdentity({ recordId: row.record_id, specKey: row.spec_key }))
+        }
       }
       const taken = rows.find((row) => stored.has(PromotionStore.rowIdentity(row)))
       return yield* taken === undefined
@@ -189,7 +193,8 @@ export const make: Effect.Effect<
         if (valid.length === 0) return valid
         yield* sql.withTransaction(Effect.forEach(chunksOf(valid, INSERT_CHUNK), (chunk) =>
           sql.unsafe(insertSql(chunk.length), chunk.flatMap(rowValues)), { discard: true })).pipe(
-            Effect.catchIf(isKeyViolation, (error) => findStored(valid, error))
+            Effect.catchIf(isKeyViolation, (error) =>
+              findStored(valid, error))
           )
         return valid
       }).pipe(Effect.catchTag("SqlError", toFailure("commit"))),

@@ -64,14 +64,17 @@ const parseJson = (text: unknown): Either.Either<unknown, string> => {
 
 /** A stored message column as a message, or why it cannot be read. */
 export const decodeMessage = (text: unknown): Either.Either<SessionStore.SessionMessage, string> =>
-  Either.flatMap(parseJson(text), (json) =>
-    Either.mapLeft(SessionStore.decodeStoredMessage(json), MemoryWrite.describeParseError))
+  Either.flatMap(
+    parseJson(text),
+    (json) => Either.mapLeft(SessionStore.decodeStoredMessage(json), MemoryWrite.describeParseError)
+  )
 
 /** A stored interrupt column as an interrupt, or why it cannot be read. */
 export const decodeInterrupt = (text: unknown): Either.Either<SessionStore.PendingInterrupt, string> =>
-  Either.flatMap(parseJson(text), (json) =>
-    Either.mapLeft(SessionStore.decodeStoredInterrupt(json), MemoryWrite.describeParseError))
-
+  Either.flatMap(
+    parseJson(text),
+    (json) => Either.mapLeft(SessionStore.decodeStoredInterrupt(json), MemoryWrite.describeParseError)
+  )
 
 const insertSql = multiRowInsert(MESSAGES_TABLE, ["session_id", "seq", "tag", "at", "message"])
 
