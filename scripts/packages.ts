@@ -132,7 +132,8 @@ export const sync = (): void => {
     } = manifest
     const next = {
       ...rest,
-      files: ["dist", "src", "README.md", "LICENSE"],
+      // A bin's launcher lives in bin/ (committed, so npm links it before the build exists).
+      files: [...(bin === undefined ? [] : ["bin"]), "dist", "src", "README.md", "LICENSE"],
       main: "./dist/index.js",
       types: "./dist/index.d.ts",
       exports: expectedExports(dir),
