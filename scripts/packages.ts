@@ -172,7 +172,8 @@ export const pack = (outDir: string): ReadonlyArray<string> => {
       }
       const stage = NodePath.join(staging, NodePath.basename(dir))
       NodeFs.mkdirSync(stage)
-      for (const part of ["dist", "src"]) {
+      for (const part of manifest.files ?? []) {
+        if (part === "README.md" || part === "LICENSE") continue
         NodeFs.cpSync(NodePath.join(dir, part), NodePath.join(stage, part), { recursive: true })
       }
       NodeFs.copyFileSync(NodePath.join(dir, "README.md"), NodePath.join(stage, "README.md"))
