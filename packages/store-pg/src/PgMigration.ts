@@ -120,10 +120,12 @@ export const open = (
     const fail = (problem: string) => new PgMigrationError({ problem })
     // A source's schema is only pointed at, never created (the client would create a missing one).
     const schema = options.schema
+    if (role === "source" && schema !== undefined && !EngramPg.isSchemaName(schema)) {
+      return yield* fail(`"${schema}" is not a schema name Engram uses`)
+    }
     const connection = role === "source" && schema !== undefined
       ? yield* Effect.try({
         try: () => {
-          if (!EngramPg.isSchemaName(schema)) throw new Error(`"${schema}" is not a schema name Engram uses`)
           const raw = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
           return { ...options, schema: undefined, url: Redacted.make(EngramPg.withSearchPath(raw, schema)) }
         },
