@@ -10,7 +10,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryQuery, MemoryStore } from "@engram/core"
+import { IdGenerator, MemoryQuery, MemoryStore, SearchPlan } from "@engram/core"
 import { EngramPg, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
@@ -65,6 +65,22 @@ const checks = (prepare: Effect.Effect<void, unknown, never> = Effect.void) =>
     expect(rare.hits.map((h) => h.record.id)[0]).toBe("okapi")
   })
 
+/**
+ * The planner options in context steer the backend: with nothing pruned (every token may rank),
+ * the short records holding five of the question's words outrank "zebra", as unplanned search does.
+ */
+const unprunedChecks = (prepare: Effect.Effect<void, unknown, never> = Effect.void) =>
+  Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    for (let i = 0; i < records.length; i += 1_000) yield* store.write(records.slice(i, i + 1_000))
+    yield* prepare
+    const search = store.search(question, { scopes: ["global"], deliverable: true, limit: 5 })
+    expect((yield* search).hits[0]!.record.id).toBe("zebra")
+    const unpruned = yield* search.pipe(Effect.provide(SearchPlan.layer({ maxDocumentShare: 1 })))
+    expect(unpruned.hits[0]!.record.id).not.toBe("zebra")
+    expect(unpruned.hits[0]!.record.content).toMatch(/when does the ferry take/)
+  })
+
 const ids = IdGenerator.sequential("plan")
 
 describe("planned search", () => {
@@ -73,6 +89,12 @@ describe("planned search", () => {
 
   it.effect("SQLite: the rare word ranks first, frequent words still match, scope holds", () =>
     checks().pipe(Effect.provide(Layer.merge(SqliteMemoryStore.layer({ filename: ":memory:" }), ids))))
+
+  it.effect("in-memory: the planner options in context decide what is pruned", () =>
+    unprunedChecks().pipe(Effect.provide(Layer.merge(MemoryStore.layerMemory, ids))))
+
+  it.effect("SQLite: the planner options in context decide what is pruned", () =>
+    unprunedChecks().pipe(Effect.provide(Layer.merge(SqliteMemoryStore.layer({ filename: ":memory:" }), ids))))
 })
 
 describePg("planned search: PostgreSQL", (url) => {
@@ -82,6 +104,23 @@ describePg("planned search: PostgreSQL", (url) => {
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* checks(Effect.orDie(sql`ANALYZE engram_memories`))
+      }).pipe(
+        Effect.provide(
+          Layer.merge(
+            PgMemoryStore.layerPg.pipe(Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 2 }))),
+            ids
+          )
+        )
+      ),
+    60_000
+  )
+
+  it.effect(
+    "PostgreSQL (after ANALYZE): the planner options in context decide what is pruned",
+    () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* unprunedChecks(Effect.orDie(sql`ANALYZE engram_memories`))
       }).pipe(
         Effect.provide(
           Layer.merge(

@@ -18,29 +18,46 @@
  *
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import type { SearchHit, SearchResult } from "./MemoryStore.js"
 
 /**
  * When a token is pruned from the ranked tier.
  *
+ * - `maxDocumentShare`: a token held by more than this share of all records is pruned (0.05: five
+ *   per cent).
+ * - `minPrunedPostings`: a token held by at most this many records is never pruned for frequency:
+ *   below it, scoring its postings costs less than planning saves, and small stores rank on every
+ *   token.
+ * - `maxRankedTokens`: the most tokens the ranked tier holds; the rarest are kept.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface PlannerOptions {
-  /** A token held by more than this share of all records is pruned (0.05: five per cent). */
-  readonly maxDocumentShare: number
-  /**
-   * A token held by at most this many records is never pruned for frequency: below it, scoring
-   * its postings costs less than planning saves, and small stores rank on every token.
-   */
-  readonly minPrunedPostings: number
-  /** The most tokens the ranked tier holds; the rarest are kept. */
-  readonly maxRankedTokens: number
-}
+export const PlannerOptions = Schema.Struct({
+  maxDocumentShare: Schema.Number.pipe(
+    Schema.greaterThan(0),
+    Schema.lessThanOrEqualTo(1),
+    Schema.annotations({ message: () => "maxDocumentShare must be a share above 0 and at most 1" })
+  ),
+  minPrunedPostings: Schema.NonNegativeInt.annotations({
+    message: () => "minPrunedPostings must be a non-negative integer"
+  }),
+  maxRankedTokens: Schema.Int.pipe(
+    Schema.between(1, 1_000),
+    Schema.annotations({ message: () => "maxRankedTokens must be an integer from 1 to 1000" })
+  )
+}).annotations({ identifier: "PlannerOptions" })
+/** @since 0.1.0 @category models */
+export type PlannerOptions = typeof PlannerOptions.Type
 
 /**
- * The defaults every backend uses.
+ * The defaults every backend uses. Decision 0039 weighs lower shares: they speed a question's
+ * search up but prune content words a question names, and lose evidence at 100k records.
  *
  * @since 0.1.0
  * @category constants
@@ -50,6 +67,56 @@ export const defaultOptions: PlannerOptions = {
   minPrunedPostings: 256,
   maxRankedTokens: 16
 }
+
+/**
+ * The planner options a search runs with. Being a `Context.Reference`, it needs no layer: every
+ * backend reads it when a search runs and gets {@link defaultOptions} unless a caller provided
+ * other options (see {@link layer}).
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class SearchPlanner extends Context.Reference<SearchPlanner>()("@engram/SearchPlanner", {
+  defaultValue: (): PlannerOptions => defaultOptions
+}) {}
+
+/**
+ * Planner options that failed to decode; `problem` names the field.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidPlannerOptions extends Schema.TaggedError<InvalidPlannerOptions>()("InvalidPlannerOptions", {
+  problem: Schema.String
+}) {
+  override get message() {
+    return `invalid search planner options: ${this.problem}`
+  }
+}
+
+/**
+ * Provides planner options: the fields given replace the defaults, after decoding.
+ *
+ * @example
+ * ```ts
+ * import { SearchPlan } from "@engram/core"
+ *
+ * // Rank on every token a tenth of the records or fewer hold.
+ * const program = mySearch.pipe(Effect.provide(SearchPlan.layer({ maxDocumentShare: 0.1 })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Partial<PlannerOptions>): Layer.Layer<SearchPlanner, InvalidPlannerOptions> =>
+  Layer.effect(
+    SearchPlanner,
+    Schema.decodeUnknown(PlannerOptions)({ ...defaultOptions, ...options }, { errors: "first" }).pipe(
+      Effect.mapError((error) =>
+        new InvalidPlannerOptions({ problem: ParseResult.TreeFormatter.formatErrorSync(error) })
+      )
+    )
+  )
 
 /**
  * What a backend knows about its index: how many records it holds, and how many hold a token.

@@ -134,3 +134,31 @@ describe("planned search on the in-memory store", () => {
       for (const other of others) expect(other.score).toBeLessThan(result.hits[0]!.score)
     }).pipe(provide))
 })
+
+describe("SearchPlan.layer", () => {
+  it.effect("provides the options given over the defaults", () =>
+    Effect.gen(function*() {
+      const options = yield* SearchPlan.SearchPlanner
+      expect(options).toEqual({ ...SearchPlan.defaultOptions, maxDocumentShare: 0.5 })
+    }).pipe(Effect.provide(SearchPlan.layer({ maxDocumentShare: 0.5 }))))
+
+  it.effect("without a layer, a search plans with the defaults", () =>
+    Effect.map(SearchPlan.SearchPlanner, (options) => expect(options).toBe(SearchPlan.defaultOptions)))
+
+  it.effect("refuses options out of range, naming the field", () =>
+    Effect.gen(function*() {
+      for (
+        const [options, field] of [
+          [{ maxDocumentShare: 0 }, "maxDocumentShare"],
+          [{ maxDocumentShare: 1.5 }, "maxDocumentShare"],
+          [{ minPrunedPostings: -1 }, "minPrunedPostings"],
+          [{ maxRankedTokens: 0 }, "maxRankedTokens"],
+          [{ maxRankedTokens: 2.5 }, "maxRankedTokens"]
+        ] as const
+      ) {
+        const error = yield* Effect.flip(Layer.build(SearchPlan.layer(options)).pipe(Effect.scoped))
+        expect(error._tag).toBe("InvalidPlannerOptions")
+        expect(error.message).toContain(field)
+      }
+    }))
+})

@@ -199,7 +199,7 @@ export const make = (): MemoryStoreService => {
         const at = yield* now
         const statistics = index.statistics()
         const averageLength = index.averageLength()
-        const searchPlan = SearchPlan.plan(distinctTokens(text), statistics)
+        const searchPlan = SearchPlan.plan(distinctTokens(text), statistics, yield* SearchPlan.SearchPlanner)
         return yield* SearchPlan.run(searchPlan, options.limit ?? DEFAULT_SEARCH_LIMIT, options.order, (tier, limit) =>
           Effect.sync(() => {
             if (!tier.rank) {

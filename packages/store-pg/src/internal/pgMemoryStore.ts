@@ -349,7 +349,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           if (tokens.length === 0) return { hits: [], skipped: 0 }
           const clauses = filterClauses(options, yield* nowMillis)
           const tokenStatistics = yield* statistics.pipe(Effect.mapError(failure("search")))
-          const searchPlan = SearchPlan.plan(tokens, tokenStatistics)
+          const searchPlan = SearchPlan.plan(tokens, tokenStatistics, yield* SearchPlan.SearchPlanner)
           return yield* SearchPlan.run(
             searchPlan,
             options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,

@@ -599,7 +599,11 @@ export const make: Effect.Effect<
           })
         }
         const at = yield* MemoryWrite.now
-        const searchPlan = SearchPlan.plan(tokens, yield* frequencies.statistics(tokens))
+        const searchPlan = SearchPlan.plan(
+          tokens,
+          yield* frequencies.statistics(tokens),
+          yield* SearchPlan.SearchPlanner
+        )
         const result = yield* SearchPlan.run(
           searchPlan,
           options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
