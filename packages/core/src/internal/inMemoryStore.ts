@@ -1,3 +1,4 @@
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import {
   compareTombstones,
@@ -10,6 +11,7 @@ import {
 } from "../MemoryForget.js"
 import {
   compareListOrder,
+  compareRaw,
   decodeCursor,
   DEFAULT_LIST_LIMIT,
   DEFAULT_SEARCH_LIMIT,
@@ -36,9 +38,16 @@ import {
 } from "../MemoryWrite.js"
 import * as SearchPlan from "../SearchPlan.js"
 import { distinctTokens, searchableText, tokenize } from "../SearchTokenizer.js"
+import * as TopK from "./topK.js"
 
 interface Entry {
-  readonly record: MemoryRecord
+  /**
+   * The current version of the record. Updates (review state, expiry, invalidation) replace it in
+   * place: they never change the text, so the entry's tokens and postings stay valid.
+   */
+  record: MemoryRecord
+  /** `record.createdAt` in epoch millis, for ordering without a DateTime call per comparison. */
+  readonly createdAtMillis: number
   /** Token -> occurrences, over the searchable text. */
   readonly tokens: ReadonlyMap<string, number>
   /** How many tokens the searchable text has (BM25's document length). */
@@ -49,8 +58,20 @@ const indexEntry = (record: MemoryRecord): Entry => {
   const tokens = new Map<string, number>()
   const all = tokenize(searchableText(record))
   for (const token of all) tokens.set(token, (tokens.get(token) ?? 0) + 1)
-  return { record, tokens, length: all.length }
+  return { record, createdAtMillis: DateTime.toEpochMillis(record.createdAt), tokens, length: all.length }
 }
+
+/** A ranked-tier match: its entry, BM25's length normalisation for it, and its score so far. */
+interface Candidate {
+  readonly entry: Entry
+  readonly norm: number
+  score: number
+}
+
+/** Best first: higher score, then the listing order (newest, then id ascending). */
+const rankOrder = (a: Candidate, b: Candidate): number =>
+  b.score - a.score || b.entry.createdAtMillis - a.entry.createdAtMillis ||
+  compareRaw(a.entry.record.id, b.entry.record.id)
 
 /** BM25 with SQLite FTS5's parameters and IDF, so the reference store ranks in the same class. */
 const K1 = 1.2
@@ -59,33 +80,35 @@ const idf = (total: number, frequency: number) =>
   Math.max(1e-6, Math.log((total - frequency + 0.5) / (frequency + 0.5)))
 
 /**
- * The inverted index: token -> ids of the records holding it, plus the totals BM25 needs. Text
- * never changes; only `forget` takes a record (and its postings) out.
+ * The inverted index: token -> the entries holding it, with the token's occurrences in each, plus
+ * the totals BM25 needs. A posting points at its entry (not at an id to look up), so scoring a
+ * question walks its postings without a hash lookup per posting. Text never changes; only
+ * `forget` takes an entry (and its postings) out.
  */
 const makeIndex = () => {
-  const postings = new Map<string, Set<MemoryId>>()
+  const postings = new Map<string, Map<Entry, number>>()
   let totalLength = 0
   let count = 0
   return {
-    add: (id: MemoryId, entry: Entry) => {
+    add: (entry: Entry) => {
       count++
       totalLength += entry.length
-      for (const token of entry.tokens.keys()) {
-        let ids = postings.get(token)
-        if (ids === undefined) postings.set(token, ids = new Set())
-        ids.add(id)
+      for (const [token, occurrences] of entry.tokens) {
+        let holders = postings.get(token)
+        if (holders === undefined) postings.set(token, holders = new Map())
+        holders.set(entry, occurrences)
       }
     },
-    remove: (id: MemoryId, entry: Entry) => {
+    remove: (entry: Entry) => {
       count--
       totalLength -= entry.length
       for (const token of entry.tokens.keys()) {
-        const ids = postings.get(token)
-        ids?.delete(id)
-        if (ids?.size === 0) postings.delete(token)
+        const holders = postings.get(token)
+        holders?.delete(entry)
+        if (holders?.size === 0) postings.delete(token)
       }
     },
-    postings: (token: string): ReadonlySet<MemoryId> | undefined => postings.get(token),
+    postings: (token: string): ReadonlyMap<Entry, number> | undefined => postings.get(token),
     statistics: (): SearchPlan.TokenStatistics => ({
       total: count,
       documentFrequency: (token) => postings.get(token)?.size ?? 0
@@ -127,7 +150,7 @@ export const make = (): MemoryStoreService => {
     ordered = merged
   }
   const replace = (record: MemoryRecord) => {
-    byId.set(record.id, indexEntry(record))
+    byId.get(record.id)!.record = record
     const i = ordered.findIndex((r) => r.id === record.id)
     ordered[i] = record
   }
@@ -138,7 +161,7 @@ export const make = (): MemoryStoreService => {
       for (const record of records) {
         const entry = indexEntry(record)
         byId.set(record.id, entry)
-        index.add(record.id, entry)
+        index.add(entry)
       }
       insertOrdered(records)
       return Effect.succeed(records)
@@ -198,7 +221,6 @@ export const make = (): MemoryStoreService => {
         const options = yield* decodeQuery(SearchOptions, raw ?? {})
         const at = yield* now
         const statistics = index.statistics()
-        const averageLength = index.averageLength()
         const searchPlan = SearchPlan.plan(distinctTokens(text), statistics, yield* SearchPlan.SearchPlanner)
         return yield* SearchPlan.run(searchPlan, options.limit ?? DEFAULT_SEARCH_LIMIT, options.order, (tier, limit) =>
           Effect.sync(() => {
@@ -221,26 +243,30 @@ export const make = (): MemoryStoreService => {
               }
               return { hits, skipped: 0 }
             }
-            const weights = tier.include.map((token) => idf(statistics.total, statistics.documentFrequency(token)))
-            const seen = new Set<MemoryId>()
-            const hits: Array<SearchHit> = []
+            // BM25 accumulated posting by posting: each record holding a ranked token is looked up
+            // and filtered once, and only the best `limit` are kept (a bounded heap), so a
+            // question costs its postings, not a sort of every match.
+            const candidates = new Map<Entry, Candidate>()
+            const rejected = new Set<Entry>()
+            const averageLength = index.averageLength() || 1
             for (const token of tier.include) {
-              for (const id of index.postings(token) ?? []) {
-                if (seen.has(id)) continue
-                seen.add(id)
-                const { length, record, tokens } = byId.get(id)!
-                if (!matchesFilters(record, options, at)) continue
-                const norm = K1 * (1 - B + (B * length) / (averageLength || 1))
-                let score = 0
-                tier.include.forEach((included, i) => {
-                  const count = tokens.get(included)
-                  if (count !== undefined) score += (weights[i]! * count * (K1 + 1)) / (count + norm)
-                })
-                hits.push({ record, score })
+              const weight = idf(statistics.total, statistics.documentFrequency(token))
+              for (const [entry, count] of index.postings(token) ?? []) {
+                let candidate = candidates.get(entry)
+                if (candidate === undefined) {
+                  if (rejected.has(entry)) continue
+                  if (!matchesFilters(entry.record, options, at)) {
+                    rejected.add(entry)
+                    continue
+                  }
+                  candidate = { entry, norm: K1 * (1 - B + (B * entry.length) / averageLength), score: 0 }
+                  candidates.set(entry, candidate)
+                }
+                candidate.score += (weight * count * (K1 + 1)) / (count + candidate.norm)
               }
             }
-            hits.sort((a, b) => b.score - a.score || compareListOrder(a.record, b.record))
-            return { hits: hits.slice(0, limit), skipped: 0 }
+            const best = TopK.select(candidates.values(), limit, rankOrder)
+            return { hits: best.map(({ entry, score }) => ({ record: entry.record, score })), skipped: 0 }
           }))
       }),
 
@@ -262,7 +288,7 @@ export const make = (): MemoryStoreService => {
         const superseded = invalidatedBy(current, successor)
         const entry = indexEntry(successor)
         byId.set(successor.id, entry)
-        index.add(successor.id, entry)
+        index.add(entry)
         insertOrdered([successor])
         replace(superseded)
         return { superseded, successor }
@@ -289,7 +315,7 @@ export const make = (): MemoryStoreService => {
         yield* forgetTelemetry(doomed.map((record) => ({ id: record.id, content: record.content })))
         for (const id of ids) {
           const entry = byId.get(id)
-          if (entry !== undefined) index.remove(id, entry)
+          if (entry !== undefined) index.remove(entry)
           byId.delete(id)
         }
         ordered = ordered.filter((record) => !ids.has(record.id))
