@@ -219,6 +219,11 @@ describe("the console in Chromium", { timeout: 240_000 }, () => {
       lessons
     )
     expect(await page.getByTestId("projection").textContent()).not.toContain("Reply in French")
+    // The default budget is in tokens, and so are the bars.
+    expect(await page.getByTestId("budget-use").textContent()).toMatch(/^used \d+ of 16000 tokens \(\d+ chars\)$/)
+    expect(
+      await page.locator(`[data-testid=sections] tr[data-section=recalled_memory] .bar`).getAttribute("title")
+    ).toMatch(/^\d+ \/ 16000 tokens$/)
     await shoot(page, "prompt")
 
     // Stored calls: the session's call rebuilt from the trajectory, with its fragments and budget.

@@ -216,8 +216,10 @@ const projectionRanking = (filename: string, questions: ReadonlyArray<Question>,
       })
       delivered.push(projected.injection.memoryIds)
       chars += projected.budget.usedChars
-      const budget = projected.budget.budgetChars
-      if (budget !== null && projected.budget.usedChars > budget) overBudget++
+      const { budgetChars, budgetTokens, usedChars, usedTokens } = projected.budget
+      if ((budgetTokens !== null && usedTokens > budgetTokens) || (budgetChars !== null && usedChars > budgetChars)) {
+        overBudget++
+      }
     }
     return { delivered, meanChars: chars / questions.length, overBudget }
   }).pipe(

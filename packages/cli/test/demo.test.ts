@@ -20,7 +20,11 @@ interface JsonDemo {
     readonly text: string | null
     readonly calls: ReadonlyArray<{
       readonly fragments: ReadonlyArray<JsonFragment>
-      readonly budget: { readonly usedChars: number; readonly budgetChars: number | null }
+      readonly budget: {
+        readonly usedTokens: number
+        readonly budgetTokens: number | null
+        readonly budgetChars: number | null
+      }
     }>
   }
 }
@@ -45,7 +49,8 @@ describe("engram demo", { timeout: 120_000 }, () => {
     expect(header).toBeGreaterThan(0)
     expect(lines[header + 1]).toMatch(/│ .*Doug/)
     expect(seen).toContain("who am I?")
-    expect(seen).toMatch(/Projection budget[^\n]*\n\s+used \d+ of 64,000 chars/)
+    // The default budget: 8% of a 200k-token window, in tokens.
+    expect(seen).toMatch(/Projection budget[^\n]*\n\s+used [\d,]+ of 16,000 tokens \([\d,]+ chars\)/)
     expect(run.stdout).toContain("From what I remember: The user's name is Doug.")
   })
 
@@ -63,7 +68,8 @@ describe("engram demo", { timeout: 120_000 }, () => {
       memoryIds: [report.saved!.id]
     })
     expect(call!.fragments.find((fragment) => fragment.source === "operator")?.text).toBe("who am I?")
-    expect(call!.budget.usedChars).toBeLessThanOrEqual(call!.budget.budgetChars!)
+    expect(call!.budget.budgetChars).toBeNull()
+    expect(call!.budget.usedTokens).toBeLessThanOrEqual(call!.budget.budgetTokens!)
 
     // Two runs, one store's worth of memories: the saved name and the session summary.
     const listed = engramJson("memory", "list", "--db", db) as {

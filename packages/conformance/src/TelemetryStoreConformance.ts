@@ -130,6 +130,7 @@ export const snapshotFixture = (
     projection: {
       hash: projectionBlob.hash,
       chars: projection.text.length,
+      budgetTokens: projection.budget.budgetTokens,
       budgetChars: projection.budget.budgetChars,
       sections: projection.sections.map((section) => ({ ...section, memoryIds: [...section.memoryIds, "mem-2"] })),
       shed: [{ section: "recalled_memory", ref: "mem-3", chars: 40 }],

@@ -50,7 +50,7 @@ import * as Internal from "./internal/projection.js"
 import * as ReservedTags from "./internal/reservedTags.js"
 import { MemoryId, MemoryRecord } from "./MemoryRecord.js"
 import { DigestEntry } from "./PriorSessionDigest.js"
-import { CHARS_PER_TOKEN, type TokenEstimatorService } from "./TokenEstimator.js"
+import type { TokenEstimatorService } from "./TokenEstimator.js"
 
 // ---------------------------------------------------------------------------------------------
 // Modes and sections
@@ -275,29 +275,41 @@ export type ProjectionInput = typeof ProjectionInput.Type
 // ---------------------------------------------------------------------------------------------
 
 /**
- * The budget of a projection: a number of characters (UTF-16 code units of the composed text,
- * tags and framing included), or unbounded.
+ * The budget of a projection: a number of tokens, as the `TokenEstimator` the composer is given
+ * counts them (tags and framing included); a number of characters (UTF-16 code units of the
+ * composed text); or unbounded.
  *
  * @since 0.1.0
  * @category budget
  */
 export const ProjectionBudget = Schema.Union(
+  Schema.TaggedStruct("Tokens", { tokens: Schema.NonNegativeInt }),
   Schema.TaggedStruct("Chars", { chars: Schema.NonNegativeInt }),
   Schema.TaggedStruct("Unbounded", {})
 ).annotations({ identifier: "ProjectionBudget" })
 /** @since 0.1.0 @category budget */
 export type ProjectionBudget = typeof ProjectionBudget.Type
 
+const count = (n: number): number => (Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0)
+
 /**
- * A budget of `chars` characters (negative or fractional values are floored at 0 / rounded down).
+ * A budget of `tokens` tokens, counted by the estimator the composer is given (`config.estimator`;
+ * a runtime passes the `TokenEstimator` in context). Negative or fractional values are floored at
+ * 0 / rounded down.
  *
  * @since 0.1.0
  * @category budget
  */
-export const chars = (chars: number): ProjectionBudget => ({
-  _tag: "Chars",
-  chars: Number.isFinite(chars) ? Math.max(0, Math.floor(chars)) : 0
-})
+export const tokens = (tokens: number): ProjectionBudget => ({ _tag: "Tokens", tokens: count(tokens) })
+
+/**
+ * A budget of `chars` characters, whatever the estimator (negative or fractional values are
+ * floored at 0 / rounded down).
+ *
+ * @since 0.1.0
+ * @category budget
+ */
+export const chars = (chars: number): ProjectionBudget => ({ _tag: "Chars", chars: count(chars) })
 
 /**
  * No budget: nothing is ever shed.
@@ -316,12 +328,12 @@ export const unbounded: ProjectionBudget = { _tag: "Unbounded" }
 export const DEFAULT_BUDGET_PCT = 8
 
 /**
- * The smallest budget a percentage can yield, in characters.
+ * The smallest budget a percentage can yield, in tokens.
  *
  * @since 0.1.0
  * @category budget
  */
-export const MIN_BUDGET_CHARS = 16_000
+export const MIN_BUDGET_TOKENS = 4_000
 
 /**
  * A budget percentage: 0 (unbounded) to 100.
@@ -334,12 +346,13 @@ export const BudgetPct = Schema.Number.pipe(
 )
 
 /**
- * Turns a share of the model's context window into a budget:
+ * Turns a share of the model's context window into a token budget:
  *
- * `chars = max(16,000, floor(contextWindowTokens × 4 × budgetPct / 100))`, and `budgetPct = 0`
- * means unbounded. The 4 is `TokenEstimator.CHARS_PER_TOKEN`: a window measured in tokens is
- * converted to characters with the same heuristic the estimates use. For a 200k-token window at
- * the default 8%, that is 64,000 chars; any window under 50k tokens gets the 16,000-char floor.
+ * `tokens = max(4,000, floor(contextWindowTokens × budgetPct / 100))`, and `budgetPct = 0` means
+ * unbounded. The window and the budget are in the same unit, so nothing is converted: the tokens
+ * are counted by the `TokenEstimator` the projection runs with (chars/4 by default; provide
+ * `TokenEstimatorBpe.layer` to count a real tokenizer's). For a 200k-token window at the default
+ * 8%, that is 16,000 tokens; any window under 50k tokens gets the 4,000-token floor.
  *
  * Total: a `budgetPct` outside 0–100 is clamped into it, a negative or non-finite window counts
  * as 0 tokens (so the floor applies). Decode configuration with {@link BudgetPct} to reject such
@@ -355,8 +368,8 @@ export const budgetFromContextWindow = (options: {
   const raw = options.budgetPct ?? DEFAULT_BUDGET_PCT
   const pct = Number.isFinite(raw) ? Math.min(100, Math.max(0, raw)) : DEFAULT_BUDGET_PCT
   if (pct === 0) return unbounded
-  const tokens = Number.isFinite(options.contextWindowTokens) ? Math.max(0, options.contextWindowTokens) : 0
-  return chars(Math.max(MIN_BUDGET_CHARS, Math.floor((tokens * CHARS_PER_TOKEN * pct) / 100)))
+  const window = Number.isFinite(options.contextWindowTokens) ? Math.max(0, options.contextWindowTokens) : 0
+  return tokens(Math.max(MIN_BUDGET_TOKENS, Math.floor((window * pct) / 100)))
 }
 
 /**
@@ -368,12 +381,12 @@ export const budgetFromContextWindow = (options: {
 export const DEFAULT_SKILLS_MIN_ROWS: number = Internal.DEFAULT_SKILLS_MIN_ROWS
 
 /**
- * The budget used when a config names none: {@link MIN_BUDGET_CHARS} characters.
+ * The budget used when a config names none: {@link MIN_BUDGET_TOKENS} tokens.
  *
  * @since 0.1.0
  * @category budget
  */
-export const DEFAULT_BUDGET: ProjectionBudget = chars(Internal.DEFAULT_BUDGET_CHARS)
+export const DEFAULT_BUDGET: ProjectionBudget = tokens(Internal.DEFAULT_BUDGET_TOKENS)
 
 /**
  * How to compose.
@@ -381,8 +394,8 @@ export const DEFAULT_BUDGET: ProjectionBudget = chars(Internal.DEFAULT_BUDGET_CH
  * - `mode`: default `native`.
  * - `budget`: default {@link DEFAULT_BUDGET}; see {@link budgetFromContextWindow}.
  * - `skillsMinRows`: skills rows that are never shed; default {@link DEFAULT_SKILLS_MIN_ROWS}.
- * - `estimator`: token estimates for the reports; default `TokenEstimator.heuristic`. A runtime
- *   passes the `TokenEstimator` service it was given.
+ * - `estimator`: counts the tokens of a token budget and of the reports; default
+ *   `TokenEstimator.heuristic`. A runtime passes the `TokenEstimator` service it was given.
  *
  * @since 0.1.0
  * @category models
@@ -476,7 +489,8 @@ export type WithheldItem = typeof WithheldItem.Type
 
 /**
  * A budget warning. `protected-over-budget`: the content that is never shed (working state,
- * always-on memory, the first skills rows) alone exceeds the budget; it was delivered anyway.
+ * always-on memory, the first skills rows) alone exceeds the budget, in the budget's unit; it was
+ * delivered anyway.
  *
  * @since 0.1.0
  * @category models
@@ -489,18 +503,29 @@ export const BudgetWarning = Schema.Struct({
 export type BudgetWarning = typeof BudgetWarning.Type
 
 /**
- * The budget summary: the budget (`null` = unbounded), what the text uses, what the never-shed
- * content alone would use, what was shed (in shed order), what was withheld, which sections the
- * mode suppressed, and warnings.
+ * The budget summary.
+ *
+ * - The budget, in its unit: `budgetTokens` for a token budget, `budgetChars` for a char budget;
+ *   the other is `null`, and both are `null` when the budget is unbounded.
+ * - What the text uses: `usedChars` (its length) and `usedTokens` (the estimator's count of the
+ *   whole text — the figure a token budget is held to).
+ * - What the never-shed content alone would use: `protectedChars` and `protectedTokens`.
+ * - What was shed (in shed order), what was withheld, which sections the mode suppressed, and
+ *   warnings.
+ *
+ * A projection recorded before token budgets existed decodes with `budgetTokens` and
+ * `protectedTokens` `null` (its budget was in chars or unbounded).
  *
  * @since 0.1.0
  * @category models
  */
 export const BudgetSummary = Schema.Struct({
+  budgetTokens: Schema.optionalWith(Schema.NullOr(Schema.NonNegativeInt), { default: () => null }),
   budgetChars: Schema.NullOr(Schema.NonNegativeInt),
   usedChars: Schema.NonNegativeInt,
   usedTokens: Schema.NonNegativeInt,
   protectedChars: Schema.NonNegativeInt,
+  protectedTokens: Schema.optionalWith(Schema.NullOr(Schema.NonNegativeInt), { default: () => null }),
   shed: Schema.Array(ShedItem),
   withheld: Schema.Array(WithheldItem),
   suppressed: Schema.Array(SectionLabel),
@@ -563,11 +588,15 @@ export class ProjectedContext extends Schema.Class<ProjectedContext>("ProjectedC
  * 3. If the composed text exceeds the budget, whole lines are shed in this order until it fits:
  *    recall hits, lowest score first; then digest entries, oldest first (lower rank first among
  *    equally old); then skills rows past `skillsMinRows`, last row first; then identity lines,
- *    last line first. Shedding stops at the first point where the text fits, so nothing is shed
- *    needlessly.
+ *    last line first. Shedding stops where the text fits: keeping the last line shed would not
+ *    have fitted, so nothing is shed needlessly.
  * 4. Working state, always-on memory and the first `skillsMinRows` skills rows are never shed.
  *    If they alone exceed the budget, they are delivered whole and the summary carries a
  *    `protected-over-budget` warning. Otherwise the text never exceeds the budget.
+ *
+ * "Fits" is measured in the budget's unit: the text's length for a char budget, the
+ * estimator's count of the whole text (`estimator.estimate(text)`) for a token budget — so with a
+ * real tokenizer as the estimator, the projection fits the budget as that tokenizer counts it.
  *
  * @since 0.1.0
  * @category constructors

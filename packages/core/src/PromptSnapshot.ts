@@ -136,6 +136,9 @@ export class PromptSnapshot extends Schema.Class<PromptSnapshot>("PromptSnapshot
     projection: Schema.Struct({
       hash: Schema.NullOr(ContentHash),
       chars: Schema.NonNegativeInt,
+      /** The budget in tokens; `null` for a char or unbounded budget (and in snapshots older than token budgets). */
+      budgetTokens: Schema.optionalWith(Schema.NullOr(Schema.NonNegativeInt), { default: () => null }),
+      /** The budget in chars; `null` for a token or unbounded budget. */
       budgetChars: Schema.NullOr(Schema.NonNegativeInt),
       sections: Schema.Array(SectionReport),
       shed: Schema.Array(ShedItem),

@@ -1,6 +1,7 @@
 /**
  * Token estimates for budgets and reports. Estimates steer decisions at thresholds (how much of a
- * context window a projection takes); they are not billing figures.
+ * context window a projection takes: a projection's token budget is held to this estimator's count
+ * of its whole text); they are not billing figures.
  *
  * The default is a heuristic of one token per four characters, rounded up. A real tokenizer can
  * be swapped in with {@link make} and `Layer.succeed(TokenEstimator, ...)` without touching the
@@ -58,7 +59,8 @@ export const make = (count: (text: string) => number): TokenEstimatorService => 
 })
 
 /**
- * The default estimator: `ceil(chars / 4)`.
+ * The default estimator: `ceil(chars / 4)`. The projection composer recognises it: under it, a
+ * budget of T tokens is exactly a budget of 4T chars.
  *
  * @since 0.1.0
  * @category constructors

@@ -207,17 +207,26 @@ describe("shedding", () => {
     expect(p.section("always_on_memory")?.status).toBe("included")
     expect(p.section("recalled_memory")?.status).toBe("dropped")
     expect(p.section("prior_sessions")?.status).toBe("dropped")
+    // The default budget is 4,000 tokens: 16,000 chars at the default chars/4.
+    expect(p.budget.budgetTokens).toBe(4_000)
+    expect(p.budget.usedTokens).toBeGreaterThan(4_000)
     expect(p.budget.usedChars).toBeGreaterThan(16_000)
     expect(p.budget.protectedChars).toBe(p.budget.usedChars)
+    expect(p.budget.protectedTokens).toBe(p.budget.usedTokens)
     expect(p.budget.warnings).toHaveLength(1)
     expect(p.budget.warnings[0]!.code).toBe("protected-over-budget")
-    expect(p.budget.warnings[0]!.message).toContain(`${p.budget.usedChars} chars, over the 16000-char budget`)
+    expect(p.budget.warnings[0]!.message).toContain(`need ${p.budget.usedTokens} tokens, over the 4000-token budget`)
+    const inChars = compose(input, { budget: chars(16_000) })
+    expect(inChars.text).toBe(p.text)
+    expect(inChars.budget.warnings[0]!.message).toContain(
+      `need ${p.budget.usedChars} chars, over the 16000-char budget`
+    )
   })
 
   it("never sheds anything without a budget", () => {
     const input: Input = { ...fullInput(), workingState: "w".repeat(100_000) }
     const p = compose(input, { budget: unbounded })
-    expect(p.budget).toMatchObject({ budgetChars: null, shed: [], warnings: [] })
+    expect(p.budget).toMatchObject({ budgetChars: null, budgetTokens: null, shed: [], warnings: [] })
     expect(p.injection.memoryIds).toEqual(["m-id", "m-name", "m-r1", "m-r2"])
   })
 })
@@ -381,19 +390,21 @@ describe("modes", () => {
 })
 
 describe("budget from a context window", () => {
-  it("takes 8% of the window by default, at 4 chars per token", () => {
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 200_000 })).toEqual(chars(64_000))
+  const { tokens } = ProjectedContext
+  it("takes 8% of the window by default, in tokens", () => {
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 200_000 })).toEqual(tokens(16_000))
     expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 1_000_000, budgetPct: 2.5 })).toEqual(
-      chars(100_000)
+      tokens(25_000)
     )
   })
 
-  it("never goes below 16,000 chars", () => {
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 32_000 })).toEqual(chars(16_000))
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 50_000 })).toEqual(chars(16_000))
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 50_001 })).toEqual(chars(16_000))
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 50_004 })).toEqual(chars(16_001))
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 0, budgetPct: 100 })).toEqual(chars(16_000))
+  it("never goes below 4,000 tokens", () => {
+    expect(ProjectedContext.MIN_BUDGET_TOKENS).toBe(4_000)
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 32_000 })).toEqual(tokens(4_000))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 50_000 })).toEqual(tokens(4_000))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 50_012 })).toEqual(tokens(4_000))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 50_013 })).toEqual(tokens(4_001))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 0, budgetPct: 100 })).toEqual(tokens(4_000))
   })
 
   it("treats 0% as unbounded", () => {
@@ -402,19 +413,31 @@ describe("budget from a context window", () => {
 
   it("clamps out-of-range values, and the config schema rejects them", () => {
     expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 100_000, budgetPct: 250 })).toEqual(
-      chars(400_000)
+      tokens(100_000)
     )
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: -5 })).toEqual(chars(16_000))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: -5 })).toEqual(tokens(4_000))
     expect(Schema.is(ProjectedContext.BudgetPct)(8)).toBe(true)
     expect(Schema.is(ProjectedContext.BudgetPct)(-1)).toBe(false)
     expect(Schema.is(ProjectedContext.BudgetPct)(101)).toBe(false)
   })
 
-  it("defaults a composition's budget to 16,000 chars", () => {
+  it("defaults a composition's budget to 4,000 tokens", () => {
     const p = compose({ now, recall: Array.from({ length: 400 }, (_, i) => hit(`m-${i}`, i, "x".repeat(100))) })
-    expect(p.budget.budgetChars).toBe(16_000)
-    expect(p.text.length).toBeLessThanOrEqual(16_000)
+    expect(p.budget.budgetTokens).toBe(4_000)
+    expect(p.budget.budgetChars).toBeNull()
+    expect(p.budget.usedTokens).toBeLessThanOrEqual(4_000)
+    expect(p.budget.usedTokens).toBe(TokenEstimator.heuristic.estimate(p.text))
     expect(p.budget.shed.length).toBeGreaterThan(0)
+  })
+
+  it("builds budgets: fractional and negative counts are rounded down and floored at 0", () => {
+    expect(tokens(12.7)).toEqual({ _tag: "Tokens", tokens: 12 })
+    expect(tokens(-3)).toEqual({ _tag: "Tokens", tokens: 0 })
+    expect(tokens(Number.NaN)).toEqual({ _tag: "Tokens", tokens: 0 })
+    expect(chars(12.7)).toEqual({ _tag: "Chars", chars: 12 })
+    expect(Schema.decodeUnknownSync(ProjectedContext.ProjectionBudget)({ _tag: "Tokens", tokens: 5 })).toEqual(
+      tokens(5)
+    )
   })
 })
 
@@ -669,4 +692,127 @@ describe("budget properties", () => {
     },
     { fastCheck: { numRuns: 300 } }
   )
+})
+
+// ---------------------------------------------------------------------------------------------
+// Token budgets
+// ---------------------------------------------------------------------------------------------
+
+/** A tokenizer that is not chars/4 and not additive: one token per word and one per digit. */
+const wordsAndDigits = TokenEstimator.make((text) =>
+  (text.match(/\S+/g)?.length ?? 0) + (text.match(/[0-9]/g)?.length ?? 0)
+)
+/** Additive under concatenation: one token per digit, one per other non-space character pair. */
+const additive = TokenEstimator.make((text) => {
+  let n = 0
+  for (const c of text) n += /[0-9]/.test(c) ? 1 : /\s/.test(c) ? 0 : 0.5
+  return n
+})
+
+/** The projection left after the first `count` sheds of `p`, composed unbounded. */
+const withoutShed = (
+  input: Input,
+  p: ProjectedContext.ProjectedContext,
+  count: number,
+  config: ProjectedContext.ProjectionConfig
+) => {
+  const gone = new Set(p.budget.shed.slice(0, count).map((s) => `${s.section}:${s.ref}`))
+  return compose({
+    ...input,
+    recall: (input.recall ?? []).filter((h) => !gone.has(`recalled_memory:${h.record.id}`)),
+    digest: (input.digest ?? []).filter((e) => !gone.has(`prior_sessions:${e.sessionId}`)),
+    skills: (input.skills ?? []).filter((k) => !gone.has(`skills_index:${k.name}`))
+  }, { ...config, budget: unbounded })
+}
+
+describe("token budgets", () => {
+  const { tokens } = ProjectedContext
+
+  it("holds the text to the estimator's count of it, not to its length", () => {
+    // Digit-dense lines: ~1 token a char to this estimator, 1 per 4 chars to the heuristic.
+    const recall = Array.from({ length: 40 }, (_, i) => hit(`m-${i}`, 40 - i, `code ${String(i).repeat(12)}`))
+    const input: Input = { now, workingState: "ws", recall }
+    const p = compose(input, { budget: tokens(300), estimator: wordsAndDigits })
+    expect(p.budget.budgetTokens).toBe(300)
+    expect(p.budget.budgetChars).toBeNull()
+    expect(p.budget.usedTokens).toBe(wordsAndDigits.estimate(p.text))
+    expect(p.budget.usedTokens).toBeLessThanOrEqual(300)
+    expect(p.budget.protectedTokens).toBe(wordsAndDigits.estimate(compose({ now, workingState: "ws" }).text))
+    expect(p.section("recalled_memory")?.status).toBe("truncated")
+    // The same token count at chars/4 (what measuring length would allow) is far over this estimate.
+    const byLength = compose(input, { budget: chars(300 * TokenEstimator.CHARS_PER_TOKEN) })
+    expect(wordsAndDigits.estimate(byLength.text)).toBeGreaterThan(300)
+    // Keeping the last line shed would not have fitted.
+    expect(wordsAndDigits.estimate(withoutShed(input, p, p.budget.shed.length - 1, {}).text)).toBeGreaterThan(300)
+  })
+
+  it("warns in tokens when the never-shed content alone exceeds a token budget", () => {
+    const p = compose({ now, workingState: "1234567890 ".repeat(10), recall: [hit("m-1", 1)] }, {
+      budget: tokens(50),
+      estimator: wordsAndDigits
+    })
+    expect(p.budget.protectedTokens).toBe(2 + 10 + 100)
+    expect(p.budget.warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining("need 112 tokens, over the 50-token budget")
+    ])
+    expect(p.section("recalled_memory")?.status).toBe("dropped")
+  })
+
+  it.prop(
+    "under the heuristic, a token budget sheds exactly what the same estimate searched for by tokens does",
+    [sizedInput, fc.double({ min: -0.1, max: 1.1, noNaN: true })],
+    ([{ input, skillsMinRows }, share]) => {
+      const full = compose(input, { budget: unbounded, skillsMinRows }).budget
+      const budget = Math.max(0, Math.floor(full.protectedTokens! + share * (full.usedTokens - full.protectedTokens!)))
+      // The same estimates, from an estimator the composer cannot take for the heuristic.
+      const quarter = TokenEstimator.make((text) => text.length / TokenEstimator.CHARS_PER_TOKEN)
+      const fast = compose(input, { budget: tokens(budget), skillsMinRows })
+      const searched = compose(input, { budget: tokens(budget), skillsMinRows, estimator: quarter })
+      expect(fast.text).toBe(searched.text)
+      expect(fast.budget).toEqual(searched.budget)
+      expect(fast.budget.usedTokens).toBe(TokenEstimator.heuristic.estimate(fast.text))
+      if (fast.budget.warnings.length === 0) expect(fast.budget.usedTokens).toBeLessThanOrEqual(budget)
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+
+  for (const [name, estimator] of [["words and digits", wordsAndDigits], ["an additive count", additive]] as const) {
+    it.prop(
+      `with ${name}: fits the budget as counted, or keeps only the never-shed content with a warning; ` +
+        "and keeping the last line shed would not have fitted",
+      [sizedInput, fc.double({ min: -0.1, max: 1.1, noNaN: true })],
+      ([{ input, skillsMinRows }, share]) => {
+        const config = { skillsMinRows, estimator }
+        // A budget between what the never-shed content and the whole text take, mostly: most runs shed.
+        const full = compose(input, { ...config, budget: unbounded }).budget
+        const budget = Math.max(
+          0,
+          Math.floor(full.protectedTokens! + share * (full.usedTokens - full.protectedTokens!))
+        )
+        const p = compose(input, { ...config, budget: tokens(budget) })
+        expect(p.budget.usedTokens).toBe(estimator.estimate(p.text))
+        if (p.budget.warnings.length === 0) {
+          expect(p.budget.usedTokens).toBeLessThanOrEqual(budget)
+        } else {
+          expect(p.budget.warnings.map((w) => w.code)).toEqual(["protected-over-budget"])
+          expect(p.budget.protectedTokens).toBeGreaterThan(budget)
+          expect(p.budget.usedTokens).toBe(p.budget.protectedTokens)
+          expect(p.section("recalled_memory")?.items ?? 0).toBe(0)
+          expect(p.section("prior_sessions")?.items ?? 0).toBe(0)
+        }
+        if (estimator.estimate(compose(input, { ...config, budget: unbounded }).text) <= budget) {
+          expect(p.budget.shed).toEqual([])
+        }
+        const order = ["recalled_memory", "prior_sessions", "skills_index"]
+        const ranks = p.budget.shed.map((s) => order.indexOf(s.section))
+        expect(ranks).toEqual([...ranks].sort((a, b) => a - b))
+        if (p.budget.shed.length > 0 && p.budget.warnings.length === 0) {
+          const oneFewer = withoutShed(input, p, p.budget.shed.length - 1, config)
+          expect(estimator.estimate(oneFewer.text)).toBeGreaterThan(budget)
+        }
+        expect(p.section("always_on_memory")?.items ?? 0).toBe(input.alwaysOn.length)
+      },
+      { fastCheck: { numRuns: 300 } }
+    )
+  }
 })

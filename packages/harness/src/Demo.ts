@@ -255,22 +255,25 @@ export const renderRequest = (request: ModelRequest.ModelRequest): ReadonlyArray
   })
 
 /**
- * The budget summary as lines: use against budget, each section's status, what was shed or
- * withheld, and warnings.
+ * The budget summary as lines: use against budget (in the budget's unit, the other unit beside
+ * it), each section's status and size, what was shed or withheld, and warnings.
  *
  * @since 0.1.0
  * @category rendering
  */
 export const renderBudget = (projection: ProjectedContext.ProjectedContext): ReadonlyArray<string> => {
   const budget = projection.budget
-  const lines = [
-    `  used ${fmt(budget.usedChars)} of ${budget.budgetChars === null ? "unbounded" : fmt(budget.budgetChars)} chars ` +
-    `(~${fmt(budget.usedTokens)} tokens), mode ${projection.mode}`
-  ]
+  const use = budget.budgetTokens !== null
+    ? `used ${fmt(budget.usedTokens)} of ${fmt(budget.budgetTokens)} tokens (${fmt(budget.usedChars)} chars)`
+    : budget.budgetChars !== null
+    ? `used ${fmt(budget.usedChars)} of ${fmt(budget.budgetChars)} chars (~${fmt(budget.usedTokens)} tokens)`
+    : `used ${fmt(budget.usedTokens)} tokens (${fmt(budget.usedChars)} chars) of an unbounded budget`
+  const lines = [`  ${use}, mode ${projection.mode}`]
   for (const section of projection.sections) {
     const ids = [...section.memoryIds, ...section.sessionIds.map((id) => `session ${id}`)]
     lines.push(
-      `  ${section.label.padEnd(17)} ${section.status.padEnd(9)} ${fmt(section.chars).padStart(6)} chars ` +
+      `  ${section.label.padEnd(17)} ${section.status.padEnd(9)} ${fmt(section.tokens).padStart(6)} tokens ` +
+        `${fmt(section.chars).padStart(6)} chars ` +
         `${String(section.items).padStart(3)} ${section.items === 1 ? "item " : "items"}` +
         `${section.shed > 0 ? `, ${section.shed} shed` : ""}` +
         (ids.length > 0 ? `  ${ids.join(", ")}` : "")

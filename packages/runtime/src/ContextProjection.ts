@@ -148,9 +148,12 @@ export const DEFAULT_IDENTITY_LIMIT = 50
  * @category models
  */
 export const ProjectionSettings = Schema.Struct({
-  /** The model's context window in tokens; with `budgetPct` it sets the budget. */
+  /** The model's context window in tokens; with `budgetPct` it sets the budget (in tokens). */
   contextWindowTokens: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => 200_000 }),
-  /** Percent of the window for projected context (default 8, floored at 16,000 chars, 0 = unbounded). */
+  /**
+   * Percent of the window for projected context: a budget in tokens, counted by the
+   * `TokenEstimator` in context (default 8, floored at 4,000 tokens, 0 = unbounded).
+   */
   budgetPct: Schema.optional(ProjectedContext.BudgetPct),
   /** Prior-session digest mode (default `newest`). */
   digest: Schema.optional(PriorSessionDigest.DigestMode),
@@ -175,7 +178,7 @@ export const ProjectionSettings = Schema.Struct({
 export type ProjectionSettings = typeof ProjectionSettings.Type
 
 /**
- * The settings every field of which is at its default: a 200k-token window at 8% (64,000 chars),
+ * The settings every field of which is at its default: a 200k-token window at 8% (16,000 tokens),
  * 50 identity lines, the `newest` digest of 3 sessions, recall sized by the budget left (at most 400
  * hits).
  *
@@ -215,7 +218,7 @@ export const decodeSettings = (input: unknown): Either.Either<ProjectionSettings
 
 /**
  * The projection budget the settings give: `ProjectedContext.budgetFromContextWindow` over the
- * window and percentage.
+ * window and percentage — a token budget (or unbounded).
  *
  * @since 0.1.0
  * @category budget
@@ -224,18 +227,32 @@ export const budgetOf: (settings: ProjectionSettings) => ProjectedContext.Projec
 
 /**
  * How many recall hits a projection asks the store for: the lines the budget left after the
- * higher-priority sections (`usedChars` of working state, always-on memory, skills and digest)
- * holds at {@link RECALL_LINE_CHARS} chars a line, at most `cap` (`recallLimit`); `cap` when the
- * budget is unbounded; 0 — no recall search at all — when nothing is left.
+ * higher-priority sections (`used`: the `usedTokens` or `usedChars`, in the budget's unit, of
+ * working state, always-on memory, skills and digest) holds at {@link RECALL_LINE_TOKENS} tokens
+ * or {@link RECALL_LINE_CHARS} chars a line, at most `cap` (`recallLimit`); `cap` when the budget
+ * is unbounded; 0 — no recall search at all — when nothing is left. A projection's
+ * `budget` summary fits `used` as is.
  *
  * @since 0.1.0
  * @category budget
  */
-export const recallLimitFor: (budget: ProjectedContext.ProjectionBudget, usedChars: number, cap: number) => number =
-  internal.recallLimitFor
+export const recallLimitFor: (
+  budget: ProjectedContext.ProjectionBudget,
+  used: { readonly usedChars: number; readonly usedTokens: number },
+  cap: number
+) => number = internal.recallLimitFor
 
 /**
- * The chars one recall line is assumed to take when sizing the recall search.
+ * The tokens one recall line is assumed to take when sizing the recall search under a token
+ * budget.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const RECALL_LINE_TOKENS: number = internal.RECALL_LINE_TOKENS
+
+/**
+ * The chars one recall line is assumed to take when sizing the recall search under a char budget.
  *
  * @since 0.1.0
  * @category constants
@@ -324,9 +341,10 @@ export class ContextProjection extends Context.Tag("@engram/ContextProjection")<
 export type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
 
 /**
- * Builds the projection over the `MemoryStore`, `PromotionStore` and `TelemetryStore` in context. Token estimates
- * come from the `TokenEstimator` in context when `project` runs (the chars/4 heuristic by
- * default), the turn's time from `Clock`.
+ * Builds the projection over the `MemoryStore`, `PromotionStore` and `TelemetryStore` in context.
+ * Tokens — the budget the projection is held to, and the reported figures — are counted by the
+ * `TokenEstimator` in context when `project` runs (the chars/4 heuristic by default;
+ * `TokenEstimatorBpe.layer` for a real tokenizer's count), the turn's time comes from `Clock`.
  *
  * @since 0.1.0
  * @category constructors

@@ -284,11 +284,16 @@ export const explainCall = (options: {
   }
   if (shed !== null) {
     const ofSection = projection.shed.filter((item) => item.section === shed.section).length
+    const budget = projection.budgetTokens !== null
+      ? `${projection.budgetTokens} tokens`
+      : projection.budgetChars !== null
+      ? `${projection.budgetChars} chars`
+      : "unbounded"
     return verdict(
       "shed",
       false,
       `shed from ${shed.section} for budget (${shed.chars} chars; ${ofSection} line(s) of that section shed, ` +
-        `lowest priority first; budget ${projection.budgetChars ?? "unbounded"} chars)`
+        `lowest priority first; budget ${budget})`
     )
   }
   if (withheld !== null) {

@@ -7,11 +7,13 @@
  *
  * | span | where | attributes |
  * | --- | --- | --- |
- * | `agent.turn`, `agent.resume` | one per turn | `sessionId`, `engram.turn`, `engram.memories.prefix`, `engram.memories.projected`, `engram.budget.used_chars`, `engram.budget.chars`, `engram.budget.shed`, `engram.calls` |
+ * | `agent.turn`, `agent.resume` | one per turn | `sessionId`, `engram.turn`, `engram.memories.prefix`, `engram.memories.projected`, `engram.budget.used_chars`, `engram.budget.used_tokens`, `engram.budget.chars`, `engram.budget.tokens`, `engram.budget.shed`, `engram.calls` |
  * | `agent.model.call` | one per model call | `sessionId`, `turn`, `call`, `engram.request.chars`, `engram.request.messages`, `engram.tools`, usage tokens when reported |
  * | `agent.tool` | one per tool call | `tool` |
- * | `engram.projection` | one per projection | `sessionId`, `turn`, `mode`, `usedChars`, `budgetChars`, `memories`, `shed` |
+ * | `engram.projection` | one per projection | `sessionId`, `turn`, `mode`, `usedChars`, `usedTokens`, `budgetChars`, `budgetTokens`, `memories`, `shed` |
  * | `engram.<Service>.<method>` | every method of the stores, with {@link layerStores} | `engram.service`, `engram.method`, `engram.result.count`, `engram.result.skipped` |
+ *
+ * A budget attribute in the unit the budget is not in is `-1` (both are when it is unbounded).
  *
  * Libraries underneath may add their own attributes: `@effect/ai` records a tool call's
  * parameters on its `Toolkit.handle` span — for `memory_save`, the memory's content.

@@ -306,6 +306,7 @@ export const toStored = (
     projection: {
       hash: projectionBlob?.hash ?? null,
       chars: inputs.projection.text.length,
+      budgetTokens: budget.budgetTokens,
       budgetChars: budget.budgetChars,
       sections: inputs.projection.sections,
       shed: budget.shed,

@@ -263,15 +263,17 @@ describe("ContextProjection budget", () => {
     }))
 
   it.effect("never exceeds the budget: recall is shed (lowest score first), never-dropped sections stay whole", () => {
-    // 10k-token window at 8% → 3,200 chars, floored at 16,000.
+    // 10k-token window at 8% → 800 tokens, floored at 4,000.
     const { layer } = world({ contextWindowTokens: 10_000, recallLimit: 200 })
     return Effect.gen(function*() {
       yield* seed
       yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write(many(200)))
       const p = yield* project({ query: "deploy" })
-      expect(p.budget.budgetChars).toBe(16_000)
+      expect(p.budget.budgetTokens).toBe(4_000)
+      expect(p.budget.budgetChars).toBeNull()
       expect(p.budget.usedChars).toBe(p.text.length)
-      expect(p.text.length).toBeLessThanOrEqual(16_000)
+      expect(p.budget.usedTokens).toBe(TokenEstimator.heuristic.estimate(p.text))
+      expect(p.budget.usedTokens).toBeLessThanOrEqual(4_000)
       expect(p.section("recalled_memory")?.status).toBe("truncated")
       expect(p.budget.shed.length).toBeGreaterThan(0)
       expect(p.budget.shed.every((item) => item.section === "recalled_memory")).toBe(true)
@@ -288,8 +290,9 @@ describe("ContextProjection budget", () => {
       yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write(many(200)))
       const p = yield* project({ query: "deploy" })
       expect(p.budget.budgetChars).toBeNull()
+      expect(p.budget.budgetTokens).toBeNull()
       expect(p.section("recalled_memory")).toMatchObject({ status: "included", items: 200, shed: 0 })
-      expect(p.text.length).toBeGreaterThan(16_000)
+      expect(p.budget.usedTokens).toBeGreaterThan(4_000)
     }).pipe(Effect.provide(layer))
   })
 
@@ -301,7 +304,8 @@ describe("ContextProjection budget", () => {
       const p = yield* project({ workingState: huge })
       expect(p.text).toContain(huge.trim())
       expect(p.text).toContain("My name is Doug")
-      expect(p.text.length).toBeGreaterThan(16_000)
+      expect(p.budget.usedTokens).toBeGreaterThan(4_000)
+      expect(p.budget.protectedTokens).toBe(p.budget.usedTokens)
       expect(p.section("recalled_memory")?.status).toBe("dropped")
       expect(p.section("prior_sessions")?.status).toBe("dropped")
       expect(p.budget.warnings.map((w) => w.code)).toEqual(["protected-over-budget"])
@@ -318,6 +322,24 @@ describe("ContextProjection budget", () => {
       expect(p.budget.usedTokens).toBe(p.text.length)
       const q = yield* project()
       expect(q.budget.usedTokens).toBe(Math.ceil(q.text.length / 4))
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("the budget is held in the tokens of the TokenEstimator in context", () => {
+    // 4,000 tokens; an estimator counting one token per char makes that 4,000 chars.
+    const { layer } = world({ contextWindowTokens: 10_000, recallLimit: 200 })
+    return Effect.gen(function*() {
+      yield* seed
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write(many(200)))
+      const perChar = yield* project({ query: "deploy" }).pipe(
+        Effect.provideService(TokenEstimator.TokenEstimator, TokenEstimator.make((text) => text.length))
+      )
+      expect(perChar.budget.budgetTokens).toBe(4_000)
+      expect(perChar.text.length).toBeLessThanOrEqual(4_000)
+      expect(perChar.budget.shed.length).toBeGreaterThan(0)
+      const quarter = yield* project({ query: "deploy" })
+      expect(quarter.text.length).toBeGreaterThan(12_000)
+      expect(quarter.text.length).toBeLessThanOrEqual(16_000)
     }).pipe(Effect.provide(layer))
   })
 })

@@ -123,6 +123,8 @@ describe("Explain", () => {
       expect(call.shed?.section).toBe("recalled_memory")
       expect(call.injectionLogged).toBe(false)
       expect(call.reason).toContain("for budget")
+      // The budget in its unit: a 1,000-token window gets the 4,000-token floor.
+      expect(call.reason).toContain("budget 4000 tokens)")
     }).pipe(Effect.provide(env({ contextWindowTokens: 1_000 }))))
 
   it.effect("withheld: an always-on older value at an address the prefix holds is withheld in-prefix", () =>

@@ -54,24 +54,27 @@ describe("recall uses its budget", () => {
       yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(facts))
       const projected = yield* project("when does the ferry leave")
       const recalled = projected.section("recalled_memory")!
-      // 300 lines of ~130 chars fit in 64,000 chars: all of them are delivered.
+      // 300 lines of ~130 chars (~33 tokens at chars/4) fit in 16,000 tokens: all of them are delivered.
       expect(recalled.memoryIds.length).toBe(300)
-      expect(projected.budget.usedChars).toBeLessThanOrEqual(projected.budget.budgetChars!)
+      expect(projected.budget.budgetTokens).toBe(16_000)
+      expect(projected.budget.usedTokens).toBeLessThanOrEqual(16_000)
+      // (16,000 tokens less the rest) / 40 tokens a line is over the cap.
       expect(limits).toEqual([ContextProjection.DEFAULT_RECALL_LIMIT])
     }).pipe(Effect.provide(layer))
   })
 
   it.effect("a small budget bounds the recall search, and the projection stays inside it", () => {
-    // 4,000 tokens at 100% is below the 16,000-char floor: the budget is 16,000 chars.
+    // 4,000 tokens at 100%: the budget is 4,000 tokens, room for about 100 lines of 40 tokens.
     const { layer, limits } = world({ contextWindowTokens: 4_000, budgetPct: 100 })
     return Effect.gen(function*() {
       yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(facts))
       const projected = yield* project("when does the ferry leave")
-      const budget = projected.budget.budgetChars!
+      const budget = projected.budget.budgetTokens!
+      expect(budget).toBe(4_000)
       expect(limits.length).toBe(1)
-      expect(limits[0]!).toBeLessThanOrEqual(Math.floor(budget / ContextProjection.RECALL_LINE_CHARS))
+      expect(limits[0]!).toBeLessThanOrEqual(Math.floor(budget / ContextProjection.RECALL_LINE_TOKENS))
       expect(limits[0]!).toBeGreaterThan(20)
-      expect(projected.budget.usedChars).toBeLessThanOrEqual(budget)
+      expect(projected.budget.usedTokens).toBeLessThanOrEqual(budget)
       expect(projected.section("recalled_memory")!.memoryIds.length).toBeGreaterThan(20)
     }).pipe(Effect.provide(layer))
   })
@@ -104,17 +107,36 @@ describe("recall uses its budget", () => {
   })
 
   it.prop(
-    "recallLimitFor stays within [0, cap], grows with the budget left, and is the cap when unbounded",
-    [FastCheck.nat(200_000), FastCheck.nat(200_000), FastCheck.integer({ min: 1, max: 10_000 })],
-    ([chars, used, cap]) => {
-      const limit = ContextProjection.recallLimitFor(ProjectedContext.chars(chars), used, cap)
+    "recallLimitFor works in the budget's unit, stays within [0, cap], grows with the budget left, and is the cap when unbounded",
+    [
+      FastCheck.nat(200_000),
+      FastCheck.nat(200_000),
+      FastCheck.nat(200_000),
+      FastCheck.integer({ min: 1, max: 10_000 }),
+      FastCheck.constantFrom("tokens", "chars")
+    ],
+    ([size, usedChars, usedTokens, cap, unit]) => {
+      const [budget, bigger, used, perLine] = unit === "tokens"
+        ? [
+          ProjectedContext.tokens(size),
+          ProjectedContext.tokens(size + 1_000),
+          usedTokens,
+          ContextProjection.RECALL_LINE_TOKENS
+        ]
+        : [
+          ProjectedContext.chars(size),
+          ProjectedContext.chars(size + 1_000),
+          usedChars,
+          ContextProjection.RECALL_LINE_CHARS
+        ]
+      const limit = ContextProjection.recallLimitFor(budget, { usedChars, usedTokens }, cap)
       expect(limit).toBeGreaterThanOrEqual(0)
       expect(limit).toBeLessThanOrEqual(cap)
-      expect(limit * ContextProjection.RECALL_LINE_CHARS).toBeLessThanOrEqual(Math.max(0, chars - used))
-      expect(ContextProjection.recallLimitFor(ProjectedContext.chars(chars + 1_000), used, cap)).toBeGreaterThanOrEqual(
-        limit
-      )
-      expect(ContextProjection.recallLimitFor(ProjectedContext.unbounded, used, cap)).toBe(cap)
+      expect(limit * perLine).toBeLessThanOrEqual(Math.max(0, size - used))
+      // As many lines as fit, up to the cap: one more would not.
+      expect(limit === cap || (limit + 1) * perLine > size - used).toBe(true)
+      expect(ContextProjection.recallLimitFor(bigger, { usedChars, usedTokens }, cap)).toBeGreaterThanOrEqual(limit)
+      expect(ContextProjection.recallLimitFor(ProjectedContext.unbounded, { usedChars, usedTokens }, cap)).toBe(cap)
     }
   )
 })

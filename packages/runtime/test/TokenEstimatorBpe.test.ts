@@ -29,13 +29,15 @@ const projectOnce = Effect.gen(function*() {
 })
 
 describe("TokenEstimatorBpe", () => {
-  it.effect("project() reports its size in o200k_base tokens when the BPE layer is provided", () =>
+  it.effect("project() reports its size, and holds its budget, in o200k_base tokens when the BPE layer is provided", () =>
     Effect.gen(function*() {
       const projected = yield* projectOnce
       expect(projected.text).toContain("blue-green")
       expect(projected.budget.usedTokens).toBe(countTokens(projected.text, { disallowedSpecial: new Set() }))
       // Not the default heuristic: chars/4 gives another figure on this text.
       expect(projected.budget.usedTokens).not.toBe(Math.ceil(projected.text.length / 4))
+      // The budget is in those tokens (test/tokenBudgets.test.ts fills it with token-dense memories).
+      expect(projected.budget.budgetTokens).toBe(16_000)
     }).pipe(
       Effect.provide(ContextProjection.layer.pipe(Layer.provideMerge(stores))),
       Effect.provide(TokenEstimatorBpe.layer("o200k_base"))

@@ -54,11 +54,11 @@ describe("a 20-turn session", () => {
       expect(snapshots).toHaveLength(TURNS * 2)
       const requests = yield* ScriptedModel.requests
       for (const request of requests) expect(projectionText(request)).toHaveLength(1)
-      const budget = snapshots[0]!.projection.budget.budgetChars!
-      expect(budget).toBe(ProjectedContext.MIN_BUDGET_CHARS)
+      const budget = snapshots[0]!.projection.budget.budgetTokens!
+      expect(budget).toBe(ProjectedContext.MIN_BUDGET_TOKENS)
       for (const { projection } of snapshots) {
-        expect(projection.budget.usedChars).toBeLessThanOrEqual(budget)
-        expect(projection.budget.usedTokens).toBeLessThanOrEqual(budget / TokenEstimator.CHARS_PER_TOKEN)
+        expect(projection.budget.usedTokens).toBeLessThanOrEqual(budget)
+        expect(projection.budget.usedTokens).toBe(TokenEstimator.heuristic.estimate(projection.text))
         expect(projection.text.length).toBe(projection.budget.usedChars)
       }
       // The budget was under pressure (recall was shed in most turns), so the bound above was tested, not idle.

@@ -47,18 +47,35 @@ export const budgetOf = (settings: ProjectionSettings): ProjectedContext.Project
     ...(settings.budgetPct !== undefined ? { budgetPct: settings.budgetPct } : {})
   })
 
-/** The chars one recall line is assumed to take when sizing the recall search. */
+/** The chars one recall line is assumed to take when sizing the recall search under a char budget. */
 export const RECALL_LINE_CHARS = 100
 
 /**
- * How many recall hits to ask the store for: as many lines as the budget left after the
- * higher-priority sections (`usedChars`) holds at {@link RECALL_LINE_CHARS} a line, at most `cap`;
- * `cap` when the budget is unbounded, 0 when nothing is left.
+ * The tokens one recall line is assumed to take when sizing the recall search under a token
+ * budget (a recall line measures ~160 chars on the projection bench: ~40 tokens at chars/4).
  */
-export const recallLimitFor = (budget: ProjectedContext.ProjectionBudget, usedChars: number, cap: number): number =>
-  budget._tag === "Unbounded"
-    ? cap
-    : Math.max(0, Math.min(cap, Math.floor((budget.chars - usedChars) / RECALL_LINE_CHARS)))
+export const RECALL_LINE_TOKENS = 40
+
+/**
+ * How many recall hits to ask the store for: as many lines as the budget left after the
+ * higher-priority sections (`used`, in the budget's unit) holds at {@link RECALL_LINE_TOKENS} or
+ * {@link RECALL_LINE_CHARS} a line, at most `cap`; `cap` when the budget is unbounded, 0 when
+ * nothing is left.
+ */
+export const recallLimitFor = (
+  budget: ProjectedContext.ProjectionBudget,
+  used: { readonly usedChars: number; readonly usedTokens: number },
+  cap: number
+): number => {
+  switch (budget._tag) {
+    case "Unbounded":
+      return cap
+    case "Tokens":
+      return Math.max(0, Math.min(cap, Math.floor((budget.tokens - used.usedTokens) / RECALL_LINE_TOKENS)))
+    case "Chars":
+      return Math.max(0, Math.min(cap, Math.floor((budget.chars - used.usedChars) / RECALL_LINE_CHARS)))
+  }
+}
 
 export const SUMMARY_KIND: MemoryRecord.MemoryKind = "episode"
 
@@ -318,7 +335,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
             1,
             recallLimitFor(
               budget,
-              ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget.usedChars,
+              ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget,
               settings.recallLimit
             )
           )
@@ -364,7 +381,9 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         yield* Instrumentation.recordProjection(projection)
         yield* Effect.annotateCurrentSpan({
           usedChars: projection.budget.usedChars,
+          usedTokens: projection.budget.usedTokens,
           budgetChars: projection.budget.budgetChars ?? -1,
+          budgetTokens: projection.budget.budgetTokens ?? -1,
           memories: projection.injection.memoryIds.length,
           shed: projection.budget.shed.length
         })

@@ -494,7 +494,9 @@ const annotateTurn = (agent: NativeAgent, turn: number, projection: ProjectedCon
     "engram.memories.prefix": agent.composedIds.length,
     "engram.memories.projected": projection.injection.memoryIds.length,
     "engram.budget.used_chars": projection.budget.usedChars,
+    "engram.budget.used_tokens": projection.budget.usedTokens,
     "engram.budget.chars": projection.budget.budgetChars ?? -1,
+    "engram.budget.tokens": projection.budget.budgetTokens ?? -1,
     "engram.budget.shed": projection.budget.shed.length
   })
 

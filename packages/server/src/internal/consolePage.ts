@@ -253,28 +253,36 @@ function promptView(view) {
     const params = new URLSearchParams({ q: data.get("q"), scope: data.get("scope") })
     try {
       const { projection } = await api("GET", "/api/projection?" + params)
-      const budget = projection.budget.budgetChars
       out.replaceChildren(
-        el("p", { text: "used " + projection.budget.usedChars + " chars (" + projection.budget.usedTokens + " tokens) of " + (budget === null ? "an unbounded budget" : budget + " chars") }),
-        el("table", { "data-testid": "sections" }, el("tr", {}, ["section", "status", "budget", "chars", "items", "ids"].map((h) => el("th", { text: h }))),
-          projection.sections.map((s) => el("tr", { "data-section": s.label },
-            el("td", { text: s.label }), el("td", { text: s.status }),
-            el("td", {}, el("div", { class: "bar", title: s.chars + " / " + (budget ?? "∞") },
-              el("span", { style: "width:" + (budget ? Math.min(100, (100 * s.chars) / budget) : 100).toFixed(1) + "%" }))),
-            el("td", { text: String(s.chars) }), el("td", { text: String(s.items) }), el("td", { text: s.memoryIds.join(", ") })))),
+        el("p", { "data-testid": "budget-use", text: budgetUse(projection.budget) }),
+        budgetTable(projection.sections, projection.budget),
         el("div", { class: "prefix", text: projection.text || "(nothing projected)" }))
     } catch (e) { out.replaceChildren(el("div", { class: "error", text: e.message })) }
   }
   storedCalls(view)
 }
 
+// A budget is in tokens or in chars (or unbounded); what it uses is reported in both.
+function budgetUse(b) {
+  return b.budgetTokens != null ? "used " + b.usedTokens + " of " + b.budgetTokens + " tokens (" + b.usedChars + " chars)"
+    : b.budgetChars != null ? "used " + b.usedChars + " of " + b.budgetChars + " chars (" + b.usedTokens + " tokens)"
+    : "used " + b.usedTokens + " tokens (" + b.usedChars + " chars) of an unbounded budget"
+}
+
+// Each bar measures its section in the budget's unit.
 function budgetTable(sections, budget) {
-  return el("table", { "data-testid": "sections" }, el("tr", {}, ["section", "status", "budget", "chars", "items", "ids"].map((h) => el("th", { text: h }))),
-    sections.map((s) => el("tr", { "data-section": s.label },
-      el("td", { text: s.label }), el("td", { text: s.status }),
-      el("td", {}, el("div", { class: "bar", title: s.chars + " / " + (budget ?? "∞") },
-        el("span", { style: "width:" + (budget ? Math.min(100, (100 * s.chars) / budget) : 100).toFixed(1) + "%" }))),
-      el("td", { text: String(s.chars) }), el("td", { text: String(s.items) }), el("td", { text: s.memoryIds.join(", ") }))))
+  const inTokens = budget.budgetTokens != null
+  const limit = inTokens ? budget.budgetTokens : budget.budgetChars
+  const unit = inTokens ? " tokens" : " chars"
+  return el("table", { "data-testid": "sections" }, el("tr", {}, ["section", "status", "budget", "tokens", "chars", "items", "ids"].map((h) => el("th", { text: h }))),
+    sections.map((s) => {
+      const size = inTokens ? s.tokens : s.chars
+      return el("tr", { "data-section": s.label },
+        el("td", { text: s.label }), el("td", { text: s.status }),
+        el("td", {}, el("div", { class: "bar", title: size + " / " + (limit ?? "∞") + unit },
+          el("span", { style: "width:" + (limit ? Math.min(100, (100 * size) / limit) : 100).toFixed(1) + "%" }))),
+        el("td", { text: String(s.tokens) }), el("td", { text: String(s.chars) }), el("td", { text: String(s.items) }), el("td", { text: s.memoryIds.join(", ") }))
+    }))
 }
 
 function storedCalls(view) {
@@ -297,7 +305,7 @@ function storedCalls(view) {
           el("div", { class: "prefix" }, c.fragments.map((f, i) => [
             i === 0 || c.fragments[i - 1].message !== f.message ? el("b", { text: (i === 0 ? "" : "\\n\\n") + "[" + f.role + "]\\n" }) : null,
             el("span", { class: "chip " + (f.memoryIds.length ? "memory" : "authored"), title: f.role + " · " + f.label + (f.memoryIds.length ? " · " + f.memoryIds.join(", ") : ""), text: f.text })])),
-          budgetTable(c.sections, c.budget.budgetChars)))))
+          budgetTable(c.sections, c.budget)))))
     } catch (e) { out.replaceChildren(el("div", { class: "error", text: e.message })) }
   }
 }
