@@ -1,13 +1,14 @@
 /**
- * Budgets in tokens, on the path users call: `ContextProjection.project` at its default settings
- * (8% of a 200k-token window: 16,000 tokens) over a real store. With `TokenEstimatorBpe.layer`
+ * Budgets in tokens, on the path users call: `ContextProjection.project` at its default budget
+ * (8% of a 200k-token window: 16,000 tokens) over a real store, with the recall cap raised so the
+ * budget, not the cap, bounds recall. With `TokenEstimatorBpe.layer`
  * provided, the projection fits the budget as o200k_base counts it — on token-dense memories
  * (digits, CJK, emoji: about 2.3 o200k_base tokens for every chars/4 token) where the same budget
  * counted at chars/4, as a composer measuring characters would count it, delivers a projection
  * far over it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
+import { IdGenerator, MemoryQuery, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
 import { ContextProjection, TokenEstimatorBpe } from "@engram/runtime"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
@@ -48,7 +49,7 @@ describe("token budgets", () => {
       Effect.gen(function*() {
         yield* Effect.flatMap(
           MemoryStore.MemoryStore,
-          (s) => s.write(Array.from({ length: 400 }, (_, i) => ({ content: dense(i), kind: "fact" as const })))
+          (s) => s.write(Array.from({ length: 1_000 }, (_, i) => ({ content: dense(i), kind: "fact" as const })))
         )
 
         const bpe = yield* project.pipe(Effect.provide(TokenEstimatorBpe.layer("o200k_base")))
@@ -69,7 +70,9 @@ describe("token budgets", () => {
         expect(o200k(quarter.text)).toBeGreaterThan(20_000)
         expect(quarter.section("recalled_memory")!.items).toBeGreaterThan(bpe.section("recalled_memory")!.items)
       }).pipe(
-        Effect.provide(ContextProjection.layer.pipe(Layer.provideMerge(store))),
+        Effect.provide(
+          ContextProjection.layerSettings({ recallLimit: MemoryQuery.MAX_LIMIT }).pipe(Layer.provideMerge(store))
+        ),
         Effect.provide(IdGenerator.sequential("tok"))
       ))
   }

@@ -7,7 +7,7 @@
  *    records (the store bench's deterministic data; 20 always-on records, as a real store has a
  *    handful of standing instructions rather than 5% of everything), then `ContextProjection.project`
  *    for each query — always-on read, `newest` prior-session digest, keyword recall (as many hits
- *    as the budget left holds, at most 400), composition under the default budget (16,000 tokens)
+ *    as the budget left holds, at most 300, pruned at 3%), composition under the default budget (16,000 tokens)
  *    and one injection-log row written to SQLite. p50/p95 over the queries, after a warm-up round.
  *    Target: p50 ≤ 10 ms at 100k. For the question workload, the same projection again with
  *    `TokenEstimatorBpe.layer("o200k_base")` provided (the budget then held in o200k_base tokens),

@@ -196,7 +196,12 @@ const minisearchRanking = (turns: ReadonlyArray<Turn>, questions: ReadonlyArray<
 }
 
 /** The ids `project()` delivered for each question, with `recallLimit` as given (default when undefined). */
-const projectionRanking = (filename: string, questions: ReadonlyArray<Question>, recallLimit: number | undefined) =>
+const projectionRanking = (
+  filename: string,
+  questions: ReadonlyArray<Question>,
+  recallLimit: number | undefined,
+  options: { readonly pruningForced?: boolean } = {}
+) =>
   Effect.gen(function*() {
     const projection = yield* ContextProjection.make(
       recallLimit === undefined
@@ -205,6 +210,7 @@ const projectionRanking = (filename: string, questions: ReadonlyArray<Question>,
     )
     const delivered: Array<ReadonlyArray<string>> = []
     let chars = 0
+    let tokens = 0
     let overBudget = 0
     for (const [i, q] of questions.entries()) {
       const projected = yield* projection.project({
@@ -216,13 +222,17 @@ const projectionRanking = (filename: string, questions: ReadonlyArray<Question>,
       })
       delivered.push(projected.injection.memoryIds)
       chars += projected.budget.usedChars
+      tokens += projected.budget.usedTokens
       const { budgetChars, budgetTokens, usedChars, usedTokens } = projected.budget
       if ((budgetTokens !== null && usedTokens > budgetTokens) || (budgetChars !== null && usedChars > budgetChars)) {
         overBudget++
       }
     }
-    return { delivered, meanChars: chars / questions.length, overBudget }
+    return { delivered, meanChars: chars / questions.length, meanTokens: tokens / questions.length, overBudget }
   }).pipe(
+    // As in the "pruning forced" search row: plan as a large store would (the projection's own
+    // recallPruneShare still applies).
+    Effect.provide(options.pruningForced === true ? SearchPlan.layer({ minPrunedPostings: 0 }) : Layer.empty),
     Effect.provide(
       Layer.merge(SqliteTelemetryStore.layerSqlite, SqlitePromotionStore.layerSqlite).pipe(
         Layer.provideMerge(SqliteMemoryStore.layer({ filename }))
@@ -257,7 +267,15 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const results: Array<EngineRecall> = []
   const add = (engine: string, ranked: ReadonlyArray<ReadonlyArray<string>>) =>
     results.push({ engine, recall: Object.fromEntries(KS.map((k) => [`@${k}`, recallAt(questions, ranked, k)])) })
-  let share: { readonly evidenceShare: number; readonly meanChars: number; readonly overBudget: number } | undefined
+  let share:
+    | {
+      readonly evidenceShare: number
+      readonly evidenceSharePruningForced: number
+      readonly meanChars: number
+      readonly meanTokens: number
+      readonly overBudget: number
+    }
+    | undefined
   try {
     const sqlite = ManagedRuntime.make(
       Layer.mergeAll(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("locomo"), quiet)
@@ -304,10 +322,13 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     }
     results.push({ engine: "project() — SQLite, recallLimit k", recall: projected })
     const atDefaults = await projectionRanking(filename, questions, undefined)
+    const prunedAtDefaults = await projectionRanking(filename, questions, undefined, { pruningForced: true })
     share = {
       evidenceShare: recallAt(questions, atDefaults.delivered, Number.MAX_SAFE_INTEGER),
+      evidenceSharePruningForced: recallAt(questions, prunedAtDefaults.delivered, Number.MAX_SAFE_INTEGER),
       meanChars: atDefaults.meanChars,
-      overBudget: atDefaults.overBudget
+      meanTokens: atDefaults.meanTokens,
+      overBudget: atDefaults.overBudget + prunedAtDefaults.overBudget
     }
   } finally {
     NodeFs.rmSync(directory, { recursive: true, force: true })
@@ -320,7 +341,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   if (share !== undefined) {
     console.log(
       `\nproject() at default settings: ${fmt(100 * share.evidenceShare, 1)}% of evidence turns reach the projected ` +
-        `context; mean projection ${fmt(share.meanChars, 0)} chars; ${share.overBudget} projections over budget.`
+        `context (${fmt(100 * share.evidenceSharePruningForced, 1)}% with pruning forced); mean projection ` +
+        `${fmt(share.meanTokens, 0)} tokens (${
+          fmt(share.meanChars, 0)
+        } chars); ${share.overBudget} projections over budget.`
     )
   }
   console.log(`${machine()}.`)

@@ -43,7 +43,11 @@ export const hasUnsafe = (text: string): boolean => control.test(text) || text.r
  * @since 0.1.0
  * @category rendering
  */
-export const safeLine = (text: string): string => neutralize(text.replace(invisible, "").replace(controlRun, " "))
+export const safeLine = (text: string): string => {
+  const visible = text.replace(invisible, "")
+  // Collapsing runs costs a backtracking scan at every space; most text has no control to collapse.
+  return neutralize(control.test(visible) ? visible.replace(controlRun, " ") : visible)
+}
 
 /**
  * Text for a multi-line block of a prompt (working state): unsafe characters removed, line breaks

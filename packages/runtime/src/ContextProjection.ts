@@ -130,7 +130,15 @@ const Limit = Schema.Int.pipe(
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_RECALL_LIMIT = 400
+export const DEFAULT_RECALL_LIMIT = 300
+
+/**
+ * The default pruning share of the recall search (see `recallPruneShare`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_RECALL_PRUNE_SHARE = 0.03
 
 /**
  * The default number of identity-tier lines a projection may deliver.
@@ -166,11 +174,25 @@ export const ProjectionSettings = Schema.Struct({
     default: () => DEFAULT_IDENTITY_LIMIT
   }),
   /**
-   * The cap on recall hits (default 400). Below it, recall asks for as many hits as the budget
+   * The cap on recall hits (default 300). Below it, recall asks for as many hits as the budget
    * left after the higher-priority sections can hold ({@link recallLimitFor}); shedding then
    * trims what still does not fit.
    */
   recallLimit: Schema.optionalWith(Limit, { default: () => DEFAULT_RECALL_LIMIT }),
+  /**
+   * The search planner's pruning share for the recall search (default 0.03): a token more than
+   * this share of the records hold ranks after the others, and still matches. Recall fills the
+   * budget, so ranking decides only which hits reach the budget's edge, not which come first;
+   * every other planner option is the one in context (`SearchPlan.SearchPlanner`). Decision 0040.
+   */
+  recallPruneShare: Schema.optionalWith(
+    Schema.Number.pipe(
+      Schema.greaterThan(0),
+      Schema.lessThanOrEqualTo(1),
+      Schema.annotations({ message: () => "recallPruneShare must be a share above 0 and at most 1" })
+    ),
+    { default: () => DEFAULT_RECALL_PRUNE_SHARE }
+  ),
   /** Skills rows that are never shed (default `ProjectedContext.DEFAULT_SKILLS_MIN_ROWS`). */
   skillsMinRows: Schema.optional(Schema.NonNegativeInt)
 })
@@ -179,8 +201,8 @@ export type ProjectionSettings = typeof ProjectionSettings.Type
 
 /**
  * The settings every field of which is at its default: a 200k-token window at 8% (16,000 tokens),
- * 50 identity lines, the `newest` digest of 3 sessions, recall sized by the budget left (at most 400
- * hits).
+ * 50 identity lines, the `newest` digest of 3 sessions, recall sized by the budget left (at most 300
+ * hits, pruned at 3%).
  *
  * @since 0.1.0
  * @category constants

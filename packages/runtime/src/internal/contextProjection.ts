@@ -12,6 +12,7 @@ import {
   ProjectedContext,
   PromotionStore,
   Routing,
+  SearchPlan,
   SearchTokenizer,
   SessionStore,
   TelemetryStore,
@@ -275,13 +276,21 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
       request.query.trim() === "" || limit === 0
         ? Effect.succeed({ value: [], skipped: 0 })
         : Effect.map(
-          Effect.flatMap(MemoryLimits.MemoryLimits, (limits) =>
-            memories.search(MemoryLimits.clampQuery(request.query, limits), {
-              scopes: request.scopes,
-              deliveryPolicies: PROJECTED_POLICIES,
-              deliverable: true,
-              limit
-            })),
+          Effect.flatMap(
+            Effect.all([MemoryLimits.MemoryLimits, SearchPlan.SearchPlanner]),
+            ([limits, planner]) =>
+              memories.search(MemoryLimits.clampQuery(request.query, limits), {
+                scopes: request.scopes,
+                deliveryPolicies: PROJECTED_POLICIES,
+                deliverable: true,
+                limit
+              }).pipe(
+                Effect.provideService(SearchPlan.SearchPlanner, {
+                  ...planner,
+                  maxDocumentShare: settings.recallPruneShare
+                })
+              )
+          ),
           (found) => ({ value: found.hits, skipped: found.skipped })
         )
 
