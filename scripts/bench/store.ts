@@ -3,9 +3,10 @@
  *
  * For each size, on conversational records (`scripts/lib/conversation.ts`, a fixed seed):
  *
- * - **writes**: `MemoryStore.write` in batches of 1,000 into a fresh SQLite file, and in the same
- *   run the raw floor — the same rows and FTS5 tokens inserted by better-sqlite3 with prepared
- *   multi-row INSERTs into the same layout, 1,000 rows per transaction.
+ * - **writes**: `MemoryStore.write` in batches of 1,000 into a fresh SQLite file, side by side with
+ *   the raw floor — the same rows and FTS5 tokens inserted by better-sqlite3 with prepared
+ *   multi-row INSERTs into the same layout, 1,000 rows per transaction — batch by batch, the order
+ *   swapped every batch.
  * - **cold open**: building the store on the written file and answering the first question.
  * - **search**: question-shaped queries (about ten distinct tokens, stopwords included, with the
  *   runtime's scope filter `global` + `project:p3`, deliverable only, limit 20) and short
@@ -77,56 +78,76 @@ const prepare = (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
 const columnList = ["seq", ...MemoryRow.COLUMNS]
 
 /**
- * Raw inserts of the same rows into the same layout: the write floor. Returns records per second.
- * Records are prepared (ids, timestamps) a batch at a time, outside the timing, so a 1M-record run
- * never holds a second copy of the data.
+ * Raw inserts of the same rows into the same layout: the write floor. `write` inserts one batch in
+ * one transaction and returns the milliseconds it took. Records are prepared (ids, timestamps)
+ * outside the timing, a batch at a time, so a 1M-record run never holds a second copy of the data.
  */
-const rawWrites = (filename: string, inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>): number => {
+const rawWriter = (filename: string) => {
   const db = new Database(filename)
   db.pragma("journal_mode = WAL")
   const rowTuple = `(${columnList.map(() => "?").join(",")})`
   const chunk = 500
-  const insertRows = db.prepare(
-    `INSERT INTO engram_memories (${columnList.join(", ")}) VALUES ${new Array(chunk).fill(rowTuple).join(",")}`
-  )
-  const insertTokens = db.prepare(
-    `INSERT INTO engram_memories_fts (rowid, tokens) VALUES ${new Array(chunk).fill("(?,?)").join(",")}`
-  )
-  let elapsed = 0
+  const insertRows = (n: number) =>
+    db.prepare(`INSERT INTO engram_memories (${columnList.join(", ")}) VALUES ${new Array(n).fill(rowTuple).join(",")}`)
+  const insertTokens = (n: number) =>
+    db.prepare(`INSERT INTO engram_memories_fts (rowid, tokens) VALUES ${new Array(n).fill("(?,?)").join(",")}`)
+  const fullRows = insertRows(chunk)
+  const fullTokens = insertTokens(chunk)
   let seq = 1
-  for (let i = 0; i < inputs.length; i += WRITE_BATCH) {
-    const records = prepare(inputs.slice(i, i + WRITE_BATCH))
-    const start = performance.now()
-    db.transaction(() => {
-      for (let j = 0; j < records.length; j += chunk) {
-        const slice = records.slice(j, j + chunk)
-        const values: Array<unknown> = []
-        const tokens: Array<unknown> = []
-        for (const record of slice) {
-          values.push(seq, ...MemoryRow.rowValues(record))
-          tokens.push(seq, SearchTokenizer.tokenize(SearchTokenizer.searchableText(record)).join(" "))
-          seq++
+  return {
+    write: (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>): number => {
+      const records = prepare(inputs)
+      const start = performance.now()
+      db.transaction(() => {
+        for (let j = 0; j < records.length; j += chunk) {
+          const slice = records.slice(j, j + chunk)
+          const values: Array<unknown> = []
+          const tokens: Array<unknown> = []
+          for (const record of slice) {
+            values.push(seq, ...MemoryRow.rowValues(record))
+            tokens.push(seq, SearchTokenizer.tokenize(SearchTokenizer.searchableText(record)).join(" "))
+            seq++
+          }
+          ;(slice.length === chunk ? fullRows : insertRows(slice.length)).run(values)
+          ;(slice.length === chunk ? fullTokens : insertTokens(slice.length)).run(tokens)
         }
-        if (slice.length === chunk) {
-          insertRows.run(values)
-          insertTokens.run(tokens)
-        } else {
-          db.prepare(
-            `INSERT INTO engram_memories (${columnList.join(", ")}) VALUES ${
-              new Array(slice.length).fill(rowTuple).join(",")
-            }`
-          ).run(values)
-          db.prepare(
-            `INSERT INTO engram_memories_fts (rowid, tokens) VALUES ${new Array(slice.length).fill("(?,?)").join(",")}`
-          )
-            .run(tokens)
-        }
-      }
-    })()
-    elapsed += performance.now() - start
+      })()
+      return performance.now() - start
+    },
+    close: () => db.close()
   }
-  db.close()
-  return inputs.length / (elapsed / 1000)
+}
+
+/**
+ * Writes every input twice, batch by batch: through `MemoryStore.write` and as raw inserts, one
+ * after the other with the order swapped every batch, so that drift in the machine's speed or the
+ * heap's state over the run weighs on both alike. Returns records per second for each.
+ */
+const writeSideBySide = async (
+  runtime: StoreRuntime,
+  rawFile: string,
+  inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>
+): Promise<{ readonly store: number; readonly raw: number }> => {
+  const raw = rawWriter(rawFile)
+  const store = await runtime.runPromise(MemoryStore.MemoryStore)
+  let storeMillis = 0
+  let rawMillis = 0
+  try {
+    for (let i = 0; i < inputs.length; i += WRITE_BATCH) {
+      const batch = inputs.slice(i, i + WRITE_BATCH)
+      const timeStore = async () => {
+        const start = performance.now()
+        await runtime.runPromise(store.write(batch))
+        storeMillis += performance.now() - start
+      }
+      if ((i / WRITE_BATCH) % 2 === 0) await timeStore()
+      rawMillis += raw.write(batch)
+      if ((i / WRITE_BATCH) % 2 === 1) await timeStore()
+    }
+  } finally {
+    raw.close()
+  }
+  return { store: inputs.length / (storeMillis / 1000), raw: inputs.length / (rawMillis / 1000) }
 }
 
 /** An empty database with the store's layout (its migrations), for the raw floor. */
@@ -278,18 +299,15 @@ const benchSize = async (
   data.inputs = []
   const shorts = generateShortQueries(queryCount, 43)
 
-  // Writes: the raw floor and the store, one after the other, in this run.
+  // Writes: the store and the raw floor side by side, batch by batch, in this run.
   const rawFile = NodePath.join(directory, `raw-${size}.db`)
   await emptyStoreFile(rawFile)
-  const rawWritesPerSecond = rawWrites(rawFile, inputs)
-  NodeFs.rmSync(rawFile, { force: true })
   const filename = NodePath.join(directory, `store-${size}.db`)
   const writer = ManagedRuntime.make(
     Layer.provide(SqliteMemoryStore.layer({ filename }), Logger.minimumLogLevel(LogLevel.Warning))
   )
-  const writeStart = performance.now()
-  await writeAll(writer, inputs)
-  const writesPerSecond = size / ((performance.now() - writeStart) / 1000)
+  const { raw: rawWritesPerSecond, store: writesPerSecond } = await writeSideBySide(writer, rawFile, inputs)
+  NodeFs.rmSync(rawFile, { force: true })
   await writer.dispose()
 
   // Cold open: a new connection on the written file, migrations checked, first question answered.
