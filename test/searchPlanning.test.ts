@@ -97,38 +97,33 @@ describe("planned search", () => {
     unprunedChecks().pipe(Effect.provide(Layer.merge(SqliteMemoryStore.layer({ filename: ":memory:" }), ids))))
 })
 
+/** `check` on a fresh PostgreSQL schema, after `ANALYZE` (BM25 needs its statistics). */
+const analyzedPg = (
+  url: string,
+  check: (prepare: Effect.Effect<void, unknown, never>) => Effect.Effect<void, unknown, MemoryStore.MemoryStore>
+) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* check(Effect.orDie(sql`ANALYZE engram_memories`))
+  }).pipe(
+    Effect.provide(
+      Layer.merge(
+        PgMemoryStore.layerPg.pipe(Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 2 }))),
+        ids
+      )
+    )
+  )
+
 describePg("planned search: PostgreSQL", (url) => {
   it.effect(
     "PostgreSQL (after ANALYZE): the rare word ranks first, frequent words still match, scope holds",
-    () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* checks(Effect.orDie(sql`ANALYZE engram_memories`))
-      }).pipe(
-        Effect.provide(
-          Layer.merge(
-            PgMemoryStore.layerPg.pipe(Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 2 }))),
-            ids
-          )
-        )
-      ),
+    () => analyzedPg(url, checks),
     60_000
   )
 
   it.effect(
     "PostgreSQL (after ANALYZE): the planner options in context decide what is pruned",
-    () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* unprunedChecks(Effect.orDie(sql`ANALYZE engram_memories`))
-      }).pipe(
-        Effect.provide(
-          Layer.merge(
-            PgMemoryStore.layerPg.pipe(Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 2 }))),
-            ids
-          )
-        )
-      ),
+    () => analyzedPg(url, unprunedChecks),
     60_000
   )
 })
