@@ -42,6 +42,12 @@ export const CHARS_PER_TOKEN = 4
  */
 export interface TokenEstimatorService {
   readonly estimate: (text: string) => number
+  /**
+   * Set when `estimate(text)` is exactly `ceil(text.length / charsPerToken)`: a budget of T tokens
+   * is then a budget of `floor(charsPerToken × T)` chars, and the projection composer searches it
+   * by length, without estimating any text. Leave it out for a real tokenizer.
+   */
+  readonly charsPerToken?: number
 }
 
 /**
@@ -59,14 +65,15 @@ export const make = (count: (text: string) => number): TokenEstimatorService => 
 })
 
 /**
- * The default estimator: `ceil(chars / 4)`. The projection composer recognises it: under it, a
- * budget of T tokens is exactly a budget of 4T chars.
+ * The default estimator: `ceil(chars / 4)`. It declares `charsPerToken`, so under it a budget of
+ * T tokens is searched as a budget of 4T chars.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const heuristic: TokenEstimatorService = {
-  estimate: (text) => Math.ceil(text.length / CHARS_PER_TOKEN)
+  estimate: (text) => Math.ceil(text.length / CHARS_PER_TOKEN),
+  charsPerToken: CHARS_PER_TOKEN
 }
 
 /**

@@ -759,18 +759,21 @@ describe("token budgets", () => {
   })
 
   it.prop(
-    "under the heuristic, a token budget sheds exactly what the same estimate searched for by tokens does",
-    [sizedInput, fc.double({ min: -0.1, max: 1.1, noNaN: true })],
-    ([{ input, skillsMinRows }, share]) => {
-      const full = compose(input, { budget: unbounded, skillsMinRows }).budget
+    "under an estimator that declares charsPerToken, a token budget sheds exactly what the same estimate searched for by tokens does",
+    [sizedInput, fc.double({ min: -0.1, max: 1.1, noNaN: true }), fc.constantFrom(4, 3.5)],
+    ([{ input, skillsMinRows }, share, perToken]) => {
+      const declared: TokenEstimator.TokenEstimatorService = perToken === TokenEstimator.CHARS_PER_TOKEN
+        ? TokenEstimator.heuristic
+        : { estimate: (text) => Math.ceil(text.length / perToken), charsPerToken: perToken }
+      const full = compose(input, { budget: unbounded, skillsMinRows, estimator: declared }).budget
       const budget = Math.max(0, Math.floor(full.protectedTokens! + share * (full.usedTokens - full.protectedTokens!)))
-      // The same estimates, from an estimator the composer cannot take for the heuristic.
-      const quarter = TokenEstimator.make((text) => text.length / TokenEstimator.CHARS_PER_TOKEN)
-      const fast = compose(input, { budget: tokens(budget), skillsMinRows })
-      const searched = compose(input, { budget: tokens(budget), skillsMinRows, estimator: quarter })
+      // The same estimates, from an estimator that declares nothing, so the composer searches by tokens.
+      const undeclared = TokenEstimator.make((text) => text.length / perToken)
+      const fast = compose(input, { budget: tokens(budget), skillsMinRows, estimator: declared })
+      const searched = compose(input, { budget: tokens(budget), skillsMinRows, estimator: undeclared })
       expect(fast.text).toBe(searched.text)
       expect(fast.budget).toEqual(searched.budget)
-      expect(fast.budget.usedTokens).toBe(TokenEstimator.heuristic.estimate(fast.text))
+      expect(fast.budget.usedTokens).toBe(declared.estimate(fast.text))
       if (fast.budget.warnings.length === 0) expect(fast.budget.usedTokens).toBeLessThanOrEqual(budget)
     },
     { fastCheck: { numRuns: 300 } }

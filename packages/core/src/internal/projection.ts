@@ -13,7 +13,7 @@ import type {
   WithheldItem
 } from "../ProjectedContext.js"
 import { safeBlock, safeLine as oneSafeLine } from "../TextSafety.js"
-import { CHARS_PER_TOKEN, heuristic, type TokenEstimatorService } from "../TokenEstimator.js"
+import { heuristic, type TokenEstimatorService } from "../TokenEstimator.js"
 
 /** The projection's sections in priority order (the order they are kept in; shed in reverse). */
 export const SECTION_ORDER: ReadonlyArray<SectionLabel> = [
@@ -394,15 +394,16 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
       return (shed: number) => guessAfter(shed) * scale <= limit
     }
   })
-  // A token budget is held to the estimate of the text itself. Under the default heuristic,
-  // ceil(chars / 4) <= T exactly when chars <= 4T, so there it is searched as a char budget, by
-  // length, with no text rendered; a test holds the two searches to the same lines.
+  // A token budget is held to the estimate of the text itself. An estimator that counts
+  // ceil(chars / c) (the default heuristic, c = 4) fits T tokens exactly when chars <= c × T, so
+  // there it is searched as a char budget, by length, with no text rendered; a test holds the two
+  // searches to the same lines.
   const search = budgetChars !== null
     ? byLength(budgetChars)
     : budgetTokens === null
     ? undefined
-    : estimator === heuristic
-    ? byLength(budgetTokens * CHARS_PER_TOKEN)
+    : estimator.charsPerToken !== undefined && estimator.charsPerToken > 0
+    ? byLength(Math.floor(budgetTokens * estimator.charsPerToken))
     : byEstimate(budgetTokens)
 
   const sheddable = shedOrder.length
