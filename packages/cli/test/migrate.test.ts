@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PromotionConformance } from "@engram/conformance"
-import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import { InjectionLog, MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { EngramPg } from "@engram/store-pg"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
@@ -78,7 +78,7 @@ const buildSource = (filename: string, count: number, sessions = 3) =>
         )
       }
       yield* telemetry.appendInjection(
-        new TelemetryStore.InjectionLogRow({
+        new InjectionLog.InjectionLogRow({
           sessionId: `thread-${s}`,
           turn: 0,
           memoryIds: [id(s)],

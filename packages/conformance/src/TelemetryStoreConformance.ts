@@ -5,7 +5,7 @@
  * Covered: rows read back field for field (millisecond timestamps, every mode, empty lists); one
  * row per append in append order, a resumed turn's second row included; sessions kept apart;
  * invalid rows — an incognito or subagent row naming memories, a negative turn — refused with a
- * typed error and never stored; the row `TelemetryStore.fromProjection` builds; and the listing
+ * typed error and never stored; the row `InjectionLog.fromProjection` builds; and the listing
  * of every session with rows, in one order on every backend.
  *
  * Prompt snapshots and the trajectory: a snapshot reads back field for field with its entries;
@@ -31,6 +31,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import {
+  InjectionLog,
   ProjectedContext,
   PromptFragment,
   PromptSnapshot,
@@ -53,9 +54,9 @@ const T0 = Date.UTC(2025, 2, 14, 9, 26, 53, 589)
  * @category fixtures
  */
 export const injectionRow = (
-  fields: Partial<ConstructorParameters<typeof TelemetryStore.InjectionLogRow>[0]> = {}
-): TelemetryStore.InjectionLogRow =>
-  new TelemetryStore.InjectionLogRow({
+  fields: Partial<ConstructorParameters<typeof InjectionLog.InjectionLogRow>[0]> = {}
+): InjectionLog.InjectionLogRow =>
+  new InjectionLog.InjectionLogRow({
     sessionId: "s-1",
     turn: 0,
     memoryIds: ["mem-1", "mem-2"],
@@ -148,9 +149,9 @@ export const snapshotFixture = (
   }
 }
 
-const encode = Schema.encodeSync(TelemetryStore.InjectionLogRow)
+const encode = Schema.encodeSync(InjectionLog.InjectionLogRow)
 const encodeSnapshot = Schema.encodeSync(PromptSnapshot.PromptSnapshot)
-const plain = (rows: ReadonlyArray<TelemetryStore.InjectionLogRow>) => rows.map((row) => encode(row))
+const plain = (rows: ReadonlyArray<InjectionLog.InjectionLogRow>) => rows.map((row) => encode(row))
 const store = TelemetryStore.TelemetryStore
 
 /**
@@ -234,7 +235,7 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
           now: DateTime.unsafeMake(T0),
           workingState: "step 1"
         }, { mode: "native" })
-        const row = TelemetryStore.fromProjection(projection, {
+        const row = InjectionLog.fromProjection(projection, {
           sessionId: "s-7",
           turn: 4,
           at: DateTime.unsafeMake(T0)

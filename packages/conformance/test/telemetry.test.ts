@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { runTelemetryStoreConformance, TelemetryStoreConformance } from "@engram/conformance"
-import { TelemetryStore } from "@engram/core"
+import { TelemetryRetention, TelemetryStore } from "@engram/core"
 import { Effect, Layer, Schedule, TestClock } from "effect"
 
 runTelemetryStoreConformance("in-memory", TelemetryStore.layerMemory)
@@ -18,7 +18,7 @@ describe("TelemetryStore retention", () => {
       yield* append("b", 15 * 60_000)
       yield* Effect.scoped(Effect.gen(function*() {
         yield* Layer.buildWithScope(
-          TelemetryStore.layerRetention({ maxAge: "1 hour", maxSessions: 5 }, Schedule.spaced("10 minutes")),
+          TelemetryRetention.layerRetention({ maxAge: "1 hour", maxSessions: 5 }, Schedule.spaced("10 minutes")),
           yield* Effect.scope
         ).pipe(Effect.provideService(TelemetryStore.TelemetryStore, store))
         yield* TestClock.adjust("30 minutes")
@@ -38,7 +38,7 @@ describe("TelemetryStore retention", () => {
         const { entries, snapshot } = TelemetryStoreConformance.snapshotFixture({ sessionId, at: i })
         yield* store.appendSnapshot(snapshot, entries)
       }
-      const result = yield* TelemetryStore.sweep({ maxSessions: 2 })
+      const result = yield* TelemetryRetention.sweep({ maxSessions: 2 })
       expect(result.sessions).toEqual(["s-1"])
     }).pipe(Effect.provide(TelemetryStore.layerMemory)))
 })

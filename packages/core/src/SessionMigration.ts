@@ -21,6 +21,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { InjectionLogRow } from "./InjectionLog.js"
 import {
   compareSessionIds,
   type InvalidSessionData,
@@ -30,12 +31,7 @@ import {
   type SessionStoreFailure,
   type SessionStoreService
 } from "./SessionStore.js"
-import {
-  InjectionLogRow,
-  type InvalidTelemetryRow,
-  type TelemetryStoreFailure,
-  type TelemetryStoreService
-} from "./TelemetryStore.js"
+import type { InvalidTelemetryRow, TelemetryStoreFailure, TelemetryStoreService } from "./TelemetryStore.js"
 
 /**
  * The stores a copy reads from and writes to. Either pair may be left out (a source without

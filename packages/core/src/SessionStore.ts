@@ -15,13 +15,14 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { describeParseError } from "./MemoryWrite.js"
+import * as InMemorySessionStore from "./internal/inMemorySessionStore.js"
+import * as internal from "./internal/sessionData.js"
 
 /**
  * A session (thread) id: 1–200 characters, no whitespace or control characters, so that
@@ -46,30 +47,7 @@ export type SessionId = typeof SessionId.Type
  * @since 0.1.0
  * @category models
  */
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | ReadonlyArray<JsonValue>
-  | { readonly [key: string]: JsonValue }
-
-const isJson = (value: unknown, ancestors: Set<object>): boolean => {
-  if (value === null || typeof value === "boolean" || typeof value === "string") return true
-  if (typeof value === "number") return Number.isFinite(value)
-  if (typeof value !== "object" || ancestors.has(value)) return false
-  ancestors.add(value)
-  let ok: boolean
-  if (Array.isArray(value)) {
-    ok = value.every((item) => isJson(item, ancestors))
-  } else {
-    const prototype: unknown = Object.getPrototypeOf(value)
-    ok = (prototype === Object.prototype || prototype === null) &&
-      Object.values(value).every((item) => isJson(item, ancestors))
-  }
-  ancestors.delete(value)
-  return ok
-}
+export type JsonValue = internal.JsonValue
 
 /**
  * The schema of {@link JsonValue}: null, booleans, strings, finite numbers (JSON has no `NaN` or
@@ -78,13 +56,7 @@ const isJson = (value: unknown, ancestors: Set<object>): boolean => {
  * @since 0.1.0
  * @category models
  */
-export const JsonValue: Schema.Schema<JsonValue> = Schema.declare(
-  (value: unknown): value is JsonValue => isJson(value, new Set()),
-  {
-    identifier: "JsonValue",
-    description: "a JSON value: null, a boolean, a string, a finite number, or an array or plain object of JSON values"
-  }
-)
+export const JsonValue: Schema.Schema<JsonValue> = internal.JsonValue
 
 /**
  * A tool call the assistant made: the provider's call id, the tool name and its parameters.
@@ -92,13 +64,9 @@ export const JsonValue: Schema.Schema<JsonValue> = Schema.declare(
  * @since 0.1.0
  * @category models
  */
-export const ToolCall = Schema.Struct({
-  id: Schema.NonEmptyString,
-  name: Schema.NonEmptyString,
-  params: JsonValue
-}).annotations({ identifier: "ToolCall" })
+export const ToolCall = internal.ToolCall
 /** @since 0.1.0 @category models */
-export type ToolCall = typeof ToolCall.Type
+export type ToolCall = internal.ToolCall
 
 /**
  * The result of one tool call. `id` is the call id it answers; `isFailure` marks a tool error
@@ -107,20 +75,9 @@ export type ToolCall = typeof ToolCall.Type
  * @since 0.1.0
  * @category models
  */
-export const ToolResult = Schema.Struct({
-  id: Schema.NonEmptyString,
-  name: Schema.NonEmptyString,
-  isFailure: Schema.Boolean,
-  result: JsonValue
-}).annotations({ identifier: "ToolResult" })
+export const ToolResult = internal.ToolResult
 /** @since 0.1.0 @category models */
-export type ToolResult = typeof ToolResult.Type
-
-const commonFields = {
-  at: Schema.DateTimeUtc,
-  /** Set only on messages imported from a design that stored context frames in the session. */
-  legacyContextFrame: Schema.optional(Schema.Literal(true))
-}
+export type ToolResult = internal.ToolResult
 
 /**
  * What the operator (the person or program driving the agent) said.
@@ -128,10 +85,9 @@ const commonFields = {
  * @since 0.1.0
  * @category models
  */
-export class OperatorMessage extends Schema.TaggedClass<OperatorMessage>()("OperatorMessage", {
-  text: Schema.String,
-  ...commonFields
-}) {}
+export const OperatorMessage = internal.OperatorMessage
+/** @since 0.1.0 @category models */
+export type OperatorMessage = internal.OperatorMessage
 
 /**
  * What the assistant answered: its text (possibly empty) and the tool calls it made.
@@ -139,11 +95,9 @@ export class OperatorMessage extends Schema.TaggedClass<OperatorMessage>()("Oper
  * @since 0.1.0
  * @category models
  */
-export class AssistantMessage extends Schema.TaggedClass<AssistantMessage>()("AssistantMessage", {
-  text: Schema.String,
-  toolCalls: Schema.Array(ToolCall),
-  ...commonFields
-}) {}
+export const AssistantMessage = internal.AssistantMessage
+/** @since 0.1.0 @category models */
+export type AssistantMessage = internal.AssistantMessage
 
 /**
  * The results of the tool calls of the preceding assistant message.
@@ -151,20 +105,20 @@ export class AssistantMessage extends Schema.TaggedClass<AssistantMessage>()("As
  * @since 0.1.0
  * @category models
  */
-export class ToolMessage extends Schema.TaggedClass<ToolMessage>()("ToolMessage", {
-  results: Schema.Array(ToolResult),
-  ...commonFields
-}) {}
+export const ToolMessage = internal.ToolMessage
+/** @since 0.1.0 @category models */
+export type ToolMessage = internal.ToolMessage
 
 /**
- * Any stored session message, discriminated by `_tag`.
+ * Any stored session message, discriminated by `_tag`. A message imported from a design that
+ * stored context frames in the session carries `legacyContextFrame: true`.
  *
  * @since 0.1.0
  * @category models
  */
-export const SessionMessage = Schema.Union(OperatorMessage, AssistantMessage, ToolMessage)
+export const SessionMessage = internal.SessionMessage
 /** @since 0.1.0 @category models */
-export type SessionMessage = typeof SessionMessage.Type
+export type SessionMessage = internal.SessionMessage
 
 /**
  * A turn suspended until the operator approves (or denies) some of its tool calls. A session has
@@ -174,13 +128,9 @@ export type SessionMessage = typeof SessionMessage.Type
  * @since 0.1.0
  * @category models
  */
-export class PendingInterrupt extends Schema.Class<PendingInterrupt>("PendingInterrupt")({
-  turn: Schema.NonNegativeInt,
-  toolCalls: Schema.Array(ToolCall),
-  reason: Schema.String,
-  at: Schema.DateTimeUtc,
-  detail: Schema.optional(JsonValue)
-}) {}
+export const PendingInterrupt = internal.PendingInterrupt
+/** @since 0.1.0 @category models */
+export type PendingInterrupt = internal.PendingInterrupt
 
 /**
  * A session's messages in append order, with the number of stored rows that failed to decode and
@@ -200,13 +150,9 @@ export interface SessionHistory {
  * @since 0.1.0
  * @category errors
  */
-export class InvalidSessionData extends Schema.TaggedError<InvalidSessionData>()("InvalidSessionData", {
-  problem: Schema.String
-}) {
-  override get message() {
-    return `session data is invalid and nothing was stored: ${this.problem}`
-  }
-}
+export const InvalidSessionData = internal.InvalidSessionData
+/** @since 0.1.0 @category errors */
+export type InvalidSessionData = internal.InvalidSessionData
 
 /**
  * The backend itself failed (I/O, connection, SQL). The operation left the store as it was.
@@ -270,7 +216,7 @@ export interface SessionStoreService {
  * @since 0.1.0
  * @category models
  */
-export const compareSessionIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+export const compareSessionIds: (a: string, b: string) => number = internal.compareSessionIds
 
 /**
  * Distinct session ids, sorted by {@link compareSessionIds} — what a backend returns from
@@ -279,8 +225,7 @@ export const compareSessionIds = (a: string, b: string): number => (a < b ? -1 :
  * @since 0.1.0
  * @category models
  */
-export const sortSessionIds = (ids: Iterable<string>): ReadonlyArray<SessionId> =>
-  Array.from(new Set(ids)).sort(compareSessionIds)
+export const sortSessionIds: (ids: Iterable<string>) => ReadonlyArray<SessionId> = internal.sortSessionIds
 
 /**
  * The session store service tag.
@@ -290,20 +235,15 @@ export const sortSessionIds = (ids: Iterable<string>): ReadonlyArray<SessionId> 
  */
 export class SessionStore extends Context.Tag("@engram/SessionStore")<SessionStore, SessionStoreService>() {}
 
-const encodeMessageEither = Schema.encodeEither(SessionMessage)
-const decodeMessageEither = Schema.decodeUnknownEither(SessionMessage)
-const encodeInterruptEither = Schema.encodeEither(PendingInterrupt)
-const decodeInterruptEither = Schema.decodeUnknownEither(PendingInterrupt)
-
 /**
  * Encodes a message to its JSON-safe form (ISO timestamps), or reports why it is invalid.
  *
  * @since 0.1.0
  * @category encoding
  */
-export const encodeMessage = (
+export const encodeMessage: (
   message: SessionMessage
-): Either.Either<typeof SessionMessage.Encoded, ParseResult.ParseError> => encodeMessageEither(message)
+) => Either.Either<typeof SessionMessage.Encoded, ParseResult.ParseError> = internal.encodeMessage
 
 /**
  * Decodes a stored, encoded message (as a backend reads it back).
@@ -311,8 +251,8 @@ export const encodeMessage = (
  * @since 0.1.0
  * @category encoding
  */
-export const decodeStoredMessage = (encoded: unknown): Either.Either<SessionMessage, ParseResult.ParseError> =>
-  decodeMessageEither(encoded)
+export const decodeStoredMessage: (encoded: unknown) => Either.Either<SessionMessage, ParseResult.ParseError> =
+  internal.decodeStoredMessage
 
 /**
  * Encodes a pending interrupt to its JSON-safe form, or reports why it is invalid.
@@ -320,9 +260,9 @@ export const decodeStoredMessage = (encoded: unknown): Either.Either<SessionMess
  * @since 0.1.0
  * @category encoding
  */
-export const encodeInterrupt = (
+export const encodeInterrupt: (
   interrupt: PendingInterrupt
-): Either.Either<typeof PendingInterrupt.Encoded, ParseResult.ParseError> => encodeInterruptEither(interrupt)
+) => Either.Either<typeof PendingInterrupt.Encoded, ParseResult.ParseError> = internal.encodeInterrupt
 
 /**
  * Decodes a stored, encoded pending interrupt.
@@ -330,8 +270,8 @@ export const encodeInterrupt = (
  * @since 0.1.0
  * @category encoding
  */
-export const decodeStoredInterrupt = (encoded: unknown): Either.Either<PendingInterrupt, ParseResult.ParseError> =>
-  decodeInterruptEither(encoded)
+export const decodeStoredInterrupt: (encoded: unknown) => Either.Either<PendingInterrupt, ParseResult.ParseError> =
+  internal.decodeStoredInterrupt
 
 /**
  * Encodes a batch for an append, failing with {@link InvalidSessionData} that names the first
@@ -340,15 +280,9 @@ export const decodeStoredInterrupt = (encoded: unknown): Either.Either<PendingIn
  * @since 0.1.0
  * @category encoding
  */
-export const encodeMessages = (
+export const encodeMessages: (
   messages: ReadonlyArray<SessionMessage>
-): Effect.Effect<ReadonlyArray<typeof SessionMessage.Encoded>, InvalidSessionData> =>
-  Effect.forEach(messages, (message, index) =>
-    Either.match(encodeMessageEither(message), {
-      onLeft: (error) =>
-        Effect.fail(new InvalidSessionData({ problem: `message #${index}: ${describeParseError(error)}` })),
-      onRight: Effect.succeed
-    }))
+) => Effect.Effect<ReadonlyArray<typeof SessionMessage.Encoded>, InvalidSessionData> = internal.encodeMessages
 
 /**
  * True for a message flagged as a stored context frame of an older design.
@@ -374,51 +308,12 @@ export const modelView = (
 
 /**
  * The in-memory session store. Messages are kept in encoded form and decoded on load, exactly as
- * a database backend would. Each layer build starts empty.
+ * a database backend would. Each call starts empty.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory = (): SessionStoreService => {
-  const sessions = new Map<SessionId, Array<unknown>>()
-  const interrupts = new Map<SessionId, unknown>()
-  return {
-    append: (sessionId, messages) =>
-      Effect.map(encodeMessages(messages), (encoded) => {
-        const stored = sessions.get(sessionId) ?? []
-        sessions.set(sessionId, [...stored, ...encoded])
-      }),
-    load: (sessionId) =>
-      Effect.sync(() => {
-        const messages: Array<SessionMessage> = []
-        let skipped = 0
-        for (const row of sessions.get(sessionId) ?? []) {
-          const decoded = decodeMessageEither(row)
-          if (Either.isRight(decoded)) messages.push(decoded.right)
-          else skipped++
-        }
-        return { messages, skipped }
-      }),
-    putInterrupt: (sessionId, interrupt) =>
-      Either.match(encodeInterruptEither(interrupt), {
-        onLeft: (error) => Effect.fail(new InvalidSessionData({ problem: `interrupt: ${describeParseError(error)}` })),
-        onRight: (encoded) => Effect.sync(() => void interrupts.set(sessionId, encoded))
-      }),
-    getInterrupt: (sessionId) =>
-      Effect.sync(() => {
-        const stored = interrupts.get(sessionId)
-        return stored === undefined ? Option.none() : Either.getRight(decodeInterruptEither(stored))
-      }),
-    clearInterrupt: (sessionId) => Effect.sync(() => void interrupts.delete(sessionId)),
-    listSessions: () =>
-      Effect.sync(() =>
-        sortSessionIds([
-          ...Array.from(sessions.entries()).filter(([, messages]) => messages.length > 0).map(([id]) => id),
-          ...interrupts.keys()
-        ])
-      )
-  }
-}
+export const makeMemory: () => SessionStoreService = InMemorySessionStore.make
 
 /**
  * The in-memory session store as a layer. Each layer build starts empty.

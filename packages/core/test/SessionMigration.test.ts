@@ -1,5 +1,5 @@
 import { expect, it } from "@effect/vitest"
-import { SessionMigration, SessionStore, TelemetryStore } from "@engram/core"
+import { InjectionLog, SessionMigration, SessionStore, TelemetryStore } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -18,7 +18,7 @@ const assistant = (text: string, offset: number) =>
 const interrupt = (turn: number, reason = "needs approval") =>
   new SessionStore.PendingInterrupt({ turn, toolCalls: [], reason, at: at(turn) })
 const injection = (sessionId: string, turn: number) =>
-  new TelemetryStore.InjectionLogRow({
+  new InjectionLog.InjectionLogRow({
     sessionId,
     turn,
     memoryIds: turn % 2 === 0 ? [`mem-${turn}`] : [],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryRecord, ProjectedContext, TelemetryStore } from "@engram/core"
+import { InjectionLog, MemoryRecord, ProjectedContext, TelemetryStore } from "@engram/core"
 import { DateTime, Effect, Schema } from "effect"
 
 const at = DateTime.unsafeMake("2025-03-01T12:00:00.000Z")
@@ -13,16 +13,16 @@ const input: ProjectedContext.ProjectionInput = {
   alwaysOn: [doug],
   skills: [{ name: "search", description: "find" }]
 }
-const encode = Schema.encodeSync(TelemetryStore.InjectionLogRow)
+const encode = Schema.encodeSync(InjectionLog.InjectionLogRow)
 
 describe("TelemetryStore (memory layer)", () => {
   it.effect("appends injection rows and lists them by session, in append order", () =>
     Effect.gen(function*() {
       const store = yield* TelemetryStore.TelemetryStore
       const native = ProjectedContext.composeProjectedContext(input, { mode: "native" })
-      const first = TelemetryStore.fromProjection(native, { sessionId: "s-1", turn: 1, at })
-      const resumed = TelemetryStore.fromProjection(native, { sessionId: "s-1", turn: 1, at })
-      const other = TelemetryStore.fromProjection(native, { sessionId: "s-2", turn: 1, at })
+      const first = InjectionLog.fromProjection(native, { sessionId: "s-1", turn: 1, at })
+      const resumed = InjectionLog.fromProjection(native, { sessionId: "s-1", turn: 1, at })
+      const other = InjectionLog.fromProjection(native, { sessionId: "s-2", turn: 1, at })
       yield* store.appendInjection(first)
       yield* store.appendInjection(other)
       yield* store.appendInjection(resumed)
@@ -43,10 +43,10 @@ describe("TelemetryStore (memory layer)", () => {
     Effect.gen(function*() {
       const store = yield* TelemetryStore.TelemetryStore
       const incognito = ProjectedContext.composeProjectedContext(input, { mode: "incognito" })
-      const row = TelemetryStore.fromProjection(incognito, { sessionId: "s-1", turn: 2, at })
+      const row = InjectionLog.fromProjection(incognito, { sessionId: "s-1", turn: 2, at })
       expect(row.memoryIds).toEqual([])
       yield* store.appendInjection(row)
-      const forged = new TelemetryStore.InjectionLogRow({ ...row, memoryIds: ["m-1"] }, { disableValidation: true })
+      const forged = new InjectionLog.InjectionLogRow({ ...row, memoryIds: ["m-1"] }, { disableValidation: true })
       const error = yield* Effect.flip(store.appendInjection(forged))
       expect(error._tag).toBe("InvalidTelemetryRow")
       expect(error.message).toContain("incognito projection must not name memories")
@@ -60,19 +60,19 @@ describe("TelemetryStore (memory layer)", () => {
       const store = yield* TelemetryStore.TelemetryStore
       const projection = ProjectedContext.composeProjectedContext(input)
       const error = yield* Effect.flip(
-        store.appendInjection(TelemetryStore.fromProjection(projection, { sessionId: "s-1", turn: -1, at }))
+        store.appendInjection(InjectionLog.fromProjection(projection, { sessionId: "s-1", turn: -1, at }))
       )
       expect(error._tag).toBe("InvalidTelemetryRow")
       expect((yield* store.listInjections("s-1")).rows).toEqual([])
     }).pipe(Effect.provide(TelemetryStore.layerMemory)))
 
   it("round-trips a row through plain JSON", () => {
-    const row = TelemetryStore.fromProjection(ProjectedContext.composeProjectedContext(input), {
+    const row = InjectionLog.fromProjection(ProjectedContext.composeProjectedContext(input), {
       sessionId: "s-1",
       turn: 0,
       at
     })
-    const decoded = TelemetryStore.decodeStoredInjectionRow(JSON.parse(JSON.stringify(encode(row))))
+    const decoded = InjectionLog.decodeStoredInjectionRow(JSON.parse(JSON.stringify(encode(row))))
     expect(decoded._tag).toBe("Right")
     if (decoded._tag === "Right") expect(encode(decoded.right)).toEqual(encode(row))
   })

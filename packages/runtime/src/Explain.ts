@@ -27,6 +27,7 @@
  * @since 0.1.0
  */
 import {
+  InjectionLog,
   MemoryQuery,
   MemoryRecord,
   MemoryStore,
@@ -199,7 +200,7 @@ export const explainCall = (options: {
   readonly memoryId: string
   readonly snapshot: PromptSnapshot.PromptSnapshot
   readonly overlay: Trajectory.OverlayReportData | null
-  readonly injections: ReadonlyArray<TelemetryStore.InjectionLogRow>
+  readonly injections: ReadonlyArray<InjectionLog.InjectionLogRow>
   readonly record: MemoryRecord.MemoryRecord | null
   readonly query: string | null
 }): CallExplanation => {

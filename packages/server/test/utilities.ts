@@ -3,7 +3,7 @@
  * read-write), `b` (project:b, read-write) and `ro` (project:a, read-only).
  */
 import * as HttpServer from "@effect/platform/HttpServer"
-import { MemoryStore, ProjectedContext, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import { InjectionLog, MemoryStore, ProjectedContext, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { ModelRequest, PromptObserver } from "@engram/runtime"
 import { AccessTokens, EngramServer } from "@engram/server"
 import type * as Context from "effect/Context"
@@ -113,7 +113,7 @@ export const seedSession = (
       const telemetry = yield* TelemetryStore.TelemetryStore
       yield* telemetry.appendSnapshot(snapshot, entries)
       yield* telemetry.appendInjection(
-        new TelemetryStore.InjectionLogRow({
+        new InjectionLog.InjectionLogRow({
           sessionId: options.sessionId,
           turn: 1,
           memoryIds: [options.memoryId],

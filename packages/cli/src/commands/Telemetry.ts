@@ -1,13 +1,13 @@
 /**
  * `engram telemetry prune [--older-than <age>] [--keep-sessions <n>]`: one retention sweep of the
- * prompt snapshots and their trajectory — the same sweep `TelemetryStore.layerRetention` runs on
+ * prompt snapshots and their trajectory — the same sweep `TelemetryRetention.layerRetention` runs on
  * a schedule. A session goes whole: sessions whose newest snapshot is older than the age, and
  * every session past the newest `n`. The injection log is left alone.
  *
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { TelemetryStore } from "@engram/core"
+import { TelemetryRetention } from "@engram/core"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -72,7 +72,7 @@ export const prune = Command.make(
         })
       }
       const where = yield* StoreBackend.location
-      const result = yield* TelemetryStore.sweep({ maxAge: olderThan, maxSessions: keepSessions }).pipe(
+      const result = yield* TelemetryRetention.sweep({ maxAge: olderThan, maxSessions: keepSessions }).pipe(
         Effect.provide(StoreBackend.layerObserved(where))
       )
       const settings = yield* Root.settings

@@ -3,6 +3,7 @@
  * the pure composer.
  */
 import {
+  InjectionLog,
   MemoryLimits,
   MemoryQuery,
   type MemoryRecord,
@@ -384,7 +385,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         // incognito row names sections only: its projection holds no memory).
         if (request.record !== false && request.mode !== "subagent") {
           yield* telemetry.appendInjection(
-            TelemetryStore.fromProjection(projection, { sessionId, turn: request.turn, at: now })
+            InjectionLog.fromProjection(projection, { sessionId, turn: request.turn, at: now })
           )
         }
         yield* Instrumentation.recordProjection(projection)

@@ -1,6 +1,16 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, PromptSnapshot, SessionStore, StoredRows, TelemetryStore, Trajectory } from "@engram/core"
+import {
+  InjectionLog,
+  MemoryWrite,
+  PromptSnapshot,
+  SessionStore,
+  StoredRows,
+  TelemetryRedaction,
+  TelemetryRetention,
+  TelemetryStore,
+  Trajectory
+} from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -76,13 +86,13 @@ interface Row {
 }
 
 /** A stored row as an injection row, or why it cannot be read. */
-const decodeRow = (row: Row): Either.Either<TelemetryStore.InjectionLogRow, string> => {
+const decodeRow = (row: Row): Either.Either<InjectionLog.InjectionLogRow, string> => {
   const millis = Number(row.at)
   if (!Number.isSafeInteger(millis) || Math.abs(millis) > 8.64e15) {
     return Either.left(`at: ${String(row.at)} is not an epoch-millisecond integer`)
   }
   return Either.mapLeft(
-    TelemetryStore.decodeStoredInjectionRow({
+    InjectionLog.decodeStoredInjectionRow({
       sessionId: row.session_id,
       turn: row.turn,
       memoryIds: row.memory_ids,
@@ -117,7 +127,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
       appendInjection: (row) =>
         Effect.gen(function*() {
           // Encoding first: an invalid row (an incognito row naming memories, say) is never written.
-          const encoded = yield* TelemetryStore.encodeInjectionRow(row)
+          const encoded = yield* InjectionLog.encodeInjectionRow(row)
           if (unpairedSurrogate.test(encoded.sessionId)) {
             return yield* new TelemetryStore.InvalidTelemetryRow({
               problem: "sessionId: contains an unpaired surrogate, which PostgreSQL cannot store"
@@ -241,7 +251,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             const entry = Trajectory.fromColumns(row)
             return Either.isRight(entry) ? [{ key: row.id, sessionId: row.session_id, entry: entry.right }] : []
           })
-          const plan = TelemetryStore.planForget(decoded, forgotten)
+          const plan = TelemetryRedaction.planForget(decoded, forgotten)
           for (const change of plan.changed) {
             const c = Trajectory.toColumns(change.after)
             if (change.after._tag === "Message") {
@@ -277,7 +287,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           for (const [id, row] of rows) {
             const decodedSnapshot = TelemetryStore.decodeSnapshotRow(row.body, null)
             if (Either.isLeft(decodedSnapshot)) continue
-            const redacted = TelemetryStore.redactSnapshot(decodedSnapshot.right, plan, forgotten)
+            const redacted = TelemetryRedaction.redactSnapshot(decodedSnapshot.right, plan, forgotten)
             if (redacted === undefined) continue
             const encoded = PromptSnapshot.encode(redacted)
             if (Either.isLeft(encoded)) continue
@@ -291,7 +301,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         Effect.gen(function*() {
           const latest = yield* sql<{ session_id: string; at: string | number }>`SELECT session_id, MAX(at) AS at
             FROM ${snapshots} GROUP BY session_id`
-          const gone = TelemetryStore.sessionsToPrune(
+          const gone = TelemetryRetention.sessionsToPrune(
             latest.map((row) => ({ sessionId: row.session_id, at: Number(row.at) })),
             request,
             DateTime.toEpochMillis

@@ -8,7 +8,17 @@
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, PromptSnapshot, SessionStore, StoredRows, TelemetryStore, Trajectory } from "@engram/core"
+import {
+  InjectionLog,
+  MemoryWrite,
+  PromptSnapshot,
+  SessionStore,
+  StoredRows,
+  TelemetryRedaction,
+  TelemetryRetention,
+  TelemetryStore,
+  Trajectory
+} from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -85,13 +95,13 @@ type EntryRow = {
 }
 
 /** A stored row as an injection row, or why it cannot be read. */
-export const decodeRow = (row: Row): Either.Either<TelemetryStore.InjectionLogRow, string> => {
+export const decodeRow = (row: Row): Either.Either<InjectionLog.InjectionLogRow, string> => {
   const { at } = row
   if (!isEpochMillis(at)) {
     return Either.left(`at: ${String(at)} is not an epoch-millisecond integer`)
   }
   return Either.mapLeft(
-    TelemetryStore.decodeStoredInjectionRow({
+    InjectionLog.decodeStoredInjectionRow({
       sessionId: row.session_id,
       turn: row.turn,
       memoryIds: parseJsonOrUndefined(row.memory_ids),
@@ -119,7 +129,7 @@ export const make: Effect.Effect<
     appendInjection: (row) =>
       Effect.gen(function*() {
         // Encoding first: an invalid row (an incognito row naming memories, say) is never written.
-        const encoded = yield* TelemetryStore.encodeInjectionRow(row)
+        const encoded = yield* InjectionLog.encodeInjectionRow(row)
         yield* sql`INSERT INTO ${sql(INJECTIONS_TABLE)} (session_id, turn, mode, at, memory_ids, section_labels)
           VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.mode},
             ${DateTime.toEpochMillis(DateTime.unsafeMake(encoded.at))},
@@ -230,7 +240,7 @@ export const make: Effect.Effect<
           const entry = Trajectory.fromColumns(row)
           return Either.isRight(entry) ? [{ key: row.id, sessionId: row.session_id, entry: entry.right }] : []
         })
-        const plan = TelemetryStore.planForget(decoded, forgotten)
+        const plan = TelemetryRedaction.planForget(decoded, forgotten)
         for (const change of plan.changed) {
           const c = Trajectory.toColumns(change.after)
           // A blob whose redacted body is already stored collapses into it.
@@ -267,7 +277,7 @@ export const make: Effect.Effect<
         for (const [id, row] of rows) {
           const decodedSnapshot = TelemetryStore.decodeSnapshotRow(parseJsonOrUndefined(row.body), null)
           if (Either.isLeft(decodedSnapshot)) continue
-          const redacted = TelemetryStore.redactSnapshot(decodedSnapshot.right, plan, forgotten)
+          const redacted = TelemetryRedaction.redactSnapshot(decodedSnapshot.right, plan, forgotten)
           if (redacted === undefined) continue
           const encoded = PromptSnapshot.encode(redacted)
           if (Either.isLeft(encoded)) continue
@@ -281,7 +291,7 @@ export const make: Effect.Effect<
       Effect.gen(function*() {
         const latest = yield* sql<{ session_id: string; at: number }>`SELECT session_id, MAX(at) AS at
           FROM ${sql(SNAPSHOTS_TABLE)} GROUP BY session_id`
-        const gone = TelemetryStore.sessionsToPrune(
+        const gone = TelemetryRetention.sessionsToPrune(
           latest.map((row) => ({ sessionId: row.session_id, at: Number(row.at) })),
           request,
           DateTime.toEpochMillis

@@ -1,0 +1,59 @@
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { describeParseError } from "../MemoryWrite.js"
+import type { SessionId, SessionStoreService } from "../SessionStore.js"
+import {
+  decodeStoredInterrupt,
+  decodeStoredMessage,
+  encodeInterrupt,
+  encodeMessages,
+  InvalidSessionData,
+  type SessionMessage,
+  sortSessionIds
+} from "./sessionData.js"
+
+/**
+ * The in-memory session store. Messages are kept in encoded form and decoded on load, exactly as
+ * a database backend would.
+ */
+export const make = (): SessionStoreService => {
+  const sessions = new Map<SessionId, Array<unknown>>()
+  const interrupts = new Map<SessionId, unknown>()
+  return {
+    append: (sessionId, messages) =>
+      Effect.map(encodeMessages(messages), (encoded) => {
+        const stored = sessions.get(sessionId) ?? []
+        sessions.set(sessionId, [...stored, ...encoded])
+      }),
+    load: (sessionId) =>
+      Effect.sync(() => {
+        const messages: Array<SessionMessage> = []
+        let skipped = 0
+        for (const row of sessions.get(sessionId) ?? []) {
+          const decoded = decodeStoredMessage(row)
+          if (Either.isRight(decoded)) messages.push(decoded.right)
+          else skipped++
+        }
+        return { messages, skipped }
+      }),
+    putInterrupt: (sessionId, interrupt) =>
+      Either.match(encodeInterrupt(interrupt), {
+        onLeft: (error) => Effect.fail(new InvalidSessionData({ problem: `interrupt: ${describeParseError(error)}` })),
+        onRight: (encoded) => Effect.sync(() => void interrupts.set(sessionId, encoded))
+      }),
+    getInterrupt: (sessionId) =>
+      Effect.sync(() => {
+        const stored = interrupts.get(sessionId)
+        return stored === undefined ? Option.none() : Either.getRight(decodeStoredInterrupt(stored))
+      }),
+    clearInterrupt: (sessionId) => Effect.sync(() => void interrupts.delete(sessionId)),
+    listSessions: () =>
+      Effect.sync(() =>
+        sortSessionIds([
+          ...Array.from(sessions.entries()).filter(([, messages]) => messages.length > 0).map(([id]) => id),
+          ...interrupts.keys()
+        ])
+      )
+  }
+}
