@@ -27,6 +27,8 @@ import { MemoryStore } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as EngramSqlite from "./EngramSqlite.js"
+import * as Integrity from "./internal/integrity.js"
+import * as Reindex from "./internal/reindex.js"
 import * as internal from "./internal/sqliteMemoryStore.js"
 
 /**
@@ -77,7 +79,7 @@ export const layer = (
  * @category integrity
  */
 export const checkSearchIndex: Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient> =
-  internal.checkSearchIndex
+  Integrity.checkSearchIndex
 
 /**
  * Rebuilds the memory search index from the records in one transaction (the index is derived
@@ -86,4 +88,4 @@ export const checkSearchIndex: Effect.Effect<ReadonlyArray<string>, SqlError, Sq
  * @since 0.1.0
  * @category integrity
  */
-export const rebuildSearchIndex: Effect.Effect<number, SqlError, SqlClient.SqlClient> = internal.rebuildSearchIndex
+export const rebuildSearchIndex: Effect.Effect<number, SqlError, SqlClient.SqlClient> = Reindex.rebuildSearchIndex

@@ -14,13 +14,15 @@ import {
   SearchTokenizer,
   StoredRows
 } from "@engram/core"
-import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
-import { FTS_DDL, FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
+import { coverageGap } from "./integrity.js"
+import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
+import { syncSearchIndex } from "./reindex.js"
+import { ftsInsertSql, indexedTokens, makeFrequencies, removeFromIndex, tierExpression } from "./searchIndex.js"
 import { isDamaged } from "./sqliteErrors.js"
 import { chunksOf, multiRowInsert } from "./sqlText.js"
 import {
@@ -43,34 +45,7 @@ const SPARE_ROWS = 4
 const LOOKUP_CHUNK = 500
 
 const insertSql = multiRowInsert(TABLE, ["seq", ...MemoryRow.COLUMNS])
-const ftsInsertSql = multiRowInsert(FTS_TABLE, ["rowid", "tokens"])
 const tombstoneInsertSql = multiRowInsert(TOMBSTONE_TABLE, TOMBSTONE_COLUMNS)
-
-/**
- * The index text of a stored row, from its raw columns (a row whose tags do not parse is indexed
- * by its text alone) — what the index holds for it, so the row can be re-indexed or taken out.
- */
-const rowTokens = (row: { readonly label: string | null; readonly content: string; readonly tags: string }): string => {
-  const tags = Either.getOrElse(Either.try(() => JSON.parse(row.tags) as unknown), () => [])
-  const text = SearchTokenizer.searchableText({
-    label: row.label ?? undefined,
-    content: row.content,
-    tags: Array.isArray(tags) ? tags.filter((t): t is string => typeof t === "string") : []
-  })
-  return SearchTokenizer.tokenize(text).join(" ")
-}
-
-/**
- * The FTS5 query for a search text: each distinct token of the shared tokenizer as a quoted
- * string, OR-joined. Tokens hold only letters and digits, so quoting cannot be escaped.
- */
-export const matchExpression = (tokens: ReadonlyArray<string>): string => tokens.map((t) => `"${t}"`).join(" OR ")
-
-/** The FTS5 query of one planned tier: any `include` token, none of the `exclude` tokens. */
-export const tierExpression = (tier: SearchPlan.Tier): string =>
-  tier.exclude.length === 0
-    ? matchExpression(tier.include)
-    : `(${matchExpression(tier.include)}) NOT (${matchExpression(tier.exclude)})`
 
 /**
  * A ranked search row read as an array (cheaper for the driver than an object per row): the
@@ -85,83 +60,6 @@ const rankedRow = (values: ReadonlyArray<unknown>): Row & { readonly score: numb
   row.candidates = values[MemoryRow.COLUMNS.length + 1]
   return row as Row & { readonly score: number; readonly candidates: number }
 }
-
-/** The per-connection view of the index's vocabulary: how many rows hold each token. */
-const VOCAB_TABLE = "engram_memories_vocab"
-// Vocabulary lookups per statement, under SQLite's 500-term limit on a compound SELECT.
-const VOCAB_LOOKUPS = 400
-
-/** Cached document frequencies are dropped once the store has grown by this share since. */
-const FREQUENCY_DRIFT = 0.1
-/** How long the store's size is reused before it is read again. */
-const TOTAL_TTL_MILLIS = 1_000
-/** The most document frequencies kept in the cache. */
-const FREQUENCY_CACHE = 50_000
-
-/**
- * Document frequencies for the planner, from FTS5's `fts5vocab` view (one index seek and a count
- * of the token's postings), cached: frequencies steer rank and cost, never the match set, so a
- * slightly stale figure is fine. The cache empties when the store has grown by
- * {@link FREQUENCY_DRIFT} since it was filled.
- */
-const makeFrequencies = (sql: Sql) => {
-  const cache = new Map<string, number>()
-  let filledAt = -1
-  let total = 0
-  let readAt = Number.NEGATIVE_INFINITY
-  let vocabulary = false
-  return {
-    /** Records this store wrote: counted at once, so its own writes never wait for a re-read. */
-    written: (count: number) => {
-      total += count
-    },
-    statistics: (tokens: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
-        if (!vocabulary) {
-          yield* sql.unsafe(
-            `CREATE VIRTUAL TABLE IF NOT EXISTS temp.${VOCAB_TABLE} USING fts5vocab(main, ${FTS_TABLE}, 'row')`
-          )
-          vocabulary = true
-        }
-        // Other connections' writes are picked up by re-reading the size at most once a second. The
-        // highest seq counts every row ever written: an upper bound on the rows held.
-        const now = yield* Clock.currentTimeMillis
-        if (now - readAt >= TOTAL_TTL_MILLIS || readAt > now) {
-          const [head] = yield* sql.unsafe<{ total: number | null }>(`SELECT max(seq) AS total FROM ${TABLE}`)
-          total = head?.total ?? 0
-          readAt = now
-        }
-        if (
-          filledAt < 0 || Math.abs(total - filledAt) > FREQUENCY_DRIFT * Math.max(filledAt, 1) ||
-          cache.size > FREQUENCY_CACHE
-        ) {
-          cache.clear()
-          filledAt = total
-        }
-        // The uncached tokens, up to VOCAB_LOOKUPS per statement (SQLite allows at most 500 terms
-        // in one compound SELECT; a query of thousands of distinct words has more).
-        const missing = tokens.filter((token) => !cache.has(token))
-        for (let start = 0; start < missing.length; start += VOCAB_LOOKUPS) {
-          const chunk = missing.slice(start, start + VOCAB_LOOKUPS)
-          const rows = yield* sql.unsafe<{ term: string; doc: number }>(
-            chunk.map(() => `SELECT term, doc FROM temp.${VOCAB_TABLE} WHERE term = ?`).join(" UNION ALL "),
-            chunk
-          )
-          for (const token of chunk) cache.set(token, 0)
-          for (const row of rows) cache.set(row.term, Number(row.doc))
-        }
-        const snapshot = total
-        return {
-          total: snapshot,
-          documentFrequency: (token: string) => cache.get(token) ?? 0
-        } satisfies SearchPlan.TokenStatistics
-      })
-  }
-}
-
-/** The text the search index holds for a record. */
-export const indexedTokens = (record: MemoryRecord.MemoryRecord): string =>
-  SearchTokenizer.tokenize(SearchTokenizer.searchableText(record)).join(" ")
 
 /** The SQLite result code better-sqlite3 attached to a failure, e.g. `SQLITE_CONSTRAINT_UNIQUE`. */
 const sqliteCode = (error: SqlError): unknown =>
@@ -220,104 +118,6 @@ const filterClauses = (sql: Sql, filters: MemoryQuery.MemoryFilters, nowMillis: 
   return clauses
 }
 
-const REINDEX_BATCH = 500
-
-/**
- * Makes the search index hold what the running tokenizer produces. Tokens are computed when a row
- * is written; after an upgrade that changed `SearchTokenizer.tokenize` (its fingerprint differs
- * from the one stored), the whole index is rebuilt once, in one transaction, so old rows keep
- * matching exactly like new ones and like every other backend. A no-op when current.
- */
-export const syncSearchIndex = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const storedFingerprint = sql<{ value: string }>`SELECT value FROM ${sql(META_TABLE)} WHERE key = 'tokenizer'`.pipe(
-    Effect.map((rows) => rows[0]?.value)
-  )
-  if ((yield* storedFingerprint) === SearchTokenizer.fingerprint) return
-  yield* sql.withTransaction(
-    Effect.gen(function*() {
-      if ((yield* storedFingerprint) === SearchTokenizer.fingerprint) return
-      // A contentless FTS5 table cannot delete a row without its old tokens; 'delete-all' can.
-      yield* sql.unsafe(`INSERT INTO ${FTS_TABLE} (${FTS_TABLE}) VALUES ('delete-all')`)
-      const indexed = yield* indexAllRecords
-      if (indexed > 0) {
-        yield* Effect.logInfo("rebuilt the memory search index for the current tokenizer").pipe(
-          Effect.annotateLogs({ backend: "sqlite", indexed })
-        )
-      }
-    })
-  )
-})
-
-/**
- * Indexes every stored record into the (empty) search index, in batches, and records the
- * tokenizer's fingerprint. Returns how many records it indexed.
- */
-const indexAllRecords = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  let after = -1
-  let indexed = 0
-  for (;;) {
-    const rows = yield* sql<{ seq: number; label: string | null; content: string; tags: string }>`
-      SELECT seq, label, content, tags FROM ${sql(TABLE)} WHERE seq > ${after} ORDER BY seq LIMIT ${REINDEX_BATCH}`
-    if (rows.length === 0) break
-    after = rows[rows.length - 1]!.seq
-    const values: Array<string | number> = []
-    for (const row of rows) values.push(row.seq, rowTokens(row))
-    yield* sql.unsafe(ftsInsertSql(rows.length), values)
-    indexed += rows.length
-  }
-  yield* sql`INSERT INTO ${sql(META_TABLE)} (key, value) VALUES ('tokenizer', ${SearchTokenizer.fingerprint})
-    ON CONFLICT (key) DO UPDATE SET value = excluded.value`
-  return indexed
-})
-
-/**
- * Rebuilds the search index from the records, in one transaction: drops the FTS5 table (with
- * whatever damage its shadow tables hold), creates it afresh and indexes every record. Returns
- * how many records it indexed.
- */
-export const rebuildSearchIndex: Effect.Effect<number, SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return yield* sql.withTransaction(Effect.gen(function*() {
-    yield* sql.unsafe(`DROP TABLE IF EXISTS ${FTS_TABLE}`)
-    yield* sql.unsafe(FTS_DDL)
-    return yield* indexAllRecords
-  }))
-})
-
-/**
- * What is wrong with the search index: FTS5's own integrity check of its structure, and records
- * the index does not cover (or index rows without a record). Empty when it is sound.
- */
-export const checkSearchIndex: Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient> = Effect.gen(
-  function*() {
-    const sql = yield* SqlClient.SqlClient
-    const problems: Array<string> = []
-    const structure = yield* Effect.either(
-      sql.unsafe(`INSERT INTO ${FTS_TABLE} (${FTS_TABLE}) VALUES ('integrity-check')`)
-    )
-    if (structure._tag === "Left") {
-      const cause = structure.left.cause
-      problems.push(`the search index is damaged (${cause instanceof Error ? cause.message : String(cause)})`)
-      return problems
-    }
-    const [coverage] = yield* sql<{ missing: number; orphans: number }>`SELECT
-      (SELECT count(*) FROM ${sql(TABLE)} m WHERE NOT EXISTS
-        (SELECT 1 FROM ${sql(`${FTS_TABLE}_docsize`)} d WHERE d.id = m.seq)) AS missing,
-      (SELECT count(*) FROM ${sql(`${FTS_TABLE}_docsize`)} d WHERE NOT EXISTS
-        (SELECT 1 FROM ${sql(TABLE)} m WHERE m.seq = d.id)) AS orphans`
-    if ((coverage?.missing ?? 0) > 0) problems.push(`${coverage!.missing} records are missing from the search index`)
-    if ((coverage?.orphans ?? 0) > 0) problems.push(`${coverage!.orphans} search index rows have no record`)
-    return problems
-  }
-).pipe(
-  Effect.catchIf(isDamaged, (error) =>
-    Effect.succeed([
-      `the search index cannot be read (${error.cause instanceof Error ? error.cause.message : String(error.cause)})`
-    ]))
-)
-
 /** Runs the store's migrations (idempotent), in their own migrations table. */
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
@@ -351,16 +151,7 @@ export const make: Effect.Effect<
 
   // Whether the search index covers every record, checked once, at the first search (two counts:
   // milliseconds at 100,000 records). An index that lost rows would answer with a silent partial result.
-  const indexGap = yield* Effect.cached(
-    Effect.map(
-      sql<{ records: number; indexed: number }>`SELECT (SELECT count(*) FROM ${sql(TABLE)}) AS records,
-        (SELECT count(*) FROM ${sql(`${FTS_TABLE}_docsize`)}) AS indexed`,
-      ([row]) =>
-        row === undefined || row.records === row.indexed
-          ? undefined
-          : `it holds ${row.indexed} rows for ${row.records} records`
-    )
-  )
+  const indexGap = yield* Effect.cached(coverageGap(sql))
 
   /**
    * Reads rows page by page until `want` records decode or the rows run out. Bad rows are
@@ -687,11 +478,7 @@ export const make: Effect.Effect<
             MemoryForget.tombstoneOf({ ...row, supersededBy: row.superseded_by }, at, by)
           )
           for (const chunk of chunksOf(doomed, INSERT_CHUNK)) {
-            // A contentless FTS5 table takes a row out only when told the tokens it indexed.
-            for (const row of chunk) {
-              yield* sql`INSERT INTO ${sql(FTS_TABLE)} (${sql(FTS_TABLE)}, rowid, tokens)
-                VALUES ('delete', ${row.seq}, ${rowTokens(row)})`
-            }
+            for (const row of chunk) yield* removeFromIndex(sql, row)
             yield* sql`DELETE FROM ${sql(TABLE)} WHERE ${sql.in("seq", chunk.map((row) => row.seq))}`
           }
           for (const chunk of chunksOf(tombstones, INSERT_CHUNK)) {
