@@ -27,6 +27,14 @@ module.exports = {
       comment: "@engram/core holds schemas, pure functions and service interfaces: effect only (ARCHITECTURE.md).",
       from: { path: "^packages/core/src/" },
       to: { pathNot: "^(packages/core/src/|node_modules/effect/)" }
+    },
+    {
+      name: "migrate-imports-core-only",
+      severity: "error",
+      comment: "@engram/migrate copies between any two backends through core's interfaces: core and effect only, " +
+        "so a store package can depend on it without pulling in another backend (decision 0043).",
+      from: { path: "^packages/migrate/src/" },
+      to: { pathNot: "^(packages/migrate/src/|packages/core/src/|node_modules/effect/)" }
     }
   ],
   options: {

@@ -7,8 +7,8 @@
  * - the manifests list every public module, close `internal/`, keep `effect` and `@effect/*` as
  *   peers (one copy of `effect` in the install) and move their versions together;
  * - a program importing the packages (a subpath and `@engram/runtime/testing` included)
- *   typechecks under `strict` with `module: NodeNext`, then runs: it writes, searches, projects and
- *   runs one scripted turn on `SqliteEngram.layer`;
+ *   typechecks under `strict` with `module: NodeNext`, then runs: it writes, searches, digests
+ *   (`@engram/migrate`), projects and runs one scripted turn on `SqliteEngram.layer`;
  * - `npx engram demo` runs from the installed CLI.
  *
  * The install never builds or downloads SQLite's native module: it runs with `--ignore-scripts`
@@ -200,11 +200,13 @@ describe("packed packages installed outside the workspace", () => {
     const result = JSON.parse(output.stdout) as {
       readonly id: string
       readonly hits: ReadonlyArray<string>
+      readonly digested: number
       readonly projectedIds: ReadonlyArray<string>
       readonly turn: string
       readonly text: string | null
     }
     expect(result.hits).toEqual([result.id])
+    expect(result.digested).toBe(1)
     expect(result.projectedIds).toContain(result.id)
     expect(result.turn).toBe("Completed")
     expect(result.text).toBe("You are Doug.")

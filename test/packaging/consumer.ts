@@ -2,11 +2,12 @@
  * The program the packaging test compiles and runs in a project outside the workspace, against
  * the packed tarballs: it writes a memory, searches it, projects a turn's context and runs one
  * scripted turn of a native agent, on one SQLite file (`SqliteEngram.layer`), and prints what it
- * saw as one JSON line. It imports a subpath (`@engram/core/RoutingPresets`) and the testing entry
- * point, as users do.
+ * saw as one JSON line, with the store's record count as `@engram/migrate` digests it. It imports
+ * a subpath (`@engram/core/RoutingPresets`) and the testing entry point, as users do.
  */
 import { MemoryStore } from "@engram/core"
 import * as RoutingPresets from "@engram/core/RoutingPresets"
+import { StoreMigration } from "@engram/migrate"
 import { ContextProjection, NativeRuntime, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteEngram } from "@engram/store-sqlite"
@@ -26,6 +27,7 @@ const program = Effect.gen(function*() {
     { content: "My name is Doug", kind: "profile", label: "name", sourceType: "operator" }
   ])
   const { hits } = yield* store.search("doug", { deliverable: true })
+  const digest = yield* StoreMigration.digest(store)
   const projection = yield* ContextProjection.ContextProjection
   const projected = yield* projection.project({
     sessionId: "consumer-0",
@@ -50,6 +52,7 @@ const program = Effect.gen(function*() {
   return {
     id: doug!.id,
     hits: hits.map((hit) => hit.record.id),
+    digested: digest.count,
     projectedIds: projected.sections.flatMap((section) => section.memoryIds),
     turn: turn._tag,
     text: turn._tag === "Completed" ? turn.text : null

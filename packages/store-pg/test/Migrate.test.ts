@@ -1,6 +1,7 @@
 import { expect, it } from "@effect/vitest"
 import { PromotionConformance } from "@engram/conformance"
-import { IdGenerator, MemoryStore, MemoryStoreError, MemoryWrite, PromotionStore, StoreMigration } from "@engram/core"
+import { IdGenerator, MemoryStore, MemoryStoreError, MemoryWrite, PromotionStore } from "@engram/core"
+import { StoreMigration } from "@engram/migrate"
 import { EngramPg, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
 import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"

@@ -10,7 +10,8 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryStore, PromotionStore, SessionStore, StoreMigration, TelemetryStore } from "@engram/core"
+import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import { StoreMigration } from "@engram/migrate"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -1,5 +1,6 @@
 import { expect, it } from "@effect/vitest"
-import { InjectionLog, SessionMigration, SessionStore, TelemetryStore } from "@engram/core"
+import { InjectionLog, SessionStore, TelemetryStore } from "@engram/core"
+import { SessionMigration } from "@engram/migrate"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

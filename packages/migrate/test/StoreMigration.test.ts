@@ -6,9 +6,9 @@ import {
   MemoryStoreError,
   MemoryWrite,
   PromotionStore,
-  Routing,
-  StoreMigration
+  Routing
 } from "@engram/core"
+import { StoreMigration } from "@engram/migrate"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

@@ -18,10 +18,7 @@
  *
  * @since 0.1.0
  */
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
-import { InjectionLogRow } from "./InjectionLog.js"
+import { InjectionLogRow } from "@engram/core/InjectionLog"
 import {
   compareSessionIds,
   type InvalidSessionData,
@@ -30,8 +27,11 @@ import {
   SessionMessage,
   type SessionStoreFailure,
   type SessionStoreService
-} from "./SessionStore.js"
-import type { InvalidTelemetryRow, TelemetryStoreFailure, TelemetryStoreService } from "./TelemetryStore.js"
+} from "@engram/core/SessionStore"
+import type { InvalidTelemetryRow, TelemetryStoreFailure, TelemetryStoreService } from "@engram/core/TelemetryStore"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 /**
  * The stores a copy reads from and writes to. Either pair may be left out (a source without

@@ -20,21 +20,17 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
-import { MAX_LIMIT } from "./MemoryQuery.js"
-import type { MemoryId, MemoryRecord } from "./MemoryRecord.js"
-import { MemoryStore, type MemoryStoreService } from "./MemoryStore.js"
+import { MAX_LIMIT } from "@engram/core/MemoryQuery"
+import type { MemoryId, MemoryRecord } from "@engram/core/MemoryRecord"
+import { MemoryStore, type MemoryStoreService } from "@engram/core/MemoryStore"
 import type {
   DuplicateMemoryId,
   InvalidCursor,
   InvalidMemoryInput,
   InvalidMemoryQuery,
   MemoryStoreFailure
-} from "./MemoryStoreError.js"
-import { encodeStoredRecord } from "./MemoryWrite.js"
+} from "@engram/core/MemoryStoreError"
+import { encodeStoredRecord } from "@engram/core/MemoryWrite"
 import {
   compareRows,
   type DuplicatePromotion,
@@ -44,9 +40,13 @@ import {
   type PromotionStoreFailure,
   type PromotionStoreService,
   rowIdentity
-} from "./PromotionStore.js"
-import type { SessionStoreService } from "./SessionStore.js"
-import type { TelemetryStoreService } from "./TelemetryStore.js"
+} from "@engram/core/PromotionStore"
+import type { SessionStoreService } from "@engram/core/SessionStore"
+import type { TelemetryStoreService } from "@engram/core/TelemetryStore"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 
 /**
  * Where a copy stands, reported after the scan, after every batch and before verification.
