@@ -24,6 +24,17 @@ import * as Schema from "effect/Schema"
 import * as InMemorySessionStore from "./internal/inMemorySessionStore.js"
 import * as internal from "./internal/sessionData.js"
 
+import type { InvalidSessionData, PendingInterrupt } from "./internal/sessionData.js"
+
+// The classes of the session model, documented where they are defined.
+export {
+  AssistantMessage,
+  InvalidSessionData,
+  OperatorMessage,
+  PendingInterrupt,
+  ToolMessage
+} from "./internal/sessionData.js"
+
 /**
  * A session (thread) id: 1–200 characters, no whitespace or control characters, so that
  * `session:<id>` is always a valid memory scope.
@@ -80,36 +91,6 @@ export const ToolResult = internal.ToolResult
 export type ToolResult = internal.ToolResult
 
 /**
- * What the operator (the person or program driving the agent) said.
- *
- * @since 0.1.0
- * @category models
- */
-export const OperatorMessage = internal.OperatorMessage
-/** @since 0.1.0 @category models */
-export type OperatorMessage = internal.OperatorMessage
-
-/**
- * What the assistant answered: its text (possibly empty) and the tool calls it made.
- *
- * @since 0.1.0
- * @category models
- */
-export const AssistantMessage = internal.AssistantMessage
-/** @since 0.1.0 @category models */
-export type AssistantMessage = internal.AssistantMessage
-
-/**
- * The results of the tool calls of the preceding assistant message.
- *
- * @since 0.1.0
- * @category models
- */
-export const ToolMessage = internal.ToolMessage
-/** @since 0.1.0 @category models */
-export type ToolMessage = internal.ToolMessage
-
-/**
  * Any stored session message, discriminated by `_tag`. A message imported from a design that
  * stored context frames in the session carries `legacyContextFrame: true`.
  *
@@ -119,18 +100,6 @@ export type ToolMessage = internal.ToolMessage
 export const SessionMessage = internal.SessionMessage
 /** @since 0.1.0 @category models */
 export type SessionMessage = internal.SessionMessage
-
-/**
- * A turn suspended until the operator approves (or denies) some of its tool calls. A session has
- * at most one. `turn` is the runtime's turn number; `toolCalls` are the calls awaiting a decision;
- * `detail` is whatever else the runtime needs to resume.
- *
- * @since 0.1.0
- * @category models
- */
-export const PendingInterrupt = internal.PendingInterrupt
-/** @since 0.1.0 @category models */
-export type PendingInterrupt = internal.PendingInterrupt
 
 /**
  * A session's messages in append order, with the number of stored rows that failed to decode and
@@ -143,16 +112,6 @@ export interface SessionHistory {
   readonly messages: ReadonlyArray<SessionMessage>
   readonly skipped: number
 }
-
-/**
- * Session data failed to encode (an invalid message or interrupt). Nothing in the call was stored.
- *
- * @since 0.1.0
- * @category errors
- */
-export const InvalidSessionData = internal.InvalidSessionData
-/** @since 0.1.0 @category errors */
-export type InvalidSessionData = internal.InvalidSessionData
 
 /**
  * The backend itself failed (I/O, connection, SQL). The operation left the store as it was.

@@ -25,40 +25,14 @@ import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type { InjectionLog, InjectionLogRow } from "./InjectionLog.js"
 import * as InMemoryTelemetryStore from "./internal/inMemoryTelemetryStore.js"
+import type { DuplicateSnapshot, InvalidTelemetryRow, TelemetryStoreFailure } from "./internal/telemetryRows.js"
 import * as internal from "./internal/telemetryRows.js"
 import type * as PromptSnapshot from "./PromptSnapshot.js"
 import type { SessionId } from "./SessionStore.js"
 import type * as Trajectory from "./Trajectory.js"
 
-/**
- * A row failed to encode (e.g. an incognito row naming memories). Nothing was stored.
- *
- * @since 0.1.0
- * @category errors
- */
-export const InvalidTelemetryRow = internal.InvalidTelemetryRow
-/** @since 0.1.0 @category errors */
-export type InvalidTelemetryRow = internal.InvalidTelemetryRow
-
-/**
- * The backend itself failed (I/O, connection, SQL). The operation left the store as it was.
- *
- * @since 0.1.0
- * @category errors
- */
-export const TelemetryStoreFailure = internal.TelemetryStoreFailure
-/** @since 0.1.0 @category errors */
-export type TelemetryStoreFailure = internal.TelemetryStoreFailure
-
-/**
- * A snapshot for the same `(sessionId, turn, call)` is already stored. Nothing was written.
- *
- * @since 0.1.0
- * @category errors
- */
-export const DuplicateSnapshot = internal.DuplicateSnapshot
-/** @since 0.1.0 @category errors */
-export type DuplicateSnapshot = internal.DuplicateSnapshot
+// The store's errors, documented where they are defined.
+export { DuplicateSnapshot, InvalidTelemetryRow, TelemetryStoreFailure } from "./internal/telemetryRows.js"
 
 /**
  * A session's snapshots ordered by turn then call, with the number of stored rows that failed to

@@ -1,7 +1,9 @@
 /**
  * The session model — messages, tool calls and results, pending interrupts — with its encodings,
- * its error and its order, shared by `SessionStore` (which documents and exports them) and the
- * in-memory store, so that the in-memory store imports no values from its public module.
+ * its error and its order, shared by `SessionStore` (which exports them) and the in-memory store,
+ * so that the in-memory store imports no values from its public module. The classes are documented
+ * here and re-exported by name, so that a type inferred from one (in another package's
+ * declarations) is named through `SessionStore`.
  *
  * @internal
  */
@@ -66,17 +68,35 @@ const commonFields = {
   legacyContextFrame: Schema.optional(Schema.Literal(true))
 }
 
+/**
+ * What the operator (the person or program driving the agent) said.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class OperatorMessage extends Schema.TaggedClass<OperatorMessage>()("OperatorMessage", {
   text: Schema.String,
   ...commonFields
 }) {}
 
+/**
+ * What the assistant answered: its text (possibly empty) and the tool calls it made.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class AssistantMessage extends Schema.TaggedClass<AssistantMessage>()("AssistantMessage", {
   text: Schema.String,
   toolCalls: Schema.Array(ToolCall),
   ...commonFields
 }) {}
 
+/**
+ * The results of the tool calls of the preceding assistant message.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ToolMessage extends Schema.TaggedClass<ToolMessage>()("ToolMessage", {
   results: Schema.Array(ToolResult),
   ...commonFields
@@ -85,6 +105,14 @@ export class ToolMessage extends Schema.TaggedClass<ToolMessage>()("ToolMessage"
 export const SessionMessage = Schema.Union(OperatorMessage, AssistantMessage, ToolMessage)
 export type SessionMessage = typeof SessionMessage.Type
 
+/**
+ * A turn suspended until the operator approves (or denies) some of its tool calls. A session has
+ * at most one. `turn` is the runtime's turn number; `toolCalls` are the calls awaiting a decision;
+ * `detail` is whatever else the runtime needs to resume.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class PendingInterrupt extends Schema.Class<PendingInterrupt>("PendingInterrupt")({
   turn: Schema.NonNegativeInt,
   toolCalls: Schema.Array(ToolCall),
@@ -93,6 +121,12 @@ export class PendingInterrupt extends Schema.Class<PendingInterrupt>("PendingInt
   detail: Schema.optional(JsonValue)
 }) {}
 
+/**
+ * Session data failed to encode (an invalid message or interrupt). Nothing in the call was stored.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidSessionData extends Schema.TaggedError<InvalidSessionData>()("InvalidSessionData", {
   problem: Schema.String
 }) {

@@ -2,7 +2,9 @@
  * The telemetry store's errors, the checks and encodings a backend runs before it writes, and the
  * rule that picks the sessions a prune removes — shared by `TelemetryStore` and
  * `TelemetryRetention` (which document and export them), `InjectionLog` and the in-memory store,
- * so that the in-memory store imports no values from its public module.
+ * so that the in-memory store imports no values from its public module. The error classes are
+ * documented here and re-exported by name, so that a type inferred from one (in another package's
+ * declarations) is named through `TelemetryStore`.
  *
  * @internal
  */
@@ -16,6 +18,12 @@ import { sortSessionIds } from "../SessionStore.js"
 import type { PruneRequest } from "../TelemetryStore.js"
 import * as Trajectory from "../Trajectory.js"
 
+/**
+ * A row failed to encode (e.g. an incognito row naming memories). Nothing was stored.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidTelemetryRow extends Schema.TaggedError<InvalidTelemetryRow>()("InvalidTelemetryRow", {
   problem: Schema.String
 }) {
@@ -24,6 +32,12 @@ export class InvalidTelemetryRow extends Schema.TaggedError<InvalidTelemetryRow>
   }
 }
 
+/**
+ * The backend itself failed (I/O, connection, SQL). The operation left the store as it was.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class TelemetryStoreFailure extends Schema.TaggedError<TelemetryStoreFailure>()("TelemetryStoreFailure", {
   operation: Schema.String,
   cause: Schema.Defect
@@ -34,6 +48,12 @@ export class TelemetryStoreFailure extends Schema.TaggedError<TelemetryStoreFail
   }
 }
 
+/**
+ * A snapshot for the same `(sessionId, turn, call)` is already stored. Nothing was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class DuplicateSnapshot extends Schema.TaggedError<DuplicateSnapshot>()("DuplicateSnapshot", {
   sessionId: Schema.String,
   turn: Schema.Number,
