@@ -2,6 +2,11 @@
  * The `engram` command: the root command with its subcommand groups, and the runner that
  * turns every failure into one line on stderr and an exit code.
  *
+ * The runner reads the command line once (`Argv.scanArgv`, against the {@link grammar} read from
+ * the command tree) and decides from that one value: empty values, `--log-level`, unknown options,
+ * `--help` (printed by `Help`) and `--version`, the command line `@effect/cli` parses, unknown
+ * commands and `--json` failures.
+ *
  * One module per command group lives under `commands/`; a new group is one more entry in
  * the command tree below.
  *
@@ -9,8 +14,11 @@
  */
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as CommandDescriptor from "@effect/cli/CommandDescriptor"
+import type * as HelpDoc from "@effect/cli/HelpDoc"
+import type * as Usage from "@effect/cli/Usage"
 import * as ValidationError from "@effect/cli/ValidationError"
+import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -19,6 +27,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as Argv from "./Argv.js"
 import * as CliError from "./CliError.js"
 import * as Compose from "./commands/Compose.js"
 import * as Demo from "./commands/Demo.js"
@@ -32,6 +41,7 @@ import * as Migrate from "./commands/Migrate.js"
 import * as Serve from "./commands/Serve.js"
 import * as Telemetry from "./commands/Telemetry.js"
 import * as Token from "./commands/Token.js"
+import * as Help from "./Help.js"
 import * as Root from "./Root.js"
 
 /**
@@ -42,40 +52,100 @@ import * as Root from "./Root.js"
  */
 export const VERSION = "0.1.0"
 
-// The whole command tree. Kept module-private: its inferred type spans every command's options
-// and errors, and `run` / `main` are the public way in.
-const command = Root.command.pipe(
-  Command.withSubcommands([
-    Memory.command,
-    Demo.command,
-    Migrate.command,
-    Eval.command,
-    Compose.command,
-    Mcp.command,
-    Serve.command,
-    Token.command,
-    Telemetry.command,
-    Doctor.command,
-    Inspect.command,
-    Explain.command
-  ])
+// The command tree: each group with its subcommands, in the order help lists them. Written once:
+// @effect/cli's command, the argv grammar and the help pages are all read from it.
+const tree = [
+  [Memory.command, Memory.subcommands],
+  [Demo.command],
+  [Migrate.command],
+  [Eval.command],
+  [Compose.command],
+  [Mcp.command],
+  [Serve.command],
+  [Token.command, Token.subcommands],
+  [Telemetry.command, Telemetry.subcommands],
+  [Doctor.command],
+  [Inspect.command],
+  [Explain.command]
+] as const
+
+// The whole command. Kept module-private: its inferred type spans every command's options and
+// errors, and `run` / `main` are the public way in.
+const command = Root.command.pipe(Command.withSubcommands(Arr.map(tree, ([group]) => group)))
+
+/**
+ * How help and usage are shown: no built-in options listed, no type names in usage lines.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const config: CliConfig.CliConfig = CliConfig.make({ showBuiltIns: false, showTypes: false })
+
+/** A command of the tree as the runner reads it: its name, usage, help and subcommands. */
+interface Node {
+  readonly name: string
+  readonly usage: Usage.Usage
+  readonly help: () => HelpDoc.HelpDoc
+  readonly children: ReadonlyArray<Node>
+}
+
+const node = (
+  self: { readonly descriptor: CommandDescriptor.Command<unknown> },
+  children: ReadonlyArray<Node> = []
+): Node => ({
+  name: Arr.fromIterable(CommandDescriptor.getNames(self.descriptor))[0]!,
+  usage: CommandDescriptor.getUsage(self.descriptor),
+  help: () => CommandDescriptor.getHelp(self.descriptor, config),
+  children
+})
+
+const root: Node = node(
+  command,
+  tree.map(([group, subcommands]) =>
+    node(group, subcommands === undefined ? [] : subcommands.map((subcommand) => node(subcommand)))
+  )
 )
 
-// Command groups and their subcommands, to name an unknown command precisely.
-const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
-  memory: Memory.subcommandNames,
-  demo: [],
-  migrate: [],
-  eval: [],
-  compose: [],
-  mcp: [],
-  serve: [],
-  token: ["create", "list", "revoke"],
-  telemetry: Telemetry.subcommandNames,
-  doctor: [],
-  inspect: [],
-  explain: []
+// The long options (and aliases) a usage names, and whether each takes a value.
+const optionsOf = (usage: Usage.Usage): ReadonlyArray<readonly [string, boolean]> => {
+  switch (usage._tag) {
+    case "Empty":
+    case "Mixed":
+      return []
+    case "Named":
+      return usage.names.filter((name) => name.startsWith("-")).map((name) =>
+        [name, Option.isSome(usage.acceptedValues)] as const
+      )
+    case "Optional":
+    case "Repeated":
+      return optionsOf(usage.usage)
+    case "Alternation":
+    case "Concat":
+      return [...optionsOf(usage.left), ...optionsOf(usage.right)]
+  }
 }
+
+const grammarOf = (self: Node): Argv.CommandGrammar => ({
+  name: self.name,
+  options: new Map(optionsOf(self.usage)),
+  subcommands: self.children.map(grammarOf)
+})
+
+/**
+ * The command line's grammar, read from the command tree: the root's options (global), the
+ * runner's own (`--help`/`-h`, `--version`, `--log-level`), and each command's options. Read a
+ * command line with `Argv.scanArgv(args, Cli.grammar)`.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const grammar: Argv.Grammar = {
+  root: grammarOf(root),
+  builtIns: new Map([["--help", false], ["-h", false], ["--version", false], ["--log-level", true]])
+}
+
+const nodeAt = (path: ReadonlyArray<string>): Node =>
+  path.reduce((at, name) => at.children.find((child) => child.name === name) ?? at, root)
 
 /**
  * The one line for a command line whose command words are not known: which word, and what
@@ -84,20 +154,17 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
  * @since 0.1.0
  * @category errors
  */
-export const describeUnknownCommand = (args: ReadonlyArray<string>): string => {
-  // Command words come first; skip the root's options (and the values of `--db`, `--pg`, …).
-  const words: Array<string> = []
-  for (let i = 0; i < args.length && words.length < 2; i++) {
-    const arg = args[i]!
-    if (Root.valueOptions.includes(arg) || arg === "--log-level") i++
-    else if (!arg.startsWith("-")) words.push(arg)
-  }
-  const [group, sub] = words
-  const names = group === undefined ? undefined : groups[group]
+export const describeUnknownCommand = (argv: Argv.Argv): string => {
+  const words = Argv.argumentsOf(argv)
+  const [group, sub] = argv.command.length > 0 ? [argv.command[0]!, argv.command[1] ?? words[0]] : [words[0], words[1]]
+  const groups = root.children.map((child) => child.name)
+  const names = group === undefined ? undefined : root.children.find((child) => child.name === group)?.children.map(
+    (child) => child.name
+  )
   if (group === undefined || names === undefined) {
-    const guess = group === undefined ? undefined : closest(group, Object.keys(groups))
+    const guess = group === undefined ? undefined : closest(group, groups)
     return `unknown command${group === undefined ? "" : ` "${group}"`}` +
-      `${guess === undefined ? "" : `; did you mean "${guess}"?`}; commands: ${Object.keys(groups).join(", ")}`
+      `${guess === undefined ? "" : `; did you mean "${guess}"?`}; commands: ${groups.join(", ")}`
   }
   const guess = sub === undefined ? undefined : closest(sub, names)
   return `unknown command "${group}${sub === undefined ? "" : ` ${sub}`}"` +
@@ -151,36 +218,25 @@ export const closest = (word: string, candidates: ReadonlyArray<string>): string
     : undefined
 }
 
-// Every long option some command of the tree accepts, read from the tree's own help.
-let knownOptionsCache: ReadonlySet<string> | undefined
-const knownOptions = (): ReadonlySet<string> => {
-  if (knownOptionsCache === undefined) {
-    const text = HelpDoc.toAnsiText(Command.getHelp(command, CliConfig.defaultConfig)).replace(/\u001b\[[0-9;]*m/g, "")
-    knownOptionsCache = new Set([...(text.match(/--[a-z][a-z0-9-]*/g) ?? []), "--help", "--version", "--log-level"])
-  }
-  return knownOptionsCache
-}
-
 /**
- * The one line for the first long option on the command line that no command accepts, naming
- * the option it most likely meant; `undefined` when every option is known. Arguments after `--`
- * are text.
+ * The one line for the first option on the command line that the command does not accept,
+ * naming the option it most likely meant; `undefined` when every option is known.
  *
  * @since 0.1.0
  * @category suggestions
  */
-export const describeUnknownOption = (args: ReadonlyArray<string>): string | undefined => {
-  const known = knownOptions()
-  for (const arg of args) {
-    if (arg === "--") return undefined
-    if (!arg.startsWith("--")) continue
-    const name = arg.split("=", 1)[0]!
-    if (known.has(name)) continue
-    const guess = closest(name.slice(2), [...known].map((option) => option.slice(2)))
-    return `unknown option ${name}${guess === undefined ? "" : `; did you mean --${guess}?`} ` +
-      "(engram <command> --help lists a command's options)"
-  }
-  return undefined
+export const describeUnknownOption = (argv: Argv.Argv): string | undefined => {
+  const unknown = Argv.unknownOption(argv)
+  if (unknown === undefined) return undefined
+  const known = [
+    ...grammar.root.options.keys(),
+    ...grammar.builtIns.keys(),
+    ...optionsOf(nodeAt(argv.command).usage)
+      .map(([name]) => name)
+  ].filter((name) => name.startsWith("--"))
+  const guess = closest(unknown.name.slice(2), known.map((option) => option.slice(2)))
+  return `unknown option ${unknown.name}${guess === undefined ? "" : `; did you mean --${guess}?`} ` +
+    "(engram <command> --help lists a command's options)"
 }
 
 /**
@@ -192,106 +248,39 @@ export const describeUnknownOption = (args: ReadonlyArray<string>): string | und
 export const logLevels: ReadonlyArray<string> = LogLevel.allLevels.map((level) => level._tag.toLowerCase())
 
 /**
- * Takes `--log-level <level>` (or `--log-level=<level>`) out of the command line, wherever it was
- * written: the level (`undefined` when absent), the rest of the command line, and the problem
- * when the level is not one of {@link logLevels}.
+ * The level `--log-level <level>` (or `--log-level=<level>`) asks for, wherever it was written
+ * (`undefined` when absent), or the problem when it is not one of {@link logLevels}.
  *
  * @since 0.1.0
  * @category logging
  */
-export const extractLogLevel = (args: ReadonlyArray<string>): {
+export const logLevelOf = (argv: Argv.Argv): {
   readonly level: LogLevel.LogLevel | undefined
-  readonly rest: ReadonlyArray<string>
   readonly problem: string | undefined
 } => {
-  const rest: Array<string> = []
-  let value: string | undefined
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!
-    if (arg === "--") {
-      rest.push(...args.slice(i))
-      break
-    }
-    if (arg === "--log-level") value = args[++i] ?? ""
-    else if (arg.startsWith("--log-level=")) value = arg.slice("--log-level=".length)
-    else rest.push(arg)
-  }
-  if (value === undefined) return { level: undefined, rest, problem: undefined }
+  const value = Argv.lastValue(argv, "--log-level")
+  if (value === undefined) return { level: undefined, problem: undefined }
   const level = LogLevel.allLevels.find((candidate) => candidate._tag.toLowerCase() === value.toLowerCase())
   return level !== undefined
-    ? { level, rest, problem: undefined }
-    : { level: undefined, rest, problem: `--log-level: "${value}" is not a level; use one of ${logLevels.join(", ")}` }
-}
-
-// The sentences @effect/cli adds under every option whatever it is, which say nothing here.
-const boilerplate = new Set([
-  "A user-defined piece of text.",
-  "This setting is optional.",
-  "This option may be repeated zero or more times.",
-  "An integer.",
-  "A true or false value."
-])
-
-const wrap = (line: string, width: number): ReadonlyArray<string> => {
-  if (line.length <= width) return [line]
-  const indent = /^\s*/.exec(line)![0]
-  const lines: Array<string> = []
-  let current = ""
-  for (const word of line.trim().split(/\s+/)) {
-    if (current !== "" && indent.length + current.length + 1 + word.length > width) {
-      lines.push(indent + current)
-      current = word
-    } else {
-      current = current === "" ? word : `${current} ${word}`
-    }
-  }
-  if (current !== "") lines.push(indent + current)
-  return lines
+    ? { level, problem: undefined }
+    : { level: undefined, problem: `--log-level: "${value}" is not a level; use one of ${logLevels.join(", ")}` }
 }
 
 /**
- * @effect/cli's help as the command shows it: without the sentences it repeats under every
- * option, with the usage line naming the whole command (`$ engram memory add …`, not `$ add …`),
- * the command table's padding collapsed and every line wrapped at `width` columns.
+ * The help page of the command the command line names (the root's when it names none).
  *
  * @since 0.1.0
  * @category formatting
  */
-export const tidyHelp = (text: string, commandPath: ReadonlyArray<string>, width = 100): string => {
-  const out: Array<string> = []
-  const lines = text.split("\n")
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!
-    if (boilerplate.has(line.trim())) {
-      if (lines[i + 1]?.trim() === "" && out.at(-1)?.trim() === "") i++
-      continue
-    }
-    const sub = commandPath.slice(1)
-    const named = sub.length > 0 && line.startsWith(`$ ${sub.at(-1)} `)
-      ? `$ ${commandPath.join(" ")} ${line.slice(sub.at(-1)!.length + 3)}`
-      : line
-    out.push(...wrap(named.replace(/(\S) {3,}(\S)/g, "$1   $2"), width))
-  }
-  return out.join("\n")
-}
-
-/**
- * The command words of a command line (`["engram", "memory", "add"]`), options and their values
- * left out.
- *
- * @since 0.1.0
- * @category formatting
- */
-export const commandPath = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const words = ["engram"]
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!
-    if (arg === "--") break
-    if (Root.valueOptions.includes(arg)) i++
-    else if (!arg.startsWith("-") && words.length < 3 && (words.length === 1 ? arg in groups : true)) words.push(arg)
-    else if (!arg.startsWith("-")) break
-  }
-  return words
+export const helpPage = (argv: Argv.Argv): HelpDoc.HelpDoc => {
+  const at = nodeAt(argv.command)
+  return Help.page({
+    path: ["engram", ...argv.command],
+    version: VERSION,
+    usage: at.usage,
+    help: at.help(),
+    config
+  })
 }
 
 /**
@@ -330,45 +319,6 @@ export const logger = Logger.withConsoleError(
 // already reports in its output. The built-in `--log-level warning` shows the details.
 const logging = Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(LogLevel.Error))
 
-// The root command's own options, and whether each takes a value.
-const globalOptions: ReadonlyMap<string, boolean> = new Map([
-  ["--db", true],
-  ["--pg", true],
-  ["--pg-schema", true],
-  ["--json", false]
-])
-
-/**
- * Moves the root command's options (`--db`, `--pg`, `--pg-schema`, `--json`) in front of the
- * first command word, wherever the user wrote them: @effect/cli only reads a parent command's
- * options before the subcommand, so `engram memory list --json` would otherwise be refused.
- * Nothing after a `--` is touched; `--opt=value` forms are kept whole.
- *
- * @since 0.1.0
- * @category running
- */
-export const hoistGlobalOptions = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const hoisted: Array<string> = []
-  const rest: Array<string> = []
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!
-    if (arg === "--") {
-      rest.push(...args.slice(i))
-      break
-    }
-    const name = arg.split("=", 1)[0]!
-    const takesValue = globalOptions.get(name)
-    if (takesValue === undefined) {
-      rest.push(arg)
-    } else if (takesValue && !arg.includes("=") && i + 1 < args.length) {
-      hoisted.push(arg, args[++i]!)
-    } else {
-      hoisted.push(arg)
-    }
-  }
-  return [...hoisted, ...rest]
-}
-
 /**
  * Runs the command line `argv` (as `process.argv`: runtime and script first). Help and
  * version print as usual; every failure — a rejected command line, a refused store operation,
@@ -377,45 +327,34 @@ export const hoistGlobalOptions = (args: ReadonlyArray<string>): ReadonlyArray<s
  * @since 0.1.0
  * @category running
  */
-export const run = (argv: ReadonlyArray<string>) =>
+export const run = (argv: ReadonlyArray<string>) => runScanned(argv, Argv.scanArgv(argv.slice(2), grammar))
+
+const refuse = (problem: string) => new CliError.CliFailure({ problem, exitCode: CliError.ExitCode.refused })
+
+const runScanned = (argv: ReadonlyArray<string>, scanned: Argv.Argv) =>
   Effect.gen(function*() {
-    const empty = emptyOptionValue(argv.slice(2))
+    const empty = Argv.emptyValue(scanned)
     if (empty !== undefined) {
-      return yield* new CliError.CliFailure({
-        problem: `${empty}: the value is empty; give a value or leave the option out`,
-        exitCode: CliError.ExitCode.refused
-      })
+      return yield* refuse(`${empty.name}: the value is empty; give a value or leave the option out`)
     }
+    const { level, problem } = logLevelOf(scanned)
+    if (problem !== undefined) return yield* refuse(problem)
+    const unknownOption = describeUnknownOption(scanned)
+    if (unknownOption !== undefined) return yield* refuse(unknownOption)
+    if (Argv.has(scanned, "--help", "-h")) {
+      return yield* Console.log(Help.render(helpPage(scanned), { width: Help.WIDTH, color: colorAllowed() }))
+    }
+    if (Argv.has(scanned, "--version")) return yield* Console.log(VERSION)
     // @effect/cli prints its own multi-line report of a bad command line to stderr; we report
     // the error ourselves, in one line, so its stderr is silenced while the command line is
     // parsed — and restored for the command's own run.
-    const { level, problem, rest } = extractLogLevel(argv.slice(2))
-    if (problem !== undefined) {
-      return yield* new CliError.CliFailure({ problem, exitCode: CliError.ExitCode.refused })
-    }
-    const unknownOption = describeUnknownOption(rest)
-    if (unknownOption !== undefined) {
-      return yield* new CliError.CliFailure({ problem: unknownOption, exitCode: CliError.ExitCode.refused })
-    }
     const console = yield* Effect.console
-    // @effect/cli's own output (help, version) is styled with ANSI codes: plain text unless the
-    // output is a terminal and NO_COLOR is unset.
-    const plain = !colorAllowed()
-    const strip = (values: ReadonlyArray<unknown>) =>
-      values.map((value) => (typeof value === "string" ? value.replace(/\u001b\[[0-9;]*m/g, "") : value))
-    const path = commandPath(rest)
-    const tidy = (values: ReadonlyArray<unknown>) =>
-      values.map((value) => (typeof value === "string" ? tidyHelp(value, path) : value))
-    const quiet: Console.Console = {
-      ...console,
-      error: () => Effect.void,
-      log: (...values) => console.log(...tidy(plain ? strip(values) : values))
-    }
+    const quiet: Console.Console = { ...console, error: () => Effect.void }
     const app = Command.run(
       command.pipe(Command.transformHandler((effect) => Console.withConsole(effect, console))),
       { name: "engram", version: VERSION }
     )
-    const running = Console.withConsole(app([...argv.slice(0, 2), ...hoistGlobalOptions(rest)]), quiet)
+    const running = Console.withConsole(app([...argv.slice(0, 2), ...Argv.parserArgs(scanned)]), quiet)
     yield* level === undefined ? running : Effect.provide(running, Logger.minimumLogLevel(level))
   }).pipe(
     Effect.catchAllCause((cause) => {
@@ -426,60 +365,31 @@ export const run = (argv: ReadonlyArray<string>) =>
       )
       return Effect.fail(
         Option.isSome(mismatch)
-          ? new CliError.CliFailure({ problem: describeUnknownCommand(argv.slice(2)), exitCode: failure.exitCode })
+          ? new CliError.CliFailure({ problem: describeUnknownCommand(scanned), exitCode: failure.exitCode })
           : failure
       )
     }),
-    Effect.provide(Layer.mergeAll(CliConfig.layer({ showBuiltIns: false, showTypes: false }), logging))
+    Effect.provide(Layer.mergeAll(Layer.succeed(CliConfig.CliConfig, config), logging))
   )
 
 /**
- * The first option given an empty value (`--tag ""`, `--tag=`), which @effect/cli would drop as
- * if the option were absent. Arguments after `--` are text, not options.
- *
- * @since 0.1.0
- * @category parsing
- */
-export const emptyOptionValue = (args: ReadonlyArray<string>): string | undefined => {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!
-    if (arg === "--") return undefined
-    if (!arg.startsWith("--")) continue
-    if (arg.endsWith("=")) return arg.slice(0, -1)
-    if (!arg.includes("=") && args[i + 1] === "") return arg
-  }
-  return undefined
-}
-
-/**
- * {@link run}, printing a failure as `engram: <problem>` on stderr.
+ * {@link run}, printing a failure as `engram: <problem>` on stderr — and, when the command line
+ * asks for JSON (`--json` before any `--`), also as one JSON document on stdout:
+ * `{ "error": { "problem", "exitCode" } }`.
  *
  * @since 0.1.0
  * @category running
  */
-export const main = (argv: ReadonlyArray<string>) =>
-  run(argv).pipe(
+export const main = (argv: ReadonlyArray<string>) => {
+  const scanned = Argv.scanArgv(argv.slice(2), grammar)
+  return runScanned(argv, scanned).pipe(
     Effect.tapError((failure) =>
       Effect.zipRight(
-        wantsJson(argv.slice(2))
+        Argv.has(scanned, "--json")
           ? Console.log(JSON.stringify({ error: { problem: failure.problem, exitCode: failure.exitCode } }, null, 2))
           : Effect.void,
         Console.error(`engram: ${failure.problem}`)
       )
     )
   )
-
-/**
- * Whether the command line asks for JSON (`--json` before any `--`): its failures are then also
- * printed as one JSON document on stdout, `{ "error": { "problem", "exitCode" } }`.
- *
- * @since 0.1.0
- * @category running
- */
-export const wantsJson = (args: ReadonlyArray<string>): boolean => {
-  for (const arg of args) {
-    if (arg === "--") return false
-    if (arg === "--json") return true
-  }
-  return false
 }

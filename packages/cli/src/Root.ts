@@ -8,17 +8,15 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Options from "@effect/cli/Options"
-import * as ValidationError from "@effect/cli/ValidationError"
 import { EngramPg } from "@engram/store-pg"
 import { EngramSqlite } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Flags from "./Flags.js"
 
 /**
- * Where the store lives when `--db` is not given.
+ * Where the store lives when neither a flag, the command nor the environment names one.
  *
  * @since 0.1.0
  * @category constants
@@ -31,14 +29,13 @@ export const DEFAULT_DATABASE: string = EngramSqlite.DEFAULT_FILENAME
  * @since 0.1.0
  * @category options
  */
-export const db = Options.text("db").pipe(
-  Options.withPseudoName("path"),
-  Options.withDescription(
-    `The SQLite file that holds the memory store (created on first use). Default: $ENGRAM_DB, else ` +
-      `$ENGRAM_PG_URL (PostgreSQL), else ${DEFAULT_DATABASE}.`
-  ),
-  Options.optional
-)
+export const db = Flags.optional(Flags.text(
+  "db",
+  Flags.NonEmpty,
+  `The SQLite file that holds the memory store (created on first use). Default: $ENGRAM_DB, else ` +
+    `$ENGRAM_PG_URL (PostgreSQL), else ${DEFAULT_DATABASE}.`,
+  "path"
+))
 
 /**
  * The problem with a PostgreSQL connection URL, or `undefined` when it is one. The text never
@@ -72,25 +69,16 @@ export const pgSchemaProblem = (name: string): string | undefined =>
     : `"${name}" is not allowed: use lowercase letters, digits and "_", starting with a letter or "_", ` +
       `at most 63 characters`
 
-const invalid = (text: string) => ValidationError.invalidValue(HelpDoc.p(text))
-
 /**
- * A PostgreSQL URL option: checked while the command line is parsed, then kept redacted.
+ * A PostgreSQL URL, kept redacted once decoded; a refusal never repeats it.
  *
  * @since 0.1.0
- * @category options
+ * @category schemas
  */
-export const pgUrlOption = (name: string, description: string): Options.Options<Redacted.Redacted<string>> =>
-  Options.text(name).pipe(
-    Options.withPseudoName("url"),
-    Options.withDescription(description),
-    Options.mapEffect((value) => {
-      const problem = pgUrlProblem(value)
-      return problem === undefined
-        ? Effect.succeed(Redacted.make(value))
-        : Effect.fail(invalid(`--${name}: ${problem}`))
-    })
-  )
+export const PgUrl: Schema.Schema<Redacted.Redacted<string>, string> = Schema.compose(
+  Schema.String.pipe(Schema.filter((url) => pgUrlProblem(url) ?? true)),
+  Schema.Redacted(Schema.String)
+)
 
 /**
  * `--pg <url>`: use the PostgreSQL database at this URL instead of a SQLite file. The URL is kept
@@ -99,11 +87,13 @@ export const pgUrlOption = (name: string, description: string): Options.Options<
  * @since 0.1.0
  * @category options
  */
-export const pg = pgUrlOption(
+export const pg = Flags.optional(Flags.text(
   "pg",
+  PgUrl,
   "Use PostgreSQL instead of a SQLite file: postgres://user:password@host:5432/database. " +
-    "Default: $ENGRAM_PG_URL when neither --db nor $ENGRAM_DB is given. Not together with --db."
-).pipe(Options.optional)
+    "Default: $ENGRAM_PG_URL when neither --db nor $ENGRAM_DB is given. Not together with --db.",
+  "url"
+))
 
 /**
  * `--pg-schema <name>`: keep Engram's PostgreSQL tables in this schema (created when missing).
@@ -111,18 +101,13 @@ export const pg = pgUrlOption(
  * @since 0.1.0
  * @category options
  */
-export const pgSchema = Options.text("pg-schema").pipe(
-  Options.withPseudoName("name"),
-  Options.withDescription(
-    "The PostgreSQL schema Engram's tables live in (created when missing), for --pg and for migrate --to. " +
-      "Default: the server's search_path (usually public)."
-  ),
-  Options.mapEffect((value) => {
-    const problem = pgSchemaProblem(value)
-    return problem === undefined ? Effect.succeed(value) : Effect.fail(invalid(`--pg-schema: ${problem}`))
-  }),
-  Options.optional
-)
+export const pgSchema = Flags.optional(Flags.text(
+  "pg-schema",
+  Schema.String.pipe(Schema.filter((name) => pgSchemaProblem(name) ?? true)),
+  "The PostgreSQL schema Engram's tables live in (created when missing), for --pg and for migrate --to. " +
+    "Default: the server's search_path (usually public).",
+  "name"
+))
 
 /**
  * `--json`: machine-readable output, one JSON document on stdout.
@@ -130,17 +115,7 @@ export const pgSchema = Options.text("pg-schema").pipe(
  * @since 0.1.0
  * @category options
  */
-export const json = Options.boolean("json").pipe(
-  Options.withDescription("Print one JSON document instead of the human-readable view.")
-)
-
-/**
- * The global options that take a value (their value is not a command word).
- *
- * @since 0.1.0
- * @category options
- */
-export const valueOptions: ReadonlyArray<string> = ["--db", "--pg", "--pg-schema"]
+export const json = Flags.boolean("json", "Print one JSON document instead of the human-readable view.")
 
 /**
  * The root command. Subcommand groups are attached in `Cli.ts`.
@@ -153,17 +128,16 @@ export const command = Command.make("engram", { db, pg, pgSchema, json }).pipe(
 )
 
 /**
- * The global settings, as a subcommand handler sees them.
+ * The global options, as a subcommand handler sees them. Which store they name is for
+ * `StoreBackend.locationOf` to say.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Settings {
-  /** Path of the SQLite store ({@link DEFAULT_DATABASE} unless `--db` was given). */
-  readonly db: string
-  /** Whether `--db` was given on the command line. */
-  readonly dbGiven: boolean
-  /** The PostgreSQL URL of `--pg`, redacted; absent: the store is the SQLite file. */
+  /** The SQLite file `--db` names. */
+  readonly db: string | undefined
+  /** The PostgreSQL URL of `--pg`, redacted. */
   readonly pg: Redacted.Redacted<string> | undefined
   /** The PostgreSQL schema of `--pg-schema`. */
   readonly pgSchema: string | undefined
@@ -179,11 +153,5 @@ export interface Settings {
  */
 export const settings: Effect.Effect<Settings, never, Command.Command.Context<"engram">> = Effect.map(
   command,
-  (options): Settings => ({
-    db: Option.getOrElse(options.db, () => DEFAULT_DATABASE),
-    dbGiven: Option.isSome(options.db),
-    pg: Option.getOrUndefined(options.pg),
-    pgSchema: Option.getOrUndefined(options.pgSchema),
-    json: options.json
-  })
+  (options): Settings => options
 )

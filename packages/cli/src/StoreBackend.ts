@@ -39,6 +39,15 @@ export interface PgLocation {
 }
 
 /**
+ * What named the store: a flag, the command's own configuration (an agent config's `db`), the
+ * command's own file (the demo's, the eval's), an environment variable, or the default file.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Origin = "--db" | "--pg" | "agent config" | "command" | "ENGRAM_DB" | "ENGRAM_PG_URL" | "default"
+
+/**
  * Where to find the store.
  *
  * @since 0.1.0
@@ -49,6 +58,8 @@ export interface StoreLocation {
   readonly db: string
   /** When present, the store is this PostgreSQL database and `db` is not used. */
   readonly pg?: PgLocation | undefined
+  /** What named it (see {@link locationOf}). */
+  readonly origin?: Origin | undefined
 }
 
 /**
@@ -256,60 +267,115 @@ const fromEnvironment = (name: string) =>
   Effect.orDie(Effect.map(Config.option(Config.string(name)), Option.filter((value) => value.trim() !== "")))
 
 /**
- * The store location the global options name: `--pg` (with `--pg-schema`) or `--db`; without
- * either, `ENGRAM_DB`, then `ENGRAM_PG_URL` (see {@link ENVIRONMENT}); else the default file.
- * Refuses `--db` together with `--pg`, `--pg-schema` without a PostgreSQL URL, and an
- * `ENGRAM_PG_URL` that is not a postgres:// URL (whose text is never echoed).
+ * What a command adds to the choice of its store (see {@link locationOf}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Choice<E = never, R = never> {
+  /** A SQLite file the command's own input names (an agent config's `db`, already resolved). */
+  readonly configured?: string | undefined
+  /** The command's own file when no flag names a store (the demo's, the eval's). */
+  readonly ownFile?: Effect.Effect<string, E, R> | undefined
+  /** The command works on SQLite files only: a PostgreSQL store is refused with this problem. */
+  readonly sqliteOnly?: string | undefined
+}
+
+const refused = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
+
+/**
+ * The one place a command's store is chosen, first match wins:
+ *
+ * | | store | origin |
+ * | --- | --- | --- |
+ * | 1 | `--pg <url>` (with `--pg-schema`) | `--pg` |
+ * | 2 | `--db <path>` | `--db` |
+ * | 3 | the command's configured file (compose, mcp, serve: the agent config's `db`) | `agent config` |
+ * | 4 | the command's own file (demo, eval); the environment is then not read | `command` |
+ * | 5 | `ENGRAM_DB` (see {@link ENVIRONMENT}) | `ENGRAM_DB` |
+ * | 6 | `ENGRAM_PG_URL` | `ENGRAM_PG_URL` |
+ * | 7 | {@link Root.DEFAULT_DATABASE} | `default` |
+ *
+ * Refuses `--db` together with `--pg`, `--pg-schema` when the store is not PostgreSQL, an
+ * `ENGRAM_PG_URL` that is not a postgres:// URL (its text is never echoed), and a PostgreSQL store
+ * for a command that works on SQLite files only.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const locationOf = (settings: Root.Settings): Effect.Effect<StoreLocation, CliFailure> =>
+export const locationOf = <E = never, R = never>(
+  settings: Root.Settings,
+  choice: Choice<E, R> = {}
+): Effect.Effect<StoreLocation, CliFailure | E, R> =>
   Effect.gen(function*() {
-    if (settings.pg !== undefined && settings.dbGiven) {
-      return yield* new CliFailure({
-        problem: "--db and --pg both name a store; give one: --db <path> for SQLite or --pg <url> for PostgreSQL",
-        exitCode: ExitCode.refused
-      })
+    if (settings.pg !== undefined && settings.db !== undefined) {
+      return yield* refused(
+        "--db and --pg both name a store; give one: --db <path> for SQLite or --pg <url> for PostgreSQL"
+      )
     }
-    if (settings.pg !== undefined) return { db: settings.db, pg: { url: settings.pg, schema: settings.pgSchema } }
-    let db: string = settings.db
-    let pg: Redacted.Redacted<string> | undefined
-    if (!settings.dbGiven) {
-      const envDb = yield* fromEnvironment(ENVIRONMENT.db)
-      const envPg = Option.isNone(envDb) ? yield* fromEnvironment(ENVIRONMENT.pg) : Option.none()
-      if (Option.isSome(envDb)) db = envDb.value
-      if (Option.isSome(envPg)) {
-        const problem = Root.pgUrlProblem(envPg.value)
-        if (problem !== undefined) {
-          return yield* new CliFailure({
-            problem: `${ENVIRONMENT.pg}: ${problem}; fix or unset it, or give --db <path> / --pg <url>`,
-            exitCode: ExitCode.refused
-          })
-        }
-        pg = Redacted.make(envPg.value)
-      }
+    const chosen: StoreLocation = settings.pg !== undefined
+      ? { db: Root.DEFAULT_DATABASE, pg: { url: settings.pg, schema: settings.pgSchema }, origin: "--pg" }
+      : settings.db !== undefined
+      ? { db: settings.db, origin: "--db" }
+      : choice.configured !== undefined
+      ? { db: choice.configured, origin: "agent config" }
+      : choice.ownFile !== undefined
+      ? { db: yield* choice.ownFile, origin: "command" }
+      : yield* fromEnvironmentOrDefault(settings)
+    if (chosen.pg !== undefined && choice.sqliteOnly !== undefined) return yield* refused(choice.sqliteOnly)
+    if (chosen.pg === undefined && settings.pgSchema !== undefined) {
+      return yield* refused("--pg-schema names a PostgreSQL schema; add --pg <url> to use PostgreSQL")
     }
-    if (pg !== undefined) return { db, pg: { url: pg, schema: settings.pgSchema } }
-    if (settings.pgSchema !== undefined) {
-      return yield* new CliFailure({
-        problem: "--pg-schema names a PostgreSQL schema; add --pg <url> to use PostgreSQL",
-        exitCode: ExitCode.refused
-      })
+    return chosen
+  })
+
+const fromEnvironmentOrDefault = (settings: Root.Settings): Effect.Effect<StoreLocation, CliFailure> =>
+  Effect.gen(function*() {
+    const envDb = yield* fromEnvironment(ENVIRONMENT.db)
+    if (Option.isSome(envDb)) return { db: envDb.value, origin: "ENGRAM_DB" }
+    const envPg = yield* fromEnvironment(ENVIRONMENT.pg)
+    if (Option.isNone(envPg)) return { db: Root.DEFAULT_DATABASE, origin: "default" }
+    const problem = Root.pgUrlProblem(envPg.value)
+    if (problem !== undefined) {
+      return yield* refused(`${ENVIRONMENT.pg}: ${problem}; fix or unset it, or give --db <path> / --pg <url>`)
     }
-    return { db }
+    return {
+      db: Root.DEFAULT_DATABASE,
+      pg: { url: Redacted.make(envPg.value), schema: settings.pgSchema },
+      origin: "ENGRAM_PG_URL"
+    }
   })
 
 /**
- * The store location of the global options (see {@link locationOf}).
+ * The store location of the global options for a command (see {@link locationOf}).
  *
  * @since 0.1.0
  * @category accessors
  */
-export const location: Effect.Effect<StoreLocation, CliFailure, Command.Command.Context<"engram">> = Effect.flatMap(
-  Root.settings,
-  locationOf
-)
+export const locationFor = <E = never, R = never>(
+  choice: Choice<E, R>
+): Effect.Effect<StoreLocation, CliFailure | E, R | Command.Command.Context<"engram">> =>
+  Effect.flatMap(Root.settings, (settings) => locationOf(settings, choice))
+
+/**
+ * The store location of the global options, for a command that adds nothing to the choice.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const location: Effect.Effect<StoreLocation, CliFailure, Command.Command.Context<"engram">> = locationFor({})
+
+/**
+ * Refuses the store flags for a command that names its stores otherwise (`migrate` reads
+ * `--from` and writes `--to`): `why` says how, e.g. "migrate reads --from and writes --to".
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const refuseStoreFlags = (settings: Root.Settings, why: string): Effect.Effect<void, CliFailure> =>
+  settings.pg !== undefined || settings.db !== undefined
+    ? Effect.fail(refused(`${why}; ${settings.pg !== undefined ? "--pg" : "--db"} does not apply to it`))
+    : Effect.void
 
 /**
  * Runs a command body against the store named by the global options (`access` "read" for

@@ -1,10 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cli } from "@engram/cli"
+import { Argv, Cli } from "@engram/cli"
 import { engram, tempDir } from "./utilities.js"
+
+// What the runner hands @effect/cli, and the first option given an empty value: both read from the
+// one scan of the command line.
+const parserArgs = (args: ReadonlyArray<string>) => Argv.parserArgs(Argv.scanArgv(args, Cli.grammar))
+const emptyOptionValue = (args: ReadonlyArray<string>) => Argv.emptyValue(Argv.scanArgv(args, Cli.grammar))?.name
 
 describe("global options anywhere on the line", () => {
   it("moves --db, --pg, --pg-schema and --json in front of the command words", () => {
-    expect(Cli.hoistGlobalOptions(["memory", "list", "--json", "--limit", "5", "--db", "x.db"])).toEqual([
+    expect(parserArgs(["memory", "list", "--json", "--limit", "5", "--db", "x.db"])).toEqual([
       "--json",
       "--db",
       "x.db",
@@ -13,7 +18,7 @@ describe("global options anywhere on the line", () => {
       "--limit",
       "5"
     ])
-    expect(Cli.hoistGlobalOptions(["migrate", "--from", "a", "--pg-schema=s", "--batch-size", "40"])).toEqual([
+    expect(parserArgs(["migrate", "--from", "a", "--pg-schema=s", "--batch-size", "40"])).toEqual([
       "--pg-schema=s",
       "migrate",
       "--from",
@@ -24,7 +29,7 @@ describe("global options anywhere on the line", () => {
   })
 
   it("leaves everything after -- alone, so content may look like an option", () => {
-    expect(Cli.hoistGlobalOptions(["memory", "add", "--kind", "note", "--", "--json"])).toEqual([
+    expect(parserArgs(["memory", "add", "--kind", "note", "--", "--json"])).toEqual([
       "memory",
       "add",
       "--kind",
@@ -52,11 +57,11 @@ describe("engram with global options after the command", () => {
   })
 })
 
-describe("Cli.emptyOptionValue (--tag \"\" is refused, not dropped)", () => {
+describe("an empty option value (--tag \"\" is refused, not dropped)", () => {
   it("names the first option given an empty value", () => {
-    expect(Cli.emptyOptionValue(["memory", "add", "x", "--kind", "fact", "--tag", ""])).toBe("--tag")
-    expect(Cli.emptyOptionValue(["memory", "add", "x", "--tag=", "--kind", "fact"])).toBe("--tag")
-    expect(Cli.emptyOptionValue(["memory", "add", "x", "--tag", "a"])).toBeUndefined()
-    expect(Cli.emptyOptionValue(["memory", "add", "--", "--tag", ""])).toBeUndefined()
+    expect(emptyOptionValue(["memory", "add", "x", "--kind", "fact", "--tag", ""])).toBe("--tag")
+    expect(emptyOptionValue(["memory", "add", "x", "--tag=", "--kind", "fact"])).toBe("--tag")
+    expect(emptyOptionValue(["memory", "add", "x", "--tag", "a"])).toBeUndefined()
+    expect(emptyOptionValue(["memory", "add", "--", "--tag", ""])).toBeUndefined()
   })
 })

@@ -7,10 +7,20 @@ import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
-import { closest, describeUnknownCommand, extractLogLevel } from "../src/Cli.js"
+import * as Argv from "../src/Argv.js"
+import * as Cli from "../src/Cli.js"
 import { engramArgs, expectRefused, repoRoot, type Run, tempDir } from "./utilities.js"
 
 const PROCESSES = 180_000
+
+const { closest } = Cli
+const scan = (args: ReadonlyArray<string>) => Argv.scanArgv(args, Cli.grammar)
+const describeUnknownCommand = (args: ReadonlyArray<string>) => Cli.describeUnknownCommand(scan(args))
+// --log-level read from the one scan: the level, its problem, and the command line without it.
+const extractLogLevel = (args: ReadonlyArray<string>) => ({
+  ...Cli.logLevelOf(scan(args)),
+  rest: Argv.parserArgs(scan(args))
+})
 
 // Asynchronous, so the test worker keeps answering the runner while several commands run in turn.
 // Like the shared helper, the child inherits neither Node options nor the store fallbacks.

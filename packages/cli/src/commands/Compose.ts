@@ -15,7 +15,6 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import {
   ContextSection,
   MemoryOverlay,
@@ -32,11 +31,22 @@ import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Flags from "../Flags.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 
 const refuse = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
+
+/**
+ * `--agent <config.json>`: an agent config file (read by {@link readAgentConfig}), as `compose`,
+ * `mcp` and `serve` take it.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const agentFlag = (description: string): Flags.Flag<string> =>
+  Flags.text("agent", Flags.NonEmpty, description, "config.json")
 
 /**
  * Reads an agent config file: its JSON, with `db` (if any) taken out and resolved against the
@@ -269,27 +279,22 @@ export const renderComposition = (c: Composition): string => {
 export const command = Command.make(
   "compose",
   {
-    agent: Options.file("agent").pipe(
-      Options.withPseudoName("config.json"),
-      Options.withDescription("The agent config: background, spec, scope, and optionally db (relative to the file).")
+    agent: Flags.required(
+      agentFlag("The agent config: background, spec, scope, and optionally db (relative to the file).")
     ),
-    promote: Options.boolean("promote").pipe(
-      Options.withDescription("First promote the scope's records that have no promotion row under the spec.")
-    )
+    promote: Flags.boolean("promote", "First promote the scope's records that have no promotion row under the spec.")
   },
   ({ agent, promote }) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings
-      const { config, db: configDb } = yield* readAgentConfig(agent)
+      const { config, db: configured } = yield* readAgentConfig(agent)
       const spec = config.spec === undefined
         ? undefined
         : yield* Effect.provide(
           Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!)),
           RoutingSpecs.layerPresets
         )
-      const location = configDb !== undefined && !settings.dbGiven && settings.pg === undefined
-        ? { db: configDb }
-        : yield* StoreBackend.locationOf(settings)
+      const location = yield* StoreBackend.locationOf(settings, { configured })
       const composition = yield* Effect.gen(function*() {
         let promoted = 0
         let unpromoted = 0

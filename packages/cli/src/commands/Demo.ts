@@ -46,12 +46,12 @@ const unavailable = (db: string) => (cause: Cause.Cause<unknown>) => {
 }
 
 /** Every store the demo uses, in one SQLite file, which it marks as a demo database. */
-const storesLayer = (db: string) =>
+const storesLayer = (location: StoreBackend.StoreLocation) =>
   Layer.effectDiscard(
     Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE TABLE IF NOT EXISTS ${MARKER_TABLE} (id INTEGER)`))
   ).pipe(
-    Layer.catchAllCause((cause) => Layer.fail(unavailable(db)(cause))),
-    Layer.provideMerge(StoreBackend.layerObserved({ db }))
+    Layer.catchAllCause((cause) => Layer.fail(unavailable(location.db)(cause))),
+    Layer.provideMerge(StoreBackend.layerObserved(location))
   )
 
 /** True when the existing file `db` carries the demo's marker table. */
@@ -88,9 +88,14 @@ const reset = (db: string) =>
 export const command = Command.make("demo", {}, () =>
   Effect.gen(function*() {
     const settings = yield* Root.settings
-    const db = settings.db === Root.DEFAULT_DATABASE ? DEMO_DATABASE : settings.db
+    const location = yield* StoreBackend.locationOf(settings, {
+      ownFile: Effect.succeed(DEMO_DATABASE),
+      sqliteOnly: `the demo runs on a SQLite file of its own: drop --pg (--db <path> names the file; ` +
+        `default ${DEMO_DATABASE})`
+    })
+    const db = location.db
     yield* reset(db)
-    const report = yield* Effect.provide(Demo.run, storesLayer(db))
+    const report = yield* Effect.provide(Demo.run, storesLayer(location))
     yield* Console.log(
       settings.json
         ? Render.json({ db, ...Demo.toJson(report) })

@@ -7,13 +7,13 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { EngramSqlite, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Flags from "../Flags.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
@@ -72,21 +72,14 @@ const human = (report: DoctorReport): string => {
 export const command = Command.make(
   "doctor",
   {
-    repair: Options.boolean("repair").pipe(
-      Options.withDescription("Rebuild the memory search index from the records (the records are not changed).")
-    )
+    repair: Flags.boolean("repair", "Rebuild the memory search index from the records (the records are not changed).")
   },
   ({ repair }) =>
     Effect.gen(function*() {
-      const where = yield* StoreBackend.location
-      if (where.pg !== undefined) {
-        return yield* new CliFailure({
-          problem:
-            "engram doctor checks SQLite store files; PostgreSQL checks its own pages (see docs/guides/reliability.md)",
-          exitCode: ExitCode.refused
-        })
-      }
-      const file = where.db
+      const { db: file } = yield* StoreBackend.locationFor({
+        sqliteOnly:
+          "engram doctor checks SQLite store files; PostgreSQL checks its own pages (see docs/guides/reliability.md)"
+      })
       if (!NodeFs.existsSync(file)) {
         return yield* new CliFailure({
           problem: `no store at ${file}: there is nothing to check`,

@@ -13,7 +13,6 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import { Eval } from "@engram/harness"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -21,6 +20,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Flags from "../Flags.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
@@ -47,21 +47,20 @@ export const temporaryDatabase = (keep: boolean) =>
 export const command = Command.make(
   "eval",
   {
-    keep: Options.boolean("keep").pipe(Options.withDescription("Keep the temporary database and print its path."))
+    keep: Flags.boolean("keep", "Keep the temporary database and print its path.")
   },
   ({ keep }) =>
     Effect.scoped(Effect.gen(function*() {
       const settings = yield* Root.settings
-      if (settings.pg !== undefined) {
-        return yield* new CliFailure({
-          problem: "the eval runs on a SQLite file: drop --pg (and give --db <path> to choose the file)",
-          exitCode: ExitCode.refused
-        })
+      const location = yield* StoreBackend.locationOf(settings, {
+        ownFile: temporaryDatabase(keep),
+        sqliteOnly: "the eval runs on a SQLite file: drop --pg (and give --db <path> to choose the file)"
+      })
+      const report = yield* Eval.run(StoreBackend.layerWithPromotions(location))
+      yield* Console.log(settings.json ? Render.json({ db: location.db, ...report }) : Eval.renderTable(report))
+      if (keep && location.origin === "command" && !settings.json) {
+        yield* Console.log(`database kept at ${location.db}`)
       }
-      const filename = settings.dbGiven ? settings.db : yield* temporaryDatabase(keep)
-      const report = yield* Eval.run(StoreBackend.layerWithPromotions({ db: filename }))
-      yield* Console.log(settings.json ? Render.json({ db: filename, ...report }) : Eval.renderTable(report))
-      if (keep && !settings.dbGiven && !settings.json) yield* Console.log(`database kept at ${filename}`)
       if (!report.passed) {
         const failed = report.families.filter((family) => family.hard && !family.passed).map((family) => family.name)
         return yield* new CliFailure({

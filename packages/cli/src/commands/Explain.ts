@@ -7,7 +7,6 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import { Explain } from "@engram/runtime"
 import * as Console from "effect/Console"
@@ -20,7 +19,7 @@ import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 
 const position = (name: string, description: string) =>
-  Flags.optional(Flags.text(name, Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), description, "n"))
+  Flags.optional(Flags.text(name, Flags.WholeNumber, description, "n"))
 
 /**
  * An explanation as text: the record, its routing, then one line per call.
@@ -78,7 +77,7 @@ export const renderExplanation = (e: Explain.Explanation): string => {
 export const command = Command.make(
   "explain",
   {
-    memoryId: Args.text({ name: "memory-id" }).pipe(Args.withDescription("The memory to explain.")),
+    memoryId: Flags.argument(Flags.text("memory-id", Schema.String, "The memory to explain.")),
     session: Flags.optional(Flags.text("session", Schema.NonEmptyString, "Explain this session's stored calls.", "id")),
     turn: position("turn", "Only this turn (with --session)."),
     call: position("call", "Only this call of each turn (with --session).")

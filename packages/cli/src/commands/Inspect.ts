@@ -6,7 +6,6 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import { Demo } from "@engram/harness"
 import { Inspect } from "@engram/runtime"
@@ -20,7 +19,7 @@ import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 
 const position = (name: string, description: string) =>
-  Flags.optional(Flags.text(name, Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), description, "n"))
+  Flags.optional(Flags.text(name, Flags.WholeNumber, description, "n"))
 
 /**
  * One call as text: header, tools, fragments, budget.
@@ -63,7 +62,7 @@ export const renderCall = (call: Inspect.InspectedCall): string => {
 export const command = Command.make(
   "inspect",
   {
-    session: Args.text({ name: "session" }).pipe(Args.withDescription("The session whose calls to show.")),
+    session: Flags.argument(Flags.text("session", Schema.String, "The session whose calls to show.")),
     turn: position("turn", "Only this turn."),
     call: position("call", "Only this call of each turn (0 is the first).")
   },

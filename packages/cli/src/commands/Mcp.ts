@@ -12,23 +12,18 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { MemoryRecord, RoutingPresets, RoutingSpecs } from "@engram/core"
+import { type MemoryRecord, RoutingPresets, RoutingSpecs } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { createServer } from "node:http"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
-import * as Root from "../Root.js"
+import * as Flags from "../Flags.js"
 import * as StoreBackend from "../StoreBackend.js"
-import { readAgentConfig } from "./Compose.js"
+import { agentFlag, readAgentConfig } from "./Compose.js"
 
 const refuse = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
-
-const isScope = Schema.is(MemoryRecord.Scope)
 
 /**
  * The memory tools' configuration `engram mcp` serves: from the agent config when given (its
@@ -38,13 +33,10 @@ const isScope = Schema.is(MemoryRecord.Scope)
  * @since 0.1.0
  * @category config
  */
-export const memoryConfig = (options: { readonly agent: string | undefined; readonly scope: string | undefined }) =>
+export const memoryConfig = (
+  options: { readonly agent: string | undefined; readonly scope: MemoryRecord.Scope | undefined }
+) =>
   Effect.gen(function*() {
-    if (options.scope !== undefined && !isScope(options.scope)) {
-      return yield* refuse(
-        `--scope ${JSON.stringify(options.scope)} is not a scope: use global, project:<id> or session:<id>`
-      )
-    }
     if (options.agent === undefined) {
       return {
         memory: {
@@ -78,40 +70,35 @@ export const memoryConfig = (options: { readonly agent: string | undefined; read
 export const command = Command.make(
   "mcp",
   {
-    agent: Options.file("agent").pipe(
-      Options.withPseudoName("config.json"),
-      Options.withDescription("The agent config: spec, background, scope, and optionally db (relative to the file)."),
-      Options.optional
+    agent: Flags.optional(
+      agentFlag("The agent config: spec, background, scope, and optionally db (relative to the file).")
     ),
-    scope: Options.text("scope").pipe(
-      Options.withPseudoName("scope"),
-      Options.withDescription("The scope saves land in and recall reads (default: the agent's, else global)."),
-      Options.optional
+    scope: Flags.optional(
+      Flags.text(
+        "scope",
+        Flags.Scope,
+        "The scope saves land in and recall reads (default: the agent's, else global).",
+        "scope"
+      )
     ),
-    http: Options.integer("http").pipe(
-      Options.withPseudoName("port"),
-      Options.withDescription("Serve streamable HTTP on this port (path /mcp) instead of standard input/output."),
-      Options.optional
+    http: Flags.optional(
+      Flags.text(
+        "http",
+        Flags.Port,
+        "Serve streamable HTTP on this port (path /mcp) instead of standard input/output.",
+        "port"
+      )
     ),
-    host: Options.text("host").pipe(
-      Options.withDescription("The address --http listens on (default 127.0.0.1)."),
-      Options.withDefault("127.0.0.1")
+    host: Flags.withDefault(
+      Flags.text("host", Flags.NonEmpty, "The address --http listens on (default 127.0.0.1).", "host"),
+      "127.0.0.1"
     )
   },
   (options) =>
     Effect.gen(function*() {
-      const settings = yield* Root.settings
-      const { db, memory } = yield* memoryConfig({
-        agent: Option.getOrUndefined(options.agent),
-        scope: Option.getOrUndefined(options.scope)
-      })
-      const location = db !== undefined && !settings.dbGiven && settings.pg === undefined
-        ? { db }
-        : yield* StoreBackend.locationOf(settings)
-      const port = Option.getOrUndefined(options.http)
-      if (port !== undefined && (port < 0 || port > 65_535)) {
-        return yield* refuse(`--http ${port} is not a port (0-65535)`)
-      }
+      const { db, memory } = yield* memoryConfig({ agent: options.agent, scope: options.scope })
+      const location = yield* StoreBackend.locationFor({ configured: db })
+      const port = options.http
       const server = port === undefined
         ? EngramMcp.layerStdio({ memory })
         : EngramMcp.layerHttpServe({ memory }).pipe(

@@ -6,15 +6,15 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import type * as Options from "@effect/cli/Options"
 import { MemoryForget, MemoryQuery, MemoryRecord, MemoryStore, MemoryWrite } from "@engram/core"
 import { LegacyImport } from "@engram/store-sqlite"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as NodeFs from "node:fs"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Flags from "../Flags.js"
 import * as Render from "../Render.js"
@@ -64,7 +64,7 @@ const writeFields = {
   scope: Flags.optional(
     Flags.text(
       "scope",
-      MemoryRecord.Scope,
+      Flags.Scope,
       "Where the memory applies: global, project:<id> or session:<id>. Default: global.",
       "scope"
     )
@@ -83,14 +83,15 @@ const writeFields = {
   )
 }
 
-const contentArg = Flags.argument("content", MemoryRecord.Content, "What was learned, in prose.")
-const idArg = (name: string, description: string) => Flags.argument(name, MemoryRecord.MemoryId, description)
+const contentArg = Flags.argument(Flags.text("content", MemoryRecord.Content, "What was learned, in prose."))
+const idFlag = (name: string, description: string) => Flags.text(name, MemoryRecord.MemoryId, description)
+const idArg = (name: string, description: string) => Flags.argument(idFlag(name, description))
 
 const filterOptions = {
   scopes: Flags.repeated(
     Flags.text(
       "scope",
-      MemoryRecord.Scope,
+      Flags.Scope,
       "Only this scope (global, project:<id> or session:<id>); repeat for several.",
       "scope"
     )
@@ -102,12 +103,11 @@ const filterOptions = {
   reviewStates: Flags.repeated(
     Flags.choice("review", reviewStates, "Only this review state; repeat for several.", "state")
   ),
-  deliverable: Options.boolean("deliverable").pipe(
-    Options.withDescription("Only memories that may reach a prompt: not rejected, expired or superseded.")
+  deliverable: Flags.boolean(
+    "deliverable",
+    "Only memories that may reach a prompt: not rejected, expired or superseded."
   ),
-  includeSuperseded: Options.boolean("include-superseded").pipe(
-    Options.withDescription("Also show superseded (invalidated) memories.")
-  )
+  includeSuperseded: Flags.boolean("include-superseded", "Also show superseded (invalidated) memories.")
 }
 
 type OptionValues<T> = { readonly [K in keyof T]: T[K] extends Options.Options<infer A> ? A : never }
@@ -274,8 +274,8 @@ export const list = Command.make(
 export const search = Command.make(
   "search",
   {
-    text: Args.text({ name: "text" }).pipe(
-      Args.withDescription("Words to look for; a memory matches when it shares a whole word with them.")
+    text: Flags.argument(
+      Flags.text("text", Schema.String, "Words to look for; a memory matches when it shares a whole word with them.")
     ),
     ...filterOptions,
     limit: limitOption("hits")
@@ -305,7 +305,7 @@ export const review = Command.make(
   "review",
   {
     id: idArg("id", "The memory to review."),
-    state: Flags.argumentChoice("state", reviewStates, "The new review state.")
+    state: Flags.argument(Flags.choice("state", reviewStates, "The new review state."))
   },
   ({ id, state }) =>
     Effect.gen(function*() {
@@ -404,9 +404,9 @@ export const expire = Command.make(
 export const forget = Command.make(
   "forget",
   {
-    ids: Args.repeated(idArg("id", "A memory to forget; give several to forget them together.")),
+    ids: Flags.repeatedArgument(idFlag("id", "A memory to forget; give several to forget them together.")),
     scope: Flags.optional(
-      Flags.text("scope", MemoryRecord.Scope, "Forget every memory of this scope instead of naming ids.", "scope")
+      Flags.text("scope", Flags.Scope, "Forget every memory of this scope instead of naming ids.", "scope")
     ),
     by: Flags.optional(
       Flags.text("by", MemoryForget.ForgottenBy, "Who is forgetting, for the tombstone. Default: cli.", "name")
@@ -451,9 +451,12 @@ export const forget = Command.make(
 export const importLegacy = Command.make(
   "import",
   {
-    file: Args.file({ name: "legacy.db", exists: "yes" }).pipe(
-      Args.withDescription("The v1 knowledge database (an SQLite file with a chunks table).")
-    )
+    file: Flags.argument(Flags.make(
+      "legacy.db",
+      (path) =>
+        NodeFs.existsSync(path) ? Effect.succeed(path) : Effect.fail(`${path} must exist: there is no such file`),
+      "The v1 knowledge database (an SQLite file with a chunks table)."
+    ))
   },
   ({ file }) =>
     Effect.gen(function*() {
@@ -463,6 +466,14 @@ export const importLegacy = Command.make(
 ).pipe(Command.withDescription("Import a legacy v1 knowledge store; importing the same data again changes nothing."))
 
 /**
+ * The group's subcommands, in the order help lists them.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const subcommands = [add, list, search, review, supersede, expire, forget, importLegacy] as const
+
+/**
  * `engram memory …`: the memory command group.
  *
  * @since 0.1.0
@@ -470,22 +481,5 @@ export const importLegacy = Command.make(
  */
 export const command = Command.make("memory").pipe(
   Command.withDescription("Write, read and review the memory store."),
-  Command.withSubcommands([add, list, search, review, supersede, expire, forget, importLegacy])
+  Command.withSubcommands(subcommands)
 )
-
-/**
- * The names of the group's subcommands, for messages about unknown commands.
- *
- * @since 0.1.0
- * @category commands
- */
-export const subcommandNames: ReadonlyArray<string> = [
-  "add",
-  "list",
-  "search",
-  "review",
-  "supersede",
-  "expire",
-  "forget",
-  "import"
-]

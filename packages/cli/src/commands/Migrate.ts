@@ -24,9 +24,6 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Options from "@effect/cli/Options"
-import * as ValidationError from "@effect/cli/ValidationError"
 import { SessionMigration, StoreMigration } from "@engram/migrate"
 import { PgMigration } from "@engram/store-pg"
 import { EngramSqlite, SqliteMigration } from "@engram/store-sqlite"
@@ -34,9 +31,11 @@ import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as NodeFs from "node:fs"
 import { CliFailure, ExitCode, StoreUnavailable, toCliFailure } from "../CliError.js"
+import * as Flags from "../Flags.js"
 import * as Progress from "../Progress.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
@@ -53,8 +52,6 @@ export const DEFAULT_BATCH_SIZE = 500
 const MAX_BATCH_SIZE = 10_000
 const PREFIX = "engram migrate"
 
-const invalid = (text: string) => ValidationError.invalidValue(HelpDoc.p(text))
-
 /** One side of the copy: a SQLite file or a PostgreSQL URL (kept redacted). */
 type Side =
   | { readonly _tag: "Sqlite"; readonly file: string }
@@ -64,25 +61,22 @@ type Side =
 const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i
 
 const sideOption = (name: "from" | "to", description: string) =>
-  Options.text(name).pipe(
-    Options.withPseudoName(name === "from" ? "file|url" : "url|file"),
-    Options.withDescription(description),
-    Options.mapEffect((value): Effect.Effect<Side, ValidationError.ValidationError> => {
+  Flags.required(Flags.make(
+    name,
+    (value): Effect.Effect<Side, string> => {
       if (hasScheme.test(value)) {
         const problem = Root.pgUrlProblem(value)
-        return problem === undefined
-          ? Effect.succeed({ _tag: "Pg", url: Redacted.make(value) })
-          : Effect.fail(invalid(`--${name}: ${problem}`))
+        return problem === undefined ? Effect.succeed({ _tag: "Pg", url: Redacted.make(value) }) : Effect.fail(problem)
       }
-      if (EngramSqlite.isInMemory(value)) {
-        return Effect.fail(invalid(`--${name}: name a SQLite file, not an in-memory database`))
-      }
+      if (EngramSqlite.isInMemory(value)) return Effect.fail("name a SQLite file, not an in-memory database")
       const stat = NodeFs.statSync(value, { throwIfNoEntry: false })
-      if (stat === undefined && name === "from") return Effect.fail(invalid(`--from: no such file: ${value}`))
-      if (stat !== undefined && !stat.isFile()) return Effect.fail(invalid(`--${name}: ${value} is not a file`))
+      if (stat === undefined && name === "from") return Effect.fail(`no such file: ${value}`)
+      if (stat !== undefined && !stat.isFile()) return Effect.fail(`${value} is not a file`)
       return Effect.succeed({ _tag: "Sqlite", file: value })
-    })
-  )
+    },
+    description,
+    name === "from" ? "file|url" : "url|file"
+  ))
 
 const fromOption = sideOption(
   "from",
@@ -97,23 +91,27 @@ const toOption = sideOption(
     "empty store."
 )
 
-const batchSizeOption = Options.integer("batch-size").pipe(
-  Options.withPseudoName("n"),
-  Options.withDescription(`Records per batch, each one transaction on the target. Default: ${DEFAULT_BATCH_SIZE}.`),
-  Options.withDefault(DEFAULT_BATCH_SIZE),
-  Options.mapEffect((n) =>
-    n >= 1 && n <= MAX_BATCH_SIZE
-      ? Effect.succeed(n)
-      : Effect.fail(invalid(`--batch-size: must be from 1 to ${MAX_BATCH_SIZE}`))
-  )
+const batchSizeOption = Flags.withDefault(
+  Flags.text(
+    "batch-size",
+    Flags.WholeNumber.pipe(
+      Schema.filter((n) => (n >= 1 && n <= MAX_BATCH_SIZE) || `must be from 1 to ${MAX_BATCH_SIZE}`)
+    ),
+    `Records per batch, each one transaction on the target. Default: ${DEFAULT_BATCH_SIZE}.`,
+    "n"
+  ),
+  DEFAULT_BATCH_SIZE
 )
 
-const onErrorOption = Options.choice("on-error", ["stop", "skip"]).pipe(
-  Options.withDescription(
+const onErrorOption = Flags.withDefault(
+  Flags.choice(
+    "on-error",
+    ["stop", "skip"],
     "A record the target refuses (named with the reason): stop there (default; what was copied stays), or " +
-      "skip it, go on and list it in the summary."
+      "skip it, go on and list it in the summary.",
+    "stop|skip"
   ),
-  Options.withDefault("stop" as const)
+  "stop"
 )
 
 const refused = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
@@ -420,11 +418,7 @@ export const command = Command.make(
   ({ batchSize, from, onError, to }) =>
     Effect.gen(function*() {
       const settings = yield* Root.settings
-      if (settings.pg !== undefined || settings.dbGiven) {
-        return yield* refused(
-          `migrate reads --from and writes --to; ${settings.pg !== undefined ? "--pg" : "--db"} does not apply to it`
-        )
-      }
+      yield* StoreBackend.refuseStoreFlags(settings, "migrate reads --from and writes --to")
       if (from._tag === to._tag) {
         return yield* refused(
           from._tag === "Pg"

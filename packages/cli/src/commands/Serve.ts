@@ -7,15 +7,13 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import { AccessTokens, EngramServer } from "@engram/server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
-import * as Root from "../Root.js"
+import * as Flags from "../Flags.js"
 import * as StoreBackend from "../StoreBackend.js"
-import { readAgentConfig } from "./Compose.js"
+import { agentFlag, readAgentConfig } from "./Compose.js"
 
 /**
  * `engram serve`
@@ -26,32 +24,22 @@ import { readAgentConfig } from "./Compose.js"
 export const command = Command.make(
   "serve",
   {
-    port: Options.integer("port").pipe(
-      Options.withDescription("The port to listen on (0 picks a free one)."),
-      Options.withDefault(8787)
+    port: Flags.withDefault(
+      Flags.text("port", Flags.Port, "The port to listen on (0 picks a free one). Default: 8787.", "port"),
+      8787
     ),
-    host: Options.text("host").pipe(
-      Options.withDescription("The address to listen on."),
-      Options.withDefault("127.0.0.1")
+    host: Flags.withDefault(
+      Flags.text("host", Flags.NonEmpty, "The address to listen on. Default: 127.0.0.1.", "host"),
+      "127.0.0.1"
     ),
-    agent: Options.file("agent").pipe(
-      Options.withPseudoName("config.json"),
-      Options.withDescription(
-        "The agent config the agent view and projection preview compose (default: user-background)."
-      ),
-      Options.optional
+    agent: Flags.optional(
+      agentFlag("The agent config the agent view and projection preview compose (default: user-background).")
     )
   },
   ({ agent, host, port }) =>
     Effect.gen(function*() {
-      if (port < 0 || port > 65_535) {
-        return yield* new CliFailure({ problem: `--port ${port} is not a port (0-65535)`, exitCode: ExitCode.refused })
-      }
-      const settings = yield* Root.settings
-      const config = Option.isSome(agent) ? yield* readAgentConfig(agent.value) : undefined
-      const location = config?.db !== undefined && !settings.dbGiven && settings.pg === undefined
-        ? { db: config.db }
-        : yield* StoreBackend.locationOf(settings)
+      const config = agent === undefined ? undefined : yield* readAgentConfig(agent)
+      const location = yield* StoreBackend.locationFor({ configured: config?.db })
       const stores = AccessTokens.layerSql.pipe(
         // Every store of the database: the prompt snapshots the session routes serve are there, and
         // forget removes their text in the same transaction. (The projection preview records nothing.)

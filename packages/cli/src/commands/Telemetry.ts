@@ -48,7 +48,7 @@ const olderThan = Flags.optional(
 const keepSessions = Flags.optional(
   Flags.text(
     "keep-sessions",
-    Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()),
+    Flags.WholeNumber,
     "Keep only this many sessions: those with the newest snapshots.",
     "n"
   )
@@ -89,12 +89,12 @@ export const prune = Command.make(
 )
 
 /**
- * The subcommands of `engram telemetry`.
+ * The subcommands of `engram telemetry`, in the order help lists them.
  *
  * @since 0.1.0
- * @category constants
+ * @category commands
  */
-export const subcommandNames: ReadonlyArray<string> = ["prune"]
+export const subcommands = [prune] as const
 
 /**
  * `engram telemetry …`
@@ -104,5 +104,5 @@ export const subcommandNames: ReadonlyArray<string> = ["prune"]
  */
 export const command = Command.make("telemetry").pipe(
   Command.withDescription("Manage stored prompt telemetry."),
-  Command.withSubcommands([prune])
+  Command.withSubcommands(subcommands)
 )

@@ -5,10 +5,7 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import { MemoryRecord } from "@engram/core"
 import { AccessTokens } from "@engram/server"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
@@ -60,16 +57,16 @@ export const create = Command.make(
     scopes: Flags.repeated(
       Flags.text(
         "scope",
-        MemoryRecord.Scope,
+        Flags.Scope,
         "A scope the token may use (global, project:<id>, session:<id>); repeat.",
         "scope"
       )
     ),
-    label: Options.text("label").pipe(
-      Options.withDescription("A name for the token."),
-      Options.withDefault("operator")
+    label: Flags.withDefault(
+      Flags.text("label", Flags.NonEmpty, "A name for the token. Default: operator."),
+      "operator"
     ),
-    readOnly: Options.boolean("read-only").pipe(Options.withDescription("The token may read but never write."))
+    readOnly: Flags.boolean("read-only", "The token may read but never write.")
   },
   ({ label, readOnly, scopes }) =>
     Effect.gen(function*() {
@@ -112,7 +109,7 @@ export const list = Command.make("list", {}, () =>
  */
 export const revoke = Command.make(
   "revoke",
-  { id: Args.text({ name: "id" }).pipe(Args.withDescription("The token's id (tok_…), as token list shows it.")) },
+  { id: Flags.argument(Flags.text("id", Flags.NonEmpty, "The token's id (tok_…), as token list shows it.")) },
   ({ id }) =>
     Effect.gen(function*() {
       const removed = yield* withTokens(Effect.flatMap(AccessTokens.AccessTokens, (store) => store.revoke(id)))
@@ -122,6 +119,14 @@ export const revoke = Command.make(
 ).pipe(Command.withDescription("Revoke a token: it stops working at once."))
 
 /**
+ * The subcommands of `engram token`, in the order help lists them.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const subcommands = [create, list, revoke] as const
+
+/**
  * `engram token …`
  *
  * @since 0.1.0
@@ -129,5 +134,5 @@ export const revoke = Command.make(
  */
 export const command = Command.make("token").pipe(
   Command.withDescription("Create, list and revoke the bearer tokens of engram serve."),
-  Command.withSubcommands([create, list, revoke])
+  Command.withSubcommands(subcommands)
 )
