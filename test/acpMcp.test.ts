@@ -7,6 +7,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
 import {
+  ContextProjection,
   IdGenerator,
   MemoryStore,
   PromotionStore,
@@ -17,7 +18,7 @@ import {
   TelemetryStore
 } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
-import { AcpClient, ContextAssembler, ContextProjection, NativeRuntime, Promotion, StablePrefix } from "@engram/runtime"
+import { AcpClient, ContextAssembler, NativeRuntime, Promotion, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"

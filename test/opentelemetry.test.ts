@@ -7,15 +7,16 @@
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs, TelemetryStore } from "@engram/core"
 import {
   ContextProjection,
+  IdGenerator,
   Instrumentation,
-  NativeRuntime,
-  Promotion,
-  PromptObserver,
-  StablePrefix
-} from "@engram/runtime"
+  MemoryStore,
+  RoutingPresets,
+  RoutingSpecs,
+  TelemetryStore
+} from "@engram/core"
+import { NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import { AggregationTemporality, MetricReader } from "@opentelemetry/sdk-metrics"

@@ -5,9 +5,9 @@
  * saw as one JSON line. It imports a subpath (`@engram/core/RoutingPresets`) and the testing entry
  * point, as users do.
  */
-import { MemoryStore } from "@engram/core"
+import { ContextProjection, MemoryStore } from "@engram/core"
 import * as RoutingPresets from "@engram/core/RoutingPresets"
-import { ContextProjection, NativeRuntime, StablePrefix } from "@engram/runtime"
+import { NativeRuntime, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"

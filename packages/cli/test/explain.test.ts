@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
-import { ContextProjection, NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
+import { ContextProjection, IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
+import { NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import { Effect, Layer } from "effect"

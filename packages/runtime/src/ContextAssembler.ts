@@ -27,7 +27,8 @@
  * @example
  * ```ts
  * import { Effect, Layer } from "effect"
- * import { ContextAssembler, ContextProjection } from "@engram/runtime"
+ * import { ContextProjection } from "@engram/core"
+ * import { ContextAssembler } from "@engram/runtime"
  *
  * const AssemblerLive = ContextAssembler.layer({ scopes: ["global"] }).pipe(Layer.provide(ContextProjection.layer))
  *
@@ -39,6 +40,7 @@
  * @since 0.1.0
  */
 import {
+  ContextProjection,
   type MemoryOverlay,
   type MemoryRecord,
   MemoryWrite,
@@ -50,7 +52,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import { ContextProjection, type IdentitySource, ProjectionFailure } from "./ContextProjection.js"
 import * as ModelRequest from "./ModelRequest.js"
 import { IncognitoPrefixHoldsMemory } from "./NativeRuntime.js"
 import * as PromptObserver from "./PromptObserver.js"
@@ -80,7 +81,7 @@ export interface AssemblerAgent {
   readonly prefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
   readonly authoredPrefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
   readonly composedIds?: ReadonlyArray<string> | undefined
-  readonly identity?: IdentitySource | undefined
+  readonly identity?: ContextProjection.IdentitySource | undefined
   /** The overlay report the prefix was built with; stored with each snapshot, for `Explain`. */
   readonly report?: MemoryOverlay.OverlayReport | undefined
 }
@@ -139,7 +140,7 @@ export interface AssembleOptions {
  * @since 0.1.0
  * @category errors
  */
-export type AssemblyError = ProjectionFailure | IncognitoPrefixHoldsMemory
+export type AssemblyError = ContextProjection.ProjectionFailure | IncognitoPrefixHoldsMemory
 
 /**
  * The assembler.
@@ -211,22 +212,27 @@ const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>):
  */
 export const make = <R = never>(
   config: AssemblerConfig<R>
-): Effect.Effect<ContextAssemblerService, never, ContextProjection | R> =>
+): Effect.Effect<ContextAssemblerService, never, ContextProjection.ContextProjection | R> =>
   Effect.gen(function*() {
-    const projection = yield* ContextProjection
+    const projection = yield* ContextProjection.ContextProjection
     const context = yield* Effect.context<R>()
     const nextTurn = yield* Ref.make(new Map<string, number>())
     // Each session's operator inputs and the external agent's answers, as `compose` saw them.
     const streams = yield* Ref.make(new Map<string, ReadonlyArray<SessionStore.SessionMessage>>())
 
-    const agentOf = (sessionId: string, turn: number): Effect.Effect<AssemblerAgent, ProjectionFailure> =>
+    const agentOf = (
+      sessionId: string,
+      turn: number
+    ): Effect.Effect<AssemblerAgent, ContextProjection.ProjectionFailure> =>
       config.agent === undefined
         ? Effect.succeed({})
         : Effect.isEffect(config.agent)
         ? config.agent.pipe(
           Effect.provide(context),
           Effect.mapError((cause) =>
-            cause instanceof ProjectionFailure ? cause : new ProjectionFailure({ sessionId, turn, cause })
+            cause instanceof ContextProjection.ProjectionFailure
+              ? cause
+              : new ContextProjection.ProjectionFailure({ sessionId, turn, cause })
           )
         )
         : Effect.succeed(config.agent)
@@ -308,4 +314,5 @@ export const make = <R = never>(
  */
 export const layer = <R = never>(
   config: AssemblerConfig<R>
-): Layer.Layer<ContextAssembler, never, ContextProjection | R> => Layer.effect(ContextAssembler, make(config))
+): Layer.Layer<ContextAssembler, never, ContextProjection.ContextProjection | R> =>
+  Layer.effect(ContextAssembler, make(config))

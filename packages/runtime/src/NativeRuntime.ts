@@ -52,6 +52,7 @@ import type * as Prompt from "@effect/ai/Prompt"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
 import type {
+  ContextProjection,
   MemoryOverlay,
   MemoryRecord,
   MemoryStore,
@@ -61,7 +62,6 @@ import type {
   SessionStore
 } from "@engram/core"
 import type * as Effect from "effect/Effect"
-import type { ContextProjection, IdentitySource, ProjectionFailure } from "./ContextProjection.js"
 import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
 
@@ -144,7 +144,7 @@ export interface NativeAgentOptions {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly composedIds?: ReadonlyArray<string> | undefined
   readonly authoredPrefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
-  readonly identity?: IdentitySource | undefined
+  readonly identity?: ContextProjection.IdentitySource | undefined
   /** The overlay report the prefix was built with (`buildAgent` returns it); prompt snapshots keep it for `Explain`. */
   readonly report?: MemoryOverlay.OverlayReport | undefined
   readonly memory: MemoryTools.MemoryToolsConfig
@@ -174,7 +174,7 @@ export interface NativeAgent {
   readonly cacheHints: Prompt.ProviderOptions | undefined
   /** The memory tools' configuration (a subagent inherits it). */
   readonly memory: MemoryTools.MemoryToolsConfig
-  readonly identity: IdentitySource | undefined
+  readonly identity: ContextProjection.IdentitySource | undefined
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
   readonly mode: NativeMode
   readonly workingState: string | undefined
@@ -367,7 +367,7 @@ export type InvalidTurn = internal.InvalidTurn
  */
 export type TurnError =
   | AiError.AiError
-  | ProjectionFailure
+  | ContextProjection.ProjectionFailure
   | SessionStore.SessionStoreFailure
   | SessionStore.InvalidSessionData
   | SessionAwaitingApproval
@@ -381,7 +381,7 @@ export type TurnError =
  * @since 0.1.0
  * @category models
  */
-export type TurnContext = LanguageModel.LanguageModel | SessionStore.SessionStore | ContextProjection
+export type TurnContext = LanguageModel.LanguageModel | SessionStore.SessionStore | ContextProjection.ContextProjection
 
 /**
  * Runs one turn of `agent` in session `sessionId` with the operator's `input`.

@@ -11,6 +11,7 @@
  */
 import {
   type Background,
+  Instrumentation,
   MemoryQuery,
   type MemoryRecord,
   MemoryStore,
@@ -21,7 +22,6 @@ import {
 } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import { gateConflicts } from "./Instrumentation.js"
 
 /**
  * A live record holding an address, with its promotion row.
@@ -120,6 +120,6 @@ export const check = (
       exclude: options.supersedes === undefined ? [] : [options.supersedes]
     })
     if (holders.length === 0) return { _tag: "Clear", evaluation } satisfies Verdict as Verdict
-    yield* Metric.increment(Metric.tagged(gateConflicts, "spec", options.spec.key))
+    yield* Metric.increment(Metric.tagged(Instrumentation.gateConflicts, "spec", options.spec.key))
     return { _tag: "Held", evaluation, holders } satisfies Verdict as Verdict
   })

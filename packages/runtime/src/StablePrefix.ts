@@ -47,6 +47,7 @@
  */
 import {
   Background,
+  type ContextProjection,
   type MemoryOverlay,
   MemoryRecord,
   type MemoryStore,
@@ -59,7 +60,6 @@ import {
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type { IdentitySource } from "./ContextProjection.js"
 import * as internal from "./internal/stablePrefix.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -326,7 +326,7 @@ export interface BuiltAgent {
   readonly composedIds: ReadonlyArray<string>
   readonly background: Background.Background
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
-  readonly identity: IdentitySource | undefined
+  readonly identity: ContextProjection.IdentitySource | undefined
   readonly missing: ReadonlyArray<string>
   readonly skipped: { readonly promotionRows: number; readonly records: number }
 }

@@ -5,8 +5,8 @@
  * outcome.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
-import { ContextProjection, Explain, NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
+import { ContextProjection, MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
+import { Explain, NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

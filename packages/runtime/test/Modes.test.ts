@@ -7,8 +7,15 @@
  * all matching the turn's question.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryStore, type PromptFragment, RoutingPresets, RoutingSpecs, SessionStore } from "@engram/core"
-import { ContextAssembler, ContextProjection, NativeRuntime, Promotion, StablePrefix, Subagent } from "@engram/runtime"
+import {
+  ContextProjection,
+  MemoryStore,
+  type PromptFragment,
+  RoutingPresets,
+  RoutingSpecs,
+  SessionStore
+} from "@engram/core"
+import { ContextAssembler, NativeRuntime, Promotion, StablePrefix, Subagent } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

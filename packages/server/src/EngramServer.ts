@@ -16,8 +16,15 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { type MemoryStore, type PromotionStore, RoutingPresets, RoutingSpecs, type TelemetryStore } from "@engram/core"
-import { ContextProjection, type StablePrefix } from "@engram/runtime"
+import {
+  ContextProjection,
+  type MemoryStore,
+  type PromotionStore,
+  RoutingPresets,
+  RoutingSpecs,
+  type TelemetryStore
+} from "@engram/core"
+import { type StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"

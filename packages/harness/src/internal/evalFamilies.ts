@@ -10,6 +10,7 @@
  */
 import {
   Background,
+  ContextProjection,
   MemoryOverlay,
   MemoryQuery,
   MemoryRecord,
@@ -22,15 +23,7 @@ import {
   SessionStore,
   TelemetryStore
 } from "@engram/core"
-import {
-  AgentBackground,
-  ContextProjection,
-  MemoryTools,
-  NativeRuntime,
-  Promotion,
-  PromptObserver,
-  StablePrefix
-} from "@engram/runtime"
+import { AgentBackground, MemoryTools, NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"

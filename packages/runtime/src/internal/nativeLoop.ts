@@ -6,6 +6,7 @@ import type * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
 import {
+  ContextProjection,
   MemoryWrite,
   type ProjectedContext,
   type PromptFragment,
@@ -16,7 +17,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ContextProjection } from "../ContextProjection.js"
 import * as MemoryTools from "../MemoryTools.js"
 import * as ModelRequest from "../ModelRequest.js"
 import type {
@@ -336,7 +336,7 @@ const nextTurn = (messages: ReadonlyArray<SessionStore.SessionMessage>): number 
   messages.filter(isOperatorInput).length + 1
 
 export const project = (turn: Omit<Turn, "projection">, record = true) =>
-  Effect.flatMap(ContextProjection, (projection) =>
+  Effect.flatMap(ContextProjection.ContextProjection, (projection) =>
     projection.project({
       sessionId: turn.sessionId,
       turn: turn.turn,

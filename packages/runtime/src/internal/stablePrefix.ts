@@ -7,6 +7,7 @@
  */
 import {
   Background,
+  type ContextProjection,
   ContextSection,
   MemoryOverlay,
   MemoryWrite,
@@ -18,7 +19,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { composeAgentBackground } from "../AgentBackground.js"
-import type { IdentitySource } from "../ContextProjection.js"
 import type { AgentConfig, BuiltAgent, PluginSection, SectionOrderError, SectionPosition } from "../StablePrefix.js"
 
 /** The built-in sections in authority order (first wins); `StablePrefix.BuiltinSection` is built from it. */
@@ -185,7 +185,7 @@ const identitySource = (
   spec: Routing.MemoryRoutingSpec,
   config: AgentConfig,
   composed: Background.Background
-): IdentitySource => ({
+): ContextProjection.IdentitySource => ({
   spec,
   scope: config.scope,
   context: Routing.routingContext(config.background),

@@ -1,5 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import {
+  ContextProjection,
   MemoryForget,
   type MemoryQuery,
   type MemoryRecord,
@@ -9,7 +10,7 @@ import {
   RoutingSpecs,
   TelemetryStore
 } from "@engram/core"
-import { ContextProjection, Explain, Inspect, Promotion, StablePrefix } from "@engram/runtime"
+import { Explain, Inspect, Promotion, StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"

@@ -8,12 +8,12 @@
  * Where each section comes from:
  *
  * - **working state, skills index**: the request (the runtime owns them; they are not memory).
- * - **identity tier**: with the request's `identity` (what `StablePrefix.buildAgent` returns as
- *   `identity`), the agent's routing spec's promotion rows in its scope: for every address the
- *   stable prefix did not compose — an agent that declares no user sections, a guarded section
- *   whose record awaits review, an entry the overlay budget spilled — the newest deliverable
- *   record placed there. This is how "who am I?" is answered whatever the agent declares and
- *   however the question is worded; it does not search.
+ * - **identity tier**: with the request's `identity` (what `@engram/runtime`'s
+ *   `StablePrefix.buildAgent` returns as `identity`), the agent's routing spec's promotion rows in
+ *   its scope: for every address the stable prefix did not compose — an agent that declares no
+ *   user sections, a guarded section whose record awaits review, an entry the overlay budget
+ *   spilled — the newest deliverable record placed there. This is how "who am I?" is answered
+ *   whatever the agent declares and however the question is worded; it does not search.
  * - **always-on memory**: every deliverable record with delivery policy `always` in the request's
  *   scopes, newest first.
  * - **prior-session digest**: session summaries of the request's scopes — `episode` records
@@ -40,8 +40,7 @@
  * @example
  * ```ts
  * import { Effect, Layer } from "effect"
- * import { MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
- * import { ContextProjection } from "@engram/runtime"
+ * import { ContextProjection, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
  *
  * const ProjectionLive = ContextProjection.layerSettings({ contextWindowTokens: 128_000 }).pipe(
  *   Layer.provide(Layer.mergeAll(MemoryStore.layerMemory, PromotionStore.layerMemory, TelemetryStore.layerMemory))
@@ -54,29 +53,27 @@
  *
  * @since 0.1.0
  */
-import {
-  MemoryQuery,
-  type MemoryRecord,
-  type MemoryStore,
-  MemoryWrite,
-  PriorSessionDigest,
-  ProjectedContext,
-  type PromotionStore,
-  type Routing,
-  type TelemetryStore
-} from "@engram/core"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/contextProjection.js"
+import * as MemoryQuery from "./MemoryQuery.js"
+import type * as MemoryRecord from "./MemoryRecord.js"
+import type * as MemoryStore from "./MemoryStore.js"
+import * as MemoryWrite from "./MemoryWrite.js"
+import * as PriorSessionDigest from "./PriorSessionDigest.js"
+import * as ProjectedContext from "./ProjectedContext.js"
+import type * as PromotionStore from "./PromotionStore.js"
+import type * as Routing from "./Routing.js"
+import type * as TelemetryStore from "./TelemetryStore.js"
 
 /**
  * Where the identity tier reads from: the agent's routing spec (its promotion rows in `scope`),
  * the routing context of its declared sections (to give always-on and recalled records their
  * address), and the addresses its stable prefix holds — authored or composed entries, whose
- * values win. `StablePrefix.buildAgent` returns it as `identity`.
+ * values win. `StablePrefix.buildAgent` (in `@engram/runtime`) returns it as `identity`.
  *
  * @since 0.1.0
  * @category models
@@ -366,7 +363,7 @@ export type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore | T
  * Builds the projection over the `MemoryStore`, `PromotionStore` and `TelemetryStore` in context.
  * Tokens — the budget the projection is held to, and the reported figures — are counted by the
  * `TokenEstimator` in context when `project` runs (the chars/4 heuristic by default;
- * `TokenEstimatorBpe.layer` for a real tokenizer's count), the turn's time comes from `Clock`.
+ * `@engram/runtime`'s `TokenEstimatorBpe.layer` for a real tokenizer's count), the turn's time comes from `Clock`.
  *
  * @since 0.1.0
  * @category constructors

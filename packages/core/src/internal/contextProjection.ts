@@ -2,22 +2,6 @@
  * The body of `ContextProjection`: what each section reads from the stores, and the one call to
  * the pure composer.
  */
-import {
-  MemoryLimits,
-  MemoryQuery,
-  type MemoryRecord,
-  MemoryStore,
-  MemoryWrite,
-  PriorSessionDigest,
-  ProjectedContext,
-  PromotionStore,
-  Routing,
-  SearchPlan,
-  SearchTokenizer,
-  SessionStore,
-  TelemetryStore,
-  TokenEstimator
-} from "@engram/core"
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -30,6 +14,20 @@ import type {
   Stores
 } from "../ContextProjection.js"
 import * as Instrumentation from "../Instrumentation.js"
+import * as MemoryLimits from "../MemoryLimits.js"
+import * as MemoryQuery from "../MemoryQuery.js"
+import type * as MemoryRecord from "../MemoryRecord.js"
+import * as MemoryStore from "../MemoryStore.js"
+import * as MemoryWrite from "../MemoryWrite.js"
+import * as PriorSessionDigest from "../PriorSessionDigest.js"
+import * as ProjectedContext from "../ProjectedContext.js"
+import * as PromotionStore from "../PromotionStore.js"
+import * as Routing from "../Routing.js"
+import * as SearchPlan from "../SearchPlan.js"
+import * as SearchTokenizer from "../SearchTokenizer.js"
+import * as SessionStore from "../SessionStore.js"
+import * as TelemetryStore from "../TelemetryStore.js"
+import * as TokenEstimator from "../TokenEstimator.js"
 
 export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
   sessionId: Schema.String,
