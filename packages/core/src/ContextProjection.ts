@@ -56,9 +56,11 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type { LazyArg } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/contextProjection.js"
+import * as Decisions from "./internal/projectionDecisions.js"
 import * as MemoryQuery from "./MemoryQuery.js"
 import type * as MemoryRecord from "./MemoryRecord.js"
 import type * as MemoryStore from "./MemoryStore.js"
@@ -242,15 +244,15 @@ export const decodeSettings = (input: unknown): Either.Either<ProjectionSettings
  * @since 0.1.0
  * @category budget
  */
-export const budgetOf: (settings: ProjectionSettings) => ProjectedContext.ProjectionBudget = internal.budgetOf
+export const budgetOf: (settings: ProjectionSettings) => ProjectedContext.ProjectionBudget = Decisions.budgetOf
 
 /**
- * How many recall hits a projection asks the store for: the lines the budget left after the
- * higher-priority sections (`used`: the `usedTokens` or `usedChars`, in the budget's unit, of
- * working state, always-on memory, skills and digest) holds at {@link RECALL_LINE_TOKENS} tokens
- * or {@link RECALL_LINE_CHARS} chars a line, at most `cap` (`recallLimit`); `cap` when the budget
- * is unbounded; 0 — no recall search at all — when nothing is left. A projection's
- * `budget` summary fits `used` as is.
+ * How many recall hits the budget holds: the lines the budget left after the higher-priority
+ * sections (`used`: the `usedTokens` or `usedChars`, in the budget's unit, of working state,
+ * always-on memory, skills and digest) holds at {@link RECALL_LINE_TOKENS} tokens or
+ * {@link RECALL_LINE_CHARS} chars a line, at most `cap` (`recallLimit`); `cap` when the budget is
+ * unbounded; 0 when nothing is left. A projection's `budget` summary fits `used` as is;
+ * {@link recallSearchLimit} turns this into the limit of the search.
  *
  * @since 0.1.0
  * @category budget
@@ -259,7 +261,25 @@ export const recallLimitFor: (
   budget: ProjectedContext.ProjectionBudget,
   used: { readonly usedChars: number; readonly usedTokens: number },
   cap: number
-) => number = internal.recallLimitFor
+) => number = Decisions.recallLimitFor
+
+/**
+ * The limit of a projection's recall search, the one place recall is sized: 0 — no search at all
+ * — when the mode projects no recall (incognito, subagent) or the query is blank; otherwise
+ * {@link recallLimitFor} over what the higher-priority sections use, and at least 1, so a report
+ * can still say recall was shed for budget. `used` is read only when recall runs (it costs a
+ * composition). Pure.
+ *
+ * @since 0.1.0
+ * @category budget
+ */
+export const recallSearchLimit: (options: {
+  readonly mode: ProjectedContext.ProjectionMode
+  readonly query: string
+  readonly budget: ProjectedContext.ProjectionBudget
+  readonly used: LazyArg<{ readonly usedChars: number; readonly usedTokens: number }>
+  readonly cap: number
+}) => number = Decisions.recallSearchLimit
 
 /**
  * The tokens one recall line is assumed to take when sizing the recall search under a token
@@ -268,7 +288,7 @@ export const recallLimitFor: (
  * @since 0.1.0
  * @category constants
  */
-export const RECALL_LINE_TOKENS: number = internal.RECALL_LINE_TOKENS
+export const RECALL_LINE_TOKENS: number = Decisions.RECALL_LINE_TOKENS
 
 /**
  * The chars one recall line is assumed to take when sizing the recall search under a char budget.
@@ -276,7 +296,7 @@ export const RECALL_LINE_TOKENS: number = internal.RECALL_LINE_TOKENS
  * @since 0.1.0
  * @category constants
  */
-export const RECALL_LINE_CHARS: number = internal.RECALL_LINE_CHARS
+export const RECALL_LINE_CHARS: number = Decisions.RECALL_LINE_CHARS
 
 /**
  * The kind a session summary is stored as.
@@ -284,7 +304,7 @@ export const RECALL_LINE_CHARS: number = internal.RECALL_LINE_CHARS
  * @since 0.1.0
  * @category digest
  */
-export const SUMMARY_KIND: MemoryRecord.MemoryKind = internal.SUMMARY_KIND
+export const SUMMARY_KIND: MemoryRecord.MemoryKind = Decisions.SUMMARY_KIND
 
 /**
  * The memory write that stores `summary` as the summary of session `sessionId` — an `episode`
@@ -317,7 +337,35 @@ export const summaryInput = (
  * @since 0.1.0
  * @category constants
  */
-export const PROJECTED_POLICIES: ReadonlyArray<MemoryRecord.DeliveryPolicy> = internal.PROJECTED_POLICIES
+export const PROJECTED_POLICIES: ReadonlyArray<MemoryRecord.DeliveryPolicy> = Decisions.PROJECTED_POLICIES
+
+/**
+ * The recalled hits a projection may deliver: every hit but session summaries (records that
+ * `PriorSessionDigest.fromRecord` reads as one), in their order. A summary reaches a prompt
+ * through the digest alone, whose rules — other sessions only, the newest summary of each, none on
+ * autonomous turns — recall would bypass. Pure.
+ *
+ * @since 0.1.0
+ * @category recall
+ */
+export const withoutSummaries: <A extends { readonly record: MemoryRecord.MemoryRecord }>(
+  hits: ReadonlyArray<A>
+) => ReadonlyArray<A> = Decisions.withoutSummaries
+
+/**
+ * The address routing gives each record under an identity source, by record id: the placement
+ * key the source's spec evaluates for a record of the source's scope (placed in a declared
+ * section or not). A record of another scope, one the spec declines, or one a broken spec cannot
+ * place has none; the composer then withholds it by id alone. With these, a memory at an address
+ * the prefix holds or an identity line delivers is not delivered beside it. Pure.
+ *
+ * @since 0.1.0
+ * @category deduplication
+ */
+export const addressesOf: (
+  source: IdentitySource,
+  records: Iterable<MemoryRecord.MemoryRecord>
+) => Readonly<Record<string, string>> = Decisions.addressesOf
 
 /**
  * The projection failed: the request was invalid, a store could not be read, or the injection row
