@@ -90,8 +90,8 @@ export type Verdict =
  * be composed, so neither can collide. `supersedes` names the record the save replaces; it does
  * not count as a holder.
  *
- * Throws `Routing.InvalidPlacement` (as a typed failure) when the spec returns a malformed
- * placement.
+ * Fails with `Routing.InvalidPlacement` when the spec cannot place the record (it returns a
+ * malformed placement, or throws).
  *
  * @since 0.1.0
  * @category gate
@@ -105,13 +105,7 @@ export const check = (
   }
 ) =>
   Effect.gen(function*() {
-    const evaluation = yield* Effect.try({
-      try: () => Routing.evaluateRoute(record, Routing.routingContext(options.background), options.spec),
-      catch: (error) =>
-        error instanceof Routing.InvalidPlacement
-          ? error
-          : new Routing.InvalidPlacement({ specKey: options.spec.key, problem: String(error) })
-    })
+    const evaluation = yield* Routing.evaluateRoute(record, Routing.routingContext(options.background), options.spec)
     if (evaluation._tag !== "Routed") return { _tag: "Clear", evaluation } satisfies Verdict as Verdict
     const holders = yield* liveHolders({
       scope: record.scope,

@@ -5,6 +5,7 @@
  *
  * It imports only types from the public module.
  */
+import * as Either from "effect/Either"
 import type { LazyArg } from "effect/Function"
 import * as Option from "effect/Option"
 import type { IdentitySource, ProjectionSettings } from "../ContextProjection.js"
@@ -86,12 +87,8 @@ export const withoutSummaries = <A extends { readonly record: MemoryRecord.Memor
  */
 const addressOf = (source: IdentitySource, record: MemoryRecord.MemoryRecord): string | undefined => {
   if (record.scope !== source.scope) return undefined
-  try {
-    const evaluation = Routing.evaluateRoute(record, source.context, source.spec)
-    return evaluation.placement === null ? undefined : evaluation.placementKey
-  } catch {
-    return undefined
-  }
+  const evaluation = Routing.evaluateRoute(record, source.context, source.spec)
+  return Either.isLeft(evaluation) || evaluation.right.placement === null ? undefined : evaluation.right.placementKey
 }
 
 /**

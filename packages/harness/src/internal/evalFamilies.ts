@@ -797,29 +797,33 @@ const overlayOnlyCases = (): ReadonlyArray<
     createdAt: at
   })
   const ctx = Routing.routingContext(RoutingPresets.userBackgroundSections)
-  const row = (promotedAt: DateTime.Utc, specKey = spec.key): Routing.PlacedRecord => ({
+  const evaluation = Routing.evaluateRoute(record, ctx, spec)
+  const row = (
+    routed: Routing.RouteEvaluation,
+    promotedAt: DateTime.Utc,
+    specKey = spec.key
+  ): Routing.PlacedRecord => ({
     record,
-    ...Routing.toPromotionDecision(
-      Routing.evaluateRoute(record, ctx, spec),
-      { key: specKey, version: spec.version },
-      promotedAt
-    )
+    ...Routing.toPromotionDecision(routed, { key: specKey, version: spec.version }, promotedAt)
   })
   const judge = (placed: ReadonlyArray<Routing.PlacedRecord>) =>
     MemoryOverlay.applyMemoryOverlay(RoutingPresets.userBackgroundSections, placed, spec, { now: at }).report
+  /** A case's check over the record's route, or the spec's failure to route it. */
+  const routed = (body: (routed: Routing.RouteEvaluation) => string | undefined) =>
+    Effect.sync(() => Either.match(evaluation, { onLeft: (error) => error.message, onRight: body }))
   return [
     {
       name: "duplicate-row (two rows for one record: the later promotion is used)",
-      body: Effect.sync(() => {
-        const report = judge([row(at), row(DateTime.unsafeMake(Date.UTC(2026, 0, 2)))])
+      body: routed((evaluation) => {
+        const report = judge([row(evaluation, at), row(evaluation, DateTime.unsafeMake(Date.UTC(2026, 0, 2)))])
         const reasons = report.outcomes.map((o) => (o.status === "composed" ? "composed" : o.reason)).sort().join(",")
         return expectThat(reasons === "composed,duplicate-row", `got ${reasons}`)
       })
     },
     {
       name: "spec-mismatch (a row committed by another spec)",
-      body: Effect.sync(() => {
-        const got = outcomeOf(judge([row(at, "another-spec")]), "ov-1")
+      body: routed((evaluation) => {
+        const got = outcomeOf(judge([row(evaluation, at, "another-spec")]), "ov-1")
         return expectThat(got === "spec-mismatch", `expected spec-mismatch, got ${got}`)
       })
     }
