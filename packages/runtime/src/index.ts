@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 export * as AcpClient from "./AcpClient.js"
+export * as Agent from "./Agent.js"
 export * as AgentBackground from "./AgentBackground.js"
 export * as ContextAssembler from "./ContextAssembler.js"
 export * as Explain from "./Explain.js"

@@ -19,6 +19,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import {
   ContextProjection,
   type MemoryStore,
+  type ProjectedContext,
   type PromotionStore,
   RoutingPresets,
   RoutingSpecs,
@@ -55,13 +56,17 @@ export const defaultAgent: StablePrefix.AgentConfig = {
 }
 
 /**
- * Server options: the agent config the agent and projection views compose.
+ * Server options: the agent config the agent and projection views compose, and the working state
+ * and skills index its runtime gives every turn — so the projection view previews exactly the
+ * projection a native agent of this config would get (`Agent.planTurn` maps both).
  *
  * @since 0.1.0
  * @category models
  */
 export interface ServerOptions {
   readonly agent?: StablePrefix.AgentConfig | undefined
+  readonly workingState?: string | undefined
+  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
 }
 
 /**
@@ -94,7 +99,11 @@ export const layerApi = (options: ServerOptions = {}) =>
     consoleRoute
   ).pipe(
     Layer.provideMerge(HttpApiBuilder.api(EngramApi)),
-    Layer.provide(Handlers.layerHandlers({ agent: options.agent ?? defaultAgent })),
+    Layer.provide(Handlers.layerHandlers({
+      agent: options.agent ?? defaultAgent,
+      workingState: options.workingState,
+      skills: options.skills
+    })),
     Layer.provide(Handlers.authorization),
     Layer.provide(ContextProjection.layer),
     Layer.provide(RoutingSpecs.layerPresets)

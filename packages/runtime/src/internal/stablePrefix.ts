@@ -223,6 +223,7 @@ export const buildAgent = (config: AgentConfig) =>
       background: composed.background,
       scopes: config.scopes ?? [config.scope],
       identity: spec === undefined ? undefined : identitySource(spec, config, composed.background),
+      memory: spec === undefined ? undefined : { scope: config.scope, background: config.background, spec },
       missing: composed.missing,
       skipped: composed.skipped
     }
