@@ -194,8 +194,7 @@ describe("an ACP agent writes through `engram mcp` over stdio", () => {
  */
 const nativeContext = (input: string, config: StablePrefix.AgentConfigInput = parityConfig) =>
   Effect.gen(function*() {
-    const built = yield* StablePrefix.buildAgent(yield* StablePrefix.decodeConfig(config))
-    const agent = yield* NativeRuntime.make({ ...built, memory })
+    const agent = yield* NativeRuntime.fromConfig(config)
     const sessionId = `s-native-${++nativeSessions}`
     yield* NativeRuntime.runTurn({ agent, sessionId, input })
     const request = (yield* ScriptedModel.requests).at(-1)!

@@ -16,7 +16,7 @@ import {
   RoutingSpecs,
   TelemetryStore
 } from "@engram/core"
-import { NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
+import { NativeRuntime, Promotion, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import { AggregationTemporality, MetricReader } from "@opentelemetry/sdk-metrics"
@@ -97,18 +97,11 @@ describe("OpenTelemetry export", () => {
         background: RoutingPresets.userBackgroundSections,
         spec: RoutingPresets.userBackground
       })
-      const built = yield* StablePrefix.buildAgent(
-        yield* StablePrefix.decodeConfig({
-          spec: "user-background",
-          persona: "You are a companion.",
-          background: RoutingPresets.userBackgroundSections
-        })
-      )
-      const agent = yield* NativeRuntime.make({
-        ...built,
-        memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground },
-        workingState: "goal: remember the locker"
-      })
+      const agent = yield* NativeRuntime.fromConfig({
+        spec: "user-background",
+        persona: "You are a companion.",
+        background: RoutingPresets.userBackgroundSections
+      }, { workingState: "goal: remember the locker" })
       yield* NativeRuntime.runTurn({ agent, sessionId: "s-otel", input: "what is my locker code?" })
 
       // Usage the provider reported is stored with each call's snapshot.

@@ -54,14 +54,10 @@ const turn = (
   mode?: NativeRuntime.NativeMode
 ) =>
   Effect.gen(function*() {
-    const built = yield* StablePrefix.buildAgent(
-      yield* StablePrefix.decodeConfig({ spec: "user-background", persona: "You are a companion.", ...config })
+    const agent = yield* NativeRuntime.fromConfig(
+      { spec: "user-background", persona: "You are a companion.", ...config },
+      mode !== undefined ? { mode } : {}
     )
-    const agent = yield* NativeRuntime.make({
-      ...built,
-      ...(mode !== undefined ? { mode } : {}),
-      memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground }
-    })
     yield* NativeRuntime.runTurn({ agent, sessionId, input: question })
   })
 

@@ -1,8 +1,8 @@
 /**
  * The eval's families: what each one sets up, which sessions it runs and what it checks.
  *
- * The identity families run what ships: every session is a fresh `StablePrefix.buildAgent` +
- * `NativeRuntime.make` + `NativeRuntime.runTurn` on a scripted model, over the stores the eval was
+ * The identity families run what ships: every session is a fresh `NativeRuntime.fromConfig` +
+ * `NativeRuntime.runTurn` on a scripted model, over the stores the eval was
  * given (built anew, so a file-backed store is reopened), and every check reads the request the
  * model was sent, as `PromptObserver` captured it.
  *
@@ -23,7 +23,7 @@ import {
   SessionStore,
   TelemetryStore
 } from "@engram/core"
-import { AgentBackground, MemoryTools, NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
+import { AgentBackground, MemoryTools, NativeRuntime, Promotion, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
@@ -195,21 +195,17 @@ const turn = (
 ) =>
   Effect.gen(function*() {
     const spec = options.spec ?? RoutingPresets.userBackground
-    const built = yield* StablePrefix.buildAgent(
-      yield* StablePrefix.decodeConfig({
-        persona: "You are a friendly companion. Be warm and brief.",
-        background: agent.background,
-        spec: spec.key,
-        scope,
-        ...("overlayBudget" in agent ? { overlayBudget: agent.overlayBudget } : {})
-      })
-    ).pipe(Effect.provide(RoutingSpecs.layer({ [spec.key]: spec })))
-    const native = yield* NativeRuntime.make({ ...built, memory: { scope, background: built.background, spec } })
+    const native = yield* NativeRuntime.fromConfig({
+      persona: "You are a friendly companion. Be warm and brief.",
+      background: agent.background,
+      spec: spec.key,
+      scope,
+      ...("overlayBudget" in agent ? { overlayBudget: agent.overlayBudget } : {})
+    }).pipe(Effect.provide(RoutingSpecs.layer({ [spec.key]: spec })))
     yield* NativeRuntime.runTurn({ agent: native, sessionId: "eval", input })
     const [first] = yield* PromptObserver.captured
     if (first === undefined) return yield* Effect.dieMessage("the model was never called")
     return {
-      built,
       text: PromptObserver.requestText(first.request),
       bytes: utf8.encode(PromptObserver.modelVisible(first.request)).length
     }
