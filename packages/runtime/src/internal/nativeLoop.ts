@@ -21,6 +21,8 @@ import type {
   NativeAgentOptions,
   NativeMode,
   Tools,
+  TurnContext,
+  TurnError,
   TurnResult
 } from "../NativeRuntime.js"
 import * as PromptObserver from "../PromptObserver.js"
@@ -337,7 +339,14 @@ const asAgent = (agent: NativeAgent): Agent.Agent => ({
 })
 
 /** The turn's projection, requested as `Agent.planTurn` maps the turn. */
-export const project = (turn: Omit<Turn, "projection">, record = true) =>
+export const project = (
+  turn: Omit<Turn, "projection">,
+  record = true
+): Effect.Effect<
+  ProjectedContext.ProjectedContext,
+  ContextProjection.ProjectionFailure,
+  ContextProjection.ContextProjection
+> =>
   Effect.gen(function*() {
     const plan = yield* Agent.planTurn(asAgent(turn.agent), {
       sessionId: turn.sessionId,
@@ -468,7 +477,7 @@ export const runTurn = (options: {
   readonly agent: NativeAgent
   readonly sessionId: string
   readonly input: string
-}) =>
+}): Effect.Effect<TurnResult, TurnError, TurnContext> =>
   Effect.gen(function*() {
     const { agent, sessionId } = options
     yield* validSession(sessionId)
@@ -512,7 +521,7 @@ export const resume = (options: {
   readonly agent: NativeAgent
   readonly sessionId: string
   readonly decision: ApprovalDecision
-}) =>
+}): Effect.Effect<TurnResult, Exclude<TurnError, SessionAwaitingApproval> | NothingToResume, TurnContext> =>
   Effect.gen(function*() {
     const { agent, decision, sessionId } = options
     yield* validSession(sessionId)
@@ -552,13 +561,13 @@ export const resume = (options: {
     }
     const reason = decision._tag === "ApproveAll" ? undefined : decision.reason
     const isWaiting = (call: SessionStore.ToolCall) => waiting.some((pending) => pending.id === call.id)
-    const results = yield* Effect.forEach(last.toolCalls, (call) =>
-      !isWaiting(call) || approved(call) ? runCall(agent, call) : Effect.succeed(denied(call, reason)))
+    const results = yield* Effect.forEach(
+      last.toolCalls,
+      (call) => !isWaiting(call) || approved(call) ? runCall(agent, call) : Effect.succeed(denied(call, reason))
+    )
     const tool = new SessionStore.ToolMessage({ results, at: yield* MemoryWrite.now })
     yield* sessions.append(sessionId, [tool])
     yield* sessions.clearInterrupt(sessionId)
-    const calls = visible.filter((message) =>
-      message._tag === "AssistantMessage"
-    ).length
+    const calls = visible.filter((message) => message._tag === "AssistantMessage").length
     return yield* loop({ ...base, projection }, [...rounds, tool], calls)
   }).pipe(Effect.withSpan("agent.resume", { attributes: { sessionId: options.sessionId } }))
