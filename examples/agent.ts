@@ -72,13 +72,8 @@ const agentConfig: StablePrefix.AgentConfigInput = {
 
 const program = (input: string) =>
   Effect.gen(function*() {
-    const config = yield* StablePrefix.decodeConfig(agentConfig)
     // The stable prefix composes what earlier sessions saved and the routing spec promoted.
-    const built = yield* StablePrefix.buildAgent(config)
-    const agent = yield* NativeRuntime.make({
-      ...built,
-      memory: { scope: config.scope, background: config.background, spec: RoutingPresets.userBackground }
-    })
+    const agent = yield* NativeRuntime.fromConfig(agentConfig)
     const result = yield* NativeRuntime.runTurn({ agent, sessionId: `example-${Date.now()}`, input })
     yield* result._tag === "Completed"
       ? Console.log(result.text)

@@ -7,6 +7,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
 import {
+  ContextProjection,
   IdGenerator,
   MemoryStore,
   PromotionStore,
@@ -17,7 +18,7 @@ import {
   TelemetryStore
 } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
-import { AcpClient, ContextAssembler, ContextProjection, NativeRuntime, Promotion, StablePrefix } from "@engram/runtime"
+import { AcpClient, ContextAssembler, NativeRuntime, Promotion, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
@@ -193,8 +194,7 @@ describe("an ACP agent writes through `engram mcp` over stdio", () => {
  */
 const nativeContext = (input: string, config: StablePrefix.AgentConfigInput = parityConfig) =>
   Effect.gen(function*() {
-    const built = yield* StablePrefix.buildAgent(yield* StablePrefix.decodeConfig(config))
-    const agent = yield* NativeRuntime.make({ ...built, memory })
+    const agent = yield* NativeRuntime.fromConfig(config)
     const sessionId = `s-native-${++nativeSessions}`
     yield* NativeRuntime.runTurn({ agent, sessionId, input })
     const request = (yield* ScriptedModel.requests).at(-1)!

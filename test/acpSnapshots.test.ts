@@ -5,17 +5,8 @@
  * trajectory — the blocks a real ACP agent process received, byte for byte.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs, TelemetryStore } from "@engram/core"
-import {
-  AcpClient,
-  ContextAssembler,
-  ContextProjection,
-  Explain,
-  Inspect,
-  Promotion,
-  PromptObserver,
-  StablePrefix
-} from "@engram/runtime"
+import { ContextProjection, IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs, TelemetryStore } from "@engram/core"
+import { AcpClient, ContextAssembler, Explain, Inspect, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

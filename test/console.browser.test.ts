@@ -6,8 +6,8 @@
  * go to `test/.output/console/`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { IdGenerator, RoutingPresets } from "@engram/core"
-import { ContextProjection, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ContextProjection, IdGenerator, RoutingPresets } from "@engram/core"
+import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"

@@ -4,8 +4,14 @@
  * only each session's newest summary speak for it. The store is the only thing that changes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, type MemoryRecord, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
-import { ContextProjection } from "@engram/runtime"
+import {
+  ContextProjection,
+  IdGenerator,
+  type MemoryRecord,
+  MemoryStore,
+  PromotionStore,
+  TelemetryStore
+} from "@engram/core"
 import { EngramPg, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"

@@ -8,6 +8,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import {
+  ContextProjection,
   IdGenerator,
   MemoryStore,
   PromotionStore,
@@ -16,7 +17,7 @@ import {
   TelemetryStore,
   Trajectory
 } from "@engram/core"
-import { ContextProjection, Inspect, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { Inspect, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"

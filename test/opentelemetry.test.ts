@@ -7,15 +7,16 @@
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs, TelemetryStore } from "@engram/core"
 import {
   ContextProjection,
+  IdGenerator,
   Instrumentation,
-  NativeRuntime,
-  Promotion,
-  PromptObserver,
-  StablePrefix
-} from "@engram/runtime"
+  MemoryStore,
+  RoutingPresets,
+  RoutingSpecs,
+  TelemetryStore
+} from "@engram/core"
+import { NativeRuntime, Promotion, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import { AggregationTemporality, MetricReader } from "@opentelemetry/sdk-metrics"
@@ -96,18 +97,11 @@ describe("OpenTelemetry export", () => {
         background: RoutingPresets.userBackgroundSections,
         spec: RoutingPresets.userBackground
       })
-      const built = yield* StablePrefix.buildAgent(
-        yield* StablePrefix.decodeConfig({
-          spec: "user-background",
-          persona: "You are a companion.",
-          background: RoutingPresets.userBackgroundSections
-        })
-      )
-      const agent = yield* NativeRuntime.make({
-        ...built,
-        memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground },
-        workingState: "goal: remember the locker"
-      })
+      const agent = yield* NativeRuntime.fromConfig({
+        spec: "user-background",
+        persona: "You are a companion.",
+        background: RoutingPresets.userBackgroundSections
+      }, { workingState: "goal: remember the locker" })
       yield* NativeRuntime.runTurn({ agent, sessionId: "s-otel", input: "what is my locker code?" })
 
       // Usage the provider reported is stored with each call's snapshot.

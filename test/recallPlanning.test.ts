@@ -4,8 +4,7 @@
  * newest first. Checked through `project()` on SQLite.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
-import { ContextProjection } from "@engram/runtime"
+import { ContextProjection, IdGenerator, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -8,8 +8,8 @@
  * far over it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryQuery, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
-import { ContextProjection, TokenEstimatorBpe } from "@engram/runtime"
+import { ContextProjection, IdGenerator, MemoryQuery, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
+import { TokenEstimatorBpe } from "@engram/runtime"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

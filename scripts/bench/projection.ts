@@ -21,6 +21,7 @@
  */
 import type * as Prompt from "@effect/ai/Prompt"
 import {
+  ContextProjection,
   IdGenerator,
   type MemoryRecord,
   MemoryStore,
@@ -30,7 +31,7 @@ import {
   SessionStore,
   TokenEstimator
 } from "@engram/core"
-import { ContextProjection, ModelRequest, NativeRuntime, PromptObserver, TokenEstimatorBpe } from "@engram/runtime"
+import { ModelRequest, NativeRuntime, PromptObserver, TokenEstimatorBpe } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"

@@ -21,8 +21,7 @@
  * `ENGRAM_LOCOMO`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { IdGenerator, MemoryStore, SearchPlan, SearchTokenizer } from "@engram/core"
-import { ContextProjection } from "@engram/runtime"
+import { ContextProjection, IdGenerator, MemoryStore, SearchPlan, SearchTokenizer } from "@engram/core"
 import { EngramPg, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"

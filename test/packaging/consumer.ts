@@ -5,10 +5,10 @@
  * saw as one JSON line, with the store's record count as `@engram/migrate` digests it. It imports
  * a subpath (`@engram/core/RoutingPresets`) and the testing entry point, as users do.
  */
-import { MemoryStore } from "@engram/core"
+import { ContextProjection, MemoryStore } from "@engram/core"
 import * as RoutingPresets from "@engram/core/RoutingPresets"
 import { StoreMigration } from "@engram/migrate"
-import { ContextProjection, NativeRuntime, StablePrefix } from "@engram/runtime"
+import { NativeRuntime } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
@@ -36,17 +36,12 @@ const program = Effect.gen(function*() {
     scopes: ["global"],
     mode: "native"
   })
-  const config = yield* StablePrefix.decodeConfig({
+  const agent = yield* NativeRuntime.fromConfig({
     name: "consumer",
     persona: "You are a friendly companion.",
     background: { sections: [...RoutingPresets.userBackgroundSections.sections] },
     spec: RoutingPresets.userBackground.key,
     scope: "global"
-  })
-  const built = yield* StablePrefix.buildAgent(config)
-  const agent = yield* NativeRuntime.make({
-    ...built,
-    memory: { scope: config.scope, background: config.background, spec: RoutingPresets.userBackground }
   })
   const turn = yield* NativeRuntime.runTurn({ agent, sessionId: "consumer-1", input: "what do you know about Doug?" })
   return {

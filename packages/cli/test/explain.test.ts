@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
-import { ContextProjection, NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
+import { ContextProjection, IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
+import { NativeRuntime, Promotion, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import { Effect, Layer } from "effect"
@@ -26,16 +26,10 @@ const runSession = (db: string) => {
         background: RoutingPresets.userBackgroundSections,
         spec: RoutingPresets.userBackground
       })
-      const built = yield* StablePrefix.buildAgent(
-        yield* StablePrefix.decodeConfig({
-          spec: "user-background",
-          persona: "You are a companion.",
-          background: RoutingPresets.userBackgroundSections
-        })
-      )
-      const agent = yield* NativeRuntime.make({
-        ...built,
-        memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground }
+      const agent = yield* NativeRuntime.fromConfig({
+        spec: "user-background",
+        persona: "You are a companion.",
+        background: RoutingPresets.userBackgroundSections
       })
       yield* NativeRuntime.runTurn({ agent, sessionId: "s-x", input: "tell me a joke" })
       return written.map((r) => r.id)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, RoutingPresets } from "@engram/core"
-import { ContextProjection, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ContextProjection, IdGenerator, RoutingPresets } from "@engram/core"
+import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import { Effect, Layer } from "effect"

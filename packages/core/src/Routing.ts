@@ -15,6 +15,7 @@
  */
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { type Background, PromotionTier } from "./Background.js"
 import { addressTokens } from "./internal/addressTokens.js"
@@ -190,8 +191,8 @@ export interface OverlayPlan {
  *
  * - `key`, `version`: the spec's identity, stored on every promotion row it commits.
  * - `route`: the placement for a record, or `null`/`undefined` to decline it (it then stays
- *   recall-only). Returning a value that is not a valid {@link Placement} is a bug in the spec
- *   and throws {@link InvalidPlacement}.
+ *   recall-only). Returning a value that is not a valid {@link Placement}, or throwing, is a bug
+ *   in the spec: {@link evaluateRoute} reports it as {@link InvalidPlacement}.
  * - `reconcile`: when two records hold one address, `a` (the newer) and `b` (the older), which
  *   one keeps it — `"a"`, `"b"`, or `"both"` to compose them into one entry. Without it, the newest
  *   record wins.
@@ -216,8 +217,9 @@ export interface MemoryRoutingSpec {
 }
 
 /**
- * A spec's `route` returned something that is not a {@link Placement}. This is a bug in the spec
- * — the only failure routing and composition throw.
+ * A spec's `route` returned something that is not a {@link Placement}, or threw. This is a bug in
+ * the spec: {@link evaluateRoute} returns it (never throws it); only
+ * `MemoryOverlay.applyMemoryOverlay`, handed a malformed row, throws it.
  *
  * @since 0.1.0
  * @category errors
@@ -241,19 +243,21 @@ const isPlacement = (u: unknown): u is Placement => {
 const decodePlacement = Schema.decodeUnknownEither(Placement)
 
 /**
- * Checks a placement produced by a spec (or read from a promotion row), throwing
- * {@link InvalidPlacement} when it is malformed.
+ * Checks a placement produced by a spec (or read from a promotion row): the placement, or
+ * {@link InvalidPlacement} naming what is wrong with it. Total.
  *
  * @since 0.1.0
  * @category validation
  */
-export const validatePlacement = (placement: unknown, specKey: string): Placement => {
-  if (isPlacement(placement)) return placement
+export const validatePlacement = (placement: unknown, specKey: string): Either.Either<Placement, InvalidPlacement> => {
+  if (isPlacement(placement)) return Either.right(placement)
   const decoded = decodePlacement(placement)
-  throw new InvalidPlacement({
-    specKey,
-    problem: decoded._tag === "Left" ? describeParseError(decoded.left) : "not a placement"
-  })
+  return Either.left(
+    new InvalidPlacement({
+      specKey,
+      problem: decoded._tag === "Left" ? describeParseError(decoded.left) : "not a placement"
+    })
+  )
 }
 
 /**
@@ -469,12 +473,33 @@ const canonicalPlacement = (spec: Pick<MemoryRoutingSpec, "keys">, placement: Pl
   return folded === undefined || folded.key === placement.key ? placement : { ...placement, key: folded.key }
 }
 
+/** What a spec's `route` returned, or the failure it threw as an {@link InvalidPlacement}. */
+const runRoute = (
+  record: RoutableRecord,
+  ctx: RoutingContext,
+  spec: MemoryRoutingSpec
+): Either.Either<unknown, InvalidPlacement> => {
+  try {
+    return Either.right(spec.route(record, ctx))
+  } catch (error) {
+    return Either.left(
+      error instanceof InvalidPlacement
+        ? error
+        : new InvalidPlacement({
+          specKey: spec.key,
+          problem: `route threw: ${error instanceof Error ? error.message : String(error)}`
+        })
+    )
+  }
+}
+
 /**
- * Evaluates `spec` for `record` in `ctx`. Pure: it may run at save time, in recall, in previews.
- * The key the spec returns is folded through the keys it declares (an alias becomes its canonical
- * key), so the save gate, the promotion row and composition compare canonical keys whether or not
- * the spec's `route` folded the label itself. Throws {@link InvalidPlacement} only when the spec
- * returns a malformed placement.
+ * Evaluates `spec` for `record` in `ctx`. Pure and total: it may run at save time, in recall, in
+ * previews. The key the spec returns is folded through the keys it declares (an alias becomes its
+ * canonical key), so the save gate, the promotion row and composition compare canonical keys
+ * whether or not the spec's `route` folded the label itself. A spec whose `route` returns a
+ * malformed placement, or throws, gives {@link InvalidPlacement} on the left: a bug in the spec,
+ * which callers report as a typed failure.
  *
  * @since 0.1.0
  * @category routing
@@ -483,17 +508,21 @@ export const evaluateRoute = (
   record: RoutableRecord,
   ctx: RoutingContext,
   spec: MemoryRoutingSpec
-): RouteEvaluation => {
-  const routed = spec.route(record, ctx)
-  if (routed === null || routed === undefined) return { _tag: "Declined", reason: "spec-declined", placement: null }
-  const placement = canonicalPlacement(spec, validatePlacement(routed, spec.key))
-  const address = placementKey(placement)
-  const keySource = keySourceOf(spec, record, placement)
-  const section = ctx.sections.find((declared) => declared.id === placement.section)
-  return section === undefined
-    ? { _tag: "Declined", reason: "undeclared-section", placement, placementKey: address, keySource }
-    : { _tag: "Routed", placement, placementKey: address, keySource, tier: section.promotion }
-}
+): Either.Either<RouteEvaluation, InvalidPlacement> =>
+  Either.flatMap(runRoute(record, ctx, spec), (routed): Either.Either<RouteEvaluation, InvalidPlacement> => {
+    if (routed === null || routed === undefined) {
+      return Either.right({ _tag: "Declined", reason: "spec-declined", placement: null })
+    }
+    return Either.map(validatePlacement(routed, spec.key), (valid): RouteEvaluation => {
+      const placement = canonicalPlacement(spec, valid)
+      const address = placementKey(placement)
+      const keySource = keySourceOf(spec, record, placement)
+      const section = ctx.sections.find((declared) => declared.id === placement.section)
+      return section === undefined
+        ? { _tag: "Declined", reason: "undeclared-section", placement, placementKey: address, keySource }
+        : { _tag: "Routed", placement, placementKey: address, keySource, tier: section.promotion }
+    })
+  })
 
 /**
  * The promotion row fields for an evaluation, as committed at `promotedAt`. An undeclared section
@@ -570,7 +599,8 @@ const isTag = Schema.is(Tag)
 /**
  * Runs `classify` over a batch of records, then routes each record with the classifier's tags
  * added to its own. The classifier returns one {@link AdvisorySignals} (or `undefined`) per
- * record, by position; it can never produce a placement, only tags the spec may read.
+ * record, by position; it can never produce a placement, only tags the spec may read. A record
+ * the spec cannot place fails the batch with {@link InvalidPlacement}.
  *
  * No preset uses this: addresses computed at save time or in recall have no classifier tags, so
  * a spec that depends on them would commit a different address than the one the save gate saw.
@@ -583,20 +613,20 @@ export const classifyThenRoute = <E, R>(
   ctx: RoutingContext,
   spec: MemoryRoutingSpec,
   classify: (records: ReadonlyArray<RoutableRecord>) => Effect.Effect<ReadonlyArray<AdvisorySignals | undefined>, E, R>
-): Effect.Effect<ReadonlyArray<ClassifiedRoute>, E, R> =>
-  Effect.map(classify(records), (signals) =>
-    records.map((record, index) => {
+): Effect.Effect<ReadonlyArray<ClassifiedRoute>, E | InvalidPlacement, R> =>
+  Effect.flatMap(classify(records), (signals) =>
+    Either.all(records.map((record, index) => {
       const offered = signals[index]?.tags ?? []
       const added = [...new Set(offered.filter((tag) => isTag(tag) && !record.tags.includes(tag)))]
       const classified: RoutableRecord = added.length === 0
         ? record
         : { ...pickRoutable(record), tags: [...record.tags, ...added] }
-      return {
+      return Either.map(evaluateRoute(classified, ctx, spec), (evaluation): ClassifiedRoute => ({
         recordId: record.id,
         signals: { tags: added },
-        evaluation: evaluateRoute(classified, ctx, spec)
-      }
-    }))
+        evaluation
+      }))
+    })))
 
 const pickRoutable = (record: RoutableRecord): RoutableRecord => ({
   id: record.id,

@@ -1,12 +1,15 @@
 /**
- * @engram/core — Engram's memory model, pure core, service interfaces and in-memory layers.
+ * @engram/core — Engram's memory model, pure core, service interfaces and in-memory layers, the
+ * `ContextProjection` layer every runtime calls and the store instrumentation.
  *
  * @since 0.1.0
  */
 export * as Background from "./Background.js"
+export * as ContextProjection from "./ContextProjection.js"
 export * as ContextSection from "./ContextSection.js"
 export * as IdGenerator from "./IdGenerator.js"
 export * as InjectionLog from "./InjectionLog.js"
+export * as Instrumentation from "./Instrumentation.js"
 export * as MemoryForget from "./MemoryForget.js"
 export * as MemoryLimits from "./MemoryLimits.js"
 export * as MemoryOverlay from "./MemoryOverlay.js"

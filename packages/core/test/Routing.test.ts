@@ -114,23 +114,27 @@ describe("routingContext", () => {
   })
 })
 
+/** The evaluation of a spec that can place every record it is given here. */
+const evaluate = (...args: Parameters<typeof Routing.evaluateRoute>): Routing.RouteEvaluation =>
+  Either.getOrThrowWith(Routing.evaluateRoute(...args), (error) => error)
+
 describe("evaluateRoute", () => {
   const byLabel = spec((r) => Routing.background("about_user", Routing.recordKey(r).key))
 
   it("routes into a declared section with the address, key source and tier", () => {
-    expect(Routing.evaluateRoute(record({ label: "Name" }), ctx, byLabel)).toEqual({
+    expect(evaluate(record({ label: "Name" }), ctx, byLabel)).toEqual({
       _tag: "Routed",
       placement: { primitive: "background", section: "about_user", key: "name" },
       placementKey: `["about_user","name"]`,
       keySource: "label",
       tier: "auto"
     })
-    expect(Routing.evaluateRoute(record(), ctx, byLabel)).toMatchObject({ _tag: "Routed", keySource: "content" })
+    expect(evaluate(record(), ctx, byLabel)).toMatchObject({ _tag: "Routed", keySource: "content" })
   })
 
   it("'Name' and 'name ' are one address", () => {
-    const a = Routing.evaluateRoute(record({ label: "Name" }), ctx, byLabel)
-    const b = Routing.evaluateRoute(record({ label: "name ", content: "Call me Doug" }), ctx, byLabel)
+    const a = evaluate(record({ label: "Name" }), ctx, byLabel)
+    const b = evaluate(record({ label: "name ", content: "Call me Doug" }), ctx, byLabel)
     expect(a._tag === "Routed" && b._tag === "Routed" && a.placementKey === b.placementKey).toBe(true)
   })
 
@@ -142,7 +146,7 @@ describe("evaluateRoute", () => {
       keys
     }
     const at = (fields: Partial<Routing.RoutableRecord>) => {
-      const evaluation = Routing.evaluateRoute(record(fields), ctx, slugOnly)
+      const evaluation = evaluate(record(fields), ctx, slugOnly)
       return evaluation._tag === "Routed" ? [evaluation.placement.key, evaluation.keySource] : evaluation.reason
     }
     expect(at({ label: "First Name" })).toEqual(["name", "alias"])
@@ -152,21 +156,21 @@ describe("evaluateRoute", () => {
     expect(at({})).toEqual([Routing.contentKey("My name is Doug"), "content"])
     // Declared for another section only: not folded here.
     const elsewhere: Routing.MemoryRoutingSpec = { ...slugOnly, keys: { notes: keys.about_user! } }
-    const evaluation = Routing.evaluateRoute(record({ label: "first_name" }), ctx, elsewhere)
+    const evaluation = evaluate(record({ label: "first_name" }), ctx, elsewhere)
     expect(evaluation._tag === "Routed" && evaluation.placement.key).toBe("first_name")
   })
 
   it("declines with spec-declined when route returns null or undefined", () => {
-    expect(Routing.evaluateRoute(record(), ctx, spec(() => null))).toEqual({
+    expect(evaluate(record(), ctx, spec(() => null))).toEqual({
       _tag: "Declined",
       reason: "spec-declined",
       placement: null
     })
-    expect(Routing.evaluateRoute(record(), ctx, spec(() => undefined))).toMatchObject({ reason: "spec-declined" })
+    expect(evaluate(record(), ctx, spec(() => undefined))).toMatchObject({ reason: "spec-declined" })
   })
 
   it("declines with undeclared-section when the section is not declared, keeping the placement", () => {
-    expect(Routing.evaluateRoute(record(), ctx, spec(() => Routing.background("preferences", "tea")))).toEqual({
+    expect(evaluate(record(), ctx, spec(() => Routing.background("preferences", "tea")))).toEqual({
       _tag: "Declined",
       reason: "undeclared-section",
       placement: { primitive: "background", section: "preferences", key: "tea" },
@@ -175,19 +179,74 @@ describe("evaluateRoute", () => {
     })
   })
 
-  it("throws InvalidPlacement for a malformed placement — a bug in the spec", () => {
-    const broken = spec(() => ({ primitive: "background", section: "about_user", key: "" }))
-    expect(() => Routing.evaluateRoute(record(), ctx, broken)).toThrow(Routing.InvalidPlacement)
-    expect(() => Routing.evaluateRoute(record(), ctx, broken)).toThrow(
-      /routing spec "test" produced an invalid placement.*key/
+  it("gives InvalidPlacement, never a throw, for a malformed placement or a route that throws — a bug in the spec", () => {
+    const invalid = (route: Routing.MemoryRoutingSpec["route"]) => {
+      const evaluation = Routing.evaluateRoute(record(), ctx, spec(route))
+      return Either.isLeft(evaluation) ? evaluation.left : undefined
+    }
+    const broken = invalid(() => ({ primitive: "background", section: "about_user", key: "" }))
+    expect(broken).toBeInstanceOf(Routing.InvalidPlacement)
+    expect(broken?.message).toMatch(/routing spec "test" produced an invalid placement.*key/)
+    const wrongArm = invalid(() => ({ primitive: "judgment", section: "x", key: "y" }) as unknown as Routing.Placement)
+    expect(wrongArm).toBeInstanceOf(Routing.InvalidPlacement)
+    const threw = invalid(() => {
+      throw new Error("no such label")
+    })
+    expect(threw?.problem).toBe("route threw: no such label")
+  })
+
+  it("property: total — any record and any spec give an evaluation or an InvalidPlacement, never a throw", () => {
+    const anything = fc.oneof(
+      fc.anything(),
+      fc.record({
+        primitive: fc.constantFrom("background", "judgment"),
+        section: fc.constantFrom("about_user", "notes", "undeclared", ""),
+        key: fc.oneof(fc.string({ maxLength: 8 }), fc.constant("c-0123456789abcdef"))
+      })
     )
-    const wrongArm = spec(() => ({ primitive: "judgment", section: "x", key: "y" }) as unknown as Routing.Placement)
-    expect(() => Routing.evaluateRoute(record(), ctx, wrongArm)).toThrow(Routing.InvalidPlacement)
+    const vocabulary = fc.option(
+      fc.dictionary(
+        fc.constantFrom("about_user", "notes", "elsewhere"),
+        fc.array(
+          fc.record({
+            key: fc.string({ maxLength: 8 }),
+            aliases: fc.array(fc.string({ maxLength: 8 }), { maxLength: 2 })
+          }),
+          { maxLength: 3 }
+        )
+      ),
+      { nil: undefined }
+    )
+    const recordArb = fc.record({
+      content: fc.string({ maxLength: 40 }),
+      label: fc.option(fc.string({ maxLength: 12 }), { nil: undefined }),
+      kind: fc.constantFrom<MemoryRecord.MemoryKind>("profile", "fact", "note", "episode")
+    })
+    fc.assert(
+      fc.property(recordArb, fc.func(anything), fc.boolean(), vocabulary, (fields, route, throws, keys) => {
+        // Any routable shape, not only a record that decodes: routing must not rely on validation.
+        const r: Routing.RoutableRecord = { ...record(), ...fields }
+        const spec: Routing.MemoryRoutingSpec = {
+          key: "arbitrary",
+          version: "1",
+          keys,
+          route: (routable) => {
+            if (throws) throw new Error("the spec fell over")
+            return route(routable.label, routable.content) as Routing.Placement | null | undefined
+          },
+          finalize: Routing.finalizeOldestFirst
+        }
+        const evaluation = Routing.evaluateRoute(r, ctx, spec)
+        return Either.isLeft(evaluation)
+          ? evaluation.left instanceof Routing.InvalidPlacement
+          : ["Routed", "Declined"].includes(evaluation.right._tag)
+      })
+    )
   })
 
   it("toPromotionDecision stores what was decided", () => {
     const promotedAt = DateTime.unsafeMake(9_000)
-    const routed = Routing.evaluateRoute(record({ label: "Name" }), ctx, byLabel)
+    const routed = evaluate(record({ label: "Name" }), ctx, byLabel)
     expect(Routing.toPromotionDecision(routed, byLabel, promotedAt)).toEqual({
       placement: { primitive: "background", section: "about_user", key: "name" },
       placementKey: `["about_user","name"]`,
@@ -197,7 +256,7 @@ describe("evaluateRoute", () => {
       promotedAt,
       tier: "auto"
     })
-    const declinedBySpec = Routing.evaluateRoute(record(), ctx, spec(() => null))
+    const declinedBySpec = evaluate(record(), ctx, spec(() => null))
     expect(Routing.toPromotionDecision(declinedBySpec, byLabel, promotedAt)).toMatchObject({
       placement: null,
       placementKey: null,
@@ -240,6 +299,15 @@ describe("classifyThenRoute", () => {
         Routing.classifyThenRoute([record()], ctx, byTag, () => Effect.fail("offline"))
       )
       expect(result).toEqual(Either.left("offline"))
+    }))
+
+  it.effect("fails with InvalidPlacement when the spec cannot place a classified record", () =>
+    Effect.gen(function*() {
+      const broken = spec(() => ({ primitive: "background", section: "", key: "x" }))
+      const result = yield* Effect.either(
+        Routing.classifyThenRoute([record()], ctx, broken, (batch) => Effect.succeed(batch.map(() => undefined)))
+      )
+      expect(Either.isLeft(result) && result.left).toBeInstanceOf(Routing.InvalidPlacement)
     }))
 })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Background, MemoryOverlay, MemoryRecord, Routing, RoutingPresets } from "@engram/core"
-import { DateTime } from "effect"
+import { DateTime, Either } from "effect"
 import * as fc from "fast-check"
 
 let n = 0
@@ -24,8 +24,12 @@ const both = Routing.routingContext(
   Background.mergeBackground(RoutingPresets.userBackgroundSections, RoutingPresets.projectSections)
 )
 
+/** The evaluation of a preset, which places every record (a preset is never broken). */
+const evaluate = (...args: Parameters<typeof Routing.evaluateRoute>): Routing.RouteEvaluation =>
+  Either.getOrThrowWith(Routing.evaluateRoute(...args), (error) => error)
+
 const where = (spec: Routing.MemoryRoutingSpec, ctx: Routing.RoutingContext, r: Routing.RoutableRecord) => {
-  const evaluation = Routing.evaluateRoute(r, ctx, spec)
+  const evaluation = evaluate(r, ctx, spec)
   return evaluation._tag === "Routed"
     ? `${evaluation.placement.section}/${evaluation.placement.key}`
     : evaluation.reason
@@ -163,7 +167,7 @@ describe("userBackground key vocabulary", () => {
         fc.constantFrom(...aboutUser).chain((d) => spelled(d.name).map((label) => ({ ...d, label }))),
         fc.constantFrom("profile" as const, "fact" as const, "note" as const),
         ({ key, label, source }, kind) => {
-          const evaluation = Routing.evaluateRoute(record({ kind, label }), userCtx, spec)
+          const evaluation = evaluate(record({ kind, label }), userCtx, spec)
           expect(evaluation._tag === "Routed" && [evaluation.placement, evaluation.keySource]).toEqual([
             Routing.background("about_user", key),
             source
@@ -182,7 +186,7 @@ describe("userBackground key vocabulary", () => {
     fc.assert(
       fc.property(label, fc.constantFrom("fact" as const, "note" as const), (l, kind) => {
         expect(where(spec, userCtx, record({ kind, label: l }))).toBe("spec-declined")
-        const profile = Routing.evaluateRoute(record({ kind: "profile", label: l }), userCtx, spec)
+        const profile = evaluate(record({ kind: "profile", label: l }), userCtx, spec)
         expect(profile._tag === "Routed" && [profile.placement.key, profile.keySource]).toEqual([
           Routing.slugify(l),
           "label"
@@ -235,7 +239,7 @@ describe("project preset", () => {
       fc.property(userFact, (fields) => {
         const { label, ...rest } = fields
         const r = record(label === undefined ? rest : { ...rest, label })
-        const evaluation = Routing.evaluateRoute(r, both, RoutingPresets.project)
+        const evaluation = evaluate(r, both, RoutingPresets.project)
         expect(evaluation._tag).toBe("Declined")
         return true
       })
@@ -246,7 +250,7 @@ describe("project preset", () => {
 describe("a fact saved once reaches the prompt", () => {
   it("'My name is Doug' as a profile memory labelled name composes into About the User", () => {
     const saved = record({ kind: "profile", label: "name", content: "My name is Doug", reviewState: "pending" })
-    const evaluation = Routing.evaluateRoute(saved, userCtx, RoutingPresets.userBackground)
+    const evaluation = evaluate(saved, userCtx, RoutingPresets.userBackground)
     const decision = Routing.toPromotionDecision(evaluation, RoutingPresets.userBackground, DateTime.unsafeMake(5_000))
     const { background, report } = MemoryOverlay.applyMemoryOverlay(
       RoutingPresets.userBackgroundSections,
@@ -265,7 +269,7 @@ describe("a fact saved once reaches the prompt", () => {
       content: "The user's name is Doug",
       reviewState: "pending"
     })
-    const evaluation = Routing.evaluateRoute(saved, userCtx, RoutingPresets.userBackground)
+    const evaluation = evaluate(saved, userCtx, RoutingPresets.userBackground)
     const decision = Routing.toPromotionDecision(evaluation, RoutingPresets.userBackground, DateTime.unsafeMake(5_000))
     const { background, report } = MemoryOverlay.applyMemoryOverlay(
       RoutingPresets.userBackgroundSections,

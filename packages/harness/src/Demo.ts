@@ -16,6 +16,7 @@
  * @since 0.1.0
  */
 import {
+  ContextProjection,
   IdGenerator,
   type MemoryRecord,
   MemoryStore,
@@ -27,7 +28,7 @@ import {
   SessionStore,
   type TelemetryStore
 } from "@engram/core"
-import { ContextProjection, type ModelRequest, NativeRuntime, PromptObserver, StablePrefix } from "@engram/runtime"
+import { type ModelRequest, NativeRuntime, PromptObserver, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

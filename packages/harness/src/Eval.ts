@@ -29,8 +29,7 @@
  *
  * @since 0.1.0
  */
-import type { MemoryStore, MemoryStoreError, PromotionStore, Routing } from "@engram/core"
-import type { ContextProjection } from "@engram/runtime"
+import type { ContextProjection, MemoryStore, MemoryStoreError, PromotionStore, Routing } from "@engram/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"

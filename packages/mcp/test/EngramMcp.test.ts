@@ -5,9 +5,17 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, PromotionStore, RoutingPresets, RoutingSpecs, TelemetryStore } from "@engram/core"
+import {
+  ContextProjection,
+  IdGenerator,
+  MemoryStore,
+  PromotionStore,
+  RoutingPresets,
+  RoutingSpecs,
+  TelemetryStore
+} from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
-import { ContextProjection, StablePrefix } from "@engram/runtime"
+import { StablePrefix } from "@engram/runtime"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Effect from "effect/Effect"

@@ -23,7 +23,8 @@
  * @example
  * ```ts
  * import { Effect, Layer } from "effect"
- * import { AcpClient, ContextAssembler, ContextProjection } from "@engram/runtime"
+ * import { ContextProjection } from "@engram/core"
+ * import { AcpClient, ContextAssembler } from "@engram/runtime"
  *
  * const program = Effect.scoped(Effect.gen(function*() {
  *   const agent = yield* AcpClient.spawn({ command: "my-acp-agent", args: ["--stdio"] })

@@ -22,9 +22,10 @@ import {
   MemoryWrite,
   PromotionStore,
   PromptFragment,
-  type Routing
+  Routing
 } from "@engram/core"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 
 /**
@@ -70,7 +71,9 @@ export const overlayOutcomes = Metric.counter("agent.memory.overlay", {
 
 /**
  * Joins promotion rows with their records. Rows whose record is absent are returned as
- * `missing`.
+ * `missing`; rows whose placement is malformed (committed by a broken spec, or stored by a backend
+ * that does not check its rows) are returned as `invalid`, each with the `Routing.InvalidPlacement`
+ * saying what is wrong, and are not placed.
  *
  * @since 0.1.0
  * @category composition
@@ -78,14 +81,24 @@ export const overlayOutcomes = Metric.counter("agent.memory.overlay", {
 export const joinPlaced = (
   rows: ReadonlyArray<PromotionStore.PromotionRow>,
   records: ReadonlyArray<MemoryRecord.MemoryRecord>
-): { readonly placed: ReadonlyArray<Routing.PlacedRecord>; readonly missing: ReadonlyArray<string> } => {
+): {
+  readonly placed: ReadonlyArray<Routing.PlacedRecord>
+  readonly missing: ReadonlyArray<string>
+  readonly invalid: ReadonlyArray<{ readonly recordId: string; readonly error: Routing.InvalidPlacement }>
+} => {
   const byId = new Map(records.map((record) => [record.id, record] as const))
   const placed: Array<Routing.PlacedRecord> = []
   const missing: Array<string> = []
+  const invalid: Array<{ readonly recordId: string; readonly error: Routing.InvalidPlacement }> = []
   for (const row of rows) {
     const record = byId.get(row.recordId)
     if (record === undefined) {
       missing.push(row.recordId)
+      continue
+    }
+    const placement = row.placement === null ? undefined : Routing.validatePlacement(row.placement, row.specKey)
+    if (placement !== undefined && Either.isLeft(placement)) {
+      invalid.push({ recordId: row.recordId, error: placement.left })
       continue
     }
     placed.push({
@@ -99,12 +112,14 @@ export const joinPlaced = (
       tier: row.tier
     })
   }
-  return { placed, missing }
+  return { placed, missing, invalid }
 }
 
 /**
  * Loads the scope's promotion rows under `options.spec` and their records, and composes them
- * into `options.background`. Expiry is judged at the current time (`Clock`).
+ * into `options.background`. Expiry is judged at the current time (`Clock`). A row whose
+ * placement is malformed degrades that row only: it is logged, counted in
+ * `skipped.promotionRows` and not composed (see {@link joinPlaced}).
  *
  * @since 0.1.0
  * @category composition
@@ -124,7 +139,11 @@ export const composeAgentBackground = (
     // the whole scope once per batch of ids).
     const read = yield* memories.get(rows.rows.map((row) => row.recordId))
     const inScope = read.records.filter((record) => record.scope === options.scope)
-    const { missing, placed } = joinPlaced(rows.rows, inScope)
+    const { invalid, missing, placed } = joinPlaced(rows.rows, inScope)
+    yield* Effect.forEach(invalid, ({ error, recordId }) =>
+      Effect.logWarning("a promotion row holds a malformed placement; it is not composed").pipe(
+        Effect.annotateLogs({ memoryId: recordId, spec: error.specKey, problem: error.problem })
+      ), { discard: true })
     const now = yield* MemoryWrite.now
     const { background, report } = MemoryOverlay.applyMemoryOverlay(options.background, placed, options.spec, {
       now,
@@ -145,7 +164,7 @@ export const composeAgentBackground = (
       report,
       fragments: Background.renderBackgroundFragments(background),
       missing,
-      skipped: { promotionRows: rows.skipped, records: read.skipped }
+      skipped: { promotionRows: rows.skipped + invalid.length, records: read.skipped }
     }
   }).pipe(
     Effect.withSpan("agent.memory.overlay", {

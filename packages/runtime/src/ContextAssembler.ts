@@ -22,12 +22,13 @@
  * next turn, and the projection of that same turn withholds exactly the ids and addresses that
  * prefix holds — never the stale set of an earlier build (which would deliver a memory twice, or a
  * memory that left the prefix not at all). An `incognito` turn uses the authored prefix and no
- * composed ids.
+ * composed ids. The prefix and the request come from `Agent.planTurn`, as on every runtime.
  *
  * @example
  * ```ts
  * import { Effect, Layer } from "effect"
- * import { ContextAssembler, ContextProjection } from "@engram/runtime"
+ * import { ContextProjection } from "@engram/core"
+ * import { ContextAssembler } from "@engram/runtime"
  *
  * const AssemblerLive = ContextAssembler.layer({ scopes: ["global"] }).pipe(Layer.provide(ContextProjection.layer))
  *
@@ -39,7 +40,7 @@
  * @since 0.1.0
  */
 import {
-  type MemoryOverlay,
+  ContextProjection,
   type MemoryRecord,
   MemoryWrite,
   type ProjectedContext,
@@ -50,9 +51,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import { ContextProjection, type IdentitySource, ProjectionFailure } from "./ContextProjection.js"
+import * as Agent from "./Agent.js"
 import * as ModelRequest from "./ModelRequest.js"
-import { IncognitoPrefixHoldsMemory } from "./NativeRuntime.js"
 import * as PromptObserver from "./PromptObserver.js"
 import type { BuiltAgent } from "./StablePrefix.js"
 
@@ -66,31 +66,11 @@ import type { BuiltAgent } from "./StablePrefix.js"
 export type AssemblyMode = Extract<ProjectedContext.ProjectionMode, "external" | "autonomous" | "incognito">
 
 /**
- * What the assembler needs of a built agent (`StablePrefix.buildAgent` returns all of it):
- *
- * - `prefix`: the stable prefix;
- * - `authoredPrefix`: the same with the Background as authored, sent on incognito turns;
- * - `composedIds`: the memory ids `prefix` holds, never delivered again by the projection;
- * - `identity`: where the identity tier reads from (with the addresses `prefix` holds).
- *
- * @since 0.1.0
- * @category models
- */
-export interface AssemblerAgent {
-  readonly prefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
-  readonly authoredPrefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
-  readonly composedIds?: ReadonlyArray<string> | undefined
-  readonly identity?: IdentitySource | undefined
-  /** The overlay report the prefix was built with; stored with each snapshot, for `Explain`. */
-  readonly report?: MemoryOverlay.OverlayReport | undefined
-}
-
-/**
  * What every assembly of one agent shares.
  *
  * - `scopes`: the memory scopes the agent reads.
  * - `skills`: the skills index rows.
- * - `agent`: the agent (see {@link AssemblerAgent}) — a value, or an effect that builds it again
+ * - `agent`: the agent (see `Agent.Agent`) — a value, or an effect that builds it again
  *   for every turn (e.g. `StablePrefix.buildAgent(config)`; its failure fails the turn with a
  *   `ProjectionFailure`). Without it: no prefix, nothing withheld, no identity tier.
  * - `record`: write an injection-log row per assembly (default true).
@@ -101,7 +81,7 @@ export interface AssemblerAgent {
 export interface AssemblerConfig<R = never> {
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
   readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
-  readonly agent?: AssemblerAgent | Effect.Effect<AssemblerAgent, unknown, R> | undefined
+  readonly agent?: Agent.Agent | Effect.Effect<Agent.Agent, unknown, R> | undefined
   readonly record?: boolean | undefined
 }
 
@@ -113,7 +93,7 @@ export interface AssemblerConfig<R = never> {
  * @category constructors
  */
 export const configFromAgent = (
-  agent: Pick<BuiltAgent, "scopes"> & AssemblerAgent,
+  agent: Pick<BuiltAgent, "scopes"> & Agent.Agent,
   extra: Omit<AssemblerConfig, "scopes" | "agent"> = {}
 ): AssemblerConfig => {
   const { scopes, ...rest } = agent
@@ -139,7 +119,7 @@ export interface AssembleOptions {
  * @since 0.1.0
  * @category errors
  */
-export type AssemblyError = ProjectionFailure | IncognitoPrefixHoldsMemory
+export type AssemblyError = ContextProjection.ProjectionFailure | Agent.IncognitoPrefixHoldsMemory
 
 /**
  * The assembler.
@@ -193,15 +173,6 @@ export class ContextAssembler extends Context.Tag("@engram/ContextAssembler")<
   ContextAssemblerService
 >() {}
 
-/** Ids of the memory a prefix holds. */
-const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>): ReadonlyArray<string> => [
-  ...new Set(
-    prefix.flatMap((section) =>
-      section.fragments.flatMap((fragment) => (fragment.source === "memory" ? fragment.memoryIds : []))
-    )
-  )
-]
-
 /**
  * Builds an assembler over the `ContextProjection` in context (and what the `agent` effect
  * needs, taken from the context now).
@@ -211,22 +182,27 @@ const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>):
  */
 export const make = <R = never>(
   config: AssemblerConfig<R>
-): Effect.Effect<ContextAssemblerService, never, ContextProjection | R> =>
+): Effect.Effect<ContextAssemblerService, never, ContextProjection.ContextProjection | R> =>
   Effect.gen(function*() {
-    const projection = yield* ContextProjection
+    const projection = yield* ContextProjection.ContextProjection
     const context = yield* Effect.context<R>()
     const nextTurn = yield* Ref.make(new Map<string, number>())
     // Each session's operator inputs and the external agent's answers, as `compose` saw them.
     const streams = yield* Ref.make(new Map<string, ReadonlyArray<SessionStore.SessionMessage>>())
 
-    const agentOf = (sessionId: string, turn: number): Effect.Effect<AssemblerAgent, ProjectionFailure> =>
+    const agentOf = (
+      sessionId: string,
+      turn: number
+    ): Effect.Effect<Agent.Agent, ContextProjection.ProjectionFailure> =>
       config.agent === undefined
         ? Effect.succeed({})
         : Effect.isEffect(config.agent)
         ? config.agent.pipe(
           Effect.provide(context),
           Effect.mapError((cause) =>
-            cause instanceof ProjectionFailure ? cause : new ProjectionFailure({ sessionId, turn, cause })
+            cause instanceof ContextProjection.ProjectionFailure
+              ? cause
+              : new ContextProjection.ProjectionFailure({ sessionId, turn, cause })
           )
         )
         : Effect.succeed(config.agent)
@@ -238,27 +214,20 @@ export const make = <R = never>(
           const turn = options.turn ?? turns.get(sessionId) ?? 0
           return [turn, new Map(turns).set(sessionId, Math.max(turns.get(sessionId) ?? 0, turn + 1))] as const
         })
-        const mode = options.mode ?? "external"
         const agent = yield* agentOf(sessionId, turn)
-        const incognito = mode === "incognito"
-        // Incognito sends the Background as authored: no promoted memory reaches the agent.
-        const prefix = (incognito ? agent.authoredPrefix ?? agent.prefix : agent.prefix) ?? []
-        const held = incognito ? memoryIn(prefix) : []
-        if (held.length > 0) return yield* new IncognitoPrefixHoldsMemory({ memoryIds: held })
-        const projected = yield* projection.project({
+        // The prefix this mode sends and the request for its projection, as every runtime maps a turn.
+        const plan = yield* Agent.planTurn(agent, {
           sessionId,
           turn,
           query,
+          mode: options.mode ?? "external",
           scopes: config.scopes,
-          mode,
-          inPrefix: incognito ? [] : agent.composedIds ?? [],
-          ...(options.workingState !== undefined ? { workingState: options.workingState } : {}),
-          ...(config.skills !== undefined ? { skills: config.skills } : {}),
-          ...(agent.identity !== undefined ? { identity: agent.identity } : {}),
-          ...(config.record !== undefined ? { record: config.record } : {})
+          workingState: options.workingState,
+          skills: config.skills,
+          record: config.record
         })
-        // Incognito composed nothing from memory, so no overlay report describes its prefix.
-        return { turn, prefix, projection: projected, overlay: incognito ? undefined : agent.report }
+        const projected = yield* projection.project(plan.request)
+        return { turn, prefix: plan.prefix, projection: projected, overlay: plan.report }
       }).pipe(Effect.withSpan("engram.assembler.assemble", { attributes: { sessionId } }))
 
     const assemble = (sessionId: string, query: string, options: AssembleOptions = {}) =>
@@ -308,4 +277,5 @@ export const make = <R = never>(
  */
 export const layer = <R = never>(
   config: AssemblerConfig<R>
-): Layer.Layer<ContextAssembler, never, ContextProjection | R> => Layer.effect(ContextAssembler, make(config))
+): Layer.Layer<ContextAssembler, never, ContextProjection.ContextProjection | R> =>
+  Layer.effect(ContextAssembler, make(config))

@@ -52,18 +52,22 @@ import type * as Prompt from "@effect/ai/Prompt"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
 import type {
+  ContextProjection,
   MemoryOverlay,
   MemoryRecord,
   MemoryStore,
+  MemoryStoreError,
   ProjectedContext,
   PromotionStore,
   PromptFragment,
+  RoutingSpecs,
   SessionStore
 } from "@engram/core"
 import type * as Effect from "effect/Effect"
-import type { ContextProjection, IdentitySource, ProjectionFailure } from "./ContextProjection.js"
+import type * as Agent from "./Agent.js"
 import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
+import type * as StablePrefix from "./StablePrefix.js"
 
 /**
  * The memory tools of the native runtime: the memory toolkit's.
@@ -119,8 +123,9 @@ export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
  * - `prefix`, `composedIds`, `authoredPrefix`, `identity`: the stable prefix, the memory ids it
  *   composed, the same prefix with the Background as authored (no memory) and where the
  *   projection's identity tier reads from — what `StablePrefix.buildAgent` returns (spread its
- *   result in). An `incognito` agent sends `authoredPrefix`; built from a prefix holding memory and
- *   no `authoredPrefix`, it fails with {@link IncognitoPrefixHoldsMemory}.
+ *   result in, or build with {@link fromConfig}). An `incognito` agent sends `authoredPrefix`;
+ *   built from a prefix holding memory and no `authoredPrefix`, it fails with
+ *   `Agent.IncognitoPrefixHoldsMemory`.
  * - `memory`: the memory tools' configuration (scope, declared Background, routing spec).
  * - `scopes`: the scopes the projection reads (default: `[memory.scope]`).
  * - `mode`: default `native`.
@@ -144,7 +149,7 @@ export interface NativeAgentOptions {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly composedIds?: ReadonlyArray<string> | undefined
   readonly authoredPrefix?: ReadonlyArray<PromptFragment.AgentPromptSectionData> | undefined
-  readonly identity?: IdentitySource | undefined
+  readonly identity?: ContextProjection.IdentitySource | undefined
   /** The overlay report the prefix was built with (`buildAgent` returns it); prompt snapshots keep it for `Explain`. */
   readonly report?: MemoryOverlay.OverlayReport | undefined
   readonly memory: MemoryTools.MemoryToolsConfig
@@ -174,7 +179,7 @@ export interface NativeAgent {
   readonly cacheHints: Prompt.ProviderOptions | undefined
   /** The memory tools' configuration (a subagent inherits it). */
   readonly memory: MemoryTools.MemoryToolsConfig
-  readonly identity: IdentitySource | undefined
+  readonly identity: ContextProjection.IdentitySource | undefined
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
   readonly mode: NativeMode
   readonly workingState: string | undefined
@@ -207,27 +212,18 @@ export const ToolNameClash = internal.ToolNameClash
 export type ToolNameClash = internal.ToolNameClash
 
 /**
- * An incognito agent was given a prefix that holds memory and no authored prefix to send
- * instead. Spread the result of `StablePrefix.buildAgent` in (it carries `authoredPrefix`).
+ * Why an agent could not be built: two tools share a name, or an incognito agent's prefix holds
+ * memory (`Agent.IncognitoPrefixHoldsMemory`).
  *
  * @since 0.1.0
  * @category errors
  */
-export const IncognitoPrefixHoldsMemory = internal.IncognitoPrefixHoldsMemory
-/** @since 0.1.0 @category errors */
-export type IncognitoPrefixHoldsMemory = internal.IncognitoPrefixHoldsMemory
-
-/**
- * Why an agent could not be built.
- *
- * @since 0.1.0
- * @category errors
- */
-export type BuildError = ToolNameClash | IncognitoPrefixHoldsMemory
+export type BuildError = ToolNameClash | Agent.IncognitoPrefixHoldsMemory
 
 /**
  * Builds an agent: resolves its options, binds the memory tools' handlers to the stores in
- * context, and joins the user's toolkits to them.
+ * context, and joins the user's toolkits to them. What the agent sends in its mode is
+ * `Agent.inMode`'s answer.
  *
  * @since 0.1.0
  * @category constructors
@@ -236,6 +232,73 @@ export const make = (
   options: NativeAgentOptions
 ): Effect.Effect<NativeAgent, BuildError, MemoryStore.MemoryStore | PromotionStore.PromotionStore> =>
   internal.make(options)
+
+/**
+ * What {@link fromConfig} takes beside the config: every {@link NativeAgentOptions} field that
+ * the build does not give (the prefix, composed ids, authored prefix, identity source, overlay
+ * report, scopes and memory settings come from `StablePrefix.buildAgent`), and the memory tools'
+ * own options (`sourceType`, `provenanceTags`, `recallLimit`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConfigOptions extends
+  Omit<
+    NativeAgentOptions,
+    "prefix" | "composedIds" | "authoredPrefix" | "identity" | "report" | "memory" | "scopes"
+  >
+{
+  readonly memory?: Pick<MemoryTools.MemoryToolsConfig, "sourceType" | "provenanceTags" | "recallLimit"> | undefined
+}
+
+/**
+ * Why {@link fromConfig} could not build an agent: the config did not decode or names no routing
+ * spec (its memory tools need one), the prefix could not be built, or {@link make} refused it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ConfigError =
+  | BuildError
+  | StablePrefix.InvalidAgentConfig
+  | StablePrefix.SectionOrderError
+  | RoutingSpecs.RoutingSpecNotFound
+  | PromotionStore.PromotionStoreFailure
+  | MemoryStoreError.MemoryStoreFailure
+
+/**
+ * Builds an agent from its configuration, the way every runtime does: decodes it
+ * (`StablePrefix.decodeConfig`), builds its stable prefix from the stores
+ * (`StablePrefix.buildAgent`) and makes the agent ({@link make}) with the build's prefix, composed
+ * ids, authored prefix, identity source, overlay report and scopes, and its memory settings (the
+ * config's scope and Background, the spec it names, resolved by `RoutingSpecs`). A config that
+ * names no spec is refused with `StablePrefix.InvalidAgentConfig` before any store is read.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { NativeRuntime } from "@engram/runtime"
+ *
+ * const turn = Effect.gen(function*() {
+ *   const agent = yield* NativeRuntime.fromConfig(
+ *     { persona: "You are a companion.", spec: "user-background" },
+ *     { workingState: "goal: plan the week" }
+ *   )
+ *   return yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: "Hi, I'm Doug" })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromConfig = (
+  config: StablePrefix.AgentConfigInput,
+  options: ConfigOptions = {}
+): Effect.Effect<
+  NativeAgent,
+  ConfigError,
+  RoutingSpecs.RoutingSpecs | MemoryStore.MemoryStore | PromotionStore.PromotionStore
+> => internal.fromConfig(config, options)
 
 /**
  * A turn that finished: the model's final text, the turn number, the turn's projection and how
@@ -367,7 +430,7 @@ export type InvalidTurn = internal.InvalidTurn
  */
 export type TurnError =
   | AiError.AiError
-  | ProjectionFailure
+  | ContextProjection.ProjectionFailure
   | SessionStore.SessionStoreFailure
   | SessionStore.InvalidSessionData
   | SessionAwaitingApproval
@@ -381,7 +444,7 @@ export type TurnError =
  * @since 0.1.0
  * @category models
  */
-export type TurnContext = LanguageModel.LanguageModel | SessionStore.SessionStore | ContextProjection
+export type TurnContext = LanguageModel.LanguageModel | SessionStore.SessionStore | ContextProjection.ContextProjection
 
 /**
  * Runs one turn of `agent` in session `sessionId` with the operator's `input`.

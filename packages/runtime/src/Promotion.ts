@@ -21,6 +21,7 @@
  */
 import { type Background, MemoryWrite, PromotionStore, Routing } from "@engram/core"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 
 /**
@@ -77,8 +78,8 @@ export const outcomeOf = (row: Pick<PromotionStore.PromotionRow, "placement" | "
 
 /**
  * The promotion row a record gets under `spec` in the routing context of `background`, committed
- * at `promotedAt`. Pure; throws `Routing.InvalidPlacement` only when the spec returns a malformed
- * placement.
+ * at `promotedAt`, or `Routing.InvalidPlacement` when the spec cannot place the record. Pure and
+ * total.
  *
  * @since 0.1.0
  * @category constructors
@@ -88,11 +89,12 @@ export const rowFor = (
   ctx: Routing.RoutingContext,
   spec: Routing.MemoryRoutingSpec,
   promotedAt: Parameters<typeof Routing.toPromotionDecision>[2]
-): PromotionStore.PromotionRow => ({
-  recordId: record.id,
-  scope: record.scope,
-  ...Routing.toPromotionDecision(Routing.evaluateRoute(record, ctx, spec), spec, promotedAt)
-})
+): Either.Either<PromotionStore.PromotionRow, Routing.InvalidPlacement> =>
+  Either.map(Routing.evaluateRoute(record, ctx, spec), (evaluation) => ({
+    recordId: record.id,
+    scope: record.scope,
+    ...Routing.toPromotionDecision(evaluation, spec, promotedAt)
+  }))
 
 const instrument = (spec: Routing.MemoryRoutingSpec, rows: ReadonlyArray<PromotionStore.PromotionRow>) =>
   Effect.forEach(rows, (row) => {
@@ -139,13 +141,9 @@ export const promoteNew = (
     const existing = yield* store.getByRecords(unique.map((record) => record.id), { specKey: spec.key })
     const have = new Set(existing.rows.map((row) => row.recordId))
     const at = yield* MemoryWrite.now
-    const rows = yield* Effect.try({
-      try: () => unique.filter((record) => !have.has(record.id)).map((record) => rowFor(record, ctx, spec, at)),
-      catch: (error) =>
-        error instanceof Routing.InvalidPlacement
-          ? error
-          : new Routing.InvalidPlacement({ specKey: spec.key, problem: String(error) })
-    })
+    const rows = yield* Either.all(
+      unique.filter((record) => !have.has(record.id)).map((record) => rowFor(record, ctx, spec, at))
+    )
     const committed = yield* store.commit(rows)
     return { committed, alreadyPromoted: unique.filter((record) => have.has(record.id)).map((record) => record.id) }
   })

@@ -22,9 +22,8 @@
  *
  * @since 0.1.0
  */
-import { type ProjectedContext, SessionStore, type TelemetryStore } from "@engram/core"
+import { type ContextProjection, type ProjectedContext, SessionStore, type TelemetryStore } from "@engram/core"
 import * as Effect from "effect/Effect"
-import type { ContextProjection, ProjectionFailure } from "./ContextProjection.js"
 import * as Inspect from "./Inspect.js"
 import * as internal from "./internal/nativeLoop.js"
 import * as ModelRequest from "./ModelRequest.js"
@@ -57,8 +56,8 @@ export const replaySession = (options: {
   readonly sessionId: string
 }): Effect.Effect<
   ReadonlyArray<ReplayedCall>,
-  ProjectionFailure | SessionStore.SessionStoreFailure,
-  SessionStore.SessionStore | ContextProjection
+  ContextProjection.ProjectionFailure | SessionStore.SessionStoreFailure,
+  SessionStore.SessionStore | ContextProjection.ContextProjection
 > =>
   Effect.gen(function*() {
     const { agent, sessionId } = options
@@ -157,11 +156,11 @@ export const verifySession = (options: {
   readonly sessionId: string
 }): Effect.Effect<
   ReadonlyArray<VerifiedCall>,
-  | ProjectionFailure
+  | ContextProjection.ProjectionFailure
   | SessionStore.SessionStoreFailure
   | Inspect.SnapshotUnreadable
   | TelemetryStore.TelemetryStoreFailure,
-  SessionStore.SessionStore | ContextProjection | TelemetryStore.TelemetryStore
+  SessionStore.SessionStore | ContextProjection.ContextProjection | TelemetryStore.TelemetryStore
 > =>
   Effect.gen(function*() {
     const replayed = yield* replaySession(options)

@@ -11,6 +11,7 @@
  */
 import {
   type Background,
+  Instrumentation,
   MemoryQuery,
   type MemoryRecord,
   MemoryStore,
@@ -21,7 +22,6 @@ import {
 } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import { gateConflicts } from "./Instrumentation.js"
 
 /**
  * A live record holding an address, with its promotion row.
@@ -90,8 +90,8 @@ export type Verdict =
  * be composed, so neither can collide. `supersedes` names the record the save replaces; it does
  * not count as a holder.
  *
- * Throws `Routing.InvalidPlacement` (as a typed failure) when the spec returns a malformed
- * placement.
+ * Fails with `Routing.InvalidPlacement` when the spec cannot place the record (it returns a
+ * malformed placement, or throws).
  *
  * @since 0.1.0
  * @category gate
@@ -105,13 +105,7 @@ export const check = (
   }
 ) =>
   Effect.gen(function*() {
-    const evaluation = yield* Effect.try({
-      try: () => Routing.evaluateRoute(record, Routing.routingContext(options.background), options.spec),
-      catch: (error) =>
-        error instanceof Routing.InvalidPlacement
-          ? error
-          : new Routing.InvalidPlacement({ specKey: options.spec.key, problem: String(error) })
-    })
+    const evaluation = yield* Routing.evaluateRoute(record, Routing.routingContext(options.background), options.spec)
     if (evaluation._tag !== "Routed") return { _tag: "Clear", evaluation } satisfies Verdict as Verdict
     const holders = yield* liveHolders({
       scope: record.scope,
@@ -120,6 +114,6 @@ export const check = (
       exclude: options.supersedes === undefined ? [] : [options.supersedes]
     })
     if (holders.length === 0) return { _tag: "Clear", evaluation } satisfies Verdict as Verdict
-    yield* Metric.increment(Metric.tagged(gateConflicts, "spec", options.spec.key))
+    yield* Metric.increment(Metric.tagged(Instrumentation.gateConflicts, "spec", options.spec.key))
     return { _tag: "Held", evaluation, holders } satisfies Verdict as Verdict
   })

@@ -47,6 +47,7 @@
  */
 import {
   Background,
+  type ContextProjection,
   type MemoryOverlay,
   MemoryRecord,
   type MemoryStore,
@@ -59,8 +60,8 @@ import {
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type { IdentitySource } from "./ContextProjection.js"
 import * as internal from "./internal/stablePrefix.js"
+import type * as MemoryTools from "./MemoryTools.js"
 
 // ---------------------------------------------------------------------------------------------
 // Sections
@@ -312,6 +313,10 @@ export const renderPrefix: (
  * - `identity`: with a routing spec, where the projection's identity tier reads from (the spec,
  *   its scope, the declared sections, and every address the prefix holds); pass it to the
  *   projection. `undefined` without a spec.
+ * - `memory`: with a routing spec, the agent's memory settings — its scope, declared Background
+ *   and resolved spec, what the Background was composed with and what the memory tools gate,
+ *   save and promote with (`NativeRuntime.fromConfig` hands them to the memory tools).
+ *   `undefined` without a spec.
  * - `skipped`, `missing`: promotion rows or records that could not be read or joined.
  *
  * @since 0.1.0
@@ -326,7 +331,8 @@ export interface BuiltAgent {
   readonly composedIds: ReadonlyArray<string>
   readonly background: Background.Background
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
-  readonly identity: IdentitySource | undefined
+  readonly identity: ContextProjection.IdentitySource | undefined
+  readonly memory: MemoryTools.MemoryToolsConfig | undefined
   readonly missing: ReadonlyArray<string>
   readonly skipped: { readonly promotionRows: number; readonly records: number }
 }

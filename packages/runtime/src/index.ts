@@ -1,18 +1,18 @@
 /**
  * @engram/runtime — what runs around the model: the promotion step, the save gate, the memory
- * tools, recall, Background composition over the stores, the projection and the agent loops.
+ * tools, recall, Background composition over the stores, the agent and its loops. The projection
+ * they call is `@engram/core`'s `ContextProjection`.
  * The scripted model for tests is in `@engram/runtime/testing`; the demo and the eval are in
  * `@engram/harness`.
  *
  * @since 0.1.0
  */
 export * as AcpClient from "./AcpClient.js"
+export * as Agent from "./Agent.js"
 export * as AgentBackground from "./AgentBackground.js"
 export * as ContextAssembler from "./ContextAssembler.js"
-export * as ContextProjection from "./ContextProjection.js"
 export * as Explain from "./Explain.js"
 export * as Inspect from "./Inspect.js"
-export * as Instrumentation from "./Instrumentation.js"
 export * as MemoryTools from "./MemoryTools.js"
 export * as ModelRequest from "./ModelRequest.js"
 export * as NativeRuntime from "./NativeRuntime.js"

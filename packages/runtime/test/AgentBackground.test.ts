@@ -10,6 +10,8 @@ import {
 } from "@engram/core"
 import { AgentBackground, Promotion } from "@engram/runtime"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { companionBackground, stores } from "./utilities.js"
 
@@ -115,5 +117,62 @@ describe("AgentBackground.composeAgentBackground", () => {
         scope: "global"
       })
       expect(outcomes(later.report)).toEqual([["mem-000001", "expired"], ["mem-000002", "composed"]])
+    }).pipe(Effect.provide(stores)))
+
+  it.effect("a row holding a malformed placement degrades that row only: a typed result, not a defect", () =>
+    Effect.gen(function*() {
+      const memories = yield* MemoryStore.MemoryStore
+      const [name, broken] = yield* memories.write([
+        { content: "My name is Doug", kind: "profile", label: "name" },
+        { content: "I live in Oslo", kind: "profile", label: "city" }
+      ])
+      yield* Promotion.promoteNew([name!], { background: companionBackground, spec })
+      // A backend that does not check its rows hands back what a broken spec committed.
+      const unchecked = Layer.effect(
+        PromotionStore.PromotionStore,
+        Effect.map(PromotionStore.PromotionStore, (inner): PromotionStore.PromotionStoreService => ({
+          ...inner,
+          listByScope: (scope, options) =>
+            Effect.map(inner.listByScope(scope, options), (page) => ({
+              ...page,
+              rows: [...page.rows, {
+                recordId: broken!.id,
+                scope: "global",
+                placement: { primitive: "background", section: "about_user", key: "" },
+                placementKey: JSON.stringify(["about_user", ""]),
+                keySource: "label",
+                specKey: spec.key,
+                specVersion: spec.version,
+                promotedAt: broken!.createdAt,
+                tier: "auto"
+              }]
+            }))
+        }))
+      )
+      const composed = yield* Effect.exit(
+        AgentBackground.composeAgentBackground({ background: companionBackground, spec, scope: "global" }).pipe(
+          Effect.provide(unchecked)
+        )
+      )
+      expect(Exit.isSuccess(composed)).toBe(true)
+      if (Exit.isFailure(composed)) return
+      expect(outcomes(composed.value.report)).toEqual([[name!.id, "composed"]])
+      expect(composed.value.skipped).toEqual({ promotionRows: 1, records: 0 })
+      const joined = AgentBackground.joinPlaced(
+        [{
+          recordId: broken!.id,
+          scope: "global",
+          placement: { primitive: "background", section: "", key: "city" },
+          placementKey: JSON.stringify(["", "city"]),
+          keySource: "label",
+          specKey: spec.key,
+          specVersion: spec.version,
+          promotedAt: broken!.createdAt,
+          tier: "auto"
+        }],
+        [broken!]
+      )
+      expect(joined.placed).toEqual([])
+      expect(joined.invalid.map((i) => [i.recordId, i.error._tag])).toEqual([[broken!.id, "InvalidPlacement"]])
     }).pipe(Effect.provide(stores)))
 })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   Background,
+  ContextProjection,
   IdGenerator,
   type MemoryRecord,
   MemoryStore,
@@ -11,7 +12,7 @@ import {
   RoutingPresets,
   TelemetryStore
 } from "@engram/core"
-import { AcpClient, ContextAssembler, ContextProjection, Promotion } from "@engram/runtime"
+import { AcpClient, ContextAssembler, Promotion } from "@engram/runtime"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RoutingPresets, RoutingSpecs } from "@engram/core"
-import { type MemoryTools, NativeRuntime, PromptObserver, StablePrefix } from "@engram/runtime"
+import { type MemoryTools, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -41,16 +41,10 @@ const env = (script: ScriptedModel.Script) => Layer.merge(environment(script), R
 /** One turn in a fresh session of an agent built from the store: the request text it sent first. */
 const turn = (sessionId: string, input: string) =>
   Effect.gen(function*() {
-    const built = yield* StablePrefix.buildAgent(
-      yield* StablePrefix.decodeConfig({
-        spec: "user-background",
-        persona: "You are a companion.",
-        background: RoutingPresets.userBackgroundSections
-      })
-    )
-    const agent = yield* NativeRuntime.make({
-      ...built,
-      memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground }
+    const agent = yield* NativeRuntime.fromConfig({
+      spec: "user-background",
+      persona: "You are a companion.",
+      background: RoutingPresets.userBackgroundSections
     })
     yield* NativeRuntime.runTurn({ agent, sessionId, input })
     const snapshots = (yield* PromptObserver.captured).filter((s) => s.sessionId === sessionId)

@@ -5,8 +5,8 @@
  * outcome.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
-import { ContextProjection, Explain, NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
+import { ContextProjection, MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
+import { Explain, NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -54,14 +54,10 @@ const turn = (
   mode?: NativeRuntime.NativeMode
 ) =>
   Effect.gen(function*() {
-    const built = yield* StablePrefix.buildAgent(
-      yield* StablePrefix.decodeConfig({ spec: "user-background", persona: "You are a companion.", ...config })
+    const agent = yield* NativeRuntime.fromConfig(
+      { spec: "user-background", persona: "You are a companion.", ...config },
+      mode !== undefined ? { mode } : {}
     )
-    const agent = yield* NativeRuntime.make({
-      ...built,
-      ...(mode !== undefined ? { mode } : {}),
-      memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground }
-    })
     yield* NativeRuntime.runTurn({ agent, sessionId, input: question })
   })
 

@@ -1,10 +1,10 @@
 /**
- * The identity tier on the path that ships: `StablePrefix.buildAgent` → `NativeRuntime.runTurn` →
+ * The identity tier on the path that ships: `NativeRuntime.fromConfig` → `NativeRuntime.runTurn` →
  * the request the model receives (`PromptObserver`). Memory reaches the prompt through the prefix or
  * the projection's envelope, once, and the value that won is the only one delivered.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Background, MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
+import { MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
 import { NativeRuntime, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
@@ -37,17 +37,15 @@ const save = (input: { readonly content: string; readonly kind: "profile" | "fac
 /** One fresh session with an agent built from `config`: the text of the one request it sent. */
 const ask = (config: StablePrefix.AgentConfigInput, question: string, sessionId: string) =>
   Effect.gen(function*() {
-    const built = yield* StablePrefix.buildAgent(
-      yield* StablePrefix.decodeConfig({ spec: "user-background", persona: "You are a companion.", ...config })
-    )
-    const agent = yield* NativeRuntime.make({
-      ...built,
-      memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground }
+    const agent = yield* NativeRuntime.fromConfig({
+      spec: "user-background",
+      persona: "You are a companion.",
+      ...config
     })
     yield* NativeRuntime.runTurn({ agent, sessionId, input: question })
     const [snapshot] = (yield* PromptObserver.captured).filter((s) => s.sessionId === sessionId)
     return {
-      built,
+      agent,
       snapshot: snapshot!,
       text: snapshot!.request.fragments.map((fragment) => fragment.text).join("")
     }
@@ -59,8 +57,8 @@ describe("the identity tier, through buildAgent and the native loop", () => {
   it.effect("an agent that declares no user sections still gets the name, once, inside the envelope", () =>
     Effect.gen(function*() {
       const name = yield* save({ content: "My name is Doug", kind: "profile", label: "name" })
-      const { built, snapshot, text } = yield* ask({ background: optOut }, "who am I?", "s-1")
-      expect(built.composedIds).toEqual([])
+      const { agent, snapshot, text } = yield* ask({ background: optOut }, "who am I?", "s-1")
+      expect(agent.composedIds).toEqual([])
       expect(snapshot.projection.section("identity_memory")?.memoryIds).toEqual([name.id])
       expect(count(text, "My name is Doug")).toBe(1)
       expect(text.indexOf("My name is Doug")).toBeGreaterThan(text.indexOf("<identity_memory>"))
@@ -69,8 +67,8 @@ describe("the identity tier, through buildAgent and the native loop", () => {
   it.effect("a guarded section's pending record is delivered by the identity tier, marked unconfirmed", () =>
     Effect.gen(function*() {
       const name = yield* save({ content: "My name is Doug", kind: "profile", label: "name" })
-      const { built, text } = yield* ask({ background: guarded }, "what should my name tag say?", "s-1")
-      expect(built.report.outcomes.map((o) => (o.status === "composed" ? o.status : o.reason))).toEqual([
+      const { agent, text } = yield* ask({ background: guarded }, "what should my name tag say?", "s-1")
+      expect(agent.overlay!.outcomes.map((o) => (o.status === "composed" ? o.status : o.reason))).toEqual([
         "review-required"
       ])
       expect(text).toContain(`- [${name.id} · profile · name · unconfirmed] My name is Doug`)
@@ -79,12 +77,12 @@ describe("the identity tier, through buildAgent and the native loop", () => {
   it.effect("an entry the overlay budget spilled is delivered by the identity tier", () =>
     Effect.gen(function*() {
       yield* save({ content: "My name is Doug", kind: "profile", label: "name" })
-      const { built, text } = yield* ask(
+      const { agent, text } = yield* ask(
         { background: companion, overlayBudget: { sectionChars: 5 } },
         "sign this letter for me",
         "s-1"
       )
-      expect(built.composedIds).toEqual([])
+      expect(agent.composedIds).toEqual([])
       expect(count(text, "My name is Doug")).toBe(1)
     }).pipe(Effect.provide(env())))
 
@@ -94,8 +92,8 @@ describe("the identity tier, through buildAgent and the native loop", () => {
       yield* seed([{ content: "My name is Doug", kind: "profile", label: "name" }])
       yield* TestClock.adjust("1 second")
       const douglas = yield* save({ content: "My name is Douglas", kind: "profile", label: "name" })
-      const { built, snapshot, text } = yield* ask({ background: companion }, "is my name Doug?", "s-1")
-      expect(built.composedIds).toEqual([douglas.id])
+      const { agent, snapshot, text } = yield* ask({ background: companion }, "is my name Doug?", "s-1")
+      expect(agent.composedIds).toEqual([douglas.id])
       expect(count(text, "My name is Douglas")).toBe(1)
       expect(text).not.toContain("My name is Doug\n")
       expect(text).not.toMatch(/My name is Doug(?!las)/)
@@ -112,13 +110,8 @@ describe("the identity tier, through buildAgent and the native loop", () => {
   it.effect("incognito turns deliver no identity line", () =>
     Effect.gen(function*() {
       yield* save({ content: "My name is Doug", kind: "profile", label: "name" })
-      const built = yield* StablePrefix.buildAgent(
-        yield* StablePrefix.decodeConfig({ spec: "user-background", background: optOut })
-      )
-      const agent = yield* NativeRuntime.make({
-        ...built,
-        mode: "incognito",
-        memory: { scope: "global", background: Background.empty, spec: RoutingPresets.userBackground }
+      const agent = yield* NativeRuntime.fromConfig({ spec: "user-background", background: optOut }, {
+        mode: "incognito"
       })
       const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-2", input: "who am I?" })
       expect(result.projection.text).not.toContain("Doug")

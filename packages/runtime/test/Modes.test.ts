@@ -7,8 +7,15 @@
  * all matching the turn's question.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryStore, type PromptFragment, RoutingPresets, RoutingSpecs, SessionStore } from "@engram/core"
-import { ContextAssembler, ContextProjection, NativeRuntime, Promotion, StablePrefix, Subagent } from "@engram/runtime"
+import {
+  ContextProjection,
+  MemoryStore,
+  type PromptFragment,
+  RoutingPresets,
+  RoutingSpecs,
+  SessionStore
+} from "@engram/core"
+import { ContextAssembler, NativeRuntime, Promotion, StablePrefix, Subagent } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,11 +32,12 @@ const script: ScriptedModel.Script = (request) =>
 
 const world = Layer.merge(environment(script), RoutingSpecs.layerPresets)
 
-const config = StablePrefix.decodeConfig({
+const companion: StablePrefix.AgentConfigInput = {
   persona: "You are a companion.",
   spec: "user-background",
   background: { sections: RoutingPresets.userBackgroundSections.sections }
-})
+}
+const config = StablePrefix.decodeConfig(companion)
 
 /** The store every cell starts from; returns the ids. */
 const seedStore = Effect.gen(function*() {
@@ -59,15 +67,13 @@ const memoryIds = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>)
 const runIn = (mode: NativeRuntime.NativeMode) =>
   Effect.gen(function*() {
     const ids = yield* seedStore
-    const built = yield* StablePrefix.buildAgent(yield* config)
-    const agent = yield* NativeRuntime.make({ ...built, memory, mode })
+    const agent = yield* NativeRuntime.fromConfig(companion, { mode })
     const before = (yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.list({}))).records.length
     const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: QUESTION })
     const [request] = yield* ScriptedModel.requests
     const after = (yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.list({}))).records.length
     return {
       ids,
-      built,
       agent,
       result,
       request: request!,
@@ -84,7 +90,7 @@ describe("the mode table through NativeRuntime", () => {
       const run = yield* runIn("native")
       // Stable prefix: the promoted profile is composed into it.
       expect(run.system).toContain("The user's name is Doug")
-      expect(run.built.composedIds).toEqual([run.ids.name])
+      expect(run.agent.composedIds).toEqual([run.ids.name])
       // Projection: always-on, digest and recall — and not what the prefix already carries (inPrefix).
       expect(run.projection).toContain("<always_on_memory>")
       expect(run.projection).toContain("<prior_sessions>")
@@ -161,8 +167,7 @@ describe("the mode table through Subagent.delegate", () => {
   it.effect("subagent: own prompt, own thread linked to the parent, no projection, allow-listed recall of the parent's store", () =>
     Effect.gen(function*() {
       const ids = yield* seedStore
-      const built = yield* StablePrefix.buildAgent(yield* config)
-      const parent = yield* NativeRuntime.make({ ...built, memory })
+      const parent = yield* NativeRuntime.fromConfig(companion)
       const outcome = yield* Subagent.delegate({ parent, sessionId: "s-1", subagent: researcher, task: QUESTION })
       const requests = yield* ScriptedModel.requests
       // Its own prompt, verbatim: no identity, no Background of the parent.
@@ -195,7 +200,7 @@ describe("the mode table through Subagent.delegate", () => {
   it.effect("subagent writes land in the parent's store, tagged with the subagent's name, only when allowed", () =>
     Effect.gen(function*() {
       yield* seedStore
-      const parent = yield* NativeRuntime.make({ ...(yield* StablePrefix.buildAgent(yield* config)), memory })
+      const parent = yield* NativeRuntime.fromConfig(companion)
       const writer = { ...researcher, allow: ["memory_recall", "memory_save"] as const }
       yield* Subagent.delegate({ parent, sessionId: "s-1", subagent: writer, task: QUESTION })
       const saved = (yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.list({}))).records.filter((r) =>
@@ -269,11 +274,12 @@ describe("what the prefix holds, and the digest's rules, through NativeRuntime",
 
 describe("the identity tier across the mode table", () => {
   /** An agent that declares no user section: promoted profile memories reach it through the identity tier. */
-  const optOut = StablePrefix.decodeConfig({
+  const optOutInput: StablePrefix.AgentConfigInput = {
     persona: "You are a companion.",
     spec: "user-background",
     background: { sections: [{ id: "assistant", title: "Assistant", entries: [{ key: "role", value: "helper" }] }] }
-  })
+  }
+  const optOut = StablePrefix.decodeConfig(optOutInput)
   const ASK = "Who am I, and what is my locker code?"
   const answer = Layer.merge(environment(() => [ScriptedModel.text("ok")]), RoutingSpecs.layerPresets)
 
@@ -307,18 +313,17 @@ describe("the identity tier across the mode table", () => {
   const turnIn = (mode: NativeRuntime.NativeMode) =>
     Effect.gen(function*() {
       const ids = yield* seedIdentity
-      const built = yield* StablePrefix.buildAgent(yield* optOut)
-      const agent = yield* NativeRuntime.make({ ...built, memory, mode })
+      const agent = yield* NativeRuntime.fromConfig(optOutInput, { mode })
       const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: ASK })
       const [request] = yield* ScriptedModel.requests
       const text = ScriptedModel.systemText(request!) + "\n" + ScriptedModel.userTexts(request!).join("\n")
-      return { ids, built, result, text, projection: projectionText(request!).join("\n") }
+      return { ids, agent, result, text, projection: projectionText(request!).join("\n") }
     })
 
   it.effect("native: the name through the identity tier, once; never the on_demand code, never another project's", () =>
     Effect.gen(function*() {
       const run = yield* turnIn("native")
-      expect(run.built.composedIds).toEqual([])
+      expect(run.agent.composedIds).toEqual([])
       expect(run.result.projection.section("identity_memory")?.memoryIds).toEqual([run.ids.name])
       expect(run.text.split("The user's name is Doug")).toHaveLength(2)
       expect(run.text).not.toContain("4711")
@@ -361,9 +366,8 @@ describe("the identity tier across the mode table", () => {
   it.effect("a declared section never composes the on_demand record: not in the prefix, not in the projection", () =>
     Effect.gen(function*() {
       const ids = yield* seedIdentity
-      const built = yield* StablePrefix.buildAgent(yield* config)
-      expect(built.composedIds).toEqual([ids.name])
-      const agent = yield* NativeRuntime.make({ ...built, memory })
+      const agent = yield* NativeRuntime.fromConfig(companion)
+      expect(agent.composedIds).toEqual([ids.name])
       yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: ASK })
       const [request] = yield* ScriptedModel.requests
       expect(ScriptedModel.systemText(request!)).toContain("The user's name is Doug")
@@ -385,15 +389,12 @@ describe("the identity tier across the mode table", () => {
         spec: RoutingPresets.userBackground
       })
       // The overlay budget holds one entry: the newer name is composed, home spills.
-      const built = yield* StablePrefix.buildAgent(
-        yield* StablePrefix.decodeConfig({
-          spec: "user-background",
-          background: { sections: RoutingPresets.userBackgroundSections.sections },
-          overlayBudget: { totalChars: 45 }
-        })
-      )
-      expect(built.composedIds).toEqual([name!.id])
-      const agent = yield* NativeRuntime.make({ ...built, memory })
+      const agent = yield* NativeRuntime.fromConfig({
+        spec: "user-background",
+        background: { sections: RoutingPresets.userBackgroundSections.sections },
+        overlayBudget: { totalChars: 45 }
+      })
+      expect(agent.composedIds).toEqual([name!.id])
       const result = yield* NativeRuntime.runTurn({ agent, sessionId: "s-1", input: "hello" })
       expect(result.projection.section("identity_memory")?.memoryIds).toEqual([home!.id])
     }).pipe(
@@ -405,7 +406,7 @@ describe("the identity tier across the mode table", () => {
   it.effect("subagent: no identity tier (nothing projected)", () =>
     Effect.gen(function*() {
       yield* seedIdentity
-      const parent = yield* NativeRuntime.make({ ...(yield* StablePrefix.buildAgent(yield* optOut)), memory })
+      const parent = yield* NativeRuntime.fromConfig(optOutInput)
       yield* Subagent.delegate({ parent, sessionId: "s-1", subagent: { name: "r", prompt: "You help." }, task: ASK })
       const [request] = yield* ScriptedModel.requests
       expect(JSON.stringify(request!.prompt)).not.toContain("Doug")

@@ -147,13 +147,16 @@ describe("Promotion.rowFor", () => {
     "builds a row the promotion store accepts, in the record's scope, for every record, preset and declaration",
     [recordArb, declaredArb, fc.constantFrom(RoutingPresets.userBackground, RoutingPresets.project)],
     ([record, declared, spec]) => {
-      const row = Promotion.rowFor(record, Routing.routingContext(declared), spec, DateTime.unsafeMake(5))
+      const row = Either.getOrThrowWith(
+        Promotion.rowFor(record, Routing.routingContext(declared), spec, DateTime.unsafeMake(5)),
+        (error) => error
+      )
       expect(PromotionStore.rowProblem(row)).toBeUndefined()
       expect(row.scope).toBe(record.scope)
       expect(row.specKey).toBe(spec.key)
       expect(Promotion.outcomeOf(row)).toBe(
         ((e) => (e._tag === "Routed" ? "routed" : e.reason))(
-          Routing.evaluateRoute(record, Routing.routingContext(declared), spec)
+          Either.getOrThrowWith(Routing.evaluateRoute(record, Routing.routingContext(declared), spec), (error) => error)
         )
       )
     }

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
-import { NativeRuntime, PromptObserver, StablePrefix } from "@engram/runtime"
+import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -61,19 +61,13 @@ const env = Layer.merge(environment(saver), RoutingSpecs.layerPresets)
 /** One turn in a fresh session of an agent built from the store (its prefix composed now). */
 const turn = (sessionId: string, input: string) =>
   Effect.gen(function*() {
-    const built = yield* StablePrefix.buildAgent(
-      yield* StablePrefix.decodeConfig({
-        spec: "user-background",
-        persona: "You are a companion.",
-        background: RoutingPresets.userBackgroundSections
-      })
-    )
-    const agent = yield* NativeRuntime.make({
-      ...built,
-      memory: { scope: "global", background: built.background, spec: RoutingPresets.userBackground }
+    const agent = yield* NativeRuntime.fromConfig({
+      spec: "user-background",
+      persona: "You are a companion.",
+      background: RoutingPresets.userBackgroundSections
     })
     yield* NativeRuntime.runTurn({ agent, sessionId, input })
-    return built
+    return agent
   })
 
 const occurrences = (text: string, needle: string) => text.split(needle).length - 1
@@ -87,11 +81,11 @@ describe("prompt hygiene through the native loop", () => {
       expect(stored.map((r) => r.content).sort()).toEqual([`My name is ${hostileName}`, hostileFact].sort())
       yield* TestClock.adjust("1 minute")
 
-      const built = yield* turn("s-2", "what is the staging password schedule, and my name?")
+      const agent = yield* turn("s-2", "what is the staging password schedule, and my name?")
       const name = stored.find((r) => r.kind === "profile")!
       const fact = stored.find((r) => r.kind === "fact")!
       // The name was promoted and composed into the prefix; the fact was recalled into the envelope.
-      expect(built.composedIds).toEqual([name.id])
+      expect(agent.composedIds).toEqual([name.id])
       const requests = (yield* ScriptedModel.requests).slice(-1)
       const request = requests[0]!
       const [snapshot] = (yield* PromptObserver.captured).filter((s) => s.sessionId === "s-2")

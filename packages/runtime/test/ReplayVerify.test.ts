@@ -5,8 +5,8 @@
  * in bytes, redacted.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryStore, TelemetryStore } from "@engram/core"
-import { ContextProjection, Inspect, NativeRuntime, PromptObserver, Replay } from "@engram/runtime"
+import { ContextProjection, MemoryStore, TelemetryStore } from "@engram/core"
+import { Inspect, NativeRuntime, PromptObserver, Replay } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

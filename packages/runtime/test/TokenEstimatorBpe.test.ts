@@ -1,6 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, PromotionStore, TelemetryStore, TokenEstimator } from "@engram/core"
-import { ContextProjection, TokenEstimatorBpe } from "@engram/runtime"
+import {
+  ContextProjection,
+  IdGenerator,
+  MemoryStore,
+  PromotionStore,
+  TelemetryStore,
+  TokenEstimator
+} from "@engram/core"
+import { TokenEstimatorBpe } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"

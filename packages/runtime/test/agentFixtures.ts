@@ -3,6 +3,7 @@
  * `ContextProjection` over them, a scripted model and a capturing prompt observer.
  */
 import {
+  ContextProjection,
   IdGenerator,
   type MemoryRecord,
   MemoryStore,
@@ -13,7 +14,7 @@ import {
   SessionStore,
   TelemetryStore
 } from "@engram/core"
-import { ContextProjection, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -16,8 +16,16 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { type MemoryStore, type PromotionStore, RoutingPresets, RoutingSpecs, type TelemetryStore } from "@engram/core"
-import { ContextProjection, type StablePrefix } from "@engram/runtime"
+import {
+  ContextProjection,
+  type MemoryStore,
+  type ProjectedContext,
+  type PromotionStore,
+  RoutingPresets,
+  RoutingSpecs,
+  type TelemetryStore
+} from "@engram/core"
+import { type StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
@@ -48,13 +56,17 @@ export const defaultAgent: StablePrefix.AgentConfig = {
 }
 
 /**
- * Server options: the agent config the agent and projection views compose.
+ * Server options: the agent config the agent and projection views compose, and the working state
+ * and skills index its runtime gives every turn — so the projection view previews exactly the
+ * projection a native agent of this config would get (`Agent.planTurn` maps both).
  *
  * @since 0.1.0
  * @category models
  */
 export interface ServerOptions {
   readonly agent?: StablePrefix.AgentConfig | undefined
+  readonly workingState?: string | undefined
+  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
 }
 
 /**
@@ -87,7 +99,11 @@ export const layerApi = (options: ServerOptions = {}) =>
     consoleRoute
   ).pipe(
     Layer.provideMerge(HttpApiBuilder.api(EngramApi)),
-    Layer.provide(Handlers.layerHandlers({ agent: options.agent ?? defaultAgent })),
+    Layer.provide(Handlers.layerHandlers({
+      agent: options.agent ?? defaultAgent,
+      workingState: options.workingState,
+      skills: options.skills
+    })),
     Layer.provide(Handlers.authorization),
     Layer.provide(ContextProjection.layer),
     Layer.provide(RoutingSpecs.layerPresets)

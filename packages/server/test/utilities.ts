@@ -30,46 +30,52 @@ export interface Served {
   readonly context: Context.Context<Layer.Layer.Success<typeof stores>>
 }
 
-export const serve: Effect.Effect<Served, unknown, Scope.Scope> = Effect.gen(function*() {
-  const context = yield* Layer.build(
-    EngramServer.layerServe({ port: 0 }).pipe(Layer.provideMerge(stores))
-  )
-  const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
-  if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
-  const base = `http://127.0.0.1:${address.port}`
-  const issue = (label: string, scopes: ReadonlyArray<string>, readOnly: boolean) =>
-    Effect.provide(
-      Effect.flatMap(AccessTokens.AccessTokens, (tokens) => tokens.create({ label, scopes, readOnly })),
-      context
-    ).pipe(Effect.map((issued) => issued.secret), Effect.orDie)
-  const tokens = {
-    a: yield* issue("a", ["project:a"], false),
-    b: yield* issue("b", ["project:b"], false),
-    ro: yield* issue("ro", ["project:a"], true)
-  }
-  const request: Served["request"] = (method, path, options = {}) =>
-    Effect.promise(async () => {
-      const headers: Record<string, string> = {}
-      if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
-      if (options.body !== undefined) headers["content-type"] = "application/json"
-      const response = await fetch(base + path, {
-        method,
-        headers,
-        ...(options.body !== undefined
-          ? { body: typeof options.body === "string" ? options.body : JSON.stringify(options.body) }
-          : {})
+/** Serves with `options` (the agent the console composes, its working state and skills). */
+export const serveWith = (
+  options: EngramServer.ServerOptions
+): Effect.Effect<Served, unknown, Scope.Scope> =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(
+      EngramServer.layerServe({ ...options, port: 0 }).pipe(Layer.provideMerge(stores))
+    )
+    const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+    if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+    const base = `http://127.0.0.1:${address.port}`
+    const issue = (label: string, scopes: ReadonlyArray<string>, readOnly: boolean) =>
+      Effect.provide(
+        Effect.flatMap(AccessTokens.AccessTokens, (tokens) => tokens.create({ label, scopes, readOnly })),
+        context
+      ).pipe(Effect.map((issued) => issued.secret), Effect.orDie)
+    const tokens = {
+      a: yield* issue("a", ["project:a"], false),
+      b: yield* issue("b", ["project:b"], false),
+      ro: yield* issue("ro", ["project:a"], true)
+    }
+    const request: Served["request"] = (method, path, options = {}) =>
+      Effect.promise(async () => {
+        const headers: Record<string, string> = {}
+        if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+        if (options.body !== undefined) headers["content-type"] = "application/json"
+        const response = await fetch(base + path, {
+          method,
+          headers,
+          ...(options.body !== undefined
+            ? { body: typeof options.body === "string" ? options.body : JSON.stringify(options.body) }
+            : {})
+        })
+        const text = await response.text()
+        let json: unknown = undefined
+        try {
+          json = JSON.parse(text)
+        } catch {
+          json = undefined
+        }
+        return { status: response.status, text, json }
       })
-      const text = await response.text()
-      let json: unknown = undefined
-      try {
-        json = JSON.parse(text)
-      } catch {
-        json = undefined
-      }
-      return { status: response.status, text, json }
-    })
-  return { base, tokens, request, context: context as Context.Context<Layer.Layer.Success<typeof stores>> }
-})
+    return { base, tokens, request, context: context as Context.Context<Layer.Layer.Success<typeof stores>> }
+  })
+
+export const serve: Effect.Effect<Served, unknown, Scope.Scope> = serveWith({})
 
 /** Writes records straight into the served store. */
 export const seed = (served: Served, inputs: ReadonlyArray<MemoryStoreInput>) =>

@@ -20,13 +20,13 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import {
+  ContextProjection,
   type MemoryStore,
   type PromotionStore,
   RoutingSpecs,
   type SessionStore,
   type TelemetryStore
 } from "@engram/core"
-import { ContextProjection } from "@engram/runtime"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
 import * as EngramPg from "./EngramPg.js"

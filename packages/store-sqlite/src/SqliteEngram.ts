@@ -17,13 +17,13 @@ import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import {
+  ContextProjection,
   type MemoryStore,
   type PromotionStore,
   RoutingSpecs,
   type SessionStore,
   type TelemetryStore
 } from "@engram/core"
-import { ContextProjection } from "@engram/runtime"
 import * as Layer from "effect/Layer"
 import * as EngramSqlite from "./EngramSqlite.js"
 import * as SqliteMemoryStore from "./SqliteMemoryStore.js"

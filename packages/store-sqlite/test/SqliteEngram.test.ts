@@ -1,7 +1,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
-import { MemoryStore, PromotionStore, RoutingPresets, RoutingSpecs, SessionStore, TelemetryStore } from "@engram/core"
-import { ContextProjection } from "@engram/runtime"
+import {
+  ContextProjection,
+  MemoryStore,
+  PromotionStore,
+  RoutingPresets,
+  RoutingSpecs,
+  SessionStore,
+  TelemetryStore
+} from "@engram/core"
 import { SqliteEngram, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

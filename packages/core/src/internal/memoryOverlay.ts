@@ -5,6 +5,8 @@
  * @internal
  */
 import * as DateTime from "effect/DateTime"
+import * as Either from "effect/Either"
+import { identity } from "effect/Function"
 import { type Background, type BackgroundEntry, type BackgroundSection, renderEntryLine } from "../Background.js"
 import type {
   DeclineReason,
@@ -95,7 +97,9 @@ export const applyMemoryOverlay = (
 ): OverlayResult => {
   // A malformed placement is a bug in the spec that committed it: the one throw.
   const rows: Array<Row> = placed.map((row) => {
-    const placement = row.placement === null ? null : validatePlacement(row.placement, row.specKey)
+    const placement = row.placement === null
+      ? null
+      : Either.getOrThrowWith(validatePlacement(row.placement, row.specKey), identity)
     return {
       placed: row,
       id: row.record.id,

@@ -1,8 +1,8 @@
 /**
  * The eval's families: what each one sets up, which sessions it runs and what it checks.
  *
- * The identity families run what ships: every session is a fresh `StablePrefix.buildAgent` +
- * `NativeRuntime.make` + `NativeRuntime.runTurn` on a scripted model, over the stores the eval was
+ * The identity families run what ships: every session is a fresh `NativeRuntime.fromConfig` +
+ * `NativeRuntime.runTurn` on a scripted model, over the stores the eval was
  * given (built anew, so a file-backed store is reopened), and every check reads the request the
  * model was sent, as `PromptObserver` captured it.
  *
@@ -10,6 +10,7 @@
  */
 import {
   Background,
+  ContextProjection,
   MemoryOverlay,
   MemoryQuery,
   MemoryRecord,
@@ -22,15 +23,7 @@ import {
   SessionStore,
   TelemetryStore
 } from "@engram/core"
-import {
-  AgentBackground,
-  ContextProjection,
-  MemoryTools,
-  NativeRuntime,
-  Promotion,
-  PromptObserver,
-  StablePrefix
-} from "@engram/runtime"
+import { AgentBackground, MemoryTools, NativeRuntime, Promotion, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
@@ -202,21 +195,17 @@ const turn = (
 ) =>
   Effect.gen(function*() {
     const spec = options.spec ?? RoutingPresets.userBackground
-    const built = yield* StablePrefix.buildAgent(
-      yield* StablePrefix.decodeConfig({
-        persona: "You are a friendly companion. Be warm and brief.",
-        background: agent.background,
-        spec: spec.key,
-        scope,
-        ...("overlayBudget" in agent ? { overlayBudget: agent.overlayBudget } : {})
-      })
-    ).pipe(Effect.provide(RoutingSpecs.layer({ [spec.key]: spec })))
-    const native = yield* NativeRuntime.make({ ...built, memory: { scope, background: built.background, spec } })
+    const native = yield* NativeRuntime.fromConfig({
+      persona: "You are a friendly companion. Be warm and brief.",
+      background: agent.background,
+      spec: spec.key,
+      scope,
+      ...("overlayBudget" in agent ? { overlayBudget: agent.overlayBudget } : {})
+    }).pipe(Effect.provide(RoutingSpecs.layer({ [spec.key]: spec })))
     yield* NativeRuntime.runTurn({ agent: native, sessionId: "eval", input })
     const [first] = yield* PromptObserver.captured
     if (first === undefined) return yield* Effect.dieMessage("the model was never called")
     return {
-      built,
       text: PromptObserver.requestText(first.request),
       bytes: utf8.encode(PromptObserver.modelVisible(first.request)).length
     }
@@ -804,29 +793,33 @@ const overlayOnlyCases = (): ReadonlyArray<
     createdAt: at
   })
   const ctx = Routing.routingContext(RoutingPresets.userBackgroundSections)
-  const row = (promotedAt: DateTime.Utc, specKey = spec.key): Routing.PlacedRecord => ({
+  const evaluation = Routing.evaluateRoute(record, ctx, spec)
+  const row = (
+    routed: Routing.RouteEvaluation,
+    promotedAt: DateTime.Utc,
+    specKey = spec.key
+  ): Routing.PlacedRecord => ({
     record,
-    ...Routing.toPromotionDecision(
-      Routing.evaluateRoute(record, ctx, spec),
-      { key: specKey, version: spec.version },
-      promotedAt
-    )
+    ...Routing.toPromotionDecision(routed, { key: specKey, version: spec.version }, promotedAt)
   })
   const judge = (placed: ReadonlyArray<Routing.PlacedRecord>) =>
     MemoryOverlay.applyMemoryOverlay(RoutingPresets.userBackgroundSections, placed, spec, { now: at }).report
+  /** A case's check over the record's route, or the spec's failure to route it. */
+  const routed = (body: (routed: Routing.RouteEvaluation) => string | undefined) =>
+    Effect.sync(() => Either.match(evaluation, { onLeft: (error) => error.message, onRight: body }))
   return [
     {
       name: "duplicate-row (two rows for one record: the later promotion is used)",
-      body: Effect.sync(() => {
-        const report = judge([row(at), row(DateTime.unsafeMake(Date.UTC(2026, 0, 2)))])
+      body: routed((evaluation) => {
+        const report = judge([row(evaluation, at), row(evaluation, DateTime.unsafeMake(Date.UTC(2026, 0, 2)))])
         const reasons = report.outcomes.map((o) => (o.status === "composed" ? "composed" : o.reason)).sort().join(",")
         return expectThat(reasons === "composed,duplicate-row", `got ${reasons}`)
       })
     },
     {
       name: "spec-mismatch (a row committed by another spec)",
-      body: Effect.sync(() => {
-        const got = outcomeOf(judge([row(at, "another-spec")]), "ov-1")
+      body: routed((evaluation) => {
+        const got = outcomeOf(judge([row(evaluation, at, "another-spec")]), "ov-1")
         return expectThat(got === "spec-mismatch", `expected spec-mismatch, got ${got}`)
       })
     }

@@ -5,30 +5,28 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import {
-  MemoryWrite,
-  type ProjectedContext,
-  type PromptFragment,
-  type PromptSnapshot,
-  SessionStore
-} from "@engram/core"
+import { ContextProjection, MemoryWrite, type ProjectedContext, type PromptSnapshot, SessionStore } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ContextProjection } from "../ContextProjection.js"
+import * as Agent from "../Agent.js"
 import * as MemoryTools from "../MemoryTools.js"
 import * as ModelRequest from "../ModelRequest.js"
 import type {
   AgentToolkit,
   ApprovalDecision,
+  ConfigOptions,
   NativeAgent,
   NativeAgentOptions,
   NativeMode,
   Tools,
+  TurnContext,
+  TurnError,
   TurnResult
 } from "../NativeRuntime.js"
 import * as PromptObserver from "../PromptObserver.js"
+import * as StablePrefix from "../StablePrefix.js"
 
 export class ToolNameClash extends Schema.TaggedError<ToolNameClash>()("ToolNameClash", {
   name: Schema.String
@@ -36,16 +34,6 @@ export class ToolNameClash extends Schema.TaggedError<ToolNameClash>()("ToolName
   override get message() {
     return `two tools of the agent are named ${this.name}: tool names must be unique ` +
       `(memory_save and memory_recall are the memory toolkit's); rename one`
-  }
-}
-
-export class IncognitoPrefixHoldsMemory extends Schema.TaggedError<IncognitoPrefixHoldsMemory>()(
-  "IncognitoPrefixHoldsMemory",
-  { memoryIds: Schema.Array(Schema.String) }
-) {
-  override get message() {
-    return `an incognito agent must not send memory, but its prefix holds ${this.memoryIds.join(", ")}; ` +
-      `pass authoredPrefix (StablePrefix.buildAgent returns it)`
   }
 }
 
@@ -133,12 +121,6 @@ const joinToolkits = (toolkits: ReadonlyArray<AgentToolkit>) =>
     return joined
   })
 
-/** Ids of the memory a prefix holds. */
-const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>): ReadonlyArray<string> =>
-  prefix.flatMap((section) =>
-    section.fragments.flatMap((fragment) => fragment.source === "memory" ? fragment.memoryIds : [])
-  )
-
 export const make = (options: NativeAgentOptions) =>
   Effect.gen(function*() {
     const memoryToolkit = yield* toolkitOf(yield* MemoryTools.handled(options.memory))
@@ -151,15 +133,13 @@ export const make = (options: NativeAgentOptions) =>
       : typeof approval === "function"
       ? approval
       : (call: SessionStore.ToolCall) => approval.includes(call.name)
-    // Incognito sends the Background as authored: no promoted memory reaches the model.
-    const prefix = mode === "incognito" ? options.authoredPrefix ?? options.prefix : options.prefix
-    const held = mode === "incognito" ? memoryIn(prefix) : []
-    if (held.length > 0) return yield* new IncognitoPrefixHoldsMemory({ memoryIds: [...new Set(held)] })
+    // What the agent sends in its mode (the incognito rule lives in Agent.inMode).
+    const sent = yield* Agent.inMode(options, mode)
     const agent: NativeAgent = {
-      prefix,
-      composedIds: mode === "incognito" ? [] : options.composedIds ?? [],
-      overlay: mode === "incognito" ? undefined : options.report,
-      identity: options.identity,
+      prefix: sent.prefix,
+      composedIds: sent.composedIds,
+      overlay: sent.report,
+      identity: sent.identity,
       memory: options.memory,
       cacheHints: options.cacheHints === false ? undefined : options.cacheHints ?? ModelRequest.CACHE_HINTS,
       scopes: options.scopes ?? [options.memory.scope],
@@ -175,6 +155,21 @@ export const make = (options: NativeAgentOptions) =>
       needsApproval
     }
     return agent
+  })
+
+export const fromConfig = (config: StablePrefix.AgentConfigInput, options: ConfigOptions) =>
+  Effect.gen(function*() {
+    const decoded = yield* StablePrefix.decodeConfig(config)
+    if (decoded.spec === undefined) {
+      return yield* new StablePrefix.InvalidAgentConfig({
+        problem: `spec: a native agent needs a routing spec for its memory tools (e.g. "user-background")`
+      })
+    }
+    const built = yield* StablePrefix.buildAgent(decoded)
+    // A spec was named, so the build carries the memory settings it composed with.
+    const memory = built.memory!
+    const { memory: tools, ...rest } = options
+    return yield* make({ ...rest, ...built, memory: { ...memory, ...tools } })
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -335,20 +330,42 @@ export const isOperatorInput = (message: SessionStore.SessionMessage): message i
 const nextTurn = (messages: ReadonlyArray<SessionStore.SessionMessage>): number =>
   messages.filter(isOperatorInput).length + 1
 
-export const project = (turn: Omit<Turn, "projection">, record = true) =>
-  Effect.flatMap(ContextProjection, (projection) =>
-    projection.project({
+/** A built native agent as `Agent.planTurn` reads it: its prefix was chosen for its mode at build. */
+const asAgent = (agent: NativeAgent): Agent.Agent => ({
+  prefix: agent.prefix,
+  composedIds: agent.composedIds,
+  identity: agent.identity,
+  report: agent.overlay
+})
+
+/** The turn's projection, requested as `Agent.planTurn` maps the turn. */
+export const project = (
+  turn: Omit<Turn, "projection">,
+  record = true
+): Effect.Effect<
+  ProjectedContext.ProjectedContext,
+  ContextProjection.ProjectionFailure,
+  ContextProjection.ContextProjection
+> =>
+  Effect.gen(function*() {
+    const plan = yield* Agent.planTurn(asAgent(turn.agent), {
       sessionId: turn.sessionId,
       turn: turn.turn,
       query: turn.input.text,
-      scopes: turn.agent.scopes,
       mode: turn.agent.mode,
-      inPrefix: turn.agent.composedIds,
-      ...(turn.agent.identity !== undefined ? { identity: turn.agent.identity } : {}),
-      ...(turn.agent.workingState !== undefined ? { workingState: turn.agent.workingState } : {}),
-      ...(turn.agent.skills !== undefined ? { skills: turn.agent.skills } : {}),
+      scopes: turn.agent.scopes,
+      workingState: turn.agent.workingState,
+      skills: turn.agent.skills,
       record
-    }))
+    }).pipe(
+      // Not reachable for an agent `make` built (it checked its mode then); a hand-made one fails here.
+      Effect.mapError((cause) =>
+        new ContextProjection.ProjectionFailure({ sessionId: turn.sessionId, turn: turn.turn, cause })
+      )
+    )
+    const projection = yield* ContextProjection.ContextProjection
+    return yield* projection.project(plan.request)
+  })
 
 /** Calls the model until it answers without calling a tool, a call needs approval, or the limit. */
 const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage>, startCall: number) =>
@@ -460,7 +477,7 @@ export const runTurn = (options: {
   readonly agent: NativeAgent
   readonly sessionId: string
   readonly input: string
-}) =>
+}): Effect.Effect<TurnResult, TurnError, TurnContext> =>
   Effect.gen(function*() {
     const { agent, sessionId } = options
     yield* validSession(sessionId)
@@ -504,7 +521,7 @@ export const resume = (options: {
   readonly agent: NativeAgent
   readonly sessionId: string
   readonly decision: ApprovalDecision
-}) =>
+}): Effect.Effect<TurnResult, Exclude<TurnError, SessionAwaitingApproval> | NothingToResume, TurnContext> =>
   Effect.gen(function*() {
     const { agent, decision, sessionId } = options
     yield* validSession(sessionId)
@@ -544,13 +561,13 @@ export const resume = (options: {
     }
     const reason = decision._tag === "ApproveAll" ? undefined : decision.reason
     const isWaiting = (call: SessionStore.ToolCall) => waiting.some((pending) => pending.id === call.id)
-    const results = yield* Effect.forEach(last.toolCalls, (call) =>
-      !isWaiting(call) || approved(call) ? runCall(agent, call) : Effect.succeed(denied(call, reason)))
+    const results = yield* Effect.forEach(
+      last.toolCalls,
+      (call) => !isWaiting(call) || approved(call) ? runCall(agent, call) : Effect.succeed(denied(call, reason))
+    )
     const tool = new SessionStore.ToolMessage({ results, at: yield* MemoryWrite.now })
     yield* sessions.append(sessionId, [tool])
     yield* sessions.clearInterrupt(sessionId)
-    const calls = visible.filter((message) =>
-      message._tag === "AssistantMessage"
-    ).length
+    const calls = visible.filter((message) => message._tag === "AssistantMessage").length
     return yield* loop({ ...base, projection }, [...rounds, tool], calls)
   }).pipe(Effect.withSpan("agent.resume", { attributes: { sessionId: options.sessionId } }))

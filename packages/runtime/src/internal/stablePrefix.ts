@@ -7,6 +7,7 @@
  */
 import {
   Background,
+  type ContextProjection,
   ContextSection,
   MemoryOverlay,
   MemoryWrite,
@@ -18,7 +19,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { composeAgentBackground } from "../AgentBackground.js"
-import type { IdentitySource } from "../ContextProjection.js"
 import type { AgentConfig, BuiltAgent, PluginSection, SectionOrderError, SectionPosition } from "../StablePrefix.js"
 
 /** The built-in sections in authority order (first wins); `StablePrefix.BuiltinSection` is built from it. */
@@ -185,7 +185,7 @@ const identitySource = (
   spec: Routing.MemoryRoutingSpec,
   config: AgentConfig,
   composed: Background.Background
-): IdentitySource => ({
+): ContextProjection.IdentitySource => ({
   spec,
   scope: config.scope,
   context: Routing.routingContext(config.background),
@@ -223,6 +223,7 @@ export const buildAgent = (config: AgentConfig) =>
       background: composed.background,
       scopes: config.scopes ?? [config.scope],
       identity: spec === undefined ? undefined : identitySource(spec, config, composed.background),
+      memory: spec === undefined ? undefined : { scope: config.scope, background: config.background, spec },
       missing: composed.missing,
       skipped: composed.skipped
     }

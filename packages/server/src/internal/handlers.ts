@@ -1,15 +1,17 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import {
+  ContextProjection,
   MemoryForget,
   type MemoryQuery,
   type MemoryRecord,
   MemoryStore,
+  type ProjectedContext,
   PromotionStore,
   type Routing,
   RoutingSpecs,
   TelemetryStore
 } from "@engram/core"
-import { ContextProjection, Explain, Inspect, Promotion, StablePrefix } from "@engram/runtime"
+import { Agent, Explain, Inspect, Promotion, StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -27,9 +29,14 @@ import {
   Unavailable
 } from "../EngramApi.js"
 
-/** What the server composes for the agent and projection views. */
+/**
+ * What the server composes for the agent and projection views: the agent's config, and the
+ * working state and skills index its runtime gives every turn (none by default).
+ */
 export interface ServerConfig {
   readonly agent: StablePrefix.AgentConfig
+  readonly workingState?: string | undefined
+  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
 }
 
 type Tagged = { readonly _tag: string; readonly message: string }
@@ -324,15 +331,21 @@ export const layerHandlers = (config: ServerConfig) => {
             const access = yield* CurrentAccess
             const scope = yield* oneScope(access, urlParams.scope)
             const agent = yield* build(scope)
-            const projected = yield* http(projection.project({
-              sessionId: "console-preview",
-              turn: 0,
-              query: urlParams.q,
-              scopes: [scope],
-              mode: "native",
-              inPrefix: agent.composedIds,
-              record: false
-            }))
+            // The turn a native agent of this config would run in this scope, mapped to its
+            // projection request as every runtime maps it; previews write no injection row.
+            const projected = yield* http(Effect.flatMap(
+              Agent.planTurn(agent, {
+                sessionId: "console-preview",
+                turn: 0,
+                query: urlParams.q,
+                mode: "native",
+                scopes: agent.scopes,
+                workingState: config.workingState,
+                skills: config.skills,
+                record: false
+              }),
+              (plan) => projection.project(plan.request)
+            ))
             return { scope, projection: projected }
           }))
     }))

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, ProjectedContext, PromotionStore, TelemetryStore } from "@engram/core"
-import { ContextProjection } from "@engram/runtime"
+import {
+  ContextProjection,
+  IdGenerator,
+  MemoryStore,
+  ProjectedContext,
+  PromotionStore,
+  TelemetryStore
+} from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"

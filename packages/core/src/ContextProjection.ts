@@ -8,12 +8,12 @@
  * Where each section comes from:
  *
  * - **working state, skills index**: the request (the runtime owns them; they are not memory).
- * - **identity tier**: with the request's `identity` (what `StablePrefix.buildAgent` returns as
- *   `identity`), the agent's routing spec's promotion rows in its scope: for every address the
- *   stable prefix did not compose — an agent that declares no user sections, a guarded section
- *   whose record awaits review, an entry the overlay budget spilled — the newest deliverable
- *   record placed there. This is how "who am I?" is answered whatever the agent declares and
- *   however the question is worded; it does not search.
+ * - **identity tier**: with the request's `identity` (what `@engram/runtime`'s
+ *   `StablePrefix.buildAgent` returns as `identity`), the agent's routing spec's promotion rows in
+ *   its scope: for every address the stable prefix did not compose — an agent that declares no
+ *   user sections, a guarded section whose record awaits review, an entry the overlay budget
+ *   spilled — the newest deliverable record placed there. This is how "who am I?" is answered
+ *   whatever the agent declares and however the question is worded; it does not search.
  * - **always-on memory**: every deliverable record with delivery policy `always` in the request's
  *   scopes, newest first.
  * - **prior-session digest**: session summaries of the request's scopes — `episode` records
@@ -40,8 +40,7 @@
  * @example
  * ```ts
  * import { Effect, Layer } from "effect"
- * import { MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
- * import { ContextProjection } from "@engram/runtime"
+ * import { ContextProjection, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
  *
  * const ProjectionLive = ContextProjection.layerSettings({ contextWindowTokens: 128_000 }).pipe(
  *   Layer.provide(Layer.mergeAll(MemoryStore.layerMemory, PromotionStore.layerMemory, TelemetryStore.layerMemory))
@@ -54,29 +53,29 @@
  *
  * @since 0.1.0
  */
-import {
-  MemoryQuery,
-  type MemoryRecord,
-  type MemoryStore,
-  MemoryWrite,
-  PriorSessionDigest,
-  ProjectedContext,
-  type PromotionStore,
-  type Routing,
-  type TelemetryStore
-} from "@engram/core"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type { LazyArg } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/contextProjection.js"
+import * as Decisions from "./internal/projectionDecisions.js"
+import * as MemoryQuery from "./MemoryQuery.js"
+import type * as MemoryRecord from "./MemoryRecord.js"
+import type * as MemoryStore from "./MemoryStore.js"
+import * as MemoryWrite from "./MemoryWrite.js"
+import * as PriorSessionDigest from "./PriorSessionDigest.js"
+import * as ProjectedContext from "./ProjectedContext.js"
+import type * as PromotionStore from "./PromotionStore.js"
+import type * as Routing from "./Routing.js"
+import type * as TelemetryStore from "./TelemetryStore.js"
 
 /**
  * Where the identity tier reads from: the agent's routing spec (its promotion rows in `scope`),
  * the routing context of its declared sections (to give always-on and recalled records their
  * address), and the addresses its stable prefix holds — authored or composed entries, whose
- * values win. `StablePrefix.buildAgent` returns it as `identity`.
+ * values win. `StablePrefix.buildAgent` (in `@engram/runtime`) returns it as `identity`.
  *
  * @since 0.1.0
  * @category models
@@ -245,15 +244,15 @@ export const decodeSettings = (input: unknown): Either.Either<ProjectionSettings
  * @since 0.1.0
  * @category budget
  */
-export const budgetOf: (settings: ProjectionSettings) => ProjectedContext.ProjectionBudget = internal.budgetOf
+export const budgetOf: (settings: ProjectionSettings) => ProjectedContext.ProjectionBudget = Decisions.budgetOf
 
 /**
- * How many recall hits a projection asks the store for: the lines the budget left after the
- * higher-priority sections (`used`: the `usedTokens` or `usedChars`, in the budget's unit, of
- * working state, always-on memory, skills and digest) holds at {@link RECALL_LINE_TOKENS} tokens
- * or {@link RECALL_LINE_CHARS} chars a line, at most `cap` (`recallLimit`); `cap` when the budget
- * is unbounded; 0 — no recall search at all — when nothing is left. A projection's
- * `budget` summary fits `used` as is.
+ * How many recall hits the budget holds: the lines the budget left after the higher-priority
+ * sections (`used`: the `usedTokens` or `usedChars`, in the budget's unit, of working state,
+ * always-on memory, skills and digest) holds at {@link RECALL_LINE_TOKENS} tokens or
+ * {@link RECALL_LINE_CHARS} chars a line, at most `cap` (`recallLimit`); `cap` when the budget is
+ * unbounded; 0 when nothing is left. A projection's `budget` summary fits `used` as is;
+ * {@link recallSearchLimit} turns this into the limit of the search.
  *
  * @since 0.1.0
  * @category budget
@@ -262,7 +261,25 @@ export const recallLimitFor: (
   budget: ProjectedContext.ProjectionBudget,
   used: { readonly usedChars: number; readonly usedTokens: number },
   cap: number
-) => number = internal.recallLimitFor
+) => number = Decisions.recallLimitFor
+
+/**
+ * The limit of a projection's recall search, the one place recall is sized: 0 — no search at all
+ * — when the mode projects no recall (incognito, subagent) or the query is blank; otherwise
+ * {@link recallLimitFor} over what the higher-priority sections use, and at least 1, so a report
+ * can still say recall was shed for budget. `used` is read only when recall runs (it costs a
+ * composition). Pure.
+ *
+ * @since 0.1.0
+ * @category budget
+ */
+export const recallSearchLimit: (options: {
+  readonly mode: ProjectedContext.ProjectionMode
+  readonly query: string
+  readonly budget: ProjectedContext.ProjectionBudget
+  readonly used: LazyArg<{ readonly usedChars: number; readonly usedTokens: number }>
+  readonly cap: number
+}) => number = Decisions.recallSearchLimit
 
 /**
  * The tokens one recall line is assumed to take when sizing the recall search under a token
@@ -271,7 +288,7 @@ export const recallLimitFor: (
  * @since 0.1.0
  * @category constants
  */
-export const RECALL_LINE_TOKENS: number = internal.RECALL_LINE_TOKENS
+export const RECALL_LINE_TOKENS: number = Decisions.RECALL_LINE_TOKENS
 
 /**
  * The chars one recall line is assumed to take when sizing the recall search under a char budget.
@@ -279,7 +296,7 @@ export const RECALL_LINE_TOKENS: number = internal.RECALL_LINE_TOKENS
  * @since 0.1.0
  * @category constants
  */
-export const RECALL_LINE_CHARS: number = internal.RECALL_LINE_CHARS
+export const RECALL_LINE_CHARS: number = Decisions.RECALL_LINE_CHARS
 
 /**
  * The kind a session summary is stored as.
@@ -287,7 +304,7 @@ export const RECALL_LINE_CHARS: number = internal.RECALL_LINE_CHARS
  * @since 0.1.0
  * @category digest
  */
-export const SUMMARY_KIND: MemoryRecord.MemoryKind = internal.SUMMARY_KIND
+export const SUMMARY_KIND: MemoryRecord.MemoryKind = Decisions.SUMMARY_KIND
 
 /**
  * The memory write that stores `summary` as the summary of session `sessionId` — an `episode`
@@ -320,7 +337,35 @@ export const summaryInput = (
  * @since 0.1.0
  * @category constants
  */
-export const PROJECTED_POLICIES: ReadonlyArray<MemoryRecord.DeliveryPolicy> = internal.PROJECTED_POLICIES
+export const PROJECTED_POLICIES: ReadonlyArray<MemoryRecord.DeliveryPolicy> = Decisions.PROJECTED_POLICIES
+
+/**
+ * The recalled hits a projection may deliver: every hit but session summaries (records that
+ * `PriorSessionDigest.fromRecord` reads as one), in their order. A summary reaches a prompt
+ * through the digest alone, whose rules — other sessions only, the newest summary of each, none on
+ * autonomous turns — recall would bypass. Pure.
+ *
+ * @since 0.1.0
+ * @category recall
+ */
+export const withoutSummaries: <A extends { readonly record: MemoryRecord.MemoryRecord }>(
+  hits: ReadonlyArray<A>
+) => ReadonlyArray<A> = Decisions.withoutSummaries
+
+/**
+ * The address routing gives each record under an identity source, by record id: the placement
+ * key the source's spec evaluates for a record of the source's scope (placed in a declared
+ * section or not). A record of another scope, one the spec declines, or one a broken spec cannot
+ * place has none; the composer then withholds it by id alone. With these, a memory at an address
+ * the prefix holds or an identity line delivers is not delivered beside it. Pure.
+ *
+ * @since 0.1.0
+ * @category deduplication
+ */
+export const addressesOf: (
+  source: IdentitySource,
+  records: Iterable<MemoryRecord.MemoryRecord>
+) => Readonly<Record<string, string>> = Decisions.addressesOf
 
 /**
  * The projection failed: the request was invalid, a store could not be read, or the injection row
@@ -366,7 +411,7 @@ export type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore | T
  * Builds the projection over the `MemoryStore`, `PromotionStore` and `TelemetryStore` in context.
  * Tokens — the budget the projection is held to, and the reported figures — are counted by the
  * `TokenEstimator` in context when `project` runs (the chars/4 heuristic by default;
- * `TokenEstimatorBpe.layer` for a real tokenizer's count), the turn's time comes from `Clock`.
+ * `@engram/runtime`'s `TokenEstimatorBpe.layer` for a real tokenizer's count), the turn's time comes from `Clock`.
  *
  * @since 0.1.0
  * @category constructors

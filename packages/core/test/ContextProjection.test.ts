@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
+  ContextProjection,
   IdGenerator,
   MemoryLimits,
   type MemoryRecord,
@@ -9,7 +10,6 @@ import {
   TelemetryStore,
   TokenEstimator
 } from "@engram/core"
-import { ContextProjection } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"

@@ -31,8 +31,6 @@
  *
  * @since 0.1.0
  */
-import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
-import type { ProjectedContext } from "@engram/core"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -40,6 +38,11 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as Tracer from "effect/Tracer"
+import * as MemoryStore from "./MemoryStore.js"
+import type * as ProjectedContext from "./ProjectedContext.js"
+import * as PromotionStore from "./PromotionStore.js"
+import * as SessionStore from "./SessionStore.js"
+import * as TelemetryStore from "./TelemetryStore.js"
 
 /**
  * Latency of every store method (milliseconds), tagged `service`, `method`, `outcome`.

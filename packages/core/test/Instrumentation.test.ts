@@ -3,7 +3,7 @@
  * plain values and non-Effect methods pass through; methods of a class instance are wrapped too.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Instrumentation } from "@engram/runtime"
+import { Instrumentation } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 

@@ -2,23 +2,6 @@
  * The body of `ContextProjection`: what each section reads from the stores, and the one call to
  * the pure composer.
  */
-import {
-  InjectionLog,
-  MemoryLimits,
-  MemoryQuery,
-  type MemoryRecord,
-  MemoryStore,
-  MemoryWrite,
-  PriorSessionDigest,
-  ProjectedContext,
-  PromotionStore,
-  Routing,
-  SearchPlan,
-  SearchTokenizer,
-  SessionStore,
-  TelemetryStore,
-  TokenEstimator
-} from "@engram/core"
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -30,7 +13,22 @@ import type {
   ProjectionSettings,
   Stores
 } from "../ContextProjection.js"
+import * as InjectionLog from "../InjectionLog.js"
 import * as Instrumentation from "../Instrumentation.js"
+import * as MemoryLimits from "../MemoryLimits.js"
+import * as MemoryQuery from "../MemoryQuery.js"
+import type * as MemoryRecord from "../MemoryRecord.js"
+import * as MemoryStore from "../MemoryStore.js"
+import * as MemoryWrite from "../MemoryWrite.js"
+import * as PriorSessionDigest from "../PriorSessionDigest.js"
+import * as ProjectedContext from "../ProjectedContext.js"
+import * as PromotionStore from "../PromotionStore.js"
+import * as SearchPlan from "../SearchPlan.js"
+import * as SearchTokenizer from "../SearchTokenizer.js"
+import * as SessionStore from "../SessionStore.js"
+import * as TelemetryStore from "../TelemetryStore.js"
+import * as TokenEstimator from "../TokenEstimator.js"
+import * as Decisions from "./projectionDecisions.js"
 
 export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
   sessionId: Schema.String,
@@ -42,46 +40,6 @@ export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("
     return `projecting context for session ${this.sessionId}, turn ${this.turn} failed: ${detail}`
   }
 }
-
-export const budgetOf = (settings: ProjectionSettings): ProjectedContext.ProjectionBudget =>
-  ProjectedContext.budgetFromContextWindow({
-    contextWindowTokens: settings.contextWindowTokens,
-    ...(settings.budgetPct !== undefined ? { budgetPct: settings.budgetPct } : {})
-  })
-
-/** The chars one recall line is assumed to take when sizing the recall search under a char budget. */
-export const RECALL_LINE_CHARS = 100
-
-/**
- * The tokens one recall line is assumed to take when sizing the recall search under a token
- * budget (a recall line measures ~160 chars on the projection bench: ~40 tokens at chars/4).
- */
-export const RECALL_LINE_TOKENS = 40
-
-/**
- * How many recall hits to ask the store for: as many lines as the budget left after the
- * higher-priority sections (`used`, in the budget's unit) holds at {@link RECALL_LINE_TOKENS} or
- * {@link RECALL_LINE_CHARS} a line, at most `cap`; `cap` when the budget is unbounded, 0 when
- * nothing is left.
- */
-export const recallLimitFor = (
-  budget: ProjectedContext.ProjectionBudget,
-  used: { readonly usedChars: number; readonly usedTokens: number },
-  cap: number
-): number => {
-  switch (budget._tag) {
-    case "Unbounded":
-      return cap
-    case "Tokens":
-      return Math.max(0, Math.min(cap, Math.floor((budget.tokens - used.usedTokens) / RECALL_LINE_TOKENS)))
-    case "Chars":
-      return Math.max(0, Math.min(cap, Math.floor((budget.chars - used.usedChars) / RECALL_LINE_CHARS)))
-  }
-}
-
-export const SUMMARY_KIND: MemoryRecord.MemoryKind = "episode"
-
-export const PROJECTED_POLICIES: ReadonlyArray<MemoryRecord.DeliveryPolicy> = ["always", "retrieved"]
 
 /** Records per page when reading every always-on record. */
 const PAGE = 500
@@ -106,27 +64,12 @@ interface Read<A> {
   readonly skipped: number
 }
 
-/**
- * The address routing gives a record of the identity source's scope (placed or in an undeclared
- * section), or `undefined`. A spec that throws gives no address: the record is then only
- * deduplicated by id.
- */
-const addressOf = (source: IdentitySource, record: MemoryRecord.MemoryRecord): string | undefined => {
-  if (record.scope !== source.scope) return undefined
-  try {
-    const evaluation = Routing.evaluateRoute(record, source.context, source.spec)
-    return evaluation.placement === null ? undefined : evaluation.placementKey
-  } catch {
-    return undefined
-  }
-}
-
 export const make = (settings: ProjectionSettings): Effect.Effect<ContextProjectionService, never, Stores> =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
     const promotions = yield* PromotionStore.PromotionStore
     const telemetry = yield* TelemetryStore.TelemetryStore
-    const budget = budgetOf(settings)
+    const budget = Decisions.budgetOf(settings)
     const digestMode = settings.digest ?? PriorSessionDigest.DEFAULT_DIGEST_MODE
 
     /** Every deliverable always-on record in the scopes, newest first. */
@@ -161,7 +104,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
      */
     const readDigest = (request: ProjectionRequest, sessionId: SessionStore.SessionId) =>
       Effect.gen(function*() {
-        const summaries = { kinds: [SUMMARY_KIND], scopes: request.scopes, deliverable: true } as const
+        const summaries = { kinds: [Decisions.SUMMARY_KIND], scopes: request.scopes, deliverable: true } as const
         let skipped = 0
         /**
          * The summaries of other sessions, newest first, until `enough` holds for the sessions
@@ -274,7 +217,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
       })
 
     const readRecall = (request: ProjectionRequest, limit: number) =>
-      request.query.trim() === "" || limit === 0
+      limit === 0
         ? Effect.succeed({ value: [], skipped: 0 })
         : Effect.map(
           Effect.flatMap(
@@ -282,7 +225,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
             ([limits, planner]) =>
               memories.search(MemoryLimits.clampQuery(request.query, limits), {
                 scopes: request.scopes,
-                deliveryPolicies: PROJECTED_POLICIES,
+                deliveryPolicies: Decisions.PROJECTED_POLICIES,
                 deliverable: true,
                 limit
               }).pipe(
@@ -338,18 +281,14 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
           ...(request.inPrefix !== undefined ? { inPrefix: request.inPrefix } : {}),
           ...(request.identity !== undefined ? { heldAddresses: request.identity.heldAddresses } : {})
         }
-        // Recall asks for as many hits as the budget left after the higher-priority sections holds
-        // (at least one, so that a report can still say recall was shed for budget).
-        const recallLimit = sections.has("recalled_memory")
-          ? Math.max(
-            1,
-            recallLimitFor(
-              budget,
-              ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget,
-              settings.recallLimit
-            )
-          )
-          : 0
+        // Recall asks for as many hits as the budget left after the higher-priority sections holds.
+        const recallLimit = Decisions.recallSearchLimit({
+          mode: request.mode,
+          query: request.query,
+          budget,
+          used: () => ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget,
+          cap: settings.recallLimit
+        })
         const recall = yield* readRecall(request, recallLimit)
         const skipped = identity.skipped + alwaysOn.skipped + digest.skipped + recall.skipped
         if (skipped > 0) {
@@ -358,21 +297,15 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
           )
         }
 
-        // Session summaries reach a prompt through the digest alone (whose rules — other sessions
-        // only, newest summary only, suppressed on autonomous turns — recall would bypass).
-        const isSummary = (hit: MemoryStore.SearchHit) => Option.isSome(PriorSessionDigest.fromRecord(hit.record))
-        const recalled = recall.value.filter((hit) => !isSummary(hit))
+        // Session summaries reach a prompt through the digest alone.
+        const recalled = Decisions.withoutSummaries(recall.value)
         // Every other memory gets the address routing gives it, so one held by the prefix or an
         // identity line is not delivered beside it.
-        const addresses: Record<string, string> = {}
-        if (request.identity !== undefined) {
-          for (const record of [...alwaysOn.value, ...recalled.map((hit) => hit.record)]) {
-            const address = addressOf(request.identity, record)
-            if (address !== undefined) addresses[record.id] = address
-          }
-        }
+        const addresses = request.identity === undefined
+          ? undefined
+          : Decisions.addressesOf(request.identity, [...alwaysOn.value, ...recalled.map((hit) => hit.record)])
         const projection = ProjectedContext.composeProjectedContext(
-          { ...inputs, recall: recalled, ...(request.identity !== undefined ? { addresses } : {}) },
+          { ...inputs, recall: recalled, ...(addresses !== undefined ? { addresses } : {}) },
           options
         )
 

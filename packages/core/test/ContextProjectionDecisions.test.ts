@@ -1,0 +1,210 @@
+/**
+ * The pure decisions the projection layer calls: the recall search's size, which recalled hits a
+ * projection keeps (no session summaries), and the address each memory takes under an identity
+ * source (what withholds a memory whose address the prefix or an identity line already holds).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import {
+  ContextProjection,
+  MemoryRecord,
+  PriorSessionDigest,
+  ProjectedContext,
+  Routing,
+  RoutingPresets
+} from "@engram/core"
+import { DateTime, FastCheck as fc, Option } from "effect"
+
+const record = (fields: Partial<MemoryRecord.MemoryRecord> = {}): MemoryRecord.MemoryRecord =>
+  new MemoryRecord.MemoryRecord({
+    id: "m1",
+    content: "My name is Doug",
+    kind: "profile",
+    tags: [],
+    sourceType: "conversation",
+    scope: "global",
+    deliveryPolicy: "retrieved",
+    reviewState: "pending",
+    createdAt: DateTime.unsafeMake(1_000),
+    ...fields
+  })
+
+const modes: ReadonlyArray<ProjectedContext.ProjectionMode> = [
+  "native",
+  "external",
+  "autonomous",
+  "incognito",
+  "subagent"
+]
+const recalls = (mode: ProjectedContext.ProjectionMode) =>
+  ProjectedContext.sectionsFor(mode).includes("recalled_memory")
+
+const budgetArb: fc.Arbitrary<ProjectedContext.ProjectionBudget> = fc.oneof(
+  fc.nat({ max: 100_000 }).map(ProjectedContext.tokens),
+  fc.nat({ max: 400_000 }).map(ProjectedContext.chars),
+  fc.constant(ProjectedContext.unbounded)
+)
+const usedArb = fc.record({ usedChars: fc.nat({ max: 500_000 }), usedTokens: fc.nat({ max: 120_000 }) })
+
+describe("recallSearchLimit", () => {
+  const limit = (
+    fields: Partial<Parameters<typeof ContextProjection.recallSearchLimit>[0]> = {}
+  ) =>
+    ContextProjection.recallSearchLimit({
+      mode: "native",
+      query: "who am I?",
+      budget: ProjectedContext.tokens(16_000),
+      used: () => ({ usedChars: 0, usedTokens: 0 }),
+      cap: 300,
+      ...fields
+    })
+
+  it("asks for what the budget left holds, at most the cap, and at least one line", () => {
+    expect(limit()).toBe(300) // 16,000 / 40 = 400 lines, capped at 300
+    expect(limit({ used: () => ({ usedChars: 0, usedTokens: 15_000 }) })).toBe(25)
+    expect(limit({ used: () => ({ usedChars: 0, usedTokens: 16_000 }) })).toBe(1)
+    expect(limit({ budget: ProjectedContext.chars(1_000), used: () => ({ usedChars: 500, usedTokens: 0 }) })).toBe(5)
+    expect(limit({ budget: ProjectedContext.unbounded, cap: 7 })).toBe(7)
+  })
+
+  it("does not search, nor measure the other sections, for a mode without recall or a blank query", () => {
+    let measured = 0
+    const used = () => {
+      measured++
+      return { usedChars: 0, usedTokens: 0 }
+    }
+    expect(limit({ mode: "incognito", used })).toBe(0)
+    expect(limit({ mode: "subagent", used })).toBe(0)
+    expect(limit({ query: "  \n ", used })).toBe(0)
+    expect(measured).toBe(0)
+    expect(limit({ mode: "autonomous", used })).toBe(300)
+    expect(measured).toBe(1)
+  })
+
+  it("is 0 exactly when recall does not run, else between 1 and the cap, and never grows as more is used", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...modes),
+        fc.oneof(fc.constant(""), fc.constant("   "), fc.string({ minLength: 1, maxLength: 20 })),
+        budgetArb,
+        usedArb,
+        usedArb,
+        fc.integer({ min: 1, max: 1_000 }),
+        (mode, query, budget, a, b, cap) => {
+          const of = (used: typeof a) =>
+            ContextProjection.recallSearchLimit({ mode, query, budget, used: () => used, cap })
+          const runs = recalls(mode) && query.trim() !== ""
+          const n = of(a)
+          if (!runs) return n === 0
+          const more = { usedChars: a.usedChars + b.usedChars, usedTokens: a.usedTokens + b.usedTokens }
+          return n >= 1 && n <= cap && of(more) <= n &&
+            n === Math.max(1, ContextProjection.recallLimitFor(budget, a, cap))
+        }
+      )
+    )
+  })
+})
+
+describe("withoutSummaries", () => {
+  const hit = (fields: Partial<MemoryRecord.MemoryRecord>) => ({ record: record(fields), score: 1 })
+
+  it("drops session summaries (tagged with their session, or in a session scope) and keeps the rest in order", () => {
+    const hits = [
+      hit({ id: "a" }),
+      hit({ id: "summary", kind: "episode", tags: ["session:s-1"] }),
+      hit({ id: "b", kind: "episode" }),
+      hit({ id: "scoped", scope: "session:s-2" }),
+      hit({ id: "c", tags: ["sessions"] })
+    ]
+    expect(ContextProjection.withoutSummaries(hits).map((h) => h.record.id)).toEqual(["a", "b", "c"])
+  })
+
+  it("keeps exactly the hits the digest would not read as a summary, in order", () => {
+    const fields = fc.record({
+      id: fc.stringMatching(/^m[a-z0-9]{1,6}$/),
+      kind: fc.constantFrom<MemoryRecord.MemoryKind>("episode", "fact", "profile"),
+      tags: fc.array(fc.constantFrom("session:s-1", "session:s-2", "ops", "session:"), { maxLength: 2 }),
+      scope: fc.constantFrom("global", "session:s-3", "project:x")
+    })
+    fc.assert(
+      fc.property(fc.array(fields, { maxLength: 12 }), (all) => {
+        const hits = all.map((f) => hit(f))
+        const kept = ContextProjection.withoutSummaries(hits)
+        const expected = hits.filter((h) => Option.isNone(PriorSessionDigest.fromRecord(h.record)))
+        return kept.length === expected.length && kept.every((h, i) => h === expected[i])
+      })
+    )
+  })
+})
+
+describe("addressesOf", () => {
+  const source: ContextProjection.IdentitySource = {
+    spec: RoutingPresets.userBackground,
+    scope: "global",
+    context: Routing.routingContext(RoutingPresets.userBackgroundSections),
+    heldAddresses: []
+  }
+
+  it("gives each record of the source's scope the address routing gives it, and others none", () => {
+    const addresses = ContextProjection.addressesOf(source, [
+      record({ id: "name", label: "name" }),
+      record({ id: "elsewhere", label: "name", scope: "project:x" }),
+      record({ id: "note", kind: "episode", content: "We met on Tuesday" })
+    ])
+    expect(addresses).toEqual({ name: Routing.placementKey(Routing.background("about_user", "name")) })
+  })
+
+  it("gives no address, and does not throw, when the spec cannot place a record", () => {
+    const broken: Routing.MemoryRoutingSpec = {
+      ...RoutingPresets.userBackground,
+      route: (r) => (r.label === "boom" ? { primitive: "background", section: "", key: "x" } : null)
+    }
+    const throwing: Routing.MemoryRoutingSpec = {
+      ...RoutingPresets.userBackground,
+      route: () => {
+        throw new Error("the spec fell over")
+      }
+    }
+    const records = [record({ id: "a", label: "boom" }), record({ id: "b", label: "name" })]
+    expect(ContextProjection.addressesOf({ ...source, spec: broken }, records)).toEqual({})
+    expect(ContextProjection.addressesOf({ ...source, spec: throwing }, records)).toEqual({})
+  })
+
+  it("agrees with the route evaluation for every record, whatever the spec places", () => {
+    const placement = fc.oneof(
+      fc.constant(null),
+      fc.record({
+        primitive: fc.constant("background" as const),
+        section: fc.constantFrom("about_user", "preferences", "undeclared", ""),
+        key: fc.constantFrom("name", "tea", "")
+      })
+    )
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ label: fc.constantFrom("name", "tea", "x"), scope: fc.constantFrom("global", "project:x") }),
+          {
+            maxLength: 8
+          }
+        ),
+        fc.func(placement),
+        (fields, route) => {
+          // No declared keys, so the address is the placement's as the spec returned it.
+          const spec: Routing.MemoryRoutingSpec = {
+            key: "any",
+            version: "1",
+            route: (r) => route(r.label),
+            finalize: Routing.finalizeOldestFirst
+          }
+          const records = fields.map((f, i) => record({ ...f, id: `m${i}` }))
+          const addresses = ContextProjection.addressesOf({ ...source, spec }, records)
+          return records.every((r) => {
+            const routed = route(r.label)
+            const valid = routed !== null && routed.section !== "" && routed.key !== ""
+            const expected = r.scope === "global" && valid ? Routing.placementKey(routed) : undefined
+            return addresses[r.id] === expected
+          })
+        }
+      )
+    )
+  })
+})
