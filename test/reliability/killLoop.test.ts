@@ -342,7 +342,9 @@ it(`${CREATORS} processes creating one new store at once, ${CREATE_RACES} times:
       await Promise.all(children.map((child) => child.loaded))
       for (const child of children) child.process.stdin!.write("go\n")
       // A child that fails to open says so instead of becoming ready.
-      await Promise.all(children.map((child) => child.ready.then(() => child.failure ?? child.firstAck)))
+      await Promise.all(
+        children.map((child) => child.ready.then(() => (child.failure === undefined ? child.firstAck : undefined)))
+      )
       for (const child of children) {
         child.process.kill("SIGKILL")
         await child.exited
