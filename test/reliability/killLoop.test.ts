@@ -10,8 +10,8 @@ import * as NodePath from "node:path"
 import { afterAll, expect, it } from "vitest"
 import { envInt } from "./spawn.js"
 
-const CYCLES = envInt("ENGRAM_RELIABILITY_KILL_CYCLES", 200)
-const CREATE_CYCLES = envInt("ENGRAM_RELIABILITY_CREATE_CYCLES", 60)
+const CYCLES = envInt("ENGRAM_RELIABILITY_KILL_CYCLES", 100)
+const CREATE_CYCLES = envInt("ENGRAM_RELIABILITY_CREATE_CYCLES", 30)
 // The longest a child writes before it is killed: each cycle picks a moment in [0, MAX_KILL_MS).
 const MAX_KILL_MS = 200
 // One cycle in AIMED has the child aim its own SIGKILL inside a checkpoint (see workers/killable.ts);
@@ -275,7 +275,7 @@ it(`SIGKILL during creation: ${CREATE_CYCLES} new stores killed while created, 0
   // spread over [0, 1.2 x that).
   const creationMs: Array<number> = []
   const killWindow = () =>
-    creationMs.length === 0 ? 150 : 1.2 * creationMs.sort((a, b) => a - b)[creationMs.length >> 1]!
+    creationMs.length === 0 ? 400 : 1.2 * creationMs.sort((a, b) => a - b)[creationMs.length >> 1]!
   let killedMidCreation = 0
   let noFile = 0
   let whole = 0
@@ -330,7 +330,7 @@ it(`SIGKILL during creation: ${CREATE_CYCLES} new stores killed while created, 0
 // commands, or an agent and a command, on a fresh machine): each must open it and write, none may
 // find it half-made.
 const CREATORS = 4
-const CREATE_RACES = envInt("ENGRAM_RELIABILITY_CREATE_RACES", 15)
+const CREATE_RACES = envInt("ENGRAM_RELIABILITY_CREATE_RACES", 8)
 it(`${CREATORS} processes creating one new store at once, ${CREATE_RACES} times: every one opens it`, async () => {
   const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-create-race-"))
   const script = await childScript()
