@@ -229,6 +229,10 @@ const readHeader = (filename: string): Uint8Array => {
   }
 }
 
+// The first problems SQLite's check found, for a message.
+const summary = (problems: ReadonlyArray<string>): string =>
+  problems.slice(0, 3).join("; ") + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : "")
+
 // The detail names the damage and what to do; CLI messages show the detail alone. `replayed`: SQLite
 // recovered from the log or journal beside the file first, and the file is damaged even so.
 const damaged = (filename: string, shown: string, problems: ReadonlyArray<string>, replayed = false) =>
@@ -455,7 +459,7 @@ const recoverFirst = (
         (client) => Effect.mapError(schemaCheck(client), sqlFailure),
         fail
       )
-      if (problems.length > 0) return yield* damaged(filename, problems.join("; "), problems, true)
+      if (problems.length > 0) return yield* damaged(filename, summary(problems), problems, true)
       ;({ logs, problem } = yield* inspect)
     }
     if (problem === undefined) return
@@ -463,8 +467,7 @@ const recoverFirst = (
     const problems = yield* withConnection(filename, true, (client) =>
       Effect.mapError(quickCheck(client), sqlFailure), fail)
     if (problems.length > 0) {
-      const shown = problems.slice(0, 3).join("; ") + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : "")
-      return yield* damaged(filename, `${shown} (read with its write-ahead log)`, problems)
+      return yield* damaged(filename, `${summary(problems)} (read with its write-ahead log)`, problems)
     }
   })
 
@@ -556,9 +559,7 @@ export const makeClient = (
         : schemaCheck(client))
         .pipe(Effect.mapError(readFailure(filename, fail)))
       if (problems.length > 0) {
-        const shown = problems.slice(0, 3).join("; ") +
-          (problems.length > 3 ? ` (and ${problems.length - 3} more)` : "")
-        return yield* damaged(filename, shown, problems)
+        return yield* damaged(filename, summary(problems), problems)
       }
     }
     if (!inMemory && !readonly) {
