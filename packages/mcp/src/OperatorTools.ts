@@ -12,7 +12,7 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { MemoryQuery, MemoryRecord, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
+import { MemoryQuery, MemoryRecord, MemoryStore, PromotionStore, ScopeView, TelemetryStore } from "@engram/core"
 import { MemoryTools } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -170,6 +170,11 @@ export const make = (config: OperatorToolsConfig) =>
     const promotions = yield* Effect.serviceOption(PromotionStore.PromotionStore)
     // …and removes the records' text from prompt telemetry through the telemetry store, if any.
     const telemetry = yield* Effect.serviceOption(TelemetryStore.TelemetryStore)
+    // What a tool answers goes through the one scope rule (ScopeView), as over HTTP.
+    const views = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
+      Effect.provideService(ScopeView.records([config.scope], records), MemoryStore.MemoryStore, memories).pipe(
+        Effect.map((shown) => shown.map(operatorViewOf))
+      )
     return OperatorToolkit.of({
       memory_list: (params) =>
         memories.list({
@@ -180,10 +185,12 @@ export const make = (config: OperatorToolsConfig) =>
           limit: Math.min(params.limit ?? DEFAULT_LIST, MemoryQuery.MAX_LIMIT),
           ...(params.cursor !== undefined ? { cursor: params.cursor } : {})
         }).pipe(
-          Effect.map((page) => ({
-            memories: page.records.map(operatorViewOf),
-            ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {})
-          })),
+          Effect.flatMap((page) =>
+            Effect.map(views(page.records), (shown) => ({
+              memories: shown,
+              ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {})
+            }))
+          ),
           Effect.catchAll(toolError("memory_list")),
           Effect.withSpan("mcp.tool.memory_list", { attributes: { scope: config.scope } })
         ),
@@ -195,8 +202,8 @@ export const make = (config: OperatorToolsConfig) =>
               message: `there is no memory ${params.id} in scope ${config.scope}`
             })
           }
-          const record = yield* memories.setReviewState(params.id, params.state)
-          return { status: "reviewed" as const, memory: operatorViewOf(record) }
+          const [memory] = yield* views([yield* memories.setReviewState(params.id, params.state)])
+          return { status: "reviewed" as const, memory: memory! }
         }).pipe(
           Effect.catchAll(toolError("memory_review")),
           Effect.withSpan("mcp.tool.memory_review", { attributes: { scope: config.scope } })

@@ -45,7 +45,8 @@ import {
   type MemoryStoreError,
   MemoryWrite,
   PromotionStore,
-  Routing
+  Routing,
+  ScopeView
 } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -449,9 +450,12 @@ export const make = (config: MemoryToolsConfig) =>
               return yield* new MemoryToolError({ message: `there is no memory ${supersedes} to supersede` })
             }
             if (original.supersededBy !== undefined) {
+              // Name the successor only when it is a memory of this scope (ScopeView's rule).
+              const [shown] = yield* ScopeView.records([config.scope], [original])
               return yield* new MemoryToolError({
-                message:
-                  `memory ${supersedes} was already superseded by ${original.supersededBy}; supersede that one instead`
+                message: shown?.supersededBy !== undefined
+                  ? `memory ${supersedes} was already superseded by ${shown.supersededBy}; supersede that one instead`
+                  : `memory ${supersedes} was already superseded; save without supersedes instead`
               })
             }
           }
@@ -503,7 +507,10 @@ export const make = (config: MemoryToolsConfig) =>
             ...lifecycle,
             limit: recallLimit
           })
-          return { memories: result.hits.map((hit) => viewOf(hit.record)) }
+          const shown = yield* ScopeView.records([config.scope], result.hits.map((hit) => hit.record)).pipe(
+            Effect.provideService(MemoryStore.MemoryStore, memories)
+          )
+          return { memories: shown.map(viewOf) }
         }).pipe(
           Effect.catchAll(toToolError("memory_recall")),
           Effect.withSpan("agent.tool.memory_recall", { attributes: { scope: config.scope } })

@@ -439,7 +439,8 @@ export class CompositionGroup extends HttpApiGroup.make("composition")
 /**
  * Sessions: stored prompt snapshots, the calls rebuilt from the trajectory (inspect), and why a
  * memory did or did not reach them (explain). A session is visible to a token only when every
- * stored call of it read scopes the token holds; any other session is "not found".
+ * stored call of it read scopes the token holds and carried only memories of those scopes, prefix
+ * included (`ScopeView.sessionShown`); any other session is "not found".
  *
  * @since 0.1.0
  * @category groups

@@ -5,75 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { seed, seedSession, serve, type Served } from "./utilities.js"
-
-interface Route {
-  readonly name: string
-  readonly writes: boolean
-  /** The request against `scope`, on a record of that scope made for this call. */
-  readonly request: (scope: string, id: string) => { method: string; path: string; body?: unknown }
-}
-
-const q = (scope: string) => `scope=${encodeURIComponent(scope)}`
-
-export const routes: ReadonlyArray<Route> = [
-  { name: "list", writes: false, request: (s) => ({ method: "GET", path: `/api/memories?${q(s)}` }) },
-  { name: "search", writes: false, request: (s) => ({ method: "GET", path: `/api/memories/search?q=secret&${q(s)}` }) },
-  { name: "get", writes: false, request: (_, id) => ({ method: "GET", path: `/api/memories/${id}` }) },
-  {
-    name: "create",
-    writes: true,
-    request: (s) => ({ method: "POST", path: "/api/memories", body: { content: "new secret", kind: "note", scope: s } })
-  },
-  {
-    name: "review",
-    writes: true,
-    request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/review`, body: { state: "confirmed" } })
-  },
-  {
-    name: "supersede",
-    writes: true,
-    request: (_, id) => ({
-      method: "POST",
-      path: `/api/memories/${id}/supersede`,
-      body: { content: "v2", kind: "note" }
-    })
-  },
-  { name: "expire", writes: true, request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/expire` }) },
-  { name: "forget", writes: true, request: (_, id) => ({ method: "DELETE", path: `/api/memories/${id}` }) },
-  {
-    name: "forgetMany",
-    writes: true,
-    request: (_, id) => ({ method: "POST", path: "/api/forget", body: { ids: [id] } })
-  },
-  {
-    name: "forgetScope",
-    writes: true,
-    request: (s) => ({ method: "POST", path: "/api/forget", body: { scope: s } })
-  },
-  { name: "tombstones", writes: false, request: (s) => ({ method: "GET", path: `/api/tombstones?${q(s)}` }) },
-  { name: "promotions", writes: false, request: (s) => ({ method: "GET", path: `/api/promotions?${q(s)}` }) },
-  { name: "agent", writes: false, request: (s) => ({ method: "GET", path: `/api/agent?${q(s)}` }) },
-  { name: "projection", writes: false, request: (s) => ({ method: "GET", path: `/api/projection?q=secret&${q(s)}` }) },
-  {
-    name: "snapshots",
-    writes: false,
-    request: (s) => ({ method: "GET", path: `/api/sessions/${sessionOf(s)}/snapshots` })
-  },
-  {
-    name: "inspect",
-    writes: false,
-    request: (s) => ({ method: "GET", path: `/api/sessions/${sessionOf(s)}/inspect` })
-  },
-  {
-    name: "explain",
-    writes: false,
-    request: (s, id) => ({ method: "GET", path: `/api/memories/${id}/explain?session=${sessionOf(s)}` })
-  }
-]
-
-/** The session seeded for a scope: its one stored call read that scope only. */
-const sessionOf = (scope: string) => `s-${scope.replace(":", "-")}`
+import { type Route, routes, seed, seedSession, serve, type Served, sessionOf } from "./utilities.js"
 
 let counter = 0
 const fresh = (served: Served, scope: string) =>

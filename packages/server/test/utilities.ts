@@ -3,7 +3,16 @@
  * read-write), `b` (project:b, read-write) and `ro` (project:a, read-only).
  */
 import * as HttpServer from "@effect/platform/HttpServer"
-import { InjectionLog, MemoryStore, ProjectedContext, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import {
+  InjectionLog,
+  type MemoryRecord,
+  MemoryStore,
+  ProjectedContext,
+  PromotionStore,
+  PromptFragment,
+  SessionStore,
+  TelemetryStore
+} from "@engram/core"
 import { ModelRequest, PromptObserver } from "@engram/runtime"
 import { AccessTokens, EngramServer } from "@engram/server"
 import type * as Context from "effect/Context"
@@ -90,21 +99,43 @@ type MemoryStoreInput = Parameters<MemoryStore.MemoryStoreService["write"]>[0][n
  */
 export const seedSession = (
   served: Served,
-  options: { readonly sessionId: string; readonly scope: string; readonly secret: string; readonly memoryId: string }
+  options: {
+    readonly sessionId: string
+    readonly scope: string
+    readonly secret: string
+    readonly memoryId: string
+    /** A memory composed into the prefix's context section (its scope need not be `scope`). */
+    readonly prefixMemory?: { readonly id: string; readonly text: string } | undefined
+    /** Records the projection recalled. */
+    readonly recall?: ReadonlyArray<MemoryRecord.MemoryRecord> | undefined
+  }
 ) =>
   Effect.provide(
     Effect.gen(function*() {
       const at = DateTime.unsafeMake(Date.UTC(2025, 0, 1))
       const inputs: ModelRequest.RequestInput = {
-        prefix: [{
-          name: "identity",
-          source: "role",
-          fragments: [{ source: "authored", text: `You guard ${options.secret}.` }]
-        }],
+        prefix: [
+          {
+            name: "identity",
+            source: "role",
+            fragments: [{ source: "authored", text: `You guard ${options.secret}.` }]
+          },
+          ...(options.prefixMemory !== undefined
+            ? [{
+              name: "context",
+              source: "instance" as const,
+              fragments: [PromptFragment.memory(options.prefixMemory.text, [options.prefixMemory.id])] as const
+            }]
+            : [])
+        ],
         history: [],
         input: new SessionStore.OperatorMessage({ text: `tell me ${options.secret}`, at }),
         rounds: [],
-        projection: ProjectedContext.composeProjectedContext({ now: at, workingState: `holding ${options.secret}` })
+        projection: ProjectedContext.composeProjectedContext({
+          now: at,
+          workingState: `holding ${options.secret}`,
+          ...(options.recall !== undefined ? { recall: options.recall.map((record) => ({ record, score: 1 })) } : {})
+        })
       }
       const { entries, snapshot } = PromptObserver.toStored({
         sessionId: options.sessionId,
@@ -131,3 +162,73 @@ export const seedSession = (
     }),
     served.context
   ).pipe(Effect.orDie)
+
+/** One route of the API, as the scope tests call it. */
+export interface Route {
+  readonly name: string
+  readonly writes: boolean
+  /** The request against `scope`, on a record of that scope made for this call. */
+  readonly request: (scope: string, id: string) => { method: string; path: string; body?: unknown }
+}
+
+const q = (scope: string) => `scope=${encodeURIComponent(scope)}`
+
+/** Every route of the API, each as a request against a scope and a record of it. */
+export const routes: ReadonlyArray<Route> = [
+  { name: "list", writes: false, request: (s) => ({ method: "GET", path: `/api/memories?${q(s)}` }) },
+  { name: "search", writes: false, request: (s) => ({ method: "GET", path: `/api/memories/search?q=secret&${q(s)}` }) },
+  { name: "get", writes: false, request: (_, id) => ({ method: "GET", path: `/api/memories/${id}` }) },
+  {
+    name: "create",
+    writes: true,
+    request: (s) => ({ method: "POST", path: "/api/memories", body: { content: "new secret", kind: "note", scope: s } })
+  },
+  {
+    name: "review",
+    writes: true,
+    request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/review`, body: { state: "confirmed" } })
+  },
+  {
+    name: "supersede",
+    writes: true,
+    request: (_, id) => ({
+      method: "POST",
+      path: `/api/memories/${id}/supersede`,
+      body: { content: "v2", kind: "note" }
+    })
+  },
+  { name: "expire", writes: true, request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/expire` }) },
+  { name: "forget", writes: true, request: (_, id) => ({ method: "DELETE", path: `/api/memories/${id}` }) },
+  {
+    name: "forgetMany",
+    writes: true,
+    request: (_, id) => ({ method: "POST", path: "/api/forget", body: { ids: [id] } })
+  },
+  {
+    name: "forgetScope",
+    writes: true,
+    request: (s) => ({ method: "POST", path: "/api/forget", body: { scope: s } })
+  },
+  { name: "tombstones", writes: false, request: (s) => ({ method: "GET", path: `/api/tombstones?${q(s)}` }) },
+  { name: "promotions", writes: false, request: (s) => ({ method: "GET", path: `/api/promotions?${q(s)}` }) },
+  { name: "agent", writes: false, request: (s) => ({ method: "GET", path: `/api/agent?${q(s)}` }) },
+  { name: "projection", writes: false, request: (s) => ({ method: "GET", path: `/api/projection?q=secret&${q(s)}` }) },
+  {
+    name: "snapshots",
+    writes: false,
+    request: (s) => ({ method: "GET", path: `/api/sessions/${sessionOf(s)}/snapshots` })
+  },
+  {
+    name: "inspect",
+    writes: false,
+    request: (s) => ({ method: "GET", path: `/api/sessions/${sessionOf(s)}/inspect` })
+  },
+  {
+    name: "explain",
+    writes: false,
+    request: (s, id) => ({ method: "GET", path: `/api/memories/${id}/explain?session=${sessionOf(s)}` })
+  }
+]
+
+/** The session seeded for a scope: its one stored call read that scope only. */
+export const sessionOf = (scope: string) => `s-${scope.replace(":", "-")}`

@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as SqliteErrors from "./internal/sqliteErrors.js"
@@ -149,9 +150,10 @@ export interface ClientOptions {
   /** A file path or `:memory:`. */
   readonly filename?: string
   /**
-   * Whether a missing file (and its directory) is created — the default. With `false` the file
-   * must already exist, and one this process cannot write is opened read-only: what read
-   * commands ask, so a mistyped path is refused instead of becoming a new, empty store.
+   * Whether a missing file (and its directory) is created — the default. A store is created whole
+   * or not at all (see {@link makeClient}). With `false` the file must already exist, and one this
+   * process cannot write is opened read-only: what read commands ask, so a mistyped path is
+   * refused instead of becoming a new, empty store.
    */
   readonly create?: boolean
   /** Open read-only: every write fails. */
@@ -161,7 +163,9 @@ export interface ClientOptions {
    * {@link SqliteOpenError} listing the problems. `"auto"` (the default): the header (an SQLite
    * file, not truncated) and the schema always, and SQLite's `quick_check` of every page when the
    * file is at most {@link QUICK_CHECK_MAX_BYTES}. `"quick"`: `quick_check` whatever the size.
-   * `"none"`: nothing, for tools that inspect damaged files (`engram doctor`).
+   * `"none"`: nothing, for tools that inspect damaged files (`engram doctor`). A header that
+   * disagrees with the file while a write-ahead log or rollback journal lies beside it is not
+   * refused on its own: SQLite recovers first and its view decides (see {@link makeClient}).
    */
   readonly integrityCheck?: "auto" | "quick" | "none"
 }
@@ -190,7 +194,9 @@ const SQLITE_MAGIC = "SQLite format 3\u0000"
 
 /**
  * What is wrong with an SQLite file's 100-byte header, read without SQLite: not an SQLite file,
- * or shorter than the page count its header records (a truncated copy). Constant time.
+ * or shorter than the page count its header records (a truncated copy). Constant time. Exact only
+ * for a file with no write-ahead log or hot journal beside it ({@link recoveryLogs}): a kill during
+ * a checkpoint leaves the main file shorter than page 1 says until SQLite replays its log.
  *
  * @since 0.1.0
  * @category integrity
@@ -223,13 +229,21 @@ const readHeader = (filename: string): Uint8Array => {
   }
 }
 
-// The detail names the damage and what to do; CLI messages show the detail alone.
-const damaged = (filename: string, shown: string, problems: ReadonlyArray<string>) =>
+// The first problems SQLite's check found, for a message.
+const summary = (problems: ReadonlyArray<string>): string =>
+  problems.slice(0, 3).join("; ") + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : "")
+
+// The detail names the damage and what to do; CLI messages show the detail alone. `replayed`: SQLite
+// recovered from the log or journal beside the file first, and the file is damaged even so.
+const damaged = (filename: string, shown: string, problems: ReadonlyArray<string>, replayed = false) =>
   new SqliteOpenError({
     filename,
-    detail:
-      `the file is damaged: ${shown}. Nothing was read or written; run \`engram doctor --db ${filename}\` for a full ` +
-      "check, and restore the file from a backup (`engram doctor --repair` rebuilds only the search index)",
+    detail: `the file is damaged: ${shown}. ` +
+      (replayed
+        ? "SQLite replayed the journal beside it first, and no store data was read or written; "
+        : "Nothing was read or written; ") +
+      `run \`engram doctor --db ${filename}\` for a full check, and restore the file from a backup ` +
+      "(`engram doctor --repair` rebuilds only the search index)",
     problems
   })
 
@@ -251,6 +265,18 @@ const isWritable = (filename: string): boolean => {
     return false
   }
 }
+
+/**
+ * The sizes of the files SQLite recovers a database from after a crash, beside `filename`: its
+ * write-ahead log (`-wal`) and its rollback journal (`-journal`); 0 for one that is missing.
+ *
+ * @since 0.1.0
+ * @category integrity
+ */
+export const recoveryLogs = (filename: string): { readonly wal: number; readonly journal: number } => ({
+  wal: statIfExists(`${filename}-wal`)?.size ?? 0,
+  journal: statIfExists(`${filename}-journal`)?.size ?? 0
+})
 
 const checkRows = (client: SqlClient.SqlClient, pragma: string): Effect.Effect<ReadonlyArray<string>, SqlError> =>
   Effect.map(
@@ -286,8 +312,176 @@ const schemaCheck = (client: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<s
 export const integrityCheck = (client: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<string>, SqlError> =>
   Effect.catchIf(checkRows(client, "integrity_check"), isDamaged, (error) => Effect.succeed([describe(error.cause)]))
 
+// A name beside the target that a store being created is written under; see `createWhole`.
+const CREATING = ".creating-"
+// A creating file older than this belongs to a process that died while creating (creation takes
+// milliseconds), and the next writable open of the store removes it.
+const STALE_CREATING_MS = 60_000
+
+const removeIfPresent = (path: string): void => {
+  try {
+    NodeFs.rmSync(path, { force: true })
+  } catch {
+    // Best effort: a leftover file is untidy, never harmful.
+  }
+}
+
+const removeStaleCreations = (filename: string): void => {
+  const directory = NodePath.dirname(filename)
+  const prefix = `${NodePath.basename(filename)}${CREATING}`
+  let names: Array<string>
+  try {
+    names = NodeFs.readdirSync(directory)
+  } catch {
+    return
+  }
+  const now = Date.now()
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue
+    const path = NodePath.join(directory, name)
+    try {
+      if (now - NodeFs.statSync(path).mtimeMs > STALE_CREATING_MS) removeIfPresent(path)
+    } catch {
+      // Gone already, or not ours to read: leave it.
+    }
+  }
+}
+
+const errorCode = (cause: unknown): unknown =>
+  typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+
+/**
+ * Creates a missing store whole or not at all (decision 0047): SQLite writes the new database's
+ * first page, in WAL mode, under a name of its own beside the target, and a hard link gives it the
+ * target's name only if nothing holds that name yet, so a process killed at any moment leaves no
+ * file or a whole one, and of two processes creating one store at once, one links and the other
+ * opens what it linked. Where the file system has no hard links the file is copied exclusively
+ * instead (a kill inside that copy can still leave an empty file, refused with what to do).
+ */
+const createWhole = (
+  filename: string,
+  fail: (detail: string) => SqliteOpenError
+): Effect.Effect<void, SqliteOpenError> => {
+  const creating = `${filename}${CREATING}${process.pid}-${NodeCrypto.randomBytes(6).toString("hex")}`
+  const write = Effect.scoped(
+    Effect.flatMap(
+      SqliteClient.make({ filename: creating, disableWAL: true }),
+      (client) => client.unsafe("PRAGMA journal_mode = WAL")
+    )
+  ).pipe(
+    Effect.provide(Reactivity.layer),
+    Effect.mapError((error) => fail(`it could not be created (${describe(error.cause ?? error)})`)),
+    Effect.catchAllDefect((cause) => Effect.fail(fail(`it could not be created (${describe(cause)})`)))
+  )
+  const place = Effect.try({
+    try: () => {
+      try {
+        NodeFs.linkSync(creating, filename)
+      } catch (cause) {
+        if (errorCode(cause) === "EEXIST") return
+        try {
+          NodeFs.copyFileSync(creating, filename, NodeFs.constants.COPYFILE_EXCL)
+        } catch (copyCause) {
+          if (errorCode(copyCause) !== "EEXIST") throw copyCause
+        }
+      }
+    },
+    catch: (cause) => fail(`it could not be created (${describe(cause)})`)
+  })
+  const cleanUp = Effect.sync(() => {
+    for (const suffix of ["", "-journal", "-wal", "-shm"]) removeIfPresent(`${creating}${suffix}`)
+  })
+  return write.pipe(Effect.zipRight(place), Effect.ensuring(cleanUp))
+}
+
+// A failure of the first reads: a journal a read-only connection may not roll back gets its own
+// advice, never "restore": the file is sound once a writable open lets SQLite recover it.
+const readFailure = (filename: string, fail: (detail: string) => SqliteOpenError) => (error: SqlError) =>
+  SqliteErrors.needsWritableRecovery(error)
+    ? new SqliteOpenError({
+      filename,
+      detail: "a crash left a rollback journal (or write-ahead log) beside it that SQLite must replay before " +
+        "the file can be read, and this open may not write. Open it once with write access (any command that " +
+        "writes, or `engram doctor`), and keep its -journal, -wal and -shm files with it until then"
+    })
+    : fail(describe(error.cause ?? error))
+
+// Runs `use` on a connection of its own to the file, closed before it returns. A read-only one
+// never checkpoints on closing, so it leaves the main file and its write-ahead log as they were.
+const withConnection = <A>(
+  filename: string,
+  readonly: boolean,
+  use: (client: SqlClient.SqlClient) => Effect.Effect<A, SqliteOpenError>,
+  fail: (detail: string) => SqliteOpenError
+): Effect.Effect<A, SqliteOpenError> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const client = yield* makeWaitingClient({ filename, disableWAL: true, readonly }).pipe(
+        Effect.provide(Reactivity.layer),
+        Effect.catchAllDefect((cause) => Effect.fail(fail(describe(cause))))
+      )
+      yield* Effect.mapError(client.unsafe(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`), (error) =>
+        fail(describe(error.cause ?? error)))
+      return yield* use(client)
+    })
+  )
+
+/**
+ * The header disagrees with the file, and a log or journal lies beside it: SQLite decides, before
+ * the store's own connection opens. A hot rollback journal is rolled back (what SQLite does on any
+ * writable open; it restores the file as it was before the interrupted transaction), after which
+ * the header is exact again. A write-ahead log may hold the pages the main file lacks, which only
+ * SQLite can tell: a read-only connection (it neither checkpoints nor writes) runs `quick_check`
+ * over the file as the log completes it, whatever its size. Replaying the log into the main file
+ * first would turn missing pages into zeroed ones the header check could no longer see.
+ */
+const recoverFirst = (
+  filename: string,
+  readonly: boolean,
+  fail: (detail: string) => SqliteOpenError
+): Effect.Effect<void, SqliteOpenError> =>
+  Effect.gen(function*() {
+    const sqlFailure = readFailure(filename, fail)
+    const inspect = Effect.try({
+      try: () => {
+        const logs = recoveryLogs(filename)
+        return { logs, problem: headerProblem(readHeader(filename), NodeFs.statSync(filename).size) }
+      },
+      catch: (cause) => fail(describe(cause))
+    })
+    let { logs, problem } = yield* inspect
+    const rollBack = problem !== undefined && logs.journal > 0 && logs.wal === 0
+    if (rollBack) {
+      // The first read rolls the journal back (a read-only connection refuses, with advice).
+      const problems = yield* withConnection(
+        filename,
+        readonly,
+        (client) => Effect.mapError(schemaCheck(client), sqlFailure),
+        fail
+      )
+      if (problems.length > 0) return yield* damaged(filename, summary(problems), problems, true)
+      ;({ logs, problem } = yield* inspect)
+    }
+    if (problem === undefined) return
+    if (logs.wal === 0) return yield* damaged(filename, problem, [problem], rollBack)
+    const problems = yield* withConnection(filename, true, (client) =>
+      Effect.mapError(quickCheck(client), sqlFailure), fail)
+    if (problems.length > 0) {
+      return yield* damaged(filename, `${summary(problems)} (read with its write-ahead log)`, problems)
+    }
+  })
+
 /**
  * Opens the database and configures the connection. Scoped: the connection closes with the scope.
+ *
+ * A missing file is created whole (a valid empty database) or not at all, whatever moment a kill
+ * lands (decision 0047). Before SQLite reads an existing file the constant-time checks run: an
+ * empty file is refused (Engram never leaves one), and so is a header that disagrees with the
+ * file — unless a write-ahead log or rollback journal lies beside it, from which SQLite may
+ * complete the file. Then SQLite decides first: a hot journal is rolled back and the header
+ * checked again; with a log, a read-only connection runs `quick_check` over the file as the log
+ * completes it. A file SQLite can recover is never refused, and a refusal never advises restoring
+ * one.
  *
  * @since 0.1.0
  * @category constructors
@@ -300,24 +494,14 @@ export const makeClient = (
     const inMemory = isInMemory(filename)
     const fail = (detail: string) => new SqliteOpenError({ filename, detail })
     let readonly = options?.readonly === true
+    const check = options?.integrityCheck ?? "auto"
     if (!inMemory) {
-      const stat = yield* Effect.try({
-        try: () => statIfExists(filename),
-        catch: (cause) => fail(describe(cause))
-      })
-      if (stat === undefined && options?.create === false) {
+      const statFile = Effect.try({ try: () => statIfExists(filename), catch: (cause) => fail(describe(cause)) })
+      let stat = yield* statFile
+      // A writer's open tidies what a creation killed long ago left beside the store.
+      if (!readonly && options?.create !== false) removeStaleCreations(filename)
+      if (stat === undefined && (options?.create === false || readonly)) {
         return yield* fail("no such file; a command that only reads never creates a store (check the path)")
-      }
-      if (stat !== undefined && !stat.isFile()) return yield* fail("it is not a file")
-      // SQLite would treat an empty file as a new database; an empty file where a store should be
-      // is a truncated store or the wrong path, never a store to start afresh.
-      if (stat !== undefined && stat.size === 0) {
-        return yield* fail("the file is empty (0 bytes), so it is not an Engram store; remove it to start a new one")
-      }
-      if (stat !== undefined && options?.integrityCheck !== "none") {
-        const header = yield* Effect.try({ try: () => readHeader(filename), catch: (cause) => fail(describe(cause)) })
-        const problem = headerProblem(header, stat.size)
-        if (problem !== undefined) return yield* damaged(filename, problem, [problem])
       }
       if (stat === undefined) {
         const directory = NodePath.dirname(NodePath.resolve(filename))
@@ -325,8 +509,35 @@ export const makeClient = (
           try: () => NodeFs.mkdirSync(directory, { recursive: true }),
           catch: (cause) => fail(`its directory "${directory}" cannot be created (${describe(cause)})`)
         })
+        yield* createWhole(filename, fail)
+        stat = yield* statFile
+        if (stat === undefined) return yield* fail("it was removed while it was being created")
       } else if (options?.create === false && !readonly) {
         readonly = !isWritable(filename)
+      }
+      if (!stat.isFile()) return yield* fail("it is not a file")
+      const logs = yield* Effect.try({ try: () => recoveryLogs(filename), catch: (cause) => fail(describe(cause)) })
+      if (stat.size === 0) {
+        // SQLite would open an empty file as a new database and delete the log beside it.
+        if (logs.wal > 0) {
+          return yield* new SqliteOpenError({
+            filename,
+            detail: `the file is empty (0 bytes) but its write-ahead log "${filename}-wal" holds ${logs.wal} bytes, ` +
+              "which SQLite would discard on opening it. Nothing was read or written; keep both files as they are " +
+              "(copy them aside) and restore the store from a backup"
+          })
+        }
+        // Engram creates a store whole, so an empty file where a store should be is a truncated
+        // store or the wrong path, never a store to start afresh.
+        return yield* fail("the file is empty (0 bytes), so it is not an Engram store; remove it to start a new one")
+      }
+      if (check !== "none") {
+        const header = yield* Effect.try({ try: () => readHeader(filename), catch: (cause) => fail(describe(cause)) })
+        const problem = headerProblem(header, stat.size)
+        if (problem !== undefined && logs.wal === 0 && logs.journal === 0) {
+          return yield* damaged(filename, problem, [problem])
+        }
+        if (problem !== undefined) yield* recoverFirst(filename, readonly, fail)
       }
     }
     // better-sqlite3 throws from its constructor (e.g. SQLITE_CANTOPEN); the client turns that into
@@ -341,18 +552,14 @@ export const makeClient = (
         fail(describe(error.cause ?? error)))
     yield* pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
     yield* pragma("foreign_keys = ON")
-    const check = options?.integrityCheck ?? "auto"
     if (!inMemory && check !== "none") {
       const size = NodeFs.statSync(filename).size
-      const problems =
-        yield* (check === "quick" || size <= QUICK_CHECK_MAX_BYTES ? quickCheck(client) : schemaCheck(client))
-          .pipe(Effect.mapError((error) =>
-            fail(describe(error.cause ?? error))
-          ))
+      const problems = yield* (check === "quick" || size <= QUICK_CHECK_MAX_BYTES
+        ? quickCheck(client)
+        : schemaCheck(client))
+        .pipe(Effect.mapError(readFailure(filename, fail)))
       if (problems.length > 0) {
-        const shown = problems.slice(0, 3).join("; ") +
-          (problems.length > 3 ? ` (and ${problems.length - 3} more)` : "")
-        return yield* damaged(filename, shown, problems)
+        return yield* damaged(filename, summary(problems), problems)
       }
     }
     if (!inMemory && !readonly) {
@@ -367,8 +574,9 @@ export const makeClient = (
   })
 
 /**
- * The SQL client over one SQLite database. Creates a missing file and its directory (unless
- * `create: false`), refuses an empty file, runs `quick_check` (unless `integrityCheck: "none"`),
+ * The SQL client over one SQLite database. Creates a missing file (whole) and its directory (unless
+ * `create: false`), refuses an empty or damaged file but opens every file SQLite recovers (see
+ * {@link makeClient}), runs `quick_check` (unless `integrityCheck: "none"`),
  * opens the database in WAL mode (writable files only), and sets `busy_timeout` and `foreign_keys`.
  *
  * @since 0.1.0

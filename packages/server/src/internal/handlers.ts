@@ -9,6 +9,7 @@ import {
   PromotionStore,
   type Routing,
   RoutingSpecs,
+  ScopeView,
   TelemetryStore
 } from "@engram/core"
 import { Agent, Explain, Inspect, Promotion, StablePrefix } from "@engram/runtime"
@@ -84,6 +85,20 @@ const oneScope = (access: Access, requested: MemoryRecord.Scope | undefined) => 
     : Effect.fail(new BadRequest({ message: `name a scope: this token holds ${access.scopes.join(", ")}` }))
 }
 
+/**
+ * The server assigns every id it creates (decision 0048): a caller's id could be taken by a record
+ * of a scope it cannot see, and answering "taken" would say that record exists. One refusal, the
+ * same whatever the id, tells nothing.
+ */
+const assignedIds = (input: { readonly id?: string | undefined }) =>
+  input.id === undefined
+    ? Effect.void
+    : Effect.fail(
+      new BadRequest({
+        message: "remove \"id\": the server assigns the id of every record it creates (the answer carries it)"
+      })
+    )
+
 const writable = (access: Access) =>
   access.readOnly
     ? Effect.fail(new ReadOnlyToken({ message: `token "${access.label}" is read-only` }))
@@ -152,6 +167,14 @@ export const layerHandlers = (config: ServerConfig) => {
       const specs = yield* RoutingSpecs.RoutingSpecs
       const spec = config.agent.spec === undefined ? undefined : yield* specs.resolve(config.agent.spec)
       const withPromotions = Effect.provideService(PromotionStore.PromotionStore, promotions)
+      // Everything the memories routes answer goes through the one scope rule (ScopeView).
+      const shown = (access: Access, records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
+        http(Effect.provideService(ScopeView.records(access.scopes, records), MemoryStore.MemoryStore, store))
+      const shownOne = (access: Access, record: MemoryRecord.MemoryRecord) =>
+        Effect.flatMap(shown(access, [record]), ([one]) =>
+          one === undefined ? Effect.fail(new NotFound({ message: `no memory ${record.id}` })) : Effect.succeed(one))
+      const shownGraves = (access: Access, graves: ReadonlyArray<MemoryForget.Tombstone>) =>
+        http(Effect.provideService(ScopeView.tombstones(access.scopes, graves), MemoryStore.MemoryStore, store))
 
       const held = (access: Access, id: MemoryRecord.MemoryId) =>
         Effect.flatMap(http(store.get([id], { scopes: access.scopes })), ({ records }) =>
@@ -164,7 +187,8 @@ export const layerHandlers = (config: ServerConfig) => {
           ? Effect.succeed([])
           : Effect.map(
             http(withPromotions(Promotion.promoteNew(records, { background: config.agent.background, spec }))),
-            (result) => result.committed
+            (result) =>
+              result.committed
           )
 
       /** The record's supersession chain, through stored records and tombstones. */
@@ -174,14 +198,19 @@ export const layerHandlers = (config: ServerConfig) => {
           const pending = [record.supersedes, record.supersededBy]
           while (pending.length > 0 && links.size < MAX_HISTORY) {
             const id = pending.pop()
-            if (id === undefined || links.has(id)) continue
-            const [found] = (yield* http(store.get([id], { scopes: access.scopes }))).records
+            if (id === undefined || links.has(id)) {
+              continue
+            }
+            const [found] = yield* shown(access, (yield* http(store.get([id], { scopes: access.scopes }))).records)
             if (found !== undefined) {
               links.set(id, { _tag: "Record", record: found })
               pending.push(found.supersedes, found.supersededBy)
               continue
             }
-            const [grave] = yield* http(store.tombstones({ ids: [id], scopes: access.scopes }))
+            const [grave] = yield* shownGraves(
+              access,
+              yield* http(store.tombstones({ ids: [id], scopes: access.scopes }))
+            )
             if (grave !== undefined) {
               links.set(id, { _tag: "Forgotten", tombstone: grave })
               pending.push(grave.supersedes, grave.supersededBy)
@@ -189,15 +218,16 @@ export const layerHandlers = (config: ServerConfig) => {
               links.set(id, { _tag: "Missing", id })
             }
           }
-          return MemoryForget.supersessionChain(record.id, (id) => links.get(id) ?? { _tag: "Missing", id }).map((
-            link
-          ) =>
-            link._tag === "Record"
-              ? { id: link.record.id, state: "stored" as const, record: link.record }
-              : link._tag === "Forgotten"
-              ? { id: link.tombstone.memoryId, state: "forgotten" as const, tombstone: link.tombstone }
-              : { id: link.id, state: "missing" as const }
-          )
+          return MemoryForget.supersessionChain(record.id, (id) =>
+            links.get(id) ?? { _tag: "Missing", id }).map((
+              link
+            ) =>
+              link._tag === "Record"
+                ? { id: link.record.id, state: "stored" as const, record: link.record }
+                : link._tag === "Forgotten"
+                ? { id: link.tombstone.memoryId, state: "forgotten" as const, tombstone: link.tombstone }
+                : { id: link.id, state: "missing" as const }
+            )
         })
 
       const forget = (access: Access, target: MemoryForget.ForgetTarget) =>
@@ -215,11 +245,12 @@ export const layerHandlers = (config: ServerConfig) => {
             ? { scope: yield* oneScope(access, target.scope) }
             : { ids: target.ids, scopes: yield* readScopes(access, target.scopes) }
           // Forget also removes the records' text from prompt telemetry, in the same transaction.
-          return yield* http(
+          const result = yield* http(
             withPromotions(store.forget(scoped, { by: `api:${access.label}` })).pipe(
               Effect.provideService(TelemetryStore.TelemetryStore, telemetry)
             )
           )
+          return { tombstones: yield* shownGraves(access, result.tombstones) }
         })
 
       return handlers
@@ -231,7 +262,7 @@ export const layerHandlers = (config: ServerConfig) => {
               store.list({ ...filters, ...(urlParams.cursor !== undefined ? { cursor: urlParams.cursor } : {}) })
             )
             return {
-              records: page.records,
+              records: yield* shown(access, page.records),
               skipped: page.skipped,
               ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {})
             }
@@ -240,12 +271,21 @@ export const layerHandlers = (config: ServerConfig) => {
           Effect.gen(function*() {
             const access = yield* CurrentAccess
             const filters = yield* filtersOf(access, urlParams)
-            return yield* http(store.search(urlParams.q, filters))
+            const result = yield* http(store.search(urlParams.q, filters))
+            const records = yield* shown(access, result.hits.map((hit) => hit.record))
+            const byId = new Map(records.map((record) => [record.id, record]))
+            return {
+              ...result,
+              hits: result.hits.flatMap((hit) => {
+                const record = byId.get(hit.record.id)
+                return record === undefined ? [] : [{ ...hit, record }]
+              })
+            }
           }))
         .handle("get", ({ path }) =>
           Effect.gen(function*() {
             const access = yield* CurrentAccess
-            const record = yield* held(access, path.id)
+            const record = yield* Effect.flatMap(held(access, path.id), (found) => shownOne(access, found))
             const rows = yield* http(promotions.getByRecords([record.id]))
             return { record, history: yield* historyOf(access, record), promotions: rows.rows }
           }))
@@ -253,32 +293,38 @@ export const layerHandlers = (config: ServerConfig) => {
           Effect.gen(function*() {
             const access = yield* CurrentAccess
             yield* writable(access)
+            yield* assignedIds(payload)
             const scope = yield* oneScope(access, payload.scope)
             const [record] = yield* http(store.write([{ ...payload, scope }]))
-            return { record: record!, promotions: yield* promote([record!]) }
+            return { record: yield* shownOne(access, record!), promotions: yield* promote([record!]) }
           }))
         .handle("review", ({ path, payload }) =>
           Effect.gen(function*() {
             const access = yield* CurrentAccess
             yield* writable(access)
             yield* held(access, path.id)
-            return { record: yield* http(store.setReviewState(path.id, payload.state)) }
+            return { record: yield* shownOne(access, yield* http(store.setReviewState(path.id, payload.state))) }
           }))
         .handle("supersede", ({ path, payload }) =>
           Effect.gen(function*() {
             const access = yield* CurrentAccess
             yield* writable(access)
+            yield* assignedIds(payload)
             const original = yield* held(access, path.id)
             const scope = yield* oneScope(access, payload.scope ?? original.scope)
             const outcome = yield* http(store.supersede(path.id, { ...payload, scope }))
-            return { ...outcome, promotions: yield* promote([outcome.successor]) }
+            return {
+              superseded: yield* shownOne(access, outcome.superseded),
+              successor: yield* shownOne(access, outcome.successor),
+              promotions: yield* promote([outcome.successor])
+            }
           }))
         .handle("expire", ({ path }) =>
           Effect.gen(function*() {
             const access = yield* CurrentAccess
             yield* writable(access)
             yield* held(access, path.id)
-            return { record: yield* http(store.expire(path.id)) }
+            return { record: yield* shownOne(access, yield* http(store.expire(path.id))) }
           }))
         .handle("forget", ({ path }) =>
           Effect.gen(function*() {
@@ -292,7 +338,7 @@ export const layerHandlers = (config: ServerConfig) => {
           Effect.gen(function*() {
             const access = yield* CurrentAccess
             const scopes = yield* readScopes(access, urlParams.scope === undefined ? undefined : [urlParams.scope])
-            return { tombstones: yield* http(store.tombstones({ scopes })) }
+            return { tombstones: yield* shownGraves(access, yield* http(store.tombstones({ scopes }))) }
           }))
     }))
 
@@ -358,13 +404,17 @@ export const layerHandlers = (config: ServerConfig) => {
       const telemetry = yield* TelemetryStore.TelemetryStore
       const store = yield* MemoryStore.MemoryStore
 
-      /** A session every stored call of which read only the token's scopes; else "not found". */
+      /**
+       * A session whose every stored call the one scope rule lets this token see (ScopeView: the
+       * scopes its projection read, and every memory its prefix and projection carried); else
+       * "not found".
+       */
       const visible = (access: Access, sessionId: string) =>
         Effect.gen(function*() {
           const { snapshots } = yield* http(telemetry.listSnapshots(sessionId))
-          const shown = snapshots.length > 0 &&
-            snapshots.every((s) => s.scopes !== null && s.scopes.every((scope) => access.scopes.includes(scope)))
-          return shown
+          return yield* http(
+            Effect.provideService(ScopeView.sessionShown(access.scopes, snapshots), MemoryStore.MemoryStore, store)
+          )
         })
       const session = (access: Access, sessionId: string) =>
         Effect.flatMap(visible(access, sessionId), (shown) =>

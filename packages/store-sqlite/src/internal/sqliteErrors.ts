@@ -19,3 +19,12 @@ export const isDamaged = (error: unknown): boolean => {
   const code = codeOf(error)
   return code !== undefined && (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB")
 }
+
+/**
+ * `SQLITE_READONLY_ROLLBACK` or `SQLITE_READONLY_RECOVERY`: a crash left a journal that must be
+ * rolled back (or a log whose index must be rebuilt), and this connection may not write.
+ */
+export const needsWritableRecovery = (error: unknown): boolean => {
+  const code = codeOf(error)
+  return code === "SQLITE_READONLY_ROLLBACK" || code === "SQLITE_READONLY_RECOVERY"
+}
