@@ -30,6 +30,7 @@ import {
   type SessionStoreFailure,
   type SessionStoreService
 } from "./SessionStore.js"
+import * as Sha256 from "./Sha256.js"
 import {
   InjectionLogRow,
   type InvalidTelemetryRow,
@@ -169,14 +170,6 @@ const encodeMessage = Schema.encodeSync(SessionMessage)
 const encodeInterrupt = Schema.encodeSync(PendingInterrupt)
 const encodeInjection = Schema.encodeSync(InjectionLogRow)
 
-const hex = (buffer: ArrayBuffer): string =>
-  Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join("")
-
-const sha256 = (text: string): Effect.Effect<string> =>
-  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
-    Effect.map(hex)
-  )
-
 /** Everything one store holds for one session, each item in its encoded JSON text. */
 interface SessionContents {
   readonly messages: ReadonlyArray<string>
@@ -232,12 +225,9 @@ export const digest = (
         group.push(line)
         return group.length >= DIGEST_GROUP ? flush : Effect.void
       })
-    const flush = Effect.suspend(() => {
-      const text = `${chain}\n${group.join("\n")}`
+    const flush = Effect.sync(() => {
+      chain = Sha256.hex(`${chain}\n${group.join("\n")}`)
       group = []
-      return Effect.map(sha256(text), (next) => {
-        chain = next
-      })
     })
     for (const sessionId of yield* sessionIds(stores, side)) {
       const contents = yield* contentsOf(stores, side, sessionId)

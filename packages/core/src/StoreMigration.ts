@@ -46,6 +46,7 @@ import {
   rowIdentity
 } from "./PromotionStore.js"
 import type { SessionStoreService } from "./SessionStore.js"
+import * as Sha256 from "./Sha256.js"
 import type { TelemetryStoreService } from "./TelemetryStore.js"
 
 /**
@@ -276,9 +277,6 @@ type RestoreError = DuplicateMemoryId | InvalidMemoryInput | MemoryStoreFailure
 // encoded records, so it never depends on how the listing was paged.
 const DIGEST_GROUP = 1_000
 
-const hex = (buffer: ArrayBuffer): string =>
-  Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join("")
-
 const encodeRow = Schema.encodeSync(PromotionRow)
 
 /** The promotion rows of `ids`, grouped by record id, each group in the core's row order. */
@@ -295,11 +293,6 @@ const promotionsOf = (
     }
     return byRecord
   })
-
-const sha256 = (text: string): Effect.Effect<string> =>
-  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
-    Effect.map(hex)
-  )
 
 /**
  * Reads a whole store in listing order, superseded records included, one page at a time.
@@ -347,12 +340,9 @@ export const digest = (
     let count = 0
     let unreadable = 0
     let promotions = 0
-    const flush = Effect.suspend(() => {
-      const text = `${chain}\n${group.join("\n")}`
+    const flush = Effect.sync(() => {
+      chain = Sha256.hex(`${chain}\n${group.join("\n")}`)
       group = []
-      return Effect.map(sha256(text), (next) => {
-        chain = next
-      })
     })
     const promotionStore = options?.promotions
     const exclude = options?.exclude

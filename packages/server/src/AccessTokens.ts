@@ -13,14 +13,14 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryRecord, MemoryWrite } from "@engram/core"
+import { MemoryRecord, MemoryWrite, Sha256 } from "@engram/core"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { createHash, randomBytes } from "node:crypto"
+import { randomBytes } from "node:crypto"
 
 /**
  * The scopes a token may use: one or more, each a memory scope.
@@ -145,7 +145,7 @@ export const SECRET_PREFIX = "egm_"
  * @since 0.1.0
  * @category hashing
  */
-export const hashSecret = (secret: string): string => createHash("sha256").update(secret, "utf8").digest("hex")
+export const hashSecret = (secret: string): string => Sha256.hex(secret)
 
 const decodeRequest = (request: unknown) =>
   Either.match(Schema.decodeUnknownEither(TokenRequest)(request, { onExcessProperty: "error" }), {

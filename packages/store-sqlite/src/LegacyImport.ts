@@ -36,11 +36,10 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryStore, MemoryWrite } from "@engram/core"
+import { MemoryStore, MemoryWrite, Sha256 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { legacyId, type LegacyRow, mapRows, OPTIONAL_COLUMNS, REQUIRED_COLUMNS } from "./internal/legacyMapping.js"
@@ -191,10 +190,9 @@ const readSource = (file: string) =>
   }).pipe(Effect.scoped)
 
 const fingerprintOf = (rows: ReadonlyArray<LegacyRow>, columns: ReadonlyArray<string>): string => {
-  const hash = NodeCrypto.createHash("sha256")
-  hash.update(JSON.stringify(columns))
+  const hash = Sha256.hasher().update(JSON.stringify(columns))
   for (const row of rows) hash.update(`\n${JSON.stringify([row.rowid, ...columns.map((c) => row[c] ?? null)])}`)
-  return hash.digest("hex")
+  return hash.hex()
 }
 
 /**
