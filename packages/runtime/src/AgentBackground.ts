@@ -19,11 +19,11 @@ import {
   type MemoryRecord,
   MemoryStore,
   type MemoryStoreError,
-  MemoryWrite,
   PromotionStore,
   PromptFragment,
   type Routing
 } from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 
@@ -125,7 +125,7 @@ export const composeAgentBackground = (
     const read = yield* memories.get(rows.rows.map((row) => row.recordId))
     const inScope = read.records.filter((record) => record.scope === options.scope)
     const { missing, placed } = joinPlaced(rows.rows, inScope)
-    const now = yield* MemoryWrite.now
+    const now = yield* DateTime.now
     const { background, report } = MemoryOverlay.applyMemoryOverlay(options.background, placed, options.spec, {
       now,
       budget: options.budget

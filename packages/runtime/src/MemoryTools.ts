@@ -43,10 +43,10 @@ import {
   MemoryRecord,
   MemoryStore,
   type MemoryStoreError,
-  MemoryWrite,
   PromotionStore,
   Routing
 } from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Promotion from "./Promotion.js"
@@ -457,7 +457,7 @@ export const make = (config: MemoryToolsConfig) =>
           }
           // The record as it will be written, id included, so the gate judges exactly what is saved.
           const id = yield* (yield* IdGenerator.IdGenerator).next
-          const pending = MemoryRecord.fromWriteInput(input, { id, now: yield* MemoryWrite.now })
+          const pending = MemoryRecord.fromWriteInput(input, { id, now: yield* DateTime.now })
           const verdict = yield* SaveGate.check(pending, { ...config, supersedes })
           if (verdict._tag === "Held") {
             const holder = verdict.holders[0]!.record

@@ -162,7 +162,7 @@ const issue = (request: unknown) =>
       label: valid.label,
       scopes: valid.scopes,
       readOnly: valid.readOnly,
-      createdAt: yield* MemoryWrite.now
+      createdAt: yield* DateTime.now
     })
     return { token, secret, hash: hashSecret(secret) }
   })

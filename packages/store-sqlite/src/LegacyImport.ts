@@ -36,7 +36,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryStore, MemoryWrite, Sha256 } from "@engram/core"
+import { MemoryStore, Sha256 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -259,7 +259,7 @@ export const importLegacyChunks = (
         yield* store.restore(batch)
       }
 
-      const importedAt = DateTime.formatIso(yield* MemoryWrite.now)
+      const importedAt = DateTime.formatIso(yield* DateTime.now)
       const kinds: Record<string, number> = {}
       for (const record of records) kinds[record.kind] = (kinds[record.kind] ?? 0) + 1
       const marker: Marker = {

@@ -7,7 +7,6 @@ import {
   MemoryQuery,
   type MemoryRecord,
   MemoryStore,
-  MemoryWrite,
   PriorSessionDigest,
   ProjectedContext,
   PromotionStore,
@@ -18,7 +17,7 @@ import {
   TelemetryStore,
   TokenEstimator
 } from "@engram/core"
-import type * as DateTime from "effect/DateTime"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -310,7 +309,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
           return yield* Effect.fail(failure(new Error(`turn must be a non-negative integer, got ${request.turn}`)))
         }
         const estimator = yield* TokenEstimator.TokenEstimator
-        const now = yield* MemoryWrite.now
+        const now = yield* DateTime.now
         const sections = new Set(ProjectedContext.sectionsFor(request.mode))
         const none = { value: [], skipped: 0 }
 

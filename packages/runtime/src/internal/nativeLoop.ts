@@ -5,13 +5,8 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import {
-  MemoryWrite,
-  type ProjectedContext,
-  type PromptFragment,
-  type PromptSnapshot,
-  SessionStore
-} from "@engram/core"
+import { type ProjectedContext, type PromptFragment, type PromptSnapshot, SessionStore } from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -409,7 +404,7 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
       const assistant = new SessionStore.AssistantMessage({
         text: reply.text,
         toolCalls: calls,
-        at: yield* MemoryWrite.now
+        at: yield* DateTime.now
       })
       if (calls.length === 0) {
         yield* sessions.append(sessionId, [assistant])
@@ -432,7 +427,7 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
             turn: turn.turn,
             toolCalls: gated,
             reason: `the operator's approval is needed for ${gated.map((c) => c.name).join(", ")}`,
-            at: yield* MemoryWrite.now,
+            at: yield* DateTime.now,
             detail: { call }
           })
         )
@@ -450,7 +445,7 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
         return suspended
       }
       const results = yield* Effect.forEach(calls, (c) => runCall(agent, c))
-      const tool = new SessionStore.ToolMessage({ results, at: yield* MemoryWrite.now })
+      const tool = new SessionStore.ToolMessage({ results, at: yield* DateTime.now })
       yield* sessions.append(sessionId, [assistant, tool])
       rounds = [...rounds, assistant, tool]
     }
@@ -475,7 +470,7 @@ export const runTurn = (options: {
     }
     const history = (yield* sessions.load(sessionId)).messages
     const turnNumber = nextTurn(history)
-    const input = new SessionStore.OperatorMessage({ text: options.input, at: yield* MemoryWrite.now })
+    const input = new SessionStore.OperatorMessage({ text: options.input, at: yield* DateTime.now })
     const base = { agent, sessionId, turn: turnNumber, history, input }
     // Projected once per turn; the value stays in this fiber and goes nowhere else.
     const projection = yield* project(base)
@@ -546,7 +541,7 @@ export const resume = (options: {
     const isWaiting = (call: SessionStore.ToolCall) => waiting.some((pending) => pending.id === call.id)
     const results = yield* Effect.forEach(last.toolCalls, (call) =>
       !isWaiting(call) || approved(call) ? runCall(agent, call) : Effect.succeed(denied(call, reason)))
-    const tool = new SessionStore.ToolMessage({ results, at: yield* MemoryWrite.now })
+    const tool = new SessionStore.ToolMessage({ results, at: yield* DateTime.now })
     yield* sessions.append(sessionId, [tool])
     yield* sessions.clearInterrupt(sessionId)
     const calls = visible.filter((message) =>

@@ -5,15 +5,8 @@
  * It imports only types from the public module; the values both need (the authority order, the
  * ordering errors) are defined here and re-exported there.
  */
-import {
-  Background,
-  ContextSection,
-  MemoryOverlay,
-  MemoryWrite,
-  PromptFragment,
-  Routing,
-  RoutingSpecs
-} from "@engram/core"
+import { Background, ContextSection, MemoryOverlay, PromptFragment, Routing, RoutingSpecs } from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -202,7 +195,7 @@ export const buildAgent = (config: AgentConfig) =>
       ? undefined
       : yield* Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!))
     const composed = spec === undefined
-      ? yield* Effect.map(MemoryWrite.now, (now) => ({
+      ? yield* Effect.map(DateTime.now, (now) => ({
         ...MemoryOverlay.applyMemoryOverlay(config.background, [], noSpec, { now, budget: config.overlayBudget }),
         missing: [],
         skipped: { promotionRows: 0, records: 0 }
