@@ -23,6 +23,9 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { describeParseError } from "./MemoryWrite.js"
 
+const notASessionId = (id: unknown): string =>
+  `${JSON.stringify(id) ?? String(id)} is not a session id (1-200 characters, no whitespace or control characters)`
+
 /**
  * A session (thread) id: 1–200 characters, no whitespace or control characters, so that
  * `session:<id>` is always a valid memory scope.
@@ -31,13 +34,23 @@ import { describeParseError } from "./MemoryWrite.js"
  * @category models
  */
 export const SessionId = Schema.String.pipe(
-  Schema.pattern(/^[^\s\p{Cc}]{1,200}$/u, {
-    message: () => "a session id is 1-200 characters with no whitespace or control characters"
-  }),
+  Schema.pattern(/^[^\s\p{Cc}]{1,200}$/u, { message: (issue) => notASessionId(issue.actual) }),
   Schema.annotations({ identifier: "SessionId" })
 )
 /** @since 0.1.0 @category models */
 export type SessionId = typeof SessionId.Type
+
+const isSessionId = Schema.is(SessionId)
+
+/**
+ * Checks a session id: the id as a {@link SessionId}, or the one message that says why it is not
+ * one (the same message the schema reports).
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validateSessionId = (id: string): Either.Either<SessionId, string> =>
+  isSessionId(id) ? Either.right(id) : Either.left(notASessionId(id))
 
 /**
  * A JSON value: what tool parameters and tool results may hold, so that every backend can store

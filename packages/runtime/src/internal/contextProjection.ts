@@ -19,6 +19,7 @@ import {
 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type {
@@ -96,8 +97,6 @@ const SESSION_TOKEN = SearchTokenizer.tokenize(PriorSessionDigest.sessionTag("s"
 const SESSION_SCOPE_PREFIX = "session:"
 /** Search hits read for a `relevant` digest. */
 const DIGEST_SEARCH_LIMIT = 100
-
-const isSessionId = Schema.is(SessionStore.SessionId)
 
 interface Read<A> {
   readonly value: A
@@ -298,13 +297,8 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         new ProjectionFailure({ sessionId: request.sessionId, turn: request.turn, cause })
       return Effect.gen(function*() {
         const sessionId = request.sessionId
-        if (!isSessionId(sessionId)) {
-          return yield* Effect.fail(
-            failure(
-              new Error(`"${sessionId}" is not a session id (1-200 characters, no whitespace or control characters)`)
-            )
-          )
-        }
+        const invalid = SessionStore.validateSessionId(sessionId)
+        if (Either.isLeft(invalid)) return yield* Effect.fail(failure(new Error(invalid.left)))
         if (!Number.isInteger(request.turn) || request.turn < 0) {
           return yield* Effect.fail(failure(new Error(`turn must be a non-negative integer, got ${request.turn}`)))
         }

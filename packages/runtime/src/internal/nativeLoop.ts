@@ -312,16 +312,11 @@ export interface Turn {
   readonly projection: ProjectedContext.ProjectedContext
 }
 
-const isSessionId = Schema.is(SessionStore.SessionId)
-
 const validSession = (sessionId: string) =>
-  isSessionId(sessionId)
-    ? Effect.void
-    : Effect.fail(
-      new InvalidTurn({
-        problem: `"${sessionId}" is not a session id (1-200 characters, no whitespace or control characters)`
-      })
-    )
+  Either.match(SessionStore.validateSessionId(sessionId), {
+    onLeft: (problem) => Effect.fail(new InvalidTurn({ problem })),
+    onRight: () => Effect.void
+  })
 
 export const isOperatorInput = (message: SessionStore.SessionMessage): message is SessionStore.OperatorMessage =>
   message._tag === "OperatorMessage" && !SessionStore.isLegacyContextFrame(message)
