@@ -17,6 +17,7 @@ import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Background, PromotionTier } from "./Background.js"
+import type * as ErrorClass from "./ErrorClass.js"
 import { addressTokens } from "./internal/addressTokens.js"
 import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
@@ -228,6 +229,9 @@ export class InvalidPlacement extends Schema.TaggedError<InvalidPlacement>()("In
 }) {
   override get message() {
     return `routing spec "${this.specKey}" produced an invalid placement (a bug in the spec): ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 

@@ -21,6 +21,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 import {
   compareSessionIds,
   type InvalidSessionData,
@@ -134,6 +135,9 @@ export class SessionMigrationMismatch extends Schema.TaggedError<SessionMigratio
       : `source and target hold the same number of sessions, messages, interrupts and injection rows but their ` +
         `checksums differ (${this.source.checksum.slice(0, 12)}… vs ${this.target.checksum.slice(0, 12)}…); ` +
         `a session differs — the target had other history, or the source changed during the copy`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
   }
 }
 

@@ -21,6 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 import { describeParseError } from "./MemoryWrite.js"
 
 const notASessionId = (id: unknown): string =>
@@ -219,6 +220,9 @@ export class InvalidSessionData extends Schema.TaggedError<InvalidSessionData>()
   override get message() {
     return `session data is invalid and nothing was stored: ${this.problem}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
+  }
 }
 
 /**
@@ -234,6 +238,9 @@ export class SessionStoreFailure extends Schema.TaggedError<SessionStoreFailure>
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `session store ${this.operation} failed: ${detail}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

@@ -24,6 +24,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 import { MAX_LIMIT } from "./MemoryQuery.js"
 import type { MemoryId, MemoryRecord } from "./MemoryRecord.js"
 import { MemoryStore, type MemoryStoreService } from "./MemoryStore.js"
@@ -147,6 +148,9 @@ export class RecordNotCopied extends Schema.TaggedError<RecordNotCopied>()("Reco
   override get message() {
     return `record "${this.id}" was not copied: ${this.reason}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
+  }
 }
 
 const tagOf = (error: unknown): unknown =>
@@ -220,6 +224,9 @@ export class StoreMigrationMismatch extends Schema.TaggedError<StoreMigrationMis
       : `source and target hold ${this.sourceCount} records each but their checksums differ ` +
         `(${this.sourceChecksum.slice(0, 12)}… vs ${this.targetChecksum.slice(0, 12)}…); ` +
         `a record differs — the source may have changed during the copy`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
   }
 }
 
@@ -527,6 +534,9 @@ export class MarkerStoreFailure extends Schema.TaggedError<MarkerStoreFailure>()
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `import markers ${this.operation} failed: ${detail}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

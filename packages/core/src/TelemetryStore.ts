@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import type * as ParseResult from "effect/ParseResult"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 import { MemoryId } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
 import { type ProjectedContext, ProjectionMode, SectionLabel } from "./ProjectedContext.js"
@@ -107,6 +108,9 @@ export class InvalidTelemetryRow extends Schema.TaggedError<InvalidTelemetryRow>
   override get message() {
     return `telemetry row is invalid and was not stored: ${this.problem}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
+  }
 }
 
 /**
@@ -122,6 +126,9 @@ export class TelemetryStoreFailure extends Schema.TaggedError<TelemetryStoreFail
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `telemetry store ${this.operation} failed: ${detail}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 
@@ -139,6 +146,9 @@ export class DuplicateSnapshot extends Schema.TaggedError<DuplicateSnapshot>()("
   override get message() {
     return `a prompt snapshot of session ${this.sessionId}, turn ${this.turn}, call ${this.call} is already stored; ` +
       "snapshots are append-only"
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
   }
 }
 

@@ -5,6 +5,7 @@
  */
 export * as Background from "./Background.js"
 export * as ContextSection from "./ContextSection.js"
+export * as ErrorClass from "./ErrorClass.js"
 export * as IdGenerator from "./IdGenerator.js"
 export * as MemoryForget from "./MemoryForget.js"
 export * as MemoryLimits from "./MemoryLimits.js"

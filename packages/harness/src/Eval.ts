@@ -29,6 +29,7 @@
  *
  * @since 0.1.0
  */
+import type { ErrorClass } from "@engram/core"
 import type { MemoryStore, MemoryStoreError, PromotionStore, Routing } from "@engram/core"
 import type { ContextProjection } from "@engram/runtime"
 import * as Effect from "effect/Effect"
@@ -111,6 +112,9 @@ export interface EvalReport {
 export class EvalStoreNotEmpty extends Schema.TaggedError<EvalStoreNotEmpty>()("EvalStoreNotEmpty", {}) {
   override get message() {
     return "the eval needs an empty store, and this one already holds memories; point it at a new file"
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
   }
 }
 

@@ -54,6 +54,7 @@
  *
  * @since 0.1.0
  */
+import type { ErrorClass } from "@engram/core"
 import {
   MemoryQuery,
   type MemoryRecord,
@@ -221,6 +222,9 @@ export class InvalidProjectionSettings extends Schema.TaggedError<InvalidProject
 ) {
   override get message() {
     return `invalid projection settings: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 

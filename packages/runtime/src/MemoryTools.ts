@@ -39,10 +39,10 @@ import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
 import {
   type Background,
+  ErrorClass,
   IdGenerator,
   MemoryRecord,
   MemoryStore,
-  type MemoryStoreError,
   PromotionStore,
   Routing
 } from "@engram/core"
@@ -61,7 +61,11 @@ import * as SaveGate from "./SaveGate.js"
  */
 export class MemoryToolError extends Schema.TaggedError<MemoryToolError>()("MemoryToolError", {
   message: Schema.String
-}) {}
+}) {
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
+  }
+}
 
 /**
  * The parameters of `memory_save`: five flat fields, no address.
@@ -369,37 +373,27 @@ const conflictOf = (
   }
 }
 
-type StoreError =
-  | MemoryStoreError.DuplicateMemoryId
-  | MemoryStoreError.InvalidMemoryInput
-  | MemoryStoreError.InvalidMemoryQuery
-  | MemoryStoreError.MemoryNotFound
-  | MemoryStoreError.MemoryConflict
-  | MemoryStoreError.MemoryStoreFailure
-  | PromotionStore.PromotionStoreFailure
-  | Routing.InvalidPlacement
-
-// Store errors become one sentence for the model; failures underneath are also logged.
-const toToolError = (tool: string) => (error: StoreError | MemoryToolError): Effect.Effect<never, MemoryToolError> => {
-  switch (error._tag) {
-    case "MemoryToolError":
-      return Effect.fail(error)
-    case "MemoryStoreFailure":
-    case "PromotionStoreFailure":
-      return Effect.zipRight(
-        Effect.logError(`${tool} failed: the memory store failed`).pipe(
-          Effect.annotateLogs({ problem: error.message })
-        ),
-        Effect.fail(new MemoryToolError({ message: "the memory store is unavailable right now; nothing was changed" }))
+// Store errors become one sentence for the model; failures underneath are also logged, since the
+// model cannot fix them (see `ErrorClass`).
+const toToolError = (tool: string) => (error: ErrorClass.Classifiable): Effect.Effect<never, MemoryToolError> => {
+  if (error instanceof MemoryToolError) return Effect.fail(error)
+  const refuse = (logged: string, message: string) =>
+    Effect.zipRight(
+      Effect.logError(`${tool} failed: ${logged}`).pipe(Effect.annotateLogs({ problem: error.message })),
+      Effect.fail(new MemoryToolError({ message }))
+    )
+  const errorClass = ErrorClass.classify(error)
+  switch (errorClass) {
+    case "Unavailable":
+      return refuse("the memory store failed", "the memory store is unavailable right now; nothing was changed")
+    case "Misconfigured":
+      return refuse(
+        "the memory configuration is broken",
+        "this memory could not be saved because of a configuration error"
       )
-    case "InvalidPlacement":
-      return Effect.zipRight(
-        Effect.logError(`${tool} failed: the routing spec is broken`).pipe(
-          Effect.annotateLogs({ problem: error.message })
-        ),
-        Effect.fail(new MemoryToolError({ message: "this memory could not be saved because of a configuration error" }))
-      )
-    default:
+    case "InvalidInput":
+    case "NotFound":
+    case "Conflict":
       return Effect.fail(new MemoryToolError({ message: error.message }))
   }
 }
@@ -418,7 +412,7 @@ export const make = (config: MemoryToolsConfig) =>
     const stores = (
       self: Effect.Effect<
         SaveResult,
-        StoreError | MemoryToolError,
+        ErrorClass.Classified,
         MemoryStore.MemoryStore | PromotionStore.PromotionStore
       >
     ) =>

@@ -13,6 +13,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { ErrorClass } from "@engram/core"
 import { MemoryRecord, MemoryWrite, Sha256 } from "@engram/core"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
@@ -88,6 +89,9 @@ export class InvalidTokenRequest extends Schema.TaggedError<InvalidTokenRequest>
   override get message() {
     return `cannot create the token: ${this.problem}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
+  }
 }
 
 /**
@@ -103,6 +107,9 @@ export class TokenStoreFailure extends Schema.TaggedError<TokenStoreFailure>()("
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `token store ${this.operation} failed: ${detail}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

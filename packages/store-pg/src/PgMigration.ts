@@ -12,6 +12,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { ErrorClass } from "@engram/core"
 import { MemoryStore, PromotionStore, SessionStore, StoreMigration, TelemetryStore } from "@engram/core"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -39,6 +40,9 @@ export class PgMigrationError extends Schema.TaggedError<PgMigrationError>()("Pg
 }) {
   override get message() {
     return this.problem
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

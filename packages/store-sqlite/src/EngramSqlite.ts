@@ -11,6 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
+import type { ErrorClass } from "@engram/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -136,6 +137,9 @@ export class SqliteOpenError extends Schema.TaggedError<SqliteOpenError>()("Sqli
     if (this.problems !== undefined) return `cannot open the SQLite database "${this.filename}": ${this.detail}`
     return `cannot open the SQLite database "${this.filename}": ${this.detail}. ` +
       `Check that the path is a writable file in a writable directory, or choose another path.`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

@@ -36,6 +36,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { ErrorClass } from "@engram/core"
 import { MemoryStore, Sha256 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -70,6 +71,9 @@ export class LegacyImportError extends Schema.TaggedError<LegacyImportError>()("
       case "WriteFailed":
         return `importing legacy store "${this.file}" failed and nothing was written: ${this.detail}`
     }
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
   }
 }
 

@@ -10,6 +10,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { ErrorClass } from "@engram/core"
 import { MemoryStore, PromotionStore, SessionStore, StoreMigration, TelemetryStore } from "@engram/core"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -38,6 +39,9 @@ export class SqliteMigrationError extends Schema.TaggedError<SqliteMigrationErro
 }) {
   override get message() {
     return `${this.filename}: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

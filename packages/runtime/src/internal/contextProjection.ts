@@ -3,6 +3,7 @@
  * the pure composer.
  */
 import {
+  ErrorClass,
   MemoryLimits,
   MemoryQuery,
   type MemoryRecord,
@@ -39,6 +40,10 @@ export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `projecting context for session ${this.sessionId}, turn ${this.turn} failed: ${detail}`
+  }
+  /** The class of what failed underneath (a store's failure); a request the projection refused is invalid input. */
+  get errorClass(): ErrorClass.ErrorClass {
+    return ErrorClass.fromUnknown(this.cause) ?? "InvalidInput"
   }
 }
 

@@ -5,6 +5,7 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
+import type { ErrorClass } from "@engram/core"
 import { type ProjectedContext, type PromptFragment, type PromptSnapshot, SessionStore } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -32,6 +33,9 @@ export class ToolNameClash extends Schema.TaggedError<ToolNameClash>()("ToolName
     return `two tools of the agent are named ${this.name}: tool names must be unique ` +
       `(memory_save and memory_recall are the memory toolkit's); rename one`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
+  }
 }
 
 export class IncognitoPrefixHoldsMemory extends Schema.TaggedError<IncognitoPrefixHoldsMemory>()(
@@ -41,6 +45,9 @@ export class IncognitoPrefixHoldsMemory extends Schema.TaggedError<IncognitoPref
   override get message() {
     return `an incognito agent must not send memory, but its prefix holds ${this.memoryIds.join(", ")}; ` +
       `pass authoredPrefix (StablePrefix.buildAgent returns it)`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 
@@ -53,6 +60,9 @@ export class SessionAwaitingApproval extends Schema.TaggedError<SessionAwaitingA
     return `session ${this.sessionId} is waiting for approval of ${this.tools.join(", ")} (turn ${this.turn}); ` +
       `resume it with a decision before starting a new turn`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
+  }
 }
 
 export class NothingToResume extends Schema.TaggedError<NothingToResume>()("NothingToResume", {
@@ -61,6 +71,9 @@ export class NothingToResume extends Schema.TaggedError<NothingToResume>()("Noth
 }) {
   override get message() {
     return `cannot resume session ${this.sessionId}: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
   }
 }
 
@@ -73,6 +86,9 @@ export class CallLimitReached extends Schema.TaggedError<CallLimitReached>()("Ca
     return `turn ${this.turn} of session ${this.sessionId} stopped after ${this.calls} model calls: ` +
       `the model was still calling tools (raise maxCalls if this is expected)`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
+  }
 }
 
 export class InvalidTurn extends Schema.TaggedError<InvalidTurn>()("InvalidTurn", {
@@ -80,6 +96,9 @@ export class InvalidTurn extends Schema.TaggedError<InvalidTurn>()("InvalidTurn"
 }) {
   override get message() {
     return `the turn was refused: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
   }
 }
 

@@ -5,6 +5,7 @@
  * It imports only types from the public module; the values both need (the authority order, the
  * ordering errors) are defined here and re-exported there.
  */
+import type { ErrorClass } from "@engram/core"
 import { Background, ContextSection, MemoryOverlay, PromptFragment, Routing, RoutingSpecs } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -33,6 +34,9 @@ export class UnknownSectionAnchor extends Schema.TaggedError<UnknownSectionAncho
     return `section "${this.section}" is placed relative to "${this.anchor}", which is not a section ` +
       `(known: ${this.known.map((name) => `"${name}"`).join(", ")})`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
+  }
 }
 
 export class SectionOrderCycle extends Schema.TaggedError<SectionOrderCycle>()("SectionOrderCycle", {
@@ -42,6 +46,9 @@ export class SectionOrderCycle extends Schema.TaggedError<SectionOrderCycle>()("
     return `plugin sections are anchored in a cycle: ${this.cycle.map((name) => `"${name}"`).join(" → ")}; ` +
       `anchor one of them on a built-in section`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
+  }
 }
 
 export class DuplicateSection extends Schema.TaggedError<DuplicateSection>()("DuplicateSection", {
@@ -49,6 +56,9 @@ export class DuplicateSection extends Schema.TaggedError<DuplicateSection>()("Du
 }) {
   override get message() {
     return `two sections are named "${this.name}"; section names must be unique`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 
