@@ -373,30 +373,39 @@ const conflictOf = (
   }
 }
 
-// Store errors become one sentence for the model; failures underneath are also logged, since the
-// model cannot fix them (see `ErrorClass`).
-const toToolError = (tool: string) => (error: ErrorClass.Classifiable): Effect.Effect<never, MemoryToolError> => {
-  if (error instanceof MemoryToolError) return Effect.fail(error)
-  const refuse = (logged: string, message: string) =>
-    Effect.zipRight(
-      Effect.logError(`${tool} failed: ${logged}`).pipe(Effect.annotateLogs({ problem: error.message })),
-      Effect.fail(new MemoryToolError({ message }))
-    )
-  const errorClass = ErrorClass.classify(error)
-  switch (errorClass) {
-    case "Unavailable":
-      return refuse("the memory store failed", "the memory store is unavailable right now; nothing was changed")
-    case "Misconfigured":
-      return refuse(
-        "the memory configuration is broken",
-        "this memory could not be saved because of a configuration error"
+/**
+ * A store or runtime failure as the one sentence a tool answers the model with, by its class (see
+ * `ErrorClass`): the error's own message for a request the model can fix (invalid input, not
+ * found, conflict); for a store that failed underneath or a broken configuration, which the
+ * model cannot fix, a fixed sentence, and the real message is logged. A `MemoryToolError` passes
+ * through. `tool` names the tool in the log line.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const toToolError =
+  (tool: string) => (error: ErrorClass.Classifiable): Effect.Effect<never, MemoryToolError> => {
+    if (error instanceof MemoryToolError) return Effect.fail(error)
+    const refuse = (logged: string, message: string) =>
+      Effect.zipRight(
+        Effect.logError(`${tool} failed: ${logged}`).pipe(Effect.annotateLogs({ problem: error.message })),
+        Effect.fail(new MemoryToolError({ message }))
       )
-    case "InvalidInput":
-    case "NotFound":
-    case "Conflict":
-      return Effect.fail(new MemoryToolError({ message: error.message }))
+    const errorClass = ErrorClass.classify(error)
+    switch (errorClass) {
+      case "Unavailable":
+        return refuse("the memory store failed", "the memory store is unavailable right now; nothing was changed")
+      case "Misconfigured":
+        return refuse(
+          "the memory configuration is broken",
+          "this memory could not be saved because of a configuration error"
+        )
+      case "InvalidInput":
+      case "NotFound":
+      case "Conflict":
+        return Effect.fail(new MemoryToolError({ message: error.message }))
+    }
   }
-}
 
 /**
  * The handlers of the memory tools for one agent, over the ambient `MemoryStore` and
