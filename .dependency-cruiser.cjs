@@ -24,9 +24,10 @@ module.exports = {
     {
       name: "core-imports-effect-only",
       severity: "error",
-      comment: "@engram/core holds schemas, pure functions and service interfaces: effect only (ARCHITECTURE.md).",
+      comment: "@engram/core holds schemas, pure functions and service interfaces: effect only (ARCHITECTURE.md), " +
+        "and @noble/hashes behind core's Sha256 module (decision 0045).",
       from: { path: "^packages/core/src/" },
-      to: { pathNot: "^(packages/core/src/|node_modules/effect/)" }
+      to: { pathNot: "^(packages/core/src/|node_modules/effect/)|^node_modules/@noble/hashes/" }
     },
     {
       name: "migrate-imports-core-only",
@@ -35,11 +36,18 @@ module.exports = {
         "so a store package can depend on it without pulling in another backend (decision 0043).",
       from: { path: "^packages/migrate/src/" },
       to: { pathNot: "^(packages/migrate/src/|packages/core/src/|node_modules/effect/)" }
+    },
+    {
+      name: "sha256-only-through-core",
+      severity: "error",
+      comment: "One SHA-256: @noble/hashes is imported by core's Sha256 module and nothing else (decision 0045).",
+      from: { pathNot: "^packages/core/src/Sha256\\.ts$" },
+      to: { path: "^node_modules/@noble/hashes/" }
     }
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "(^|/)(dist|node_modules)/" },
+    exclude: { path: "^packages/[^/]+/dist/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: {

@@ -1,5 +1,6 @@
-// ESLint runs one rule: formatting by dprint with the Effect monorepo's settings (2 spaces,
-// width 120, no semicolons, double quotes). `npm run lint` checks, `npm run lint:fix` rewrites.
+// ESLint runs formatting by dprint with the Effect monorepo's settings (2 spaces, width 120, no
+// semicolons, double quotes) and, in library code, one rule for reading the time.
+// `npm run lint` checks, `npm run lint:fix` rewrites.
 // Import cycles are checked by dependency-cruiser (`npm run lint:cycles`, decision 0031).
 import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
@@ -25,6 +26,22 @@ export default [
           }
         }
       ]
+    }
+  },
+  {
+    // One clock: library code reads the time from Effect's Clock (`DateTime.now`, or
+    // `Clock.currentTimeMillis` for a duration), so TestClock controls it.
+    files: ["packages/*/src/**/*.ts"],
+    rules: {
+      "no-restricted-properties": ["error", {
+        object: "Date",
+        property: "now",
+        message: "Read the time from Effect's Clock: DateTime.now, or Clock.currentTimeMillis for a duration."
+      }],
+      "no-restricted-syntax": ["error", {
+        selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+        message: "Read the time from Effect's Clock: DateTime.now (or DateTime.toDate of it)."
+      }]
     }
   }
 ]

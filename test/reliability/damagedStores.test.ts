@@ -1,10 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { MemoryStore, SearchTokenizer } from "@engram/core"
+import { MemoryStore, SearchTokenizer, Sha256 } from "@engram/core"
 import { EngramSqlite, SqliteMemoryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
@@ -51,7 +50,7 @@ const openMessage = (file: string, options: EngramSqlite.ClientOptions = {}): Pr
     )
   )
 
-const digest = (file: string): string => NodeCrypto.createHash("sha256").update(NodeFs.readFileSync(file)).digest("hex")
+const digest = (file: string): string => Sha256.hex(NodeFs.readFileSync(file))
 
 /** Every command a user would run on a damaged file: each must fail, say so, and change nothing. */
 const expectRefusedEverywhere = async (file: string, reason: RegExp) => {

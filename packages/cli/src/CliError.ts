@@ -8,6 +8,8 @@
  */
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
+import type * as HttpServerError from "@effect/platform/HttpServerError"
+import { ErrorClass } from "@engram/core"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Option from "effect/Option"
@@ -57,6 +59,9 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
   override get message() {
     return `cannot open the memory store at ${this.location}: ${this.detail}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
+  }
 }
 
 // ANSI colour and style sequences, which @effect/cli puts into its own messages.
@@ -94,38 +99,50 @@ const errorText = (error: unknown): string => {
   return oneLine(String(error))
 }
 
-const tagOf = (error: unknown): string | undefined =>
-  Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" ? error._tag : undefined
+/** The exit code of each class of failure (see `ErrorClass`): 2 when the store failed underneath. */
+const exitCodes: { readonly [C in ErrorClass.ErrorClass]: number } = {
+  InvalidInput: ExitCode.refused,
+  NotFound: ExitCode.refused,
+  Conflict: ExitCode.refused,
+  Misconfigured: ExitCode.refused,
+  Unavailable: ExitCode.unavailable
+}
 
-// Store errors that mean "the backend failed underneath", not "your request was wrong".
-const unavailableTags = new Set([
-  "StoreUnavailable",
-  "MemoryStoreFailure",
-  "PromotionStoreFailure",
-  "SessionStoreFailure",
-  "TelemetryStoreFailure",
-  "SqlError",
-  "MigrationError"
-])
-
-/**
- * Turns any failure of a command into a {@link CliFailure}: validation errors of the command
- * line, typed store errors (their own messages), and the store being unavailable (exit 2).
- *
- * @since 0.1.0
- * @category errors
- */
-export const toCliFailure = (error: unknown): CliFailure => {
+const describe = (error: unknown): CliFailure => {
   if (error instanceof CliFailure) return error
   if (ValidationError.isValidationError(error)) {
     return new CliFailure({ problem: describeValidationError(error), exitCode: ExitCode.refused })
   }
-  const tag = tagOf(error)
+  const errorClass = ErrorClass.fromUnknown(error)
   return new CliFailure({
     problem: errorText(error),
-    exitCode: tag !== undefined && unavailableTags.has(tag) ? ExitCode.unavailable : ExitCode.refused
+    exitCode: errorClass === undefined ? ExitCode.refused : exitCodes[errorClass]
   })
 }
+
+/**
+ * What a command may fail with: its own {@link CliFailure}, a command-line validation error, a
+ * typed error that declares its class (`ErrorClass`), or a server's failure to listen.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type CommandError =
+  | CliFailure
+  | ValidationError.ValidationError
+  | ErrorClass.Classifiable
+  // A server that could not start listening (`@effect/platform`): refused, exit 1.
+  | HttpServerError.ServeError
+
+/**
+ * Turns any failure of a command into a {@link CliFailure}: validation errors of the command
+ * line, and typed errors with their own messages and the exit code of their class (2 when the
+ * store is unavailable).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const toCliFailure = (error: CommandError): CliFailure => describe(error)
 
 /**
  * The {@link CliFailure} a failed run ends with: the first typed failure in the cause, or a
@@ -136,7 +153,7 @@ export const toCliFailure = (error: unknown): CliFailure => {
  */
 export const fromCause = (cause: Cause.Cause<unknown>): CliFailure =>
   Option.match(Chunk.head(Cause.failures(cause)), {
-    onSome: toCliFailure,
+    onSome: describe,
     onNone: () =>
       new CliFailure({
         problem: `internal error: ${errorText(Cause.squash(cause))}`,

@@ -4,8 +4,8 @@
  *
  * - Tier 1 (every backend): attributes, create-only and atomic writes, the listing order with its
  *   batch tie, cursors, every filter, scope isolation, the lifecycle operations, typed errors, and
- *   forget (hard deletion with tombstones, promotion rows included). The layer must provide a
- *   `PromotionStore` on the same backend beside the `MemoryStore`.
+ *   forget (hard deletion with tombstones, promotion rows included). The layer provides a
+ *   `PromotionStore` on the same backend beside the `MemoryStore`: the type asks for both.
  * - Hostile input (every backend): invalid review states, NUL and unpaired surrogates in every
  *   text field, ids and scopes no record can have, oversized content and queries — refused or
  *   answered identically everywhere.
@@ -20,16 +20,17 @@
  * @example
  * ```ts
  * import { runMemoryStoreConformance, runMemoryStoreModelCheck } from "@engram/conformance"
- * import { MemoryStore } from "@engram/core"
+ * import { MemoryStore, PromotionStore } from "@engram/core"
+ * import * as Layer from "effect/Layer"
  *
- * runMemoryStoreConformance("in-memory", MemoryStore.layerMemory)
+ * runMemoryStoreConformance("in-memory", Layer.merge(MemoryStore.layerMemory, PromotionStore.layerMemory))
  * runMemoryStoreModelCheck("in-memory", MemoryStore.layerMemory)
  * ```
  *
  * @since 0.1.0
  */
 import { describe, it } from "@effect/vitest"
-import { MemoryStore } from "@engram/core"
+import { MemoryStore, type PromotionStore } from "@engram/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import { badRows } from "./internal/badRows.js"
@@ -92,15 +93,16 @@ export const readCapabilities = <RExtra, E>(
 
 /**
  * Registers the conformance suite for one backend: Tier 1 always, Tier 2 when the store declares
- * keyword search, bad-row tolerance when `options.corruptRecord` is given. Call it at the top
- * level of a vitest file.
+ * keyword search, bad-row tolerance when `options.corruptRecord` is given. `layer` provides the
+ * `MemoryStore` and a `PromotionStore` on the same backend (forget deletes promotion rows with
+ * their records). Call it at the top level of a vitest file.
  *
  * @since 0.1.0
  * @category conformance
  */
 export const runMemoryStoreConformance = <RExtra = never, E = never>(
   name: string,
-  layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, E>,
+  layer: Layer.Layer<MemoryStore.MemoryStore | PromotionStore.PromotionStore | RExtra, E>,
   options: ConformanceOptions<RExtra> = {}
 ): void => {
   const provide = makeProvide(layer)

@@ -19,6 +19,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
 import { MemoryId } from "./MemoryRecord.js"
@@ -153,6 +154,9 @@ export class InvalidBackground extends Schema.TaggedError<InvalidBackground>()("
 }) {
   override get message() {
     return `invalid background: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 

@@ -59,6 +59,7 @@ import * as Either from "effect/Either"
 import type { LazyArg } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 import * as internal from "./internal/contextProjection.js"
 import * as Decisions from "./internal/projectionDecisions.js"
 import * as MemoryQuery from "./MemoryQuery.js"
@@ -220,6 +221,9 @@ export class InvalidProjectionSettings extends Schema.TaggedError<InvalidProject
 ) {
   override get message() {
     return `invalid projection settings: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 
 /**
  * The setting of `MemoryLimits` a value exceeded: its name, its value and the size given
@@ -42,6 +43,9 @@ export class DuplicateMemoryId extends Schema.TaggedError<DuplicateMemoryId>()("
   override get message() {
     return `memory id "${this.id}" already exists; writes are create-only and nothing in the batch was stored`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
+  }
 }
 
 /**
@@ -60,6 +64,9 @@ export class InvalidMemoryInput extends Schema.TaggedError<InvalidMemoryInput>()
   override get message() {
     return `memory input #${this.index} is invalid: ${this.problem}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
+  }
 }
 
 /**
@@ -75,6 +82,9 @@ export class InvalidReviewState extends Schema.TaggedError<InvalidReviewState>()
     return `${
       JSON.stringify(this.state) ?? String(this.state)
     } is not a review state; use confirmed, pending or rejected`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
   }
 }
 
@@ -93,6 +103,9 @@ export class InvalidMemoryQuery extends Schema.TaggedError<InvalidMemoryQuery>()
   override get message() {
     return `invalid memory query: ${this.problem}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
+  }
 }
 
 /**
@@ -107,6 +120,9 @@ export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidC
   override get message() {
     return `cursor "${this.cursor}" is not a cursor returned by a previous listing`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
+  }
 }
 
 /**
@@ -120,6 +136,9 @@ export class MemoryNotFound extends Schema.TaggedError<MemoryNotFound>()("Memory
 }) {
   override get message() {
     return `no memory with id "${this.id}"`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "NotFound"
   }
 }
 
@@ -137,6 +156,9 @@ export class MemoryConflict extends Schema.TaggedError<MemoryConflict>()("Memory
   override get message() {
     return `memory "${this.id}" cannot be changed: ${this.reason}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
+  }
 }
 
 /**
@@ -152,5 +174,8 @@ export class MemoryStoreFailure extends Schema.TaggedError<MemoryStoreFailure>()
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `memory store ${this.operation} failed: ${detail}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }

@@ -5,7 +5,6 @@
  *
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -73,14 +72,6 @@ const decodeRecord = Schema.decodeUnknownEither(MemoryRecord)
 const encodeRecord = Schema.encodeSync(MemoryRecord)
 
 /**
- * The current time as a UTC `DateTime`, from Effect's `Clock` (so `TestClock` controls it).
- *
- * @since 0.1.0
- * @category time
- */
-export const now: Effect.Effect<DateTime.Utc> = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.unsafeMake(ms))
-
-/**
  * Decodes a batch of write inputs, failing on the first invalid one with its index.
  *
  * @since 0.1.0
@@ -136,7 +127,7 @@ export const prepareRecords = (
   Effect.gen(function*() {
     const decoded = yield* decodeInputs(inputs)
     const ids = yield* IdGenerator
-    const at = yield* now
+    const at = yield* DateTime.now
     const records: Array<MemoryRecord> = []
     for (const input of decoded) {
       const id = input.id !== undefined ? input.id : yield* ids.next
@@ -209,7 +200,7 @@ export const prepareSuccessor = (
     yield* ensureNotInvalidated(original)
     const [decoded] = yield* decodeInputs([input])
     const ids = yield* IdGenerator
-    const at = yield* now
+    const at = yield* DateTime.now
     const id = decoded!.id ?? (yield* ids.next)
     return fromWriteInput(decoded!, { id, now: at, scope: original.scope, supersedes: original.id })
   })

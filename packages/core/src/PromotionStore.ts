@@ -26,6 +26,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 import * as InMemoryPromotionStore from "./internal/inMemoryPromotionStore.js"
 import * as internal from "./internal/promotionRow.js"
 import type { MemoryId, Scope } from "./MemoryRecord.js"
@@ -75,6 +76,9 @@ export class PromotionStoreFailure extends Schema.TaggedError<PromotionStoreFail
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `promotion store ${this.operation} failed: ${detail}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { type Background, PromotionTier } from "./Background.js"
+import type * as ErrorClass from "./ErrorClass.js"
 import { addressTokens } from "./internal/addressTokens.js"
 import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
@@ -230,6 +231,9 @@ export class InvalidPlacement extends Schema.TaggedError<InvalidPlacement>()("In
 }) {
   override get message() {
     return `routing spec "${this.specKey}" produced an invalid placement (a bug in the spec): ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 

@@ -17,6 +17,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 import type { MemoryRoutingSpec } from "./Routing.js"
 import { presets } from "./RoutingPresets.js"
 
@@ -33,6 +34,9 @@ export class RoutingSpecNotFound extends Schema.TaggedError<RoutingSpecNotFound>
   override get message() {
     const known = this.available.length === 0 ? "none are registered" : `known: ${this.available.join(", ")}`
     return `no routing spec named "${this.name}" (${known})`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 

@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 import type { SearchHit, SearchResult } from "./MemoryStore.js"
 
 /**
@@ -91,6 +92,9 @@ export class InvalidPlannerOptions extends Schema.TaggedError<InvalidPlannerOpti
 }) {
   override get message() {
     return `invalid search planner options: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 

@@ -16,11 +16,12 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
 import * as InMemorySessionStore from "./internal/inMemorySessionStore.js"
 import * as internal from "./internal/sessionData.js"
 
@@ -35,6 +36,9 @@ export {
   ToolMessage
 } from "./internal/sessionData.js"
 
+const notASessionId = (id: unknown): string =>
+  `${JSON.stringify(id) ?? String(id)} is not a session id (1-200 characters, no whitespace or control characters)`
+
 /**
  * A session (thread) id: 1–200 characters, no whitespace or control characters, so that
  * `session:<id>` is always a valid memory scope.
@@ -43,13 +47,23 @@ export {
  * @category models
  */
 export const SessionId = Schema.String.pipe(
-  Schema.pattern(/^[^\s\p{Cc}]{1,200}$/u, {
-    message: () => "a session id is 1-200 characters with no whitespace or control characters"
-  }),
+  Schema.pattern(/^[^\s\p{Cc}]{1,200}$/u, { message: (issue) => notASessionId(issue.actual) }),
   Schema.annotations({ identifier: "SessionId" })
 )
 /** @since 0.1.0 @category models */
 export type SessionId = typeof SessionId.Type
+
+const isSessionId = Schema.is(SessionId)
+
+/**
+ * Checks a session id: the id as a {@link SessionId}, or the one message that says why it is not
+ * one (the same message the schema reports).
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validateSessionId = (id: string): Either.Either<SessionId, string> =>
+  isSessionId(id) ? Either.right(id) : Either.left(notASessionId(id))
 
 /**
  * A JSON value: what tool parameters and tool results may hold, so that every backend can store
@@ -126,6 +140,9 @@ export class SessionStoreFailure extends Schema.TaggedError<SessionStoreFailure>
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `session store ${this.operation} failed: ${detail}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

@@ -22,12 +22,12 @@
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { sha256 } from "./internal/sha256.js"
 import type { OverlayReport } from "./MemoryOverlay.js"
 import { ProjectedContext } from "./ProjectedContext.js"
 import { AgentPromptSectionData } from "./PromptFragment.js"
 import { KeySource } from "./Routing.js"
 import { SessionMessage } from "./SessionStore.js"
+import * as Sha256 from "./Sha256.js"
 import { safeLine } from "./TextSafety.js"
 
 /**
@@ -48,7 +48,7 @@ export type ContentHash = typeof ContentHash.Type
  * @since 0.1.0
  * @category hashing
  */
-export const contentHash = (text: string): ContentHash => `sha256:${sha256(text)}`
+export const contentHash = (text: string): ContentHash => `sha256:${Sha256.hex(text)}`
 
 /**
  * The kinds of blob.

@@ -113,6 +113,18 @@ describe("session encoding", () => {
     expect(Schema.is(SessionStore.SessionId)("x".repeat(201))).toBe(false)
   })
 
+  it("one rule and one message for a session id: the schema's and validateSessionId's", () => {
+    expect(SessionStore.validateSessionId("s-1")).toEqual(Either.right("s-1"))
+    for (const bad of ["has space", "", "x".repeat(201), "tab\there"]) {
+      const problem = `${
+        JSON.stringify(bad)
+      } is not a session id (1-200 characters, no whitespace or control characters)`
+      expect(SessionStore.validateSessionId(bad)).toEqual(Either.left(problem))
+      const decoded = Schema.decodeUnknownEither(SessionStore.SessionId)(bad)
+      expect(Either.isLeft(decoded) && decoded.left.message).toContain(problem)
+    }
+  })
+
   it("accepts only JSON values as tool parameters and results", () => {
     const isJson = Schema.is(SessionStore.JsonValue)
     expect(isJson({ a: [1, "b", null, { c: true }] })).toBe(true)

@@ -29,7 +29,14 @@
  *
  * @since 0.1.0
  */
-import type { ContextProjection, MemoryStore, MemoryStoreError, PromotionStore, Routing } from "@engram/core"
+import type {
+  ContextProjection,
+  ErrorClass,
+  MemoryStore,
+  MemoryStoreError,
+  PromotionStore,
+  Routing
+} from "@engram/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -110,6 +117,9 @@ export interface EvalReport {
 export class EvalStoreNotEmpty extends Schema.TaggedError<EvalStoreNotEmpty>()("EvalStoreNotEmpty", {}) {
   override get message() {
     return "the eval needs an empty store, and this one already holds memories; point it at a new file"
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
   }
 }
 

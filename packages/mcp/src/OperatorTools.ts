@@ -149,14 +149,6 @@ export interface OperatorToolsConfig {
 
 const DEFAULT_LIST = 50
 
-const toolError = (tool: string) => (error: { readonly _tag: string; readonly message: string }) =>
-  error._tag === "MemoryStoreFailure"
-    ? Effect.zipRight(
-      Effect.logError(`${tool} failed: the memory store failed`).pipe(Effect.annotateLogs({ problem: error.message })),
-      Effect.fail(new MemoryTools.MemoryToolError({ message: "the memory store is unavailable right now" }))
-    )
-    : Effect.fail(new MemoryTools.MemoryToolError({ message: error.message }))
-
 /**
  * The operator tools' handlers over the ambient `MemoryStore`.
  *
@@ -191,7 +183,7 @@ export const make = (config: OperatorToolsConfig) =>
               ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {})
             }))
           ),
-          Effect.catchAll(toolError("memory_list")),
+          Effect.catchAll(MemoryTools.toToolError("memory_list")),
           Effect.withSpan("mcp.tool.memory_list", { attributes: { scope: config.scope } })
         ),
       memory_review: (params) =>
@@ -205,7 +197,7 @@ export const make = (config: OperatorToolsConfig) =>
           const [memory] = yield* views([yield* memories.setReviewState(params.id, params.state)])
           return { status: "reviewed" as const, memory: memory! }
         }).pipe(
-          Effect.catchAll(toolError("memory_review")),
+          Effect.catchAll(MemoryTools.toToolError("memory_review")),
           Effect.withSpan("mcp.tool.memory_review", { attributes: { scope: config.scope } })
         ),
       memory_forget: (params) =>
@@ -227,7 +219,7 @@ export const make = (config: OperatorToolsConfig) =>
               )
               : Effect.succeed({ status: "forgotten" as const, forgotten: tombstones.map((t) => t.memoryId) })
           ),
-          Effect.catchAll(toolError("memory_forget")),
+          Effect.catchAll(MemoryTools.toToolError("memory_forget")),
           Effect.withSpan("mcp.tool.memory_forget", { attributes: { scope: config.scope } })
         )
     })

@@ -18,6 +18,7 @@
  *
  * @since 0.1.0
  */
+import type * as ErrorClass from "@engram/core/ErrorClass"
 import { InjectionLogRow } from "@engram/core/InjectionLog"
 import {
   compareSessionIds,
@@ -28,6 +29,7 @@ import {
   type SessionStoreFailure,
   type SessionStoreService
 } from "@engram/core/SessionStore"
+import * as Sha256 from "@engram/core/Sha256"
 import type { InvalidTelemetryRow, TelemetryStoreFailure, TelemetryStoreService } from "@engram/core/TelemetryStore"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -130,6 +132,9 @@ export class SessionMigrationMismatch extends Schema.TaggedError<SessionMigratio
         `checksums differ (${this.source.checksum.slice(0, 12)}… vs ${this.target.checksum.slice(0, 12)}…); ` +
         `a session differs — the target had other history, or the source changed during the copy`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
+  }
 }
 
 /**
@@ -164,14 +169,6 @@ const DIGEST_GROUP = 1_000
 const encodeMessage = Schema.encodeSync(SessionMessage)
 const encodeInterrupt = Schema.encodeSync(PendingInterrupt)
 const encodeInjection = Schema.encodeSync(InjectionLogRow)
-
-const hex = (buffer: ArrayBuffer): string =>
-  Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join("")
-
-const sha256 = (text: string): Effect.Effect<string> =>
-  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
-    Effect.map(hex)
-  )
 
 /** Everything one store holds for one session, each item in its encoded JSON text. */
 interface SessionContents {
@@ -228,12 +225,9 @@ export const digest = (
         group.push(line)
         return group.length >= DIGEST_GROUP ? flush : Effect.void
       })
-    const flush = Effect.suspend(() => {
-      const text = `${chain}\n${group.join("\n")}`
+    const flush = Effect.sync(() => {
+      chain = Sha256.hex(`${chain}\n${group.join("\n")}`)
       group = []
-      return Effect.map(sha256(text), (next) => {
-        chain = next
-      })
     })
     for (const sessionId of yield* sessionIds(stores, side)) {
       const contents = yield* contentsOf(stores, side, sessionId)

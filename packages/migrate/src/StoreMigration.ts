@@ -20,6 +20,7 @@
  *
  * @since 0.1.0
  */
+import type * as ErrorClass from "@engram/core/ErrorClass"
 import { MAX_LIMIT } from "@engram/core/MemoryQuery"
 import type { MemoryId, MemoryRecord } from "@engram/core/MemoryRecord"
 import { MemoryStore, type MemoryStoreService } from "@engram/core/MemoryStore"
@@ -42,6 +43,7 @@ import {
   rowIdentity
 } from "@engram/core/PromotionStore"
 import type { SessionStoreService } from "@engram/core/SessionStore"
+import * as Sha256 from "@engram/core/Sha256"
 import type { TelemetryStoreService } from "@engram/core/TelemetryStore"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -146,6 +148,9 @@ export class RecordNotCopied extends Schema.TaggedError<RecordNotCopied>()("Reco
   override get message() {
     return `record "${this.id}" was not copied: ${this.reason}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
+  }
 }
 
 const tagOf = (error: unknown): unknown =>
@@ -220,6 +225,9 @@ export class StoreMigrationMismatch extends Schema.TaggedError<StoreMigrationMis
         `(${this.sourceChecksum.slice(0, 12)}… vs ${this.targetChecksum.slice(0, 12)}…); ` +
         `a record differs — the source may have changed during the copy`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
+  }
 }
 
 /**
@@ -276,9 +284,6 @@ type RestoreError = DuplicateMemoryId | InvalidMemoryInput | MemoryStoreFailure
 // encoded records, so it never depends on how the listing was paged.
 const DIGEST_GROUP = 1_000
 
-const hex = (buffer: ArrayBuffer): string =>
-  Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join("")
-
 const encodeRow = Schema.encodeSync(PromotionRow)
 
 /** The promotion rows of `ids`, grouped by record id, each group in the core's row order. */
@@ -295,11 +300,6 @@ const promotionsOf = (
     }
     return byRecord
   })
-
-const sha256 = (text: string): Effect.Effect<string> =>
-  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
-    Effect.map(hex)
-  )
 
 /**
  * Reads a whole store in listing order, superseded records included, one page at a time.
@@ -347,12 +347,9 @@ export const digest = (
     let count = 0
     let unreadable = 0
     let promotions = 0
-    const flush = Effect.suspend(() => {
-      const text = `${chain}\n${group.join("\n")}`
+    const flush = Effect.sync(() => {
+      chain = Sha256.hex(`${chain}\n${group.join("\n")}`)
       group = []
-      return Effect.map(sha256(text), (next) => {
-        chain = next
-      })
     })
     const promotionStore = options?.promotions
     const exclude = options?.exclude
@@ -537,6 +534,9 @@ export class MarkerStoreFailure extends Schema.TaggedError<MarkerStoreFailure>()
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `import markers ${this.operation} failed: ${detail}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

@@ -19,11 +19,11 @@ import {
   type MemoryRecord,
   MemoryStore,
   type MemoryStoreError,
-  MemoryWrite,
   PromotionStore,
   PromptFragment,
   Routing
 } from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
@@ -144,7 +144,7 @@ export const composeAgentBackground = (
       Effect.logWarning("a promotion row holds a malformed placement; it is not composed").pipe(
         Effect.annotateLogs({ memoryId: recordId, spec: error.specKey, problem: error.problem })
       ), { discard: true })
-    const now = yield* MemoryWrite.now
+    const now = yield* DateTime.now
     const { background, report } = MemoryOverlay.applyMemoryOverlay(options.background, placed, options.spec, {
       now,
       budget: options.budget

@@ -42,12 +42,12 @@
 import {
   ContextProjection,
   type MemoryRecord,
-  MemoryWrite,
   type ProjectedContext,
   type PromptFragment,
   SessionStore
 } from "@engram/core"
 import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
@@ -236,7 +236,7 @@ export const make = <R = never>(
     const compose = (sessionId: string, query: string, options: AssembleOptions = {}) =>
       Effect.gen(function*() {
         const { overlay, prefix, projection, turn } = yield* turnOf(sessionId, query, options)
-        const input = new SessionStore.OperatorMessage({ text: query, at: yield* MemoryWrite.now })
+        const input = new SessionStore.OperatorMessage({ text: query, at: yield* DateTime.now })
         const history = yield* Ref.modify(streams, (all) => {
           const before = all.get(sessionId) ?? []
           return [before, new Map(all).set(sessionId, [...before, input])] as const
@@ -258,7 +258,7 @@ export const make = <R = never>(
       })
 
     const answered = (sessionId: string, text: string) =>
-      Effect.flatMap(MemoryWrite.now, (at) =>
+      Effect.flatMap(DateTime.now, (at) =>
         Ref.update(streams, (all) => {
           const before = all.get(sessionId)
           if (before === undefined) return all

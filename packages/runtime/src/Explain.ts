@@ -26,6 +26,7 @@
  *
  * @since 0.1.0
  */
+import type { ErrorClass } from "@engram/core"
 import {
   InjectionLog,
   MemoryQuery,
@@ -154,6 +155,9 @@ export class InvalidMemoryId extends Schema.TaggedError<InvalidMemoryId>()("Inva
 }) {
   override get message() {
     return `"${this.memoryId}" is not a memory id`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
   }
 }
 

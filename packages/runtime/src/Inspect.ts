@@ -12,6 +12,7 @@
  *
  * @since 0.1.0
  */
+import type { ErrorClass } from "@engram/core"
 import { ProjectedContext, type PromptSnapshot, type SessionStore, TelemetryStore, Trajectory } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -55,6 +56,9 @@ export class SnapshotUnreadable extends Schema.TaggedError<SnapshotUnreadable>()
   override get message() {
     return `the snapshot of session ${this.sessionId}, turn ${this.turn}, call ${this.call} cannot be rebuilt: ` +
       this.problem
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

@@ -39,15 +39,15 @@ import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
 import {
   type Background,
+  ErrorClass,
   IdGenerator,
   MemoryRecord,
   MemoryStore,
-  type MemoryStoreError,
-  MemoryWrite,
   PromotionStore,
   Routing,
   ScopeView
 } from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Promotion from "./Promotion.js"
@@ -62,7 +62,11 @@ import * as SaveGate from "./SaveGate.js"
  */
 export class MemoryToolError extends Schema.TaggedError<MemoryToolError>()("MemoryToolError", {
   message: Schema.String
-}) {}
+}) {
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
+  }
+}
 
 /**
  * The parameters of `memory_save`: five flat fields, no address.
@@ -370,40 +374,39 @@ const conflictOf = (
   }
 }
 
-type StoreError =
-  | MemoryStoreError.DuplicateMemoryId
-  | MemoryStoreError.InvalidMemoryInput
-  | MemoryStoreError.InvalidMemoryQuery
-  | MemoryStoreError.MemoryNotFound
-  | MemoryStoreError.MemoryConflict
-  | MemoryStoreError.MemoryStoreFailure
-  | PromotionStore.PromotionStoreFailure
-  | Routing.InvalidPlacement
-
-// Store errors become one sentence for the model; failures underneath are also logged.
-const toToolError = (tool: string) => (error: StoreError | MemoryToolError): Effect.Effect<never, MemoryToolError> => {
-  switch (error._tag) {
-    case "MemoryToolError":
-      return Effect.fail(error)
-    case "MemoryStoreFailure":
-    case "PromotionStoreFailure":
-      return Effect.zipRight(
-        Effect.logError(`${tool} failed: the memory store failed`).pipe(
-          Effect.annotateLogs({ problem: error.message })
-        ),
-        Effect.fail(new MemoryToolError({ message: "the memory store is unavailable right now; nothing was changed" }))
+/**
+ * A store or runtime failure as the one sentence a tool answers the model with, by its class (see
+ * `ErrorClass`): the error's own message for a request the model can fix (invalid input, not
+ * found, conflict); for a store that failed underneath or a broken configuration, which the
+ * model cannot fix, a fixed sentence, and the real message is logged. A `MemoryToolError` passes
+ * through. `tool` names the tool in the log line.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const toToolError =
+  (tool: string) => (error: ErrorClass.Classifiable): Effect.Effect<never, MemoryToolError> => {
+    if (error instanceof MemoryToolError) return Effect.fail(error)
+    const refuse = (logged: string, message: string) =>
+      Effect.zipRight(
+        Effect.logError(`${tool} failed: ${logged}`).pipe(Effect.annotateLogs({ problem: error.message })),
+        Effect.fail(new MemoryToolError({ message }))
       )
-    case "InvalidPlacement":
-      return Effect.zipRight(
-        Effect.logError(`${tool} failed: the routing spec is broken`).pipe(
-          Effect.annotateLogs({ problem: error.message })
-        ),
-        Effect.fail(new MemoryToolError({ message: "this memory could not be saved because of a configuration error" }))
-      )
-    default:
-      return Effect.fail(new MemoryToolError({ message: error.message }))
+    const errorClass = ErrorClass.classify(error)
+    switch (errorClass) {
+      case "Unavailable":
+        return refuse("the memory store failed", "the memory store is unavailable right now; nothing was changed")
+      case "Misconfigured":
+        return refuse(
+          "the memory configuration is broken",
+          "this memory could not be saved because of a configuration error"
+        )
+      case "InvalidInput":
+      case "NotFound":
+      case "Conflict":
+        return Effect.fail(new MemoryToolError({ message: error.message }))
+    }
   }
-}
 
 /**
  * The handlers of the memory tools for one agent, over the ambient `MemoryStore` and
@@ -419,7 +422,7 @@ export const make = (config: MemoryToolsConfig) =>
     const stores = (
       self: Effect.Effect<
         SaveResult,
-        StoreError | MemoryToolError,
+        ErrorClass.Classified,
         MemoryStore.MemoryStore | PromotionStore.PromotionStore
       >
     ) =>
@@ -461,7 +464,7 @@ export const make = (config: MemoryToolsConfig) =>
           }
           // The record as it will be written, id included, so the gate judges exactly what is saved.
           const id = yield* (yield* IdGenerator.IdGenerator).next
-          const pending = MemoryRecord.fromWriteInput(input, { id, now: yield* MemoryWrite.now })
+          const pending = MemoryRecord.fromWriteInput(input, { id, now: yield* DateTime.now })
           const verdict = yield* SaveGate.check(pending, { ...config, supersedes })
           if (verdict._tag === "Held") {
             const holder = verdict.holders[0]!.record

@@ -19,7 +19,8 @@
  *
  * @since 0.1.0
  */
-import { type Background, MemoryWrite, PromotionStore, Routing } from "@engram/core"
+import { type Background, PromotionStore, Routing } from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
@@ -140,7 +141,7 @@ export const promoteNew = (
     if (unique.length === 0) return { committed: [], alreadyPromoted: [] }
     const existing = yield* store.getByRecords(unique.map((record) => record.id), { specKey: spec.key })
     const have = new Set(existing.rows.map((row) => row.recordId))
-    const at = yield* MemoryWrite.now
+    const at = yield* DateTime.now
     const rows = yield* Either.all(
       unique.filter((record) => !have.has(record.id)).map((record) => rowFor(record, ctx, spec, at))
     )

@@ -16,10 +16,10 @@ import {
   type MemoryRecord,
   MemoryStore,
   type MemoryStoreError,
-  MemoryWrite,
   PromotionStore,
   Routing
 } from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 
@@ -61,7 +61,7 @@ export const liveHolders = (options: {
     // Read by id alone and check the scope here: a scope filter would let a backend pick its scope
     // index and scan the whole scope.
     const read = yield* memories.get(rows.map((row) => row.recordId))
-    const at = yield* MemoryWrite.now
+    const at = yield* DateTime.now
     const rowOf = new Map(rows.map((row) => [row.recordId, row] as const))
     return read.records
       .filter((record) => record.scope === options.scope && MemoryQuery.isDeliverable(record, at))

@@ -45,6 +45,7 @@
  *
  * @since 0.1.0
  */
+import type { ErrorClass } from "@engram/core"
 import {
   Background,
   type ContextProjection,
@@ -213,6 +214,9 @@ export class InvalidAgentConfig extends Schema.TaggedError<InvalidAgentConfig>()
 }) {
   override get message() {
     return `invalid agent config: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 

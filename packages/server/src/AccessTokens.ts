@@ -13,14 +13,15 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryRecord, MemoryWrite } from "@engram/core"
+import type { ErrorClass } from "@engram/core"
+import { MemoryRecord, MemoryWrite, Sha256 } from "@engram/core"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { createHash, randomBytes } from "node:crypto"
+import { randomBytes } from "node:crypto"
 
 /**
  * The scopes a token may use: one or more, each a memory scope.
@@ -88,6 +89,9 @@ export class InvalidTokenRequest extends Schema.TaggedError<InvalidTokenRequest>
   override get message() {
     return `cannot create the token: ${this.problem}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
+  }
 }
 
 /**
@@ -103,6 +107,9 @@ export class TokenStoreFailure extends Schema.TaggedError<TokenStoreFailure>()("
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `token store ${this.operation} failed: ${detail}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 
@@ -145,7 +152,7 @@ export const SECRET_PREFIX = "egm_"
  * @since 0.1.0
  * @category hashing
  */
-export const hashSecret = (secret: string): string => createHash("sha256").update(secret, "utf8").digest("hex")
+export const hashSecret = (secret: string): string => Sha256.hex(secret)
 
 const decodeRequest = (request: unknown) =>
   Either.match(Schema.decodeUnknownEither(TokenRequest)(request, { onExcessProperty: "error" }), {
@@ -162,7 +169,7 @@ const issue = (request: unknown) =>
       label: valid.label,
       scopes: valid.scopes,
       readOnly: valid.readOnly,
-      createdAt: yield* MemoryWrite.now
+      createdAt: yield* DateTime.now
     })
     return { token, secret, hash: hashSecret(secret) }
   })

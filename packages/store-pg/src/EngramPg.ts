@@ -180,6 +180,8 @@ let temporaryCounter = 0
 export const temporarySchemaName = (prefix = "engram_tmp"): string =>
   [
     prefix,
+    // Wall-clock time only makes the name unique across runs, so TestClock must not fix it.
+    // eslint-disable-next-line no-restricted-properties
     Date.now().toString(36),
     (globalThis.process?.pid ?? 0).toString(36),
     (temporaryCounter++).toString(36),

@@ -22,6 +22,7 @@
  * @since 0.1.0
  */
 import { SqlError } from "@effect/sql/SqlError"
+import type { ErrorClass } from "@engram/core"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 
@@ -46,6 +47,9 @@ export class PgServerError extends Schema.TaggedError<PgServerError>()("PgServer
     return `PostgreSQL ${this.sqlState}: ${redactUrls(this.serverMessage)}${
       this.hint === undefined ? "" : ` (hint: ${redactUrls(this.hint)})`
     }`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

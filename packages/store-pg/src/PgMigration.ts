@@ -12,6 +12,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { ErrorClass } from "@engram/core"
 import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { StoreMigration } from "@engram/migrate"
 import * as Cause from "effect/Cause"
@@ -40,6 +41,9 @@ export class PgMigrationError extends Schema.TaggedError<PgMigrationError>()("Pg
 }) {
   override get message() {
     return this.problem
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

@@ -11,6 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
+import type { ErrorClass } from "@engram/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -137,6 +138,9 @@ export class SqliteOpenError extends Schema.TaggedError<SqliteOpenError>()("Sqli
     if (this.problems !== undefined) return `cannot open the SQLite database "${this.filename}": ${this.detail}`
     return `cannot open the SQLite database "${this.filename}": ${this.detail}. ` +
       `Check that the path is a writable file in a writable directory, or choose another path.`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 
@@ -335,6 +339,8 @@ const removeStaleCreations = (filename: string): void => {
   } catch {
     return
   }
+  // Compared with file modification times, which the file system stamps in wall-clock time.
+  // eslint-disable-next-line no-restricted-properties
   const now = Date.now()
   for (const name of names) {
     if (!name.startsWith(prefix)) continue

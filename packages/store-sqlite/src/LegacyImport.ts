@@ -36,11 +36,11 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryStore, MemoryWrite } from "@engram/core"
+import type { ErrorClass } from "@engram/core"
+import { MemoryStore, Sha256 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { legacyId, type LegacyRow, mapRows, OPTIONAL_COLUMNS, REQUIRED_COLUMNS } from "./internal/legacyMapping.js"
@@ -71,6 +71,9 @@ export class LegacyImportError extends Schema.TaggedError<LegacyImportError>()("
       case "WriteFailed":
         return `importing legacy store "${this.file}" failed and nothing was written: ${this.detail}`
     }
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
   }
 }
 
@@ -191,10 +194,9 @@ const readSource = (file: string) =>
   }).pipe(Effect.scoped)
 
 const fingerprintOf = (rows: ReadonlyArray<LegacyRow>, columns: ReadonlyArray<string>): string => {
-  const hash = NodeCrypto.createHash("sha256")
-  hash.update(JSON.stringify(columns))
+  const hash = Sha256.hasher().update(JSON.stringify(columns))
   for (const row of rows) hash.update(`\n${JSON.stringify([row.rowid, ...columns.map((c) => row[c] ?? null)])}`)
-  return hash.digest("hex")
+  return hash.hex()
 }
 
 /**
@@ -261,7 +263,7 @@ export const importLegacyChunks = (
         yield* store.restore(batch)
       }
 
-      const importedAt = DateTime.formatIso(yield* MemoryWrite.now)
+      const importedAt = DateTime.formatIso(yield* DateTime.now)
       const kinds: Record<string, number> = {}
       for (const record of records) kinds[record.kind] = (kinds[record.kind] ?? 0) + 1
       const marker: Marker = {

@@ -10,6 +10,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { ErrorClass } from "@engram/core"
 import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { StoreMigration } from "@engram/migrate"
 import * as Cause from "effect/Cause"
@@ -39,6 +40,9 @@ export class SqliteMigrationError extends Schema.TaggedError<SqliteMigrationErro
 }) {
   override get message() {
     return `${this.filename}: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

@@ -226,7 +226,7 @@ export const add = Command.make(
     Effect.gen(function*() {
       const input = yield* writeInputOf(content, kind, fields)
       const [record] = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.write([input])))
-      const now = yield* MemoryWrite.now
+      const now = yield* DateTime.now
       yield* output(
         () => ({ record: Render.jsonRecord(record!) }),
         () => `added ${record!.id}\n${Render.recordDetail(record!, now)}`
@@ -253,7 +253,7 @@ export const list = Command.make(
     Effect.gen(function*() {
       const query: MemoryQuery.ListQuery = { ...filtersOf(flags), ...Flags.defined({ limit, cursor }) }
       const page = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.list(query)), "read")
-      const now = yield* MemoryWrite.now
+      const now = yield* DateTime.now
       yield* output(
         () => ({
           records: page.records.map(Render.jsonRecord),
@@ -284,7 +284,7 @@ export const search = Command.make(
     Effect.gen(function*() {
       const options: MemoryQuery.SearchOptions = { ...filtersOf(flags), ...Flags.defined({ limit }) }
       const result = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.search(text, options)), "read")
-      const now = yield* MemoryWrite.now
+      const now = yield* DateTime.now
       yield* output(
         () => ({
           hits: result.hits.map((hit) => ({ record: Render.jsonRecord(hit.record), score: hit.score })),
@@ -350,7 +350,7 @@ export const supersede = Command.make(
           return yield* memories.supersede(fullId, input)
         })
       )
-      const now = yield* MemoryWrite.now
+      const now = yield* DateTime.now
       yield* output(
         () => ({
           superseded: Render.jsonRecord(outcome.superseded),

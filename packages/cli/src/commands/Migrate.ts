@@ -24,6 +24,7 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import { Sha256 } from "@engram/core"
 import { SessionMigration, StoreMigration } from "@engram/migrate"
 import { PgMigration } from "@engram/store-pg"
 import { EngramSqlite, SqliteMigration } from "@engram/store-sqlite"
@@ -192,11 +193,6 @@ export interface Summary {
   readonly seconds: number
 }
 
-const sha256 = (text: string): Effect.Effect<string> =>
-  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
-    Effect.map((buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join(""))
-  )
-
 /**
  * The whole store's checksum: SHA-256 over the records' digest (records and promotion rows), the
  * sessions' digest (messages, interrupts and injection rows) and the legacy-import markers.
@@ -205,9 +201,8 @@ const sha256 = (text: string): Effect.Effect<string> =>
  * @category verifying
  */
 export const storeChecksum = (records: string, sessions: string, markers: string): Effect.Effect<string> =>
-  Effect.flatMap(
-    sha256(markers),
-    (meta) => sha256(`engram store v1\nrecords ${records}\nsessions ${sessions}\nmeta ${meta}`)
+  Effect.sync(() =>
+    Sha256.hex(`engram store v1\nrecords ${records}\nsessions ${sessions}\nmeta ${Sha256.hex(markers)}`)
   )
 
 /**

@@ -2,18 +2,12 @@ import { expect, it } from "@effect/vitest"
 import { MemoryForget, PromotionStore, Routing } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import { failure, idsOf, listAll, type Provide, store, T0 } from "./harness.js"
 
-const promotions = Effect.flatMap(
-  Effect.serviceOption(PromotionStore.PromotionStore),
-  Option.match({
-    onNone: () => Effect.dieMessage("the forget suite needs a PromotionStore on the same backend as the MemoryStore"),
-    onSome: Effect.succeed
-  })
-)
+// The kit's signature asks for a PromotionStore on the same backend beside the MemoryStore.
+const promotions = PromotionStore.PromotionStore
 
 const placed = (recordId: string, scope: string, key: string): PromotionStore.PromotionRow => {
   const placement = Routing.background("about_user", key)
@@ -33,7 +27,7 @@ const placed = (recordId: string, scope: string, key: string): PromotionStore.Pr
 const encodeTombstone = (tombstone: MemoryForget.Tombstone) => Schema.encodeSync(MemoryForget.Tombstone)(tombstone)
 
 /** Forget: hard deletion with a tombstone, on every backend (Tier 1). */
-export const forget = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
+export const forget = <RExtra, LE>(provide: Provide<PromotionStore.PromotionStore | RExtra, LE>) => {
   it.effect("forget by id removes the record from get, list and search, and leaves a tombstone without content", () =>
     Effect.gen(function*() {
       const s = yield* store

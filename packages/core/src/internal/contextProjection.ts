@@ -2,8 +2,9 @@
  * The body of `ContextProjection`: what each section reads from the stores, and the one call to
  * the pure composer.
  */
-import type * as DateTime from "effect/DateTime"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type {
@@ -13,13 +14,13 @@ import type {
   ProjectionSettings,
   Stores
 } from "../ContextProjection.js"
+import * as ErrorClass from "../ErrorClass.js"
 import * as InjectionLog from "../InjectionLog.js"
 import * as Instrumentation from "../Instrumentation.js"
 import * as MemoryLimits from "../MemoryLimits.js"
 import * as MemoryQuery from "../MemoryQuery.js"
 import type * as MemoryRecord from "../MemoryRecord.js"
 import * as MemoryStore from "../MemoryStore.js"
-import * as MemoryWrite from "../MemoryWrite.js"
 import * as PriorSessionDigest from "../PriorSessionDigest.js"
 import * as ProjectedContext from "../ProjectedContext.js"
 import * as PromotionStore from "../PromotionStore.js"
@@ -39,6 +40,10 @@ export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `projecting context for session ${this.sessionId}, turn ${this.turn} failed: ${detail}`
   }
+  /** The class of what failed underneath (a store's failure); a request the projection refused is invalid input. */
+  get errorClass(): ErrorClass.ErrorClass {
+    return ErrorClass.fromUnknown(this.cause) ?? "InvalidInput"
+  }
 }
 
 /** Records per page when reading every always-on record. */
@@ -56,8 +61,6 @@ const SESSION_TOKEN = SearchTokenizer.tokenize(PriorSessionDigest.sessionTag("s"
 const SESSION_SCOPE_PREFIX = "session:"
 /** Search hits read for a `relevant` digest. */
 const DIGEST_SEARCH_LIMIT = 100
-
-const isSessionId = Schema.is(SessionStore.SessionId)
 
 interface Read<A> {
   readonly value: A
@@ -243,18 +246,13 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         new ProjectionFailure({ sessionId: request.sessionId, turn: request.turn, cause })
       return Effect.gen(function*() {
         const sessionId = request.sessionId
-        if (!isSessionId(sessionId)) {
-          return yield* Effect.fail(
-            failure(
-              new Error(`"${sessionId}" is not a session id (1-200 characters, no whitespace or control characters)`)
-            )
-          )
-        }
+        const invalid = SessionStore.validateSessionId(sessionId)
+        if (Either.isLeft(invalid)) return yield* Effect.fail(failure(new Error(invalid.left)))
         if (!Number.isInteger(request.turn) || request.turn < 0) {
           return yield* Effect.fail(failure(new Error(`turn must be a non-negative integer, got ${request.turn}`)))
         }
         const estimator = yield* TokenEstimator.TokenEstimator
-        const now = yield* MemoryWrite.now
+        const now = yield* DateTime.now
         const sections = new Set(ProjectedContext.sectionsFor(request.mode))
         const none = { value: [], skipped: 0 }
 

@@ -30,7 +30,6 @@ import {
   ensureNotInvalidated,
   expiredAt,
   invalidatedBy,
-  now,
   prepareRecords,
   prepareSuccessor,
   validateRecords,
@@ -195,7 +194,7 @@ export const make = (): MemoryStoreService => {
       Effect.gen(function*() {
         const query = yield* decodeQuery(ListQuery, raw ?? {})
         const position = query.cursor === undefined ? undefined : yield* decodeCursor(query.cursor)
-        const at = yield* now
+        const at = yield* DateTime.now
         const limit = query.limit ?? DEFAULT_LIST_LIMIT
         const page: Array<MemoryRecord> = []
         let more = false
@@ -219,7 +218,7 @@ export const make = (): MemoryStoreService => {
     search: (text, raw) =>
       Effect.gen(function*() {
         const options = yield* decodeQuery(SearchOptions, raw ?? {})
-        const at = yield* now
+        const at = yield* DateTime.now
         const statistics = index.statistics()
         const searchPlan = SearchPlan.plan(distinctTokens(text), statistics, yield* SearchPlan.SearchPlanner)
         return yield* SearchPlan.run(searchPlan, options.limit ?? DEFAULT_SEARCH_LIMIT, options.order, (tier, limit) =>
@@ -297,7 +296,7 @@ export const make = (): MemoryStoreService => {
     expire: (id) =>
       Effect.gen(function*() {
         const record = yield* find(id)
-        const at = yield* now
+        const at = yield* DateTime.now
         const updated = expiredAt(record, at)
         replace(updated)
         return updated
@@ -306,7 +305,7 @@ export const make = (): MemoryStoreService => {
     forget: (rawTarget, options) =>
       Effect.gen(function*() {
         const { by, target } = yield* decodeForget(rawTarget, options.by)
-        const at = yield* now
+        const at = yield* DateTime.now
         const doomed = ordered.filter((record) => targets(target, record))
         const tombstones = doomed.map((record) => tombstoneOf(record, at, by)).sort(compareTombstones)
         const ids = new Set(doomed.map((record) => record.id))

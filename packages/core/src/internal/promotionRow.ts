@@ -6,6 +6,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "../ErrorClass.js"
 import { MemoryId, Scope } from "../MemoryRecord.js"
 import { describeParseError } from "../MemoryWrite.js"
 import { placementKey, PromotionDecision } from "../Routing.js"
@@ -25,6 +26,9 @@ export class DuplicatePromotion extends Schema.TaggedError<DuplicatePromotion>()
     return `memory "${this.recordId}" already has a promotion row for spec "${this.specKey}"; ` +
       `rows are committed once and nothing in the batch was stored`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
+  }
 }
 
 export class InvalidPromotionRow extends Schema.TaggedError<InvalidPromotionRow>()("InvalidPromotionRow", {
@@ -33,6 +37,9 @@ export class InvalidPromotionRow extends Schema.TaggedError<InvalidPromotionRow>
 }) {
   override get message() {
     return `promotion row #${this.index} is invalid: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
   }
 }
 

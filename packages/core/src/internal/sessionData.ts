@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "../ErrorClass.js"
 import { describeParseError } from "../MemoryWrite.js"
 import type { SessionId } from "../SessionStore.js"
 
@@ -132,6 +133,9 @@ export class InvalidSessionData extends Schema.TaggedError<InvalidSessionData>()
 }) {
   override get message() {
     return `session data is invalid and nothing was stored: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
   }
 }
 

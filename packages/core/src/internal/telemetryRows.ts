@@ -12,6 +12,7 @@ import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import type * as ErrorClass from "../ErrorClass.js"
 import { describeParseError } from "../MemoryWrite.js"
 import * as PromptSnapshot from "../PromptSnapshot.js"
 import { sortSessionIds } from "../SessionStore.js"
@@ -30,6 +31,9 @@ export class InvalidTelemetryRow extends Schema.TaggedError<InvalidTelemetryRow>
   override get message() {
     return `telemetry row is invalid and was not stored: ${this.problem}`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
+  }
 }
 
 /**
@@ -45,6 +49,9 @@ export class TelemetryStoreFailure extends Schema.TaggedError<TelemetryStoreFail
   override get message() {
     const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
     return `telemetry store ${this.operation} failed: ${detail}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 
@@ -62,6 +69,9 @@ export class DuplicateSnapshot extends Schema.TaggedError<DuplicateSnapshot>()("
   override get message() {
     return `a prompt snapshot of session ${this.sessionId}, turn ${this.turn}, call ${this.call} is already stored; ` +
       "snapshots are append-only"
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
   }
 }
 

@@ -15,7 +15,6 @@ import {
   MemoryQuery,
   MemoryRecord,
   MemoryStore,
-  MemoryWrite,
   PromotionStore,
   Routing,
   RoutingPresets,
@@ -265,7 +264,7 @@ const CONTENT_KEY_IN_TEXT = /\bc-[0-9a-f]{16}\b/
 /** Where the live record holding `content` was placed, and whether that is the expected address, alone. */
 const routedAsExpected = (scope: MemoryRecord.Scope, scenario: Scenario, specKey: string) =>
   Effect.gen(function*() {
-    const at = yield* MemoryWrite.now
+    const at = yield* DateTime.now
     const live = (yield* everything(scope)).records.filter((r) => MemoryQuery.isDeliverable(r, at))
     const holder = live.find((r) => r.content === scenario.present)
     if (holder === undefined) return `no live record holds "${scenario.present}"`

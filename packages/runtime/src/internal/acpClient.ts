@@ -3,6 +3,7 @@
  * process an agent runs in.
  */
 import * as Acp from "@agentclientprotocol/sdk"
+import type { ErrorClass } from "@engram/core"
 import { PromptFragment } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -28,6 +29,9 @@ export class AcpError extends Schema.TaggedError<AcpError>()("AcpError", {
     const tail = this.stderr?.trim() ?? ""
     const stderr = tail === "" ? "" : ` (agent stderr: ${tail})`
     return `ACP ${this.operation} failed: ${detail}${stderr}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
   }
 }
 

@@ -4,7 +4,7 @@
  *
  * It imports only types from the public module.
  */
-import type { ContextProjection, ProjectedContext, PromptFragment } from "@engram/core"
+import type { ContextProjection, ErrorClass, ProjectedContext, PromptFragment } from "@engram/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Agent, Sent, Turn, TurnPlan } from "../Agent.js"
@@ -16,6 +16,9 @@ export class IncognitoPrefixHoldsMemory extends Schema.TaggedError<IncognitoPref
   override get message() {
     return `an incognito agent must not send memory, but its prefix holds ${this.memoryIds.join(", ")}; ` +
       `pass authoredPrefix (StablePrefix.buildAgent returns it)`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 

@@ -5,7 +5,14 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import { ContextProjection, MemoryWrite, type ProjectedContext, type PromptSnapshot, SessionStore } from "@engram/core"
+import {
+  ContextProjection,
+  type ErrorClass,
+  type ProjectedContext,
+  type PromptSnapshot,
+  SessionStore
+} from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -35,6 +42,9 @@ export class ToolNameClash extends Schema.TaggedError<ToolNameClash>()("ToolName
     return `two tools of the agent are named ${this.name}: tool names must be unique ` +
       `(memory_save and memory_recall are the memory toolkit's); rename one`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
+  }
 }
 
 export class SessionAwaitingApproval extends Schema.TaggedError<SessionAwaitingApproval>()("SessionAwaitingApproval", {
@@ -46,6 +56,9 @@ export class SessionAwaitingApproval extends Schema.TaggedError<SessionAwaitingA
     return `session ${this.sessionId} is waiting for approval of ${this.tools.join(", ")} (turn ${this.turn}); ` +
       `resume it with a decision before starting a new turn`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
+  }
 }
 
 export class NothingToResume extends Schema.TaggedError<NothingToResume>()("NothingToResume", {
@@ -54,6 +67,9 @@ export class NothingToResume extends Schema.TaggedError<NothingToResume>()("Noth
 }) {
   override get message() {
     return `cannot resume session ${this.sessionId}: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
   }
 }
 
@@ -66,6 +82,9 @@ export class CallLimitReached extends Schema.TaggedError<CallLimitReached>()("Ca
     return `turn ${this.turn} of session ${this.sessionId} stopped after ${this.calls} model calls: ` +
       `the model was still calling tools (raise maxCalls if this is expected)`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
+  }
 }
 
 export class InvalidTurn extends Schema.TaggedError<InvalidTurn>()("InvalidTurn", {
@@ -73,6 +92,9 @@ export class InvalidTurn extends Schema.TaggedError<InvalidTurn>()("InvalidTurn"
 }) {
   override get message() {
     return `the turn was refused: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "InvalidInput"
   }
 }
 
@@ -312,16 +334,11 @@ export interface Turn {
   readonly projection: ProjectedContext.ProjectedContext
 }
 
-const isSessionId = Schema.is(SessionStore.SessionId)
-
 const validSession = (sessionId: string) =>
-  isSessionId(sessionId)
-    ? Effect.void
-    : Effect.fail(
-      new InvalidTurn({
-        problem: `"${sessionId}" is not a session id (1-200 characters, no whitespace or control characters)`
-      })
-    )
+  Either.match(SessionStore.validateSessionId(sessionId), {
+    onLeft: (problem) => Effect.fail(new InvalidTurn({ problem })),
+    onRight: () => Effect.void
+  })
 
 export const isOperatorInput = (message: SessionStore.SessionMessage): message is SessionStore.OperatorMessage =>
   message._tag === "OperatorMessage" && !SessionStore.isLegacyContextFrame(message)
@@ -426,7 +443,7 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
       const assistant = new SessionStore.AssistantMessage({
         text: reply.text,
         toolCalls: calls,
-        at: yield* MemoryWrite.now
+        at: yield* DateTime.now
       })
       if (calls.length === 0) {
         yield* sessions.append(sessionId, [assistant])
@@ -449,7 +466,7 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
             turn: turn.turn,
             toolCalls: gated,
             reason: `the operator's approval is needed for ${gated.map((c) => c.name).join(", ")}`,
-            at: yield* MemoryWrite.now,
+            at: yield* DateTime.now,
             detail: { call }
           })
         )
@@ -467,7 +484,7 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
         return suspended
       }
       const results = yield* Effect.forEach(calls, (c) => runCall(agent, c))
-      const tool = new SessionStore.ToolMessage({ results, at: yield* MemoryWrite.now })
+      const tool = new SessionStore.ToolMessage({ results, at: yield* DateTime.now })
       yield* sessions.append(sessionId, [assistant, tool])
       rounds = [...rounds, assistant, tool]
     }
@@ -492,7 +509,7 @@ export const runTurn = (options: {
     }
     const history = (yield* sessions.load(sessionId)).messages
     const turnNumber = nextTurn(history)
-    const input = new SessionStore.OperatorMessage({ text: options.input, at: yield* MemoryWrite.now })
+    const input = new SessionStore.OperatorMessage({ text: options.input, at: yield* DateTime.now })
     const base = { agent, sessionId, turn: turnNumber, history, input }
     // Projected once per turn; the value stays in this fiber and goes nowhere else.
     const projection = yield* project(base)
@@ -565,7 +582,7 @@ export const resume = (options: {
       last.toolCalls,
       (call) => !isWaiting(call) || approved(call) ? runCall(agent, call) : Effect.succeed(denied(call, reason))
     )
-    const tool = new SessionStore.ToolMessage({ results, at: yield* MemoryWrite.now })
+    const tool = new SessionStore.ToolMessage({ results, at: yield* DateTime.now })
     yield* sessions.append(sessionId, [tool])
     yield* sessions.clearInterrupt(sessionId)
     const calls = visible.filter((message) => message._tag === "AssistantMessage").length

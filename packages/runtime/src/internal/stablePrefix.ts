@@ -9,12 +9,13 @@ import {
   Background,
   type ContextProjection,
   ContextSection,
+  type ErrorClass,
   MemoryOverlay,
-  MemoryWrite,
   PromptFragment,
   Routing,
   RoutingSpecs
 } from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -40,6 +41,9 @@ export class UnknownSectionAnchor extends Schema.TaggedError<UnknownSectionAncho
     return `section "${this.section}" is placed relative to "${this.anchor}", which is not a section ` +
       `(known: ${this.known.map((name) => `"${name}"`).join(", ")})`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
+  }
 }
 
 export class SectionOrderCycle extends Schema.TaggedError<SectionOrderCycle>()("SectionOrderCycle", {
@@ -49,6 +53,9 @@ export class SectionOrderCycle extends Schema.TaggedError<SectionOrderCycle>()("
     return `plugin sections are anchored in a cycle: ${this.cycle.map((name) => `"${name}"`).join(" → ")}; ` +
       `anchor one of them on a built-in section`
   }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
+  }
 }
 
 export class DuplicateSection extends Schema.TaggedError<DuplicateSection>()("DuplicateSection", {
@@ -56,6 +63,9 @@ export class DuplicateSection extends Schema.TaggedError<DuplicateSection>()("Du
 }) {
   override get message() {
     return `two sections are named "${this.name}"; section names must be unique`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
   }
 }
 
@@ -202,7 +212,7 @@ export const buildAgent = (config: AgentConfig) =>
       ? undefined
       : yield* Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!))
     const composed = spec === undefined
-      ? yield* Effect.map(MemoryWrite.now, (now) => ({
+      ? yield* Effect.map(DateTime.now, (now) => ({
         ...MemoryOverlay.applyMemoryOverlay(config.background, [], noSpec, { now, budget: config.overlayBudget }),
         missing: [],
         skipped: { promotionRows: 0, records: 0 }

@@ -1,6 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import {
   ContextProjection,
+  ErrorClass,
   MemoryForget,
   type MemoryQuery,
   type MemoryRecord,
@@ -40,30 +41,22 @@ export interface ServerConfig {
   readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
 }
 
-type Tagged = { readonly _tag: string; readonly message: string }
-
-/** A store or runtime failure as the HTTP error a caller can act on. */
-const toHttp = (error: Tagged): NotFound | Conflict | BadRequest | Unavailable => {
-  switch (error._tag) {
-    case "MemoryNotFound":
-      return new NotFound({ message: error.message })
-    case "MemoryConflict":
-    case "DuplicateMemoryId":
-    case "DuplicatePromotion":
-      return new Conflict({ message: error.message })
-    case "InvalidMemoryInput":
-    case "InvalidMemoryQuery":
-    case "InvalidCursor":
-    case "InvalidPromotionRow":
-    case "InvalidPlacement":
-    case "InvalidAgentConfig":
-      return new BadRequest({ message: error.message })
-    default:
-      return new Unavailable({ message: error.message })
-  }
+/** What each class of failure answers over HTTP (see `ErrorClass`). */
+const answers: {
+  readonly [C in ErrorClass.ErrorClass]: (message: string) => NotFound | Conflict | BadRequest | Unavailable
+} = {
+  InvalidInput: (message) => new BadRequest({ message }),
+  NotFound: (message) => new NotFound({ message }),
+  Conflict: (message) => new Conflict({ message }),
+  Misconfigured: (message) => new Unavailable({ message }),
+  Unavailable: (message) => new Unavailable({ message })
 }
 
-const http = <A, E extends Tagged, R>(self: Effect.Effect<A, E, R>) => Effect.mapError(self, toHttp)
+/** A store or runtime failure as the HTTP error a caller can act on. */
+const toHttp = (error: ErrorClass.Classifiable): NotFound | Conflict | BadRequest | Unavailable =>
+  answers[ErrorClass.classify(error)](error.message)
+
+const http = <A, E extends ErrorClass.Classifiable, R>(self: Effect.Effect<A, E, R>) => Effect.mapError(self, toHttp)
 
 const notInScope = (scope: string) => new NotFound({ message: `no scope ${scope} for this token` })
 

@@ -1,5 +1,4 @@
-import { type SearchPlan, SearchTokenizer } from "@engram/core"
-import { createHash } from "node:crypto"
+import { type SearchPlan, SearchTokenizer, Sha256 } from "@engram/core"
 
 // PostgreSQL refuses lexemes longer than 2047 bytes. A longer token is stored and queried as
 // "~" + its SHA-256: "~" never occurs in a token (tokens are letters and digits), so the stand-in
@@ -8,7 +7,7 @@ const MAX_LEXEME_BYTES = 2_000
 
 /** The lexeme a token is indexed and queried as. */
 export const lexemeOf = (token: string): string =>
-  Buffer.byteLength(token, "utf8") <= MAX_LEXEME_BYTES ? token : `~${createHash("sha256").update(token).digest("hex")}`
+  Buffer.byteLength(token, "utf8") <= MAX_LEXEME_BYTES ? token : `~${Sha256.hex(token)}`
 
 /**
  * A record's lexemes: the shared tokenizer's tokens of its searchable text, in order. They are

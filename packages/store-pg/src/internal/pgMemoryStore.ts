@@ -273,7 +273,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
       return clauses
     }
 
-    const nowMillis = Effect.map(MemoryWrite.now, DateTime.toEpochMillis)
+    const nowMillis = Clock.currentTimeMillis
     const statistics = makeStatistics(sql)
 
     const service: MemoryStore.MemoryStoreService = {
@@ -413,7 +413,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         sql.withTransaction(
           Effect.gen(function*() {
             const record = yield* lockForUpdate(id, "expire")
-            const updated = MemoryWrite.expiredAt(record, yield* MemoryWrite.now)
+            const updated = MemoryWrite.expiredAt(record, yield* DateTime.now)
             if (updated !== record) {
               yield* sql`UPDATE ${table} SET expires_at = ${millis(updated.expiresAt)} WHERE id = ${id}`
             }
@@ -424,7 +424,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
       forget: (rawTarget, options) =>
         Effect.gen(function*() {
           const { by, target } = yield* MemoryForget.decodeForget(rawTarget, options.by)
-          const at = yield* MemoryWrite.now
+          const at = yield* DateTime.now
           const where = "scope" in target
             ? sql`scope = ${target.scope}`
             : sql`id = ANY(${[...new Set(target.ids)]}::text[])

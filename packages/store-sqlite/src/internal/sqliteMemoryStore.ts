@@ -14,6 +14,7 @@ import {
   SearchTokenizer,
   StoredRows
 } from "@engram/core"
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -346,7 +347,7 @@ export const make: Effect.Effect<
       Effect.gen(function*() {
         const query = yield* MemoryWrite.decodeQuery(MemoryQuery.ListQuery, raw ?? {})
         const position = query.cursor === undefined ? undefined : yield* MemoryQuery.decodeCursor(query.cursor)
-        const at = DateTime.toEpochMillis(yield* MemoryWrite.now)
+        const at = yield* Clock.currentTimeMillis
         const limit = query.limit ?? MemoryQuery.DEFAULT_LIST_LIMIT
         const clauses = filterClauses(sql, query, at)
         if (position !== undefined) {
@@ -389,7 +390,7 @@ export const make: Effect.Effect<
             )
           })
         }
-        const at = yield* MemoryWrite.now
+        const at = yield* DateTime.now
         const searchPlan = SearchPlan.plan(
           tokens,
           yield* frequencies.statistics(tokens),
@@ -436,7 +437,7 @@ export const make: Effect.Effect<
     expire: (id) =>
       sql.withTransaction(Effect.gen(function*() {
         const record = yield* readOne("expire", id)
-        const updated = MemoryWrite.expiredAt(record, yield* MemoryWrite.now)
+        const updated = MemoryWrite.expiredAt(record, yield* DateTime.now)
         if (updated !== record && updated.expiresAt !== undefined) {
           yield* sql`UPDATE ${sql(TABLE)} SET expires_at = ${
             DateTime.toEpochMillis(updated.expiresAt)
@@ -448,7 +449,7 @@ export const make: Effect.Effect<
     forget: (rawTarget, options) =>
       Effect.gen(function*() {
         const { by, target } = yield* MemoryForget.decodeForget(rawTarget, options.by)
-        const at = yield* MemoryWrite.now
+        const at = yield* DateTime.now
         const where = "scope" in target
           ? [sql`scope = ${target.scope}`]
           : chunksOf([...new Set(target.ids)], LOOKUP_CHUNK).map((chunk) =>

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "@effect/vitest"
+import {
+  Background,
+  ErrorClass,
+  MemoryStoreError,
+  PromotionStore,
+  Routing,
+  RoutingSpecs,
+  SearchPlan,
+  SessionStore,
+  TelemetryStore
+} from "@engram/core"
+import * as Schema from "effect/Schema"
+
+const cause = new Error("disk full")
+
+// Core's typed errors and the class each declares: what the server, the CLI and the tools show
+// follows from this (see ErrorClass's table).
+const declared: ReadonlyArray<readonly [ErrorClass.Classified, ErrorClass.ErrorClass]> = [
+  [new MemoryStoreError.InvalidMemoryInput({ index: 0, problem: "content must not be empty" }), "InvalidInput"],
+  [new MemoryStoreError.InvalidReviewState({ state: "maybe" }), "InvalidInput"],
+  [new MemoryStoreError.InvalidMemoryQuery({ problem: "limit must be positive" }), "InvalidInput"],
+  [new MemoryStoreError.InvalidCursor({ cursor: "x" }), "InvalidInput"],
+  [new PromotionStore.InvalidPromotionRow({ index: 0, problem: "no key" }), "InvalidInput"],
+  [new SessionStore.InvalidSessionData({ problem: "bad message" }), "InvalidInput"],
+  [new TelemetryStore.InvalidTelemetryRow({ problem: "bad row" }), "InvalidInput"],
+  [new MemoryStoreError.MemoryNotFound({ id: "m-1" }), "NotFound"],
+  [new MemoryStoreError.DuplicateMemoryId({ id: "m-1" }), "Conflict"],
+  [new MemoryStoreError.MemoryConflict({ id: "m-1", reason: "it is superseded" }), "Conflict"],
+  [new PromotionStore.DuplicatePromotion({ recordId: "m-1", specKey: "s" }), "Conflict"],
+  [new TelemetryStore.DuplicateSnapshot({ sessionId: "s", turn: 1, call: 1 }), "Conflict"],
+  [new Routing.InvalidPlacement({ specKey: "s", problem: "no section" }), "Misconfigured"],
+  [new Background.InvalidBackground({ problem: "duplicate section" }), "Misconfigured"],
+  [new RoutingSpecs.RoutingSpecNotFound({ name: "x", available: [] }), "Misconfigured"],
+  [new SearchPlan.InvalidPlannerOptions({ problem: "share above 1" }), "Misconfigured"],
+  [new MemoryStoreError.MemoryStoreFailure({ operation: "write", cause }), "Unavailable"],
+  [new PromotionStore.PromotionStoreFailure({ operation: "write", cause }), "Unavailable"],
+  [new SessionStore.SessionStoreFailure({ operation: "append", cause }), "Unavailable"],
+  [new TelemetryStore.TelemetryStoreFailure({ operation: "append", cause }), "Unavailable"]
+]
+
+describe("ErrorClass", () => {
+  it("every core error declares its class", () => {
+    expect(declared.map(([error]) => [error._tag, ErrorClass.classify(error)])).toEqual(
+      declared.map(([error, errorClass]) => [error._tag, errorClass])
+    )
+  })
+
+  it("@effect/sql's errors are Unavailable", () => {
+    expect(ErrorClass.classify({ _tag: "SqlError", message: "connection refused" })).toBe("Unavailable")
+    expect(ErrorClass.classify({ _tag: "MigrationError", message: "locked" })).toBe("Unavailable")
+  })
+
+  it("fromUnknown reads the declared class, and nothing else", () => {
+    for (const [error, errorClass] of declared) expect(ErrorClass.fromUnknown(error)).toBe(errorClass)
+    expect(ErrorClass.fromUnknown({ _tag: "SqlError", message: "x" })).toBe("Unavailable")
+    expect(ErrorClass.fromUnknown(new Error("plain"))).toBeUndefined()
+    expect(ErrorClass.fromUnknown({ errorClass: "Teapot" })).toBeUndefined()
+    expect(ErrorClass.fromUnknown("MemoryNotFound")).toBeUndefined()
+    expect(ErrorClass.fromUnknown(undefined)).toBeUndefined()
+  })
+
+  it("an error that declares no class is refused by the compiler", () => {
+    class Unclassified extends Schema.TaggedError<Unclassified>()("Unclassified", {}) {}
+    // @ts-expect-error an error without an `errorClass` is not Classifiable
+    expect(ErrorClass.classify(new Unclassified())).toBe("Unavailable")
+  })
+
+  it("the class is not a field: an error encodes and compares as before", () => {
+    const error = new MemoryStoreError.MemoryNotFound({ id: "m-1" })
+    expect(Object.keys(error)).not.toContain("errorClass")
+    expect(Schema.encodeSync(MemoryStoreError.MemoryNotFound)(error)).toEqual({ _tag: "MemoryNotFound", id: "m-1" })
+    expect(error).toEqual(new MemoryStoreError.MemoryNotFound({ id: "m-1" }))
+  })
+})
