@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryQuery, MemoryRecord, MemoryStore, SearchTokenizer } from "@engram/core"
-import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -246,7 +246,7 @@ describePg("differential search: PostgreSQL", (url) => {
     Effect.map(mismatches, (wrong) => expect(wrong).toEqual([])).pipe(
       Effect.provide(
         Layer.merge(
-          PgMemoryStore.layerPg.pipe(Layer.provide(EngramPg.layerTemporarySchema({ url, maxConnections: 2 }))),
+          PgMemoryStore.layerPg.pipe(Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
           ids
         )
       )

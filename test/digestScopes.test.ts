@@ -12,7 +12,7 @@ import {
   PromotionStore,
   TelemetryStore
 } from "@engram/core"
-import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -97,7 +97,7 @@ suite("SQLite", () => SqliteMemoryStore.layer({ filename: ":memory:" }).pipe(Lay
 describePg("prior-session digest: PostgreSQL", (url) => {
   suite("PostgreSQL", () =>
     PgMemoryStore.layerPg.pipe(
-      Layer.provide(EngramPg.layerTemporarySchema({ url, maxConnections: 2 })),
+      Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 })),
       Layer.orDie
     ))
 })

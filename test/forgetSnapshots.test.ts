@@ -117,7 +117,7 @@ describe("forget is one transaction with the telemetry on SQLite", () => {
         sourceType: "operator"
       }])
       const real = yield* TelemetryStore.TelemetryStore
-      const failing: TelemetryStore.TelemetryStoreService = {
+      const failing: TelemetryStore.Service = {
         ...real,
         forgetMemories: () =>
           Effect.fail(

@@ -47,13 +47,13 @@ const prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData> = [
 ]
 
 /** Tees every observed call: persisted by the telemetry observer, and kept here as sent. */
-const live: Array<PromptObserver.PromptSnapshot> = []
+const live: Array<PromptObserver.ObservedCall> = []
 const tee = Layer.effect(
   PromptObserver.PromptObserver,
   Effect.map(
     Effect.provide(PromptObserver.PromptObserver, PromptObserver.layerTelemetry({ model: "scripted" })),
     (telemetry) => ({
-      observe: (snapshot: PromptObserver.PromptSnapshot) =>
+      observe: (snapshot: PromptObserver.ObservedCall) =>
         Effect.zipRight(Effect.sync(() => void live.push(snapshot)), telemetry.observe(snapshot))
     })
   )

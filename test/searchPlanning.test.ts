@@ -11,7 +11,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryQuery, MemoryStore, SearchPlan } from "@engram/core"
-import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -108,7 +108,7 @@ const analyzedPg = (
   }).pipe(
     Effect.provide(
       Layer.merge(
-        PgMemoryStore.layerPg.pipe(Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 2 }))),
+        PgMemoryStore.layerPg.pipe(Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
         ids
       )
     )

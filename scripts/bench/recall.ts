@@ -22,7 +22,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { ContextProjection, IdGenerator, MemoryStore, SearchPlan, SearchTokenizer } from "@engram/core"
-import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -297,9 +297,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     await memory.dispose()
     const pg = pgUrl(args)
     if (pg !== undefined) {
-      const schema = EngramPg.temporarySchemaName("engram_recall")
+      const schema = PgDatabase.temporarySchemaName("engram_recall")
       const postgres = ManagedRuntime.make(Layer.mergeAll(
-        PgMemoryStore.layerPg.pipe(Layer.provideMerge(EngramPg.layerClient({ url: pg, schema, maxConnections: 2 }))),
+        PgMemoryStore.layerPg.pipe(Layer.provideMerge(PgDatabase.layerClient({ url: pg, schema, maxConnections: 2 }))),
         IdGenerator.sequential("locomo"),
         quiet
       ))

@@ -20,7 +20,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { IdGenerator, type MemoryRecord, MemoryRow, MemoryStore, MemoryWrite, SearchTokenizer } from "@engram/core"
-import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -332,10 +332,10 @@ const benchSize = async (
     })
   }
   if (pg !== undefined) {
-    const schema = EngramPg.temporarySchemaName("engram_bench")
+    const schema = PgDatabase.temporarySchemaName("engram_bench")
     const postgres = ManagedRuntime.make(
       PgMemoryStore.layerPg.pipe(
-        Layer.provideMerge(EngramPg.layerClient({ url: pg, schema, maxConnections: 2 })),
+        Layer.provideMerge(PgDatabase.layerClient({ url: pg, schema, maxConnections: 2 })),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
       )
     )

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { MemoryStore, SearchTokenizer, Sha256 } from "@engram/core"
-import { EngramSqlite, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -42,9 +42,9 @@ const makeStore = async (): Promise<string> => {
 }
 
 /** Opening the file as the store does; resolves with the open error's message, or "opened". */
-const openMessage = (file: string, options: EngramSqlite.ClientOptions = {}): Promise<string> =>
+const openMessage = (file: string, options: SqliteDatabase.ClientOptions = {}): Promise<string> =>
   Effect.runPromise(
-    Effect.scoped(EngramSqlite.makeClient({ filename: file, ...options })).pipe(
+    Effect.scoped(SqliteDatabase.makeClient({ filename: file, ...options })).pipe(
       Effect.as("opened"),
       Effect.catchAll((error) => Effect.succeed(error.message))
     )
@@ -177,7 +177,7 @@ describe("read-only stores", () => {
     const file = await makeStore()
     const before = digest(file)
     const readOnly = SqliteMemoryStore.layerSqlite.pipe(
-      Layer.provideMerge(EngramSqlite.layerClient({ filename: file, create: false, readonly: true }))
+      Layer.provideMerge(SqliteDatabase.layerClient({ filename: file, create: false, readonly: true }))
     )
     const outcome = await Effect.runPromise(
       Effect.gen(function*() {

@@ -1,5 +1,5 @@
 import { MemoryStore } from "@engram/core"
-import { EngramSqlite, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import { build } from "esbuild"
@@ -142,7 +142,7 @@ const shorterThanHeader = (filename: string): boolean => {
   } finally {
     NodeFs.closeSync(fd)
   }
-  return EngramSqlite.headerProblem(header, size)?.includes("truncated") === true
+  return SqliteDatabase.headerProblem(header, size)?.includes("truncated") === true
 }
 
 /** Whether plain SQLite opens the file and its full integrity check passes. */

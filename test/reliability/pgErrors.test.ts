@@ -1,4 +1,4 @@
-import { EngramPg } from "@engram/store-pg"
+import { PgDatabase } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import { afterAll, expect, it } from "vitest"
 import { describePg } from "../../packages/store-pg/test/pgGate.js"
@@ -6,7 +6,7 @@ import { dropSchema, withSql } from "../../packages/store-pg/test/utilities.js"
 import { engram } from "./spawn.js"
 
 describePg("the CLI prints why PostgreSQL refused, without the password", (url) => {
-  const schema = EngramPg.temporarySchemaName("engram_pg_errors")
+  const schema = PgDatabase.temporarySchemaName("engram_pg_errors")
   // Trust authentication ignores the password; it is there so the test can check it never leaks.
   const withPassword = (() => {
     const parsed = new URL(url)

@@ -8,8 +8,8 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { EngramPg } from "@engram/store-pg"
-import { EngramSqlite } from "@engram/store-sqlite"
+import { PgDatabase } from "@engram/store-pg"
+import { SqliteDatabase } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -21,7 +21,7 @@ import * as Flags from "./Flags.js"
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_DATABASE: string = EngramSqlite.DEFAULT_FILENAME
+export const DEFAULT_DATABASE: string = SqliteDatabase.DEFAULT_FILENAME
 
 /**
  * `--db <path>`: the SQLite file the memory store lives in.
@@ -64,7 +64,7 @@ export const pgUrlProblem = (url: string): string | undefined => {
  * @category validation
  */
 export const pgSchemaProblem = (name: string): string | undefined =>
-  EngramPg.isSchemaName(name)
+  PgDatabase.isSchemaName(name)
     ? undefined
     : `"${name}" is not allowed: use lowercase letters, digits and "_", starting with a letter or "_", ` +
       `at most 63 characters`

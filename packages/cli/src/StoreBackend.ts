@@ -14,8 +14,8 @@
 import type * as Command from "@effect/cli/Command"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
-import { EngramPg, PgEngram, PgError, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
-import { EngramSqlite, SqliteEngram, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { PgDatabase, PgEngram, PgError, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
+import { SqliteDatabase, SqliteEngram, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
@@ -185,7 +185,7 @@ const unavailableAt = (location: StoreLocation) => (cause: Cause.Cause<unknown>)
  * @category layers
  */
 export const pgClient = (location: PgLocation) =>
-  EngramPg.layerClient({
+  PgDatabase.layerClient({
     url: location.url,
     schema: location.schema,
     maxConnections: PG_POOL_SIZE,
@@ -249,7 +249,7 @@ export const layerObserved = (
   StoreUnavailable
 > =>
   (location.pg === undefined
-    ? SqliteEngram.layerStores.pipe(Layer.provideMerge(EngramSqlite.layerClient({ filename: location.db })))
+    ? SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layerClient({ filename: location.db })))
     : PgEngram.layerStores.pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.catchAllCause(unavailableAt(location))
     )

@@ -18,11 +18,11 @@ const runSession = (
   inputs = ["when is the deploy?", "remind me about the deploy"],
   sessionId = "s-cli"
 ) => {
-  const sent: Array<PromptObserver.PromptSnapshot> = []
+  const sent: Array<PromptObserver.ObservedCall> = []
   const tee = Layer.effect(
     PromptObserver.PromptObserver,
     Effect.map(Effect.provide(PromptObserver.PromptObserver, PromptObserver.layerTelemetry()), (telemetry) => ({
-      observe: (s: PromptObserver.PromptSnapshot) =>
+      observe: (s: PromptObserver.ObservedCall) =>
         Effect.zipRight(Effect.sync(() => void sent.push(s)), telemetry.observe(s))
     }))
   )

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PromotionConformance } from "@engram/conformance"
 import { InjectionLog, MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
-import { EngramPg } from "@engram/store-pg"
+import { PgDatabase } from "@engram/store-pg"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as DateTime from "effect/DateTime"
@@ -212,10 +212,10 @@ describe("engram migrate and --pg: bad input is refused in one line, before anyt
 
 describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
   const tmp = tempDir()
-  const schema = EngramPg.temporarySchemaName("engram_cli_migrate")
-  const big = EngramPg.temporarySchemaName("engram_cli_resume")
-  const other = EngramPg.temporarySchemaName("engram_cli_other")
-  const cliOnly = EngramPg.temporarySchemaName("engram_cli_only")
+  const schema = PgDatabase.temporarySchemaName("engram_cli_migrate")
+  const big = PgDatabase.temporarySchemaName("engram_cli_resume")
+  const other = PgDatabase.temporarySchemaName("engram_cli_other")
+  const cliOnly = PgDatabase.temporarySchemaName("engram_cli_only")
   const source = Path.join(tmp.dir, "engram.db")
   const bigSource = Path.join(tmp.dir, "big.db")
   const RECORDS = 60

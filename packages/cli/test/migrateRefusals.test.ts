@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "@effect/vitest"
 import { MemoryLimits, MemoryStore } from "@engram/core"
-import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -23,7 +23,7 @@ const REFUSED = ["r-03", "r-08"]
 
 describePg("engram migrate names a record the target refuses, and stops or skips it", (url) => {
   const tmp = tempDir()
-  const schema = EngramPg.temporarySchemaName("engram_cli_refusals")
+  const schema = PgDatabase.temporarySchemaName("engram_cli_refusals")
   const source = Path.join(tmp.dir, "source.db")
   const back = Path.join(tmp.dir, "back.db")
   const withPassword = (() => {

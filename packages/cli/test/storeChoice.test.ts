@@ -118,7 +118,7 @@ describe("no command chooses its store around StoreBackend", () => {
       expect([file, source.match(/settings\.(db|pg)\b/g)]).toEqual([file, null])
       // A location is what locationOf / locationFor / location returned, never an object literal.
       expect([file, source.match(/StoreBackend\.(layer\w*|provide)\(\s*\{/g)]).toEqual([file, null])
-      expect([file, source.match(/EngramSqlite\.DEFAULT_FILENAME|DEFAULT_DATABASE\b(?!\s*=)/g)]).toEqual([file, null])
+      expect([file, source.match(/SqliteDatabase\.DEFAULT_FILENAME|DEFAULT_DATABASE\b(?!\s*=)/g)]).toEqual([file, null])
     }
   })
 

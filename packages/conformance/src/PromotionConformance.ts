@@ -78,7 +78,7 @@ const plain = (rows: ReadonlyArray<Row>) => rows.map((row) => encodeRow(row))
 const ids = (read: PromotionStore.PromotionRead) => read.rows.map((row) => `${row.recordId}/${row.specKey}`)
 const store = PromotionStore.PromotionStore
 
-const everything = (s: PromotionStore.PromotionStoreService, scopes: ReadonlyArray<string>) =>
+const everything = (s: PromotionStore.Service, scopes: ReadonlyArray<string>) =>
   Effect.map(
     Effect.forEach(scopes, (scope) => s.listByScope(scope)),
     (reads) => reads.flatMap((read) => plain(read.rows))

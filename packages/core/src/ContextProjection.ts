@@ -388,7 +388,7 @@ export type ProjectionFailure = internal.ProjectionFailure
  * @since 0.1.0
  * @category models
  */
-export interface ContextProjectionService {
+export interface Service {
   readonly project: (request: ProjectionRequest) => Effect.Effect<ProjectedContext.ProjectedContext, ProjectionFailure>
 }
 
@@ -398,9 +398,9 @@ export interface ContextProjectionService {
  * @since 0.1.0
  * @category tags
  */
-export class ContextProjection extends Context.Tag("@engram/ContextProjection")<
+export class ContextProjection extends Context.Tag("@engram/core/ContextProjection")<
   ContextProjection,
-  ContextProjectionService
+  Service
 >() {}
 
 /**
@@ -422,7 +422,7 @@ export type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore | T
  */
 export const make = (
   settings: ProjectionSettings = defaultSettings
-): Effect.Effect<ContextProjectionService, never, Stores> => internal.make(settings)
+): Effect.Effect<Service, never, Stores> => internal.make(settings)
 
 /**
  * The projection with the given settings (fields left out take their defaults).

@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
  * @since 0.1.0
  * @category tags
  */
-export class IdGenerator extends Context.Reference<IdGenerator>()("@engram/IdGenerator", {
+export class IdGenerator extends Context.Reference<IdGenerator>()("@engram/core/IdGenerator", {
   defaultValue: (): { readonly next: Effect.Effect<string> } => ({
     next: Effect.sync(() => globalThis.crypto.randomUUID())
   })

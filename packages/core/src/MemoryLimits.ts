@@ -44,7 +44,7 @@ export const defaults: Limits = { maxContentChars: 32_000, maxQueryChars: 8_000 
  * @since 0.1.0
  * @category tags
  */
-export class MemoryLimits extends Context.Reference<MemoryLimits>()("@engram/MemoryLimits", {
+export class MemoryLimits extends Context.Reference<MemoryLimits>()("@engram/core/MemoryLimits", {
   defaultValue: (): Limits => defaults
 }) {}
 

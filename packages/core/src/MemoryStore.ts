@@ -96,7 +96,7 @@ export interface Supersession {
  * @since 0.1.0
  * @category models
  */
-export interface MemoryStoreService {
+export interface Service {
   /** What this backend supports beyond Tier 1. */
   readonly capabilities: StoreCapabilities
 
@@ -183,7 +183,7 @@ export interface MemoryStoreService {
  * @since 0.1.0
  * @category tags
  */
-export class MemoryStore extends Context.Tag("@engram/MemoryStore")<MemoryStore, MemoryStoreService>() {}
+export class MemoryStore extends Context.Tag("@engram/core/MemoryStore")<MemoryStore, Service>() {}
 
 /**
  * Counts stored rows that failed to decode on read and were skipped, by backend.
@@ -208,7 +208,7 @@ export const rowsSkipped = Metric.counter("engram_memory_rows_skipped", {
  * @since 0.1.0
  * @category combinators
  */
-export const withContract: (store: MemoryStoreService) => MemoryStoreService = MemoryContract.withContract
+export const withContract: (store: Service) => Service = MemoryContract.withContract
 
 /**
  * The in-memory reference store: the same token semantics as every other backend, nothing

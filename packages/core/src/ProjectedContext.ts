@@ -50,7 +50,7 @@ import * as Internal from "./internal/projection.js"
 import * as ReservedTags from "./internal/reservedTags.js"
 import { MemoryId, MemoryRecord } from "./MemoryRecord.js"
 import { DigestEntry } from "./PriorSessionDigest.js"
-import type { TokenEstimatorService } from "./TokenEstimator.js"
+import type { Service as TokenEstimatorService } from "./TokenEstimator.js"
 
 // ---------------------------------------------------------------------------------------------
 // Modes and sections

@@ -6,7 +6,7 @@
  * Rows are committed once and never rewritten: a second row for the same record and spec is a
  * {@link DuplicatePromotion}. The record keeps what the model observed; the row keeps what the
  * system decided. The save gate asks one question of this store, constantly: which rows hold this
- * exact address in this scope ({@link PromotionStoreService.lookup}) — so every backend indexes
+ * exact address in this scope ({@link Service.lookup}) — so every backend indexes
  * `(scope, placementKey)`.
  *
  * @example
@@ -110,7 +110,7 @@ export interface ReadOptions {
  * @since 0.1.0
  * @category models
  */
-export interface PromotionStoreService {
+export interface Service {
   /**
    * Stores rows, atomically: an invalid row, or a row for a `(recordId, specKey)` that already
    * has one — stored or earlier in the batch — fails the whole batch and stores nothing. Returns
@@ -154,7 +154,7 @@ export interface PromotionStoreService {
  * @since 0.1.0
  * @category tags
  */
-export class PromotionStore extends Context.Tag("@engram/PromotionStore")<PromotionStore, PromotionStoreService>() {}
+export class PromotionStore extends Context.Tag("@engram/core/PromotionStore")<PromotionStore, Service>() {}
 
 /**
  * Counts stored promotion rows that failed to decode on read and were skipped, by backend.

@@ -46,7 +46,7 @@ export class RoutingSpecNotFound extends Schema.TaggedError<RoutingSpecNotFound>
  * @since 0.1.0
  * @category models
  */
-export interface RoutingSpecsService {
+export interface Service {
   /** The registered names, sorted. */
   readonly names: ReadonlyArray<string>
   /** The spec registered under `name`. */
@@ -59,7 +59,7 @@ export interface RoutingSpecsService {
  * @since 0.1.0
  * @category tags
  */
-export class RoutingSpecs extends Context.Tag("@engram/RoutingSpecs")<RoutingSpecs, RoutingSpecsService>() {}
+export class RoutingSpecs extends Context.Tag("@engram/core/RoutingSpecs")<RoutingSpecs, Service>() {}
 
 /**
  * A registry over a record of specs, name → spec.
@@ -67,7 +67,7 @@ export class RoutingSpecs extends Context.Tag("@engram/RoutingSpecs")<RoutingSpe
  * @since 0.1.0
  * @category constructors
  */
-export const make = (specs: Readonly<Record<string, MemoryRoutingSpec>>): RoutingSpecsService => {
+export const make = (specs: Readonly<Record<string, MemoryRoutingSpec>>): Service => {
   const byName = new Map(Object.entries(specs))
   const names = [...byName.keys()].sort()
   return {

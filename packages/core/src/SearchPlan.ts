@@ -77,7 +77,7 @@ export const defaultOptions: PlannerOptions = {
  * @since 0.1.0
  * @category tags
  */
-export class SearchPlanner extends Context.Reference<SearchPlanner>()("@engram/SearchPlanner", {
+export class SearchPlanner extends Context.Reference<SearchPlanner>()("@engram/core/SearchPlanner", {
   defaultValue: (): PlannerOptions => defaultOptions
 }) {}
 

@@ -152,7 +152,7 @@ export class SessionStoreFailure extends Schema.TaggedError<SessionStoreFailure>
  * @since 0.1.0
  * @category models
  */
-export interface SessionStoreService {
+export interface Service {
   /**
    * Appends messages to a session, atomically and in order: if one message is invalid, none is
    * stored. Appending to an unknown session starts it.
@@ -209,7 +209,7 @@ export const sortSessionIds: (ids: Iterable<string>) => ReadonlyArray<SessionId>
  * @since 0.1.0
  * @category tags
  */
-export class SessionStore extends Context.Tag("@engram/SessionStore")<SessionStore, SessionStoreService>() {}
+export class SessionStore extends Context.Tag("@engram/core/SessionStore")<SessionStore, Service>() {}
 
 /**
  * Encodes a message to its JSON-safe form (ISO timestamps), or reports why it is invalid.
@@ -289,7 +289,7 @@ export const modelView = (
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory: () => SessionStoreService = InMemorySessionStore.make
+export const makeMemory: () => Service = InMemorySessionStore.make
 
 /**
  * The in-memory session store as a layer. Each layer build starts empty.

@@ -8,9 +8,9 @@
  *   holding references — section names, sizes, memory ids, content hashes — into the session's
  *   **trajectory** (`Trajectory`): the append-only, content-addressed log where the text of the
  *   session's messages and of each distinct prefix and projection lives once.
- * - **Retention** (`TelemetryRetention`): {@link TelemetryStoreService.prune} drops whole sessions'
+ * - **Retention** (`TelemetryRetention`): {@link Service.prune} drops whole sessions'
  *   snapshots and trajectories by age and by count.
- * - **Forgetting** (`TelemetryRedaction`): {@link TelemetryStoreService.forgetMemories} removes
+ * - **Forgetting** (`TelemetryRedaction`): {@link Service.forgetMemories} removes
  *   forgotten memories' text from every stored entry and snapshot.
  *
  * Every row is Schema-encodable to plain JSON (`InjectionLog.encodeInjectionRow`,
@@ -99,7 +99,7 @@ export interface ForgetTelemetryResult {
  * @since 0.1.0
  * @category models
  */
-export interface TelemetryStoreService {
+export interface Service {
   /** Appends one injection-log row. */
   readonly appendInjection: (row: InjectionLogRow) => Effect.Effect<void, InvalidTelemetryRow | TelemetryStoreFailure>
 
@@ -166,7 +166,7 @@ export interface TelemetryStoreService {
  * @since 0.1.0
  * @category tags
  */
-export class TelemetryStore extends Context.Tag("@engram/TelemetryStore")<TelemetryStore, TelemetryStoreService>() {}
+export class TelemetryStore extends Context.Tag("@engram/core/TelemetryStore")<TelemetryStore, Service>() {}
 
 /**
  * A snapshot append, checked and encoded: what a backend writes. Fails with
@@ -217,7 +217,7 @@ export const encodeUsage: (
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory: () => TelemetryStoreService = InMemoryTelemetryStore.make
+export const makeMemory: () => Service = InMemoryTelemetryStore.make
 
 /**
  * The in-memory telemetry store as a layer. Each layer build starts empty.

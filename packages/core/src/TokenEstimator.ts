@@ -40,7 +40,7 @@ export const CHARS_PER_TOKEN = 4
  * @since 0.1.0
  * @category models
  */
-export interface TokenEstimatorService {
+export interface Service {
   readonly estimate: (text: string) => number
   /**
    * Set when `estimate(text)` is exactly `ceil(text.length / charsPerToken)`: a budget of T tokens
@@ -57,7 +57,7 @@ export interface TokenEstimatorService {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (count: (text: string) => number): TokenEstimatorService => ({
+export const make = (count: (text: string) => number): Service => ({
   estimate: (text) => {
     const n = count(text)
     return Number.isFinite(n) && n > 0 ? Math.ceil(n) : 0
@@ -71,7 +71,7 @@ export const make = (count: (text: string) => number): TokenEstimatorService => 
  * @since 0.1.0
  * @category constructors
  */
-export const heuristic: TokenEstimatorService = {
+export const heuristic: Service = {
   estimate: (text) => Math.ceil(text.length / CHARS_PER_TOKEN),
   charsPerToken: CHARS_PER_TOKEN
 }
@@ -83,8 +83,8 @@ export const heuristic: TokenEstimatorService = {
  * @since 0.1.0
  * @category tags
  */
-export class TokenEstimator extends Context.Reference<TokenEstimator>()("@engram/TokenEstimator", {
-  defaultValue: (): TokenEstimatorService => heuristic
+export class TokenEstimator extends Context.Reference<TokenEstimator>()("@engram/core/TokenEstimator", {
+  defaultValue: (): Service => heuristic
 }) {}
 
 /**

@@ -20,7 +20,7 @@ const spiedStore = () => {
   const reads: Array<string> = []
   const layer = Layer.effect(
     MemoryStore.MemoryStore,
-    Effect.map(MemoryStore.MemoryStore, (inner): MemoryStore.MemoryStoreService => ({
+    Effect.map(MemoryStore.MemoryStore, (inner): MemoryStore.Service => ({
       ...inner,
       get: (ids, options) => Effect.zipRight(Effect.sync(() => reads.push("get")), inner.get(ids, options)),
       list: (query) =>
@@ -527,7 +527,7 @@ describe("ContextProjection delivery rules", () => {
         expire: () => Effect.die("unused"),
         forget: () => Effect.die("unused"),
         tombstones: () => Effect.die("unused")
-      } satisfies MemoryStore.MemoryStoreService
+      } satisfies MemoryStore.Service
     )
     const layer = ContextProjection.layer.pipe(
       Layer.provide(Layer.mergeAll(failing, PromotionStore.layerMemory, TelemetryStore.layerMemory))

@@ -762,7 +762,7 @@ describe("token budgets", () => {
     "under an estimator that declares charsPerToken, a token budget sheds exactly what the same estimate searched for by tokens does",
     [sizedInput, fc.double({ min: -0.1, max: 1.1, noNaN: true }), fc.constantFrom(4, 3.5)],
     ([{ input, skillsMinRows }, share, perToken]) => {
-      const declared: TokenEstimator.TokenEstimatorService = perToken === TokenEstimator.CHARS_PER_TOKEN
+      const declared: TokenEstimator.Service = perToken === TokenEstimator.CHARS_PER_TOKEN
         ? TokenEstimator.heuristic
         : { estimate: (text) => Math.ceil(text.length / perToken), charsPerToken: perToken }
       const full = compose(input, { budget: unbounded, skillsMinRows, estimator: declared }).budget

@@ -16,7 +16,7 @@ const spied = () => {
   const limits: Array<number | undefined> = []
   const layer = Layer.effect(
     MemoryStore.MemoryStore,
-    Effect.map(MemoryStore.MemoryStore, (inner): MemoryStore.MemoryStoreService => ({
+    Effect.map(MemoryStore.MemoryStore, (inner): MemoryStore.Service => ({
       ...inner,
       search: (text, options) =>
         Effect.zipRight(

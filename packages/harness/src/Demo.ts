@@ -105,7 +105,7 @@ export interface DemoSession {
   readonly sessionId: string
   readonly input: string
   readonly result: NativeRuntime.TurnResult
-  readonly snapshots: ReadonlyArray<PromptObserver.PromptSnapshot>
+  readonly snapshots: ReadonlyArray<PromptObserver.ObservedCall>
   readonly messages: ReadonlyArray<SessionStore.SessionMessage>
 }
 

@@ -20,11 +20,11 @@
  * import { NodeRuntime } from "@effect/platform-node"
  * import { RoutingPresets } from "@engram/core"
  * import { EngramMcp } from "@engram/mcp"
- * import { EngramSqlite } from "@engram/store-sqlite"
+ * import { SqliteDatabase } from "@engram/store-sqlite"
  *
  * EngramMcp.layerStdio({
  *   memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground }
- * }).pipe(Layer.provide(EngramSqlite.layer({ filename: ".engram/engram.db" })), Layer.launch, NodeRuntime.runMain)
+ * }).pipe(Layer.provide(SqliteDatabase.layer({ filename: ".engram/engram.db" })), Layer.launch, NodeRuntime.runMain)
  * ```
  *
  * @since 0.1.0

@@ -24,13 +24,17 @@ import {
   compareSessionIds,
   type InvalidSessionData,
   PendingInterrupt,
+  type Service as SessionStoreService,
   type SessionId,
   SessionMessage,
-  type SessionStoreFailure,
-  type SessionStoreService
+  type SessionStoreFailure
 } from "@engram/core/SessionStore"
 import * as Sha256 from "@engram/core/Sha256"
-import type { InvalidTelemetryRow, TelemetryStoreFailure, TelemetryStoreService } from "@engram/core/TelemetryStore"
+import type {
+  InvalidTelemetryRow,
+  Service as TelemetryStoreService,
+  TelemetryStoreFailure
+} from "@engram/core/TelemetryStore"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"

@@ -23,7 +23,7 @@
 import type * as ErrorClass from "@engram/core/ErrorClass"
 import { MAX_LIMIT } from "@engram/core/MemoryQuery"
 import type { MemoryId, MemoryRecord } from "@engram/core/MemoryRecord"
-import { MemoryStore, type MemoryStoreService } from "@engram/core/MemoryStore"
+import { MemoryStore, type Service as MemoryStoreService } from "@engram/core/MemoryStore"
 import type {
   DuplicateMemoryId,
   InvalidCursor,
@@ -39,12 +39,12 @@ import {
   PromotionRow,
   PromotionStore,
   type PromotionStoreFailure,
-  type PromotionStoreService,
-  rowIdentity
+  rowIdentity,
+  type Service as PromotionStoreService
 } from "@engram/core/PromotionStore"
-import type { SessionStoreService } from "@engram/core/SessionStore"
+import type { Service as SessionStoreService } from "@engram/core/SessionStore"
 import * as Sha256 from "@engram/core/Sha256"
-import type { TelemetryStoreService } from "@engram/core/TelemetryStore"
+import type { Service as TelemetryStoreService } from "@engram/core/TelemetryStore"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -94,7 +94,7 @@ it.effect("resumes after a failure: only what is missing is appended, and the re
     yield* populate(s)
     // The target's appends fail after three batches, as a dropped connection would.
     let appends = 0
-    const flaky: SessionStore.SessionStoreService = {
+    const flaky: SessionStore.Service = {
       ...s.sessions.to,
       append: (sessionId, messages) =>
         ++appends > 3

@@ -19,7 +19,7 @@ import * as TestClock from "effect/TestClock"
 const buildStore = Effect.map(Layer.build(MemoryStore.layerMemory), (ctx) => Context.get(ctx, MemoryStore.MemoryStore))
 
 /** A source with 23 records over several timestamps, and every lifecycle state. */
-const populate = (store: MemoryStore.MemoryStoreService) =>
+const populate = (store: MemoryStore.Service) =>
   Effect.gen(function*() {
     for (let t = 0; t < 5; t++) {
       yield* store.write(
@@ -41,14 +41,14 @@ const populate = (store: MemoryStore.MemoryStoreService) =>
     yield* store.write([{ id: "r-last", content: "the last", kind: "note", label: "last", epoch: "e1" }])
   })
 
-const everything = (store: MemoryStore.MemoryStoreService) =>
+const everything = (store: MemoryStore.Service) =>
   Effect.map(
     store.list({ includeSuperseded: true, limit: 10_000 }),
     (page) => page.records.map(MemoryWrite.encodeStoredRecord)
   )
 
 /** The target, except that `restore` fails once `failAfter` batches have been restored. */
-const failingAfter = (store: MemoryStore.MemoryStoreService, failAfter: number): MemoryStore.MemoryStoreService => {
+const failingAfter = (store: MemoryStore.Service, failAfter: number): MemoryStore.Service => {
   let restores = 0
   return {
     ...store,
@@ -245,7 +245,7 @@ it.effect("migrateStore carries promotion rows when both layers provide a Promot
     yield* sourceRows.commit([placed("r-3-1", "name")])
     const target = yield* buildStore
     const targetRows = yield* buildPromotions
-    const layerOf = (store: MemoryStore.MemoryStoreService, rows: PromotionStore.PromotionStoreService) =>
+    const layerOf = (store: MemoryStore.Service, rows: PromotionStore.Service) =>
       Layer.merge(Layer.succeed(MemoryStore.MemoryStore, store), Layer.succeed(PromotionStore.PromotionStore, rows))
     const report = yield* StoreMigration.migrateStore({
       from: layerOf(source, sourceRows),
@@ -256,7 +256,7 @@ it.effect("migrateStore carries promotion rows when both layers provide a Promot
   }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
 
 /** A source holding two records over the default content limit (written under raised limits). */
-const withOversized = (store: MemoryStore.MemoryStoreService) =>
+const withOversized = (store: MemoryStore.Service) =>
   store.write([
     { id: "big-1", content: "x ".repeat(20_000), kind: "note" },
     { id: "big-2", content: "y ".repeat(20_000), kind: "note" }

@@ -127,7 +127,7 @@ export type AssemblyError = ContextProjection.ProjectionFailure | Agent.Incognit
  * @since 0.1.0
  * @category models
  */
-export interface ContextAssemblerService {
+export interface Service {
   /** The projected context of one external turn of `sessionId`, for the operator input `query`. */
   readonly assemble: (
     sessionId: string,
@@ -168,9 +168,9 @@ export interface AssembledRequest {
  * @since 0.1.0
  * @category tags
  */
-export class ContextAssembler extends Context.Tag("@engram/ContextAssembler")<
+export class ContextAssembler extends Context.Tag("@engram/runtime/ContextAssembler")<
   ContextAssembler,
-  ContextAssemblerService
+  Service
 >() {}
 
 /**
@@ -182,7 +182,7 @@ export class ContextAssembler extends Context.Tag("@engram/ContextAssembler")<
  */
 export const make = <R = never>(
   config: AssemblerConfig<R>
-): Effect.Effect<ContextAssemblerService, never, ContextProjection.ContextProjection | R> =>
+): Effect.Effect<Service, never, ContextProjection.ContextProjection | R> =>
   Effect.gen(function*() {
     const projection = yield* ContextProjection.ContextProjection
     const context = yield* Effect.context<R>()
@@ -266,7 +266,7 @@ export const make = <R = never>(
           return new Map(all).set(sessionId, [...before, answer])
         }))
 
-    return { assemble, compose, answered } satisfies ContextAssemblerService
+    return { assemble, compose, answered } satisfies Service
   })
 
 /**

@@ -312,7 +312,7 @@ export interface MemoryToolsConfig {
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_RECALL_LIMIT = 10
+export const DEFAULT_TOOL_RECALL_LIMIT = 10
 
 /**
  * A record as `memory_recall` shows it.
@@ -431,7 +431,7 @@ export const make = (config: MemoryToolsConfig) =>
         Effect.provideService(PromotionStore.PromotionStore, promotions)
       )
     const sourceType = config.sourceType ?? "conversation"
-    const recallLimit = config.recallLimit ?? DEFAULT_RECALL_LIMIT
+    const recallLimit = config.recallLimit ?? DEFAULT_TOOL_RECALL_LIMIT
 
     return MemoryToolkit.of({
       memory_save: (params) =>

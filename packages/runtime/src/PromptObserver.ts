@@ -40,7 +40,7 @@ import * as ModelRequest from "./ModelRequest.js"
  * @since 0.1.0
  * @category models
  */
-export interface PromptSnapshot {
+export interface ObservedCall {
   readonly sessionId: string
   readonly turn: number
   readonly call: number
@@ -64,8 +64,8 @@ export interface PromptSnapshot {
  * @since 0.1.0
  * @category models
  */
-export interface PromptObserverService {
-  readonly observe: (snapshot: PromptSnapshot) => Effect.Effect<void>
+export interface Service {
+  readonly observe: (snapshot: ObservedCall) => Effect.Effect<void>
   /**
    * Receives the token usage the provider reported for an observed call, after the call (when it
    * reported any figure). Optional; it cannot fail the turn.
@@ -79,7 +79,7 @@ export interface PromptObserverService {
  * @since 0.1.0
  * @category constructors
  */
-export const noop: PromptObserverService = { observe: () => Effect.void }
+export const noop: Service = { observe: () => Effect.void }
 
 /**
  * The prompt observer, a reference that defaults to {@link noop}: the agent loop always has one.
@@ -87,8 +87,8 @@ export const noop: PromptObserverService = { observe: () => Effect.void }
  * @since 0.1.0
  * @category tags
  */
-export class PromptObserver extends Context.Reference<PromptObserver>()("@engram/PromptObserver", {
-  defaultValue: (): PromptObserverService => noop
+export class PromptObserver extends Context.Reference<PromptObserver>()("@engram/runtime/PromptObserver", {
+  defaultValue: (): Service => noop
 }) {}
 
 /**
@@ -106,7 +106,7 @@ export const layerNoop: Layer.Layer<PromptObserver> = Layer.succeed(PromptObserv
  * @category models
  */
 export interface CapturedPromptsService {
-  readonly snapshots: Effect.Effect<ReadonlyArray<PromptSnapshot>>
+  readonly snapshots: Effect.Effect<ReadonlyArray<ObservedCall>>
 }
 
 /**
@@ -115,7 +115,7 @@ export interface CapturedPromptsService {
  * @since 0.1.0
  * @category tags
  */
-export class CapturedPrompts extends Context.Tag("@engram/CapturedPrompts")<
+export class CapturedPrompts extends Context.Tag("@engram/runtime/CapturedPrompts")<
   CapturedPrompts,
   CapturedPromptsService
 >() {}
@@ -129,8 +129,8 @@ export class CapturedPrompts extends Context.Tag("@engram/CapturedPrompts")<
  */
 export const layerCapture: Layer.Layer<PromptObserver | CapturedPrompts> = Layer.effectContext(
   Effect.sync(() => {
-    const kept: Array<PromptSnapshot> = []
-    const observer: PromptObserverService = { observe: (snapshot) => Effect.sync(() => void kept.push(snapshot)) }
+    const kept: Array<ObservedCall> = []
+    const observer: Service = { observe: (snapshot) => Effect.sync(() => void kept.push(snapshot)) }
     return Context.make(PromptObserver, observer).pipe(
       Context.add(CapturedPrompts, { snapshots: Effect.sync(() => [...kept]) })
     )
@@ -143,7 +143,7 @@ export const layerCapture: Layer.Layer<PromptObserver | CapturedPrompts> = Layer
  * @since 0.1.0
  * @category accessors
  */
-export const captured: Effect.Effect<ReadonlyArray<PromptSnapshot>, never, CapturedPrompts> = Effect.flatMap(
+export const captured: Effect.Effect<ReadonlyArray<ObservedCall>, never, CapturedPrompts> = Effect.flatMap(
   CapturedPrompts,
   (capture) => capture.snapshots
 )
@@ -163,7 +163,7 @@ export const reportUsage = (key: Stored.SnapshotKey, usage: Stored.TokenUsage): 
  * @since 0.1.0
  * @category observing
  */
-export const observe = (snapshot: PromptSnapshot): Effect.Effect<void> =>
+export const observe = (snapshot: ObservedCall): Effect.Effect<void> =>
   Effect.flatMap(PromptObserver, (observer) => observer.observe(snapshot))
 
 // ---------------------------------------------------------------------------------------------
@@ -256,7 +256,7 @@ const cut = (text: string, maxBytes: number): Stored.FullText => {
  * @category persisting
  */
 export const toStored = (
-  snapshot: PromptSnapshot & { readonly inputs: ModelRequest.RequestInput },
+  snapshot: ObservedCall & { readonly inputs: ModelRequest.RequestInput },
   options: TelemetryOptions & { readonly at: DateTime.Utc; readonly fromSeq?: number | undefined }
 ): { readonly snapshot: Stored.PromptSnapshot; readonly entries: ReadonlyArray<Trajectory.TrajectoryEntry> } => {
   const { inputs, request } = snapshot
@@ -343,7 +343,7 @@ export const layerTelemetry = (
       const store = yield* TelemetryStore.TelemetryStore
       // Positions of each session's stream this observer has stored; only newer ones are sent.
       const stored = new Map<string, number>()
-      const observer: PromptObserverService = {
+      const observer: Service = {
         observe: (snapshot) => {
           const inputs = snapshot.inputs
           if (inputs === undefined) {

@@ -74,7 +74,7 @@ export type Script = (request: ScriptedRequest) => Reply | Effect.Effect<Reply, 
  * @since 0.1.0
  * @category models
  */
-export interface ScriptedModelService {
+export interface Service {
   readonly requests: Effect.Effect<ReadonlyArray<ScriptedRequest>>
 }
 
@@ -84,7 +84,7 @@ export interface ScriptedModelService {
  * @since 0.1.0
  * @category tags
  */
-export class ScriptedModel extends Context.Tag("@engram/ScriptedModel")<ScriptedModel, ScriptedModelService>() {}
+export class ScriptedModel extends Context.Tag("@engram/runtime/ScriptedModel")<ScriptedModel, Service>() {}
 
 /**
  * Every request the scripted model received so far, in arrival order.
@@ -292,7 +292,7 @@ export const make = (script: Script) =>
           Effect.map(answer(options), ({ index, parts }) => Stream.fromIterable(toStreamParts(parts, index)))
         )
     })
-    const recorder: ScriptedModelService = { requests: Effect.sync(() => [...received]) }
+    const recorder: Service = { requests: Effect.sync(() => [...received]) }
     return { model, recorder }
   })
 

@@ -38,7 +38,7 @@ const asText = { disallowedSpecial: new Set<string>() }
  * @since 0.1.0
  * @category constructors
  */
-export const make = (encoding: Encoding = "o200k_base"): Effect.Effect<TokenEstimator.TokenEstimatorService> =>
+export const make = (encoding: Encoding = "o200k_base"): Effect.Effect<TokenEstimator.Service> =>
   Effect.promise(() =>
     encoding === "o200k_base"
       ? import("gpt-tokenizer/encoding/o200k_base")

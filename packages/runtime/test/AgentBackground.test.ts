@@ -130,7 +130,7 @@ describe("AgentBackground.composeAgentBackground", () => {
       // A backend that does not check its rows hands back what a broken spec committed.
       const unchecked = Layer.effect(
         PromotionStore.PromotionStore,
-        Effect.map(PromotionStore.PromotionStore, (inner): PromotionStore.PromotionStoreService => ({
+        Effect.map(PromotionStore.PromotionStore, (inner): PromotionStore.Service => ({
           ...inner,
           listByScope: (scope, options) =>
             Effect.map(inner.listByScope(scope, options), (page) => ({

@@ -133,9 +133,9 @@ describe("StablePrefix.buildAgent", () => {
     }).pipe(
       Effect.provide(Layer.merge(RoutingSpecs.layerPresets, IdGenerator.sequential("mem"))),
       Effect.provide(
-        Layer.succeed(MemoryStore.MemoryStore, {} as MemoryStore.MemoryStoreService)
+        Layer.succeed(MemoryStore.MemoryStore, {} as MemoryStore.Service)
       ),
-      Effect.provide(Layer.succeed(PromotionStore.PromotionStore, {} as PromotionStore.PromotionStoreService))
+      Effect.provide(Layer.succeed(PromotionStore.PromotionStore, {} as PromotionStore.Service))
     ))
 })
 

@@ -119,7 +119,7 @@ export class TokenStoreFailure extends Schema.TaggedError<TokenStoreFailure>()("
  * @since 0.1.0
  * @category models
  */
-export interface AccessTokensService {
+export interface Service {
   /** Creates a token; the secret is returned once and only its hash is kept. */
   readonly create: (request: unknown) => Effect.Effect<IssuedToken, InvalidTokenRequest | TokenStoreFailure>
   /** The token a presented secret belongs to, if any (and if it still names a scope). */
@@ -136,7 +136,7 @@ export interface AccessTokensService {
  * @since 0.1.0
  * @category tags
  */
-export class AccessTokens extends Context.Tag("@engram/server/AccessTokens")<AccessTokens, AccessTokensService>() {}
+export class AccessTokens extends Context.Tag("@engram/server/AccessTokens")<AccessTokens, Service>() {}
 
 /**
  * The prefix every secret starts with, so a leaked one is recognizable.
@@ -180,7 +180,7 @@ const issue = (request: unknown) =>
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory = (): AccessTokensService => {
+export const makeMemory = (): Service => {
   const byHash = new Map<string, AccessToken>()
   return {
     create: (request) =>
@@ -243,7 +243,7 @@ const fromRow = (row: Row): AccessToken | undefined => {
  * @since 0.1.0
  * @category constructors
  */
-export const makeSql: Effect.Effect<AccessTokensService, SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
+export const makeSql: Effect.Effect<Service, SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`CREATE TABLE IF NOT EXISTS ${TABLE} (
     id TEXT PRIMARY KEY,

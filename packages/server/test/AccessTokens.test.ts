@@ -5,8 +5,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { AccessTokens } from "@engram/server"
-import { EngramPg } from "@engram/store-pg"
-import { EngramSqlite } from "@engram/store-sqlite"
+import { PgDatabase } from "@engram/store-pg"
+import { SqliteDatabase } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -57,10 +57,10 @@ const suite = (name: string, layer: Layer.Layer<AccessTokens.AccessTokens, unkno
   })
 
 suite("in-memory", AccessTokens.layerMemory)
-suite("sqlite", Layer.provideMerge(AccessTokens.layerSql, EngramSqlite.layerClient({ filename: ":memory:" })))
+suite("sqlite", Layer.provideMerge(AccessTokens.layerSql, SqliteDatabase.layerClient({ filename: ":memory:" })))
 describePg("AccessTokens on PostgreSQL", (url) => {
   suite(
     "postgres",
-    Layer.provideMerge(AccessTokens.layerSql, EngramPg.layerTemporarySchema({ url, prefix: "engram_tok" }))
+    Layer.provideMerge(AccessTokens.layerSql, PgDatabase.layerTemporarySchema({ url, prefix: "engram_tok" }))
   )
 })

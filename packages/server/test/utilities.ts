@@ -90,7 +90,7 @@ export const serve: Effect.Effect<Served, unknown, Scope.Scope> = serveWith({})
 export const seed = (served: Served, inputs: ReadonlyArray<MemoryStoreInput>) =>
   Effect.provide(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(inputs)), served.context).pipe(Effect.orDie)
 
-type MemoryStoreInput = Parameters<MemoryStore.MemoryStoreService["write"]>[0][number]
+type MemoryStoreInput = Parameters<MemoryStore.Service["write"]>[0][number]
 
 /**
  * Stores one model call of session `sessionId` whose projection read `scope`, as the native loop's

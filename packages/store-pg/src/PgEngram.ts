@@ -29,7 +29,7 @@ import {
 } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
-import * as EngramPg from "./EngramPg.js"
+import * as PgDatabase from "./PgDatabase.js"
 import * as PgMemoryStore from "./PgMemoryStore.js"
 import * as PgPromotionStore from "./PgPromotionStore.js"
 import * as PgSessionStore from "./PgSessionStore.js"
@@ -87,8 +87,8 @@ const over = <E>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: EngramPg.ConnectionOptions): Layer.Layer<Services, SqlError | MigrationError> =>
-  over(EngramPg.layerClient(options))
+export const layer = (options: PgDatabase.ConnectionOptions): Layer.Layer<Services, SqlError | MigrationError> =>
+  over(PgDatabase.layerClient(options))
 
 /**
  * {@link layer} configured from the environment: `ENGRAM_PG_URL` (required), `ENGRAM_PG_SCHEMA`,
@@ -98,5 +98,5 @@ export const layer = (options: EngramPg.ConnectionOptions): Layer.Layer<Services
  * @category layers
  */
 export const layerConfig: Layer.Layer<Services, SqlError | MigrationError | ConfigError.ConfigError> = over(
-  EngramPg.layerConfig
+  PgDatabase.layerConfig
 )

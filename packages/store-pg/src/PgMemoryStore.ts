@@ -21,8 +21,8 @@ import { MemoryStore } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as EngramPg from "./EngramPg.js"
 import * as internal from "./internal/pgMemoryStore.js"
+import * as PgDatabase from "./PgDatabase.js"
 
 /**
  * Builds the store over the ambient `SqlClient`, migrating its tables first.
@@ -31,13 +31,13 @@ import * as internal from "./internal/pgMemoryStore.js"
  * @category constructors
  */
 export const make: Effect.Effect<
-  MemoryStore.MemoryStoreService,
+  MemoryStore.Service,
   SqlError | MigrationError,
   SqlClient.SqlClient
 > = internal.make
 
 /**
- * The store on a PostgreSQL `SqlClient` you provide (e.g. {@link EngramPg.layerClient}).
+ * The store on a PostgreSQL `SqlClient` you provide (e.g. {@link PgDatabase.layerClient}).
  *
  * @since 0.1.0
  * @category layers
@@ -64,9 +64,9 @@ export const layerPgWithoutMigrations: Layer.Layer<MemoryStore.MemoryStore, SqlE
  * @category layers
  */
 export const layer = (
-  options: EngramPg.ConnectionOptions
+  options: PgDatabase.ConnectionOptions
 ): Layer.Layer<MemoryStore.MemoryStore, SqlError | MigrationError> =>
-  layerPg.pipe(Layer.provide(EngramPg.layerClient(options)))
+  layerPg.pipe(Layer.provide(PgDatabase.layerClient(options)))
 
 /**
  * The store connected from the environment (`ENGRAM_PG_URL`, optional `ENGRAM_PG_SCHEMA` and
@@ -76,4 +76,4 @@ export const layer = (
  * @category layers
  */
 export const layerConfig: Layer.Layer<MemoryStore.MemoryStore, SqlError | MigrationError | ConfigError.ConfigError> =
-  layerPg.pipe(Layer.provide(EngramPg.layerConfig))
+  layerPg.pipe(Layer.provide(PgDatabase.layerConfig))

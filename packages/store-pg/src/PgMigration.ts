@@ -22,7 +22,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as EngramPg from "./EngramPg.js"
+import * as PgDatabase from "./PgDatabase.js"
 import * as PgError from "./PgError.js"
 import * as PgMemoryStore from "./PgMemoryStore.js"
 import * as PgPromotionStore from "./PgPromotionStore.js"
@@ -118,26 +118,26 @@ export const markers = (sql: SqlClient.SqlClient): StoreMigration.ImportMarkers 
  * @category constructors
  */
 export const open = (
-  options: EngramPg.ConnectionOptions,
+  options: PgDatabase.ConnectionOptions,
   role: StoreMigration.EndpointRole
 ): Effect.Effect<StoreMigration.Endpoint, PgMigrationError, Scope.Scope> =>
   Effect.gen(function*() {
     const fail = (problem: string) => new PgMigrationError({ problem })
     // A source's schema is only pointed at, never created (the client would create a missing one).
     const schema = options.schema
-    if (role === "source" && schema !== undefined && !EngramPg.isSchemaName(schema)) {
+    if (role === "source" && schema !== undefined && !PgDatabase.isSchemaName(schema)) {
       return yield* fail(`"${schema}" is not a schema name Engram uses`)
     }
     const connection = role === "source" && schema !== undefined
       ? yield* Effect.try({
         try: () => {
           const raw = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
-          return { ...options, schema: undefined, url: Redacted.make(EngramPg.withSearchPath(raw, schema)) }
+          return { ...options, schema: undefined, url: Redacted.make(PgDatabase.withSearchPath(raw, schema)) }
         },
         catch: (error) => fail(error instanceof Error ? error.message : String(error))
       })
       : options
-    const client = yield* Layer.build(EngramPg.layerClient(connection)).pipe(
+    const client = yield* Layer.build(PgDatabase.layerClient(connection)).pipe(
       Effect.mapError((error) => fail(`cannot connect: ${describe(error)}`))
     )
     const sql = Context.get(client, SqlClient.SqlClient)

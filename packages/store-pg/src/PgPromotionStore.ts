@@ -10,11 +10,11 @@
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { EngramPg, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
+ * import { PgDatabase, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
  *
  * // both stores on one pool, in one schema
  * const StoresLive = Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg).pipe(
- *   Layer.provide(EngramPg.layerClient({ url: "postgres://engram@db:5432/app", schema: "engram" }))
+ *   Layer.provide(PgDatabase.layerClient({ url: "postgres://engram@db:5432/app", schema: "engram" }))
  * )
  * ```
  *
@@ -27,8 +27,8 @@ import { PromotionStore } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as EngramPg from "./EngramPg.js"
 import * as internal from "./internal/pgPromotionStore.js"
+import * as PgDatabase from "./PgDatabase.js"
 
 /**
  * The table the rows live in.
@@ -53,7 +53,7 @@ export const MIGRATIONS_TABLE: string = internal.promotionMigrationsTable
  * @category constructors
  */
 export const make: Effect.Effect<
-  PromotionStore.PromotionStoreService,
+  PromotionStore.Service,
   SqlError | MigrationError,
   SqlClient.SqlClient
 > = internal.make
@@ -84,9 +84,9 @@ export const layerPgWithoutMigrations: Layer.Layer<PromotionStore.PromotionStore
  * @category layers
  */
 export const layer = (
-  options: EngramPg.ConnectionOptions
+  options: PgDatabase.ConnectionOptions
 ): Layer.Layer<PromotionStore.PromotionStore, SqlError | MigrationError> =>
-  layerPg.pipe(Layer.provide(EngramPg.layerClient(options)))
+  layerPg.pipe(Layer.provide(PgDatabase.layerClient(options)))
 
 /**
  * The promotion store connected from the environment (`ENGRAM_PG_URL`, optional
@@ -98,4 +98,4 @@ export const layer = (
 export const layerConfig: Layer.Layer<
   PromotionStore.PromotionStore,
   SqlError | MigrationError | ConfigError.ConfigError
-> = layerPg.pipe(Layer.provide(EngramPg.layerConfig))
+> = layerPg.pipe(Layer.provide(PgDatabase.layerConfig))

@@ -15,8 +15,8 @@ import { SessionStore } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as EngramPg from "./EngramPg.js"
 import * as internal from "./internal/pgSessionStore.js"
+import * as PgDatabase from "./PgDatabase.js"
 
 /**
  * The table messages live in.
@@ -49,7 +49,7 @@ export const MIGRATIONS_TABLE: string = internal.sessionMigrationsTable
  * @category constructors
  */
 export const make: Effect.Effect<
-  SessionStore.SessionStoreService,
+  SessionStore.Service,
   SqlError | MigrationError,
   SqlClient.SqlClient
 > = internal.make
@@ -80,9 +80,9 @@ export const layerPgWithoutMigrations: Layer.Layer<SessionStore.SessionStore, Sq
  * @category layers
  */
 export const layer = (
-  options: EngramPg.ConnectionOptions
+  options: PgDatabase.ConnectionOptions
 ): Layer.Layer<SessionStore.SessionStore, SqlError | MigrationError> =>
-  layerPg.pipe(Layer.provide(EngramPg.layerClient(options)))
+  layerPg.pipe(Layer.provide(PgDatabase.layerClient(options)))
 
 /**
  * The session store connected from the environment (`ENGRAM_PG_URL`, optional
@@ -94,4 +94,4 @@ export const layer = (
 export const layerConfig: Layer.Layer<
   SessionStore.SessionStore,
   SqlError | MigrationError | ConfigError.ConfigError
-> = layerPg.pipe(Layer.provide(EngramPg.layerConfig))
+> = layerPg.pipe(Layer.provide(PgDatabase.layerConfig))

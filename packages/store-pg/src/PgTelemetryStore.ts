@@ -13,8 +13,8 @@ import { TelemetryStore } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as EngramPg from "./EngramPg.js"
 import * as internal from "./internal/pgTelemetryStore.js"
+import * as PgDatabase from "./PgDatabase.js"
 
 /**
  * The table the injection log lives in.
@@ -39,7 +39,7 @@ export const MIGRATIONS_TABLE: string = internal.telemetryMigrationsTable
  * @category constructors
  */
 export const make: Effect.Effect<
-  TelemetryStore.TelemetryStoreService,
+  TelemetryStore.Service,
   SqlError | MigrationError,
   SqlClient.SqlClient
 > = internal.make
@@ -70,9 +70,9 @@ export const layerPgWithoutMigrations: Layer.Layer<TelemetryStore.TelemetryStore
  * @category layers
  */
 export const layer = (
-  options: EngramPg.ConnectionOptions
+  options: PgDatabase.ConnectionOptions
 ): Layer.Layer<TelemetryStore.TelemetryStore, SqlError | MigrationError> =>
-  layerPg.pipe(Layer.provide(EngramPg.layerClient(options)))
+  layerPg.pipe(Layer.provide(PgDatabase.layerClient(options)))
 
 /**
  * The telemetry store connected from the environment (`ENGRAM_PG_URL`, optional
@@ -84,4 +84,4 @@ export const layer = (
 export const layerConfig: Layer.Layer<
   TelemetryStore.TelemetryStore,
   SqlError | MigrationError | ConfigError.ConfigError
-> = layerPg.pipe(Layer.provide(EngramPg.layerConfig))
+> = layerPg.pipe(Layer.provide(PgDatabase.layerConfig))

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-export * as EngramPg from "./EngramPg.js"
+export * as PgDatabase from "./PgDatabase.js"
 export * as PgEngram from "./PgEngram.js"
 export * as PgError from "./PgError.js"
 export * as PgMemoryStore from "./PgMemoryStore.js"

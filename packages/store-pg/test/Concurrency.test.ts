@@ -1,6 +1,6 @@
 import { expect, it } from "@effect/vitest"
 import { MemoryRecord, MemoryStore } from "@engram/core"
-import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -24,7 +24,7 @@ const rng = (seed: number) => () => {
 
 /** Eight stores on one schema, each with its own pool: eight independent clients. */
 const openClients = (url: string, schema: string): Effect.Effect<
-  ReadonlyArray<MemoryStore.MemoryStoreService>,
+  ReadonlyArray<MemoryStore.Service>,
   unknown,
   Scope.Scope
 > =>
@@ -70,7 +70,7 @@ describePg("PgMemoryStore under concurrent connections", (url) => {
   const withSchema = <A, E>(f: (schema: string) => Effect.Effect<A, E, Scope.Scope>) =>
     Effect.scoped(
       Effect.gen(function*() {
-        const schema = EngramPg.temporarySchemaName("engram_conc")
+        const schema = PgDatabase.temporarySchemaName("engram_conc")
         yield* Effect.addFinalizer(() => dropSchema(url, schema))
         return yield* f(schema)
       })

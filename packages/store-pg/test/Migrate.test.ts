@@ -2,7 +2,7 @@ import { expect, it } from "@effect/vitest"
 import { PromotionConformance } from "@engram/conformance"
 import { IdGenerator, MemoryStore, MemoryStoreError, MemoryWrite, PromotionStore } from "@engram/core"
 import { StoreMigration } from "@engram/migrate"
-import { EngramPg, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
 import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -71,7 +71,7 @@ const everything = Effect.flatMap(MemoryStore.MemoryStore, (store) =>
 const failingAfter = (batches: number) =>
   Layer.effect(
     MemoryStore.MemoryStore,
-    Effect.map(MemoryStore.MemoryStore, (store): MemoryStore.MemoryStoreService => {
+    Effect.map(MemoryStore.MemoryStore, (store): MemoryStore.Service => {
       let restores = 0
       return {
         ...store,
@@ -91,14 +91,14 @@ describePg("migrating a SQLite store to PostgreSQL", (url) => {
     () =>
       Effect.gen(function*() {
         const dir = mkdtempSync(join(tmpdir(), "engram-migrate-"))
-        const schema = EngramPg.temporarySchemaName("engram_migrate")
+        const schema = PgDatabase.temporarySchemaName("engram_migrate")
         yield* Effect.addFinalizer(() =>
           Effect.zipRight(Effect.sync(() => rmSync(dir, { recursive: true, force: true })), dropSchema(url, schema))
         )
         const sqlite = SqlitePromotionStore.layerSqlite.pipe(
           Layer.provideMerge(SqliteMemoryStore.layer({ filename: join(dir, "engram.db") }))
         )
-        const client = EngramPg.layerClient({ url, schema, maxConnections: 4 })
+        const client = PgDatabase.layerClient({ url, schema, maxConnections: 4 })
         const pg = Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg).pipe(Layer.provide(client))
         // The same stores, except that the memory store's connection drops after two batches.
         const flaky = Layer.merge(failingAfter(2), PgPromotionStore.layerPg).pipe(

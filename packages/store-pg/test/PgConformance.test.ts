@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { runMemoryStoreConformance, runMemoryStoreModelCheck } from "@engram/conformance"
-import { EngramPg, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describePg } from "./pgGate.js"
@@ -9,7 +9,7 @@ describePg("PostgreSQL memory store", (url) => {
   // Every build of this layer is an empty schema of its own, dropped when the build is released:
   // each conformance test and each model-check run starts from nothing.
   const layer = PgMemoryStore.layerPg.pipe(
-    Layer.provideMerge(EngramPg.layerTemporarySchema({ url, prefix: "engram_conf", maxConnections: 2 }))
+    Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_conf", maxConnections: 2 }))
   )
 
   // With the promotion store in the same schema: forget deletes promotion rows in its transaction.

@@ -9,7 +9,7 @@ import {
   SessionStore,
   TelemetryStore
 } from "@engram/core"
-import { EngramPg, PgEngram, PgPromotionStore, PgSessionStore, PgTelemetryStore } from "@engram/store-pg"
+import { PgDatabase, PgEngram, PgPromotionStore, PgSessionStore, PgTelemetryStore } from "@engram/store-pg"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { describePg } from "./pgGate.js"
@@ -17,7 +17,7 @@ import { dropSchema } from "./utilities.js"
 
 describePg("PgEngram.layer", (url) => {
   it.effect("four stores in one schema, the projection over them, the preset specs", () => {
-    const schema = EngramPg.temporarySchemaName("engram_pgengram")
+    const schema = PgDatabase.temporarySchemaName("engram_pgengram")
     return Effect.gen(function*() {
       const memories = yield* MemoryStore.MemoryStore
       const [doug] = yield* memories.write([

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryLimits, MemoryRecord, MemoryStore, SessionStore } from "@engram/core"
-import { EngramPg, PgError, PgMemoryStore, PgSessionStore } from "@engram/store-pg"
+import { PgDatabase, PgError, PgMemoryStore, PgSessionStore } from "@engram/store-pg"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -46,7 +46,7 @@ describe("PgError", () => {
 
 describePg("PostgreSQL errors carry the SQLSTATE and the server's message", (url) => {
   const fresh = Layer.mergeAll(PgMemoryStore.layerPg, PgSessionStore.layerPg).pipe(
-    Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 2 })),
+    Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 })),
     Layer.provideMerge(IdGenerator.sequential())
   )
 

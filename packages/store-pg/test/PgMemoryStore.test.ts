@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryStore, SearchTokenizer } from "@engram/core"
-import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -18,7 +18,7 @@ const hitIds = (result: MemoryStore.SearchResult) => ids(result.hits.map((h) => 
 describePg("PgMemoryStore", (url) => {
   // Each test gets an empty schema of its own, dropped when the test ends.
   const fresh = PgMemoryStore.layerPg.pipe(
-    Layer.provideMerge(EngramPg.layerTemporarySchema({ url, maxConnections: 4 })),
+    Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 4 })),
     Layer.provideMerge(IdGenerator.sequential())
   )
 
@@ -179,7 +179,7 @@ describePg("PgMemoryStore", (url) => {
 
   it.effect("migrations run once per schema; the store reopens with its rows", () =>
     Effect.gen(function*() {
-      const schema = EngramPg.temporarySchemaName("engram_reopen")
+      const schema = PgDatabase.temporarySchemaName("engram_reopen")
       const open = PgMemoryStore.layer({ url, schema, maxConnections: 2 })
       yield* Effect.provide(
         Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write([{ id: "kept", content: "kept", kind: "fact" }])),
@@ -201,7 +201,7 @@ describePg("PgMemoryStore", (url) => {
 
   it.effect("tokens stored by another tokenizer version are re-indexed when the store starts", () =>
     Effect.gen(function*() {
-      const schema = EngramPg.temporarySchemaName("engram_reindex")
+      const schema = PgDatabase.temporarySchemaName("engram_reindex")
       yield* Effect.addFinalizer(() => dropSchema(url, schema))
       const open = PgMemoryStore.layer({ url, schema, maxConnections: 2 })
       const search = (text: string) =>
@@ -222,7 +222,7 @@ describePg("PgMemoryStore", (url) => {
         ), schema)
       // A replica cannot repair it, and says so without failing.
       const replica = PgMemoryStore.layerPgWithoutMigrations.pipe(
-        Layer.provide(EngramPg.layerClient({ url, schema, maxConnections: 1 }))
+        Layer.provide(PgDatabase.layerClient({ url, schema, maxConnections: 1 }))
       )
       const stale = yield* Effect.provide(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.search("cafe")), replica)
       expect(hitIds(stale)).toEqual([])
@@ -240,7 +240,7 @@ describePg("PgMemoryStore", (url) => {
 
   it.effect("layerConfig reads ENGRAM_PG_URL and ENGRAM_PG_SCHEMA", () =>
     Effect.gen(function*() {
-      const schema = EngramPg.temporarySchemaName("engram_config")
+      const schema = PgDatabase.temporarySchemaName("engram_config")
       const provider = ConfigProvider.fromMap(new Map([["ENGRAM_PG_URL", url], ["ENGRAM_PG_SCHEMA", schema]]))
       const listed = yield* Effect.provide(
         Effect.flatMap(MemoryStore.MemoryStore, (store) =>
@@ -266,11 +266,11 @@ describePg("PgMemoryStore", (url) => {
 
   it.effect("a read-only connection (as on a replica) reads without migrating, and refuses writes", () =>
     Effect.gen(function*() {
-      const schema = EngramPg.temporarySchemaName("engram_replica")
+      const schema = PgDatabase.temporarySchemaName("engram_replica")
       const readOnly = new URL(url)
       readOnly.searchParams.set("options", "-c default_transaction_read_only=on")
       const replica = (store: typeof PgMemoryStore.layerPg | typeof PgMemoryStore.layerPgWithoutMigrations) =>
-        store.pipe(Layer.provide(EngramPg.layerClient({ url: readOnly.toString(), schema, maxConnections: 1 })))
+        store.pipe(Layer.provide(PgDatabase.layerClient({ url: readOnly.toString(), schema, maxConnections: 1 })))
       yield* Effect.addFinalizer(() => dropSchema(url, schema))
       yield* withSql(url, (sql) => sql.unsafe(`CREATE SCHEMA "${schema}"`))
 

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
 import { PromotionConformance, runPromotionStoreConformance } from "@engram/conformance"
 import { PromotionStore } from "@engram/core"
-import { EngramPg, PgPromotionStore } from "@engram/store-pg"
+import { PgDatabase, PgPromotionStore } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -14,7 +14,7 @@ const { promotionRow } = PromotionConformance
 describePg("PostgreSQL promotion store", (url) => {
   // Every build is an empty schema of its own, dropped on release.
   const fresh = PgPromotionStore.layerPg.pipe(
-    Layer.provideMerge(EngramPg.layerTemporarySchema({ url, prefix: "engram_promo", maxConnections: 2 }))
+    Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_promo", maxConnections: 2 }))
   )
 
   runPromotionStoreConformance("postgres", fresh)
@@ -53,7 +53,7 @@ describePg("PostgreSQL promotion store", (url) => {
       }
     }).pipe(Effect.provide(
       PgPromotionStore.layerPg.pipe(
-        Layer.provideMerge(EngramPg.layerTemporarySchema({ url, prefix: "engram_promo", maxConnections: 8 }))
+        Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_promo", maxConnections: 8 }))
       )
     )))
 
@@ -85,7 +85,7 @@ describePg("PostgreSQL promotion store", (url) => {
         Effect.provide(
           PromotionStore.PromotionStore,
           PgPromotionStore.layerPgWithoutMigrations.pipe(
-            Layer.provide(EngramPg.layerTemporarySchema({ url, maxConnections: 1 }))
+            Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 1 }))
           )
         )
       )

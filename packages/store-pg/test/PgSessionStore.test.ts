@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
 import { runSessionStoreConformance, SessionStoreConformance } from "@engram/conformance"
 import { ProjectedContext, SessionStore } from "@engram/core"
-import { EngramPg, PgSessionStore } from "@engram/store-pg"
+import { PgDatabase, PgSessionStore } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -18,7 +18,7 @@ const texts = (history: SessionStore.SessionHistory) =>
 describePg("PostgreSQL session store", (url) => {
   // Every build is an empty schema of its own, dropped on release.
   const fresh = PgSessionStore.layerPg.pipe(
-    Layer.provideMerge(EngramPg.layerTemporarySchema({ url, prefix: "engram_sess", maxConnections: 4 }))
+    Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_sess", maxConnections: 4 }))
   )
 
   runSessionStoreConformance("postgres", fresh)
@@ -70,7 +70,7 @@ describePg("PostgreSQL session store", (url) => {
       expect(seqs.map((r) => r.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i))
     }).pipe(Effect.provide(
       PgSessionStore.layerPg.pipe(
-        Layer.provideMerge(EngramPg.layerTemporarySchema({ url, prefix: "engram_sess", maxConnections: 8 }))
+        Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_sess", maxConnections: 8 }))
       )
     )))
 
@@ -83,10 +83,10 @@ describePg("PostgreSQL session store", (url) => {
 
   it.effect("keeps sessions and interrupts across reopening; never stores projected context", () =>
     Effect.gen(function*() {
-      const schema = EngramPg.temporarySchemaName("engram_sess")
+      const schema = PgDatabase.temporarySchemaName("engram_sess")
       yield* Effect.addFinalizer(() => dropSchema(url, schema))
       const open = PgSessionStore.layer({ url, schema, maxConnections: 2 })
-      const withStore = <A, E>(f: (store: SessionStore.SessionStoreService) => Effect.Effect<A, E>) =>
+      const withStore = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) =>
         Effect.provide(Effect.flatMap(SessionStore.SessionStore, f), open)
       yield* withStore((s) =>
         Effect.zipRight(s.append("s-1", [operator("hi"), assistant("hello")]), s.putInterrupt("s-1", interrupt(4)))

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
 import { runTelemetryStoreConformance, TelemetryStoreConformance } from "@engram/conformance"
 import { TelemetryStore } from "@engram/core"
-import { EngramPg, PgTelemetryStore } from "@engram/store-pg"
+import { PgDatabase, PgTelemetryStore } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describePg } from "./pgGate.js"
@@ -13,7 +13,7 @@ const { injectionRow } = TelemetryStoreConformance
 describePg("PostgreSQL telemetry store", (url) => {
   // Every build is an empty schema of its own, dropped on release.
   const fresh = PgTelemetryStore.layerPg.pipe(
-    Layer.provideMerge(EngramPg.layerTemporarySchema({ url, prefix: "engram_tele", maxConnections: 2 }))
+    Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_tele", maxConnections: 2 }))
   )
 
   runTelemetryStoreConformance("postgres", fresh)
@@ -59,10 +59,10 @@ describePg("PostgreSQL telemetry store", (url) => {
 
   it.effect("keeps the log across reopening", () =>
     Effect.gen(function*() {
-      const schema = EngramPg.temporarySchemaName("engram_tele")
+      const schema = PgDatabase.temporarySchemaName("engram_tele")
       yield* Effect.addFinalizer(() => dropSchema(url, schema))
       const open = PgTelemetryStore.layer({ url, schema, maxConnections: 1 })
-      const withStore = <A, E>(f: (store: TelemetryStore.TelemetryStoreService) => Effect.Effect<A, E>) =>
+      const withStore = <A, E>(f: (store: TelemetryStore.Service) => Effect.Effect<A, E>) =>
         Effect.provide(Effect.flatMap(TelemetryStore.TelemetryStore, f), open)
       yield* withStore((s) => s.appendInjection(injectionRow({ turn: 0 })))
       yield* withStore((s) => s.appendInjection(injectionRow({ turn: 1 })))

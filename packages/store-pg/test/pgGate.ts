@@ -7,7 +7,7 @@
  * - Otherwise, with `CI=true`: each gated suite fails — CI must never pass on skipped Postgres tests.
  */
 import { describe, it } from "@effect/vitest"
-import { EngramPg } from "@engram/store-pg"
+import { PgDatabase } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -26,7 +26,7 @@ const probe = async (): Promise<Gate> => {
   const url = process.env.ENGRAM_PG_URL
   if (url === undefined || url.trim() === "") return { _tag: "Unavailable", reason: "ENGRAM_PG_URL is not set" }
   const connected = await Effect.runPromise(
-    Layer.build(EngramPg.layerClient({ url, maxConnections: 1, connectTimeout: "3 seconds" })).pipe(
+    Layer.build(PgDatabase.layerClient({ url, maxConnections: 1, connectTimeout: "3 seconds" })).pipe(
       Effect.scoped,
       Effect.either
     )

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { EngramPg } from "@engram/store-pg"
+import { PgDatabase } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 
 /** Runs `f` with a one-connection client on `url` (in `schema`, when given), then closes it. */
@@ -9,7 +9,7 @@ export const withSql = <A>(
   f: (sql: SqlClient.SqlClient) => Effect.Effect<A, SqlError>,
   schema?: string
 ): Effect.Effect<A, SqlError> =>
-  Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), EngramPg.layerClient({ url, schema, maxConnections: 1 }))
+  Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), PgDatabase.layerClient({ url, schema, maxConnections: 1 }))
 
 /** Drops `schema` and everything in it; dies if the server refuses. */
 export const dropSchema = (url: string, schema: string): Effect.Effect<void> =>

@@ -25,7 +25,7 @@ import {
   type TelemetryStore
 } from "@engram/core"
 import * as Layer from "effect/Layer"
-import * as EngramSqlite from "./EngramSqlite.js"
+import * as SqliteDatabase from "./SqliteDatabase.js"
 import * as SqliteMemoryStore from "./SqliteMemoryStore.js"
 import * as SqlitePromotionStore from "./SqlitePromotionStore.js"
 import * as SqliteSessionStore from "./SqliteSessionStore.js"
@@ -79,9 +79,9 @@ export const layerStores: Layer.Layer<Stores, SqlError | Migrator.MigrationError
  * @category layers
  */
 export const layer = (
-  options?: EngramSqlite.ClientOptions
-): Layer.Layer<Services, EngramSqlite.SqliteOpenError | SqlError | Migrator.MigrationError> =>
+  options?: SqliteDatabase.ClientOptions
+): Layer.Layer<Services, SqliteDatabase.SqliteOpenError | SqlError | Migrator.MigrationError> =>
   Layer.mergeAll(ContextProjection.layer, RoutingSpecs.layerPresets).pipe(
     Layer.provideMerge(layerStores),
-    Layer.provideMerge(EngramSqlite.layerClient(options))
+    Layer.provideMerge(SqliteDatabase.layerClient(options))
   )

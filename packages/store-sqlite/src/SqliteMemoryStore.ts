@@ -26,10 +26,10 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { MemoryStore } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as EngramSqlite from "./EngramSqlite.js"
 import * as Integrity from "./internal/integrity.js"
 import * as Reindex from "./internal/reindex.js"
 import * as internal from "./internal/sqliteMemoryStore.js"
+import * as SqliteDatabase from "./SqliteDatabase.js"
 
 /**
  * Migrates the memory tables (in the `engram_memory_migrations` table) and builds the store over
@@ -39,7 +39,7 @@ import * as internal from "./internal/sqliteMemoryStore.js"
  * @category constructors
  */
 export const make: Effect.Effect<
-  MemoryStore.MemoryStoreService,
+  MemoryStore.Service,
   SqlError | Migrator.MigrationError,
   SqlClient.SqlClient
 > = internal.make
@@ -58,18 +58,18 @@ export const layerSqlite: Layer.Layer<
 > = Layer.effect(MemoryStore.MemoryStore, internal.make)
 
 /**
- * The memory store with its own database: {@link layerSqlite} over `EngramSqlite.layerClient`.
+ * The memory store with its own database: {@link layerSqlite} over `SqliteDatabase.layerClient`.
  * The SQL client is part of the output, for other SQLite stores and the legacy import.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (
-  options?: EngramSqlite.ClientOptions
+  options?: SqliteDatabase.ClientOptions
 ): Layer.Layer<
   MemoryStore.MemoryStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
-  EngramSqlite.SqliteOpenError | SqlError | Migrator.MigrationError
-> => layerSqlite.pipe(Layer.provideMerge(EngramSqlite.layerClient(options)))
+  SqliteDatabase.SqliteOpenError | SqlError | Migrator.MigrationError
+> => layerSqlite.pipe(Layer.provideMerge(SqliteDatabase.layerClient(options)))
 
 /**
  * What is wrong with the memory search index: FTS5's own structure check, and records the index

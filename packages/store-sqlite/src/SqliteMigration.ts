@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as EngramSqlite from "./EngramSqlite.js"
+import * as SqliteDatabase from "./SqliteDatabase.js"
 import * as SqliteMemoryStore from "./SqliteMemoryStore.js"
 import * as SqlitePromotionStore from "./SqlitePromotionStore.js"
 import * as SqliteSessionStore from "./SqliteSessionStore.js"
@@ -136,9 +136,9 @@ export const open = (
   Effect.gen(function*() {
     const fail = (problem: string, reason: SqliteMigrationError["reason"] = "unopenable") =>
       new SqliteMigrationError({ filename, reason, problem })
-    if (EngramSqlite.isInMemory(filename)) return yield* fail("name a SQLite file, not an in-memory database")
+    if (SqliteDatabase.isInMemory(filename)) return yield* fail("name a SQLite file, not an in-memory database")
     const client = yield* Layer.build(
-      EngramSqlite.layerClient({ filename, ...(role === "source" ? { create: false } : {}) })
+      SqliteDatabase.layerClient({ filename, ...(role === "source" ? { create: false } : {}) })
     ).pipe(Effect.mapError((error) => fail(error.detail)))
     const sql = Context.get(client, SqlClient.SqlClient)
     const rows = yield* sql<{ readonly name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`.pipe(

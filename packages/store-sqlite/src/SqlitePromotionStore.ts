@@ -28,8 +28,8 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { PromotionStore } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as EngramSqlite from "./EngramSqlite.js"
 import * as internal from "./internal/sqlitePromotionStore.js"
+import * as SqliteDatabase from "./SqliteDatabase.js"
 
 /**
  * The table the rows live in.
@@ -54,7 +54,7 @@ export const MIGRATIONS_TABLE: string = internal.MIGRATIONS_TABLE
  * @category constructors
  */
 export const make: Effect.Effect<
-  PromotionStore.PromotionStoreService,
+  PromotionStore.Service,
   SqlError | Migrator.MigrationError,
   SqlClient.SqlClient
 > = internal.make
@@ -73,15 +73,15 @@ export const layerSqlite: Layer.Layer<
 > = Layer.effect(PromotionStore.PromotionStore, internal.make)
 
 /**
- * The promotion store with its own database: {@link layerSqlite} over `EngramSqlite.layerClient`.
+ * The promotion store with its own database: {@link layerSqlite} over `SqliteDatabase.layerClient`.
  * The SQL client is part of the output.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (
-  options?: EngramSqlite.ClientOptions
+  options?: SqliteDatabase.ClientOptions
 ): Layer.Layer<
   PromotionStore.PromotionStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
-  EngramSqlite.SqliteOpenError | SqlError | Migrator.MigrationError
-> => layerSqlite.pipe(Layer.provideMerge(EngramSqlite.layerClient(options)))
+  SqliteDatabase.SqliteOpenError | SqlError | Migrator.MigrationError
+> => layerSqlite.pipe(Layer.provideMerge(SqliteDatabase.layerClient(options)))

@@ -32,8 +32,8 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { SessionStore } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as EngramSqlite from "./EngramSqlite.js"
 import * as internal from "./internal/sqliteSessionStore.js"
+import * as SqliteDatabase from "./SqliteDatabase.js"
 
 /**
  * The table messages live in.
@@ -66,7 +66,7 @@ export const MIGRATIONS_TABLE: string = internal.MIGRATIONS_TABLE
  * @category constructors
  */
 export const make: Effect.Effect<
-  SessionStore.SessionStoreService,
+  SessionStore.Service,
   SqlError | Migrator.MigrationError,
   SqlClient.SqlClient
 > = internal.make
@@ -85,15 +85,15 @@ export const layerSqlite: Layer.Layer<
 > = Layer.effect(SessionStore.SessionStore, internal.make)
 
 /**
- * The session store with its own database: {@link layerSqlite} over `EngramSqlite.layerClient`.
+ * The session store with its own database: {@link layerSqlite} over `SqliteDatabase.layerClient`.
  * The SQL client is part of the output.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (
-  options?: EngramSqlite.ClientOptions
+  options?: SqliteDatabase.ClientOptions
 ): Layer.Layer<
   SessionStore.SessionStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
-  EngramSqlite.SqliteOpenError | SqlError | Migrator.MigrationError
-> => layerSqlite.pipe(Layer.provideMerge(EngramSqlite.layerClient(options)))
+  SqliteDatabase.SqliteOpenError | SqlError | Migrator.MigrationError
+> => layerSqlite.pipe(Layer.provideMerge(SqliteDatabase.layerClient(options)))

@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
-export * as EngramSqlite from "./EngramSqlite.js"
 export * as LegacyImport from "./LegacyImport.js"
+export * as SqliteDatabase from "./SqliteDatabase.js"
 export * as SqliteEngram from "./SqliteEngram.js"
 export * as SqliteMemoryStore from "./SqliteMemoryStore.js"
 export * as SqliteMigration from "./SqliteMigration.js"

@@ -68,7 +68,7 @@ describe("SqliteSessionStore", () => {
   it.effect("keeps sessions and interrupts across reopening the file; never stores projected context", () => {
     const dir = mkdtempSync(Path.join(tmpdir(), "engram-session-"))
     const open = SqliteSessionStore.layer({ filename: Path.join(dir, "engram.db") })
-    const withStore = <A, E>(f: (store: SessionStore.SessionStoreService) => Effect.Effect<A, E>) =>
+    const withStore = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) =>
       Effect.provide(Effect.flatMap(SessionStore.SessionStore, f), open)
     return Effect.gen(function*() {
       yield* withStore((s) =>

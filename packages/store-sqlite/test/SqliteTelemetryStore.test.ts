@@ -55,7 +55,7 @@ describe("SqliteTelemetryStore", () => {
   it.effect("keeps the log across reopening the file", () => {
     const dir = mkdtempSync(Path.join(tmpdir(), "engram-telemetry-"))
     const open = SqliteTelemetryStore.layer({ filename: Path.join(dir, "engram.db") })
-    const withStore = <A, E>(f: (store: TelemetryStore.TelemetryStoreService) => Effect.Effect<A, E>) =>
+    const withStore = <A, E>(f: (store: TelemetryStore.Service) => Effect.Effect<A, E>) =>
       Effect.provide(Effect.flatMap(TelemetryStore.TelemetryStore, f), open)
     return Effect.gen(function*() {
       yield* withStore((s) => s.appendInjection(injectionRow({ turn: 0 })))

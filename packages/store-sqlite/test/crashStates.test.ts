@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore } from "@engram/core"
-import { EngramSqlite, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"
@@ -58,7 +58,7 @@ const sqliteVerdict = (filename: string): string => {
 }
 
 /** Opens the file as the stores do; the open error's message, or the ids the store holds. */
-const openStore = (filename: string, options: EngramSqlite.ClientOptions = {}) =>
+const openStore = (filename: string, options: SqliteDatabase.ClientOptions = {}) =>
   Effect.gen(function*() {
     const store = yield* MemoryStore.MemoryStore
     const page = yield* store.list({ limit: 10_000 })
@@ -132,7 +132,7 @@ describe("opening after a crash", () => {
       // The state the reports describe: the header alone says "truncated".
       expect(size).toBe(sizeBefore)
       expect(pages * pageSize).toBeGreaterThan(size)
-      expect(EngramSqlite.headerProblem(NodeFs.readFileSync(filename).subarray(0, 100), size)).toMatch(/truncated/)
+      expect(SqliteDatabase.headerProblem(NodeFs.readFileSync(filename).subarray(0, 100), size)).toMatch(/truncated/)
       const opened = yield* openStore(filename)
       expect(opened.message).toBeUndefined()
       expect(opened.ids).toEqual([...ids("old", 40), ...ids("new", 200)].sort())

@@ -13,7 +13,7 @@
 import * as Command from "@effect/cli/Command"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Demo } from "@engram/harness"
-import { EngramSqlite } from "@engram/store-sqlite"
+import { SqliteDatabase } from "@engram/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -61,14 +61,14 @@ const isDemoDatabase = (db: string) =>
       SELECT name FROM sqlite_master WHERE type = 'table' AND name = ${MARKER_TABLE}
     `).pipe(
       Effect.map((rows) => rows.length > 0),
-      Effect.provide(EngramSqlite.layerClient({ filename: db })),
+      Effect.provide(SqliteDatabase.layerClient({ filename: db })),
       Effect.catchAllCause((cause) => Effect.fail(unavailable(db)(cause)))
     )
 
 /** Deletes the demo's previous database, or refuses when the file is not one. */
 const reset = (db: string) =>
   Effect.gen(function*() {
-    if (EngramSqlite.isInMemory(db) || !NodeFs.existsSync(db)) return
+    if (SqliteDatabase.isInMemory(db) || !NodeFs.existsSync(db)) return
     if (!(yield* isDemoDatabase(db))) {
       return yield* new CliFailure({
         problem: `${db} is a database the demo did not create; the demo resets its database on every run, ` +

@@ -8,7 +8,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EngramSqlite, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"
@@ -36,7 +36,7 @@ export interface DoctorReport {
 }
 
 const examine = Effect.gen(function*() {
-  const integrity = yield* Effect.flatMap(SqlClient.SqlClient, EngramSqlite.integrityCheck)
+  const integrity = yield* Effect.flatMap(SqlClient.SqlClient, SqliteDatabase.integrityCheck)
   // A file whose pages are unreadable has no index worth checking separately.
   const searchIndex = yield* SqliteMemoryStore.checkSearchIndex
   return { integrity, searchIndex }
@@ -95,7 +95,7 @@ export const command = Command.make(
         const after = yield* examine
         return { file, ...after, reindexed, ok: after.integrity.length === 0 && after.searchIndex.length === 0 }
       }).pipe(
-        Effect.provide(EngramSqlite.layerClient({ filename: file, create: false, integrityCheck: "none" }))
+        Effect.provide(SqliteDatabase.layerClient({ filename: file, create: false, integrityCheck: "none" }))
       )
       const settings = yield* Root.settings
       yield* Console.log(settings.json ? Render.json(report) : human(report))

@@ -27,7 +27,7 @@ import * as Command from "@effect/cli/Command"
 import { Sha256 } from "@engram/core"
 import { SessionMigration, StoreMigration } from "@engram/migrate"
 import { PgMigration } from "@engram/store-pg"
-import { EngramSqlite, SqliteMigration } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMigration } from "@engram/store-sqlite"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -69,7 +69,7 @@ const sideOption = (name: "from" | "to", description: string) =>
         const problem = Root.pgUrlProblem(value)
         return problem === undefined ? Effect.succeed({ _tag: "Pg", url: Redacted.make(value) }) : Effect.fail(problem)
       }
-      if (EngramSqlite.isInMemory(value)) return Effect.fail("name a SQLite file, not an in-memory database")
+      if (SqliteDatabase.isInMemory(value)) return Effect.fail("name a SQLite file, not an in-memory database")
       const stat = NodeFs.statSync(value, { throwIfNoEntry: false })
       if (stat === undefined && name === "from") return Effect.fail(`no such file: ${value}`)
       if (stat !== undefined && !stat.isFile()) return Effect.fail(`${value} is not a file`)

@@ -172,7 +172,7 @@ export const forget = <RExtra, LE>(provide: Provide<PromotionStore.PromotionStor
       const rows = yield* promotions
       yield* s.write([{ id: "p1", content: "Ana", kind: "profile", label: "name" }])
       yield* rows.commit([placed("p1", "global", "name")])
-      const broken: PromotionStore.PromotionStoreService = {
+      const broken: PromotionStore.Service = {
         ...rows,
         forget: () =>
           Effect.fail(new PromotionStore.PromotionStoreFailure({ operation: "forget", cause: new Error("disk full") }))

@@ -8,10 +8,10 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type {
-  ContextProjectionService,
   IdentitySource,
   ProjectionRequest,
   ProjectionSettings,
+  Service as ContextProjectionService,
   Stores
 } from "../ContextProjection.js"
 import * as ErrorClass from "../ErrorClass.js"

@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { MemoryId, Scope } from "../MemoryRecord.js"
-import type { PromotionStoreService, ReadOptions } from "../PromotionStore.js"
+import type { ReadOptions, Service as PromotionStoreService } from "../PromotionStore.js"
 import { compareRows, DuplicatePromotion, type PromotionRow, rowIdentity, validateBatch } from "./promotionRow.js"
 
 const addressOf = (scope: Scope, placementKey: string): string => JSON.stringify([scope, placementKey])

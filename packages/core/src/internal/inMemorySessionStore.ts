@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { describeParseError } from "../MemoryWrite.js"
-import type { SessionId, SessionStoreService } from "../SessionStore.js"
+import type { Service as SessionStoreService, SessionId } from "../SessionStore.js"
 import {
   decodeStoredInterrupt,
   decodeStoredMessage,

@@ -23,7 +23,7 @@ import {
   SearchOptions
 } from "../MemoryQuery.js"
 import type { MemoryId, MemoryRecord } from "../MemoryRecord.js"
-import type { MemoryStoreService, SearchHit } from "../MemoryStore.js"
+import type { SearchHit, Service as MemoryStoreService } from "../MemoryStore.js"
 import { DuplicateMemoryId, MemoryNotFound } from "../MemoryStoreError.js"
 import {
   decodeQuery,

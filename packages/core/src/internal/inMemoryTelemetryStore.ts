@@ -5,7 +5,7 @@ import { decodeStoredInjectionRow, encodeInjectionRow, type InjectionLogRow } fr
 import * as PromptSnapshot from "../PromptSnapshot.js"
 import { sortSessionIds } from "../SessionStore.js"
 import { planForget, redactSnapshot } from "../TelemetryRedaction.js"
-import type { SnapshotFilter, TelemetryStoreService } from "../TelemetryStore.js"
+import type { Service as TelemetryStoreService, SnapshotFilter } from "../TelemetryStore.js"
 import * as Trajectory from "../Trajectory.js"
 import { DuplicateSnapshot, encodeUsage, prepareSnapshot, sessionsToPrune } from "./telemetryRows.js"
 

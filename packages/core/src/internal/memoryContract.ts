@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { MemoryLimits } from "../MemoryLimits.js"
 import { MemoryId, ReviewState, Scope } from "../MemoryRecord.js"
-import type { MemoryStoreService } from "../MemoryStore.js"
+import type { Service as MemoryStoreService } from "../MemoryStore.js"
 import {
   describeLimit,
   InvalidMemoryInput,

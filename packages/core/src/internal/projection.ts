@@ -13,7 +13,7 @@ import type {
   WithheldItem
 } from "../ProjectedContext.js"
 import { safeBlock, safeLine as oneSafeLine } from "../TextSafety.js"
-import { heuristic, type TokenEstimatorService } from "../TokenEstimator.js"
+import { heuristic, type Service as TokenEstimatorService } from "../TokenEstimator.js"
 
 /** The projection's sections in priority order (the order they are kept in; shed in reverse). */
 export const SECTION_ORDER: ReadonlyArray<SectionLabel> = [

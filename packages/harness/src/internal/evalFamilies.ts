@@ -609,7 +609,7 @@ interface RouteCase {
   /** Written in one batch (one `createdAt`); ids are given by the case. */
   readonly inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>
   readonly target: string
-  readonly after?: (store: MemoryStore.MemoryStoreService) => Effect.Effect<unknown, unknown>
+  readonly after?: (store: MemoryStore.Service) => Effect.Effect<unknown, unknown>
   readonly budget?: MemoryOverlay.OverlayBudget
 }
 

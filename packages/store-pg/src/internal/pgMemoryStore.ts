@@ -276,7 +276,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const nowMillis = Clock.currentTimeMillis
     const statistics = makeStatistics(sql)
 
-    const service: MemoryStore.MemoryStoreService = {
+    const service: MemoryStore.Service = {
       capabilities: { search: "keyword" },
 
       write: (inputs) =>

@@ -135,7 +135,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const specClause = (options: PromotionStore.ReadOptions | undefined) =>
       options?.specKey === undefined ? sql`` : sql`AND spec_key = ${options.specKey}`
 
-    const service: PromotionStore.PromotionStoreService = {
+    const service: PromotionStore.Service = {
       commit: (rows) =>
         Effect.gen(function*() {
           const valid = yield* PromotionStore.validateBatch(rows)

@@ -85,7 +85,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const failure = (operation: string) => (cause: SqlError) =>
       Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause: reasonOf(cause) }))
 
-    const service: SessionStore.SessionStoreService = {
+    const service: SessionStore.Service = {
       append: (sessionId, batch) =>
         Effect.gen(function*() {
           yield* checkSessionId(sessionId)

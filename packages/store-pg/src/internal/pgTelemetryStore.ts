@@ -123,7 +123,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const failure = (operation: string) => (cause: SqlError) =>
       Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause: reasonOf(cause) }))
 
-    const service: TelemetryStore.TelemetryStoreService = {
+    const service: TelemetryStore.Service = {
       appendInjection: (row) =>
         Effect.gen(function*() {
           // Encoding first: an invalid row (an incognito row naming memories, say) is never written.

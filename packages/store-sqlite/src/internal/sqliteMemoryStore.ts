@@ -137,7 +137,7 @@ const isCurrent = Effect.gen(function*() {
 
 /** Builds the SQLite memory store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<
-  MemoryStore.MemoryStoreService,
+  MemoryStore.Service,
   SqlError | Migrator.MigrationError,
   SqlClient.SqlClient
 > = Effect.gen(function*() {
@@ -312,7 +312,7 @@ export const make: Effect.Effect<
       return { hits: values, skipped: skipped.length }
     })
 
-  const service: MemoryStore.MemoryStoreService = {
+  const service: MemoryStore.Service = {
     capabilities: { search: "keyword" },
 
     write: (inputs) =>

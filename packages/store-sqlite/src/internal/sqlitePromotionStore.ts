@@ -143,7 +143,7 @@ const toFailure = (operation: string) => (cause: SqlError) =>
 
 /** Builds the SQLite promotion store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<
-  PromotionStore.PromotionStoreService,
+  PromotionStore.Service,
   SqlError | Migrator.MigrationError,
   SqlClient.SqlClient
 > = Effect.gen(function*() {
@@ -183,7 +183,7 @@ export const make: Effect.Effect<
         : Effect.fail(new PromotionStore.DuplicatePromotion({ recordId: taken.recordId, specKey: taken.specKey }))
     })
 
-  const service: PromotionStore.PromotionStoreService = {
+  const service: PromotionStore.Service = {
     commit: (rows) =>
       Effect.gen(function*() {
         const valid = yield* Either.match(PromotionStore.validateBatch(rows), {

@@ -85,14 +85,14 @@ const epochMillis = (at: string): number => DateTime.toEpochMillis(DateTime.unsa
 
 /** Builds the SQLite session store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<
-  SessionStore.SessionStoreService,
+  SessionStore.Service,
   SqlError | Migrator.MigrationError,
   SqlClient.SqlClient
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* migrate
 
-  const service: SessionStore.SessionStoreService = {
+  const service: SessionStore.Service = {
     append: (sessionId, messages) =>
       Effect.gen(function*() {
         // Encoding first: an invalid message fails the batch before anything is written.

@@ -118,14 +118,14 @@ const toFailure = (operation: string) => (cause: SqlError) =>
 
 /** Builds the SQLite telemetry store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<
-  TelemetryStore.TelemetryStoreService,
+  TelemetryStore.Service,
   SqlError | Migrator.MigrationError,
   SqlClient.SqlClient
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* migrate
 
-  const service: TelemetryStore.TelemetryStoreService = {
+  const service: TelemetryStore.Service = {
     appendInjection: (row) =>
       Effect.gen(function*() {
         // Encoding first: an invalid row (an incognito row naming memories, say) is never written.

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { EngramPg, PgMemoryStore } from "@engram/store-pg"
+ * import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
  *
  * // Every store table lives in schema "agents" of the database named by the URL.
  * const store = PgMemoryStore.layer({ url: "postgres://app@db:5432/engram", schema: "agents" })
