@@ -93,7 +93,7 @@ describe("the console in Chromium", { timeout: 240_000 }, () => {
     if (!existsSync(chromiumPath)) {
       throw new Error(`Chromium not found at ${chromiumPath}: apt-get install -y chromium (or set ENGRAM_CHROMIUM)`)
     }
-    const created = engram("token", "create", "--scope", "project:a", "--label", "browser-test", "--db", db)
+    const created = await engram("token", "create", "--scope", "project:a", "--label", "browser-test", "--db", db)
     expect(created.code, created.stderr).toBe(0)
     token = created.stdout.split("\n")[0]!.trim()
     await storeSession(db)

@@ -22,12 +22,12 @@
  *
  * The same file checks that `docs/decisions/README.md` indexes every decision record.
  */
-import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
 import { describe, expect, it } from "vitest"
+import { runProcess } from "../packages/cli/test/utilities.js"
 
 const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -167,7 +167,7 @@ const moduleOf = (snippet: Snippet): ReadonlyArray<Line> => {
 const tsc = NodePath.join(repoRoot, "node_modules", "typescript", "bin", "tsc")
 
 describe("documentation", () => {
-  it("every TypeScript snippet typechecks against the workspace", { timeout: 240_000 }, () => {
+  it("every TypeScript snippet typechecks against the workspace", { timeout: 240_000 }, async () => {
     const snippets = markdownFiles().flatMap(snippetsOf)
     const checked = snippets.filter((s) => !s.fragment)
     // The test must see the guides' snippets (a broken extractor would pass vacuously).
@@ -204,12 +204,17 @@ describe("documentation", () => {
           include: ["*.ts"]
         })
       )
-      const run = spawnSync(process.execPath, [tsc, "-p", NodePath.join(dir, "tsconfig.json"), "--pretty", "false"], {
+      const run = await runProcess(process.execPath, [
+        tsc,
+        "-p",
+        NodePath.join(dir, "tsconfig.json"),
+        "--pretty",
+        "false"
+      ], {
         cwd: dir,
-        encoding: "utf8",
         timeout: 220_000
       })
-      expect(run.error).toBeUndefined()
+      expect(run.code, `tsc was stopped: ${run.stderr}`).not.toBeNull()
       const problems: Array<string> = []
       let last: string | undefined
       for (const text of run.stdout.split("\n")) {
@@ -224,7 +229,7 @@ describe("documentation", () => {
         last = origin === undefined ? `${path}:${line}` : `${origin.file}:${origin.line}`
         problems.push(`${last}: ${message}`)
       }
-      if (problems.length === 0) expect(run.status, run.stdout + run.stderr).toBe(0)
+      if (problems.length === 0) expect(run.code, run.stdout + run.stderr).toBe(0)
       expect(problems).toEqual([])
     } finally {
       NodeFs.rmSync(dir, { recursive: true, force: true })

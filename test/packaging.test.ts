@@ -16,12 +16,12 @@
  * version (an install script that downloads a prebuilt binary would hang without the internet).
  * Everything else comes from npm's cache when it can (`--prefer-offline`).
  */
-import { execFile, execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Run, runProcess } from "../packages/cli/test/utilities.js"
 import { expectedManifestProblems, packageDirs, readManifest, repoRoot } from "../scripts/packages.js"
 
 const MINUTES = 60_000
@@ -37,27 +37,8 @@ const env = {
   NO_COLOR: "1"
 }
 
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-// Asynchronous, so the test worker keeps answering the runner while a child works for minutes.
-const run = (command: string, args: ReadonlyArray<string>, cwd: string, timeout = 5 * MINUTES): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile(
-      command,
-      args,
-      { cwd, env, encoding: "utf8", timeout, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) =>
-        resolve({
-          code: error === null ? 0 : typeof error.code === "number" ? error.code : null,
-          stdout,
-          stderr: error === null || typeof error.code === "number" ? stderr : `${stderr}\n${error.message}`
-        })
-    )
-  })
+const run = (command: string, args: ReadonlyArray<string>, cwd: string, timeout = 5 * MINUTES) =>
+  runProcess(command, args, { cwd, env, timeout })
 
 const must = async (what: string, pending: Promise<Run>): Promise<Run> => {
   const result = await pending
@@ -165,16 +146,16 @@ describe("packed packages installed outside the workspace", () => {
     expect(() => NodeFs.accessSync(linked, NodeFs.constants.X_OK)).not.toThrow()
   })
 
-  it("each tarball ships its build, README and LICENSE, without the workspace-only condition", () => {
+  it("each tarball ships its build, README and LICENSE, without the workspace-only condition", async () => {
     for (const tarball of tarballs) {
-      const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).split("\n")
+      const files = (await runProcess("tar", ["-tzf", tarball])).stdout.split("\n")
       expect(files).toEqual(expect.arrayContaining([
         "package/README.md",
         "package/LICENSE",
         "package/dist/index.js",
         "package/dist/index.d.ts"
       ]))
-      const manifest = execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" })
+      const manifest = (await runProcess("tar", ["-xzOf", tarball, "package/package.json"])).stdout
       expect(manifest).not.toContain("engram-source")
       expect(JSON.parse(manifest).exports["./internal/*"]).toBeNull()
     }

@@ -5,7 +5,7 @@ import { tempDir } from "../../packages/cli/test/utilities.js"
 import { engram } from "./spawn.js"
 
 const dirs: Array<() => void> = []
-afterEach(() => {
+afterEach(async () => {
   for (const cleanup of dirs.splice(0)) cleanup()
 })
 

@@ -13,7 +13,7 @@ import { engram } from "./spawn.js"
 const RECORDS = 1_500
 
 const dirs: Array<() => void> = []
-afterEach(() => {
+afterEach(async () => {
   for (const cleanup of dirs.splice(0)) cleanup()
 })
 

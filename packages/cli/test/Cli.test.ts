@@ -8,7 +8,7 @@ const parserArgs = (args: ReadonlyArray<string>) => Argv.parserArgs(Argv.scanArg
 const emptyOptionValue = (args: ReadonlyArray<string>) => Argv.emptyValue(Argv.scanArgv(args, Cli.grammar))?.name
 
 describe("global options anywhere on the line", () => {
-  it("moves --db, --pg, --pg-schema and --json in front of the command words", () => {
+  it("moves --db, --pg, --pg-schema and --json in front of the command words", async () => {
     expect(parserArgs(["memory", "list", "--json", "--limit", "5", "--db", "x.db"])).toEqual([
       "--json",
       "--db",
@@ -28,7 +28,7 @@ describe("global options anywhere on the line", () => {
     ])
   })
 
-  it("leaves everything after -- alone, so content may look like an option", () => {
+  it("leaves everything after -- alone, so content may look like an option", async () => {
     expect(parserArgs(["memory", "add", "--kind", "note", "--", "--json"])).toEqual([
       "memory",
       "add",
@@ -41,13 +41,23 @@ describe("global options anywhere on the line", () => {
 })
 
 describe("engram with global options after the command", () => {
-  it("adds and lists with --db and --json written last", () => {
+  it("adds and lists with --db and --json written last", async () => {
     const { dir, cleanup } = tempDir()
     try {
       const db = `${dir}/late.db`
-      const added = engram("memory", "add", "My name is Doug", "--kind", "profile", "--source", "operator", "--db", db)
+      const added = await engram(
+        "memory",
+        "add",
+        "My name is Doug",
+        "--kind",
+        "profile",
+        "--source",
+        "operator",
+        "--db",
+        db
+      )
       expect(added.code).toBe(0)
-      const listed = engram("memory", "list", "--limit", "5", "--json", "--db", db)
+      const listed = await engram("memory", "list", "--limit", "5", "--json", "--db", db)
       expect(listed.code).toBe(0)
       const page = JSON.parse(listed.stdout) as { records: ReadonlyArray<{ content: string }> }
       expect(page.records.map((r) => r.content)).toEqual(["My name is Doug"])
@@ -58,7 +68,7 @@ describe("engram with global options after the command", () => {
 })
 
 describe("an empty option value (--tag \"\" is refused, not dropped)", () => {
-  it("names the first option given an empty value", () => {
+  it("names the first option given an empty value", async () => {
     expect(emptyOptionValue(["memory", "add", "x", "--kind", "fact", "--tag", ""])).toBe("--tag")
     expect(emptyOptionValue(["memory", "add", "x", "--tag=", "--kind", "fact"])).toBe("--tag")
     expect(emptyOptionValue(["memory", "add", "x", "--tag", "a"])).toBeUndefined()

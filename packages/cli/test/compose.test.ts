@@ -48,16 +48,27 @@ describe("engram compose", () => {
     return path
   }
 
-  beforeAll(() => {
+  beforeAll(async () => {
     write("agent.json", agentConfig())
-    const add = (...args: ReadonlyArray<string>) => expect(engram("memory", "add", ...args, "--db", db).code).toBe(0)
-    add("My name is Doug", "--kind", "profile", "--label", "name", "--source", "conversation", "--id", "m-name")
-    add("Answer briefly", "--kind", "standing", "--label", "length", "--source", "conversation", "--id", "m-length")
-    add("It rained", "--kind", "episode", "--id", "m-rain")
+    const add = async (...args: ReadonlyArray<string>) =>
+      expect((await engram("memory", "add", ...args, "--db", db)).code).toBe(0)
+    await add("My name is Doug", "--kind", "profile", "--label", "name", "--source", "conversation", "--id", "m-name")
+    await add(
+      "Answer briefly",
+      "--kind",
+      "standing",
+      "--label",
+      "length",
+      "--source",
+      "conversation",
+      "--id",
+      "m-length"
+    )
+    await add("It rained", "--kind", "episode", "--id", "m-rain")
   })
 
-  it("shows the authored Background, and says which records are not promoted yet", () => {
-    const run = engram("compose", "--agent", config)
+  it("shows the authored Background, and says which records are not promoted yet", async () => {
+    const run = await engram("compose", "--agent", config)
     expect(run.code).toBe(0)
     expect(run.stderr).toBe("")
     expect(run.stdout).toContain(`agent companion · spec user-background@2 · scope global · store ${db}`)
@@ -68,8 +79,8 @@ describe("engram compose", () => {
     expect(run.stdout).toContain("overlay report (user-background@2, 0 placed records)")
   })
 
-  it("with --promote, composes the promoted memories and prints each fragment's source and ids, and the report", () => {
-    const run = engram("compose", "--agent", config, "--promote")
+  it("with --promote, composes the promoted memories and prints each fragment's source and ids, and the report", async () => {
+    const run = await engram("compose", "--agent", config, "--promote")
     expect(run.code).toBe(0)
     expect(run.stdout).toContain("promoted 3 records first")
     expect(run.stdout).toContain(
@@ -84,8 +95,8 @@ describe("engram compose", () => {
     expect(run.stdout).not.toContain("no promotion row")
   })
 
-  it("prints the same as one JSON document with --json, never writing without --promote", () => {
-    const composition = engramJson("compose", "--agent", config) as Composition
+  it("prints the same as one JSON document with --json, never writing without --promote", async () => {
+    const composition = await engramJson("compose", "--agent", config) as Composition
     expect(composition).toMatchObject({
       agent: "companion",
       spec: { key: "user-background", version: "2" },
@@ -103,23 +114,23 @@ describe("engram compose", () => {
     ])
   })
 
-  it("follows review: a confirmed standing memory enters the guarded section", () => {
-    expect(engram("memory", "review", "m-length", "confirmed", "--db", db).code).toBe(0)
-    const composition = engramJson("compose", "--agent", config) as Composition
+  it("follows review: a confirmed standing memory enters the guarded section", async () => {
+    expect((await engram("memory", "review", "m-length", "confirmed", "--db", db)).code).toBe(0)
+    const composition = await engramJson("compose", "--agent", config) as Composition
     expect(composition.text).toContain("### Preferences\n- **response_length**: Answer briefly")
   })
 
-  it("reads the database named by the global --db instead of the config's", () => {
+  it("reads the database named by the global --db instead of the config's", async () => {
     const other = Path.join(tmp.dir, "other", "engram.db")
-    const composition = engramJson("compose", "--agent", config, "--db", other) as Composition
+    const composition = await engramJson("compose", "--agent", config, "--db", other) as Composition
     expect(composition.store).toBe(other)
     expect(composition.report?.outcomes).toEqual([])
     expect(composition.text).not.toContain("Doug")
   })
 
-  it("shows the Background as authored when the config names no spec", () => {
+  it("shows the Background as authored when the config names no spec", async () => {
     const { spec: _spec, ...rest } = agentConfig()
-    const composition = engramJson("compose", "--agent", write("no-spec.json", rest)) as Composition
+    const composition = await engramJson("compose", "--agent", write("no-spec.json", rest)) as Composition
     expect(composition.spec).toBeNull()
     expect(composition.report).toBeNull()
     expect(composition.text).not.toContain("Doug")
@@ -140,8 +151,8 @@ describe("engram compose", () => {
     ["a file that is not JSON", () => write("broken.json", "{ not json"), "is not JSON"]
   ]
   for (const [what, file, problem] of refused) {
-    it(`refuses ${what} with one line and exit code 1`, () => {
-      const run = engram("compose", "--agent", file())
+    it(`refuses ${what} with one line and exit code 1`, async () => {
+      const run = await engram("compose", "--agent", file())
       expect(run.code).toBe(1)
       expect(run.stdout).toBe("")
       expect(run.stderr.trim().split("\n")).toHaveLength(1)
@@ -149,8 +160,8 @@ describe("engram compose", () => {
     })
   }
 
-  it("exits 2 when the database cannot be opened", () => {
-    const run = engram("compose", "--agent", config, "--db", tmp.dir)
+  it("exits 2 when the database cannot be opened", async () => {
+    const run = await engram("compose", "--agent", config, "--db", tmp.dir)
     expect(run.code).toBe(2)
     expect(run.stderr).toMatch(/^engram: cannot open the memory store at /)
   })

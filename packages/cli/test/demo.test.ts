@@ -34,8 +34,8 @@ describe("engram demo", { timeout: 120_000 }, () => {
   afterAll(tmp.cleanup)
   const db = Path.join(tmp.dir, "demo", "demo.db")
 
-  it("shows session 2's request with the name attributed to the memory session 1 saved", () => {
-    const run = engram("demo", "--db", db)
+  it("shows session 2's request with the name attributed to the memory session 1 saved", async () => {
+    const run = await engram("demo", "--db", db)
     expect(run.stderr).toBe("")
     expect(run.code).toBe(0)
     const saved = /saved (\S+): profile · label "name"/.exec(run.stdout)?.[1]
@@ -54,8 +54,8 @@ describe("engram demo", { timeout: 120_000 }, () => {
     expect(run.stdout).toContain("From what I remember: The user's name is Doug.")
   })
 
-  it("--json names every fragment's source and memory ids; each run starts from a fresh store", () => {
-    const report = engramJson("demo", "--db", db) as JsonDemo
+  it("--json names every fragment's source and memory ids; each run starts from a fresh store", async () => {
+    const report = await engramJson("demo", "--db", db) as JsonDemo
     expect(report.db).toBe(db)
     expect(report.saved?.content).toBe("The user's name is Doug.")
     expect(report.promotion?.tier).toBe("auto")
@@ -72,7 +72,7 @@ describe("engram demo", { timeout: 120_000 }, () => {
     expect(call!.budget.usedTokens).toBeLessThanOrEqual(call!.budget.budgetTokens!)
 
     // Two runs, one store's worth of memories: the saved name and the session summary.
-    const listed = engramJson("memory", "list", "--db", db) as {
+    const listed = await engramJson("memory", "list", "--db", db) as {
       readonly records: ReadonlyArray<
         { readonly id: string; readonly scope: string; readonly tags: ReadonlyArray<string> }
       >
@@ -84,13 +84,13 @@ describe("engram demo", { timeout: 120_000 }, () => {
     ])
   })
 
-  it("refuses to reset a database it did not create, and leaves it as it was", () => {
+  it("refuses to reset a database it did not create, and leaves it as it was", async () => {
     const other = Path.join(tmp.dir, "mine.db")
-    engramJson("memory", "add", "Keep me", "--kind", "fact", "--db", other)
-    const run = engram("demo", "--db", other)
+    await engramJson("memory", "add", "Keep me", "--kind", "fact", "--db", other)
+    const run = await engram("demo", "--db", other)
     expect(run.code).toBe(1)
     expect(run.stderr).toContain("the demo did not create")
-    const listed = engramJson("memory", "list", "--db", other) as { readonly records: ReadonlyArray<unknown> }
+    const listed = await engramJson("memory", "list", "--db", other) as { readonly records: ReadonlyArray<unknown> }
     expect(listed.records).toHaveLength(1)
   })
 })

@@ -4,12 +4,11 @@
  * `ENGRAM_DB` / `ENGRAM_PG_URL` fallbacks, and declines that say why and what fixes them.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
 import * as Argv from "../src/Argv.js"
 import * as Cli from "../src/Cli.js"
-import { engramArgs, expectRefused, repoRoot, type Run, tempDir } from "./utilities.js"
+import { engram, engramJson, engramWithEnv, expectRefused, tempDir } from "./utilities.js"
 
 const PROCESSES = 180_000
 
@@ -21,35 +20,6 @@ const extractLogLevel = (args: ReadonlyArray<string>) => ({
   ...Cli.logLevelOf(scan(args)),
   rest: Argv.parserArgs(scan(args))
 })
-
-// Asynchronous, so the test worker keeps answering the runner while several commands run in turn.
-// Like the shared helper, the child inherits neither Node options nor the store fallbacks.
-const engramWithEnv = (extra: Readonly<Record<string, string>>, ...args: ReadonlyArray<string>): Promise<Run> => {
-  const inherited = Object.entries(process.env).filter(([key]) =>
-    key !== "NODE_OPTIONS" && key !== "ENGRAM_DB" && key !== "ENGRAM_PG_URL"
-  )
-  const [node, ...rest] = engramArgs(args)
-  return new Promise((resolve) => {
-    execFile(
-      node!,
-      rest,
-      {
-        cwd: repoRoot,
-        env: { ...Object.fromEntries(inherited), NO_COLOR: "1", ...extra },
-        encoding: "utf8",
-        timeout: 60_000
-      },
-      (error, stdout, stderr) =>
-        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr })
-    )
-  })
-}
-const engram = (...args: ReadonlyArray<string>) => engramWithEnv({}, ...args)
-const engramJson = async (...args: ReadonlyArray<string>): Promise<unknown> => {
-  const run = await engram(...args, "--json")
-  if (run.code !== 0) throw new Error(`engram ${args.join(" ")} exited ${run.code}: ${run.stderr}`)
-  return JSON.parse(run.stdout)
-}
 
 describe("suggestions", () => {
   it("closest: a typo within two edits, never a distant word", () => {

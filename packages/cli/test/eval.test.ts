@@ -1,9 +1,8 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
 import { existsSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
-import { engram, engramJson, repoRoot, tempDir } from "./utilities.js"
+import { childEnv, engram, engramJson, repoRoot, runProcess, tempDir } from "./utilities.js"
 
 // Each test runs the eval (a few hundred sessions) in a child process; a loaded machine is slow.
 const EVAL_TIMEOUT = 180_000
@@ -27,8 +26,8 @@ describe("engram eval", () => {
   const tmp = tempDir()
   afterAll(tmp.cleanup)
 
-  it("runs every family on a temporary SQLite file, prints the table and exits 0", () => {
-    const run = engram("eval", "--keep")
+  it("runs every family on a temporary SQLite file, prints the table and exits 0", async () => {
+    const run = await engram("eval", "--keep")
     expect(run.stderr).toBe("")
     expect(run.code).toBe(0)
     const lines = run.stdout.trimEnd().split("\n")
@@ -48,8 +47,8 @@ describe("engram eval", () => {
     rmSync(Path.dirname(kept!), { recursive: true, force: true })
   }, EVAL_TIMEOUT)
 
-  it("prints the report as JSON with --json", () => {
-    const report = engramJson("eval") as {
+  it("prints the report as JSON with --json", async () => {
+    const report = await engramJson("eval") as {
       passed: boolean
       db: string
       families: ReadonlyArray<
@@ -64,11 +63,11 @@ describe("engram eval", () => {
     expect(existsSync(report.db)).toBe(false)
   }, EVAL_TIMEOUT)
 
-  it("exits 2 with one line when the database cannot be opened", () => {
+  it("exits 2 with one line when the database cannot be opened", async () => {
     const file = Path.join(tmp.dir, "plain-file")
     writeFileSync(file, "not a directory")
     for (const db of [Path.join(file, "eval.db"), tmp.dir]) {
-      const run = engram("eval", "--db", db)
+      const run = await engram("eval", "--db", db)
       expect(run.code).toBe(2)
       expect(run.stdout).toBe("")
       expect(run.stderr.trim().split("\n")).toHaveLength(1)
@@ -76,47 +75,38 @@ describe("engram eval", () => {
     }
   }, EVAL_TIMEOUT)
 
-  it("refuses a database that already holds memories, and leaves it alone", () => {
+  it("refuses a database that already holds memories, and leaves it alone", async () => {
     const db = Path.join(tmp.dir, "used.db")
-    expect(engram("memory", "add", "A real memory", "--kind", "note", "--db", db).code).toBe(0)
-    const before = engramJson("memory", "list", "--include-superseded", "--db", db)
-    const run = engram("eval", "--db", db)
+    expect((await engram("memory", "add", "A real memory", "--kind", "note", "--db", db)).code).toBe(0)
+    const before = await engramJson("memory", "list", "--include-superseded", "--db", db)
+    const run = await engram("eval", "--db", db)
     expect(run.code).toBe(1)
     expect(run.stderr).toContain("the eval needs an empty store")
-    expect(engramJson("memory", "list", "--include-superseded", "--db", db)).toEqual(before)
+    expect(await engramJson("memory", "list", "--include-superseded", "--db", db)).toEqual(before)
   }, EVAL_TIMEOUT)
 
-  it("runs on an explicit, fresh --db file and leaves it there", () => {
+  it("runs on an explicit, fresh --db file and leaves it there", async () => {
     const db = Path.join(tmp.dir, "fresh", "eval.db")
-    const run = engram("eval", "--db", db)
+    const run = await engram("eval", "--db", db)
     expect(run.code).toBe(0)
     expect(existsSync(db)).toBe(true)
   }, EVAL_TIMEOUT)
 
-  it("is what npm run eval runs", () => {
-    const env = {
-      ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS")),
-      NO_COLOR: "1"
-    }
-    const script = spawnSync(
+  it("is what npm run eval runs", async () => {
+    const env = childEnv()
+    const script = await runProcess(
       process.execPath,
       ["--conditions=engram-source", "--import", "tsx", Path.join(repoRoot, "scripts/eval.ts"), "--db", tmp.dir],
-      { cwd: repoRoot, encoding: "utf8", env, timeout: 180_000 }
+      { env, timeout: 180_000 }
     )
-    expect(script.status).toBe(2)
+    expect(script.code).toBe(2)
     expect(script.stderr).toMatch(/^engram: cannot open the memory store at /)
-    const passing = spawnSync(process.execPath, [
-      "--conditions=engram-source",
-      "--import",
-      "tsx",
-      Path.join(repoRoot, "scripts/eval.ts")
-    ], {
-      cwd: repoRoot,
-      encoding: "utf8",
-      env,
-      timeout: 180_000
-    })
-    expect(passing.status).toBe(0)
+    const passing = await runProcess(
+      process.execPath,
+      ["--conditions=engram-source", "--import", "tsx", Path.join(repoRoot, "scripts/eval.ts")],
+      { env, timeout: 180_000 }
+    )
+    expect(passing.code).toBe(0)
     expect(passing.stdout).toMatch(/^eval passed: \d+ cases in 12 families, 0 failed$/m)
   }, EVAL_TIMEOUT)
 })

@@ -53,27 +53,27 @@ describe("engram explain", () => {
     try {
       const db = Path.join(dir, "engram.db")
       const [name, fact] = await runSession(db)
-      const composed = engramJson("--db", db, "explain", name!, "--session", "s-x") as {
+      const composed = await engramJson("--db", db, "explain", name!, "--session", "s-x") as {
         promoted: boolean
         calls: ReadonlyArray<{ verdict: string; reached: boolean; prefix: { section: string } | null }>
       }
       expect(composed.promoted).toBe(true)
       expect(composed.calls.map((c) => [c.verdict, c.reached])).toEqual([["composed", true]])
 
-      const human = engram("--db", db, "explain", fact!, "--session", "s-x")
+      const human = await engram("--db", db, "explain", fact!, "--session", "s-x")
       expect(human.code).toBe(0)
       expect(human.stdout).toContain(`memory ${fact}`)
       expect(human.stdout).toContain("not promoted")
       expect(human.stdout).toContain("turn 1, call 0 (native): not reached — not-recalled")
       expect(human.stdout).toContain("shares no search token")
 
-      const unknown = engram("--db", db, "explain", "mem-nope", "--session", "s-x")
+      const unknown = await engram("--db", db, "explain", "mem-nope", "--session", "s-x")
       expect(unknown.code).not.toBe(0)
       expect(unknown.stderr).toContain("nothing is known of memory mem-nope")
 
       // engram memory forget takes the name's text out of the stored call; inspect says so.
-      expect(engram("--db", db, "memory", "forget", name!).code).toBe(0)
-      const inspected = engramJson("--db", db, "inspect", "s-x") as ReadonlyArray<{
+      expect((await engram("--db", db, "memory", "forget", name!)).code).toBe(0)
+      const inspected = await engramJson("--db", db, "inspect", "s-x") as ReadonlyArray<{
         verified: boolean
         redacted: ReadonlyArray<string>
         fragments: ReadonlyArray<{ text: string }>

@@ -11,9 +11,9 @@ describe("engram memory import", { timeout: 120_000 }, () => {
   const legacy = Path.join(tmp.dir, "knowledge-v1.db")
   buildLegacyV1(legacy)
 
-  it("maps v1 rows by domain and provenance, once", () => {
+  it("maps v1 rows by domain and provenance, once", async () => {
     const importable = legacyChunks.length - unimportableIds.length
-    const report = engramJson("memory", "import", legacy, "--db", db) as {
+    const report = await engramJson("memory", "import", legacy, "--db", db) as {
       rows: number
       imported: number
       skipped: number
@@ -28,11 +28,13 @@ describe("engram memory import", { timeout: 120_000 }, () => {
     })
     expect(report.skippedRows.map((row) => row.rowid)).toEqual(unimportableIds)
 
-    const again = engram("memory", "import", legacy, "--db", db)
+    const again = await engram("memory", "import", legacy, "--db", db)
     expect(again.code).toBe(0)
     expect(again.stdout).toContain("already imported")
 
-    const page = engramJson("memory", "list", "--include-superseded", "--db", db) as { records: ReadonlyArray<unknown> }
+    const page = await engramJson("memory", "list", "--include-superseded", "--db", db) as {
+      records: ReadonlyArray<unknown>
+    }
     const byId = new Map(page.records.map((json) => {
       const { record } = decodeRecordJson(json)
       return [record.id, record] as const
@@ -57,8 +59,8 @@ describe("engram memory import", { timeout: 120_000 }, () => {
     expect(byId.get("legacy-19")).toMatchObject({ supersedes: "legacy-18" })
   })
 
-  it("refuses a legacy file that does not exist, in one line", () => {
-    const run = engram("memory", "import", Path.join(tmp.dir, "missing.db"), "--db", db)
+  it("refuses a legacy file that does not exist, in one line", async () => {
+    const run = await engram("memory", "import", Path.join(tmp.dir, "missing.db"), "--db", db)
     expect(run.code).toBe(1)
     expect(run.stdout).toBe("")
     expect(run.stderr.trim().split("\n")).toHaveLength(1)

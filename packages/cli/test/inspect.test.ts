@@ -61,7 +61,7 @@ describe("engram inspect", () => {
       const db = Path.join(dir, "engram.db")
       const sent = await runSession(db)
       expect(sent).toHaveLength(4)
-      const all = engramJson("--db", db, "inspect", "s-cli") as ReadonlyArray<{
+      const all = await engramJson("--db", db, "inspect", "s-cli") as ReadonlyArray<{
         turn: number
         call: number
         verified: boolean
@@ -74,7 +74,7 @@ describe("engram inspect", () => {
       ]])
       all.forEach((call, i) => expect(call.fragments).toEqual(JSON.parse(JSON.stringify(sent[i]!.request.fragments))))
 
-      const human = engram("--db", db, "inspect", "s-cli", "--turn", "2", "--call", "0")
+      const human = await engram("--db", db, "inspect", "s-cli", "--turn", "2", "--call", "0")
       expect(human.code).toBe(0)
       expect(human.stdout).toContain("session s-cli, turn 2, call 0")
       expect(human.stdout).toContain("rebuilt byte for byte")
@@ -82,7 +82,7 @@ describe("engram inspect", () => {
       expect(human.stdout).toContain("working_state")
       expect(human.stdout).not.toContain("turn 1, call")
 
-      const none = engram("--db", db, "inspect", "s-cli", "--turn", "9")
+      const none = await engram("--db", db, "inspect", "s-cli", "--turn", "9")
       expect(none.code).not.toBe(0)
       expect(none.stderr).toContain("no stored prompt snapshot matches session s-cli, turn 9")
     } finally {
@@ -102,7 +102,7 @@ describe("engram inspect", () => {
           "s-20"
         )
         expect(sent).toHaveLength(40)
-        const calls = engramJson("--db", db, "inspect", "s-20") as ReadonlyArray<{
+        const calls = await engramJson("--db", db, "inspect", "s-20") as ReadonlyArray<{
           turn: number
           call: number
           verified: boolean

@@ -80,13 +80,13 @@ describe("engram mcp", () => {
       await client.close()
     }
     // The agent's own scope and store; routed and promoted, so `engram compose` composes it.
-    const listed = engramJson("memory", "list", "--db", db, "--scope", "project:demo") as {
+    const listed = await engramJson("memory", "list", "--db", db, "--scope", "project:demo") as {
       readonly records: ReadonlyArray<{ readonly content: string; readonly sourceType: string }>
     }
     expect(listed.records.map((record) => [record.content, record.sourceType])).toEqual([
       ["The user's name is Doug", "conversation"]
     ])
-    const composed = engramJson("compose", "--agent", agent) as { readonly text: string }
+    const composed = await engramJson("compose", "--agent", agent) as { readonly text: string }
     expect(composed.text).toContain("## About the User")
     expect(composed.text).toContain("The user's name is Doug")
   })
@@ -122,16 +122,16 @@ describe("engram mcp", () => {
       child.kill("SIGTERM")
       await exited
     }
-    const listed = engramJson("memory", "list", "--db", db, "--scope", "project:web") as {
+    const listed = await engramJson("memory", "list", "--db", db, "--scope", "project:web") as {
       readonly records: ReadonlyArray<{ readonly scope: string }>
     }
     expect(listed.records.map((record) => record.scope)).toEqual(["project:web"])
   })
 
-  it("refuses a scope that is not one, and an agent config without a spec", () => {
-    expectRefused(engram("mcp", "--scope", "team a"), "is not a scope")
+  it("refuses a scope that is not one, and an agent config without a spec", async () => {
+    expectRefused(await engram("mcp", "--scope", "team a"), "is not a scope")
     const agent = Path.join(tmp.dir, "nospec.json")
     writeFileSync(agent, JSON.stringify({ scope: "global" }))
-    expectRefused(engram("mcp", "--agent", agent), "names no spec")
+    expectRefused(await engram("mcp", "--agent", agent), "names no spec")
   })
 })

@@ -22,8 +22,8 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
   let doug = ""
   let lunch = ""
 
-  it("add stamps trust and review from the source, and --json encodes the record schema", () => {
-    const added = engramJson(
+  it("add stamps trust and review from the source, and --json encodes the record schema", async () => {
+    const added = await engramJson(
       "memory",
       "add",
       "My name is Doug",
@@ -50,7 +50,7 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
     expect(trustTier).toBe(3)
 
     // No --source: the writer is unknown, so the memory waits for review at the lowest tier.
-    const run = engram(
+    const run = await engram(
       "memory",
       "add",
       "Lunch is at noon on Fridays",
@@ -78,8 +78,8 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
     lunch = "lunch-1"
   })
 
-  it("list prints a table newest first, filters, and pages with a cursor", () => {
-    const human = engram("memory", "list", "--db", db)
+  it("list prints a table newest first, filters, and pages with a cursor", async () => {
+    const human = await engram("memory", "list", "--db", db)
     expect(human.code).toBe(0)
     const lines = human.stdout.trim().split("\n")
     expect(lines[0]).toMatch(/^ID\s+KIND\s+REVIEW\s+STATE\s+SCOPE\s+LABEL\s+CONTENT$/)
@@ -87,16 +87,25 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
     expect(lines[2]).toMatch(row(doug, "profile", "confirmed", "active", "global", "name", "My name is Doug$"))
     expect(human.stdout).toContain("2 memories")
 
-    const first = engramJson("memory", "list", "--limit", "1", "--db", db) as JsonPage
+    const first = await engramJson("memory", "list", "--limit", "1", "--db", db) as JsonPage
     expect(idsOf(first)).toEqual([lunch])
     expect(first.nextCursor).not.toBeNull()
-    const second = engramJson("memory", "list", "--limit", "1", "--cursor", first.nextCursor!, "--db", db) as JsonPage
+    const second = await engramJson(
+      "memory",
+      "list",
+      "--limit",
+      "1",
+      "--cursor",
+      first.nextCursor!,
+      "--db",
+      db
+    ) as JsonPage
     expect(idsOf(second)).toEqual([doug])
     expect(second.nextCursor).toBeNull()
   })
 
-  it("search matches whole words in label, content and tags", () => {
-    const human = engram("memory", "search", "doug", "--db", db)
+  it("search matches whole words in label, content and tags", async () => {
+    const human = await engram("memory", "search", "doug", "--db", db)
     expect(human.code).toBe(0)
     expect(human.stdout).toMatch(row("#", "ID", "KIND"))
     expect(human.stdout).toMatch(new RegExp(`\\n1\\s+${doug}\\s+profile`))
@@ -106,15 +115,15 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
     type Hits = { hits: ReadonlyArray<{ record: unknown; score: number }> }
     const hits = (json: unknown) => (json as Hits).hits.map((h) => decodeRecordJson(h.record).record.id)
     // Case folded, tokens OR-joined ("nobody" matches nothing), tags searched too.
-    expect(hits(engramJson("memory", "search", "SCHEDULE nobody", "--db", db))).toEqual([lunch])
+    expect(hits(await engramJson("memory", "search", "SCHEDULE nobody", "--db", db))).toEqual([lunch])
   })
 
-  it("review, supersede and expire change lifecycle state without losing anything", () => {
-    const reviewed = engram("memory", "review", lunch, "confirmed", "--db", db)
+  it("review, supersede and expire change lifecycle state without losing anything", async () => {
+    const reviewed = await engram("memory", "review", lunch, "confirmed", "--db", db)
     expect(reviewed.code).toBe(0)
     expect(reviewed.stdout.trim()).toBe(`${lunch} is now confirmed`)
 
-    const outcome = engramJson(
+    const outcome = await engramJson(
       "memory",
       "supersede",
       doug,
@@ -131,13 +140,13 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
     expect(superseded)
       .toMatchObject({ supersededBy: successor.id, invalidationReason: `superseded_by:${successor.id}` })
 
-    const expired = engramJson("memory", "expire", lunch, "--db", db) as { record: unknown }
+    const expired = await engramJson("memory", "expire", lunch, "--db", db) as { record: unknown }
     expect(decodeRecordJson(expired.record).record.expiresAt).toBeDefined()
 
     // The superseded original is hidden by default, shown on request; the expired one stays
     // listed but is not deliverable.
-    expect(idsOf(engramJson("memory", "list", "--db", db))).toEqual([successor.id, lunch])
-    const deliverable = engramJson(
+    expect(idsOf(await engramJson("memory", "list", "--db", db))).toEqual([successor.id, lunch])
+    const deliverable = await engramJson(
       "memory",
       "list",
       "--deliverable",
@@ -149,7 +158,7 @@ describe("engram memory: one store through its whole lifecycle", { timeout: 120_
       db
     )
     expect(idsOf(deliverable)).toEqual([successor.id])
-    const all = engram("memory", "list", "--include-superseded", "--db", db)
+    const all = await engram("memory", "list", "--include-superseded", "--db", db)
     const rows = all.stdout.split("\n")
     expect(rows.some((line) => row(doug, "profile", "confirmed", "superseded").test(line))).toBe(true)
     expect(rows.some((line) => row(lunch, "fact", "confirmed", "expired").test(line))).toBe(true)
@@ -163,38 +172,40 @@ describe("engram memory forget", { timeout: 300_000 }, () => {
   afterAll(tmp.cleanup)
   const db = Path.join(tmp.dir, "engram.db")
 
-  it("deletes memories by id or scope, leaves tombstones without content, and refuses an empty target", () => {
-    const add = (content: string, ...flags: ReadonlyArray<string>) =>
+  it("deletes memories by id or scope, leaves tombstones without content, and refuses an empty target", async () => {
+    const add = async (content: string, ...flags: ReadonlyArray<string>) =>
       decodeRecordJson(
-        (engramJson("memory", "add", content, "--kind", "fact", ...flags, "--db", db) as {
+        (await engramJson("memory", "add", content, "--kind", "fact", ...flags, "--db", db) as {
           record: unknown
         }).record
       ).record.id
-    const secret = add("The vault code is kumquat", "--scope", "project:a")
-    const other = add("Kumquat trees are small", "--scope", "project:a")
-    const elsewhere = add("Kumquat jam recipe", "--scope", "project:b")
+    const secret = await add("The vault code is kumquat", "--scope", "project:a")
+    const other = await add("Kumquat trees are small", "--scope", "project:a")
+    const elsewhere = await add("Kumquat jam recipe", "--scope", "project:b")
 
-    const forgot = engram("memory", "forget", secret, "--by", "operator:ana", "--db", db)
+    const forgot = await engram("memory", "forget", secret, "--by", "operator:ana", "--db", db)
     expect(forgot.code).toBe(0)
     expect(forgot.stdout.trim()).toBe(`forgot ${secret}`)
-    const hits = (engramJson("memory", "search", "kumquat vault", "--db", db) as {
+    const hits = (await engramJson("memory", "search", "kumquat vault", "--db", db) as {
       hits: ReadonlyArray<{ record: unknown }>
     }).hits.map((h) => decodeRecordJson(h.record).record.id)
     expect(hits.sort()).toEqual([elsewhere, other].sort())
 
-    const byScope = engramJson("memory", "forget", "--scope", "project:a", "--db", db) as {
+    const byScope = await engramJson("memory", "forget", "--scope", "project:a", "--db", db) as {
       tombstones: ReadonlyArray<{ memoryId: string; scope: string; forgottenBy: string }>
     }
     expect(byScope.tombstones.map((t) => [t.memoryId, t.scope, t.forgottenBy])).toEqual([[other, "project:a", "cli"]])
     expect(JSON.stringify(byScope)).not.toMatch(/[Kk]umquat/)
-    expect(idsOf(engramJson("memory", "list", "--db", db))).toEqual([elsewhere])
+    expect(idsOf(await engramJson("memory", "list", "--db", db))).toEqual([elsewhere])
 
-    expect(engram("memory", "forget", secret, "--db", db).stdout.trim()).toBe("nothing to forget: no such memory")
-    const neither = engram("memory", "forget", "--db", db)
+    expect((await engram("memory", "forget", secret, "--db", db)).stdout.trim()).toBe(
+      "nothing to forget: no such memory"
+    )
+    const neither = await engram("memory", "forget", "--db", db)
     expect(neither.code).not.toBe(0)
     expect(neither.stderr).toContain("one or more ids, or --scope")
-    const both = engram("memory", "forget", elsewhere, "--scope", "project:b", "--db", db)
+    const both = await engram("memory", "forget", elsewhere, "--scope", "project:b", "--db", db)
     expect(both.code).not.toBe(0)
-    expect(idsOf(engramJson("memory", "list", "--db", db))).toEqual([elsewhere])
+    expect(idsOf(await engramJson("memory", "list", "--db", db))).toEqual([elsewhere])
   })
 })

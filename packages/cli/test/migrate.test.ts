@@ -146,28 +146,28 @@ describe("engram migrate and --pg: bad input is refused in one line, before anyt
   const missing = Path.join(tmp.dir, "missing.db")
   const target = "postgres://engram:hunter2@127.0.0.1:1/engram"
 
-  it("refuses a --from that does not exist, and never creates it", () => {
-    expectRefused(engram("migrate", "--from", missing, "--to", target), `--from: no such file: ${missing}`)
+  it("refuses a --from that does not exist, and never creates it", async () => {
+    expectRefused(await engram("migrate", "--from", missing, "--to", target), `--from: no such file: ${missing}`)
     expect(existsSync(missing)).toBe(false)
-    expectRefused(engram("migrate", "--from", tmp.dir, "--to", target), `--from: ${tmp.dir} is not a file`)
+    expectRefused(await engram("migrate", "--from", tmp.dir, "--to", target), `--from: ${tmp.dir} is not a file`)
   })
 
-  it("refuses a --from that is not an Engram store", () => {
+  it("refuses a --from that is not an Engram store", async () => {
     const text = Path.join(tmp.dir, "notes.txt")
     writeFileSync(text, "not a database\n".repeat(100))
     expectRefused(
-      engram("migrate", "--from", text, "--to", target),
+      await engram("migrate", "--from", text, "--to", target),
       `cannot read ${text}: the file is damaged: it is not an SQLite database`
     )
   })
 
-  it("refuses a SQLite file that holds no Engram store, and leaves it untouched", () => {
+  it("refuses a SQLite file that holds no Engram store, and leaves it untouched", async () => {
     const foreign = Path.join(tmp.dir, "foreign.db")
     const db = new Database(foreign)
     db.exec("CREATE TABLE notes (body TEXT)")
     db.close()
     expectRefused(
-      engram("migrate", "--from", foreign, "--to", target),
+      await engram("migrate", "--from", foreign, "--to", target),
       `${foreign} is not an Engram store: it has no engram_memories table`
     )
     const reopened = new Database(foreign, { readonly: true })
@@ -176,34 +176,37 @@ describe("engram migrate and --pg: bad input is refused in one line, before anyt
     expect(tables).toEqual([{ name: "notes" }])
   })
 
-  it("refuses --pg or --db given to migrate, which reads --from and writes --to", () => {
+  it("refuses --pg or --db given to migrate, which reads --from and writes --to", async () => {
     const file = Path.join(tmp.dir, "some.db")
     writeFileSync(file, "")
-    expectRefused(engram("--pg", target, "migrate", "--from", file, "--to", target), "--pg does not apply to it")
-    expectRefused(engram("--db", file, "migrate", "--from", file, "--to", target), "--db does not apply to it")
+    expectRefused(await engram("--pg", target, "migrate", "--from", file, "--to", target), "--pg does not apply to it")
+    expectRefused(await engram("--db", file, "migrate", "--from", file, "--to", target), "--db does not apply to it")
   })
 
-  it("refuses bad URLs and schema names without echoing them, and --db with --pg", () => {
+  it("refuses bad URLs and schema names without echoing them, and --db with --pg", async () => {
     expectRefused(
-      engram("migrate", "--from", missing, "--to", "mysql://root:hunter2@db/x"),
+      await engram("migrate", "--from", missing, "--to", "mysql://root:hunter2@db/x"),
       "--to: expected a postgres:// or postgresql:// URL, not mysql://…"
     )
-    expectRefused(engram("--pg", "hunter2", "memory", "list"), "--pg: not a URL")
-    expectRefused(engram("--pg", target, "--pg-schema", "Not-Valid", "memory", "list"), `--pg-schema: "Not-Valid"`)
+    expectRefused(await engram("--pg", "hunter2", "memory", "list"), "--pg: not a URL")
     expectRefused(
-      engram("--pg", target, "--db", Path.join(tmp.dir, "x.db"), "memory", "list"),
+      await engram("--pg", target, "--pg-schema", "Not-Valid", "memory", "list"),
+      `--pg-schema: "Not-Valid"`
+    )
+    expectRefused(
+      await engram("--pg", target, "--db", Path.join(tmp.dir, "x.db"), "memory", "list"),
       "--db and --pg both name a store"
     )
     expectRefused(
-      engram("--pg-schema", "engram", "memory", "list", "--db", Path.join(tmp.dir, "x.db")),
+      await engram("--pg-schema", "engram", "memory", "list", "--db", Path.join(tmp.dir, "x.db")),
       "add --pg <url>"
     )
-    for (const run of [engram("--pg", "hunter2", "memory", "list")]) expect(run.stderr).not.toContain("hunter2")
+    for (const run of [await engram("--pg", "hunter2", "memory", "list")]) expect(run.stderr).not.toContain("hunter2")
     expect(existsSync(Path.join(tmp.dir, "x.db"))).toBe(false)
   })
 
-  it("reports a server that does not answer with exit code 2, never printing the password", () => {
-    const list = engram("--pg", target, "memory", "list")
+  it("reports a server that does not answer with exit code 2, never printing the password", async () => {
+    const list = await engram("--pg", target, "memory", "list")
     expectRefused(list, "cannot open the memory store at postgres://engram:***@127.0.0.1:1/engram", 2)
     expect(list.stderr).toContain("ECONNREFUSED")
     expect(list.stderr).not.toContain("hunter2")
@@ -236,7 +239,7 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     await buildSource(source, RECORDS)
     await buildSource(bigSource, BIG, 40)
     buildLegacyV1(legacy)
-    imported = (engramJson("memory", "import", legacy, "--db", source) as { imported: number }).imported
+    imported = (await engramJson("memory", "import", legacy, "--db", source) as { imported: number }).imported
     records = RECORDS + RECORDS / 10 + imported
   }, 120_000)
   afterAll(async () => {
@@ -249,8 +252,8 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
   const pgList = (name: string) =>
     engramJson("--pg", withPassword, "--pg-schema", name, "memory", "list", "--include-superseded", "--limit", "10000")
 
-  it("copies records with their lifecycle, promotion rows, sessions and injections, and verifies", () => {
-    const run = engram("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema, "--json")
+  it("copies records with their lifecycle, promotion rows, sessions and injections, and verifies", async () => {
+    const run = await engram("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema, "--json")
     expect(run.code).toBe(0)
     const summary = JSON.parse(run.stdout) as Summary
     expect(imported).toBeGreaterThan(0)
@@ -274,16 +277,16 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     expect(run.stderr + run.stdout).not.toContain("s3cret-pw")
   })
 
-  it("then --pg lists exactly what the SQLite file lists, and searches alike", () => {
-    const listed = pgList(schema)
-    expect(listed).toEqual(sqliteList(source))
+  it("then --pg lists exactly what the SQLite file lists, and searches alike", async () => {
+    const listed = await pgList(schema)
+    expect(listed).toEqual(await sqliteList(source))
     expect((listed as { records: ReadonlyArray<unknown> }).records).toHaveLength(records)
-    const search = (...store: ReadonlyArray<string>) =>
-      (engramJson(...store, "memory", "search", "revised", "--include-superseded", "--limit", "500") as {
+    const search = async (...store: ReadonlyArray<string>) =>
+      (await engramJson(...store, "memory", "search", "revised", "--include-superseded", "--limit", "500") as {
         hits: ReadonlyArray<{ record: { id: string } }>
       }).hits.map((hit) => hit.record.id).sort()
-    expect(search("--pg", withPassword, "--pg-schema", schema)).toEqual(search("--db", source))
-    expect(search("--db", source)).toHaveLength(RECORDS / 10)
+    expect(await search("--pg", withPassword, "--pg-schema", schema)).toEqual(await search("--db", source))
+    expect(await search("--db", source)).toHaveLength(RECORDS / 10)
   })
 
   it("the sessions and the injection log arrived too", async () => {
@@ -297,34 +300,36 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     expect(rows.map((r) => [Number(r.messages), Number(r.interrupts), Number(r.injections)])).toEqual([[9, 2, 3]])
   })
 
-  it("running it again copies nothing and verifies again; --pg writes land in PostgreSQL only", () => {
-    const again = engramJson("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema) as Summary
+  it("running it again copies nothing and verifies again; --pg writes land in PostgreSQL only", async () => {
+    const again = await engramJson("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema) as Summary
     expect(again.records).toMatchObject({ copied: 0, alreadyPresent: records })
     expect(
       again.messages.copied + again.interrupts.copied + again.injections.copied + again.promotions.copied +
         again.importMarkers.copied
     ).toBe(0)
     // The legacy import's marker came along: importing the same v1 file into PostgreSQL is a no-op.
-    const reimport = engram("--pg", withPassword, "--pg-schema", schema, "memory", "import", legacy)
+    const reimport = await engram("--pg", withPassword, "--pg-schema", schema, "memory", "import", legacy)
     expect(reimport.code).toBe(0)
     expect(reimport.stdout).toContain("already imported")
-    const human = engram("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema)
+    const human = await engram("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema)
     expect(human.code).toBe(0)
     expect(human.stdout).toMatch(/: verified\n/)
     expect(human.stdout).toContain(`checksum        ${again.checksum.source} (source and target agree)`)
 
-    const review = engram("--pg", withPassword, "--pg-schema", schema, "memory", "review", "m-00004", "confirmed")
+    const review = await engram("--pg", withPassword, "--pg-schema", schema, "memory", "review", "m-00004", "confirmed")
     expect(review.code).toBe(0)
     const reviewed = (id: string, list: unknown) =>
       (list as { records: ReadonlyArray<{ id: string; reviewState: string }> }).records.find((r) => r.id === id)
-    expect(reviewed("m-00004", pgList(schema))?.reviewState).toBe("confirmed")
-    expect(reviewed("m-00004", sqliteList(source))?.reviewState).toBe("pending")
+    expect(reviewed("m-00004", await pgList(schema))?.reviewState).toBe("confirmed")
+    expect(reviewed("m-00004", await sqliteList(source))?.reviewState).toBe("pending")
   })
 
-  it("a store made with the CLI alone: tables it lacks count as empty and are not created in it", () => {
+  it("a store made with the CLI alone: tables it lacks count as empty and are not created in it", async () => {
     const small = Path.join(tmp.dir, "cli-only.db")
-    expect(engram("--db", small, "memory", "add", "Lunch is at noon", "--kind", "fact", "--id", "lunch").code).toBe(0)
-    expect(engram("--db", small, "memory", "supersede", "lunch", "Lunch is at one", "--id", "lunch-2").code).toBe(0)
+    expect((await engram("--db", small, "memory", "add", "Lunch is at noon", "--kind", "fact", "--id", "lunch")).code)
+      .toBe(0)
+    expect((await engram("--db", small, "memory", "supersede", "lunch", "Lunch is at one", "--id", "lunch-2")).code)
+      .toBe(0)
     const tablesOf = () => {
       const db = new Database(small, { readonly: true })
       const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all()
@@ -332,7 +337,15 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
       return names
     }
     const before = tablesOf()
-    const summary = engramJson("migrate", "--from", small, "--to", withPassword, "--pg-schema", cliOnly) as Summary
+    const summary = await engramJson(
+      "migrate",
+      "--from",
+      small,
+      "--to",
+      withPassword,
+      "--pg-schema",
+      cliOnly
+    ) as Summary
     expect(summary).toMatchObject({
       records: { source: 2, target: 2, copied: 2 },
       promotions: { source: 0, target: 0 },
@@ -341,14 +354,15 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     })
     expect(tablesOf()).toEqual(before)
     expect(before).not.toContainEqual({ name: "engram_session_messages" })
-    expect(pgList(cliOnly)).toEqual(sqliteList(small))
+    expect(await pgList(cliOnly)).toEqual(await sqliteList(small))
   })
 
-  it("a target holding other records fails verification with exit 1, naming the counts", () => {
+  it("a target holding other records fails verification with exit 1, naming the counts", async () => {
     expect(
-      engram("--pg", withPassword, "--pg-schema", other, "memory", "add", "not from the file", "--kind", "note").code
+      (await engram("--pg", withPassword, "--pg-schema", other, "memory", "add", "not from the file", "--kind", "note"))
+        .code
     ).toBe(0)
-    const run = engram("migrate", "--from", source, "--to", withPassword, "--pg-schema", other)
+    const run = await engram("migrate", "--from", source, "--to", withPassword, "--pg-schema", other)
     expect(run.code).toBe(1)
     expect(run.stderr).toContain(
       `engram: verification failed: the target holds ${records + 1} records but the source ${records}`
@@ -387,7 +401,7 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     expect(afterSecond % 40).toBe(0)
 
     // Run again: the rest is copied, and everything verifies.
-    const resumed = engram(...args, "--json")
+    const resumed = await engram(...args, "--json")
     expect(resumed.code).toBe(0)
     const summary = JSON.parse(resumed.stdout) as Summary
     expect(summary.verified).toBe(true)
@@ -396,6 +410,6 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     expect(summary.promotions).toMatchObject({ source: BIG / 10, target: BIG / 10 })
     expect(summary.sessions).toMatchObject({ source: 40, target: 40 })
     expect(summary.checksum.target).toBe(summary.checksum.source)
-    expect(pgList(big)).toEqual(sqliteList(bigSource))
+    expect(await pgList(big)).toEqual(await sqliteList(bigSource))
   })
 })

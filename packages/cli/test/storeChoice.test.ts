@@ -56,7 +56,7 @@ const origin = (c: Case) =>
   Either.map(choose(c), (location) => [location.origin, location.pg === undefined ? location.db : "pg"])
 
 describe("StoreBackend.locationOf: one precedence for every command", () => {
-  it("flags, then the configured file, then the command's own file, then the environment, then the default", () => {
+  it("flags, then the configured file, then the command's own file, then the environment, then the default", async () => {
     const env = { ENGRAM_DB: "env.db", ENGRAM_PG_URL: PG }
     expect(origin({ pg: true, env, choice: { configured: "agent.db" } })).toEqual(Either.right(["--pg", "pg"]))
     expect(origin({ db: "flag.db", env, choice: { configured: "agent.db" } })).toEqual(
@@ -69,7 +69,7 @@ describe("StoreBackend.locationOf: one precedence for every command", () => {
     expect(origin({ env: {}, choice: {} })).toEqual(Either.right(["default", Root.DEFAULT_DATABASE]))
   })
 
-  it("refuses --db with --pg, PostgreSQL for a SQLite-only command, and a bad ENGRAM_PG_URL unechoed", () => {
+  it("refuses --db with --pg, PostgreSQL for a SQLite-only command, and a bad ENGRAM_PG_URL unechoed", async () => {
     const problem = (c: Case) => Either.match(choose(c), { onLeft: (e) => String(e.problem), onRight: () => "" })
     expect(problem({ db: "x.db", pg: true, env: {}, choice: {} })).toContain("--db and --pg both name a store")
     expect(problem({ pg: true, env: {}, choice: { sqliteOnly: "SQLite only" } })).toBe("SQLite only")
@@ -112,7 +112,7 @@ describe("no command chooses its store around StoreBackend", () => {
   const dir = Path.join(repoRoot, "packages/cli/src/commands")
   const sources = readdirSync(dir).map((file) => [file, readFileSync(Path.join(dir, file), "utf8")] as const)
 
-  it("command modules never read the store flags nor build a location themselves", () => {
+  it("command modules never read the store flags nor build a location themselves", async () => {
     for (const [file, source] of sources) {
       // The store flags are read by StoreBackend.locationOf only (migrate's --pg-schema names its --to).
       expect([file, source.match(/settings\.(db|pg)\b/g)]).toEqual([file, null])
@@ -122,7 +122,7 @@ describe("no command chooses its store around StoreBackend", () => {
     }
   })
 
-  it("every command module that opens a store asks StoreBackend where it is", () => {
+  it("every command module that opens a store asks StoreBackend where it is", async () => {
     const opening = sources.filter(([, source]) => /StoreBackend\.(layer\w*|provide)\(/.test(source))
     expect(opening.length).toBeGreaterThan(5)
     for (const [file, source] of opening) {

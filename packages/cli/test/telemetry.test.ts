@@ -33,13 +33,20 @@ describe("engram telemetry prune", () => {
       const db = Path.join(dir, "engram.db")
       const now = Date.now()
       await seed(db, [["ancient", now - 40 * DAY], ["recent", now - DAY], ["fresh", now]])
-      const byAge = engramJson("--db", db, "telemetry", "prune", "--older-than", "30d") as TelemetryStore.PruneResult
+      const byAge = await engramJson(
+        "--db",
+        db,
+        "telemetry",
+        "prune",
+        "--older-than",
+        "30d"
+      ) as TelemetryStore.PruneResult
       expect(byAge.sessions).toEqual(["ancient"])
       expect(byAge.snapshots).toBe(1)
       expect(await count(db, "ancient")).toBe(0)
       expect(await count(db, "recent")).toBe(1)
 
-      const human = engram("--db", db, "telemetry", "prune", "--keep-sessions", "1")
+      const human = await engram("--db", db, "telemetry", "prune", "--keep-sessions", "1")
       expect(human.code).toBe(0)
       expect(human.stdout).toContain("removed 1 session (1 snapshots, 3 trajectory entries): recent")
       expect(await count(db, "fresh")).toBe(1)
@@ -48,11 +55,11 @@ describe("engram telemetry prune", () => {
     }
   })
 
-  it("refuses a prune that names no bound, and a malformed age", () => {
-    const none = engram("telemetry", "prune")
+  it("refuses a prune that names no bound, and a malformed age", async () => {
+    const none = await engram("telemetry", "prune")
     expect(none.code).not.toBe(0)
     expect(none.stderr).toContain("say what to prune")
-    const bad = engram("telemetry", "prune", "--older-than", "thirty days")
+    const bad = await engram("telemetry", "prune", "--older-than", "thirty days")
     expect(bad.code).not.toBe(0)
     expect(bad.stderr).toContain("must be a whole number and a unit")
   })

@@ -5,7 +5,7 @@
 import { expect } from "@effect/vitest"
 import { MemoryRecord } from "@engram/core"
 import * as Schema from "effect/Schema"
-import { spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
@@ -31,33 +31,73 @@ export const engramArgs = (args: ReadonlyArray<string>): ReadonlyArray<string> =
 ]
 
 /** Runs `engram ...args` and waits for it. */
-export const engram = (...args: ReadonlyArray<string>): Run => engramWithEnv({}, ...args)
+export const engram = (...args: ReadonlyArray<string>): Promise<Run> => engramWithEnv({}, ...args)
+
+/**
+ * Runs a command and waits for it, collecting its output. `code` is null when a signal or the
+ * timeout ended it.
+ *
+ * Asynchronous on purpose, and the one way tests run a child process: a synchronous spawn blocks
+ * the test worker's event loop, and a worker that cannot answer the runner for 60 s fails the
+ * whole run ("Timeout calling onTaskUpdate").
+ */
+export const runProcess = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: {
+    readonly cwd?: string
+    readonly env?: NodeJS.ProcessEnv
+    readonly timeout?: number
+  } = {}
+): Promise<Run> =>
+  new Promise<Run>((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? repoRoot,
+      env: options.env ?? process.env,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: options.timeout ?? 60_000
+    })
+    const stdout: Array<Buffer> = []
+    const stderr: Array<Buffer> = []
+    child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk))
+    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk))
+    child.on("error", reject)
+    child.on("close", (code) =>
+      resolve({
+        code,
+        stdout: Buffer.concat(stdout).toString("utf8"),
+        stderr: Buffer.concat(stderr).toString("utf8")
+      }))
+  })
+
+/** The environment a child process gets: the runner's, without its Node options or `drop`. */
+export const childEnv = (
+  extra: Readonly<Record<string, string>> = {},
+  drop: ReadonlyArray<string> = []
+): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS" && !drop.includes(key))
+  ),
+  NO_COLOR: "1",
+  ...extra
+})
 
 /**
  * Runs `engram ...args` with `extra` added to its environment. The store fallbacks `ENGRAM_DB`
  * and `ENGRAM_PG_URL` are never inherited (CI exports `ENGRAM_PG_URL` for the PostgreSQL tests):
  * a test that wants them passes them here.
  */
-export const engramWithEnv = (extra: Readonly<Record<string, string>>, ...args: ReadonlyArray<string>): Run => {
-  // The child gets its own Node options (the test runner's are not the user's).
-  const inherited = Object.entries(process.env).filter(([key]) =>
-    key !== "NODE_OPTIONS" && key !== "ENGRAM_DB" && key !== "ENGRAM_PG_URL"
-  )
-  const env = { ...Object.fromEntries(inherited), NO_COLOR: "1", ...extra }
-  const result = spawnSync(process.execPath, engramArgs(args).slice(1), {
-    cwd: repoRoot,
-    encoding: "utf8",
-    env,
-    timeout: 60_000,
-    // Listings of thousands of records print megabytes of JSON.
-    maxBuffer: 64 * 1024 * 1024
+export const engramWithEnv = (
+  extra: Readonly<Record<string, string>>,
+  ...args: ReadonlyArray<string>
+): Promise<Run> =>
+  runProcess(process.execPath, engramArgs(args).slice(1), {
+    env: childEnv(extra, ["ENGRAM_DB", "ENGRAM_PG_URL"])
   })
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
-}
 
 /** Runs `engram ...args --json` and parses stdout, failing loudly when the command failed. */
-export const engramJson = (...args: ReadonlyArray<string>): unknown => {
-  const run = engram(...args, "--json")
+export const engramJson = async (...args: ReadonlyArray<string>): Promise<unknown> => {
+  const run = await engram(...args, "--json")
   if (run.code !== 0) throw new Error(`engram ${args.join(" ")} exited ${run.code}: ${run.stderr}`)
   return JSON.parse(run.stdout)
 }

@@ -12,21 +12,10 @@ import {
   Routing,
   RoutingPresets
 } from "@engram/core"
-import { DateTime, FastCheck as fc, Option } from "effect"
+import { FastCheck as fc, Option } from "effect"
+import { aRecord } from "./utilities.js"
 
-const record = (fields: Partial<MemoryRecord.MemoryRecord> = {}): MemoryRecord.MemoryRecord =>
-  new MemoryRecord.MemoryRecord({
-    id: "m1",
-    content: "My name is Doug",
-    kind: "profile",
-    tags: [],
-    sourceType: "conversation",
-    scope: "global",
-    deliveryPolicy: "retrieved",
-    reviewState: "pending",
-    createdAt: DateTime.unsafeMake(1_000),
-    ...fields
-  })
+const record = aRecord
 
 const modes: ReadonlyArray<ProjectedContext.ProjectionMode> = [
   "native",

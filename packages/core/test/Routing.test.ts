@@ -3,20 +3,9 @@ import { Background, MemoryRecord, Routing } from "@engram/core"
 import { DateTime, Effect, Either } from "effect"
 import * as fc from "fast-check"
 import { readFileSync } from "node:fs"
+import { aRecord } from "./utilities.js"
 
-const record = (fields: Partial<Routing.RoutableRecord> = {}): Routing.RoutableRecord =>
-  new MemoryRecord.MemoryRecord({
-    id: "m1",
-    content: "My name is Doug",
-    kind: "profile",
-    tags: [],
-    sourceType: "conversation",
-    scope: "global",
-    deliveryPolicy: "retrieved",
-    reviewState: "pending",
-    createdAt: DateTime.unsafeMake(1_000),
-    ...fields
-  })
+const record = aRecord
 
 const declared = Background.unsafeMake({
   sections: [
