@@ -7,6 +7,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["engram-source"] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    // Bundles the CLI once for the tests that run it as a process.
+    globalSetup: ["test/support/globalSetup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000
   }

@@ -144,6 +144,8 @@ describe("the console in Chromium", { timeout: 240_000 }, () => {
     expect((await fetch(base + "/docs")).status).toBe(200)
 
     const page = await browser!.newPage({ viewport: { width: 1280, height: 800 } })
+    // Each step waits for the page's answer; a loaded 2-core machine can take longer than 30 s.
+    page.setDefaultTimeout(90_000)
     page.on("dialog", (dialog) => void dialog.accept())
     await page.goto(base + "/")
     await page.getByTestId("token").waitFor()

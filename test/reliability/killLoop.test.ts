@@ -2,12 +2,12 @@ import { MemoryStore } from "@engram/core"
 import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
-import { build } from "esbuild"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, expect, it } from "vitest"
+import { bundleDir, bundleEntry } from "../support/bundle.js"
 import { envInt } from "./spawn.js"
 
 const CYCLES = envInt("ENGRAM_RELIABILITY_KILL_CYCLES", 100)
@@ -25,36 +25,14 @@ const PRELOADED = 2
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
 
-/**
- * The child, bundled once with the workspace sources (the `engram-source` condition): a bundled
- * child starts several times faster than one run through tsx, which is what makes hundreds of
- * cycles affordable. It lives under node_modules so that its one external import, the native
- * better-sqlite3, resolves.
- */
-const bundleChild = async (): Promise<string> => {
-  const outfile = NodePath.join(root, "node_modules/.cache/engram-reliability", `killable-${process.pid}.mjs`)
-  await build({
-    entryPoints: [NodePath.join(import.meta.dirname, "workers/killable.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    conditions: ["engram-source"],
-    external: ["better-sqlite3"],
-    outfile,
-    logLevel: "warning",
-    // Bundled CommonJS dependencies call require(); give the ES module one.
-    banner: {
-      js:
-        "import { createRequire as __engramRequire } from 'node:module'; const require = __engramRequire(import.meta.url);"
-    }
-  })
-  return outfile
-}
+// The child, bundled once (test/support/bundle.ts): hundreds of cycles are affordable only so.
+const bundleChild = (): Promise<string> => bundleEntry("test/reliability/workers/killable.ts", childDir)
+const childDir = bundleDir("killable")
 
 let bundled: Promise<string> | undefined
 const childScript = (): Promise<string> => (bundled ??= bundleChild())
 afterAll(async () => {
-  if (bundled !== undefined) NodeFs.rmSync(await bundled, { force: true })
+  if (bundled !== undefined) NodeFs.rmSync(childDir, { recursive: true, force: true })
 })
 
 interface Child {

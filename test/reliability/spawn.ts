@@ -2,8 +2,8 @@
  * Helpers for the reliability suite: running TypeScript worker processes against the workspace
  * sources, as a user's separate processes would.
  */
-import * as ChildProcess from "node:child_process"
 import * as NodePath from "node:path"
+import { childEnv, engramArgs, type Run, runProcess } from "../../packages/cli/test/utilities.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
 
@@ -16,33 +16,13 @@ export const tsNode = (script: string, args: ReadonlyArray<string>): ReadonlyArr
   ...args
 ]
 
-/**
- * Runs `engram ...args` from source, asynchronously (a synchronous spawn would stall the test
- * runner for the whole command), with the user's environment minus the runner's Node options.
- */
-export const engram = (...args: ReadonlyArray<string>) => runWorker("../../packages/cli/src/bin.ts", args)
+/** Runs `engram ...args` from source, with the user's environment minus the runner's Node options. */
+export const engram = (...args: ReadonlyArray<string>) =>
+  runProcess(process.execPath, engramArgs(args).slice(1), { cwd: root, env: childEnv(), timeout: 120_000 })
 
 /** Runs a worker to its end (killed after `timeoutMs`); resolves with its exit code and output. */
-export const runWorker = (
-  script: string,
-  args: ReadonlyArray<string>,
-  timeoutMs = 120_000
-): Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }> =>
-  new Promise((resolve, reject) => {
-    const env = {
-      ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS")),
-      NO_COLOR: "1"
-    }
-    const child = ChildProcess.spawn(process.execPath, tsNode(script, args), { cwd: root, env })
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
-    child.on("exit", () => clearTimeout(timer))
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+export const runWorker = (script: string, args: ReadonlyArray<string>, timeoutMs = 120_000): Promise<Run> =>
+  runProcess(process.execPath, tsNode(script, args), { cwd: root, env: childEnv(), timeout: timeoutMs })
 
 /** A whole-number setting from the environment (the soak run raises the CI defaults). */
 export const envInt = (name: string, fallback: number): number => {
