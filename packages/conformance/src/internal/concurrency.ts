@@ -129,9 +129,14 @@ export const concurrency = <RExtra, LE>(provide: Provide<RExtra, LE>, size: Race
           if (!ok) problems.push(problem())
         }
         // Every failure is a lost race (MemoryConflict), never a backend failure or a defect.
-        for (const o of [...supersedes, ...reviews, ...expiries]) {
-          if (Exit.isFailure(o.exit)) {
-            const tag = failureTag(o.exit)
+        const exits: Array<Exit.Exit<unknown, { readonly _tag: string }>> = [
+          ...supersedes.map((o) => o.exit),
+          ...reviews.map((o) => o.exit),
+          ...expiries.map((o) => o.exit)
+        ]
+        for (const exit of exits) {
+          if (Exit.isFailure(exit)) {
+            const tag = failureTag(exit)
             check(tag === "MemoryConflict", () => `an operation failed with ${tag ?? "a defect"}`)
           }
         }
