@@ -168,7 +168,9 @@ describe("schema-blind fuzz", () => {
               const response = await fetch(served.base + sample.path + sample.query, {
                 method: sample.method,
                 headers,
-                ...(withBody ? { body: sample.body } : {}),
+                ...(withBody && sample.body !== undefined
+                  ? { body: sample.body as string | Uint8Array<ArrayBuffer> }
+                  : {}),
                 signal: AbortSignal.timeout(15_000)
               })
               return { status: response.status, headers: response.headers, text: await response.text() }

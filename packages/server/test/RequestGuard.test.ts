@@ -32,7 +32,7 @@ describe("the request guard", () => {
     Effect.scoped(Effect.gen(function*() {
       const served = yield* serve
       const auth = { authorization: `Bearer ${served.tokens.a}` }
-      const post = (body: BodyInit, contentType?: string) =>
+      const post = (body: string, contentType?: string) =>
         raw(served.base, "/api/memories", {
           method: "POST",
           headers: { ...auth, ...(contentType !== undefined ? { "content-type": contentType } : {}) },
