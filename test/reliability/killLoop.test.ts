@@ -286,9 +286,12 @@ it(`SIGKILL during creation: ${CREATE_CYCLES} new stores killed while created, 0
     }
     const names = NodeFs.readdirSync(dir, { recursive: true, encoding: "utf8" })
     // A kill while the new database is written leaves its file under a name of its own (removed by
-    // the next writable open in that directory once it is a minute old); nothing else may be left.
+    // the next writable open in that directory once it is a minute old); besides the store, its log
+    // and the record a clean close leaves (decision 0062), nothing else may be left.
     const creating = names.filter((name) => /^c\d+\/engram\.db\.creating-[^/]+$/.test(name))
-    const other = names.filter((name) => !/^c\d+(\/engram\.db(-wal|-shm)?)?$/.test(name) && !creating.includes(name))
+    const other = names.filter((name) =>
+      !/^c\d+(\/engram\.db(-wal|-shm|-verified(\.\d+)?)?)?$/.test(name) && !creating.includes(name)
+    )
     process.stdout.write(
       `SIGKILL during creation: ${CREATE_CYCLES} cycles, ${killedMidCreation} killed before the store was open ` +
         `(kill window ${Math.round(killWindow())} ms); left ${noFile} no file, ${whole} whole stores, ` +

@@ -11,6 +11,9 @@
  *   answered identically everywhere.
  * - Tier 2 (backends whose `capabilities.search` is `"keyword"`): the shared corpus's match sets,
  *   compared as sorted id sets. Rank order is deliberately not compared.
+ * - Concurrency (every backend): fibers racing supersede, expire and review on the same few
+ *   records — exactly one supersession wins, nothing acknowledged is lost, every review state is
+ *   one a serial order leaves (10,000 operations × 8 fibers unless `options.race` says otherwise).
  * - Optionally, bad-row tolerance, for backends that can corrupt a stored row on purpose.
  *
  * Every test builds the layer afresh, runs under `TestClock` and draws generated ids from
@@ -34,6 +37,7 @@ import { MemoryStore, type PromotionStore } from "@engram/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import { badRows } from "./internal/badRows.js"
+import { concurrency } from "./internal/concurrency.js"
 import { forget } from "./internal/forget.js"
 import { makeProvide } from "./internal/harness.js"
 import { hostile } from "./internal/hostile.js"
@@ -56,7 +60,20 @@ export interface ConformanceOptions<RExtra = never> {
    * Runs inside the same layer build as the store, so it can use any service the layer provides.
    */
   readonly corruptRecord?: (id: string) => Effect.Effect<void, unknown, MemoryStore.MemoryStore | RExtra>
+  /**
+   * The size of the concurrency tier's race: operations in all (default {@link RACE_OPERATIONS})
+   * and fibers running them (default 8).
+   */
+  readonly race?: { readonly operations?: number; readonly fibers?: number }
 }
+
+/**
+ * How many racing lifecycle operations the concurrency tier runs by default (issue 26's figure).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const RACE_OPERATIONS = 10_000
 
 /**
  * Options for {@link runMemoryStoreModelCheck}.
@@ -111,6 +128,11 @@ export const runMemoryStoreConformance = <RExtra = never, E = never>(
     describe("Tier 1", () => tier1(provide))
     describe("Tier 1: forget", () => forget(provide))
     describe("hostile input", () => hostile(provide))
+    describe("concurrency", () =>
+      concurrency(provide, {
+        operations: options.race?.operations ?? RACE_OPERATIONS,
+        fibers: options.race?.fibers ?? 8
+      }))
     if (capabilities.search === "keyword") describe("Tier 2: keyword search", () => tier2(provide))
     const corrupt = options.corruptRecord
     if (corrupt !== undefined) {

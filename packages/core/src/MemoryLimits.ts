@@ -1,6 +1,6 @@
 /**
  * The size limits every memory store enforces before a backend sees a value: how long a record's
- * content and a search query may be. Being a `Context.Reference`, it needs no layer — the defaults
+ * content and a search query may be, and how many tags a record may carry. Being a `Context.Reference`, it needs no layer — the defaults
  * apply — and an application sets its own with {@link layer}.
  *
  * @example
@@ -16,7 +16,8 @@ import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 
 /**
- * The limits, in characters (UTF-16 code units, as `String.length` counts them).
+ * The limits: sizes in characters (UTF-16 code units, as `String.length` counts them), counts in
+ * entries. A tag's own size is part of what a tag is (`MemoryRecord.TAG_MAX_CHARS`), not a setting.
  *
  * @since 0.1.0
  * @category models
@@ -26,17 +27,19 @@ export interface Limits {
   readonly maxContentChars: number
   /** Longest text a search may be given. */
   readonly maxQueryChars: number
+  /** Most tags one record may carry (write, restore, supersede). */
+  readonly maxTags: number
 }
 
 /**
  * The defaults: 32,000 characters of content (about 8,000 tokens — a memory, not a document; and
  * well inside PostgreSQL's 1 MB `tsvector`), 8,000 characters of query (a search of that size
- * stays in milliseconds on every backend).
+ * stays in milliseconds on every backend), 32 tags (at most 2,048 characters of tags a record).
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaults: Limits = { maxContentChars: 32_000, maxQueryChars: 8_000 }
+export const defaults: Limits = { maxContentChars: 32_000, maxQueryChars: 8_000, maxTags: 32 }
 
 /**
  * The limits in force. Read by the store contract on every call.

@@ -156,14 +156,26 @@ export const Label = Schema.String.pipe(
 )
 
 /**
- * A free-form tag: non-empty, at most 64 characters, on one line.
+ * The longest a tag may be, in characters. Part of what a tag is (a short handle, like a label),
+ * so it is fixed: the CLI's flags and the tools' JSON Schemas carry it. How many tags a record may
+ * carry is a setting, `MemoryLimits.maxTags`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const TAG_MAX_CHARS = 64
+
+/**
+ * A free-form tag: non-empty, at most {@link TAG_MAX_CHARS} characters, on one line.
  *
  * @since 0.1.0
  * @category models
  */
 export const Tag = Schema.String.pipe(
   Schema.minLength(1, { message: () => "a tag must not be empty" }),
-  Schema.maxLength(64, { message: () => "a tag must be at most 64 characters" }),
+  Schema.maxLength(TAG_MAX_CHARS, {
+    message: () => `a tag must be at most ${TAG_MAX_CHARS} characters (MemoryRecord.TAG_MAX_CHARS)`
+  }),
   noControlCharacters("a tag"),
   wellFormed("a tag")
 )

@@ -8,13 +8,13 @@ import type * as ErrorClass from "./ErrorClass.js"
 
 /**
  * The setting of `MemoryLimits` a value exceeded: its name, its value and the size given
- * (characters, as `String.length` counts them).
+ * (characters, as `String.length` counts them; for `maxTags`, how many tags).
  *
  * @since 0.1.0
  * @category models
  */
 export const ExceededLimit = Schema.Struct({
-  name: Schema.Literal("maxContentChars", "maxQueryChars"),
+  name: Schema.Literal("maxContentChars", "maxQueryChars", "maxTags"),
   max: Schema.Number,
   size: Schema.Number
 })
@@ -28,7 +28,9 @@ export type ExceededLimit = typeof ExceededLimit.Type
  * @category errors
  */
 export const describeLimit = (what: string, limit: ExceededLimit): string =>
-  `${what} is ${limit.size} characters, over the limit of ${limit.max} (MemoryLimits.${limit.name})`
+  limit.name === "maxTags"
+    ? `${what} has ${limit.size} entries, over the limit of ${limit.max} (MemoryLimits.${limit.name})`
+    : `${what} is ${limit.size} characters, over the limit of ${limit.max} (MemoryLimits.${limit.name})`
 
 /**
  * A write or restore named an id that is already stored (or repeated it within one batch).

@@ -33,6 +33,7 @@ import type { AccessTokens } from "./AccessTokens.js"
 import { EngramApi } from "./EngramApi.js"
 import { consolePage } from "./internal/consolePage.js"
 import * as Handlers from "./internal/handlers.js"
+import * as RequestGuard from "./internal/requestGuard.js"
 
 /**
  * The agent the console composes when none is configured: the user-background vocabulary and
@@ -67,7 +68,34 @@ export interface ServerOptions {
   readonly agent?: StablePrefix.AgentConfig | undefined
   readonly workingState?: string | undefined
   readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  /** The request limits, each one given overriding its default ({@link defaultRequestLimits}). */
+  readonly limits?: Partial<RequestLimits> | undefined
 }
+
+/**
+ * What the server takes from a request before any route sees it. A request over a limit is
+ * refused with a JSON body naming the limit: 413 over `maxBodyBytes`, 400 over `maxJsonDepth`;
+ * a body that is not `application/json` gets 415, one that does not parse 400.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestLimits {
+  /** The longest request body, in bytes. */
+  readonly maxBodyBytes: number
+  /** How deep a JSON body may nest arrays and objects. */
+  readonly maxJsonDepth: number
+}
+
+/**
+ * The defaults: 1 MiB of body (a record at `MemoryLimits.maxContentChars` is at most about
+ * 200 KB of JSON, even with every character escaped) and 32 levels of nesting (the API's deepest
+ * body nests 2).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultRequestLimits: RequestLimits = { maxBodyBytes: 1_048_576, maxJsonDepth: 32 }
 
 /**
  * The stores the server reads and writes.
@@ -111,13 +139,16 @@ export const layerApi = (options: ServerOptions = {}) =>
 
 /**
  * Serves everything over HTTP on `port` (0 picks a free one) and `host` (default `127.0.0.1`),
- * logging the address.
+ * logging the address. Every request passes the {@link RequestLimits} first; every answer carries
+ * the security headers (a content security policy, `nosniff`, `X-Frame-Options: DENY`, no
+ * referrer, same-origin opener and resource policies; `no-store` under `/api`) and every error
+ * answer a JSON body naming the problem.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerServe = (options: ServerOptions & { readonly port: number; readonly host?: string | undefined }) =>
-  HttpApiBuilder.serve().pipe(
+  HttpApiBuilder.serve(RequestGuard.guard({ ...defaultRequestLimits, ...options.limits })).pipe(
     HttpServer.withLogAddress,
     Layer.provide(layerApi(options)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host ?? "127.0.0.1" }))

@@ -13,7 +13,11 @@ describePg("PostgreSQL memory store", (url) => {
   )
 
   // With the promotion store in the same schema: forget deletes promotion rows in its transaction.
+  // The concurrency tier's race: 10,000 operations take about 12 s alone but minutes beside this
+  // file's other tests on 2 shared cores, so npm test runs 2,000 and `npm run soak` the full 10,000.
+  const raceOperations = Number(process.env.ENGRAM_RACE_OPERATIONS ?? 2_000)
   runMemoryStoreConformance("postgres", Layer.provideMerge(PgPromotionStore.layerPg, layer), {
+    race: { operations: raceOperations },
     corruptRecord: (id) =>
       Effect.flatMap(
         SqlClient.SqlClient,

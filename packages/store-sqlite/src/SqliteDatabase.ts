@@ -165,8 +165,10 @@ export interface ClientOptions {
   /**
    * What open checks before anything is read or written; a damaged file is refused with a
    * {@link SqliteOpenError} listing the problems. `"auto"` (the default): the header (an SQLite
-   * file, not truncated) and the schema always, and SQLite's `quick_check` of every page when the
-   * file is at most {@link QUICK_CHECK_MAX_BYTES}. `"quick"`: `quick_check` whatever the size.
+   * file, not truncated) and the schema always, and SQLite's `quick_check` of every page unless the
+   * file is over {@link QUICK_CHECK_MAX_BYTES} *and* exactly as a clean close by Engram left it
+   * (see {@link isKnownSound}): so the first open after a crash, a copy, a restore or any change
+   * made outside Engram checks every page, whatever the size. `"quick"`: `quick_check` always.
    * `"none"`: nothing, for tools that inspect damaged files (`engram doctor`). A header that
    * disagrees with the file while a write-ahead log or rollback journal lies beside it is not
    * refused on its own: SQLite recovers first and its view decides (see {@link makeClient}).
@@ -185,9 +187,10 @@ export const isInMemory = (filename: string): boolean => filename === ":memory:"
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
 /**
- * The largest file `integrityCheck: "auto"` runs `quick_check` on when opening. `quick_check`
- * reads every page: about 0.1 s for 8 MiB here (0.8 s for 100,000 records, 58 MB); larger files
- * get the constant-time header and schema checks on open and the full check from `engram doctor`.
+ * The largest file `integrityCheck: "auto"` runs `quick_check` on at every open. `quick_check`
+ * reads every page: about 0.1 s for 8 MiB here (0.8 s for 100,000 records, 58 MB). A larger file
+ * is checked whole only when Engram cannot vouch for it ({@link isKnownSound}); a file it left
+ * sound on a clean close, unchanged since, gets the constant-time header and schema checks.
  *
  * @since 0.1.0
  * @category constants
@@ -315,6 +318,73 @@ const schemaCheck = (client: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<s
  */
 export const integrityCheck = (client: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<string>, SqlError> =>
   Effect.catchIf(checkRows(client, "integrity_check"), isDamaged, (error) => Effect.succeed([describe(error.cause)]))
+
+/**
+ * The file beside a store in which Engram records the store file as a clean close left it, after
+ * the open had found it sound: its size, inode and modification and change times.
+ *
+ * @since 0.1.0
+ * @category integrity
+ */
+export const verifiedStateFile = (filename: string): string => `${filename}-verified`
+
+interface FileState {
+  readonly size: number
+  readonly ino: number
+  readonly mtimeMs: number
+  readonly ctimeMs: number
+}
+
+const stateOf = (stat: NodeFs.Stats): FileState => ({
+  size: stat.size,
+  ino: stat.ino,
+  mtimeMs: stat.mtimeMs,
+  ctimeMs: stat.ctimeMs
+})
+
+const readVerified = (filename: string): FileState | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(NodeFs.readFileSync(verifiedStateFile(filename), "utf8"))
+    return typeof parsed === "object" && parsed !== null ? parsed as FileState : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * True when the store file is exactly as Engram last left it, sound: a clean close recorded it in
+ * {@link verifiedStateFile} after an open that checked it (or found it so recorded), nothing has
+ * changed it since (same size, inode, modification and change time — the change time no tool can
+ * set back), and no write-ahead log or journal lies beside it (a crash leaves one; so does
+ * another connection that has it open). Anything else — a crash, a copy, a restore, an edit, a
+ * file never opened by this version — and `integrityCheck: "auto"` checks every page.
+ *
+ * @since 0.1.0
+ * @category integrity
+ */
+export const isKnownSound = (filename: string): boolean => {
+  const recorded = readVerified(filename)
+  const stat = statIfExists(filename)
+  if (recorded === undefined || stat === undefined) return false
+  const logs = recoveryLogs(filename)
+  const now = stateOf(stat)
+  return logs.wal === 0 && logs.journal === 0 && recorded.size === now.size && recorded.ino === now.ino &&
+    recorded.mtimeMs === now.mtimeMs && recorded.ctimeMs === now.ctimeMs
+}
+
+// After the connection closed: the last one out (no log left beside the file) records the file.
+const recordVerified = (filename: string): void => {
+  try {
+    const stat = statIfExists(filename)
+    const logs = recoveryLogs(filename)
+    if (stat === undefined || logs.wal > 0 || logs.journal > 0) return
+    const temporary = `${verifiedStateFile(filename)}.${process.pid}`
+    NodeFs.writeFileSync(temporary, JSON.stringify(stateOf(stat)))
+    NodeFs.renameSync(temporary, verifiedStateFile(filename))
+  } catch {
+    // Best effort (a read-only directory, say): without the record the next open checks in full.
+  }
+}
 
 // A name beside the target that a store being created is written under; see `createWhole`.
 const CREATING = ".creating-"
@@ -546,6 +616,13 @@ export const makeClient = (
         if (problem !== undefined) yield* recoverFirst(filename, readonly, fail)
       }
     }
+    // Judged before SQLite opens the file (opening a WAL store creates a log beside it).
+    const knownSound = !inMemory && check === "auto" && isKnownSound(filename)
+    let sound = false
+    // Runs after the connection's own finalizer has closed it (finalizers run last added, first).
+    if (!inMemory && check !== "none") {
+      yield* Effect.addFinalizer(() => Effect.sync(() => sound && recordVerified(filename)))
+    }
     // better-sqlite3 throws from its constructor (e.g. SQLITE_CANTOPEN); the client turns that into
     // a defect, which is an expected failure here.
     // WAL is switched on below, after the integrity checks: switching rewrites the header.
@@ -560,13 +637,12 @@ export const makeClient = (
     yield* pragma("foreign_keys = ON")
     if (!inMemory && check !== "none") {
       const size = NodeFs.statSync(filename).size
-      const problems = yield* (check === "quick" || size <= QUICK_CHECK_MAX_BYTES
-        ? quickCheck(client)
-        : schemaCheck(client))
+      const problems = yield* (size > QUICK_CHECK_MAX_BYTES && knownSound ? schemaCheck(client) : quickCheck(client))
         .pipe(Effect.mapError(readFailure(filename, fail)))
       if (problems.length > 0) {
         return yield* damaged(filename, summary(problems), problems)
       }
+      sound = true
     }
     if (!inMemory && !readonly) {
       const [mode] = yield* pragma("journal_mode = WAL")

@@ -203,6 +203,56 @@ export const hostile = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         yield* s.write([{ ...base, content: "x".repeat(100) }])
       }).pipe(Effect.provide(MemoryLimits.layer({ maxContentChars: 100 })), provide))
 
+    it.effect("tags at the count limit are stored; one more is refused on write, supersede and restore, naming the limit", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        const { maxTags } = MemoryLimits.defaults
+        const tags = (n: number) => Array.from({ length: n }, (_, i) => `tag-${i}`)
+        const [stored] = yield* s.write([{ ...base, tags: tags(maxTags) }])
+        expect(stored!.tags).toEqual(tags(maxTags))
+        const error = yield* failure(s.write([{ ...base, id: "h-2", tags: tags(maxTags + 1) }]))
+        expect(error._tag).toBe("InvalidMemoryInput")
+        if (error._tag !== "InvalidMemoryInput") return
+        expect(error.limit).toEqual({ name: "maxTags", max: maxTags, size: maxTags + 1 })
+        expect(error.message).toContain("tags has 33 entries, over the limit of 32 (MemoryLimits.maxTags)")
+        const superseding = yield* failure(
+          s.supersede("h-1", { content: "Next", kind: "note", tags: tags(maxTags + 1) })
+        )
+        expect(superseding._tag === "InvalidMemoryInput" && superseding.limit?.name).toBe("maxTags")
+        const restoring = yield* failure(
+          s.restore([
+            new MemoryRecord.MemoryRecord({ ...stored!, id: "h-3", tags: tags(maxTags + 1) }, {
+              disableValidation: true
+            })
+          ])
+        )
+        expect(restoring._tag === "InvalidMemoryInput" && restoring.limit?.name).toBe("maxTags")
+        // A huge array is refused by its length, whatever its entries are.
+        const huge = yield* failure(s.write([{ ...base, id: "h-4", tags: Array(600_000).fill(1) as never }]))
+        expect(huge._tag === "InvalidMemoryInput" && huge.limit).toEqual({
+          name: "maxTags",
+          max: maxTags,
+          size: 600_000
+        })
+        const all = yield* listAll({ includeSuperseded: true })
+        expect(idsOf(all.records)).toEqual(["h-1"])
+        expect(all.records[0]!.invalidatedAt).toBeUndefined()
+      }).pipe(provide))
+
+    it.effect("the tag count limit is a setting; a tag's size is fixed at TAG_MAX_CHARS and named when exceeded", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        const error = yield* failure(s.write([{ ...base, tags: ["a", "b", "c"] }]))
+        expect(error._tag === "InvalidMemoryInput" && error.limit).toEqual({ name: "maxTags", max: 2, size: 3 })
+        yield* s.write([{ ...base, tags: ["a", "x".repeat(MemoryRecord.TAG_MAX_CHARS)] }])
+        const long = yield* failure(
+          s.write([{ ...base, id: "h-2", tags: ["x".repeat(MemoryRecord.TAG_MAX_CHARS + 1)] }])
+        )
+        expect(long._tag).toBe("InvalidMemoryInput")
+        expect(long.message).toContain("a tag must be at most 64 characters (MemoryRecord.TAG_MAX_CHARS)")
+        expect(idsOf((yield* listAll()).records)).toEqual(["h-1"])
+      }).pipe(Effect.provide(MemoryLimits.layer({ maxTags: 2 })), provide))
+
     it.effect("a search text over the query limit is refused, naming the limit; at the limit it runs", () =>
       Effect.gen(function*() {
         const s = yield* store

@@ -6,7 +6,7 @@
  * costs about as much as the database work of a row; these cost a few regular-expression tests.
  * Property tests (`MemoryRow.test.ts`, `MemoryWriteInput.test.ts`) check that both paths agree.
  */
-import { DeliveryPolicy, MemoryKind, ReviewState, SourceType, textProblem } from "../MemoryRecord.js"
+import { DeliveryPolicy, MemoryKind, ReviewState, SourceType, TAG_MAX_CHARS, textProblem } from "../MemoryRecord.js"
 
 const memoryIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
 const scopePattern = /^(global|(project|session):[^\s\p{Cc}]{1,200})$/u
@@ -29,7 +29,7 @@ export const isContent = (value: unknown): boolean =>
 export const isScope = (value: unknown): boolean =>
   typeof value === "string" && scopePattern.test(value) && isWellFormed(value)
 export const isTag = (value: unknown): boolean =>
-  typeof value === "string" && value.length >= 1 && value.length <= 64 && isOneLine(value)
+  typeof value === "string" && value.length >= 1 && value.length <= TAG_MAX_CHARS && isOneLine(value)
 export const isTags = (value: unknown): boolean => Array.isArray(value) && value.every(isTag)
 export const isLabel = (value: unknown): boolean => isTag(value) && (value as string).trim().length > 0
 export const isOneLineText = (value: unknown): boolean =>

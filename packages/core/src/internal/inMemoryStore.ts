@@ -27,7 +27,6 @@ import type { SearchHit, Service as MemoryStoreService } from "../MemoryStore.js
 import { DuplicateMemoryId, MemoryNotFound } from "../MemoryStoreError.js"
 import {
   decodeQuery,
-  ensureNotInvalidated,
   expiredAt,
   invalidatedBy,
   prepareRecords,
@@ -117,10 +116,14 @@ const makeIndex = () => {
 }
 
 /**
- * The in-memory reference store. Every operation runs synchronously inside one `Effect.sync`
- * step after its inputs are prepared, so a batch is all-or-nothing and no reader sees half of it.
+ * The in-memory reference store, linearizable like a database's transactions: every change takes
+ * the one write permit (so two changes never interleave, even across the steps that prepare them
+ * — a clock read, an id, another store's forget), then reads the state it changes and commits in
+ * one synchronous step, so no reader sees half of it and no change is made against a stale read.
  */
 export const make = (): MemoryStoreService => {
+  const permit = Effect.unsafeMakeSemaphore(1)
+  const serial = permit.withPermits(1)
   const byId = new Map<MemoryId, Entry>()
   const index = makeIndex()
   // Kept in listing order, so a page is a scan from the cursor.
@@ -174,9 +177,9 @@ export const make = (): MemoryStoreService => {
   return {
     capabilities: { search: "keyword" },
 
-    write: (inputs) => Effect.flatMap(prepareRecords(inputs), insertAll),
+    write: (inputs) => Effect.flatMap(prepareRecords(inputs), (records) => serial(insertAll(records))),
 
-    restore: (records) => Effect.asVoid(Effect.flatMap(validateRecords(records), insertAll)),
+    restore: (records) => Effect.asVoid(Effect.flatMap(validateRecords(records), (valid) => serial(insertAll(valid)))),
 
     get: (ids, options) =>
       Effect.sync(() => {
@@ -270,40 +273,41 @@ export const make = (): MemoryStoreService => {
       }),
 
     setReviewState: (id, state) =>
-      Effect.flatMap(find(id), (record) =>
+      serial(Effect.flatMap(find(id), (record) =>
         Effect.sync(() => {
           const updated = withReviewState(record, state)
           replace(updated)
           return updated
-        })),
+        }))),
 
     supersede: (oldId, input) =>
-      Effect.gen(function*() {
-        const successor = yield* prepareSuccessor(yield* find(oldId), input)
-        // Commit against the record as it is now: another fiber may have changed it meanwhile.
+      serial(Effect.gen(function*() {
+        // Under the permit the original cannot change between this read and the commit.
         const current = yield* find(oldId)
-        yield* ensureNotInvalidated(current)
-        if (byId.has(successor.id)) return yield* new DuplicateMemoryId({ id: successor.id })
-        const superseded = invalidatedBy(current, successor)
-        const entry = indexEntry(successor)
-        byId.set(successor.id, entry)
-        index.add(entry)
-        insertOrdered([successor])
-        replace(superseded)
-        return { superseded, successor }
-      }),
+        const successor = yield* prepareSuccessor(current, input)
+        return yield* Effect.suspend(() => {
+          if (byId.has(successor.id)) return Effect.fail(new DuplicateMemoryId({ id: successor.id }))
+          const superseded = invalidatedBy(current, successor)
+          const entry = indexEntry(successor)
+          byId.set(successor.id, entry)
+          index.add(entry)
+          insertOrdered([successor])
+          replace(superseded)
+          return Effect.succeed({ superseded, successor })
+        })
+      })),
 
     expire: (id) =>
-      Effect.gen(function*() {
-        const record = yield* find(id)
-        const at = yield* DateTime.now
-        const updated = expiredAt(record, at)
-        replace(updated)
-        return updated
-      }),
+      serial(Effect.flatMap(DateTime.now, (at) =>
+        Effect.flatMap(find(id), (record) =>
+          Effect.sync(() => {
+            const updated = expiredAt(record, at)
+            replace(updated)
+            return updated
+          })))),
 
     forget: (rawTarget, options) =>
-      Effect.gen(function*() {
+      serial(Effect.gen(function*() {
         const { by, target } = yield* decodeForget(rawTarget, options.by)
         const at = yield* DateTime.now
         const doomed = ordered.filter((record) => targets(target, record))
@@ -320,7 +324,7 @@ export const make = (): MemoryStoreService => {
         ordered = ordered.filter((record) => !ids.has(record.id))
         graves.push(...tombstones)
         return { tombstones }
-      }),
+      })),
 
     tombstones: (query) =>
       Effect.sync(() =>

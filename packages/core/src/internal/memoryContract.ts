@@ -15,18 +15,24 @@ const isId = Schema.is(MemoryId)
 const isScope = Schema.is(Scope)
 const isReviewState = Schema.is(ReviewState)
 
-const contentSize = (input: unknown): number | undefined =>
-  typeof input === "object" && input !== null && "content" in input && typeof input.content === "string"
-    ? input.content.length
-    : undefined
+const field = (input: unknown, name: string): unknown =>
+  typeof input === "object" && input !== null && name in input ? (input as Record<string, unknown>)[name] : undefined
 
-const checkContent = (inputs: ReadonlyArray<unknown>): Effect.Effect<void, InvalidMemoryInput> =>
+// The sizes a backend must never see: content over `maxContentChars`, more tags than `maxTags`.
+// Checked on the raw input, before any schema walks it (a 600,000-tag array is refused by its
+// length, not decoded tag by tag).
+const checkSizes = (inputs: ReadonlyArray<unknown>): Effect.Effect<void, InvalidMemoryInput> =>
   Effect.flatMap(MemoryLimits, (limits) => {
     for (let index = 0; index < inputs.length; index++) {
-      const size = contentSize(inputs[index])
-      if (size !== undefined && size > limits.maxContentChars) {
-        const limit = { name: "maxContentChars", max: limits.maxContentChars, size } as const
+      const content = field(inputs[index], "content")
+      if (typeof content === "string" && content.length > limits.maxContentChars) {
+        const limit = { name: "maxContentChars", max: limits.maxContentChars, size: content.length } as const
         return Effect.fail(new InvalidMemoryInput({ index, problem: describeLimit("content", limit), limit }))
+      }
+      const tags = field(inputs[index], "tags")
+      if (Array.isArray(tags) && tags.length > limits.maxTags) {
+        const limit = { name: "maxTags", max: limits.maxTags, size: tags.length } as const
+        return Effect.fail(new InvalidMemoryInput({ index, problem: describeLimit("tags", limit), limit }))
       }
     }
     return Effect.void
@@ -38,7 +44,7 @@ const knownId = (id: unknown): Effect.Effect<MemoryId, MemoryNotFound> =>
 
 /**
  * The store with the input contract in front of it. Everything a backend could treat differently
- * is settled here, once: over-limit content and queries fail with `InvalidMemoryInput` /
+ * is settled here, once: over-limit content, tag counts and queries fail with `InvalidMemoryInput` /
  * `InvalidMemoryQuery` carrying the limit, a review
  * state that is not one fails with `InvalidReviewState`, an id that no record can have is not
  * found (left out of a `get`, `MemoryNotFound` on a lifecycle call), a scope no record can have
@@ -47,8 +53,8 @@ const knownId = (id: unknown): Effect.Effect<MemoryId, MemoryNotFound> =>
  */
 export const withContract = (store: MemoryStoreService): MemoryStoreService => ({
   ...store,
-  write: (inputs) => Effect.zipRight(checkContent(inputs), store.write(inputs)),
-  restore: (records) => Effect.zipRight(checkContent(records), store.restore(records)),
+  write: (inputs) => Effect.zipRight(checkSizes(inputs), store.write(inputs)),
+  restore: (records) => Effect.zipRight(checkSizes(records), store.restore(records)),
   get: (ids, options) =>
     store.get(
       ids.filter(isId),
@@ -67,6 +73,6 @@ export const withContract = (store: MemoryStoreService): MemoryStoreService => (
       ? Effect.flatMap(knownId(id), (valid) => store.setReviewState(valid, state))
       : Effect.fail(new InvalidReviewState({ state })),
   supersede: (oldId, input) =>
-    Effect.zipRight(checkContent([input]), Effect.flatMap(knownId(oldId), (valid) => store.supersede(valid, input))),
+    Effect.zipRight(checkSizes([input]), Effect.flatMap(knownId(oldId), (valid) => store.supersede(valid, input))),
   expire: (id) => Effect.flatMap(knownId(id), store.expire)
 })
