@@ -47,6 +47,7 @@ describe("engram mcp", () => {
         spec: "user-background",
         scope: "project:demo",
         db: "stdio.db",
+        persona: "You are the demo project's assistant.",
         background: {
           sections: [
             { id: "about_user", title: "About the User", promotion: "auto" },
@@ -60,8 +61,17 @@ describe("engram mcp", () => {
     await client.connect(new StdioClientTransport({ command: command!, args, cwd: repoRoot, env: childEnv() }))
     try {
       expect(client.getServerVersion()?.name).toBe("engram")
+      // The agent's prefix is the server's instructions.
+      expect(client.getInstructions()).toContain("You are the demo project's assistant.")
       const tools = (await client.listTools()).tools.map((tool) => tool.name)
-      expect(tools).toEqual(["memory_save", "memory_recall", "memory_list", "memory_review", "memory_forget"])
+      expect(tools).toEqual([
+        "memory_context",
+        "memory_save",
+        "memory_recall",
+        "memory_list",
+        "memory_review",
+        "memory_forget"
+      ])
       const saved = (await client.callTool({
         name: "memory_save",
         arguments: { kind: "profile", content: "The user's name is Doug", label: "name" }
@@ -76,6 +86,10 @@ describe("engram mcp", () => {
         status: "conflict",
         holder: { id: saved.structuredContent!["id"], label: "name" }
       })
+      const context =
+        (await client.callTool({ name: "memory_context", arguments: { query: "who am I?" } })) as ToolResult
+      expect(context.structuredContent?.["background"]).toContain("## About the User")
+      expect(context.structuredContent?.["text"]).toContain("The user's name is Doug")
     } finally {
       await client.close()
     }
@@ -126,6 +140,40 @@ describe("engram mcp", () => {
       readonly records: ReadonlyArray<{ readonly scope: string }>
     }
     expect(listed.records.map((record) => record.scope)).toEqual(["project:web"])
+  })
+
+  it("answers malformed stdin lines with the JSON-RPC parse error and keeps serving", async () => {
+    const db = Path.join(tmp.dir, "fuzz.db")
+    const [command, ...args] = engramArgs(["mcp", "--db", db])
+    const child = spawn(command!, args, { cwd: repoRoot, env: childEnv(), stdio: ["pipe", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
+    }
+    child.stdin.write(["", "garbage", "\u0000", "{\"jsonrpc\":"].join("\n") + "\n")
+    child.stdin.write(JSON.stringify(initialize) + "\n")
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n")
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: "two", method: "tools/list" }) + "\n")
+    for (let waited = 0; !stdout.includes("\"two\"") && waited < 60_000; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    child.stdin.end()
+    expect(await exited).toBe(0)
+    const replies = stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(replies.slice(0, 4)).toEqual(Array.from({ length: 4 }, () => ({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32700, message: expect.stringContaining("Parse error") }
+    })))
+    expect(replies.slice(4).map((reply) => reply["id"])).toEqual([1, "two"])
+    expect(stderr).not.toContain("engram: error")
   })
 
   it("refuses a scope that is not one, and an agent config without a spec", () => {
