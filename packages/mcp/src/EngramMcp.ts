@@ -33,19 +33,13 @@
  * ```ts
  * import { Layer } from "effect"
  * import { NodeRuntime } from "@effect/platform-node"
- * import { ContextProjection, RoutingPresets } from "@engram/core"
+ * import { RoutingPresets } from "@engram/core"
  * import { EngramMcp } from "@engram/mcp"
- * import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
+ * import { SqliteEngram } from "@engram/store-sqlite"
  *
  * EngramMcp.layerStdio({
  *   memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground }
- * }).pipe(
- *   Layer.provide(ContextProjection.layer),
- *   Layer.provideMerge(SqliteEngram.layerStores),
- *   Layer.provide(SqliteDatabase.layerClient({ filename: ".engram/engram.db" })),
- *   Layer.launch,
- *   NodeRuntime.runMain
- * )
+ * }).pipe(Layer.provide(SqliteEngram.layer({ filename: ".engram/engram.db" })), Layer.launch, NodeRuntime.runMain)
  * ```
  *
  * @since 0.1.0
