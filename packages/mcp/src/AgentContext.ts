@@ -18,6 +18,7 @@ import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
 import {
   ContextProjection,
+  ErrorClass,
   type MemoryStore,
   type PromotionStore,
   PromptFragment,
@@ -134,6 +135,24 @@ const emptyAgent: StablePrefix.AgentConfig = {
   plugins: []
 }
 
+/** A failure as the sentence the client reads; what the model cannot fix is logged, not sent. */
+const refuse = (error: ErrorClass.Classifiable): Effect.Effect<never, MemoryTools.MemoryToolError> => {
+  const errorClass = ErrorClass.classify(error)
+  if (errorClass !== "Unavailable" && errorClass !== "Misconfigured") {
+    return Effect.fail(new MemoryTools.MemoryToolError({ message: error.message }))
+  }
+  return Effect.zipRight(
+    Effect.logError("memory_context failed").pipe(Effect.annotateLogs({ problem: error.message, errorClass })),
+    Effect.fail(
+      new MemoryTools.MemoryToolError({
+        message: errorClass === "Unavailable"
+          ? "the memory store is unavailable right now; try again later"
+          : "the agent's context could not be built because of a configuration error (see the server's log)"
+      })
+    )
+  )
+}
+
 /**
  * The service: `contextFor(query)` builds the agent and the projection of one external turn and
  * reports the request to the `PromptObserver` in context; each call is the next turn of the
@@ -207,7 +226,7 @@ export const make = (
           memoryIds: ModelRequest.memoryIdsOf(request)
         } satisfies ContextView
       }).pipe(
-        Effect.catchAll(MemoryTools.toToolError("memory_context")),
+        Effect.catchAll(refuse),
         Effect.withSpan("mcp.context", { attributes: { sessionId } })
       )
 

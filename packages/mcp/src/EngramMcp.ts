@@ -179,6 +179,15 @@ export const toolNames = (config: McpConfig): ReadonlyArray<string> => [
 ]
 
 /**
+ * One MCP tool as the server lists it (name, description, JSON schema of its input, hints) and
+ * calls it (decoded arguments in, a `CallToolResult` out; it never fails).
+ *
+ * @since 0.1.0
+ * @category registration
+ */
+export type McpTool = Internal.RegisteredTool
+
+/**
  * A toolkit with its handlers as MCP tools: what {@link McpConfig} adds to the server is built
  * with it, and so can another toolkit served beside Engram's.
  *
@@ -187,7 +196,7 @@ export const toolNames = (config: McpConfig): ReadonlyArray<string> => [
  */
 export const toolsOf: <Tools extends Record<string, Tool.Any>>(
   toolkit: Toolkit.WithHandler<Tools>
-) => ReadonlyArray<Internal.RegisteredTool> = Internal.toolsOf
+) => ReadonlyArray<McpTool> = Internal.toolsOf
 
 const registry = (config: McpConfig): Effect.Effect<Internal.Registry, never, Requirements> =>
   Effect.gen(function*() {
