@@ -1,7 +1,7 @@
 /**
  * The stdio transport under hostile input: `EngramMcp.layerStdio` on a pipe, fed raw lines. Every
  * malformed line is answered per JSON-RPC 2.0 and the next one is served; a schema-blind fuzz of
- * 2,000 lines, each followed by a ping, leaves every ping answered and every reply well-formed.
+ * 2,000 lines (a ping after every 20th) leaves every ping answered and every reply well-formed.
  */
 import { describe, expect, it } from "@effect/vitest"
 import {
@@ -154,7 +154,13 @@ describe("engram mcp over stdio, under bad input", () => {
           "no/such"
         ]
         const toolNames = [...EngramMcp.toolNames({ memory }), "nope"]
-        const id = fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.constant(null), fc.double(), fc.boolean())
+        const id = fc.oneof(
+          { arbitrary: fc.integer(), weight: 4 },
+          { arbitrary: fc.string({ maxLength: 8 }), weight: 4 },
+          fc.constant(null),
+          fc.double(),
+          fc.boolean()
+        )
         const params = fc.oneof(
           fc.anything(),
           fc.record({ name: fc.constantFrom(...toolNames), arguments: fc.anything() }, { requiredKeys: [] }),
@@ -162,20 +168,33 @@ describe("engram mcp over stdio, under bad input", () => {
         )
         const message = fc.record(
           {
-            jsonrpc: fc.oneof(fc.constant("2.0"), fc.anything()),
+            jsonrpc: fc.oneof({ arbitrary: fc.constant("2.0"), weight: 8 }, fc.anything()),
             id,
-            method: fc.oneof(fc.constantFrom(...methods), fc.string({ maxLength: 12 })),
+            method: fc.oneof({ arbitrary: fc.constantFrom(...methods), weight: 4 }, fc.string({ maxLength: 12 })),
             params,
             result: fc.anything(),
             error: fc.anything()
           },
-          { requiredKeys: [] }
+          { requiredKeys: ["jsonrpc"] }
         )
         const line = fc.oneof(
           fc.string({ maxLength: 40 }).map((text) => text.replace(/\n/g, " ")),
           fc.string({ unit: "binary", maxLength: 40 }).map((text) => text.replace(/\n/g, " ")),
           fc.anything().map((value) => JSON.stringify(value) ?? "undefined"),
-          message.map((value) => JSON.stringify(value))
+          message.map((value) => JSON.stringify(value)),
+          // Well-formed requests and notifications with schema-blind params: what reaches the handlers.
+          {
+            arbitrary: fc.record({
+              jsonrpc: fc.constant("2.0"),
+              id: fc.oneof(fc.integer(), fc.string({ maxLength: 8 })),
+              method: fc.constantFrom(...methods),
+              params: fc.oneof(params, fc.dictionary(fc.string({ maxLength: 6 }), fc.anything()))
+            }).map((value) => JSON.stringify(value)),
+            weight: 4
+          },
+          fc.record({ jsonrpc: fc.constant("2.0"), method: fc.constantFrom(...methods), params: fc.object() }).map(
+            (value) => JSON.stringify(value)
+          )
         )
         const lines = fc.sample(line, { numRuns: 2_000, seed: 20_26 })
         let parseErrors = 0
@@ -201,6 +220,17 @@ describe("engram mcp over stdio, under bad input", () => {
             reply.id === 0
           expect(known, raw[n]).toBe(true)
         }
+        const byCode = new Map<unknown, number>()
+        for (const reply of replies) {
+          byCode.set(reply.error?.code ?? "result", (byCode.get(reply.error?.code ?? "result") ?? 0) + 1)
+        }
+        console.log(
+          `stdio fuzz: ${lines.length} lines, ${replies.length} replies (${
+            [...byCode].map(([code, n]) => `${code}: ${n}`).join(", ")
+          }), ${replies.filter((reply) => String(reply.id).startsWith("probe-")).length}/101 probes answered`
+        )
+        // No internal errors: every refusal names what was wrong with the request.
+        expect(replies.filter((reply) => reply.error?.code === -32603)).toEqual([])
         expect(replies.filter((reply) => reply.error?.code === -32700)).toHaveLength(parseErrors)
         expect(replies.filter((reply) => String(reply.id).startsWith("probe-"))).toHaveLength(101)
       })),

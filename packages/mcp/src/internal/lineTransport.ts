@@ -6,11 +6,18 @@
  * over {@link MAX_LINE_BYTES}) is answered with the JSON-RPC parse error (-32700, `id: null`); JSON
  * that is not a JSON-RPC message is answered with invalid request (-32600, with the line's `id`
  * when it has a usable one, else `null`); a batch (MCP 2025-06-18 has none) likewise. Nothing else
- * is written for it and the next line is read as usual. Well-formed messages go to the SDK's
- * protocol, which answers unknown methods with -32601 and never replies to a notification.
+ * is written for it and the next line is read as usual. An `initialize` whose params do not decode
+ * is answered with invalid params (-32602) here, since the SDK would call it an internal error.
+ * Well-formed messages go to the SDK's protocol, which answers unknown methods with -32601 and
+ * never replies to a notification.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
+import {
+  ErrorCode,
+  InitializeRequestSchema,
+  type JSONRPCMessage,
+  JSONRPCMessageSchema
+} from "@modelcontextprotocol/sdk/types.js"
 import type { Readable, Writable } from "node:stream"
 
 export const MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -57,7 +64,22 @@ export const judgeLine = (
       )
     }
   }
-  return { _tag: "Message", message: parsed.data as JSONRPCMessage }
+  const message = parsed.data as JSONRPCMessage
+  // The SDK answers an initialize it cannot decode with an internal error; it is invalid params.
+  if ("method" in message && message.method === "initialize" && "id" in message) {
+    const initialize = InitializeRequestSchema.safeParse(message)
+    if (!initialize.success) {
+      return {
+        _tag: "Reply",
+        line: errorLine(
+          usableId(message),
+          ErrorCode.InvalidParams,
+          "Invalid params: initialize takes protocolVersion (a string), capabilities and clientInfo (objects)"
+        )
+      }
+    }
+  }
+  return { _tag: "Message", message }
 }
 
 export class LineTransport implements Transport {
