@@ -34,7 +34,8 @@ const freePort = () =>
     })
   })
 
-describe("engram mcp", () => {
+// Each test starts the CLI from source (tsx) at least once: on a loaded machine that takes a while.
+describe("engram mcp", { timeout: 180_000 }, () => {
   const tmp = tempDir()
   afterAll(tmp.cleanup)
 
@@ -120,7 +121,7 @@ describe("engram mcp", () => {
           await client.connect(new StreamableHTTPClientTransport(url))
           break
         } catch (error) {
-          if (attempt > 100 || child.exitCode !== null) throw error
+          if (attempt > 300 || child.exitCode !== null) throw error
           await new Promise((resolve) => setTimeout(resolve, 200))
         }
       }
