@@ -55,9 +55,10 @@ const mcpUrl = Effect.gen(function*() {
 
 const world = Layer.mergeAll(
   EngramMcp.layerHttpServe({ memory }),
-  ContextAssembler.layer({ scopes: ["global"] }).pipe(Layer.provideMerge(ContextProjection.layer)),
+  ContextAssembler.layer({ scopes: ["global"] }),
   RoutingSpecs.layerPresets
 ).pipe(
+  Layer.provideMerge(ContextProjection.layer),
   Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
   Layer.provideMerge(stores)
 )

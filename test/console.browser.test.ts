@@ -2,13 +2,15 @@
  * The review console in a real browser: Debian's Chromium driven by playwright-core (no browser
  * download), against `engram serve` started here on a temporary SQLite file. Signs in with a token
  * from `engram token create`, confirms a pending memory and sees it compose into the agent view,
- * rejects one and sees it leave, forgets one and sees it gone from search. Screenshots of each page
- * go to `test/.output/console/`.
+ * rejects one and sees it leave, forgets one and sees it gone from search, and previews a query's
+ * projection that equals, byte for byte, the projection a native turn of the same agent gets in
+ * the same store and scope. Screenshots of each page go to `test/.output/console/`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { ContextProjection, IdGenerator, RoutingPresets } from "@engram/core"
+import { ContextProjection, IdGenerator, RoutingPresets, RoutingSpecs } from "@engram/core"
 import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
+import { EngramServer } from "@engram/server"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -45,6 +47,42 @@ const storeSession = (db: string) =>
           ScriptedModel.layer(() => [ScriptedModel.text("On Tuesdays.")]),
           PromptObserver.layerTelemetry(),
           IdGenerator.sequential("seeded")
+        ).pipe(Layer.provideMerge(
+          Layer.mergeAll(
+            SqlitePromotionStore.layerSqlite,
+            SqliteSessionStore.layerSqlite,
+            SqliteTelemetryStore.layerSqlite
+          )
+            .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
+        ))
+      )
+    )
+  )
+
+/**
+ * The projection a native turn gets for `input` in project:a, from an agent of the config `engram
+ * serve` previews with (`EngramServer.defaultAgent` in the token's scope): the projection in the
+ * model-visible request of its first call, as the PromptObserver captured it.
+ */
+const nativeProjection = (db: string, input: string) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const agent = yield* NativeRuntime.fromConfig({
+        ...EngramServer.defaultAgent,
+        scope: "project:a",
+        scopes: ["project:a"]
+      })
+      yield* NativeRuntime.runTurn({ agent, sessionId: "s-native-compare", input })
+      const [call] = yield* PromptObserver.captured
+      return call!.projection.text
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(
+          ContextProjection.layer,
+          ScriptedModel.layer(() => [ScriptedModel.text("On Tuesday evenings.")]),
+          PromptObserver.layerCapture,
+          RoutingSpecs.layerPresets,
+          IdGenerator.sequential("compare")
         ).pipe(Layer.provideMerge(
           Layer.mergeAll(
             SqlitePromotionStore.layerSqlite,
@@ -118,7 +156,7 @@ describe("the console in Chromium", { timeout: 240_000 }, () => {
 
   const shoot = (page: Page, name: string) => page.screenshot({ path: Path.join(shots, `${name}.png`), fullPage: true })
 
-  it("signs in, confirms one pending memory into the agent view, rejects one, forgets one", async () => {
+  it("signs in, confirms one pending memory into the agent view, rejects one, forgets one; previews a native turn's projection byte for byte", async () => {
     // Two agent-derived preferences wait for review; the guarded Preferences section composes
     // neither until an operator confirms it. A third memory is a plain fact.
     const brief = (await api("POST", "/api/memories", {
@@ -227,6 +265,8 @@ describe("the console in Chromium", { timeout: 240_000 }, () => {
       await page.locator(`[data-testid=sections] tr[data-section=recalled_memory] .bar`).getAttribute("title")
     ).toMatch(/^\d+ \/ 16000 tokens$/)
     await shoot(page, "prompt")
+    // What the inspector shows is what a native turn of this agent sends, byte for byte.
+    const previewed = await page.locator("[data-testid=projection] .prefix").textContent()
 
     // Stored calls: the session's call rebuilt from the trajectory, with its fragments and budget.
     await page.getByTestId("session").fill("s-browser")
@@ -238,5 +278,8 @@ describe("the console in Chromium", { timeout: 240_000 }, () => {
     expect(call).toContain("when do we practise?")
     await shoot(page, "stored-calls")
     await page.close()
+    const native = await nativeProjection(db, "when are the French lessons")
+    expect(native).toContain("French lessons are on Tuesday evenings")
+    expect(previewed).toBe(native)
   })
 })

@@ -10,7 +10,7 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore, RoutingPresets } from "@engram/core"
+import { ContextProjection, IdGenerator, MemoryStore, RoutingPresets } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -223,6 +223,7 @@ describe("scope matrix: what answers carry", () => {
             EngramMcp.layerHttpServe({ memory }).pipe(
               Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
               Layer.provide(IdGenerator.sequential(`mcp${scope === A ? "x" : "y"}`)),
+              Layer.provide(ContextProjection.layer),
               Layer.provide(Layer.succeedContext(served.context))
             )
           )
@@ -264,6 +265,15 @@ describe("scope matrix: what answers carry", () => {
         yield* call("memory_recall", { query: "value new after old secret note" })
         yield* call("memory_list", { includeSuperseded: true, limit: 200 })
         yield* call("memory_list", {})
+        // The context the server delivers: the tool, the resource and initialize's instructions.
+        yield* call("memory_context", { query: "value new after old secret note" })
+        yield* call("memory_context", {})
+        const resource = yield* Effect.promise(() => client.readResource({ uri: "engram://context" }))
+        const instructions = client.getInstructions() ?? ""
+        for (const [channel, text] of [["resource", JSON.stringify(resource)], ["instructions", instructions]]) {
+          const found = leaksIn(text!, "", scope)
+          if (found.length > 0) leaks.push(`${scope} ${channel}: ${found.join(", ")}`)
+        }
         // Superseding a record another scope's successor superseded: refused, not naming it.
         const refused = yield* call("memory_save", {
           kind: "fact",

@@ -10,19 +10,15 @@ import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import * as Path from "node:path"
-import { engram, engramArgs, engramJson, expectRefused, repoRoot, tempDir } from "./utilities.js"
+import { childEnv, engram, engramArgs, engramJson, expectRefused, repoRoot, tempDir } from "./utilities.js"
 
 interface ToolResult {
   readonly isError?: boolean
   readonly structuredContent?: Record<string, unknown>
 }
 
-const childEnv = (): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(process.env).filter((entry): entry is [string, string] =>
-      entry[0] !== "NODE_OPTIONS" && entry[0] !== "ENGRAM_PG_URL" && entry[0] !== "ENGRAM_DB" && entry[1] !== undefined
-    )
-  )
+// The server's environment: no store fallbacks (the tests name the store), strings only (the SDK's transport).
+const serverEnv = () => childEnv({}, ["ENGRAM_PG_URL", "ENGRAM_DB"]) as Record<string, string>
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -34,7 +30,8 @@ const freePort = () =>
     })
   })
 
-describe("engram mcp", () => {
+// Each test starts the CLI from source (tsx) at least once: on a loaded machine that takes a while.
+describe("engram mcp", { timeout: 180_000 }, () => {
   const tmp = tempDir()
   afterAll(tmp.cleanup)
 
@@ -47,6 +44,7 @@ describe("engram mcp", () => {
         spec: "user-background",
         scope: "project:demo",
         db: "stdio.db",
+        persona: "You are the demo project's assistant.",
         background: {
           sections: [
             { id: "about_user", title: "About the User", promotion: "auto" },
@@ -57,11 +55,20 @@ describe("engram mcp", () => {
     )
     const [command, ...args] = engramArgs(["mcp", "--agent", agent])
     const client = new Client({ name: "engram-test", version: "1.0.0" })
-    await client.connect(new StdioClientTransport({ command: command!, args, cwd: repoRoot, env: childEnv() }))
+    await client.connect(new StdioClientTransport({ command: command!, args, cwd: repoRoot, env: serverEnv() }))
     try {
       expect(client.getServerVersion()?.name).toBe("engram")
+      // The agent's prefix is the server's instructions.
+      expect(client.getInstructions()).toContain("You are the demo project's assistant.")
       const tools = (await client.listTools()).tools.map((tool) => tool.name)
-      expect(tools).toEqual(["memory_save", "memory_recall", "memory_list", "memory_review", "memory_forget"])
+      expect(tools).toEqual([
+        "memory_context",
+        "memory_save",
+        "memory_recall",
+        "memory_list",
+        "memory_review",
+        "memory_forget"
+      ])
       const saved = (await client.callTool({
         name: "memory_save",
         arguments: { kind: "profile", content: "The user's name is Doug", label: "name" }
@@ -76,6 +83,10 @@ describe("engram mcp", () => {
         status: "conflict",
         holder: { id: saved.structuredContent!["id"], label: "name" }
       })
+      const context =
+        (await client.callTool({ name: "memory_context", arguments: { query: "who am I?" } })) as ToolResult
+      expect(context.structuredContent?.["background"]).toContain("## About the User")
+      expect(context.structuredContent?.["text"]).toContain("The user's name is Doug")
     } finally {
       await client.close()
     }
@@ -95,7 +106,7 @@ describe("engram mcp", () => {
     const db = Path.join(tmp.dir, "http.db")
     const port = await freePort()
     const [command, ...args] = engramArgs(["mcp", "--db", db, "--scope", "project:web", "--http", String(port)])
-    const child = spawn(command!, args, { cwd: repoRoot, env: childEnv(), stdio: ["ignore", "ignore", "pipe"] })
+    const child = spawn(command!, args, { cwd: repoRoot, env: serverEnv(), stdio: ["ignore", "ignore", "pipe"] })
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
     try {
       const client = new Client({ name: "engram-test", version: "1.0.0" })
@@ -106,7 +117,7 @@ describe("engram mcp", () => {
           await client.connect(new StreamableHTTPClientTransport(url))
           break
         } catch (error) {
-          if (attempt > 100 || child.exitCode !== null) throw error
+          if (attempt > 300 || child.exitCode !== null) throw error
           await new Promise((resolve) => setTimeout(resolve, 200))
         }
       }
@@ -126,6 +137,40 @@ describe("engram mcp", () => {
       readonly records: ReadonlyArray<{ readonly scope: string }>
     }
     expect(listed.records.map((record) => record.scope)).toEqual(["project:web"])
+  })
+
+  it("answers malformed stdin lines with the JSON-RPC parse error and keeps serving", async () => {
+    const db = Path.join(tmp.dir, "fuzz.db")
+    const [command, ...args] = engramArgs(["mcp", "--db", db])
+    const child = spawn(command!, args, { cwd: repoRoot, env: serverEnv(), stdio: ["pipe", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
+    }
+    child.stdin.write(["", "garbage", "\u0000", "{\"jsonrpc\":"].join("\n") + "\n")
+    child.stdin.write(JSON.stringify(initialize) + "\n")
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n")
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: "two", method: "tools/list" }) + "\n")
+    for (let waited = 0; !stdout.includes("\"two\"") && waited < 60_000; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    child.stdin.end()
+    expect(await exited).toBe(0)
+    const replies = stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(replies.slice(0, 4)).toEqual(Array.from({ length: 4 }, () => ({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32700, message: expect.stringContaining("Parse error") }
+    })))
+    expect(replies.slice(4).map((reply) => reply["id"])).toEqual([1, "two"])
+    expect(stderr).not.toContain("engram: error")
   })
 
   it("refuses a scope that is not one, and an agent config without a spec", async () => {

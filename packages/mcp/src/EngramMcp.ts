@@ -1,18 +1,33 @@
 /**
- * Engram's memory as a Model Context Protocol server, built on `@effect/ai`'s `McpServer`.
+ * Engram's memory as a Model Context Protocol server, on the official MCP SDK's protocol.
  *
- * An agent Engram does not run — a desktop assistant, an editor, an ACP agent — saves and recalls
- * memories through the very toolkit the native runtime offers its model: `memory_save` and
- * `memory_recall` from `MemoryTools`, with the same save gate, routing and promotion, so a save
- * over MCP lands at the same address, conflicts the same way, and composes into the next prefix
- * or projection exactly as a native save would. Operators get `memory_list`, `memory_review` and `memory_forget`
- * beside them (see `OperatorTools`).
+ * An agent Engram does not run — a desktop assistant, an editor, an ACP agent — gets what a native
+ * agent gets, through the MCP channels a client reads:
  *
- * Every registered toolkit goes through one function, {@link registerToolkit}: each tool's
- * JSON schema is derived from its `@effect/ai` parameters, arguments are decoded with them before
- * a handler runs, and a result is sent back as MCP structured content — with `isError` set when
+ * - **`initialize` → `instructions`**: the agent's context for no particular query — its stable
+ *   prefix (identity, guidelines, the composed Background with the promoted memories) and the
+ *   projection's identity tier and always-on memory (see `AgentContext`).
+ * - **the resource `engram://context`**: the same text, read again whenever the client wants it
+ *   fresh (a memory promoted after `initialize` is in it).
+ * - **the tool `memory_context`**: the context for a query — the prefix and the projection a
+ *   native turn with that input would get (recall and digest included), built by
+ *   `Agent.planTurn` and `ContextProjection.project`.
+ * - **the tools `memory_save` and `memory_recall`** from `MemoryTools`, with the same save gate,
+ *   routing and promotion as native, so a save lands at the same address and composes into the
+ *   next prefix or projection; operators get `memory_list`, `memory_review` and `memory_forget`
+ *   beside them (see `OperatorTools`).
+ *
+ * A tool's JSON schema is derived from its `@effect/ai` parameters and the arguments are decoded
+ * with them before a handler runs; a result is MCP structured content, with `isError` set when
  * the tool failed (a refused argument, a store that is down), never when it answered (a save
  * `conflict` is an answer).
+ *
+ * **Transports that survive bad input.** Over stdio every line is judged alone: a line that is not
+ * JSON gets the JSON-RPC parse error (-32700), JSON that is not a JSON-RPC message gets invalid
+ * request (-32600), and the next line is served. Over HTTP every request's `Host` and `Origin` are
+ * checked first ({@link OriginPolicy}: loopback by default), as the MCP specification requires
+ * against DNS rebinding. The SDK's protocol keeps request ids as sent, puts the error code in
+ * `error.code`, answers an unknown method with -32601 and never replies to a notification.
  *
  * @example
  * ```ts
@@ -20,28 +35,30 @@
  * import { NodeRuntime } from "@effect/platform-node"
  * import { RoutingPresets } from "@engram/core"
  * import { EngramMcp } from "@engram/mcp"
- * import { SqliteDatabase } from "@engram/store-sqlite"
+ * import { SqliteEngram } from "@engram/store-sqlite"
  *
  * EngramMcp.layerStdio({
  *   memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground }
- * }).pipe(Layer.provide(SqliteDatabase.layer({ filename: ".engram/engram.db" })), Layer.launch, NodeRuntime.runMain)
+ * }).pipe(Layer.provide(SqliteEngram.layer({ filename: ".engram/engram.db" })), Layer.launch, NodeRuntime.runMain)
  * ```
  *
  * @since 0.1.0
  */
 import type * as Acp from "@agentclientprotocol/sdk"
-import * as McpSchema from "@effect/ai/McpSchema"
-import * as McpServer from "@effect/ai/McpServer"
-import * as Tool from "@effect/ai/Tool"
+import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import * as NodeSink from "@effect/platform-node/NodeSink"
-import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import type { MemoryStore, PromotionStore } from "@engram/core"
-import { MemoryTools } from "@engram/runtime"
-import * as Context from "effect/Context"
+import type { ContextProjection, MemoryStore, PromotionStore } from "@engram/core"
+import { MemoryTools, type StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import type { Readable, Writable } from "node:stream"
+import * as AgentContext from "./AgentContext.js"
+import * as Line from "./internal/lineTransport.js"
+import * as Internal from "./internal/server.js"
 import * as OperatorTools from "./OperatorTools.js"
 
 /**
@@ -61,78 +78,93 @@ export const SERVER_NAME = "engram"
 export const SERVER_VERSION = "0.1.0"
 
 /**
+ * The longest stdio line the server reads (4 MiB): a longer one is skipped to its newline and
+ * answered with the parse error.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_LINE_BYTES: number = Line.MAX_LINE_BYTES
+
+/**
+ * The most MCP sessions the HTTP transport keeps open at once; the oldest is closed to make room.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_HTTP_SESSIONS: number = Internal.MAX_HTTP_SESSIONS
+
+/**
+ * The host names the HTTP transport accepts by default: the loopback names, on any port.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const LOOPBACK_HOSTS: ReadonlyArray<string> = Internal.LOOPBACK_HOSTS
+
+/**
+ * Which requests the HTTP transport serves, checked before anything else (a refusal is a 403 with
+ * a JSON-RPC error naming the header):
+ *
+ * - `allowedHosts`: the host names (no port; IPv6 in brackets) the `Host` header may name —
+ *   default {@link LOOPBACK_HOSTS}. List the name clients use when serving on another address.
+ * - `allowedOrigins`: the origins (`scheme://host[:port]`) a browser page may call from. Default:
+ *   a page on an allowed host; once given, only these. A request without `Origin` (a client that
+ *   is not a browser) passes this check.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OriginPolicy {
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * Why the HTTP transport refuses a request with these `Host` and `Origin` headers under `policy`,
+ * or `undefined` when it serves it. Pure.
+ *
+ * @since 0.1.0
+ * @category http
+ */
+export const refusal: (
+  headers: { readonly host: string | undefined; readonly origin: string | undefined },
+  policy: OriginPolicy
+) => string | undefined = Internal.refusedBy
+
+/**
  * How the server is configured.
  *
  * - `memory`: the memory tools' configuration — scope, declared Background, routing spec,
  *   provenance of saves (default `conversation`, as native) — exactly what `NativeRuntime.make`
  *   takes, so both runtimes gate and route the same way.
+ * - `agent`: the rest of the agent whose context the server delivers (persona, guidelines,
+ *   scopes…; see `AgentContext`); its scope, Background and spec are `memory`'s. Default: an agent
+ *   with no authored sections — the Background and the projection only.
  * - `operator`: also offer `memory_list`, `memory_review` and `memory_forget` (default true).
+ * - `sessionId`: the session the context turns are recorded under (default `mcp`).
  *
  * @since 0.1.0
  * @category models
  */
 export interface McpConfig {
   readonly memory: MemoryTools.MemoryToolsConfig
+  readonly agent?: StablePrefix.AgentConfig | undefined
   readonly operator?: boolean | undefined
+  readonly sessionId?: string | undefined
 }
 
-const describe = (error: unknown): string =>
-  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
-    ? error.message
-    : String(error)
-
-// `Toolkit.handle` decodes its parameters with the tool's schema, so the JSON arguments an MCP
-// client sends are what it takes at run time; its static type names the decoded form.
-type HandleEncoded = (name: string, params: unknown) => Effect.Effect<Tool.HandlerResult<Tool.Any>, unknown>
-
-const textResult = (value: unknown, isError: boolean): McpSchema.CallToolResult =>
-  new McpSchema.CallToolResult({
-    isError,
-    ...(typeof value === "object" && value !== null ? { structuredContent: value } : {}),
-    content: [{ type: "text", text: JSON.stringify(value) }]
-  })
-
 /**
- * Registers every tool of a toolkit (with its handlers) with the `McpServer` in context.
+ * What the server needs in context: the stores the tools read and write, and the projection the
+ * context is built with (`ContextProjection.layer` over the stores, with a `TelemetryStore`).
  *
  * @since 0.1.0
- * @category registration
+ * @category models
  */
-export const registerToolkit = <Tools extends Record<string, Tool.Any>>(
-  toolkit: Toolkit.WithHandler<Tools>
-): Effect.Effect<void, never, McpServer.McpServer> =>
-  Effect.gen(function*() {
-    const server = yield* McpServer.McpServer
-    const handle = toolkit.handle as HandleEncoded
-    for (const tool of Object.values(toolkit.tools) as ReadonlyArray<Tool.Any>) {
-      yield* server.addTool({
-        tool: new McpSchema.Tool({
-          name: tool.name,
-          description: tool.description,
-          inputSchema: Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast),
-          annotations: new McpSchema.ToolAnnotations({
-            readOnlyHint: Context.get(tool.annotations, Tool.Readonly),
-            destructiveHint: Context.get(tool.annotations, Tool.Destructive),
-            idempotentHint: Context.get(tool.annotations, Tool.Idempotent),
-            openWorldHint: Context.get(tool.annotations, Tool.OpenWorld)
-          })
-        }),
-        handle: (payload) =>
-          handle(tool.name, payload).pipe(
-            Effect.map((result) => textResult(result.encodedResult, result.isFailure)),
-            Effect.catchAll((error) =>
-              Effect.as(
-                Effect.logWarning("an MCP tool call was refused").pipe(
-                  Effect.annotateLogs({ tool: tool.name, problem: describe(error) })
-                ),
-                textResult({ error: describe(error) }, true)
-              )
-            ),
-            Effect.withSpan("mcp.tool", { attributes: { tool: tool.name } })
-          )
-      })
-    }
-  })
+export type Requirements =
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+  | ContextProjection.ContextProjection
 
 /**
  * The tool names a server with this configuration offers, in `tools/list` order.
@@ -141,87 +173,146 @@ export const registerToolkit = <Tools extends Record<string, Tool.Any>>(
  * @category registration
  */
 export const toolNames = (config: McpConfig): ReadonlyArray<string> => [
+  ...Object.keys(AgentContext.ContextToolkit.tools),
   ...Object.keys(MemoryTools.MemoryToolkit.tools),
   ...(config.operator === false ? [] : Object.keys(OperatorTools.OperatorToolkit.tools))
 ]
 
 /**
- * Registers Engram's tools with the `McpServer` in context: the memory toolkit bound to the
- * stores in context, and (unless `operator: false`) the operator toolkit.
+ * One MCP tool as the server lists it (name, description, JSON schema of its input, hints) and
+ * calls it (decoded arguments in, a `CallToolResult` out; it never fails).
  *
  * @since 0.1.0
  * @category registration
  */
-export const register = (
-  config: McpConfig
-): Effect.Effect<void, never, McpServer.McpServer | MemoryStore.MemoryStore | PromotionStore.PromotionStore> =>
+export type McpTool = Internal.RegisteredTool
+
+/**
+ * A toolkit with its handlers as MCP tools: what {@link McpConfig} adds to the server is built
+ * with it, and so can another toolkit served beside Engram's.
+ *
+ * @since 0.1.0
+ * @category registration
+ */
+export const toolsOf: <Tools extends Record<string, Tool.Any>>(
+  toolkit: Toolkit.WithHandler<Tools>
+) => ReadonlyArray<McpTool> = Internal.toolsOf
+
+const registry = (config: McpConfig): Effect.Effect<Internal.Registry, never, Requirements> =>
   Effect.gen(function*() {
-    yield* registerToolkit(yield* MemoryTools.handled(config.memory))
-    if (config.operator !== false) {
-      yield* registerToolkit(
+    const context = yield* AgentContext.make({
+      memory: config.memory,
+      agent: config.agent,
+      sessionId: config.sessionId
+    })
+    const general = Effect.map(context.contextFor(""), (view) => view.text).pipe(
+      // Without context the server still serves its tools; the client reads why in the resource.
+      Effect.catchAll((error) => Effect.succeed(`(Engram could not build the context: ${error.message})`))
+    )
+    const tools = [
+      ...Internal.toolsOf(yield* Effect.provide(AgentContext.ContextToolkit, AgentContext.layer(context))),
+      ...Internal.toolsOf(yield* MemoryTools.handled(config.memory)),
+      ...(config.operator === false ? [] : Internal.toolsOf(
         yield* Effect.provide(OperatorTools.OperatorToolkit, OperatorTools.layer({ scope: config.memory.scope }))
-      )
+      ))
+    ]
+    return {
+      name: SERVER_NAME,
+      version: SERVER_VERSION,
+      tools,
+      resources: [{
+        uri: AgentContext.CONTEXT_URI,
+        name: "context",
+        description: "Who the user is and how to work with them: the agent's prefix with the composed Background, " +
+          "and the identity and always-on memory. Read it at the start of a conversation.",
+        mimeType: "text/markdown",
+        read: general
+      }],
+      instructions: general
     }
   })
 
 /**
- * Engram's tools on the `McpServer` in context: a layer to put over any `@effect/ai` MCP server
- * layer (`McpServer.layer`, `layerStdio`, `layerHttp`…).
+ * Serves on standard input and output (newline-delimited JSON-RPC; pass other streams to serve a
+ * pipe) until the input ends, then closes the server and succeeds. Log to standard error only:
+ * standard output carries the protocol.
  *
  * @since 0.1.0
- * @category layers
+ * @category serving
  */
-export const layerTools = (
-  config: McpConfig
-): Layer.Layer<never, never, McpServer.McpServer | MemoryStore.MemoryStore | PromotionStore.PromotionStore> =>
-  Layer.effectDiscard(register(config))
+export const serveStdio = (
+  config: McpConfig,
+  options: { readonly stdin?: Readable | undefined; readonly stdout?: Writable | undefined } = {}
+): Effect.Effect<void, never, Requirements> =>
+  Effect.scoped(Effect.gen(function*() {
+    const built = yield* registry(config)
+    const runtime = yield* Effect.runtime<never>()
+    const transport = new Line.LineTransport(options.stdin ?? process.stdin, options.stdout ?? process.stdout)
+    const server = yield* Effect.promise(() => Internal.makeServer(built, runtime))
+    let resolveClosed: () => void = () => {}
+    const closed = new Promise<void>((resolve) => {
+      resolveClosed = resolve
+    })
+    server.onclose = () => resolveClosed()
+    server.onerror = (error) => Runtime.runFork(runtime)(Effect.logWarning("MCP stdio", error.message))
+    yield* Effect.acquireRelease(
+      Effect.promise(() => server.connect(transport)),
+      () => Effect.promise(() => server.close())
+    )
+    yield* Effect.promise(() => closed)
+  }))
 
 /**
- * The server on this process's standard input and output (newline-delimited JSON-RPC). Log to
- * standard error only: standard output carries the protocol.
+ * {@link serveStdio} as a layer: the server runs while the layer is alive; when the input ends,
+ * the fiber that built the layer is interrupted (so `Layer.launch` returns).
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerStdio = (
-  config: McpConfig
-): Layer.Layer<never, never, MemoryStore.MemoryStore | PromotionStore.PromotionStore> =>
-  layerTools(config).pipe(
-    Layer.provide(
-      McpServer.layerStdio({
-        name: SERVER_NAME,
-        version: SERVER_VERSION,
-        stdin: NodeStream.stdin,
-        stdout: NodeSink.stdout
-      })
-    )
+  config: McpConfig,
+  options: { readonly stdin?: Readable | undefined; readonly stdout?: Writable | undefined } = {}
+): Layer.Layer<never, never, Requirements> =>
+  Layer.scopedDiscard(
+    Effect.gen(function*() {
+      // The fiber building this layer (the launching one): interrupted when the input ends.
+      const parent = Option.getOrUndefined(Fiber.getCurrentFiber())
+      yield* serveStdio(config, options).pipe(
+        Effect.zipRight(parent === undefined ? Effect.void : Fiber.interruptFork(parent)),
+        Effect.forkScoped
+      )
+    })
   )
 
 /**
- * The server over streamable HTTP at `path` (default `/mcp`) of the `HttpRouter.Default` router;
- * serve that router with an HTTP server layer (see {@link layerHttpServe}).
+ * The server over streamable HTTP at `path` (default `/mcp`) of the `HttpRouter.Default` router,
+ * with the {@link OriginPolicy} checked on every request; serve that router with an HTTP server
+ * layer (see {@link layerHttpServe}).
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerHttp = (
   config: McpConfig,
-  options: { readonly path?: HttpRouter.PathInput | undefined } = {}
-): Layer.Layer<never, never, MemoryStore.MemoryStore | PromotionStore.PromotionStore> =>
-  layerTools(config).pipe(
-    Layer.provide(McpServer.layerHttp({ name: SERVER_NAME, version: SERVER_VERSION, path: options.path ?? "/mcp" }))
+  options: OriginPolicy & { readonly path?: HttpRouter.PathInput | undefined } = {}
+): Layer.Layer<never, never, Requirements> =>
+  HttpRouter.Default.use((router) =>
+    Effect.gen(function*() {
+      const handler = yield* Internal.httpHandler(yield* registry(config), options)
+      yield* router.all(options.path ?? "/mcp", handler)
+    })
   )
 
 /**
  * {@link layerHttp} and the router served: provide an `HttpServer` (e.g.
- * `NodeHttpServer.layer(createServer, { port: 8787 })`) and the stores.
+ * `NodeHttpServer.layer(createServer, { port: 8787 })`) and the {@link Requirements}.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerHttpServe = (
   config: McpConfig,
-  options: { readonly path?: HttpRouter.PathInput | undefined } = {}
+  options: OriginPolicy & { readonly path?: HttpRouter.PathInput | undefined } = {}
 ) => Layer.merge(layerHttp(config, options), HttpRouter.Default.serve())
 
 /**

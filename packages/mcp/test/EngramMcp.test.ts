@@ -28,11 +28,13 @@ const memory = {
   spec: RoutingPresets.userBackground
 } as const
 
-const stores = Layer.mergeAll(
-  MemoryStore.layerMemory,
-  PromotionStore.layerMemory,
-  TelemetryStore.layerMemory,
-  IdGenerator.sequential("mem")
+const stores = ContextProjection.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    MemoryStore.layerMemory,
+    PromotionStore.layerMemory,
+    TelemetryStore.layerMemory,
+    IdGenerator.sequential("mem")
+  ))
 )
 
 interface ToolResult {
@@ -75,6 +77,7 @@ describe("EngramMcp over streamable HTTP", () => {
         const tools = (yield* Effect.promise(() => client.listTools())).tools
         expect(tools.map((tool) => tool.name)).toEqual(EngramMcp.toolNames({ memory }))
         expect(tools.map((tool) => tool.name)).toEqual([
+          "memory_context",
           "memory_save",
           "memory_recall",
           "memory_list",
@@ -115,7 +118,7 @@ describe("EngramMcp over streamable HTTP", () => {
             }))
           return { agent, projection }
         }).pipe(
-          Effect.provide(Layer.merge(ContextProjection.layer, RoutingSpecs.layerPresets)),
+          Effect.provide(RoutingSpecs.layerPresets),
           Effect.provide(context)
         )
         expect(next.agent.text).toContain("## About the User")
@@ -239,6 +242,6 @@ describe("EngramMcp over streamable HTTP", () => {
       )
       const names = (yield* Effect.promise(() => client.listTools())).tools.map((tool) => tool.name)
       yield* Effect.promise(() => client.close())
-      expect(names).toEqual(["memory_save", "memory_recall"])
+      expect(names).toEqual(["memory_context", "memory_save", "memory_recall"])
     }).pipe(Effect.scoped))
 })

@@ -1,20 +1,25 @@
 /**
- * `engram mcp [--agent <config.json>] [--scope <scope>] [--http <port>]`: serves the store's
- * memory tools to an MCP client — `memory_save` and `memory_recall` exactly as the native runtime
- * offers them (same gate, routing and promotion), plus `memory_list`, `memory_review` and `memory_forget` for
- * operators.
+ * `engram mcp [--agent <config.json>] [--scope <scope>] [--http <port>]`: serves the agent's
+ * context and the store's memory tools to an MCP client — the composed Background and identity
+ * as `initialize` instructions, the resource `engram://context` and the tool `memory_context`;
+ * `memory_save` and `memory_recall` exactly as the native runtime offers them (same gate, routing
+ * and promotion), plus `memory_list`, `memory_review` and `memory_forget` for operators.
  *
  * Over standard input and output by default (what desktop agents and editors launch); with
- * `--http <port>`, over streamable HTTP at `http://<host>:<port>/mcp`. The routing spec, the
- * declared Background and the scope come from the agent config (as `engram compose` reads it);
- * without one, the `user-background` preset in scope `global`. `--scope` overrides the scope.
+ * `--http <port>`, over streamable HTTP at `http://<host>:<port>/mcp`, answering only requests
+ * whose `Host` is a loopback name or `--host` (add more with `--allowed-host`) and whose `Origin`,
+ * if any, is a page on one of those hosts or an `--allowed-origin`. The agent (persona,
+ * guidelines, routing spec, declared Background, scope) comes from the agent config (as `engram
+ * compose` reads it); without one, the `user-background` preset in scope `global`. `--scope`
+ * overrides the scope.
  *
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type MemoryRecord, RoutingPresets, RoutingSpecs } from "@engram/core"
+import { ContextProjection, type MemoryRecord, RoutingPresets, RoutingSpecs } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
+import { PromptObserver } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
@@ -26,9 +31,9 @@ import { agentFlag, readAgentConfig } from "./Compose.js"
 const refuse = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
 
 /**
- * The memory tools' configuration `engram mcp` serves: from the agent config when given (its
- * `spec` is required: routing is what a save is gated by), else the `user-background` preset;
- * `scope` overrides the config's scope.
+ * The memory tools' configuration `engram mcp` serves, and the agent whose context it delivers:
+ * from the agent config when given (its `spec` is required: routing is what a save is gated by),
+ * else the `user-background` preset and no authored sections; `scope` overrides the config's scope.
  *
  * @since 0.1.0
  * @category config
@@ -44,6 +49,7 @@ export const memoryConfig = (
           background: RoutingPresets.userBackgroundSections,
           spec: RoutingPresets.userBackground
         },
+        agent: undefined,
         db: undefined
       }
     }
@@ -58,8 +64,24 @@ export const memoryConfig = (
       Effect.flatMap(RoutingSpecs.RoutingSpecs, (specs) => specs.resolve(config.spec!)),
       RoutingSpecs.layerPresets
     )
-    return { memory: { scope: options.scope ?? config.scope, background: config.background, spec }, db }
+    return {
+      memory: { scope: options.scope ?? config.scope, background: config.background, spec },
+      agent: config,
+      db
+    }
   })
+
+/**
+ * The host names `engram mcp --http` answers: the loopback names, the address it listens on
+ * (unless a wildcard) and every `--allowed-host`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const allowedHosts = (host: string, extra: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const listening = host === "0.0.0.0" || host === "::" ? [] : [host.includes(":") ? `[${host}]` : host]
+  return [...new Set([...EngramMcp.LOOPBACK_HOSTS, ...listening, ...extra].map((name) => name.toLowerCase()))]
+}
 
 /**
  * `engram mcp`
@@ -92,18 +114,30 @@ export const command = Command.make(
     host: Flags.withDefault(
       Flags.text("host", Flags.NonEmpty, "The address --http listens on (default 127.0.0.1).", "host"),
       "127.0.0.1"
+    ),
+    allowedHost: Flags.repeated(
+      Flags.text(
+        "allowed-host",
+        Flags.NonEmpty,
+        "With --http, also answer requests whose Host header names this host (default: loopback names and --host).",
+        "name"
+      )
+    ),
+    allowedOrigin: Flags.repeated(
+      Flags.text(
+        "allowed-origin",
+        Flags.NonEmpty,
+        "With --http, answer browser requests from this origin (scheme://host[:port]) only (default: pages on an " +
+          "allowed host).",
+        "origin"
+      )
     )
   },
   (options) =>
     Effect.gen(function*() {
-      const { db, memory } = yield* memoryConfig({ agent: options.agent, scope: options.scope })
+      const { agent, db, memory } = yield* memoryConfig({ agent: options.agent, scope: options.scope })
       const location = yield* StoreBackend.locationFor({ configured: db })
       const port = options.http
-      const server = port === undefined
-        ? EngramMcp.layerStdio({ memory })
-        : EngramMcp.layerHttpServe({ memory }).pipe(
-          Layer.provide(NodeHttpServer.layer(createServer, { port, host: options.host }))
-        )
       yield* Effect.logInfo("engram mcp serving").pipe(
         Effect.annotateLogs({
           scope: memory.scope,
@@ -111,11 +145,28 @@ export const command = Command.make(
           store: StoreBackend.describeLocation(location)
         })
       )
-      return yield* Layer.launch(server.pipe(Layer.provide(StoreBackend.layerWithPromotions(location))))
+      // Every context the server hands out is projected, logged and snapshotted as a native turn is.
+      const context = Layer.mergeAll(ContextProjection.layer, PromptObserver.layerTelemetry()).pipe(
+        Layer.provideMerge(StoreBackend.layerObserved(location))
+      )
+      if (port === undefined) {
+        // Until standard input ends; then the command succeeds.
+        return yield* EngramMcp.serveStdio({ memory, agent }).pipe(Effect.provide(context))
+      }
+      return yield* Layer.launch(
+        EngramMcp.layerHttpServe({ memory, agent }, {
+          allowedHosts: allowedHosts(options.host, options.allowedHost ?? []),
+          allowedOrigins: options.allowedOrigin
+        }).pipe(
+          Layer.provide(NodeHttpServer.layer(createServer, { port, host: options.host })),
+          Layer.provide(context)
+        )
+      )
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(
   Command.withDescription(
-    "Serve the memory tools (memory_save, memory_recall, memory_list, memory_review, memory_forget) to an MCP client over stdio " +
-      "or streamable HTTP."
+    "Serve the agent's context (initialize instructions, the engram://context resource, memory_context) and the memory " +
+      "tools (memory_save, memory_recall, memory_list, memory_review, memory_forget) to an MCP client over stdio or " +
+      "streamable HTTP."
   )
 )

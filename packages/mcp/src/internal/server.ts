@@ -1,0 +1,323 @@
+/**
+ * The body of `EngramMcp`: Engram's tools and context as an MCP server on the official SDK's
+ * protocol (`Server`), which answers JSON-RPC as the specification says (ids kept as sent, the
+ * code in `error.code`, -32601 for an unknown method, no reply to a notification), plus the stdio
+ * and streamable HTTP transports and the `Origin`/`Host` check.
+ *
+ * It imports only types from the public modules.
+ */
+import * as Tool from "@effect/ai/Tool"
+import type * as Toolkit from "@effect/ai/Toolkit"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import { randomUUID } from "node:crypto"
+import * as z from "zod/v4"
+
+/** One tool as the server lists it and calls it. */
+export interface RegisteredTool {
+  readonly definition: {
+    readonly name: string
+    readonly description: string
+    readonly inputSchema: { readonly type: "object"; readonly [key: string]: unknown }
+    readonly annotations: {
+      readonly readOnlyHint: boolean
+      readonly destructiveHint: boolean
+      readonly idempotentHint: boolean
+      readonly openWorldHint: boolean
+    }
+  }
+  readonly call: (args: unknown) => Effect.Effect<CallToolResult>
+}
+
+/** One resource as the server lists it and reads it. */
+export interface RegisteredResource {
+  readonly uri: string
+  readonly name: string
+  readonly description: string
+  readonly mimeType: string
+  readonly read: Effect.Effect<string>
+}
+
+/** Everything a server instance offers. */
+export interface Registry {
+  readonly name: string
+  readonly version: string
+  readonly tools: ReadonlyArray<RegisteredTool>
+  readonly resources: ReadonlyArray<RegisteredResource>
+  readonly instructions: Effect.Effect<string>
+}
+
+const describe = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? error.message
+    : String(error)
+
+const textResult = (value: unknown, isError: boolean): CallToolResult => ({
+  isError,
+  ...(typeof value === "object" && value !== null && !Array.isArray(value)
+    ? { structuredContent: value as Record<string, unknown> }
+    : {}),
+  content: [{ type: "text", text: JSON.stringify(value) }]
+})
+
+// `Toolkit.handle` decodes its parameters with the tool's schema, so the JSON arguments an MCP
+// client sends are what it takes at run time; its static type names the decoded form.
+type HandleEncoded = (name: string, params: unknown) => Effect.Effect<Tool.HandlerResult<Tool.Any>, unknown>
+
+/** The tools of a toolkit with handlers: each listed with the JSON schema of its parameters, decoded by them. */
+export const toolsOf = <Tools extends Record<string, Tool.Any>>(
+  toolkit: Toolkit.WithHandler<Tools>
+): ReadonlyArray<RegisteredTool> => {
+  const handle = toolkit.handle as HandleEncoded
+  return (Object.values(toolkit.tools) as ReadonlyArray<Tool.Any>).map((tool) => ({
+    definition: {
+      name: tool.name,
+      description: tool.description ?? "",
+      inputSchema: Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast) as unknown as RegisteredTool[
+        "definition"
+      ]["inputSchema"],
+      annotations: {
+        readOnlyHint: Context.get(tool.annotations, Tool.Readonly),
+        destructiveHint: Context.get(tool.annotations, Tool.Destructive),
+        idempotentHint: Context.get(tool.annotations, Tool.Idempotent),
+        openWorldHint: Context.get(tool.annotations, Tool.OpenWorld)
+      }
+    },
+    call: (args) =>
+      handle(tool.name, args).pipe(
+        Effect.map((result) => textResult(result.encodedResult, result.isFailure)),
+        Effect.catchAllCause((cause) =>
+          Effect.as(
+            (Cause.isDie(cause)
+              ? Effect.logError("an MCP tool call failed", cause)
+              : Effect.logWarning("an MCP tool call was refused")).pipe(
+                Effect.annotateLogs({ tool: tool.name, problem: describeCause(cause) })
+              ),
+            textResult({ error: describeCause(cause) }, true)
+          )
+        ),
+        Effect.withSpan("mcp.tool", { attributes: { tool: tool.name } })
+      )
+  }))
+}
+
+const describeCause = (cause: Cause.Cause<unknown>): string =>
+  Option.match(Cause.failureOption(cause), {
+    onSome: describe,
+    // A defect is logged, never sent: the client gets a sentence, not a stack.
+    onNone: () => Cause.isInterruptedOnly(cause) ? "the tool call was interrupted" : "the tool failed unexpectedly"
+  })
+
+/**
+ * A request schema that accepts any params of `method`: the SDK turns a schema mismatch in its
+ * own check into an internal error (-32603), so each handler checks with {@link valid} instead.
+ */
+const lenient = <M extends string>(method: M) => z.object({ method: z.literal(method) }).passthrough()
+
+/** `request` decoded by `schema`, or the JSON-RPC invalid-params error naming the problem. */
+const valid = <A>(schema: { readonly safeParse: (value: unknown) => z.ZodSafeParseResult<A> }, request: unknown): A => {
+  const parsed = schema.safeParse(request)
+  if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${z.prettifyError(parsed.error)}`)
+  return parsed.data
+}
+
+/** A new SDK server for one connection, with the registry's tools and resources and its instructions. */
+export const makeServer = (
+  registry: Registry,
+  runtime: Runtime.Runtime<never>
+): Promise<Server> => {
+  const run = Runtime.runPromise(runtime)
+  return run(registry.instructions).then((instructions) => {
+    const server = new Server(
+      { name: registry.name, version: registry.version },
+      {
+        capabilities: {
+          tools: {},
+          ...(registry.resources.length > 0 ? { resources: {} } : {})
+        },
+        ...(instructions.length > 0 ? { instructions } : {})
+      }
+    )
+    server.setRequestHandler(lenient("tools/list"), (request) => {
+      valid(ListToolsRequestSchema, request)
+      return { tools: registry.tools.map((tool) => ({ ...tool.definition })) }
+    })
+    // The SDK checks a tools/call request against its schema itself (invalid params, -32602).
+    server.setRequestHandler(lenient("tools/call"), (request) => {
+      const { params } = valid(CallToolRequestSchema, request)
+      const tool = registry.tools.find((candidate) => candidate.definition.name === params.name)
+      if (tool === undefined) {
+        throw new McpError(ErrorCode.InvalidParams, `there is no tool ${params.name}`)
+      }
+      return run(tool.call(params.arguments ?? {}))
+    })
+    if (registry.resources.length > 0) {
+      server.setRequestHandler(lenient("resources/list"), (request) => {
+        valid(ListResourcesRequestSchema, request)
+        return {
+          resources: registry.resources.map(({ description, mimeType, name, uri }) => ({
+            uri,
+            name,
+            description,
+            mimeType
+          }))
+        }
+      })
+      server.setRequestHandler(lenient("resources/read"), (request) => {
+        const { params } = valid(ReadResourceRequestSchema, request)
+        const resource = registry.resources.find((candidate) => candidate.uri === params.uri)
+        if (resource === undefined) {
+          throw new McpError(ErrorCode.InvalidParams, `there is no resource ${params.uri}`)
+        }
+        return run(resource.read).then((text) => ({
+          contents: [{ uri: resource.uri, mimeType: resource.mimeType, text }]
+        }))
+      })
+    }
+    return server
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Origin and Host
+// ---------------------------------------------------------------------------------------------
+
+export const LOOPBACK_HOSTS: ReadonlyArray<string> = ["localhost", "127.0.0.1", "[::1]"]
+
+export interface OriginPolicy {
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
+}
+
+const hostnameOf = (value: string, withScheme: boolean): string | undefined => {
+  try {
+    return new URL(withScheme ? value : `http://${value}`).hostname.toLowerCase()
+  } catch {
+    return undefined
+  }
+}
+
+const originOf = (value: string): string | undefined => {
+  try {
+    const url = new URL(value)
+    return url.origin === "null" ? undefined : url.origin.toLowerCase()
+  } catch {
+    return undefined
+  }
+}
+
+/** Why a request's `Host`/`Origin` pair is refused, or `undefined` when it is allowed. */
+export const refusedBy = (
+  headers: { readonly host: string | undefined; readonly origin: string | undefined },
+  policy: OriginPolicy
+): string | undefined => {
+  const hosts = (policy.allowedHosts ?? LOOPBACK_HOSTS).map((host) => host.toLowerCase())
+  if (headers.host === undefined || headers.host === "") return "the request has no Host header"
+  const hostname = hostnameOf(headers.host, false)
+  if (hostname === undefined || !hosts.includes(hostname)) {
+    return `the Host ${JSON.stringify(headers.host)} is not allowed (allowed: ${hosts.join(", ")})`
+  }
+  if (headers.origin === undefined) return undefined
+  const origin = originOf(headers.origin)
+  const origins = (policy.allowedOrigins ?? []).map((allowed) => originOf(allowed) ?? allowed.toLowerCase())
+  if (origin !== undefined) {
+    if (origins.includes(origin)) return undefined
+    const originHost = hostnameOf(origin, true)
+    if (policy.allowedOrigins === undefined && originHost !== undefined && hosts.includes(originHost)) return undefined
+  }
+  return `the Origin ${JSON.stringify(headers.origin)} is not allowed` +
+    (origins.length > 0 ? ` (allowed: ${origins.join(", ")})` : " (allowed: pages on the allowed hosts)")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streamable HTTP
+// ---------------------------------------------------------------------------------------------
+
+export const MAX_HTTP_SESSIONS = 256
+
+const jsonRpcError = (status: number, code: number, message: string) =>
+  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: null, error: { code, message } }, { status })
+
+/**
+ * The handler of the MCP endpoint: one SDK server and transport per MCP session (created by an
+ * `initialize` without a session id, found by `Mcp-Session-Id` afterwards), the `Origin`/`Host`
+ * check first. At most {@link MAX_HTTP_SESSIONS} sessions are kept; the oldest is closed to make
+ * room.
+ */
+export const httpHandler = (registry: Registry, policy: OriginPolicy) =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>()
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => Promise.all(Array.from(sessions.values(), (transport) => transport.close())))
+    )
+
+    const open = async () => {
+      while (sessions.size >= MAX_HTTP_SESSIONS) {
+        const [oldest, transport] = sessions.entries().next().value!
+        sessions.delete(oldest)
+        await transport.close()
+      }
+      const server = await makeServer(registry, runtime)
+      const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => {
+          sessions.set(id, transport)
+        },
+        onsessionclosed: (id) => {
+          sessions.delete(id)
+        }
+      })
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      }
+      await server.connect(transport)
+      return transport
+    }
+
+    return Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const refused = refusedBy({ host: request.headers["host"], origin: request.headers["origin"] }, policy)
+      if (refused !== undefined) {
+        yield* Effect.logWarning("an MCP request was refused").pipe(Effect.annotateLogs({ problem: refused }))
+        return jsonRpcError(403, ErrorCode.InvalidRequest, `Forbidden: ${refused}`)
+      }
+      const sessionId = request.headers["mcp-session-id"]
+      const known = sessionId === undefined ? undefined : sessions.get(sessionId)
+      if (sessionId !== undefined && known === undefined) {
+        return jsonRpcError(404, -32001, `Session not found: ${sessionId}`)
+      }
+      if (known === undefined && request.method !== "POST") {
+        return jsonRpcError(400, ErrorCode.InvalidRequest, "Bad Request: no Mcp-Session-Id; initialize first")
+      }
+      const web = yield* HttpServerRequest.toWeb(request)
+      const response = yield* Effect.promise(async () => {
+        if (known !== undefined) return known.handleRequest(web)
+        const transport = await open()
+        const answered = await transport.handleRequest(web)
+        // A first request that did not initialize a session leaves an unused transport behind.
+        if (transport.sessionId === undefined) await transport.close()
+        return answered
+      })
+      return HttpServerResponse.fromWeb(response)
+    }).pipe(
+      Effect.catchTag("RequestError", (error) =>
+        Effect.succeed(jsonRpcError(400, ErrorCode.InvalidRequest, `Bad Request: ${error.message}`)))
+    )
+  })
