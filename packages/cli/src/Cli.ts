@@ -43,14 +43,15 @@ import * as Telemetry from "./commands/Telemetry.js"
 import * as Token from "./commands/Token.js"
 import * as Help from "./Help.js"
 import * as Root from "./Root.js"
+import * as Version from "./Version.js"
 
 /**
- * The version `engram --version` prints.
+ * The version `engram --version` prints (kept in `Version`, which `bin.ts` reads alone).
  *
  * @since 0.1.0
  * @category constants
  */
-export const VERSION = "0.1.0"
+export const VERSION: string = Version.VERSION
 
 // The command tree: each group with its subcommands, in the order help lists them. Written once:
 // @effect/cli's command, the argv grammar and the help pages are all read from it.

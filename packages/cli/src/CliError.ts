@@ -9,7 +9,7 @@
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
-import { ErrorClass } from "@engram/core"
+import * as ErrorClass from "@engram/core/ErrorClass"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Option from "effect/Option"

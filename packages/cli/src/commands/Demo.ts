@@ -12,8 +12,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Demo } from "@engram/harness"
-import { SqliteDatabase } from "@engram/store-sqlite"
+import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -95,6 +94,7 @@ export const command = Command.make("demo", {}, () =>
     })
     const db = location.db
     yield* reset(db)
+    const Demo = yield* Effect.promise(() => import("@engram/harness/Demo"))
     const report = yield* Effect.provide(Demo.run, storesLayer(location))
     yield* Console.log(
       settings.json

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { Explain } from "@engram/runtime"
+import type * as Explain from "@engram/runtime/Explain"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -88,10 +88,11 @@ export const command = Command.make(
         return yield* new CliFailure({ problem: "--turn and --call need --session", exitCode: ExitCode.refused })
       }
       const where = yield* StoreBackend.location
-      const explanation = yield* Explain.explain({ memoryId, sessionId: session, turn, call }).pipe(
+      const { explain, isUnknown } = yield* Effect.promise(() => import("@engram/runtime/Explain"))
+      const explanation = yield* explain({ memoryId, sessionId: session, turn, call }).pipe(
         Effect.provide(StoreBackend.layerObserved(where))
       )
-      if (Explain.isUnknown(explanation)) {
+      if (isUnknown(explanation)) {
         return yield* new CliFailure({
           problem:
             `nothing is known of memory ${memoryId}: no record, tombstone, promotion row or stored call names it`,

@@ -12,12 +12,11 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type MemoryRecord, RoutingPresets, RoutingSpecs } from "@engram/core"
-import { EngramMcp } from "@engram/mcp"
+import type * as MemoryRecord from "@engram/core/MemoryRecord"
+import * as RoutingPresets from "@engram/core/RoutingPresets"
+import * as RoutingSpecs from "@engram/core/RoutingSpecs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { createServer } from "node:http"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Flags from "../Flags.js"
 import * as StoreBackend from "../StoreBackend.js"
@@ -99,6 +98,13 @@ export const command = Command.make(
       const { db, memory } = yield* memoryConfig({ agent: options.agent, scope: options.scope })
       const location = yield* StoreBackend.locationFor({ configured: db })
       const port = options.http
+      const [EngramMcp, NodeHttpServer, { createServer }] = yield* Effect.promise(() =>
+        Promise.all([
+          import("@engram/mcp/EngramMcp"),
+          import("@effect/platform-node/NodeHttpServer"),
+          import("node:http")
+        ])
+      )
       const server = port === undefined
         ? EngramMcp.layerStdio({ memory })
         : EngramMcp.layerHttpServe({ memory }).pipe(

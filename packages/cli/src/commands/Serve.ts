@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { AccessTokens, EngramServer } from "@engram/server"
+import * as AccessTokens from "@engram/server/AccessTokens"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
@@ -61,6 +61,7 @@ export const command = Command.make(
           docs: "/docs"
         })
       )
+      const EngramServer = yield* Effect.promise(() => import("@engram/server/EngramServer"))
       return yield* Layer.launch(
         EngramServer.layerServe({ port, host, agent: config?.config }).pipe(Layer.provide(stores))
       )
