@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Flags from "../Flags.js"
+import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 import { agentFlag, readAgentConfig } from "./Compose.js"
 
@@ -98,17 +99,29 @@ export const command = Command.make(
       const { db, memory } = yield* memoryConfig({ agent: options.agent, scope: options.scope })
       const location = yield* StoreBackend.locationFor({ configured: db })
       const port = options.http
-      const [EngramMcp, NodeHttpServer, { createServer }] = yield* Effect.promise(() =>
-        Promise.all([
-          import("@engram/mcp/EngramMcp"),
-          import("@effect/platform-node/NodeHttpServer"),
-          import("node:http")
-        ])
-      )
+      const [EngramMcp, NodeHttpServer, { createServer }, Listening, settings] = yield* Effect.all([
+        Effect.promise(() => import("@engram/mcp/EngramMcp")),
+        Effect.promise(() => import("@effect/platform-node/NodeHttpServer")),
+        Effect.promise(() => import("node:http")),
+        Effect.promise(() => import("../Listening.js")),
+        Root.settings
+      ])
+      // Over HTTP, one line says where the server is once it listens (stdout is the protocol over stdio).
       const server = port === undefined
         ? EngramMcp.layerStdio({ memory })
-        : EngramMcp.layerHttpServe({ memory }).pipe(
-          Layer.provide(NodeHttpServer.layer(createServer, { port, host: options.host }))
+        : Listening.announce({
+          command: "mcp",
+          path: "/mcp",
+          store: StoreBackend.describeLocation(location),
+          json: settings.json,
+          detail: `scope ${memory.scope}, spec ${memory.spec.key}`
+        }).pipe(
+          Layer.provideMerge(EngramMcp.layerHttpServe({ memory })),
+          Layer.provideMerge(
+            NodeHttpServer.layer(createServer, { port, host: options.host }).pipe(
+              Listening.refuseListenErrors({ host: options.host, port, portFlag: "--http", hostFlag: "--host" })
+            )
+          )
         )
       yield* Effect.logInfo("engram mcp serving").pipe(
         Effect.annotateLogs({
