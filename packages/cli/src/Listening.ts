@@ -122,8 +122,12 @@ export const describeListenError = (
 export const refuseListenErrors = (
   where: { readonly host: string; readonly port: number; readonly portFlag: string; readonly hostFlag: string }
 ) =>
-<A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, Exclude<E, HttpServerError.ServeError> | CliFailure, R> =>
-  Layer.catchAll(self, (error) =>
-    Predicate.isTagged(error, "ServeError")
-      ? Layer.fail(describeListenError(error as HttpServerError.ServeError, where))
-      : Layer.fail(error as Exclude<E, HttpServerError.ServeError>))
+<A, E, R>(self: Layer.Layer<A, E | HttpServerError.ServeError, R>): Layer.Layer<A, E | CliFailure, R> =>
+  Layer.catchAll(
+    self,
+    (error): Layer.Layer<unknown, E | CliFailure> =>
+      isServeError(error) ? Layer.fail(describeListenError(error, where)) : Layer.fail(error)
+  )
+
+const isServeError = <E>(error: E | HttpServerError.ServeError): error is HttpServerError.ServeError =>
+  Predicate.isTagged(error, "ServeError")

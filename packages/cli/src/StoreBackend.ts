@@ -26,6 +26,7 @@ import * as SqlitePromotionStore from "@engram/store-sqlite/SqlitePromotionStore
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -317,6 +318,10 @@ const refused = (problem: string) => new CliFailure({ problem, exitCode: ExitCod
  * `ENGRAM_PG_URL` that is not a postgres:// URL (its text is never echoed), and a PostgreSQL store
  * for a command that works on SQLite files only.
  *
+ * A store the command line did not name — the environment's or the default — is named on stderr
+ * ({@link describeChoice}), so it is never a surprise which store a command read or wrote
+ * (decision 0064).
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -343,8 +348,29 @@ export const locationOf = <E = never, R = never>(
     if (chosen.pg === undefined && settings.pgSchema !== undefined) {
       return yield* refused("--pg-schema names a PostgreSQL schema; add --pg <url> to use PostgreSQL")
     }
+    const note = describeChoice(chosen)
+    if (note !== undefined) yield* Console.error(`engram: ${note}`)
     return chosen
   })
+
+/**
+ * The line that names a store the command line did not name: `store <where> (the default; …)`,
+ * `store <where> (from ENGRAM_PG_URL; …)`; `undefined` for a store a flag, the agent config or the
+ * command itself named (the command line, the config or the command's output already says which).
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const describeChoice = (location: StoreLocation): string | undefined => {
+  const why = location.origin === "default"
+    ? "the default"
+    : location.origin === "ENGRAM_DB" || location.origin === "ENGRAM_PG_URL"
+    ? `from $${location.origin}`
+    : undefined
+  return why === undefined
+    ? undefined
+    : `store ${describeLocation(location)} (${why}; --db <path> or --pg <url> names another)`
+}
 
 const fromEnvironmentOrDefault = (settings: Root.Settings): Effect.Effect<StoreLocation, CliFailure> =>
   Effect.gen(function*() {
