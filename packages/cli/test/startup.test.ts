@@ -8,10 +8,19 @@ import { execFile } from "node:child_process"
 import { readFileSync, rmSync } from "node:fs"
 import * as Path from "node:path"
 import { promisify } from "node:util"
-import { engramArgs, repoRoot, tempDir } from "./utilities.js"
+import { repoRoot, tempDir } from "./utilities.js"
 
 const run = promisify(execFile)
 const trace = Path.join(repoRoot, "packages/cli/test/fixtures/traceLoads.mjs")
+// From source, whatever the other CLI tests run: the modules are traced by their source paths.
+const engramArgs = (args: ReadonlyArray<string>) => [
+  process.execPath,
+  "--conditions=engram-source",
+  "--import",
+  "tsx",
+  Path.join(repoRoot, "packages/cli/src/bin.ts"),
+  ...args
+]
 const { cleanup, dir } = tempDir()
 afterAll(cleanup)
 
