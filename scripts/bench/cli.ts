@@ -112,11 +112,17 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     ]
     const commands = [
       { command: "--version", args: ["--version"], target: TARGETS.version },
-      { command: `memory list (${records.toLocaleString("en-US")} records)`, args: ["--db", store, "memory", "list"], target: TARGETS.list }
+      {
+        command: `memory list (${records.toLocaleString("en-US")} records)`,
+        args: ["--db", store, "memory", "list"],
+        target: TARGETS.list
+      }
     ]
     const rows: Array<Row> = [
       { way: "floor", command: "node -e \"\"", samples: [] },
-      ...ways.flatMap((way) => commands.map((c) => ({ way: way.way, command: c.command, samples: [], target: c.target })))
+      ...ways.flatMap((way) =>
+        commands.map((c) => ({ way: way.way, command: c.command, samples: [], target: c.target }))
+      )
     ]
     const argvs: Array<ReadonlyArray<string>> = [
       [node, "-e", ""],

@@ -210,7 +210,6 @@ export const pgClient = (location: PgLocation) =>
     })
   )
 
-
 /**
  * What a command does with the store: `"read"` commands never create a SQLite file (a mistyped
  * `--db` is refused) and open a file they cannot write read-only; `"write"` commands create a

@@ -49,12 +49,18 @@ describe("the demo leaves something to inspect", () => {
   it("demo, then sessions, inspect and explain on its store, as the demo's next steps say", async () => {
     const demo = await engram("--db", db, "demo")
     expect(demo.code, demo.stderr).toBe(0)
-    expect(demo.stdout).toContain(`Next, on the demo's store:\n  engram --db ${db} sessions\n  engram --db ${db} inspect demo-2`)
+    expect(demo.stdout).toContain(
+      `Next, on the demo's store:\n  engram --db ${db} sessions\n  engram --db ${db} inspect demo-2`
+    )
 
     const listed = await json("--db", db, "sessions")
     expect(listed.store).toBe(db)
     // Newest first, with turn counts; every call of both sessions was stored.
-    expect(listed.sessions.map((s: any) => [s.sessionId, s.turns, s.calls])).toEqual([["demo-2", 1, 1], ["demo-1", 1, 2]])
+    expect(listed.sessions.map((s: any) => [s.sessionId, s.turns, s.calls])).toEqual([["demo-2", 1, 1], [
+      "demo-1",
+      1,
+      2
+    ]])
     expect(listed.sessions[0].messages).toBe(2)
     const human = await engram("--db", db, "sessions")
     expect(human.stdout).toMatch(/^session +turns +messages +calls +last call\ndemo-2 +1 +2 +1 +\d{4}-/)

@@ -32,7 +32,10 @@ const firstLine = async (
   const lines = createInterface({ input: child.stdout })
   const line = await new Promise<string>((resolve, reject) => {
     lines.once("line", resolve)
-    child.once("exit", (code) => reject(new Error(`engram ${args.join(" ")} exited ${code} before it was ready: ${stderr}`)))
+    child.once(
+      "exit",
+      (code) => reject(new Error(`engram ${args.join(" ")} exited ${code} before it was ready: ${stderr}`))
+    )
   })
   return {
     line,
@@ -131,7 +134,15 @@ describe("serve and mcp --http say where they are", () => {
   })
 
   it("a host that is not this machine's is one line naming it", async () => {
-    const run = await runToEnd("--db", Path.join(dir, "host.db"), "serve", "--port", "0", "--host", "no-such-host.invalid")
+    const run = await runToEnd(
+      "--db",
+      Path.join(dir, "host.db"),
+      "serve",
+      "--port",
+      "0",
+      "--host",
+      "no-such-host.invalid"
+    )
     expect(run.code).toBe(1)
     expect(run.stderr).toMatch(
       /^engram: cannot listen on no-such-host\.invalid:0: no-such-host\.invalid is not an address of this machine; .*\((ENOTFOUND|EAI_AGAIN)\)\n$/

@@ -64,7 +64,10 @@ export const summarize = (
   Effect.gen(function*() {
     const sessions = yield* Effect.serviceOption(SessionStore.SessionStore)
     const history = sessions._tag === "Some" ? (yield* sessions.value.load(sessionId)).messages : undefined
-    const { snapshots } = yield* Effect.flatMap(TelemetryStore.TelemetryStore, (store) => store.listSnapshots(sessionId))
+    const { snapshots } = yield* Effect.flatMap(
+      TelemetryStore.TelemetryStore,
+      (store) => store.listSnapshots(sessionId)
+    )
     const inputs = (history ?? []).filter((message) => message._tag === "OperatorMessage").length
     const storedTurns = new Set(snapshots.map((snapshot) => snapshot.turn)).size
     const lastCallAt = snapshots.reduce<DateTime.Utc | null>(

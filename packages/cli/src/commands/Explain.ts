@@ -78,7 +78,9 @@ export const renderExplanation = (e: Explain.Explanation): string => {
 export const command = Command.make(
   "explain",
   {
-    memoryId: Flags.argument(Flags.text("memory-id", Schema.String, "The memory to explain (an unambiguous start of its id is enough).")),
+    memoryId: Flags.argument(
+      Flags.text("memory-id", Schema.String, "The memory to explain (an unambiguous start of its id is enough).")
+    ),
     session: Flags.optional(Flags.text("session", Schema.NonEmptyString, "Explain this session's stored calls.", "id")),
     turn: position("turn", "Only this turn (with --session)."),
     call: position("call", "Only this call of each turn (with --session).")

@@ -148,15 +148,15 @@ const openSide = (
         maxConnections: StoreBackend.PG_POOL_SIZE,
         applicationName: "engram-cli"
       }, role)).pipe(
-      Effect.mapError((error) =>
-        toCliFailure(
-          new StoreUnavailable({
-            location: describeSide(side, schema),
-            detail: StoreBackend.scrubPassword(error.problem, side.url)
-          })
+        Effect.mapError((error) =>
+          toCliFailure(
+            new StoreUnavailable({
+              location: describeSide(side, schema),
+              detail: StoreBackend.scrubPassword(error.problem, side.url)
+            })
+          )
         )
       )
-    )
 
 /** One count on both sides, and how much of it this run wrote. */
 interface Tally {

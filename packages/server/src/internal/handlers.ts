@@ -17,8 +17,8 @@ import {
 } from "@engram/core"
 import { Agent, Explain, Inspect, Promotion, StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { AccessTokens } from "../AccessTokens.js"
 import {
@@ -426,7 +426,8 @@ export const layerHandlers = (config: ServerConfig) => {
               ? Effect.provideService(SessionSummary.list, SessionStore.SessionStore, histories.value)
               : SessionSummary.list
             const all = yield* http(Effect.provide(summaries, context))
-            const shown = yield* Effect.filter(all, (summary) => visible(access, summary.sessionId))
+            const shown = yield* Effect.filter(all, (summary) =>
+              visible(access, summary.sessionId))
             return { sessions: shown }
           }))
         .handle("snapshots", ({ path, urlParams }) =>
@@ -476,8 +477,7 @@ export const layerHandlers = (config: ServerConfig) => {
               context
             ))
             // Without a session, only the sessions this token may see are named.
-            const shown = yield* Effect.filter(explanation.sessions, (s) =>
-              visible(access, s.sessionId))
+            const shown = yield* Effect.filter(explanation.sessions, (s) => visible(access, s.sessionId))
             return { ...explanation, sessions: shown }
           }))
     }))
