@@ -73,7 +73,7 @@ describe("the demo leaves something to inspect", () => {
 
     const explain = await json("--db", db, "explain", "mem-000001", "--session", "demo-2")
     expect(explain.calls.length).toBe(1)
-  })
+  }, 180_000)
 
   it("GET /api/sessions lists the sessions a token's scopes may see", async () => {
     const globalToken = (await json("--db", db, "token", "create", "--scope", "global")).secret as string
@@ -97,7 +97,7 @@ describe("the demo leaves something to inspect", () => {
     } finally {
       child.kill("SIGTERM")
     }
-  })
+  }, 180_000)
 })
 
 describe("the store in use is never a surprise", () => {
