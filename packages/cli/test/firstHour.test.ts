@@ -29,7 +29,7 @@ interface Run {
 const engramIn = async (extra: Readonly<Record<string, string>>, ...args: ReadonlyArray<string>): Promise<Run> => {
   const [node, ...rest] = engramArgs(args)
   try {
-    const out = await promisify(execFile)(node!, rest, { cwd: repoRoot, env: environment(extra), timeout: 90_000 })
+    const out = await promisify(execFile)(node!, rest, { cwd: repoRoot, env: environment(extra), timeout: 120_000 })
     return { code: 0, stdout: out.stdout, stderr: out.stderr }
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string }
