@@ -1,6 +1,7 @@
 /**
- * Runs once before the test files: bundles the `engram` CLI from source, so the many CLI tests
- * start a bundle instead of running every command through tsx (see ./bundle.ts). Test files read
+ * Runs once before the test files: bundles the `engram` CLI from source as it ships
+ * (scripts/cliBundle.ts), so the many CLI tests start that bundle instead of running every command
+ * through tsx (see ./bundle.ts). Test files read
  * its path with `inject("engramBin")`.
  */
 import * as NodeFs from "node:fs"

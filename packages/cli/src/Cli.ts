@@ -39,18 +39,20 @@ import * as Mcp from "./commands/Mcp.js"
 import * as Memory from "./commands/Memory.js"
 import * as Migrate from "./commands/Migrate.js"
 import * as Serve from "./commands/Serve.js"
+import * as Sessions from "./commands/Sessions.js"
 import * as Telemetry from "./commands/Telemetry.js"
 import * as Token from "./commands/Token.js"
 import * as Help from "./Help.js"
 import * as Root from "./Root.js"
+import * as Version from "./Version.js"
 
 /**
- * The version `engram --version` prints.
+ * The version `engram --version` prints (kept in `Version`, which `bin.ts` reads alone).
  *
  * @since 0.1.0
  * @category constants
  */
-export const VERSION = "0.1.0"
+export const VERSION: string = Version.VERSION
 
 // The command tree: each group with its subcommands, in the order help lists them. Written once:
 // @effect/cli's command, the argv grammar and the help pages are all read from it.
@@ -65,6 +67,7 @@ const tree = [
   [Token.command, Token.subcommands],
   [Telemetry.command, Telemetry.subcommands],
   [Doctor.command],
+  [Sessions.command],
   [Inspect.command],
   [Explain.command]
 ] as const
@@ -359,7 +362,14 @@ const runScanned = (argv: ReadonlyArray<string>, scanned: Argv.Argv) =>
   }).pipe(
     Effect.catchAllCause((cause) => {
       if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
-      const failure = CliError.fromCause(cause)
+      const described = CliError.fromCause(cause)
+      // A refusal that points at "engram <command> --help" names the command it was given.
+      const failure = described.problem.includes("engram <command> --help") && scanned.command.length > 0
+        ? new CliError.CliFailure({
+          problem: described.problem.replace("engram <command> --help", `engram ${scanned.command.join(" ")} --help`),
+          exitCode: described.exitCode
+        })
+        : described
       const mismatch = Cause.failureOption(cause).pipe(
         Option.filter((e) => ValidationError.isValidationError(e) && ValidationError.isCommandMismatch(e))
       )

@@ -9,7 +9,7 @@
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
-import { ErrorClass } from "@engram/core"
+import * as ErrorClass from "@engram/core/ErrorClass"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Option from "effect/Option"
@@ -90,6 +90,11 @@ export const describeValidationError = (error: ValidationError.ValidationError):
     return `"${word}" is not an option; to pass text that starts with "-", put it last, after "--"`
   }
   const text = "error" in error ? oneLine(HelpDoc.toAnsiText(error.error)) : ""
+  // @effect/cli's "Expected to find option: '--kind'", said as what to do.
+  const missing = /^Expected to find option: '(--[\w-]+)'$/.exec(text)?.[1]
+  if (missing !== undefined) {
+    return `${missing} is required: add ${missing} <value> (engram <command> --help lists the options and their values)`
+  }
   return text.length > 0 ? text : "invalid command line (see engram --help)"
 }
 

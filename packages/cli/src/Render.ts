@@ -5,8 +5,12 @@
  *
  * @since 0.1.0
  */
-import { MemoryQuery, type MemoryRecord, type MemoryStore, MemoryWrite, TextSafety } from "@engram/core"
-import { LegacyImport } from "@engram/store-sqlite"
+import * as MemoryQuery from "@engram/core/MemoryQuery"
+import type * as MemoryRecord from "@engram/core/MemoryRecord"
+import type * as MemoryStore from "@engram/core/MemoryStore"
+import * as MemoryWrite from "@engram/core/MemoryWrite"
+import * as TextSafety from "@engram/core/TextSafety"
+import * as LegacyImport from "@engram/store-sqlite/LegacyImport"
 import * as DateTime from "effect/DateTime"
 
 /**

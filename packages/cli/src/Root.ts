@@ -8,8 +8,8 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { PgDatabase } from "@engram/store-pg"
-import { SqliteDatabase } from "@engram/store-sqlite"
+import * as PgSchemaName from "@engram/store-pg/PgSchemaName"
+import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
 import * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -64,7 +64,7 @@ export const pgUrlProblem = (url: string): string | undefined => {
  * @category validation
  */
 export const pgSchemaProblem = (name: string): string | undefined =>
-  PgDatabase.isSchemaName(name)
+  PgSchemaName.isSchemaName(name)
     ? undefined
     : `"${name}" is not allowed: use lowercase letters, digits and "_", starting with a letter or "_", ` +
       `at most 63 characters`

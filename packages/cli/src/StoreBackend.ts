@@ -4,7 +4,8 @@
  * one place a backend is chosen; commands never name one.
  *
  * The store is opened lazily, by the commands that need it, after their input has been
- * validated: a rejected command line never opens (or creates) a database.
+ * validated: a rejected command line never opens (or creates) a database. The PostgreSQL layers
+ * are loaded only when a PostgreSQL store is chosen (the driver stays unloaded for SQLite).
  *
  * A PostgreSQL URL is shown only through {@link redactUrl} — in messages, `--json` output and
  * errors its password reads `***`.
@@ -13,12 +14,19 @@
  */
 import type * as Command from "@effect/cli/Command"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
-import { PgDatabase, PgEngram, PgError, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
-import { SqliteDatabase, SqliteEngram, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import type * as MemoryStore from "@engram/core/MemoryStore"
+import type * as PromotionStore from "@engram/core/PromotionStore"
+import type * as SessionStore from "@engram/core/SessionStore"
+import type * as TelemetryStore from "@engram/core/TelemetryStore"
+import * as PgError from "@engram/store-pg/PgError"
+import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
+import * as SqliteEngram from "@engram/store-sqlite/SqliteEngram"
+import * as SqliteMemoryStore from "@engram/store-sqlite/SqliteMemoryStore"
+import * as SqlitePromotionStore from "@engram/store-sqlite/SqlitePromotionStore"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -178,6 +186,14 @@ const unavailableAt = (location: StoreLocation) => (cause: Cause.Cause<unknown>)
   )
 }
 
+// The PostgreSQL modules, loaded the first time a PostgreSQL store is opened.
+const loadPg = Effect.promise(() => import("@engram/store-pg"))
+
+// A layer of the PostgreSQL modules, built once they are loaded.
+const withPg = <A, E, R>(
+  make: (pg: typeof import("@engram/store-pg")) => Layer.Layer<A, E, R>
+): Layer.Layer<A, E, R> => Layer.unwrapEffect(Effect.map(loadPg, make))
+
 /**
  * A PostgreSQL client for the command: a small pool, confined to `schema` when given.
  *
@@ -185,12 +201,14 @@ const unavailableAt = (location: StoreLocation) => (cause: Cause.Cause<unknown>)
  * @category layers
  */
 export const pgClient = (location: PgLocation) =>
-  PgDatabase.layerClient({
-    url: location.url,
-    schema: location.schema,
-    maxConnections: PG_POOL_SIZE,
-    applicationName: "engram-cli"
-  })
+  withPg(({ PgDatabase }) =>
+    PgDatabase.layerClient({
+      url: location.url,
+      schema: location.schema,
+      maxConnections: PG_POOL_SIZE,
+      applicationName: "engram-cli"
+    })
+  )
 
 /**
  * What a command does with the store: `"read"` commands never create a SQLite file (a mistyped
@@ -216,7 +234,7 @@ export const layer = (
 ): Layer.Layer<StoreServices, StoreUnavailable> =>
   (location.pg === undefined
     ? SqliteMemoryStore.layer({ filename: location.db, create: access === "write" })
-    : PgMemoryStore.layerPg.pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
+    : withPg(({ PgMemoryStore }) => PgMemoryStore.layerPg).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.catchAllCause(unavailableAt(location))
     )
 
@@ -231,9 +249,8 @@ export const layerWithPromotions = (
 ): Layer.Layer<StoreServices | PromotionStore.PromotionStore, StoreUnavailable> =>
   (location.pg === undefined
     ? SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db })))
-    : Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg).pipe(
-      Layer.provideMerge(pgClient(location.pg))
-    )).pipe(Layer.catchAllCause(unavailableAt(location)))
+    : withPg(({ PgMemoryStore, PgPromotionStore }) => Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg))
+      .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.catchAllCause(unavailableAt(location)))
 
 /**
  * Every store of a location on one database: memory, promotions, sessions and telemetry (prompt
@@ -250,7 +267,7 @@ export const layerObserved = (
 > =>
   (location.pg === undefined
     ? SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layerClient({ filename: location.db })))
-    : PgEngram.layerStores.pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
+    : withPg(({ PgEngram }) => PgEngram.layerStores).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.catchAllCause(unavailableAt(location))
     )
 
@@ -300,6 +317,10 @@ const refused = (problem: string) => new CliFailure({ problem, exitCode: ExitCod
  * `ENGRAM_PG_URL` that is not a postgres:// URL (its text is never echoed), and a PostgreSQL store
  * for a command that works on SQLite files only.
  *
+ * A store the command line did not name — the environment's or the default — is named on stderr
+ * ({@link describeChoice}), so it is never a surprise which store a command read or wrote
+ * (decision 0064).
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -326,8 +347,29 @@ export const locationOf = <E = never, R = never>(
     if (chosen.pg === undefined && settings.pgSchema !== undefined) {
       return yield* refused("--pg-schema names a PostgreSQL schema; add --pg <url> to use PostgreSQL")
     }
+    const note = describeChoice(chosen)
+    if (note !== undefined) yield* Console.error(`engram: ${note}`)
     return chosen
   })
+
+/**
+ * The line that names a store the command line did not name: `store <where> (the default; …)`,
+ * `store <where> (from ENGRAM_PG_URL; …)`; `undefined` for a store a flag, the agent config or the
+ * command itself named (the command line, the config or the command's output already says which).
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const describeChoice = (location: StoreLocation): string | undefined => {
+  const why = location.origin === "default"
+    ? "the default"
+    : location.origin === "ENGRAM_DB" || location.origin === "ENGRAM_PG_URL"
+    ? `from $${location.origin}`
+    : undefined
+  return why === undefined
+    ? undefined
+    : `store ${describeLocation(location)} (${why}; --db <path> or --pg <url> names another)`
+}
 
 const fromEnvironmentOrDefault = (settings: Root.Settings): Effect.Effect<StoreLocation, CliFailure> =>
   Effect.gen(function*() {

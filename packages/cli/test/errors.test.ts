@@ -29,7 +29,10 @@ describe("engram: bad input prints one line, exits non-zero and writes nothing",
   })
 
   it("turns @effect/cli's own validation errors into one line", async () => {
-    expectRefused(await engram("memory", "add", "x", "--db", db), "Expected to find option: '--kind'")
+    expectRefused(
+      await engram("memory", "add", "x", "--db", db),
+      "--kind is required: add --kind <value> (engram memory add --help lists the options and their values)"
+    )
     expectRefused(
       await engram("memory", "erase", "keep-1", "--db", db),
       `unknown command "memory erase"; memory commands: add, list, search, review, supersede, expire, forget, import`

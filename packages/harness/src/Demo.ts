@@ -11,7 +11,9 @@
  *    model-visible request of that call, fragment by fragment with sources and memory ids, and the
  *    projection's budget summary.
  *
- * No network: the model is {@link ScriptedModel}, and it only reads what it was sent.
+ * No network: the model is {@link ScriptedModel}, and it only reads what it was sent. Every model
+ * call is also stored as a prompt snapshot in the telemetry store (`PromptObserver.layerTelemetry`),
+ * so the demo's store can be inspected afterwards (`engram inspect demo-2`).
  *
  * @since 0.1.0
  */
@@ -209,7 +211,8 @@ export const run: Effect.Effect<
     Layer.mergeAll(
       ContextProjection.layer,
       ScriptedModel.layer(script),
-      PromptObserver.layerCapture,
+      // Shown in the report and stored as prompt snapshots, so `engram inspect demo-2` reads them.
+      PromptObserver.layerCapture.pipe(Layer.provide(PromptObserver.layerTelemetry())),
       RoutingSpecs.layerPresets,
       IdGenerator.sequential("mem")
     )

@@ -122,15 +122,20 @@ export class CapturedPrompts extends Context.Tag("@engram/runtime/CapturedPrompt
 
 /**
  * An observer that keeps every snapshot in memory, and the {@link CapturedPrompts} that reads
- * them back. Each build starts empty.
+ * them back. Each build starts empty. Every snapshot (and usage report) is also passed on to the
+ * observer in context where the layer is built — none by default; `engram demo` builds it over
+ * {@link layerTelemetry}, so it both shows and stores what the model saw.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerCapture: Layer.Layer<PromptObserver | CapturedPrompts> = Layer.effectContext(
-  Effect.sync(() => {
+  Effect.map(PromptObserver, (outer) => {
     const kept: Array<ObservedCall> = []
-    const observer: Service = { observe: (snapshot) => Effect.sync(() => void kept.push(snapshot)) }
+    const observer: Service = {
+      observe: (snapshot) => Effect.zipRight(Effect.sync(() => void kept.push(snapshot)), outer.observe(snapshot)),
+      usage: outer.usage
+    }
     return Context.make(PromptObserver, observer).pipe(
       Context.add(CapturedPrompts, { snapshots: Effect.sync(() => [...kept]) })
     )

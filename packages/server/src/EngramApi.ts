@@ -22,7 +22,8 @@ import {
   PromotionStore,
   PromptFragment,
   PromptSnapshot,
-  SessionStore
+  SessionStore,
+  SessionSummary
 } from "@engram/core"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
@@ -336,6 +337,17 @@ export const ProjectionAnswer = Schema.Struct({
 })
 
 /**
+ * The sessions the token may see (`ScopeView.sessionShown`), newest first, each with its turns,
+ * messages, stored calls and when the last was sent (`SessionSummary`).
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const SessionsAnswer = Schema.Struct({
+  sessions: Schema.Array(SessionSummary.SessionSummary)
+})
+
+/**
  * A session's stored prompt snapshots (references, sizes, ids and hashes; full text only where
  * capture was switched on).
  *
@@ -446,6 +458,7 @@ export class CompositionGroup extends HttpApiGroup.make("composition")
  * @category groups
  */
 export class SessionsGroup extends HttpApiGroup.make("sessions")
+  .add(HttpApiEndpoint.get("list", "/sessions").addSuccess(SessionsAnswer))
   .add(
     HttpApiEndpoint.get("snapshots", "/sessions/:session/snapshots").setPath(SessionPath).setUrlParams(CallParams)
       .addSuccess(SnapshotsAnswer)

@@ -26,6 +26,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import * as PgSchemaName from "./PgSchemaName.js"
 
 /**
  * How to reach PostgreSQL.
@@ -47,17 +48,15 @@ export interface ConnectionOptions {
   readonly connectTimeout?: Duration.DurationInput | undefined
 }
 
-const schemaNamePattern = /^[a-z_][a-z0-9_]{0,62}$/
-
 /**
  * True for schema names Engram accepts: lowercase ASCII letters, digits and `_`, starting with a
  * letter or `_`, at most 63 characters (PostgreSQL's identifier limit) — names that never need
- * quoting.
+ * quoting. (The rule lives in `PgSchemaName`, which loads no driver.)
  *
  * @since 0.1.0
  * @category schemas
  */
-export const isSchemaName = (name: string): boolean => schemaNamePattern.test(name)
+export const isSchemaName: (name: string) => boolean = PgSchemaName.isSchemaName
 
 const invalidSchema = (schema: string) =>
   new SqlError({

@@ -15,16 +15,13 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import {
-  ContextSection,
-  MemoryOverlay,
-  type MemoryRecord,
-  MemoryStore,
-  PromotionStore,
-  PromptFragment,
-  RoutingSpecs
-} from "@engram/core"
-import { Promotion, StablePrefix } from "@engram/runtime"
+import * as ContextSection from "@engram/core/ContextSection"
+import * as MemoryOverlay from "@engram/core/MemoryOverlay"
+import type * as MemoryRecord from "@engram/core/MemoryRecord"
+import * as MemoryStore from "@engram/core/MemoryStore"
+import * as PromotionStore from "@engram/core/PromotionStore"
+import * as PromptFragment from "@engram/core/PromptFragment"
+import * as RoutingSpecs from "@engram/core/RoutingSpecs"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -37,6 +34,10 @@ import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 
 const refuse = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
+
+// The agent runtime's modules, loaded by the commands that build an agent.
+const loadStablePrefix = Effect.promise(() => import("@engram/runtime/StablePrefix"))
+const loadPromotion = Effect.promise(() => import("@engram/runtime/Promotion"))
 
 /**
  * `--agent <config.json>`: an agent config file (read by {@link readAgentConfig}), as `compose`,
@@ -74,6 +75,7 @@ export const readAgentConfig = (path: string) =>
     if (db !== undefined && (typeof db !== "string" || db.length === 0)) {
       return yield* refuse(`invalid agent config: db: must be a non-empty path`)
     }
+    const StablePrefix = yield* loadStablePrefix
     const config = yield* StablePrefix.decodeConfig(rest)
     return {
       config,
@@ -301,6 +303,7 @@ export const command = Command.make(
         if (spec !== undefined) {
           const records = yield* allRecords(config.scope)
           if (promote) {
+            const Promotion = yield* loadPromotion
             promoted = (yield* Promotion.promoteNew(records, { background: config.background, spec })).committed.length
           }
           const rows = yield* Effect.flatMap(PromotionStore.PromotionStore, (store) =>
@@ -310,6 +313,7 @@ export const command = Command.make(
           )).size
         }
         // The same build every runtime uses: the prefix, its overlay report and what it composed.
+        const StablePrefix = yield* loadStablePrefix
         const built = yield* StablePrefix.buildAgent(config)
         return {
           promoted,

@@ -12,8 +12,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Demo } from "@engram/harness"
-import { SqliteDatabase } from "@engram/store-sqlite"
+import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -79,6 +78,26 @@ const reset = (db: string) =>
     for (const file of [db, `${db}-wal`, `${db}-shm`]) NodeFs.rmSync(file, { force: true })
   })
 
+// A path as a shell word: quoted when it holds anything but the usual path characters.
+const shellWord = (text: string): string => /^[\w./:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`
+
+/**
+ * What to try after the demo, on its store: the sessions it left, the request session 2 sent
+ * (rebuilt from the stored snapshot), why the saved memory reached it, and the console.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const nextSteps = (db: string, savedId: string): ReadonlyArray<string> => {
+  const on = `engram --db ${shellWord(db)}`
+  return [
+    `${on} sessions`,
+    `${on} inspect demo-2`,
+    `${on} explain ${savedId} --session demo-2`,
+    `${on} token create --scope global && ${on} serve`
+  ]
+}
+
 /**
  * The `demo` command.
  *
@@ -95,11 +114,18 @@ export const command = Command.make("demo", {}, () =>
     })
     const db = location.db
     yield* reset(db)
+    const Demo = yield* Effect.promise(() => import("@engram/harness/Demo"))
     const report = yield* Effect.provide(Demo.run, storesLayer(location))
+    const next = nextSteps(db, report.saved?.id ?? "mem-000001")
     yield* Console.log(
       settings.json
-        ? Render.json({ db, ...Demo.toJson(report) })
-        : Demo.render(report, { location: `${db} (reset on every run)` })
+        ? Render.json({ db, ...Demo.toJson(report), next })
+        : [
+          Demo.render(report, { location: `${db} (reset on every run)` }),
+          "",
+          "Next, on the demo's store:",
+          ...next.map((step) => `  ${step}`)
+        ].join("\n")
     )
   })).pipe(
     Command.withDescription(

@@ -8,7 +8,8 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
+import * as SqliteMemoryStore from "@engram/store-sqlite/SqliteMemoryStore"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"

@@ -13,7 +13,6 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { Eval } from "@engram/harness"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"
@@ -56,6 +55,7 @@ export const command = Command.make(
         ownFile: temporaryDatabase(keep),
         sqliteOnly: "the eval runs on a SQLite file: drop --pg (and give --db <path> to choose the file)"
       })
+      const Eval = yield* Effect.promise(() => import("@engram/harness/Eval"))
       const report = yield* Eval.run(StoreBackend.layerWithPromotions(location))
       yield* Console.log(settings.json ? Render.json({ db: location.db, ...report }) : Eval.renderTable(report))
       if (keep && location.origin === "command" && !settings.json) {

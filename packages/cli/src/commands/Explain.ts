@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { Explain } from "@engram/runtime"
+import type * as Explain from "@engram/runtime/Explain"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -17,6 +17,7 @@ import * as Flags from "../Flags.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
+import { resolveId } from "./Memory.js"
 
 const position = (name: string, description: string) =>
   Flags.optional(Flags.text(name, Flags.WholeNumber, description, "n"))
@@ -77,7 +78,9 @@ export const renderExplanation = (e: Explain.Explanation): string => {
 export const command = Command.make(
   "explain",
   {
-    memoryId: Flags.argument(Flags.text("memory-id", Schema.String, "The memory to explain.")),
+    memoryId: Flags.argument(
+      Flags.text("memory-id", Schema.String, "The memory to explain (an unambiguous start of its id is enough).")
+    ),
     session: Flags.optional(Flags.text("session", Schema.NonEmptyString, "Explain this session's stored calls.", "id")),
     turn: position("turn", "Only this turn (with --session)."),
     call: position("call", "Only this call of each turn (with --session).")
@@ -88,10 +91,13 @@ export const command = Command.make(
         return yield* new CliFailure({ problem: "--turn and --call need --session", exitCode: ExitCode.refused })
       }
       const where = yield* StoreBackend.location
-      const explanation = yield* Explain.explain({ memoryId, sessionId: session, turn, call }).pipe(
-        Effect.provide(StoreBackend.layerObserved(where))
-      )
-      if (Explain.isUnknown(explanation)) {
+      const { explain, isUnknown } = yield* Effect.promise(() => import("@engram/runtime/Explain"))
+      // An unambiguous start of the id is enough, as for the memory commands.
+      const explanation = yield* Effect.flatMap(
+        resolveId(memoryId),
+        (fullId) => explain({ memoryId: fullId, sessionId: session, turn, call })
+      ).pipe(Effect.provide(StoreBackend.layerObserved(where)))
+      if (isUnknown(explanation)) {
         return yield* new CliFailure({
           problem:
             `nothing is known of memory ${memoryId}: no record, tombstone, promotion row or stored call names it`,

@@ -7,8 +7,8 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { Demo } from "@engram/harness"
-import { Inspect } from "@engram/runtime"
+import type * as Demo from "@engram/harness/Demo"
+import type * as Inspect from "@engram/runtime/Inspect"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -22,12 +22,16 @@ const position = (name: string, description: string) =>
   Flags.optional(Flags.text(name, Flags.WholeNumber, description, "n"))
 
 /**
- * One call as text: header, tools, fragments, budget.
+ * One call as text: header, tools, fragments, budget (the fragments and budget drawn by the demo's
+ * renderers, passed in: the command loads them with the call).
  *
  * @since 0.1.0
  * @category rendering
  */
-export const renderCall = (call: Inspect.InspectedCall): string => {
+export const renderCall = (
+  call: Inspect.InspectedCall,
+  render: Pick<typeof Demo, "renderRequest" | "renderBudget">
+): string => {
   const s = call.snapshot
   const rule = (title: string) => `── ${title} ${"─".repeat(Math.max(3, 76 - title.length))}`
   return [
@@ -47,9 +51,9 @@ export const renderCall = (call: Inspect.InspectedCall): string => {
       ? [`  stripped legacy frames: ${s.strippedFrames.map((f) => `#${f.seq}`).join(", ")}`]
       : []),
     ...(s.usage === null ? [] : [`  usage: ${s.usage.inputTokens ?? "?"} in, ${s.usage.outputTokens ?? "?"} out`]),
-    ...Demo.renderRequest(call.request),
+    ...render.renderRequest(call.request),
     rule("Projection budget"),
-    ...Demo.renderBudget(call.projection)
+    ...render.renderBudget(call.projection)
   ].join("\n")
 }
 
@@ -69,6 +73,9 @@ export const command = Command.make(
   ({ call, session, turn }) =>
     Effect.gen(function*() {
       const where = yield* StoreBackend.location
+      const [Inspect, Demo] = yield* Effect.promise(() =>
+        Promise.all([import("@engram/runtime/Inspect"), import("@engram/harness/Demo")])
+      )
       const calls = yield* Inspect.inspectSession(session, { turn, call }).pipe(
         Effect.provide(StoreBackend.layerObserved(where))
       )
@@ -92,7 +99,7 @@ export const command = Command.make(
             budget: c.projection.budget,
             sections: c.projection.sections
           })))
-          : calls.map(renderCall).join("\n\n")
+          : calls.map((c) => renderCall(c, Demo)).join("\n\n")
       )
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(Command.withDescription("Show what the model saw on stored calls, rebuilt from the trajectory."))

@@ -16,15 +16,14 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { ContextProjection, type MemoryRecord, RoutingPresets, RoutingSpecs } from "@engram/core"
-import { EngramMcp } from "@engram/mcp"
-import { PromptObserver } from "@engram/runtime"
+import type * as MemoryRecord from "@engram/core/MemoryRecord"
+import * as RoutingPresets from "@engram/core/RoutingPresets"
+import * as RoutingSpecs from "@engram/core/RoutingSpecs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { createServer } from "node:http"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Flags from "../Flags.js"
+import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 import { agentFlag, readAgentConfig } from "./Compose.js"
 
@@ -72,15 +71,20 @@ export const memoryConfig = (
   })
 
 /**
- * The host names `engram mcp --http` answers: the loopback names, the address it listens on
+ * The host names `engram mcp --http` answers: the loopback names (`EngramMcp.LOOPBACK_HOSTS`, passed in so
+ * that this module loads no MCP code), the address it listens on
  * (unless a wildcard) and every `--allowed-host`.
  *
  * @since 0.1.0
  * @category config
  */
-export const allowedHosts = (host: string, extra: ReadonlyArray<string>): ReadonlyArray<string> => {
+export const allowedHosts = (
+  loopback: ReadonlyArray<string>,
+  host: string,
+  extra: ReadonlyArray<string>
+): ReadonlyArray<string> => {
   const listening = host === "0.0.0.0" || host === "::" ? [] : [host.includes(":") ? `[${host}]` : host]
-  return [...new Set([...EngramMcp.LOOPBACK_HOSTS, ...listening, ...extra].map((name) => name.toLowerCase()))]
+  return [...new Set([...loopback, ...listening, ...extra].map((name) => name.toLowerCase()))]
 }
 
 /**
@@ -138,6 +142,16 @@ export const command = Command.make(
       const { agent, db, memory } = yield* memoryConfig({ agent: options.agent, scope: options.scope })
       const location = yield* StoreBackend.locationFor({ configured: db })
       const port = options.http
+      const [EngramMcp, ContextProjection, PromptObserver, NodeHttpServer, { createServer }, Listening, settings] =
+        yield* Effect.all([
+          Effect.promise(() => import("@engram/mcp/EngramMcp")),
+          Effect.promise(() => import("@engram/core/ContextProjection")),
+          Effect.promise(() => import("@engram/runtime/PromptObserver")),
+          Effect.promise(() => import("@effect/platform-node/NodeHttpServer")),
+          Effect.promise(() => import("node:http")),
+          Effect.promise(() => import("../Listening.js")),
+          Root.settings
+        ])
       yield* Effect.logInfo("engram mcp serving").pipe(
         Effect.annotateLogs({
           scope: memory.scope,
@@ -153,12 +167,26 @@ export const command = Command.make(
         // Until standard input ends; then the command succeeds.
         return yield* EngramMcp.serveStdio({ memory, agent }).pipe(Effect.provide(context))
       }
+      // Over HTTP, one line says where the server is once it listens (stdout is the protocol over stdio).
       return yield* Layer.launch(
-        EngramMcp.layerHttpServe({ memory, agent }, {
-          allowedHosts: allowedHosts(options.host, options.allowedHost ?? []),
-          allowedOrigins: options.allowedOrigin
+        Listening.announce({
+          command: "mcp",
+          path: "/mcp",
+          store: StoreBackend.describeLocation(location),
+          json: settings.json,
+          detail: `scope ${memory.scope}, spec ${memory.spec.key}`
         }).pipe(
-          Layer.provide(NodeHttpServer.layer(createServer, { port, host: options.host })),
+          Layer.provideMerge(
+            EngramMcp.layerHttpServe({ memory, agent }, {
+              allowedHosts: allowedHosts(EngramMcp.LOOPBACK_HOSTS, options.host, options.allowedHost ?? []),
+              allowedOrigins: options.allowedOrigin
+            })
+          ),
+          Layer.provideMerge(
+            NodeHttpServer.layer(createServer, { port, host: options.host }).pipe(
+              Listening.refuseListenErrors({ host: options.host, port, portFlag: "--http", hostFlag: "--host" })
+            )
+          ),
           Layer.provide(context)
         )
       )

@@ -8,8 +8,12 @@
  */
 import * as Command from "@effect/cli/Command"
 import type * as Options from "@effect/cli/Options"
-import { MemoryForget, MemoryQuery, MemoryRecord, MemoryStore, MemoryWrite } from "@engram/core"
-import { LegacyImport } from "@engram/store-sqlite"
+import * as MemoryForget from "@engram/core/MemoryForget"
+import * as MemoryQuery from "@engram/core/MemoryQuery"
+import * as MemoryRecord from "@engram/core/MemoryRecord"
+import * as MemoryStore from "@engram/core/MemoryStore"
+import * as MemoryWrite from "@engram/core/MemoryWrite"
+import * as LegacyImport from "@engram/store-sqlite/LegacyImport"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -317,8 +321,8 @@ export const review = Command.make(
 ).pipe(Command.withDescription("Confirm, reject or reset the review state of a memory."))
 
 /**
- * `engram memory supersede <old-id> <content> [--kind] [write fields]` — kind, label, tags and
- * delivery policy default to the original's; the scope always stays the original's unless given.
+ * `engram memory supersede <old-id> <content> [--kind] [write fields]` — kind, label, tags, source
+ * (so its trust tier and review state) and delivery policy default to the original's; the scope always stays the original's unless given.
  *
  * @since 0.1.0
  * @category commands
@@ -345,7 +349,9 @@ export const supersede = Command.make(
             ...fields,
             label: fields.label ?? original?.label,
             tags: fields.tags ?? (original !== undefined && original.tags.length > 0 ? original.tags : undefined),
-            delivery: fields.delivery ?? original?.deliveryPolicy
+            delivery: fields.delivery ?? original?.deliveryPolicy,
+            // An operator's correction of an operator's memory stays an operator's.
+            source: fields.source ?? original?.sourceType
           })
           return yield* memories.supersede(fullId, input)
         })

@@ -24,10 +24,11 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { Sha256 } from "@engram/core"
-import { SessionMigration, StoreMigration } from "@engram/migrate"
-import { PgMigration } from "@engram/store-pg"
-import { SqliteDatabase, SqliteMigration } from "@engram/store-sqlite"
+import * as Sha256 from "@engram/core/Sha256"
+import * as SessionMigration from "@engram/migrate/SessionMigration"
+import * as StoreMigration from "@engram/migrate/StoreMigration"
+import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
+import * as SqliteMigration from "@engram/store-sqlite/SqliteMigration"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -139,21 +140,23 @@ const openSide = (
           : refused(`${side.file} ${error.problem}`)
       )
     )
-    : PgMigration.open({
-      url: side.url,
-      schema,
-      maxConnections: StoreBackend.PG_POOL_SIZE,
-      applicationName: "engram-cli"
-    }, role).pipe(
-      Effect.mapError((error) =>
-        toCliFailure(
-          new StoreUnavailable({
-            location: describeSide(side, schema),
-            detail: StoreBackend.scrubPassword(error.problem, side.url)
-          })
+    // The PostgreSQL driver is loaded only for a PostgreSQL side.
+    : Effect.flatMap(Effect.promise(() => import("@engram/store-pg/PgMigration")), (PgMigration) =>
+      PgMigration.open({
+        url: side.url,
+        schema,
+        maxConnections: StoreBackend.PG_POOL_SIZE,
+        applicationName: "engram-cli"
+      }, role)).pipe(
+        Effect.mapError((error) =>
+          toCliFailure(
+            new StoreUnavailable({
+              location: describeSide(side, schema),
+              detail: StoreBackend.scrubPassword(error.problem, side.url)
+            })
+          )
         )
       )
-    )
 
 /** One count on both sides, and how much of it this run wrote. */
 interface Tally {

@@ -7,11 +7,12 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { AccessTokens, EngramServer } from "@engram/server"
+import * as AccessTokens from "@engram/server/AccessTokens"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Flags from "../Flags.js"
+import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 import { agentFlag, readAgentConfig } from "./Compose.js"
 
@@ -53,16 +54,22 @@ export const command = Command.make(
             : error
         )
       )
-      yield* Effect.logInfo("engram serve").pipe(
-        Effect.annotateLogs({
-          store: StoreBackend.describeLocation(location),
-          console: "/",
-          api: "/api",
-          docs: "/docs"
-        })
+      const settings = yield* Root.settings
+      const [EngramServer, Listening] = yield* Effect.promise(() =>
+        Promise.all([import("@engram/server/EngramServer"), import("../Listening.js")])
+      )
+      const server = EngramServer.layerServe({ port, host, agent: config?.config }).pipe(
+        Listening.refuseListenErrors({ host, port, portFlag: "--port", hostFlag: "--host" }),
+        Layer.provide(stores)
       )
       return yield* Layer.launch(
-        EngramServer.layerServe({ port, host, agent: config?.config }).pipe(Layer.provide(stores))
+        Listening.announce({
+          command: "serve",
+          path: "/",
+          store: StoreBackend.describeLocation(location),
+          json: settings.json,
+          detail: "console /, API /api, docs /docs"
+        }).pipe(Layer.provideMerge(server))
       )
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(

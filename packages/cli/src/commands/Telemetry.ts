@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { TelemetryRetention } from "@engram/core"
+import * as TelemetryRetention from "@engram/core/TelemetryRetention"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

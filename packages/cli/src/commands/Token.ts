@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import { AccessTokens } from "@engram/server"
+import * as AccessTokens from "@engram/server/AccessTokens"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

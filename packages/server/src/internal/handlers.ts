@@ -11,11 +11,14 @@ import {
   type Routing,
   RoutingSpecs,
   ScopeView,
+  SessionStore,
+  SessionSummary,
   TelemetryStore
 } from "@engram/core"
 import { Agent, Explain, Inspect, Promotion, StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { AccessTokens } from "../AccessTokens.js"
 import {
@@ -396,6 +399,7 @@ export const layerHandlers = (config: ServerConfig) => {
       >()
       const telemetry = yield* TelemetryStore.TelemetryStore
       const store = yield* MemoryStore.MemoryStore
+      const histories = yield* Effect.serviceOption(SessionStore.SessionStore)
 
       /**
        * A session whose every stored call the one scope rule lets this token see (ScopeView: the
@@ -414,6 +418,18 @@ export const layerHandlers = (config: ServerConfig) => {
           shown ? Effect.void : Effect.fail(new NotFound({ message: `no session ${sessionId}` })))
 
       return handlers
+        .handle("list", () =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            // The histories too, when the server was given a session store (engram serve is).
+            const summaries = Option.isSome(histories)
+              ? Effect.provideService(SessionSummary.list, SessionStore.SessionStore, histories.value)
+              : SessionSummary.list
+            const all = yield* http(Effect.provide(summaries, context))
+            const shown = yield* Effect.filter(all, (summary) =>
+              visible(access, summary.sessionId))
+            return { sessions: shown }
+          }))
         .handle("snapshots", ({ path, urlParams }) =>
           Effect.gen(function*() {
             yield* session(yield* CurrentAccess, path.session)
@@ -461,8 +477,7 @@ export const layerHandlers = (config: ServerConfig) => {
               context
             ))
             // Without a session, only the sessions this token may see are named.
-            const shown = yield* Effect.filter(explanation.sessions, (s) =>
-              visible(access, s.sessionId))
+            const shown = yield* Effect.filter(explanation.sessions, (s) => visible(access, s.sessionId))
             return { ...explanation, sessions: shown }
           }))
     }))

@@ -1,0 +1,83 @@
+/**
+ * A command loads only what it uses: the modules a run of the real CLI loads, traced by a loader
+ * hook (fixtures/traceLoads.mjs). The CPU time this saves is measured by `npm run bench -- cli`,
+ * not here.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import { readFileSync, rmSync } from "node:fs"
+import * as Path from "node:path"
+import { promisify } from "node:util"
+import { repoRoot, tempDir } from "./utilities.js"
+
+const run = promisify(execFile)
+const trace = Path.join(repoRoot, "packages/cli/test/fixtures/traceLoads.mjs")
+// From source, whatever the other CLI tests run: the modules are traced by their source paths.
+const engramArgs = (args: ReadonlyArray<string>) => [
+  process.execPath,
+  "--conditions=engram-source",
+  "--import",
+  "tsx",
+  Path.join(repoRoot, "packages/cli/src/bin.ts"),
+  ...args
+]
+const { cleanup, dir } = tempDir()
+afterAll(cleanup)
+
+/** The modules `engram ...args` loaded (URLs relative to the repository), and its output. */
+const loadsOf = async (...args: ReadonlyArray<string>) => {
+  const file = Path.join(dir, `loads-${Math.random().toString(36).slice(2)}.txt`)
+  const [node, ...rest] = engramArgs(args)
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS" && !key.startsWith("ENGRAM_"))
+  )
+  const out = await run(node!, ["--import", trace, ...rest], {
+    cwd: repoRoot,
+    env: { ...env, NO_COLOR: "1", ENGRAM_TRACE_LOADS: file }
+  })
+  const loads = readFileSync(file, "utf8").trim().split("\n").map((url) =>
+    url.startsWith("file://") ? Path.relative(repoRoot, new URL(url).pathname) : url
+  )
+  rmSync(file)
+  return { loads, stdout: out.stdout }
+}
+
+/** Code a memory command has no use for: the server, MCP, PostgreSQL, the agent runtime, the harness. */
+const unused = [
+  /^packages\/server\/src\/(?!AccessTokens)/,
+  /^packages\/mcp\//,
+  /^packages\/harness\//,
+  /^packages\/runtime\//,
+  /^packages\/store-pg\/src\/(?!PgSchemaName|PgError)/,
+  /^node_modules\/(pg|pg-[a-z-]+|@effect\/sql-pg|@modelcontextprotocol\/sdk|@effect\/ai)\//
+]
+
+describe("start-up", () => {
+  it("a bare --version loads neither the command tree nor Effect", async () => {
+    const { loads, stdout } = await loadsOf("--version")
+    expect(stdout).toBe("0.1.0\n")
+    expect(loads.filter((url) => url.startsWith("packages/cli/src/"))).toEqual([
+      "packages/cli/src/bin.ts",
+      "packages/cli/src/Version.ts"
+    ])
+    expect(loads.filter((url) => url.includes("node_modules/effect/") || url.includes("node_modules/@effect/")))
+      .toEqual([])
+  })
+
+  it("memory add and memory list on SQLite load no server, MCP, PostgreSQL, runtime or harness code", async () => {
+    const db = Path.join(dir, "startup.db")
+    const add = await loadsOf("--db", db, "memory", "add", "--kind", "fact", "The sky is blue.")
+    const list = await loadsOf("--db", db, "memory", "list")
+    expect(list.stdout).toContain("The sky is blue.")
+    for (const { loads } of [add, list]) {
+      expect(loads).toContain("packages/store-sqlite/src/SqliteMemoryStore.ts")
+      expect(loads.filter((url) => unused.some((pattern) => pattern.test(url)))).toEqual([])
+    }
+  })
+
+  it("serve --help describes serve without loading the server", async () => {
+    const { loads, stdout } = await loadsOf("serve", "--help")
+    expect(stdout).toContain("--port")
+    expect(loads.filter((url) => /^packages\/server\/src\/EngramServer/.test(url))).toEqual([])
+  })
+})
