@@ -203,7 +203,7 @@ describe("3. importance, not recency, decides what survives a budget", () => {
   }))
   const fullName: Save = {
     kind: "profile",
-    content: "The user's full name is Douglas Fairweather-Smith",
+    content: "The user's full name is Douglas Alexander Fairweather-Smith of Little Wobbling",
     label: "name"
   }
 
