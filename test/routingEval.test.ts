@@ -41,7 +41,12 @@ const identityFamilies = [
   "correction-gives-up",
   "opt-out",
   "guarded-pending",
-  "over-budget"
+  "over-budget",
+  "correction-unlabelled",
+  "unknown-label",
+  "many-facts",
+  "scope-isolation",
+  "joined-scripts"
 ]
 
 const family = (report: Eval.EvalReport, name: string) => report.families.find((f) => f.name === name)!

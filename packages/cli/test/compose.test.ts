@@ -88,7 +88,7 @@ describe("engram compose", () => {
     const composition = engramJson("compose", "--agent", config) as Composition
     expect(composition).toMatchObject({
       agent: "companion",
-      spec: { key: "user-background", version: "2" },
+      spec: { key: "user-background", version: "3" },
       scope: "global",
       store: db,
       promoted: 0,
