@@ -225,8 +225,7 @@ describe("3. importance, not recency, decides what survives a budget", () => {
           if (config.background === companion) expect(agent.composedIds).toContain("mem-000001")
           // Something was left out — the budget bit — and the name was not.
           const identity = snapshot.projection.section("identity_memory")
-          const composed = snapshot.request.fragments.filter((f) => f.source === "memory").length
-          expect((identity?.memoryIds.length ?? 0) + composed).toBeLessThan(101)
+          expect((identity?.memoryIds.length ?? 0) + agent.composedIds.length).toBeLessThan(101)
         })))
   }
 })

@@ -488,7 +488,10 @@ export const statedKeyOf = (
  * @since 0.1.0
  * @category addressing
  */
-export const importanceOf = (spec: Pick<MemoryRoutingSpec, "keys">, placement: Pick<Placement, "section" | "key">): number => {
+export const importanceOf = (
+  spec: Pick<MemoryRoutingSpec, "keys">,
+  placement: Pick<Placement, "section" | "key">
+): number => {
   if (spec.keys === undefined || isContentKey(placement.key)) return Number.POSITIVE_INFINITY
   let rank = 0
   for (const [section, declared] of Object.entries(spec.keys)) {

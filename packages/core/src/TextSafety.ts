@@ -27,8 +27,7 @@ import { neutralize } from "./internal/reservedTags.js"
 const control = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u2028\u2029]/u
 // Invisible characters that reorder or hide text: bidi controls, zero-width characters, tag
 // characters — and the joiners, which `joins` spares where they join.
-const invisible =
-  /[\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u{E0000}-\u{E007F}]/gu
+const invisible = /[\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u{E0000}-\u{E007F}]/gu
 const controlRun =
   /\s*[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u2028\u2029][\s\u0000-\u0008\u000A-\u001F\u007F-\u009F\u2028\u2029]*/gu
 const blockControl = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/gu

@@ -258,9 +258,21 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     const specificity = scopeSpecificity(record.scope)
     if (specificity > (mostSpecific.get(address) ?? -1)) mostSpecific.set(address, specificity)
   }
-  if (enabled.has("identity_memory")) for (const entry of input.identity ?? []) claim(entry.record, entry.placementKey)
-  if (enabled.has("always_on_memory")) for (const record of input.alwaysOn ?? []) claim(record, addressOf[record.id])
-  if (enabled.has("recalled_memory")) for (const hit of input.recall ?? []) claim(hit.record, addressOf[hit.record.id])
+  if (enabled.has("identity_memory")) {
+    for (const entry of input.identity ?? []) {
+      claim(entry.record, entry.placementKey)
+    }
+  }
+  if (enabled.has("always_on_memory")) {
+    for (const record of input.alwaysOn ?? []) {
+      claim(record, addressOf[record.id])
+    }
+  }
+  if (enabled.has("recalled_memory")) {
+    for (const hit of input.recall ?? []) {
+      claim(hit.record, addressOf[hit.record.id])
+    }
+  }
   const admit = (section: SectionLabel, record: MemoryRecord, address: string | undefined): boolean => {
     const reason = !isDeliverable(record, input.now)
       ? "not-deliverable"
