@@ -6,7 +6,7 @@ import * as Path from "node:path"
 import { engram, engramJson, repoRoot, tempDir } from "./utilities.js"
 
 // Each test runs the eval (a few hundred sessions) in a child process; a loaded machine is slow.
-const EVAL_TIMEOUT = 180_000
+const EVAL_TIMEOUT = 300_000
 
 const families = [
   "ideal-save",
@@ -19,6 +19,11 @@ const families = [
   "opt-out",
   "guarded-pending",
   "over-budget",
+  "correction-unlabelled",
+  "unknown-label",
+  "many-facts",
+  "scope-isolation",
+  "joined-scripts",
   "route-cases",
   "vocabulary-isolation"
 ]
@@ -39,7 +44,7 @@ describe("engram eval", () => {
       )
     }
     expect(run.stdout).not.toMatch(/FAIL/)
-    expect(run.stdout).toMatch(/^eval passed: \d+ cases in 12 families, 0 failed$/m)
+    expect(run.stdout).toMatch(/^eval passed: \d+ cases in 17 families, 0 failed$/m)
     // The database was an explicit file in a new directory under the OS temp dir.
     const kept = /^database kept at (.+)$/m.exec(run.stdout)?.[1]
     expect(kept).toBeDefined()
@@ -117,6 +122,6 @@ describe("engram eval", () => {
       timeout: 180_000
     })
     expect(passing.status).toBe(0)
-    expect(passing.stdout).toMatch(/^eval passed: \d+ cases in 12 families, 0 failed$/m)
+    expect(passing.stdout).toMatch(/^eval passed: \d+ cases in 17 families, 0 failed$/m)
   }, EVAL_TIMEOUT)
 })

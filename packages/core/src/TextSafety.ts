@@ -34,9 +34,10 @@ const blockControl = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/gu
 const unsafeForTerminal =
   /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u180E\u200B-\u200F\u2028\u2029\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u{E0000}-\u{E007F}]/gu
 
-const ZWNJ = 0x200c
 const ZWJ = 0x200d
 const hasJoiner = /[\u200C\u200D]/u
+const joiners = /[\u200C\u200D]/gu
+const letter = /^[\p{L}\p{M}]$/u
 const pictographic = /\p{Extended_Pictographic}/u
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" })
 
@@ -98,22 +99,33 @@ const sameJoiningScript = (before: string, after: string): boolean =>
 const joins = (text: string): ReadonlySet<number> => {
   const kept = new Set<number>()
   if (!hasJoiner.test(text)) return kept
-  for (const { index, segment } of graphemes.segment(text)) {
-    if (!hasJoiner.test(segment)) continue
-    for (let i = 0; i < segment.length; i++) {
-      const code = segment.charCodeAt(i)
-      if (code !== ZWNJ && code !== ZWJ) continue
-      const at = index + i
-      if (code === ZWJ && pictographic.test(segment.slice(0, i)) && pictographic.test(segment.slice(i + 1))) {
+  // The grapheme segmenter is asked only when the text holds a pictograph (it is the costly part).
+  let emoji: ReadonlySet<number> | undefined
+  for (const match of text.matchAll(joiners)) {
+    const at = match.index
+    if (text.charCodeAt(at) === ZWJ && pictographic.test(text)) {
+      emoji ??= emojiJoiners(text)
+      if (emoji.has(at)) {
         kept.add(at)
         continue
       }
-      const before = codePointBefore(text, at)
-      const after = at + 1 < text.length ? String.fromCodePoint(text.codePointAt(at + 1)!) : ""
-      if (before !== "" && after !== "" && sameJoiningScript(before, after)) kept.add(at)
     }
+    const before = codePointBefore(text, at)
+    const after = at + 1 < text.length ? String.fromCodePoint(text.codePointAt(at + 1)!) : ""
+    if (letter.test(before) && letter.test(after) && sameJoiningScript(before, after)) kept.add(at)
   }
   return kept
+}
+
+/** The offsets of the ZWJs inside an emoji grapheme cluster, each with a pictograph before and after it there. */
+const emojiJoiners = (text: string): ReadonlySet<number> => {
+  const found = new Set<number>()
+  for (const { index, segment } of graphemes.segment(text)) {
+    for (let i = segment.indexOf("\u200D"); i >= 0; i = segment.indexOf("\u200D", i + 1)) {
+      if (pictographic.test(segment.slice(0, i)) && pictographic.test(segment.slice(i + 1))) found.add(index + i)
+    }
+  }
+  return found
 }
 
 /** The code point that ends just before `at` (a surrogate pair read whole), or "". */
