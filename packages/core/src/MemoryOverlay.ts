@@ -33,7 +33,8 @@ import type { KeySource, MemoryRoutingSpec, PlacedRecord } from "./Routing.js"
  * - `authored-wins`: the Background already has an entry at that key (compared as
  *   `Routing.entryAddress` compares them: an authored `Time zone` holds the key `time_zone`).
  * - `shadowed`: another record holds the address (`heldBy`) — normally a newer one.
- * - `over-budget`: the entry did not fit the section's or the overall character budget (`budget`).
+ * - `over-budget`: the entry did not fit the section's or the overall character budget (`budget`)
+ *   once the more important entries were in (the vocabulary's order, then newer).
  *
  * @since 0.1.0
  * @category models
@@ -224,8 +225,10 @@ export const DEFAULT_TOTAL_BUDGET_CHARS: number = internal.DEFAULT_TOTAL_BUDGET_
  * does not already hold (`authored-wins`). The section's tier is the one declared now, not the
  * one on the row. Records left at one address are arbitrated: newest `createdAt` first, ties by
  * id ascending (raw comparison), then the spec's `reconcile` if it has one; the others are
- * `shadowed`. Entries are then admitted into the budget in priority order — more supporting
- * records first, then newer, then lower id — skipping any that do not fit (`over-budget`). The
+ * `shadowed`. Entries are then admitted into the budget in priority order — the more important key
+ * first (its rank in the spec's vocabulary, `Routing.importanceOf`; keys the spec does not declare
+ * last), then more supporting records, then newer, then lower id — skipping any that do not fit
+ * (`over-budget`), so a name outlives a hundred newer hobbies (decision 0056). The
  * admitted entries are appended to their sections after the authored entries, in the order the
  * spec's `finalize` gives.
  *

@@ -142,6 +142,16 @@ export const Scope = Schema.String.pipe(
 export type Scope = typeof Scope.Type
 
 /**
+ * How specific a scope is: `session:<id>` 2, `project:<id>` 1, `global` 0. Where the scopes a
+ * request reads disagree about one identity slot, the most specific one wins (decision 0056). Pure.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const scopeSpecificity = (scope: Scope): number =>
+  scope.startsWith("session:") ? 2 : scope.startsWith("project:") ? 1 : 0
+
+/**
  * A name for the thing learned ("name", "timezone"): at most 64 characters, on one line.
  *
  * @since 0.1.0

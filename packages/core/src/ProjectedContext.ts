@@ -462,14 +462,15 @@ export type ShedItem = typeof ShedItem.Type
 /**
  * Why an input was withheld before budgeting: the record is not deliverable (rejected, expired,
  * superseded), its delivery policy is `on_demand` (it reaches a model only through `memory_recall`),
- * the stable prefix already carries it (its id, or its address), or it repeats an earlier line (a
- * record already delivered, a record at an address an earlier line holds, a session or skill
- * listed twice).
+ * the stable prefix already carries it (its id, or its address), a record of a more specific scope
+ * holds its address (`scope-shadowed`: a `global` name beside the project's own), or it repeats
+ * an earlier line (a record already delivered, a record at an address an earlier line holds, a
+ * session or skill listed twice).
  *
  * @since 0.1.0
  * @category models
  */
-export const WithheldReason = Schema.Literal("not-deliverable", "on-demand", "in-prefix", "duplicate")
+export const WithheldReason = Schema.Literal("not-deliverable", "on-demand", "in-prefix", "scope-shadowed", "duplicate")
 /** @since 0.1.0 @category models */
 export type WithheldReason = typeof WithheldReason.Type
 
@@ -582,7 +583,8 @@ export class ProjectedContext extends Schema.Class<ProjectedContext>("ProjectedC
  *
  * 1. The mode picks the sections ({@link ProjectionMode}); other inputs are ignored.
  * 2. Inputs are filtered: records not deliverable at `input.now`, ids in `input.inPrefix`,
- *    records at an address in `input.heldAddresses`, and repeats (the same record, or the same
+ *    records at an address in `input.heldAddresses`, records at an address a deliverable input of
+ *    a more specific scope also holds (`scope-shadowed`), and repeats (the same record, or the same
  *    address, as an earlier line — identity first, then always-on, then recall) are withheld
  *    (listed in `budget.withheld`).
  * 3. If the composed text exceeds the budget, whole lines are shed in this order until it fits:

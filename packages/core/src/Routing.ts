@@ -58,6 +58,10 @@ export const placementKey = (placement: Placement): string => JSON.stringify([pl
  * - `canonical`: the record's label, slugified, is a key the spec declares for the section;
  * - `alias`: the slugified label is a declared alias, folded to its canonical key;
  * - `label`: any other name — normally the slugified label the spec does not declare;
+ * - `statement`: the record's label names no declared key (or it has none), and its content states
+ *   a single-valued key the spec declares ({@link statedKeyOf}: "my name is …"), which gave the
+ *   key — so a correction saved under an unknown label, or none, meets the value it corrects
+ *   (decision 0055);
  * - `content`: the key was derived from the content ({@link contentKey}), so only the same words
  *   share the address and the record is in effect append-only.
  *
@@ -66,7 +70,7 @@ export const placementKey = (placement: Placement): string => JSON.stringify([pl
  * @since 0.1.0
  * @category models
  */
-export const KeySource = Schema.Literal("canonical", "alias", "label", "content")
+export const KeySource = Schema.Literal("canonical", "alias", "label", "statement", "content")
 /** @since 0.1.0 @category models */
 export type KeySource = typeof KeySource.Type
 
@@ -75,6 +79,13 @@ export type KeySource = typeof KeySource.Type
  * `_`), the other names models use for the same thing, and optionally a few words saying what it
  * holds (shown to the model in `memory_save`'s description).
  *
+ * - `single`: the key holds one value at a time (a name, a time zone — not pets). Only a single
+ *   key is recognised in content ({@link statedKeyOf}): a record stating it takes the key even
+ *   without a label naming it, so a second value meets the first at the save gate.
+ * - `statements`: patterns (over the content, lower-cased and accent-folded) that state the key
+ *   in words other than "my/the user's <name> is" — "I live in", "call me". Read only for a
+ *   `single` key.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -82,10 +93,14 @@ export interface KeyDeclaration {
   readonly key: string
   readonly aliases?: ReadonlyArray<string> | undefined
   readonly description?: string | undefined
+  readonly single?: boolean | undefined
+  readonly statements?: ReadonlyArray<RegExp> | undefined
 }
 
 /**
- * The keys a spec declares, by section id.
+ * The keys a spec declares, by section id. The order is the order of importance: sections as
+ * listed, keys within a section as listed (name before hobbies). What survives a budget — a
+ * section's spill, the identity tier — is chosen most important first ({@link importanceOf}).
  *
  * @since 0.1.0
  * @category models
@@ -388,9 +403,112 @@ export const declaredKeyOf = (
   return undefined
 }
 
+interface Statement {
+  readonly section: string
+  readonly key: string
+  readonly patterns: ReadonlyArray<RegExp>
+}
+
+const statementIndexes = new WeakMap<KeyVocabulary, ReadonlyArray<Statement>>()
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+const boundary = "(?:^|[^\\p{L}\\p{N}])"
+const end = "(?=$|[^\\p{L}\\p{N}])"
+
 /**
- * The key a spec gives a record in `section`: its label folded by {@link foldLabel}, or its
- * content key when it has no usable label.
+ * Per single-valued key, the patterns that state it: "my/the user's <name> is|are|was"
+ * and "<name>:" at the start, for the key and each alias, then the declaration's own statements.
+ */
+const statementIndex = (keys: KeyVocabulary): ReadonlyArray<Statement> => {
+  const known = statementIndexes.get(keys)
+  if (known !== undefined) return known
+  const index: Array<Statement> = []
+  for (const [section, declared] of Object.entries(keys)) {
+    for (const declaration of declared) {
+      const key = slugify(declaration.key)
+      if (declaration.single !== true || key === "") continue
+      const names = [declaration.key, ...(declaration.aliases ?? [])]
+        .map((name) => addressTokens(name).map(escapeRegExp).join("[^\\p{L}\\p{N}]+"))
+        .filter((name) => name !== "")
+      const name = `(?:${names.join("|")})`
+      index.push({
+        section,
+        key,
+        patterns: [
+          new RegExp(`${boundary}(?:my|user['\u2019]?s|users)\\s+${name}\\s+(?:is|are|was)${end}`, "u"),
+          new RegExp(`^\\s*${name}\\s*[:=]`, "u"),
+          ...(declaration.statements ?? [])
+        ]
+      })
+    }
+  }
+  statementIndexes.set(keys, index)
+  return index
+}
+
+/** Content as statements are matched on: accent-folded (as addresses are) and lower-cased. */
+const foldContent = (content: string): string =>
+  content.normalize("NFKD").replace(/[^\P{M}\u3099\u309A]+/gu, "").toLowerCase().normalize("NFC")
+
+/**
+ * The single-valued key (a declared key marked `single`) the content states, with its section:
+ * "My name is Douglas", "The user's time zone is Europe/Oslo", "Name: Doug", or one of the
+ * declaration's own `statements` ("I live in Bergen"). `undefined` when the content states none,
+ * or states more than one key (a record about two things is not one slot's value). The save gate
+ * and the presets use it so that a record whose label names no declared key — or that has no
+ * label — still takes the address of the value it states (decision 0055). Pure.
+ *
+ * @since 0.1.0
+ * @category addressing
+ */
+export const statedKeyOf = (
+  spec: Pick<MemoryRoutingSpec, "keys">,
+  content: string
+): { readonly section: string; readonly key: string } | undefined => {
+  if (spec.keys === undefined) return undefined
+  const statements = statementIndex(spec.keys)
+  if (statements.length === 0) return undefined
+  const text = foldContent(content)
+  let found: Statement | undefined
+  for (const statement of statements) {
+    if (!statement.patterns.some((pattern) => pattern.test(text))) continue
+    if (found !== undefined && (found.section !== statement.section || found.key !== statement.key)) return undefined
+    found = statement
+  }
+  return found === undefined ? undefined : { section: found.section, key: found.key }
+}
+
+/**
+ * How important a placement is under the spec's vocabulary: its rank in the declared order —
+ * sections as `keys` lists them, keys within a section as listed — from 0 (most important);
+ * `Number.POSITIVE_INFINITY` for a key the spec does not declare (a label of the model's own, a
+ * content key). What survives a budget is chosen by it, most important first (decision 0056).
+ * Pure.
+ *
+ * @since 0.1.0
+ * @category addressing
+ */
+export const importanceOf = (
+  spec: Pick<MemoryRoutingSpec, "keys">,
+  placement: Pick<Placement, "section" | "key">
+): number => {
+  if (spec.keys === undefined || isContentKey(placement.key)) return Number.POSITIVE_INFINITY
+  let rank = 0
+  for (const [section, declared] of Object.entries(spec.keys)) {
+    if (section === placement.section) {
+      const at = declared.findIndex((declaration) => slugify(declaration.key) === placement.key)
+      return at < 0 ? Number.POSITIVE_INFINITY : rank + at
+    }
+    rank += declared.length
+  }
+  return Number.POSITIVE_INFINITY
+}
+
+/**
+ * The key a spec gives a record in `section`: its label folded by {@link foldLabel} when that
+ * names a declared key; otherwise the single-valued key of `section` its content states
+ * ({@link statedKeyOf}, key source `statement`); otherwise its slugified label, or its content
+ * key when it has no usable label.
  *
  * @since 0.1.0
  * @category addressing
@@ -399,9 +517,13 @@ export const deriveKey = (
   spec: Pick<MemoryRoutingSpec, "keys">,
   section: string,
   record: Pick<RoutableRecord, "label" | "content">
-): { readonly key: string; readonly keySource: KeySource } =>
-  (record.label === undefined ? undefined : foldLabel(spec, section, record.label)) ??
-    { key: contentKey(record.content), keySource: "content" }
+): { readonly key: string; readonly keySource: KeySource } => {
+  const folded = record.label === undefined ? undefined : foldLabel(spec, section, record.label)
+  if (folded !== undefined && folded.keySource !== "label") return folded
+  const stated = statedKeyOf(spec, record.content)
+  if (stated !== undefined && stated.section === section) return { key: stated.key, keySource: "statement" }
+  return folded ?? { key: contentKey(record.content), keySource: "content" }
+}
 
 /**
  * The address an entry of `section` holds, compared the way routing compares keys: a content key
@@ -417,8 +539,9 @@ export const entryAddress = (spec: Pick<MemoryRoutingSpec, "keys">, section: str
 
 /**
  * Which rule gave `placement` its key for `record` under `spec`: `content` when it is the record's
- * content key, the rule {@link foldLabel} applied when it is the record's folded label, `label`
- * otherwise (a name the spec chose).
+ * content key; `canonical` or `alias` when it is the declared key the record's label folds to;
+ * `statement` when it is the single-valued key the content states ({@link statedKeyOf}); `label`
+ * otherwise (the slugified label, or a name the spec chose).
  *
  * @since 0.1.0
  * @category addressing
@@ -430,7 +553,10 @@ export const keySourceOf = (
 ): KeySource => {
   if (placement.key === contentKey(record.content)) return "content"
   const folded = record.label === undefined ? undefined : foldLabel(spec, placement.section, record.label)
-  return folded !== undefined && folded.key === placement.key ? folded.keySource : "label"
+  if (folded !== undefined && folded.key === placement.key && folded.keySource !== "label") return folded.keySource
+  const stated = statedKeyOf(spec, record.content)
+  if (stated !== undefined && stated.section === placement.section && stated.key === placement.key) return "statement"
+  return "label"
 }
 
 /**

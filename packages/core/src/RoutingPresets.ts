@@ -4,13 +4,16 @@
  * the agent's) and names the spec.
  *
  * Both key a record by its label — folded to the canonical key the preset declares for it, when it
- * declares one (`Routing.deriveKey`) — or by its content when it has no label.
+ * declares one (`Routing.deriveKey`) — or, when the label names no declared key, by the
+ * single-valued key its content states; otherwise by its label, or by its content when it has no
+ * label.
  *
  * - {@link userBackground} — for companions: who the user is and how they like things. It
  *   declares a key vocabulary ({@link userBackgroundKeys}: name, preferred name, pronouns,
  *   location, time zone, …, each with the aliases models use), so `first_name`, `Full name` and
  *   `user_name` are one address. `profile` records go to `about_user` (auto), and so do `fact` and
- *   `note` records whose label folds to a declared `about_user` key; `standing` records, and
+ *   `note` records whose label folds to a declared `about_user` key or whose content states a
+ *   single-valued one ("My name is Doug"); `standing` records, and
  *   `profile` records tagged `preference`/`preferences`, go to `preferences` (guarded).
  * - {@link project} — for agents working on a project: `decision` records go to
  *   `project_state` (auto); `standing` records, and `fact`/`note` records tagged
@@ -30,7 +33,8 @@ import {
   type MemoryRoutingSpec,
   type Placement,
   type RoutableRecord,
-  slugify
+  slugify,
+  statedKeyOf
 } from "./Routing.js"
 
 const taggedAs = (record: RoutableRecord, names: ReadonlyArray<string>): boolean =>
@@ -63,6 +67,10 @@ export const userBackgroundSections: Background.Background = Background.unsafeMa
  * canonical key whatever its case, spacing or punctuation (`Routing.foldLabel`). Distinct facts
  * keep distinct keys: a partner is not "family", a home town is not the current location.
  *
+ * The order is the order of importance (name first, pets last): what survives a budget is chosen
+ * by it. Name, preferred name, pronouns, location, time zone and birthday are `single`: one value
+ * at a time, recognised in content ("My name is Douglas", "I live in Bergen") whatever the label.
+ *
  * @since 0.1.0
  * @category presets
  */
@@ -70,6 +78,8 @@ export const userBackgroundKeys: KeyVocabulary = {
   about_user: [
     {
       key: "name",
+      single: true,
+      statements: [/\b(?:i am|i'm|im|the user is|user is) (?:called|named)\b/u],
       description: "the user's name",
       aliases: [
         "user name",
@@ -91,16 +101,25 @@ export const userBackgroundKeys: KeyVocabulary = {
     },
     {
       key: "preferred_name",
+      single: true,
+      statements: [/\bcall (?:me|him|her|them)\b/u, /\b(?:prefers|likes|wants) to be called\b/u],
       description: "what the user likes to be called",
       aliases: ["nickname", "nick name", "goes by", "call me", "how to address", "address as", "form of address"]
     },
     {
       key: "pronouns",
+      single: true,
+      statements: [/\buses? (?:she|he|they|xe|ze|it) ?\/ ?[a-z]+/u],
       description: "the user's pronouns",
       aliases: ["pronoun", "preferred pronouns", "user pronouns"]
     },
     {
       key: "location",
+      single: true,
+      statements: [
+        /(?:^|[^a-z])(?:i|user|they|he|she) (?:live|lives|living|moved|relocated) (?:in|to)\b/u,
+        /\b(?:i am|i'm|im|user is) based in\b/u
+      ],
       description: "where the user lives now",
       aliases: [
         "home",
@@ -115,6 +134,7 @@ export const userBackgroundKeys: KeyVocabulary = {
     },
     {
       key: "time_zone",
+      single: true,
       description: "the user's time zone",
       aliases: ["timezone", "tz", "user timezone", "user time zone", "local time zone"]
     },
@@ -130,6 +150,8 @@ export const userBackgroundKeys: KeyVocabulary = {
     },
     {
       key: "birthday",
+      single: true,
+      statements: [/\bborn on\b/u],
       description: "the user's date of birth",
       aliases: ["birth date", "birthdate", "date of birth", "dob", "bday", "born on"]
     },
@@ -169,11 +191,16 @@ export const userBackgroundKeys: KeyVocabulary = {
 const userPlace = placeIn(userBackgroundKeys)
 const labelKinds: ReadonlyArray<MemoryKind> = ["fact", "note"]
 
-/** True when the record's label folds to a key `about_user` declares (as the key or an alias). */
+/**
+ * True when the record's label folds to a key `about_user` declares (as the key or an alias), or
+ * its content states a single-valued `about_user` key ("My name is Doug", decision 0056).
+ */
 const namesProfileKey = (record: RoutableRecord): boolean => {
-  if (record.label === undefined) return false
-  const folded = foldLabel({ keys: userBackgroundKeys }, "about_user", record.label)
-  return folded !== undefined && folded.keySource !== "label"
+  const folded = record.label === undefined
+    ? undefined
+    : foldLabel({ keys: userBackgroundKeys }, "about_user", record.label)
+  if (folded !== undefined && folded.keySource !== "label") return true
+  return statedKeyOf({ keys: userBackgroundKeys }, record.content)?.section === "about_user"
 }
 
 /**
@@ -190,8 +217,10 @@ const namesProfileKey = (record: RoutableRecord): boolean => {
 export const userBackground: MemoryRoutingSpec = {
   key: "user-background",
   // 2: keys fold through the declared vocabulary, and a fact or note labelled with a declared key
-  // is placed. Rows promoted under 1 keep the address they were given then.
-  version: "2",
+  // is placed. 3: a record whose label names no declared key (or that has none) takes the
+  // single-valued key its content states, and a fact or note stating one is placed (decisions
+  // 0055, 0056). Rows promoted under earlier versions keep the address they were given then.
+  version: "3",
   keys: userBackgroundKeys,
   route: (record) => {
     if (record.kind === "standing" || (record.kind === "profile" && taggedAs(record, preferenceTags))) {

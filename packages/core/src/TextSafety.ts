@@ -6,9 +6,16 @@
  * Characters a reader cannot see or that change how the rest of the text reads are *unsafe*:
  * C0 and C1 controls (U+001E included, a record separator many readers treat as a line break),
  * DEL, the line and paragraph separators, bidi controls (U+061C, U+200E/F, U+202A–U+202E,
- * U+2066–U+2069), zero-width characters (U+200B–U+200D, U+2060, U+FEFF, U+180E) and Unicode tag
- * characters (U+E0000–U+E007F, which can spell hidden ASCII). For a model they are removed (line
- * breaks and other controls become a space on one line); for a terminal they are shown as visible `\u{…}` escapes.
+ * U+2066–U+2069), zero-width characters (U+200B, U+2060, U+FEFF, U+180E), Unicode tag characters
+ * (U+E0000–U+E007F, which can spell hidden ASCII), and the joiners U+200C (ZWNJ) and U+200D (ZWJ)
+ * wherever they join nothing. A joiner is text, not a hiding place, where it does its work
+ * (decision 0057): a ZWJ inside an emoji sequence (it is inside one grapheme cluster, by
+ * `Intl.Segmenter`, that holds an `Extended_Pictographic` character after it — 👩‍💻, 🏳️‍🌈), and a ZWNJ
+ * or ZWJ between two letters or marks of one script whose shaping joiners control (the cursive
+ * scripts — Arabic, Syriac, N'Ko, Mongolian, … — and the Brahmic scripts, where they choose
+ * between a conjunct and a half form), so a Persian name written with a ZWNJ keeps its shape.
+ * For a model unsafe characters are removed (line breaks and other controls become a space on one
+ * line); for a terminal they are shown as visible `\u{…}` escapes.
  * Look-alikes of the projection's own tags (`</injected_memory>`, …) lose their `<`, in the prefix
  * as in the envelope, so no stored text can forge a marker.
  *
@@ -18,7 +25,8 @@ import { neutralize } from "./internal/reservedTags.js"
 
 // Controls: every C0 and C1 control but tab, DEL, and the line and paragraph separators.
 const control = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u2028\u2029]/u
-// Invisible characters that reorder or hide text: bidi controls, zero-width characters, tag characters.
+// Invisible characters that reorder or hide text: bidi controls, zero-width characters, tag
+// characters — and the joiners, which `joins` spares where they join.
 const invisible = /[\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u{E0000}-\u{E007F}]/gu
 const controlRun =
   /\s*[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u2028\u2029][\s\u0000-\u0008\u000A-\u001F\u007F-\u009F\u2028\u2029]*/gu
@@ -26,13 +34,121 @@ const blockControl = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/gu
 const unsafeForTerminal =
   /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u180E\u200B-\u200F\u2028\u2029\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u{E0000}-\u{E007F}]/gu
 
+const ZWJ = 0x200d
+const hasJoiner = /[\u200C\u200D]/u
+const joiners = /[\u200C\u200D]/gu
+const letter = /^[\p{L}\p{M}]$/u
+const pictographic = /\p{Extended_Pictographic}/u
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" })
+
+/**
+ * The scripts whose shaping a ZWNJ or ZWJ between two of their letters changes: the cursive
+ * (joining) scripts, and the Brahmic scripts whose conjuncts they break or keep. JavaScript exposes
+ * neither `Joining_Type` nor `Indic_Syllabic_Category`, so the scripts are named; each is matched by
+ * its `Script_Extensions` property (decision 0057).
+ */
+const joiningScripts: ReadonlyArray<RegExp> = [
+  "Arabic",
+  "Syriac",
+  "Nko",
+  "Mongolian",
+  "Mandaic",
+  "Manichaean",
+  "Phags_Pa",
+  "Psalter_Pahlavi",
+  "Sogdian",
+  "Old_Uyghur",
+  "Hanifi_Rohingya",
+  "Adlam",
+  "Chorasmian",
+  "Devanagari",
+  "Bengali",
+  "Gurmukhi",
+  "Gujarati",
+  "Oriya",
+  "Tamil",
+  "Telugu",
+  "Kannada",
+  "Malayalam",
+  "Sinhala",
+  "Khmer",
+  "Myanmar",
+  "Tibetan",
+  "Balinese",
+  "Javanese",
+  "Sundanese",
+  "Tai_Tham",
+  "Chakma",
+  "Grantha",
+  "Newa",
+  "Tirhuta",
+  "Sharada",
+  "Takri",
+  "Kaithi",
+  "Brahmi"
+].map((script) => new RegExp(`^(?=[\\p{L}\\p{M}])\\p{scx=${script}}$`, "u"))
+
+const sameJoiningScript = (before: string, after: string): boolean =>
+  joiningScripts.some((script) => script.test(before) && script.test(after))
+
+/**
+ * The UTF-16 offsets of the joiners in `text` that join something (see the module description):
+ * a ZWJ inside an emoji grapheme cluster, before a pictograph of that cluster; a ZWNJ or ZWJ
+ * between two letters or marks of one joining script. Every other joiner is unsafe.
+ */
+const joins = (text: string): ReadonlySet<number> => {
+  const kept = new Set<number>()
+  if (!hasJoiner.test(text)) return kept
+  // The grapheme segmenter is asked only when the text holds a pictograph (it is the costly part).
+  let emoji: ReadonlySet<number> | undefined
+  for (const match of text.matchAll(joiners)) {
+    const at = match.index
+    if (text.charCodeAt(at) === ZWJ && pictographic.test(text)) {
+      emoji ??= emojiJoiners(text)
+      if (emoji.has(at)) {
+        kept.add(at)
+        continue
+      }
+    }
+    const before = codePointBefore(text, at)
+    const after = at + 1 < text.length ? String.fromCodePoint(text.codePointAt(at + 1)!) : ""
+    if (letter.test(before) && letter.test(after) && sameJoiningScript(before, after)) kept.add(at)
+  }
+  return kept
+}
+
+/** The offsets of the ZWJs inside an emoji grapheme cluster, each with a pictograph before and after it there. */
+const emojiJoiners = (text: string): ReadonlySet<number> => {
+  const found = new Set<number>()
+  for (const { index, segment } of graphemes.segment(text)) {
+    for (let i = segment.indexOf("\u200D"); i >= 0; i = segment.indexOf("\u200D", i + 1)) {
+      if (pictographic.test(segment.slice(0, i)) && pictographic.test(segment.slice(i + 1))) found.add(index + i)
+    }
+  }
+  return found
+}
+
+/** The code point that ends just before `at` (a surrogate pair read whole), or "". */
+const codePointBefore = (text: string, at: number): string => {
+  if (at === 0) return ""
+  const low = text.charCodeAt(at - 1)
+  const pair = low >= 0xdc00 && low <= 0xdfff && at >= 2
+  return String.fromCodePoint(text.codePointAt(pair ? at - 2 : at - 1)!)
+}
+
+/** Text with every invisible character removed but the joiners that join. */
+const withoutInvisible = (text: string): string => {
+  const kept = joins(text)
+  return text.replace(invisible, (ch, offset: number) => (kept.has(offset) ? ch : ""))
+}
+
 /**
  * True when the text holds an unsafe character (see the module description).
  *
  * @since 0.1.0
  * @category predicates
  */
-export const hasUnsafe = (text: string): boolean => control.test(text) || text.replace(invisible, "") !== text
+export const hasUnsafe = (text: string): boolean => control.test(text) || withoutInvisible(text) !== text
 
 /**
  * Text for one line of a prompt: invisible characters removed, every run of whitespace holding a
@@ -44,7 +160,7 @@ export const hasUnsafe = (text: string): boolean => control.test(text) || text.r
  * @category rendering
  */
 export const safeLine = (text: string): string => {
-  const visible = text.replace(invisible, "")
+  const visible = withoutInvisible(text)
   // Collapsing runs costs a backtracking scan at every space; most text has no control to collapse.
   return neutralize(control.test(visible) ? visible.replace(controlRun, " ") : visible)
 }
@@ -57,15 +173,21 @@ export const safeLine = (text: string): string => {
  * @category rendering
  */
 export const safeBlock = (text: string): string =>
-  neutralize(text.replace(invisible, "").replace(/\r\n?|[\u0085\u2028\u2029]/g, "\n").replace(blockControl, " "))
+  neutralize(withoutInvisible(text).replace(/\r\n?|[\u0085\u2028\u2029]/g, "\n").replace(blockControl, " "))
 
 /**
  * Text for a terminal: every unsafe character — escape sequences' ESC included — shown as a
- * visible `\u{…}` escape, so stored text can neither move the cursor, recolour the screen nor
- * reorder what is printed. Line feeds and tabs are kept.
+ * visible `\u{…}` escape (a joiner that joins is not unsafe, and is kept), so stored text can
+ * neither move the cursor, recolour the screen nor reorder what is printed. Line feeds and tabs
+ * are kept.
  *
  * @since 0.1.0
  * @category rendering
  */
-export const escapeForTerminal = (text: string): string =>
-  text.replace(unsafeForTerminal, (ch) => `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase()}}`)
+export const escapeForTerminal = (text: string): string => {
+  const kept = joins(text)
+  return text.replace(
+    unsafeForTerminal,
+    (ch, offset: number) => (kept.has(offset) ? ch : `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase()}}`)
+  )
+}

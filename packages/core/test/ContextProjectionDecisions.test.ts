@@ -133,13 +133,14 @@ describe("addressesOf", () => {
     heldAddresses: []
   }
 
-  it("gives each record of the source's scope the address routing gives it, and others none", () => {
+  it("gives each record the address routing gives it, whatever its scope (one slot across scopes), and others none", () => {
     const addresses = ContextProjection.addressesOf(source, [
       record({ id: "name", label: "name" }),
       record({ id: "elsewhere", label: "name", scope: "project:x" }),
       record({ id: "note", kind: "episode", content: "We met on Tuesday" })
     ])
-    expect(addresses).toEqual({ name: Routing.placementKey(Routing.background("about_user", "name")) })
+    const name = Routing.placementKey(Routing.background("about_user", "name"))
+    expect(addresses).toEqual({ name, elsewhere: name })
   })
 
   it("gives no address, and does not throw, when the spec cannot place a record", () => {
@@ -189,7 +190,7 @@ describe("addressesOf", () => {
           return records.every((r) => {
             const routed = route(r.label)
             const valid = routed !== null && routed.section !== "" && routed.key !== ""
-            const expected = r.scope === "global" && valid ? Routing.placementKey(routed) : undefined
+            const expected = valid ? Routing.placementKey(routed) : undefined
             return addresses[r.id] === expected
           })
         }

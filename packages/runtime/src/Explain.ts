@@ -190,7 +190,10 @@ const memoryFree: ReadonlyArray<ProjectedContext.ProjectionMode> = ["incognito",
 const describeOverlay = (outcome: Extract<Trajectory.OverlayReportData["outcomes"][number], { status: "declined" }>) =>
   `the overlay declined it (${outcome.reason}` +
   (outcome.heldBy !== undefined ? `: ${outcome.heldBy} holds ${outcome.address?.placementKey ?? "the address"}` : "") +
-  (outcome.budget !== undefined ? `: the ${outcome.budget} budget was full` : "") +
+  (outcome.budget !== undefined
+    ? `: the ${outcome.budget} budget was full of more important entries — admitted by the vocabulary's order, ` +
+      `then newest`
+    : "") +
   ")"
 
 /**
@@ -255,10 +258,7 @@ export const explainCall = (options: {
     return verdict(
       "composed",
       true,
-      `composed into the prefix section "${prefixSection.name}"` +
-        (where !== undefined && where !== null
-          ? ` at ${where.placementKey}${where.keySource === null ? "" : ` (${keySourceWords[where.keySource]})`}`
-          : "")
+      `composed into the prefix section "${prefixSection.name}"${placedAt(where)}`
     )
   }
   if (delivering !== undefined) {
@@ -269,7 +269,8 @@ export const explainCall = (options: {
       delivering.label === "recalled_memory"
         ? `recalled at rank ${position} of ${delivering.memoryIds.length} delivered` +
           (queryTokens !== null && queryTokens.length > 0 ? ` (query tokens matched: ${queryTokens.join(", ")})` : "")
-        : `delivered in the projection's ${delivering.label} section (line ${position})`
+        : `delivered in the projection's ${delivering.label} section (line ${position})` +
+          (delivering.label === "identity_memory" ? placedAt(overlay?.address) : "")
     )
   }
   if (memoryFree.includes(snapshot.mode)) {
@@ -298,11 +299,19 @@ export const explainCall = (options: {
       "shed",
       false,
       `shed from ${shed.section} for budget (${shed.chars} chars; ${ofSection} line(s) of that section shed, ` +
-        `lowest priority first; budget ${budget})`
+        (shed.section === "identity_memory"
+          ? "the least important key first, by the vocabulary's order"
+          : "lowest priority first") +
+        `; budget ${budget})`
     )
   }
   if (withheld !== null) {
-    return verdict("withheld", false, `withheld from ${withheld.section}: ${withheld.reason}`)
+    return verdict(
+      "withheld",
+      false,
+      `withheld from ${withheld.section}: ${withheld.reason}` +
+        (withheld.reason === "scope-shadowed" ? " (a record of a more specific scope holds its address)" : "")
+    )
   }
   // `spec-declined` is not a refusal: the spec placed the record nowhere, so only recall can deliver it.
   if (overlay !== null && overlay.status === "declined" && overlay.reason !== "spec-declined") {
@@ -343,8 +352,15 @@ const keySourceWords = {
   canonical: "the label is the key's canonical name",
   alias: "the label is a declared alias of the key",
   label: "key derived from the label",
+  statement: "the content states this declared key; the label names none",
   content: "key derived from the content"
 } as const
+
+/** " at <address> (<how the key was derived>)", or nothing without an address. */
+const placedAt = (address: Trajectory.OverlayReportData["outcomes"][number]["address"] | undefined): string =>
+  address === undefined || address === null
+    ? ""
+    : ` at ${address.placementKey}${address.keySource === null ? "" : ` (${keySourceWords[address.keySource]})`}`
 
 /**
  * Explains memory `memoryId`: with `sessionId`, for each stored call of that session (optionally

@@ -80,15 +80,19 @@ export type Verdict =
   | { readonly _tag: "Clear"; readonly evaluation: Routing.RouteEvaluation }
   | {
     readonly _tag: "Held"
-    readonly evaluation: Extract<Routing.RouteEvaluation, { readonly _tag: "Routed" }>
+    readonly evaluation: Extract<Routing.RouteEvaluation, { readonly placementKey: string }>
     readonly holders: ReadonlyArray<Holder>
   }
 
 /**
- * Judges a record about to be saved. Only a record routing places in a declared section is
- * gated: a declined record has no address, and an address in an undeclared section can never
- * be composed, so neither can collide. `supersedes` names the record the save replaces; it does
- * not count as a holder.
+ * Judges a record about to be saved. Every record routing gives an address is gated — placed in
+ * a declared section, or in a section the agent does not declare, whose records the identity tier
+ * still delivers (so one slot never holds two live values for an agent that declares no user
+ * sections either). A declined record has no address and cannot collide. The address is the
+ * spec's: a label folded to a declared key, or — when the label names none, or there is no label
+ * — the single-valued key the content states (`Routing.statedKeyOf`), so "Actually my name is
+ * Douglas" under any label meets the name it corrects (decision 0055). `supersedes` names the
+ * record the save replaces; it does not count as a holder.
  *
  * Fails with `Routing.InvalidPlacement` when the spec cannot place the record (it returns a
  * malformed placement, or throws).
@@ -106,7 +110,7 @@ export const check = (
 ) =>
   Effect.gen(function*() {
     const evaluation = yield* Routing.evaluateRoute(record, Routing.routingContext(options.background), options.spec)
-    if (evaluation._tag !== "Routed") return { _tag: "Clear", evaluation } satisfies Verdict as Verdict
+    if (evaluation.placement === null) return { _tag: "Clear", evaluation } satisfies Verdict as Verdict
     const holders = yield* liveHolders({
       scope: record.scope,
       placementKey: evaluation.placementKey,

@@ -53,13 +53,16 @@ describe("SaveGate", () => {
       expect(yield* SaveGate.liveHolders({ scope: "global", placementKey: nameKey, specKey: "project" })).toEqual([])
     }).pipe(Effect.provide(stores)))
 
-  it.effect("clears what the spec declines or places in an undeclared section; holds a taken address", () =>
+  it.effect("clears what the spec declines; holds a taken address, in a declared section or not", () =>
     Effect.gen(function*() {
       const [held] = yield* saved([{ content: "My name is Doug", kind: "profile", label: "name" }])
       const note = yield* SaveGate.check(candidate({ kind: "episode" }), options)
       expect(note).toMatchObject({ _tag: "Clear", evaluation: { _tag: "Declined", reason: "spec-declined" } })
+      // An agent that declares no user section: the identity tier delivers the address, so it is held too.
       const undeclared = yield* SaveGate.check(candidate({}), { ...options, background: Background.empty })
-      expect(undeclared).toMatchObject({ _tag: "Clear", evaluation: { reason: "undeclared-section" } })
+      expect(undeclared).toMatchObject({ _tag: "Held", evaluation: { reason: "undeclared-section" } })
+      const free = yield* SaveGate.check(candidate({ label: "home" }), { ...options, background: Background.empty })
+      expect(free).toMatchObject({ _tag: "Clear", evaluation: { reason: "undeclared-section" } })
       const taken = yield* SaveGate.check(candidate({}), options)
       expect(taken._tag).toBe("Held")
       expect(taken._tag === "Held" && taken.holders.map((h) => h.record.id)).toEqual([held!.id])

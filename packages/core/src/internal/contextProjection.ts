@@ -19,11 +19,12 @@ import * as InjectionLog from "../InjectionLog.js"
 import * as Instrumentation from "../Instrumentation.js"
 import * as MemoryLimits from "../MemoryLimits.js"
 import * as MemoryQuery from "../MemoryQuery.js"
-import type * as MemoryRecord from "../MemoryRecord.js"
+import * as MemoryRecord from "../MemoryRecord.js"
 import * as MemoryStore from "../MemoryStore.js"
 import * as PriorSessionDigest from "../PriorSessionDigest.js"
 import * as ProjectedContext from "../ProjectedContext.js"
 import * as PromotionStore from "../PromotionStore.js"
+import * as Routing from "../Routing.js"
 import * as SearchPlan from "../SearchPlan.js"
 import * as SearchTokenizer from "../SearchTokenizer.js"
 import * as SessionStore from "../SessionStore.js"
@@ -184,37 +185,60 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
       })
 
     /**
-     * The identity tier: per address of the spec's promotion rows in the scope that the prefix
-     * neither holds nor composed, the newest deliverable record; oldest first, at most
-     * `identityLimit` (the newest ones).
+     * The identity tier: per address of the spec's promotion rows in the scopes the request reads
+     * (the agent's own among them) that the prefix neither holds nor composed, the deliverable
+     * record of the most specific scope, the newest among equals; the `identityLimit` most
+     * important addresses (the vocabulary's order, then newest), most important first — so budget
+     * shedding, last line first, sheds the least important (decision 0056).
      */
-    const readIdentity = (source: IdentitySource, inPrefix: ReadonlySet<string>, now: DateTime.Utc) =>
+    const readIdentity = (
+      source: IdentitySource,
+      scopes: ReadonlyArray<MemoryRecord.Scope>,
+      inPrefix: ReadonlySet<string>,
+      now: DateTime.Utc
+    ) =>
       Effect.gen(function*() {
         const held = new Set(source.heldAddresses)
-        const rows = yield* promotions.listByScope(source.scope, { specKey: source.spec.key })
-        const addressById = new Map<string, string>()
-        for (const row of rows.rows) {
-          if (row.placementKey !== null && !held.has(row.placementKey) && !inPrefix.has(row.recordId)) {
-            addressById.set(row.recordId, row.placementKey)
+        const read = scopes.includes(source.scope) ? scopes : [source.scope, ...scopes]
+        const addressById = new Map<string, { readonly placementKey: string; readonly importance: number }>()
+        let skipped = 0
+        for (const scope of new Set(read)) {
+          const rows = yield* promotions.listByScope(scope, { specKey: source.spec.key })
+          skipped += rows.skipped
+          for (const row of rows.rows) {
+            if (
+              row.placementKey !== null && row.placement !== null && !held.has(row.placementKey) &&
+              !inPrefix.has(row.recordId)
+            ) {
+              const importance = Routing.importanceOf(source.spec, row.placement)
+              addressById.set(row.recordId, { placementKey: row.placementKey, importance })
+            }
           }
         }
         if (addressById.size === 0) {
-          return { value: [], skipped: rows.skipped } satisfies Read<ReadonlyArray<ProjectedContext.IdentityEntry>>
+          return { value: [], skipped } satisfies Read<ReadonlyArray<ProjectedContext.IdentityEntry>>
         }
-        const read = yield* memories.get([...addressById.keys()])
-        const newest = new Map<string, MemoryRecord.MemoryRecord>()
-        for (const record of read.records) {
-          if (record.scope !== source.scope || !MemoryQuery.isDeliverable(record, now)) continue
-          const address = addressById.get(record.id)!
-          const holder = newest.get(address)
-          if (holder === undefined || MemoryQuery.compareListOrder(record, holder) < 0) newest.set(address, record)
+        const records = yield* memories.get([...addressById.keys()])
+        const readScopes = new Set(read)
+        const holders = new Map<string, { readonly record: MemoryRecord.MemoryRecord; readonly importance: number }>()
+        const beats = (a: MemoryRecord.MemoryRecord, b: MemoryRecord.MemoryRecord) => {
+          const specific = MemoryRecord.scopeSpecificity(a.scope) - MemoryRecord.scopeSpecificity(b.scope)
+          return specific !== 0 ? specific > 0 : MemoryQuery.compareListOrder(a, b) < 0
         }
-        const value = [...newest.entries()]
-          .map(([placementKey, record]) => ({ record, placementKey }))
-          .sort((a, b) => MemoryQuery.compareListOrder(a.record, b.record))
+        for (const record of records.records) {
+          if (!readScopes.has(record.scope) || !MemoryQuery.isDeliverable(record, now)) continue
+          const { importance, placementKey } = addressById.get(record.id)!
+          const holder = holders.get(placementKey)
+          if (holder === undefined || beats(record, holder.record)) holders.set(placementKey, { record, importance })
+        }
+        const value = [...holders.entries()]
+          .sort(([, a], [, b]) =>
+            (a.importance === b.importance ? 0 : a.importance < b.importance ? -1 : 1) ||
+            MemoryQuery.compareListOrder(a.record, b.record)
+          )
           .slice(0, settings.identityLimit)
-          .reverse()
-        return { value, skipped: rows.skipped + read.skipped } satisfies Read<
+          .map(([placementKey, { record }]) => ({ record, placementKey }))
+        return { value, skipped: skipped + records.skipped } satisfies Read<
           ReadonlyArray<ProjectedContext.IdentityEntry>
         >
       })
@@ -259,7 +283,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         // Only what the mode composes is read: incognito and subagent projections never touch memory.
         const inPrefix = new Set(request.inPrefix ?? [])
         const identity = sections.has("identity_memory") && request.identity !== undefined && settings.identityLimit > 0
-          ? yield* readIdentity(request.identity, inPrefix, now)
+          ? yield* readIdentity(request.identity, request.scopes, inPrefix, now)
           : none
         const alwaysOn = sections.has("always_on_memory") ? yield* readAlwaysOn(request.scopes) : none
         const digest = sections.has("prior_sessions") ? yield* readDigest(request, sessionId) : none

@@ -19,6 +19,7 @@ import type {
 } from "../MemoryOverlay.js"
 import {
   entryAddress,
+  importanceOf,
   type MemoryRoutingSpec,
   type PlacedRecord,
   type Placement,
@@ -54,6 +55,8 @@ interface Entry {
   readonly supporters: ReadonlyArray<Candidate>
   readonly value: string
   readonly chars: number
+  /** The key's rank in the spec's vocabulary (`Routing.importanceOf`): 0 is the most important. */
+  readonly importance: number
   rank: number
 }
 
@@ -72,8 +75,10 @@ const newestFirst = (a: Row, b: Row): number => b.createdAt - a.createdAt || com
 
 const oldestFirst = (a: Row, b: Row): number => a.createdAt - b.createdAt || compareRaw(a.id, b.id)
 
-// Spill priority, highest first: more supporting records, then newer, then lower id.
+// Spill priority, highest first: the more important key (the vocabulary's order; undeclared keys
+// last), then more supporting records, then newer, then lower id (decision 0056).
 const byPriority = (a: Entry, b: Entry): number =>
+  (a.importance === b.importance ? 0 : a.importance < b.importance ? -1 : 1) ||
   b.supporters.length - a.supporters.length || newestFirst(a.primary, b.primary)
 
 const budgetValue = (value: number | undefined, fallback: number): number =>
@@ -212,6 +217,7 @@ export const applyMemoryOverlay = (
       supporters,
       value,
       chars: renderEntryLine({ key, value }).length,
+      importance: importanceOf(spec, primary.placement),
       rank: Number.POSITIVE_INFINITY
     })
   }

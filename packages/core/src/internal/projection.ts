@@ -1,6 +1,6 @@
 import * as DateTime from "effect/DateTime"
 import { isDeliverable } from "../MemoryQuery.js"
-import type { MemoryId, MemoryRecord } from "../MemoryRecord.js"
+import { type MemoryId, type MemoryRecord, scopeSpecificity } from "../MemoryRecord.js"
 import type {
   BudgetWarning,
   ProjectedContext,
@@ -249,6 +249,30 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   const addressOf = input.addresses ?? {}
   const deliveredIds = new Set<string>()
   const deliveredAddresses = new Set<string>()
+  const candidate = (record: MemoryRecord) => isDeliverable(record, input.now) && record.deliveryPolicy !== "on_demand"
+  // Per address, the most specific scope a deliverable input holds it in: a less specific scope's
+  // record there is withheld, so the scopes a request reads never give one slot two values.
+  const mostSpecific = new Map<string, number>()
+  const claim = (record: MemoryRecord, address: string | undefined) => {
+    if (address === undefined || !candidate(record)) return
+    const specificity = scopeSpecificity(record.scope)
+    if (specificity > (mostSpecific.get(address) ?? -1)) mostSpecific.set(address, specificity)
+  }
+  if (enabled.has("identity_memory")) {
+    for (const entry of input.identity ?? []) {
+      claim(entry.record, entry.placementKey)
+    }
+  }
+  if (enabled.has("always_on_memory")) {
+    for (const record of input.alwaysOn ?? []) {
+      claim(record, addressOf[record.id])
+    }
+  }
+  if (enabled.has("recalled_memory")) {
+    for (const hit of input.recall ?? []) {
+      claim(hit.record, addressOf[hit.record.id])
+    }
+  }
   const admit = (section: SectionLabel, record: MemoryRecord, address: string | undefined): boolean => {
     const reason = !isDeliverable(record, input.now)
       ? "not-deliverable"
@@ -256,6 +280,8 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
       ? "on-demand"
       : inPrefix.has(record.id) || (address !== undefined && heldAddresses.has(address))
       ? "in-prefix"
+      : address !== undefined && scopeSpecificity(record.scope) < (mostSpecific.get(address) ?? -1)
+      ? "scope-shadowed"
       : deliveredIds.has(record.id) || (address !== undefined && deliveredAddresses.has(address))
       ? "duplicate"
       : undefined

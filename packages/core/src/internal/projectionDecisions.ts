@@ -81,12 +81,12 @@ export const withoutSummaries = <A extends { readonly record: MemoryRecord.Memor
 ): ReadonlyArray<A> => hits.filter((hit) => Option.isNone(PriorSessionDigest.fromRecord(hit.record)))
 
 /**
- * The address routing gives a record of the identity source's scope (placed, or in an undeclared
- * section), or `undefined`: a record of another scope, one the spec declines, or one the spec
- * cannot place (a broken spec) has none, and is then deduplicated by id alone.
+ * The address routing gives a record under the identity source's spec (placed, or in an
+ * undeclared section), whichever scope it is of — a `global` name and the agent's own are one slot
+ * (decision 0056) — or `undefined`: a record the spec declines, or one the spec cannot place (a
+ * broken spec), has none, and is then deduplicated by id alone.
  */
 const addressOf = (source: IdentitySource, record: MemoryRecord.MemoryRecord): string | undefined => {
-  if (record.scope !== source.scope) return undefined
   const evaluation = Routing.evaluateRoute(record, source.context, source.spec)
   return Either.isLeft(evaluation) || evaluation.right.placement === null ? undefined : evaluation.right.placementKey
 }

@@ -147,6 +147,10 @@ interface SaveParams {
 interface Teach {
   readonly input: string
   readonly save: SaveParams
+  /** More saves the model makes in the same response, after `save` (100 hobbies, say). */
+  readonly more?: ReadonlyArray<SaveParams> | undefined
+  /** The scope of the agent this is told to (default: the scenario's); `global`: another user's agent. */
+  readonly scope?: MemoryRecord.Scope | undefined
   readonly onConflict?: "retry" | "give-up" | undefined
   /**
    * Where the model takes its label from when it follows the tool's description: the key the
@@ -175,6 +179,9 @@ const behaviour = (teach: Teach | undefined): ScriptedModel.Script => (request) 
     return [ScriptedModel.text("Noted.")]
   }
   if (teach === undefined || ScriptedModel.lastUserText(request) !== teach.input) return [ScriptedModel.text("Hello!")]
+  if (teach.more !== undefined) {
+    return [teach.save, ...teach.more].map((save) => ScriptedModel.toolCall("memory_save", save))
+  }
   if (teach.labelFromDescription !== true) return [ScriptedModel.toolCall("memory_save", teach.save)]
   const label = nameKeyIn(request.toolDescriptions?.["memory_save"])
   const { label: _, ...rest } = teach.save
@@ -190,7 +197,8 @@ const turn = (
   scope: MemoryRecord.Scope,
   input: string,
   script: ScriptedModel.Script,
-  options: EvalOptions
+  options: EvalOptions,
+  scopes: ReadonlyArray<MemoryRecord.Scope> = [scope]
 ) =>
   Effect.gen(function*() {
     const spec = options.spec ?? RoutingPresets.userBackground
@@ -199,6 +207,7 @@ const turn = (
       background: agent.background,
       spec: spec.key,
       scope,
+      scopes,
       ...("overlayBudget" in agent ? { overlayBudget: agent.overlayBudget } : {})
     }).pipe(Effect.provide(RoutingSpecs.layer({ [spec.key]: spec })))
     yield* NativeRuntime.runTurn({ agent: native, sessionId: "eval", input })
@@ -255,6 +264,8 @@ interface Scenario {
   readonly present: string
   readonly absent?: ReadonlyArray<string> | undefined
   readonly address: { readonly section: string; readonly key: string | "content" }
+  /** The agent reads `global` as well as its own scope. */
+  readonly readsGlobal?: boolean | undefined
 }
 
 const word = (text: string) =>
@@ -295,9 +306,13 @@ const runScenarios =
       for (const scenario of scenarios) {
         const scope = `project:eval-${family}-${++scopeCounter}`
         let taught: string | undefined
+        const scopes: ReadonlyArray<MemoryRecord.Scope> = scenario.readsGlobal === true ? [scope, "global"] : [scope]
         for (const teach of scenario.teach) {
+          const at = teach.scope ?? scope
           const failed = yield* session(
-            Effect.either(turn(scenario.agent, scope, teach.input, behaviour(teach), options))
+            Effect.either(
+              turn(scenario.agent, at, teach.input, behaviour(teach), options, at === scope ? scopes : [at])
+            )
           )
           if (Either.isLeft(failed)) taught = `teaching "${teach.input}" failed: ${firstLine(String(failed.left))}`
         }
@@ -306,7 +321,7 @@ const runScenarios =
         routed.push(routingProblem === undefined ? undefined : `${scenario.name}: ${routingProblem}`)
         for (const question of scenario.questions) {
           const asked = yield* session(
-            Effect.either(turn(scenario.agent, scope, question, behaviour(undefined), options))
+            Effect.either(turn(scenario.agent, scope, question, behaviour(undefined), options, scopes))
           )
           const name = `${scenario.name}: "${question}"`
           if (Either.isLeft(asked)) {
@@ -419,17 +434,23 @@ const wrongKind = runScenarios(
   )
 )
 
-// no-label: the model gives no label; the entry is keyed by its content, never shown as a hash.
+// no-label: the model gives no label. A record whose content states a single-valued key ("The
+// user's name is Doug") takes that key (decision 0055); any other is keyed by its content, which
+// is never shown as a hash.
 const noLabel = runScenarios("no-label", [
-  identityScenario("profile without a label", agents.companion, nameFact(undefined), questions(0, 6), {
-    section: "about_user",
-    key: "content"
-  }),
+  identityScenario("profile without a label", agents.companion, nameFact(undefined), questions(0, 6)),
   identityScenario(
     "a second unlabelled profile fact",
     agents.companion,
     { input: "I live in Oslo.", save: { kind: "profile", content: "The user lives in Oslo" } },
     ["Where do I live?", "What's the weather like where I am?", "Recommend a restaurant near me."],
+    { section: "about_user", key: "location" }
+  ),
+  identityScenario(
+    "an unlabelled profile fact that states no declared key",
+    agents.companion,
+    { input: "I love the mountains.", save: { kind: "profile", content: "The user loves hiking in the mountains" } },
+    ["Plan a weekend for me.", "Tell me one thing you know about me."],
     { section: "about_user", key: "content" }
   )
 ])
@@ -526,11 +547,165 @@ const notComposed = (agent: Agent) => [
   identityScenario("profile labelled name", agent, nameFact("name"), questions(0, 4)),
   identityScenario("profile labelled first_name", agent, nameFact("first_name"), questions(4, 2)),
   identityScenario("fact labelled full name", agent, nameFact("full name", "fact"), questions(6, 2)),
-  identityScenario("profile without a label", agent, nameFact(undefined), questions(8, 2), {
-    section: "about_user",
-    key: "content"
-  })
+  identityScenario("profile without a label", agent, nameFact(undefined), questions(8, 2)),
+  identityScenario(
+    "unlabelled profile stating no declared key",
+    agent,
+    { input: "I love the mountains.", save: { kind: "profile", content: "The user loves hiking in the mountains" } },
+    ["Tell me one thing you know about me."],
+    { section: "about_user", key: "content" }
+  )
 ]
+
+// ---------------------------------------------------------------------------------------------
+// Identity under real use (issue 20): corrections under any label, a name under an unknown label,
+// a name among a hundred newer facts, another user's global name, names that need joiners.
+// ---------------------------------------------------------------------------------------------
+
+// correction-unlabelled: the correction's label names no declared key, or there is none; its
+// content states the key, so the gate meets the old value and the retry replaces it.
+const unlabelledCorrections: ReadonlyArray<Scenario> = [
+  ...[["moniker", "name"], ["what_to_call_them", "name"], [undefined, "name"]].map(([label]) => ({
+    name: `name: Doug → Douglas (label ${label === undefined ? "none" : JSON.stringify(label)})`,
+    agent: agents.companion,
+    teach: [nameFact("name"), {
+      input: "Actually my name is Douglas.",
+      save: {
+        kind: "profile" as const,
+        content: "Actually my name is Douglas",
+        ...(label !== undefined ? { label } : {})
+      },
+      onConflict: "retry" as const
+    }],
+    questions: questions(0, 3),
+    present: "Actually my name is Douglas",
+    absent: ["Doug"],
+    address: nameAt
+  })),
+  {
+    name: "location: Oslo → Bergen (no label)",
+    agent: agents.companion,
+    teach: [
+      { input: "I live in Oslo.", save: { kind: "profile", content: "The user lives in Oslo", label: "location" } },
+      {
+        input: "I moved to Bergen.",
+        save: { kind: "profile", content: "The user moved to Bergen" },
+        onConflict: "retry"
+      }
+    ],
+    questions: ["Where do I live?", "Recommend a restaurant near me."],
+    present: "The user moved to Bergen",
+    absent: ["Oslo"],
+    address: { section: "about_user", key: "location" }
+  },
+  {
+    name: "time zone: Oslo → Denver (label \"clock\", saved as a note)",
+    agent: agents.optOut,
+    teach: [
+      {
+        input: "I'm on Oslo time.",
+        save: { kind: "profile", content: "The user's time zone is Europe/Oslo", label: "time_zone" }
+      },
+      {
+        input: "I'm on Denver time now.",
+        save: { kind: "note", content: "The user's time zone is America/Denver", label: "clock" },
+        onConflict: "retry"
+      }
+    ],
+    questions: ["What time is it for me?", "When should we schedule my call?"],
+    present: "The user's time zone is America/Denver",
+    absent: ["Europe/Oslo"],
+    address: { section: "about_user", key: "time_zone" }
+  },
+  {
+    name: "a distinct fact that names someone else still lands beside the name",
+    agent: agents.companion,
+    teach: [nameFact("name"), { input: "My dog is Rex.", save: { kind: "profile", content: "My dog's name is Rex" } }],
+    questions: ["Tell me one thing you know about me.", "who am I?"],
+    present: "The user's name is Doug",
+    address: nameAt
+  }
+]
+
+// unknown-label: a name saved as a fact, note or profile under a label the vocabulary lacks.
+const unknownLabels: ReadonlyArray<Scenario> = [
+  ...([["fact", "moniker"], ["note", "handle_irl"], ["fact", undefined], ["profile", "what_to_call_them"]] as const)
+    .flatMap(([kind, label], i) =>
+      [agents.companion, agents.optOut].map((agent) =>
+        identityScenario(
+          `${kind} labelled ${label === undefined ? "nothing" : JSON.stringify(label)} (${
+            agent === agents.companion ? "companion" : "opt-out"
+          })`,
+          agent,
+          nameFact(label, kind),
+          questions(i * 3, 3)
+        )
+      )
+    )
+]
+
+// many-facts: the name, then a hundred newer facts in one response.
+const hobbies: ReadonlyArray<SaveParams> = Array.from({ length: 100 }, (_, i) => ({
+  kind: "profile",
+  content: `The user enjoys hobby number ${i + 1}, which they took up last spring`,
+  label: `hobby ${i + 1}`
+}))
+const longName: Teach = {
+  input: "Hi! My name is Douglas, by the way.",
+  save: {
+    kind: "profile",
+    content: "The user's full name is Douglas Alexander Fairweather-Smith of Little Wobbling",
+    label: "name"
+  }
+}
+const manyFacts: ReadonlyArray<Scenario> = [agents.companion, agents.optOut, agents.guarded].map((agent) => ({
+  name: `the name, then 100 newer facts (${
+    agent === agents.companion ? "companion" : agent === agents.optOut ? "opt-out" : "guarded"
+  })`,
+  agent,
+  teach: [longName, { input: "Let me tell you about my hobbies.", save: hobbies[0]!, more: hobbies.slice(1) }],
+  questions: questions(0, 4),
+  present: longName.save.content,
+  address: nameAt
+}))
+
+// scope-isolation: another user told a global agent their name; this agent reads global too.
+const bob: Teach = {
+  input: "Hi, I'm Bob.",
+  save: { kind: "profile", content: "The user's name is Bob", label: "name" },
+  scope: "global"
+}
+const scopeIsolation: ReadonlyArray<Scenario> = [agents.companion, agents.optOut, agents.guarded].map((agent) => ({
+  name: `another user's global name (${
+    agent === agents.companion ? "companion" : agent === agents.optOut ? "opt-out" : "guarded"
+  })`,
+  agent,
+  teach: [bob, nameFact("name")],
+  questions: [...questions(0, 3), "Is my name Bob?"],
+  present: "The user's name is Doug",
+  absent: ["The user's name is Bob"],
+  address: nameAt,
+  readsGlobal: true
+}))
+
+// joined-scripts: names whose letters or emoji need a joiner reach the prompt byte for byte.
+const joinedNames: ReadonlyArray<readonly [string, string]> = [
+  ["Persian (ZWNJ)", "\u0645\u0647\u0631\u200C\u0646\u0627\u0632"],
+  ["Persian, two joins", "\u0641\u0627\u0637\u0645\u0647\u200C\u0632\u0647\u0631\u0627"],
+  ["Devanagari half form (ZWJ)", "\u0915\u094D\u200D\u0937\u093F\u0924\u093F"],
+  ["emoji ZWJ sequence", "Sam \u{1F469}\u200D\u{1F4BB}"],
+  ["flag sequence", "Rainbow \u{1F3F3}\uFE0F\u200D\u{1F308}"]
+]
+const joinedScripts: ReadonlyArray<Scenario> = joinedNames.flatMap(([what, name], i) =>
+  [agents.companion, agents.optOut].map((agent) =>
+    identityScenario(
+      `${what} (${agent === agents.companion ? "companion" : "opt-out"})`,
+      agent,
+      { input: "Remember my name, please.", save: { kind: "profile", content: `My name is ${name}`, label: "name" } },
+      questions(i * 2, 2)
+    )
+  )
+)
 
 const identityFamilies: ReadonlyArray<Family> = [
   {
@@ -593,6 +768,36 @@ const identityFamilies: ReadonlyArray<Family> = [
     hard: true,
     description: "About the User over its budget: the spilled fact reaches the prompt through the identity tier",
     run: runScenarios("over-budget", notComposed(agents.overBudget))
+  },
+  {
+    name: "correction-unlabelled",
+    hard: true,
+    description: "a correction under an unknown label, or none: its content states the key, conflict, retry, one value",
+    run: runScenarios("correction-unlabelled", unlabelledCorrections)
+  },
+  {
+    name: "unknown-label",
+    hard: true,
+    description: "a name saved as a fact, note or profile under a label the vocabulary lacks reaches the prompt",
+    run: runScenarios("unknown-label", unknownLabels)
+  },
+  {
+    name: "many-facts",
+    hard: true,
+    description: "the name, then 100 newer facts: importance, not recency, keeps the name in the prompt",
+    run: runScenarios("many-facts", manyFacts)
+  },
+  {
+    name: "scope-isolation",
+    hard: true,
+    description: "reading global as well: another user's global name never rides along with the user's own",
+    run: runScenarios("scope-isolation", scopeIsolation)
+  },
+  {
+    name: "joined-scripts",
+    hard: true,
+    description: "names that need ZWNJ/ZWJ (Persian, Devanagari, emoji sequences) reach the prompt byte for byte",
+    run: runScenarios("joined-scripts", joinedScripts)
   }
 ]
 
@@ -733,7 +938,8 @@ const userCases = reasonCases({
   declared: RoutingPresets.userBackgroundSections,
   section: "about_user",
   guardedSection: "preferences",
-  placed: (id, extra) => ({ id, kind: "profile", label: "slot", content: "My name is Doug", ...extra }),
+  // Content that states no declared key, so the label alone gives the address (decision 0055).
+  placed: (id, extra) => ({ id, kind: "profile", label: "slot", content: "The user grows tomatoes", ...extra }),
   guarded: (id, extra) => ({ id, kind: "standing", label: "length", content: "Keep answers short", ...extra }),
   declined: (id) => ({ id, kind: "episode", content: "We talked about the weather" })
 })
