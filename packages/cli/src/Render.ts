@@ -5,7 +5,15 @@
  *
  * @since 0.1.0
  */
-import { MemoryQuery, type MemoryRecord, type MemoryStore, MemoryWrite, TextSafety } from "@engram/core"
+import {
+  InstructionScreen,
+  MemoryQuery,
+  type MemoryRecord,
+  type MemoryStore,
+  MemoryWrite,
+  TextSafety,
+  TurnProvenance
+} from "@engram/core"
 import { LegacyImport } from "@engram/store-sqlite"
 import * as DateTime from "effect/DateTime"
 
@@ -15,7 +23,13 @@ import * as DateTime from "effect/DateTime"
  * @since 0.1.0
  * @category json
  */
-export type JsonRecord = typeof MemoryRecord.MemoryRecord.Encoded & { readonly trustTier: MemoryRecord.TrustTier }
+export type JsonRecord = typeof MemoryRecord.MemoryRecord.Encoded & {
+  readonly trustTier: MemoryRecord.TrustTier
+  /** Whether the poisoning screen flags it (derived, like `trustTier`). */
+  readonly flagged: boolean
+  /** The session and turns it was drawn from, when it names them (`TurnProvenance`). */
+  readonly source?: TurnProvenance.TurnSource
+}
 
 /**
  * Encodes a record for `--json`.
@@ -25,8 +39,24 @@ export type JsonRecord = typeof MemoryRecord.MemoryRecord.Encoded & { readonly t
  */
 export const jsonRecord = (record: MemoryRecord.MemoryRecord): JsonRecord => ({
   ...MemoryWrite.encodeStoredRecord(record),
-  trustTier: record.trustTier
+  trustTier: record.trustTier,
+  flagged: record.flagged,
+  ...sourceOf(record)
 })
+
+const sourceOf = (record: MemoryRecord.MemoryRecord): { readonly source?: TurnProvenance.TurnSource } => {
+  const source = TurnProvenance.of(record)
+  return source === undefined ? {} : { source }
+}
+
+const provenanceLines = (record: MemoryRecord.MemoryRecord): ReadonlyArray<string> => {
+  const from = TurnProvenance.describe(record)
+  const reasons = InstructionScreen.screen(record.content).reasons
+  return [
+    ...(from !== undefined ? [`from        ${escapeControls(from)}`] : []),
+    ...(record.flagged ? [`flagged     reads as an instruction to the agent (${reasons.join(", ") || "label"})`] : [])
+  ]
+}
 
 /**
  * Serialises a JSON document for stdout (two-space indented).
@@ -168,6 +198,7 @@ export const recordDetail = (record: MemoryRecord.MemoryRecord, now: DateTime.Ut
     `scope       ${record.scope}`,
     `delivery    ${record.deliveryPolicy}`,
     `created     ${DateTime.formatIso(record.createdAt)}`,
+    ...provenanceLines(record),
     ...optionalLines(record)
   ].join("\n")
 

@@ -29,6 +29,7 @@ import * as SearchTokenizer from "../SearchTokenizer.js"
 import * as SessionStore from "../SessionStore.js"
 import * as TelemetryStore from "../TelemetryStore.js"
 import * as TokenEstimator from "../TokenEstimator.js"
+import { isFlagged } from "../InstructionScreen.js"
 import * as Decisions from "./projectionDecisions.js"
 
 export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
@@ -67,6 +68,13 @@ interface Read<A> {
   readonly skipped: number
 }
 
+/**
+ * False for a record the poisoning screen flags and no operator confirmed: it reaches no tier of
+ * the projection (always-on, identity, recall), as no overlay section composes it.
+ */
+const screened = (record: MemoryRecord.MemoryRecord): boolean =>
+  record.reviewState === "confirmed" || !isFlagged(record)
+
 export const make = (settings: ProjectionSettings): Effect.Effect<ContextProjectionService, never, Stores> =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
@@ -89,7 +97,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
             limit: PAGE,
             ...(cursor !== undefined ? { cursor } : {})
           })
-          records.push(...page.records)
+          records.push(...page.records.filter(screened))
           skipped += page.skipped
           cursor = page.nextCursor
         } while (cursor !== undefined)
@@ -204,7 +212,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         const read = yield* memories.get([...addressById.keys()])
         const newest = new Map<string, MemoryRecord.MemoryRecord>()
         for (const record of read.records) {
-          if (record.scope !== source.scope || !MemoryQuery.isDeliverable(record, now)) continue
+          if (record.scope !== source.scope || !MemoryQuery.isDeliverable(record, now) || !screened(record)) continue
           const address = addressById.get(record.id)!
           const holder = newest.get(address)
           if (holder === undefined || MemoryQuery.compareListOrder(record, holder) < 0) newest.set(address, record)
@@ -238,7 +246,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
                 })
               )
           ),
-          (found) => ({ value: found.hits, skipped: found.skipped })
+          (found) => ({ value: found.hits.filter((hit) => screened(hit.record)), skipped: found.skipped })
         )
 
     const project = (request: ProjectionRequest) => {

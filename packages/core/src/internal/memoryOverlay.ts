@@ -26,6 +26,7 @@ import {
   routingContext,
   validatePlacement
 } from "../Routing.js"
+import { isFlagged } from "../InstructionScreen.js"
 import { deepFreeze } from "./deepFreeze.js"
 
 export const DEFAULT_SECTION_BUDGET_CHARS = 1_500
@@ -158,6 +159,7 @@ export const applyMemoryOverlay = (
       if (section === undefined) decline(row, "undeclared-section")
       else if (section.promotion === "locked") decline(row, "locked")
       else if (section.promotion === "earned") decline(row, "earned-inert")
+      else if (record.reviewState !== "confirmed" && isFlagged(record)) decline(row, "flagged")
       else if (section.promotion === "guarded" && record.reviewState !== "confirmed") decline(row, "review-required")
       else if (authoredAddresses.has(row.address.placementKey)) decline(row, "authored-wins")
       else {
