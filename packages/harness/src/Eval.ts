@@ -186,7 +186,7 @@ export const run = <E>(
         routing: { correct, total: routed.length },
         routingProblems,
         meanRequestBytes: sized.length === 0 ? null : Math.round(sized.reduce((a, b) => a + b, 0) / sized.length),
-        ...("cost" in result ? { extraction: result.cost } : {})
+        ...("cost" in result ? { extraction: result.cost as extraction.ExtractionCost } : {})
       })
     }
     return { families: results, passed: results.every((f) => f.passed || !f.hard) }

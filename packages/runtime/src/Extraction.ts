@@ -455,7 +455,9 @@ export const approve = (
     if (!Schema.is(MemoryRecord.MemoryId)(memoryId)) return yield* refuse("that is not a memory id")
     const [record] = (yield* memories.get([memoryId])).records
     if (record === undefined) return yield* refuse(`there is no memory ${memoryId}`)
-    if (record.reviewState !== "pending") return yield* refuse(`memory ${memoryId} is ${record.reviewState}, not pending`)
+    if (record.reviewState !== "pending") {
+      return yield* refuse(`memory ${memoryId} is ${record.reviewState}, not pending`)
+    }
     if (record.invalidatedAt !== undefined) return yield* refuse(`memory ${memoryId} was superseded`)
     const holderId = proposedHolder(record)
     if (holderId === undefined) return yield* memories.setReviewState(memoryId, "confirmed")
@@ -496,7 +498,8 @@ export const make = (settings: Settings = {}) =>
     const maxTurnChars = settings.maxTurnChars ?? defaults.maxTurnChars
     const shownMemories = settings.shownMemories ?? defaults.shownMemories
     const tokenBudget = settings.tokenBudget ?? defaults.tokenBudget
-    const retry = settings.retry ?? Schedule.exponential(Duration.seconds(1)).pipe(Schedule.intersect(Schedule.recurs(3)))
+    const retry = settings.retry ??
+      Schedule.exponential(Duration.seconds(1)).pipe(Schedule.intersect(Schedule.recurs(3)))
     const ledgers = yield* Ref.make(new Map<string, Ledger>())
     // One run per session at a time: a run reads and then advances the watermark.
     const lock = yield* Effect.makeSemaphore(1)

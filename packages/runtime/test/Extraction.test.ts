@@ -4,11 +4,11 @@
  * through the memory_save handler (routing, save gate, promotion), and the next session's request
  * (as `PromptObserver` captured it) shows what review allows.
  */
+import * as AiError from "@effect/ai/AiError"
 import { describe, expect, it } from "@effect/vitest"
 import { Background, MemoryStore, RoutingPresets, RoutingSpecs, TurnProvenance } from "@engram/core"
 import { ContextAssembler, Explain, Extraction, NativeRuntime, PromptObserver, Subagent } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import * as AiError from "@effect/ai/AiError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
@@ -106,7 +106,11 @@ describe("extraction through the native loop", () => {
       expect(requests.filter((r) => !isExtraction(r)).every((r) => ScriptedModel.pendingToolResults(r).length === 0))
         .toBe(true)
       const [record] = (yield* all).records
-      expect(record).toMatchObject({ content: "The user's name is Doug", sourceType: "extracted", reviewState: "pending" })
+      expect(record).toMatchObject({
+        content: "The user's name is Doug",
+        sourceType: "extracted",
+        reviewState: "pending"
+      })
       expect(TurnProvenance.of(record!)).toEqual({ session: "s-1", hashed: false, turns: { first: 1, last: 1 } })
 
       const second = yield* turn("s-2", "What's my name?")
@@ -172,7 +176,11 @@ describe("extraction through the native loop", () => {
       ])
       const report = yield* (yield* Extraction.Extraction).run({
         sessionId: "s-2",
-        memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground }
+        memory: {
+          scope: "global",
+          background: RoutingPresets.userBackgroundSections,
+          spec: RoutingPresets.userBackground
+        }
       })
       // s-2 was already extracted in the background: nothing new, no call.
       expect(report).toMatchObject({ status: "nothing-new", calls: 0 })
@@ -220,7 +228,11 @@ describe("extraction through the native loop", () => {
       const report = yield* (yield* Extraction.Extraction).run({
         sessionId: "s-1",
         mode: "incognito",
-        memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground }
+        memory: {
+          scope: "global",
+          background: RoutingPresets.userBackgroundSections,
+          spec: RoutingPresets.userBackground
+        }
       })
       expect(report.status).toBe("incognito")
     }).pipe(Effect.provide(env())))
@@ -248,7 +260,11 @@ describe("extraction through the native loop", () => {
     Effect.gen(function*() {
       let broken = true
       const script: ScriptedModel.Script = (request) =>
-        !isExtraction(request) ? [ScriptedModel.text("Hi!")] : broken ? [ScriptedModel.text("not json")] : extractor(request)
+        !isExtraction(request)
+          ? [ScriptedModel.text("Hi!")]
+          : broken
+          ? [ScriptedModel.text("not json")]
+          : extractor(request)
       return yield* Effect.gen(function*() {
         const first = yield* turn("s-1", "Hi! My name is Doug.")
         expect(first.result._tag).toBe("Completed")
@@ -256,7 +272,11 @@ describe("extraction through the native loop", () => {
         broken = false
         const reports = yield* (yield* Extraction.Extraction).endSession({
           sessionId: "s-1",
-          memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground }
+          memory: {
+            scope: "global",
+            background: RoutingPresets.userBackgroundSections,
+            spec: RoutingPresets.userBackground
+          }
         })
         expect(reports.map((r) => r.status)).toEqual(["extracted", "nothing-new"])
         expect((yield* all).records.map((r) => r.content)).toEqual(["The user's name is Doug"])
@@ -309,7 +329,11 @@ describe("extraction through the native loop", () => {
       const report = yield* (yield* Extraction.Extraction).run({
         sessionId: "acp-1",
         mode: "external",
-        memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground },
+        memory: {
+          scope: "global",
+          background: RoutingPresets.userBackgroundSections,
+          spec: RoutingPresets.userBackground
+        },
         messages: yield* assembler.transcript("acp-1")
       })
       expect(report).toMatchObject({ status: "extracted", turns: [1], calls: 1 })

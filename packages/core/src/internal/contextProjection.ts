@@ -16,6 +16,7 @@ import type {
 } from "../ContextProjection.js"
 import * as ErrorClass from "../ErrorClass.js"
 import * as InjectionLog from "../InjectionLog.js"
+import { isFlagged } from "../InstructionScreen.js"
 import * as Instrumentation from "../Instrumentation.js"
 import * as MemoryLimits from "../MemoryLimits.js"
 import * as MemoryQuery from "../MemoryQuery.js"
@@ -29,7 +30,6 @@ import * as SearchTokenizer from "../SearchTokenizer.js"
 import * as SessionStore from "../SessionStore.js"
 import * as TelemetryStore from "../TelemetryStore.js"
 import * as TokenEstimator from "../TokenEstimator.js"
-import { isFlagged } from "../InstructionScreen.js"
 import * as Decisions from "./projectionDecisions.js"
 
 export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {

@@ -8,6 +8,7 @@ import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import { identity } from "effect/Function"
 import { type Background, type BackgroundEntry, type BackgroundSection, renderEntryLine } from "../Background.js"
+import { isFlagged } from "../InstructionScreen.js"
 import type {
   DeclineReason,
   OverlayAddress,
@@ -26,7 +27,6 @@ import {
   routingContext,
   validatePlacement
 } from "../Routing.js"
-import { isFlagged } from "../InstructionScreen.js"
 import { deepFreeze } from "./deepFreeze.js"
 
 export const DEFAULT_SECTION_BUDGET_CHARS = 1_500

@@ -152,7 +152,9 @@ const family = (
       const cost = { calls: 0, tokens: 0, memories: 0 }
       const body = Effect.gen(function*() {
         for (const step of steps) {
-          const done = yield* run(session(scope, step.input, options, step.incognito === true ? "incognito" : undefined))
+          const done = yield* run(
+            session(scope, step.input, options, step.incognito === true ? "incognito" : undefined)
+          )
           cost.calls += done.calls
           cost.tokens += done.ledger.tokens
         }
@@ -210,8 +212,7 @@ export const families = [
     [{ input: "Hi! My name is Doug." }, { input: "My name is Doug, remember?" }, { input: "Remember: I like tea" }, {
       input: "Remember: I like tea"
     }],
-    (scope) =>
-      Effect.map(records(scope), (all) => all.length === 2 ? undefined : `${all.length} records, expected 2`)
+    (scope) => Effect.map(records(scope), (all) => all.length === 2 ? undefined : `${all.length} records, expected 2`)
   ),
   family(
     "extract-instruction",
