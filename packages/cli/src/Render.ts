@@ -5,11 +5,13 @@
  *
  * @since 0.1.0
  */
+import * as InstructionScreen from "@engram/core/InstructionScreen"
 import * as MemoryQuery from "@engram/core/MemoryQuery"
 import type * as MemoryRecord from "@engram/core/MemoryRecord"
 import type * as MemoryStore from "@engram/core/MemoryStore"
 import * as MemoryWrite from "@engram/core/MemoryWrite"
 import * as TextSafety from "@engram/core/TextSafety"
+import * as TurnProvenance from "@engram/core/TurnProvenance"
 import * as LegacyImport from "@engram/store-sqlite/LegacyImport"
 import * as DateTime from "effect/DateTime"
 
@@ -19,7 +21,13 @@ import * as DateTime from "effect/DateTime"
  * @since 0.1.0
  * @category json
  */
-export type JsonRecord = typeof MemoryRecord.MemoryRecord.Encoded & { readonly trustTier: MemoryRecord.TrustTier }
+export type JsonRecord = typeof MemoryRecord.MemoryRecord.Encoded & {
+  readonly trustTier: MemoryRecord.TrustTier
+  /** Whether the poisoning screen flags it (derived, like `trustTier`). */
+  readonly flagged: boolean
+  /** The session and turns it was drawn from, when it names them (`TurnProvenance`). */
+  readonly source?: TurnProvenance.TurnSource
+}
 
 /**
  * Encodes a record for `--json`.
@@ -29,8 +37,24 @@ export type JsonRecord = typeof MemoryRecord.MemoryRecord.Encoded & { readonly t
  */
 export const jsonRecord = (record: MemoryRecord.MemoryRecord): JsonRecord => ({
   ...MemoryWrite.encodeStoredRecord(record),
-  trustTier: record.trustTier
+  trustTier: record.trustTier,
+  flagged: record.flagged,
+  ...sourceOf(record)
 })
+
+const sourceOf = (record: MemoryRecord.MemoryRecord): { readonly source?: TurnProvenance.TurnSource } => {
+  const source = TurnProvenance.of(record)
+  return source === undefined ? {} : { source }
+}
+
+const provenanceLines = (record: MemoryRecord.MemoryRecord): ReadonlyArray<string> => {
+  const from = TurnProvenance.describe(record)
+  const reasons = InstructionScreen.screen(record.content).reasons
+  return [
+    ...(from !== undefined ? [`from        ${escapeControls(from)}`] : []),
+    ...(record.flagged ? [`flagged     reads as an instruction to the agent (${reasons.join(", ") || "label"})`] : [])
+  ]
+}
 
 /**
  * Serialises a JSON document for stdout (two-space indented).
@@ -172,6 +196,7 @@ export const recordDetail = (record: MemoryRecord.MemoryRecord, now: DateTime.Ut
     `scope       ${record.scope}`,
     `delivery    ${record.deliveryPolicy}`,
     `created     ${DateTime.formatIso(record.createdAt)}`,
+    ...provenanceLines(record),
     ...optionalLines(record)
   ].join("\n")
 

@@ -27,6 +27,16 @@ const families = [
   "vocabulary-isolation"
 ]
 
+/** The extraction families: one case each, no routing column. */
+const extractionFamilies = [
+  "extract-new-fact",
+  "extract-correction",
+  "extract-duplicate",
+  "extract-instruction",
+  "extract-chatty",
+  "extract-incognito"
+]
+
 describe("engram eval", () => {
   const tmp = tempDir()
   afterAll(tmp.cleanup)
@@ -42,8 +52,12 @@ describe("engram eval", () => {
         new RegExp(`^${family}\\s+hard\\s+(\\d+)/\\1\\s+100\\.0%\\s+100\\.0% \\((\\d+)/\\2\\)`, "m")
       )
     }
+    for (const family of extractionFamilies) {
+      expect(run.stdout).toMatch(new RegExp(`^${family}\\s+hard\\s+(\\d+)/\\1\\s+100\\.0%\\s+-`, "m"))
+    }
+    expect(run.stdout).toMatch(/^extraction: \d+ model calls, \d+ tokens for \d+ extracted memories \(/m)
     expect(run.stdout).not.toMatch(/FAIL/)
-    expect(run.stdout).toMatch(/^eval passed: \d+ cases in 17 families, 0 failed$/m)
+    expect(run.stdout).toMatch(/^eval passed: \d+ cases in 18 families, 0 failed$/m)
     // The database was an explicit file in a new directory under the OS temp dir.
     const kept = /^database kept at (.+)$/m.exec(run.stdout)?.[1]
     expect(kept).toBeDefined()
@@ -62,7 +76,10 @@ describe("engram eval", () => {
     }
     expect(report.passed).toBe(true)
     expect(report.families.map((f) => [f.name, f.hard, f.passed, f.rate, f.routingAccuracy])).toEqual(
-      families.map((name) => [name, true, true, 1, 1])
+      [
+        ...families.map((name) => [name, true, true, 1, 1]),
+        ...extractionFamilies.map((name) => [name, true, true, 1, null])
+      ]
     )
     // Without --keep the temporary database is removed.
     expect(existsSync(report.db)).toBe(false)

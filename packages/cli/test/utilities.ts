@@ -107,10 +107,21 @@ export const tempDir = (): { readonly dir: string; readonly cleanup: () => void 
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
-/** A record as `--json` prints it: the record schema's encoded form plus the derived trust tier. */
+/**
+ * A record as `--json` prints it: the record schema's encoded form plus what is derived — the
+ * trust tier, the poisoning screen's flag and the source turns.
+ */
 export const JsonRecord = Schema.extend(
   Schema.encodedSchema(MemoryRecord.MemoryRecord),
-  Schema.Struct({ trustTier: MemoryRecord.TrustTier })
+  Schema.Struct({
+    trustTier: MemoryRecord.TrustTier,
+    flagged: Schema.Boolean,
+    source: Schema.optional(Schema.Struct({
+      session: Schema.String,
+      hashed: Schema.Boolean,
+      turns: Schema.optional(Schema.Struct({ first: Schema.Number, last: Schema.Number }))
+    }))
+  })
 )
 
 const decodeJsonRecord = Schema.decodeUnknownSync(JsonRecord)
@@ -120,7 +131,9 @@ const decodeRecord = Schema.decodeUnknownSync(MemoryRecord.MemoryRecord)
 export const decodeRecordJson = (
   json: unknown
 ): { readonly record: MemoryRecord.MemoryRecord; readonly trustTier: MemoryRecord.TrustTier } => {
-  const { trustTier, ...encoded } = decodeJsonRecord(json, { onExcessProperty: "error" })
+  const { flagged: _flagged, source: _source, trustTier, ...encoded } = decodeJsonRecord(json, {
+    onExcessProperty: "error"
+  })
   return { record: decodeRecord(encoded, { onExcessProperty: "error" }), trustTier }
 }
 

@@ -29,6 +29,8 @@ import type { KeySource, MemoryRoutingSpec, PlacedRecord } from "./Routing.js"
  * - `spec-declined`: the spec placed the record nowhere; it stays recall-only.
  * - `undeclared-section`: the placement names a section the Background does not declare.
  * - `locked`: the section takes no memory. `earned-inert`: the `earned` tier composes nothing yet.
+ * - `flagged`: the poisoning screen flags the record (`InstructionScreen`: it reads as an
+ *   instruction to the agent) and no operator confirmed it; no tier composes it, `auto` included.
  * - `review-required`: the section is `guarded` and the record is not confirmed.
  * - `authored-wins`: the Background already has an entry at that key (compared as
  *   `Routing.entryAddress` compares them: an authored `Time zone` holds the key `time_zone`).
@@ -50,6 +52,7 @@ export type DeclineReason =
   | "undeclared-section"
   | "locked"
   | "earned-inert"
+  | "flagged"
   | "review-required"
   | "authored-wins"
   | "shadowed"
@@ -72,6 +75,7 @@ export const declineReasons: ReadonlyArray<DeclineReason> = [
   "undeclared-section",
   "locked",
   "earned-inert",
+  "flagged",
   "review-required",
   "authored-wins",
   "shadowed",

@@ -9,6 +9,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
+import { isFlagged } from "./InstructionScreen.js"
 
 /**
  * What a memory *is*.
@@ -235,6 +236,14 @@ export class MemoryRecord extends Schema.Class<MemoryRecord>("MemoryRecord")({
   get trustTier(): TrustTier {
     return trustTierOf(this.sourceType)
   }
+
+  /**
+   * Whether the poisoning screen flags this record (`InstructionScreen`): its content or label
+   * reads as an instruction to the agent. Derived from the text, never stored.
+   */
+  get flagged(): boolean {
+    return isFlagged(this)
+  }
 }
 
 /**
@@ -299,6 +308,19 @@ export const initialReviewState = (sourceType: SourceType): ReviewState =>
 const DAY_MS = 86_400_000
 
 /**
+ * The review state a new record starts in, given its text too: what {@link initialReviewState}
+ * gives, except that a record the poisoning screen flags (`InstructionScreen`) starts `pending`
+ * whatever its source — no write path, an operator's included, stores an instruction to the
+ * agent as confirmed on arrival.
+ *
+ * @since 0.1.0
+ * @category trust
+ */
+export const initialReviewStateOf = (
+  input: { readonly sourceType?: SourceType | undefined; readonly content: string; readonly label?: string | undefined }
+): ReviewState => isFlagged(input) ? "pending" : initialReviewState(input.sourceType ?? "unknown")
+
+/**
  * Builds the record a write creates, stamping everything creation decides.
  *
  * @since 0.1.0
@@ -319,7 +341,7 @@ export const fromWriteInput = (
       sourceType,
       scope: input.scope ?? options.scope ?? "global",
       deliveryPolicy: input.deliveryPolicy ?? "retrieved",
-      reviewState: initialReviewState(sourceType),
+      reviewState: initialReviewStateOf(input),
       createdAt: options.now,
       ...(input.epoch !== undefined ? { epoch: input.epoch } : {}),
       ...(input.expiresInDays !== undefined

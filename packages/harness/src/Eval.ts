@@ -44,6 +44,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/evalFamilies.js"
+import * as extraction from "./internal/extractionFamilies.js"
 
 /**
  * One checked case: its family, what it checks, whether it passed and, when it failed, why.
@@ -97,6 +98,8 @@ export interface EvalFamily {
   readonly routingProblems: ReadonlyArray<string>
   /** The mean UTF-8 size of the requests the family checked; `null` when it checked none. */
   readonly meanRequestBytes: number | null
+  /** For an extraction family: the extraction calls and tokens it spent and the memories it extracted. */
+  readonly extraction?: { readonly calls: number; readonly tokens: number; readonly memories: number } | undefined
 }
 
 /**
@@ -133,7 +136,7 @@ export class EvalStoreNotEmpty extends Schema.TaggedError<EvalStoreNotEmpty>()("
  * @category constants
  */
 export const families: ReadonlyArray<{ readonly name: string; readonly hard: boolean; readonly description: string }> =
-  internal.families.map(({ description, hard, name }) => ({ name, hard, description }))
+  [...internal.families, ...extraction.families].map(({ description, hard, name }) => ({ name, hard, description }))
 
 /**
  * The phrasings the identity families ask in a new session.
@@ -160,8 +163,17 @@ export const run = <E>(
     const empty = yield* session(internal.storeIsEmpty)
     if (!empty) return yield* new EvalStoreNotEmpty()
     const results: Array<EvalFamily> = []
-    for (const family of internal.families) {
-      const { cases, routed } = yield* family.run(session, options)
+    const all: ReadonlyArray<
+      {
+        readonly name: string
+        readonly hard: boolean
+        readonly description: string
+        readonly run: typeof internal.families[number]["run"] | typeof extraction.families[number]["run"]
+      }
+    > = [...internal.families, ...extraction.families]
+    for (const family of all) {
+      const result = yield* family.run(session, options)
+      const { cases, routed } = result
       const passed = cases.filter((c) => c.passed).length
       const routingProblems = routed.filter((r): r is string => r !== undefined)
       const correct = routed.length - routingProblems.length
@@ -176,7 +188,8 @@ export const run = <E>(
         routingAccuracy: routed.length === 0 ? null : correct / routed.length,
         routing: { correct, total: routed.length },
         routingProblems,
-        meanRequestBytes: sized.length === 0 ? null : Math.round(sized.reduce((a, b) => a + b, 0) / sized.length)
+        meanRequestBytes: sized.length === 0 ? null : Math.round(sized.reduce((a, b) => a + b, 0) / sized.length),
+        ...("cost" in result ? { extraction: result.cost as extraction.ExtractionCost } : {})
       })
     }
     return { families: results, passed: results.every((f) => f.passed || !f.hard) }
@@ -211,6 +224,18 @@ export const renderTable = (report: EvalReport): string => {
   if (failed.length > 0) {
     out.push("", "failed cases:")
     for (const c of failed) out.push(`  ${c.family}  ${c.name}${c.detail !== undefined ? `\n    ↳ ${c.detail}` : ""}`)
+  }
+  const spent = report.families.flatMap((f) => (f.extraction === undefined ? [] : [f.extraction]))
+  if (spent.length > 0) {
+    const calls = spent.reduce((n, c) => n + c.calls, 0)
+    const tokens = spent.reduce((n, c) => n + c.tokens, 0)
+    const memories = spent.reduce((n, c) => n + c.memories, 0)
+    const per = (n: number) => (memories === 0 ? "-" : (n / memories).toFixed(1))
+    out.push(
+      "",
+      `extraction: ${calls} model calls, ${tokens} tokens for ${memories} extracted memories ` +
+        `(${per(calls)} calls and ${per(tokens)} tokens per memory)`
+    )
   }
   const misrouted = report.families.flatMap((f) => f.routingProblems.map((problem) => `  ${f.name}  ${problem}`))
   if (misrouted.length > 0) out.push("", "misrouted scenarios:", ...misrouted)

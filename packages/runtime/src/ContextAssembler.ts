@@ -147,6 +147,11 @@ export interface Service {
   ) => Effect.Effect<AssembledRequest, AssemblyError>
   /** Records the external agent's answer to the session's latest turn (the next turn's history). */
   readonly answered: (sessionId: string, text: string) => Effect.Effect<void>
+  /**
+   * The session's operator inputs and the external agent's answers, in order, as `compose` and
+   * `answered` recorded them — what `Extraction` reads for an ACP session (`messages`).
+   */
+  readonly transcript: (sessionId: string) => Effect.Effect<ReadonlyArray<SessionStore.SessionMessage>>
 }
 
 /**
@@ -266,7 +271,9 @@ export const make = <R = never>(
           return new Map(all).set(sessionId, [...before, answer])
         }))
 
-    return { assemble, compose, answered } satisfies Service
+    const transcript = (sessionId: string) => Effect.map(Ref.get(streams), (all) => all.get(sessionId) ?? [])
+
+    return { assemble, compose, answered, transcript } satisfies Service
   })
 
 /**

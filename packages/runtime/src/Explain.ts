@@ -29,6 +29,7 @@
 import type { ErrorClass } from "@engram/core"
 import {
   InjectionLog,
+  InstructionScreen,
   MemoryQuery,
   MemoryRecord,
   MemoryStore,
@@ -38,12 +39,14 @@ import {
   type PromptSnapshot,
   SearchTokenizer,
   TelemetryStore,
-  Trajectory
+  Trajectory,
+  TurnProvenance
 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { proposedHolder } from "./Extraction.js"
 import { SnapshotUnreadable } from "./Inspect.js"
 
 /**
@@ -135,6 +138,15 @@ export interface Explanation {
     readonly reviewState: string
     readonly deliveryPolicy: string
     readonly deliverableNow: boolean
+    /** Who wrote it (`extracted` for the extraction pass). */
+    readonly sourceType: string
+    /** Whether the poisoning screen flags it (`InstructionScreen`), and why. */
+    readonly flagged: boolean
+    readonly flaggedFor: ReadonlyArray<string>
+    /** The session and turns it was drawn from (`TurnProvenance`), when it names them. */
+    readonly source: TurnProvenance.TurnSource | null
+    /** The memory it proposes to supersede, when it is a supersede proposal waiting for review. */
+    readonly proposesToSupersede: string | null
   } | null
   readonly tombstone: { readonly forgottenAt: string; readonly forgottenBy: string } | null
   readonly routing: ReadonlyArray<RoutingExplanation>
@@ -436,7 +448,17 @@ export const explain = (options: {
         kind: record.kind,
         reviewState: record.reviewState,
         deliveryPolicy: record.deliveryPolicy,
-        deliverableNow: MemoryQuery.isDeliverable(record, now)
+        deliverableNow: MemoryQuery.isDeliverable(record, now),
+        sourceType: record.sourceType,
+        flagged: record.flagged,
+        flaggedFor: [
+          ...new Set([
+            ...InstructionScreen.screen(record.content).reasons,
+            ...(record.label === undefined ? [] : InstructionScreen.screen(record.label).reasons)
+          ])
+        ],
+        source: TurnProvenance.of(record) ?? null,
+        proposesToSupersede: proposedHolder(record) ?? null
       },
       tombstone: tombstone === undefined
         ? null

@@ -127,6 +127,11 @@ export const declineAdvice = (
   const id = outcome.recordId
   const section = outcome.address === null ? "its section" : `section "${outcome.address.section}"`
   switch (outcome.reason) {
+    case "flagged":
+      return {
+        why: "the poisoning screen flagged it: it reads as an instruction to the agent, so it waits for an operator",
+        fix: `engram memory show ${id}`
+      }
     case "review-required":
       return {
         why: `${section} is guarded: only confirmed memories compose there, and this one is not confirmed`,

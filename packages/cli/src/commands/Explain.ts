@@ -35,6 +35,25 @@ export const renderExplanation = (e: Explain.Explanation): string => {
       `  record: ${e.record.kind} in ${e.record.scope} · ${e.record.reviewState} · ${e.record.deliveryPolicy}` +
         (e.record.deliverableNow ? "" : " · not deliverable now")
     )
+    const source = e.record.source
+    if (source !== null) {
+      const session = source.hashed ? `session sha256:${source.session}…` : `session ${source.session}`
+      const turns = source.turns === undefined
+        ? ""
+        : source.turns.first === source.turns.last
+        ? `, turn ${source.turns.first}`
+        : `, turns ${source.turns.first}-${source.turns.last}`
+      lines.push(`  from: ${e.record.sourceType} · ${session}${turns}`)
+    }
+    if (e.record.flagged) {
+      lines.push(
+        `  flagged: reads as an instruction to the agent (${e.record.flaggedFor.join(", ") || "its label"}); ` +
+          "held pending, composed nowhere until an operator confirms it"
+      )
+    }
+    if (e.record.proposesToSupersede !== null) {
+      lines.push(`  proposal: would supersede ${e.record.proposesToSupersede} once an operator approves it`)
+    }
   } else if (e.tombstone !== null) {
     lines.push(`  forgotten at ${e.tombstone.forgottenAt} by ${e.tombstone.forgottenBy}`)
   } else {

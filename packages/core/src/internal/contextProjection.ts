@@ -16,6 +16,7 @@ import type {
 } from "../ContextProjection.js"
 import * as ErrorClass from "../ErrorClass.js"
 import * as InjectionLog from "../InjectionLog.js"
+import { isFlagged } from "../InstructionScreen.js"
 import * as Instrumentation from "../Instrumentation.js"
 import * as MemoryLimits from "../MemoryLimits.js"
 import * as MemoryQuery from "../MemoryQuery.js"
@@ -68,6 +69,13 @@ interface Read<A> {
   readonly skipped: number
 }
 
+/**
+ * False for a record the poisoning screen flags and no operator confirmed: it reaches no tier of
+ * the projection (always-on, identity, recall), as no overlay section composes it.
+ */
+const screened = (record: MemoryRecord.MemoryRecord): boolean =>
+  record.reviewState === "confirmed" || !isFlagged(record)
+
 export const make = (settings: ProjectionSettings): Effect.Effect<ContextProjectionService, never, Stores> =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
@@ -90,7 +98,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
             limit: PAGE,
             ...(cursor !== undefined ? { cursor } : {})
           })
-          records.push(...page.records)
+          records.push(...page.records.filter(screened))
           skipped += page.skipped
           cursor = page.nextCursor
         } while (cursor !== undefined)
@@ -226,7 +234,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
           return specific !== 0 ? specific > 0 : MemoryQuery.compareListOrder(a, b) < 0
         }
         for (const record of records.records) {
-          if (!readScopes.has(record.scope) || !MemoryQuery.isDeliverable(record, now)) continue
+          if (!readScopes.has(record.scope) || !MemoryQuery.isDeliverable(record, now) || !screened(record)) continue
           const { importance, placementKey } = addressById.get(record.id)!
           const holder = holders.get(placementKey)
           if (holder === undefined || beats(record, holder.record)) holders.set(placementKey, { record, importance })
@@ -262,7 +270,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
                 })
               )
           ),
-          (found) => ({ value: found.hits, skipped: found.skipped })
+          (found) => ({ value: found.hits.filter((hit) => screened(hit.record)), skipped: found.skipped })
         )
 
     const project = (request: ProjectionRequest) => {

@@ -8,6 +8,7 @@ import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import { identity } from "effect/Function"
 import { type Background, type BackgroundEntry, type BackgroundSection, renderEntryLine } from "../Background.js"
+import { isFlagged } from "../InstructionScreen.js"
 import type {
   DeclineReason,
   OverlayAddress,
@@ -163,6 +164,7 @@ export const applyMemoryOverlay = (
       if (section === undefined) decline(row, "undeclared-section")
       else if (section.promotion === "locked") decline(row, "locked")
       else if (section.promotion === "earned") decline(row, "earned-inert")
+      else if (record.reviewState !== "confirmed" && isFlagged(record)) decline(row, "flagged")
       else if (section.promotion === "guarded" && record.reviewState !== "confirmed") decline(row, "review-required")
       else if (authoredAddresses.has(row.address.placementKey)) decline(row, "authored-wins")
       else {

@@ -18,6 +18,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Agent from "../Agent.js"
+import * as Extraction from "../Extraction.js"
 import * as MemoryTools from "../MemoryTools.js"
 import * as ModelRequest from "../ModelRequest.js"
 import type {
@@ -516,9 +517,20 @@ export const runTurn = (options: {
     yield* annotateTurn(agent, turnNumber, projection)
     yield* sessions.append(sessionId, [input])
     return yield* loop({ ...base, projection }, [], 0).pipe(
-      Effect.tap((result) => Effect.annotateCurrentSpan("engram.calls", result.calls))
+      Effect.tap((result) => Effect.annotateCurrentSpan("engram.calls", result.calls)),
+      Effect.tap(afterTurn(agent))
     )
   }).pipe(Effect.withSpan("agent.turn", { attributes: { sessionId: options.sessionId } }))
+
+/**
+ * Hands a completed turn's session to extraction (`Extraction.Trigger`: nothing unless an
+ * extraction layer is provided). It only enqueues: the turn's result and latency never depend on it.
+ */
+const afterTurn = (agent: NativeAgent) => (result: TurnResult) =>
+  result._tag !== "Completed" ? Effect.void : Effect.flatMap(
+    Extraction.Trigger,
+    (trigger) => trigger.afterTurn({ sessionId: result.sessionId, memory: agent.memory, mode: agent.mode })
+  )
 
 /** The turn span's attributes: counts and sizes, never content. */
 const annotateTurn = (agent: NativeAgent, turn: number, projection: ProjectedContext.ProjectedContext) =>
@@ -586,5 +598,5 @@ export const resume = (options: {
     yield* sessions.append(sessionId, [tool])
     yield* sessions.clearInterrupt(sessionId)
     const calls = visible.filter((message) => message._tag === "AssistantMessage").length
-    return yield* loop({ ...base, projection }, [...rounds, tool], calls)
+    return yield* loop({ ...base, projection }, [...rounds, tool], calls).pipe(Effect.tap(afterTurn(agent)))
   }).pipe(Effect.withSpan("agent.resume", { attributes: { sessionId: options.sessionId } }))
