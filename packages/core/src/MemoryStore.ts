@@ -6,11 +6,12 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
 import * as MemoryContract from "./internal/memoryContract.js"
+import { SearchLanguage } from "./SearchTokenizer.js"
 import type { ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
 import type { ListQuery, SearchOptions } from "./MemoryQuery.js"
 import type { MemoryId, MemoryRecord, MemoryWriteInput, ReviewState, Scope } from "./MemoryRecord.js"
@@ -212,9 +213,12 @@ export const withContract: (store: Service) => Service = MemoryContract.withCont
 
 /**
  * The in-memory reference store: the same token semantics as every other backend, nothing
- * persisted. Each layer build starts empty.
+ * persisted. Each layer build starts empty, stemming in the ambient `SearchTokenizer.SearchLanguage`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<MemoryStore> = Layer.sync(MemoryStore, () => withContract(InMemoryStore.make()))
+export const layerMemory: Layer.Layer<MemoryStore> = Layer.effect(
+  MemoryStore,
+  Effect.map(SearchLanguage, (language) => withContract(InMemoryStore.make(language)))
+)

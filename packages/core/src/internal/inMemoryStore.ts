@@ -35,8 +35,9 @@ import {
   validateRecords,
   withReviewState
 } from "../MemoryWrite.js"
+import * as Bm25 from "../Bm25.js"
 import * as SearchPlan from "../SearchPlan.js"
-import { distinctTokens, searchableText, tokenize } from "../SearchTokenizer.js"
+import { distinctTokens, type Language, searchableText, tokenize } from "../SearchTokenizer.js"
 import * as TopK from "./topK.js"
 
 interface Entry {
@@ -47,17 +48,15 @@ interface Entry {
   record: MemoryRecord
   /** `record.createdAt` in epoch millis, for ordering without a DateTime call per comparison. */
   readonly createdAtMillis: number
-  /** Token -> occurrences, over the searchable text. */
-  readonly tokens: ReadonlyMap<string, number>
-  /** How many tokens the searchable text has (BM25's document length). */
+  /** The distinct tokens of the searchable text. */
+  readonly tokens: ReadonlySet<string>
+  /** How many distinct tokens the searchable text has (BM25's document length). */
   readonly length: number
 }
 
-const indexEntry = (record: MemoryRecord): Entry => {
-  const tokens = new Map<string, number>()
-  const all = tokenize(searchableText(record))
-  for (const token of all) tokens.set(token, (tokens.get(token) ?? 0) + 1)
-  return { record, createdAtMillis: DateTime.toEpochMillis(record.createdAt), tokens, length: all.length }
+const indexEntry = (record: MemoryRecord, language: Language): Entry => {
+  const tokens = new Set(tokenize(searchableText(record), language))
+  return { record, createdAtMillis: DateTime.toEpochMillis(record.createdAt), tokens, length: tokens.size }
 }
 
 /** A ranked-tier match: its entry, BM25's length normalisation for it, and its score so far. */
@@ -72,42 +71,36 @@ const rankOrder = (a: Candidate, b: Candidate): number =>
   b.score - a.score || b.entry.createdAtMillis - a.entry.createdAtMillis ||
   compareRaw(a.entry.record.id, b.entry.record.id)
 
-/** BM25 with SQLite FTS5's parameters and IDF, so the reference store ranks in the same class. */
-const K1 = 1.2
-const B = 0.75
-const idf = (total: number, frequency: number) =>
-  Math.max(1e-6, Math.log((total - frequency + 0.5) / (frequency + 0.5)))
-
 /**
- * The inverted index: token -> the entries holding it, with the token's occurrences in each, plus
+ * The inverted index: token -> the entries holding it, plus
  * the totals BM25 needs. A posting points at its entry (not at an id to look up), so scoring a
  * question walks its postings without a hash lookup per posting. Text never changes; only
  * `forget` takes an entry (and its postings) out.
  */
 const makeIndex = () => {
-  const postings = new Map<string, Map<Entry, number>>()
+  const postings = new Map<string, Set<Entry>>()
   let totalLength = 0
   let count = 0
   return {
     add: (entry: Entry) => {
       count++
       totalLength += entry.length
-      for (const [token, occurrences] of entry.tokens) {
+      for (const token of entry.tokens) {
         let holders = postings.get(token)
-        if (holders === undefined) postings.set(token, holders = new Map())
-        holders.set(entry, occurrences)
+        if (holders === undefined) postings.set(token, holders = new Set())
+        holders.add(entry)
       }
     },
     remove: (entry: Entry) => {
       count--
       totalLength -= entry.length
-      for (const token of entry.tokens.keys()) {
+      for (const token of entry.tokens) {
         const holders = postings.get(token)
         holders?.delete(entry)
         if (holders?.size === 0) postings.delete(token)
       }
     },
-    postings: (token: string): ReadonlyMap<Entry, number> | undefined => postings.get(token),
+    postings: (token: string): ReadonlySet<Entry> | undefined => postings.get(token),
     statistics: (): SearchPlan.TokenStatistics => ({
       total: count,
       documentFrequency: (token) => postings.get(token)?.size ?? 0
@@ -120,7 +113,7 @@ const makeIndex = () => {
  * The in-memory reference store. Every operation runs synchronously inside one `Effect.sync`
  * step after its inputs are prepared, so a batch is all-or-nothing and no reader sees half of it.
  */
-export const make = (): MemoryStoreService => {
+export const make = (language: Language = "english"): MemoryStoreService => {
   const byId = new Map<MemoryId, Entry>()
   const index = makeIndex()
   // Kept in listing order, so a page is a scan from the cursor.
@@ -158,7 +151,7 @@ export const make = (): MemoryStoreService => {
       const taken = records.find((r) => byId.has(r.id))
       if (taken !== undefined) return Effect.fail(new DuplicateMemoryId({ id: taken.id }))
       for (const record of records) {
-        const entry = indexEntry(record)
+        const entry = indexEntry(record, language)
         byId.set(record.id, entry)
         index.add(entry)
       }
@@ -220,7 +213,8 @@ export const make = (): MemoryStoreService => {
         const options = yield* decodeQuery(SearchOptions, raw ?? {})
         const at = yield* DateTime.now
         const statistics = index.statistics()
-        const searchPlan = SearchPlan.plan(distinctTokens(text), statistics, yield* SearchPlan.SearchPlanner)
+        const searchPlan = SearchPlan.plan(distinctTokens(text, language), statistics, yield* SearchPlan.SearchPlanner)
+        const parameters = yield* Bm25.Ranking
         return yield* SearchPlan.run(searchPlan, options.limit ?? DEFAULT_SEARCH_LIMIT, options.order, (tier, limit) =>
           Effect.sync(() => {
             if (!tier.rank) {
@@ -242,15 +236,15 @@ export const make = (): MemoryStoreService => {
               }
               return { hits, skipped: 0 }
             }
-            // BM25 accumulated posting by posting: each record holding a ranked token is looked up
+            // BM25 (see Bm25) accumulated posting by posting: each record holding a ranked token is looked up
             // and filtered once, and only the best `limit` are kept (a bounded heap), so a
             // question costs its postings, not a sort of every match.
             const candidates = new Map<Entry, Candidate>()
             const rejected = new Set<Entry>()
-            const averageLength = index.averageLength() || 1
+            const averageLength = index.averageLength()
             for (const token of tier.include) {
-              const weight = idf(statistics.total, statistics.documentFrequency(token))
-              for (const [entry, count] of index.postings(token) ?? []) {
+              const weight = Bm25.idf(statistics.total, statistics.documentFrequency(token))
+              for (const entry of index.postings(token) ?? []) {
                 let candidate = candidates.get(entry)
                 if (candidate === undefined) {
                   if (rejected.has(entry)) continue
@@ -258,12 +252,13 @@ export const make = (): MemoryStoreService => {
                     rejected.add(entry)
                     continue
                   }
-                  candidate = { entry, norm: K1 * (1 - B + (B * entry.length) / averageLength), score: 0 }
+                  candidate = { entry, norm: Bm25.lengthNorm(entry.length, averageLength, parameters), score: 0 }
                   candidates.set(entry, candidate)
                 }
-                candidate.score += (weight * count * (K1 + 1)) / (count + candidate.norm)
+                candidate.score += weight
               }
             }
+            for (const candidate of candidates.values()) candidate.score = Bm25.rounded(candidate.score * candidate.norm)
             const best = TopK.select(candidates.values(), limit, rankOrder)
             return { hits: best.map(({ entry, score }) => ({ record: entry.record, score })), skipped: 0 }
           }))
@@ -285,7 +280,7 @@ export const make = (): MemoryStoreService => {
         yield* ensureNotInvalidated(current)
         if (byId.has(successor.id)) return yield* new DuplicateMemoryId({ id: successor.id })
         const superseded = invalidatedBy(current, successor)
-        const entry = indexEntry(successor)
+        const entry = indexEntry(successor, language)
         byId.set(successor.id, entry)
         index.add(entry)
         insertOrdered([successor])
