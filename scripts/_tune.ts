@@ -48,4 +48,4 @@ const g2: any[] = []
 for (const b of [0, 0.1, 0.25, 0.5]) for (const win of [2, 3]) for (const lam of [0.2, 0.3, 0.4]) g2.push([b, win, lam, run(0.3, b, lam, win, "matched", A)])
 g2.sort((x, y) => y[3] - x[3]); console.log(g2.slice(0, 6))
 const [bb, ww, ll] = g2[0]; console.log("best on A -> B", run(0.3, bb, ll, ww, "matched", B), "all", run(0.3, bb, ll, ww, "matched", () => true))
-const cv: any[] = []
+

@@ -11,7 +11,6 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
 import * as MemoryContract from "./internal/memoryContract.js"
-import { SearchLanguage } from "./SearchTokenizer.js"
 import type { ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
 import type { ListQuery, SearchOptions } from "./MemoryQuery.js"
 import type { MemoryId, MemoryRecord, MemoryWriteInput, ReviewState, Scope } from "./MemoryRecord.js"
@@ -25,6 +24,7 @@ import type {
   MemoryNotFound,
   MemoryStoreFailure
 } from "./MemoryStoreError.js"
+import { SearchLanguage } from "./SearchTokenizer.js"
 
 /**
  * What a backend can do beyond Tier 1. `search: "keyword"` means whole-token matching over the

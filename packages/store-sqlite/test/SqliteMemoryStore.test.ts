@@ -62,7 +62,12 @@ describe("SqliteMemoryStore", () => {
       }).pipe(Effect.provide(layer))
       expect(reopened.listed).toEqual([["mem-000001", "confirmed"], ["mem-000002", "rejected"]])
       expect(reopened.found).toEqual(["mem-000001"])
-      expect(reopened.migrations).toEqual([{ name: "memories" }, { name: "memory_meta" }, { name: "search_length" }])
+      expect(reopened.migrations).toEqual([
+        { name: "memories" },
+        { name: "memory_meta" },
+        { name: "search_length" },
+        { name: "conversation_position" }
+      ])
     }))
 
   it.effect("rebuilds the search index once when it was written by another tokenizer version", () =>
@@ -282,6 +287,6 @@ describe("SqliteMemoryStore", () => {
       const rows = yield* raw<{ migration_id: number }>("SELECT migration_id FROM engram_memory_migrations").pipe(
         Effect.provide(layer)
       )
-      expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }])
+      expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }])
     }))
 })

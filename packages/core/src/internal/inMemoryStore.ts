@@ -1,5 +1,6 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Bm25 from "../Bm25.js"
 import {
   compareTombstones,
   decodeForget,
@@ -35,7 +36,6 @@ import {
   validateRecords,
   withReviewState
 } from "../MemoryWrite.js"
-import * as Bm25 from "../Bm25.js"
 import * as SearchPlan from "../SearchPlan.js"
 import { distinctTokens, type Language, searchableText, tokenize } from "../SearchTokenizer.js"
 import * as TopK from "./topK.js"
@@ -258,8 +258,18 @@ export const make = (language: Language = "english"): MemoryStoreService => {
                 candidate.score += weight
               }
             }
-            for (const candidate of candidates.values()) candidate.score = Bm25.rounded(candidate.score * candidate.norm)
-            const best = TopK.select(candidates.values(), limit, rankOrder)
+            const matches = [...candidates.values()]
+            for (const candidate of matches) candidate.score = Bm25.rounded(candidate.score * candidate.norm)
+            const finals = Bm25.withNeighbours(
+              matches.map(({ entry, score }) => ({
+                scope: entry.record.scope,
+                position: entry.record.position,
+                score
+              })),
+              parameters
+            )
+            matches.forEach((candidate, i) => (candidate.score = finals[i]!))
+            const best = TopK.select(matches, limit, rankOrder)
             return { hits: best.map(({ entry, score }) => ({ record: entry.record, score })), skipped: 0 }
           }))
       }),

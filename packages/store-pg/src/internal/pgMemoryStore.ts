@@ -103,6 +103,9 @@ const ensureStorable = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) => {
   return Effect.void
 }
 
+/** Rows a ranked search reads past the ones it still wants, to stand in for rows that fail to decode. */
+const SPARE_ROWS = 4
+
 /** How long the store's size (rows and summed BM25 lengths) is reused before it is read again. */
 const TOTAL_TTL_MILLIS = 1_000
 /** Cached document frequencies are dropped once the store has changed size by this share since. */
@@ -209,10 +212,10 @@ const makeAfter = <E>(
           const inserted = yield* sql<{ id: string }>`
           INSERT INTO ${table} (id, content, kind, label, tags, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
-            search_tokens, search_length)
+            thread, turn, search_tokens, search_length)
           SELECT id, content, kind, label, tags::jsonb, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
-            search_tokens, search_length
+            thread, turn, search_tokens, search_length
           FROM unnest(
             ${column("id")}::text[], ${column("content")}::text[], ${column("kind")}::text[],
             ${column("label")}::text[], ${column("tags")}::text[], ${column("source_type")}::text[],
@@ -220,10 +223,11 @@ const makeAfter = <E>(
             ${column("created_at")}::bigint[], ${column("epoch")}::text[], ${column("expires_at")}::bigint[],
             ${column("invalidated_at")}::bigint[], ${column("invalidation_reason")}::text[],
             ${column("superseded_by")}::text[], ${column("supersedes")}::text[], ${column("domain")}::text[],
+            ${column("thread")}::text[], ${column("turn")}::int[],
             ${lexemes.map((l) => l.join(" "))}::text[], ${lexemes.map(searchLength)}::int[]
           ) AS u(id, content, kind, label, tags, source_type, scope, delivery_policy, review_state, created_at,
-            epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain, search_tokens,
-            search_length)
+            epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain, thread, turn,
+            search_tokens, search_length)
           ON CONFLICT (id) DO NOTHING
           RETURNING id`
           if (inserted.length < chunk.length) {
@@ -281,6 +285,60 @@ const makeAfter = <E>(
 
     const nowMillis = Clock.currentTimeMillis
     const statistics = makeStatistics(sql)
+
+    /**
+     * The ranked tier: every match's own BM25 score with what the ranking order and the
+     * conversation context need (no record columns), ranked by core's `Bm25.rank`, then only the
+     * best rows read and decoded — a row that does not decode is skipped and the next one read.
+     */
+    const rankedTier = (
+      tier: SearchPlan.Tier,
+      clauses: ReadonlyArray<Statement.Fragment>,
+      tokenStatistics: Statistics,
+      parameters: Bm25.Parameters,
+      limit: number
+    ) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<
+          { id: string; scope: string; thread: unknown; turn: unknown; created_at: unknown; score: number }
+        >`
+          SELECT id, scope, thread, turn, created_at, ${
+          bm25Score(sql, tier.include, tokenStatistics, parameters)
+        } AS score
+          FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
+          WHERE search_vector @@ q.query AND ${sql.and(clauses)}`
+        const ranked = Bm25.rank(
+          rows.map((row) => ({
+            id: row.id,
+            scope: row.scope,
+            position: typeof row.thread === "string" && row.turn !== null
+              ? { thread: row.thread, turn: Number(row.turn) }
+              : undefined,
+            createdAtMillis: Number(row.created_at),
+            score: Number(row.score)
+          })),
+          parameters
+        )
+        const hits: Array<MemoryStore.SearchHit> = []
+        let skipped = 0
+        let next = 0
+        while (hits.length < limit && next < ranked.length) {
+          const batch = ranked.slice(next, next + (limit - hits.length) + SPARE_ROWS)
+          next += batch.length
+          const found = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE id = ANY(${
+            batch.map(({ match }) => match.id)
+          }::text[])`
+          const byId = new Map(found.map((row) => [String(row.id), row]))
+          const scores = new Map(batch.map(({ match, score }) => [match.id, score]))
+          const decoded = yield* decodeRows(
+            batch.flatMap(({ match }) => byId.get(match.id) ?? []),
+            (record): MemoryStore.SearchHit => ({ record, score: scores.get(record.id) ?? 0 })
+          )
+          skipped += decoded.skipped
+          for (const hit of decoded.values) if (hits.length < limit) hits.push(hit)
+        }
+        return { hits, skipped }
+      }).pipe(Effect.mapError(failure("search")))
 
     const service: MemoryStore.Service = {
       capabilities: { search: "keyword" },
@@ -362,23 +420,18 @@ const makeAfter = <E>(
             options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
             options.order,
             (tier, limit) =>
-              Effect.gen(function*() {
+              tier.rank ? rankedTier(tier, clauses, tokenStatistics, parameters, limit) : Effect.gen(function*() {
                 // The filters sit beside the index condition, so PostgreSQL combines them before ranking.
                 // The tail needs no rank: newest first, so PostgreSQL may stop after `limit` matches.
-                const rows = yield* sql<Row & { readonly score: number }>`
-                SELECT ${selectColumns}, ${
-                  tier.rank ? bm25Score(sql, tier.include, tokenStatistics, parameters) : sql`0`
-                } AS score
+                const rows = yield* sql<Row>`
+                SELECT ${selectColumns}
                 FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
                 WHERE search_vector @@ q.query AND ${sql.and(clauses)}
-                ORDER BY ${tier.rank ? sql`score DESC, ` : sql``}created_at DESC, id ASC
+                ORDER BY created_at DESC, id ASC
                 LIMIT ${limit}`.pipe(Effect.mapError(failure("search")))
-                return yield* decodeRows(
-                  rows,
-                  (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
-                )
+                return yield* decodeRows(rows, (record): MemoryStore.SearchHit => ({ record, score: 0 }))
               }).pipe(Effect.map(({ skipped, values }) => ({
-                hits: tier.rank ? values : values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })),
+                hits: values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })),
                 skipped
               })))
           )

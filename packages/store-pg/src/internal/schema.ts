@@ -50,8 +50,15 @@ const migrations = {
     ], { discard: true })),
   // How many distinct lexemes each row holds: BM25's record length, read without detoasting the
   // vector. Filled by the re-index the tokenizer fingerprint triggers (decision 0051).
-  "0002_search_length": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`ALTER TABLE engram_memories ADD COLUMN search_length INTEGER NOT NULL DEFAULT 0`)
+  "0002_search_length": Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`ALTER TABLE engram_memories ADD COLUMN search_length INTEGER NOT NULL DEFAULT 0`
+  ),
+  // Where a record written from a conversation sat (MemoryRecord.position): both NULL otherwise.
+  "0003_conversation_position": Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`ALTER TABLE engram_memories ADD COLUMN thread TEXT, ADD COLUMN turn INTEGER`
+  )
 }
 
 /**

@@ -74,5 +74,11 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   "0003_search_length": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN search_length INTEGER NOT NULL DEFAULT 0`)
+  }),
+  // Where a record written from a conversation sat (MemoryRecord.position): both NULL otherwise.
+  "0004_conversation_position": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN thread TEXT`)
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN turn INTEGER`)
   })
 }

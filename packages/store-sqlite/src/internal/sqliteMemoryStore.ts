@@ -48,11 +48,17 @@ type Fragment = Statement.Fragment
 
 /** Rows per multi-row INSERT: 18 binds a row stays far below SQLite's 32,766-variable limit. */
 const INSERT_CHUNK = 500
+/** Rows a ranked search reads past the ones it still wants, to stand in for rows that fail to decode. */
+const SPARE_ROWS = 4
 /** Ids per `IN (…)` lookup. */
 const LOOKUP_CHUNK = 500
 
 const insertSql = multiRowInsert(TABLE, ["seq", ...MemoryRow.COLUMNS, "search_length"])
 const tombstoneInsertSql = multiRowInsert(TOMBSTONE_TABLE, TOMBSTONE_COLUMNS)
+
+/** A stored row's conversation position, when both columns hold one (a bad row's are ignored). */
+const positionOf = (thread: unknown, turn: unknown): MemoryRecord.ConversationPosition | undefined =>
+  typeof thread === "string" && typeof turn === "number" ? { thread, turn } : undefined
 
 /** The SQLite result code better-sqlite3 attached to a failure, e.g. `SQLITE_CONSTRAINT_UNIQUE`. */
 const sqliteCode = (error: SqlError): unknown =>
@@ -118,14 +124,15 @@ export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
  * True when every migration is applied and the index matches the running tokenizer: opening the
  * store then writes nothing, so a read-only file opens and readers never take the write lock.
  */
-const isCurrent = (language: SearchTokenizer.Language) => Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const [applied] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(MIGRATIONS_TABLE)}`
-  const [tombstones] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(TOMBSTONE_MIGRATIONS_TABLE)}`
-  const [tokenizer] = yield* sql<{ value: string }>`SELECT value FROM ${sql(META_TABLE)} WHERE key = 'tokenizer'`
-  return applied?.n === Object.keys(migrations).length && tombstones?.n === TOMBSTONE_MIGRATIONS &&
-    tokenizer?.value === SearchTokenizer.fingerprintOf(language)
-}).pipe(Effect.orElseSucceed(() => false))
+const isCurrent = (language: SearchTokenizer.Language) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [applied] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(MIGRATIONS_TABLE)}`
+    const [tombstones] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(TOMBSTONE_MIGRATIONS_TABLE)}`
+    const [tokenizer] = yield* sql<{ value: string }>`SELECT value FROM ${sql(META_TABLE)} WHERE key = 'tokenizer'`
+    return applied?.n === Object.keys(migrations).length && tombstones?.n === TOMBSTONE_MIGRATIONS &&
+      tokenizer?.value === SearchTokenizer.fingerprintOf(language)
+  }).pipe(Effect.orElseSucceed(() => false))
 
 /** Builds the SQLite memory store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<
@@ -276,21 +283,57 @@ export const make: Effect.Effect<
       const b = parameters.b
       const averageLength = Math.max(statistics.averageLength, 1e-9)
       const score = sql.literal(
-        `round(c.w * (${k1 + 1} / (1 + ${k1} * (${1 - b} + ${b} * m.search_length / ${averageLength}))), ${Bm25.SCORE_DIGITS})`
+        `round(c.w * (${k1 + 1} / (1 + ${k1} * (${
+          1 - b
+        } + ${b} * m.search_length / ${averageLength}))), ${Bm25.SCORE_DIGITS})`
       )
-      const { skipped, values } = yield* scan(
-        (n, offset) =>
-          sql<Row>`WITH h AS MATERIALIZED (${hits}),
+      // Every match's own score, with what the ranking order and the conversation context need
+      // (no record columns yet); core ranks them, then only the best rows are read and decoded.
+      const matches = (yield* sql<
+        { seq: number; id: string; scope: string; thread: unknown; turn: unknown; created_at: number; score: number }
+      >`WITH h AS MATERIALIZED (${hits}),
               c AS (SELECT seq, sum(w) AS w FROM h GROUP BY seq)
-            SELECT ${columns}, ${score} AS score
+            SELECT m.seq, m.id, m.scope, m.thread, m.turn, m.created_at, ${score} AS score
             FROM c JOIN ${sql(TABLE)} m ON m.seq = c.seq
-            WHERE ${sql.and(filters)}
-            ORDER BY score DESC, m.created_at DESC, m.id LIMIT ${n} OFFSET ${offset}`,
-        limit,
-        (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
-      )
-      yield* reportSkipped("search", skipped)
-      return { hits: values, skipped: skipped.length }
+            WHERE ${sql.and(filters)}`).map((row) => ({
+        seq: row.seq,
+        id: String(row.id),
+        scope: String(row.scope),
+        position: positionOf(row.thread, row.turn),
+        createdAtMillis: Number(row.created_at),
+        score: Number(row.score)
+      }))
+      const ranked = Bm25.rank(matches, parameters)
+      const found: Array<MemoryStore.SearchHit> = []
+      const bad: Array<SkippedRow> = []
+      let next = 0
+      while (found.length < limit && next < ranked.length) {
+        // A few rows past the ones still wanted, so a bad row is replaced without another query.
+        const batch = ranked.slice(next, next + (limit - found.length) + SPARE_ROWS)
+        next += batch.length
+        const rows = yield* sql<Row>`SELECT m.seq, ${columns} FROM ${sql(TABLE)} m WHERE ${
+          sql.in(
+            "m.seq",
+            batch.map(({ match }) => match.seq)
+          )
+        }`
+        const bySeq = new Map(rows.map((row) => [Number(row.seq), row]))
+        for (const { match, score } of batch) {
+          if (found.length === limit) {
+            break
+          }
+          const row = bySeq.get(match.seq)
+          if (row === undefined) {
+            continue
+          }
+          const decoded = MemoryRow.fromRow(row)
+          if (Either.isRight(decoded)) {
+            found.push({ record: decoded.right, score })
+          } else bad.push({ key: match.id, reason: decoded.left })
+        }
+      }
+      yield* reportSkipped("search", bad)
+      return { hits: found, skipped: bad.length }
     })
 
   const service: MemoryStore.Service = {
