@@ -5,6 +5,8 @@
  *
  * @internal
  */
+// The package ships no types: its declaration sits beside this module.
+/// <reference path="./snowball-stemmers.d.ts" />
 import snowball from "snowball-stemmers"
 
 /** Words longer than this are kept whole: no language's suffixes reach that far into a word. */
