@@ -25,9 +25,10 @@ module.exports = {
       name: "core-imports-effect-only",
       severity: "error",
       comment: "@engram/core holds schemas, pure functions and service interfaces: effect only (ARCHITECTURE.md), " +
-        "and @noble/hashes behind core's Sha256 module (decision 0045).",
+        "@noble/hashes behind core's Sha256 module (decision 0045), and snowball-stemmers behind the " +
+        "tokenizer's internal/stemming module (decision 0049).",
       from: { path: "^packages/core/src/" },
-      to: { pathNot: "^(packages/core/src/|node_modules/effect/)|^node_modules/@noble/hashes/" }
+      to: { pathNot: "^(packages/core/src/|node_modules/effect/)|^node_modules/(@noble/hashes|snowball-stemmers)/" }
     },
     {
       name: "migrate-imports-core-only",

@@ -51,6 +51,8 @@ interface Turn {
   readonly id: string
   readonly content: string
   readonly scope: string
+  /** The session the turn was said in, and where: what a runtime records for a conversation. */
+  readonly position: { readonly thread: string; readonly turn: number }
 }
 
 interface Question {
@@ -95,11 +97,17 @@ const load = (path: string): { turns: Array<Turn>; questions: Array<Question> } 
     const known = new Set<string>()
     for (const [key, value] of Object.entries(conversation)) {
       if (!/^session_\d+$/.test(key) || !Array.isArray(value)) continue
-      for (const turn of value as ReadonlyArray<Record<string, unknown>>) {
+      const thread = `locomo-${name}-${key}`
+      for (const [position, turn] of (value as ReadonlyArray<Record<string, unknown>>).entries()) {
         const caption = typeof turn.blip_caption === "string" ? ` [shares ${turn.blip_caption}]` : ""
         const id = idOf(name, String(turn.dia_id))
         known.add(id)
-        turns.push({ id, content: `${String(turn.speaker)}: ${String(turn.text)}${caption}`, scope })
+        turns.push({
+          id,
+          content: `${String(turn.speaker)}: ${String(turn.text)}${caption}`,
+          scope,
+          position: { thread, turn: position }
+        })
       }
     }
     for (const q of qa) {
@@ -188,7 +196,7 @@ const unprunedFts5 = (filename: string, questions: ReadonlyArray<Question>) => {
 
 const minisearchRanking = (turns: ReadonlyArray<Turn>, questions: ReadonlyArray<Question>) => {
   const index = new MiniSearch<Turn>({ fields: ["content"], storeFields: ["scope"], idField: "id" })
-  index.addAll([...turns])
+  index.addAll(turns.map(({ content, id, scope }) => ({ content, id, scope }) as Turn))
   return questions.map((q) =>
     index.search(q.text, { filter: (r) => r.scope === q.scope }).slice(0, MAX_K).map((r) => String(r.id))
   )

@@ -16,6 +16,7 @@ import type * as Command from "@effect/cli/Command"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as MemoryStore from "@engram/core/MemoryStore"
 import type * as PromotionStore from "@engram/core/PromotionStore"
+import * as ReindexProgress from "@engram/core/ReindexProgress"
 import type * as SessionStore from "@engram/core/SessionStore"
 import type * as TelemetryStore from "@engram/core/TelemetryStore"
 import * as PgError from "@engram/store-pg/PgError"
@@ -33,6 +34,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import { CliFailure, ExitCode, oneLine, StoreUnavailable } from "./CliError.js"
+import * as Progress from "./Progress.js"
 import * as Root from "./Root.js"
 
 /**
@@ -221,6 +223,29 @@ export const pgClient = (location: PgLocation) =>
 export type Access = "read" | "write"
 
 /**
+ * A store that re-indexes when it opens (its index was built by another tokenizer: decision 0049)
+ * draws a progress bar on stderr; an empty store draws nothing.
+ */
+const reindexProgress = Layer.sync(ReindexProgress.ReindexProgress, (): ReindexProgress.Observer => {
+  let display: Progress.Display | undefined
+  return ({ done, total }) =>
+    Effect.gen(function*() {
+      if (total === 0) return
+      if (display === undefined) {
+        display = yield* Progress.make({
+          output: Progress.stderr,
+          prefix: "engram",
+          label: "re-indexing memories for the current search tokenizer",
+          total
+        })
+      }
+      if (done < total) return yield* display.update(done)
+      yield* display.finish(done)
+      display = undefined
+    })
+})
+
+/**
  * The store layer for a location. Anything that keeps the store from opening — a directory that
  * cannot be created, a missing file for a read, a file that is not a database or is damaged, a
  * server that does not answer, a failed migration — fails with {@link StoreUnavailable}.
@@ -235,6 +260,7 @@ export const layer = (
   (location.pg === undefined
     ? SqliteMemoryStore.layer({ filename: location.db, create: access === "write" })
     : withPg(({ PgMemoryStore }) => PgMemoryStore.layerPg).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
+      Layer.provide(reindexProgress),
       Layer.catchAllCause(unavailableAt(location))
     )
 
@@ -250,7 +276,10 @@ export const layerWithPromotions = (
   (location.pg === undefined
     ? SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db })))
     : withPg(({ PgMemoryStore, PgPromotionStore }) => Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg))
-      .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.catchAllCause(unavailableAt(location)))
+      .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
+      Layer.provide(reindexProgress),
+      Layer.catchAllCause(unavailableAt(location))
+    )
 
 /**
  * Every store of a location on one database: memory, promotions, sessions and telemetry (prompt
@@ -268,6 +297,7 @@ export const layerObserved = (
   (location.pg === undefined
     ? SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layerClient({ filename: location.db })))
     : withPg(({ PgEngram }) => PgEngram.layerStores).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
+      Layer.provide(reindexProgress),
       Layer.catchAllCause(unavailableAt(location))
     )
 

@@ -110,6 +110,7 @@ export type SearchCaseCategory =
   | "diacritic folding"
   | "punctuation"
   | "whole tokens"
+  | "word forms"
   | "non-Latin scripts"
   | "multi-token OR"
   | "label and tags"
@@ -172,10 +173,13 @@ export const searchCases: ReadonlyArray<SearchCase> = [
   { category: "whole tokens", query: "am", expected: ["am-here"] },
   { category: "whole tokens", query: "nam", expected: [] },
   { category: "whole tokens", query: "name", expected: ["profile-name"] },
-  { category: "whole tokens", query: "prefer", expected: [] },
+  // Word forms: tokens are English stems (decision 0049), so "prefer" finds "prefers" and
+  // "review" finds "reviewed"/"reviews" — the only cases stemming changed.
+  { category: "word forms", query: "prefer", expected: ["coffee"] },
   { category: "whole tokens", query: "prefers", expected: ["coffee"] },
   { category: "whole tokens", query: "rotter", expected: [] },
-  { category: "whole tokens", query: "review", expected: [] },
+  { category: "word forms", query: "review", expected: ["obrien-review", "storage-quota"] },
+  { category: "word forms", query: "preferring", expected: ["coffee"] },
 
   { category: "non-Latin scripts", query: "москве", expected: ["moscow"] },
   { category: "non-Latin scripts", query: "МОСКВЕ", expected: ["moscow"] },

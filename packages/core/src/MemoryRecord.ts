@@ -192,6 +192,29 @@ export const Tag = Schema.String.pipe(
 )
 
 /**
+ * Where a record written from a conversation sat: the conversation's thread (a session id, or a
+ * conversation's own name: at most 200 characters, on one line) and the turn's position in it
+ * (0 for the first turn). Recall ranks a record higher when turns next to it in the same thread
+ * match the question too (see `Bm25`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ConversationPosition = Schema.Struct({
+  thread: Schema.String.pipe(
+    Schema.minLength(1, { message: () => "a thread must not be empty" }),
+    Schema.maxLength(200, { message: () => "a thread must be at most 200 characters" }),
+    noControlCharacters("a thread"),
+    wellFormed("a thread")
+  ),
+  turn: Schema.Int.pipe(
+    Schema.between(0, 2_147_483_647, { message: () => "a turn must be an integer from 0 to 2147483647" })
+  )
+}).annotations({ identifier: "ConversationPosition" })
+/** @since 0.1.0 @category models */
+export type ConversationPosition = typeof ConversationPosition.Type
+
+/**
  * The prose of a memory: not blank, no NUL, well-formed Unicode. Its length is bounded by
  * `MemoryLimits.maxContentChars`, a setting, checked by the store contract.
  *
@@ -230,7 +253,8 @@ export class MemoryRecord extends Schema.Class<MemoryRecord>("MemoryRecord")({
   invalidationReason: Schema.optional(FreeText),
   supersededBy: Schema.optional(MemoryId),
   supersedes: Schema.optional(MemoryId),
-  domain: Schema.optional(FreeText)
+  domain: Schema.optional(FreeText),
+  position: Schema.optional(ConversationPosition)
 }) {
   /** Derived from provenance, never stored, so it can never disagree with `sourceType`. */
   get trustTier(): TrustTier {
@@ -264,6 +288,7 @@ export const MemoryWriteInput = Schema.Struct({
   scope: Schema.optional(Scope),
   deliveryPolicy: Schema.optional(DeliveryPolicy),
   epoch: Schema.optional(OneLineText),
+  position: Schema.optional(ConversationPosition),
   expiresInDays: Schema.optional(
     Schema.Number.pipe(
       Schema.positive({ message: () => "expiresInDays must be a positive number of days" }),
@@ -349,7 +374,8 @@ export const fromWriteInput = (
           expiresAt: DateTime.unsafeMake(DateTime.toEpochMillis(options.now) + Math.round(input.expiresInDays * DAY_MS))
         }
         : {}),
-      ...(options.supersedes !== undefined ? { supersedes: options.supersedes } : {})
+      ...(options.supersedes !== undefined ? { supersedes: options.supersedes } : {}),
+      ...(input.position !== undefined ? { position: input.position } : {})
     },
     { disableValidation: true }
   )

@@ -41,7 +41,9 @@ export const COLUMNS = [
   "invalidation_reason",
   "superseded_by",
   "supersedes",
-  "domain"
+  "domain",
+  "thread",
+  "turn"
 ] as const
 
 /**
@@ -81,7 +83,9 @@ export const MemoryRow = Schema.Struct({
   invalidation_reason: Schema.NullOr(Schema.String),
   superseded_by: Schema.NullOr(Schema.String),
   supersedes: Schema.NullOr(Schema.String),
-  domain: Schema.NullOr(Schema.String)
+  domain: Schema.NullOr(Schema.String),
+  thread: Schema.NullOr(Schema.String),
+  turn: Schema.NullOr(Schema.Number)
 })
 
 /**
@@ -122,7 +126,8 @@ export const fromRowSlowly = (row: unknown): Either.Either<MemoryRecord, string>
       ...(row.invalidation_reason !== null ? { invalidationReason: row.invalidation_reason } : {}),
       ...(row.superseded_by !== null ? { supersededBy: row.superseded_by } : {}),
       ...(row.supersedes !== null ? { supersedes: row.supersedes } : {}),
-      ...(row.domain !== null ? { domain: row.domain } : {})
+      ...(row.domain !== null ? { domain: row.domain } : {}),
+      ...(row.thread !== null || row.turn !== null ? { position: { thread: row.thread, turn: row.turn } } : {})
     })).pipe(Either.mapLeft(describeParseError))
 
 // The record's own field schemas, checked on the decoded (type) side.
@@ -142,7 +147,9 @@ const passesFieldRules = (
   (fields.invalidationReason === undefined || Rules.isFreeText(fields.invalidationReason)) &&
   (fields.domain === undefined || Rules.isFreeText(fields.domain)) &&
   (fields.supersededBy === undefined || Rules.isMemoryId(fields.supersededBy)) &&
-  (fields.supersedes === undefined || Rules.isMemoryId(fields.supersedes))
+  (fields.supersedes === undefined || Rules.isMemoryId(fields.supersedes)) &&
+  (fields.position === undefined ||
+    Rules.isPosition((fields.position as { thread?: unknown }).thread, (fields.position as { turn?: unknown }).turn))
 
 const isEpochMillis = (value: unknown): value is number =>
   typeof value === "number" && Number.isInteger(value) && Math.abs(value) <= MAX_EPOCH_MILLIS
@@ -181,6 +188,10 @@ const fromRowQuickly = (row: Readonly<Record<string, unknown>>): MemoryRecord | 
   if (row.superseded_by !== null) fields.supersededBy = row.superseded_by
   if (row.supersedes !== null) fields.supersedes = row.supersedes
   if (row.domain !== null) fields.domain = row.domain
+  // Rows written before positions existed have neither column (undefined): no position.
+  if ((row.thread ?? null) !== null || (row.turn ?? null) !== null) {
+    fields.position = { thread: row.thread, turn: typeof row.turn === "bigint" ? Number(row.turn) : row.turn }
+  }
   return passesFieldRules(fields) || isRecordFields(fields)
     ? new MemoryRecord(fields, { disableValidation: true })
     : undefined
@@ -238,7 +249,9 @@ export const toRow = (record: MemoryRecord): Row => ({
   invalidation_reason: record.invalidationReason ?? null,
   superseded_by: record.supersededBy ?? null,
   supersedes: record.supersedes ?? null,
-  domain: record.domain ?? null
+  domain: record.domain ?? null,
+  thread: record.position?.thread ?? null,
+  turn: record.position?.turn ?? null
 })
 
 /**

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
@@ -24,6 +24,7 @@ import type {
   MemoryNotFound,
   MemoryStoreFailure
 } from "./MemoryStoreError.js"
+import { SearchLanguage } from "./SearchTokenizer.js"
 
 /**
  * What a backend can do beyond Tier 1. `search: "keyword"` means whole-token matching over the
@@ -212,9 +213,12 @@ export const withContract: (store: Service) => Service = MemoryContract.withCont
 
 /**
  * The in-memory reference store: the same token semantics as every other backend, nothing
- * persisted. Each layer build starts empty.
+ * persisted. Each layer build starts empty, stemming in the ambient `SearchTokenizer.SearchLanguage`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<MemoryStore> = Layer.sync(MemoryStore, () => withContract(InMemoryStore.make()))
+export const layerMemory: Layer.Layer<MemoryStore> = Layer.effect(
+  MemoryStore,
+  Effect.map(SearchLanguage, (language) => withContract(InMemoryStore.make(language)))
+)

@@ -60,6 +60,8 @@ const decodeInputQuickly = (input: unknown): MemoryWriteInput | undefined => {
     (i.scope === undefined || Rules.isScope(i.scope)) &&
     (i.deliveryPolicy === undefined || Rules.isDeliveryPolicy(i.deliveryPolicy)) &&
     (i.epoch === undefined || Rules.isOneLineText(i.epoch)) &&
+    // A position is decoded by the schema (the slow path).
+    i.position === undefined &&
     (expiresInDays === undefined || (typeof expiresInDays === "number" && expiresInDays > 0 && expiresInDays <= 36_500))
   if (!valid) return undefined
   const decoded: Record<string, unknown> = {}

@@ -32,7 +32,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { compareRaw } from "./MemoryQuery.js"
 import { MemoryId, type MemoryRecord } from "./MemoryRecord.js"
-import { distinctTokens, searchableText } from "./SearchTokenizer.js"
+import { distinctTokens, searchableText, tokenize } from "./SearchTokenizer.js"
 import { SessionId } from "./SessionStore.js"
 
 /**
@@ -107,6 +107,8 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
     "it its me my no not of on or our she so than that the their them then there these they this those to too " +
     "us was we were what when where which who why will with would you your")
     .split(" ")
+    // As the tokenizer stems them ("does" -> "doe"), so a stemmed query token is recognised.
+    .flatMap((word) => tokenize(word))
 )
 
 /**

@@ -10,13 +10,21 @@
  * Unicode 6.1. Stores index and query these tokens, never a native tokenizer's, so those
  * differences never reach a search.
  *
+ * Each word is then reduced to its stem by the store's language's Snowball stemmer (English by
+ * default: "deploys", "deployed" and "deploying" all index and query as "deploy"), so a search
+ * finds the forms of a word the question did not repeat. Exact and stemmed forms rank alike:
+ * only the stem is indexed (decision 0049).
+ *
  * @since 0.1.0
  */
 
+import * as Context from "effect/Context"
+import * as Schema from "effect/Schema"
+import { fnv1a64 } from "./internal/fnv1a64.js"
+import { stemmerFor } from "./internal/stemming.js"
+
 // Every combining mark except the kana voiced sound marks (U+3099, U+309A): "ガ" is a letter of
 // its own, not an accented "カ" ("ガラス", glass, must not match "カラス", crow).
-import { fnv1a64 } from "./internal/fnv1a64.js"
-
 const combiningMarks = /[^\P{M}\u3099\u309A]+/gu
 const tokenCharacters = /[\p{L}\p{N}]+/gu
 // ASCII text needs none of the Unicode steps: it is its own NFKD/NFC, has no marks, and its
@@ -25,7 +33,7 @@ const asciiOnly = /^[\x00-\x7f]*$/
 const asciiTokenCharacters = /[a-z0-9]+/g
 
 /**
- * Splits text into search tokens: Unicode NFKD, diacritics (combining marks) removed, case
+ * Splits text into words, before stemming: Unicode NFKD, diacritics (combining marks) removed, case
  * folded, recomposed (NFC, so Hangul syllables and voiced kana stay whole), split on every
  * character that is not a letter or digit in any script, empty tokens dropped. Order and repeats
  * are kept.
@@ -33,7 +41,7 @@ const asciiTokenCharacters = /[a-z0-9]+/g
  * @since 0.1.0
  * @category tokenizing
  */
-export const tokenize = (text: string): ReadonlyArray<string> => {
+export const words = (text: string): ReadonlyArray<string> => {
   if (asciiOnly.test(text)) return text.toLowerCase().match(asciiTokenCharacters) ?? []
   return text
     .normalize("NFKD")
@@ -46,12 +54,84 @@ export const tokenize = (text: string): ReadonlyArray<string> => {
 }
 
 /**
+ * The languages a store can stem its words in (Snowball's algorithms), or `"none"` to index every
+ * word exactly as {@link words} splits it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Language = Schema.Literal(
+  "english",
+  "arabic",
+  "armenian",
+  "basque",
+  "catalan",
+  "czech",
+  "danish",
+  "dutch",
+  "finnish",
+  "french",
+  "german",
+  "hungarian",
+  "irish",
+  "italian",
+  "norwegian",
+  "portuguese",
+  "romanian",
+  "russian",
+  "slovene",
+  "spanish",
+  "swedish",
+  "tamil",
+  "turkish",
+  "none"
+).annotations({ identifier: "SearchLanguage" })
+/** @since 0.1.0 @category models */
+export type Language = typeof Language.Type
+
+/**
+ * The language a store stems in when none is configured.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_LANGUAGE: Language = "english"
+
+/**
+ * The language a store indexes and queries in. Being a `Context.Reference`, it needs no layer:
+ * a store reads it once, when it is built, and gets {@link DEFAULT_LANGUAGE} unless a caller
+ * provided another (`Layer.succeed(SearchTokenizer.SearchLanguage, "german")`). The language is
+ * part of the store's tokenizer fingerprint, so opening a store in another language re-indexes it.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class SearchLanguage extends Context.Reference<SearchLanguage>()("@engram/core/SearchLanguage", {
+  defaultValue: (): Language => DEFAULT_LANGUAGE
+}) {}
+
+/**
+ * Splits text into search tokens: {@link words}, each reduced to its stem in `language` (English
+ * by default). Order and repeats are kept.
+ *
+ * @since 0.1.0
+ * @category tokenizing
+ */
+export const tokenize = (text: string, language: Language = DEFAULT_LANGUAGE): ReadonlyArray<string> => {
+  const split = words(text)
+  const stem = stemmerFor(language)
+  return stem === undefined ? split : split.map(stem)
+}
+
+/**
  * The distinct tokens of a text, in first-seen order.
  *
  * @since 0.1.0
  * @category tokenizing
  */
-export const distinctTokens = (text: string): ReadonlyArray<string> => [...new Set(tokenize(text))]
+export const distinctTokens = (text: string, language: Language = DEFAULT_LANGUAGE): ReadonlyArray<string> => [
+  ...new Set(tokenize(text, language))
+]
 
 /**
  * The text a record is searched by: its label, content and tags.
@@ -68,14 +148,27 @@ export const searchableText = (record: {
 // Text that exercises every rule of the tokenizer (folding, diacritics, compatibility forms, kana
 // voicing, Hangul, final sigma, punctuation, emoji, digits of other scripts): when a new version
 // splits or folds any of it differently, the fingerprint changes.
+// The second line exercises the stemmers (inflections, derivations, long words left whole).
 const fingerprintProbe = "Ǆemal Straße İstanbul ıi Ωmega ΆΘΗΝΑ σοφός ﬁne ①②³ ｶﾀｶﾅ ガラス カラス 한국어 東京タワー " +
-  "Ёлка Café-crème O'Brien v2.0 e-mail 😀 ௰ a৴b ٣٤ ǅ ℌ ㎏ ﹫ Ⅻ"
+  "Ёлка Café-crème O'Brien v2.0 e-mail 😀 ௰ a৴b ٣٤ ǅ ℌ ㎏ ﹫ Ⅻ\n" +
+  "Deploys deployed happiness generously running ponies caresses Häuser häuslich maisons cantando книги " +
+  "x".repeat(80)
 
 /**
- * Identifies this tokenizer's behaviour. Backends store it beside their index and re-index stored
- * records once when it changes, so an upgrade never leaves old rows matching by old rules.
+ * Identifies the tokenizer's behaviour in a language. Backends store it beside their index and
+ * re-index stored records once when it changes (a new version of the tokenizer or the stemmer,
+ * or another language), so an upgrade never leaves old rows matching by old rules.
  *
  * @since 0.1.0
  * @category tokenizing
  */
-export const fingerprint: string = fnv1a64(JSON.stringify(tokenize(fingerprintProbe)))
+export const fingerprintOf = (language: Language): string =>
+  fnv1a64(JSON.stringify([language, tokenize(fingerprintProbe, language)]))
+
+/**
+ * The fingerprint of the tokenizer in {@link DEFAULT_LANGUAGE}.
+ *
+ * @since 0.1.0
+ * @category tokenizing
+ */
+export const fingerprint: string = fingerprintOf(DEFAULT_LANGUAGE)

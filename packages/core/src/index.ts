@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 export * as Background from "./Background.js"
+export * as Bm25 from "./Bm25.js"
 export * as ContextProjection from "./ContextProjection.js"
 export * as ContextSection from "./ContextSection.js"
 export * as ErrorClass from "./ErrorClass.js"
@@ -26,6 +27,7 @@ export * as ProjectedContext from "./ProjectedContext.js"
 export * as PromotionStore from "./PromotionStore.js"
 export * as PromptFragment from "./PromptFragment.js"
 export * as PromptSnapshot from "./PromptSnapshot.js"
+export * as ReindexProgress from "./ReindexProgress.js"
 export * as Routing from "./Routing.js"
 export * as RoutingPresets from "./RoutingPresets.js"
 export * as RoutingSpecs from "./RoutingSpecs.js"

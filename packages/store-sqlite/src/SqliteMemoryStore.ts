@@ -23,8 +23,8 @@ import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryStore } from "@engram/core"
-import type * as Effect from "effect/Effect"
+import { MemoryStore, SearchTokenizer } from "@engram/core"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Integrity from "./internal/integrity.js"
 import * as Reindex from "./internal/reindex.js"
@@ -88,4 +88,7 @@ export const checkSearchIndex: Effect.Effect<ReadonlyArray<string>, SqlError, Sq
  * @since 0.1.0
  * @category integrity
  */
-export const rebuildSearchIndex: Effect.Effect<number, SqlError, SqlClient.SqlClient> = Reindex.rebuildSearchIndex
+export const rebuildSearchIndex: Effect.Effect<number, SqlError, SqlClient.SqlClient> = Effect.flatMap(
+  SearchTokenizer.SearchLanguage,
+  Reindex.rebuildSearchIndex
+)

@@ -5,7 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryRecord, MemoryStore, SearchTokenizer } from "@engram/core"
+import { IdGenerator, MemoryRecord, MemoryStore, ReindexProgress, SearchTokenizer } from "@engram/core"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
@@ -62,7 +62,12 @@ describe("SqliteMemoryStore", () => {
       }).pipe(Effect.provide(layer))
       expect(reopened.listed).toEqual([["mem-000001", "confirmed"], ["mem-000002", "rejected"]])
       expect(reopened.found).toEqual(["mem-000001"])
-      expect(reopened.migrations).toEqual([{ name: "memories" }, { name: "memory_meta" }])
+      expect(reopened.migrations).toEqual([
+        { name: "memories" },
+        { name: "memory_meta" },
+        { name: "search_length" },
+        { name: "conversation_position" }
+      ])
     }))
 
   it.effect("rebuilds the search index once when it was written by another tokenizer version", () =>
@@ -88,6 +93,37 @@ describe("SqliteMemoryStore", () => {
       expect(reopened.current).toEqual(["mem-000001"])
       expect(reopened.stale).toEqual([])
       expect(reopened.fingerprint).toEqual([{ value: SearchTokenizer.fingerprint }])
+    }))
+
+  it.effect("re-indexes a store written by the unstemmed tokenizer before its first search, reporting progress", () =>
+    Effect.gen(function*() {
+      const filename = freshFile()
+      const layer = Layer.merge(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("mem"))
+      yield* Effect.gen(function*() {
+        yield* (yield* store).write([
+          { content: "Deploys happen on Tuesdays after 10:00", kind: "note" },
+          { content: "Lunch is at noon", kind: "note" }
+        ])
+        // What the tokenizer before stemming left: exact word forms, lengths not yet stored.
+        yield* raw("INSERT INTO engram_memories_fts (engram_memories_fts) VALUES ('delete-all')")
+        yield* raw(
+          "INSERT INTO engram_memories_fts (rowid, tokens) SELECT seq, lower(replace(content, ':', ' ')) FROM engram_memories"
+        )
+        yield* raw("UPDATE engram_memories SET search_length = 0")
+        yield* raw("UPDATE engram_memory_meta SET value = '4a3c1e0f8b2d6a71' WHERE key = 'tokenizer'")
+      }).pipe(Effect.provide(layer))
+
+      const reported: Array<{ done: number; total: number }> = []
+      const observer: ReindexProgress.Observer = (progress) => Effect.sync(() => void reported.push(progress))
+      const found = yield* Effect.gen(function*() {
+        return {
+          hits: hitIds(yield* (yield* store).search("deploy tuesday")),
+          lengths: yield* raw<{ n: number }>("SELECT min(search_length) AS n FROM engram_memories")
+        }
+      }).pipe(Effect.provide(layer), Effect.provideService(ReindexProgress.ReindexProgress, observer))
+      expect(found.hits).toEqual(["mem-000001"])
+      expect(reported).toEqual([{ done: 0, total: 2 }, { done: 2, total: 2 }])
+      expect(found.lengths).toEqual([{ n: 4 }])
     }))
 
   describe("atomic writes", () => {
@@ -282,6 +318,6 @@ describe("SqliteMemoryStore", () => {
       const rows = yield* raw<{ migration_id: number }>("SELECT migration_id FROM engram_memory_migrations").pipe(
         Effect.provide(layer)
       )
-      expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }])
+      expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }])
     }))
 })

@@ -34,4 +34,7 @@ export const isTags = (value: unknown): boolean => Array.isArray(value) && value
 export const isLabel = (value: unknown): boolean => isTag(value) && (value as string).trim().length > 0
 export const isOneLineText = (value: unknown): boolean =>
   typeof value === "string" && value.length >= 1 && isOneLine(value)
+export const isPosition = (thread: unknown, turn: unknown): boolean =>
+  typeof thread === "string" && thread.length >= 1 && thread.length <= 200 && isOneLine(thread) &&
+  typeof turn === "number" && Number.isInteger(turn) && turn >= 0 && turn <= 2_147_483_647
 export const isFreeText = (value: unknown): boolean => typeof value === "string" && isWellFormed(value)

@@ -1,5 +1,6 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Bm25 from "../Bm25.js"
 import {
   compareTombstones,
   decodeForget,
@@ -35,7 +36,7 @@ import {
   withReviewState
 } from "../MemoryWrite.js"
 import * as SearchPlan from "../SearchPlan.js"
-import { distinctTokens, searchableText, tokenize } from "../SearchTokenizer.js"
+import { distinctTokens, type Language, searchableText, tokenize } from "../SearchTokenizer.js"
 import * as TopK from "./topK.js"
 
 interface Entry {
@@ -46,17 +47,15 @@ interface Entry {
   record: MemoryRecord
   /** `record.createdAt` in epoch millis, for ordering without a DateTime call per comparison. */
   readonly createdAtMillis: number
-  /** Token -> occurrences, over the searchable text. */
-  readonly tokens: ReadonlyMap<string, number>
-  /** How many tokens the searchable text has (BM25's document length). */
+  /** The distinct tokens of the searchable text. */
+  readonly tokens: ReadonlySet<string>
+  /** How many distinct tokens the searchable text has (BM25's document length). */
   readonly length: number
 }
 
-const indexEntry = (record: MemoryRecord): Entry => {
-  const tokens = new Map<string, number>()
-  const all = tokenize(searchableText(record))
-  for (const token of all) tokens.set(token, (tokens.get(token) ?? 0) + 1)
-  return { record, createdAtMillis: DateTime.toEpochMillis(record.createdAt), tokens, length: all.length }
+const indexEntry = (record: MemoryRecord, language: Language): Entry => {
+  const tokens = new Set(tokenize(searchableText(record), language))
+  return { record, createdAtMillis: DateTime.toEpochMillis(record.createdAt), tokens, length: tokens.size }
 }
 
 /** A ranked-tier match: its entry, BM25's length normalisation for it, and its score so far. */
@@ -71,42 +70,36 @@ const rankOrder = (a: Candidate, b: Candidate): number =>
   b.score - a.score || b.entry.createdAtMillis - a.entry.createdAtMillis ||
   compareRaw(a.entry.record.id, b.entry.record.id)
 
-/** BM25 with SQLite FTS5's parameters and IDF, so the reference store ranks in the same class. */
-const K1 = 1.2
-const B = 0.75
-const idf = (total: number, frequency: number) =>
-  Math.max(1e-6, Math.log((total - frequency + 0.5) / (frequency + 0.5)))
-
 /**
- * The inverted index: token -> the entries holding it, with the token's occurrences in each, plus
+ * The inverted index: token -> the entries holding it, plus
  * the totals BM25 needs. A posting points at its entry (not at an id to look up), so scoring a
  * question walks its postings without a hash lookup per posting. Text never changes; only
  * `forget` takes an entry (and its postings) out.
  */
 const makeIndex = () => {
-  const postings = new Map<string, Map<Entry, number>>()
+  const postings = new Map<string, Set<Entry>>()
   let totalLength = 0
   let count = 0
   return {
     add: (entry: Entry) => {
       count++
       totalLength += entry.length
-      for (const [token, occurrences] of entry.tokens) {
+      for (const token of entry.tokens) {
         let holders = postings.get(token)
-        if (holders === undefined) postings.set(token, holders = new Map())
-        holders.set(entry, occurrences)
+        if (holders === undefined) postings.set(token, holders = new Set())
+        holders.add(entry)
       }
     },
     remove: (entry: Entry) => {
       count--
       totalLength -= entry.length
-      for (const token of entry.tokens.keys()) {
+      for (const token of entry.tokens) {
         const holders = postings.get(token)
         holders?.delete(entry)
         if (holders?.size === 0) postings.delete(token)
       }
     },
-    postings: (token: string): ReadonlyMap<Entry, number> | undefined => postings.get(token),
+    postings: (token: string): ReadonlySet<Entry> | undefined => postings.get(token),
     statistics: (): SearchPlan.TokenStatistics => ({
       total: count,
       documentFrequency: (token) => postings.get(token)?.size ?? 0
@@ -121,7 +114,7 @@ const makeIndex = () => {
  * — a clock read, an id, another store's forget), then reads the state it changes and commits in
  * one synchronous step, so no reader sees half of it and no change is made against a stale read.
  */
-export const make = (): MemoryStoreService => {
+export const make = (language: Language = "english"): MemoryStoreService => {
   const permit = Effect.unsafeMakeSemaphore(1)
   const serial = permit.withPermits(1)
   const byId = new Map<MemoryId, Entry>()
@@ -161,7 +154,7 @@ export const make = (): MemoryStoreService => {
       const taken = records.find((r) => byId.has(r.id))
       if (taken !== undefined) return Effect.fail(new DuplicateMemoryId({ id: taken.id }))
       for (const record of records) {
-        const entry = indexEntry(record)
+        const entry = indexEntry(record, language)
         byId.set(record.id, entry)
         index.add(entry)
       }
@@ -223,7 +216,8 @@ export const make = (): MemoryStoreService => {
         const options = yield* decodeQuery(SearchOptions, raw ?? {})
         const at = yield* DateTime.now
         const statistics = index.statistics()
-        const searchPlan = SearchPlan.plan(distinctTokens(text), statistics, yield* SearchPlan.SearchPlanner)
+        const searchPlan = SearchPlan.plan(distinctTokens(text, language), statistics, yield* SearchPlan.SearchPlanner)
+        const parameters = yield* Bm25.Ranking
         return yield* SearchPlan.run(searchPlan, options.limit ?? DEFAULT_SEARCH_LIMIT, options.order, (tier, limit) =>
           Effect.sync(() => {
             if (!tier.rank) {
@@ -245,15 +239,15 @@ export const make = (): MemoryStoreService => {
               }
               return { hits, skipped: 0 }
             }
-            // BM25 accumulated posting by posting: each record holding a ranked token is looked up
+            // BM25 (see Bm25) accumulated posting by posting: each record holding a ranked token is looked up
             // and filtered once, and only the best `limit` are kept (a bounded heap), so a
             // question costs its postings, not a sort of every match.
             const candidates = new Map<Entry, Candidate>()
             const rejected = new Set<Entry>()
-            const averageLength = index.averageLength() || 1
+            const averageLength = index.averageLength()
             for (const token of tier.include) {
-              const weight = idf(statistics.total, statistics.documentFrequency(token))
-              for (const [entry, count] of index.postings(token) ?? []) {
+              const weight = Bm25.idf(statistics.total, statistics.documentFrequency(token))
+              for (const entry of index.postings(token) ?? []) {
                 let candidate = candidates.get(entry)
                 if (candidate === undefined) {
                   if (rejected.has(entry)) continue
@@ -261,13 +255,24 @@ export const make = (): MemoryStoreService => {
                     rejected.add(entry)
                     continue
                   }
-                  candidate = { entry, norm: K1 * (1 - B + (B * entry.length) / averageLength), score: 0 }
+                  candidate = { entry, norm: Bm25.lengthNorm(entry.length, averageLength, parameters), score: 0 }
                   candidates.set(entry, candidate)
                 }
-                candidate.score += (weight * count * (K1 + 1)) / (count + candidate.norm)
+                candidate.score += weight
               }
             }
-            const best = TopK.select(candidates.values(), limit, rankOrder)
+            const matches = [...candidates.values()]
+            for (const candidate of matches) candidate.score = Bm25.rounded(candidate.score * candidate.norm)
+            const finals = Bm25.withNeighbours(
+              matches.map(({ entry, score }) => ({
+                scope: entry.record.scope,
+                position: entry.record.position,
+                score
+              })),
+              parameters
+            )
+            matches.forEach((candidate, i) => (candidate.score = finals[i]!))
+            const best = TopK.select(matches, limit, rankOrder)
             return { hits: best.map(({ entry, score }) => ({ record: entry.record, score })), skipped: 0 }
           }))
       }),
@@ -288,7 +293,7 @@ export const make = (): MemoryStoreService => {
         return yield* Effect.suspend(() => {
           if (byId.has(successor.id)) return Effect.fail(new DuplicateMemoryId({ id: successor.id }))
           const superseded = invalidatedBy(current, successor)
-          const entry = indexEntry(successor)
+          const entry = indexEntry(successor, language)
           byId.set(successor.id, entry)
           index.add(entry)
           insertOrdered([successor])

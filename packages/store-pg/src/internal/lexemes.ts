@@ -19,7 +19,11 @@ export const lexemesOf = (record: {
   readonly label?: string | undefined
   readonly content: string
   readonly tags: ReadonlyArray<string>
-}): ReadonlyArray<string> => SearchTokenizer.tokenize(SearchTokenizer.searchableText(record)).map(lexemeOf)
+}, language: SearchTokenizer.Language): ReadonlyArray<string> =>
+  SearchTokenizer.tokenize(SearchTokenizer.searchableText(record), language).map(lexemeOf)
+
+/** BM25's length of a record: its distinct lexemes (what `length(search_vector)` counts). */
+export const searchLength = (lexemes: ReadonlyArray<string>): number => new Set(lexemes).size
 
 /** One lexeme as a quoted `tsquery` operand: quotes doubled, backslashes escaped. */
 export const quoteLexeme = (lexeme: string): string => `'${lexeme.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`
@@ -28,8 +32,11 @@ export const quoteLexeme = (lexeme: string): string => `'${lexeme.replace(/\\/g,
  * The `tsquery` for a search text: the distinct tokens, each quoted, OR-joined — a record matches
  * when it shares at least one whole token with the query. `undefined` when the text has no tokens.
  */
-export const searchQuery = (text: string): string | undefined => {
-  const tokens = SearchTokenizer.distinctTokens(text)
+export const searchQuery = (
+  text: string,
+  language: SearchTokenizer.Language = SearchTokenizer.DEFAULT_LANGUAGE
+): string | undefined => {
+  const tokens = SearchTokenizer.distinctTokens(text, language)
   return tokens.length === 0 ? undefined : anyOf(tokens)
 }
 

@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import {
+  Bm25,
   MemoryForget,
   MemoryQuery,
   type MemoryRecord,
@@ -19,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import { reasonOf } from "../PgError.js"
-import { lexemeOf, lexemesOf, quoteLexeme, tierQuery } from "./lexemes.js"
+import { lexemeOf, lexemesOf, quoteLexeme, searchLength, tierQuery } from "./lexemes.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
 import { ensureMigrated, memoryTable, migrate } from "./schema.js"
 import { ensureTombstones, migrateTombstones, tombstoneTable } from "./tombstones.js"
@@ -102,91 +103,97 @@ const ensureStorable = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) => {
   return Effect.void
 }
 
-/** How long the planner statistics read from `pg_stats` are reused. */
-const STATISTICS_TTL_MILLIS = 60_000
+/** Rows a ranked search reads past the ones it still wants, to stand in for rows that fail to decode. */
+const SPARE_ROWS = 4
 
-/**
- * Document frequencies for the planner from PostgreSQL's own statistics: `ANALYZE` (run by
- * autovacuum) keeps the most common lexemes of `search_vector` and the share of rows holding each
- * in `pg_stats`. A lexeme not listed there is rarer than every listed one, so it counts as rare.
- * Before the first `ANALYZE` nothing is listed and no token is pruned. Read at most once a minute.
- */
-/** BM25's parameters, as FTS5 and the in-memory store use them. */
-const K1 = 1.2
-const B = 0.75
+/** How long the store's size (rows and summed BM25 lengths) is reused before it is read again. */
+const TOTAL_TTL_MILLIS = 1_000
+/** Cached document frequencies are dropped once the store has changed size by this share since. */
+const FREQUENCY_DRIFT = 0.1
+/** The most document frequencies kept in the cache. */
+const FREQUENCY_CACHE = 50_000
 
-/** The planner's statistics, and the mean number of distinct lexemes a record holds (from a sample). */
+/** The planner's statistics, and the mean BM25 length of a record. */
 interface Statistics extends SearchPlan.TokenStatistics {
   readonly averageLength: number
-  /** Whether `ANALYZE` has gathered the search vector's statistics (document frequencies). */
-  readonly analyzed: boolean
 }
 
 /**
- * The ranked tier's score: BM25 over the tier's tokens, each counted once per record (a
- * `tsvector` built from an array keeps no positions, so every term frequency is 1), with each
- * token's IDF from the planner's document frequencies and the record's distinct lexemes as its
- * length. `ts_rank` has no IDF: it ranked a record holding "the" and "you" above one holding the
- * question's one rare word (recall@10 on LoCoMo 41.9% against SQLite's 53.6%; 55.1% with this
- * score). Before the first `ANALYZE` there are no frequencies, every IDF would be the same, and
- * `ts_rank` (41.9%) ranks better than an IDF-less BM25 (37.4%): the search uses it until then.
+ * The ranked tier's score: core's BM25 (`Bm25`) over the tier's tokens — each token's IDF where
+ * the record holds it, summed, times the record's length normalisation from its stored
+ * `search_length` — rounded as on every backend, so PostgreSQL ranks exactly like the in-memory
+ * store and SQLite (decision 0051).
  */
 const bm25Score = (
   sql: SqlClient.SqlClient,
   tokens: ReadonlyArray<string>,
-  statistics: Statistics
+  statistics: Statistics,
+  parameters: Bm25.Parameters
 ): Statement.Fragment => {
-  const n = Math.max(1, statistics.total)
   const terms = tokens.map((token) => {
-    const df = Math.min(n, Math.max(0, statistics.documentFrequency(token)))
-    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
+    const idf = Bm25.idf(statistics.total, statistics.documentFrequency(token))
     return sql`CASE WHEN search_vector @@ ${quoteLexeme(lexemeOf(token))}::tsquery THEN ${idf}::float8 ELSE 0 END`
   })
-  const norm = sql`(${K1 + 1}::float8 / (1 + ${K1}::float8 * (${
-    1 - B
-  }::float8 + ${B}::float8 * length(search_vector) / ${statistics.averageLength}::float8)))`
-  return sql`(${norm} * (${sql.join(" + ", false)(terms)}))`
+  const { b, k1 } = parameters
+  const norm = sql`(${k1 + 1}::float8 / (1 + ${k1}::float8 * (${1 - b}::float8 + ${b}::float8 * search_length / ${
+    Math.max(statistics.averageLength, 1e-9)
+  }::float8)))`
+  return sql`round(((${sql.join(" + ", false)(terms)}) * ${norm})::numeric, ${Bm25.SCORE_DIGITS})::float8`
 }
 
+/**
+ * Exact statistics, as every backend plans and ranks by the same figures: the rows and their
+ * summed lengths (re-read at most once a second), and each token's document frequency, counted
+ * from the GIN index once and cached until the store has changed size by {@link FREQUENCY_DRIFT}.
+ */
 const makeStatistics = (sql: SqlClient.SqlClient) => {
-  let cached: { readonly at: number; readonly statistics: Statistics } | undefined
-  return Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    if (cached !== undefined && now - cached.at < STATISTICS_TTL_MILLIS) return cached.statistics
-    const rows = yield* sql<
-      { elems: ReadonlyArray<string> | null; freqs: ReadonlyArray<number> | null; total: number | null }
-    >`
-      SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs,
-        (SELECT c.reltuples::float8 FROM pg_class c WHERE c.oid = ${memoryTable}::regclass) AS total
-      FROM pg_stats s
-      WHERE s.schemaname = current_schema() AND s.tablename = ${memoryTable} AND s.attname = 'search_vector'`
-    // The mean number of distinct lexemes a record holds, from a sample, for BM25's length norm.
-    const [sample] = yield* sql<{ average: number | null }>`
-      SELECT avg(length(search_vector))::float8 AS average FROM (SELECT search_vector FROM ${
-      sql(memoryTable)
-    } LIMIT 1000) s`
-    const averageLength = Math.max(1, Number(sample?.average ?? 1))
-    const row = rows[0]
-    const total = Math.max(0, Number(row?.total ?? 0))
-    const shares = new Map<string, number>()
-    const elems = row?.elems ?? []
-    elems.forEach((lexeme, i) => shares.set(lexeme, Number(row?.freqs?.[i] ?? 0)))
-    const statistics: Statistics = {
-      total,
-      averageLength,
-      analyzed: row?.elems !== undefined && row.elems !== null,
-      documentFrequency: (token) => (shares.get(lexemeOf(token)) ?? 0) * total
-    }
-    cached = { at: now, statistics }
-    return statistics
-  })
+  const cache = new Map<string, number>()
+  let filledAt = -1
+  let total = 0
+  let totalLength = 0
+  let readAt = Number.NEGATIVE_INFINITY
+  return (tokens: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      if (now - readAt >= TOTAL_TTL_MILLIS || readAt > now) {
+        const [row] = yield* sql<{ total: number | null; length: number | null }>`
+          SELECT count(*)::float8 AS total, coalesce(sum(search_length), 0)::float8 AS length FROM ${sql(memoryTable)}`
+        total = Number(row?.total ?? 0)
+        totalLength = Number(row?.length ?? 0)
+        readAt = now
+      }
+      if (
+        filledAt < 0 || Math.abs(total - filledAt) > FREQUENCY_DRIFT * Math.max(filledAt, 1) ||
+        cache.size > FREQUENCY_CACHE
+      ) {
+        cache.clear()
+        filledAt = total
+      }
+      const missing = tokens.filter((token) => !cache.has(token))
+      if (missing.length > 0) {
+        const rows = yield* sql<{ token: string; doc: number }>`
+          SELECT t.token, (SELECT count(*) FROM ${sql(memoryTable)} WHERE search_vector @@ t.query)::float8 AS doc
+          FROM unnest(${missing}::text[], ${missing.map((token) => quoteLexeme(lexemeOf(token)))}::tsquery[])
+            AS t(token, query)`
+        for (const row of rows) cache.set(row.token, Number(row.doc))
+      }
+      const snapshot = total
+      return {
+        total: snapshot,
+        averageLength: snapshot === 0 ? 0 : totalLength / snapshot,
+        documentFrequency: (token: string) => cache.get(token) ?? 0
+      } satisfies Statistics
+    })
 }
 
 /** Creates the store over the ambient `SqlClient`, after `prepare` (migrating, or checking the version). */
-const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =>
+const makeAfter = <E>(
+  prepare: (language: SearchTokenizer.Language) => Effect.Effect<unknown, E, SqlClient.SqlClient>
+) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    yield* prepare
+    const language = yield* SearchTokenizer.SearchLanguage
+    yield* prepare(language)
 
     const failure = (operation: string) => (cause: SqlError) =>
       new MemoryStoreError.MemoryStoreFailure({ operation, cause: reasonOf(cause) })
@@ -200,14 +207,15 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         for (let start = 0; start < records.length; start += INSERT_CHUNK) {
           const chunk = records.slice(start, start + INSERT_CHUNK)
           const rows = chunk.map(MemoryRow.toRow)
+          const lexemes = chunk.map((r) => lexemesOf(r, language))
           const column = (name: MemoryRow.Column) => rows.map((row) => row[name])
           const inserted = yield* sql<{ id: string }>`
           INSERT INTO ${table} (id, content, kind, label, tags, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
-            search_tokens)
+            thread, turn, search_tokens, search_length)
           SELECT id, content, kind, label, tags::jsonb, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
-            search_tokens
+            thread, turn, search_tokens, search_length
           FROM unnest(
             ${column("id")}::text[], ${column("content")}::text[], ${column("kind")}::text[],
             ${column("label")}::text[], ${column("tags")}::text[], ${column("source_type")}::text[],
@@ -215,9 +223,11 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             ${column("created_at")}::bigint[], ${column("epoch")}::text[], ${column("expires_at")}::bigint[],
             ${column("invalidated_at")}::bigint[], ${column("invalidation_reason")}::text[],
             ${column("superseded_by")}::text[], ${column("supersedes")}::text[], ${column("domain")}::text[],
-            ${chunk.map((r) => lexemesOf(r).join(" "))}::text[]
+            ${column("thread")}::text[], ${column("turn")}::int[],
+            ${lexemes.map((l) => l.join(" "))}::text[], ${lexemes.map(searchLength)}::int[]
           ) AS u(id, content, kind, label, tags, source_type, scope, delivery_policy, review_state, created_at,
-            epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain, search_tokens)
+            epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain, thread, turn,
+            search_tokens, search_length)
           ON CONFLICT (id) DO NOTHING
           RETURNING id`
           if (inserted.length < chunk.length) {
@@ -275,6 +285,60 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
 
     const nowMillis = Clock.currentTimeMillis
     const statistics = makeStatistics(sql)
+
+    /**
+     * The ranked tier: every match's own BM25 score with what the ranking order and the
+     * conversation context need (no record columns), ranked by core's `Bm25.rank`, then only the
+     * best rows read and decoded — a row that does not decode is skipped and the next one read.
+     */
+    const rankedTier = (
+      tier: SearchPlan.Tier,
+      clauses: ReadonlyArray<Statement.Fragment>,
+      tokenStatistics: Statistics,
+      parameters: Bm25.Parameters,
+      limit: number
+    ) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<
+          { id: string; scope: string; thread: unknown; turn: unknown; created_at: unknown; score: number }
+        >`
+          SELECT id, scope, thread, turn, created_at, ${
+          bm25Score(sql, tier.include, tokenStatistics, parameters)
+        } AS score
+          FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
+          WHERE search_vector @@ q.query AND ${sql.and(clauses)}`
+        const ranked = Bm25.rank(
+          rows.map((row) => ({
+            id: row.id,
+            scope: row.scope,
+            position: typeof row.thread === "string" && row.turn !== null
+              ? { thread: row.thread, turn: Number(row.turn) }
+              : undefined,
+            createdAtMillis: Number(row.created_at),
+            score: Number(row.score)
+          })),
+          parameters
+        )
+        const hits: Array<MemoryStore.SearchHit> = []
+        let skipped = 0
+        let next = 0
+        while (hits.length < limit && next < ranked.length) {
+          const batch = ranked.slice(next, next + (limit - hits.length) + SPARE_ROWS)
+          next += batch.length
+          const found = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE id = ANY(${
+            batch.map(({ match }) => match.id)
+          }::text[])`
+          const byId = new Map(found.map((row) => [String(row.id), row]))
+          const scores = new Map(batch.map(({ match, score }) => [match.id, score]))
+          const decoded = yield* decodeRows(
+            batch.flatMap(({ match }) => byId.get(match.id) ?? []),
+            (record): MemoryStore.SearchHit => ({ record, score: scores.get(record.id) ?? 0 })
+          )
+          skipped += decoded.skipped
+          for (const hit of decoded.values) if (hits.length < limit) hits.push(hit)
+        }
+        return { hits, skipped }
+      }).pipe(Effect.mapError(failure("search")))
 
     const service: MemoryStore.Service = {
       capabilities: { search: "keyword" },
@@ -345,37 +409,29 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
       search: (text, raw) =>
         Effect.gen(function*() {
           const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
-          const tokens = SearchTokenizer.distinctTokens(text)
+          const tokens = SearchTokenizer.distinctTokens(text, language)
           if (tokens.length === 0) return { hits: [], skipped: 0 }
           const clauses = filterClauses(options, yield* nowMillis)
-          const tokenStatistics = yield* statistics.pipe(Effect.mapError(failure("search")))
+          const tokenStatistics = yield* statistics(tokens).pipe(Effect.mapError(failure("search")))
           const searchPlan = SearchPlan.plan(tokens, tokenStatistics, yield* SearchPlan.SearchPlanner)
+          const parameters = yield* Bm25.Ranking
           return yield* SearchPlan.run(
             searchPlan,
             options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
             options.order,
             (tier, limit) =>
-              Effect.gen(function*() {
+              tier.rank ? rankedTier(tier, clauses, tokenStatistics, parameters, limit) : Effect.gen(function*() {
                 // The filters sit beside the index condition, so PostgreSQL combines them before ranking.
                 // The tail needs no rank: newest first, so PostgreSQL may stop after `limit` matches.
-                const rows = yield* sql<Row & { readonly score: number }>`
-                SELECT ${selectColumns}, ${
-                  !tier.rank
-                    ? sql`0`
-                    : tokenStatistics.analyzed
-                    ? bm25Score(sql, tier.include, tokenStatistics)
-                    : sql`ts_rank(search_vector, q.query)`
-                } AS score
+                const rows = yield* sql<Row>`
+                SELECT ${selectColumns}
                 FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
                 WHERE search_vector @@ q.query AND ${sql.and(clauses)}
-                ORDER BY ${tier.rank ? sql`score DESC, ` : sql``}created_at DESC, id ASC
+                ORDER BY created_at DESC, id ASC
                 LIMIT ${limit}`.pipe(Effect.mapError(failure("search")))
-                return yield* decodeRows(
-                  rows,
-                  (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
-                )
+                return yield* decodeRows(rows, (record): MemoryStore.SearchHit => ({ record, score: 0 }))
               }).pipe(Effect.map(({ skipped, values }) => ({
-                hits: tier.rank ? values : values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })),
+                hits: values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })),
                 skipped
               })))
           )
@@ -467,9 +523,11 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
   })
 
 /** The store, after bringing its tables and stored search tokens up to date. */
-export const make = makeAfter(Effect.zipRight(Effect.zipRight(migrate, migrateTombstones), syncSearchTokens))
+export const make = makeAfter((language) =>
+  Effect.zipRight(Effect.zipRight(migrate, migrateTombstones), syncSearchTokens(language))
+)
 
 /** The store, after checking that the tables are already up to date (no DDL, no writes). */
-export const makeWithoutMigrations = makeAfter(
-  Effect.zipRight(Effect.zipRight(ensureMigrated, ensureTombstones), checkSearchTokens)
+export const makeWithoutMigrations = makeAfter((language) =>
+  Effect.zipRight(Effect.zipRight(ensureMigrated, ensureTombstones), checkSearchTokens(language))
 )

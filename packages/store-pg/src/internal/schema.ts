@@ -47,7 +47,18 @@ const migrations = {
         WITH (gin_pending_list_limit = 256)`,
       // Facts about the stored data, e.g. which tokenizer produced search_tokens.
       sql`CREATE TABLE engram_memory_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
-    ], { discard: true }))
+    ], { discard: true })),
+  // How many distinct lexemes each row holds: BM25's record length, read without detoasting the
+  // vector. Filled by the re-index the tokenizer fingerprint triggers (decision 0051).
+  "0002_search_length": Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`ALTER TABLE engram_memories ADD COLUMN search_length INTEGER NOT NULL DEFAULT 0`
+  ),
+  // Where a record written from a conversation sat (MemoryRecord.position): both NULL otherwise.
+  "0003_conversation_position": Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`ALTER TABLE engram_memories ADD COLUMN thread TEXT, ADD COLUMN turn INTEGER`
+  )
 }
 
 /**

@@ -68,5 +68,17 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   "0002_memory_meta": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(`CREATE TABLE ${META_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`)
+  }),
+  // How many distinct search tokens each row holds: BM25's record length, which FTS5 keeps only
+  // for its own bm25(). Filled by the re-index the tokenizer fingerprint triggers (decision 0051).
+  "0003_search_length": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN search_length INTEGER NOT NULL DEFAULT 0`)
+  }),
+  // Where a record written from a conversation sat (MemoryRecord.position): both NULL otherwise.
+  "0004_conversation_position": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN thread TEXT`)
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN turn INTEGER`)
   })
 }

@@ -30,19 +30,24 @@ export interface IndexedColumns {
  * The index text of a stored row, from its raw columns (a row whose tags do not parse is indexed
  * by its text alone) — what the index holds for it, so the row can be re-indexed or taken out.
  */
-export const rowTokens = (row: IndexedColumns): string => {
+export const rowTokens = (row: IndexedColumns, language: SearchTokenizer.Language): ReadonlyArray<string> => {
   const tags = Either.getOrElse(Either.try(() => JSON.parse(row.tags) as unknown), () => [])
   const text = SearchTokenizer.searchableText({
     label: row.label ?? undefined,
     content: row.content,
     tags: Array.isArray(tags) ? tags.filter((t): t is string => typeof t === "string") : []
   })
-  return SearchTokenizer.tokenize(text).join(" ")
+  return SearchTokenizer.tokenize(text, language)
 }
 
-/** The text the search index holds for a record. */
-export const indexedTokens = (record: MemoryRecord.MemoryRecord): string =>
-  SearchTokenizer.tokenize(SearchTokenizer.searchableText(record)).join(" ")
+/** The tokens the search index holds for a record. */
+export const indexedTokens = (
+  record: MemoryRecord.MemoryRecord,
+  language: SearchTokenizer.Language
+): ReadonlyArray<string> => SearchTokenizer.tokenize(SearchTokenizer.searchableText(record), language)
+
+/** BM25's length of a record: its distinct tokens. */
+export const searchLength = (tokens: ReadonlyArray<string>): number => new Set(tokens).size
 
 /**
  * Takes a stored row out of the index. A contentless FTS5 table takes a row out only when told
@@ -50,10 +55,11 @@ export const indexedTokens = (record: MemoryRecord.MemoryRecord): string =>
  */
 export const removeFromIndex = (
   sql: Sql,
-  row: IndexedColumns & { readonly seq: number }
+  row: IndexedColumns & { readonly seq: number },
+  language: SearchTokenizer.Language
 ): Effect.Effect<ReadonlyArray<unknown>, SqlError> =>
   sql`INSERT INTO ${sql(FTS_TABLE)} (${sql(FTS_TABLE)}, rowid, tokens)
-                VALUES ('delete', ${row.seq}, ${rowTokens(row)})`
+                VALUES ('delete', ${row.seq}, ${rowTokens(row, language).join(" ")})`
 
 /**
  * The FTS5 query for a search text: each distinct token of the shared tokenizer as a quoted
@@ -89,12 +95,14 @@ export const makeFrequencies = (sql: Sql) => {
   const cache = new Map<string, number>()
   let filledAt = -1
   let total = 0
+  let totalLength = 0
   let readAt = Number.NEGATIVE_INFINITY
   let vocabulary = false
   return {
     /** Records this store wrote: counted at once, so its own writes never wait for a re-read. */
-    written: (count: number) => {
+    written: (count: number, length: number) => {
       total += count
+      totalLength += length
     },
     statistics: (tokens: ReadonlyArray<string>) =>
       Effect.gen(function*() {
@@ -104,12 +112,15 @@ export const makeFrequencies = (sql: Sql) => {
           )
           vocabulary = true
         }
-        // Other connections' writes are picked up by re-reading the size at most once a second. The
-        // highest seq counts every row ever written: an upper bound on the rows held.
+        // Other connections' writes are picked up by re-reading the size (rows and their summed
+        // BM25 lengths) at most once a second.
         const now = yield* Clock.currentTimeMillis
         if (now - readAt >= TOTAL_TTL_MILLIS || readAt > now) {
-          const [head] = yield* sql.unsafe<{ total: number | null }>(`SELECT max(seq) AS total FROM ${TABLE}`)
-          total = head?.total ?? 0
+          const [head] = yield* sql.unsafe<{ total: number | null; length: number | null }>(
+            `SELECT count(*) AS total, sum(search_length) AS length FROM ${TABLE}`
+          )
+          total = Number(head?.total ?? 0)
+          totalLength = Number(head?.length ?? 0)
           readAt = now
         }
         if (
@@ -134,8 +145,9 @@ export const makeFrequencies = (sql: Sql) => {
         const snapshot = total
         return {
           total: snapshot,
+          averageLength: snapshot === 0 ? 0 : totalLength / snapshot,
           documentFrequency: (token: string) => cache.get(token) ?? 0
-        } satisfies SearchPlan.TokenStatistics
+        } satisfies SearchPlan.TokenStatistics & { readonly averageLength: number }
       })
   }
 }

@@ -3,6 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import {
+  Bm25,
   MemoryForget,
   MemoryQuery,
   type MemoryRecord,
@@ -23,7 +24,14 @@ import { coverageGap } from "./integrity.js"
 import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
 import { syncSearchIndex } from "./reindex.js"
-import { ftsInsertSql, indexedTokens, makeFrequencies, removeFromIndex, tierExpression } from "./searchIndex.js"
+import {
+  ftsInsertSql,
+  indexedTokens,
+  makeFrequencies,
+  removeFromIndex,
+  searchLength,
+  tierExpression
+} from "./searchIndex.js"
 import { isDamaged } from "./sqliteErrors.js"
 import { chunksOf, multiRowInsert } from "./sqlText.js"
 import {
@@ -40,27 +48,17 @@ type Fragment = Statement.Fragment
 
 /** Rows per multi-row INSERT: 18 binds a row stays far below SQLite's 32,766-variable limit. */
 const INSERT_CHUNK = 500
-/** Rows a ranked search reads past its limit, to stand in for rows that fail to decode. */
+/** Rows a ranked search reads past the ones it still wants, to stand in for rows that fail to decode. */
 const SPARE_ROWS = 4
 /** Ids per `IN (…)` lookup. */
 const LOOKUP_CHUNK = 500
 
-const insertSql = multiRowInsert(TABLE, ["seq", ...MemoryRow.COLUMNS])
+const insertSql = multiRowInsert(TABLE, ["seq", ...MemoryRow.COLUMNS, "search_length"])
 const tombstoneInsertSql = multiRowInsert(TOMBSTONE_TABLE, TOMBSTONE_COLUMNS)
 
-/**
- * A ranked search row read as an array (cheaper for the driver than an object per row): the
- * record columns in {@link MemoryRow.COLUMNS} order, then the score and the candidate count.
- */
-const rankedRow = (values: ReadonlyArray<unknown>): Row & { readonly score: number; readonly candidates: number } => {
-  const row: Record<string, unknown> = {}
-  MemoryRow.COLUMNS.forEach((column, i) => {
-    row[column] = values[i]
-  })
-  row.score = values[MemoryRow.COLUMNS.length]
-  row.candidates = values[MemoryRow.COLUMNS.length + 1]
-  return row as Row & { readonly score: number; readonly candidates: number }
-}
+/** A stored row's conversation position, when both columns hold one (a bad row's are ignored). */
+const positionOf = (thread: unknown, turn: unknown): MemoryRecord.ConversationPosition | undefined =>
+  typeof thread === "string" && typeof turn === "number" ? { thread, turn } : undefined
 
 /** The SQLite result code better-sqlite3 attached to a failure, e.g. `SQLITE_CONSTRAINT_UNIQUE`. */
 const sqliteCode = (error: SqlError): unknown =>
@@ -126,14 +124,15 @@ export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
  * True when every migration is applied and the index matches the running tokenizer: opening the
  * store then writes nothing, so a read-only file opens and readers never take the write lock.
  */
-const isCurrent = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const [applied] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(MIGRATIONS_TABLE)}`
-  const [tombstones] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(TOMBSTONE_MIGRATIONS_TABLE)}`
-  const [tokenizer] = yield* sql<{ value: string }>`SELECT value FROM ${sql(META_TABLE)} WHERE key = 'tokenizer'`
-  return applied?.n === Object.keys(migrations).length && tombstones?.n === TOMBSTONE_MIGRATIONS &&
-    tokenizer?.value === SearchTokenizer.fingerprint
-}).pipe(Effect.orElseSucceed(() => false))
+const isCurrent = (language: SearchTokenizer.Language) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [applied] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(MIGRATIONS_TABLE)}`
+    const [tombstones] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(TOMBSTONE_MIGRATIONS_TABLE)}`
+    const [tokenizer] = yield* sql<{ value: string }>`SELECT value FROM ${sql(META_TABLE)} WHERE key = 'tokenizer'`
+    return applied?.n === Object.keys(migrations).length && tombstones?.n === TOMBSTONE_MIGRATIONS &&
+      tokenizer?.value === SearchTokenizer.fingerprintOf(language)
+  }).pipe(Effect.orElseSucceed(() => false))
 
 /** Builds the SQLite memory store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<
@@ -142,10 +141,11 @@ export const make: Effect.Effect<
   SqlClient.SqlClient
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  if (!(yield* isCurrent)) {
+  const language = yield* SearchTokenizer.SearchLanguage
+  if (!(yield* isCurrent(language))) {
     yield* migrate
     yield* migrateTombstones
-    yield* syncSearchIndex
+    yield* syncSearchIndex(language)
   }
 
   const columns = sql.literal(selectColumns("m"))
@@ -206,19 +206,25 @@ export const make: Effect.Effect<
     records.length === 0 ? Effect.void : sql.withTransaction(Effect.gen(function*() {
       const [head] = yield* sql.unsafe<{ next: number }>(`SELECT coalesce(max(seq), 0) + 1 AS next FROM ${TABLE}`)
       let seq = head!.next
+      let lengths = 0
       for (const chunk of chunksOf(records, INSERT_CHUNK)) {
         const values: Array<string | number | null> = []
         const index: Array<string | number> = []
         for (const record of chunk) {
-          values.push(seq, ...MemoryRow.rowValues(record))
-          index.push(seq, indexedTokens(record))
+          const tokens = indexedTokens(record, language)
+          const length = searchLength(tokens)
+          lengths += length
+          values.push(seq, ...MemoryRow.rowValues(record), length)
+          index.push(seq, tokens.join(" "))
           seq++
         }
         yield* sql.unsafe(insertSql(chunk.length), values)
         yield* sql.unsafe(ftsInsertSql(chunk.length), index)
       }
+      return lengths
     })).pipe(
-      Effect.tap(() => frequencies.written(records.length)),
+      Effect.tap((lengths) => frequencies.written(records.length, lengths)),
+      Effect.asVoid,
       Effect.catchIf(
         (error) => error._tag === "SqlError" && sqliteCode(error) === "SQLITE_CONSTRAINT_UNIQUE",
         (error) => findDuplicate(records, error as SqlError)
@@ -239,17 +245,17 @@ export const make: Effect.Effect<
   /**
    * One planned tier, with the filters applied before the limit.
    *
-   * Ranked: FTS5's top `2 × limit + 32` by bm25 from the index alone, then only those rows are
-   * read, filtered in SQL by primary key, and only the best `limit` decoded. When the filters
-   * leave fewer than `limit` and the index had more, the joined query ranks every match of the
-   * tier that passes the filters. Tail: the newest-written matches first (FTS5 streams its
+   * Ranked: core's BM25 computed in SQL over every match of the tier that passes the filters,
+   * best first, decoding until `limit` rows decode. Tail: the newest-written matches first (FTS5 streams its
    * postings by rowid), joined and filtered as they stream, stopping after `limit`.
    */
   const searchTier = (
     tier: SearchPlan.Tier,
     options: MemoryQuery.SearchOptions,
     at: DateTime.Utc,
-    limit: number
+    limit: number,
+    statistics: SearchPlan.TokenStatistics & { readonly averageLength: number },
+    parameters: Bm25.Parameters
   ): Effect.Effect<MemoryStore.SearchResult, SqlError> =>
     Effect.gen(function*() {
       const match = tierExpression(tier)
@@ -266,50 +272,68 @@ export const make: Effect.Effect<
         yield* reportSkipped("search", skipped)
         return { hits: values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })), skipped: skipped.length }
       }
-      const overFetch = 2 * limit + 32
-      // A few rows past the limit, so that a bad row among them is replaced without another query.
-      const wanted = limit + SPARE_ROWS
-      // One statement: FTS5's top candidates from the index alone, then only those rows, by
-      // rowid, filtered and put in order in SQL, so only the best `wanted` rows are read into
-      // JavaScript. `candidates` says whether FTS5 had more matches than it handed over.
-      // bm25() is computed once per match and sorted by SQLite's own top-k sorter: `ORDER BY
-      // rank` plus a bm25() column costs a second bm25() per returned row and FTS5's slower
-      // sorted scan (measured: about a third more for the top 72 of a question).
-      const rows = (yield* sql`
-        WITH c AS MATERIALIZED (SELECT rowid AS seq, bm25(${sql(FTS_TABLE)}) AS bm25 FROM ${sql(FTS_TABLE)}
-          WHERE ${sql(FTS_TABLE)} MATCH ${match} ORDER BY bm25 LIMIT ${overFetch})
-        SELECT ${columns}, -c.bm25 AS score, (SELECT count(*) FROM c) AS candidates
-        FROM c JOIN ${sql(TABLE)} m NOT INDEXED ON m.seq = c.seq
-        WHERE ${sql.and(filters)}
-        ORDER BY c.bm25, m.created_at DESC, m.id LIMIT ${wanted}`.values).map(rankedRow)
-      // Every candidate the filters admit was read when FTS5 ran out of matches and fewer than
-      // `wanted` passed (no row at all says nothing about the index: the joined ranking decides).
-      const exhausted = rows.length > 0 && rows.length < wanted && Number(rows[0]!.candidates) < overFetch
-      // Best first, decoded one by one until `limit` decode: a bad row is skipped and the next
-      // candidate takes its place.
-      const hits: Array<MemoryStore.SearchHit> = []
-      const bad: Array<SkippedRow> = []
-      for (const row of rows) {
-        if (hits.length === limit) break
-        const decoded = MemoryRow.fromRow(row)
-        if (Either.isRight(decoded)) hits.push({ record: decoded.right, score: Number(row.score) })
-        else bad.push({ key: String(row.id), reason: decoded.left })
-      }
-      if (hits.length === limit || exhausted) {
-        yield* reportSkipped("search", bad)
-        return { hits, skipped: bad.length }
-      }
-      const { skipped, values } = yield* scan(
-        (n, offset) =>
-          sql<Row>`SELECT ${columns}, -bm25(${sql(FTS_TABLE)}) AS score
-            FROM ${sql(FTS_TABLE)} JOIN ${sql(TABLE)} m ON m.seq = ${sql(FTS_TABLE)}.rowid
-            WHERE ${where}
-            ORDER BY score DESC, m.created_at DESC, m.id LIMIT ${n} OFFSET ${offset}`,
-        limit,
-        (record, row): MemoryStore.SearchHit => ({ record, score: Number(row.score) })
+      // BM25 (core's Bm25) in SQL: each ranked token's FTS5 match set weighted by its IDF, summed
+      // per row, times the row's length normalisation, filtered and put in order in SQL, so only
+      // the best `wanted` rows are read into JavaScript (decision 0051).
+      const hits = sql.join(" UNION ALL ", false)(tier.include.map((token) =>
+        sql`SELECT rowid AS seq, ${Bm25.idf(statistics.total, statistics.documentFrequency(token))} AS w
+          FROM ${sql(FTS_TABLE)} WHERE ${sql(FTS_TABLE)} MATCH ${`"${token}"`}`
+      ))
+      const k1 = parameters.k1
+      const b = parameters.b
+      const averageLength = Math.max(statistics.averageLength, 1e-9)
+      const score = sql.literal(
+        `round(c.w * (${k1 + 1} / (1 + ${k1} * (${
+          1 - b
+        } + ${b} * m.search_length / ${averageLength}))), ${Bm25.SCORE_DIGITS})`
       )
-      yield* reportSkipped("search", skipped)
-      return { hits: values, skipped: skipped.length }
+      // Every match's own score, with what the ranking order and the conversation context need
+      // (no record columns yet); core ranks them, then only the best rows are read and decoded.
+      const matches = (yield* sql<
+        { seq: number; id: string; scope: string; thread: unknown; turn: unknown; created_at: number; score: number }
+      >`WITH h AS MATERIALIZED (${hits}),
+              c AS (SELECT seq, sum(w) AS w FROM h GROUP BY seq)
+            SELECT m.seq, m.id, m.scope, m.thread, m.turn, m.created_at, ${score} AS score
+            FROM c JOIN ${sql(TABLE)} m ON m.seq = c.seq
+            WHERE ${sql.and(filters)}`).map((row) => ({
+        seq: row.seq,
+        id: String(row.id),
+        scope: String(row.scope),
+        position: positionOf(row.thread, row.turn),
+        createdAtMillis: Number(row.created_at),
+        score: Number(row.score)
+      }))
+      const ranked = Bm25.rank(matches, parameters)
+      const found: Array<MemoryStore.SearchHit> = []
+      const bad: Array<SkippedRow> = []
+      let next = 0
+      while (found.length < limit && next < ranked.length) {
+        // A few rows past the ones still wanted, so a bad row is replaced without another query.
+        const batch = ranked.slice(next, next + (limit - found.length) + SPARE_ROWS)
+        next += batch.length
+        const rows = yield* sql<Row>`SELECT m.seq, ${columns} FROM ${sql(TABLE)} m WHERE ${
+          sql.in(
+            "m.seq",
+            batch.map(({ match }) => match.seq)
+          )
+        }`
+        const bySeq = new Map(rows.map((row) => [Number(row.seq), row]))
+        for (const { match, score } of batch) {
+          if (found.length === limit) {
+            break
+          }
+          const row = bySeq.get(match.seq)
+          if (row === undefined) {
+            continue
+          }
+          const decoded = MemoryRow.fromRow(row)
+          if (Either.isRight(decoded)) {
+            found.push({ record: decoded.right, score })
+          } else bad.push({ key: match.id, reason: decoded.left })
+        }
+      }
+      yield* reportSkipped("search", bad)
+      return { hits: found, skipped: bad.length }
     })
 
   const service: MemoryStore.Service = {
@@ -378,7 +402,7 @@ export const make: Effect.Effect<
     search: (text, raw) =>
       Effect.gen(function*() {
         const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
-        const tokens = SearchTokenizer.distinctTokens(text)
+        const tokens = SearchTokenizer.distinctTokens(text, language)
         if (tokens.length === 0) return { hits: [], skipped: 0 }
         const gap = yield* indexGap
         if (gap !== undefined) {
@@ -391,16 +415,14 @@ export const make: Effect.Effect<
           })
         }
         const at = yield* DateTime.now
-        const searchPlan = SearchPlan.plan(
-          tokens,
-          yield* frequencies.statistics(tokens),
-          yield* SearchPlan.SearchPlanner
-        )
+        const statistics = yield* frequencies.statistics(tokens)
+        const searchPlan = SearchPlan.plan(tokens, statistics, yield* SearchPlan.SearchPlanner)
+        const parameters = yield* Bm25.Ranking
         const result = yield* SearchPlan.run(
           searchPlan,
           options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
           options.order,
-          (tier, limit) => searchTier(tier, options, at, limit)
+          (tier, limit) => searchTier(tier, options, at, limit, statistics, parameters)
         )
         return result
       }).pipe(Effect.catchTag("SqlError", toFailure("search"))),
@@ -479,7 +501,7 @@ export const make: Effect.Effect<
             MemoryForget.tombstoneOf({ ...row, supersededBy: row.superseded_by }, at, by)
           )
           for (const chunk of chunksOf(doomed, INSERT_CHUNK)) {
-            for (const row of chunk) yield* removeFromIndex(sql, row)
+            for (const row of chunk) yield* removeFromIndex(sql, row, language)
             yield* sql`DELETE FROM ${sql(TABLE)} WHERE ${sql.in("seq", chunk.map((row) => row.seq))}`
           }
           for (const chunk of chunksOf(tombstones, INSERT_CHUNK)) {

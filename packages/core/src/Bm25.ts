@@ -1,0 +1,235 @@
+/**
+ * The one relevance score every backend ranks keyword matches by (in-memory, SQLite,
+ * PostgreSQL): BM25 over the distinct tokens a record shares with the query.
+ *
+ * A record's score is `lengthNorm(record) × Σ idf(token)` over the query's ranked tokens it
+ * holds, where
+ *
+ * - `idf(token) = ln(1 + (N − df + 0.5) / (df + 0.5))` (N records, df of them holding the token:
+ *   never negative, so a token held by most records still counts a little), and
+ * - `lengthNorm = (k1 + 1) / (1 + k1 × (1 − b + b × length / averageLength))`, `length` being the
+ *   number of distinct tokens of the record.
+ *
+ * Each token counts once per record (term frequency 1): a PostgreSQL `tsvector` built from an
+ * array keeps no positions, and at the measured `k1` a repeat adds almost nothing. `k1` and `b`
+ * are chosen by measurement on LoCoMo (decision 0051); SQLite computes this score in SQL from
+ * FTS5's match sets instead of FTS5's built-in `bm25()`, whose `k1 = 1.2, b = 0.75` are fixed.
+ *
+ * Conversation context: a record written from a conversation (`MemoryRecord.position`) also gets
+ * `neighbourWeight ×` the scores of the matching records up to `neighbourWindow` turns before and
+ * after it in the same thread and scope ({@link withNeighbours}): the evidence for a question
+ * usually sits in a run of turns, and a turn whose neighbours match is more likely part of it.
+ * Only records that match themselves are ranked (the match set stays the records holding a query
+ * token, as the conformance kit requires); measured, letting neighbours' tokens alone make a record
+ * match ranks the same (decision 0050).
+ *
+ * Scores are rounded to {@link SCORE_DIGITS} decimals on every backend, so floating-point
+ * summation order never reorders equal scores differently on two backends.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as ErrorClass from "./ErrorClass.js"
+import { compareRaw } from "./MemoryQuery.js"
+import type { ConversationPosition } from "./MemoryRecord.js"
+
+/**
+ * The ranking's parameters: BM25's `k1` (with term frequency 1 it only sets, together with `b`,
+ * how much length matters) and `b` (how much a record's length normalises its score: 0 none, 1
+ * fully), and the conversation context: `neighbourWindow` (how many turns before and after a
+ * record count as its neighbours; 0 turns it off) and `neighbourWeight` (the share of a
+ * neighbour's score a record gains).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Parameters = Schema.Struct({
+  k1: Schema.Number.pipe(
+    Schema.between(0, 10),
+    Schema.annotations({ message: () => "k1 must be a number from 0 to 10" })
+  ),
+  b: Schema.Number.pipe(
+    Schema.between(0, 1),
+    Schema.annotations({ message: () => "b must be a number from 0 to 1" })
+  ),
+  neighbourWindow: Schema.Int.pipe(
+    Schema.between(0, 10),
+    Schema.annotations({ message: () => "neighbourWindow must be an integer from 0 to 10" })
+  ),
+  neighbourWeight: Schema.Number.pipe(
+    Schema.between(0, 1),
+    Schema.annotations({ message: () => "neighbourWeight must be a number from 0 to 1" })
+  )
+}).annotations({ identifier: "Bm25Parameters" })
+/** @since 0.1.0 @category models */
+export type Parameters = typeof Parameters.Type
+
+/**
+ * The measured defaults (decision 0051): tuned on half of LoCoMo's conversations, reported on the
+ * other half in `docs/benchmarks.md`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultParameters: Parameters = { k1: 0.3, b: 0.25, neighbourWindow: 2, neighbourWeight: 0.3 }
+
+/**
+ * Decimals a score is rounded to on every backend.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const SCORE_DIGITS = 9
+
+/**
+ * The BM25 parameters a search runs with. A `Context.Reference`: every backend reads it when a
+ * search runs and gets {@link defaultParameters} unless a caller provided others ({@link layer}).
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Ranking extends Context.Reference<Ranking>()("@engram/core/Bm25Ranking", {
+  defaultValue: (): Parameters => defaultParameters
+}) {}
+
+/**
+ * BM25 parameters that failed to decode; `problem` names the field.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidBm25Parameters
+  extends Schema.TaggedError<InvalidBm25Parameters>()("InvalidBm25Parameters", { problem: Schema.String })
+{
+  override get message() {
+    return `invalid BM25 parameters: ${this.problem}`
+  }
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Misconfigured"
+  }
+}
+
+/**
+ * Provides BM25 parameters: the fields given replace the defaults, after decoding.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (parameters: Partial<Parameters>): Layer.Layer<Ranking, InvalidBm25Parameters> =>
+  Layer.effect(
+    Ranking,
+    Schema.decodeUnknown(Parameters)({ ...defaultParameters, ...parameters }, { errors: "first" }).pipe(
+      Effect.mapError((error) =>
+        new InvalidBm25Parameters({ problem: ParseResult.TreeFormatter.formatErrorSync(error) })
+      )
+    )
+  )
+
+/**
+ * A token's inverse document frequency among `total` records, `frequency` of which hold it.
+ *
+ * @since 0.1.0
+ * @category scoring
+ */
+export const idf = (total: number, frequency: number): number => {
+  const n = Math.max(1, total)
+  const df = Math.min(n, Math.max(0, frequency))
+  return Math.log(1 + (n - df + 0.5) / (df + 0.5))
+}
+
+/**
+ * A record's length normalisation: multiplies the sum of its matched tokens' IDF.
+ *
+ * @since 0.1.0
+ * @category scoring
+ */
+export const lengthNorm = (length: number, averageLength: number, parameters: Parameters): number =>
+  (parameters.k1 + 1) /
+  (1 + parameters.k1 * (1 - parameters.b + (parameters.b * length) / Math.max(averageLength, 1e-9)))
+
+/**
+ * A score rounded to {@link SCORE_DIGITS} decimals.
+ *
+ * @since 0.1.0
+ * @category scoring
+ */
+export const rounded = (score: number): number => {
+  const scale = 10 ** SCORE_DIGITS
+  return Math.round(score * scale) / scale
+}
+
+/**
+ * One scored match, as {@link withNeighbours} reads it: its BM25 score, and where it sat in a
+ * conversation if it did.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Scored {
+  readonly scope: string
+  readonly position?: ConversationPosition | undefined
+  readonly score: number
+}
+
+const positionKey = (scope: string, thread: string, turn: number) => `${scope}\u0000${thread}\u0000${turn}`
+
+/**
+ * The final scores of a ranked tier's matches, in input order: each match's own BM25 score plus
+ * `neighbourWeight ×` the own scores of the matches within `neighbourWindow` turns of it in the
+ * same scope and thread, rounded. Pure; the same on every backend.
+ *
+ * @since 0.1.0
+ * @category scoring
+ */
+export const withNeighbours = (matches: ReadonlyArray<Scored>, parameters: Parameters): Array<number> => {
+  const { neighbourWeight, neighbourWindow } = parameters
+  if (neighbourWindow === 0 || neighbourWeight === 0 || !matches.some((m) => m.position !== undefined)) {
+    return matches.map((m) => m.score)
+  }
+  const byPosition = new Map<string, number>()
+  for (const m of matches) {
+    if (m.position !== undefined) byPosition.set(positionKey(m.scope, m.position.thread, m.position.turn), m.score)
+  }
+  return matches.map((m) => {
+    if (m.position === undefined) return m.score
+    let context = 0
+    for (let offset = -neighbourWindow; offset <= neighbourWindow; offset++) {
+      if (offset === 0) continue
+      context += byPosition.get(positionKey(m.scope, m.position.thread, m.position.turn + offset)) ?? 0
+    }
+    return rounded(m.score + neighbourWeight * context)
+  })
+}
+
+/**
+ * A ranked tier's match as a backend reads it before fetching records: its own score, scope,
+ * position, creation time and id (the tie-breaks of the ranking order).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Match extends Scored {
+  readonly id: string
+  readonly createdAtMillis: number
+}
+
+/**
+ * Ranks a tier's matches: final scores by {@link withNeighbours}, best first, then newest, then
+ * id ascending (code-unit order) — the order every backend returns.
+ *
+ * @since 0.1.0
+ * @category scoring
+ */
+export const rank = <M extends Match>(
+  matches: ReadonlyArray<M>,
+  parameters: Parameters
+): Array<{ readonly match: M; readonly score: number }> => {
+  const finals = withNeighbours(matches, parameters)
+  return matches.map((match, i) => ({ match, score: finals[i]! })).sort((a, b) =>
+    b.score - a.score || b.match.createdAtMillis - a.match.createdAtMillis || compareRaw(a.match.id, b.match.id)
+  )
+}
