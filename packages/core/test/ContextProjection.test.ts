@@ -7,6 +7,7 @@ import {
   MemoryStore,
   ProjectedContext,
   PromotionStore,
+  SearchTokenizer,
   TelemetryStore,
   TokenEstimator
 } from "@engram/core"
@@ -370,8 +371,9 @@ describe("ContextProjection prior-session digest", () => {
       reads.length = 0
       const p = yield* project({ query: "the billing service" })
       expect(p.injection.priorSessionIds).toEqual(["s-1", "s-3"])
-      // The store is searched for the content words only: "the" would match every summary.
-      expect(reads).toContain("search billing service")
+      // The store is searched for the content words only (as the tokenizer forms them): "the" would
+      // match every summary.
+      expect(reads).toContain(`search ${SearchTokenizer.tokenize("billing service").join(" ")}`)
       const none = yield* project({ query: "quantum chromodynamics" })
       expect(none.section("prior_sessions")).toBeUndefined()
     }).pipe(Effect.provide(layer))

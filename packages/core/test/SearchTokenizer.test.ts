@@ -84,8 +84,8 @@ describe("tokenize", () => {
     expect(SearchTokenizer.tokenize(parts.join(" - "))).toEqual(parts.flatMap((part) => SearchTokenizer.tokenize(part)))
   })
 
-  it("folds case and accents and splits on punctuation", () => {
-    expect(SearchTokenizer.tokenize("Doug's e-mail: DOUG@Example.com (v2.0)")).toEqual([
+  it("words: folds case and accents and splits on punctuation", () => {
+    expect(SearchTokenizer.words("Doug's e-mail: DOUG@Example.com (v2.0)")).toEqual([
       "doug",
       "s",
       "e",
@@ -96,21 +96,29 @@ describe("tokenize", () => {
       "v2",
       "0"
     ])
-    expect(SearchTokenizer.tokenize("Crème brûlée in Zürich, Señor")).toEqual([
+    expect(SearchTokenizer.words("Crème brûlée in Zürich, Señor")).toEqual([
       "creme",
       "brulee",
       "in",
       "zurich",
       "senor"
     ])
-    expect(SearchTokenizer.tokenize("ΦΊΛΟΥΣ Москве 東京")).toEqual(["φιλουσ", "москве", "東京"])
-    expect(SearchTokenizer.tokenize("Smørrebrød")).toEqual(["smørrebrød"])
-    expect(SearchTokenizer.tokenize("?! … — @#")).toEqual([])
+    expect(SearchTokenizer.words("ΦΊΛΟΥΣ Москве 東京")).toEqual(["φιλουσ", "москве", "東京"])
+    expect(SearchTokenizer.words("Smørrebrød")).toEqual(["smørrebrød"])
+    expect(SearchTokenizer.words("?! … — @#")).toEqual([])
   })
 
-  it("keeps substrings apart: a token is never part of a longer one", () => {
-    expect(SearchTokenizer.tokenize("My name is Doug")).not.toContain("am")
-    expect(SearchTokenizer.tokenize("Doug prefers coffee")).not.toContain("prefer")
+  it("words: keeps substrings apart, a word is never part of a longer one", () => {
+    expect(SearchTokenizer.words("My name is Doug")).not.toContain("am")
+    expect(SearchTokenizer.words("Doug prefers coffee")).not.toContain("prefer")
+  })
+
+  it("tokenize stems each word (English by default); language none keeps the words", () => {
+    expect(SearchTokenizer.tokenize("Deploys happen on Tuesdays, deploying weekly")).toEqual(
+      SearchTokenizer.tokenize("deploy happens on tuesday deploy week")
+    )
+    expect(SearchTokenizer.tokenize("Doug prefers coffee")).toContain("prefer")
+    expect(SearchTokenizer.tokenize("Doug prefers coffee", "none")).toEqual(["doug", "prefers", "coffee"])
   })
 
   it("distinctTokens keeps first-seen order without repeats", () => {
@@ -118,7 +126,7 @@ describe("tokenize", () => {
   })
 
   it("searchableText covers label, content and tags without gluing them together", () => {
-    const tokens = SearchTokenizer.tokenize(
+    const tokens = SearchTokenizer.words(
       SearchTokenizer.searchableText({ label: "timezone", content: "Lisbon", tags: ["travel-plans", "pt"] })
     )
     expect(tokens).toEqual(["timezone", "lisbon", "travel", "plans", "pt"])
