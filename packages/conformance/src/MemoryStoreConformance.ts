@@ -37,7 +37,7 @@ import { MemoryStore, type PromotionStore } from "@engram/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import { badRows } from "./internal/badRows.js"
-import { concurrency } from "./internal/concurrency.js"
+import { concurrency, raceLifecycle, type RaceReport } from "./internal/concurrency.js"
 import { forget } from "./internal/forget.js"
 import { makeProvide } from "./internal/harness.js"
 import { hostile } from "./internal/hostile.js"
@@ -163,3 +163,21 @@ export const runMemoryStoreModelCheck = <RExtra = never, E = never>(
     options.timeout ?? 60_000
   )
 }
+
+/**
+ * Races supersede, expire and review from one fiber per store given (the same store several
+ * times, or independent clients of one database) and reports every inconsistency of the end state:
+ * the concurrency tier's check, for a test of a backend's own clients.
+ *
+ * @since 0.1.0
+ * @category conformance
+ */
+export { raceLifecycle }
+
+/**
+ * What {@link raceLifecycle} found.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type { RaceReport }
