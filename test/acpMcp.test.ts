@@ -273,13 +273,14 @@ describe("ACP parity: the full model-visible context, native vs external", () =>
 
   it.live("a prefix rebuilt mid-session: the projection withholds what the new prefix holds and delivers what left it", () =>
     Effect.gen(function*() {
-      // The overlay budget holds one entry: a newer promoted memory pushes the older one out.
+      // The overlay budget holds one entry: a newly promoted, more important memory (the name comes
+      // before a home in the vocabulary's order) pushes the older one out.
       const tight = { ...parityConfig, overlayBudget: { totalChars: 45 } }
       const store = yield* MemoryStore.MemoryStore
-      const [name] = yield* store.write([
-        { content: "The user's name is Doug", kind: "profile", label: "name", sourceType: "operator" }
+      const [home] = yield* store.write([
+        { content: "The user lives in Lisbon", kind: "profile", label: "home", sourceType: "operator" }
       ])
-      yield* Promotion.promoteNew([name!], memory)
+      yield* Promotion.promoteNew([home!], memory)
       const build = Effect.flatMap(StablePrefix.decodeConfig(tight), StablePrefix.buildAgent)
       const assembler = yield* ContextAssembler.make({ scopes: ["global"], agent: build })
       const acp = yield* AcpClient.spawn(echoAgent).pipe(
@@ -290,21 +291,21 @@ describe("ACP parity: the full model-visible context, native vs external", () =>
         (JSON.parse(outcome.text) as ReadonlyArray<{ readonly text: string }>).map((block) => block.text)
       const query = "What is Doug's name and where does he live?"
       const first = received(yield* acp.prompt(session, query))
-      expect(first[0]).toContain("The user's name is Doug")
+      expect(first[0]).toContain("The user lives in Lisbon")
 
       yield* Effect.sleep("10 millis")
-      const [home] = yield* store.write([
-        { content: "The user lives in Lisbon", kind: "profile", label: "home", sourceType: "operator" }
+      const [name] = yield* store.write([
+        { content: "The user's name is Doug", kind: "profile", label: "name", sourceType: "operator" }
       ])
-      yield* Promotion.promoteNew([home!], memory)
+      yield* Promotion.promoteNew([name!], memory)
       const second = received(yield* acp.prompt(session, query))
       const native = yield* nativeContext(query, tight)
-      // The new prefix holds Lisbon and no longer Doug's name…
-      expect(second[0]).toContain("The user lives in Lisbon")
-      expect(second[0]).not.toContain("The user's name is Doug")
-      // …so the projection delivers the name (it left the prefix) and never Lisbon (it is in it).
-      expect(second[1]).toContain("The user's name is Doug")
-      expect(second[1]).not.toContain("Lisbon")
+      // The new prefix holds Doug's name and no longer Lisbon…
+      expect(second[0]).toContain("The user's name is Doug")
+      expect(second[0]).not.toContain("The user lives in Lisbon")
+      // …so the projection delivers Lisbon (it left the prefix) and never the name (it is in it).
+      expect(second[1]).toContain("The user lives in Lisbon")
+      expect(second[1]).not.toContain("The user's name is Doug")
       expect(second).toEqual([native.system, native.projection, query])
     }).pipe(Effect.scoped, Effect.provide(parityWorld)))
 
