@@ -57,7 +57,9 @@ describe("engram eval", () => {
     }
     expect(run.stdout).toMatch(/^extraction: \d+ model calls, \d+ tokens for \d+ extracted memories \(/m)
     expect(run.stdout).not.toMatch(/FAIL/)
-    expect(run.stdout).toMatch(/^eval passed: \d+ cases in 18 families, 0 failed$/m)
+    expect(run.stdout).toMatch(
+      new RegExp(`^eval passed: \\d+ cases in ${families.length + extractionFamilies.length} families, 0 failed$`, "m")
+    )
     // The database was an explicit file in a new directory under the OS temp dir.
     const kept = /^database kept at (.+)$/m.exec(run.stdout)?.[1]
     expect(kept).toBeDefined()
