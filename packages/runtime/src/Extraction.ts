@@ -40,6 +40,7 @@ import {
   IdGenerator,
   MemoryRecord,
   MemoryStore,
+  MemoryStoreError,
   PromotionStore,
   Routing,
   SessionStore,
@@ -448,7 +449,20 @@ const failed = (sessionId: string) => (error: { readonly message: string }) =>
 export const approve = (
   memoryId: string,
   options: Pick<MemoryTools.MemoryToolsConfig, "background" | "spec">
-) =>
+): Effect.Effect<
+  MemoryRecord.MemoryRecord,
+  | ApprovalRefused
+  | MemoryStoreError.MemoryNotFound
+  | MemoryStoreError.MemoryConflict
+  | MemoryStoreError.InvalidReviewState
+  | MemoryStoreError.DuplicateMemoryId
+  | MemoryStoreError.InvalidMemoryInput
+  | MemoryStoreError.MemoryStoreFailure
+  | Routing.InvalidPlacement
+  | PromotionStore.InvalidPromotionRow
+  | PromotionStore.PromotionStoreFailure,
+  MemoryStore.MemoryStore | PromotionStore.PromotionStore
+> =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
     const refuse = (message: string) => new ApprovalRefused({ memoryId, message })
