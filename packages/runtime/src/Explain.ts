@@ -77,8 +77,8 @@ export type Verdict =
  * - `shed`, `withheld`: what the projection's budget report says of it.
  * - `suppressed`: the memory sections the call's mode did not compose.
  * - `inScope`: whether the record's scope was among those the projection read (`null`: unknown).
- * - `queryTokens`: the search tokens of the call's query the record's text shares (`null` when
- *   the record is gone or the call had no query).
+ * - `queryTokens`: the words of the call's query (case and accents folded) whose word form the
+ *   record's text shares (`null` when the record is gone or the call had no query).
  * - `injectionLogged`: an injection-log row of the call's turn names the memory.
  *
  * @since 0.1.0
@@ -237,8 +237,10 @@ export const explainCall = (options: {
   const queryTokens = record === null || options.query === null
     ? null
     : (() => {
+      // Matching is by word form; an operator reads the query's own words ("staging", not "stage").
       const own = new Set(SearchTokenizer.tokenize(SearchTokenizer.searchableText(record)))
-      return SearchTokenizer.distinctTokens(options.query).filter((token) => own.has(token))
+      const words = [...new Set(SearchTokenizer.words(options.query))]
+      return words.filter((word) => SearchTokenizer.tokenize(word).some((form) => own.has(form)))
     })()
   const injectionLogged = options.injections.some((row) => row.turn === snapshot.turn && row.memoryIds.includes(id))
   const base = {

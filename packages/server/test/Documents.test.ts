@@ -26,6 +26,7 @@ describe("documents", () => {
         "/api/memories/{id}/supersede",
         "/api/projection",
         "/api/promotions",
+        "/api/sessions",
         "/api/sessions/{session}/inspect",
         "/api/sessions/{session}/snapshots",
         "/api/tombstones"
