@@ -7,16 +7,18 @@
  *   condition the workspace's tests and `npm run engram` resolve sources through.
  * - `npm run pack -- <dir>` builds nothing: it stages each built package (its `dist`, `src`,
  *   README, the repository's LICENSE and a package.json without the `engram-source` condition,
- *   which is for the workspace only) and runs `npm pack` there, writing one tarball per package
- *   into `<dir>`. Run `npm run build` first.
+ *   which is for the workspace only; the CLI: its launcher and bundle, see {@link published}) and
+ *   runs `npm pack` there, writing one tarball per package into `<dir>`. Run `npm run build` first.
  *
  * `test/packaging.test.ts` checks the manifests against {@link expectedManifestProblems} and
  * installs the tarballs outside the workspace.
  */
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
+import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import { RUNTIME_DEPENDENCIES } from "./cliBundle.js"
 
 export const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -157,6 +159,52 @@ export const publishedExports = (exports: Record<string, unknown>): Record<strin
     ])
   )
 
+const workspaceRequire = createRequire(NodePath.join(repoRoot, "package.json"))
+
+/** The version of `name` the workspace resolves (what the bundle was built and tested against). */
+const workspaceVersion = (name: string): string =>
+  (JSON.parse(NodeFs.readFileSync(workspaceRequire.resolve(`${name}/package.json`), "utf8")) as { version: string })
+    .version
+
+/**
+ * What a package publishes: its manifest without the workspace's scripts, devDependencies and
+ * `engram-source` condition, and the parts of the package it ships.
+ *
+ * A package with a `bin` (the CLI) ships its executable only: the launcher (`bin/`) and the bundle
+ * (`dist/engram/`, every workspace package and Effect inside it, decision 0078), depending on the
+ * bundle's run-time externals alone ({@link RUNTIME_DEPENDENCIES}, at the range of the version
+ * the workspace built it with) — no `@engram/*` package, no peer, nothing to import.
+ */
+export const published = (
+  manifest: Manifest & { readonly scripts?: unknown }
+): { readonly manifest: Record<string, unknown>; readonly parts: ReadonlyArray<string> } => {
+  const { devDependencies: _dev, scripts: _scripts, ...rest } = manifest
+  if (manifest.bin === undefined) {
+    return {
+      manifest: { ...rest, exports: publishedExports(manifest.exports ?? {}) },
+      parts: (manifest.files ?? []).filter((part) => part !== "README.md" && part !== "LICENSE")
+    }
+  }
+  const {
+    dependencies: _d,
+    exports: _e,
+    files: _f,
+    main: _m,
+    peerDependencies: _p,
+    types: _t,
+    ...executable
+  } = rest as Manifest & Record<string, unknown>
+  return {
+    manifest: {
+      ...executable,
+      files: ["bin", "dist/engram", "README.md", "LICENSE"],
+      engines: { node: ">=20" },
+      dependencies: Object.fromEntries(RUNTIME_DEPENDENCIES.map((name) => [name, `^${workspaceVersion(name)}`]))
+    },
+    parts: ["bin", "dist/engram"]
+  }
+}
+
 /**
  * Stages every built package and packs it into `outDir`; returns the tarballs' paths in build
  * order. Fails when a package has not been built.
@@ -172,17 +220,13 @@ export const pack = (outDir: string): ReadonlyArray<string> => {
       }
       const stage = NodePath.join(staging, NodePath.basename(dir))
       NodeFs.mkdirSync(stage)
-      for (const part of manifest.files ?? []) {
-        if (part === "README.md" || part === "LICENSE") continue
+      const shipped = published(manifest)
+      for (const part of shipped.parts) {
         NodeFs.cpSync(NodePath.join(dir, part), NodePath.join(stage, part), { recursive: true })
       }
       NodeFs.copyFileSync(NodePath.join(dir, "README.md"), NodePath.join(stage, "README.md"))
       NodeFs.copyFileSync(NodePath.join(repoRoot, "LICENSE"), NodePath.join(stage, "LICENSE"))
-      const { devDependencies: _dev, scripts: _scripts, ...published } = manifest as Manifest & { scripts?: unknown }
-      NodeFs.writeFileSync(
-        NodePath.join(stage, "package.json"),
-        JSON.stringify({ ...published, exports: publishedExports(manifest.exports ?? {}) }, null, 2) + "\n"
-      )
+      NodeFs.writeFileSync(NodePath.join(stage, "package.json"), JSON.stringify(shipped.manifest, null, 2) + "\n")
       const output = execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", outDir], {
         cwd: stage,
         encoding: "utf8"

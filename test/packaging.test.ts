@@ -9,19 +9,27 @@
  * - a program importing the packages (a subpath and `@engram/runtime/testing` included)
  *   typechecks under `strict` with `module: NodeNext`, then runs: it writes, searches, digests
  *   (`@engram/migrate`), projects and runs one scripted turn on `SqliteEngram.layer`;
- * - `npx engram demo` runs from the installed CLI.
+ * - a project that installs `@engram/core` and `@engram/store-sqlite` alone (with `@engram/migrate`,
+ *   which the SQLite store depends on) gets no test tooling: no vitest, vite or esbuild;
+ * - the CLI's tarball alone installs globally into a temporary prefix (`npm install -g --prefix`)
+ *   as the README's "Installing the CLI" says, with no `effect` package in the install (one copy,
+ *   inside the bundle), and `engram demo`, `engram inspect demo-2` and `engram mcp` (initialize and
+ *   list tools over stdio with the MCP SDK's client) run from it.
  *
- * The install never builds or downloads SQLite's native module: it runs with `--ignore-scripts`
- * and takes the workspace's compiled `better_sqlite3.node`, pinned to the same better-sqlite3
- * version (an install script that downloads a prebuilt binary would hang without the internet).
- * Everything else comes from npm's cache when it can (`--prefer-offline`).
+ * The installs never build or download SQLite's native module: they run with `--ignore-scripts`
+ * and take the workspace's compiled `better_sqlite3.node`, pinned to the same better-sqlite3
+ * version (the install script would compile it for minutes, or hang fetching a prebuilt binary
+ * without the internet). Everything else comes from npm's cache when it can (`--prefer-offline`).
  */
 import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Run, runProcess } from "../packages/cli/test/utilities.js"
+import { RUNTIME_DEPENDENCIES } from "../scripts/cliBundle.js"
 import { expectedManifestProblems, packageDirs, readManifest, repoRoot } from "../scripts/packages.js"
 
 const MINUTES = 60_000
@@ -54,6 +62,34 @@ const workspaceVersion = (name: string) =>
 let root = ""
 let project = ""
 let tarballs: ReadonlyArray<string> = []
+/** The `npm install -g --prefix` of the CLI's tarball alone. */
+let prefix = ""
+let cliTarball = ""
+let globalInstall = { seconds: 0, bytes: 0 }
+
+const npmInstall = ["--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"]
+
+const SQLITE_BINARY = "build/Release/better_sqlite3.node"
+/** Puts the workspace's compiled SQLite addon into the better-sqlite3 an install left unbuilt. */
+const copySqliteBinary = (betterSqlite: string) => {
+  const from = NodePath.join(NodePath.dirname(workspaceRequire.resolve("better-sqlite3/package.json")), SQLITE_BINARY)
+  const to = NodePath.join(betterSqlite, SQLITE_BINARY)
+  NodeFs.mkdirSync(NodePath.dirname(to), { recursive: true })
+  NodeFs.copyFileSync(from, to)
+}
+
+const diskBytes = async (dir: string) => Number((await runProcess("du", ["-sb", dir])).stdout.split("\t")[0])
+
+/** Installs the CLI's tarball, and nothing else, globally into `prefix`; times it. */
+const installCliGlobally = async () => {
+  const started = Date.now()
+  await must(
+    "npm install -g the CLI tarball",
+    run("npm", ["install", "-g", "--prefix", prefix, ...npmInstall, cliTarball], root)
+  )
+  globalInstall = { seconds: (Date.now() - started) / 1000, bytes: await diskBytes(prefix) }
+  copySqliteBinary(NodePath.join(prefix, "lib/node_modules/@engram/cli/node_modules/better-sqlite3"))
+}
 
 beforeAll(async () => {
   root = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-packaging-"))
@@ -65,9 +101,15 @@ beforeAll(async () => {
   )
   tarballs = packed.stdout.split("\n").filter((line) => line.endsWith(".tgz"))
   expect(tarballs).toHaveLength(packageDirs().length)
+  cliTarball = tarballs.find((tarball) => NodePath.basename(tarball).startsWith("engram-cli-"))!
+  prefix = NodePath.join(root, "global")
+  const cli = installCliGlobally()
   NodeFs.mkdirSync(NodePath.join(project, "src"), { recursive: true })
+  // The libraries; the CLI is installed on its own (below).
   const dependencies = Object.fromEntries(
-    packageDirs().map((dir, index) => [readManifest(dir).name, `file:${tarballs[index]}`])
+    packageDirs().flatMap((dir, index) =>
+      tarballs[index] === cliTarball ? [] : [[readManifest(dir).name, `file:${tarballs[index]}`]]
+    )
   )
   NodeFs.writeFileSync(
     NodePath.join(project, "package.json"),
@@ -105,19 +147,9 @@ beforeAll(async () => {
     })
   )
   NodeFs.copyFileSync(NodePath.join(repoRoot, "test/packaging/consumer.ts"), NodePath.join(project, "src/main.ts"))
-  await must(
-    "npm install",
-    run(
-      "npm",
-      ["install", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
-      project
-    )
-  )
-  const binary = "build/Release/better_sqlite3.node"
-  const from = NodePath.join(NodePath.dirname(workspaceRequire.resolve("better-sqlite3/package.json")), binary)
-  const to = NodePath.join(project, "node_modules/better-sqlite3", binary)
-  NodeFs.mkdirSync(NodePath.dirname(to), { recursive: true })
-  NodeFs.copyFileSync(from, to)
+  await must("npm install", run("npm", ["install", ...npmInstall], project))
+  copySqliteBinary(NodePath.join(project, "node_modules/better-sqlite3"))
+  await cli
 }, 20 * MINUTES)
 
 afterAll(() => {
@@ -149,20 +181,23 @@ describe("packed packages installed outside the workspace", () => {
   it("each tarball ships its build, README and LICENSE, without the workspace-only condition", async () => {
     for (const tarball of tarballs) {
       const files = (await runProcess("tar", ["-tzf", tarball])).stdout.split("\n")
-      expect(files).toEqual(expect.arrayContaining([
-        "package/README.md",
-        "package/LICENSE",
-        "package/dist/index.js",
-        "package/dist/index.d.ts"
-      ]))
       const manifest = (await runProcess("tar", ["-xzOf", tarball, "package/package.json"])).stdout
       expect(manifest).not.toContain("engram-source")
-      expect(JSON.parse(manifest).exports["./internal/*"]).toBeNull()
+      expect(files).toEqual(expect.arrayContaining(["package/README.md", "package/LICENSE"]))
+      if (tarball === cliTarball) {
+        // The executable only: its launcher and bundle, no modules to import.
+        expect(files).toEqual(expect.arrayContaining(["package/bin/engram.js", "package/dist/engram/bin.js"]))
+        expect(files.filter((file) => file.startsWith("package/src/"))).toEqual([])
+        expect(JSON.parse(manifest).exports).toBeUndefined()
+      } else {
+        expect(files).toEqual(expect.arrayContaining(["package/dist/index.js", "package/dist/index.d.ts"]))
+        expect(JSON.parse(manifest).exports["./internal/*"]).toBeNull()
+      }
     }
   })
 
-  it("the install resolves every @engram package from the tarballs and holds one copy of effect", () => {
-    for (const dir of packageDirs()) {
+  it("the install resolves every @engram library from the tarballs and holds one copy of effect", () => {
+    for (const dir of packageDirs().filter((dir) => readManifest(dir).bin === undefined)) {
       const name = readManifest(dir).name
       const installed = JSON.parse(
         NodeFs.readFileSync(NodePath.join(project, "node_modules", name, "package.json"), "utf8")
@@ -203,9 +238,89 @@ describe("packed packages installed outside the workspace", () => {
     expect(probe.stdout.trim()).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED")
   })
 
-  it("npx engram demo runs from the installed CLI", async () => {
-    const demo = await must("npx engram demo", run("npx", ["--no-install", "engram", "demo"], project))
+  it("@engram/core and @engram/store-sqlite alone bring no test tooling", async () => {
+    const alone = NodePath.join(root, "alone")
+    NodeFs.mkdirSync(alone)
+    const pick = (name: string) => tarballs.find((tarball) => NodePath.basename(tarball).startsWith(`engram-${name}-`))!
+    NodeFs.writeFileSync(
+      NodePath.join(alone, "package.json"),
+      JSON.stringify({
+        name: "engram-alone",
+        private: true,
+        dependencies: Object.fromEntries(
+          ["core", "migrate", "store-sqlite"].map((name) => [`@engram/${name}`, `file:${pick(name)}`])
+        )
+      })
+    )
+    // The tree npm would install (peers included), resolved without downloading a package.
+    await must("npm install --package-lock-only", run("npm", ["install", "--package-lock-only", ...npmInstall], alone))
+    const lock = JSON.parse(NodeFs.readFileSync(NodePath.join(alone, "package-lock.json"), "utf8")) as {
+      readonly packages: Record<string, unknown>
+    }
+    const installed = Object.keys(lock.packages).map((path) => path.replace(/^.*node_modules\//, ""))
+    expect(installed).toContain("effect")
+    expect(installed).toContain("better-sqlite3")
+    // (fast-check comes with effect itself, for Schema's Arbitrary: it is not the conformance kit's.)
+    for (const tooling of ["vitest", "@effect/vitest", "vite", "esbuild", "@engram/conformance"]) {
+      expect(installed).not.toContain(tooling)
+    }
+  })
+})
+
+describe("the CLI tarball installed alone, globally", () => {
+  const engramBin = () => NodePath.join(prefix, "bin", "engram")
+  const home = () => NodePath.join(root, "home")
+
+  it("depends on better-sqlite3 only: the workspace packages and Effect are inside its bundle", async () => {
+    const manifest = JSON.parse((await runProcess("tar", ["-xzOf", cliTarball, "package/package.json"])).stdout) as {
+      readonly dependencies: Record<string, string>
+      readonly peerDependencies?: unknown
+    }
+    expect(Object.keys(manifest.dependencies)).toEqual([...RUNTIME_DEPENDENCIES])
+    expect(manifest.peerDependencies).toBeUndefined()
+    // Installed: no effect package at all (the bundle's copy is the only one), no @engram/* besides the CLI.
+    const effects = await runProcess("find", [prefix, "-name", "package.json", "-path", "*/effect/package.json"])
+    expect(effects.stdout.trim()).toBe("")
+    expect(NodeFs.readdirSync(NodePath.join(prefix, "lib/node_modules/@engram"))).toEqual(["cli"])
+    // One Effect inside the bundle: its version module is bundled once.
+    const chunks = NodePath.join(prefix, "lib/node_modules/@engram/cli/dist/engram/chunks")
+    const versions = NodeFs.readdirSync(chunks).flatMap((file) =>
+      NodeFs.readFileSync(NodePath.join(chunks, file), "utf8").match(/moduleVersion\d* ?= ?"3\.\d+\.\d+"/g) ?? []
+    )
+    expect(versions).toHaveLength(1)
+    console.log(
+      `engram CLI, npm install -g of its tarball alone: ${globalInstall.seconds.toFixed(1)} s, ` +
+        `${(globalInstall.bytes / 1024 / 1024).toFixed(1)} MB on disk`
+    )
+  })
+
+  it("engram demo, then engram inspect demo-2 on the demo's store", async () => {
+    NodeFs.mkdirSync(home(), { recursive: true })
+    const demo = await must("engram demo", run(engramBin(), ["demo"], home()))
     expect(demo.stdout).toMatch(/From what I remember: .*Doug/)
     expect(demo.stdout).not.toMatch(/\u001b\[/)
+    const inspect = await must("engram inspect demo-2", run(engramBin(), ["--db", ".engram/demo.db", "inspect", "demo-2"], home()))
+    expect(inspect.stdout).toContain("session demo-2")
+    expect(inspect.stdout).toContain("rebuilt byte for byte")
+  })
+
+  it("engram mcp answers initialize over stdio and lists its tools", { timeout: 2 * MINUTES }, async () => {
+    NodeFs.mkdirSync(home(), { recursive: true })
+    const client = new Client({ name: "engram-packaging", version: "1.0.0" })
+    await client.connect(
+      new StdioClientTransport({
+        command: engramBin(),
+        args: ["--db", NodePath.join(home(), "mcp.db"), "mcp"],
+        cwd: home(),
+        env: env as Record<string, string>
+      })
+    )
+    try {
+      expect(client.getServerVersion()?.name).toBe("engram")
+      const tools = (await client.listTools()).tools.map((tool) => tool.name)
+      expect(tools).toEqual(expect.arrayContaining(["memory_save", "memory_recall", "memory_context"]))
+    } finally {
+      await client.close()
+    }
   })
 })
