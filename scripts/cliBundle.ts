@@ -49,7 +49,10 @@ const SNOWBALL_FILE = "snowball-stemmers.cjs"
 const lazySnowball = (outdir: string): Plugin => ({
   name: "lazy-snowball-stemmers",
   setup(build) {
-    build.onResolve({ filter: /^snowball-stemmers$/ }, () => ({ path: "snowball-stemmers", namespace: "lazy-snowball" }))
+    build.onResolve(
+      { filter: /^snowball-stemmers$/ },
+      () => ({ path: "snowball-stemmers", namespace: "lazy-snowball" })
+    )
     build.onResolve({ filter: /^\.\/snowball-stemmers\.cjs$/ }, (args) => ({ path: args.path, external: true }))
     build.onLoad({ filter: /.*/, namespace: "lazy-snowball" }, () => ({
       contents: `let loaded

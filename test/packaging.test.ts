@@ -21,12 +21,12 @@
  * version (the install script would compile it for minutes, or hang fetching a prebuilt binary
  * without the internet). Everything else comes from npm's cache when it can (`--prefer-offline`).
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Run, runProcess } from "../packages/cli/test/utilities.js"
 import { RUNTIME_DEPENDENCIES } from "../scripts/cliBundle.js"
@@ -299,7 +299,10 @@ describe("the CLI tarball installed alone, globally", () => {
     const demo = await must("engram demo", run(engramBin(), ["demo"], home()))
     expect(demo.stdout).toMatch(/From what I remember: .*Doug/)
     expect(demo.stdout).not.toMatch(/\u001b\[/)
-    const inspect = await must("engram inspect demo-2", run(engramBin(), ["--db", ".engram/demo.db", "inspect", "demo-2"], home()))
+    const inspect = await must(
+      "engram inspect demo-2",
+      run(engramBin(), ["--db", ".engram/demo.db", "inspect", "demo-2"], home())
+    )
     expect(inspect.stdout).toContain("session demo-2")
     expect(inspect.stdout).toContain("rebuilt byte for byte")
   })

@@ -10,6 +10,7 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
+import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 
 export const repoRoot = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
@@ -93,6 +94,40 @@ export const engramWithEnv = (
   runProcess(process.execPath, engramArgs(args).slice(1), {
     env: childEnv(extra, ["ENGRAM_DB", "ENGRAM_PG_URL"])
   })
+
+/**
+ * Starts a long-running `engram ...args` (`serve`, `mcp --http`) and resolves, once it printed
+ * its first line on stdout (the ready line), with that line and a `stop` that ends it (SIGTERM)
+ * and waits for it to exit. Rejects when it exits before it is ready.
+ */
+export const startEngram = (
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {}
+): Promise<{ readonly line: string; readonly stop: () => Promise<void> }> => {
+  const [node, ...rest] = engramArgs(args)
+  const child = spawn(node!, rest, {
+    cwd: options.cwd ?? repoRoot,
+    env: options.env ?? childEnv({}, ["ENGRAM_DB", "ENGRAM_PG_URL"]),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  let stderr = ""
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once("line", (line) =>
+      resolve({
+        line,
+        stop: () => {
+          child.kill("SIGTERM")
+          return exited
+        }
+      }))
+    child.once(
+      "exit",
+      (code) => reject(new Error(`engram ${args.join(" ")} exited ${code} before it was ready: ${stderr}`))
+    )
+  })
+}
 
 /** Runs `engram ...args --json` and parses stdout, failing loudly when the command failed. */
 export const engramJson = async (...args: ReadonlyArray<string>): Promise<unknown> => {

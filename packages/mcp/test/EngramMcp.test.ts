@@ -56,14 +56,15 @@ const connected = Effect.gen(function*() {
   const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
   if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
   const client = new Client({ name: "engram-test", version: "1.0.0" })
-  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${address.port}/mcp`))
+  const url = `http://127.0.0.1:${address.port}/mcp`
+  const transport = new StreamableHTTPClientTransport(new URL(url))
   yield* Effect.acquireRelease(
     Effect.promise(() => client.connect(transport)),
     () => Effect.promise(() => client.close())
   )
   const call = (name: string, args: Record<string, unknown>) =>
     Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>)
-  return { client, call, context }
+  return { client, call, context, url }
 })
 
 const run = <A, E>(self: (env: Effect.Effect.Success<typeof connected>) => Effect.Effect<A, E, never>) =>
@@ -90,6 +91,45 @@ describe("EngramMcp over streamable HTTP", () => {
         )
         expect(save.inputSchema.required).toEqual(["kind", "content"])
         expect(tools.find((tool) => tool.name === "memory_list")!.annotations?.readOnlyHint).toBe(true)
+      })
+    ))
+
+  it.live("tool schemas carry no internal titles and describe every parameter; a bad argument is one short line", () =>
+    run(({ call, client }) =>
+      Effect.gen(function*() {
+        const tools = (yield* Effect.promise(() => client.listTools())).tools
+        for (const tool of tools) {
+          // Effect's refinements title themselves "maxLength(64)", "between(1, 200)": not for a client.
+          expect(JSON.stringify(tool.inputSchema)).not.toMatch(/"title":"[A-Za-z]+\(/)
+          for (const [name, property] of Object.entries(tool.inputSchema.properties ?? {})) {
+            expect((property as { description?: string }).description, `${tool.name}.${name}`).toEqual(
+              expect.stringMatching(/\w/)
+            )
+          }
+        }
+        const content = tools.find((tool) => tool.name === "memory_save")!.inputSchema.properties!["content"]
+        expect(content).toMatchObject({ type: "string", minLength: 1 })
+
+        const bad = yield* call("memory_save", { kind: "nope", content: 5 })
+        expect(bad.isError).toBe(true)
+        const text = bad.content[0]!.text!
+        expect(text.length).toBeLessThan(600)
+        const error = (JSON.parse(text) as { error: string }).error
+        expect(error).toBe(
+          "invalid arguments for memory_save: kind: Expected \"profile\" | \"standing\" | \"fact\" | \"decision\" | " +
+            "\"note\" | \"episode\" | \"reference\" | \"legacy\", actual \"nope\""
+        )
+      })
+    ))
+
+  it.live("GET /mcp without a session answers 405 and names the method to use", () =>
+    run(({ url }) =>
+      Effect.gen(function*() {
+        const response = yield* Effect.promise(() => fetch(url, { headers: { accept: "text/event-stream" } }))
+        expect(response.status).toBe(405)
+        expect(response.headers.get("allow")).toBe("POST")
+        const body = (yield* Effect.promise(() => response.json())) as { error: { message: string } }
+        expect(body.error.message).toContain("initialize with POST first")
       })
     ))
 

@@ -80,7 +80,10 @@ export const SaveParameters = {
       "standing instruction or preference), fact, decision, note, episode (something that happened), reference."
   }),
   content: MemoryRecord.Content.annotations({
-    description: "One durable fact in one standalone sentence, as it should be read later without this conversation."
+    description: "One durable fact in one standalone sentence, as it should be read later without this conversation.",
+    // Content's checks are functions JSON Schema cannot state; without this the schema a model or
+    // an MCP client is shown would drop the description with them.
+    jsonSchema: { minLength: 1 }
   }),
   tags: Schema.optional(Schema.Array(MemoryRecord.Tag)).annotations({
     description: "Optional free-form tags, e.g. preference, convention, travel."

@@ -25,6 +25,7 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import { randomUUID } from "node:crypto"
 import * as z from "zod/v4"
@@ -63,10 +64,61 @@ export interface Registry {
   readonly instructions: Effect.Effect<string>
 }
 
+/** How many problems a refused tool call names before it says how many more there are. */
+const MAX_ARGUMENT_PROBLEMS = 5
+
+/**
+ * Arguments the tool's schema refused, as one short sentence per problem (`kind: Expected …,
+ * actual "nope"`), or `undefined` when `error` is not a refusal of the arguments. The toolkit's
+ * own message carries the whole schema and the arguments, escaped: kilobytes a client cannot use.
+ */
+const argumentProblems = (tool: string, error: unknown): string | undefined => {
+  if (
+    // @effect/ai names arguments that do not decode "MalformedOutput" (they are the model's output).
+    typeof error !== "object" || error === null || !("_tag" in error) || error._tag !== "MalformedOutput" ||
+    !("cause" in error) || !ParseResult.isParseError(error.cause)
+  ) return undefined
+  // One line per argument: a union's members each report "Expected …, actual …" for the same value.
+  const byPath = new Map<string, Array<string>>()
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error.cause)) {
+    const path = issue.path.length === 0 ? "arguments" : issue.path.join(".")
+    byPath.set(path, [...(byPath.get(path) ?? []), issue.message])
+  }
+  const problems = Array.from(byPath, ([path, messages]) => {
+    const expected = messages.map((message) => /^Expected (.*), actual (.*)$/s.exec(message))
+    const actuals = new Set(expected.map((match) => match?.[2]))
+    return expected.every((match) => match !== null) && actuals.size === 1
+      ? `${path}: Expected ${expected.map((match) => match![1]).join(" | ")}, actual ${[...actuals][0]}`
+      : `${path}: ${messages.join("; ")}`
+  })
+  const more = problems.length > MAX_ARGUMENT_PROBLEMS ? ` (and ${problems.length - MAX_ARGUMENT_PROBLEMS} more)` : ""
+  return `invalid arguments for ${tool}: ${problems.slice(0, MAX_ARGUMENT_PROBLEMS).join("; ")}${more}`
+}
+
 const describe = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
     ? error.message
     : String(error)
+
+/** A default title Effect gives a refinement (`maxLength(64)`, `between(1, 200)`): internal, not a title. */
+const refinementTitle = /^[A-Za-z]+\(.*\)$/
+
+/**
+ * A JSON schema as an MCP client is shown it: without the titles Effect's refinements carry by
+ * default (a client shows a title as the field's name). Everything else — descriptions and the
+ * constraints themselves — is kept.
+ */
+export const publicJsonSchema = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(publicJsonSchema)
+  if (typeof schema !== "object" || schema === null) return schema
+  return Object.fromEntries(
+    Object.entries(schema).flatMap(([key, value]) =>
+      key === "title" && typeof value === "string" && refinementTitle.test(value)
+        ? []
+        : [[key, publicJsonSchema(value)] as const]
+    )
+  )
+}
 
 const textResult = (value: unknown, isError: boolean): CallToolResult => ({
   isError,
@@ -89,7 +141,7 @@ export const toolsOf = <Tools extends Record<string, Tool.Any>>(
     definition: {
       name: tool.name,
       description: tool.description ?? "",
-      inputSchema: Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast) as unknown as RegisteredTool[
+      inputSchema: publicJsonSchema(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)) as RegisteredTool[
         "definition"
       ]["inputSchema"],
       annotations: {
@@ -107,9 +159,9 @@ export const toolsOf = <Tools extends Record<string, Tool.Any>>(
             (Cause.isDie(cause)
               ? Effect.logError("an MCP tool call failed", cause)
               : Effect.logWarning("an MCP tool call was refused")).pipe(
-                Effect.annotateLogs({ tool: tool.name, problem: describeCause(cause) })
+                Effect.annotateLogs({ tool: tool.name, problem: describeCause(tool.name, cause) })
               ),
-            textResult({ error: describeCause(cause) }, true)
+            textResult({ error: describeCause(tool.name, cause) }, true)
           )
         ),
         Effect.withSpan("mcp.tool", { attributes: { tool: tool.name } })
@@ -117,9 +169,9 @@ export const toolsOf = <Tools extends Record<string, Tool.Any>>(
   }))
 }
 
-const describeCause = (cause: Cause.Cause<unknown>): string =>
+const describeCause = (tool: string, cause: Cause.Cause<unknown>): string =>
   Option.match(Cause.failureOption(cause), {
-    onSome: describe,
+    onSome: (error) => argumentProblems(tool, error) ?? describe(error),
     // A defect is logged, never sent: the client gets a sentence, not a stack.
     onNone: () => Cause.isInterruptedOnly(cause) ? "the tool call was interrupted" : "the tool failed unexpectedly"
   })
@@ -303,8 +355,14 @@ export const httpHandler = (registry: Registry, policy: OriginPolicy) =>
       if (sessionId !== undefined && known === undefined) {
         return jsonRpcError(404, -32001, `Session not found: ${sessionId}`)
       }
+      // Outside a session only POST means anything (an initialize); GET opens a stream of a
+      // session, DELETE ends one. A request with no session names the method it may use.
       if (known === undefined && request.method !== "POST") {
-        return jsonRpcError(400, ErrorCode.InvalidRequest, "Bad Request: no Mcp-Session-Id; initialize first")
+        return jsonRpcError(
+          405,
+          ErrorCode.InvalidRequest,
+          `Method Not Allowed: ${request.method} needs an Mcp-Session-Id; initialize with POST first`
+        ).pipe(HttpServerResponse.setHeader("allow", "POST"))
       }
       const web = yield* HttpServerRequest.toWeb(request)
       const response = yield* Effect.promise(async () => {
