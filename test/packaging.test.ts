@@ -209,7 +209,9 @@ describe("packed packages installed outside the workspace", () => {
     ])
   })
 
-  it("a program typechecks (strict, NodeNext) and writes, searches, projects and runs a scripted turn", async () => {
+  it("a program typechecks (strict, NodeNext) and writes, searches, projects and runs a scripted turn", {
+    timeout: 5 * MINUTES
+  }, async () => {
     await must("tsc", run(NodePath.join(project, "node_modules/.bin/tsc"), ["-p", "."], project))
     const db = NodePath.join(root, "consumer.db")
     const output = await must("the program", run(process.execPath, ["dist/main.js", db], project))
@@ -270,6 +272,16 @@ describe("packed packages installed outside the workspace", () => {
 describe("the CLI tarball installed alone, globally", () => {
   const engramBin = () => NodePath.join(prefix, "bin", "engram")
   const home = () => NodePath.join(root, "home")
+
+  it("is what the README's \"Installing the CLI\" says, and what this test does", () => {
+    const readme = NodeFs.readFileSync(NodePath.join(repoRoot, "README.md"), "utf8").split("\n")
+    const open = readme.indexOf("```sh", readme.indexOf("### Installing the CLI"))
+    expect(readme.slice(open + 1, readme.indexOf("```", open + 1))).toEqual([
+      "npm ci && npm run build && npm run pack -- /tmp/engram-packages",
+      `npm install -g /tmp/engram-packages/${NodePath.basename(cliTarball)}`,
+      "engram demo"
+    ])
+  })
 
   it("depends on better-sqlite3 only: the workspace packages and Effect are inside its bundle", async () => {
     const manifest = JSON.parse((await runProcess("tar", ["-xzOf", cliTarball, "package/package.json"])).stdout) as {

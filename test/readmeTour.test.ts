@@ -175,6 +175,29 @@ describe("the README's shell tour", () => {
   })
 })
 
+/** The lines of the first ```sh block after the line `heading`. */
+const shellBlockAfter = (heading: string): ReadonlyArray<string> => {
+  const lines = NodeFs.readFileSync(NodePath.join(repoRoot, "README.md"), "utf8").split("\n")
+  const open = lines.indexOf("```sh", lines.indexOf(heading))
+  return lines.slice(open + 1, lines.indexOf("```", open + 1))
+}
+
+describe("the README's quick start is what CI runs", () => {
+  it("two commands on a fresh clone, one for the tests, and .ci/run runs exactly those", () => {
+    expect(shellBlockAfter("## Quick start")).toEqual(["npm ci", "npx engram demo"])
+    expect(shellBlockAfter("To run the tests:")).toEqual(["npm test"])
+    const ci = NodeFs.readFileSync(NodePath.join(repoRoot, ".ci/run"), "utf8").split("\n")
+      .filter((line) => /^npm |^npx /.test(line))
+    expect(ci.slice(0, 2)).toEqual(["npm ci", "npx engram demo"])
+    expect(ci.at(-1)).toBe("npm test")
+    // npm ci bundles the CLI (prepare), so the demo runs with no build step between.
+    const manifest = JSON.parse(NodeFs.readFileSync(NodePath.join(repoRoot, "package.json"), "utf8")) as {
+      readonly scripts: Record<string, string>
+    }
+    expect(manifest.scripts["prepare"]).toBe("node --import tsx scripts/cliBundle.ts")
+  })
+})
+
 describePg("the README's shell tour on PostgreSQL", (url) => {
   const schema = PgDatabase.temporarySchemaName("engram_readme_tour")
   afterAll(() => Effect.runPromise(dropSchema(url, schema)))
