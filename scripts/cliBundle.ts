@@ -10,16 +10,10 @@
  * (pg-cloudflare) are never loaded by Engram and stay unresolved. Everything else, pg included, is
  * inside the bundle: installing the CLI installs one package and better-sqlite3.
  *
- * `snowball-stemmers` (850 KB, the stemmers of every language) is copied beside the chunks and
- * required the first time a word is stemmed, so a command that stems nothing (`memory list`) does
- * not parse it.
- *
  * `npm run build` (the CLI's build step) runs it; `npm run bench -- cli` calls {@link bundleCli}
  * into a directory of its own.
  */
-import { build, type Plugin } from "esbuild"
-import * as NodeFs from "node:fs"
-import { createRequire } from "node:module"
+import { build } from "esbuild"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -35,44 +29,6 @@ export const EXTERNAL: ReadonlyArray<string> = [
   "pg-native",
   "pg-cloudflare"
 ]
-
-const workspaceRequire = createRequire(NodePath.join(repoRoot, "package.json"))
-
-/** Where the bundle keeps `snowball-stemmers`, beside its chunks. */
-const SNOWBALL_FILE = "snowball-stemmers.cjs"
-
-/**
- * `import snowball from "snowball-stemmers"` becomes an object whose `newStemmer` requires the
- * package's file (copied beside the chunks) on first use: parsing it costs every command, and
- * only the commands that tokenize text call it.
- */
-const lazySnowball = (outdir: string): Plugin => ({
-  name: "lazy-snowball-stemmers",
-  setup(build) {
-    build.onResolve(
-      { filter: /^snowball-stemmers$/ },
-      () => ({ path: "snowball-stemmers", namespace: "lazy-snowball" })
-    )
-    build.onResolve({ filter: /^\.\/snowball-stemmers\.cjs$/ }, (args) => ({ path: args.path, external: true }))
-    build.onLoad({ filter: /.*/, namespace: "lazy-snowball" }, () => ({
-      contents: `let loaded
-const load = () => loaded ??= require("./${SNOWBALL_FILE}")
-export default {
-  newStemmer: (language) => load().newStemmer(language),
-  algorithms: () => load().algorithms()
-}
-`,
-      loader: "js"
-    }))
-    build.onEnd(() => {
-      NodeFs.mkdirSync(NodePath.join(outdir, "chunks"), { recursive: true })
-      NodeFs.copyFileSync(
-        workspaceRequire.resolve("snowball-stemmers"),
-        NodePath.join(outdir, "chunks", SNOWBALL_FILE)
-      )
-    })
-  }
-})
 
 /** Where `npm run build` writes the executable (the committed `bin/engram.js` runs it). */
 export const DEFAULT_OUTDIR = NodePath.join(repoRoot, "packages/cli/dist/engram")
@@ -100,7 +56,6 @@ export const bundle = async (
     // The sources the workspace's tests run, not another package's build.
     conditions: ["engram-source"],
     external: [...EXTERNAL],
-    plugins: [lazySnowball(outdir)],
     // CommonJS code inside the bundle (pg's dependencies, say) calls `require`.
     banner: {
       js: "import { createRequire as __engramCreateRequire } from \"node:module\"; " +
