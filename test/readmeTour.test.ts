@@ -98,7 +98,9 @@ const tourSteps = (vars: Readonly<Record<string, string>>): ReadonlyArray<Step> 
   return steps
 }
 
-const env = childEnv({}, ["ENGRAM_DB", "ENGRAM_PG_URL"])
+// As npx runs it (the tour says `npx engram`): npx sets npm_command, and the commands a command
+// suggests then start with `npx engram`.
+const env = childEnv({ npm_command: "exec" }, ["ENGRAM_DB", "ENGRAM_PG_URL"])
 
 /**
  * Runs `steps` in a fresh directory; each must exit 0. Returns every step's output by README line.
@@ -156,14 +158,27 @@ const outputOf = (steps: ReadonlyArray<Step>, outputs: ReadonlyMap<number, Run>,
   return outputs.get(step!.line)!
 }
 
+/** The lines of the `nth` (0: the first) ```sh block after the line `heading`. */
+const shellBlockAfter = (heading: string, nth = 0): ReadonlyArray<string> => {
+  const lines = NodeFs.readFileSync(NodePath.join(repoRoot, "README.md"), "utf8").split("\n")
+  let open = lines.indexOf("```sh", lines.indexOf(heading))
+  for (let skip = 0; skip < nth; skip++) open = lines.indexOf("```sh", lines.indexOf("```", open + 1) + 1)
+  return lines.slice(open + 1, lines.indexOf("```", open + 1))
+}
+
 describe("the README's shell tour", () => {
   it("runs in order on a fresh store, and says what the README says it says", { timeout: 600_000 }, async () => {
     const steps = tourSteps({}).filter((step) => !step.pg)
     expect(steps.length).toBeGreaterThanOrEqual(14)
     const outputs = await runTour(steps, {})
-    expect(outputOf(steps, outputs, "demo").stdout).toMatch(/From what I remember: .*Doug/)
-    expect(outputOf(steps, outputs, "--db", ".engram/demo.db", "sessions").stdout).toMatch(/^demo-2 +1 /m)
-    expect(outputOf(steps, outputs, "--db", ".engram/demo.db", "inspect").stdout).toContain("rebuilt byte for byte")
+    const demo = outputOf(steps, outputs, "demo").stdout
+    expect(demo).toMatch(/From what I remember: .*Doug/)
+    // The demo's next steps are the README's, word for word.
+    const next = demo.slice(demo.indexOf("Next, on the demo's store:\n")).split("\n").slice(1)
+      .map((line) => line.trim()).filter((line) => line.length > 0)
+    expect(next).toEqual(shellBlockAfter("## Quick start", 1))
+    expect(outputOf(steps, outputs, "--db", "./.engram/demo.db", "sessions").stdout).toMatch(/^demo-2 +1 /m)
+    expect(outputOf(steps, outputs, "--db", "./.engram/demo.db", "inspect").stdout).toContain("rebuilt byte for byte")
     // Added without --source, the memory waits for review: the next steps have something to do.
     expect(outputOf(steps, outputs, "memory", "list", "--review", "pending").stdout).toContain("My name is Doug")
     expect(outputOf(steps, outputs, "memory", "supersede").stdout).toContain("My name is Douglas")
@@ -171,16 +186,10 @@ describe("the README's shell tour", () => {
     const compose = outputOf(steps, outputs, "--db", "./.engram/tour.db", "compose").stdout
     expect(compose).toContain("- **name**: My name is Doug")
     expect(compose).toContain("review-required")
-    expect(compose).toContain("engram memory review")
+    // The fix it prints reaches the same store, as the reader ran it.
+    expect(compose).toMatch(/fix: npx engram --db \.\/\.engram\/tour\.db memory review [0-9a-f-]{36} confirmed/)
   })
 })
-
-/** The lines of the first ```sh block after the line `heading`. */
-const shellBlockAfter = (heading: string): ReadonlyArray<string> => {
-  const lines = NodeFs.readFileSync(NodePath.join(repoRoot, "README.md"), "utf8").split("\n")
-  const open = lines.indexOf("```sh", lines.indexOf(heading))
-  return lines.slice(open + 1, lines.indexOf("```", open + 1))
-}
 
 describe("the README's quick start is what CI runs", () => {
   it("two commands on a fresh clone, one for the tests, and .ci/run runs exactly those", () => {

@@ -168,6 +168,35 @@ const describeError = (error: unknown): string => {
   return oneLine(parts.join(": "))
 }
 
+/** A word as a POSIX shell reads it: quoted when it holds anything but the usual path characters. */
+export const shellWord = (text: string): string =>
+  /^[\w./:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`
+
+/**
+ * How the person at the terminal runs `engram` again: `npx engram` when npx started this run (in a
+ * clone, where `engram` is not on the path), `engram` otherwise.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const invocation = (env: NodeJS.ProcessEnv = process.env): string =>
+  env["npm_command"] === "exec" ? "npx engram" : "engram"
+
+/**
+ * The start of a command line that reaches `location` again, for the commands a command suggests
+ * (`engram --db ./.engram/tour.db memory review <id> confirmed`): a SQLite file the command line
+ * or an agent config named is named again; the default store and the environment's need nothing
+ * (PostgreSQL URLs are never printed: they may carry a password).
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const commandFor = (location: StoreLocation, env: NodeJS.ProcessEnv = process.env): string =>
+  location.pg === undefined && location.origin !== "default" && location.origin !== "ENGRAM_DB" &&
+    location.db !== ":memory:"
+    ? `${invocation(env)} --db ${shellWord(location.db)}`
+    : invocation(env)
+
 /**
  * The one-line reason a store could not be opened, from the cause of the failure.
  *

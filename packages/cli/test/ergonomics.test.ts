@@ -176,11 +176,12 @@ describe("declines say why and what fixes them", () => {
         expect(compose.code).toBe(0)
         expect(compose.stdout).toContain(
           `${pref.record.id}: section "preferences" is guarded: only confirmed memories compose there, and this one ` +
-            `is not confirmed; fix: engram memory review ${pref.record.id} confirmed`
+            `is not confirmed; fix: engram --db ${db} memory review ${pref.record.id} confirmed`
         )
         const superseded = await engram("--db", db, "memory", "supersede", pref.record.id, "Prefers very short answers")
         expect(superseded.code).toBe(0)
-        expect(superseded.stdout).toMatch(/the replacement waits for review: .*engram memory review \S+ confirmed/)
+        expect(superseded.stdout).toContain(`the replacement waits for review: `)
+        expect(superseded.stdout).toMatch(/\(engram --db \S+ memory review \S+ confirmed\)/)
       } finally {
         cleanup()
       }

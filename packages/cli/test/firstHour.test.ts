@@ -14,7 +14,9 @@ afterAll(cleanup)
 
 const environment = (extra: Readonly<Record<string, string>>) => ({
   ...Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS" && !key.startsWith("ENGRAM_"))
+    Object.entries(process.env).filter(([key]) =>
+      key !== "NODE_OPTIONS" && key !== "npm_command" && !key.startsWith("ENGRAM_")
+    )
   ),
   NO_COLOR: "1",
   ...extra

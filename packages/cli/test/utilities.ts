@@ -76,7 +76,10 @@ export const childEnv = (
   drop: ReadonlyArray<string> = []
 ): NodeJS.ProcessEnv => ({
   ...Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => key !== "NODE_OPTIONS" && !drop.includes(key))
+    // npm_command: npx sets it, and the CLI then suggests `npx engram …` (a test names it when it means to).
+    Object.entries(process.env).filter(([key]) =>
+      key !== "NODE_OPTIONS" && key !== "npm_command" && !drop.includes(key)
+    )
   ),
   NO_COLOR: "1",
   ...extra

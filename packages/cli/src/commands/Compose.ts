@@ -121,7 +121,8 @@ const outcomeDetail = (outcome: MemoryOverlay.OverlayOutcome): string => {
  * @category rendering
  */
 export const declineAdvice = (
-  outcome: MemoryOverlay.OverlayOutcome
+  outcome: MemoryOverlay.OverlayOutcome,
+  engram = "engram"
 ): { readonly why: string; readonly fix: string | undefined } | undefined => {
   if (outcome.status === "composed") return undefined
   const id = outcome.recordId
@@ -130,23 +131,23 @@ export const declineAdvice = (
     case "flagged":
       return {
         why: "the poisoning screen flagged it: it reads as an instruction to the agent, so it waits for an operator",
-        fix: `engram memory show ${id}`
+        fix: `${engram} memory show ${id}`
       }
     case "review-required":
       return {
         why: `${section} is guarded: only confirmed memories compose there, and this one is not confirmed`,
-        fix: `engram memory review ${id} confirmed`
+        fix: `${engram} memory review ${id} confirmed`
       }
     case "rejected":
-      return { why: "the memory was rejected in review", fix: `engram memory review ${id} confirmed` }
+      return { why: "the memory was rejected in review", fix: `${engram} memory review ${id} confirmed` }
     case "expired":
-      return { why: "the memory has expired", fix: `engram memory supersede ${id} "<current text>"` }
+      return { why: "the memory has expired", fix: `${engram} memory supersede ${id} "<current text>"` }
     case "superseded":
       return { why: "a newer memory replaced it", fix: undefined }
     case "on-demand":
       return {
         why: "its delivery policy is on_demand: it reaches a model only through memory_recall",
-        fix: `engram memory supersede ${id} "<same text>" --delivery retrieved`
+        fix: `${engram} memory supersede ${id} "<same text>" --delivery retrieved`
       }
     case "locked":
       return {
@@ -214,7 +215,7 @@ export interface Composition {
  * @since 0.1.0
  * @category rendering
  */
-export const renderComposition = (c: Composition): string => {
+export const renderComposition = (c: Composition, engram = "engram"): string => {
   const out: Array<string> = []
   out.push(
     `agent ${c.agent ?? "(unnamed)"} · spec ${c.spec === null ? "(none)" : `${c.spec.key}@${c.spec.version}`} · ` +
@@ -258,7 +259,7 @@ export const renderComposition = (c: Composition): string => {
       ))
     }
     const declined = c.report.outcomes.flatMap((outcome) => {
-      const advice = declineAdvice(outcome)
+      const advice = declineAdvice(outcome, engram)
       return advice === undefined
         ? []
         : [`  ${outcome.recordId}: ${advice.why}${advice.fix === undefined ? "" : `; fix: ${advice.fix}`}`]
@@ -337,7 +338,9 @@ export const command = Command.make(
         ...composition,
         text: PromptFragment.joinFragments(composition.fragments)
       }
-      yield* Console.log(settings.json ? Render.json(result) : renderComposition(result))
+      yield* Console.log(
+        settings.json ? Render.json(result) : renderComposition(result, StoreBackend.commandFor(location))
+      )
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(
   Command.withDescription(

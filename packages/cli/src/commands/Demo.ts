@@ -78,9 +78,6 @@ const reset = (db: string) =>
     for (const file of [db, `${db}-wal`, `${db}-shm`]) NodeFs.rmSync(file, { force: true })
   })
 
-// A path as a shell word: quoted when it holds anything but the usual path characters.
-const shellWord = (text: string): string => /^[\w./:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`
-
 /**
  * What to try after the demo, on its store: the sessions it left, the request session 2 sent
  * (rebuilt from the stored snapshot), why the saved memory reached it, and the console.
@@ -89,7 +86,7 @@ const shellWord = (text: string): string => /^[\w./:@%+=,-]+$/.test(text) ? text
  * @category constants
  */
 export const nextSteps = (db: string, savedId: string): ReadonlyArray<string> => {
-  const on = `engram --db ${shellWord(db)}`
+  const on = StoreBackend.commandFor({ db, origin: "--db" })
   return [
     `${on} sessions`,
     `${on} inspect demo-2`,

@@ -339,7 +339,8 @@ export const supersede = Command.make(
     Effect.gen(function*() {
       // Check the command line before the store is opened (the kind is re-checked below).
       yield* writeInputOf(content, kind ?? "note", fields)
-      const outcome = yield* StoreBackend.provide(
+      const location = yield* StoreBackend.location
+      const outcome = yield* Effect.provide(
         Effect.gen(function*() {
           const memories = yield* store
           const fullId = yield* resolveId(oldId)
@@ -354,7 +355,8 @@ export const supersede = Command.make(
             source: fields.source ?? original?.sourceType
           })
           return yield* memories.supersede(fullId, input)
-        })
+        }),
+        StoreBackend.layer(location, "write")
       )
       const now = yield* DateTime.now
       yield* output(
@@ -368,7 +370,7 @@ export const supersede = Command.make(
           }${
             outcome.successor.reviewState === "pending"
               ? `\nthe replacement waits for review: guarded sections compose it only once confirmed ` +
-                `(engram memory review ${outcome.successor.id} confirmed)`
+                `(${StoreBackend.commandFor(location)} memory review ${outcome.successor.id} confirmed)`
               : ""
           }`
       )
