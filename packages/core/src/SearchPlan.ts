@@ -272,6 +272,8 @@ const belowScores = (above: ReadonlyArray<SearchHit>, hits: ReadonlyArray<Search
  * - `k`: the rank constant (60, as in Cormack et al. 2009): larger flattens the lists' heads.
  * - `lexicalWeight`, `vectorWeight`: each list's weight; 0 leaves a list out of the ranking
  *   (its hits still match when the other list ranks them).
+ * - `minSimilarity`: a vector hit enters the fusion only above this cosine similarity, so a query
+ *   near nothing does not fill the results with the least far records.
  *
  * @since 0.1.0
  * @category models
@@ -289,6 +291,10 @@ export const FusionOptions = Schema.Struct({
   vectorWeight: Schema.Number.pipe(
     Schema.between(0, 100),
     Schema.annotations({ message: () => "vectorWeight must be a number from 0 to 100" })
+  ),
+  minSimilarity: Schema.Number.pipe(
+    Schema.between(-1, 1),
+    Schema.annotations({ message: () => "minSimilarity must be a number from -1 to 1" })
   )
 }).annotations({ identifier: "FusionOptions" })
 /** @since 0.1.0 @category models */
@@ -301,7 +307,7 @@ export type FusionOptions = typeof FusionOptions.Type
  * @since 0.1.0
  * @category constants
  */
-export const defaultFusion: FusionOptions = { k: 60, lexicalWeight: 1, vectorWeight: 1 }
+export const defaultFusion: FusionOptions = { k: 60, lexicalWeight: 1, vectorWeight: 1, minSimilarity: 0 }
 
 /**
  * The fusion options a hybrid search runs with; {@link defaultFusion} unless provided

@@ -102,7 +102,7 @@ export const vectorTier = <RExtra, LE>(
   vectorIndex: Effect.Effect<VectorIndex.Service, unknown, RExtra> | undefined
 ) => {
   const hybrid = provideWith(layer, testEmbedder)
-  const vectorOnly = provideWith(layer, testEmbedder, { lexicalWeight: 0 })
+  const vectorOnly = provideWith(layer, testEmbedder, { lexicalWeight: 0, minSimilarity: -1 })
 
   describe("hybrid search", () => {
     it.effect("finds a memory that shares no whole word with the query", () =>

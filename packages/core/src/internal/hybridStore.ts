@@ -53,10 +53,11 @@ export const withVectors = (
         )
       )
 
-    const vectorHits = (text: string, options: SearchOptions, limit: number) =>
+    const vectorHits = (text: string, options: SearchOptions, limit: number, minSimilarity: number) =>
       Effect.gen(function*() {
         const [query] = yield* embeddings.embed([text])
-        const matches = yield* index.search(embeddings.identity, query!, options, limit)
+        const matches = (yield* index.search(embeddings.identity, query!, options, limit))
+          .filter((match) => match.score > minSimilarity)
         if (matches.length === 0) return { hits: [] as ReadonlyArray<SearchHit>, skipped: 0 }
         const read = yield* store.get(
           matches.map((match) => match.id),
@@ -85,7 +86,8 @@ export const withVectors = (
         const limit = options?.limit ?? DEFAULT_SEARCH_LIMIT
         return Effect.gen(function*() {
           const lexical = yield* store.search(text, options)
-          const vector = yield* vectorHits(text, options ?? {}, limit).pipe(
+          const fusion = yield* SearchPlan.SearchFusion
+          const vector = yield* vectorHits(text, options ?? {}, limit, fusion.minSimilarity).pipe(
             Effect.catchAllCause((cause) =>
               Effect.as(
                 Effect.logWarning("vector search failed: the search is lexical").pipe(
@@ -96,7 +98,6 @@ export const withVectors = (
             )
           )
           if (vector === undefined) return lexical
-          const fusion = yield* SearchPlan.SearchFusion
           return {
             hits: SearchPlan.fuse(lexical.hits, vector.hits, limit, fusion),
             skipped: lexical.skipped + vector.skipped
