@@ -62,7 +62,17 @@ export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemorySto
         cause: new Error("the SQLite vector index needs the SqliteClient (sqlite-vec is loaded into its connection)")
       })
     }
-    yield* client.value.loadExtension(SqliteVec.getLoadablePath()).pipe(Effect.mapError(failure("load sqlite-vec")))
+    // getLoadablePath throws on a platform sqlite-vec ships no binary for, or when its binary
+    // package was not installed.
+    const path = yield* Effect.try({
+      try: () => SqliteVec.getLoadablePath(),
+      catch: (cause) =>
+        new MemoryStoreError.MemoryStoreFailure({
+          operation: "load sqlite-vec",
+          cause: cause instanceof Error ? cause : new Error(String(cause))
+        })
+    })
+    yield* client.value.loadExtension(path).pipe(Effect.mapError(failure("load sqlite-vec")))
     yield* runMigrations(VECTOR_MIGRATIONS_TABLE, migrations).pipe(
       Effect.mapError((error) =>
         new MemoryStoreError.MemoryStoreFailure({ operation: "migrate vectors", cause: new Error(error.message) })
