@@ -29,7 +29,18 @@ const median = (values: ReadonlyArray<number>): number => {
   return sorted[Math.floor(sorted.length / 2)]!
 }
 
-const topics = ["postgres", "deploy", "lisbon", "coffee", "billing", "standup", "kubernetes", "invoice", "travel", "music"]
+const topics = [
+  "postgres",
+  "deploy",
+  "lisbon",
+  "coffee",
+  "billing",
+  "standup",
+  "kubernetes",
+  "invoice",
+  "travel",
+  "music"
+]
 const contentOf = (i: number) =>
   `record ${i}: ${topics[i % topics.length]} notes about ${topics[(i * 7) % topics.length]} and the ${
     topics[(i * 3) % topics.length]
@@ -72,8 +83,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   })
   const withEmbedder = Layer.succeed(Embeddings.Embeddings, embeddings)
   try {
-    console.log(`vectors bench: ${records.toLocaleString("en-US")} records in ${scopes} scopes, ` +
-      `${embeddings.identity.model} (${embeddings.identity.dimensions} dimensions), p50 of ${runs} runs`)
+    console.log(
+      `vectors bench: ${records.toLocaleString("en-US")} records in ${scopes} scopes, ` +
+        `${embeddings.identity.model} (${embeddings.identity.dimensions} dimensions), p50 of ${runs} runs`
+    )
     console.log(`load average at start: ${load()}`)
 
     const lexicalRate = await Effect.runPromise(
@@ -82,8 +95,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     const file = NodePath.join(dir, "vectors.db")
     const sqliteLayer = SqliteMemoryStore.layer({ filename: file }).pipe(Layer.provide(withEmbedder))
     const embeddedRate = await Effect.runPromise(writeAll.pipe(Effect.provide(sqliteLayer)))
-    console.log(`write throughput, SQLite: ${lexicalRate.toFixed(0)} records/s without an embedder, ` +
-      `${embeddedRate.toFixed(0)} records/s with the test embedder`)
+    console.log(
+      `write throughput, SQLite: ${lexicalRate.toFixed(0)} records/s without an embedder, ` +
+        `${embeddedRate.toFixed(0)} records/s with the test embedder`
+    )
 
     const scope = "project:p0"
     const queryVectors = await Effect.runPromise(embeddings.embed(queries))
@@ -123,8 +138,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
             ))
         )
         const hybrid = yield* Effect.promise(() =>
-          time(runs, (r) =>
-            Effect.runPromise(store.search(queries[r % queries.length]!, { scopes: [scope], deliverable: true })))
+          time(
+            runs,
+            (r) => Effect.runPromise(store.search(queries[r % queries.length]!, { scopes: [scope], deliverable: true }))
+          )
         )
         return { vector, hybrid, coverage: yield* index.coverage }
       }).pipe(Effect.provide(sqliteLayer))
@@ -135,17 +152,27 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         const store = yield* MemoryStore.MemoryStore
         for (let from = 0; from < records; from += 1_000) yield* store.write(inputs.slice(from, from + 1_000))
         return yield* Effect.promise(() =>
-          time(runs, (r) =>
-            Effect.runPromise(store.search(queries[r % queries.length]!, { scopes: [scope], deliverable: true })))
+          time(
+            runs,
+            (r) => Effect.runPromise(store.search(queries[r % queries.length]!, { scopes: [scope], deliverable: true }))
+          )
         )
       }).pipe(Effect.provide(MemoryStore.layerMemory.pipe(Layer.provide(withEmbedder))))
     )
 
     console.log(`vectors stored: ${sqlite.coverage.embedded} of ${sqlite.coverage.deliverable} deliverable records`)
-    console.log("search of one scope (" + scoped.length.toLocaleString("en-US") + " records), top 20 | p50 ms | × floor")
+    console.log(
+      "search of one scope (" + scoped.length.toLocaleString("en-US") + " records), top 20 | p50 ms | × floor"
+    )
     console.log(`exact-scan floor (in process, Float32Array) | ${floor.toFixed(2)} | 1.00`)
-    console.log(`SQLite sqlite-vec VectorIndex.search | ${sqlite.vector.toFixed(2)} | ${(sqlite.vector / floor).toFixed(2)}`)
-    console.log(`SQLite hybrid MemoryStore.search (BM25 + vectors) | ${sqlite.hybrid.toFixed(2)} | ${(sqlite.hybrid / floor).toFixed(2)}`)
+    console.log(
+      `SQLite sqlite-vec VectorIndex.search | ${sqlite.vector.toFixed(2)} | ${(sqlite.vector / floor).toFixed(2)}`
+    )
+    console.log(
+      `SQLite hybrid MemoryStore.search (BM25 + vectors) | ${sqlite.hybrid.toFixed(2)} | ${
+        (sqlite.hybrid / floor).toFixed(2)
+      }`
+    )
     console.log(`memory hybrid MemoryStore.search | ${memory.toFixed(2)} | ${(memory / floor).toFixed(2)}`)
     console.log(`load average at end: ${load()}`)
   } finally {
