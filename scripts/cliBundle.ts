@@ -19,8 +19,12 @@ import { fileURLToPath } from "node:url"
 
 const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 
-/** The packages the bundle imports at run time: the published CLI's only dependencies. */
-export const RUNTIME_DEPENDENCIES: ReadonlyArray<string> = ["better-sqlite3"]
+/**
+ * The packages the bundle imports at run time: the published CLI's only dependencies.
+ * better-sqlite3 is a native module, and sqlite-vec finds its platform binary through
+ * `import.meta.resolve` from its own module: neither can live inside a bundle.
+ */
+export const RUNTIME_DEPENDENCIES: ReadonlyArray<string> = ["better-sqlite3", "sqlite-vec"]
 
 /** Modules the bundle imports at run time instead of carrying them. */
 export const EXTERNAL: ReadonlyArray<string> = [

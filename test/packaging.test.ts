@@ -283,7 +283,7 @@ describe("the CLI tarball installed alone, globally", () => {
     ])
   })
 
-  it("depends on better-sqlite3 only: the workspace packages and Effect are inside its bundle", async () => {
+  it("depends on its native modules only (better-sqlite3, sqlite-vec): the workspace packages and Effect are inside its bundle", async () => {
     const manifest = JSON.parse((await runProcess("tar", ["-xzOf", cliTarball, "package/package.json"])).stdout) as {
       readonly dependencies: Record<string, string>
       readonly peerDependencies?: unknown
