@@ -30,6 +30,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
 import MiniSearch from "minisearch"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -219,6 +220,7 @@ const projectionRanking = (
     let chars = 0
     let tokens = 0
     let overBudget = 0
+    let overByO200k = 0
     for (const [i, q] of questions.entries()) {
       const projected = yield* projection.project({
         sessionId: "recall-bench",
@@ -234,8 +236,18 @@ const projectionRanking = (
       if ((budgetTokens !== null && usedTokens > budgetTokens) || (budgetChars !== null && usedChars > budgetChars)) {
         overBudget++
       }
+      // Counted whole by gpt-tokenizer itself, not by the estimator that held the budget.
+      if (budgetTokens !== null && countTokens(projected.text, { disallowedSpecial: new Set() }) > budgetTokens) {
+        overByO200k++
+      }
     }
-    return { delivered, meanChars: chars / questions.length, meanTokens: tokens / questions.length, overBudget }
+    return {
+      delivered,
+      meanChars: chars / questions.length,
+      meanTokens: tokens / questions.length,
+      overBudget,
+      overByO200k
+    }
   }).pipe(
     // As in the "pruning forced" search row: plan as a large store would (the projection's own
     // recallPruneShare still applies).
@@ -281,6 +293,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       readonly meanChars: number
       readonly meanTokens: number
       readonly overBudget: number
+      readonly overByO200k: number
+      readonly projections: number
     }
     | undefined
   try {
@@ -335,7 +349,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       evidenceSharePruningForced: recallAt(questions, prunedAtDefaults.delivered, Number.MAX_SAFE_INTEGER),
       meanChars: atDefaults.meanChars,
       meanTokens: atDefaults.meanTokens,
-      overBudget: atDefaults.overBudget + prunedAtDefaults.overBudget
+      overBudget: atDefaults.overBudget + prunedAtDefaults.overBudget,
+      overByO200k: atDefaults.overByO200k + prunedAtDefaults.overByO200k,
+      projections: 2 * questions.length
     }
   } finally {
     NodeFs.rmSync(directory, { recursive: true, force: true })
@@ -351,7 +367,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         `context (${fmt(100 * share.evidenceSharePruningForced, 1)}% with pruning forced); mean projection ` +
         `${fmt(share.meanTokens, 0)} tokens (${
           fmt(share.meanChars, 0)
-        } chars); ${share.overBudget} projections over budget.`
+        } chars); of ${share.projections} projections, ${share.overBudget} over budget by the default ` +
+        `estimator's own count, ${share.overByO200k} by o200k_base counting the whole text.`
     )
   }
   console.log(`${machine()}.`)
