@@ -132,9 +132,25 @@ const recallAt = (questions: ReadonlyArray<Question>, ranked: ReadonlyArray<Read
   return sum / questions.length
 }
 
+/**
+ * The half of the data the ranking parameters were tuned on (decisions 0050, 0051): questions of
+ * the even-numbered conversations. The odd-numbered ones are held out.
+ */
+const tuningHalf = (q: Question): boolean => Number(q.scope.match(/(\d+)$/)?.[1] ?? 0) % 2 === 0
+
+/** R@10 on the tuning half and on the held-out half. */
+const byHalf = (questions: ReadonlyArray<Question>, ranked: ReadonlyArray<ReadonlyArray<string>>) => {
+  const half = (tuning: boolean) => {
+    const picked = questions.flatMap((q, i) => (tuningHalf(q) === tuning ? [i] : []))
+    return recallAt(picked.map((i) => questions[i]!), picked.map((i) => ranked[i]!), 10)
+  }
+  return { tuning: half(true), heldOut: half(false) }
+}
+
 interface EngineRecall {
   readonly engine: string
   readonly recall: Record<string, number>
+  readonly halves?: { readonly tuning: number; readonly heldOut: number }
 }
 
 const quiet = Logger.minimumLogLevel(LogLevel.Warning)
@@ -285,7 +301,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const filename = NodePath.join(directory, "locomo.db")
   const results: Array<EngineRecall> = []
   const add = (engine: string, ranked: ReadonlyArray<ReadonlyArray<string>>) =>
-    results.push({ engine, recall: Object.fromEntries(KS.map((k) => [`@${k}`, recallAt(questions, ranked, k)])) })
+    results.push({
+      engine,
+      recall: Object.fromEntries(KS.map((k) => [`@${k}`, recallAt(questions, ranked, k)])),
+      halves: byHalf(questions, ranked)
+    })
   let share:
     | {
       readonly evidenceShare: number
@@ -337,11 +357,17 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     add("FTS5 bm25, all tokens (unpruned)", unprunedFts5(filename, questions))
     add("minisearch 7 (BM25+, OR)", minisearchRanking(turns, questions))
     const projected: Record<string, number> = {}
+    let projectedHalves: EngineRecall["halves"]
     for (const k of KS) {
       const { delivered } = await projectionRanking(filename, questions, k)
       projected[`@${k}`] = recallAt(questions, delivered, k)
+      if (k === 10) projectedHalves = byHalf(questions, delivered)
     }
-    results.push({ engine: "project() — SQLite, recallLimit k", recall: projected })
+    results.push({
+      engine: "project() — SQLite, recallLimit k",
+      recall: projected,
+      ...(projectedHalves !== undefined ? { halves: projectedHalves } : {})
+    })
     const atDefaults = await projectionRanking(filename, questions, undefined)
     const prunedAtDefaults = await projectionRanking(filename, questions, undefined, { pruningForced: true })
     share = {
@@ -358,9 +384,19 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   }
   console.log()
   console.log(table(
-    ["engine", ...KS.map((k) => `recall@${k}`)],
-    results.map((r) => [r.engine, ...KS.map((k) => `${fmt(100 * r.recall[`@${k}`]!, 1)}%`)])
+    ["engine", ...KS.map((k) => `recall@${k}`), "R@10 tuning half", "R@10 held out"],
+    results.map((r) => [
+      r.engine,
+      ...KS.map((k) => `${fmt(100 * r.recall[`@${k}`]!, 1)}%`),
+      r.halves === undefined ? "–" : `${fmt(100 * r.halves.tuning, 1)}%`,
+      r.halves === undefined ? "–" : `${fmt(100 * r.halves.heldOut, 1)}%`
+    ])
   ))
+  console.log(
+    `\nTuning half: the even-numbered conversations (the ranking parameters were chosen on them, ` +
+      `decisions 0050-0051); held out: the odd-numbered ones, ${questions.filter((q) => !tuningHalf(q)).length} ` +
+      `questions.`
+  )
   if (share !== undefined) {
     console.log(
       `\nproject() at default settings: ${fmt(100 * share.evidenceShare, 1)}% of evidence turns reach the projected ` +
