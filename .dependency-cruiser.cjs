@@ -25,10 +25,11 @@ module.exports = {
       name: "core-imports-effect-only",
       severity: "error",
       comment: "@engram/core holds schemas, pure functions and service interfaces: effect only (ARCHITECTURE.md), " +
-        "@noble/hashes behind core's Sha256 module (decision 0045), and snowball-stemmers behind the " +
-        "tokenizer's internal/stemming module (decision 0049).",
+        "@noble/hashes behind core's Sha256 module (decision 0045), snowball-stemmers behind the " +
+        "tokenizer's internal/stemming module (decision 0049), and gpt-tokenizer behind the token estimator's " +
+        "internal/bpe module, imported dynamically (decision 0070).",
       from: { path: "^packages/core/src/" },
-      to: { pathNot: "^(packages/core/src/|node_modules/effect/)|^node_modules/(@noble/hashes|snowball-stemmers)/" }
+      to: { pathNot: "^(packages/core/src/|node_modules/effect/)|^node_modules/(@noble/hashes|snowball-stemmers|gpt-tokenizer)/" }
     },
     {
       name: "migrate-imports-core-only",

@@ -1,14 +1,22 @@
 /**
  * Budgets in tokens, on the path users call: `ContextProjection.project` at its default budget
  * (8% of a 200k-token window: 16,000 tokens) over a real store, with the recall cap raised so the
- * budget, not the cap, bounds recall. With `TokenEstimatorBpe.layer`
- * provided, the projection fits the budget as o200k_base counts it — on token-dense memories
- * (digits, CJK, emoji: about 2.3 o200k_base tokens for every chars/4 token) where the same budget
- * counted at chars/4, as a composer measuring characters would count it, delivers a projection
- * far over it.
+ * budget, not the cap, bounds recall. By default (no layer: o200k_base, counted line by line) and
+ * with `TokenEstimatorBpe.layer` provided, the projection fits the budget as o200k_base counts it —
+ * on token-dense memories (digits, CJK, emoji: about 2.3 o200k_base tokens for every chars/4 token)
+ * where the same budget counted at chars/4 (`TokenEstimator.layerHeuristic`), as a composer
+ * measuring characters would count it, delivers a projection far over it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ContextProjection, IdGenerator, MemoryQuery, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
+import {
+  ContextProjection,
+  IdGenerator,
+  MemoryQuery,
+  MemoryStore,
+  PromotionStore,
+  TelemetryStore,
+  TokenEstimator
+} from "@engram/core"
 import { TokenEstimatorBpe } from "@engram/runtime"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
@@ -45,7 +53,7 @@ const stores = {
 
 describe("token budgets", () => {
   for (const [name, store] of Object.entries(stores)) {
-    it.effect(`${name}: with TokenEstimatorBpe, project() fits the budget as o200k_base counts it`, () =>
+    it.effect(`${name}: by default and with TokenEstimatorBpe, project() fits the budget as o200k_base counts it`, () =>
       Effect.gen(function*() {
         yield* Effect.flatMap(
           MemoryStore.MemoryStore,
@@ -62,9 +70,14 @@ describe("token budgets", () => {
         expect(bpe.section("recalled_memory")?.status).toBe("truncated")
         expect(o200k(bpe.text)).toBeGreaterThan(15_000)
 
-        // The same 16,000 tokens counted at chars/4 (the default estimator; 64,000 chars) let
-        // through what o200k_base counts far over the budget: measuring characters would not do.
-        const quarter = yield* project
+        // No layer: the default is o200k_base, the same projection, counted line by line.
+        const byDefault = yield* project
+        expect(byDefault.text).toBe(bpe.text)
+        expect(byDefault.budget).toEqual(bpe.budget)
+
+        // The same 16,000 tokens counted at chars/4 (64,000 chars) let through what o200k_base
+        // counts far over the budget: measuring characters would not do.
+        const quarter = yield* project.pipe(Effect.provide(TokenEstimator.layerHeuristic))
         expect(quarter.budget.budgetTokens).toBe(16_000)
         expect(quarter.budget.usedTokens).toBeLessThanOrEqual(16_000)
         expect(o200k(quarter.text)).toBeGreaterThan(20_000)

@@ -30,6 +30,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
 import MiniSearch from "minisearch"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -131,9 +132,25 @@ const recallAt = (questions: ReadonlyArray<Question>, ranked: ReadonlyArray<Read
   return sum / questions.length
 }
 
+/**
+ * The half of the data the ranking parameters were tuned on (decisions 0050, 0051): questions of
+ * the even-numbered conversations. The odd-numbered ones are held out.
+ */
+const tuningHalf = (q: Question): boolean => Number(q.scope.match(/(\d+)$/)?.[1] ?? 0) % 2 === 0
+
+/** R@10 on the tuning half and on the held-out half. */
+const byHalf = (questions: ReadonlyArray<Question>, ranked: ReadonlyArray<ReadonlyArray<string>>) => {
+  const half = (tuning: boolean) => {
+    const picked = questions.flatMap((q, i) => (tuningHalf(q) === tuning ? [i] : []))
+    return recallAt(picked.map((i) => questions[i]!), picked.map((i) => ranked[i]!), 10)
+  }
+  return { tuning: half(true), heldOut: half(false) }
+}
+
 interface EngineRecall {
   readonly engine: string
   readonly recall: Record<string, number>
+  readonly halves?: { readonly tuning: number; readonly heldOut: number }
 }
 
 const quiet = Logger.minimumLogLevel(LogLevel.Warning)
@@ -219,6 +236,7 @@ const projectionRanking = (
     let chars = 0
     let tokens = 0
     let overBudget = 0
+    let overByO200k = 0
     for (const [i, q] of questions.entries()) {
       const projected = yield* projection.project({
         sessionId: "recall-bench",
@@ -234,8 +252,18 @@ const projectionRanking = (
       if ((budgetTokens !== null && usedTokens > budgetTokens) || (budgetChars !== null && usedChars > budgetChars)) {
         overBudget++
       }
+      // Counted whole by gpt-tokenizer itself, not by the estimator that held the budget.
+      if (budgetTokens !== null && countTokens(projected.text, { disallowedSpecial: new Set() }) > budgetTokens) {
+        overByO200k++
+      }
     }
-    return { delivered, meanChars: chars / questions.length, meanTokens: tokens / questions.length, overBudget }
+    return {
+      delivered,
+      meanChars: chars / questions.length,
+      meanTokens: tokens / questions.length,
+      overBudget,
+      overByO200k
+    }
   }).pipe(
     // As in the "pruning forced" search row: plan as a large store would (the projection's own
     // recallPruneShare still applies).
@@ -273,7 +301,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const filename = NodePath.join(directory, "locomo.db")
   const results: Array<EngineRecall> = []
   const add = (engine: string, ranked: ReadonlyArray<ReadonlyArray<string>>) =>
-    results.push({ engine, recall: Object.fromEntries(KS.map((k) => [`@${k}`, recallAt(questions, ranked, k)])) })
+    results.push({
+      engine,
+      recall: Object.fromEntries(KS.map((k) => [`@${k}`, recallAt(questions, ranked, k)])),
+      halves: byHalf(questions, ranked)
+    })
   let share:
     | {
       readonly evidenceShare: number
@@ -281,6 +313,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       readonly meanChars: number
       readonly meanTokens: number
       readonly overBudget: number
+      readonly overByO200k: number
+      readonly projections: number
     }
     | undefined
   try {
@@ -323,11 +357,17 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     add("FTS5 bm25, all tokens (unpruned)", unprunedFts5(filename, questions))
     add("minisearch 7 (BM25+, OR)", minisearchRanking(turns, questions))
     const projected: Record<string, number> = {}
+    let projectedHalves: EngineRecall["halves"]
     for (const k of KS) {
       const { delivered } = await projectionRanking(filename, questions, k)
       projected[`@${k}`] = recallAt(questions, delivered, k)
+      if (k === 10) projectedHalves = byHalf(questions, delivered)
     }
-    results.push({ engine: "project() — SQLite, recallLimit k", recall: projected })
+    results.push({
+      engine: "project() — SQLite, recallLimit k",
+      recall: projected,
+      ...(projectedHalves !== undefined ? { halves: projectedHalves } : {})
+    })
     const atDefaults = await projectionRanking(filename, questions, undefined)
     const prunedAtDefaults = await projectionRanking(filename, questions, undefined, { pruningForced: true })
     share = {
@@ -335,23 +375,36 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       evidenceSharePruningForced: recallAt(questions, prunedAtDefaults.delivered, Number.MAX_SAFE_INTEGER),
       meanChars: atDefaults.meanChars,
       meanTokens: atDefaults.meanTokens,
-      overBudget: atDefaults.overBudget + prunedAtDefaults.overBudget
+      overBudget: atDefaults.overBudget + prunedAtDefaults.overBudget,
+      overByO200k: atDefaults.overByO200k + prunedAtDefaults.overByO200k,
+      projections: 2 * questions.length
     }
   } finally {
     NodeFs.rmSync(directory, { recursive: true, force: true })
   }
   console.log()
   console.log(table(
-    ["engine", ...KS.map((k) => `recall@${k}`)],
-    results.map((r) => [r.engine, ...KS.map((k) => `${fmt(100 * r.recall[`@${k}`]!, 1)}%`)])
+    ["engine", ...KS.map((k) => `recall@${k}`), "R@10 tuning half", "R@10 held out"],
+    results.map((r) => [
+      r.engine,
+      ...KS.map((k) => `${fmt(100 * r.recall[`@${k}`]!, 1)}%`),
+      r.halves === undefined ? "–" : `${fmt(100 * r.halves.tuning, 1)}%`,
+      r.halves === undefined ? "–" : `${fmt(100 * r.halves.heldOut, 1)}%`
+    ])
   ))
+  console.log(
+    `\nTuning half: the even-numbered conversations (the ranking parameters were chosen on them, ` +
+      `decisions 0050-0051); held out: the odd-numbered ones, ${questions.filter((q) => !tuningHalf(q)).length} ` +
+      `questions.`
+  )
   if (share !== undefined) {
     console.log(
       `\nproject() at default settings: ${fmt(100 * share.evidenceShare, 1)}% of evidence turns reach the projected ` +
         `context (${fmt(100 * share.evidenceSharePruningForced, 1)}% with pruning forced); mean projection ` +
         `${fmt(share.meanTokens, 0)} tokens (${
           fmt(share.meanChars, 0)
-        } chars); ${share.overBudget} projections over budget.`
+        } chars); of ${share.projections} projections, ${share.overBudget} over budget by the default ` +
+        `estimator's own count, ${share.overByO200k} by o200k_base counting the whole text.`
     )
   }
   console.log(`${machine()}.`)

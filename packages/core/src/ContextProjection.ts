@@ -420,8 +420,8 @@ export type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore | T
 /**
  * Builds the projection over the `MemoryStore`, `PromotionStore` and `TelemetryStore` in context.
  * Tokens — the budget the projection is held to, and the reported figures — are counted by the
- * `TokenEstimator` in context when `project` runs (the chars/4 heuristic by default;
- * `@engram/runtime`'s `TokenEstimatorBpe.layer` for a real tokenizer's count), the turn's time comes from `Clock`.
+ * `TokenEstimator` in context when `project` runs (o200k_base by default, its tables loaded by the
+ * first projection; decision 0070), the turn's time comes from `Clock`.
  *
  * @since 0.1.0
  * @category constructors

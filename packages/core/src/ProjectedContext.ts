@@ -350,8 +350,8 @@ export const BudgetPct = Schema.Number.pipe(
  *
  * `tokens = max(4,000, floor(contextWindowTokens × budgetPct / 100))`, and `budgetPct = 0` means
  * unbounded. The window and the budget are in the same unit, so nothing is converted: the tokens
- * are counted by the `TokenEstimator` the projection runs with (chars/4 by default; provide
- * `TokenEstimatorBpe.layer` to count a real tokenizer's). For a 200k-token window at the default
+ * are counted by the `TokenEstimator` the projection runs with (o200k_base by default in
+ * `ContextProjection`; decision 0070). For a 200k-token window at the default
  * 8%, that is 16,000 tokens; any window under 50k tokens gets the 4,000-token floor.
  *
  * Total: a `budgetPct` outside 0–100 is clamped into it, a negative or non-finite window counts
@@ -395,7 +395,9 @@ export const DEFAULT_BUDGET: ProjectionBudget = tokens(Internal.DEFAULT_BUDGET_T
  * - `budget`: default {@link DEFAULT_BUDGET}; see {@link budgetFromContextWindow}.
  * - `skillsMinRows`: skills rows that are never shed; default {@link DEFAULT_SKILLS_MIN_ROWS}.
  * - `estimator`: counts the tokens of a token budget and of the reports; default
- *   `TokenEstimator.heuristic`. A runtime passes the `TokenEstimator` service it was given.
+ *   `TokenEstimator.heuristic` (this function is synchronous and cannot load a tokenizer's
+ *   tables). `ContextProjection` passes `TokenEstimator.resolve`'s estimator (o200k_base by
+ *   default).
  *
  * @since 0.1.0
  * @category models
@@ -598,7 +600,9 @@ export class ProjectedContext extends Schema.Class<ProjectedContext>("ProjectedC
  *
  * "Fits" is measured in the budget's unit: the text's length for a char budget, the
  * estimator's count of the whole text (`estimator.estimate(text)`) for a token budget — so with a
- * real tokenizer as the estimator, the projection fits the budget as that tokenizer counts it.
+ * real tokenizer as the estimator, the projection fits the budget as that tokenizer counts it. An
+ * estimator that declares `joinMargin` is counted row by row (each row once, plus the margin per
+ * line joined): an upper bound of that count, equal to it at margin 0 (the BPE encodings).
  *
  * @since 0.1.0
  * @category constructors

@@ -273,7 +273,8 @@ describe("ContextProjection budget", () => {
       expect(p.budget.budgetTokens).toBe(4_000)
       expect(p.budget.budgetChars).toBeNull()
       expect(p.budget.usedChars).toBe(p.text.length)
-      expect(p.budget.usedTokens).toBe(TokenEstimator.heuristic.estimate(p.text))
+      // Counted line by line by the default (o200k_base), the figure is the count of the whole text.
+      expect(p.budget.usedTokens).toBe(yield* TokenEstimator.estimate(p.text))
       expect(p.budget.usedTokens).toBeLessThanOrEqual(4_000)
       expect(p.section("recalled_memory")?.status).toBe("truncated")
       expect(p.budget.shed.length).toBeGreaterThan(0)
@@ -321,8 +322,17 @@ describe("ContextProjection budget", () => {
         Effect.provideService(TokenEstimator.TokenEstimator, TokenEstimator.make((text) => text.length))
       )
       expect(p.budget.usedTokens).toBe(p.text.length)
-      const q = yield* project()
+      const q = yield* project().pipe(Effect.provide(TokenEstimator.layerHeuristic))
       expect(q.budget.usedTokens).toBe(Math.ceil(q.text.length / 4))
+      // Without a layer: o200k_base, the whole text's count and every section's.
+      const r = yield* project()
+      expect(r.budget.usedTokens).toBe(yield* TokenEstimator.estimate(r.text))
+      const bpe = yield* TokenEstimator.resolve
+      for (const section of r.sections) {
+        const block = r.text.slice(r.text.indexOf(`<${section.label}>`), r.text.indexOf(`</${section.label}>`)) +
+          `</${section.label}>`
+        expect(section.tokens).toBe(bpe.estimate(block))
+      }
     }).pipe(Effect.provide(layer))
   })
 
@@ -338,9 +348,14 @@ describe("ContextProjection budget", () => {
       expect(perChar.budget.budgetTokens).toBe(4_000)
       expect(perChar.text.length).toBeLessThanOrEqual(4_000)
       expect(perChar.budget.shed.length).toBeGreaterThan(0)
-      const quarter = yield* project({ query: "deploy" })
+      const quarter = yield* project({ query: "deploy" }).pipe(Effect.provide(TokenEstimator.layerHeuristic))
       expect(quarter.text.length).toBeGreaterThan(12_000)
       expect(quarter.text.length).toBeLessThanOrEqual(16_000)
+      // The default: 4,000 o200k_base tokens, however many chars that is.
+      const real = yield* project({ query: "deploy" })
+      const counted = yield* TokenEstimator.estimate(real.text)
+      expect(counted).toBeLessThanOrEqual(4_000)
+      expect(counted).toBeGreaterThan(3_900)
     }).pipe(Effect.provide(layer))
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryRecord, PriorSessionDigest, ProjectedContext, TokenEstimator } from "@engram/core"
-import { DateTime, FastCheck as fc, Schema } from "effect"
+import { DateTime, Effect, FastCheck as fc, Schema } from "effect"
 
 const { composeProjectedContext: compose, chars, unbounded } = ProjectedContext
 type Input = ProjectedContext.ProjectionInput
@@ -709,6 +709,17 @@ const additive = TokenEstimator.make((text) => {
   return n
 })
 
+/** The default estimator, its tables loaded: counted row by row (join margin 0). */
+const o200k = await Effect.runPromise(TokenEstimator.resolve)
+/**
+ * Not additive where lines join, and declares by how much: one token per word, and one more per
+ * newline followed by a non-space character (a join costs exactly 1 beyond its parts).
+ */
+const joinsCostOne = TokenEstimator.make(
+  (text) => (text.match(/\S+/g)?.length ?? 0) + (text.match(/\n(?=\S)/g)?.length ?? 0),
+  { joinMargin: 1 }
+)
+
 /** The projection left after the first `count` sheds of `p`, composed unbounded. */
 const withoutShed = (
   input: Input,
@@ -779,7 +790,32 @@ describe("token budgets", () => {
     { fastCheck: { numRuns: 300 } }
   )
 
-  for (const [name, estimator] of [["words and digits", wordsAndDigits], ["an additive count", additive]] as const) {
+  it.prop(
+    "an estimator that declares a join margin is counted row by row: never under its own count of the text, " +
+      "the budget held by that count, and keeping the last line shed would not have fitted the bound",
+    [sizedInput, fc.double({ min: -0.1, max: 1.1, noNaN: true })],
+    ([{ input, skillsMinRows }, share]) => {
+      const config = { skillsMinRows, estimator: joinsCostOne }
+      const full = compose(input, { ...config, budget: unbounded }).budget
+      const budget = Math.max(0, Math.floor(full.protectedTokens! + share * (full.usedTokens - full.protectedTokens!)))
+      const p = compose(input, { ...config, budget: tokens(budget) })
+      expect(joinsCostOne.estimate(p.text)).toBeLessThanOrEqual(p.budget.usedTokens)
+      for (const section of p.sections) expect(section.tokens).toBeLessThanOrEqual(p.budget.usedTokens)
+      if (p.budget.warnings.length === 0) expect(p.budget.usedTokens).toBeLessThanOrEqual(budget)
+      if (p.budget.shed.length > 0 && p.budget.warnings.length === 0) {
+        expect(withoutShed(input, p, p.budget.shed.length - 1, config).budget.usedTokens).toBeGreaterThan(budget)
+      }
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+
+  for (
+    const [name, estimator] of [
+      ["words and digits", wordsAndDigits],
+      ["an additive count", additive],
+      ["o200k_base (the default, counted row by row)", o200k]
+    ] as const
+  ) {
     it.prop(
       `with ${name}: fits the budget as counted, or keeps only the never-shed content with a warning; ` +
         "and keeping the last line shed would not have fitted",

@@ -104,7 +104,7 @@ describe("recall uses its budget", () => {
           query: "ferry",
           scopes: ["global"],
           mode: "native",
-          workingState: "x".repeat(20_000)
+          workingState: "x ".repeat(10_000)
         })
         expect(projected.section("recalled_memory")?.status).toBe("dropped")
       }).pipe(Effect.provide(full.layer))

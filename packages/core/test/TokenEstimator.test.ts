@@ -1,19 +1,113 @@
 import { describe, expect, it } from "@effect/vitest"
 import { TokenEstimator } from "@engram/core"
-import { Effect, Layer } from "effect"
+import { Effect, FastCheck as fc, Layer } from "effect"
+import * as BoundedCache from "../src/internal/boundedCache.js"
+
+const o200k = await Effect.runPromise(TokenEstimator.resolve)
+const cl100k = await Effect.runPromise(Effect.provide(TokenEstimator.resolve, TokenEstimator.layerBpe("cl100k_base")))
 
 describe("TokenEstimator", () => {
-  it("estimates ceil(chars / 4) by default", () => {
+  it("the heuristic estimates ceil(chars / 4)", () => {
     const texts = ["", "a", "abcd", "abcde", "x".repeat(4_001)]
     expect(texts.map(TokenEstimator.heuristic.estimate)).toEqual([0, 1, 1, 2, 1_001])
   })
 
-  it.effect("is available without a layer, and the heuristic layer gives the same", () =>
+  it.effect("is o200k_base without a layer; the heuristic and cl100k_base are a layer away", () =>
     Effect.gen(function*() {
-      expect(yield* TokenEstimator.estimate("hello world")).toBe(3)
+      expect(yield* TokenEstimator.estimate("hello world")).toBe(2)
+      expect(yield* TokenEstimator.estimate("")).toBe(0)
+      // o200k_base spends one token on "Здравствуйте" where cl100k_base spends six.
+      expect(yield* TokenEstimator.estimate("Здравствуйте")).toBe(1)
+      const cl100k = yield* TokenEstimator.estimate("Здравствуйте").pipe(
+        Effect.provide(TokenEstimator.layerBpe("cl100k_base"))
+      )
+      expect(cl100k).toBe(6)
       const viaLayer = yield* TokenEstimator.estimate("hello world").pipe(Effect.provide(TokenEstimator.layerHeuristic))
       expect(viaLayer).toBe(3)
+      const resolved = yield* TokenEstimator.resolve
+      expect(resolved.joinMargin).toBe(0)
+      expect(resolved.load).toBeUndefined()
     }))
+
+  it.prop(
+    "before its tables load, a BPE estimator counts UTF-8 bytes: never under the real count",
+    [fc.string({ unit: "grapheme", maxLength: 200 })],
+    ([text]) => {
+      expect(TokenEstimator.o200kBase.estimate(text)).toBe(new TextEncoder().encode(text).length)
+      expect(TokenEstimator.o200kBase.estimate(text)).toBeGreaterThanOrEqual(o200k.estimate(text))
+    }
+  )
+
+  // Why joinMargin is 0 for the BPE encodings (decision 0070): the pre-tokenizer ends a pre-token
+  // at a newline followed by anything but whitespace or "/", and merges stay inside a pre-token.
+  it.prop(
+    "o200k_base and cl100k_base count two texts joined at a line start as the sum of their counts",
+    [
+      fc.string({ unit: "grapheme", maxLength: 300 }),
+      fc.constantFrom("\n", "\n\n", "\r\n", ".\n", " \n"),
+      fc.constantFrom("-", "<", "R", "a", "[", "é", "1", "#", "字", "😀", "'", "\u0301"),
+      fc.string({ unit: "grapheme", maxLength: 300 })
+    ],
+    ([head, end, first, rest]) => {
+      const a = head + end
+      const b = first + rest
+      expect(o200k.estimate(a + b)).toBe(o200k.estimate(a) + o200k.estimate(b))
+      expect(cl100k.estimate(a + b)).toBe(cl100k.estimate(a) + cl100k.estimate(b))
+    },
+    { fastCheck: { numRuns: 2_000 } }
+  )
+
+  it.prop(
+    "a cached estimator answers what its count does, whatever the order and repetition of texts and the bound",
+    [fc.array(fc.string({ maxLength: 40 }), { maxLength: 200 }), fc.integer({ min: 0, max: 300 })],
+    ([texts, cacheChars]) => {
+      let calls = 0
+      const count = (text: string) => {
+        calls++
+        return text.length * 0.7
+      }
+      const cached = TokenEstimator.make(count, { cacheChars })
+      for (const text of texts) expect(cached.estimate(text)).toBe(Math.ceil(text.length * 0.7))
+      // Repeating the last text right away is a hit whenever the text fits the bound.
+      const last = texts.at(-1)
+      if (last !== undefined) {
+        const before = calls
+        cached.estimate(last)
+        expect(calls).toBe(last.length <= cacheChars && cacheChars > 0 ? before : before + 1)
+      }
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+
+  it.prop(
+    "a cache holds at most its bound of text, evicting the least recently used first",
+    [
+      fc.array(fc.tuple(fc.string({ maxLength: 20 }), fc.boolean()), { maxLength: 200 }),
+      fc.integer({ min: 1, max: 80 })
+    ],
+    ([steps, bound]) => {
+      const cache = BoundedCache.make(bound)
+      // A model: the keys from oldest to newest use.
+      const model: Array<string> = []
+      for (const [key, write] of steps) {
+        const at = model.indexOf(key)
+        if (write) {
+          cache.set(key, key.length)
+          if (key.length > bound) continue
+          if (at >= 0) model.splice(at, 1)
+          model.push(key)
+          while (model.reduce((n, k) => n + k.length, 0) > bound) model.shift()
+        } else {
+          expect(cache.get(key)).toBe(at >= 0 ? key.length : undefined)
+          if (at >= 0) model.push(...model.splice(at, 1))
+        }
+        expect(cache.size()).toBe(model.reduce((n, k) => n + k.length, 0))
+        expect(cache.size()).toBeLessThanOrEqual(bound)
+        expect(cache.entries()).toBe(model.length)
+      }
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
 
   it.effect("can be swapped for another estimator by layer", () =>
     Effect.gen(function*() {

@@ -1,24 +1,29 @@
 /**
- * Token budgets counted in a real model's tokens: a `TokenEstimator` backed by the byte-pair
- * encodings OpenAI's models use (`o200k_base` for the GPT-4o/GPT-4.1/o-series family,
- * `cl100k_base` for GPT-4/GPT-3.5), from the `gpt-tokenizer` package. The default estimator
- * (chars/4) needs no layer; provide this one where budgets should match what a model bills.
+ * Token budgets counted in a particular model's tokens. `@engram/core`'s default estimator is
+ * already a real tokenizer (`o200k_base`, decision 0070); this module picks another one:
  *
- * The encoding's tables (a few MB) load when the layer is built, not when the runtime is
- * imported. Text that spells a special token (`<|endoftext|>`) is counted as ordinary text: an
- * estimate never fails.
+ * - {@link layer}: one of OpenAI's byte-pair encodings by name (`cl100k_base` for GPT-4/GPT-3.5),
+ *   the same estimators as core's `TokenEstimator.layerBpe`.
+ * - {@link layerTokenizer}: the model's own tokenizer, from `@effect/ai`'s `Tokenizer` service where
+ *   a provider offers one (e.g. `@effect/ai-openai`'s `OpenAiTokenizer.layer`,
+ *   `@effect/ai-anthropic`'s `AnthropicTokenizer.layer`).
  *
  * @example
  * ```ts
  * import { TokenEstimatorBpe } from "@engram/runtime"
+ * import { OpenAiTokenizer } from "@effect/ai-openai"
  *
- * const program = myAgent.pipe(Effect.provide(TokenEstimatorBpe.layer("o200k_base")))
+ * const program = myAgent.pipe(
+ *   Effect.provide(TokenEstimatorBpe.layerTokenizer().pipe(Layer.provide(OpenAiTokenizer.layer({ model: "gpt-4o" }))))
+ * )
  * ```
  *
  * @since 0.1.0
  */
+import * as Tokenizer from "@effect/ai/Tokenizer"
 import { TokenEstimator } from "@engram/core"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 
 /**
@@ -27,10 +32,7 @@ import * as Layer from "effect/Layer"
  * @since 0.1.0
  * @category models
  */
-export type Encoding = "o200k_base" | "cl100k_base"
-
-// Special-token text is plain text to an estimate (the default would throw on it).
-const asText = { disallowedSpecial: new Set<string>() }
+export type Encoding = TokenEstimator.Encoding
 
 /**
  * Builds a BPE estimator for `encoding`, loading its tables.
@@ -39,11 +41,7 @@ const asText = { disallowedSpecial: new Set<string>() }
  * @category constructors
  */
 export const make = (encoding: Encoding = "o200k_base"): Effect.Effect<TokenEstimator.Service> =>
-  Effect.promise(() =>
-    encoding === "o200k_base"
-      ? import("gpt-tokenizer/encoding/o200k_base")
-      : import("gpt-tokenizer/encoding/cl100k_base")
-  ).pipe(Effect.map((bpe) => TokenEstimator.make((text) => (text === "" ? 0 : bpe.countTokens(text, asText)))))
+  Effect.provide(TokenEstimator.resolve, TokenEstimator.layerBpe(encoding))
 
 /**
  * Provides `TokenEstimator` counting `encoding`'s tokens.
@@ -52,4 +50,49 @@ export const make = (encoding: Encoding = "o200k_base"): Effect.Effect<TokenEsti
  * @category layers
  */
 export const layer = (encoding: Encoding = "o200k_base"): Layer.Layer<TokenEstimator.TokenEstimator> =>
-  Layer.effect(TokenEstimator.TokenEstimator, make(encoding))
+  TokenEstimator.layerBpe(encoding)
+
+/**
+ * Options of {@link fromTokenizer}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TokenizerOptions {
+  /**
+   * The tokenizer's bound on what joining two lines adds (see core's `TokenEstimator.Service`
+   * `joinMargin`). Leave it out unless it is proven for that tokenizer: projections are then held
+   * to the tokenizer's count of their whole text.
+   */
+  readonly joinMargin?: number
+}
+
+/**
+ * An estimator from an `@effect/ai` `Tokenizer`: the length of `tokenize(text)`, cached by text.
+ * An estimate is synchronous, so a tokenizer that answers asynchronously (a remote count) or fails
+ * is not waited for: that text is counted as its UTF-8 bytes, a bound no byte-level tokenizer
+ * exceeds.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromTokenizer = (tokenizer: Tokenizer.Service, options: TokenizerOptions = {}): TokenEstimator.Service =>
+  TokenEstimator.make((text) => {
+    if (text === "") return 0
+    const exit = Effect.runSyncExit(tokenizer.tokenize(text))
+    return Exit.isSuccess(exit) ? exit.value.length : TokenEstimator.utf8Bytes(text)
+  }, {
+    cacheChars: TokenEstimator.DEFAULT_CACHE_CHARS,
+    ...(options.joinMargin !== undefined ? { joinMargin: options.joinMargin } : {})
+  })
+
+/**
+ * Provides `TokenEstimator` from the `Tokenizer` in context (the model's own).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerTokenizer = (
+  options: TokenizerOptions = {}
+): Layer.Layer<TokenEstimator.TokenEstimator, never, Tokenizer.Tokenizer> =>
+  Layer.effect(TokenEstimator.TokenEstimator, Effect.map(Tokenizer.Tokenizer, (t) => fromTokenizer(t, options)))

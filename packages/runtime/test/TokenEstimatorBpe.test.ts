@@ -1,3 +1,5 @@
+import * as AiError from "@effect/ai/AiError"
+import * as Tokenizer from "@effect/ai/Tokenizer"
 import { describe, expect, it } from "@effect/vitest"
 import {
   ContextProjection,
@@ -60,5 +62,37 @@ describe("TokenEstimatorBpe", () => {
       }
       const withLayer = yield* TokenEstimator.estimate("hello world").pipe(Effect.provide(TokenEstimatorBpe.layer()))
       expect(withLayer).toBe(2)
+    }))
+
+  it.effect("layerTokenizer counts with the model's own @effect/ai Tokenizer, and holds the budget by it", () =>
+    Effect.gen(function*() {
+      // A tokenizer that is neither o200k_base nor chars/4: one token per UTF-16 code unit.
+      const perChar = Tokenizer.make({
+        tokenize: (prompt) =>
+          Effect.succeed(
+            Array.from(
+              prompt.content.flatMap((m) =>
+                typeof m.content === "string"
+                  ? [m.content]
+                  : m.content.flatMap((p) => p.type === "text" ? [p.text] : [])
+              ).join("")
+            ).map((_, i) => i)
+          )
+      })
+      const projected = yield* projectOnce.pipe(
+        Effect.provide(
+          ContextProjection.layerSettings({ contextWindowTokens: 50_000 }).pipe(Layer.provideMerge(stores))
+        ),
+        Effect.provide(
+          TokenEstimatorBpe.layerTokenizer().pipe(Layer.provide(Layer.succeed(Tokenizer.Tokenizer, perChar)))
+        )
+      )
+      expect(projected.budget.usedTokens).toBe(Array.from(projected.text).length)
+      expect(projected.budget.usedTokens).toBeLessThanOrEqual(projected.budget.budgetTokens!)
+      // A tokenizer that fails counts UTF-8 bytes: never an estimate under a byte-level count.
+      const failing = TokenEstimatorBpe.fromTokenizer(
+        Tokenizer.make({ tokenize: () => Effect.fail(new AiError.UnknownError({ module: "t", method: "tokenize" })) })
+      )
+      expect(failing.estimate("héllo")).toBe(6)
     }))
 })

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ProjectedContext, TokenEstimator } from "@engram/core"
+import { ProjectedContext } from "@engram/core"
 import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
 import { agent, environment, projectionText, seed, stored, storedTexts } from "./agentFixtures.js"
 
 const TURNS = 20
@@ -58,7 +59,8 @@ describe("a 20-turn session", () => {
       expect(budget).toBe(ProjectedContext.MIN_BUDGET_TOKENS)
       for (const { projection } of snapshots) {
         expect(projection.budget.usedTokens).toBeLessThanOrEqual(budget)
-        expect(projection.budget.usedTokens).toBe(TokenEstimator.heuristic.estimate(projection.text))
+        // Held by the default estimator's (o200k_base's) count of the whole text.
+        expect(projection.budget.usedTokens).toBe(countTokens(projection.text, { disallowedSpecial: new Set() }))
         expect(projection.text.length).toBe(projection.budget.usedChars)
       }
       // The budget was under pressure (recall was shed in most turns), so the bound above was tested, not idle.

@@ -283,7 +283,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         if (!Number.isInteger(request.turn) || request.turn < 0) {
           return yield* Effect.fail(failure(new Error(`turn must be a non-negative integer, got ${request.turn}`)))
         }
-        const estimator = yield* TokenEstimator.TokenEstimator
+        const estimator = yield* TokenEstimator.resolve
         const now = yield* DateTime.now
         const sections = new Set(ProjectedContext.sectionsFor(request.mode))
         const none = { value: [], skipped: 0 }

@@ -121,6 +121,91 @@ const guessing = (estimator: TokenEstimatorService): Algebra<number> => {
   }
 }
 
+/**
+ * A part of the layout counted row by row: `tokens` is the sum of the estimates of its segments,
+ * each row with the newline that ends it (the last row's included); `rows` how many rows there
+ * are; `first` and `last` the first and last rows' text.
+ */
+interface Rows {
+  readonly tokens: number
+  readonly rows: number
+  readonly first: string
+  readonly last: string
+}
+
+/** A row that a newline before it cannot cleanly end a segment at (see {@link counting}). */
+const joinsBack = (text: string): boolean => text.length > 0 && (text[0] === "/" || /^\s/.test(text))
+
+/**
+ * The count of an estimator that declares a join margin (`TokenEstimator.Service.joinMargin`):
+ * the text splits into segments — each row with the newline or blank line that ends it, the last
+ * row without one — joined where a newline meets a character that is neither whitespace nor `/`,
+ * and the text's estimate is at most the sum of the segments' estimates plus the margin per join
+ * ({@link finishRows}). Rows begin with `<`, `-` or a letter (lines are trimmed, tags and the
+ * framing are fixed), except a working state, which may begin with `/`: that row is counted as
+ * one segment with the row before it (its section's opening tag). Each segment is estimated once
+ * (lines through the estimator's own cache, across projections).
+ */
+const counting = (estimator: TokenEstimatorService): Algebra<Rows> => {
+  const lines = new Map<Line, Rows>()
+  const lits = new Map<string, Rows>()
+  const ended = new Map<string, number>()
+  const endedBy = (text: string, end: string) => {
+    const key = `${text}${end}`
+    let cost = ended.get(key)
+    if (cost === undefined) ended.set(key, cost = estimator.estimate(key))
+    return cost
+  }
+  return {
+    lit: (text) => {
+      let rows = lits.get(text)
+      if (rows === undefined) lits.set(text, rows = { tokens: endedBy(text, "\n"), rows: 1, first: text, last: text })
+      return rows
+    },
+    line: (line) => {
+      let rows = lines.get(line)
+      if (rows === undefined) {
+        const tokens = estimator.estimate(`${line.text}\n`)
+        lines.set(line, rows = { tokens, rows: 1, first: line.text, last: line.text })
+      }
+      return rows
+    },
+    join: (separator, parts) => {
+      let tokens = 0
+      let count = 0
+      for (let i = 0; i < parts.length; i++) {
+        const part = parts[i]!
+        tokens += part.tokens
+        count += part.rows
+        if (i === parts.length - 1) break
+        const next = parts[i + 1]!
+        const end = `\n${separator.slice(1)}`
+        // A part followed by more than a newline: its last row ends with the whole separator.
+        if (separator.length > 1) tokens += endedBy(part.last, end) - endedBy(part.last, "\n")
+        if (joinsBack(next.first)) {
+          // One segment of this part's last row, the separator and the next part's first row
+          // (a single row here: a working state line), in place of the two.
+          tokens += endedBy(`${part.last}${end}${next.first}`, "\n") - endedBy(part.last, end) -
+            endedBy(next.first, "\n")
+          count -= 1
+        }
+      }
+      return {
+        tokens,
+        rows: count,
+        first: parts.length > 0 ? parts[0]!.first : "",
+        last: parts.length > 0 ? parts[parts.length - 1]!.last : ""
+      }
+    }
+  }
+}
+
+/** The count of a whole text (or block) from its rows: the last row without its newline, the margin per join. */
+const finishRows = (estimator: TokenEstimatorService, margin: number, rows: Rows): number =>
+  rows.rows === 0
+    ? 0
+    : rows.tokens - estimator.estimate(`${rows.last}\n`) + estimator.estimate(rows.last) + margin * (rows.rows - 1)
+
 type Sections = Readonly<Record<SectionLabel, ReadonlyArray<Line>>>
 
 /**
@@ -397,9 +482,28 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     if (render === undefined) renders.set(shed, render = { layout: layout(rendering, keptAfter(shed)) })
     return render
   }
+  // An estimator that declares a join margin (and is not chars/c, searched by length) is counted
+  // row by row: each row estimated once, no whole text tokenized, the count an upper bound of the
+  // estimate of the text (exact at margin 0 for the BPE encodings, decision 0070).
+  const margin = estimator.charsPerToken === undefined ? estimator.joinMargin : undefined
+  const rowAlgebra = margin !== undefined ? { algebra: counting(estimator), margin } : undefined
+  const counts = new Map<number, ReturnType<typeof layout<Rows>>>()
+  const countAfter = (algebra: Algebra<Rows>, shed: number) => {
+    let count = counts.get(shed)
+    if (count === undefined) counts.set(shed, count = layout(algebra, keptAfter(shed)))
+    return count
+  }
   const tokensAfter = (shed: number): number => {
+    if (rowAlgebra !== undefined) {
+      return finishRows(estimator, rowAlgebra.margin, countAfter(rowAlgebra.algebra, shed).total)
+    }
     const render = renderAfter(shed)
     return render.tokens ??= render.layout.total.length === 0 ? 0 : estimator.estimate(render.layout.total)
+  }
+  const blockTokens = (shed: number, label: SectionLabel, block: string): number => {
+    if (rowAlgebra === undefined) return block.length === 0 ? 0 : estimator.estimate(block)
+    const rows = countAfter(rowAlgebra.algebra, shed).blocks.get(label)
+    return rows === undefined ? 0 : finishRows(estimator, rowAlgebra.margin, rows)
   }
 
   // How a budget is searched: `fits` says whether the text fits after `shed` sheds, `guess` gives
@@ -407,6 +511,11 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   const byLength = (limit: number) => {
     const fits = (shed: number) => lengthAfter(shed) <= limit
     // Length is additive: the cheap measure is the exact one.
+    return { fits, guess: () => fits }
+  }
+  // Counted row by row, the measure is additive: the cheap measure is the exact one.
+  const byRows = (limit: number) => {
+    const fits = (shed: number) => tokensAfter(shed) <= limit
     return { fits, guess: () => fits }
   }
   const byEstimate = (limit: number) => ({
@@ -430,6 +539,8 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     ? undefined
     : estimator.charsPerToken !== undefined && estimator.charsPerToken > 0
     ? byLength(Math.floor(budgetTokens * estimator.charsPerToken))
+    : rowAlgebra !== undefined
+    ? byRows(budgetTokens)
     : byEstimate(budgetTokens)
 
   const sheddable = shedOrder.length
@@ -467,7 +578,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
       label,
       status: delivered.length === offered ? "included" : delivered.length === 0 ? "dropped" : "truncated",
       chars: block.length,
-      tokens: block.length === 0 ? 0 : estimator.estimate(block),
+      tokens: blockTokens(shedCount, label, block),
       items: delivered.length,
       shed: offered - delivered.length,
       memoryIds: delivered.flatMap((line) => (line.memoryId !== undefined ? [line.memoryId] : [])),

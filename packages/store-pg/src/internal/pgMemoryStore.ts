@@ -11,6 +11,7 @@ import {
   MemoryStoreError,
   MemoryWrite,
   SearchPlan,
+  SearchStatistics,
   SearchTokenizer,
   StoredRows,
   VectorIndex
@@ -109,18 +110,6 @@ const ensureStorable = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) => {
 /** Rows a ranked search reads past the ones it still wants, to stand in for rows that fail to decode. */
 const SPARE_ROWS = 4
 
-/** How long the store's size (rows and summed BM25 lengths) is reused before it is read again. */
-const TOTAL_TTL_MILLIS = 1_000
-/** Cached document frequencies are dropped once the store has changed size by this share since. */
-const FREQUENCY_DRIFT = 0.1
-/** The most document frequencies kept in the cache. */
-const FREQUENCY_CACHE = 50_000
-
-/** The planner's statistics, and the mean BM25 length of a record. */
-interface Statistics extends SearchPlan.TokenStatistics {
-  readonly averageLength: number
-}
-
 /**
  * The ranked tier's score: core's BM25 (`Bm25`) over the tier's tokens — each token's IDF where
  * the record holds it, summed, times the record's length normalisation from its stored
@@ -130,7 +119,7 @@ interface Statistics extends SearchPlan.TokenStatistics {
 const bm25Score = (
   sql: SqlClient.SqlClient,
   tokens: ReadonlyArray<string>,
-  statistics: Statistics,
+  statistics: SearchStatistics.Statistics,
   parameters: Bm25.Parameters
 ): Statement.Fragment => {
   const terms = tokens.map((token) => {
@@ -146,48 +135,25 @@ const bm25Score = (
 
 /**
  * Exact statistics, as every backend plans and ranks by the same figures: the rows and their
- * summed lengths (re-read at most once a second), and each token's document frequency, counted
- * from the GIN index once and cached until the store has changed size by {@link FREQUENCY_DRIFT}.
+ * summed lengths, and each token's document frequency counted from the GIN index, cached by
+ * core's `SearchStatistics` policy.
  */
-const makeStatistics = (sql: SqlClient.SqlClient) => {
-  const cache = new Map<string, number>()
-  let filledAt = -1
-  let total = 0
-  let totalLength = 0
-  let readAt = Number.NEGATIVE_INFINITY
-  return (tokens: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      if (now - readAt >= TOTAL_TTL_MILLIS || readAt > now) {
-        const [row] = yield* sql<{ total: number | null; length: number | null }>`
-          SELECT count(*)::float8 AS total, coalesce(sum(search_length), 0)::float8 AS length FROM ${sql(memoryTable)}`
-        total = Number(row?.total ?? 0)
-        totalLength = Number(row?.length ?? 0)
-        readAt = now
-      }
-      if (
-        filledAt < 0 || Math.abs(total - filledAt) > FREQUENCY_DRIFT * Math.max(filledAt, 1) ||
-        cache.size > FREQUENCY_CACHE
-      ) {
-        cache.clear()
-        filledAt = total
-      }
-      const missing = tokens.filter((token) => !cache.has(token))
-      if (missing.length > 0) {
-        const rows = yield* sql<{ token: string; doc: number }>`
+const makeStatistics = (sql: SqlClient.SqlClient) =>
+  SearchStatistics.cached({
+    size: Effect.map(
+      sql<{ total: number | null; length: number | null }>`
+        SELECT count(*)::float8 AS total, coalesce(sum(search_length), 0)::float8 AS length FROM ${sql(memoryTable)}`,
+      ([row]) => ({ total: Number(row?.total ?? 0), length: Number(row?.length ?? 0) })
+    ),
+    frequencies: (tokens) =>
+      Effect.map(
+        sql<{ token: string; doc: number }>`
           SELECT t.token, (SELECT count(*) FROM ${sql(memoryTable)} WHERE search_vector @@ t.query)::float8 AS doc
-          FROM unnest(${missing}::text[], ${missing.map((token) => quoteLexeme(lexemeOf(token)))}::tsquery[])
-            AS t(token, query)`
-        for (const row of rows) cache.set(row.token, Number(row.doc))
-      }
-      const snapshot = total
-      return {
-        total: snapshot,
-        averageLength: snapshot === 0 ? 0 : totalLength / snapshot,
-        documentFrequency: (token: string) => cache.get(token) ?? 0
-      } satisfies Statistics
-    })
-}
+          FROM unnest(${tokens}::text[], ${tokens.map((token) => quoteLexeme(lexemeOf(token)))}::tsquery[])
+            AS t(token, query)`,
+        (rows) => rows.map((row) => [row.token, Number(row.doc)] as const)
+      )
+  }).statistics
 
 /** Creates the store over the ambient `SqlClient`, after `prepare` (migrating, or checking the version). */
 const makeAfter = <E>(
@@ -275,7 +241,7 @@ const makeAfter = <E>(
     const rankedTier = (
       tier: SearchPlan.Tier,
       clauses: ReadonlyArray<Statement.Fragment>,
-      tokenStatistics: Statistics,
+      tokenStatistics: SearchStatistics.Statistics,
       parameters: Bm25.Parameters,
       limit: number
     ) =>

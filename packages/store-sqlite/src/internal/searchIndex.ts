@@ -7,8 +7,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type MemoryRecord, type SearchPlan, SearchTokenizer } from "@engram/core"
-import * as Clock from "effect/Clock"
+import { type MemoryRecord, type SearchPlan, SearchStatistics, SearchTokenizer } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { FTS_TABLE, TABLE } from "./memoryTable.js"
@@ -78,33 +77,22 @@ const VOCAB_TABLE = "engram_memories_vocab"
 // Vocabulary lookups per statement, under SQLite's 500-term limit on a compound SELECT.
 const VOCAB_LOOKUPS = 400
 
-/** Cached document frequencies are dropped once the store has grown by this share since. */
-const FREQUENCY_DRIFT = 0.1
-/** How long the store's size is reused before it is read again. */
-const TOTAL_TTL_MILLIS = 1_000
-/** The most document frequencies kept in the cache. */
-const FREQUENCY_CACHE = 50_000
-
 /**
  * Document frequencies for the planner, from FTS5's `fts5vocab` view (one index seek and a count
- * of the token's postings), cached: frequencies steer rank and cost, never the match set, so a
- * slightly stale figure is fine. The cache empties when the store has grown by
- * {@link FREQUENCY_DRIFT} since it was filled.
+ * of the token's postings), and the store's size, cached by core's `SearchStatistics` policy.
  */
 export const makeFrequencies = (sql: Sql) => {
-  const cache = new Map<string, number>()
-  let filledAt = -1
-  let total = 0
-  let totalLength = 0
-  let readAt = Number.NEGATIVE_INFINITY
   let vocabulary = false
-  return {
-    /** Records this store wrote: counted at once, so its own writes never wait for a re-read. */
-    written: (count: number, length: number) => {
-      total += count
-      totalLength += length
-    },
-    statistics: (tokens: ReadonlyArray<string>) =>
+  return SearchStatistics.cached({
+    size: Effect.map(
+      sql.unsafe<{ total: number | null; length: number | null }>(
+        `SELECT count(*) AS total, sum(search_length) AS length FROM ${TABLE}`
+      ),
+      ([head]) => ({ total: Number(head?.total ?? 0), length: Number(head?.length ?? 0) })
+    ),
+    // Up to VOCAB_LOOKUPS tokens per statement (SQLite allows at most 500 terms in one compound
+    // SELECT; a query of thousands of distinct words has more).
+    frequencies: (tokens) =>
       Effect.gen(function*() {
         if (!vocabulary) {
           yield* sql.unsafe(
@@ -112,42 +100,16 @@ export const makeFrequencies = (sql: Sql) => {
           )
           vocabulary = true
         }
-        // Other connections' writes are picked up by re-reading the size (rows and their summed
-        // BM25 lengths) at most once a second.
-        const now = yield* Clock.currentTimeMillis
-        if (now - readAt >= TOTAL_TTL_MILLIS || readAt > now) {
-          const [head] = yield* sql.unsafe<{ total: number | null; length: number | null }>(
-            `SELECT count(*) AS total, sum(search_length) AS length FROM ${TABLE}`
-          )
-          total = Number(head?.total ?? 0)
-          totalLength = Number(head?.length ?? 0)
-          readAt = now
-        }
-        if (
-          filledAt < 0 || Math.abs(total - filledAt) > FREQUENCY_DRIFT * Math.max(filledAt, 1) ||
-          cache.size > FREQUENCY_CACHE
-        ) {
-          cache.clear()
-          filledAt = total
-        }
-        // The uncached tokens, up to VOCAB_LOOKUPS per statement (SQLite allows at most 500 terms
-        // in one compound SELECT; a query of thousands of distinct words has more).
-        const missing = tokens.filter((token) => !cache.has(token))
-        for (let start = 0; start < missing.length; start += VOCAB_LOOKUPS) {
-          const chunk = missing.slice(start, start + VOCAB_LOOKUPS)
+        const found: Array<readonly [string, number]> = []
+        for (let start = 0; start < tokens.length; start += VOCAB_LOOKUPS) {
+          const chunk = tokens.slice(start, start + VOCAB_LOOKUPS)
           const rows = yield* sql.unsafe<{ term: string; doc: number }>(
             chunk.map(() => `SELECT term, doc FROM temp.${VOCAB_TABLE} WHERE term = ?`).join(" UNION ALL "),
             chunk
           )
-          for (const token of chunk) cache.set(token, 0)
-          for (const row of rows) cache.set(row.term, Number(row.doc))
+          for (const row of rows) found.push([row.term, Number(row.doc)])
         }
-        const snapshot = total
-        return {
-          total: snapshot,
-          averageLength: snapshot === 0 ? 0 : totalLength / snapshot,
-          documentFrequency: (token: string) => cache.get(token) ?? 0
-        } satisfies SearchPlan.TokenStatistics & { readonly averageLength: number }
+        return found
       })
-  }
+  })
 }
