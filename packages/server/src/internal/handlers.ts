@@ -15,7 +15,7 @@ import {
   SessionSummary,
   TelemetryStore
 } from "@engram/core"
-import { Agent, Explain, Inspect, Promotion, StablePrefix } from "@engram/runtime"
+import { Agent, Explain, Extraction, Inspect, Promotion, StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -299,7 +299,13 @@ export const layerHandlers = (config: ServerConfig) => {
             const access = yield* CurrentAccess
             yield* writable(access)
             yield* held(access, path.id)
-            return { record: yield* shownOne(access, yield* http(store.setReviewState(path.id, payload.state))) }
+            // The one review path: confirming a supersede proposal carries it out (the successor is answered).
+            const reviewed = Extraction.review(
+              path.id,
+              payload.state,
+              spec === undefined ? undefined : { background: config.agent.background, spec }
+            ).pipe(Effect.provideService(MemoryStore.MemoryStore, store), withPromotions)
+            return { record: yield* shownOne(access, yield* http(reviewed)) }
           }))
         .handle("supersede", ({ path, payload }) =>
           Effect.gen(function*() {
