@@ -2,6 +2,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import {
   ContextProjection,
   ErrorClass,
+  InstructionScreen,
   MemoryForget,
   type MemoryQuery,
   type MemoryRecord,
@@ -13,7 +14,8 @@ import {
   ScopeView,
   SessionStore,
   SessionSummary,
-  TelemetryStore
+  TelemetryStore,
+  TurnProvenance
 } from "@engram/core"
 import { Agent, Explain, Extraction, Inspect, Promotion, StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
@@ -283,7 +285,16 @@ export const layerHandlers = (config: ServerConfig) => {
             const access = yield* CurrentAccess
             const record = yield* Effect.flatMap(held(access, path.id), (found) => shownOne(access, found))
             const rows = yield* http(promotions.getByRecords([record.id]))
-            return { record, history: yield* historyOf(access, record), promotions: rows.rows }
+            const source = TurnProvenance.of(record)
+            return {
+              record,
+              history: yield* historyOf(access, record),
+              promotions: rows.rows,
+              flagged: record.flagged,
+              flaggedFor: InstructionScreen.reasonsFor(record),
+              source: source === undefined ? null : { ...source, turns: source.turns ?? null },
+              proposesToSupersede: Extraction.proposedHolder(record) ?? null
+            }
           }))
         .handle("create", ({ payload }) =>
           Effect.gen(function*() {
