@@ -395,6 +395,10 @@ export const writeCandidate = (
     })
     const exact = found.hits.find((hit) => sameWords(hit.record.content, candidate.content))
     if (exact !== undefined) return { _tag: "Corroborated", holder: exact.record.id } satisfies Outcome as Outcome
+    // Seam (issue 21, item 1): near-duplicates by embedding are not caught yet. When the
+    // Embeddings service is in context, its nearest live memory of the scope above a similarity
+    // threshold belongs here, answered as `Corroborated` like the exact check above — before the
+    // save gate, so a paraphrase strengthens its holder instead of being written again.
 
     const propose = (holder: MemoryRecord.MemoryRecord) =>
       Effect.gen(function*() {
