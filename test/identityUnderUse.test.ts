@@ -306,6 +306,65 @@ describe("4. one value per identity slot across every scope the request reads", 
       })))
 })
 
+describe("4b. a narrower scope's value wins over the stable prefix's (decision 0075)", () => {
+  const project = { scope: "project:doug", scopes: ["project:doug"] } as const
+  const reads = { scope: "project:doug", scopes: ["session:work", "project:doug", "global"] } as const
+  const lessons: Lessons = {
+    "Hi, I'm Doug.": [nameDoug],
+    "At work, call me Douglas.": [{ kind: "profile", content: "The user's name is Douglas", label: "name" }]
+  }
+
+  for (const [what, background] of [["a companion", companion], ["an opt-out agent", assistant]] as const) {
+    it.effect(`a session's name replaces the project's in the prompt, once, for ${what}`, () =>
+      run(lessons, () =>
+        Effect.gen(function*() {
+          // The project's name is promoted (and composed into a companion's prefix); the session's
+          // own scope holds another value for the same slot.
+          yield* turn("Hi, I'm Doug.", { background: companion, ...project })
+          yield* turn("At work, call me Douglas.", {
+            background: companion,
+            scope: "session:work",
+            scopes: ["session:work"]
+          })
+          for (const question of ["who am I?", "what's my name?"]) {
+            const { agent, snapshot, text } = yield* turn(question, { background, ...reads })
+            expect([question, text.split("The user's name is Douglas").length - 1, word(text, "Doug")]).toEqual([
+              question,
+              1,
+              false
+            ])
+            expect(agent.composedIds).not.toContain("mem-000001")
+            expect(snapshot.projection.section("identity_memory")?.memoryIds).toEqual(["mem-000002"])
+            if (background === companion) {
+              expect(agent.overlay?.outcomes).toContainEqual(
+                expect.objectContaining({
+                  recordId: "mem-000001",
+                  status: "declined",
+                  reason: "scope-overridden",
+                  heldBy: "mem-000002"
+                })
+              )
+            }
+          }
+          // An agent that does not read the session keeps the project's name, in its prefix.
+          const { agent, text } = yield* turn("who am I?", { background, ...project })
+          expect([word(text, "Doug"), text.includes("Douglas")]).toEqual([true, false])
+          if (background === companion) expect(agent.composedIds).toEqual(["mem-000001"])
+        })))
+  }
+
+  it.effect("a narrower scope that holds nothing for the slot leaves the prefix byte for byte as it was", () =>
+    run(lessons, () =>
+      Effect.gen(function*() {
+        yield* turn("Hi, I'm Doug.", { background: companion, ...project })
+        const own = yield* turn("who am I?", { background: companion, ...project })
+        const wider = yield* turn("who am I?", { background: companion, ...reads })
+        expect(wider.agent.prefix).toEqual(own.agent.prefix)
+        expect(wider.agent.prefix.length).toBeGreaterThan(0)
+        expect(wider.agent.composedIds).toEqual(["mem-000001"])
+      })))
+})
+
 describe("5. the sanitiser does not damage names", () => {
   const names = [
     "\u0645\u0647\u0631\u200C\u0646\u0627\u0632", // مهر‌ناز (Mehrnaz), with its ZWNJ

@@ -46,6 +46,7 @@ const identityFamilies = [
   "unknown-label",
   "many-facts",
   "scope-isolation",
+  "scope-narrower",
   "joined-scripts"
 ]
 

@@ -22,6 +22,7 @@ const families = [
   "unknown-label",
   "many-facts",
   "scope-isolation",
+  "scope-narrower",
   "joined-scripts",
   "route-cases",
   "vocabulary-isolation"

@@ -70,6 +70,7 @@ import * as Decisions from "./internal/projectionDecisions.js"
 import * as MemoryQuery from "./MemoryQuery.js"
 import type * as MemoryRecord from "./MemoryRecord.js"
 import type * as MemoryStore from "./MemoryStore.js"
+import type * as MemoryStoreError from "./MemoryStoreError.js"
 import * as MemoryWrite from "./MemoryWrite.js"
 import * as PriorSessionDigest from "./PriorSessionDigest.js"
 import * as ProjectedContext from "./ProjectedContext.js"
@@ -376,6 +377,27 @@ export const addressesOf: (
   source: IdentitySource,
   records: Iterable<MemoryRecord.MemoryRecord>
 ) => Readonly<Record<string, string>> = Decisions.addressesOf
+
+/**
+ * The addresses a read scope more specific than `source.scope` holds with a record the projection
+ * would deliver there — the identity tier's holder (deliverable, screened, not `on_demand`; most
+ * specific scope, then newest) or an always-on record the spec routes there — each with the id of
+ * the record holding it. `StablePrefix.buildAgent` declines its own entry at each of these
+ * addresses (`scope-overridden`), so the prompt shows one value per slot and it is the most
+ * specific scope's: session over project over global (decision 0075). Reads nothing when no read
+ * scope is narrower than the agent's own.
+ *
+ * @since 0.1.0
+ * @category identity
+ */
+export const scopeOverrides: (
+  source: Pick<IdentitySource, "spec" | "scope" | "context">,
+  scopes: ReadonlyArray<MemoryRecord.Scope>
+) => Effect.Effect<
+  ReadonlyMap<string, string>,
+  MemoryStoreError.MemoryStoreFailure | PromotionStore.PromotionStoreFailure,
+  MemoryStore.MemoryStore | PromotionStore.PromotionStore
+> = internal.scopeOverrides
 
 /**
  * The projection failed: the request was invalid, a store could not be read, or the injection row

@@ -101,3 +101,20 @@ export const screen = (text: string): ScreenVerdict => {
  */
 export const isFlagged = (record: { readonly content: string; readonly label?: string | undefined }): boolean =>
   screen(record.content).flagged || (record.label !== undefined && screen(record.label).flagged)
+
+/**
+ * Why a record's content or label reads as an instruction to the agent: the rules that matched,
+ * each once (`[]` for a record the screen passes). What `explain` and the HTTP API show as
+ * `flaggedFor`.
+ *
+ * @since 0.1.0
+ * @category screening
+ */
+export const reasonsFor = (
+  record: { readonly content: string; readonly label?: string | undefined }
+): ReadonlyArray<ScreenVerdict["reasons"][number]> => [
+  ...new Set([
+    ...screen(record.content).reasons,
+    ...(record.label === undefined ? [] : screen(record.label).reasons)
+  ])
+]

@@ -34,6 +34,8 @@ import type { KeySource, MemoryRoutingSpec, PlacedRecord } from "./Routing.js"
  * - `review-required`: the section is `guarded` and the record is not confirmed.
  * - `authored-wins`: the Background already has an entry at that key (compared as
  *   `Routing.entryAddress` compares them: an authored `Time zone` holds the key `time_zone`).
+ * - `scope-overridden`: a more specific scope the request reads holds the address (`heldBy`, a
+ *   session's value over the project's): the projection delivers that value instead, one per slot.
  * - `shadowed`: another record holds the address (`heldBy`) — normally a newer one.
  * - `over-budget`: the entry did not fit the section's or the overall character budget (`budget`)
  *   once the more important entries were in (the vocabulary's order, then newer).
@@ -55,6 +57,7 @@ export type DeclineReason =
   | "flagged"
   | "review-required"
   | "authored-wins"
+  | "scope-overridden"
   | "shadowed"
   | "over-budget"
 
@@ -78,6 +81,7 @@ export const declineReasons: ReadonlyArray<DeclineReason> = [
   "flagged",
   "review-required",
   "authored-wins",
+  "scope-overridden",
   "shadowed",
   "over-budget"
 ]
@@ -113,7 +117,7 @@ export interface ComposedOutcome {
 
 /**
  * A record that was not composed, with the reason. `address` is absent (`null`) only when the
- * row has no placement. `heldBy` names the record holding the address for `shadowed`; `budget`
+ * row has no placement. `heldBy` names the record holding the address for `shadowed` and `scope-overridden`; `budget`
  * names the limit an `over-budget` entry hit.
  *
  * @since 0.1.0
@@ -165,7 +169,10 @@ export interface ResolvedBudget {
 
 /**
  * Options: `now` decides expiry (without it, any record with an expiry is treated as expired);
- * `budget` overrides the default character budgets.
+ * `budget` overrides the default character budgets; `overriddenBy` maps an address
+ * (`placementKey`) to the record of a more specific scope the request also reads that holds it
+ * (`ContextProjection.scopeOverrides`): an entry there is declined `scope-overridden`, so that
+ * scope's value reaches the prompt instead, through the projection (decision 0075).
  *
  * @since 0.1.0
  * @category models
@@ -173,6 +180,7 @@ export interface ResolvedBudget {
 export interface OverlayOptions {
   readonly now?: DateTime.Utc | undefined
   readonly budget?: OverlayBudget | undefined
+  readonly overriddenBy?: ReadonlyMap<string, string> | undefined
 }
 
 /**

@@ -17,7 +17,8 @@
  * `correction-alias`, `correction-gives-up`, `opt-out`, `guarded-pending`, `over-budget`, and
  * identity under real use (issue 20) — `correction-unlabelled` (a correction under an unknown
  * label or none), `unknown-label` (a name under a label the vocabulary lacks), `many-facts` (the
- * name, then 100 newer facts), `scope-isolation` (another user's `global` name) and
+ * name, then 100 newer facts), `scope-isolation` (another user's `global` name), `scope-narrower` (a session's
+ * value over the project's prefix) and
  * `joined-scripts` (names that need ZWNJ/ZWJ) — (the identity families), then `route-cases` (every overlay outcome for each preset) and
  * `vocabulary-isolation` (a user fact never lands in a project section). All are hard: one
  * failing case fails the run.

@@ -213,7 +213,13 @@ const registry = (config: McpConfig): Effect.Effect<Internal.Registry, never, Re
       ...Internal.toolsOf(yield* Effect.provide(AgentContext.ContextToolkit, AgentContext.layer(context))),
       ...Internal.toolsOf(yield* MemoryTools.handled(config.memory)),
       ...(config.operator === false ? [] : Internal.toolsOf(
-        yield* Effect.provide(OperatorTools.OperatorToolkit, OperatorTools.layer({ scope: config.memory.scope }))
+        yield* Effect.provide(
+          OperatorTools.OperatorToolkit,
+          OperatorTools.layer({
+            scope: config.memory.scope,
+            promote: { background: config.memory.background, spec: config.memory.spec }
+          })
+        )
       ))
     ]
     return {

@@ -13,7 +13,7 @@
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
 import { MemoryQuery, MemoryRecord, MemoryStore, PromotionStore, ScopeView, TelemetryStore } from "@engram/core"
-import { MemoryTools } from "@engram/runtime"
+import { Extraction, MemoryTools } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -145,6 +145,8 @@ export const OperatorToolkit = Toolkit.make(MemoryList, MemoryReview, MemoryForg
  */
 export interface OperatorToolsConfig {
   readonly scope: MemoryRecord.Scope
+  /** The agent's Background and spec, to promote an approved correction under (`Extraction.approve`). */
+  readonly promote?: Pick<MemoryTools.MemoryToolsConfig, "background" | "spec"> | undefined
 }
 
 const DEFAULT_LIST = 50
@@ -194,7 +196,22 @@ export const make = (config: OperatorToolsConfig) =>
               message: `there is no memory ${params.id} in scope ${config.scope}`
             })
           }
-          const [memory] = yield* views([yield* memories.setReviewState(params.id, params.state)])
+          // The one review path: confirming a supersede proposal carries it out (the successor is answered).
+          const reviewed = yield* Option.match(promotions, {
+            // Unreachable from `engram mcp` (its projection needs the promotion store); a bare toolkit says why.
+            onNone: () =>
+              Effect.fail(
+                new MemoryTools.MemoryToolError({
+                  message: "reviewing needs a promotion store in context; there is none"
+                })
+              ),
+            onSome: (store) =>
+              Extraction.review(params.id, params.state, config.promote).pipe(
+                Effect.provideService(PromotionStore.PromotionStore, store),
+                Effect.provideService(MemoryStore.MemoryStore, memories)
+              )
+          })
+          const [memory] = yield* views([reviewed])
           return { status: "reviewed" as const, memory: memory! }
         }).pipe(
           Effect.catchAll(MemoryTools.toToolError("memory_review")),

@@ -15,7 +15,7 @@ import {
   TelemetryStore
 } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
-import { StablePrefix } from "@engram/runtime"
+import { Extraction, StablePrefix } from "@engram/runtime"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Effect from "effect/Effect"
@@ -223,6 +223,42 @@ describe("EngramMcp over streamable HTTP", () => {
           context
         )
         expect(stored.records).toEqual([])
+      })
+    ))
+
+  it.live("memory_review confirming an extracted supersede proposal carries it out: the next context shows the new name", () =>
+    run(({ call, context }) =>
+      Effect.gen(function*() {
+        yield* call("memory_save", { kind: "profile", content: "The user's name is Doug", label: "name" })
+        // What an extraction run writes when the conversation corrects the name.
+        yield* Effect.provide(
+          Effect.flatMap(MemoryStore.MemoryStore, (store) =>
+            store.write([{
+              id: "m-proposal",
+              content: "The user's name is Douglas",
+              kind: "profile",
+              label: "name",
+              tags: ["from-session:s-1", "from-turns:2", Extraction.proposalTag("mem-000001")],
+              scope: "global",
+              sourceType: "extracted",
+              deliveryPolicy: "on_demand"
+            }])),
+          context
+        )
+        const reviewed = yield* call("memory_review", { id: "m-proposal", state: "confirmed" })
+        expect(reviewed.structuredContent).toMatchObject({
+          status: "reviewed",
+          memory: { reviewState: "confirmed", content: "The user's name is Douglas" }
+        })
+        const holder = yield* Effect.provide(
+          Effect.flatMap(MemoryStore.MemoryStore, (store) => store.get(["mem-000001"])),
+          context
+        )
+        expect(holder.records[0]?.invalidatedAt).toBeDefined()
+        const who = yield* call("memory_context", { query: "who am I?" })
+        const text = who.content.map((c) => c.text ?? "").join("\n")
+        expect(text).toContain("The user's name is Douglas")
+        expect(text).not.toMatch(/The user's name is Doug(?!las)/)
       })
     ))
 

@@ -40,6 +40,11 @@ export interface ComposeOptions {
   readonly spec: Routing.MemoryRoutingSpec
   readonly scope: MemoryRecord.Scope
   readonly budget?: MemoryOverlay.OverlayBudget | undefined
+  /**
+   * Addresses a more specific scope the agent also reads holds, with the holding record
+   * (`ContextProjection.scopeOverrides`): declined `scope-overridden` (decision 0075).
+   */
+  readonly overriddenBy?: ReadonlyMap<string, string> | undefined
 }
 
 /**
@@ -147,7 +152,8 @@ export const composeAgentBackground = (
     const now = yield* DateTime.now
     const { background, report } = MemoryOverlay.applyMemoryOverlay(options.background, placed, options.spec, {
       now,
-      budget: options.budget
+      budget: options.budget,
+      overriddenBy: options.overriddenBy
     })
     const spec = Metric.tagged(overlayOutcomes, "spec", options.spec.key)
     yield* Effect.forEach(report.outcomes, (outcome) =>

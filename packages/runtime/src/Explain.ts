@@ -453,12 +453,7 @@ export const explain = (options: {
         deliverableNow: MemoryQuery.isDeliverable(record, now),
         sourceType: record.sourceType,
         flagged: record.flagged,
-        flaggedFor: [
-          ...new Set([
-            ...InstructionScreen.screen(record.content).reasons,
-            ...(record.label === undefined ? [] : InstructionScreen.screen(record.label).reasons)
-          ])
-        ],
+        flaggedFor: InstructionScreen.reasonsFor(record),
         source: TurnProvenance.of(record) ?? null,
         proposesToSupersede: proposedHolder(record) ?? null
       },

@@ -37,6 +37,7 @@
  */
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import {
+  type ErrorClass,
   IdGenerator,
   MemoryRecord,
   MemoryStore,
@@ -290,7 +291,12 @@ export class ExtractionFailed extends Schema.TaggedError<ExtractionFailed>()("Ex
 export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>()("ApprovalRefused", {
   memoryId: Schema.String,
   message: Schema.String
-}) {}
+}) {
+  /** The memory is not in a state that can be approved: a conflict with what the store holds. */
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -389,6 +395,10 @@ export const writeCandidate = (
     })
     const exact = found.hits.find((hit) => sameWords(hit.record.content, candidate.content))
     if (exact !== undefined) return { _tag: "Corroborated", holder: exact.record.id } satisfies Outcome as Outcome
+    // Seam (issue 21, item 1): near-duplicates by embedding are not caught yet. When the
+    // Embeddings service is in context, its nearest live memory of the scope above a similarity
+    // threshold belongs here, answered as `Corroborated` like the exact check above — before the
+    // save gate, so a paraphrase strengthens its holder instead of being written again.
 
     const propose = (holder: MemoryRecord.MemoryRecord) =>
       Effect.gen(function*() {
@@ -437,30 +447,26 @@ const failed = (sessionId: string) => (error: { readonly message: string }) =>
   new ExtractionFailed({ sessionId, message: error.message })
 
 /**
- * The approval of an extracted memory, by an operator. For a supersede proposal: the holder is
+ * The approval of a pending memory, by an operator — the one approval path: `engram memory review
+ * <id> confirmed`, the HTTP API's review, the MCP operator tool `memory_review` and the extraction
+ * service all come here (through {@link review}). For a supersede proposal: the holder is
  * superseded by a record with the proposal's content (provenance kept, delivery `retrieved`), that
- * record is confirmed and promoted, and the proposal itself is expired (its work is done). For any
- * other pending memory: it is confirmed. Fails with {@link ApprovalRefused} when the memory is
- * unknown, not pending, or its holder is no longer live.
+ * record is confirmed, takes the holder's promotion rows (`Promotion.inherit`: the address of the
+ * value it corrects, under every spec that placed it) and — with `promote` (an agent config at
+ * hand) — is promoted under that spec too; the proposal itself is expired (its work is done). For
+ * any other pending memory: it is confirmed. Fails with {@link ApprovalRefused} when the memory is
+ * unknown, not pending, or its holder is no longer live. Returns the confirmed record (for a
+ * proposal, the successor).
  *
  * @since 0.1.0
  * @category review
  */
 export const approve = (
   memoryId: string,
-  options: Pick<MemoryTools.MemoryToolsConfig, "background" | "spec">
+  promote?: Pick<MemoryTools.MemoryToolsConfig, "background" | "spec">
 ): Effect.Effect<
   MemoryRecord.MemoryRecord,
-  | ApprovalRefused
-  | MemoryStoreError.MemoryNotFound
-  | MemoryStoreError.MemoryConflict
-  | MemoryStoreError.InvalidReviewState
-  | MemoryStoreError.DuplicateMemoryId
-  | MemoryStoreError.InvalidMemoryInput
-  | MemoryStoreError.MemoryStoreFailure
-  | Routing.InvalidPlacement
-  | PromotionStore.InvalidPromotionRow
-  | PromotionStore.PromotionStoreFailure,
+  ReviewError,
   MemoryStore.MemoryStore | PromotionStore.PromotionStore
 > =>
   Effect.gen(function*() {
@@ -490,9 +496,50 @@ export const approve = (
     })
     const confirmed = yield* memories.setReviewState(successor.id, "confirmed")
     yield* memories.expire(memoryId)
-    yield* Promotion.promoteNew([confirmed], options)
+    yield* Promotion.inherit(holderId, confirmed)
+    if (promote !== undefined) yield* Promotion.promoteNew([confirmed], promote)
     return confirmed
   }).pipe(Effect.withSpan("engram.extraction.approve", { attributes: { memoryId } }))
+
+/**
+ * What reviewing a memory can fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ReviewError =
+  | ApprovalRefused
+  | MemoryStoreError.MemoryNotFound
+  | MemoryStoreError.MemoryConflict
+  | MemoryStoreError.InvalidReviewState
+  | MemoryStoreError.DuplicateMemoryId
+  | MemoryStoreError.InvalidMemoryInput
+  | MemoryStoreError.MemoryStoreFailure
+  | Routing.InvalidPlacement
+  | PromotionStore.InvalidPromotionRow
+  | PromotionStore.PromotionStoreFailure
+
+/**
+ * An operator's review of one memory, what every review entry point calls (the CLI's `memory
+ * review`, the HTTP API's `POST /memories/:id/review`, the MCP tool `memory_review`): confirming a
+ * supersede proposal carries it out ({@link approve}); every other review sets the state. Model
+ * tools and extraction have no path here: no write path confirms its own proposal.
+ *
+ * @since 0.1.0
+ * @category review
+ */
+export const review = (
+  memoryId: string,
+  state: MemoryRecord.ReviewState,
+  promote?: Pick<MemoryTools.MemoryToolsConfig, "background" | "spec">
+): Effect.Effect<MemoryRecord.MemoryRecord, ReviewError, MemoryStore.MemoryStore | PromotionStore.PromotionStore> =>
+  Effect.gen(function*() {
+    const memories = yield* MemoryStore.MemoryStore
+    const [record] = Schema.is(MemoryRecord.MemoryId)(memoryId) ? (yield* memories.get([memoryId])).records : []
+    return state === "confirmed" && record !== undefined && proposedHolder(record) !== undefined
+      ? yield* approve(memoryId, promote)
+      : yield* memories.setReviewState(memoryId, state)
+  })
 
 /**
  * Builds the extraction service over the `LanguageModel` and the stores in context.

@@ -165,3 +165,48 @@ export const promoteNew = (
     })
   )
 }
+
+/**
+ * Gives a successor the slots its predecessor held: for every spec the predecessor has a row under
+ * and the successor has none, a row with the predecessor's decision (placement, address, key
+ * source, tier, spec version), for the successor's id and scope, promoted now. This is what an
+ * approved supersede proposal needs where no agent config is at hand (`engram memory review`, the
+ * HTTP API, the MCP operator tools): the correction takes the address of the value it corrects,
+ * under every spec that placed it, so the next prompt shows the new value where the old one was.
+ * Returns the rows committed.
+ *
+ * @since 0.1.0
+ * @category promotion
+ */
+export const inherit = (
+  predecessorId: string,
+  successor: Pick<Routing.RoutableRecord, "id" | "scope">
+): Effect.Effect<
+  ReadonlyArray<PromotionStore.PromotionRow>,
+  PromotionStore.InvalidPromotionRow | PromotionStore.PromotionStoreFailure,
+  PromotionStore.PromotionStore
+> =>
+  Effect.gen(function*() {
+    const store = yield* PromotionStore.PromotionStore
+    const held = yield* store.getByRecords([predecessorId, successor.id])
+    const has = new Set(held.rows.filter((row) => row.recordId === successor.id).map((row) => row.specKey))
+    const promotedAt = yield* DateTime.now
+    const rows = held.rows
+      .filter((row) => row.recordId === predecessorId && !has.has(row.specKey))
+      .map((row): PromotionStore.PromotionRow => ({
+        ...row,
+        recordId: successor.id,
+        scope: successor.scope,
+        promotedAt
+      }))
+    if (rows.length === 0) return []
+    return yield* store.commit(rows).pipe(
+      Effect.catchTag(
+        "DuplicatePromotion",
+        (error) =>
+          Effect.fail(
+            new PromotionStore.PromotionStoreFailure({ operation: "inherit", cause: new Error(error.message) })
+          )
+      )
+    )
+  }).pipe(Effect.withSpan("agent.memory.promote.inherit", { attributes: { predecessorId, successor: successor.id } }))

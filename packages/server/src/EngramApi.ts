@@ -275,7 +275,18 @@ export const SearchAnswer = Schema.Struct({
 export const DetailAnswer = Schema.Struct({
   record: MemoryRecord.MemoryRecord,
   history: Schema.Array(HistoryLink),
-  promotions: Schema.Array(PromotionStore.PromotionRow)
+  promotions: Schema.Array(PromotionStore.PromotionRow),
+  /** The poisoning screen's verdict on the record (derived from its text; decision 0067). */
+  flagged: Schema.Boolean,
+  flaggedFor: Schema.Array(Schema.String),
+  /** The session and turns an extracted memory came from (`TurnProvenance.of`), or null. */
+  source: Schema.NullOr(Schema.Struct({
+    session: Schema.String,
+    hashed: Schema.Boolean,
+    turns: Schema.NullOr(Schema.Struct({ first: Schema.Number, last: Schema.Number }))
+  })),
+  /** For a supersede proposal: the memory it would supersede once an operator approves it. */
+  proposesToSupersede: Schema.NullOr(Schema.String)
 })
 
 /** @since 0.1.0 @category answers */

@@ -164,6 +164,13 @@ export const declineAdvice = (
         why: "the agent config already has an entry at that key",
         fix: "remove the authored entry from the agent config"
       }
+    case "scope-overridden":
+      return {
+        why: `a more specific scope the agent reads holds the same key (${
+          outcome.heldBy ?? "another memory"
+        }): that value reaches the prompt instead`,
+        fix: undefined
+      }
     case "shadowed":
       return { why: `another memory (${outcome.heldBy ?? "a newer one"}) holds the same key`, fix: undefined }
     case "over-budget":

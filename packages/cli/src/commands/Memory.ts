@@ -313,12 +313,31 @@ export const review = Command.make(
   },
   ({ id, state }) =>
     Effect.gen(function*() {
-      const record = yield* StoreBackend.provide(
-        Effect.flatMap(resolveId(id), (full) => Effect.flatMap(store, (s) => s.setReviewState(full, state)))
+      // The one review path (Extraction.review): confirming a supersede proposal carries it out.
+      const { review: reviewMemory } = yield* Effect.promise(() => import("@engram/runtime/Extraction"))
+      const where = yield* StoreBackend.location
+      const { full, record } = yield* Effect.provide(
+        Effect.flatMap(
+          resolveId(id),
+          (full) => Effect.map(reviewMemory(full, state), (record) => ({ full, record }))
+        ),
+        StoreBackend.layerWithPromotions(where)
       )
-      yield* output(() => ({ record: Render.jsonRecord(record) }), () => `${record.id} is now ${record.reviewState}`)
+      yield* output(
+        () => ({ record: Render.jsonRecord(record), ...(record.id !== full ? { approvedProposal: full } : {}) }),
+        () =>
+          record.id === full
+            ? `${record.id} is now ${record.reviewState}`
+            : `approved proposal ${full}: ${record.id} supersedes ${
+              record.supersedes ?? "the memory it corrects"
+            } and is ${record.reviewState}`
+      )
     }).pipe(Effect.mapError(toCliFailure))
-).pipe(Command.withDescription("Confirm, reject or reset the review state of a memory."))
+).pipe(
+  Command.withDescription(
+    "Confirm, reject or reset the review state of a memory. Confirming a supersede proposal carries it out."
+  )
+)
 
 /**
  * `engram memory supersede <old-id> <content> [--kind] [write fields]` — kind, label, tags, source

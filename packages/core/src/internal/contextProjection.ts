@@ -76,6 +76,139 @@ interface Read<A> {
 const screened = (record: MemoryRecord.MemoryRecord): boolean =>
   record.reviewState === "confirmed" || !isFlagged(record)
 
+/** Every deliverable always-on record in the scopes, newest first (the flagged unconfirmed left out). */
+const readAlwaysOnFrom = (memories: MemoryStore.Service, scopes: ReadonlyArray<MemoryRecord.Scope>) =>
+  Effect.gen(function*() {
+    const records: Array<MemoryRecord.MemoryRecord> = []
+    let skipped = 0
+    let cursor: string | undefined
+    do {
+      const page = yield* memories.list({
+        scopes,
+        deliveryPolicies: ["always"],
+        deliverable: true,
+        limit: PAGE,
+        ...(cursor !== undefined ? { cursor } : {})
+      })
+      records.push(...page.records.filter(screened))
+      skipped += page.skipped
+      cursor = page.nextCursor
+    } while (cursor !== undefined)
+    return { value: records, skipped } satisfies Read<ReadonlyArray<MemoryRecord.MemoryRecord>>
+  })
+
+/**
+ * Per address of the spec's promotion rows in `scopes` that is not `held` and whose record is not
+ * `inPrefix`, the deliverable, screened record of the most specific scope, the newest among
+ * equals; the `limit` most important addresses (the vocabulary's order, then newest), most
+ * important first — so budget shedding, last line first, sheds the least important (decision 0056).
+ */
+const identityHoldersFrom = (
+  stores: { readonly memories: MemoryStore.Service; readonly promotions: PromotionStore.Service },
+  spec: Routing.MemoryRoutingSpec,
+  scopes: ReadonlyArray<MemoryRecord.Scope>,
+  options: {
+    readonly held: ReadonlySet<string>
+    readonly inPrefix: ReadonlySet<string>
+    readonly now: DateTime.Utc
+    readonly limit: number
+  }
+) =>
+  Effect.gen(function*() {
+    const addressById = new Map<string, { readonly placementKey: string; readonly importance: number }>()
+    let skipped = 0
+    for (const scope of new Set(scopes)) {
+      const rows = yield* stores.promotions.listByScope(scope, { specKey: spec.key })
+      skipped += rows.skipped
+      for (const row of rows.rows) {
+        if (
+          row.placementKey !== null && row.placement !== null && !options.held.has(row.placementKey) &&
+          !options.inPrefix.has(row.recordId)
+        ) {
+          const importance = Routing.importanceOf(spec, row.placement)
+          addressById.set(row.recordId, { placementKey: row.placementKey, importance })
+        }
+      }
+    }
+    if (addressById.size === 0) {
+      return { value: [], skipped } satisfies Read<ReadonlyArray<ProjectedContext.IdentityEntry>>
+    }
+    const records = yield* stores.memories.get([...addressById.keys()])
+    const readScopes = new Set(scopes)
+    const holders = new Map<string, { readonly record: MemoryRecord.MemoryRecord; readonly importance: number }>()
+    const beats = (a: MemoryRecord.MemoryRecord, b: MemoryRecord.MemoryRecord) => {
+      const specific = MemoryRecord.scopeSpecificity(a.scope) - MemoryRecord.scopeSpecificity(b.scope)
+      return specific !== 0 ? specific > 0 : MemoryQuery.compareListOrder(a, b) < 0
+    }
+    for (const record of records.records) {
+      if (!readScopes.has(record.scope) || !MemoryQuery.isDeliverable(record, options.now) || !screened(record)) {
+        continue
+      }
+      const { importance, placementKey } = addressById.get(record.id)!
+      const holder = holders.get(placementKey)
+      if (holder === undefined || beats(record, holder.record)) holders.set(placementKey, { record, importance })
+    }
+    const value = [...holders.entries()]
+      .sort(([, a], [, b]) =>
+        (a.importance === b.importance ? 0 : a.importance < b.importance ? -1 : 1) ||
+        MemoryQuery.compareListOrder(a.record, b.record)
+      )
+      .slice(0, options.limit)
+      .map(([placementKey, { record }]) => ({ record, placementKey }))
+    return { value, skipped: skipped + records.skipped } satisfies Read<
+      ReadonlyArray<ProjectedContext.IdentityEntry>
+    >
+  })
+
+/**
+ * The addresses that a read scope more specific than the agent's own holds with a record the
+ * projection would deliver (an identity holder there, or an always-on record routed there), each
+ * with the record holding it — most specific scope, then newest. The stable prefix withholds its
+ * entry at such an address, so the prompt shows the narrower scope's value (decision 0075).
+ */
+export const scopeOverrides = (
+  source: Pick<IdentitySource, "spec" | "scope" | "context">,
+  scopes: ReadonlyArray<MemoryRecord.Scope>
+) =>
+  Effect.gen(function*() {
+    const own = MemoryRecord.scopeSpecificity(source.scope)
+    const narrower = [...new Set(scopes)].filter((scope) => MemoryRecord.scopeSpecificity(scope) > own)
+    const overrides = new Map<string, string>()
+    if (narrower.length === 0) return overrides
+    const memories = yield* MemoryStore.MemoryStore
+    const promotions = yield* PromotionStore.PromotionStore
+    const now = yield* DateTime.now
+    const identity = yield* identityHoldersFrom({ memories, promotions }, source.spec, narrower, {
+      held: new Set(),
+      inPrefix: new Set(),
+      now,
+      limit: Number.POSITIVE_INFINITY
+    })
+    // The query is built here from read scopes and no cursor of the caller's: a refusal is a defect.
+    const alwaysOn = yield* readAlwaysOnFrom(memories, narrower).pipe(
+      Effect.catchTags({ InvalidMemoryQuery: Effect.die, InvalidCursor: Effect.die })
+    )
+    const addressed = Decisions.addressesOf({ ...source, heldAddresses: [] }, alwaysOn.value)
+    const candidates: Array<{ readonly record: MemoryRecord.MemoryRecord; readonly placementKey: string }> = [
+      ...identity.value.filter((entry) => entry.record.deliveryPolicy !== "on_demand"),
+      ...alwaysOn.value.flatMap((record) =>
+        addressed[record.id] === undefined ? [] : [{ record, placementKey: addressed[record.id]! }]
+      )
+    ]
+    const holders = new Map<string, MemoryRecord.MemoryRecord>()
+    for (const { placementKey, record } of candidates) {
+      const holder = holders.get(placementKey)
+      const specific = holder === undefined
+        ? 1
+        : MemoryRecord.scopeSpecificity(record.scope) - MemoryRecord.scopeSpecificity(holder.scope)
+      if (specific > 0 || (specific === 0 && MemoryQuery.compareListOrder(record, holder!) < 0)) {
+        holders.set(placementKey, record)
+      }
+    }
+    for (const [placementKey, record] of holders) overrides.set(placementKey, record.id)
+    return overrides as ReadonlyMap<string, string>
+  })
+
 export const make = (settings: ProjectionSettings): Effect.Effect<ContextProjectionService, never, Stores> =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
@@ -83,27 +216,6 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
     const telemetry = yield* TelemetryStore.TelemetryStore
     const budget = Decisions.budgetOf(settings)
     const digestMode = settings.digest ?? PriorSessionDigest.DEFAULT_DIGEST_MODE
-
-    /** Every deliverable always-on record in the scopes, newest first. */
-    const readAlwaysOn = (scopes: ReadonlyArray<MemoryRecord.Scope>) =>
-      Effect.gen(function*() {
-        const records: Array<MemoryRecord.MemoryRecord> = []
-        let skipped = 0
-        let cursor: string | undefined
-        do {
-          const page = yield* memories.list({
-            scopes,
-            deliveryPolicies: ["always"],
-            deliverable: true,
-            limit: PAGE,
-            ...(cursor !== undefined ? { cursor } : {})
-          })
-          records.push(...page.records.filter(screened))
-          skipped += page.skipped
-          cursor = page.nextCursor
-        } while (cursor !== undefined)
-        return { value: records, skipped } satisfies Read<ReadonlyArray<MemoryRecord.MemoryRecord>>
-      })
 
     /**
      * Candidate prior sessions: summaries in the request's scopes of sessions other than the
@@ -192,64 +304,21 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         return { value: entries, skipped } satisfies Read<ReadonlyArray<PriorSessionDigest.DigestEntry>>
       })
 
-    /**
-     * The identity tier: per address of the spec's promotion rows in the scopes the request reads
-     * (the agent's own among them) that the prefix neither holds nor composed, the deliverable
-     * record of the most specific scope, the newest among equals; the `identityLimit` most
-     * important addresses (the vocabulary's order, then newest), most important first — so budget
-     * shedding, last line first, sheds the least important (decision 0056).
-     */
+    const readAlwaysOn = (scopes: ReadonlyArray<MemoryRecord.Scope>) => readAlwaysOnFrom(memories, scopes)
+
+    /** The identity tier: {@link identityHoldersFrom} over the scopes read, the agent's own among them. */
     const readIdentity = (
       source: IdentitySource,
       scopes: ReadonlyArray<MemoryRecord.Scope>,
       inPrefix: ReadonlySet<string>,
       now: DateTime.Utc
     ) =>
-      Effect.gen(function*() {
-        const held = new Set(source.heldAddresses)
-        const read = scopes.includes(source.scope) ? scopes : [source.scope, ...scopes]
-        const addressById = new Map<string, { readonly placementKey: string; readonly importance: number }>()
-        let skipped = 0
-        for (const scope of new Set(read)) {
-          const rows = yield* promotions.listByScope(scope, { specKey: source.spec.key })
-          skipped += rows.skipped
-          for (const row of rows.rows) {
-            if (
-              row.placementKey !== null && row.placement !== null && !held.has(row.placementKey) &&
-              !inPrefix.has(row.recordId)
-            ) {
-              const importance = Routing.importanceOf(source.spec, row.placement)
-              addressById.set(row.recordId, { placementKey: row.placementKey, importance })
-            }
-          }
-        }
-        if (addressById.size === 0) {
-          return { value: [], skipped } satisfies Read<ReadonlyArray<ProjectedContext.IdentityEntry>>
-        }
-        const records = yield* memories.get([...addressById.keys()])
-        const readScopes = new Set(read)
-        const holders = new Map<string, { readonly record: MemoryRecord.MemoryRecord; readonly importance: number }>()
-        const beats = (a: MemoryRecord.MemoryRecord, b: MemoryRecord.MemoryRecord) => {
-          const specific = MemoryRecord.scopeSpecificity(a.scope) - MemoryRecord.scopeSpecificity(b.scope)
-          return specific !== 0 ? specific > 0 : MemoryQuery.compareListOrder(a, b) < 0
-        }
-        for (const record of records.records) {
-          if (!readScopes.has(record.scope) || !MemoryQuery.isDeliverable(record, now) || !screened(record)) continue
-          const { importance, placementKey } = addressById.get(record.id)!
-          const holder = holders.get(placementKey)
-          if (holder === undefined || beats(record, holder.record)) holders.set(placementKey, { record, importance })
-        }
-        const value = [...holders.entries()]
-          .sort(([, a], [, b]) =>
-            (a.importance === b.importance ? 0 : a.importance < b.importance ? -1 : 1) ||
-            MemoryQuery.compareListOrder(a.record, b.record)
-          )
-          .slice(0, settings.identityLimit)
-          .map(([placementKey, { record }]) => ({ record, placementKey }))
-        return { value, skipped: skipped + records.skipped } satisfies Read<
-          ReadonlyArray<ProjectedContext.IdentityEntry>
-        >
-      })
+      identityHoldersFrom(
+        { memories, promotions },
+        source.spec,
+        scopes.includes(source.scope) ? scopes : [source.scope, ...scopes],
+        { held: new Set(source.heldAddresses), inPrefix, now, limit: settings.identityLimit }
+      )
 
     const readRecall = (request: ProjectionRequest, limit: number) =>
       limit === 0

@@ -167,7 +167,15 @@ export const applyMemoryOverlay = (
       else if (record.reviewState !== "confirmed" && isFlagged(record)) decline(row, "flagged")
       else if (section.promotion === "guarded" && record.reviewState !== "confirmed") decline(row, "review-required")
       else if (authoredAddresses.has(row.address.placementKey)) decline(row, "authored-wins")
-      else {
+      else if (options.overriddenBy?.has(row.address.placementKey) === true) {
+        outcomes[row.index] = Object.freeze({
+          recordId: row.id,
+          status: "declined",
+          reason: "scope-overridden",
+          address: row.address,
+          heldBy: options.overriddenBy.get(row.address.placementKey)!
+        })
+      } else {
         const candidate = row as Candidate
         const group = groups.get(candidate.address.placementKey)
         if (group === undefined) groups.set(candidate.address.placementKey, [candidate])

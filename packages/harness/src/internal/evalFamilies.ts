@@ -266,6 +266,8 @@ interface Scenario {
   readonly address: { readonly section: string; readonly key: string | "content" }
   /** The agent reads `global` as well as its own scope. */
   readonly readsGlobal?: boolean | undefined
+  /** Narrower scopes the agent reads too (a session's), before its own; `present` lives in the first. */
+  readonly readsNarrower?: ReadonlyArray<MemoryRecord.Scope> | undefined
 }
 
 const word = (text: string) =>
@@ -306,7 +308,11 @@ const runScenarios =
       for (const scenario of scenarios) {
         const scope = `project:eval-${family}-${++scopeCounter}`
         let taught: string | undefined
-        const scopes: ReadonlyArray<MemoryRecord.Scope> = scenario.readsGlobal === true ? [scope, "global"] : [scope]
+        const scopes: ReadonlyArray<MemoryRecord.Scope> = [
+          ...(scenario.readsNarrower ?? []),
+          scope,
+          ...(scenario.readsGlobal === true ? ["global"] : [])
+        ]
         for (const teach of scenario.teach) {
           const at = teach.scope ?? scope
           const failed = yield* session(
@@ -316,7 +322,8 @@ const runScenarios =
           )
           if (Either.isLeft(failed)) taught = `teaching "${teach.input}" failed: ${firstLine(String(failed.left))}`
         }
-        const routing = yield* session(Effect.either(routedAsExpected(scope, scenario, specKey)))
+        const presentIn = scenario.readsNarrower?.[0] ?? scope
+        const routing = yield* session(Effect.either(routedAsExpected(presentIn, scenario, specKey)))
         const routingProblem = Either.isLeft(routing) ? `reading the store failed` : routing.right
         routed.push(routingProblem === undefined ? undefined : `${scenario.name}: ${routingProblem}`)
         for (const question of scenario.questions) {
@@ -688,6 +695,29 @@ const scopeIsolation: ReadonlyArray<Scenario> = [agents.companion, agents.optOut
   readsGlobal: true
 }))
 
+// scope-narrower: the project knows the user as Doug; the session the agent also reads knows
+// them as Douglas. The prefix composes the project's scope, yet the prompt shows the session's value, once.
+const scopeNarrower: ReadonlyArray<Scenario> = [agents.companion, agents.optOut, agents.guarded].map((agent, i) => {
+  const session: MemoryRecord.Scope = `session:eval-narrower-${i}`
+  return {
+    name: `a session's name over the project's (${
+      agent === agents.companion ? "companion" : agent === agents.optOut ? "opt-out" : "guarded"
+    })`,
+    agent,
+    teach: [nameFact("name"), {
+      input: "At work, call me Douglas.",
+      save: { kind: "profile", content: "The user's name is Douglas", label: "name" },
+      scope: session
+    }],
+    questions: questions(0, 4),
+    present: "The user's name is Douglas",
+    absent: ["Doug"],
+    address: nameAt,
+    readsNarrower: [session],
+    readsGlobal: true
+  }
+})
+
 // joined-scripts: names whose letters or emoji need a joiner reach the prompt byte for byte.
 const joinedNames: ReadonlyArray<readonly [string, string]> = [
   ["Persian (ZWNJ)", "\u0645\u0647\u0631\u200C\u0646\u0627\u0632"],
@@ -792,6 +822,12 @@ const identityFamilies: ReadonlyArray<Family> = [
     hard: true,
     description: "reading global as well: another user's global name never rides along with the user's own",
     run: runScenarios("scope-isolation", scopeIsolation)
+  },
+  {
+    name: "scope-narrower",
+    hard: true,
+    description: "a session's value for a slot the project's prefix composes: the prompt shows the session's, once",
+    run: runScenarios("scope-narrower", scopeNarrower)
   },
   {
     name: "joined-scripts",

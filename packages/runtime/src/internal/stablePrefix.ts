@@ -7,7 +7,7 @@
  */
 import {
   Background,
-  type ContextProjection,
+  ContextProjection,
   ContextSection,
   type ErrorClass,
   MemoryOverlay,
@@ -221,7 +221,12 @@ export const buildAgent = (config: AgentConfig) =>
         background: config.background,
         spec,
         scope: config.scope,
-        budget: config.overlayBudget
+        budget: config.overlayBudget,
+        // A slot a narrower scope the agent reads holds is left to the projection (decision 0075).
+        overriddenBy: yield* ContextProjection.scopeOverrides(
+          { spec, scope: config.scope, context: Routing.routingContext(config.background) },
+          config.scopes ?? [config.scope]
+        )
       })
     const prefix = yield* renderPrefix(config, composed.background)
     const built: BuiltAgent = {

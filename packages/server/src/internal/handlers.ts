@@ -2,6 +2,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import {
   ContextProjection,
   ErrorClass,
+  InstructionScreen,
   MemoryForget,
   type MemoryQuery,
   type MemoryRecord,
@@ -13,9 +14,10 @@ import {
   ScopeView,
   SessionStore,
   SessionSummary,
-  TelemetryStore
+  TelemetryStore,
+  TurnProvenance
 } from "@engram/core"
-import { Agent, Explain, Inspect, Promotion, StablePrefix } from "@engram/runtime"
+import { Agent, Explain, Extraction, Inspect, Promotion, StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -283,7 +285,16 @@ export const layerHandlers = (config: ServerConfig) => {
             const access = yield* CurrentAccess
             const record = yield* Effect.flatMap(held(access, path.id), (found) => shownOne(access, found))
             const rows = yield* http(promotions.getByRecords([record.id]))
-            return { record, history: yield* historyOf(access, record), promotions: rows.rows }
+            const source = TurnProvenance.of(record)
+            return {
+              record,
+              history: yield* historyOf(access, record),
+              promotions: rows.rows,
+              flagged: record.flagged,
+              flaggedFor: InstructionScreen.reasonsFor(record),
+              source: source === undefined ? null : { ...source, turns: source.turns ?? null },
+              proposesToSupersede: Extraction.proposedHolder(record) ?? null
+            }
           }))
         .handle("create", ({ payload }) =>
           Effect.gen(function*() {
@@ -299,7 +310,13 @@ export const layerHandlers = (config: ServerConfig) => {
             const access = yield* CurrentAccess
             yield* writable(access)
             yield* held(access, path.id)
-            return { record: yield* shownOne(access, yield* http(store.setReviewState(path.id, payload.state))) }
+            // The one review path: confirming a supersede proposal carries it out (the successor is answered).
+            const reviewed = Extraction.review(
+              path.id,
+              payload.state,
+              spec === undefined ? undefined : { background: config.agent.background, spec }
+            ).pipe(Effect.provideService(MemoryStore.MemoryStore, store), withPromotions)
+            return { record: yield* shownOne(access, yield* http(reviewed)) }
           }))
         .handle("supersede", ({ path, payload }) =>
           Effect.gen(function*() {

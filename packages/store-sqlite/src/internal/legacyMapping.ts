@@ -1,7 +1,7 @@
 /**
  * The pure part of the legacy import: how one v1 `chunks` row becomes a memory record.
  */
-import { MemoryRecord, MemoryWrite } from "@engram/core"
+import { InstructionScreen, MemoryRecord, MemoryWrite } from "@engram/core"
 import * as Either from "effect/Either"
 
 /** Columns every v1 `chunks` table has. */
@@ -158,8 +158,7 @@ export const mapRow = (row: LegacyRow, successorOf: (reference: string) => strin
     sourceType,
     scope: scopeOf(row.namespace),
     deliveryPolicy: literalOf(MemoryRecord.DeliveryPolicy.literals, row.delivery_policy) ?? deliveryPolicyOf(domain),
-    reviewState: literalOf(MemoryRecord.ReviewState.literals, row.review_state) ??
-      MemoryRecord.initialReviewState(sourceType),
+    reviewState: reviewStateOf(literalOf(MemoryRecord.ReviewState.literals, row.review_state), sourceType, content),
     createdAt: iso(createdAt),
     ...(epoch !== undefined ? { epoch } : {}),
     ...(expiresAt !== undefined ? { expiresAt: iso(expiresAt) } : {}),
@@ -173,6 +172,23 @@ export const mapRow = (row: LegacyRow, successorOf: (reference: string) => strin
   }
   return Either.mapLeft(MemoryWrite.decodeStoredRecord(encoded), MemoryWrite.describeParseError)
 }
+
+/**
+ * A legacy row's review state, screened as every write path screens (`InstructionScreen`,
+ * decision 0067): content that reads as an instruction to the agent arrives `pending` whatever
+ * the v1 store said (`rejected` stays rejected); otherwise the stated state, or the source's
+ * initial one.
+ */
+const reviewStateOf = (
+  stated: MemoryRecord.ReviewState | undefined,
+  sourceType: MemoryRecord.SourceType,
+  content: string
+): MemoryRecord.ReviewState =>
+  stated === undefined
+    ? MemoryRecord.initialReviewStateOf({ sourceType, content })
+    : stated !== "rejected" && InstructionScreen.isFlagged({ content })
+    ? "pending"
+    : stated
 
 /**
  * Maps every row, then links supersession chains inside the import: a successor that exactly
