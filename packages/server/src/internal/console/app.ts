@@ -69,8 +69,9 @@ async function render(message) {
         el("a", { href: "#/" + id, "data-testid": "tab-" + id, "aria-current": section === id ? "page" : null, text: title }))))),
       el("span", { class: "who", "data-testid": "who", text: state.access.label + " · " + state.access.scopes.join(", ") + (state.access.readOnly ? " · read-only" : "") }),
       el("button", { type: "button", text: "Sign out", onclick: signOut })),
-    el("div", { id: "status", class: "status", role: "status", "aria-live": "polite", "data-testid": "status" }),
+    el("div", { id: "status", class: "status" + (state.flash ? " " + state.flash.kind : ""), role: "status", "aria-live": "polite", "data-testid": "status", text: state.flash ? state.flash.message : "" }),
     main)
+  state.flash = null
   const mine = ++rendering
   try {
     if (view === "memories") await memoriesView(main, params, go)

@@ -19,7 +19,7 @@ export function el(tag, attrs = {}, ...children) {
   return node
 }
 
-export const state = { token: sessionStorage.getItem("engram-token"), access: null }
+export const state = { token: sessionStorage.getItem("engram-token"), access: null, flash: null }
 export const writable = () => state.access !== null && !state.access.readOnly
 
 export async function api(method, path, body) {
@@ -39,8 +39,12 @@ export async function api(method, path, body) {
   return json
 }
 
-/** The live status line every view reports its results in (read out by screen readers). */
+/**
+ * The live status line every view reports its results in (read out by screen readers). A message
+ * announced just before a view re-renders is carried to the new view's status line.
+ */
 export function announce(message, kind = "ok") {
+  state.flash = { message, kind }
   const node = $("#status")
   if (node === null) return
   node.className = "status " + kind
