@@ -109,6 +109,39 @@ export const isExpired = (record: MemoryRecord, now: DateTime.Utc): boolean =>
 export const isDeliverable = (record: MemoryRecord, now: DateTime.Utc): boolean =>
   record.reviewState !== "rejected" && !isExpired(record, now) && !isInvalidated(record)
 
+/**
+ * Where a record stands in its life, as an operator reads it — one word, the first that applies:
+ * `superseded` (an edit replaced it), `invalidated` (closed for another reason), `expired`,
+ * `rejected`, `confirmed`, `pending`. Whether the poisoning screen flags it is a separate fact
+ * (`MemoryRecord.flagged`): a flagged record is still pending or confirmed.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export type Lifecycle = "pending" | "confirmed" | "rejected" | "superseded" | "invalidated" | "expired"
+
+/**
+ * The {@link Lifecycle} of a record at `now`.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const lifecycleOf = (record: MemoryRecord, now: DateTime.Utc): Lifecycle =>
+  isInvalidated(record)
+    ? (record.supersededBy !== undefined ? "superseded" : "invalidated")
+    : isExpired(record, now)
+    ? "expired"
+    : record.reviewState
+
+/**
+ * True when an operator's review can still change what the record does: it is pending, and
+ * neither expired nor invalidated (confirming an expired record would deliver nothing).
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const isReviewable = (record: MemoryRecord, now: DateTime.Utc): boolean => lifecycleOf(record, now) === "pending"
+
 const admits = <A>(allowed: ReadonlyArray<A> | undefined, value: A): boolean =>
   allowed === undefined || allowed.includes(value)
 

@@ -233,6 +233,82 @@ export const ExplainParams = Schema.Struct({
   call: Schema.optional(Position)
 })
 
+const Offset = Schema.NumberFromString.pipe(
+  Schema.int({ message: () => "offset must be a whole number" }),
+  Schema.between(0, MemoryQuery.MAX_LIMIT, { message: () => `offset must be from 0 to ${MemoryQuery.MAX_LIMIT}` })
+)
+
+/**
+ * A record's lifecycle as the console shows it (`MemoryQuery.Lifecycle`).
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const Lifecycle = Schema.Literal("pending", "confirmed", "rejected", "superseded", "invalidated", "expired")
+
+/**
+ * The columns a browse can sort by.
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const BrowseSort = Schema.Literal(
+  "created",
+  "id",
+  "content",
+  "kind",
+  "label",
+  "source",
+  "trust",
+  "state",
+  "score"
+)
+
+/**
+ * The most rows one browse page holds.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_BROWSE_PAGE = 200
+
+/**
+ * Browse parameters: optional search text (`q`), the scope and kind filters, lifecycle states
+ * and the flag, a sort column and direction, and the page (`offset`, `limit` up to
+ * {@link MAX_BROWSE_PAGE}).
+ *
+ * @since 0.1.0
+ * @category parameters
+ */
+export const BrowseParams = Schema.Struct({
+  q: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2_000))),
+  scope: Schema.optional(many(MemoryRecord.Scope)),
+  kind: Schema.optional(many(MemoryRecord.MemoryKind)),
+  state: Schema.optional(many(Lifecycle)),
+  flagged: Schema.optional(Flag),
+  sort: Schema.optional(BrowseSort),
+  order: Schema.optional(Schema.Literal("asc", "desc")),
+  offset: Schema.optional(Offset),
+  limit: Schema.optional(Schema.NumberFromString.pipe(
+    Schema.int({ message: () => "limit must be a whole number" }),
+    Schema.between(1, MAX_BROWSE_PAGE, { message: () => `limit must be from 1 to ${MAX_BROWSE_PAGE}` })
+  ))
+})
+
+/**
+ * The body of a bulk review: up to 500 ids and the state they all take.
+ *
+ * @since 0.1.0
+ * @category payloads
+ */
+export const BulkReviewBody = Schema.Struct({
+  ids: Schema.Array(MemoryRecord.MemoryId).pipe(
+    Schema.minItems(1, { message: () => "name at least one id" }),
+    Schema.maxItems(500, { message: () => "review at most 500 ids at once" })
+  ),
+  state: MemoryRecord.ReviewState
+})
+
 /**
  * The body of a review.
  *
@@ -265,6 +341,41 @@ export const ListAnswer = Schema.Struct({
   skipped: Schema.Number
 })
 
+/**
+ * One browse row: the record and what the console shows beside it — its trust tier, whether the
+ * poisoning screen flags it, its lifecycle, its search score (`null` without `q`) and its
+ * promotion rows (where it would compose).
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const BrowseRow = Schema.Struct({
+  record: MemoryRecord.MemoryRecord,
+  trustTier: MemoryRecord.TrustTier,
+  flagged: Schema.Boolean,
+  state: Lifecycle,
+  score: Schema.NullOr(Schema.Number),
+  promotions: Schema.Array(PromotionStore.PromotionRow)
+})
+
+/**
+ * A browse page: `total` rows match, this page starts at `offset`. `truncated` says the store
+ * held more candidates than one browse reads (`MemoryQuery.MAX_LIMIT`): narrow the filters.
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const BrowseAnswer = Schema.Struct({
+  total: Schema.Number,
+  offset: Schema.Number,
+  limit: Schema.Number,
+  truncated: Schema.Boolean,
+  rows: Schema.Array(BrowseRow)
+})
+
+/** @since 0.1.0 @category answers */
+export const RecordsAnswer = Schema.Struct({ records: Schema.Array(MemoryRecord.MemoryRecord) })
+
 /** @since 0.1.0 @category answers */
 export const SearchAnswer = Schema.Struct({
   hits: Schema.Array(Schema.Struct({ record: MemoryRecord.MemoryRecord, score: Schema.Number })),
@@ -274,6 +385,9 @@ export const SearchAnswer = Schema.Struct({
 /** @since 0.1.0 @category answers */
 export const DetailAnswer = Schema.Struct({
   record: MemoryRecord.MemoryRecord,
+  /** Its lifecycle now and its trust tier. */
+  state: Lifecycle,
+  trustTier: MemoryRecord.TrustTier,
   history: Schema.Array(HistoryLink),
   promotions: Schema.Array(PromotionStore.PromotionRow),
   /** The poisoning screen's verdict on the record (derived from its text; decision 0067). */
@@ -320,8 +434,9 @@ export const AccessAnswer = Schema.Struct({
 
 /**
  * An agent's composition: the prefix sections with attributed fragments (authored, or memory with
- * its record ids), the prompt text, the ids composed into the prefix and the overlay report (ids,
- * addresses and reasons; never content).
+ * its record ids), the prompt text, the ids composed into the prefix, the overlay report (ids,
+ * addresses and reasons; never content) and, beside it, the records the report names that the
+ * token may see (so the console can show their content and offer a fix).
  *
  * @since 0.1.0
  * @category answers
@@ -332,7 +447,8 @@ export const AgentAnswer = Schema.Struct({
   prefix: Schema.Array(PromptFragment.AgentPromptSectionData),
   text: Schema.String,
   composedIds: Schema.Array(Schema.String),
-  report: Schema.Unknown
+  report: Schema.Unknown,
+  records: Schema.Array(MemoryRecord.MemoryRecord)
 })
 
 /**
@@ -349,13 +465,18 @@ export const ProjectionAnswer = Schema.Struct({
 
 /**
  * The sessions the token may see (`ScopeView.sessionShown`), newest first, each with its turns,
- * messages, stored calls and when the last was sent (`SessionSummary`).
+ * messages, stored calls and when the last was sent (`SessionSummary`), and the scopes its
+ * stored calls read.
  *
  * @since 0.1.0
  * @category answers
  */
 export const SessionsAnswer = Schema.Struct({
-  sessions: Schema.Array(SessionSummary.SessionSummary)
+  sessions: Schema.Array(Schema.Struct({
+    ...SessionSummary.SessionSummary.fields,
+    /** The memory scopes its stored calls' projections read, sorted. */
+    scopes: Schema.Array(MemoryRecord.Scope)
+  }))
 })
 
 /**
@@ -404,8 +525,8 @@ export const ExplainAnswer = Schema.Unknown
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Memories: list, search, get (with history and promotion rows), create, review, supersede,
- * expire, forget, tombstones.
+ * Memories: list, search, browse (sorted pages with totals), get (with history and promotion
+ * rows), create, review (one, or many at once), supersede, expire, forget, tombstones.
  *
  * @since 0.1.0
  * @category groups
@@ -413,6 +534,10 @@ export const ExplainAnswer = Schema.Unknown
 export class MemoriesGroup extends HttpApiGroup.make("memories")
   .add(HttpApiEndpoint.get("list", "/memories").setUrlParams(ListParams).addSuccess(ListAnswer))
   .add(HttpApiEndpoint.get("search", "/memories/search").setUrlParams(SearchParams).addSuccess(SearchAnswer))
+  .add(HttpApiEndpoint.get("browse", "/memories/browse").setUrlParams(BrowseParams).addSuccess(BrowseAnswer))
+  .add(
+    HttpApiEndpoint.post("reviewMany", "/memories/review").setPayload(BulkReviewBody).addSuccess(RecordsAnswer)
+  )
   .add(HttpApiEndpoint.get("get", "/memories/:id").setPath(IdPath).addSuccess(DetailAnswer))
   .add(
     HttpApiEndpoint.post("create", "/memories").setPayload(MemoryRecord.MemoryWriteInput)

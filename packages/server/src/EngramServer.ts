@@ -14,6 +14,7 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import {
@@ -31,7 +32,7 @@ import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import type { AccessTokens } from "./AccessTokens.js"
 import { EngramApi } from "./EngramApi.js"
-import { consolePage } from "./internal/consolePage.js"
+import * as Console from "./internal/console/assets.js"
 import * as Handlers from "./internal/handlers.js"
 import * as RequestGuard from "./internal/requestGuard.js"
 
@@ -109,8 +110,20 @@ export type ServerStores =
   | TelemetryStore.TelemetryStore
   | AccessTokens
 
+/** The console: its page at `/`, its style sheet and modules under `/console/` (404 for any other name). */
 const consoleRoute = HttpApiBuilder.Router.use((router) =>
-  router.get("/", Effect.succeed(HttpServerResponse.html(consolePage)))
+  Effect.all([
+    router.get("/", Effect.succeed(HttpServerResponse.html(Console.page))),
+    router.get(
+      "/console/:file",
+      Effect.map(HttpRouter.params, ({ file }) => {
+        const found = file === undefined ? undefined : Console.files.get(file)
+        return found === undefined
+          ? HttpServerResponse.empty({ status: 404 })
+          : HttpServerResponse.text(found.body, { contentType: found.contentType })
+      })
+    )
+  ], { discard: true })
 )
 
 /**

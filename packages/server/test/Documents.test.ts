@@ -18,6 +18,8 @@ describe("documents", () => {
         "/api/agent",
         "/api/forget",
         "/api/memories",
+        "/api/memories/browse",
+        "/api/memories/review",
         "/api/memories/search",
         "/api/memories/{id}",
         "/api/memories/{id}/expire",
@@ -38,6 +40,11 @@ describe("documents", () => {
       const page = yield* served.request("GET", "/")
       expect(page.status).toBe(200)
       expect(page.text).toContain("Engram console")
+      // The console's modules and style sheet are files of their own; any other name is 404.
+      const app = yield* served.request("GET", "/console/app.js")
+      expect(app.status).toBe(200)
+      expect(app.text).toContain("import")
+      expect((yield* served.request("GET", "/console/nothing.js")).status).toBe(404)
       expect((yield* served.request("GET", "/api/access")).status).toBe(401)
     })))
 })

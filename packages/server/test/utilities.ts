@@ -177,6 +177,7 @@ const q = (scope: string) => `scope=${encodeURIComponent(scope)}`
 export const routes: ReadonlyArray<Route> = [
   { name: "list", writes: false, request: (s) => ({ method: "GET", path: `/api/memories?${q(s)}` }) },
   { name: "search", writes: false, request: (s) => ({ method: "GET", path: `/api/memories/search?q=secret&${q(s)}` }) },
+  { name: "browse", writes: false, request: (s) => ({ method: "GET", path: `/api/memories/browse?q=secret&${q(s)}` }) },
   { name: "get", writes: false, request: (_, id) => ({ method: "GET", path: `/api/memories/${id}` }) },
   {
     name: "create",
@@ -187,6 +188,11 @@ export const routes: ReadonlyArray<Route> = [
     name: "review",
     writes: true,
     request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/review`, body: { state: "confirmed" } })
+  },
+  {
+    name: "reviewMany",
+    writes: true,
+    request: (_, id) => ({ method: "POST", path: "/api/memories/review", body: { ids: [id], state: "confirmed" } })
   },
   {
     name: "supersede",

@@ -4,7 +4,7 @@ import {
   ErrorClass,
   InstructionScreen,
   MemoryForget,
-  type MemoryQuery,
+  MemoryQuery,
   type MemoryRecord,
   MemoryStore,
   type ProjectedContext,
@@ -18,6 +18,7 @@ import {
   TurnProvenance
 } from "@engram/core"
 import { Agent, Explain, Extraction, Inspect, Promotion, StablePrefix } from "@engram/runtime"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -27,9 +28,11 @@ import {
   type Access,
   Authorization,
   BadRequest,
+  type BrowseSort,
   Conflict,
   CurrentAccess,
   EngramApi,
+  MAX_BROWSE_PAGE,
   NotFound,
   ReadOnlyToken,
   Unauthorized,
@@ -154,6 +157,34 @@ export const authorization = Layer.effect(
 )
 
 const MAX_HISTORY = 100
+
+type BrowseSort = typeof BrowseSort.Type
+
+/** One browse row before its promotion rows are read. */
+interface Browsed {
+  readonly record: MemoryRecord.MemoryRecord
+  readonly state: MemoryQuery.Lifecycle
+  readonly score: number | null
+}
+
+const byText = (a: string | undefined, b: string | undefined) => MemoryQuery.compareRaw(a ?? "", b ?? "")
+
+/** Each sortable column, ascending; ties fall to the listing order (newest first, then id). */
+const columns: { readonly [S in BrowseSort]: (a: Browsed, b: Browsed) => number } = {
+  created: (a, b) => DateTime.toEpochMillis(a.record.createdAt) - DateTime.toEpochMillis(b.record.createdAt),
+  id: (a, b) => MemoryQuery.compareRaw(a.record.id, b.record.id),
+  content: (a, b) => byText(a.record.content, b.record.content),
+  kind: (a, b) => byText(a.record.kind, b.record.kind),
+  label: (a, b) => byText(a.record.label, b.record.label),
+  source: (a, b) => byText(a.record.sourceType, b.record.sourceType),
+  trust: (a, b) => a.record.trustTier - b.record.trustTier,
+  state: (a, b) => byText(a.state, b.state),
+  score: (a, b) => (a.score ?? 0) - (b.score ?? 0)
+}
+
+/** The browse order: the column in the direction asked, then the one listing order. */
+const browseOrder = (sort: BrowseSort, order: "asc" | "desc") => (a: Browsed, b: Browsed) =>
+  (order === "asc" ? 1 : -1) * columns[sort](a, b) || MemoryQuery.compareListOrder(a.record, b.record)
 
 /** The handlers of every group, over the stores, the projection and the agent config. */
 export const layerHandlers = (config: ServerConfig) => {
@@ -280,6 +311,84 @@ export const layerHandlers = (config: ServerConfig) => {
               })
             }
           }))
+        .handle("browse", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const scopes = yield* readScopes(access, asArray(urlParams.scope))
+            const kinds = asArray(urlParams.kind)
+            // Every lifecycle state is browsable, so superseded and expired records are read too.
+            const filters = {
+              scopes,
+              includeSuperseded: true,
+              limit: MemoryQuery.MAX_LIMIT,
+              ...(kinds !== undefined ? { kinds } : {})
+            }
+            const candidates = urlParams.q === undefined
+              ? yield* Effect.map(http(store.list(filters)), (page) => ({
+                hits: page.records.map((record) => ({ record, score: null })),
+                truncated: page.nextCursor !== undefined
+              }))
+              : yield* Effect.map(http(store.search(urlParams.q, filters)), (result) => ({
+                hits: result.hits.map((hit): { record: MemoryRecord.MemoryRecord; score: number | null } => hit),
+                truncated: result.hits.length >= MemoryQuery.MAX_LIMIT
+              }))
+            const visible = new Map(
+              (yield* shown(access, candidates.hits.map((hit) => hit.record))).map((record) => [record.id, record])
+            )
+            const now = yield* DateTime.now
+            const states = asArray(urlParams.state)
+            const flagged = urlParams.flagged === undefined ? undefined : urlParams.flagged === "true"
+            const rows = candidates.hits.flatMap((hit): Array<Browsed> => {
+              const record = visible.get(hit.record.id)
+              if (record === undefined) return []
+              const state = MemoryQuery.lifecycleOf(record, now)
+              if (states !== undefined && !states.includes(state)) return []
+              if (flagged !== undefined && record.flagged !== flagged) return []
+              return [{ record, state, score: hit.score }]
+            })
+            const sort = urlParams.sort ?? (urlParams.q === undefined ? "created" : "score")
+            rows.sort(browseOrder(sort, urlParams.order ?? (sort === "created" || sort === "score" ? "desc" : "asc")))
+            const offset = urlParams.offset ?? 0
+            const limit = urlParams.limit ?? 25
+            const page = rows.slice(offset, offset + Math.min(limit, MAX_BROWSE_PAGE))
+            const placed = (yield* http(promotions.getByRecords(page.map((row) => row.record.id)))).rows
+            return {
+              total: rows.length,
+              offset,
+              limit,
+              truncated: candidates.truncated,
+              rows: page.map((row) => ({
+                ...row,
+                trustTier: row.record.trustTier,
+                flagged: row.record.flagged,
+                promotions: placed.filter((promotion) => promotion.recordId === row.record.id)
+              }))
+            }
+          }))
+        .handle("reviewMany", ({ payload }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            yield* writable(access)
+            const ids = [...new Set(payload.ids)]
+            const held = new Map(
+              (yield* shown(access, (yield* http(store.get(ids, { scopes: access.scopes }))).records))
+                .map((record) => [record.id, record])
+            )
+            const now = yield* DateTime.now
+            // Every id is checked before any changes: one that is not reviewable refuses them all.
+            for (const id of ids) {
+              const record = held.get(id)
+              if (record === undefined) return yield* new NotFound({ message: `no memory ${id}` })
+              const state = MemoryQuery.lifecycleOf(record, now)
+              if (state === "expired" || state === "superseded" || state === "invalidated") {
+                return yield* new Conflict({
+                  message: `memory ${id} is ${state}: a review would not change what it does (nothing was reviewed)`
+                })
+              }
+            }
+            const updated = yield* Effect.forEach(ids, (id) => http(store.setReviewState(id, payload.state)))
+            return { records: yield* shown(access, updated) }
+          }))
         .handle("get", ({ path }) =>
           Effect.gen(function*() {
             const access = yield* CurrentAccess
@@ -288,6 +397,8 @@ export const layerHandlers = (config: ServerConfig) => {
             const source = TurnProvenance.of(record)
             return {
               record,
+              state: MemoryQuery.lifecycleOf(record, yield* DateTime.now),
+              trustTier: record.trustTier,
               history: yield* historyOf(access, record),
               promotions: rows.rows,
               flagged: record.flagged,
@@ -376,13 +487,20 @@ export const layerHandlers = (config: ServerConfig) => {
             const access = yield* CurrentAccess
             const scope = yield* oneScope(access, urlParams.scope)
             const agent = yield* build(scope)
+            const store = yield* Effect.provide(MemoryStore.MemoryStore, context)
+            const named = [...new Set(agent.report.outcomes.map((outcome) => outcome.recordId))]
+            const { records } = yield* http(store.get(named, { scopes: access.scopes }))
+            const visible = yield* http(
+              Effect.provideService(ScopeView.records(access.scopes, records), MemoryStore.MemoryStore, store)
+            )
             return {
               scope,
               spec: config.agent.spec ?? null,
               prefix: agent.prefix,
               text: agent.text,
               composedIds: agent.composedIds,
-              report: agent.report
+              report: agent.report,
+              records: visible
             }
           }))
         .handle("projection", ({ urlParams }) =>
@@ -423,13 +541,16 @@ export const layerHandlers = (config: ServerConfig) => {
        * scopes its projection read, and every memory its prefix and projection carried); else
        * "not found".
        */
-      const visible = (access: Access, sessionId: string) =>
+      const visibleScopes = (access: Access, sessionId: string) =>
         Effect.gen(function*() {
           const { snapshots } = yield* http(telemetry.listSnapshots(sessionId))
-          return yield* http(
+          const shown = yield* http(
             Effect.provideService(ScopeView.sessionShown(access.scopes, snapshots), MemoryStore.MemoryStore, store)
           )
+          const read = [...new Set(snapshots.flatMap((snapshot) => snapshot.scopes ?? []))].sort(MemoryQuery.compareRaw)
+          return shown ? Option.some(read) : Option.none()
         })
+      const visible = (access: Access, sessionId: string) => Effect.map(visibleScopes(access, sessionId), Option.isSome)
       const session = (access: Access, sessionId: string) =>
         Effect.flatMap(visible(access, sessionId), (shown) =>
           shown ? Effect.void : Effect.fail(new NotFound({ message: `no session ${sessionId}` })))
@@ -443,9 +564,16 @@ export const layerHandlers = (config: ServerConfig) => {
               ? Effect.provideService(SessionSummary.list, SessionStore.SessionStore, histories.value)
               : SessionSummary.list
             const all = yield* http(Effect.provide(summaries, context))
-            const shown = yield* Effect.filter(all, (summary) =>
-              visible(access, summary.sessionId))
-            return { sessions: shown }
+            const shown = yield* Effect.forEach(all, (summary) =>
+              Effect.map(
+                visibleScopes(access, summary.sessionId),
+                Option.map((scopes) => ({ ...summary, scopes }))
+              ))
+            return {
+              sessions: shown.flatMap((row) =>
+                Option.isSome(row) ? [row.value] : []
+              )
+            }
           }))
         .handle("snapshots", ({ path, urlParams }) =>
           Effect.gen(function*() {

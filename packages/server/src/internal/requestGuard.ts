@@ -176,7 +176,7 @@ const errorBody = (
 
 // Hashes of the inline scripts of an HTML page, by page text (the pages served are constants).
 const scriptHashes = new Map<string, string>()
-const inlineScript = /<script(?![^>]*\btype="application\/json")[^>]*>([\s\S]*?)<\/script>/g
+const inlineScript = /<script(?![^>]*\b(?:type="application\/json"|src=))[^>]*>([\s\S]*?)<\/script>/g
 
 const hashesOf = (html: string): string => {
   const known = scriptHashes.get(html)
@@ -188,15 +188,23 @@ const hashesOf = (html: string): string => {
   return hashes
 }
 
-/** The content security policy of an answer: none at all for data, the page's own scripts for a page. */
+/** Whether a page styles itself inline (a `<style>` element or a `style` attribute). */
+const inlineStyle = /<style[\s>]|\sstyle=/i
+
+/**
+ * The content security policy of an answer: none at all for data; for a page, scripts and styles
+ * from this origin only, plus the hashes of the page's own inline scripts (Swagger UI has some;
+ * the console has none) and inline styles only for a page that has them.
+ */
 const policyOf = (response: HttpServerResponse.HttpServerResponse): string => {
   const { body } = response
   if (body._tag === "Uint8Array" && body.contentType.startsWith("text/html")) {
-    const scripts = hashesOf(new TextDecoder().decode(body.body))
+    const html = new TextDecoder().decode(body.body)
+    const scripts = hashesOf(html)
     return [
       "default-src 'none'",
-      `script-src ${scripts.length > 0 ? scripts : "'none'"}`,
-      "style-src 'self' 'unsafe-inline'",
+      `script-src 'self'${scripts.length > 0 ? ` ${scripts}` : ""}`,
+      `style-src 'self'${inlineStyle.test(html) ? " 'unsafe-inline'" : ""}`,
       "img-src 'self' data:",
       "font-src 'self' data:",
       "connect-src 'self'",
