@@ -43,7 +43,7 @@ describe("engram eval", () => {
   afterAll(tmp.cleanup)
 
   it("runs every family on a temporary SQLite file, prints the table and exits 0", async () => {
-    const run = await engram("eval", "--keep")
+    const run = await engramWithin(EVAL_TIMEOUT - 10_000, {}, "eval", "--keep")
     expect(run.stderr).toBe("")
     expect(run.code).toBe(0)
     const lines = run.stdout.trimEnd().split("\n")
@@ -92,7 +92,7 @@ describe("engram eval", () => {
     const file = Path.join(tmp.dir, "plain-file")
     writeFileSync(file, "not a directory")
     for (const db of [Path.join(file, "eval.db"), tmp.dir]) {
-      const run = await engram("eval", "--db", db)
+      const run = await engramWithin(EVAL_TIMEOUT - 10_000, {}, "eval", "--db", db)
       expect(run.code).toBe(2)
       expect(run.stdout).toBe("")
       expect(run.stderr.trim().split("\n")).toHaveLength(1)
@@ -104,7 +104,7 @@ describe("engram eval", () => {
     const db = Path.join(tmp.dir, "used.db")
     expect((await engram("memory", "add", "A real memory", "--kind", "note", "--db", db)).code).toBe(0)
     const before = await engramJson("memory", "list", "--include-superseded", "--db", db)
-    const run = await engram("eval", "--db", db)
+    const run = await engramWithin(EVAL_TIMEOUT - 10_000, {}, "eval", "--db", db)
     expect(run.code).toBe(1)
     expect(run.stderr).toContain("the eval needs an empty store")
     expect(await engramJson("memory", "list", "--include-superseded", "--db", db)).toEqual(before)
@@ -112,7 +112,7 @@ describe("engram eval", () => {
 
   it("runs on an explicit, fresh --db file and leaves it there", async () => {
     const db = Path.join(tmp.dir, "fresh", "eval.db")
-    const run = await engram("eval", "--db", db)
+    const run = await engramWithin(EVAL_TIMEOUT - 10_000, {}, "eval", "--db", db)
     expect(run.code).toBe(0)
     expect(existsSync(db)).toBe(true)
   }, EVAL_TIMEOUT)

@@ -93,9 +93,20 @@ export const childEnv = (
 export const engramWithEnv = (
   extra: Readonly<Record<string, string>>,
   ...args: ReadonlyArray<string>
+): Promise<Run> => engramWithin(60_000, extra, ...args)
+
+/**
+ * `engramWithEnv` for a command allowed `timeout` ms instead of 60 s (the eval runs hundreds of
+ * turns, and a loaded CI machine must not kill it half way).
+ */
+export const engramWithin = (
+  timeout: number,
+  extra: Readonly<Record<string, string>>,
+  ...args: ReadonlyArray<string>
 ): Promise<Run> =>
   runProcess(process.execPath, engramArgs(args).slice(1), {
-    env: childEnv(extra, ["ENGRAM_DB", "ENGRAM_PG_URL"])
+    env: childEnv(extra, ["ENGRAM_DB", "ENGRAM_PG_URL"]),
+    timeout
   })
 
 /**
