@@ -25,12 +25,15 @@ const main = async () => {
       await page.screenshot({ path: Path.join(out, `${name}.png`), fullPage: true })
       console.log(`docs/guides/console/${name}.png`)
     }
-    // One forgotten memory, so the tombstones view has a row.
-    const forgotten = seeded.ids.get("The course book is Alter Ego 2")!
-    await fetch(`${seeded.base}/api/memories/${forgotten}`, {
-      method: "DELETE",
-      headers: { authorization: `Bearer ${seeded.token}` }
-    })
+    // One forgotten memory, so the tombstones view has a row: written after the session, so its
+    // stored calls stay byte-exact.
+    const headers = { authorization: `Bearer ${seeded.token}`, "content-type": "application/json" }
+    const note = await (await fetch(`${seeded.base}/api/memories`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ content: "A note written by mistake", kind: "note", sourceType: "operator" })
+    })).json() as { record: { id: string } }
+    await fetch(`${seeded.base}/api/memories/${note.record.id}`, { method: "DELETE", headers })
     await page.goto(seeded.base + "/")
     await page.getByTestId("token").waitFor()
     await shoot("sign-in")

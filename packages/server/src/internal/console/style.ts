@@ -24,11 +24,11 @@ button { font:inherit; padding:5px 10px; border:1px solid #8a94a0; border-radius
 button.primary { background:var(--accent); color:#fff; border-color:var(--accent); }
 button.danger { color:#fff; background:var(--warn); border-color:var(--warn); }
 button:disabled { opacity:.6; cursor:default; }
-button.id { font:12px ui-monospace, monospace; padding:0 4px; border:1px dashed #8a94a0; background:#fff; }
+button.id { white-space:nowrap; font:12px ui-monospace, monospace; padding:0 4px; border:1px dashed #8a94a0; background:#fff; }
 .scroll { max-width:100%; }
 table { border-collapse:collapse; width:100%; background:#fff; border:1px solid var(--line); }
 th, td { text-align:left; padding:6px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
-td { overflow-wrap:anywhere; }
+td { overflow-wrap:break-word; }
 th { font-size:12px; color:var(--muted); font-weight:600; white-space:nowrap; }
 th button { border:0; padding:0; background:none; color:inherit; font-weight:600; }
 tr[aria-selected=true] { background:#eef4ff; }
