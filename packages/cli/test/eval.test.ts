@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { existsSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
-import { childEnv, engram, engramJson, repoRoot, runProcess, tempDir } from "./utilities.js"
+import { childEnv, engram, engramJson, engramWithin, repoRoot, runProcess, tempDir } from "./utilities.js"
 
 // Each test runs the eval (a few hundred sessions) in a child process; a loaded machine is slow.
 const EVAL_TIMEOUT = 300_000
