@@ -17,7 +17,8 @@ import { fileURLToPath } from "node:url"
 const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 
 /** Modules the bundle imports at run time instead of carrying them. */
-export const EXTERNAL: ReadonlyArray<string> = ["better-sqlite3", "pg", "pg-native"]
+// sqlite-vec finds its platform binary through import.meta.resolve from its own module.
+export const EXTERNAL: ReadonlyArray<string> = ["better-sqlite3", "pg", "pg-native", "sqlite-vec"]
 
 /** Where `npm run build` writes the executable (the committed `bin/engram.js` runs it). */
 export const DEFAULT_OUTDIR = NodePath.join(repoRoot, "packages/cli/dist/engram")

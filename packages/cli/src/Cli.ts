@@ -32,6 +32,7 @@ import * as CliError from "./CliError.js"
 import * as Compose from "./commands/Compose.js"
 import * as Demo from "./commands/Demo.js"
 import * as Doctor from "./commands/Doctor.js"
+import * as Embed from "./commands/Embed.js"
 import * as Eval from "./commands/Eval.js"
 import * as Explain from "./commands/Explain.js"
 import * as Inspect from "./commands/Inspect.js"
@@ -67,6 +68,7 @@ const tree = [
   [Token.command, Token.subcommands],
   [Telemetry.command, Telemetry.subcommands],
   [Doctor.command],
+  [Embed.command],
   [Sessions.command],
   [Inspect.command],
   [Explain.command]

@@ -68,3 +68,13 @@ export {
    */
   runTelemetryStoreConformance
 } from "./TelemetryStoreConformance.js"
+export * as VectorConformance from "./VectorConformance.js"
+export {
+  /**
+   * Registers the vector tier for one backend (see `VectorConformance`).
+   *
+   * @since 0.1.0
+   * @category conformance
+   */
+  runVectorConformance
+} from "./VectorConformance.js"

@@ -9,6 +9,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import { Embeddings } from "./Embeddings.js"
+import * as HybridStore from "./internal/hybridStore.js"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
 import * as MemoryContract from "./internal/memoryContract.js"
 import type { ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
@@ -214,11 +217,20 @@ export const withContract: (store: Service) => Service = MemoryContract.withCont
 /**
  * The in-memory reference store: the same token semantics as every other backend, nothing
  * persisted. Each layer build starts empty, stemming in the ambient `SearchTokenizer.SearchLanguage`.
+ * With an `Embeddings.Embeddings` service in the layer's context, it keeps an exact vector index
+ * and searches hybrid (`VectorIndex.withVectors`); without one it is lexical.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerMemory: Layer.Layer<MemoryStore> = Layer.effect(
   MemoryStore,
-  Effect.map(SearchLanguage, (language) => withContract(InMemoryStore.make(language)))
+  Effect.gen(function*() {
+    const language = yield* SearchLanguage
+    const embeddings = yield* Effect.serviceOption(Embeddings)
+    if (Option.isNone(embeddings)) return withContract(InMemoryStore.make(language))
+    const { store, vectors } = InMemoryStore.makeWithVectors(language)
+    // A fresh store has no embedder yet: the claim cannot fail.
+    return yield* Effect.orDie(HybridStore.withVectors(withContract(store), vectors, embeddings.value))
+  })
 )

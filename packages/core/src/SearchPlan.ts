@@ -264,3 +264,110 @@ const belowScores = (above: ReadonlyArray<SearchHit>, hits: ReadonlyArray<Search
     return { record: hit.record, score: lowest > 0 ? lowest * share : lowest - 1 + share }
   })
 }
+
+/**
+ * How hybrid search fuses its two ranked lists (reciprocal rank fusion): a hit at rank r (from 1)
+ * of a list adds `weight / (k + r)` to its score.
+ *
+ * - `k`: the rank constant (60, as in Cormack et al. 2009): larger flattens the lists' heads.
+ * - `lexicalWeight`, `vectorWeight`: each list's weight; 0 leaves a list out of the ranking
+ *   (its hits still match when the other list ranks them).
+ * - `minSimilarity`: a vector hit enters the fusion only above this cosine similarity, so a query
+ *   near nothing does not fill the results with the least far records.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const FusionOptions = Schema.Struct({
+  k: Schema.Number.pipe(
+    Schema.greaterThanOrEqualTo(0),
+    Schema.lessThanOrEqualTo(10_000),
+    Schema.annotations({ message: () => "k must be a number from 0 to 10000" })
+  ),
+  lexicalWeight: Schema.Number.pipe(
+    Schema.between(0, 100),
+    Schema.annotations({ message: () => "lexicalWeight must be a number from 0 to 100" })
+  ),
+  vectorWeight: Schema.Number.pipe(
+    Schema.between(0, 100),
+    Schema.annotations({ message: () => "vectorWeight must be a number from 0 to 100" })
+  ),
+  minSimilarity: Schema.Number.pipe(
+    Schema.between(-1, 1),
+    Schema.annotations({ message: () => "minSimilarity must be a number from -1 to 1" })
+  )
+}).annotations({ identifier: "FusionOptions" })
+/** @since 0.1.0 @category models */
+export type FusionOptions = typeof FusionOptions.Type
+
+/**
+ * The fusion defaults: equal weights, k = 60 (decision 0054: not tuned here, no model runs on
+ * this project's machines).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultFusion: FusionOptions = { k: 60, lexicalWeight: 1, vectorWeight: 1, minSimilarity: 0 }
+
+/**
+ * The fusion options a hybrid search runs with; {@link defaultFusion} unless provided
+ * ({@link layerFusion}). Read only when an embedder is in the store's context.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class SearchFusion extends Context.Reference<SearchFusion>()("@engram/core/SearchFusion", {
+  defaultValue: (): FusionOptions => defaultFusion
+}) {}
+
+/**
+ * Provides fusion options: the fields given replace the defaults, after decoding.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFusion = (options: Partial<FusionOptions>): Layer.Layer<SearchFusion, InvalidPlannerOptions> =>
+  Layer.effect(
+    SearchFusion,
+    Schema.decodeUnknown(FusionOptions)({ ...defaultFusion, ...options }, { errors: "first" }).pipe(
+      Effect.mapError((error) =>
+        new InvalidPlannerOptions({ problem: ParseResult.TreeFormatter.formatErrorSync(error) })
+      )
+    )
+  )
+
+/**
+ * Fuses a lexical and a vector ranking (each best first) by reciprocal rank fusion and keeps the
+ * best `limit`. Ties go to the better single rank, then to the id. A record in both lists appears
+ * once, with the lexical list's record. Pure.
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const fuse = (
+  lexical: ReadonlyArray<SearchHit>,
+  vector: ReadonlyArray<SearchHit>,
+  limit: number,
+  options: FusionOptions = defaultFusion
+): ReadonlyArray<SearchHit> => {
+  const fused = new Map<string, { record: SearchHit["record"]; score: number; best: number }>()
+  const add = (hits: ReadonlyArray<SearchHit>, weight: number) =>
+    hits.forEach((hit, index) => {
+      const rank = index + 1
+      const entry = fused.get(hit.record.id)
+      const share = weight / (options.k + rank)
+      if (entry === undefined) fused.set(hit.record.id, { record: hit.record, score: share, best: rank })
+      else {
+        entry.score += share
+        entry.best = Math.min(entry.best, rank)
+      }
+    })
+  add(lexical, options.lexicalWeight)
+  add(vector, options.vectorWeight)
+  return [...fused.values()]
+    .sort((a, b) =>
+      b.score - a.score || a.best - b.best || (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0)
+    )
+    .slice(0, limit)
+    .map(({ record, score }) => ({ record, score }))
+}

@@ -16,9 +16,7 @@
  * @since 0.1.0
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import {
   ContextProjection,
   type MemoryStore,
@@ -67,7 +65,7 @@ export type Services =
  * @since 0.1.0
  * @category layers
  */
-export const layerStores: Layer.Layer<Stores, SqlError | MigrationError, SqlClient.SqlClient> = Layer.mergeAll(
+export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> = Layer.mergeAll(
   PgMemoryStore.layerPg,
   PgPromotionStore.layerPg,
   PgSessionStore.layerPg,
@@ -87,7 +85,7 @@ const over = <E>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: PgDatabase.ConnectionOptions): Layer.Layer<Services, SqlError | MigrationError> =>
+export const layer = (options: PgDatabase.ConnectionOptions): Layer.Layer<Services, PgMemoryStore.MakeError> =>
   over(PgDatabase.layerClient(options))
 
 /**
@@ -97,6 +95,6 @@ export const layer = (options: PgDatabase.ConnectionOptions): Layer.Layer<Servic
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig: Layer.Layer<Services, SqlError | MigrationError | ConfigError.ConfigError> = over(
+export const layerConfig: Layer.Layer<Services, PgMemoryStore.MakeError | ConfigError.ConfigError> = over(
   PgDatabase.layerConfig
 )

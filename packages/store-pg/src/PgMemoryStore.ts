@@ -17,7 +17,7 @@
 import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryStore } from "@engram/core"
+import { type Embeddings, MemoryStore, type MemoryStoreError } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,14 +25,26 @@ import * as internal from "./internal/pgMemoryStore.js"
 import * as PgDatabase from "./PgDatabase.js"
 
 /**
- * Builds the store over the ambient `SqlClient`, migrating its tables first.
+ * Why building the store can fail: the database, its migrations, and — with an `Embeddings`
+ * service in context — the vector index (`MemoryStoreFailure`) or an embedder other than the one
+ * the stored vectors came from (`EmbedderMismatch`: run `engram embed --reembed`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type MakeError = SqlError | MigrationError | MemoryStoreError.MemoryStoreFailure | Embeddings.EmbedderMismatch
+
+/**
+ * Builds the store over the ambient `SqlClient`, migrating its tables first. With an `Embeddings`
+ * service in context it also keeps a vector per record (pgvector's distance where the database has
+ * the extension, an exact scan in SQL where not) and searches hybrid (`VectorIndex.withVectors`).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make: Effect.Effect<
   MemoryStore.Service,
-  SqlError | MigrationError,
+  MakeError,
   SqlClient.SqlClient
 > = internal.make
 
@@ -42,7 +54,7 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerPg: Layer.Layer<MemoryStore.MemoryStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
+export const layerPg: Layer.Layer<MemoryStore.MemoryStore, MakeError, SqlClient.SqlClient> = Layer
   .effect(MemoryStore.MemoryStore, internal.make)
 
 /**
@@ -54,7 +66,11 @@ export const layerPg: Layer.Layer<MemoryStore.MemoryStore, SqlError | MigrationE
  * @since 0.1.0
  * @category layers
  */
-export const layerPgWithoutMigrations: Layer.Layer<MemoryStore.MemoryStore, SqlError, SqlClient.SqlClient> = Layer
+export const layerPgWithoutMigrations: Layer.Layer<
+  MemoryStore.MemoryStore,
+  Exclude<MakeError, MigrationError>,
+  SqlClient.SqlClient
+> = Layer
   .effect(MemoryStore.MemoryStore, internal.makeWithoutMigrations)
 
 /**
@@ -65,8 +81,7 @@ export const layerPgWithoutMigrations: Layer.Layer<MemoryStore.MemoryStore, SqlE
  */
 export const layer = (
   options: PgDatabase.ConnectionOptions
-): Layer.Layer<MemoryStore.MemoryStore, SqlError | MigrationError> =>
-  layerPg.pipe(Layer.provide(PgDatabase.layerClient(options)))
+): Layer.Layer<MemoryStore.MemoryStore, MakeError> => layerPg.pipe(Layer.provide(PgDatabase.layerClient(options)))
 
 /**
  * The store connected from the environment (`ENGRAM_PG_URL`, optional `ENGRAM_PG_SCHEMA` and
@@ -75,5 +90,6 @@ export const layer = (
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig: Layer.Layer<MemoryStore.MemoryStore, SqlError | MigrationError | ConfigError.ConfigError> =
-  layerPg.pipe(Layer.provide(PgDatabase.layerConfig))
+export const layerConfig: Layer.Layer<MemoryStore.MemoryStore, MakeError | ConfigError.ConfigError> = layerPg.pipe(
+  Layer.provide(PgDatabase.layerConfig)
+)

@@ -13,9 +13,7 @@
  * @since 0.1.0
  */
 import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import {
   ContextProjection,
   type MemoryStore,
@@ -63,7 +61,7 @@ export type Services =
  * @since 0.1.0
  * @category layers
  */
-export const layerStores: Layer.Layer<Stores, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Layer
+export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> = Layer
   .mergeAll(
     SqlitePromotionStore.layerSqlite,
     SqliteSessionStore.layerSqlite,
@@ -80,7 +78,7 @@ export const layerStores: Layer.Layer<Stores, SqlError | Migrator.MigrationError
  */
 export const layer = (
   options?: SqliteDatabase.ClientOptions
-): Layer.Layer<Services, SqliteDatabase.SqliteOpenError | SqlError | Migrator.MigrationError> =>
+): Layer.Layer<Services, SqliteDatabase.SqliteOpenError | SqliteMemoryStore.MakeError> =>
   Layer.mergeAll(ContextProjection.layer, RoutingSpecs.layerPresets).pipe(
     Layer.provideMerge(layerStores),
     Layer.provideMerge(SqliteDatabase.layerClient(options))

@@ -23,7 +23,7 @@ import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryStore, SearchTokenizer } from "@engram/core"
+import { type Embeddings, MemoryStore, type MemoryStoreError, SearchTokenizer } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Integrity from "./internal/integrity.js"
@@ -32,15 +32,30 @@ import * as internal from "./internal/sqliteMemoryStore.js"
 import * as SqliteDatabase from "./SqliteDatabase.js"
 
 /**
+ * Why building the store can fail: the database, its migrations, and — with an `Embeddings`
+ * service in context — the vector index (`MemoryStoreFailure`) or an embedder other than the one
+ * the stored vectors came from (`EmbedderMismatch`: run `engram embed --reembed`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type MakeError =
+  | SqlError
+  | Migrator.MigrationError
+  | MemoryStoreError.MemoryStoreFailure
+  | Embeddings.EmbedderMismatch
+
+/**
  * Migrates the memory tables (in the `engram_memory_migrations` table) and builds the store over
- * the ambient SQL client.
+ * the ambient SQL client. With an `Embeddings` service in context it also keeps a vector per
+ * record (sqlite-vec) and searches hybrid (`VectorIndex.withVectors`); without one it is lexical.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make: Effect.Effect<
   MemoryStore.Service,
-  SqlError | Migrator.MigrationError,
+  MakeError,
   SqlClient.SqlClient
 > = internal.make
 
@@ -53,7 +68,7 @@ export const make: Effect.Effect<
  */
 export const layerSqlite: Layer.Layer<
   MemoryStore.MemoryStore,
-  SqlError | Migrator.MigrationError,
+  MakeError,
   SqlClient.SqlClient
 > = Layer.effect(MemoryStore.MemoryStore, internal.make)
 
@@ -68,7 +83,7 @@ export const layer = (
   options?: SqliteDatabase.ClientOptions
 ): Layer.Layer<
   MemoryStore.MemoryStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
-  SqliteDatabase.SqliteOpenError | SqlError | Migrator.MigrationError
+  SqliteDatabase.SqliteOpenError | MakeError
 > => layerSqlite.pipe(Layer.provideMerge(SqliteDatabase.layerClient(options)))
 
 /**

@@ -1,6 +1,8 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Bm25 from "../Bm25.js"
+import { dot, type EmbedderIdentity, EmbedderMismatch, sameIdentity } from "../Embeddings.js"
 import {
   compareTombstones,
   decodeForget,
@@ -18,6 +20,7 @@ import {
   DEFAULT_SEARCH_LIMIT,
   encodeCursor,
   isAfter,
+  isDeliverable,
   ListQuery,
   matchesFilters,
   positionOf,
@@ -37,7 +40,9 @@ import {
 } from "../MemoryWrite.js"
 import * as SearchPlan from "../SearchPlan.js"
 import { distinctTokens, type Language, searchableText, tokenize } from "../SearchTokenizer.js"
+import type { Service as VectorIndexService } from "../VectorIndex.js"
 import * as TopK from "./topK.js"
+import { roundScore } from "./vectorScore.js"
 
 interface Entry {
   /**
@@ -51,11 +56,19 @@ interface Entry {
   readonly tokens: ReadonlySet<string>
   /** How many distinct tokens the searchable text has (BM25's document length). */
   readonly length: number
+  /** The record's unit-length vector, once an embedder gave one (`VectorIndex`). */
+  vector: Float32Array | undefined
 }
 
 const indexEntry = (record: MemoryRecord, language: Language): Entry => {
   const tokens = new Set(tokenize(searchableText(record), language))
-  return { record, createdAtMillis: DateTime.toEpochMillis(record.createdAt), tokens, length: tokens.size }
+  return {
+    record,
+    createdAtMillis: DateTime.toEpochMillis(record.createdAt),
+    tokens,
+    length: tokens.size,
+    vector: undefined
+  }
 }
 
 /** A ranked-tier match: its entry, BM25's length normalisation for it, and its score so far. */
@@ -114,7 +127,15 @@ const makeIndex = () => {
  * — a clock read, an id, another store's forget), then reads the state it changes and commits in
  * one synchronous step, so no reader sees half of it and no change is made against a stale read.
  */
-export const make = (language: Language = "english"): MemoryStoreService => {
+export const make = (language: Language = "english"): MemoryStoreService => makeWithVectors(language).store
+
+/**
+ * The in-memory store and its exact vector index over the same entries: a forgotten record's
+ * vector goes with its entry.
+ */
+export const makeWithVectors = (
+  language: Language = "english"
+): { readonly store: MemoryStoreService; readonly vectors: VectorIndexService } => {
   const permit = Effect.unsafeMakeSemaphore(1)
   const serial = permit.withPermits(1)
   const byId = new Map<MemoryId, Entry>()
@@ -167,7 +188,76 @@ export const make = (language: Language = "english"): MemoryStoreService => {
       return entry === undefined ? Effect.fail(new MemoryNotFound({ id })) : Effect.succeed(entry.record)
     })
 
-  return {
+  let identity: EmbedderIdentity | undefined
+  const mismatch = (given: EmbedderIdentity) =>
+    identity !== undefined && !sameIdentity(identity, given)
+      ? Effect.fail(new EmbedderMismatch({ stored: identity, given }))
+      : Effect.void
+  const wrongLength = (given: EmbedderIdentity, length: number) =>
+    Effect.fail(new EmbedderMismatch({ stored: identity ?? given, given: { model: given.model, dimensions: length } }))
+
+  const vectors: VectorIndexService = {
+    method: "exact",
+    identity: Effect.sync(() => Option.fromNullable(identity)),
+    claim: (given) =>
+      Effect.suspend(() =>
+        identity === undefined ?
+          Effect.sync(() => {
+            identity = given
+          }) :
+          mismatch(given)
+      ),
+    reset: (given) =>
+      serial(Effect.sync(() => {
+        for (const entry of byId.values()) entry.vector = undefined
+        identity = given
+      })),
+    upsert: (given, entries) =>
+      serial(Effect.suspend(() => {
+        if (identity === undefined) identity = given
+        const bad = entries.find((e) => e.vector.length !== given.dimensions)
+        if (bad !== undefined) return wrongLength(given, bad.vector.length)
+        return Effect.map(mismatch(given), () => {
+          for (const { id, vector } of entries) {
+            const entry = byId.get(id)
+            if (entry !== undefined) entry.vector = vector
+          }
+        })
+      })),
+    search: (given, vector, filters, limit) =>
+      Effect.gen(function*() {
+        yield* mismatch(given)
+        if (vector.length !== (identity ?? given).dimensions) return yield* wrongLength(given, vector.length)
+        const at = yield* DateTime.now
+        const matches: Array<{ id: MemoryId; score: number }> = []
+        for (const entry of byId.values()) {
+          if (entry.vector === undefined || !matchesFilters(entry.record, filters, at)) continue
+          matches.push({ id: entry.record.id, score: roundScore(dot(entry.vector, vector)) })
+        }
+        return TopK.select(matches, limit, (a, b) => b.score - a.score || compareRaw(a.id, b.id))
+      }),
+    unembedded: (limit) =>
+      Effect.map(DateTime.now, (at) => {
+        const out: Array<MemoryId> = []
+        for (let i = ordered.length - 1; i >= 0 && out.length < limit; i--) {
+          const record = ordered[i]!
+          if (byId.get(record.id)!.vector === undefined && isDeliverable(record, at)) out.push(record.id)
+        }
+        return out
+      }),
+    coverage: Effect.map(DateTime.now, (at) => {
+      let deliverable = 0
+      let embedded = 0
+      for (const entry of byId.values()) {
+        if (!isDeliverable(entry.record, at)) continue
+        deliverable++
+        if (entry.vector !== undefined) embedded++
+      }
+      return { deliverable, embedded }
+    })
+  }
+
+  const store: MemoryStoreService = {
     capabilities: { search: "keyword" },
 
     write: (inputs) => Effect.flatMap(prepareRecords(inputs), (records) => serial(insertAll(records))),
@@ -339,4 +429,5 @@ export const make = (language: Language = "english"): MemoryStoreService => {
         ).sort(compareTombstones)
       )
   }
+  return { store, vectors }
 }

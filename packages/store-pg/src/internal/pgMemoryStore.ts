@@ -12,7 +12,8 @@ import {
   MemoryWrite,
   SearchPlan,
   SearchTokenizer,
-  StoredRows
+  StoredRows,
+  VectorIndex
 } from "@engram/core"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
@@ -20,7 +21,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import { reasonOf } from "../PgError.js"
+import * as Filters from "./filters.js"
 import { lexemeOf, lexemesOf, quoteLexeme, searchLength, tierQuery } from "./lexemes.js"
+import * as PgVectorIndex from "./pgVectorIndex.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
 import { ensureMigrated, memoryTable, migrate } from "./schema.js"
 import { ensureTombstones, migrateTombstones, tombstoneTable } from "./tombstones.js"
@@ -258,30 +261,8 @@ const makeAfter = <E>(
         return decoded.right
       })
 
-    // One value compares with "=" so that the (scope, created_at, id) index can deliver rows in
-    // listing order; PostgreSQL 15 cannot keep index order under "= ANY(array)".
-    const oneOf = (column: string, values: ReadonlyArray<string> | undefined, clauses: Array<Statement.Fragment>) => {
-      if (values === undefined) return
-      clauses.push(
-        values.length === 1 ? sql`${sql(column)} = ${values[0]}` : sql`${sql(column)} = ANY(${values}::text[])`
-      )
-    }
-
-    const filterClauses = (filters: MemoryQuery.MemoryFilters, nowMillis: number): Array<Statement.Fragment> => {
-      const clauses: Array<Statement.Fragment> = []
-      oneOf("scope", filters.scopes, clauses)
-      oneOf("kind", filters.kinds, clauses)
-      oneOf("delivery_policy", filters.deliveryPolicies, clauses)
-      oneOf("review_state", filters.reviewStates, clauses)
-      if (filters.deliverable === true) {
-        clauses.push(
-          sql`review_state <> 'rejected' AND invalidated_at IS NULL AND (expires_at IS NULL OR expires_at > ${nowMillis})`
-        )
-      } else if (filters.includeSuperseded !== true) {
-        clauses.push(sql`invalidated_at IS NULL`)
-      }
-      return clauses
-    }
+    const filterClauses = (filters: MemoryQuery.MemoryFilters, nowMillis: number) =>
+      Filters.filterClauses(sql, filters, nowMillis)
 
     const nowMillis = Clock.currentTimeMillis
     const statistics = makeStatistics(sql)
@@ -519,7 +500,7 @@ const makeAfter = <E>(
           return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
         }).pipe(Effect.mapError(failure("tombstones")))
     }
-    return MemoryStore.withContract(service)
+    return yield* VectorIndex.attach(MemoryStore.withContract(service), PgVectorIndex.make)
   })
 
 /** The store, after bringing its tables and stored search tokens up to date. */

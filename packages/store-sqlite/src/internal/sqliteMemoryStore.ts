@@ -1,9 +1,9 @@
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type * as Statement from "@effect/sql/Statement"
 import {
   Bm25,
+  type Embeddings,
   MemoryForget,
   MemoryQuery,
   type MemoryRecord,
@@ -13,7 +13,8 @@ import {
   MemoryWrite,
   SearchPlan,
   SearchTokenizer,
-  StoredRows
+  StoredRows,
+  VectorIndex
 } from "@engram/core"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
@@ -32,7 +33,9 @@ import {
   searchLength,
   tierExpression
 } from "./searchIndex.js"
+import { filterClauses } from "./sqlFilters.js"
 import { isDamaged } from "./sqliteErrors.js"
+import * as SqliteVectorIndex from "./sqliteVectorIndex.js"
 import { chunksOf, multiRowInsert } from "./sqlText.js"
 import {
   migrateTombstones,
@@ -43,8 +46,6 @@ import {
 } from "./tombstoneTable.js"
 
 type Row = Record<string, unknown>
-type Sql = SqlClient.SqlClient
-type Fragment = Statement.Fragment
 
 /** Rows per multi-row INSERT: 18 binds a row stays far below SQLite's 32,766-variable limit. */
 const INSERT_CHUNK = 500
@@ -99,24 +100,6 @@ const toFailure = (operation: string) => (error: SqlError) => {
   )
 }
 
-/** The SQL form of {@link MemoryQuery.matchesFilters} over the memory table aliased `m`. */
-const filterClauses = (sql: Sql, filters: MemoryQuery.MemoryFilters, nowMillis: number): Array<Fragment> => {
-  // Never empty: `sql.and([])` renders as nothing, which would leave a bare WHERE.
-  const clauses: Array<Fragment> = [sql.literal("1=1")]
-  if (filters.scopes !== undefined) clauses.push(sql.in("m.scope", filters.scopes))
-  if (filters.kinds !== undefined) clauses.push(sql.in("m.kind", filters.kinds))
-  if (filters.deliveryPolicies !== undefined) clauses.push(sql.in("m.delivery_policy", filters.deliveryPolicies))
-  if (filters.reviewStates !== undefined) clauses.push(sql.in("m.review_state", filters.reviewStates))
-  if (filters.deliverable === true) {
-    clauses.push(
-      sql`m.review_state <> 'rejected' AND m.invalidated_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ${nowMillis})`
-    )
-  } else if (filters.includeSuperseded !== true) {
-    clauses.push(sql.literal("m.invalidated_at IS NULL"))
-  }
-  return clauses
-}
-
 /** Runs the store's migrations (idempotent), in their own migrations table. */
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
@@ -137,7 +120,7 @@ const isCurrent = (language: SearchTokenizer.Language) =>
 /** Builds the SQLite memory store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<
   MemoryStore.Service,
-  SqlError | Migrator.MigrationError,
+  SqlError | Migrator.MigrationError | MemoryStoreError.MemoryStoreFailure | Embeddings.EmbedderMismatch,
   SqlClient.SqlClient
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -527,5 +510,5 @@ export const make: Effect.Effect<
         return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
       }).pipe(Effect.catchTag("SqlError", toFailure("tombstones")))
   }
-  return MemoryStore.withContract(service)
+  return yield* VectorIndex.attach(MemoryStore.withContract(service), SqliteVectorIndex.make)
 })

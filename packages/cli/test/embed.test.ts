@@ -1,0 +1,61 @@
+/**
+ * `engram embed` on a SQLite file written without an embedder: it backfills every deliverable
+ * record with a progress line, a store opened with the same embedder then finds a memory sharing
+ * no word with the query, and another embedder is refused until `--reembed`.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Embeddings, MemoryStore } from "@engram/core"
+import { SqliteMemoryStore } from "@engram/store-sqlite"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Path from "node:path"
+import { engram, engramJson, expectRefused, tempDir } from "./utilities.js"
+
+describe("engram embed", { timeout: 120_000 }, () => {
+  const tmp = tempDir()
+  afterAll(tmp.cleanup)
+  const db = Path.join(tmp.dir, "engram.db")
+
+  const searchWith = (embeddings: Embeddings.Service, query: string) =>
+    Effect.runPromise(Effect.either(
+      Effect.flatMap(MemoryStore.MemoryStore, (store) => store.search(query, { deliverable: true })).pipe(
+        Effect.map((result) => result.hits.map((hit) => hit.record.content)),
+        Effect.provide(
+          SqliteMemoryStore.layer({ filename: db }).pipe(
+            Layer.provide(Layer.succeed(Embeddings.Embeddings, embeddings))
+          )
+        )
+      )
+    ))
+
+  it("backfills the records a store holds without vectors", async () => {
+    for (const content of ["Doug runs PostgreSQL 16 for the billing service", "The office moved to Lisbon"]) {
+      const added = await engram("memory", "add", content, "--kind", "fact", "--db", db)
+      expect(added.code).toBe(0)
+    }
+    const run = await engram("embed", "--embedder", "test", "--db", db)
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain("2 record(s) embedded with engram-test-trigram-v1 (256 dimensions)")
+    expect(run.stdout).toContain("2 of 2 deliverable record(s) have a vector")
+    expect(run.stderr).toContain("embedding memories")
+    const again = await engramJson("embed", "--embedder", "test", "--db", db)
+    expect(again).toMatchObject({ embedded: 0, deliverable: 2, covered: 2 })
+  })
+
+  it("a store opened with the same embedder finds a memory sharing no word with the query", async () => {
+    const found = await searchWith(Embeddings.makeTest(), "postgres setup")
+    expect(Either.getOrThrow(found)[0]).toBe("Doug runs PostgreSQL 16 for the billing service")
+  })
+
+  it("another embedder is refused until --reembed replaces every vector", async () => {
+    const refused = await engram("embed", "--embedder", "test", "--dimensions", "128", "--db", db)
+    expectRefused(refused, "engram embed --reembed")
+    const opened = await searchWith(Embeddings.makeTest({ dimensions: 128 }), "postgres")
+    expect(Either.isLeft(opened) && opened.left._tag).toBe("EmbedderMismatch")
+    const reembedded = await engramJson("embed", "--embedder", "test", "--dimensions", "128", "--reembed", "--db", db)
+    expect(reembedded).toMatchObject({ reembedded: true, embedded: 2, deliverable: 2, covered: 2, dimensions: 128 })
+    const old = await searchWith(Embeddings.makeTest(), "postgres")
+    expect(Either.isLeft(old) && old.left._tag).toBe("EmbedderMismatch")
+  })
+})
