@@ -277,5 +277,10 @@ export const languageModel = (
     }
     const client = yield* openAiClient(`--model ${describeModel(model)}`)
     const { OpenAiLanguageModel } = yield* Effect.promise(() => import("@effect/ai-openai"))
-    return { model, layer: OpenAiLanguageModel.layer({ model: model.model }).pipe(Layer.provide(client)) }
+    // Not OpenAI's strict structured outputs: strict mode requires every property, and the answers'
+    // schemas have optional ones (a candidate's label, supersedes). The answer is decoded anyway.
+    return {
+      model,
+      layer: OpenAiLanguageModel.layer({ model: model.model, config: { strict: false } }).pipe(Layer.provide(client))
+    }
   })
