@@ -35,6 +35,7 @@ import * as Doctor from "./commands/Doctor.js"
 import * as Embed from "./commands/Embed.js"
 import * as Eval from "./commands/Eval.js"
 import * as Explain from "./commands/Explain.js"
+import * as Extract from "./commands/Extract.js"
 import * as Inspect from "./commands/Inspect.js"
 import * as Mcp from "./commands/Mcp.js"
 import * as Memory from "./commands/Memory.js"
@@ -69,6 +70,7 @@ const tree = [
   [Telemetry.command, Telemetry.subcommands],
   [Doctor.command],
   [Embed.command],
+  [Extract.command],
   [Sessions.command],
   [Inspect.command],
   [Explain.command]

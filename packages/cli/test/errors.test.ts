@@ -35,7 +35,7 @@ describe("engram: bad input prints one line, exits non-zero and writes nothing",
     )
     expectRefused(
       await engram("memory", "erase", "keep-1", "--db", db),
-      `unknown command "memory erase"; memory commands: add, list, search, review, supersede, expire, forget, import`
+      `unknown command "memory erase"; memory commands: add, list, search, show, review, supersede, expire, forget, import`
     )
   })
 

@@ -280,7 +280,12 @@ export class Trigger extends Context.Reference<Trigger>()("@engram/runtime/Extra
 export class ExtractionFailed extends Schema.TaggedError<ExtractionFailed>()("ExtractionFailed", {
   sessionId: Schema.String,
   message: Schema.String
-}) {}
+}) {
+  /** The model or a store failed underneath the run. */
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Unavailable"
+  }
+}
 
 /**
  * A memory an operator was asked to approve could not be.

@@ -164,6 +164,22 @@ describe("extraction through the native loop", () => {
       expect(mentions(next.text, "Doug")).toBe(false)
     }).pipe(Effect.provide(env())))
 
+  it.effect("a conflicting value the model did not mark as a correction is stopped by the save gate: a proposal", () =>
+    Effect.gen(function*() {
+      yield* turn("s-1", "Hi! My name is Doug.")
+      // No "actually": the candidate names no memory it supersedes; the gate finds the holder.
+      yield* turn("s-2", "My name is Douglas.")
+      const records = (yield* all).records
+      const holder = records.find((r) => r.content === "The user's name is Doug")!
+      const proposal = records.find((r) => r.content.includes("Douglas"))!
+      expect(Extraction.proposedHolder(proposal)).toBe(holder.id)
+      expect(proposal).toMatchObject({ reviewState: "pending", deliveryPolicy: "on_demand" })
+      expect(holder.supersededBy).toBeUndefined()
+      const prefix = yield* prefixText()
+      expect(mentions(prefix, "Doug")).toBe(true)
+      expect(mentions(prefix, "Douglas")).toBe(false)
+    }).pipe(Effect.provide(env())))
+
   it.effect("a duplicate is not written again: the run reports the holder as corroborated", () =>
     Effect.gen(function*() {
       yield* turn("s-1", "Remember: the deploy window is Tuesday")

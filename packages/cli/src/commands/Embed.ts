@@ -7,7 +7,7 @@
  *
  * The CLI ships no model: `--embedder test` is the deterministic test embedder (no network);
  * `--embedder openai` uses OpenAI's embeddings API through `@effect/ai-openai` and needs
- * `OPENAI_API_KEY`.
+ * `OPENAI_API_KEY` (the client is built by `Provider`, as `engram extract`'s language model is).
  *
  * @since 0.1.0
  */
@@ -15,17 +15,13 @@ import * as Command from "@effect/cli/Command"
 import * as Embeddings from "@engram/core/Embeddings"
 import * as MemoryStore from "@engram/core/MemoryStore"
 import * as VectorIndex from "@engram/core/VectorIndex"
-import * as ModelEmbeddings from "@engram/runtime/ModelEmbeddings"
 import * as SqliteVectorIndex from "@engram/store-sqlite/SqliteVectorIndex"
-import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
-import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import { toCliFailure } from "../CliError.js"
 import * as Flags from "../Flags.js"
 import * as Progress from "../Progress.js"
+import * as Provider from "../Provider.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
@@ -54,30 +50,6 @@ export interface EmbedReport {
   /** Records the run could not read (undecodable rows), left without a vector. */
   readonly unreadable: number
 }
-
-const openAi = (
-  model: string,
-  dimensions: number
-): Effect.Effect<Embeddings.Service, CliFailure, Scope.Scope> =>
-  Effect.gen(function*() {
-    const key = yield* Config.option(Config.redacted("OPENAI_API_KEY")).pipe(Effect.orElseSucceed(() => Option.none()))
-    if (Option.isNone(key)) {
-      return yield* new CliFailure({
-        problem: "--embedder openai needs OPENAI_API_KEY in the environment",
-        exitCode: ExitCode.refused
-      })
-    }
-    const { OpenAiClient, OpenAiEmbeddingModel } = yield* Effect.promise(() => import("@effect/ai-openai"))
-    const { layerUndici } = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpClient"))
-    const context = yield* Layer.build(
-      ModelEmbeddings.layer({ model, dimensions }).pipe(
-        Layer.provide(OpenAiEmbeddingModel.layerBatched({ model, config: { dimensions } })),
-        Layer.provide(OpenAiClient.layer({ apiKey: key.value })),
-        Layer.provide(layerUndici)
-      )
-    )
-    return yield* Effect.provide(Embeddings.Embeddings, context)
-  })
 
 const human = (report: EmbedReport): string =>
   Render.escapeControls(
@@ -123,7 +95,7 @@ export const command = Command.make(
       const where = yield* StoreBackend.location
       const embeddings = embedder === "test"
         ? Embeddings.makeTest({ dimensions: dimensions ?? Embeddings.TEST_DIMENSIONS })
-        : yield* openAi(model ?? OPENAI_MODEL, dimensions ?? OPENAI_DIMENSIONS)
+        : yield* Provider.openAiEmbeddings(model ?? OPENAI_MODEL, dimensions ?? OPENAI_DIMENSIONS)
       const report = yield* Effect.gen(function*() {
         const store = yield* MemoryStore.MemoryStore
         const index = where.pg === undefined

@@ -397,6 +397,34 @@ export const supersede = Command.make(
 ).pipe(Command.withDescription("Replace a memory with a newer one; the old one stays readable, invalidated."))
 
 /**
+ * `engram memory show <id>`: one memory in full — its fields, review state, trust tier, the
+ * poisoning screen's flag, and for an extracted memory the session and turns it came from.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const show = Command.make(
+  "show",
+  { id: idArg("id", "The memory to show (an unambiguous start of its id is enough).") },
+  ({ id }) =>
+    Effect.gen(function*() {
+      const record = yield* StoreBackend.provide(
+        Effect.gen(function*() {
+          const full = yield* resolveId(id)
+          const [found] = (yield* (yield* store).get([full])).records
+          if (found === undefined) {
+            return yield* new CliFailure({ problem: `there is no memory ${id}`, exitCode: ExitCode.refused })
+          }
+          return found
+        }),
+        "read"
+      )
+      const now = yield* DateTime.now
+      yield* output(() => ({ record: Render.jsonRecord(record) }), () => Render.recordDetail(record, now))
+    }).pipe(Effect.mapError(toCliFailure))
+).pipe(Command.withDescription("Show one memory in full: review state, trust tier, flag and where it came from."))
+
+/**
  * `engram memory expire <id>`
  *
  * @since 0.1.0
@@ -498,7 +526,7 @@ export const importLegacy = Command.make(
  * @since 0.1.0
  * @category commands
  */
-export const subcommands = [add, list, search, review, supersede, expire, forget, importLegacy] as const
+export const subcommands = [add, list, search, show, review, supersede, expire, forget, importLegacy] as const
 
 /**
  * `engram memory …`: the memory command group.

@@ -1,0 +1,202 @@
+/**
+ * `engram extract <session> [--agent <config.json>] [--model openai|openai:<model>|scripted:<file>]`:
+ * runs one extraction run (`Extraction.run`) over the session's turns in the store, and prints what
+ * it proposed — each memory's id and content and what became of it (`pending`, `flagged`,
+ * `duplicate` of a live memory, `supersede-proposal` against one, or `refused`), the model calls
+ * and the tokens. Nothing it writes is confirmed: review with `engram memory review <id>`.
+ *
+ * The memory tools' configuration (scope, routing spec, Background) is the agent config's, read
+ * as `engram mcp` reads it; without one, the `user-background` preset in `global`. A session whose
+ * stored calls were sent in `incognito` mode extracts nothing. The model is built by `Provider`:
+ * `--model` when given, else OpenAI when `OPENAI_API_KEY` is set, else the command is refused
+ * naming what to set. `--model scripted:<file>` (for tests and demos) answers from a JSON file.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as MemoryStore from "@engram/core/MemoryStore"
+import * as SessionStore from "@engram/core/SessionStore"
+import * as TelemetryStore from "@engram/core/TelemetryStore"
+import type * as Extraction from "@engram/runtime/Extraction"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Flags from "../Flags.js"
+import * as Provider from "../Provider.js"
+import * as Render from "../Render.js"
+import * as Root from "../Root.js"
+import * as StoreBackend from "../StoreBackend.js"
+import { agentFlag } from "./Compose.js"
+import { memoryConfig } from "./Mcp.js"
+
+/**
+ * What became of one proposed memory: `pending` (saved, waiting for review), `flagged` (saved,
+ * held and flagged by the poisoning screen), `duplicate` (a live memory already says it; nothing
+ * written), `supersede-proposal` (a pending proposal to replace `supersedes`), `refused` (not
+ * written: `problem`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ProposedMemory {
+  readonly outcome: "pending" | "flagged" | "duplicate" | "supersede-proposal" | "refused"
+  /** The memory written, or for a duplicate the live memory that holds it. */
+  readonly id: string | null
+  readonly content: string | null
+  readonly reviewState: string | null
+  readonly supersedes?: string | undefined
+  readonly problem?: string | undefined
+}
+
+/**
+ * What `engram extract` did.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExtractReport {
+  readonly session: string
+  readonly store: string
+  readonly model: string
+  readonly status: Extraction.RunReport["status"]
+  readonly turns: ReadonlyArray<number>
+  readonly calls: number
+  readonly usage: Extraction.RunUsage | null
+  readonly memories: ReadonlyArray<ProposedMemory>
+}
+
+const modelFlag = Flags.make(
+  "model",
+  (text) => Either.match(Provider.parseModelChoice(text), { onLeft: Effect.fail, onRight: Effect.succeed }),
+  "The language model: openai (" + Provider.OPENAI_LANGUAGE_MODEL + "), openai:<model>, or scripted:<file> " +
+    "(a JSON file of scripted replies, for tests and demos). Default: openai when OPENAI_API_KEY is set.",
+  "model"
+)
+
+const turnRange = (turns: ReadonlyArray<number>): string =>
+  turns.length === 0 ? "none" : turns.length === 1 ? `${turns[0]}` : `${turns[0]}-${turns[turns.length - 1]}`
+
+/**
+ * The human view of a report.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderReport = (report: ExtractReport): string => {
+  const head = `extract ${report.session} (${report.model}, ${report.store}): `
+  if (report.status === "incognito") {
+    return Render.escapeControls(`${head}incognito session: nothing extracted, no model call`)
+  }
+  if (report.status === "nothing-new") return Render.escapeControls(`${head}no turns to extract, no model call`)
+  if (report.status === "over-budget") {
+    return Render.escapeControls(`${head}over the session's token budget, no model call`)
+  }
+  const usage = report.usage === null
+    ? ""
+    : `, ${report.usage.totalTokens} tokens (${report.usage.inputTokens} in, ${report.usage.outputTokens} out` +
+      `${report.usage.estimated ? ", estimated" : ""})`
+  const lines = [
+    `${head}turns ${turnRange(report.turns)}, ${report.calls} model call${report.calls === 1 ? "" : "s"}${usage}, ` +
+    `${report.memories.length} memor${report.memories.length === 1 ? "y" : "ies"} proposed`,
+    ...report.memories.map((m) => {
+      const what = m.outcome === "duplicate"
+        ? "duplicate of"
+        : m.outcome === "supersede-proposal"
+        ? "supersede proposal"
+        : m.outcome
+      const detail = m.outcome === "refused"
+        ? m.problem ?? ""
+        : `${m.content ?? ""}${m.supersedes === undefined ? "" : ` (supersedes ${m.supersedes})`}`
+      return `  ${what.padEnd(18)} ${(m.id ?? "-").padEnd(12)} ${Render.truncate(detail, 80)}`
+    })
+  ]
+  if (report.memories.some((m) => m.outcome !== "duplicate" && m.outcome !== "refused")) {
+    lines.push("nothing is confirmed: review with engram memory review <id> confirmed (or rejected)")
+  }
+  return lines.map(Render.escapeControls).join("\n")
+}
+
+/**
+ * `engram extract`
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  "extract",
+  {
+    session: Flags.argument(Flags.text("session", SessionStore.SessionId, "The session whose turns to extract.")),
+    agent: Flags.optional(
+      agentFlag("The agent config: spec, background, scope, and optionally db (default: user-background in global).")
+    ),
+    model: Flags.optional(modelFlag)
+  },
+  ({ agent, model, session }) =>
+    Effect.scoped(Effect.gen(function*() {
+      // The model first: a command with no provider is refused before any store is opened.
+      const language = yield* Provider.languageModel("engram extract", model)
+      const { db, memory } = yield* memoryConfig({ agent, scope: undefined })
+      const where = yield* StoreBackend.locationFor({ configured: db })
+      const store = StoreBackend.describeLocation(where)
+      const ExtractionModule = yield* Effect.promise(() => import("@engram/runtime/Extraction"))
+      const report = yield* Effect.gen(function*() {
+        const { messages } = yield* (yield* SessionStore.SessionStore).load(session)
+        if (messages.length === 0) {
+          return yield* new CliFailure({
+            problem: `session ${session} has no turns in ${store} (engram sessions lists the sessions)`,
+            exitCode: ExitCode.refused
+          })
+        }
+        // The session's mode is what its stored calls were sent in: an incognito call makes the
+        // whole session incognito.
+        const { snapshots } = yield* (yield* TelemetryStore.TelemetryStore).listSnapshots(session)
+        const mode = snapshots.some((s) => s.mode === "incognito") ? "incognito" : undefined
+        const extraction = yield* ExtractionModule.make()
+        const run = yield* extraction.run({ sessionId: session, memory, mode, messages })
+        const memories = yield* MemoryStore.MemoryStore
+        const ids = run.outcomes.flatMap((o) =>
+          o._tag === "Saved" || o._tag === "Proposed" ? [o.id] : o._tag === "Corroborated" ? [o.holder] : []
+        )
+        const records = new Map((yield* memories.get(ids)).records.map((r) => [r.id, r] as const))
+        const proposed = run.outcomes.map((o): ProposedMemory => {
+          if (o._tag === "Refused") {
+            return { outcome: "refused", id: null, content: null, reviewState: null, problem: o.problem }
+          }
+          const id = o._tag === "Corroborated" ? o.holder : o.id
+          const record = records.get(id)
+          return {
+            outcome: o._tag === "Corroborated"
+              ? "duplicate"
+              : o._tag === "Proposed"
+              ? "supersede-proposal"
+              : o.flagged
+              ? "flagged"
+              : "pending",
+            id,
+            content: record?.content ?? null,
+            reviewState: record?.reviewState ?? null,
+            ...(o._tag === "Proposed" ? { supersedes: o.supersedes } : {})
+          }
+        })
+        return {
+          session,
+          store,
+          model: Provider.describeModel(language.model),
+          status: run.status,
+          turns: run.turns,
+          calls: run.calls,
+          usage: run.usage ?? null,
+          memories: proposed
+        } satisfies ExtractReport
+      }).pipe(Effect.provide(Layer.merge(StoreBackend.layerObserved(where), language.layer)))
+      const settings = yield* Root.settings
+      yield* Console.log(settings.json ? Render.json(report) : renderReport(report))
+    })).pipe(Effect.mapError(toCliFailure))
+).pipe(
+  Command.withDescription(
+    "Run one extraction over a session's turns: the memories it implies, proposed pending through the save gate " +
+      "(--model openai|openai:<model>|scripted:<file>; OPENAI_API_KEY)."
+  )
+)
