@@ -10,7 +10,7 @@ import { mkdirSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { launch, signIn, visit } from "../test/support/consoleBrowser.js"
-import { SESSION, startSeededConsole } from "../test/support/consoleStore.js"
+import { SESSION, SHED_TURN, startSeededConsole } from "../test/support/consoleStore.js"
 
 const out = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../docs/guides/console")
 
@@ -59,7 +59,8 @@ const main = async () => {
     await shoot("tombstones")
     await visit(page, "#/sessions")
     await shoot("sessions")
-    await visit(page, `#/call/${SESSION}/1/0`)
+    // The call whose projection shed recalled memories: its chart shows the shed part of the bar.
+    await visit(page, `#/call/${SESSION}/${SHED_TURN}/0`)
     await shoot("call")
     await visit(page, "#/agent")
     await shoot("agent")

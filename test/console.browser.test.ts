@@ -2,10 +2,10 @@
 /**
  * The console does an operator's jobs, in a real browser: Debian's Chromium driven by
  * playwright-core against the server `engram serve` runs, on a store seeded as an operator's
- * would be (50 memories: pending, confirmed, one superseded, one expired, one flagged; a session
- * of two stored calls). One browser, one server, one walk through every job — find, explain,
+ * would be (72 memories: pending, confirmed, one superseded, one expired, one flagged, 24 long vocabulary
+ * lists; a session of three stored calls, the third of which shed recalled memories for budget). One browser, one server, one walk through every job — find, explain,
  * review in bulk (by keyboard and by button), create, supersede, forget, browse a session to a
- * byte-exact call, fix an overlay row, preview a projection — checking the store after each
+ * byte-exact call, see what a call's budget shed, fix an overlay row, preview a projection — checking the store after each
  * write; then a read-only token sees no action, every view passes axe-core's WCAG A/AA rules with
  * no serious or critical violation and does not overflow at 800 or 375 px, and the page's strict
  * content security policy reports no violation.
@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Browser } from "playwright-core"
 import { launch, overflow, seriousViolations, settle, signIn, visit } from "./support/consoleBrowser.js"
-import { type SeededConsole, SESSION, startSeededConsole } from "./support/consoleStore.js"
+import { type SeededConsole, SESSION, SHED_TURN, startSeededConsole, VOCABULARY_LISTS } from "./support/consoleStore.js"
 
 /**
  * The projection a native turn gets for `input` in project:a from an agent of the config the
@@ -107,7 +107,9 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
 
     // Find: the list says how many there are and pages through them.
     await page.locator("main#view[data-ready=true]").waitFor()
-    expect(await page.getByTestId("total").textContent()).toBe("Showing 1–25 of 49")
+    // Every record of the store, in any state: 48 seeded memories, the edit's successor, the vocabulary lists.
+    const total = 49 + VOCABULARY_LISTS
+    expect(await page.getByTestId("total").textContent()).toBe(`Showing 1–25 of ${total}`)
     // Every lifecycle state is visible: the superseded and the expired record are listed as such.
     expect(await page.locator(`tr[data-id="${seeded.superseded}"]`).getAttribute("data-state")).toBe("superseded")
     expect(await page.locator(`tr[data-id="${seeded.expired}"]`).getAttribute("data-state")).toBe("expired")
@@ -116,7 +118,7 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
     )
     expect(await flaggedRow.textContent()).toContain("flagged")
     await settle(page, () => page.getByTestId("next").click())
-    expect(await page.getByTestId("total").textContent()).toBe("Showing 26–49 of 49")
+    expect(await page.getByTestId("total").textContent()).toBe(`Showing 26–50 of ${total}`)
     // A search with more hits than one search page (20) shows its total.
     await page.getByTestId("search").fill("garden")
     await settle(page, () => page.getByTestId("apply").click())
@@ -231,7 +233,7 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
     await visit(page, "#/sessions")
     const row = page.locator(`[data-testid=sessions] tr[data-session="${SESSION}"]`)
     expect(await row.textContent()).toContain("project:a")
-    expect(await row.locator("td[data-label=turns]").textContent()).toBe("2")
+    expect(await row.locator("td[data-label=turns]").textContent()).toBe(String(SHED_TURN))
     await settle(page, () => row.getByTestId("open-session").click())
     await settle(page, () => page.locator(`[data-call="1.0"] [data-testid=open-call]`).click())
     expect(await page.getByTestId("verified").textContent()).toContain("Rebuilt byte for byte")
@@ -248,7 +250,35 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
     // The budget per section, as a chart.
     expect(await page.locator("[data-testid=budget-chart] .row[data-section=recalled_memory]").count()).toBe(1)
     expect(await page.getByTestId("budget-use").textContent()).toMatch(/^used \d+ of \d+ tokens \(\d+ chars\)$/)
-    // A memory fragment of the call opens its explain verdict for that call.
+    // A call whose projection shed recalled memories: the calls list counts them and the chart
+    // shows the shed part of the section's bar, how many it shed and which records they were.
+    const shedCall = (await (await fetch(`${seeded.base}/api/sessions/${SESSION}/inspect?turn=${SHED_TURN}&call=0`, {
+      headers: { authorization: `Bearer ${seeded.token}` }
+    })).json() as { calls: Array<{ budget: { shed: Array<{ section: string; ref: string; chars: number }> } }> })
+      .calls[0]!.budget.shed
+    expect(shedCall.length).toBeGreaterThan(0)
+    expect(new Set(shedCall.map((item) => item.section))).toEqual(new Set(["recalled_memory"]))
+    const shedChars = shedCall.reduce((sum, item) => sum + item.chars, 0)
+    await visit(page, `#/session/${SESSION}`)
+    expect(await page.locator(`[data-call="${SHED_TURN}.0"] td[data-label=budget]`).textContent())
+      .toMatch(new RegExp(`, ${shedCall.length} shed$`))
+    expect(await page.locator(`[data-call="1.0"] td[data-label=budget]`).textContent()).toMatch(/, 0 shed$/)
+    await settle(page, () => page.locator(`[data-call="${SHED_TURN}.0"] [data-testid=open-call]`).click())
+    expect(await page.getByTestId("verified").textContent()).toContain("Rebuilt byte for byte")
+    const shedRow = page.locator("[data-testid=budget-chart] .row[data-section=recalled_memory]")
+    expect(await shedRow.getAttribute("data-shed")).toBe(String(shedCall.length))
+    expect(await shedRow.locator(".bar .cut").count()).toBe(1)
+    expect(Number.parseFloat(await shedRow.locator(".bar .cut").evaluate((e) => (e as HTMLElement).style.width)))
+      .toBeGreaterThan(0)
+    expect(await shedRow.locator(".bar").getAttribute("aria-label")).toMatch(new RegExp(`, ${shedChars} chars shed$`))
+    const shedNote = (await shedRow.locator(".note").textContent())!
+    expect(shedNote).toContain(`shed ${shedCall.length} (${shedChars} chars): `)
+    for (const item of shedCall) expect(shedNote).toContain(item.ref)
+    // The section the budget left whole shows no shed part.
+    const wholeRow = page.locator("[data-testid=budget-chart] .row[data-section=working_state]")
+    expect([await wholeRow.getAttribute("data-shed"), await wholeRow.locator(".bar .cut").count()]).toEqual(["0", 0])
+    // A memory fragment of the first call opens its explain verdict for that call.
+    await visit(page, `#/call/${SESSION}/1/0`)
     const fragment = page.locator(`section.message a.chip.memory[data-ids~="${lessons}"]`)
     expect(await fragment.textContent()).toContain("French lessons are on Tuesday evenings")
     await settle(page, () => fragment.click())
@@ -310,6 +340,7 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
       "#/tombstones",
       "#/sessions",
       `#/call/${SESSION}/1/0`,
+      `#/call/${SESSION}/${SHED_TURN}/0`,
       "#/agent",
       "#/preview?q=garden&scope=project%3Aa"
     ]

@@ -2,11 +2,13 @@
  * A console on a seeded store, for the browser test and the screenshot script
  * (`npm run console:screenshots`): the server `engram serve` runs — `EngramServer.layerServe`
  * over every SQLite store of one file and its token table — on a free port, two tokens of
- * project:a (one read-write, one read-only), and an operator's ordinary store of 50 memories:
+ * project:a (one read-write, one read-only), and an operator's ordinary store of 72 memories:
  * confirmed facts (28 of them about the garden, past one page of search), preferences waiting
  * for review, extracted notes that name the session turns they came from, one flagged by the
- * poisoning screen, one superseded by an edit, one expired — and a session of two native-loop
- * turns whose prompts were stored.
+ * poisoning screen, one superseded by an edit, one expired; 24 long vocabulary lists — and a
+ * session of three native-loop turns whose prompts were stored, on a model with an 8k-token
+ * window (the 4,000-token floor of a projection budget): the third asks for the vocabulary lists,
+ * more than that budget holds, so its projection sheds some of them.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import { ContextProjection, IdGenerator, MemoryStore, RoutingPresets } from "@engram/core"
@@ -22,8 +24,14 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 
-/** The session whose two turns are stored. */
+/** The session whose three turns are stored. */
 export const SESSION = "s-console"
+
+/** The turn whose projection sheds recalled memories for budget (call 0 of it). */
+export const SHED_TURN = 3
+
+/** The model's context window: its projection budget is the 4,000-token floor. */
+const CONTEXT_WINDOW_TOKENS = 8_000
 
 const stores = (db: string) =>
   AccessTokens.layerSql.pipe(
@@ -70,8 +78,72 @@ const garden = [
   "the bench"
 ]
 
-/** The 50 memories, in the order they are created (through the API, so routing runs as it would). */
+const words = [
+  "la cuisine (kitchen)",
+  "le four (oven)",
+  "la poêle (frying pan)",
+  "la casserole (saucepan)",
+  "le couteau (knife)",
+  "la fourchette (fork)",
+  "la cuillère (spoon)",
+  "l'assiette (plate)",
+  "le verre (glass)",
+  "la tasse (cup)",
+  "le bol (bowl)",
+  "la nappe (tablecloth)",
+  "le pain (bread)",
+  "le beurre (butter)",
+  "le fromage (cheese)",
+  "la farine (flour)",
+  "le sucre (sugar)",
+  "le sel (salt)",
+  "le poivre (pepper)",
+  "l'huile (oil)",
+  "la gare (station)",
+  "le billet (ticket)",
+  "le quai (platform)",
+  "le train (train)",
+  "la valise (suitcase)",
+  "le départ (departure)",
+  "l'arrivée (arrival)",
+  "le retard (delay)",
+  "la ville (town)",
+  "la rue (street)",
+  "le pont (bridge)",
+  "la place (square)",
+  "le marché (market)",
+  "la boulangerie (bakery)",
+  "la pharmacie (chemist)",
+  "la banque (bank)",
+  "le médecin (doctor)",
+  "la fièvre (fever)",
+  "le rhume (cold)",
+  "la toux (cough)",
+  "le ciel (sky)",
+  "la pluie (rain)",
+  "le vent (wind)",
+  "la neige (snow)",
+  "le soleil (sun)",
+  "le nuage (cloud)",
+  "l'orage (storm)",
+  "la chaleur (heat)"
+]
+
+/** How many vocabulary lists are seeded. */
+export const VOCABULARY_LISTS = 24
+
+/** Long reference lists, more of them than a 4,000-token projection budget holds. */
+const vocabulary = Array.from({ length: VOCABULARY_LISTS }, (_, unit): Input => ({
+  content: `Vocabulary list for unit ${unit + 1}: ${
+    Array.from({ length: 40 }, (_, j) => words[(unit * 5 + j * 7) % words.length]).join(", ")
+  }`,
+  kind: "reference",
+  sourceType: "operator"
+}))
+
+/** The 72 memories, in the order they are created (through the API, so routing runs as it would). */
 const memories: ReadonlyArray<Input> = [
+  ...vocabulary,
   ...garden.map((thing, i): Input => ({
     content: `In the garden, ${thing} ${
       i % 3 === 0 ? "need watering every evening" : i % 3 === 1 ? "were planted in spring" : "are looked after by Sam"
@@ -136,7 +208,7 @@ export interface SeededConsole {
   readonly stop: () => Promise<void>
 }
 
-/** Two turns of the native loop in project:a, each call stored as a prompt snapshot. */
+/** Three turns of the native loop in project:a, each call stored as a prompt snapshot. */
 const storeSession = NativeRuntime.make({
   prefix: [{
     name: "identity",
@@ -151,7 +223,10 @@ const storeSession = NativeRuntime.make({
   workingState: "goal: plan this week's lessons"
 }).pipe(
   Effect.tap((agent) => NativeRuntime.runTurn({ agent, sessionId: SESSION, input: "when are the French lessons?" })),
-  Effect.tap((agent) => NativeRuntime.runTurn({ agent, sessionId: SESSION, input: "who looks after the roses?" }))
+  Effect.tap((agent) => NativeRuntime.runTurn({ agent, sessionId: SESSION, input: "who looks after the roses?" })),
+  Effect.tap((agent) =>
+    NativeRuntime.runTurn({ agent, sessionId: SESSION, input: "which vocabulary should I revise?" })
+  )
 )
 
 /** Serves the console on a seeded store in a fresh temporary directory. */
@@ -199,7 +274,7 @@ export const startSeededConsole = async (): Promise<SeededConsole> => {
   await api("POST", `/api/memories/${expired}/expire`)
   await run(storeSession.pipe(
     Effect.provide(Layer.mergeAll(
-      ContextProjection.layer,
+      ContextProjection.layerSettings({ contextWindowTokens: CONTEXT_WINDOW_TOKENS }),
       ScriptedModel.layer(() => [ScriptedModel.text("On Tuesdays at seven.")]),
       PromptObserver.layerTelemetry(),
       IdGenerator.sequential("console")
