@@ -18,6 +18,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as ErrorClass from "./ErrorClass.js"
 import * as TestEmbedder from "./internal/testEmbedder.js"
@@ -97,6 +98,43 @@ export class EmbedderMismatch extends Schema.TaggedError<EmbedderMismatch>()("Em
   get errorClass(): ErrorClass.ErrorClass {
     return "Misconfigured"
   }
+}
+
+/**
+ * Fails unless `given` is the identity a store holds; when it holds none, `adopt` records `given`
+ * through `claim` (the first embedder to write claims the store) and otherwise passes. The one
+ * rule every backend's vector index applies before it reads or writes a vector.
+ *
+ * @since 0.1.0
+ * @category checks
+ */
+export const checkIdentity = <E, R>(
+  stored: Effect.Effect<Option.Option<EmbedderIdentity>, E, R>,
+  claim: (identity: EmbedderIdentity) => Effect.Effect<unknown, E, R>,
+  given: EmbedderIdentity,
+  adopt: boolean
+): Effect.Effect<void, E | EmbedderMismatch, R> =>
+  Effect.flatMap(stored, (held): Effect.Effect<void, E | EmbedderMismatch, R> => {
+    if (Option.isNone(held)) return adopt ? Effect.asVoid(claim(given)) : Effect.void
+    return sameIdentity(held.value, given)
+      ? Effect.void
+      : Effect.fail(new EmbedderMismatch({ stored: held.value, given }))
+  })
+
+/**
+ * Fails with the first vector whose length is not `given.dimensions`.
+ *
+ * @since 0.1.0
+ * @category checks
+ */
+export const checkLengths = (
+  given: EmbedderIdentity,
+  vectors: ReadonlyArray<Float32Array>
+): Effect.Effect<void, EmbedderMismatch> => {
+  const wrong = vectors.find((vector) => vector.length !== given.dimensions)
+  return wrong === undefined ? Effect.void : Effect.fail(
+    new EmbedderMismatch({ stored: given, given: { model: given.model, dimensions: wrong.length } })
+  )
 }
 
 /**

@@ -45,8 +45,6 @@ const literal = (vector: Float32Array): string => `{${Array.from(vector).join(",
 const failure = (operation: string) => (error: SqlError) =>
   new MemoryStoreError.MemoryStoreFailure({ operation, cause: reasonOf(error) })
 
-type Failure = Embeddings.EmbedderMismatch | MemoryStoreError.MemoryStoreFailure
-
 export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemoryStoreFailure, SqlClient.SqlClient> = Effect
   .gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -71,24 +69,14 @@ export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemorySto
       sql`INSERT INTO ${sql(VECTOR_META_TABLE)} (key, value) VALUES ('embedder', ${JSON.stringify(identity)})
           ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 
-    const check = (given: Embeddings.EmbedderIdentity, adopt: boolean): Effect.Effect<void, Failure> =>
-      Effect.flatMap(readIdentity, (stored): Effect.Effect<void, Failure> => {
-        if (Option.isNone(stored)) {
-          return adopt
-            ? Effect.asVoid(writeIdentity(given).pipe(Effect.mapError(failure("vectors claim"))))
-            : Effect.void
-        }
-        return Embeddings.sameIdentity(stored.value, given)
-          ? Effect.void
-          : Effect.fail(new Embeddings.EmbedderMismatch({ stored: stored.value, given }))
-      })
-
-    const lengthCheck = (given: Embeddings.EmbedderIdentity, vectors: ReadonlyArray<Float32Array>) => {
-      const wrong = vectors.find((vector) => vector.length !== given.dimensions)
-      return wrong === undefined ? Effect.void : Effect.fail(
-        new Embeddings.EmbedderMismatch({ stored: given, given: { model: given.model, dimensions: wrong.length } })
+    /** Fails unless `given` is the stored identity (or none is stored and `adopt` records it). */
+    const check = (given: Embeddings.EmbedderIdentity, adopt: boolean) =>
+      Embeddings.checkIdentity(
+        readIdentity,
+        (identity) => writeIdentity(identity).pipe(Effect.mapError(failure("vectors claim"))),
+        given,
+        adopt
       )
-    }
 
     const where = (filters: MemoryQuery.MemoryFilters, now: number) => {
       const clauses = filterClauses(sql, filters, now)
@@ -111,7 +99,7 @@ export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemorySto
         ),
       upsert: (identity, entries) =>
         Effect.gen(function*() {
-          yield* lengthCheck(identity, entries.map((entry) => entry.vector))
+          yield* Embeddings.checkLengths(identity, entries.map((entry) => entry.vector))
           yield* sql.withTransaction(Effect.gen(function*() {
             yield* check(identity, true)
             for (let start = 0; start < entries.length; start += UPSERT_CHUNK) {
@@ -131,7 +119,7 @@ export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemorySto
       search: (identity, vector, filters, limit) =>
         Effect.gen(function*() {
           yield* check(identity, false)
-          yield* lengthCheck(identity, [vector])
+          yield* Embeddings.checkLengths(identity, [vector])
           const now = yield* Clock.currentTimeMillis
           const rows = yield* sql<{ id: MemoryRecord.MemoryId; score: number }>`
             SELECT id, score FROM (

@@ -95,30 +95,13 @@ export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemorySto
           ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 
     /** Fails unless `given` is the stored identity (or none is stored and `adopt` records it). */
-    const check = (
-      given: Embeddings.EmbedderIdentity,
-      adopt: boolean
-    ): Effect.Effect<void, Embeddings.EmbedderMismatch | MemoryStoreError.MemoryStoreFailure> =>
-      Effect.flatMap(
+    const check = (given: Embeddings.EmbedderIdentity, adopt: boolean) =>
+      Embeddings.checkIdentity(
         readIdentity,
-        (stored): Effect.Effect<void, Embeddings.EmbedderMismatch | MemoryStoreError.MemoryStoreFailure> => {
-          if (Option.isNone(stored)) {
-            return adopt
-              ? Effect.asVoid(writeIdentity(given).pipe(Effect.mapError(failure("vectors claim"))))
-              : Effect.void
-          }
-          return Embeddings.sameIdentity(stored.value, given)
-            ? Effect.void
-            : Effect.fail(new Embeddings.EmbedderMismatch({ stored: stored.value, given }))
-        }
+        (identity) => writeIdentity(identity).pipe(Effect.mapError(failure("vectors claim"))),
+        given,
+        adopt
       )
-
-    const lengthCheck = (given: Embeddings.EmbedderIdentity, vectors: ReadonlyArray<Float32Array>) => {
-      const wrong = vectors.find((vector) => vector.length !== given.dimensions)
-      return wrong === undefined ? Effect.void : Effect.fail(
-        new Embeddings.EmbedderMismatch({ stored: given, given: { model: given.model, dimensions: wrong.length } })
-      )
-    }
 
     const service: VectorIndex.Service = {
       method: "sqlite-vec",
@@ -130,7 +113,7 @@ export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemorySto
         ).pipe(Effect.asVoid, Effect.mapError(failure("vectors reset"))),
       upsert: (identity, entries) =>
         Effect.gen(function*() {
-          yield* lengthCheck(identity, entries.map((entry) => entry.vector))
+          yield* Embeddings.checkLengths(identity, entries.map((entry) => entry.vector))
           yield* sql.withTransaction(Effect.gen(function*() {
             yield* check(identity, true)
             for (const chunk of chunksOf(entries, UPSERT_CHUNK)) {
@@ -150,7 +133,7 @@ export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemorySto
       search: (identity, vector, filters, limit) =>
         Effect.gen(function*() {
           yield* check(identity, false)
-          yield* lengthCheck(identity, [vector])
+          yield* Embeddings.checkLengths(identity, [vector])
           const now = yield* Clock.currentTimeMillis
           const rows = yield* sql<{ id: MemoryRecord.MemoryId; score: number }>`
             SELECT m.id AS id, round(1 - vec_distance_cosine(v.embedding, ${blobOf(vector)}), 6) AS score
