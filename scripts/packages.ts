@@ -15,7 +15,6 @@
  */
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
-import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { RUNTIME_DEPENDENCIES } from "./cliBundle.js"
@@ -159,12 +158,15 @@ export const publishedExports = (exports: Record<string, unknown>): Record<strin
     ])
   )
 
-const workspaceRequire = createRequire(NodePath.join(repoRoot, "package.json"))
-
-/** The version of `name` the workspace resolves (what the bundle was built and tested against). */
+/**
+ * The version of `name` the workspace resolves (what the bundle was built and tested against), read
+ * from its installed directory: `require.resolve("<name>/package.json")` fails for a package whose
+ * `exports` leaves out its manifest (sqlite-vec).
+ */
 const workspaceVersion = (name: string): string =>
-  (JSON.parse(NodeFs.readFileSync(workspaceRequire.resolve(`${name}/package.json`), "utf8")) as { version: string })
-    .version
+  (JSON.parse(NodeFs.readFileSync(NodePath.join(repoRoot, "node_modules", name, "package.json"), "utf8")) as {
+    version: string
+  }).version
 
 /**
  * What a package publishes: its manifest without the workspace's scripts, devDependencies and
