@@ -5,15 +5,7 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
-import {
-  ContextProjection,
-  IdGenerator,
-  MemoryStore,
-  PromotionStore,
-  RoutingPresets,
-  RoutingSpecs,
-  TelemetryStore
-} from "@engram/core"
+import { ContextProjection, MemoryStore, PromotionStore, RoutingSpecs } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
 import { Extraction, StablePrefix } from "@engram/runtime"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -21,51 +13,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
+import { connectedTo, memory, stores } from "./fixtures.js"
 
-const memory = {
-  scope: "global",
-  background: RoutingPresets.userBackgroundSections,
-  spec: RoutingPresets.userBackground
-} as const
-
-const stores = ContextProjection.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(
-    MemoryStore.layerMemory,
-    PromotionStore.layerMemory,
-    TelemetryStore.layerMemory,
-    IdGenerator.sequential("mem")
-  ))
-)
-
-interface ToolResult {
-  readonly isError?: boolean
-  readonly structuredContent?: Record<string, unknown>
-  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
-}
-
-/**
- * Serves the MCP server over HTTP on a free port, with the given stores, and connects an SDK
- * client to it. Everything is closed with the scope.
- */
-const connected = Effect.gen(function*() {
-  const context = yield* Layer.build(
-    EngramMcp.layerHttpServe({ memory }).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
-    ).pipe(Layer.provideMerge(stores))
-  )
-  const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
-  if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
-  const client = new Client({ name: "engram-test", version: "1.0.0" })
-  const url = `http://127.0.0.1:${address.port}/mcp`
-  const transport = new StreamableHTTPClientTransport(new URL(url))
-  yield* Effect.acquireRelease(
-    Effect.promise(() => client.connect(transport)),
-    () => Effect.promise(() => client.close())
-  )
-  const call = (name: string, args: Record<string, unknown>) =>
-    Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>)
-  return { client, call, context, url }
-})
+const connected = connectedTo(stores)
 
 const run = <A, E>(self: (env: Effect.Effect.Success<typeof connected>) => Effect.Effect<A, E, never>) =>
   Effect.scoped(Effect.flatMap(connected, self))

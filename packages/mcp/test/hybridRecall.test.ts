@@ -3,71 +3,16 @@
  * context: the embedding tier finds a memory that shares no word with the query, and without an
  * embedder recall stays lexical.
  */
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
-import {
-  ContextProjection,
-  Embeddings,
-  IdGenerator,
-  MemoryStore,
-  PromotionStore,
-  RoutingPresets,
-  SearchTokenizer,
-  TelemetryStore
-} from "@engram/core"
-import { EngramMcp } from "@engram/mcp"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Embeddings, SearchTokenizer } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { createServer } from "node:http"
-
-const memory = {
-  scope: "global",
-  background: RoutingPresets.userBackgroundSections,
-  spec: RoutingPresets.userBackground
-} as const
-
-const storesWith = (embeddings: Layer.Layer<never> | Layer.Layer<Embeddings.Embeddings>) =>
-  ContextProjection.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(
-      MemoryStore.layerMemory,
-      PromotionStore.layerMemory,
-      TelemetryStore.layerMemory,
-      IdGenerator.sequential("mem")
-    )),
-    Layer.provide(embeddings)
-  )
-
-interface ToolResult {
-  readonly isError?: boolean
-  readonly structuredContent?: Record<string, unknown>
-}
+import { connectedTo, storesWith, type ToolResult } from "./fixtures.js"
 
 const withClient = <A>(
   embeddings: Layer.Layer<never> | Layer.Layer<Embeddings.Embeddings>,
   body: (call: (name: string, args: Record<string, unknown>) => Effect.Effect<ToolResult>) => Effect.Effect<A>
-) =>
-  Effect.scoped(Effect.gen(function*() {
-    const context = yield* Layer.build(
-      EngramMcp.layerHttpServe({ memory }).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-        Layer.provideMerge(storesWith(embeddings))
-      )
-    )
-    const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
-    if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
-    const client = new Client({ name: "engram-test", version: "1.0.0" })
-    const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${address.port}/mcp`))
-    yield* Effect.acquireRelease(
-      Effect.promise(() => client.connect(transport)),
-      () => Effect.promise(() => client.close())
-    )
-    return yield* body((name, args) =>
-      Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>)
-    )
-  }))
+) => Effect.scoped(Effect.flatMap(connectedTo(storesWith(embeddings)), ({ call }) => body(call)))
 
 const stored = "Doug runs PostgreSQL 16 for the billing service"
 const query = "postgres setup?"

@@ -4,34 +4,12 @@
  * 2,000 lines (a ping after every 20th) leaves every ping answered and every reply well-formed.
  */
 import { describe, expect, it } from "@effect/vitest"
-import {
-  ContextProjection,
-  IdGenerator,
-  MemoryStore,
-  PromotionStore,
-  RoutingPresets,
-  TelemetryStore
-} from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fc from "fast-check"
 import { PassThrough } from "node:stream"
-
-const memory = {
-  scope: "global",
-  background: RoutingPresets.userBackgroundSections,
-  spec: RoutingPresets.userBackground
-} as const
-
-const stores = ContextProjection.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(
-    MemoryStore.layerMemory,
-    PromotionStore.layerMemory,
-    TelemetryStore.layerMemory,
-    IdGenerator.sequential("mem")
-  ))
-)
+import { memory, stores } from "./fixtures.js"
 
 interface Reply {
   readonly jsonrpc?: unknown
