@@ -3,8 +3,8 @@
  * far Engram can vouch for the file (decision 0062): for each size, a store of N records (one
  * `MemoryStore.write` per 1,000), then R opens (median, milliseconds) of each kind:
  *
- * - **known sound**: the file as a clean close left it (header and schema checks only, above
- *   `QUICK_CHECK_MAX_BYTES`);
+ * - **known sound**: the file as a clean close left it (header and schema checks only, whatever
+ *   its size: decision 0094);
  * - **full check**: the same file after something else touched it (its record removed), so the
  *   open runs `quick_check` over every page — the first open after a crash, a copy or an edit.
  */

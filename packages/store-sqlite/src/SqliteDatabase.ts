@@ -166,9 +166,9 @@ export interface ClientOptions {
    * What open checks before anything is read or written; a damaged file is refused with a
    * {@link SqliteOpenError} listing the problems. `"auto"` (the default): the header (an SQLite
    * file, not truncated) and the schema always, and SQLite's `quick_check` of every page unless the
-   * file is over {@link QUICK_CHECK_MAX_BYTES} *and* exactly as a clean close by Engram left it
-   * (see {@link isKnownSound}): so the first open after a crash, a copy, a restore or any change
-   * made outside Engram checks every page, whatever the size. `"quick"`: `quick_check` always.
+   * file is exactly as a clean close by Engram left it (see {@link isKnownSound}), whatever its
+   * size (decision 0094): so the first open after a crash, a copy, a restore or any change made
+   * outside Engram checks every page. `"quick"`: `quick_check` always.
    * `"none"`: nothing, for tools that inspect damaged files (`engram doctor`). A header that
    * disagrees with the file while a write-ahead log or rollback journal lies beside it is not
    * refused on its own: SQLite recovers first and its view decides (see {@link makeClient}).
@@ -185,17 +185,6 @@ export interface ClientOptions {
 export const isInMemory = (filename: string): boolean => filename === ":memory:" || filename === ""
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
-
-/**
- * The largest file `integrityCheck: "auto"` runs `quick_check` on at every open. `quick_check`
- * reads every page: about 0.1 s for 8 MiB here (0.8 s for 100,000 records, 58 MB). A larger file
- * is checked whole only when Engram cannot vouch for it ({@link isKnownSound}); a file it left
- * sound on a clean close, unchanged since, gets the constant-time header and schema checks.
- *
- * @since 0.1.0
- * @category constants
- */
-export const QUICK_CHECK_MAX_BYTES = 8 * 1024 * 1024
 
 const SQLITE_MAGIC = "SQLite format 3\u0000"
 
@@ -636,8 +625,8 @@ export const makeClient = (
     yield* pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
     yield* pragma("foreign_keys = ON")
     if (!inMemory && check !== "none") {
-      const size = NodeFs.statSync(filename).size
-      const problems = yield* (size > QUICK_CHECK_MAX_BYTES && knownSound ? schemaCheck(client) : quickCheck(client))
+      // `quick_check` reads every page (about 12 ms per MB): paid only when Engram cannot vouch for the file.
+      const problems = yield* (knownSound ? schemaCheck(client) : quickCheck(client))
         .pipe(Effect.mapError(readFailure(filename, fail)))
       if (problems.length > 0) {
         return yield* damaged(filename, summary(problems), problems)

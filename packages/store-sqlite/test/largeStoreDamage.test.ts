@@ -1,8 +1,8 @@
 /**
- * Damage is found at open whatever the size (issue 26, item 7): a store over
- * `QUICK_CHECK_MAX_BYTES` is checked page by page unless it is exactly as a clean close by Engram
- * left it, so damage from outside (a changed file) or after a crash (a log beside it) is refused
- * before any write.
+ * Damage is found at open whatever the size (issue 26, item 7): a store is checked page by page
+ * unless it is exactly as a clean close by Engram left it, so damage from outside (a changed file)
+ * or after a crash (a log beside it) is refused before any write. The rule holds for every size
+ * (decision 0094): a small store Engram vouches for skips the page check too.
  */
 import { MemoryStore } from "@engram/core"
 import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
@@ -67,9 +67,9 @@ beforeAll(async () => {
 
 afterAll(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
 
-describe("a store over QUICK_CHECK_MAX_BYTES", () => {
+describe("a store of several megabytes", () => {
   it("a clean close records the file; the next open vouches for it, and any change undoes that", async () => {
-    expect(NodeFs.statSync(original).size).toBeGreaterThan(SqliteDatabase.QUICK_CHECK_MAX_BYTES)
+    expect(NodeFs.statSync(original).size).toBeGreaterThan(8 * 1024 * 1024)
     expect(SqliteDatabase.isKnownSound(original)).toBe(true)
     expect(await openMessage(original)).toBe("opened")
     expect(SqliteDatabase.isKnownSound(original)).toBe(true)
@@ -107,5 +107,36 @@ describe("a store over QUICK_CHECK_MAX_BYTES", () => {
     NodeFs.writeFileSync(`${file}-wal`, Buffer.alloc(4096, 7))
     expect(SqliteDatabase.isKnownSound(file)).toBe(false)
     expect(await writeOne(file)).toMatch(/the file is damaged: /)
+  })
+})
+
+describe("a small store", () => {
+  // The open reads the record, not the pages: a damaged small file whose record was forged to match
+  // opens, which shows that a store of any size Engram vouches for skips the page check (decision
+  // 0094); with no record, or a log beside it, the same file is refused.
+  it("is vouched for like a large one, and checked whole when it cannot be", async () => {
+    const file = NodePath.join(dir, "small.db")
+    await Effect.runPromise(
+      Effect.flatMap(MemoryStore.MemoryStore, (store) =>
+        store.write(
+          Array.from(
+            { length: 400 },
+            (_, i) => ({ content: `small record ${i} ${"filler ".repeat(40)}`, kind: "note" as const })
+          )
+        )).pipe(Effect.provide(SqliteMemoryStore.layer({ filename: file })))
+    )
+    expect(NodeFs.statSync(file).size).toBeLessThan(1024 * 1024)
+    expect(SqliteDatabase.isKnownSound(file)).toBe(true)
+    damageMiddle(file)
+    expect(await openMessage(file)).toMatch(/the file is damaged: /)
+    const stat = NodeFs.statSync(file)
+    NodeFs.writeFileSync(
+      SqliteDatabase.verifiedStateFile(file),
+      JSON.stringify({ size: stat.size, ino: stat.ino, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs })
+    )
+    expect(SqliteDatabase.isKnownSound(file)).toBe(true)
+    expect(await openMessage(file)).toBe("opened")
+    NodeFs.writeFileSync(`${file}-wal`, Buffer.alloc(4096, 7))
+    expect(await openMessage(file)).toMatch(/the file is damaged: /)
   })
 })
