@@ -132,3 +132,22 @@ describe("tokenize", () => {
     expect(tokens).toEqual(["timezone", "lisbon", "travel", "plans", "pt"])
   })
 })
+
+describe("the tokenizer fingerprint (decision 0095)", () => {
+  it("the pinned fingerprint of every language is what the tokenizer makes of its probe", () => {
+    for (const language of SearchTokenizer.Language.literals) {
+      expect(SearchTokenizer.fingerprintOf(language), language).toBe(SearchTokenizer.measuredFingerprintOf(language))
+    }
+    expect(new Set(SearchTokenizer.Language.literals.map(SearchTokenizer.fingerprintOf)).size).toBe(
+      SearchTokenizer.Language.literals.length
+    )
+    expect(SearchTokenizer.fingerprint).toBe(SearchTokenizer.measuredFingerprintOf(SearchTokenizer.DEFAULT_LANGUAGE))
+  })
+
+  it("the stemmer is the version the fingerprints were pinned with (a new one: re-measure and re-pin)", async () => {
+    const NodeFs = await import("node:fs")
+    const { createRequire } = await import("node:module")
+    const manifest = createRequire(import.meta.url).resolve("snowball-stemmers/package.json")
+    expect(JSON.parse(NodeFs.readFileSync(manifest, "utf8")).version).toBe("0.6.0")
+  })
+})
