@@ -18,7 +18,7 @@
  *
  * @since 0.1.0
  */
-import { safeLine } from "./TextSafety.js"
+import { folded, mayMatch, neededWords, rules } from "./internal/screenRules.js"
 
 /**
  * Why a text was flagged: it tries to override the agent's rules, get secrets out, make the agent
@@ -40,46 +40,6 @@ export interface ScreenVerdict {
   readonly reasons: ReadonlyArray<ScreenReason>
 }
 
-const rules: ReadonlyArray<readonly [ScreenReason, ReadonlyArray<RegExp>]> = [
-  [
-    "override-rules",
-    [
-      /\b(ignore|disregard|forget|override|bypass|skip)\b[^.!?]{0,40}\b(previous|prior|above|earlier|all|any|your|the|system|safety|these)\b[^.!?]{0,30}\b(instructions?|rules?|prompts?|guidelines?|directions?|policies|policy|constraints?|restrictions?)\b/,
-      /\b(new|updated|real|true)\s+(system\s+)?(instructions?|rules)\s*[:：]/,
-      /\b(system|developer)\s+(prompt|message|instructions?)\s*[:：]/,
-      /(^|\n)\s*(system|assistant|developer)\s*[:：]/,
-      /<\|?\s*(im_start|im_end|system|endoftext)\s*\|?>/,
-      /\bjailbreak\b|\bdeveloper mode\b/
-    ]
-  ],
-  [
-    "reveal-secrets",
-    [
-      /\b(reveal|print|show|output|leak|disclose|expose|send|repeat|dump|email|post)\b[^.!?]{0,40}\b(system prompt|hidden (prompt|instructions?)|secrets?|api[\s_-]?keys?|passwords?|credentials?|access tokens?|private keys?|env(ironment)? variables?)\b/
-    ]
-  ],
-  [
-    "call-tools",
-    [
-      /\b(call|invoke|execute|trigger|run)\b[^.!?]{0,30}\b(the\s+)?(tool|function call|memory_\w+)\b/,
-      /\bmemory_(save|recall)\b/,
-      /\byou (must|should|will|shall) (call|invoke|execute|run|use) /
-    ]
-  ],
-  [
-    "change-identity",
-    [
-      /\byou are (now|no longer)\b/,
-      /\b(from now on|henceforth|starting now|from this point on),?\s+you\b/,
-      /\b(pretend|act|behave|roleplay)\s+(to be|as if|as)\s+(you|an?|the)\b[^.!?]{0,30}\b(ai|assistant|model|agent|bot|unrestricted|unfiltered|dan)\b/,
-      /\byour (new )?(name|identity|persona|role) is (now\b|no longer\b)/,
-      /\b(forget|abandon|drop) (who|what) you are\b/
-    ]
-  ]
-]
-
-const fold = (text: string): string => safeLine(text.normalize("NFKC")).toLowerCase().replace(/[\u2018\u2019]/g, "'")
-
 /**
  * The screen's verdict on a text (a memory's content, or its label).
  *
@@ -87,9 +47,11 @@ const fold = (text: string): string => safeLine(text.normalize("NFKC")).toLowerC
  * @category screening
  */
 export const screen = (text: string): ScreenVerdict => {
-  // Role markers are looked for at line starts, so line breaks are kept apart from the rest.
-  const lines = text.normalize("NFKC").split(/\r\n?|\n|\u2028|\u2029/).map(fold).join("\n")
-  const reasons = rules.filter(([, patterns]) => patterns.some((pattern) => pattern.test(lines))).map(([r]) => r)
+  const lines = folded(text)
+  const present = neededWords(lines)
+  const reasons = rules
+    .filter(([, patterns]) => patterns.some((p) => mayMatch(p, present) && p.pattern.test(lines)))
+    .map(([reason]) => reason)
   return { flagged: reasons.length > 0, reasons }
 }
 

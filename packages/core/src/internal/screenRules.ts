@@ -1,0 +1,139 @@
+/**
+ * The poisoning screen's rules (`InstructionScreen`): the patterns each reason is flagged by, the
+ * words a match of each pattern must hold, and the folding the patterns read text through.
+ *
+ * @internal
+ */
+import type { ScreenReason } from "../InstructionScreen.js"
+import { safeLine } from "../TextSafety.js"
+
+/**
+ * One pattern of a rule, with the words any match of it must contain: each inner list names
+ * alternatives, and a match holds at least one word of every list, as a whole word (a maximal run
+ * of `\w` characters, which is what the pattern's `\b`, `\s` and punctuation around them
+ * require). Text missing a list's every word cannot match, so the pattern is not run on it: most
+ * text holds none of the words the patterns start from, and a screen then costs one split into
+ * words instead of fifteen backtracking scans. The lists only decide what is skipped; the pattern
+ * keeps the last word (`InstructionScreen.test.ts` checks every list against its pattern).
+ */
+export interface Pattern {
+  readonly pattern: RegExp
+  readonly words: ReadonlyArray<ReadonlyArray<string>>
+}
+
+const plural = (...words: ReadonlyArray<string>): ReadonlyArray<string> => words.flatMap((w) => [w, `${w}s`])
+
+export const rules: ReadonlyArray<readonly [ScreenReason, ReadonlyArray<Pattern>]> = [
+  [
+    "override-rules",
+    [
+      {
+        pattern:
+          /\b(ignore|disregard|forget|override|bypass|skip)\b[^.!?]{0,40}\b(previous|prior|above|earlier|all|any|your|the|system|safety|these)\b[^.!?]{0,30}\b(instructions?|rules?|prompts?|guidelines?|directions?|policies|policy|constraints?|restrictions?)\b/,
+        words: [
+          ["ignore", "disregard", "forget", "override", "bypass", "skip"],
+          [
+            ...plural("instruction", "rule", "prompt", "guideline", "direction", "constraint", "restriction"),
+            "policies",
+            "policy"
+          ]
+        ]
+      },
+      {
+        pattern: /\b(new|updated|real|true)\s+(system\s+)?(instructions?|rules)\s*[:：]/,
+        words: [["new", "updated", "real", "true"], ["instruction", "instructions", "rules"]]
+      },
+      {
+        pattern: /\b(system|developer)\s+(prompt|message|instructions?)\s*[:：]/,
+        words: [["system", "developer"], ["prompt", "message", "instruction", "instructions"]]
+      },
+      { pattern: /(^|\n)\s*(system|assistant|developer)\s*[:：]/, words: [["system", "assistant", "developer"]] },
+      {
+        pattern: /<\|?\s*(im_start|im_end|system|endoftext)\s*\|?>/,
+        words: [["im_start", "im_end", "system", "endoftext"]]
+      },
+      { pattern: /\bjailbreak\b|\bdeveloper mode\b/, words: [["jailbreak", "developer"]] }
+    ]
+  ],
+  [
+    "reveal-secrets",
+    [
+      {
+        pattern:
+          /\b(reveal|print|show|output|leak|disclose|expose|send|repeat|dump|email|post)\b[^.!?]{0,40}\b(system prompt|hidden (prompt|instructions?)|secrets?|api[\s_-]?keys?|passwords?|credentials?|access tokens?|private keys?|env(ironment)? variables?)\b/,
+        words: [[
+          "reveal",
+          "print",
+          "show",
+          "output",
+          "leak",
+          "disclose",
+          "expose",
+          "send",
+          "repeat",
+          "dump",
+          "email",
+          "post"
+        ]]
+      }
+    ]
+  ],
+  [
+    "call-tools",
+    [
+      {
+        pattern: /\b(call|invoke|execute|trigger|run)\b[^.!?]{0,30}\b(the\s+)?(tool|function call|memory_\w+)\b/,
+        words: [["call", "invoke", "execute", "trigger", "run"]]
+      },
+      { pattern: /\bmemory_(save|recall)\b/, words: [["memory_save", "memory_recall"]] },
+      {
+        pattern: /\byou (must|should|will|shall) (call|invoke|execute|run|use) /,
+        words: [["you"], ["must", "should", "will", "shall"], ["call", "invoke", "execute", "run", "use"]]
+      }
+    ]
+  ],
+  [
+    "change-identity",
+    [
+      { pattern: /\byou are (now|no longer)\b/, words: [["you"], ["are"], ["now", "no"]] },
+      {
+        pattern: /\b(from now on|henceforth|starting now|from this point on),?\s+you\b/,
+        words: [["now", "henceforth", "point"], ["you"]]
+      },
+      {
+        pattern:
+          /\b(pretend|act|behave|roleplay)\s+(to be|as if|as)\s+(you|an?|the)\b[^.!?]{0,30}\b(ai|assistant|model|agent|bot|unrestricted|unfiltered|dan)\b/,
+        words: [["pretend", "act", "behave", "roleplay"]]
+      },
+      {
+        pattern: /\byour (new )?(name|identity|persona|role) is (now\b|no longer\b)/,
+        words: [["your"], ["name", "identity", "persona", "role"], ["is"], ["now", "no"]]
+      },
+      {
+        pattern: /\b(forget|abandon|drop) (who|what) you are\b/,
+        words: [["forget", "abandon", "drop"], ["who", "what"], ["you"], ["are"]]
+      }
+    ]
+  ]
+]
+
+const fold = (text: string): string => safeLine(text.normalize("NFKC")).toLowerCase().replace(/[\u2018\u2019]/g, "'")
+
+/** The text as the patterns read it: folded line by line, line breaks kept apart from the rest. */
+export const folded = (text: string): string =>
+  text.normalize("NFKC").split(/\r\n?|\n|\u2028|\u2029/).map(fold).join("\n")
+
+// Every word some pattern needs, so the words of a text are collected only when they matter.
+const needed: ReadonlySet<string> = new Set(rules.flatMap(([, patterns]) => patterns.flatMap((p) => p.words.flat())))
+const wordRuns = /\w+/g
+
+/** The words of `lines` (maximal runs of `\w`) that some pattern needs. */
+export const neededWords = (lines: string): ReadonlySet<string> => {
+  const present = new Set<string>()
+  for (const word of lines.match(wordRuns) ?? []) if (needed.has(word)) present.add(word)
+  return present
+}
+
+/** False when `present` lacks every word of one of the pattern's lists: the pattern cannot match. */
+export const mayMatch = (pattern: Pattern, present: ReadonlySet<string>): boolean =>
+  pattern.words.every((any) => any.some((word) => present.has(word)))
