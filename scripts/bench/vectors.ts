@@ -40,7 +40,9 @@ const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
   if (index < 0) return undefined
   const next = args[index + 1]
   const url = next !== undefined && !next.startsWith("--") ? next : process.env.ENGRAM_PG_URL
-  if (url === undefined || url === "") throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
+  if (url === undefined || url === "") {
+    throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
+  }
   return url
 }
 
@@ -214,17 +216,27 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         Effect.map((result) => result.hits.map((hit) => hit.record.id))
       )
       await timed("floor", () => Promise.resolve(floorSearch(q)))
-      await timed("sqlite", () =>
-        Effect.runPromise(sqliteIndex.search(embeddings.identity, q, filters, TOP)).then((ms) => ms.map((m) => m.id)))
+      await timed(
+        "sqlite",
+        () =>
+          Effect.runPromise(sqliteIndex.search(embeddings.identity, q, filters, TOP)).then((ms) => ms.map((m) => m.id))
+      )
       if (postgres !== undefined) {
         const { index, runtime } = postgres
-        await timed("pg", () =>
-          Effect.runPromise(index.search(embeddings.identity, q, filters, TOP)).then((ms) => ms.map((m) => m.id)))
-        await timed("pg floor", () =>
-          runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-            sql<{ id: string }>`SELECT id FROM bench_floor v ORDER BY
+        await timed(
+          "pg",
+          () => Effect.runPromise(index.search(embeddings.identity, q, filters, TOP)).then((ms) => ms.map((m) => m.id))
+        )
+        await timed(
+          "pg floor",
+          () =>
+            runtime.runPromise(
+              Effect.flatMap(SqlClient.SqlClient, (sql) =>
+                sql<{ id: string }>`SELECT id FROM bench_floor v ORDER BY
               (SELECT sum(a * b) FROM unnest(v.embedding, ${`{${Array.from(q).join(",")}}`}::real[]) AS t (a, b)) DESC,
-              id LIMIT ${TOP}`)).then((rows) => rows.map((row) => row.id)))
+              id LIMIT ${TOP}`)
+            ).then((rows) => rows.map((row) => row.id))
+        )
       }
       await timed("sqlite hybrid", () => sqlite.runPromise(searchHybrid))
       await timed("memory hybrid", () => memory.runPromise(searchHybrid))

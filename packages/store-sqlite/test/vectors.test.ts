@@ -41,9 +41,10 @@ const ids = (result: MemoryStore.SearchResult) => result.hits.map((hit) => hit.r
 const tables = (file: string) => {
   const db = new Database(file, { readonly: true })
   try {
-    return (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY name").all() as Array<
-      { name: string }
-    >).map((row) => row.name)
+    return (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY name")
+      .all() as Array<
+        { name: string }
+      >).map((row) => row.name)
   } finally {
     db.close()
   }
@@ -85,7 +86,9 @@ describe("the vec0 layout (decision 0088)", () => {
       db.prepare("INSERT INTO engram_memory_vector_meta (key, value) VALUES ('embedder', ?)").run(
         JSON.stringify(embedder.identity)
       )
-      const vectors = yield* embedder.embed(corpus.map((input) => SearchTokenizer.searchableText({ ...input, tags: [] })))
+      const vectors = yield* embedder.embed(
+        corpus.map((input) => SearchTokenizer.searchableText({ ...input, tags: [] }))
+      )
       const insert = db.prepare(
         "INSERT INTO engram_memory_vectors (seq, embedding) SELECT seq, ? FROM engram_memories WHERE id = ?"
       )

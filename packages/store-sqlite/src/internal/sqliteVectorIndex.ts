@@ -344,10 +344,15 @@ export const open: Effect.Effect<
           sorted[sorted.length - 1]!.score < sorted[limit - 1]!.score
         if (settled) return sorted.slice(0, limit)
       }
-      return yield* exactScan(vector, {
-        ...filters,
-        ...(bucket === undefined ? {} : { scopes: bucket.scopes })
-      }, limit, now)
+      return yield* exactScan(
+        vector,
+        {
+          ...filters,
+          ...(bucket === undefined ? {} : { scopes: bucket.scopes })
+        },
+        limit,
+        now
+      )
     })
 
   const service: VectorIndex.Service = {
@@ -371,7 +376,10 @@ export const open: Effect.Effect<
             yield* sql`DELETE FROM ${sql(VECTOR_TABLE)} WHERE seq IN (SELECT seq FROM ${sql(TABLE)} WHERE ${
               sql.in("id", ids)
             })`
-            yield* sql.unsafe(insertVectorsSql(chunk.length), chunk.flatMap((entry) => [entry.id, blobOf(entry.vector)]))
+            yield* sql.unsafe(
+              insertVectorsSql(chunk.length),
+              chunk.flatMap((entry) => [entry.id, blobOf(entry.vector)])
+            )
           }
         })).pipe(
           Effect.catchTag("SqlError", (error) => Effect.fail(failure("vectors upsert")(error)))
@@ -395,43 +403,52 @@ export const open: Effect.Effect<
             .map(([bucket, scopes]) => ({ bucket, scopes }))
         const found: Array<Match> = []
         for (const group of groups) {
-          found.push(...(yield* knn(vector, filters, group, limit, now).pipe(Effect.mapError(failure("vector search")))))
+          found.push(
+            ...(yield* knn(vector, filters, group, limit, now).pipe(Effect.mapError(failure("vector search"))))
+          )
         }
         return found.sort(byScoreThenId).slice(0, limit)
       }),
     unembedded: (limit) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.flatMap(tableExists(sql, ROWIDS_TABLE), (exists) =>
-          sql<{ id: MemoryRecord.MemoryId }>`
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) =>
+          Effect.flatMap(tableExists(sql, ROWIDS_TABLE), (exists) =>
+            sql<{ id: MemoryRecord.MemoryId }>`
             SELECT m.id AS id FROM ${sql(TABLE)} m ${
-            exists
-              ? sql`LEFT JOIN ${sql(ROWIDS_TABLE)} v ON v.rowid = m.seq WHERE v.rowid IS NULL AND`
-              : sql.literal("WHERE")
-          } ${sql.and(filterClauses(sql, { deliverable: true }, now))}
-            ORDER BY m.seq LIMIT ${limit}`)).pipe(Effect.map((rows) => rows.map((row) => row.id))).pipe(
-          Effect.mapError(failure("vectors backfill"))
-        ),
-    coverage: Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.flatMap(tableExists(sql, ROWIDS_TABLE), (exists) =>
-        sql<{ deliverable: number; embedded: number }>`
+              exists
+                ? sql`LEFT JOIN ${sql(ROWIDS_TABLE)} v ON v.rowid = m.seq WHERE v.rowid IS NULL AND`
+                : sql.literal("WHERE")
+            } ${sql.and(filterClauses(sql, { deliverable: true }, now))}
+            ORDER BY m.seq LIMIT ${limit}`)
+      ).pipe(Effect.map((rows) => rows.map((row) => row.id))).pipe(
+        Effect.mapError(failure("vectors backfill"))
+      ),
+    coverage: Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) =>
+        Effect.flatMap(tableExists(sql, ROWIDS_TABLE), (exists) =>
+          sql<{ deliverable: number; embedded: number }>`
           SELECT count(*) AS deliverable, ${exists ? sql.literal("count(v.rowid)") : sql.literal("0")} AS embedded
-          FROM ${sql(TABLE)} m ${
-          exists ? sql`LEFT JOIN ${sql(ROWIDS_TABLE)} v ON v.rowid = m.seq` : sql.literal("")
-        }
-          WHERE ${sql.and(filterClauses(sql, { deliverable: true }, now))}`)).pipe(
-        Effect.map((rows) => ({ deliverable: rows[0]?.deliverable ?? 0, embedded: rows[0]?.embedded ?? 0 }))
-      ).pipe(Effect.mapError(failure("vectors coverage")))
+          FROM ${sql(TABLE)} m ${exists ? sql`LEFT JOIN ${sql(ROWIDS_TABLE)} v ON v.rowid = m.seq` : sql.literal("")}
+          WHERE ${sql.and(filterClauses(sql, { deliverable: true }, now))}`)
+    ).pipe(
+      Effect.map((rows) => ({ deliverable: rows[0]?.deliverable ?? 0, embedded: rows[0]?.embedded ?? 0 }))
+    ).pipe(Effect.mapError(failure("vectors coverage")))
   }
   return Option.some(service)
 })
 
 /** Loads sqlite-vec into the connection, migrates the vector tables and builds the index. */
 export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemoryStoreFailure, SqlClient.SqlClient> = Effect
-  .flatMap(open, (index) =>
-    Option.isSome(index) ? Effect.succeed(index.value) : new MemoryStoreError.MemoryStoreFailure({
-      operation: "open vectors",
-      cause: new Error(
-        "the database is open read-only and has no vector index for an embedder yet: open it writable once " +
-          "(any command that writes, or `engram embed`)"
-      )
-    }))
+  .flatMap(
+    open,
+    (index) =>
+      Option.isSome(index) ? Effect.succeed(index.value) : new MemoryStoreError.MemoryStoreFailure({
+        operation: "open vectors",
+        cause: new Error(
+          "the database is open read-only and has no vector index for an embedder yet: open it writable once " +
+            "(any command that writes, or `engram embed`)"
+        )
+      })
+  )
