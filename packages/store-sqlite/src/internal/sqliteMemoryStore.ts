@@ -3,7 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import {
   Bm25,
-  type Embeddings,
+  Embeddings,
   MemoryForget,
   MemoryQuery,
   type MemoryRecord,
@@ -21,6 +21,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
 import { coverageGap } from "./integrity.js"
 import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
@@ -510,5 +511,20 @@ export const make: Effect.Effect<
         return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
       }).pipe(Effect.catchTag("SqlError", toFailure("tombstones")))
   }
-  return yield* VectorIndex.attach(MemoryStore.withContract(service), SqliteVectorIndex.make)
+  const store = MemoryStore.withContract(service)
+  const embeddings = yield* Effect.serviceOption(Embeddings.Embeddings)
+  if (Option.isNone(embeddings)) {
+    // The memory table's triggers update the vec0 index: a writer needs the module loaded.
+    yield* SqliteVectorIndex.loadForWrites
+    return store
+  }
+  const index = yield* SqliteVectorIndex.open
+  if (Option.isNone(index)) {
+    yield* Effect.logWarning(
+      "the database is open read-only and has no vector index for an embedder yet: searching lexically " +
+        "(open it writable once, or run `engram embed`, to build it)"
+    )
+    return store
+  }
+  return yield* VectorIndex.withVectors(store, index.value, embeddings.value)
 })
