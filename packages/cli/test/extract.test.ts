@@ -60,18 +60,37 @@ const runSession = (db: string, sessionId: string, inputs: ReadonlyArray<string>
 }
 
 /** Writes a scripted model file whose one reply is the extraction answer `memories`. */
-const script = (dir: string, memories: ReadonlyArray<Record<string, unknown>>, name = "model.json") => {
+const script = (dir: string, memories: ReadonlyArray<Record<string, unknown>>, name = "model.json") =>
+  scriptOf(dir, [memories], name)
+
+/** Writes a scripted model file with one reply per call, each an extraction answer. */
+const scriptOf = (dir: string, answers: ReadonlyArray<ReadonlyArray<Record<string, unknown>>>, name: string) => {
   const path = Path.join(dir, name)
   writeFileSync(
     path,
-    JSON.stringify({ replies: [{ object: { memories }, usage: { inputTokens: 100, outputTokens: 20 } }] })
+    JSON.stringify({
+      replies: answers.map((memories) => ({ object: { memories }, usage: { inputTokens: 100, outputTokens: 20 } }))
+    })
   )
   return path
 }
 
 const doug = { content: "The user's name is Doug", kind: "profile", label: "name", turns: [1] }
 
+interface Ledger {
+  readonly through: number
+  readonly turns: number
+  readonly runs: number
+  readonly calls: number
+  readonly tokens: number
+  readonly tokenBudget: number
+  readonly failures: number
+  readonly lastProblem: string | null
+}
+
 interface Report {
+  readonly ledger: Ledger
+  readonly runs?: ReadonlyArray<{ readonly status: string; readonly turns: ReadonlyArray<number> }>
   readonly session: string
   readonly model: string
   readonly status: string
@@ -86,8 +105,16 @@ interface Report {
   }>
 }
 
-const extract = (db: string, session: string, model: string) =>
-  engramJson("--db", db, "extract", session, "--model", `scripted:${model}`) as Promise<Report>
+const extract = (db: string, session: string, model: string, ...more: ReadonlyArray<string>) =>
+  engramJson("--db", db, "extract", session, "--model", `scripted:${model}`, ...more) as Promise<Report>
+
+const range = (first: number, last: number) => Array.from({ length: last - first + 1 }, (_, i) => first + i)
+
+/** Twelve turns, the user's name in the first and their home town in the tenth. */
+const twelveTurns = range(1, 12).map((n) =>
+  n === 1 ? "Hi! My name is Doug." : n === 10 ? "I live in Berlin, by the way." : `Small talk number ${n}.`
+)
+const berlin = { content: "The user lives in Berlin", kind: "profile", label: "home", turns: [10] }
 
 const records = async (db: string) =>
   (await engramJson("--db", db, "memory", "list") as { readonly records: ReadonlyArray<{ readonly id: string }> })
@@ -124,7 +151,77 @@ describe("engram extract", () => {
     }
   })
 
-  it("prints the proposals, the call and the tokens; a second run writes nothing new (a duplicate)", async () => {
+  it("continues after the last extracted turn, run after run; with nothing new it makes no model call", async () => {
+    const { cleanup, dir } = tempDir()
+    try {
+      const db = Path.join(dir, "engram.db")
+      await runSession(db, "s-1", twelveTurns)
+      const first = await extract(db, "s-1", script(dir, [doug], "first.json"))
+      expect(first).toMatchObject({ status: "extracted", turns: range(1, 8), calls: 1 })
+      expect(first.memories.map((m) => m.outcome)).toEqual(["pending"])
+      expect(first.ledger).toEqual({
+        through: 8,
+        turns: 12,
+        runs: 1,
+        calls: 1,
+        tokens: 120,
+        tokenBudget: 20_000,
+        failures: 0,
+        lastProblem: null
+      })
+
+      // A new process: the ledger is in the store, so it reads turns 9-12, not 1-8 again.
+      const second = await engram(
+        "--db",
+        db,
+        "extract",
+        "s-1",
+        "--model",
+        `scripted:${script(dir, [berlin], "2.json")}`
+      )
+      expect(second.code).toBe(0)
+      expect(second.stdout).toContain("turns 9-12, 1 model call, 120 tokens")
+      expect(second.stdout).toMatch(/pending\s+\S+\s+The user lives in Berlin/)
+      expect(second.stdout).toContain("ledger: extracted through turn 12 of 12 (2 runs, 2 model calls, 240 of 20000")
+      expect(second.stdout).toContain("caught up")
+
+      // Nothing new: no model call — a script with no replies would fail the run if one were made.
+      const none = scriptOf(dir, [], "none.json")
+      const third = await extract(db, "s-1", none)
+      expect(third).toMatchObject({ status: "nothing-new", calls: 0, turns: [], usage: null, memories: [] })
+      expect(third.ledger).toMatchObject({ through: 12, runs: 2, calls: 2, tokens: 240 })
+      const human = await engram("--db", db, "extract", "s-1", "--model", `scripted:${none}`)
+      expect(human.stdout).toContain("no new turns to extract, no model call")
+      expect((await records(db)).length).toBe(2)
+    } finally {
+      cleanup()
+    }
+  })
+
+  it("a failed run is recorded and the next run retries its turns; --all runs until caught up", async () => {
+    const { cleanup, dir } = tempDir()
+    try {
+      const db = Path.join(dir, "engram.db")
+      await runSession(db, "s-1", twelveTurns)
+      const failed = await engram("--db", db, "extract", "s-1", "--model", `scripted:${scriptOf(dir, [], "none.json")}`)
+      expect(failed.code).toBe(2)
+      const all = await extract(db, "s-1", scriptOf(dir, [[doug], [berlin]], "both.json"), "--all")
+      expect(all.runs?.map((r) => [r.status, r.turns])).toEqual([
+        ["extracted", range(1, 8)],
+        ["extracted", range(9, 12)],
+        ["nothing-new", []]
+      ])
+      expect(all).toMatchObject({ status: "nothing-new", calls: 2, turns: range(1, 12) })
+      expect(all.memories.map((m) => m.content)).toEqual(["The user's name is Doug", "The user lives in Berlin"])
+      // The failed run is on the ledger (its call and estimated tokens), no longer waiting.
+      expect(all.ledger).toMatchObject({ through: 12, runs: 3, calls: 3, failures: 0 })
+      expect(all.ledger.tokens).toBeGreaterThan(240)
+    } finally {
+      cleanup()
+    }
+  })
+
+  it("prints the proposals, the call and the tokens; the same fact from a later turn is a duplicate", async () => {
     const { cleanup, dir } = tempDir()
     try {
       const db = Path.join(dir, "engram.db")
@@ -137,7 +234,10 @@ describe("engram extract", () => {
       expect(first.stdout).toContain("engram memory review <id> confirmed")
       const [written] = await records(db)
 
+      // The same fact said again in a later turn: a duplicate, nothing written.
+      await runSession(db, "s-1", ["As I said, my name is Doug."])
       const again = await extract(db, "s-1", model)
+      expect(again.turns).toEqual([2])
       expect(again.memories).toEqual([
         { outcome: "duplicate", id: written!.id, content: "The user's name is Doug", reviewState: "pending" }
       ])

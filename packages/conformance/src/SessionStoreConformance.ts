@@ -7,7 +7,9 @@
  * across calls and within large batches; sessions kept apart; atomic batches (an invalid message
  * stores nothing) with a typed error; concurrent appends that never interleave within a batch;
  * the pending interrupt — put, replace, read, clear, per session, invalid ones refused; and the
- * listing of every session a store holds, in one order on every backend.
+ * listing of every session a store holds, in one order on every backend; the extraction ledger —
+ * runs read back field for field in record order, per session, the summary derived from them,
+ * invalid runs refused, concurrent records all kept.
  *
  * Every test builds the layer afresh, so a backend on a shared server must hand each build its
  * own empty store.
@@ -82,6 +84,30 @@ export const interrupt = (turn: number, reason = "forgetting needs approval"): S
   })
 
 const store = SessionStore.SessionStore
+
+/**
+ * An extraction run over turns `first`–`last`: `extracted` with the given tokens, or `failed`.
+ *
+ * @since 0.1.0
+ * @category fixtures
+ */
+export const extractionRun = (
+  first: number,
+  last: number,
+  outcome: "extracted" | "failed" = "extracted",
+  tokens = 120,
+  offset = 0
+): SessionStore.ExtractionRun =>
+  new SessionStore.ExtractionRun({
+    at: at(offset),
+    turns: { first, last },
+    outcome,
+    calls: 1,
+    usage: { inputTokens: tokens - 20, outputTokens: 20, totalTokens: tokens, estimated: outcome === "failed" },
+    written: outcome === "extracted" ? ["mem-1", "mem-2"] : [],
+    corroborated: outcome === "extracted" ? ["mem-0"] : [],
+    ...(outcome === "failed" ? { problem: "the model's answer is not ExtractedMemories — café ☕" } : {})
+  })
 
 /**
  * Registers the session-store conformance suite for one backend. Call it at the top level of a
@@ -221,6 +247,66 @@ export const runSessionStoreConformance = <RExtra = never, E = never>(
           yield* s.putInterrupt("cleared", interrupt(3))
           yield* s.clearInterrupt("cleared")
           expect(yield* s.listSessions()).toEqual(["A", "b", "interrupt-only", "😀smile", "～wave"])
+        })))
+    })
+
+    describe("extraction ledger", () => {
+      const encodeRun = Schema.encodeSync(SessionStore.ExtractionRun)
+
+      it.effect("reads runs back field for field, in record order, per session, and sums them up", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          expect(yield* s.loadExtractions("s-1")).toEqual({ runs: [], skipped: 0 })
+          const runs = [
+            extractionRun(1, 8, "extracted", 300, 1),
+            extractionRun(9, 12, "failed", 90, 2),
+            extractionRun(9, 12, "failed", 90, 3),
+            extractionRun(9, 12, "extracted", 150, 4),
+            extractionRun(13, 13, "failed", 40, 5)
+          ]
+          for (const run of runs) yield* s.recordExtraction("s-1", run)
+          yield* s.recordExtraction("s-2", extractionRun(1, 2))
+          const read = yield* s.loadExtractions("s-1")
+          expect(read.skipped).toBe(0)
+          expect(read.runs.map((run) => encodeRun(run))).toEqual(runs.map((run) => encodeRun(run)))
+          expect(SessionStore.summarizeExtractions(read.runs)).toEqual({
+            through: 12,
+            runs: 5,
+            calls: 5,
+            tokens: 670,
+            failures: 1,
+            lastProblem: "the model's answer is not ExtractedMemories — café ☕"
+          })
+          expect((yield* s.loadExtractions("s-2")).runs.map((run) => run.turns)).toEqual([{ first: 1, last: 2 }])
+          // The ledger is beside the session, not in it.
+          expect((yield* s.load("s-1")).messages).toEqual([])
+        })))
+
+      it.effect("an invalid run fails with InvalidSessionData and stores nothing", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          yield* s.recordExtraction("s-1", extractionRun(1, 2))
+          const invalid = new SessionStore.ExtractionRun(
+            { ...extractionRun(3, 4), turns: { first: 5, last: 4 } },
+            { disableValidation: true }
+          )
+          const error = yield* Effect.flip(s.recordExtraction("s-1", invalid))
+          expect(error).toBeInstanceOf(SessionStore.InvalidSessionData)
+          expect((yield* s.loadExtractions("s-1")).runs.map((run) => run.turns.last)).toEqual([2])
+        })))
+
+      it.effect("keeps every one of many concurrent records", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          yield* Effect.forEach(
+            Array.from({ length: 20 }, (_, i) => i + 1),
+            (i) => s.recordExtraction("busy", extractionRun(i, i)),
+            { concurrency: "unbounded", discard: true }
+          )
+          const read = yield* s.loadExtractions("busy")
+          expect(read.runs.map((run) => run.turns.last).sort((a, b) => a - b))
+            .toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+          expect(SessionStore.summarizeExtractions(read.runs)).toMatchObject({ through: 20, runs: 20, tokens: 2400 })
         })))
     })
 

@@ -22,9 +22,11 @@ import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as ErrorClass from "./ErrorClass.js"
+import * as runs from "./internal/extractionRuns.js"
 import * as InMemorySessionStore from "./internal/inMemorySessionStore.js"
 import * as internal from "./internal/sessionData.js"
 
+import type { ExtractionRun, ExtractionRuns } from "./internal/extractionRuns.js"
 import type { InvalidSessionData, PendingInterrupt } from "./internal/sessionData.js"
 
 // The classes of the session model, documented where they are defined.
@@ -35,6 +37,8 @@ export {
   PendingInterrupt,
   ToolMessage
 } from "./internal/sessionData.js"
+// The extraction ledger's model, documented where it is defined.
+export { ExtractionRun, type ExtractionRuns, ExtractionUsage } from "./internal/extractionRuns.js"
 
 const notASessionId = (id: unknown): string =>
   `${JSON.stringify(id) ?? String(id)} is not a session id (1-200 characters, no whitespace or control characters)`
@@ -183,7 +187,73 @@ export interface Service {
    * another backend, an audit).
    */
   readonly listSessions: () => Effect.Effect<ReadonlyArray<SessionId>, SessionStoreFailure>
+
+  /**
+   * Appends one record to the session's extraction ledger (a run of `Extraction` that called the
+   * model), after the ones already recorded. Recording for a session with no messages is allowed
+   * (an ACP session's turns live elsewhere). Fails with `InvalidSessionData`, storing nothing, when
+   * the run does not encode.
+   */
+  readonly recordExtraction: (
+    sessionId: SessionId,
+    run: ExtractionRun
+  ) => Effect.Effect<void, InvalidSessionData | SessionStoreFailure>
+
+  /**
+   * The session's extraction runs in the order they were recorded (none for an unknown session). A
+   * stored run that fails to decode is skipped and counted; the others are read.
+   */
+  readonly loadExtractions: (sessionId: SessionId) => Effect.Effect<ExtractionRuns, SessionStoreFailure>
 }
+
+/**
+ * What a session's extraction runs add up to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ExtractionLedger = runs.ExtractionLedger
+
+/**
+ * The summary of a session's extraction runs: the last turn extracted (the highest last turn of a
+ * run that `extracted`; 0 before any), the runs, calls and tokens spent (failed runs included),
+ * and the failed runs since the last successful one with the last problem. Derived on every read,
+ * never stored.
+ *
+ * @since 0.1.0
+ * @category extraction ledger
+ */
+export const summarizeExtractions: (runs: ReadonlyArray<ExtractionRun>) => ExtractionLedger = runs.summarizeExtractions
+
+/**
+ * Encodes an extraction run to its JSON-safe form (ISO timestamp), or reports why it is invalid.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const encodeExtractionRun: (
+  run: ExtractionRun
+) => Either.Either<typeof runs.ExtractionRun.Encoded, ParseResult.ParseError> = runs.encodeExtractionRun
+
+/**
+ * Decodes a stored, encoded extraction run.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const decodeStoredExtractionRun: (encoded: unknown) => Either.Either<ExtractionRun, ParseResult.ParseError> =
+  runs.decodeStoredExtractionRun
+
+/**
+ * Encodes an extraction run for a backend's write, failing with `InvalidSessionData` when it is
+ * invalid. Backends call this before writing anything.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const encodeExtractionRunForStore: (
+  run: ExtractionRun
+) => Effect.Effect<typeof runs.ExtractionRun.Encoded, InvalidSessionData> = runs.encodeRunForStore
 
 /**
  * The one order session ids are listed in, on every backend: by UTF-16 code units, as

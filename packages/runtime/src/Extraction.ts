@@ -37,6 +37,7 @@
  */
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import {
+  Embeddings,
   type ErrorClass,
   IdGenerator,
   MemoryRecord,
@@ -44,16 +45,19 @@ import {
   MemoryStoreError,
   PromotionStore,
   Routing,
+  SearchTokenizer,
   SessionStore,
   TextSafety,
   TurnProvenance
 } from "@engram/core"
 import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
@@ -131,12 +135,7 @@ export type Outcome =
  * @since 0.1.0
  * @category models
  */
-export interface RunUsage {
-  readonly inputTokens: number
-  readonly outputTokens: number
-  readonly totalTokens: number
-  readonly estimated: boolean
-}
+export type RunUsage = SessionStore.ExtractionUsage
 
 /**
  * One run's report: whether it called the model, the turns it read, what became of each
@@ -152,19 +151,20 @@ export interface RunReport {
   readonly calls: number
   readonly outcomes: ReadonlyArray<Outcome>
   readonly usage: RunUsage | undefined
+  /** The session's ledger after the run. */
+  readonly ledger: Ledger
 }
 
 /**
- * A session's extraction ledger: the last turn extracted, and the calls and tokens spent on it.
+ * A session's extraction ledger, as the `SessionStore` keeps it (one record per run that called
+ * the model) and sums it up: the last turn extracted (`through`), the runs, calls and tokens spent
+ * on the session (failed runs included), and the failed runs since the last successful one
+ * (`failures`, the retry count of the batch waiting) with the last `lastProblem`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Ledger {
-  readonly through: number
-  readonly calls: number
-  readonly tokens: number
-}
+export type Ledger = SessionStore.ExtractionLedger
 
 /**
  * What a run needs to know about the session's agent: the memory tools' configuration (scope,
@@ -199,6 +199,12 @@ export interface Settings {
   readonly shownMemories?: number | undefined
   readonly tokenBudget?: number | undefined
   readonly retry?: Schedule.Schedule<unknown, unknown> | undefined
+  /**
+   * With an `Embeddings` service in the layer's context: the cosine similarity at or above which a
+   * candidate is a near-duplicate of a live memory of its scope and slot (default 0.9). See
+   * {@link nearDuplicateOf}.
+   */
+  readonly nearDuplicateThreshold?: number | undefined
 }
 
 /**
@@ -211,7 +217,8 @@ export const defaults = {
   maxTurns: 8,
   maxTurnChars: 2000,
   shownMemories: 30,
-  tokenBudget: 20_000
+  tokenBudget: 20_000,
+  nearDuplicateThreshold: 0.9
 } as const
 
 /**
@@ -245,8 +252,8 @@ export interface Service {
   readonly endSession: (request: RunRequest) => Effect.Effect<ReadonlyArray<RunReport>, ExtractionFailed>
   /** Completes when the background worker has nothing queued or running. */
   readonly idle: Effect.Effect<void>
-  /** The session's ledger. */
-  readonly ledger: (sessionId: string) => Effect.Effect<Ledger>
+  /** The session's ledger, read from the `SessionStore`. */
+  readonly ledger: (sessionId: string) => Effect.Effect<Ledger, ExtractionFailed>
 }
 
 /**
@@ -370,6 +377,95 @@ const usageOf = (
 
 const sameWords = (a: string, b: string): boolean => Routing.contentKey(a) === Routing.contentKey(b)
 
+const wordPattern = /[\p{L}\p{N}]+/gu
+
+/**
+ * The values a sentence states, as near-duplicate detection compares them: every word with a
+ * digit in it, and every capitalised word after the first (names, places, days, products), folded
+ * as search folds words. Two sentences that state different values are never near-duplicates,
+ * however close their vectors: "The standup is at 9am" and "… at 10am", "The user's name is Doug"
+ * and "… Douglas" are a correction, not a paraphrase.
+ *
+ * @since 0.1.0
+ * @category deduplication
+ */
+export const valuesOf = (text: string): ReadonlySet<string> => {
+  const values = new Set<string>()
+  let first = true
+  for (const [word] of text.matchAll(wordPattern)) {
+    if (/\p{N}/u.test(word) || (!first && /^\p{Lu}/u.test(word))) {
+      for (const token of SearchTokenizer.tokenize(word)) values.add(token)
+    }
+    first = false
+  }
+  return values
+}
+
+const sameValues = (a: string, b: string): boolean => {
+  const x = valuesOf(a)
+  const y = valuesOf(b)
+  return x.size === y.size && [...x].every((value) => y.has(value))
+}
+
+/** The slot a label names: the spec's canonical key when it declares one, else the label's slug. */
+const slotOf = (spec: Pick<Routing.MemoryRoutingSpec, "keys">, label: string): string =>
+  Routing.declaredKeyOf(spec, label)?.key ?? Routing.slugify(label)
+
+/**
+ * The live memory a candidate nearly duplicates, by embedding: among `neighbours` (live memories
+ * of the candidate's scope), those in the same slot — when both carry a label, the labels fold to
+ * the same key — that state the same values ({@link valuesOf}), the one whose vector is nearest
+ * the candidate's, when its cosine similarity is at least `threshold`. One embedding call, over the
+ * candidate and those neighbours; `undefined` when none qualifies.
+ *
+ * @since 0.1.0
+ * @category deduplication
+ */
+export const nearDuplicateOf = (
+  candidate: Pick<Candidate, "content" | "label">,
+  neighbours: ReadonlyArray<MemoryRecord.MemoryRecord>,
+  options: {
+    readonly embeddings: Embeddings.Service
+    readonly threshold: number
+    readonly spec: Pick<Routing.MemoryRoutingSpec, "keys">
+  }
+): Effect.Effect<
+  { readonly record: MemoryRecord.MemoryRecord; readonly similarity: number } | undefined,
+  Embeddings.EmbeddingFailure
+> =>
+  Effect.gen(function*() {
+    const slot = candidate.label === undefined ? undefined : slotOf(options.spec, candidate.label)
+    const eligible = neighbours.filter((record) =>
+      (slot === undefined || record.label === undefined || slotOf(options.spec, record.label) === slot) &&
+      sameValues(record.content, candidate.content)
+    )
+    if (eligible.length === 0) return undefined
+    const [query, ...vectors] = yield* options.embeddings.embed([
+      candidate.content,
+      ...eligible.map((record) => record.content)
+    ])
+    let best: { readonly record: MemoryRecord.MemoryRecord; readonly similarity: number } | undefined
+    eligible.forEach((record, i) => {
+      const similarity = Embeddings.dot(query!, vectors[i]!)
+      if (similarity >= options.threshold && (best === undefined || similarity > best.similarity)) {
+        best = { record, similarity }
+      }
+    })
+    return best
+  })
+
+/**
+ * How a run catches near-duplicates: the embedder and the threshold ({@link nearDuplicateOf}).
+ * Without it, only exact and canonical-key duplicates are caught.
+ *
+ * @since 0.1.0
+ * @category deduplication
+ */
+export interface NearDuplicates {
+  readonly embeddings: Embeddings.Service
+  readonly threshold: number
+}
+
 /**
  * Writes one candidate through the save path (see the module description). `shown` are the live
  * memories the model was shown, by id.
@@ -384,6 +480,7 @@ export const writeCandidate = (
     readonly memory: MemoryTools.MemoryToolsConfig
     readonly shown: ReadonlyMap<string, MemoryRecord.MemoryRecord>
     readonly turns: ReadonlyArray<number>
+    readonly nearDuplicates?: NearDuplicates | undefined
   }
 ) =>
   Effect.gen(function*() {
@@ -400,10 +497,6 @@ export const writeCandidate = (
     })
     const exact = found.hits.find((hit) => sameWords(hit.record.content, candidate.content))
     if (exact !== undefined) return { _tag: "Corroborated", holder: exact.record.id } satisfies Outcome as Outcome
-    // Seam (issue 21, item 1): near-duplicates by embedding are not caught yet. When the
-    // Embeddings service is in context, its nearest live memory of the scope above a similarity
-    // threshold belongs here, answered as `Corroborated` like the exact check above — before the
-    // save gate, so a paraphrase strengthens its holder instead of being written again.
 
     const propose = (holder: MemoryRecord.MemoryRecord) =>
       Effect.gen(function*() {
@@ -427,6 +520,28 @@ export const writeCandidate = (
 
     const named = candidate.supersedes === undefined ? undefined : options.shown.get(candidate.supersedes)
     if (named !== undefined) return yield* propose(named)
+
+    // A near-duplicate by embedding (a paraphrase of a live memory in the same scope and slot,
+    // stating the same values): nothing is written, as for an exact duplicate. After a named
+    // correction (the model said it replaces something), before the save gate (a paraphrase of
+    // the holder is no conflict). An embedder that fails makes the check find nothing.
+    if (options.nearDuplicates !== undefined) {
+      const near = yield* nearDuplicateOf(candidate, found.hits.map((hit) => hit.record), {
+        ...options.nearDuplicates,
+        spec: memory.spec
+      }).pipe(
+        Effect.catchAll((error) =>
+          Effect.as(
+            Effect.logWarning("near-duplicate check skipped").pipe(Effect.annotateLogs({ problem: error.message })),
+            undefined
+          )
+        )
+      )
+      if (near !== undefined) {
+        yield* Effect.annotateCurrentSpan({ "engram.extraction.near_duplicate": near.similarity })
+        return { _tag: "Corroborated", holder: near.record.id } satisfies Outcome as Outcome
+      }
+    }
 
     const tools = yield* MemoryTools.make({ ...memory, sourceType: "extracted", provenanceTags: tags })
     const saved = yield* tools.memory_save({
@@ -566,26 +681,35 @@ export const make = (settings: Settings = {}) =>
     const tokenBudget = settings.tokenBudget ?? defaults.tokenBudget
     const retry = settings.retry ??
       Schedule.exponential(Duration.seconds(1)).pipe(Schedule.intersect(Schedule.recurs(3)))
-    const ledgers = yield* Ref.make(new Map<string, Ledger>())
-    // One run per session at a time: a run reads and then advances the watermark.
+    const threshold = settings.nearDuplicateThreshold ?? defaults.nearDuplicateThreshold
+    const embeddings = yield* Effect.serviceOption(Embeddings.Embeddings)
+    const nearDuplicates: NearDuplicates | undefined = Option.isSome(embeddings)
+      ? { embeddings: embeddings.value, threshold }
+      : undefined
+    // One run per session at a time in this process: a run reads and then advances the ledger.
     const lock = yield* Effect.makeSemaphore(1)
     const ledgerOf = (sessionId: string) =>
-      Effect.map(Ref.get(ledgers), (all) => all.get(sessionId) ?? { through: 0, calls: 0, tokens: 0 })
+      Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.loadExtractions(sessionId)).pipe(
+        Effect.map(({ runs }) => SessionStore.summarizeExtractions(runs)),
+        Effect.mapError(failed(sessionId)),
+        Effect.provide(context)
+      )
 
     const runOnce = (request: RunRequest): Effect.Effect<RunReport, ExtractionFailed> =>
       Effect.gen(function*() {
         const { sessionId, memory } = request
+        const sessions = yield* SessionStore.SessionStore
+        const ledger = yield* ledgerOf(sessionId)
         const nothing = (status: RunReport["status"]): RunReport => ({
           sessionId,
           status,
           turns: [],
           calls: 0,
           outcomes: [],
-          usage: undefined
+          usage: undefined,
+          ledger
         })
         if (request.mode === "incognito") return nothing("incognito")
-        const ledger = yield* ledgerOf(sessionId)
-        const sessions = yield* SessionStore.SessionStore
         const messages = request.messages ??
           (yield* sessions.load(sessionId).pipe(Effect.mapError(failed(sessionId)))).messages
         const fresh = turnsOf(messages, maxTurnChars).filter((t) => t.turn > ledger.through).slice(0, maxTurns)
@@ -599,29 +723,54 @@ export const make = (settings: Settings = {}) =>
           limit: shownMemories
         }).pipe(Effect.mapError(failed(sessionId)))).records
         const prompt = promptOf(fresh, known)
+        const turnNumbers = fresh.map((t) => t.turn)
+        const turns = { first: turnNumbers[0]!, last: turnNumbers[turnNumbers.length - 1]! }
+        const record = (run: Omit<SessionStore.ExtractionRun, "at" | "turns" | "calls">) =>
+          Effect.gen(function*() {
+            const at = yield* DateTime.now
+            yield* sessions.recordExtraction(sessionId, new SessionStore.ExtractionRun({ at, turns, calls: 1, ...run }))
+          }).pipe(Effect.mapError(failed(sessionId)))
         const response = yield* LanguageModel.generateObject({
           prompt,
           schema: Candidates,
           objectName: "memories"
-        }).pipe(Effect.mapError(failed(sessionId)))
+        }).pipe(
+          Effect.mapError(failed(sessionId)),
+          // A failed call is recorded with its prompt's estimated tokens (a provider may bill a
+          // call whose answer did not decode); the turns stay unextracted, so the next run retries.
+          Effect.tapError((error) =>
+            record({
+              outcome: "failed",
+              usage: { ...usageOf({}, prompt.length, 0), outputTokens: 0 },
+              written: [],
+              corroborated: [],
+              problem: error.message
+            }).pipe(
+              Effect.catchAll((unrecorded) =>
+                Effect.logWarning("a failed extraction run could not be recorded").pipe(
+                  Effect.annotateLogs({ sessionId, problem: unrecorded.message })
+                )
+              )
+            )
+          )
+        )
         const usage = usageOf(response.usage, prompt.length, response.text.length)
-        const turnNumbers = fresh.map((t) => t.turn)
         const shown = new Map(known.map((r) => [r.id, r] as const))
         const outcomes = yield* Effect.forEach(
           response.value.memories,
           (candidate) =>
-            writeCandidate(candidate, { sessionId, memory, shown, turns: turnNumbers }).pipe(
+            writeCandidate(candidate, { sessionId, memory, shown, turns: turnNumbers, nearDuplicates }).pipe(
               Effect.catchAll((error) =>
                 Effect.succeed({ _tag: "Refused", problem: error.message } satisfies Outcome as Outcome)
               )
             )
         )
-        yield* Ref.update(ledgers, (all) =>
-          new Map(all).set(sessionId, {
-            through: turnNumbers[turnNumbers.length - 1]!,
-            calls: ledger.calls + 1,
-            tokens: ledger.tokens + usage.totalTokens
-          }))
+        yield* record({
+          outcome: "extracted",
+          usage,
+          written: outcomes.flatMap((o) => (o._tag === "Saved" || o._tag === "Proposed" ? [o.id] : [])),
+          corroborated: outcomes.flatMap((o) => (o._tag === "Corroborated" ? [o.holder] : []))
+        })
         const written = outcomes.filter((o) => o._tag === "Saved" || o._tag === "Proposed").length
         yield* Metric.increment(metrics.runs)
         yield* Metric.incrementBy(metrics.extracted, written)
@@ -632,7 +781,15 @@ export const make = (settings: Settings = {}) =>
           "engram.extraction.written": written,
           "engram.extraction.tokens": usage.totalTokens
         })
-        return { sessionId, status: "extracted", turns: turnNumbers, calls: 1, outcomes, usage } satisfies RunReport
+        return {
+          sessionId,
+          status: "extracted",
+          turns: turnNumbers,
+          calls: 1,
+          outcomes,
+          usage,
+          ledger: yield* ledgerOf(sessionId)
+        } satisfies RunReport
       }).pipe(
         lock.withPermits(1),
         Effect.provide(context),

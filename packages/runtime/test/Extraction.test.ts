@@ -6,14 +6,22 @@
  */
 import * as AiError from "@effect/ai/AiError"
 import { describe, expect, it } from "@effect/vitest"
-import { Background, MemoryStore, RoutingPresets, RoutingSpecs, TurnProvenance } from "@engram/core"
+import {
+  Background,
+  Embeddings,
+  MemoryStore,
+  RoutingPresets,
+  RoutingSpecs,
+  SessionStore,
+  TurnProvenance
+} from "@engram/core"
 import { ContextAssembler, Explain, Extraction, NativeRuntime, PromptObserver, Subagent } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as TestClock from "effect/TestClock"
-import { environment } from "./agentFixtures.js"
+import { environment, memory as companion } from "./agentFixtures.js"
 
 const isExtraction = (request: ScriptedModel.ScriptedRequest) =>
   ScriptedModel.userTexts(request).some((text) => text.includes("Known memories:"))
@@ -357,4 +365,154 @@ describe("extraction through the native loop", () => {
       expect(record).toMatchObject({ content: "The user's name is Doug", sourceType: "extracted" })
       expect(TurnProvenance.of(record!)?.session).toBe("acp-1")
     }).pipe(Effect.provide(ContextAssembler.layer({ scopes: ["global"] }).pipe(Layer.provideMerge(env())))))
+})
+
+/** The stores and the model, with no extraction layer: nothing runs after a turn. */
+const bare = (script: ScriptedModel.Script = chat) => Layer.merge(environment(script), RoutingSpecs.layerPresets)
+
+/** Runs `inputs` as turns of `sessionId`, nothing extracted in the background. */
+const turns = (sessionId: string, inputs: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const agent = yield* agentFor()
+    for (const input of inputs) yield* NativeRuntime.runTurn({ agent, sessionId, input })
+  })
+
+/** One run by a service of its own, as another process would run it: nothing shared but the stores. */
+const runInNewProcess = (sessionId: string, settings: Extraction.Settings = {}) =>
+  Effect.scoped(Effect.flatMap(Extraction.make(settings), (service) => service.run({ sessionId, memory: companion })))
+
+const extractionCalls = Effect.map(ScriptedModel.requests, (requests) => requests.filter(isExtraction).length)
+
+const twelve = Array.from({ length: 12 }, (_, i) => `Remember: fact number ${i + 1} holds`)
+
+describe("the extraction ledger, in the SessionStore", () => {
+  it.effect("a new service continues after the last extracted turn; with nothing new it makes no call", () =>
+    Effect.gen(function*() {
+      yield* turns("s-1", twelve)
+      const first = yield* runInNewProcess("s-1")
+      expect(first).toMatchObject({ status: "extracted", calls: 1, turns: [1, 2, 3, 4, 5, 6, 7, 8] })
+      const second = yield* runInNewProcess("s-1")
+      expect(second).toMatchObject({ status: "extracted", calls: 1, turns: [9, 10, 11, 12] })
+      const third = yield* runInNewProcess("s-1")
+      expect(third).toMatchObject({ status: "nothing-new", calls: 0 })
+      expect(yield* extractionCalls).toBe(2)
+      expect(third.ledger).toEqual({ through: 12, runs: 2, calls: 2, tokens: 240, failures: 0, lastProblem: undefined })
+      expect((yield* all).records).toHaveLength(12)
+      // What the store holds: one record per run, with the turns it read and what it wrote.
+      const { runs } = yield* (yield* SessionStore.SessionStore).loadExtractions("s-1")
+      expect(runs.map((run) => [run.turns, run.outcome, run.written.length])).toEqual([
+        [{ first: 1, last: 8 }, "extracted", 8],
+        [{ first: 9, last: 12 }, "extracted", 4]
+      ])
+    }).pipe(Effect.provide(bare())))
+
+  it.effect("the per-session token budget holds across services", () =>
+    Effect.gen(function*() {
+      yield* turns("s-1", twelve)
+      expect(yield* runInNewProcess("s-1", { tokenBudget: 100 })).toMatchObject({ status: "extracted" })
+      expect(yield* runInNewProcess("s-1", { tokenBudget: 100 })).toMatchObject({ status: "over-budget", calls: 0 })
+      expect(yield* extractionCalls).toBe(1)
+    }).pipe(Effect.provide(bare())))
+
+  it.effect("a failed run is recorded with its estimated tokens and retried over the same turns", () => {
+    let failures = 0
+    const script: ScriptedModel.Script = (request) => {
+      if (!isExtraction(request)) return [ScriptedModel.text("Hi!")]
+      if (failures++ < 1) {
+        return Effect.fail(new AiError.UnknownError({ module: "test", method: "generateText", description: "down" }))
+      }
+      return extractor(request)
+    }
+    return Effect.gen(function*() {
+      yield* turns("s-1", ["Hi! My name is Doug."])
+      const error = yield* Effect.flip(runInNewProcess("s-1"))
+      expect(error).toBeInstanceOf(Extraction.ExtractionFailed)
+      const afterFailure = yield* Effect.scoped(Effect.flatMap(Extraction.make(), (service) => service.ledger("s-1")))
+      expect(afterFailure).toMatchObject({ through: 0, runs: 1, calls: 1, failures: 1 })
+      expect(afterFailure.tokens).toBeGreaterThan(0)
+      expect(afterFailure.lastProblem).toContain("down")
+      const retried = yield* runInNewProcess("s-1")
+      expect(retried).toMatchObject({ status: "extracted", turns: [1] })
+      expect(retried.ledger).toMatchObject({ through: 1, runs: 2, failures: 0 })
+      expect((yield* all).records.map((r) => r.content)).toEqual(["The user's name is Doug"])
+    }).pipe(Effect.provide(bare(script)))
+  })
+
+  it.effect("the background worker and session end share the ledger: every turn is reached, in bounded runs", () =>
+    Effect.gen(function*() {
+      yield* turns("s-1", twelve)
+      const service = yield* Extraction.Extraction
+      yield* service.idle
+      const reports = yield* service.endSession({ sessionId: "s-1", memory: companion })
+      expect(reports.at(-1)?.status).toBe("nothing-new")
+      const ledger = yield* service.ledger("s-1")
+      expect(ledger.through).toBe(12)
+      expect(ledger.calls).toBe(yield* extractionCalls)
+      // No run read more than maxTurns turns.
+      const { runs } = yield* (yield* SessionStore.SessionStore).loadExtractions("s-1")
+      expect(runs.every((run) => run.turns.last - run.turns.first + 1 <= 5)).toBe(true)
+      expect((yield* all).records).toHaveLength(12)
+      // Another service finds nothing left.
+      expect(yield* runInNewProcess("s-1")).toMatchObject({ status: "nothing-new", calls: 0 })
+    }).pipe(Effect.provide(env(chat, { maxTurns: 5 }))))
+})
+
+describe("near-duplicates by embedding", () => {
+  const withEmbedder = Extraction.layer().pipe(
+    Layer.provideMerge(Layer.merge(bare(), Embeddings.layerTest()))
+  )
+  const withoutEmbedder = Extraction.layer().pipe(Layer.provideMerge(bare()))
+  const reworded = Effect.gen(function*() {
+    yield* turns("s-1", ["Remember: The report is due Friday"])
+    yield* (yield* Extraction.Extraction).idle
+    yield* turns("s-2", ["Remember: the report is due on Friday"])
+    yield* (yield* Extraction.Extraction).idle
+    const { runs } = yield* (yield* SessionStore.SessionStore).loadExtractions("s-2")
+    return { records: (yield* all).records, run: runs[0]! }
+  })
+
+  it.effect("a reworded fact is not written again: it corroborates the memory that holds it", () =>
+    Effect.gen(function*() {
+      const { records, run } = yield* reworded
+      expect(records.map((r) => r.content)).toEqual(["The report is due Friday"])
+      expect(run).toMatchObject({ outcome: "extracted", written: [], corroborated: [records[0]!.id] })
+    }).pipe(Effect.provide(withEmbedder)))
+
+  it.effect("without an embedder the reworded fact is written (only exact duplicates are caught)", () =>
+    Effect.gen(function*() {
+      const { records } = yield* reworded
+      expect(records.map((r) => r.content).sort()).toEqual(["The report is due Friday", "the report is due on Friday"])
+    }).pipe(Effect.provide(withoutEmbedder)))
+
+  it.effect("a changed value is never a near-duplicate, however near the vectors", () =>
+    Effect.gen(function*() {
+      yield* turns("s-1", ["Remember: The standup is at 9am", "Remember: The report is due Friday"])
+      yield* (yield* Extraction.Extraction).idle
+      yield* turns("s-2", ["Remember: The standup is at 10am", "Remember: The report is due Monday"])
+      yield* (yield* Extraction.Extraction).idle
+      expect((yield* all).records.map((r) => r.content).sort()).toEqual([
+        "The report is due Friday",
+        "The report is due Monday",
+        "The standup is at 10am",
+        "The standup is at 9am"
+      ])
+    }).pipe(Effect.provide(withEmbedder)))
+
+  it.effect("the threshold decides: above it nothing is a near-duplicate", () =>
+    Effect.gen(function*() {
+      const { records } = yield* reworded
+      expect(records).toHaveLength(2)
+    }).pipe(
+      Effect.provide(
+        Extraction.layer({ nearDuplicateThreshold: 0.99 }).pipe(
+          Layer.provideMerge(Layer.merge(bare(), Embeddings.layerTest()))
+        )
+      )
+    ))
+
+  it("valuesOf: numbers and capitalised words after the first, folded", () => {
+    expect([...Extraction.valuesOf("The standup is at 9am with Doug")]).toEqual(["9am", "doug"])
+    expect([...Extraction.valuesOf("User's name: Doug")]).toEqual(["doug"])
+    expect(Extraction.valuesOf("the deploy window is Tuesdays")).toEqual(Extraction.valuesOf("Deploy on Tuesday"))
+  })
 })

@@ -4,7 +4,8 @@
  * one pending interrupt per session in `engram_session_interrupts`. Appends to one session take
  * turns (a transaction-scoped advisory lock), so concurrent batches never interleave. Migrations
  * are recorded in `engram_session_migrations`. A stored message that fails to decode is skipped,
- * logged and counted; a stored interrupt that fails to decode reads as none.
+ * logged and counted; a stored interrupt that fails to decode reads as none. The extraction ledger
+ * is one row per extraction run in `engram_session_extractions`, read the same way.
  *
  * @since 0.1.0
  */
@@ -33,6 +34,14 @@ export const MESSAGES_TABLE: string = internal.messagesTable
  * @category constants
  */
 export const INTERRUPTS_TABLE: string = internal.interruptsTable
+
+/**
+ * The table the extraction ledger lives in: one row per extraction run that called the model.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const EXTRACTIONS_TABLE: string = internal.extractionsTable
 
 /**
  * The table the session store's migrations are recorded in.

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import { describePg } from "./pgGate.js"
 import { dropSchema } from "./utilities.js"
 
-const { assistant, interrupt, operator, tool } = SessionStoreConformance
+const { assistant, extractionRun, interrupt, operator, tool } = SessionStoreConformance
 
 const texts = (history: SessionStore.SessionHistory) =>
   history.messages.map((m) => (m._tag === "ToolMessage" ? m._tag : m.text))
@@ -37,6 +37,22 @@ describePg("PostgreSQL session store", (url) => {
       expect(texts(yield* store.load("s-1"))).toEqual(["one", "four", "five"])
       const [count] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM engram_session_messages`
       expect(Number(count!.n)).toBe(5)
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("a stored extraction run that no longer decodes degrades that run only; later ones number after it", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore.SessionStore
+      const sql = yield* SqlClient.SqlClient
+      yield* store.recordExtraction("s-1", extractionRun(1, 8, "extracted", 300))
+      yield* store.recordExtraction("s-1", extractionRun(9, 12, "extracted", 100))
+      yield* sql`UPDATE engram_session_extractions SET run = '{"turns":"many"}' WHERE seq = 1`
+      yield* store.recordExtraction("s-1", extractionRun(13, 13, "failed", 40))
+      const read = yield* store.loadExtractions("s-1")
+      expect(read.skipped).toBe(1)
+      expect(read.runs.map((run) => [run.turns.first, run.outcome])).toEqual([[1, "extracted"], [13, "failed"]])
+      expect(SessionStore.summarizeExtractions(read.runs)).toMatchObject({ through: 8, tokens: 340, failures: 1 })
+      const seqs = yield* sql<{ seq: number }>`SELECT seq FROM engram_session_extractions ORDER BY seq`
+      expect(seqs.map((row) => row.seq)).toEqual([0, 1, 2])
     }).pipe(Effect.provide(fresh)))
 
   it.effect("a stored interrupt that no longer decodes reads as none; a new one replaces it", () =>

@@ -8,7 +8,8 @@
  * `engram_session_migrations`, so the session store shares a database with the memory and
  * promotion stores without sharing their schema history. Reads decode row by row: a stored
  * message that fails to decode is skipped, logged and counted on the history's `skipped`; a
- * stored interrupt that fails to decode reads as none.
+ * stored interrupt that fails to decode reads as none. The extraction ledger is one row per
+ * extraction run (`engram_session_extractions`), read the same way: a bad row is skipped.
  *
  * Projected context never reaches this store: `SessionStore` has no method that takes one.
  *
@@ -50,6 +51,14 @@ export const MESSAGES_TABLE: string = internal.MESSAGES_TABLE
  * @category constants
  */
 export const INTERRUPTS_TABLE: string = internal.INTERRUPTS_TABLE
+
+/**
+ * The table the extraction ledger lives in: one row per extraction run that called the model.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const EXTRACTIONS_TABLE: string = internal.EXTRACTIONS_TABLE
 
 /**
  * The table the session store's migrations are recorded in.

@@ -14,7 +14,7 @@ import * as Path from "node:path"
 runSessionStoreConformance("in-memory", SessionStore.layerMemory)
 runSessionStoreConformance("sqlite", SqliteSessionStore.layer({ filename: ":memory:" }))
 
-const { assistant, interrupt, operator, tool } = SessionStoreConformance
+const { assistant, extractionRun, interrupt, operator, tool } = SessionStoreConformance
 
 describe("SqliteSessionStore", () => {
   it.effect("skips, logs and counts a stored message that no longer decodes, and reads the rest", () =>
@@ -33,6 +33,22 @@ describe("SqliteSessionStore", () => {
         .toEqual(["one", "four", "five"])
       const [count] = yield* sql<{ n: number }>`SELECT COUNT(*) AS n FROM engram_session_messages`
       expect(count!.n).toBe(5)
+    }).pipe(Effect.provide(SqliteSessionStore.layer({ filename: ":memory:" }))))
+
+  it.effect("a stored extraction run that no longer decodes degrades that run only; later ones number after it", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore.SessionStore
+      const sql = yield* SqlClient.SqlClient
+      yield* store.recordExtraction("s-1", extractionRun(1, 8, "extracted", 300))
+      yield* store.recordExtraction("s-1", extractionRun(9, 12, "extracted", 100))
+      yield* sql`UPDATE engram_session_extractions SET run = '{"turns":"many"}' WHERE seq = 1`
+      yield* store.recordExtraction("s-1", extractionRun(13, 13, "failed", 40))
+      const read = yield* store.loadExtractions("s-1")
+      expect(read.skipped).toBe(1)
+      expect(read.runs.map((run) => [run.turns.first, run.outcome])).toEqual([[1, "extracted"], [13, "failed"]])
+      expect(SessionStore.summarizeExtractions(read.runs)).toMatchObject({ through: 8, tokens: 340, failures: 1 })
+      const seqs = yield* sql<{ seq: number }>`SELECT seq FROM engram_session_extractions ORDER BY seq`
+      expect(seqs.map((row) => row.seq)).toEqual([0, 1, 2])
     }).pipe(Effect.provide(SqliteSessionStore.layer({ filename: ":memory:" }))))
 
   it.effect("a stored interrupt that no longer decodes reads as none", () =>
@@ -57,7 +73,7 @@ describe("SqliteSessionStore", () => {
       expect(tables).toContain("engram_memory_migrations")
       expect(tables).toContain("engram_promotion_migrations")
       expect((yield* sql<{ name: string }>`SELECT name FROM engram_session_migrations`).map((m) => m.name))
-        .toEqual(["sessions"])
+        .toEqual(["sessions", "extraction_runs"])
     }).pipe(Effect.provide(
       SqliteSessionStore.layerSqlite.pipe(
         Layer.provideMerge(SqlitePromotionStore.layerSqlite),

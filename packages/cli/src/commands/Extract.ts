@@ -1,7 +1,9 @@
 /**
- * `engram extract <session> [--agent <config.json>] [--model openai|openai:<model>|scripted:<file>]`:
- * runs one extraction run (`Extraction.run`) over the session's turns in the store, and prints what
- * it proposed — each memory's id and content and what became of it (`pending`, `flagged`,
+ * `engram extract <session> [--agent <config.json>] [--model openai|openai:<model>|scripted:<file>] [--all]`:
+ * runs one extraction run (`Extraction.run`) over the session's next turns in the store — those
+ * after the last turn its extraction ledger (kept in the session store) records as extracted, at
+ * most `maxTurns` of them in one model call; with `--all`, runs until the session is caught up —
+ * and prints what it proposed — each memory's id and content and what became of it (`pending`, `flagged`,
  * `duplicate` of a live memory, `supersede-proposal` against one, or `refused`), the model calls
  * and the tokens. Nothing it writes is confirmed: review with `engram memory review <id>`.
  *
@@ -51,20 +53,52 @@ export interface ProposedMemory {
 }
 
 /**
- * What `engram extract` did.
+ * The session's extraction ledger after the command, as the store keeps it: the last turn
+ * extracted (`through`) of the session's `turns`, the runs, calls and tokens spent on it (of the
+ * `tokenBudget`), the failed runs waiting to be retried and the last one's problem.
  *
  * @since 0.1.0
  * @category models
  */
-export interface ExtractReport {
-  readonly session: string
-  readonly store: string
-  readonly model: string
+export interface LedgerView {
+  readonly through: number
+  readonly turns: number
+  readonly runs: number
+  readonly calls: number
+  readonly tokens: number
+  readonly tokenBudget: number
+  readonly failures: number
+  readonly lastProblem: string | null
+}
+
+/**
+ * One run of the command: its status, the turns it read, its call and usage, its memories.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunView {
   readonly status: Extraction.RunReport["status"]
   readonly turns: ReadonlyArray<number>
   readonly calls: number
   readonly usage: Extraction.RunUsage | null
   readonly memories: ReadonlyArray<ProposedMemory>
+}
+
+/**
+ * What `engram extract` did: one run (or, with `--all`, every run until the session was caught
+ * up: `runs`, with the figures above summed over them and `status` the last run's), and the
+ * session's ledger after it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExtractReport extends RunView {
+  readonly session: string
+  readonly store: string
+  readonly model: string
+  readonly ledger: LedgerView
+  readonly runs?: ReadonlyArray<RunView> | undefined
 }
 
 const modelFlag = Flags.make(
@@ -86,10 +120,36 @@ const turnRange = (turns: ReadonlyArray<number>): string =>
  */
 export const renderReport = (report: ExtractReport): string => {
   const head = `extract ${report.session} (${report.model}, ${report.store}): `
+  const runs = report.runs ?? [report]
+  return [
+    ...runs.map((run) => renderRun(head, run)),
+    Render.escapeControls(renderLedger(report.ledger, report.status))
+  ].join("\n")
+}
+
+const renderLedger = (ledger: LedgerView, status: RunView["status"]): string => {
+  const left = ledger.turns - ledger.through
+  const spent = `${ledger.runs} run${ledger.runs === 1 ? "" : "s"}, ${ledger.calls} model call` +
+    `${ledger.calls === 1 ? "" : "s"}, ${ledger.tokens} of ${ledger.tokenBudget} tokens`
+  const next = status === "incognito"
+    ? ""
+    : left <= 0
+    ? "; caught up"
+    : status === "over-budget"
+    ? `; ${left} turn${left === 1 ? "" : "s"} left, over the token budget`
+    : `; ${left} turn${left === 1 ? "" : "s"} left: run it again, or pass --all`
+  const failed = ledger.failures === 0
+    ? ""
+    : `\n${ledger.failures} failed run${ledger.failures === 1 ? "" : "s"} waiting to be retried: ` +
+      `${ledger.lastProblem ?? "no problem recorded"}`
+  return `ledger: extracted through turn ${ledger.through} of ${ledger.turns} (${spent})${next}${failed}`
+}
+
+const renderRun = (head: string, report: RunView): string => {
   if (report.status === "incognito") {
     return Render.escapeControls(`${head}incognito session: nothing extracted, no model call`)
   }
-  if (report.status === "nothing-new") return Render.escapeControls(`${head}no turns to extract, no model call`)
+  if (report.status === "nothing-new") return Render.escapeControls(`${head}no new turns to extract, no model call`)
   if (report.status === "over-budget") {
     return Render.escapeControls(`${head}over the session's token budget, no model call`)
   }
@@ -131,9 +191,14 @@ export const command = Command.make(
     agent: Flags.optional(
       agentFlag("The agent config: spec, background, scope, and optionally db (default: user-background in global).")
     ),
-    model: Flags.optional(modelFlag)
+    model: Flags.optional(modelFlag),
+    all: Flags.boolean(
+      "all",
+      "Run until the session is caught up (each run one model call over at most " +
+        "8 turns), instead of once."
+    )
   },
-  ({ agent, model, session }) =>
+  ({ agent, all, model, session }) =>
     Effect.scoped(Effect.gen(function*() {
       // The model first: a command with no provider is refused before any store is opened.
       const language = yield* Provider.languageModel("engram extract", model)
@@ -154,41 +219,78 @@ export const command = Command.make(
         const { snapshots } = yield* (yield* TelemetryStore.TelemetryStore).listSnapshots(session)
         const mode = snapshots.some((s) => s.mode === "incognito") ? "incognito" : undefined
         const extraction = yield* ExtractionModule.make()
-        const run = yield* extraction.run({ sessionId: session, memory, mode, messages })
         const memories = yield* MemoryStore.MemoryStore
-        const ids = run.outcomes.flatMap((o) =>
-          o._tag === "Saved" || o._tag === "Proposed" ? [o.id] : o._tag === "Corroborated" ? [o.holder] : []
-        )
-        const records = new Map((yield* memories.get(ids)).records.map((r) => [r.id, r] as const))
-        const proposed = run.outcomes.map((o): ProposedMemory => {
-          if (o._tag === "Refused") {
-            return { outcome: "refused", id: null, content: null, reviewState: null, problem: o.problem }
-          }
-          const id = o._tag === "Corroborated" ? o.holder : o.id
-          const record = records.get(id)
-          return {
-            outcome: o._tag === "Corroborated"
-              ? "duplicate"
-              : o._tag === "Proposed"
-              ? "supersede-proposal"
-              : o.flagged
-              ? "flagged"
-              : "pending",
-            id,
-            content: record?.content ?? null,
-            reviewState: record?.reviewState ?? null,
-            ...(o._tag === "Proposed" ? { supersedes: o.supersedes } : {})
-          }
-        })
+        const view = (run: Extraction.RunReport) =>
+          Effect.gen(function*() {
+            const ids = run.outcomes.flatMap((o) =>
+              o._tag === "Saved" || o._tag === "Proposed" ? [o.id] : o._tag === "Corroborated" ? [o.holder] : []
+            )
+            const records = new Map((yield* memories.get(ids)).records.map((r) => [r.id, r] as const))
+            const proposed = run.outcomes.map((o): ProposedMemory => {
+              if (o._tag === "Refused") {
+                return { outcome: "refused", id: null, content: null, reviewState: null, problem: o.problem }
+              }
+              const id = o._tag === "Corroborated" ? o.holder : o.id
+              const record = records.get(id)
+              return {
+                outcome: o._tag === "Corroborated"
+                  ? "duplicate"
+                  : o._tag === "Proposed"
+                  ? "supersede-proposal"
+                  : o.flagged
+                  ? "flagged"
+                  : "pending",
+                id,
+                content: record?.content ?? null,
+                reviewState: record?.reviewState ?? null,
+                ...(o._tag === "Proposed" ? { supersedes: o.supersedes } : {})
+              }
+            })
+            return {
+              status: run.status,
+              turns: run.turns,
+              calls: run.calls,
+              usage: run.usage ?? null,
+              memories: proposed
+            } satisfies RunView
+          })
+        // One run, or with --all runs until caught up: each is bounded (one call, maxTurns turns).
+        const reports: Array<Extraction.RunReport> = []
+        for (;;) {
+          const run = yield* extraction.run({ sessionId: session, memory, mode, messages })
+          reports.push(run)
+          if (!all || run.status !== "extracted") break
+        }
+        const runs = yield* Effect.forEach(reports, view)
+        const last = reports[reports.length - 1]!
+        const usages = runs.flatMap((r) => (r.usage === null ? [] : [r.usage]))
+        const usage = usages.length === 0 ? null : {
+          inputTokens: usages.reduce((n, u) => n + u.inputTokens, 0),
+          outputTokens: usages.reduce((n, u) => n + u.outputTokens, 0),
+          totalTokens: usages.reduce((n, u) => n + u.totalTokens, 0),
+          estimated: usages.some((u) => u.estimated)
+        }
+        const ledger: LedgerView = {
+          through: last.ledger.through,
+          turns: ExtractionModule.turnsOf(messages).length,
+          runs: last.ledger.runs,
+          calls: last.ledger.calls,
+          tokens: last.ledger.tokens,
+          tokenBudget: ExtractionModule.defaults.tokenBudget,
+          failures: last.ledger.failures,
+          lastProblem: last.ledger.lastProblem ?? null
+        }
         return {
           session,
           store,
           model: Provider.describeModel(language.model),
-          status: run.status,
-          turns: run.turns,
-          calls: run.calls,
-          usage: run.usage ?? null,
-          memories: proposed
+          status: last.status,
+          turns: runs.flatMap((r) => r.turns),
+          calls: runs.reduce((n, r) => n + r.calls, 0),
+          usage,
+          memories: runs.flatMap((r) => r.memories),
+          ledger,
+          ...(all ? { runs } : {})
         } satisfies ExtractReport
       }).pipe(Effect.provide(Layer.merge(StoreBackend.layerObserved(where), language.layer)))
       const settings = yield* Root.settings
@@ -196,7 +298,8 @@ export const command = Command.make(
     })).pipe(Effect.mapError(toCliFailure))
 ).pipe(
   Command.withDescription(
-    "Run one extraction over a session's turns: the memories it implies, proposed pending through the save gate " +
-      "(--model openai|openai:<model>|scripted:<file>; OPENAI_API_KEY)."
+    "Run one extraction over a session's next turns (after the last extracted one; --all: until caught up): the " +
+      "memories they imply, proposed pending through the save gate (--model openai|openai:<model>|scripted:<file>; " +
+      "OPENAI_API_KEY)."
   )
 )

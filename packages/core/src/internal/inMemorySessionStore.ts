@@ -3,6 +3,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { describeParseError } from "../MemoryWrite.js"
 import type { Service as SessionStoreService, SessionId } from "../SessionStore.js"
+import { decodeStoredExtractionRun, encodeRunForStore, type ExtractionRun } from "./extractionRuns.js"
 import {
   decodeStoredInterrupt,
   decodeStoredMessage,
@@ -20,6 +21,7 @@ import {
 export const make = (): SessionStoreService => {
   const sessions = new Map<SessionId, Array<unknown>>()
   const interrupts = new Map<SessionId, unknown>()
+  const extractions = new Map<SessionId, Array<unknown>>()
   return {
     append: (sessionId, messages) =>
       Effect.map(encodeMessages(messages), (encoded) => {
@@ -54,6 +56,21 @@ export const make = (): SessionStoreService => {
           ...Array.from(sessions.entries()).filter(([, messages]) => messages.length > 0).map(([id]) => id),
           ...interrupts.keys()
         ])
-      )
+      ),
+    recordExtraction: (sessionId, run) =>
+      Effect.map(encodeRunForStore(run), (encoded) => {
+        extractions.set(sessionId, [...(extractions.get(sessionId) ?? []), encoded])
+      }),
+    loadExtractions: (sessionId) =>
+      Effect.sync(() => {
+        const runs: Array<ExtractionRun> = []
+        let skipped = 0
+        for (const row of extractions.get(sessionId) ?? []) {
+          const decoded = decodeStoredExtractionRun(row)
+          if (Either.isRight(decoded)) runs.push(decoded.right)
+          else skipped++
+        }
+        return { runs, skipped }
+      })
   }
 }

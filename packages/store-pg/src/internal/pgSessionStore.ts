@@ -14,6 +14,9 @@ export const messagesTable = "engram_session_messages"
 /** At most one row per session. */
 export const interruptsTable = "engram_session_interrupts"
 
+/** One row per extraction run that called the model. */
+export const extractionsTable = "engram_session_extractions"
+
 /** The table the session store's migrations are recorded in. */
 export const sessionMigrationsTable = "engram_session_migrations"
 
@@ -38,7 +41,18 @@ const migrations = {
         at BIGINT NOT NULL,
         interrupt TEXT NOT NULL
       )`
-    ], { discard: true }))
+    ], { discard: true })),
+  // The extraction ledger: one row per extraction run that called the model, numbered from 0 per
+  // session in record order, the run kept in its encoded JSON form beside its outcome and time.
+  "0010_extraction_runs": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`CREATE TABLE engram_session_extractions (
+      session_id TEXT COLLATE "C" NOT NULL,
+      seq INTEGER NOT NULL,
+      outcome TEXT NOT NULL,
+      at BIGINT NOT NULL,
+      run TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    )`)
 }
 
 const parseJson = (text: string): Either.Either<unknown, string> => {
@@ -61,6 +75,12 @@ const decodeInterrupt = (text: string): Either.Either<SessionStore.PendingInterr
     (json) => Either.mapLeft(SessionStore.decodeStoredInterrupt(json), MemoryWrite.describeParseError)
   )
 
+const decodeExtractionRun = (text: string): Either.Either<SessionStore.ExtractionRun, string> =>
+  Either.flatMap(
+    parseJson(text),
+    (json) => Either.mapLeft(SessionStore.decodeStoredExtractionRun(json), MemoryWrite.describeParseError)
+  )
+
 const epochMillis = (iso: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(iso))
 
 // An unpaired surrogate cannot be encoded as UTF-8: such a session id would be stored as another.
@@ -81,6 +101,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     yield* prepare
     const messages = sql(messagesTable)
     const interrupts = sql(interruptsTable)
+    const extractions = sql(extractionsTable)
 
     const failure = (operation: string) => (cause: SqlError) =>
       Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause: reasonOf(cause) }))
@@ -163,7 +184,38 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           // Sorted here: "C" collation orders by UTF-8 bytes, the contract by UTF-16 code units.
           Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
           Effect.catchTag("SqlError", failure("listSessions"))
-        )
+        ),
+
+      recordExtraction: (sessionId, run) =>
+        Effect.gen(function*() {
+          yield* checkSessionId(sessionId)
+          const encoded = yield* SessionStore.encodeExtractionRunForStore(run)
+          yield* sql.withTransaction(Effect.gen(function*() {
+            // Records of one session take turns (a transaction-scoped lock), so each gets the next number.
+            yield* sql`SELECT pg_advisory_xact_lock(hashtext(${"engram:extraction:"} || ${sessionId}))`
+            yield* sql`INSERT INTO ${extractions} (session_id, seq, outcome, at, run)
+              SELECT ${sessionId}, COALESCE(max(seq), -1) + 1, ${encoded.outcome}, ${epochMillis(encoded.at)},
+                ${JSON.stringify(encoded)}
+              FROM ${extractions} WHERE session_id = ${sessionId}`
+          }))
+        }).pipe(Effect.catchTag("SqlError", failure("recordExtraction"))),
+
+      loadExtractions: (sessionId) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<{ seq: number; run: string }>`SELECT seq, run FROM ${extractions}
+            WHERE session_id = ${sessionId} ORDER BY seq`
+          const { skipped, values } = StoredRows.decodeEach(
+            rows,
+            (row) => decodeExtractionRun(row.run),
+            (row) => row.seq
+          )
+          yield* StoredRows.reportSkipped(
+            skipped,
+            "skipped a stored extraction run that does not decode",
+            ({ key, reason }) => ({ backend: "postgres", sessionId, seq: key, problem: reason })
+          )
+          return { runs: values, skipped: skipped.length }
+        }).pipe(Effect.catchTag("SqlError", failure("loadExtractions")))
     }
     return service
   })

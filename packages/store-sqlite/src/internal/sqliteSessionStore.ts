@@ -22,6 +22,8 @@ export const MESSAGES_TABLE = "engram_session_messages"
 /** @internal */
 export const INTERRUPTS_TABLE = "engram_session_interrupts"
 /** @internal */
+export const EXTRACTIONS_TABLE = "engram_session_extractions"
+/** @internal */
 export const MIGRATIONS_TABLE = "engram_session_migrations"
 
 /** Rows per multi-row INSERT: 5 binds a row stays far below SQLite's variable limit. */
@@ -47,6 +49,19 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
       at INTEGER NOT NULL,
       interrupt TEXT NOT NULL
     ) WITHOUT ROWID`)
+  }),
+  // The extraction ledger: one row per extraction run that called the model, numbered from 0 per
+  // session in record order, the run kept in its encoded JSON form beside its outcome and time.
+  "0010_extraction_runs": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`CREATE TABLE ${EXTRACTIONS_TABLE} (
+      session_id TEXT NOT NULL COLLATE BINARY,
+      seq INTEGER NOT NULL,
+      outcome TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      run TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID`)
   })
 }
 
@@ -67,6 +82,13 @@ export const decodeMessage = (text: unknown): Either.Either<SessionStore.Session
   Either.flatMap(
     parseJson(text),
     (json) => Either.mapLeft(SessionStore.decodeStoredMessage(json), MemoryWrite.describeParseError)
+  )
+
+/** A stored extraction run column as a run, or why it cannot be read. */
+export const decodeExtractionRun = (text: unknown): Either.Either<SessionStore.ExtractionRun, string> =>
+  Either.flatMap(
+    parseJson(text),
+    (json) => Either.mapLeft(SessionStore.decodeStoredExtractionRun(json), MemoryWrite.describeParseError)
   )
 
 /** A stored interrupt column as an interrupt, or why it cannot be read. */
@@ -170,7 +192,31 @@ export const make: Effect.Effect<
         // Sorted here: SQLite orders by UTF-8 bytes, the contract by UTF-16 code units.
         Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
         Effect.catchTag("SqlError", toFailure("listSessions"))
-      )
+      ),
+
+    recordExtraction: (sessionId, run) =>
+      Effect.gen(function*() {
+        const encoded = yield* SessionStore.encodeExtractionRunForStore(run)
+        // One statement: the next number is read and used atomically.
+        yield* sql`INSERT INTO ${sql(EXTRACTIONS_TABLE)} (session_id, seq, outcome, at, run)
+          SELECT ${sessionId}, COALESCE(MAX(seq), -1) + 1, ${encoded.outcome}, ${epochMillis(encoded.at)},
+            ${JSON.stringify(encoded)}
+          FROM ${sql(EXTRACTIONS_TABLE)} WHERE session_id = ${sessionId}`
+          .pipe(Effect.catchTag("SqlError", toFailure("recordExtraction")))
+      }),
+
+    loadExtractions: (sessionId) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ seq: number; run: unknown }>`SELECT seq, run FROM ${sql(EXTRACTIONS_TABLE)}
+          WHERE session_id = ${sessionId} ORDER BY seq`
+        const { skipped, values } = StoredRows.decodeEach(rows, (row) => decodeExtractionRun(row.run), (row) => row.seq)
+        yield* StoredRows.reportSkipped(
+          skipped,
+          "skipped a stored extraction run that failed to decode",
+          ({ key, reason }) => ({ sessionId, seq: key, reason })
+        )
+        return { runs: values, skipped: skipped.length }
+      }).pipe(Effect.catchTag("SqlError", toFailure("loadExtractions")))
   }
   return service
 })
