@@ -6,6 +6,10 @@
  *   batch tie, cursors, every filter, scope isolation, the lifecycle operations, typed errors, and
  *   forget (hard deletion with tombstones, promotion rows included). The layer provides a
  *   `PromotionStore` on the same backend beside the `MemoryStore`: the type asks for both.
+ * - Conversation neighbours (every backend): `neighbours` reads the same records in the same
+ *   conversation order everywhere, keeps to scope and thread, applies the deliverable, review,
+ *   policy, kind and expiry filters as search does, and refuses a window, a number of positions or
+ *   a position past the limits with `InvalidMemoryQuery` naming the limit or field.
  * - Hostile input (every backend): invalid review states, NUL and unpaired surrogates in every
  *   text field, ids and scopes no record can have, oversized content and queries — refused or
  *   answered identically everywhere.
@@ -41,6 +45,7 @@ import { concurrency, raceLifecycle, type RaceReport } from "./internal/concurre
 import { forget } from "./internal/forget.js"
 import { makeProvide } from "./internal/harness.js"
 import { hostile } from "./internal/hostile.js"
+import { neighbours } from "./internal/neighbours.js"
 import { checkAgainstModel } from "./internal/modelCheck.js"
 import { tier1 } from "./internal/tier1.js"
 import { tier2 } from "./internal/tier2.js"
@@ -128,6 +133,7 @@ export const runMemoryStoreConformance = <RExtra = never, E = never>(
     describe("Tier 1", () => tier1(provide))
     describe("Tier 1: forget", () => forget(provide))
     describe("hostile input", () => hostile(provide))
+    describe("Tier 1: conversation neighbours", () => neighbours(provide))
     describe("concurrency", () =>
       concurrency(provide, {
         operations: options.race?.operations ?? RACE_OPERATIONS,

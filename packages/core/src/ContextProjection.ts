@@ -25,7 +25,9 @@
  *   summary shares a content word (stopwords aside) with the query, found by the store's keyword
  *   search — no model judges relevance. The request's own session is never a prior session.
  * - **recall**: the store's keyword search for the query over the request's scopes, deliverable
- *   records only, best first.
+ *   records only, best first; beside each hit written from a conversation, its neighbouring turns
+ *   (`neighbourWindow`, read with `MemoryStore.neighbours`), each attributed to its own id and
+ *   to the hit it sits beside, shed before stronger hits (`neighbourShed`).
  *
  * A record whose delivery policy is `on_demand` is never projected (nor composed into a prefix):
  * it reaches a model only when the model calls `memory_recall`.
@@ -155,6 +157,23 @@ export const DEFAULT_RECALL_PRUNE_SHARE = 0.03
 export const DEFAULT_IDENTITY_LIMIT = 50
 
 /**
+ * The default conversation window of recall: how many turns before and after a recall hit are
+ * delivered beside it (see `neighbourWindow`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_NEIGHBOUR_WINDOW = 1
+
+/**
+ * The default of `neighbourShed`: neighbours are shed before every hit.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_NEIGHBOUR_SHED: ProjectedContext.NeighbourShed = "before-hits"
+
+/**
  * How projections are sized and what they include. Decoded from config at the edge (see
  * {@link decodeSettings}); every field has a default.
  *
@@ -199,6 +218,25 @@ export const ProjectionSettings = Schema.Struct({
     ),
     { default: () => DEFAULT_RECALL_PRUNE_SHARE }
   ),
+  /**
+   * Conversation context (default {@link DEFAULT_NEIGHBOUR_WINDOW}; 0 turns it off): the stored
+   * turns up to this many turns before and after each recall hit that has a conversation
+   * position, in its scope and thread, are delivered as their own lines beside it — deliverable,
+   * screened and of a projected policy like every recalled record, each memory once, counted in
+   * the same budget. Read in one `MemoryStore.neighbours` call per projection.
+   */
+  neighbourWindow: Schema.optionalWith(
+    Schema.Int.pipe(
+      Schema.between(0, 10),
+      Schema.annotations({ message: () => "neighbourWindow must be an integer from 0 to 10" })
+    ),
+    { default: () => DEFAULT_NEIGHBOUR_WINDOW }
+  ),
+  /**
+   * When neighbours are shed for budget (default {@link DEFAULT_NEIGHBOUR_SHED}): `before-hits`
+   * or `with-hit` (`ProjectedContext.NeighbourShed`).
+   */
+  neighbourShed: Schema.optionalWith(ProjectedContext.NeighbourShed, { default: () => DEFAULT_NEIGHBOUR_SHED }),
   /** Skills rows that are never shed (default `ProjectedContext.DEFAULT_SKILLS_MIN_ROWS`). */
   skillsMinRows: Schema.optional(Schema.NonNegativeInt)
 })

@@ -29,17 +29,29 @@ export interface Limits {
   readonly maxQueryChars: number
   /** Most tags one record may carry (write, restore, supersede). */
   readonly maxTags: number
+  /** Widest turn window a read of conversation neighbours may ask for (`MemoryStore.neighbours`), in turns each side. */
+  readonly maxNeighbourWindow: number
+  /** Most conversation positions one read of neighbours may name (`MemoryStore.neighbours`). */
+  readonly maxNeighbourPositions: number
 }
 
 /**
  * The defaults: 32,000 characters of content (about 8,000 tokens — a memory, not a document; and
  * well inside PostgreSQL's 1 MB `tsvector`), 8,000 characters of query (a search of that size
- * stays in milliseconds on every backend), 32 tags (at most 2,048 characters of tags a record).
+ * stays in milliseconds on every backend), 32 tags (at most 2,048 characters of tags a record);
+ * a read of neighbours spans at most 10 turns each side (the widest `Bm25.neighbourWindow`) of at
+ * most 10,000 positions (the most hits a search returns, `MemoryQuery.MAX_LIMIT`).
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaults: Limits = { maxContentChars: 32_000, maxQueryChars: 8_000, maxTags: 32 }
+export const defaults: Limits = {
+  maxContentChars: 32_000,
+  maxQueryChars: 8_000,
+  maxTags: 32,
+  maxNeighbourWindow: 10,
+  maxNeighbourPositions: 10_000
+}
 
 /**
  * The limits in force. Read by the store contract on every call.

@@ -7,7 +7,15 @@
 import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { DeliveryPolicy, MemoryId, MemoryKind, type MemoryRecord, ReviewState, Scope } from "./MemoryRecord.js"
+import {
+  ConversationPosition,
+  DeliveryPolicy,
+  MemoryId,
+  MemoryKind,
+  type MemoryRecord,
+  ReviewState,
+  Scope
+} from "./MemoryRecord.js"
 import { InvalidCursor } from "./MemoryStoreError.js"
 
 /**
@@ -82,6 +90,104 @@ export const SearchOptions = Schema.Struct({
 })
 /** @since 0.1.0 @category models */
 export type SearchOptions = typeof SearchOptions.Type
+
+/**
+ * A conversation position in a scope: where a hit sat, whose neighbours a read asks for.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ScopedPosition = Schema.Struct({
+  scope: Scope,
+  ...ConversationPosition.fields
+}).annotations({ identifier: "ScopedPosition" })
+/** @since 0.1.0 @category models */
+export type ScopedPosition = typeof ScopedPosition.Type
+
+/**
+ * A read of conversation neighbours (`MemoryStore.neighbours`): the records of the same scope and
+ * thread as one of `positions`, at most `window` turns before or after it (the position's own turn
+ * included), that the shared filters admit; at most `limit` (default {@link MAX_LIMIT}) in
+ * conversation order ({@link compareConversationOrder}). `window` is bounded by
+ * `MemoryLimits.maxNeighbourWindow` and the number of positions by
+ * `MemoryLimits.maxNeighbourPositions`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const NeighbourQuery = Schema.Struct({
+  ...MemoryFilters.fields,
+  positions: Schema.Array(ScopedPosition),
+  window: Schema.Int.pipe(
+    Schema.nonNegative({ message: () => "window must be a non-negative integer (turns before and after)" })
+  ),
+  limit: Schema.optional(Limit)
+})
+/** @since 0.1.0 @category models */
+export type NeighbourQuery = typeof NeighbourQuery.Type
+
+/**
+ * A run of turns of one thread in one scope, `from` to `to` inclusive.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnRange {
+  readonly scope: Scope
+  readonly thread: string
+  readonly from: number
+  readonly to: number
+}
+
+/**
+ * The turn ranges a neighbour read covers: each position widened by `window` turns each side
+ * (clamped at turn 0), overlapping or touching ranges of one scope and thread merged, in
+ * conversation order (scope, thread, first turn). Every backend reads exactly these ranges. Pure.
+ *
+ * @since 0.1.0
+ * @category neighbours
+ */
+export const turnRanges = (positions: ReadonlyArray<ScopedPosition>, window: number): Array<TurnRange> => {
+  const sorted = positions
+    .map((p) => ({ scope: p.scope, thread: p.thread, from: Math.max(0, p.turn - window), to: p.turn + window }))
+    .sort((a, b) => compareRaw(a.scope, b.scope) || compareRaw(a.thread, b.thread) || a.from - b.from)
+  const merged: Array<TurnRange> = []
+  for (const range of sorted) {
+    const last = merged[merged.length - 1]
+    if (last !== undefined && last.scope === range.scope && last.thread === range.thread && range.from <= last.to + 1) {
+      merged[merged.length - 1] = { ...last, to: Math.max(last.to, range.to) }
+    } else merged.push(range)
+  }
+  return merged
+}
+
+/**
+ * Conversation order: scope, thread (code units), turn, then id. The order of a neighbour read;
+ * records without a position sort last.
+ *
+ * @since 0.1.0
+ * @category ordering
+ */
+export const compareConversationOrder = (a: MemoryRecord, b: MemoryRecord): number => {
+  if (a.position === undefined || b.position === undefined) {
+    return a.position === b.position ? compareRaw(a.id, b.id) : a.position === undefined ? 1 : -1
+  }
+  return compareRaw(a.scope, b.scope) || compareRaw(a.position.thread, b.position.thread) ||
+    a.position.turn - b.position.turn || compareRaw(a.id, b.id)
+}
+
+/**
+ * Whether a record sits in one of the ranges. Pure.
+ *
+ * @since 0.1.0
+ * @category neighbours
+ */
+export const inTurnRanges = (record: MemoryRecord, ranges: ReadonlyArray<TurnRange>): boolean =>
+  record.position !== undefined &&
+  ranges.some((r) =>
+    r.scope === record.scope && r.thread === record.position!.thread && record.position!.turn >= r.from &&
+    record.position!.turn <= r.to
+  )
 
 /**
  * True when the record has been superseded or invalidated for any other reason.

@@ -15,7 +15,7 @@ import * as HybridStore from "./internal/hybridStore.js"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
 import * as MemoryContract from "./internal/memoryContract.js"
 import type { ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
-import type { ListQuery, SearchOptions } from "./MemoryQuery.js"
+import type { ListQuery, NeighbourQuery, SearchOptions } from "./MemoryQuery.js"
 import type { MemoryId, MemoryRecord, MemoryWriteInput, ReviewState, Scope } from "./MemoryRecord.js"
 import type {
   DuplicateMemoryId,
@@ -141,6 +141,18 @@ export interface Service {
     text: string,
     options?: SearchOptions
   ) => Effect.Effect<SearchResult, InvalidMemoryQuery | MemoryStoreFailure>
+
+  /**
+   * Reads conversation neighbours in one call: the records of the same scope and thread as any of
+   * `query.positions`, within `query.window` turns of it (its own turn included), that the shared
+   * filters admit — the filters a search takes, applied the same way — at most `query.limit`, in
+   * conversation order (`MemoryQuery.compareConversationOrder`). Records without a position are
+   * never neighbours. A window over `MemoryLimits.maxNeighbourWindow` or more positions than
+   * `MemoryLimits.maxNeighbourPositions` fails with `InvalidMemoryQuery` whose `limit` names it;
+   * a position that is not one (an empty or over-long thread, a negative turn, a scope no record
+   * can have) fails with `InvalidMemoryQuery` naming the field.
+   */
+  readonly neighbours: (query: NeighbourQuery) => Effect.Effect<ReadResult, InvalidMemoryQuery | MemoryStoreFailure>
 
   /** Sets a record's review state. */
   readonly setReviewState: (

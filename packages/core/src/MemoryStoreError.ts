@@ -14,7 +14,7 @@ import type * as ErrorClass from "./ErrorClass.js"
  * @category models
  */
 export const ExceededLimit = Schema.Struct({
-  name: Schema.Literal("maxContentChars", "maxQueryChars", "maxTags"),
+  name: Schema.Literal("maxContentChars", "maxQueryChars", "maxTags", "maxNeighbourWindow", "maxNeighbourPositions"),
   max: Schema.Number,
   size: Schema.Number
 })
@@ -28,8 +28,10 @@ export type ExceededLimit = typeof ExceededLimit.Type
  * @category errors
  */
 export const describeLimit = (what: string, limit: ExceededLimit): string =>
-  limit.name === "maxTags"
+  limit.name === "maxTags" || limit.name === "maxNeighbourPositions"
     ? `${what} has ${limit.size} entries, over the limit of ${limit.max} (MemoryLimits.${limit.name})`
+    : limit.name === "maxNeighbourWindow"
+    ? `${what} is ${limit.size} turns, over the limit of ${limit.max} (MemoryLimits.${limit.name})`
     : `${what} is ${limit.size} characters, over the limit of ${limit.max} (MemoryLimits.${limit.name})`
 
 /**

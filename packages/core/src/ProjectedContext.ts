@@ -231,6 +231,33 @@ export const IdentityEntry = Schema.Struct({
 export type IdentityEntry = typeof IdentityEntry.Type
 
 /**
+ * A conversation neighbour of a recall hit: a stored turn of the same scope and thread within the
+ * neighbour window of hit `of`, delivered as its own line beside that hit (see
+ * {@link ProjectionInput}'s `neighbours`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const NeighbourEntry = Schema.Struct({
+  record: MemoryRecord,
+  of: MemoryId
+}).annotations({ identifier: "NeighbourEntry" })
+/** @since 0.1.0 @category models */
+export type NeighbourEntry = typeof NeighbourEntry.Type
+
+/**
+ * When a recall hit's neighbours are shed: `before-hits` (the default) before every hit, so they
+ * only take budget the hits leave; `with-hit` just before their own hit, after every weaker hit.
+ * In both, a neighbour is never kept while its own hit, or a stronger one, is shed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const NeighbourShed = Schema.Literal("before-hits", "with-hit")
+/** @since 0.1.0 @category models */
+export type NeighbourShed = typeof NeighbourShed.Type
+
+/**
  * What a turn's projection is composed from. Every list is in the caller's order, which is the
  * order lines appear in; the composer only filters, sheds and renders.
  *
@@ -243,6 +270,11 @@ export type IdentityEntry = typeof IdentityEntry.Type
  * - `skills`: the skills index rows, most important first.
  * - `digest`: prior-session entries (see `PriorSessionDigest.selectDigest`).
  * - `recall`: recall hits, best first.
+ * - `neighbours`: conversation neighbours of recall hits, each naming its hit (`of`). Each is one
+ *   more line of the recall section, placed next to its hit in conversation order, withheld like a
+ *   hit (not deliverable, in the prefix…), left out silently when it repeats a memory an earlier
+ *   line or hit delivers, or when its hit is not delivered as a recall line; shed as the config's
+ *   `neighbourShed` says.
  * - `inPrefix`: ids the stable prefix already delivers; they are withheld here (no double delivery).
  * - `heldAddresses`: addresses (`Routing.placementKey`) the stable prefix holds — authored or
  *   composed entries. A memory at one of them is withheld: the prefix's value wins.
@@ -263,6 +295,7 @@ export const ProjectionInput = Schema.Struct({
   skills: Schema.optional(Schema.Array(SkillRow)),
   digest: Schema.optional(Schema.Array(DigestEntry)),
   recall: Schema.optional(Schema.Array(RecallHit)),
+  neighbours: Schema.optional(Schema.Array(NeighbourEntry)),
   inPrefix: Schema.optional(Schema.Array(MemoryId)),
   heldAddresses: Schema.optional(Schema.Array(Schema.String)),
   addresses: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
@@ -394,6 +427,8 @@ export const DEFAULT_BUDGET: ProjectionBudget = tokens(Internal.DEFAULT_BUDGET_T
  * - `mode`: default `native`.
  * - `budget`: default {@link DEFAULT_BUDGET}; see {@link budgetFromContextWindow}.
  * - `skillsMinRows`: skills rows that are never shed; default {@link DEFAULT_SKILLS_MIN_ROWS}.
+ * - `neighbourShed`: when recall hits' neighbours are shed ({@link NeighbourShed}); default
+ *   `before-hits`.
  * - `estimator`: counts the tokens of a token budget and of the reports; default
  *   `TokenEstimator.heuristic` (this function is synchronous and cannot load a tokenizer's
  *   tables). `ContextProjection` passes `TokenEstimator.resolve`'s estimator (o200k_base by
@@ -406,6 +441,7 @@ export interface ProjectionConfig {
   readonly mode?: ProjectionMode
   readonly budget?: ProjectionBudget
   readonly skillsMinRows?: number
+  readonly neighbourShed?: NeighbourShed
   readonly estimator?: TokenEstimatorService
 }
 
@@ -428,7 +464,8 @@ export type SectionStatus = typeof SectionStatus.Type
  * The report of one section that had something to offer. `chars` and `tokens` measure the
  * section's block as delivered (tags included; 0 when dropped); `items` lines were delivered and
  * `shed` were shed for budget. `memoryIds` are the memories delivered in it; `sessionIds` the
- * prior sessions (digest only).
+ * prior sessions (digest only). `neighbours` (recall only, present when one was delivered) maps
+ * each memory delivered as a conversation neighbour to the hit it was delivered beside.
  *
  * @since 0.1.0
  * @category models
@@ -441,14 +478,15 @@ export const SectionReport = Schema.Struct({
   items: Schema.NonNegativeInt,
   shed: Schema.NonNegativeInt,
   memoryIds: Schema.Array(MemoryId),
-  sessionIds: Schema.Array(Schema.String)
+  sessionIds: Schema.Array(Schema.String),
+  neighbours: Schema.optional(Schema.Record({ key: Schema.String, value: MemoryId }))
 }).annotations({ identifier: "SectionReport" })
 /** @since 0.1.0 @category models */
 export type SectionReport = typeof SectionReport.Type
 
 /**
  * A line shed for budget: its section, what it named (memory id, session id or skill name) and
- * its length.
+ * its length; for a conversation neighbour, the hit it would have sat beside (`neighbourOf`).
  *
  * @since 0.1.0
  * @category models
@@ -456,7 +494,8 @@ export type SectionReport = typeof SectionReport.Type
 export const ShedItem = Schema.Struct({
   section: SectionLabel,
   ref: Schema.String,
-  chars: Schema.NonNegativeInt
+  chars: Schema.NonNegativeInt,
+  neighbourOf: Schema.optional(MemoryId)
 }).annotations({ identifier: "ShedItem" })
 /** @since 0.1.0 @category models */
 export type ShedItem = typeof ShedItem.Type
@@ -590,7 +629,8 @@ export class ProjectedContext extends Schema.Class<ProjectedContext>("ProjectedC
  *    address, as an earlier line — identity first, then always-on, then recall) are withheld
  *    (listed in `budget.withheld`).
  * 3. If the composed text exceeds the budget, whole lines are shed in this order until it fits:
- *    recall hits, lowest score first; then digest entries, oldest first (lower rank first among
+ *    recall hits, lowest score first, each hit's conversation neighbours before it (all before
+ *    any hit, or each group just before its own hit: `config.neighbourShed`); then digest entries, oldest first (lower rank first among
  *    equally old); then skills rows past `skillsMinRows`, last row first; then identity lines,
  *    last line first. Shedding stops where the text fits: keeping the last line shed would not
  *    have fitted, so nothing is shed needlessly.

@@ -543,6 +543,7 @@ describe("ContextProjection delivery rules", () => {
         supersede: () => Effect.die("unused"),
         expire: () => Effect.die("unused"),
         forget: () => Effect.die("unused"),
+        neighbours: () => Effect.die("unused"),
         tombstones: () => Effect.die("unused")
       } satisfies MemoryStore.Service
     )

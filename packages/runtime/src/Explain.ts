@@ -73,7 +73,8 @@ export type Verdict =
  * - `overlay`: the overlay report's outcome for it (`null`: the report names it not, or none was
  *   stored — `overlayStored` says which).
  * - `projection`: the projection section that delivered it, and its position there (1-based; for
- *   `recalled_memory` the recall rank).
+ *   `recalled_memory` the recall rank among hits — for a conversation neighbour, its hit's rank,
+ *   with `neighbourOf` naming the hit).
  * - `shed`, `withheld`: what the projection's budget report says of it.
  * - `suppressed`: the memory sections the call's mode did not compose.
  * - `inScope`: whether the record's scope was among those the projection read (`null`: unknown).
@@ -95,7 +96,12 @@ export interface CallExplanation {
   readonly prefix: { readonly section: string } | null
   readonly overlayStored: boolean
   readonly overlay: Trajectory.OverlayReportData["outcomes"][number] | null
-  readonly projection: { readonly section: ProjectedContext.SectionLabel; readonly position: number } | null
+  readonly projection: {
+    readonly section: ProjectedContext.SectionLabel
+    readonly position: number
+    /** Set when it was delivered as a conversation neighbour: the recall hit it sat beside. */
+    readonly neighbourOf?: string
+  } | null
   readonly shed: ProjectedContext.ShedItem | null
   readonly withheld: ProjectedContext.WithheldItem | null
   readonly suppressed: ReadonlyArray<ProjectedContext.SectionLabel>
@@ -208,6 +214,17 @@ const describeOverlay = (outcome: Extract<Trajectory.OverlayReportData["outcomes
     : "") +
   ")"
 
+/** Where a section delivered a memory: its line, or in recall its rank among hits (a neighbour: its hit's). */
+const projectionPlace = (section: ProjectedContext.SectionReport, id: string): NonNullable<CallExplanation["projection"]> => {
+  if (section.label !== "recalled_memory") return { section: section.label, position: section.memoryIds.indexOf(id) + 1 }
+  const neighbourOf = section.neighbours ?? {}
+  const hits = section.memoryIds.filter((memory) => neighbourOf[memory] === undefined)
+  const hit = neighbourOf[id]
+  return hit === undefined
+    ? { section: section.label, position: hits.indexOf(id) + 1 }
+    : { section: section.label, position: hits.indexOf(hit) + 1, neighbourOf: hit }
+}
+
 /**
  * Explains one call from its snapshot, the blobs it names, its turn's injection rows, the record
  * (if it still exists) and the call's query. Pure.
@@ -251,9 +268,7 @@ export const explainCall = (options: {
     prefix: prefixSection === undefined ? null : { section: prefixSection.name },
     overlayStored: options.overlay !== null,
     overlay,
-    projection: delivering === undefined
-      ? null
-      : { section: delivering.label, position: delivering.memoryIds.indexOf(id) + 1 },
+    projection: delivering === undefined ? null : projectionPlace(delivering, id),
     shed,
     withheld,
     suppressed,
@@ -276,12 +291,17 @@ export const explainCall = (options: {
     )
   }
   if (delivering !== undefined) {
-    const position = delivering.memoryIds.indexOf(id) + 1
+    // Recall ranks count hits only: a conversation neighbour sits beside its hit, unranked.
+    const { neighbourOf, position } = projectionPlace(delivering, id)
+    const hits = delivering.memoryIds.length - Object.keys(delivering.neighbours ?? {}).length
     return verdict(
       "delivered",
       true,
-      delivering.label === "recalled_memory"
-        ? `recalled at rank ${position} of ${delivering.memoryIds.length} delivered` +
+      delivering.label === "recalled_memory" && neighbourOf !== undefined
+        ? `delivered as a conversation neighbour of hit ${neighbourOf} (recalled at rank ${position} of ${hits}): ` +
+          "a turn next to it in the same thread, in the same budget"
+        : delivering.label === "recalled_memory"
+        ? `recalled at rank ${position} of ${hits} delivered` +
           (queryTokens !== null && queryTokens.length > 0 ? ` (query tokens matched: ${queryTokens.join(", ")})` : "")
         : `delivered in the projection's ${delivering.label} section (line ${position})` +
           (delivering.label === "identity_memory" ? placedAt(overlay?.address) : "")
@@ -316,7 +336,10 @@ export const explainCall = (options: {
         (shed.section === "identity_memory"
           ? "the least important key first, by the vocabulary's order"
           : "lowest priority first") +
-        `; budget ${budget})`
+        `; budget ${budget})` +
+        (shed.neighbourOf !== undefined
+          ? `; it was a conversation neighbour of hit ${shed.neighbourOf}, and neighbours are shed before stronger hits`
+          : "")
     )
   }
   if (withheld !== null) {

@@ -31,6 +31,7 @@ import * as SearchTokenizer from "../SearchTokenizer.js"
 import * as SessionStore from "../SessionStore.js"
 import * as TelemetryStore from "../TelemetryStore.js"
 import * as TokenEstimator from "../TokenEstimator.js"
+import * as NeighbourContext from "./neighbourContext.js"
 import * as Decisions from "./projectionDecisions.js"
 
 export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
@@ -342,6 +343,41 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
           (found) => ({ value: found.hits.filter((hit) => screened(hit.record)), skipped: found.skipped })
         )
 
+    /**
+     * The conversation neighbours of the hits that have a position: one `neighbours` read (one per
+     * `maxNeighbourPositions` hits), filtered like recall, attributed to the strongest hit near
+     * each (decision 0090).
+     */
+    const readNeighbours = (request: ProjectionRequest, hits: ReadonlyArray<ProjectedContext.RecallHit>) =>
+      Effect.gen(function*() {
+        const window = settings.neighbourWindow
+        const positions = hits.flatMap((hit) =>
+          hit.record.position === undefined ? [] : [{ scope: hit.record.scope, ...hit.record.position }]
+        )
+        if (window === 0 || positions.length === 0) return { value: [], skipped: 0 }
+        const limits = yield* MemoryLimits.MemoryLimits
+        const chunk = Math.max(1, limits.maxNeighbourPositions)
+        const records: Array<MemoryRecord.MemoryRecord> = []
+        let skipped = 0
+        for (let start = 0; start < positions.length; start += chunk) {
+          const part = positions.slice(start, start + chunk)
+          const read = yield* memories.neighbours({
+            positions: part,
+            window: Math.min(window, limits.maxNeighbourWindow),
+            scopes: request.scopes,
+            deliveryPolicies: Decisions.PROJECTED_POLICIES,
+            deliverable: true,
+            limit: Math.min(MemoryQuery.MAX_LIMIT, part.length * (2 * window + 1))
+          })
+          records.push(...read.records)
+          skipped += read.skipped
+        }
+        const eligible = Decisions.withoutSummaries(
+          records.filter(screened).map((record) => ({ record }))
+        ).map(({ record }) => record)
+        return { value: NeighbourContext.assignNeighbours(hits, eligible, window), skipped }
+      })
+
     const project = (request: ProjectionRequest) => {
       const failure = (cause: unknown) =>
         new ProjectionFailure({ sessionId: request.sessionId, turn: request.turn, cause })
@@ -389,23 +425,33 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
           cap: settings.recallLimit
         })
         const recall = yield* readRecall(request, recallLimit)
-        const skipped = identity.skipped + alwaysOn.skipped + digest.skipped + recall.skipped
+        // Session summaries reach a prompt through the digest alone.
+        const recalled = Decisions.withoutSummaries(recall.value)
+        const neighbours = yield* readNeighbours(request, recalled)
+        const skipped = identity.skipped + alwaysOn.skipped + digest.skipped + recall.skipped + neighbours.skipped
         if (skipped > 0) {
           yield* Effect.logWarning("projection skipped stored memory rows that failed to decode").pipe(
             Effect.annotateLogs({ sessionId, turn: request.turn, skipped })
           )
         }
 
-        // Session summaries reach a prompt through the digest alone.
-        const recalled = Decisions.withoutSummaries(recall.value)
         // Every other memory gets the address routing gives it, so one held by the prefix or an
         // identity line is not delivered beside it.
         const addresses = request.identity === undefined
           ? undefined
-          : Decisions.addressesOf(request.identity, [...alwaysOn.value, ...recalled.map((hit) => hit.record)])
+          : Decisions.addressesOf(request.identity, [
+            ...alwaysOn.value,
+            ...recalled.map((hit) => hit.record),
+            ...neighbours.value.map((n) => n.record)
+          ])
         const projection = ProjectedContext.composeProjectedContext(
-          { ...inputs, recall: recalled, ...(addresses !== undefined ? { addresses } : {}) },
-          options
+          {
+            ...inputs,
+            recall: recalled,
+            ...(neighbours.value.length > 0 ? { neighbours: neighbours.value } : {}),
+            ...(addresses !== undefined ? { addresses } : {})
+          },
+          { ...options, neighbourShed: settings.neighbourShed }
         )
 
         for (const warning of projection.budget.warnings) {

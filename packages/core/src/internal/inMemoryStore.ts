@@ -21,10 +21,14 @@ import {
   encodeCursor,
   isAfter,
   isDeliverable,
+  compareConversationOrder,
   ListQuery,
   matchesFilters,
+  MAX_LIMIT,
+  NeighbourQuery,
   positionOf,
-  SearchOptions
+  SearchOptions,
+  turnRanges
 } from "../MemoryQuery.js"
 import type { MemoryId, MemoryRecord } from "../MemoryRecord.js"
 import type { SearchHit, Service as MemoryStoreService } from "../MemoryStore.js"
@@ -140,6 +144,24 @@ export const makeWithVectors = (
   const serial = permit.withPermits(1)
   const byId = new Map<MemoryId, Entry>()
   const index = makeIndex()
+  // Entries by scope and thread, for reading conversation neighbours.
+  const byThread = new Map<string, Set<Entry>>()
+  const threadKey = (scope: string, thread: string) => `${scope}\u0000${thread}`
+  const addThread = (entry: Entry) => {
+    const position = entry.record.position
+    if (position === undefined) return
+    const key = threadKey(entry.record.scope, position.thread)
+    let entries = byThread.get(key)
+    if (entries === undefined) byThread.set(key, entries = new Set())
+    entries.add(entry)
+  }
+  const removeThread = (entry: Entry) => {
+    const position = entry.record.position
+    if (position === undefined) return
+    const key = threadKey(entry.record.scope, position.thread)
+    byThread.get(key)?.delete(entry)
+    if (byThread.get(key)?.size === 0) byThread.delete(key)
+  }
   // Kept in listing order, so a page is a scan from the cursor.
   let ordered: Array<MemoryRecord> = []
   const graves: Array<Tombstone> = []
@@ -178,6 +200,7 @@ export const makeWithVectors = (
         const entry = indexEntry(record, language)
         byId.set(record.id, entry)
         index.add(entry)
+        addThread(entry)
       }
       insertOrdered(records)
       return Effect.succeed(records)
@@ -367,6 +390,22 @@ export const makeWithVectors = (
           }))
       }),
 
+    neighbours: (raw) =>
+      Effect.gen(function*() {
+        const query = yield* decodeQuery(NeighbourQuery, raw)
+        const at = yield* DateTime.now
+        const found: Array<MemoryRecord> = []
+        for (const range of turnRanges(query.positions, query.window)) {
+          for (const entry of byThread.get(threadKey(range.scope, range.thread)) ?? []) {
+            const turn = entry.record.position!.turn
+            if (turn >= range.from && turn <= range.to && matchesFilters(entry.record, query, at)) {
+              found.push(entry.record)
+            }
+          }
+        }
+        return { records: found.sort(compareConversationOrder).slice(0, query.limit ?? MAX_LIMIT), skipped: 0 }
+      }),
+
     setReviewState: (id, state) =>
       serial(Effect.flatMap(find(id), (record) =>
         Effect.sync(() => {
@@ -386,6 +425,7 @@ export const makeWithVectors = (
           const entry = indexEntry(successor, language)
           byId.set(successor.id, entry)
           index.add(entry)
+          addThread(entry)
           insertOrdered([successor])
           replace(superseded)
           return Effect.succeed({ superseded, successor })
@@ -413,7 +453,10 @@ export const makeWithVectors = (
         yield* forgetTelemetry(doomed.map((record) => ({ id: record.id, content: record.content })))
         for (const id of ids) {
           const entry = byId.get(id)
-          if (entry !== undefined) index.remove(entry)
+          if (entry !== undefined) {
+            index.remove(entry)
+            removeThread(entry)
+          }
           byId.delete(id)
         }
         ordered = ordered.filter((record) => !ids.has(record.id))

@@ -68,6 +68,20 @@ export const withContract = (store: MemoryStoreService): MemoryStoreService => (
       }
       return store.search(typeof text === "string" ? text : "", options)
     }),
+  neighbours: (query) =>
+    Effect.flatMap(MemoryLimits, (limits) => {
+      const window = field(query, "window")
+      if (typeof window === "number" && window > limits.maxNeighbourWindow) {
+        const limit = { name: "maxNeighbourWindow", max: limits.maxNeighbourWindow, size: window } as const
+        return Effect.fail(new InvalidMemoryQuery({ problem: describeLimit("the neighbour window", limit), limit }))
+      }
+      const positions = field(query, "positions")
+      if (Array.isArray(positions) && positions.length > limits.maxNeighbourPositions) {
+        const limit = { name: "maxNeighbourPositions", max: limits.maxNeighbourPositions, size: positions.length } as const
+        return Effect.fail(new InvalidMemoryQuery({ problem: describeLimit("the neighbour positions", limit), limit }))
+      }
+      return store.neighbours(query)
+    }),
   setReviewState: (id, state) =>
     isReviewState(state)
       ? Effect.flatMap(knownId(id), (valid) => store.setReviewState(valid, state))

@@ -14,6 +14,7 @@ import type {
 } from "../ProjectedContext.js"
 import { safeBlock, safeLine as oneSafeLine } from "../TextSafety.js"
 import { heuristic, type Service as TokenEstimatorService } from "../TokenEstimator.js"
+import * as NeighbourContext from "./neighbourContext.js"
 
 /** The projection's sections in priority order (the order they are kept in; shed in reverse). */
 export const SECTION_ORDER: ReadonlyArray<SectionLabel> = [
@@ -53,18 +54,14 @@ interface Line {
   readonly text: string
   readonly memoryId?: MemoryId
   readonly sessionId?: string
+  /** For a conversation neighbour of a recall hit: the hit's id. */
+  readonly neighbourOf?: MemoryId
 }
 
 interface DigestCandidate {
   readonly line: Line
   readonly at: number
   readonly rank: number
-  readonly index: number
-}
-
-interface RecallCandidate {
-  readonly line: Line
-  readonly score: number
   readonly index: number
 }
 
@@ -442,21 +439,41 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     }
   }
 
-  const recallOrder: Array<RecallCandidate> = []
+  // Recall: hits, then their conversation neighbours (a neighbour repeating a delivered memory is
+  // left out silently: it is already there), arranged and ordered for shedding by the neighbour hook.
+  let recallShed: ReadonlyArray<Line> = []
   if (enabled.has("recalled_memory")) {
+    const hits: Array<NeighbourContext.HitLine<Line>> = []
     for (const hit of input.recall ?? []) {
       if (!admit("recalled_memory", hit.record, addressOf[hit.record.id])) continue
-      const line = memoryEntry("recalled_memory", hit.record)
-      recallOrder.push({ line, score: orderedScore(hit.score), index: recallOrder.length })
-      all.recalled_memory.push(line)
+      hits.push({
+        line: memoryEntry("recalled_memory", hit.record),
+        record: hit.record,
+        score: orderedScore(hit.score),
+        index: hits.length
+      })
     }
+    const hitIds = new Set(hits.map((hit) => hit.record.id))
+    const neighbours: Array<NeighbourContext.NeighbourLine<Line>> = []
+    for (const neighbour of input.neighbours ?? []) {
+      if (!hitIds.has(neighbour.of) || deliveredIds.has(neighbour.record.id)) continue
+      if (!admit("recalled_memory", neighbour.record, addressOf[neighbour.record.id])) continue
+      neighbours.push({
+        line: { ...memoryEntry("recalled_memory", neighbour.record), neighbourOf: neighbour.of },
+        record: neighbour.record,
+        of: neighbour.of
+      })
+    }
+    const arranged = NeighbourContext.arrange(hits, neighbours, config.neighbourShed ?? "before-hits")
+    all.recalled_memory.push(...arranged.text)
+    recallShed = arranged.shedOrder
   }
 
-  // Shed order: recall (lowest score first), then digest (oldest, then lowest rank, first), then
-  // skills rows past the protected minimum (last row first), then identity lines (last line
-  // first). Ties shed the later input first.
+  // Shed order: recall (lowest score first, neighbours by the hook), then digest (oldest, then
+  // lowest rank, first), then skills rows past the protected minimum (last row first), then
+  // identity lines (last line first). Ties shed the later input first.
   const shedOrder: Array<Line> = [
-    ...recallOrder.sort((a, b) => a.score - b.score || b.index - a.index).map((x) => x.line),
+    ...recallShed,
     ...digestOrder.sort((a, b) => a.at - b.at || a.rank - b.rank || b.index - a.index).map((x) => x.line),
     ...all.skills_index.slice(minSkillRows).reverse(),
     ...[...all.identity_memory].reverse()
@@ -574,6 +591,9 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     if (offered === 0) continue
     const delivered = kept[label]
     const block = blocks.get(label) ?? ""
+    const neighbourOf = delivered.flatMap((line) =>
+      line.neighbourOf !== undefined && line.memoryId !== undefined ? [[line.memoryId, line.neighbourOf] as const] : []
+    )
     sections.push({
       label,
       status: delivered.length === offered ? "included" : delivered.length === 0 ? "dropped" : "truncated",
@@ -582,7 +602,8 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
       items: delivered.length,
       shed: offered - delivered.length,
       memoryIds: delivered.flatMap((line) => (line.memoryId !== undefined ? [line.memoryId] : [])),
-      sessionIds: delivered.flatMap((line) => (line.sessionId !== undefined ? [line.sessionId] : []))
+      sessionIds: delivered.flatMap((line) => (line.sessionId !== undefined ? [line.sessionId] : [])),
+      ...(neighbourOf.length > 0 ? { neighbours: Object.fromEntries(neighbourOf) } : {})
     })
   }
 
@@ -596,7 +617,8 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   const shed: Array<ShedItem> = shedOrder.slice(0, shedCount).map((line) => ({
     section: line.section,
     ref: line.ref,
-    chars: line.text.length
+    chars: line.text.length,
+    ...(line.neighbourOf !== undefined ? { neighbourOf: line.neighbourOf } : {})
   }))
 
   return {

@@ -18,26 +18,29 @@ const oneOf = (
 ) => {
   if (values === undefined) return
   clauses.push(
-    values.length === 1 ? sql`${sql(column)} = ${values[0]}` : sql`${sql(column)} = ANY(${values}::text[])`
+    values.length === 1 ? sql`${sql.literal(column)} = ${values[0]}` : sql`${sql.literal(column)} = ANY(${values}::text[])`
   )
 }
 
+/** The filters as SQL over the memory table's columns, each prefixed with `alias` (e.g. `"m."`) when given. */
 export const filterClauses = (
   sql: SqlClient.SqlClient,
   filters: MemoryQuery.MemoryFilters,
-  nowMillis: number
+  nowMillis: number,
+  alias: "" | "m." = ""
 ): Array<Statement.Fragment> => {
   const clauses: Array<Statement.Fragment> = []
-  oneOf(sql, "scope", filters.scopes, clauses)
-  oneOf(sql, "kind", filters.kinds, clauses)
-  oneOf(sql, "delivery_policy", filters.deliveryPolicies, clauses)
-  oneOf(sql, "review_state", filters.reviewStates, clauses)
+  oneOf(sql, `${alias}scope`, filters.scopes, clauses)
+  oneOf(sql, `${alias}kind`, filters.kinds, clauses)
+  oneOf(sql, `${alias}delivery_policy`, filters.deliveryPolicies, clauses)
+  oneOf(sql, `${alias}review_state`, filters.reviewStates, clauses)
+  const a = sql.literal(alias)
   if (filters.deliverable === true) {
     clauses.push(
-      sql`review_state <> 'rejected' AND invalidated_at IS NULL AND (expires_at IS NULL OR expires_at > ${nowMillis})`
+      sql`${a}review_state <> 'rejected' AND ${a}invalidated_at IS NULL AND (${a}expires_at IS NULL OR ${a}expires_at > ${nowMillis})`
     )
   } else if (filters.includeSuperseded !== true) {
-    clauses.push(sql`invalidated_at IS NULL`)
+    clauses.push(sql`${a}invalidated_at IS NULL`)
   }
   return clauses
 }

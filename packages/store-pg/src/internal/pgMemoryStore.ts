@@ -24,6 +24,7 @@ import * as Metric from "effect/Metric"
 import { reasonOf } from "../PgError.js"
 import * as Filters from "./filters.js"
 import { lexemeOf, lexemesOf, quoteLexeme, searchLength, tierQuery } from "./lexemes.js"
+import { readNeighbours } from "./neighbourRead.js"
 import * as PgVectorIndex from "./pgVectorIndex.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
 import { ensureMigrated, memoryTable, migrate } from "./schema.js"
@@ -382,6 +383,17 @@ const makeAfter = <E>(
                 skipped
               })))
           )
+        }),
+
+      neighbours: (raw) =>
+        Effect.gen(function*() {
+          const query = yield* MemoryWrite.decodeQuery(MemoryQuery.NeighbourQuery, raw)
+          const columns = MemoryRow.COLUMNS.map((c) => (c === "tags" ? "m.tags::text AS tags" : `m.${c}`)).join(", ")
+          const rows = yield* readNeighbours<Row>(sql, columns, query, yield* nowMillis).pipe(
+            Effect.mapError(failure("neighbours"))
+          )
+          const { skipped, values: records } = yield* decodeRows(rows, (record) => record)
+          return { records, skipped }
         }),
 
       setReviewState: (id, state) =>

@@ -58,6 +58,13 @@ const migrations = {
   "0003_conversation_position": Effect.flatMap(
     SqlClient.SqlClient,
     (sql) => sql`ALTER TABLE engram_memories ADD COLUMN thread TEXT, ADD COLUMN turn INTEGER`
+  ),
+  // Reading a hit's neighbouring turns (MemoryStore.neighbours) by thread and turn; rows without
+  // a position stay out of the index.
+  "0012_conversation_index": Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`CREATE INDEX engram_memories_position_idx ON engram_memories (thread, turn) WHERE thread IS NOT NULL`
   )
 }
 

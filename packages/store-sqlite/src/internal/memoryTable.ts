@@ -80,5 +80,11 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN thread TEXT`)
     yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN turn INTEGER`)
+  }),
+  // Reading a hit's neighbouring turns (MemoryStore.neighbours) by thread and turn; rows without
+  // a position stay out of the index.
+  "0012_conversation_index": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`CREATE INDEX ${TABLE}_position ON ${TABLE} (thread, turn) WHERE thread IS NOT NULL`)
   })
 }

@@ -25,6 +25,7 @@ import * as Option from "effect/Option"
 import { coverageGap } from "./integrity.js"
 import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
+import { readNeighbours } from "./neighbourRead.js"
 import { syncSearchIndex } from "./reindex.js"
 import {
   ftsInsertSql,
@@ -410,6 +411,14 @@ export const make: Effect.Effect<
         )
         return result
       }).pipe(Effect.catchTag("SqlError", toFailure("search"))),
+
+    neighbours: (raw) =>
+      Effect.gen(function*() {
+        const query = yield* MemoryWrite.decodeQuery(MemoryQuery.NeighbourQuery, raw)
+        const { skipped, values } = yield* readNeighbours(sql, query, yield* Clock.currentTimeMillis)
+        yield* reportSkipped("neighbours", skipped)
+        return { records: values, skipped: skipped.length }
+      }).pipe(Effect.catchTag("SqlError", toFailure("neighbours"))),
 
     setReviewState: (id, state) =>
       sql.withTransaction(Effect.gen(function*() {

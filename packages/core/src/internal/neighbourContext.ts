@@ -1,0 +1,122 @@
+/**
+ * Conversation context in the projection: which stored turns are delivered beside a recall hit,
+ * where their lines sit and when they are shed. The composer (`internal/projection.ts`) calls
+ * {@link arrange} with the recall lines it admitted; the projection layer calls
+ * {@link assignNeighbours} on what `MemoryStore.neighbours` read. Pure, and generic over the
+ * composer's line type, so this module imports nothing of the composer's.
+ */
+import type { MemoryRecord } from "../MemoryRecord.js"
+
+/**
+ * When a neighbour is shed: `before-hits` — before every hit (neighbours take only the budget
+ * the hits leave); `with-hit` — just before its own hit, after every weaker hit (a strong hit's
+ * context outranks a weak hit). Either way a neighbour is never kept while its own hit, or any hit
+ * stronger than it, is shed.
+ */
+export type NeighbourShed = "before-hits" | "with-hit"
+
+/** A neighbour read for the projection, attributed to the hit it is delivered beside. */
+export interface Neighbour {
+  readonly record: MemoryRecord
+  /** The id of the hit it sits next to: the strongest hit within the window of it. */
+  readonly of: string
+}
+
+const threadKey = (scope: string, thread: string) => `${scope}\u0000${thread}`
+
+/**
+ * Attributes each record read around the hits to one hit: the strongest (earliest in `hits`) of
+ * the same scope and thread within `window` turns of it. A record that is itself a hit, has no
+ * position, or is near no hit is left out, and each record is attributed once. Ordered by the
+ * hit's rank, then conversation order.
+ */
+export const assignNeighbours = (
+  hits: ReadonlyArray<{ readonly record: MemoryRecord }>,
+  records: ReadonlyArray<MemoryRecord>,
+  window: number
+): Array<Neighbour> => {
+  const hitIds = new Set(hits.map((hit) => hit.record.id))
+  const byThread = new Map<string, Array<{ readonly rank: number; readonly turn: number; readonly id: string }>>()
+  hits.forEach((hit, rank) => {
+    const position = hit.record.position
+    if (position === undefined) return
+    const key = threadKey(hit.record.scope, position.thread)
+    let list = byThread.get(key)
+    if (list === undefined) byThread.set(key, list = [])
+    list.push({ rank, turn: position.turn, id: hit.record.id })
+  })
+  const seen = new Set<string>()
+  const assigned: Array<Neighbour & { readonly rank: number; readonly index: number }> = []
+  records.forEach((record, index) => {
+    const position = record.position
+    if (position === undefined || hitIds.has(record.id) || seen.has(record.id)) return
+    let best: { readonly rank: number; readonly id: string } | undefined
+    for (const hit of byThread.get(threadKey(record.scope, position.thread)) ?? []) {
+      if (Math.abs(hit.turn - position.turn) <= window && (best === undefined || hit.rank < best.rank)) best = hit
+    }
+    if (best === undefined) return
+    seen.add(record.id)
+    assigned.push({ record, of: best.id, rank: best.rank, index })
+  })
+  return assigned
+    .sort((a, b) => a.rank - b.rank || a.index - b.index)
+    .map(({ of, record }) => ({ record, of }))
+}
+
+/** A recall hit's line as the composer admitted it. */
+export interface HitLine<L> {
+  readonly line: L
+  readonly record: MemoryRecord
+  readonly score: number
+  readonly index: number
+}
+
+/** A neighbour's line as the composer admitted it. */
+export interface NeighbourLine<L> {
+  readonly line: L
+  readonly record: MemoryRecord
+  readonly of: string
+}
+
+const turnOf = (record: MemoryRecord): number => record.position?.turn ?? 0
+
+/**
+ * The recall section's lines in text order and in shed order (first shed first).
+ *
+ * Text: hits best first, each with its neighbours around it in conversation order — earlier
+ * turns before the hit, later ones (and others of its own turn) after it. A neighbour whose hit
+ * is not among `hits` (withheld) is dropped: it has no place and no priority.
+ *
+ * Shed: hits lowest score first (ties: the later hit first), as without neighbours; a hit's
+ * neighbours are shed farthest turn first, and according to `shed` all before any hit
+ * (`before-hits`) or each group just before its own hit (`with-hit`).
+ */
+export const arrange = <L>(
+  hits: ReadonlyArray<HitLine<L>>,
+  neighbours: ReadonlyArray<NeighbourLine<L>>,
+  shed: NeighbourShed
+): { readonly text: ReadonlyArray<L>; readonly shedOrder: ReadonlyArray<L> } => {
+  const byHit = new Map<string, Array<NeighbourLine<L>>>()
+  for (const hit of hits) byHit.set(hit.record.id, [])
+  for (const neighbour of neighbours) byHit.get(neighbour.of)?.push(neighbour)
+  const text: Array<L> = []
+  for (const hit of hits) {
+    const turn = turnOf(hit.record)
+    const group = [...byHit.get(hit.record.id)!].sort((a, b) => turnOf(a.record) - turnOf(b.record))
+    for (const n of group) if (turnOf(n.record) < turn) text.push(n.line)
+    text.push(hit.line)
+    for (const n of group) if (turnOf(n.record) >= turn) text.push(n.line)
+  }
+  const hitsFirstShed = [...hits].sort((a, b) => a.score - b.score || b.index - a.index)
+  const groupShed = (hit: HitLine<L>): Array<L> => {
+    const turn = turnOf(hit.record)
+    return [...byHit.get(hit.record.id)!]
+      .map((n, i) => ({ n, i, distance: Math.abs(turnOf(n.record) - turn) }))
+      .sort((a, b) => b.distance - a.distance || b.i - a.i)
+      .map(({ n }) => n.line)
+  }
+  const shedOrder: Array<L> = shed === "before-hits"
+    ? [...hitsFirstShed.flatMap(groupShed), ...hitsFirstShed.map((hit) => hit.line)]
+    : hitsFirstShed.flatMap((hit) => [...groupShed(hit), hit.line])
+  return { text, shedOrder }
+}
