@@ -45,8 +45,8 @@ import { concurrency, raceLifecycle, type RaceReport } from "./internal/concurre
 import { forget } from "./internal/forget.js"
 import { makeProvide } from "./internal/harness.js"
 import { hostile } from "./internal/hostile.js"
-import { neighbours } from "./internal/neighbours.js"
 import { checkAgainstModel } from "./internal/modelCheck.js"
+import { neighbours } from "./internal/neighbours.js"
 import { tier1 } from "./internal/tier1.js"
 import { tier2 } from "./internal/tier2.js"
 

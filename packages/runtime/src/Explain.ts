@@ -215,8 +215,13 @@ const describeOverlay = (outcome: Extract<Trajectory.OverlayReportData["outcomes
   ")"
 
 /** Where a section delivered a memory: its line, or in recall its rank among hits (a neighbour: its hit's). */
-const projectionPlace = (section: ProjectedContext.SectionReport, id: string): NonNullable<CallExplanation["projection"]> => {
-  if (section.label !== "recalled_memory") return { section: section.label, position: section.memoryIds.indexOf(id) + 1 }
+const projectionPlace = (
+  section: ProjectedContext.SectionReport,
+  id: string
+): NonNullable<CallExplanation["projection"]> => {
+  if (section.label !== "recalled_memory") {
+    return { section: section.label, position: section.memoryIds.indexOf(id) + 1 }
+  }
   const neighbourOf = section.neighbours ?? {}
   const hits = section.memoryIds.filter((memory) => neighbourOf[memory] === undefined)
   const hit = neighbourOf[id]

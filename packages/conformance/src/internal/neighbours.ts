@@ -48,7 +48,8 @@ const writeConversations = Effect.gen(function*() {
   yield* s.supersede("projecta-t1-07", { id: "projecta-t1-07b", content: "Turn 7, corrected", kind: "episode" })
 })
 
-const ids = (prefix: string, turns: ReadonlyArray<number>) => turns.map((n) => `${prefix}-${String(n).padStart(2, "0")}`)
+const ids = (prefix: string, turns: ReadonlyArray<number>) =>
+  turns.map((n) => `${prefix}-${String(n).padStart(2, "0")}`)
 
 export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
   describe("reads", () => {
@@ -95,7 +96,11 @@ export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
           scopes: [A]
         })
         expect(idsOf(filtered.records)).toEqual(ids("projecta-t2", [4, 5, 6]))
-        const foreign = yield* s.neighbours({ positions: [{ scope: B, thread: "t1", turn: 5 }], window: 1, scopes: [A] })
+        const foreign = yield* s.neighbours({
+          positions: [{ scope: B, thread: "t1", turn: 5 }],
+          window: 1,
+          scopes: [A]
+        })
         expect(foreign.records).toEqual([])
       })))
 
@@ -111,7 +116,11 @@ export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         expect(idsOf(withSuperseded.records)).toEqual(ids("projecta-t1", [2, 3, 4, 5, 6, 7, 8]))
         const deliverable = yield* s.neighbours({ ...around, deliverable: true })
         expect(idsOf(deliverable.records)).toEqual(ids("projecta-t1", [2, 3, 4, 5, 8]))
-        const projected = yield* s.neighbours({ ...around, deliverable: true, deliveryPolicies: ["always", "retrieved"] })
+        const projected = yield* s.neighbours({
+          ...around,
+          deliverable: true,
+          deliveryPolicies: ["always", "retrieved"]
+        })
         expect(idsOf(projected.records)).toEqual(ids("projecta-t1", [2, 3, 4, 5]))
         const confirmed = yield* s.neighbours({ ...around, reviewStates: ["confirmed"] })
         expect(idsOf(confirmed.records)).toEqual(ids("projecta-t1", [3]))
@@ -165,7 +174,10 @@ export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
       provide(Effect.gen(function*() {
         const s = yield* store
         const { maxNeighbourPositions } = MemoryLimits.defaults
-        const positions = Array.from({ length: maxNeighbourPositions + 1 }, (_, i) => ({ scope: A, thread: "t", turn: i }))
+        const positions = Array.from(
+          { length: maxNeighbourPositions + 1 },
+          (_, i) => ({ scope: A, thread: "t", turn: i })
+        )
         const error = yield* failure(s.neighbours({ positions, window: 1 }))
         expect(limited(error)).toEqual({
           name: "maxNeighbourPositions",
@@ -195,7 +207,10 @@ export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         ]
         for (const [position, field] of bad) {
           const error = yield* failure(
-            s.neighbours({ positions: [position as MemoryRecord.ConversationPosition & { scope: MemoryRecord.Scope }], window: 1 })
+            s.neighbours({
+              positions: [position as MemoryRecord.ConversationPosition & { scope: MemoryRecord.Scope }],
+              window: 1
+            })
           )
           expect(error._tag).toBe("InvalidMemoryQuery")
           expect(error.message).toContain(field)

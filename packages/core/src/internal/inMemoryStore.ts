@@ -13,6 +13,7 @@ import {
   tombstoneOf
 } from "../MemoryForget.js"
 import {
+  compareConversationOrder,
   compareListOrder,
   compareRaw,
   decodeCursor,
@@ -21,7 +22,6 @@ import {
   encodeCursor,
   isAfter,
   isDeliverable,
-  compareConversationOrder,
   ListQuery,
   matchesFilters,
   MAX_LIMIT,

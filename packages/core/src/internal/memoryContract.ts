@@ -77,7 +77,11 @@ export const withContract = (store: MemoryStoreService): MemoryStoreService => (
       }
       const positions = field(query, "positions")
       if (Array.isArray(positions) && positions.length > limits.maxNeighbourPositions) {
-        const limit = { name: "maxNeighbourPositions", max: limits.maxNeighbourPositions, size: positions.length } as const
+        const limit = {
+          name: "maxNeighbourPositions",
+          max: limits.maxNeighbourPositions,
+          size: positions.length
+        } as const
         return Effect.fail(new InvalidMemoryQuery({ problem: describeLimit("the neighbour positions", limit), limit }))
       }
       return store.neighbours(query)

@@ -18,7 +18,9 @@ const oneOf = (
 ) => {
   if (values === undefined) return
   clauses.push(
-    values.length === 1 ? sql`${sql.literal(column)} = ${values[0]}` : sql`${sql.literal(column)} = ANY(${values}::text[])`
+    values.length === 1
+      ? sql`${sql.literal(column)} = ${values[0]}`
+      : sql`${sql.literal(column)} = ANY(${values}::text[])`
   )
 }
 

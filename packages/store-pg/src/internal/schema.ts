@@ -63,8 +63,7 @@ const migrations = {
   // a position stay out of the index.
   "0012_conversation_index": Effect.flatMap(
     SqlClient.SqlClient,
-    (sql) =>
-      sql`CREATE INDEX engram_memories_position_idx ON engram_memories (thread, turn) WHERE thread IS NOT NULL`
+    (sql) => sql`CREATE INDEX engram_memories_position_idx ON engram_memories (thread, turn) WHERE thread IS NOT NULL`
   )
 }
 
