@@ -43,6 +43,9 @@ export const USAGE = `usage: npm run bench -- recall --data PATH [options]
                     (default: $ENGRAM_LOCOMO); see docs/benchmarks.md for how to get it
   --pg [url]        also measure PostgreSQL (url, or ENGRAM_PG_URL)
   --json FILE       write every figure as JSON
+  --neighbours      only the conversation-neighbour sweep: project() at default settings with
+                    neighbourWindow 0/1/2 and neighbourShed before-hits/with-hit, evidence share
+                    on the tuning and held-out halves (decision 0090)
   --help            this text`
 
 const KS = [5, 10, 20, 50] as const
@@ -147,6 +150,70 @@ const byHalf = (questions: ReadonlyArray<Question>, ranked: ReadonlyArray<Readon
   return { tuning: half(true), heldOut: half(false) }
 }
 
+/** The evidence share (recall over everything delivered) on the tuning and the held-out half. */
+const shareByHalf = (questions: ReadonlyArray<Question>, delivered: ReadonlyArray<ReadonlyArray<string>>) => {
+  const half = (tuning: boolean) => {
+    const picked = questions.flatMap((q, i) => (tuningHalf(q) === tuning ? [i] : []))
+    return recallAt(picked.map((i) => questions[i]!), picked.map((i) => delivered[i]!), Number.MAX_SAFE_INTEGER)
+  }
+  return { tuning: half(true), heldOut: half(false) }
+}
+
+/**
+ * The neighbour sweep (decision 0090): `project()` at default settings but for the conversation
+ * window and when neighbours are shed, interleaved per variant in one run, with the load.
+ */
+const neighbourSweep = async (filename: string, questions: ReadonlyArray<Question>) => {
+  const variants: ReadonlyArray<Partial<ContextProjection.ProjectionSettings>> = [
+    { neighbourWindow: 0 },
+    { neighbourWindow: 1, neighbourShed: "before-hits" },
+    { neighbourWindow: 1, neighbourShed: "with-hit" },
+    { neighbourWindow: 2, neighbourShed: "before-hits" },
+    { neighbourWindow: 2, neighbourShed: "with-hit" }
+  ]
+  const rows: Array<Array<string>> = []
+  const figures: Array<Record<string, unknown>> = []
+  for (const settings of variants) {
+    const run = await projectionRanking(filename, questions, undefined, { settings })
+    const halves = shareByHalf(questions, run.delivered)
+    const all = recallAt(questions, run.delivered, Number.MAX_SAFE_INTEGER)
+    const at10 = await projectionRanking(filename, questions, 10, { settings })
+    const label = settings.neighbourWindow === 0
+      ? "window 0 (off)"
+      : `window ${settings.neighbourWindow}, ${settings.neighbourShed}`
+    rows.push([
+      label,
+      `${fmt(100 * halves.tuning, 1)}%`,
+      `${fmt(100 * halves.heldOut, 1)}%`,
+      `${fmt(100 * all, 1)}%`,
+      `${fmt(100 * recallAt(questions, at10.delivered, 10), 1)}%`,
+      fmt(run.meanNeighbourLines, 1),
+      fmt(run.meanTokens, 0),
+      String(run.overBudget + run.overByO200k),
+      `${fmt(run.p50Millis, 1)} ms`,
+      NodeOs.loadavg().map((l) => fmt(l, 1)).join(" ")
+    ])
+    figures.push({ settings, halves, all, recallAt10: recallAt(questions, at10.delivered, 10), ...run, delivered: undefined })
+  }
+  console.log()
+  console.log(table(
+    [
+      "project() at defaults but",
+      "share, tuning half",
+      "share, held out",
+      "share, all",
+      "first 10 delivered, recallLimit 10",
+      "neighbour lines",
+      "mean tokens",
+      "over budget",
+      "p50",
+      "load"
+    ],
+    rows
+  ))
+  return figures
+}
+
 interface EngineRecall {
   readonly engine: string
   readonly recall: Record<string, number>
@@ -224,20 +291,26 @@ const projectionRanking = (
   filename: string,
   questions: ReadonlyArray<Question>,
   recallLimit: number | undefined,
-  options: { readonly pruningForced?: boolean } = {}
+  options: {
+    readonly pruningForced?: boolean
+    readonly settings?: Partial<ContextProjection.ProjectionSettings>
+  } = {}
 ) =>
   Effect.gen(function*() {
-    const projection = yield* ContextProjection.make(
-      recallLimit === undefined
-        ? ContextProjection.defaultSettings
-        : { ...ContextProjection.defaultSettings, recallLimit }
-    )
+    const projection = yield* ContextProjection.make({
+      ...ContextProjection.defaultSettings,
+      ...options.settings,
+      ...(recallLimit === undefined ? {} : { recallLimit })
+    })
     const delivered: Array<ReadonlyArray<string>> = []
+    const millis: Array<number> = []
+    let neighbourLines = 0
     let chars = 0
     let tokens = 0
     let overBudget = 0
     let overByO200k = 0
     for (const [i, q] of questions.entries()) {
+      const started = performance.now()
       const projected = yield* projection.project({
         sessionId: "recall-bench",
         turn: i,
@@ -245,6 +318,8 @@ const projectionRanking = (
         scopes: [q.scope],
         mode: "native"
       })
+      millis.push(performance.now() - started)
+      neighbourLines += Object.keys(projected.section("recalled_memory")?.neighbours ?? {}).length
       delivered.push(projected.injection.memoryIds)
       chars += projected.budget.usedChars
       tokens += projected.budget.usedTokens
@@ -257,8 +332,11 @@ const projectionRanking = (
         overByO200k++
       }
     }
+    millis.sort((a, b) => a - b)
     return {
       delivered,
+      p50Millis: millis[Math.floor(millis.length / 2)] ?? 0,
+      meanNeighbourLines: neighbourLines / questions.length,
       meanChars: chars / questions.length,
       meanTokens: tokens / questions.length,
       overBudget,
@@ -299,6 +377,26 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   console.log(`recall bench: ${turns.length} turns, ${questions.length} questions with evidence (categories 1-4)`)
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-recall-"))
   const filename = NodePath.join(directory, "locomo.db")
+  if (args.includes("--neighbours")) {
+    try {
+      const sqlite = ManagedRuntime.make(
+        Layer.mergeAll(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("locomo"), quiet)
+      )
+      // Writes every turn (and ranks no question).
+      await storeRanking(sqlite, turns, [])
+      await sqlite.dispose()
+      const figures = await neighbourSweep(filename, questions)
+      console.log(
+        `\nTuning half: the even-numbered conversations (${questions.filter(tuningHalf).length} questions); ` +
+          `held out: the odd-numbered ones (${questions.filter((q) => !tuningHalf(q)).length}).`
+      )
+      console.log(`${machine()}.`)
+      writeJson(option(args, "--json"), { bench: "recall-neighbours", figures })
+    } finally {
+      NodeFs.rmSync(directory, { recursive: true, force: true })
+    }
+    return
+  }
   const results: Array<EngineRecall> = []
   const add = (engine: string, ranked: ReadonlyArray<ReadonlyArray<string>>) =>
     results.push({
@@ -309,6 +407,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   let share:
     | {
       readonly evidenceShare: number
+      readonly evidenceShareHalves: { readonly tuning: number; readonly heldOut: number }
       readonly evidenceSharePruningForced: number
       readonly meanChars: number
       readonly meanTokens: number
@@ -372,6 +471,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     const prunedAtDefaults = await projectionRanking(filename, questions, undefined, { pruningForced: true })
     share = {
       evidenceShare: recallAt(questions, atDefaults.delivered, Number.MAX_SAFE_INTEGER),
+      evidenceShareHalves: shareByHalf(questions, atDefaults.delivered),
       evidenceSharePruningForced: recallAt(questions, prunedAtDefaults.delivered, Number.MAX_SAFE_INTEGER),
       meanChars: atDefaults.meanChars,
       meanTokens: atDefaults.meanTokens,
@@ -400,7 +500,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   if (share !== undefined) {
     console.log(
       `\nproject() at default settings: ${fmt(100 * share.evidenceShare, 1)}% of evidence turns reach the projected ` +
-        `context (${fmt(100 * share.evidenceSharePruningForced, 1)}% with pruning forced); mean projection ` +
+        `context (tuning half ${fmt(100 * share.evidenceShareHalves.tuning, 1)}%, held out ${
+          fmt(100 * share.evidenceShareHalves.heldOut, 1)
+        }%; ${fmt(100 * share.evidenceSharePruningForced, 1)}% with pruning forced); mean projection ` +
         `${fmt(share.meanTokens, 0)} tokens (${
           fmt(share.meanChars, 0)
         } chars); of ${share.projections} projections, ${share.overBudget} over budget by the default ` +
