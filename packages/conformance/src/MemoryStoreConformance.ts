@@ -47,6 +47,7 @@ import { makeProvide } from "./internal/harness.js"
 import { hostile } from "./internal/hostile.js"
 import { checkAgainstModel } from "./internal/modelCheck.js"
 import { neighbours } from "./internal/neighbours.js"
+import { ranking } from "./internal/ranking.js"
 import { tier1 } from "./internal/tier1.js"
 import { tier2 } from "./internal/tier2.js"
 
@@ -139,7 +140,10 @@ export const runMemoryStoreConformance = <RExtra = never, E = never>(
         operations: options.race?.operations ?? RACE_OPERATIONS,
         fibers: options.race?.fibers ?? 8
       }))
-    if (capabilities.search === "keyword") describe("Tier 2: keyword search", () => tier2(provide))
+    if (capabilities.search === "keyword") {
+      describe("Tier 2: keyword search", () => tier2(provide))
+      describe("Tier 2: ranking", () => ranking(provide))
+    }
     const corrupt = options.corruptRecord
     if (corrupt !== undefined) {
       describe("bad rows", () => badRows(provide, corrupt, capabilities.search === "keyword"))

@@ -34,6 +34,7 @@ import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as ErrorClass from "./ErrorClass.js"
+import * as TopK from "./internal/topK.js"
 import { compareRaw } from "./MemoryQuery.js"
 import type { ConversationPosition } from "./MemoryRecord.js"
 
@@ -178,32 +179,69 @@ export interface Scored {
 const positionKey = (scope: string, thread: string, turn: number) => `${scope}\u0000${thread}\u0000${turn}`
 
 /**
+ * The turn offsets a record's neighbours sit at, in the order their scores are summed:
+ * `−neighbourWindow … −1, 1 … neighbourWindow`. A backend that reads neighbour scores itself
+ * (SQLite, PostgreSQL) reads them in this order and hands them to {@link contextual}.
+ *
+ * @since 0.1.0
+ * @category scoring
+ */
+export const neighbourOffsets = (parameters: Parameters): Array<number> => {
+  const offsets: Array<number> = []
+  for (let offset = -parameters.neighbourWindow; offset <= parameters.neighbourWindow; offset++) {
+    if (offset !== 0) offsets.push(offset)
+  }
+  return offsets
+}
+
+/**
+ * A match's final score from its own score and its neighbours' (one per
+ * {@link neighbourOffsets} entry, `undefined` where no match sits): `own` when the record has no
+ * conversation position or the context is off, else `rounded(own + neighbourWeight × Σ)`, summed
+ * in offset order. {@link withNeighbours} and every backend's bounded ranking compute it here, so
+ * the two cannot drift apart.
+ *
+ * @since 0.1.0
+ * @category scoring
+ */
+export const contextual = (
+  own: number,
+  positioned: boolean,
+  neighbours: ReadonlyArray<number | undefined>,
+  parameters: Parameters
+): number => {
+  if (!positioned || parameters.neighbourWindow === 0 || parameters.neighbourWeight === 0) return own
+  let context = 0
+  for (const score of neighbours) context += score ?? 0
+  return rounded(own + parameters.neighbourWeight * context)
+}
+
+/**
  * The final scores of a ranked tier's matches, in input order: each match's own BM25 score plus
  * `neighbourWeight ×` the own scores of the matches within `neighbourWindow` turns of it in the
- * same scope and thread, rounded. Pure; the same on every backend.
+ * same scope and thread, rounded ({@link contextual}). Where several matches share one position,
+ * the best of their scores is that position's (so input order never matters). Pure; the same on
+ * every backend.
  *
  * @since 0.1.0
  * @category scoring
  */
 export const withNeighbours = (matches: ReadonlyArray<Scored>, parameters: Parameters): Array<number> => {
-  const { neighbourWeight, neighbourWindow } = parameters
-  if (neighbourWindow === 0 || neighbourWeight === 0 || !matches.some((m) => m.position !== undefined)) {
-    return matches.map((m) => m.score)
-  }
-  const byPosition = new Map<string, number>()
-  for (const m of matches) {
-    if (m.position !== undefined) byPosition.set(positionKey(m.scope, m.position.thread, m.position.turn), m.score)
-  }
-  return matches.map((m) => {
-    if (m.position === undefined) return m.score
-    let context = 0
-    for (let offset = -neighbourWindow; offset <= neighbourWindow; offset++) {
-      if (offset === 0) continue
-      context += byPosition.get(positionKey(m.scope, m.position.thread, m.position.turn + offset)) ?? 0
-    }
-    return rounded(m.score + neighbourWeight * context)
-  })
+  if (parameters.neighbourWindow === 0 || parameters.neighbourWeight === 0) return matches.map((m) => m.score)
+  return neighbourCandidates(matches, parameters).map(({ match, neighbours }) =>
+    contextual(match.score, match.position !== undefined, neighbours, parameters)
+  )
 }
+
+/**
+ * How far below the `k`-th best unrounded contextual score a match may sit and still belong to
+ * the top `k` once scores are {@link rounded} (two rounding steps of `10^−SCORE_DIGITS`, with
+ * room for a backend's own summation order): a bounded ranking keeps every match within it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const BOUND_MARGIN = 4 * 10 ** -SCORE_DIGITS
 
 /**
  * A ranked tier's match as a backend reads it before fetching records: its own score, scope,
@@ -229,7 +267,101 @@ export const rank = <M extends Match>(
   parameters: Parameters
 ): Array<{ readonly match: M; readonly score: number }> => {
   const finals = withNeighbours(matches, parameters)
-  return matches.map((match, i) => ({ match, score: finals[i]! })).sort((a, b) =>
-    b.score - a.score || b.match.createdAtMillis - a.match.createdAtMillis || compareRaw(a.match.id, b.match.id)
-  )
+  return matches.map((match, i) => ({ match, score: finals[i]! })).sort(rankOrder)
+}
+
+/**
+ * A match read by a bounded ranking: its neighbours' own scores, one per
+ * {@link neighbourOffsets} entry (`undefined` where none matches; all `undefined` for a record
+ * without a conversation position).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Candidate<M extends Match> {
+  readonly match: M
+  readonly neighbours: ReadonlyArray<number | undefined>
+}
+
+/**
+ * The unrounded contextual score a bounded ranking orders matches by before it keeps the top:
+ * `own + neighbourWeight × Σ neighbours`. {@link contextual} is this value rounded, and rounding
+ * never moves a score by more than half of {@link BOUND_MARGIN}, so every match of the top `k`
+ * sits within {@link BOUND_MARGIN} of the `k`-th best bound.
+ *
+ * @since 0.1.0
+ * @category scoring
+ */
+export const bound = (own: number, neighbours: ReadonlyArray<number | undefined>, parameters: Parameters): number => {
+  let context = 0
+  for (const score of neighbours) context += score ?? 0
+  return own + parameters.neighbourWeight * context
+}
+
+/**
+ * Ranks the candidates a bounded ranking kept: each one's final score by {@link contextual},
+ * in {@link rank}'s order.
+ *
+ * @since 0.1.0
+ * @category scoring
+ */
+export const rankCandidates = <M extends Match>(
+  candidates: ReadonlyArray<Candidate<M>>,
+  parameters: Parameters
+): Array<{ readonly match: M; readonly score: number }> =>
+  candidates.map(({ match, neighbours }) => ({
+    match,
+    score: contextual(match.score, match.position !== undefined, neighbours, parameters)
+  })).sort(rankOrder)
+
+const rankOrder = <M extends Match>(
+  a: { readonly match: M; readonly score: number },
+  b: { readonly match: M; readonly score: number }
+) => b.score - a.score || b.match.createdAtMillis - a.match.createdAtMillis || compareRaw(a.match.id, b.match.id)
+
+/**
+ * The best `k` of a tier's matches in {@link rank}'s order, without ranking them all — the
+ * scheme SQLite and PostgreSQL run in SQL (decision 0083): every match's {@link bound}, the `k`-th
+ * best bound, then only the matches within {@link BOUND_MARGIN} of it ranked exactly
+ * ({@link rankCandidates}). Equal to `rank(matches).slice(0, k)`: a match of the top `k` has a
+ * final score at least the `k`-th best final score, hence a bound within the margin of the
+ * `k`-th best bound.
+ *
+ * @since 0.1.0
+ * @category scoring
+ */
+export const topK = <M extends Match>(
+  matches: ReadonlyArray<M>,
+  k: number,
+  parameters: Parameters
+): Array<{ readonly match: M; readonly score: number }> => {
+  if (k <= 0 || matches.length === 0) return []
+  const candidates = neighbourCandidates(matches, parameters)
+  const bounds = candidates.map(({ neighbours, match }) => bound(match.score, neighbours, parameters))
+  const kth = k >= bounds.length ? -Infinity : TopK.select(bounds, k, (a, b) => b - a)[k - 1]!
+  return rankCandidates(candidates.filter((_, i) => bounds[i]! >= kth - BOUND_MARGIN), parameters).slice(0, k)
+}
+
+/** Each match with its neighbours' own scores (the best one per position), in input order. */
+const neighbourCandidates = <M extends Scored>(
+  matches: ReadonlyArray<M>,
+  parameters: Parameters
+): Array<{ readonly match: M; readonly neighbours: ReadonlyArray<number | undefined> }> => {
+  const offsets = neighbourOffsets(parameters)
+  const byPosition = new Map<string, number>()
+  for (const m of matches) {
+    if (m.position === undefined) continue
+    const key = positionKey(m.scope, m.position.thread, m.position.turn)
+    const held = byPosition.get(key)
+    if (held === undefined || m.score > held) byPosition.set(key, m.score)
+  }
+  return matches.map((match) => {
+    const position = match.position
+    return {
+      match,
+      neighbours: position === undefined
+        ? offsets.map(() => undefined)
+        : offsets.map((offset) => byPosition.get(positionKey(match.scope, position.thread, position.turn + offset)))
+    }
+  })
 }

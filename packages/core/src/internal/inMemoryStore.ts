@@ -82,11 +82,6 @@ interface Candidate {
   score: number
 }
 
-/** Best first: higher score, then the listing order (newest, then id ascending). */
-const rankOrder = (a: Candidate, b: Candidate): number =>
-  b.score - a.score || b.entry.createdAtMillis - a.entry.createdAtMillis ||
-  compareRaw(a.entry.record.id, b.entry.record.id)
-
 /**
  * The inverted index: token -> the entries holding it, plus
  * the totals BM25 needs. A posting points at its entry (not at an id to look up), so scoring a
@@ -374,18 +369,19 @@ export const makeWithVectors = (
                 candidate.score += weight
               }
             }
-            const matches = [...candidates.values()]
-            for (const candidate of matches) candidate.score = Bm25.rounded(candidate.score * candidate.norm)
-            const finals = Bm25.withNeighbours(
-              matches.map(({ entry, score }) => ({
-                scope: entry.record.scope,
-                position: entry.record.position,
-                score
-              })),
-              parameters
-            )
-            matches.forEach((candidate, i) => (candidate.score = finals[i]!))
-            const best = TopK.select(matches, limit, rankOrder)
+            // Core's bounded ranking (decision 0083), the scheme SQLite and PostgreSQL run in SQL.
+            const matches = [...candidates.values()].map(({ entry, norm, score }) => ({
+              entry,
+              id: entry.record.id,
+              scope: entry.record.scope,
+              position: entry.record.position,
+              createdAtMillis: entry.createdAtMillis,
+              score: Bm25.rounded(score * norm)
+            }))
+            const best = Bm25.topK(matches, limit, parameters).map(({ match, score }) => ({
+              entry: match.entry,
+              score
+            }))
             return { hits: best.map(({ entry, score }) => ({ record: entry.record, score })), skipped: 0 }
           }))
       }),

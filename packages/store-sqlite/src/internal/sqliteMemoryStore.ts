@@ -249,7 +249,9 @@ export const make: Effect.Effect<
       if (!tier.rank) {
         const { skipped, values } = yield* scan(
           (n, offset) =>
-            sql<Row>`SELECT ${columns} FROM ${sql(FTS_TABLE)} JOIN ${sql(TABLE)} m ON m.seq = ${sql(FTS_TABLE)}.rowid
+            sql<Row>`SELECT ${columns} FROM ${sql(FTS_TABLE)} CROSS JOIN ${sql(TABLE)} m ON m.seq = ${
+              sql(FTS_TABLE)
+            }.rowid
               WHERE ${where} ORDER BY ${sql(FTS_TABLE)}.rowid DESC LIMIT ${n} OFFSET ${offset}`,
           limit,
           (record): MemoryStore.SearchHit => ({ record, score: 0 })
@@ -272,50 +274,107 @@ export const make: Effect.Effect<
           1 - b
         } + ${b} * m.search_length / ${averageLength}))), ${Bm25.SCORE_DIGITS})`
       )
-      // Every match's own score, with what the ranking order and the conversation context need
-      // (no record columns yet); core ranks them, then only the best rows are read and decoded.
-      const matches = (yield* sql<
-        { seq: number; id: string; scope: string; thread: unknown; turn: unknown; created_at: number; score: number }
-      >`WITH h AS MATERIALIZED (${hits}),
-              c AS (SELECT seq, sum(w) AS w FROM h GROUP BY seq)
-            SELECT m.seq, m.id, m.scope, m.thread, m.turn, m.created_at, ${score} AS score
-            FROM c JOIN ${sql(TABLE)} m ON m.seq = c.seq
-            WHERE ${sql.and(filters)}`).map((row) => ({
-        seq: row.seq,
-        id: String(row.id),
-        scope: String(row.scope),
-        position: positionOf(row.thread, row.turn),
-        createdAtMillis: Number(row.created_at),
-        score: Number(row.score)
-      }))
-      const ranked = Bm25.rank(matches, parameters)
+      // The matches drive the join (CROSS JOIN keeps SQLite's order): with a scope filter the
+      // planner would otherwise scan the whole scope through its index and probe the matches.
+      // Conversation context and the top-k bound in SQL too (decision 0083): each match's own
+      // score, its neighbours' (the best match per position, one column per offset) and the
+      // unrounded contextual score `u`; only the matches within Bm25.BOUND_MARGIN of the k-th best
+      // `u` come back, and core ranks those exactly. Decoding needs more rows only past bad rows,
+      // when the next query keeps a larger k.
+      const offsets = parameters.neighbourWeight === 0 ? [] : Bm25.neighbourOffsets(parameters)
+      const neighbourColumns = sql.literal(
+        offsets.map((_, i) =>
+          `, n${i}.score AS n${i}`
+        ).join("")
+      )
+      const neighbourJoins = sql.literal(
+        offsets.map((offset, i) =>
+          ` LEFT JOIN p n${i} ON n${i}.scope = s.scope AND n${i}.thread = s.thread AND n${i}.turn = s.turn + (${offset})`
+        ).join("")
+      )
+      const upper = sql.literal(
+        offsets.length === 0
+          ? "s.score"
+          : `s.score + ${parameters.neighbourWeight} * (${
+            offsets.map((_, i) => `coalesce(n${i}.score, 0)`).join(" + ")
+          })`
+      )
+      type Bounded = {
+        seq: number
+        id: string
+        scope: string
+        thread: unknown
+        turn: unknown
+        created_at: number
+        score: number
+        total: number
+      } & Record<`n${number}`, number | null>
+      const bounded = (k: number) =>
+        sql<Bounded>`WITH h AS MATERIALIZED (${hits}),
+              c AS (SELECT seq, sum(w) AS w FROM h GROUP BY seq),
+              s AS MATERIALIZED (
+                SELECT m.seq, m.id, m.scope, m.created_at, ${score} AS score,
+                  CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) IN ('integer', 'real') THEN m.thread END AS thread,
+                  CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) IN ('integer', 'real') THEN m.turn END AS turn
+                FROM c CROSS JOIN ${sql(TABLE)} m ON m.seq = c.seq
+                WHERE ${sql.and(filters)}),
+              p AS MATERIALIZED (
+                SELECT scope, thread, turn, max(score) AS score FROM s WHERE thread IS NOT NULL GROUP BY scope, thread, turn),
+              f AS MATERIALIZED (
+                SELECT s.seq, s.id, s.scope, s.thread, s.turn, s.created_at, s.score${neighbourColumns}, ${upper} AS u
+                FROM s${neighbourJoins})
+            SELECT f.*, (SELECT count(*) FROM f) AS total FROM f
+            WHERE f.u >= coalesce((SELECT u FROM f ORDER BY u DESC LIMIT 1 OFFSET ${
+          k - 1
+        }), -1e300) - ${Bm25.BOUND_MARGIN}`
       const found: Array<MemoryStore.SearchHit> = []
       const bad: Array<SkippedRow> = []
-      let next = 0
-      while (found.length < limit && next < ranked.length) {
-        // A few rows past the ones still wanted, so a bad row is replaced without another query.
-        const batch = ranked.slice(next, next + (limit - found.length) + SPARE_ROWS)
-        next += batch.length
-        const rows = yield* sql<Row>`SELECT m.seq, ${columns} FROM ${sql(TABLE)} m WHERE ${
-          sql.in(
-            "m.seq",
-            batch.map(({ match }) => match.seq)
-          )
-        }`
-        const bySeq = new Map(rows.map((row) => [Number(row.seq), row]))
-        for (const { match, score } of batch) {
-          if (found.length === limit) {
-            break
+      for (let k = limit + SPARE_ROWS;; k *= 4) {
+        const rows = yield* bounded(k)
+        const ranked = Bm25.rankCandidates(
+          rows.map((row) => ({
+            match: {
+              seq: row.seq,
+              id: String(row.id),
+              scope: String(row.scope),
+              position: positionOf(row.thread, row.turn),
+              createdAtMillis: Number(row.created_at),
+              score: Number(row.score)
+            },
+            neighbours: offsets.map((_, i) => row[`n${i}`] ?? undefined)
+          })),
+          parameters
+        )
+        found.length = 0
+        bad.length = 0
+        let next = 0
+        while (found.length < limit && next < ranked.length) {
+          // A few rows past the ones still wanted, so a bad row is replaced without another query.
+          const batch = ranked.slice(next, next + (limit - found.length) + SPARE_ROWS)
+          next += batch.length
+          const records = yield* sql<Row>`SELECT m.seq, ${columns} FROM ${sql(TABLE)} m WHERE ${
+            sql.in(
+              "m.seq",
+              batch.map(({ match }) => match.seq)
+            )
+          }`
+          const bySeq = new Map(records.map((row) => [Number(row.seq), row]))
+          for (const { match, score } of batch) {
+            if (found.length === limit) {
+              break
+            }
+            const row = bySeq.get(match.seq)
+            if (row === undefined) {
+              continue
+            }
+            const decoded = MemoryRow.fromRow(row)
+            if (Either.isRight(decoded)) {
+              found.push({ record: decoded.right, score })
+            } else bad.push({ key: match.id, reason: decoded.left })
           }
-          const row = bySeq.get(match.seq)
-          if (row === undefined) {
-            continue
-          }
-          const decoded = MemoryRow.fromRow(row)
-          if (Either.isRight(decoded)) {
-            found.push({ record: decoded.right, score })
-          } else bad.push({ key: match.id, reason: decoded.left })
         }
+        const total = rows.length === 0 ? 0 : Number(rows[0]!.total)
+        if (found.length === limit || rows.length >= total) break
       }
       yield* reportSkipped("search", bad)
       return { hits: found, skipped: bad.length }

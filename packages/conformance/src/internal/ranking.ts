@@ -1,0 +1,97 @@
+/**
+ * Tier 2's ranking checks: a limit keeps the top of the ranking a search would return without one.
+ * Backends bound a ranked search to its top k (decision 0083) instead of ranking every match; the
+ * bound must account for the conversation context (a record whose neighbouring turns match
+ * gains their scores), so the corpora here are conversations whose turns share words.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { MemoryQuery, type MemoryRecord } from "@engram/core"
+import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
+import * as fc from "fast-check"
+import { type Provide, store, T0 } from "./harness.js"
+
+const WORDS = ["harbor", "lantern", "violet", "granite", "meadow", "copper", "willow", "ember", "saffron", "quartz"]
+
+/** One generated conversation corpus and the queries asked of it. */
+export interface RankingCorpus {
+  /** Write batches, one a second (ties on the score fall to the newer record, then the id). */
+  readonly batches: ReadonlyArray<ReadonlyArray<MemoryRecord.MemoryWriteInput & { readonly id: string }>>
+  readonly queries: ReadonlyArray<string>
+}
+
+const word = fc.constantFrom(...WORDS)
+
+/**
+ * Conversations in two scopes and three threads (turns with gaps and, now and then, two records
+ * at one turn), some records without a position, each holding one to four of ten words; queries
+ * of one to three words. Deterministic per seed.
+ */
+export const rankingCorpus = (seed: number): RankingCorpus => {
+  const record = fc.record({
+    words: fc.array(word, { minLength: 1, maxLength: 4 }),
+    scope: fc.constantFrom("global", "project:a"),
+    thread: fc.constantFrom("t1", "t2", "t3", undefined),
+    step: fc.constantFrom(0, 1, 1, 1, 2),
+    createdOffset: fc.constantFrom(0, 0, 1, 2)
+  })
+  const [corpus] = fc.sample(
+    fc.record({
+      records: fc.array(record, { minLength: 60, maxLength: 90 }),
+      queries: fc.array(fc.array(word, { minLength: 1, maxLength: 3 }), { minLength: 6, maxLength: 6 })
+    }),
+    { seed, numRuns: 1 }
+  )
+  const turns = new Map<string, number>()
+  const inputs = corpus!.records.map((r, i) => {
+    const position = r.thread === undefined ? undefined : (() => {
+      const turn = (turns.get(r.thread!) ?? 0) + r.step
+      turns.set(r.thread!, turn)
+      return { thread: r.thread!, turn }
+    })()
+    return {
+      batch: r.createdOffset,
+      input: {
+        id: `rank-${String(i).padStart(3, "0")}`,
+        kind: "episode" as const,
+        content: r.words.join(" "),
+        scope: r.scope,
+        ...(position === undefined ? {} : { position })
+      }
+    }
+  })
+  return {
+    batches: [0, 1, 2].map((batch) => inputs.filter((i) => i.batch === batch).map((i) => i.input)),
+    queries: corpus!.queries.map((q) => q.join(" "))
+  }
+}
+
+/** The seeds the conformance kit checks: fixed, so every backend ranks the same corpora. */
+export const RANKING_SEEDS = [1, 2, 3, 4]
+
+export const ranking = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
+  describe("a limit keeps the top of the ranking, conversation context included", () => {
+    for (const seed of RANKING_SEEDS) {
+      it.effect(`generated conversations, seed ${seed}`, () =>
+        Effect.gen(function*() {
+          const s = yield* store
+          const corpus = rankingCorpus(seed)
+          for (const [i, batch] of corpus.batches.entries()) {
+            yield* TestClock.setTime(T0 + i * 1000)
+            yield* s.write(batch)
+          }
+          for (const query of corpus.queries) {
+            for (const filters of [{}, { scopes: ["project:a"] }]) {
+              const all = yield* s.search(query, { ...filters, limit: MemoryQuery.MAX_LIMIT })
+              const ranked = all.hits.map((hit) => [hit.record.id, hit.score] as const)
+              for (const limit of [1, 2, 3, 5, 8, 13]) {
+                const top = yield* s.search(query, { ...filters, limit })
+                expect(top.hits.map((hit) => [hit.record.id, hit.score] as const), `${query} limit ${limit}`)
+                  .toEqual(ranked.slice(0, limit))
+              }
+            }
+          }
+        }).pipe(provide))
+    }
+  })
+}
