@@ -193,7 +193,14 @@ const neighbourSweep = async (filename: string, questions: ReadonlyArray<Questio
       `${fmt(run.p50Millis, 1)} ms`,
       NodeOs.loadavg().map((l) => fmt(l, 1)).join(" ")
     ])
-    figures.push({ settings, halves, all, recallAt10: recallAt(questions, at10.delivered, 10), ...run, delivered: undefined })
+    figures.push({
+      settings,
+      halves,
+      all,
+      recallAt10: recallAt(questions, at10.delivered, 10),
+      ...run,
+      delivered: undefined
+    })
   }
   console.log()
   console.log(table(

@@ -73,7 +73,8 @@ describe("composing neighbours", () => {
 
   it("sheds neighbours before every hit by default, and names the hit of a shed neighbour", () => {
     const full = compose(input(), { budget: unbounded }).text.length
-    const lineOf = (id: string) => compose(input(), { budget: unbounded }).text.split("\n").find((l) => l.includes(`[${id} `))!
+    const lineOf = (id: string) =>
+      compose(input(), { budget: unbounded }).text.split("\n").find((l) => l.includes(`[${id} `))!
     const p = compose(input(), { budget: chars(full - lineOf("b-1").length - 1) })
     expect(recallLines(p)).toEqual(["a-4", "a-5", "a-6", "b-2"])
     expect(p.budget.shed).toEqual([
@@ -100,30 +101,34 @@ describe("composing neighbours", () => {
     shed: fc.constantFrom<ProjectedContext.NeighbourShed>("before-hits", "with-hit")
   })
 
-  it.prop("a neighbour never displaces its own hit or a stronger one; each memory is delivered once", [scenario], ([s]) => {
-    const hits = s.scores.map((score, i) => ({ record: turn(`t${i}`, 10), score }))
-    const neighbours = s.neighbours.map(({ hit, offset }) => {
-      const h = Math.min(hit, hits.length - 1)
-      return { record: turn(`t${h}`, 10 + (offset === 0 ? 3 : offset)), of: `t${h}-10` }
-    })
-    const base: ProjectedContext.ProjectionInput = { now, recall: hits, neighbours }
-    const full = compose(base, { budget: unbounded, neighbourShed: s.shed }).text.length
-    const p = compose(base, { budget: chars(Math.floor(full * s.cut)), neighbourShed: s.shed })
-    const kept = new Set(p.injection.memoryIds)
-    expect(p.injection.memoryIds.length).toBe(kept.size)
-    expect(recallLines(p)).toEqual(p.injection.memoryIds)
-    const hitKept = hits.map((hit) => kept.has(hit.record.id))
-    for (const [id, of] of Object.entries(p.section("recalled_memory")?.neighbours ?? {})) {
-      expect(kept.has(id)).toBe(true)
-      const h = hits.findIndex((hit) => hit.record.id === of)
-      expect(hitKept[h]).toBe(true)
-      hits.forEach((hit, i) => {
-        // Stronger: a higher score, or an equal one earlier in the ranking (ties shed the later first).
-        if (hit.score > hits[h]!.score || (hit.score === hits[h]!.score && i < h)) expect(hitKept[i]).toBe(true)
-        if (s.shed === "before-hits") expect(hitKept[i]).toBe(true)
+  it.prop(
+    "a neighbour never displaces its own hit or a stronger one; each memory is delivered once",
+    [scenario],
+    ([s]) => {
+      const hits = s.scores.map((score, i) => ({ record: turn(`t${i}`, 10), score }))
+      const neighbours = s.neighbours.map(({ hit, offset }) => {
+        const h = Math.min(hit, hits.length - 1)
+        return { record: turn(`t${h}`, 10 + (offset === 0 ? 3 : offset)), of: `t${h}-10` }
       })
+      const base: ProjectedContext.ProjectionInput = { now, recall: hits, neighbours }
+      const full = compose(base, { budget: unbounded, neighbourShed: s.shed }).text.length
+      const p = compose(base, { budget: chars(Math.floor(full * s.cut)), neighbourShed: s.shed })
+      const kept = new Set(p.injection.memoryIds)
+      expect(p.injection.memoryIds.length).toBe(kept.size)
+      expect(recallLines(p)).toEqual(p.injection.memoryIds)
+      const hitKept = hits.map((hit) => kept.has(hit.record.id))
+      for (const [id, of] of Object.entries(p.section("recalled_memory")?.neighbours ?? {})) {
+        expect(kept.has(id)).toBe(true)
+        const h = hits.findIndex((hit) => hit.record.id === of)
+        expect(hitKept[h]).toBe(true)
+        hits.forEach((hit, i) => {
+          // Stronger: a higher score, or an equal one earlier in the ranking (ties shed the later first).
+          if (hit.score > hits[h]!.score || (hit.score === hits[h]!.score && i < h)) expect(hitKept[i]).toBe(true)
+          if (s.shed === "before-hits") expect(hitKept[i]).toBe(true)
+        })
+      }
     }
-  })
+  )
 })
 
 describe("assignNeighbours", () => {
