@@ -66,7 +66,8 @@ describe("SqliteMemoryStore", () => {
         { name: "memories" },
         { name: "memory_meta" },
         { name: "search_length" },
-        { name: "conversation_position" }
+        { name: "conversation_position" },
+        { name: "conversation_index" }
       ])
     }))
 
@@ -318,6 +319,8 @@ describe("SqliteMemoryStore", () => {
       const rows = yield* raw<{ migration_id: number }>("SELECT migration_id FROM engram_memory_migrations").pipe(
         Effect.provide(layer)
       )
-      expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }])
+      expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, {
+        migration_id: 5
+      }])
     }))
 })

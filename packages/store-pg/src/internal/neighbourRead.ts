@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL read of conversation neighbours (`MemoryStore.neighbours`): core's merged turn
  * ranges unnested from arrays (four parameters however many ranges) and joined to the memory
- * table through its `(thread, turn)` index (migration `0012_conversation_index`), the shared
+ * table through its `(thread, turn)` index (migration `0004_conversation_index`), the shared
  * filters beside the join, in conversation order, at most the query's limit.
  *
  * @internal

@@ -44,7 +44,7 @@ const migrations = {
     ], { discard: true })),
   // The extraction ledger: one row per extraction run that called the model, numbered from 0 per
   // session in record order, the run kept in its encoded JSON form beside its outcome and time.
-  "0010_extraction_runs": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  "0002_extraction_runs": Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`CREATE TABLE engram_session_extractions (
       session_id TEXT COLLATE "C" NOT NULL,
       seq INTEGER NOT NULL,

@@ -61,7 +61,7 @@ const migrations = {
   ),
   // Reading a hit's neighbouring turns (MemoryStore.neighbours) by thread and turn; rows without
   // a position stay out of the index.
-  "0012_conversation_index": Effect.flatMap(
+  "0004_conversation_index": Effect.flatMap(
     SqlClient.SqlClient,
     (sql) => sql`CREATE INDEX engram_memories_position_idx ON engram_memories (thread, turn) WHERE thread IS NOT NULL`
   )

@@ -83,7 +83,7 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   }),
   // Reading a hit's neighbouring turns (MemoryStore.neighbours) by thread and turn; rows without
   // a position stay out of the index.
-  "0012_conversation_index": Effect.gen(function*() {
+  "0005_conversation_index": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(`CREATE INDEX ${TABLE}_position ON ${TABLE} (thread, turn) WHERE thread IS NOT NULL`)
   })

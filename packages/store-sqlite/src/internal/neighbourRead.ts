@@ -1,7 +1,7 @@
 /**
  * The SQLite read of conversation neighbours (`MemoryStore.neighbours`): core's merged turn
  * ranges as a `VALUES` table joined to the memory table through its `(thread, turn)` index
- * (migration `0012_conversation_index`), the shared filters beside the join, in conversation
+ * (migration `0005_conversation_index`), the shared filters beside the join, in conversation
  * order, at most the query's limit.
  *
  * @internal

@@ -52,7 +52,7 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   }),
   // The extraction ledger: one row per extraction run that called the model, numbered from 0 per
   // session in record order, the run kept in its encoded JSON form beside its outcome and time.
-  "0010_extraction_runs": Effect.gen(function*() {
+  "0002_extraction_runs": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(`CREATE TABLE ${EXTRACTIONS_TABLE} (
       session_id TEXT NOT NULL COLLATE BINARY,
