@@ -33,6 +33,7 @@ const extractionFamilies = [
   "extract-new-fact",
   "extract-correction",
   "extract-duplicate",
+  "extract-near-duplicate",
   "extract-instruction",
   "extract-chatty",
   "extract-incognito"
