@@ -7,7 +7,7 @@
  * across calls and within large batches; sessions kept apart; atomic batches (an invalid message
  * stores nothing) with a typed error; concurrent appends that never interleave within a batch;
  * the pending interrupt — put, replace, read, clear, per session, invalid ones refused; and the
- * listing of every session a store holds, in one order on every backend; the extraction ledger —
+ * listing of every session a store holds (a ledger alone counts), in one order on every backend; the extraction ledger —
  * runs read back field for field in record order, per session, the summary derived from them,
  * invalid runs refused, concurrent records all kept.
  *
@@ -231,7 +231,7 @@ export const runSessionStoreConformance = <RExtra = never, E = never>(
     })
 
     describe("listing sessions", () => {
-      it.effect("names every session with a message or a pending interrupt, once, in code-unit order", () =>
+      it.effect("names every session with a message, a pending interrupt or an extraction run, once, in code-unit order", () =>
         provide(Effect.gen(function*() {
           const s = yield* store
           expect(yield* s.listSessions()).toEqual([])
@@ -246,7 +246,10 @@ export const runSessionStoreConformance = <RExtra = never, E = never>(
           yield* s.putInterrupt("b", interrupt(2))
           yield* s.putInterrupt("cleared", interrupt(3))
           yield* s.clearInterrupt("cleared")
-          expect(yield* s.listSessions()).toEqual(["A", "b", "interrupt-only", "😀smile", "～wave"])
+          // An ACP session's ledger is kept with no messages beside it: it is still a session.
+          yield* s.recordExtraction("ledger-only", extractionRun(1, 2))
+          yield* s.recordExtraction("b", extractionRun(1, 1))
+          expect(yield* s.listSessions()).toEqual(["A", "b", "interrupt-only", "ledger-only", "😀smile", "～wave"])
         })))
     })
 

@@ -182,9 +182,10 @@ export interface Service {
   readonly clearInterrupt: (sessionId: SessionId) => Effect.Effect<void, SessionStoreFailure>
 
   /**
-   * Every session the store holds something for — a stored message or a pending interrupt —
-   * each once, sorted by {@link compareSessionIds}. For tools that walk a whole store (a copy to
-   * another backend, an audit).
+   * Every session the store holds something for — a stored message, a pending interrupt or an
+   * extraction run (an ACP session's ledger has no messages beside it) — each once, sorted by
+   * {@link compareSessionIds}. For tools that walk a whole store (a copy to another backend, an
+   * audit).
    */
   readonly listSessions: () => Effect.Effect<ReadonlyArray<SessionId>, SessionStoreFailure>
 

@@ -9,11 +9,17 @@
  *   batches (each atomic), so an interrupted copy resumes where it stopped;
  * - the pending interrupt: written when the target has none or another one (an interrupt is the
  *   session's current state, and the source's is the one that counts);
- * - injection rows: when the target's rows are a prefix of the source's, the rest is appended.
+ * - injection rows: when the target's rows are a prefix of the source's, the rest is appended;
+ * - the extraction ledger (one record per extraction run): when the target's runs are a prefix of
+ *   the source's, the rest is recorded, so a migrated store continues extraction after the last
+ *   turn the source extracted, spends the session's token budget from where the source left it,
+ *   and never re-extracts a turn. A session whose ledger is all it holds (an ACP session's) is
+ *   copied too: `listSessions` names it.
  *
  * Nothing in the target is ever deleted or rewritten: a target whose history is not a prefix of
  * the source's is left alone, and verification reports it. At the end both sides are digested —
- * counts and a SHA-256 over every session's encoded messages, interrupt and injection rows — and
+ * counts and a SHA-256 over every session's encoded messages, interrupt, injection rows and
+ * extraction runs — and
  * the copy fails with {@link SessionMigrationMismatch} unless they agree.
  *
  * @since 0.1.0
@@ -22,6 +28,7 @@ import type * as ErrorClass from "@engram/core/ErrorClass"
 import { InjectionLogRow } from "@engram/core/InjectionLog"
 import {
   compareSessionIds,
+  ExtractionRun,
   type InvalidSessionData,
   PendingInterrupt,
   type Service as SessionStoreService,
@@ -52,8 +59,8 @@ export interface SessionStores {
 }
 
 /**
- * The sessions' fingerprint: how many sessions, messages, pending interrupts and injection rows a
- * store holds, how many stored rows it could not read, and a hex SHA-256 over the readable ones'
+ * The sessions' fingerprint: how many sessions, messages, pending interrupts, injection rows and
+ * extraction runs a store holds, how many stored rows it could not read, and a hex SHA-256 over the readable ones'
  * encoded forms, session by session.
  *
  * @since 0.1.0
@@ -64,6 +71,7 @@ export interface SessionDigest {
   readonly messages: number
   readonly interrupts: number
   readonly injections: number
+  readonly extractions: number
   readonly unreadable: number
   readonly checksum: string
 }
@@ -82,6 +90,7 @@ export interface SessionMigrationProgress {
   readonly messagesCopied: number
   readonly interruptsCopied: number
   readonly injectionsCopied: number
+  readonly extractionsCopied: number
 }
 
 /**
@@ -94,6 +103,7 @@ export interface SessionMigrationReport {
   readonly messagesCopied: number
   readonly interruptsCopied: number
   readonly injectionsCopied: number
+  readonly extractionsCopied: number
   readonly source: SessionDigest
   readonly target: SessionDigest
 }
@@ -113,6 +123,7 @@ export class SessionMigrationMismatch extends Schema.TaggedError<SessionMigratio
       messages: Schema.Number,
       interrupts: Schema.Number,
       injections: Schema.Number,
+      extractions: Schema.Number,
       checksum: Schema.String
     }),
     target: Schema.Struct({
@@ -120,19 +131,27 @@ export class SessionMigrationMismatch extends Schema.TaggedError<SessionMigratio
       messages: Schema.Number,
       interrupts: Schema.Number,
       injections: Schema.Number,
+      extractions: Schema.Number,
       checksum: Schema.String
     })
   }
 ) {
   override get message() {
-    const counted = (["sessions", "messages", "interrupts", "injections"] as const).find((key) =>
+    const counted = (["sessions", "messages", "interrupts", "injections", "extractions"] as const).find((key) =>
       this.source[key] !== this.target[key]
     )
-    const what = counted === "injections" ? "injection rows" : counted === "interrupts" ? "pending interrupts" : counted
+    const what = counted === "injections"
+      ? "injection rows"
+      : counted === "interrupts"
+      ? "pending interrupts"
+      : counted === "extractions"
+      ? "extraction runs"
+      : counted
     return counted !== undefined
       ? `the target holds ${this.target[counted]} ${what} but the source ${this.source[counted]}; ` +
         `the target had other sessions, or the source changed during the copy`
-      : `source and target hold the same number of sessions, messages, interrupts and injection rows but their ` +
+      : `source and target hold the same number of sessions, messages, interrupts, injection rows and extraction ` +
+        `runs but their ` +
         `checksums differ (${this.source.checksum.slice(0, 12)}… vs ${this.target.checksum.slice(0, 12)}…); ` +
         `a session differs — the target had other history, or the source changed during the copy`
   }
@@ -173,12 +192,15 @@ const DIGEST_GROUP = 1_000
 const encodeMessage = Schema.encodeSync(SessionMessage)
 const encodeInterrupt = Schema.encodeSync(PendingInterrupt)
 const encodeInjection = Schema.encodeSync(InjectionLogRow)
+const encodeExtraction = Schema.encodeSync(ExtractionRun)
+const encodedRun = (run: ExtractionRun): string => JSON.stringify(encodeExtraction(run))
 
 /** Everything one store holds for one session, each item in its encoded JSON text. */
 interface SessionContents {
   readonly messages: ReadonlyArray<string>
   readonly interrupt: string | undefined
   readonly injections: ReadonlyArray<string>
+  readonly extractions: ReadonlyArray<string>
   readonly unreadable: number
 }
 
@@ -200,11 +222,13 @@ const contentsOf = (stores: SessionStores, side: Side, sessionId: SessionId) =>
     const history = sessions === undefined ? { messages: [], skipped: 0 } : yield* sessions.load(sessionId)
     const interrupt = sessions === undefined ? Option.none() : yield* sessions.getInterrupt(sessionId)
     const log = telemetry === undefined ? { rows: [], skipped: 0 } : yield* telemetry.listInjections(sessionId)
+    const ledger = sessions === undefined ? { runs: [], skipped: 0 } : yield* sessions.loadExtractions(sessionId)
     const contents: SessionContents = {
       messages: history.messages.map((message) => JSON.stringify(encodeMessage(message))),
       interrupt: Option.getOrUndefined(Option.map(interrupt, (i) => JSON.stringify(encodeInterrupt(i)))),
       injections: log.rows.map((row) => JSON.stringify(encodeInjection(row))),
-      unreadable: history.skipped + log.skipped
+      extractions: ledger.runs.map(encodedRun),
+      unreadable: history.skipped + log.skipped + ledger.skipped
     }
     return contents
   })
@@ -223,7 +247,7 @@ export const digest = (
   Effect.gen(function*() {
     let chain = ""
     let group: Array<string> = []
-    const counts = { sessions: 0, messages: 0, interrupts: 0, injections: 0, unreadable: 0 }
+    const counts = { sessions: 0, messages: 0, interrupts: 0, injections: 0, extractions: 0, unreadable: 0 }
     const push = (line: string) =>
       Effect.suspend(() => {
         group.push(line)
@@ -238,6 +262,7 @@ export const digest = (
       counts.sessions++
       counts.messages += contents.messages.length
       counts.injections += contents.injections.length
+      counts.extractions += contents.extractions.length
       counts.unreadable += contents.unreadable
       yield* push(`session ${JSON.stringify(sessionId)}`)
       for (const message of contents.messages) yield* push(`message ${message}`)
@@ -246,6 +271,7 @@ export const digest = (
         yield* push(`interrupt ${contents.interrupt}`)
       }
       for (const row of contents.injections) yield* push(`injection ${row}`)
+      for (const run of contents.extractions) yield* push(`extraction ${run}`)
     }
     if (group.length > 0 || chain === "") yield* flush
     return { ...counts, checksum: chain }
@@ -275,13 +301,15 @@ export const copySessions = <E = never, R = never>(
     let messagesCopied = 0
     let interruptsCopied = 0
     let injectionsCopied = 0
+    let extractionsCopied = 0
     const progress = (phase: SessionMigrationProgress["phase"]): SessionMigrationProgress => ({
       phase,
       total: ids.length,
       done,
       messagesCopied,
       interruptsCopied,
-      injectionsCopied
+      injectionsCopied,
+      extractionsCopied
     })
     yield* report(progress("scanned"))
     for (const sessionId of ids) {
@@ -308,6 +336,15 @@ export const copySessions = <E = never, R = never>(
             interruptsCopied++
           }
         }
+        // The ledger: what the target has not recorded yet, in record order (runs are never rewritten).
+        const ran = (yield* sessions.from.loadExtractions(sessionId)).runs
+        const recorded = (yield* sessions.to.loadExtractions(sessionId)).runs
+        if (isPrefix(recorded.map(encodedRun), ran.map(encodedRun))) {
+          for (const run of ran.slice(recorded.length)) {
+            yield* sessions.to.recordExtraction(sessionId, run)
+            extractionsCopied++
+          }
+        }
       }
       const telemetry = stores.telemetry
       if (telemetry !== undefined) {
@@ -327,18 +364,18 @@ export const copySessions = <E = never, R = never>(
     }
     yield* report(progress("verifying"))
     const target = yield* digest(stores, "to")
-    const differs = (["sessions", "messages", "interrupts", "injections", "checksum"] as const).some((key) =>
-      source[key] !== target[key]
-    )
+    const compared = ["sessions", "messages", "interrupts", "injections", "extractions", "checksum"] as const
+    const differs = compared.some((key) => source[key] !== target[key])
     if (differs) {
-      const fields = ({ checksum, injections, interrupts, messages, sessions }: SessionDigest) => ({
+      const fields = ({ checksum, extractions, injections, interrupts, messages, sessions }: SessionDigest) => ({
         sessions,
         messages,
         interrupts,
         injections,
+        extractions,
         checksum
       })
       return yield* new SessionMigrationMismatch({ source: fields(source), target: fields(target) })
     }
-    return { messagesCopied, interruptsCopied, injectionsCopied, source, target }
+    return { messagesCopied, interruptsCopied, injectionsCopied, extractionsCopied, source, target }
   })

@@ -154,3 +154,39 @@ it.effect("digests agree across stores holding the same sessions, and differ whe
     // Without any stores, a digest is empty but well-defined.
     expect(yield* SessionMigration.digest({}, "from")).toMatchObject({ sessions: 0, messages: 0 })
   }))
+
+const run = (first: number, last: number, outcome: "extracted" | "failed" = "extracted") =>
+  new SessionStore.ExtractionRun({
+    at: at(first),
+    turns: { first, last },
+    outcome,
+    calls: 1,
+    usage: { inputTokens: 100, outputTokens: 20, totalTokens: 120, estimated: false },
+    written: outcome === "extracted" ? [`mem-${first}`] : [],
+    corroborated: [],
+    ...(outcome === "failed" ? { problem: "the model was down" } : {})
+  })
+
+it.effect("copies extraction ledgers — a ledger-only session too — resumes a partial one, and verifies them", () =>
+  Effect.gen(function*() {
+    const s = stores()
+    yield* populate(s)
+    const ledger = [run(1, 1), run(2, 2, "failed"), run(2, 2)]
+    for (const r of ledger) yield* s.sessions.from.recordExtraction("alpha", r)
+    yield* s.sessions.from.recordExtraction("acp-only", run(1, 3))
+    // The target already holds the first run (an earlier, interrupted copy).
+    yield* s.sessions.to.recordExtraction("alpha", ledger[0]!)
+    const report = yield* SessionMigration.copySessions(s)
+    expect(report.extractionsCopied).toBe(3)
+    expect(report.source).toMatchObject({ sessions: 5, extractions: 4 })
+    expect(report.target).toEqual(report.source)
+    const summary = SessionStore.summarizeExtractions((yield* s.sessions.to.loadExtractions("alpha")).runs)
+    expect(summary).toMatchObject({ through: 2, runs: 3, tokens: 360, failures: 0 })
+    expect((yield* s.sessions.to.loadExtractions("acp-only")).runs.map((r) => r.turns)).toEqual([{ first: 1, last: 3 }])
+    expect((yield* SessionMigration.copySessions(s)).extractionsCopied).toBe(0)
+    // A run in the target that the source does not have: nothing is rewritten, verification fails.
+    yield* s.sessions.to.recordExtraction("alpha", run(3, 3))
+    const error = yield* Effect.flip(SessionMigration.copySessions(s))
+    expect(error).toBeInstanceOf(SessionMigration.SessionMigrationMismatch)
+    expect(error.message).toContain("the target holds 5 extraction runs but the source 4")
+  }))

@@ -54,7 +54,8 @@ export const make = (): SessionStoreService => {
       Effect.sync(() =>
         sortSessionIds([
           ...Array.from(sessions.entries()).filter(([, messages]) => messages.length > 0).map(([id]) => id),
-          ...interrupts.keys()
+          ...interrupts.keys(),
+          ...Array.from(extractions.entries()).filter(([, runs]) => runs.length > 0).map(([id]) => id)
         ])
       ),
     recordExtraction: (sessionId, run) =>

@@ -180,7 +180,8 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
 
       listSessions: () =>
         sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${messages}
-          UNION SELECT session_id FROM ${interrupts}`.pipe(
+          UNION SELECT session_id FROM ${interrupts}
+          UNION SELECT session_id FROM ${extractions}`.pipe(
           // Sorted here: "C" collation orders by UTF-8 bytes, the contract by UTF-16 code units.
           Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
           Effect.catchTag("SqlError", failure("listSessions"))

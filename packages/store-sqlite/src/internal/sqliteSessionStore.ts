@@ -188,7 +188,8 @@ export const make: Effect.Effect<
 
     listSessions: () =>
       sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${sql(MESSAGES_TABLE)}
-        UNION SELECT session_id FROM ${sql(INTERRUPTS_TABLE)}`.pipe(
+        UNION SELECT session_id FROM ${sql(INTERRUPTS_TABLE)}
+        UNION SELECT session_id FROM ${sql(EXTRACTIONS_TABLE)}`.pipe(
         // Sorted here: SQLite orders by UTF-8 bytes, the contract by UTF-16 code units.
         Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
         Effect.catchTag("SqlError", toFailure("listSessions"))
