@@ -9,7 +9,9 @@
  * the pending interrupt — put, replace, read, clear, per session, invalid ones refused; and the
  * listing of every session a store holds (a ledger alone counts), in one order on every backend; the extraction ledger —
  * runs read back field for field in record order, per session, the summary derived from them,
- * invalid runs refused, concurrent records all kept.
+ * invalid runs refused, concurrent records all kept; extraction claims — one holder at a time,
+ * renewed by its holder, taken once lapsed, released only by its holder, invalid ones refused, one
+ * winner among concurrent claimants.
  *
  * Every test builds the layer afresh, so a backend on a shared server must hand each build its
  * own empty store.
@@ -108,6 +110,15 @@ export const extractionRun = (
     corroborated: outcome === "extracted" ? ["mem-0"] : [],
     ...(outcome === "failed" ? { problem: "the model's answer is not ExtractedMemories — café ☕" } : {})
   })
+
+/**
+ * A claim on a session's extraction by `holder`, from `from` to `to` ms after a fixed instant.
+ *
+ * @since 0.1.0
+ * @category fixtures
+ */
+export const extractionClaim = (holder: string, from = 0, to = 60_000): SessionStore.ExtractionClaim =>
+  new SessionStore.ExtractionClaim({ holder, at: at(from), until: at(to) })
 
 /**
  * Registers the session-store conformance suite for one backend. Call it at the top level of a
@@ -310,6 +321,81 @@ export const runSessionStoreConformance = <RExtra = never, E = never>(
           expect(read.runs.map((run) => run.turns.last).sort((a, b) => a - b))
             .toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
           expect(SessionStore.summarizeExtractions(read.runs)).toMatchObject({ through: 20, runs: 20, tokens: 2400 })
+        })))
+    })
+
+    describe("extraction claims", () => {
+      const encodeClaim = Schema.encodeSync(SessionStore.ExtractionClaim)
+
+      it.effect("one holder at a time: renewed by its holder, refused to another (naming it), taken once lapsed", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          expect(yield* s.claimExtraction("s-1", extractionClaim("worker-a", 0, 60_000))).toEqual({ _tag: "Claimed" })
+          // Another session is another claim.
+          expect(yield* s.claimExtraction("s-2", extractionClaim("worker-b", 0, 60_000))).toEqual({ _tag: "Claimed" })
+          const held = yield* s.claimExtraction("s-1", extractionClaim("worker-b", 1_000, 61_000))
+          expect(held._tag).toBe("Held")
+          if (held._tag === "Held") {
+            expect(encodeClaim(held.claim)).toEqual(encodeClaim(extractionClaim("worker-a", 0, 60_000)))
+          }
+          // The holder renews its lease.
+          expect(yield* s.claimExtraction("s-1", extractionClaim("worker-a", 30_000, 90_000))).toEqual({
+            _tag: "Claimed"
+          })
+          const stillHeld = yield* s.claimExtraction("s-1", extractionClaim("worker-b", 60_000, 120_000))
+          expect(stillHeld._tag === "Held" && stillHeld.claim.holder).toBe("worker-a")
+          // At the end of the lease the claim has lapsed: the next claimant takes it.
+          expect(yield* s.claimExtraction("s-1", extractionClaim("worker-b", 90_000, 150_000))).toEqual({
+            _tag: "Claimed"
+          })
+          const taken = yield* s.claimExtraction("s-1", extractionClaim("worker-a", 100_000, 160_000))
+          expect(taken._tag === "Held" && taken.claim.holder).toBe("worker-b")
+        })))
+
+      it.effect("a release ends only the holder's own claim; then anyone may claim", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          yield* s.claimExtraction("s-1", extractionClaim("worker-a"))
+          yield* s.releaseExtraction("s-1", "worker-b")
+          expect((yield* s.claimExtraction("s-1", extractionClaim("worker-b", 1)))._tag).toBe("Held")
+          yield* s.releaseExtraction("s-1", "worker-a")
+          yield* s.releaseExtraction("never-claimed", "worker-a")
+          expect(yield* s.claimExtraction("s-1", extractionClaim("worker-b", 2))).toEqual({ _tag: "Claimed" })
+        })))
+
+      it.effect("an invalid claim fails with InvalidSessionData and changes nothing; a claim is no session", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          yield* s.claimExtraction("s-1", extractionClaim("worker-a"))
+          const backwards = new SessionStore.ExtractionClaim(
+            { holder: "worker-b", at: at(90_000), until: at(80_000) },
+            { disableValidation: true }
+          )
+          const empty = new SessionStore.ExtractionClaim(
+            { holder: "", at: at(90_000), until: at(100_000) },
+            { disableValidation: true }
+          )
+          for (const invalid of [backwards, empty]) {
+            expect(yield* Effect.flip(s.claimExtraction("s-1", invalid))).toBeInstanceOf(
+              SessionStore.InvalidSessionData
+            )
+          }
+          const held = yield* s.claimExtraction("s-1", extractionClaim("worker-c", 1))
+          expect(held._tag === "Held" && held.claim.holder).toBe("worker-a")
+          expect(yield* s.listSessions()).toEqual([])
+        })))
+
+      it.effect("of many concurrent claimants of one session, exactly one holds it", () =>
+        provide(Effect.gen(function*() {
+          const s = yield* store
+          const outcomes = yield* Effect.forEach(
+            Array.from({ length: 12 }, (_, i) => `worker-${i}`),
+            (holder) => s.claimExtraction("busy", extractionClaim(holder)),
+            { concurrency: "unbounded" }
+          )
+          expect(outcomes.filter((o) => o._tag === "Claimed")).toHaveLength(1)
+          const holders = new Set(outcomes.flatMap((o) => (o._tag === "Held" ? [o.claim.holder] : [])))
+          expect(holders.size).toBe(1)
         })))
     })
 

@@ -26,7 +26,7 @@ import * as runs from "./internal/extractionRuns.js"
 import * as InMemorySessionStore from "./internal/inMemorySessionStore.js"
 import * as internal from "./internal/sessionData.js"
 
-import type { ExtractionRun, ExtractionRuns } from "./internal/extractionRuns.js"
+import type { ClaimOutcome, ExtractionClaim, ExtractionRun, ExtractionRuns } from "./internal/extractionRuns.js"
 import type { InvalidSessionData, PendingInterrupt } from "./internal/sessionData.js"
 
 // The classes of the session model, documented where they are defined.
@@ -38,7 +38,13 @@ export {
   ToolMessage
 } from "./internal/sessionData.js"
 // The extraction ledger's model, documented where it is defined.
-export { ExtractionRun, type ExtractionRuns, ExtractionUsage } from "./internal/extractionRuns.js"
+export {
+  type ClaimOutcome,
+  ExtractionClaim,
+  ExtractionRun,
+  type ExtractionRuns,
+  ExtractionUsage
+} from "./internal/extractionRuns.js"
 
 const notASessionId = (id: unknown): string =>
   `${JSON.stringify(id) ?? String(id)} is not a session id (1-200 characters, no whitespace or control characters)`
@@ -205,6 +211,23 @@ export interface Service {
    * stored run that fails to decode is skipped and counted; the others are read.
    */
   readonly loadExtractions: (sessionId: SessionId) => Effect.Effect<ExtractionRuns, SessionStoreFailure>
+
+  /**
+   * Claims the session's extraction for `claim.holder` until `claim.until`, atomically for every
+   * process over the same store (one statement in a transaction on a database): `Claimed` when no
+   * claim is stored, the stored one has lapsed (its `until` is not after `claim.at`) or is the same
+   * holder's (renewed); otherwise `Held`, with the claim in force, and nothing changes. Claims are
+   * no part of the session: `listSessions` does not name a session for one. Fails with
+   * `InvalidSessionData` when the claim is invalid (an empty holder, a lease ending before it
+   * starts).
+   */
+  readonly claimExtraction: (
+    sessionId: SessionId,
+    claim: ExtractionClaim
+  ) => Effect.Effect<ClaimOutcome, InvalidSessionData | SessionStoreFailure>
+
+  /** Ends `holder`'s claim on the session's extraction; a claim of another holder, or none, is left alone. */
+  readonly releaseExtraction: (sessionId: SessionId, holder: string) => Effect.Effect<void, SessionStoreFailure>
 }
 
 /**
@@ -244,6 +267,40 @@ export const encodeExtractionRun: (
  */
 export const decodeStoredExtractionRun: (encoded: unknown) => Either.Either<ExtractionRun, ParseResult.ParseError> =
   runs.decodeStoredExtractionRun
+
+/**
+ * Whether a stored claim (its holder and lease end, in epoch milliseconds) lets `claim` be taken:
+ * none, a lapsed one, or the same holder's. The rule every backend's `claimExtraction` applies.
+ *
+ * @since 0.1.0
+ * @category extraction ledger
+ */
+export const claimable: (
+  current: { readonly holder: string; readonly untilMillis: number } | undefined,
+  claim: { readonly holder: string; readonly atMillis: number }
+) => boolean = runs.claimable
+
+/**
+ * What a claim came to, from the claim in force (holder and times in epoch milliseconds) that a
+ * backend reads back after its atomic claim statement: `Claimed` when it is the caller's.
+ *
+ * @since 0.1.0
+ * @category extraction ledger
+ */
+export const claimOutcome: (
+  claim: ExtractionClaim,
+  current: { readonly holder: string; readonly atMillis: number; readonly untilMillis: number } | undefined
+) => ClaimOutcome = runs.claimOutcome
+
+/**
+ * Validates a claim for a backend's write, failing with `InvalidSessionData` when it is invalid (an
+ * empty holder, a lease that ends before it starts). Backends call this before writing anything.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const validateClaimForStore: (claim: ExtractionClaim) => Effect.Effect<ExtractionClaim, InvalidSessionData> =
+  runs.validateClaimForStore
 
 /**
  * Encodes an extraction run for a backend's write, failing with `InvalidSessionData` when it is

@@ -33,6 +33,13 @@
  * left when a session ends; {@link Service.run} runs once on demand. Each session has a token
  * budget: a run that would start over it makes no call. Incognito sessions extract nothing.
  *
+ * **One run per session, across processes.** A run first claims the session's extraction in the
+ * `SessionStore` (`claimExtraction`: a lease of `claimLease`, taken atomically), and releases it when
+ * it ends; a run that finds another service's claim in force fails with {@link ExtractionBusy} and
+ * changes nothing — so two processes over one SQLite file or PostgreSQL schema never read the same
+ * ledger and extract the same turns twice. The background worker retries a busy session on its
+ * schedule; a claim whose holder died lapses when its lease ends.
+ *
  * @since 0.1.0
  */
 import * as LanguageModel from "@effect/ai/LanguageModel"
@@ -205,6 +212,11 @@ export interface Settings {
    * {@link nearDuplicateOf}.
    */
   readonly nearDuplicateThreshold?: number | undefined
+  /**
+   * How long a run's claim on its session holds (default 10 minutes): longer than any one run
+   * (one model call) takes, short enough that a claim whose process died soon lapses.
+   */
+  readonly claimLease?: Duration.DurationInput | undefined
 }
 
 /**
@@ -218,7 +230,8 @@ export const defaults = {
   maxTurnChars: 2000,
   shownMemories: 30,
   tokenBudget: 20_000,
-  nearDuplicateThreshold: 0.9
+  nearDuplicateThreshold: 0.9,
+  claimLease: Duration.minutes(10)
 } as const
 
 /**
@@ -244,12 +257,20 @@ export const metrics = {
  * @category models
  */
 export interface Service {
-  /** Runs once now over the session's new turns (one model call at most). */
-  readonly run: (request: RunRequest) => Effect.Effect<RunReport, ExtractionFailed>
+  /**
+   * Runs once now over the session's new turns (one model call at most). Fails with
+   * {@link ExtractionBusy} when another service (another process) is running the session.
+   */
+  readonly run: (request: RunRequest) => Effect.Effect<RunReport, ExtractionFailed | ExtractionBusy>
   /** Hands the session to the background worker; returns at once and never fails. */
   readonly schedule: (request: RunRequest) => Effect.Effect<void>
-  /** Waits for the background worker to finish what it was given, then runs until the session is caught up. */
-  readonly endSession: (request: RunRequest) => Effect.Effect<ReadonlyArray<RunReport>, ExtractionFailed>
+  /**
+   * Waits for the background worker to finish what it was given, then runs until the session is
+   * caught up; a session busy elsewhere is tried again on the retry schedule before it fails.
+   */
+  readonly endSession: (
+    request: RunRequest
+  ) => Effect.Effect<ReadonlyArray<RunReport>, ExtractionFailed | ExtractionBusy>
   /** Completes when the background worker has nothing queued or running. */
   readonly idle: Effect.Effect<void>
   /** The session's ledger, read from the `SessionStore`. */
@@ -291,6 +312,29 @@ export class ExtractionFailed extends Schema.TaggedError<ExtractionFailed>()("Ex
   /** The model or a store failed underneath the run. */
   get errorClass(): ErrorClass.ErrorClass {
     return "Unavailable"
+  }
+}
+
+/**
+ * Another extraction service — another process over the same store — holds the session's
+ * extraction claim: this run read nothing and called no model. Try again once `until` has passed
+ * or the other run has finished.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ExtractionBusy extends Schema.TaggedError<ExtractionBusy>()("ExtractionBusy", {
+  sessionId: Schema.String,
+  holder: Schema.String,
+  until: Schema.DateTimeUtc
+}) {
+  override get message() {
+    return `session ${this.sessionId} is being extracted by another process (claim ${this.holder.slice(0, 8)}… ` +
+      `until ${DateTime.formatIso(this.until)}); nothing was read or written: try again when it has finished`
+  }
+  /** Someone else holds the session: a conflict with what the store holds. */
+  get errorClass(): ErrorClass.ErrorClass {
+    return "Conflict"
   }
 }
 
@@ -686,8 +730,33 @@ export const make = (settings: Settings = {}) =>
     const nearDuplicates: NearDuplicates | undefined = Option.isSome(embeddings)
       ? { embeddings: embeddings.value, threshold }
       : undefined
-    // One run per session at a time in this process: a run reads and then advances the ledger.
+    // One run per session at a time in this process (a run reads and then advances the ledger),
+    // and across processes the session's claim in the SessionStore, under this service's holder id.
     const lock = yield* Effect.makeSemaphore(1)
+    const holder = globalThis.crypto.randomUUID()
+    const lease = Duration.decode(settings.claimLease ?? defaults.claimLease)
+    const claimed = <A, E, R>(sessionId: string, body: Effect.Effect<A, E, R>) =>
+      Effect.acquireUseRelease(
+        Effect.gen(function*() {
+          const sessions = yield* SessionStore.SessionStore
+          const at = yield* DateTime.now
+          const claim = new SessionStore.ExtractionClaim({ holder, at, until: DateTime.addDuration(at, lease) })
+          const outcome = yield* sessions.claimExtraction(sessionId, claim).pipe(Effect.mapError(failed(sessionId)))
+          if (outcome._tag === "Held") {
+            return yield* new ExtractionBusy({ sessionId, holder: outcome.claim.holder, until: outcome.claim.until })
+          }
+          return sessions
+        }),
+        () => body,
+        (sessions) =>
+          sessions.releaseExtraction(sessionId, holder).pipe(
+            Effect.catchAll((error) =>
+              Effect.logWarning("an extraction claim could not be released; it lapses with its lease").pipe(
+                Effect.annotateLogs({ sessionId, problem: error.message })
+              )
+            )
+          )
+      )
     const ledgerOf = (sessionId: string) =>
       Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.loadExtractions(sessionId)).pipe(
         Effect.map(({ runs }) => SessionStore.summarizeExtractions(runs)),
@@ -695,7 +764,7 @@ export const make = (settings: Settings = {}) =>
         Effect.provide(context)
       )
 
-    const runOnce = (request: RunRequest): Effect.Effect<RunReport, ExtractionFailed> =>
+    const runOnce = (request: RunRequest): Effect.Effect<RunReport, ExtractionFailed | ExtractionBusy> =>
       Effect.gen(function*() {
         const { sessionId, memory } = request
         const sessions = yield* SessionStore.SessionStore
@@ -791,6 +860,8 @@ export const make = (settings: Settings = {}) =>
           ledger: yield* ledgerOf(sessionId)
         } satisfies RunReport
       }).pipe(
+        // Incognito reads nothing, so it claims nothing.
+        (body) => request.mode === "incognito" ? body : claimed(request.sessionId, body),
         lock.withPermits(1),
         Effect.provide(context),
         Effect.withSpan("engram.extraction.run", { attributes: { sessionId: request.sessionId } })
@@ -815,9 +886,11 @@ export const make = (settings: Settings = {}) =>
     const work = (request: RunRequest) =>
       runOnce(request).pipe(
         Effect.tapError((error) =>
-          Effect.logWarning("extraction failed; it will be retried").pipe(
-            Effect.annotateLogs({ sessionId: request.sessionId, problem: error.message })
-          )
+          (error._tag === "ExtractionBusy"
+            ? Effect.logInfo("extraction is running in another process; it will be tried again")
+            : Effect.logWarning("extraction failed; it will be retried")).pipe(
+              Effect.annotateLogs({ sessionId: request.sessionId, problem: error.message })
+            )
         ),
         Effect.retry(retry),
         Effect.catchAllCause((cause) =>
@@ -841,7 +914,9 @@ export const make = (settings: Settings = {}) =>
           yield* idle
           const reports: Array<RunReport> = []
           for (;;) {
-            const report = yield* runOnce(request)
+            const report = yield* runOnce(request).pipe(
+              Effect.retry({ schedule: retry, while: (error) => error._tag === "ExtractionBusy" })
+            )
             reports.push(report)
             if (report.status !== "extracted") return reports
           }

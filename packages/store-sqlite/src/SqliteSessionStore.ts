@@ -61,6 +61,15 @@ export const INTERRUPTS_TABLE: string = internal.INTERRUPTS_TABLE
 export const EXTRACTIONS_TABLE: string = internal.EXTRACTIONS_TABLE
 
 /**
+ * The table extraction claims live in: at most one row per session, naming the extraction service
+ * that runs it and until when, so two processes never extract the same session at once.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const CLAIMS_TABLE: string = internal.CLAIMS_TABLE
+
+/**
  * The table the session store's migrations are recorded in.
  *
  * @since 0.1.0

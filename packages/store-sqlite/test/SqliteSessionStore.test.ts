@@ -73,7 +73,7 @@ describe("SqliteSessionStore", () => {
       expect(tables).toContain("engram_memory_migrations")
       expect(tables).toContain("engram_promotion_migrations")
       expect((yield* sql<{ name: string }>`SELECT name FROM engram_session_migrations`).map((m) => m.name))
-        .toEqual(["sessions", "extraction_runs"])
+        .toEqual(["sessions", "extraction_runs", "extraction_claims"])
     }).pipe(Effect.provide(
       SqliteSessionStore.layerSqlite.pipe(
         Layer.provideMerge(SqlitePromotionStore.layerSqlite),

@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
@@ -51,6 +52,70 @@ export class ExtractionRun extends Schema.Class<ExtractionRun>("ExtractionRun")(
   corroborated: Schema.Array(Schema.String),
   problem: Schema.optional(Schema.String)
 }) {}
+
+/**
+ * A claim on a session's extraction: `holder` (one extraction service, in whichever process) runs
+ * extraction for the session from `at` until the lease ends at `until`, or until it releases the
+ * claim. A claim whose `until` has passed has lapsed: anyone may take it (its holder died).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class ExtractionClaim extends Schema.Class<ExtractionClaim>("ExtractionClaim")({
+  holder: Schema.NonEmptyTrimmedString,
+  at: Schema.DateTimeUtc,
+  until: Schema.DateTimeUtc
+}) {}
+
+/**
+ * What a claim came to: `Claimed` (the caller holds the session's extraction until its `until`),
+ * or `Held` with the claim in force, another holder's.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ClaimOutcome =
+  | { readonly _tag: "Claimed" }
+  | { readonly _tag: "Held"; readonly claim: ExtractionClaim }
+
+/**
+ * Whether `current` (the stored claim, if any) lets `claim` be taken: no claim, a lapsed one, or the
+ * same holder's (a renewal).
+ */
+export const claimable = (
+  current: { readonly holder: string; readonly untilMillis: number } | undefined,
+  claim: { readonly holder: string; readonly atMillis: number }
+): boolean => current === undefined || current.untilMillis <= claim.atMillis || current.holder === claim.holder
+
+/** What a claim came to, from the claim in force after a backend's atomic claim statement. */
+export const claimOutcome = (
+  claim: ExtractionClaim,
+  current: { readonly holder: string; readonly atMillis: number; readonly untilMillis: number } | undefined
+): ClaimOutcome =>
+  current === undefined || current.holder === claim.holder
+    ? { _tag: "Claimed" }
+    : {
+      _tag: "Held",
+      claim: new ExtractionClaim({
+        holder: current.holder,
+        at: DateTime.unsafeMake(current.atMillis),
+        until: DateTime.unsafeMake(current.untilMillis)
+      }, { disableValidation: true })
+    }
+
+// The fields, not the class: a class's validation accepts any instance, even one built unvalidated.
+const decodeClaimEither = Schema.validateEither(Schema.Struct(ExtractionClaim.fields))
+
+/** Validates a claim for a store, failing with `InvalidSessionData` when it is invalid. */
+export const validateClaimForStore = (claim: ExtractionClaim): Effect.Effect<ExtractionClaim, InvalidSessionData> =>
+  Either.match(decodeClaimEither(claim), {
+    onLeft: (error) =>
+      Effect.fail(new InvalidSessionData({ problem: `extraction claim: ${describeParseError(error)}` })),
+    onRight: (valid) =>
+      DateTime.lessThan(valid.at, valid.until)
+        ? Effect.succeed(claim)
+        : Effect.fail(new InvalidSessionData({ problem: "extraction claim: its lease ends before it starts" }))
+  })
 
 /**
  * A session's extraction runs in the order they were recorded, with the number of stored records

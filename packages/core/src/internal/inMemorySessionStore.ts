@@ -1,9 +1,17 @@
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { describeParseError } from "../MemoryWrite.js"
 import type { Service as SessionStoreService, SessionId } from "../SessionStore.js"
-import { decodeStoredExtractionRun, encodeRunForStore, type ExtractionRun } from "./extractionRuns.js"
+import {
+  claimable,
+  decodeStoredExtractionRun,
+  encodeRunForStore,
+  type ExtractionClaim,
+  type ExtractionRun,
+  validateClaimForStore
+} from "./extractionRuns.js"
 import {
   decodeStoredInterrupt,
   decodeStoredMessage,
@@ -22,6 +30,7 @@ export const make = (): SessionStoreService => {
   const sessions = new Map<SessionId, Array<unknown>>()
   const interrupts = new Map<SessionId, unknown>()
   const extractions = new Map<SessionId, Array<unknown>>()
+  const claims = new Map<SessionId, ExtractionClaim>()
   return {
     append: (sessionId, messages) =>
       Effect.map(encodeMessages(messages), (encoded) => {
@@ -72,6 +81,22 @@ export const make = (): SessionStoreService => {
           else skipped++
         }
         return { runs, skipped }
+      }),
+    claimExtraction: (sessionId, claim) =>
+      Effect.map(validateClaimForStore(claim), (valid) => {
+        const current = claims.get(sessionId)
+        const stored = current === undefined
+          ? undefined
+          : { holder: current.holder, untilMillis: DateTime.toEpochMillis(current.until) }
+        if (!claimable(stored, { holder: valid.holder, atMillis: DateTime.toEpochMillis(valid.at) })) {
+          return { _tag: "Held", claim: current! } as const
+        }
+        claims.set(sessionId, valid)
+        return { _tag: "Claimed" } as const
+      }),
+    releaseExtraction: (sessionId, holder) =>
+      Effect.sync(() => {
+        if (claims.get(sessionId)?.holder === holder) claims.delete(sessionId)
       })
   }
 }

@@ -17,6 +17,9 @@ export const interruptsTable = "engram_session_interrupts"
 /** One row per extraction run that called the model. */
 export const extractionsTable = "engram_session_extractions"
 
+/** At most one row per session: who runs its extraction, until when. */
+export const claimsTable = "engram_session_extraction_claims"
+
 /** The table the session store's migrations are recorded in. */
 export const sessionMigrationsTable = "engram_session_migrations"
 
@@ -52,7 +55,19 @@ const migrations = {
       at BIGINT NOT NULL,
       run TEXT NOT NULL,
       PRIMARY KEY (session_id, seq)
-    )`)
+    )`),
+  // Extraction claims: at most one per session, the holder and its lease (epoch milliseconds), so
+  // two processes over one schema never run extraction for the same session at once.
+  "0003_extraction_claims": Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`CREATE TABLE engram_session_extraction_claims (
+      session_id TEXT COLLATE "C" PRIMARY KEY,
+      holder TEXT NOT NULL,
+      claimed_at BIGINT NOT NULL,
+      expires_at BIGINT NOT NULL
+    )`
+  )
 }
 
 const parseJson = (text: string): Either.Either<unknown, string> => {
@@ -102,6 +117,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const messages = sql(messagesTable)
     const interrupts = sql(interruptsTable)
     const extractions = sql(extractionsTable)
+    const claims = sql(claimsTable)
 
     const failure = (operation: string) => (cause: SqlError) =>
       Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause: reasonOf(cause) }))
@@ -216,7 +232,40 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             ({ key, reason }) => ({ backend: "postgres", sessionId, seq: key, problem: reason })
           )
           return { runs: values, skipped: skipped.length }
-        }).pipe(Effect.catchTag("SqlError", failure("loadExtractions")))
+        }).pipe(Effect.catchTag("SqlError", failure("loadExtractions"))),
+
+      claimExtraction: (sessionId, claim) =>
+        Effect.gen(function*() {
+          yield* checkSessionId(sessionId)
+          const valid = yield* SessionStore.validateClaimForStore(claim)
+          const at = DateTime.toEpochMillis(valid.at)
+          const until = DateTime.toEpochMillis(valid.until)
+          // One upsert that takes the claim only where `SessionStore.claimable` allows (the row is
+          // locked while it decides), and the claim in force read back, in one transaction.
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`INSERT INTO ${claims} (session_id, holder, claimed_at, expires_at)
+              VALUES (${sessionId}, ${valid.holder}, ${at}, ${until})
+              ON CONFLICT (session_id) DO UPDATE
+                SET holder = excluded.holder, claimed_at = excluded.claimed_at, expires_at = excluded.expires_at
+                WHERE ${claims}.expires_at <= excluded.claimed_at OR ${claims}.holder = excluded.holder`
+            const [row] = yield* sql<{ holder: string; claimed_at: string; expires_at: string }>`SELECT holder,
+              claimed_at, expires_at FROM ${claims} WHERE session_id = ${sessionId}`
+            return SessionStore.claimOutcome(
+              valid,
+              row === undefined ? undefined : {
+                holder: row.holder,
+                atMillis: Number(row.claimed_at),
+                untilMillis: Number(row.expires_at)
+              }
+            )
+          }))
+        }).pipe(Effect.catchTag("SqlError", failure("claimExtraction"))),
+
+      releaseExtraction: (sessionId, holder) =>
+        sql`DELETE FROM ${claims} WHERE session_id = ${sessionId} AND holder = ${holder}`.pipe(
+          Effect.asVoid,
+          Effect.catchTag("SqlError", failure("releaseExtraction"))
+        )
     }
     return service
   })

@@ -24,6 +24,8 @@ export const INTERRUPTS_TABLE = "engram_session_interrupts"
 /** @internal */
 export const EXTRACTIONS_TABLE = "engram_session_extractions"
 /** @internal */
+export const CLAIMS_TABLE = "engram_session_extraction_claims"
+/** @internal */
 export const MIGRATIONS_TABLE = "engram_session_migrations"
 
 /** Rows per multi-row INSERT: 5 binds a row stays far below SQLite's variable limit. */
@@ -61,6 +63,17 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
       at INTEGER NOT NULL,
       run TEXT NOT NULL,
       PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID`)
+  }),
+  // Extraction claims: at most one per session, the holder and its lease (epoch milliseconds), so
+  // two processes over one file never run extraction for the same session at once.
+  "0003_extraction_claims": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`CREATE TABLE ${CLAIMS_TABLE} (
+      session_id TEXT NOT NULL COLLATE BINARY PRIMARY KEY,
+      holder TEXT NOT NULL,
+      claimed_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL
     ) WITHOUT ROWID`)
   })
 }
@@ -217,7 +230,40 @@ export const make: Effect.Effect<
           ({ key, reason }) => ({ sessionId, seq: key, reason })
         )
         return { runs: values, skipped: skipped.length }
-      }).pipe(Effect.catchTag("SqlError", toFailure("loadExtractions")))
+      }).pipe(Effect.catchTag("SqlError", toFailure("loadExtractions"))),
+
+    claimExtraction: (sessionId, claim) =>
+      Effect.gen(function*() {
+        const valid = yield* SessionStore.validateClaimForStore(claim)
+        const at = DateTime.toEpochMillis(valid.at)
+        const until = DateTime.toEpochMillis(valid.until)
+        // One upsert that takes the claim only where `SessionStore.claimable` allows, and the
+        // claim in force read back, in one (immediate) transaction: no other process can come between.
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO ${sql(CLAIMS_TABLE)} (session_id, holder, claimed_at, expires_at)
+            VALUES (${sessionId}, ${valid.holder}, ${at}, ${until})
+            ON CONFLICT (session_id) DO UPDATE
+              SET holder = excluded.holder, claimed_at = excluded.claimed_at, expires_at = excluded.expires_at
+              WHERE ${sql(CLAIMS_TABLE)}.expires_at <= excluded.claimed_at
+                OR ${sql(CLAIMS_TABLE)}.holder = excluded.holder`
+          const [row] = yield* sql<{ holder: string; claimed_at: number; expires_at: number }>`SELECT holder,
+            claimed_at, expires_at FROM ${sql(CLAIMS_TABLE)} WHERE session_id = ${sessionId}`
+          return SessionStore.claimOutcome(
+            valid,
+            row === undefined ? undefined : {
+              holder: row.holder,
+              atMillis: row.claimed_at,
+              untilMillis: row.expires_at
+            }
+          )
+        }))
+      }).pipe(Effect.catchTag("SqlError", toFailure("claimExtraction"))),
+
+    releaseExtraction: (sessionId, holder) =>
+      sql`DELETE FROM ${sql(CLAIMS_TABLE)} WHERE session_id = ${sessionId} AND holder = ${holder}`.pipe(
+        Effect.asVoid,
+        Effect.catchTag("SqlError", toFailure("releaseExtraction"))
+      )
   }
   return service
 })
