@@ -21,7 +21,7 @@
  * `ENGRAM_LOCOMO`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { ContextProjection, IdGenerator, MemoryStore, SearchPlan, SearchTokenizer } from "@engram/core"
+import { Bm25, ContextProjection, IdGenerator, MemoryStore, SearchPlan, SearchTokenizer } from "@engram/core"
 import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
@@ -44,8 +44,11 @@ export const USAGE = `usage: npm run bench -- recall --data PATH [options]
   --pg [url]        also measure PostgreSQL (url, or ENGRAM_PG_URL)
   --json FILE       write every figure as JSON
   --neighbours      only the conversation-neighbour sweep: project() at default settings with
-                    neighbourWindow 0/1/2 and neighbourShed before-hits/with-hit, evidence share
-                    on the tuning and held-out halves (decision 0090)
+                    each neighbourWindow of --windows and neighbourShed before-hits/with-hit,
+                    evidence share on the tuning and held-out halves (decision 0090)
+  --windows LIST    the sweep's windows (default 0,1,2,3)
+  --shares          only each ranking change's share: MemoryStore.search (layerMemory) with the
+                    changes of issue #19 added one at a time, R@k on both halves
   --help            this text`
 
 const KS = [5, 10, 20, 50] as const
@@ -163,14 +166,12 @@ const shareByHalf = (questions: ReadonlyArray<Question>, delivered: ReadonlyArra
  * The neighbour sweep (decision 0090): `project()` at default settings but for the conversation
  * window and when neighbours are shed, interleaved per variant in one run, with the load.
  */
-const neighbourSweep = async (filename: string, questions: ReadonlyArray<Question>) => {
-  const variants: ReadonlyArray<Partial<ContextProjection.ProjectionSettings>> = [
-    { neighbourWindow: 0 },
-    { neighbourWindow: 1, neighbourShed: "before-hits" },
-    { neighbourWindow: 1, neighbourShed: "with-hit" },
-    { neighbourWindow: 2, neighbourShed: "before-hits" },
-    { neighbourWindow: 2, neighbourShed: "with-hit" }
-  ]
+const neighbourSweep = async (filename: string, questions: ReadonlyArray<Question>, windows: ReadonlyArray<number>) => {
+  const variants: ReadonlyArray<Partial<ContextProjection.ProjectionSettings>> = windows.flatMap((neighbourWindow) =>
+    neighbourWindow === 0
+      ? [{ neighbourWindow }]
+      : (["before-hits", "with-hit"] as const).map((neighbourShed) => ({ neighbourWindow, neighbourShed }))
+  )
   const rows: Array<Array<string>> = []
   const figures: Array<Record<string, unknown>> = []
   for (const settings of variants) {
@@ -189,7 +190,7 @@ const neighbourSweep = async (filename: string, questions: ReadonlyArray<Questio
       `${fmt(100 * recallAt(questions, at10.delivered, 10), 1)}%`,
       fmt(run.meanNeighbourLines, 1),
       fmt(run.meanTokens, 0),
-      String(run.overBudget + run.overByO200k),
+      `${run.overBudget} / ${run.overByO200k}`,
       `${fmt(run.p50Millis, 1)} ms`,
       NodeOs.loadavg().map((l) => fmt(l, 1)).join(" ")
     ])
@@ -212,12 +213,60 @@ const neighbourSweep = async (filename: string, questions: ReadonlyArray<Questio
       "first 10 delivered, recallLimit 10",
       "neighbour lines",
       "mean tokens",
-      "over budget",
+      "over budget (estimator / o200k_base)",
       "p50",
       "load"
     ],
     rows
   ))
+  return figures
+}
+
+/**
+ * Each ranking change's share: `MemoryStore.search` on layerMemory (the same ranking code every
+ * backend runs) with the changes of issue #19 added one at a time — exact words and FTS5's fixed
+ * k1/b first, then stems, the tuned k1/b and the conversation context (the defaults).
+ */
+const shareSweep = async (turns: ReadonlyArray<Turn>, questions: ReadonlyArray<Question>) => {
+  const off = { neighbourWindow: 0, neighbourWeight: 0 }
+  const variants: ReadonlyArray<
+    { readonly label: string; readonly language: SearchTokenizer.Language; readonly ranking: Partial<Bm25.Parameters> }
+  > = [
+    {
+      label: "exact words, k1 1.2, b 0.75 (FTS5's), no context",
+      language: "none",
+      ranking: { k1: 1.2, b: 0.75, ...off }
+    },
+    { label: "+ Snowball English stems", language: "english", ranking: { k1: 1.2, b: 0.75, ...off } },
+    { label: "+ k1 0.3, b 0.25", language: "english", ranking: { k1: 0.3, b: 0.25, ...off } },
+    { label: "+ neighbours' scores (defaults)", language: "english", ranking: {} }
+  ]
+  const rows: Array<Array<string>> = []
+  const figures: Array<Record<string, unknown>> = []
+  for (const variant of variants) {
+    const memory = ManagedRuntime.make(
+      Layer.mergeAll(
+        MemoryStore.layerMemory.pipe(
+          Layer.provide(Layer.succeed(SearchTokenizer.SearchLanguage, variant.language))
+        ),
+        IdGenerator.sequential("locomo"),
+        Bm25.layer(variant.ranking).pipe(Layer.orDie)
+      )
+    )
+    const ranked = await storeRanking(memory, turns, questions)
+    await memory.dispose()
+    const recall = Object.fromEntries(KS.map((k) => [`@${k}`, recallAt(questions, ranked, k)]))
+    const halves = byHalf(questions, ranked)
+    rows.push([
+      variant.label,
+      ...KS.map((k) => `${fmt(100 * recall[`@${k}`]!, 1)}%`),
+      `${fmt(100 * halves.tuning, 1)}%`,
+      `${fmt(100 * halves.heldOut, 1)}%`
+    ])
+    figures.push({ ...variant, recall, halves })
+  }
+  console.log()
+  console.log(table(["layerMemory search", ...KS.map((k) => `recall@${k}`), "R@10 tuning half", "R@10 held out"], rows))
   return figures
 }
 
@@ -392,7 +441,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       // Writes every turn (and ranks no question).
       await storeRanking(sqlite, turns, [])
       await sqlite.dispose()
-      const figures = await neighbourSweep(filename, questions)
+      const windows = (option(args, "--windows") ?? "0,1,2,3").split(",").map(Number)
+      const figures = await neighbourSweep(filename, questions, windows)
       console.log(
         `\nTuning half: the even-numbered conversations (${questions.filter(tuningHalf).length} questions); ` +
           `held out: the odd-numbered ones (${questions.filter((q) => !tuningHalf(q)).length}).`
@@ -402,6 +452,17 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     } finally {
       NodeFs.rmSync(directory, { recursive: true, force: true })
     }
+    return
+  }
+  if (args.includes("--shares")) {
+    NodeFs.rmSync(directory, { recursive: true, force: true })
+    const figures = await shareSweep(turns, questions)
+    console.log(
+      `\nTuning half: the even-numbered conversations (${questions.filter(tuningHalf).length} questions); ` +
+        `held out: the odd-numbered ones (${questions.filter((q) => !tuningHalf(q)).length}).`
+    )
+    console.log(`${machine()}.`)
+    writeJson(option(args, "--json"), { bench: "recall-shares", figures })
     return
   }
   const results: Array<EngineRecall> = []

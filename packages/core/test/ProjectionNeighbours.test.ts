@@ -1,0 +1,93 @@
+/**
+ * `project()` at default settings delivers a recall hit's conversation neighbours (decision 0090):
+ * the turns up to `DEFAULT_NEIGHBOUR_WINDOW` (2) before and after it in its thread, each as its own
+ * line attributed to the hit, none farther away, none from another thread.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import {
+  ContextProjection,
+  IdGenerator,
+  type MemoryRecord,
+  MemoryStore,
+  PromotionStore,
+  TelemetryStore
+} from "@engram/core"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
+const layer = ContextProjection.layer.pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      MemoryStore.layerMemory,
+      PromotionStore.layerMemory,
+      TelemetryStore.layerMemory,
+      IdGenerator.sequential("mem")
+    )
+  )
+)
+
+/** One conversation of seven turns; the question's words are in turn 3 only. */
+const turns = [
+  "Mel: How was the weekend?",
+  "Caroline: Busy, we went up north.",
+  "Mel: Anywhere nice?",
+  "Caroline: The pottery workshop at Lakeside was great.",
+  "Mel: Did you make anything?",
+  "Caroline: A blue bowl for my mum.",
+  "Mel: Lovely, see you Monday."
+]
+
+const seed = Effect.gen(function*() {
+  const store = yield* MemoryStore.MemoryStore
+  const written = yield* store.write(
+    turns.map((content, turn): MemoryRecord.MemoryWriteInput => ({
+      content,
+      kind: "episode",
+      sourceType: "conversation",
+      position: { thread: "session-1", turn }
+    }))
+  )
+  // The same words in another thread, far from anything else: a hit with no neighbours.
+  yield* store.write([{
+    content: "Mel: pottery workshop again?",
+    kind: "episode",
+    sourceType: "conversation",
+    position: { thread: "session-2", turn: 40 }
+  }])
+  return written
+})
+
+describe("project() with conversation neighbours at default settings", () => {
+  it.effect("the default window is the measured one", () =>
+    Effect.sync(() => {
+      expect(ContextProjection.DEFAULT_NEIGHBOUR_WINDOW).toBe(2)
+      expect(ContextProjection.defaultSettings.neighbourWindow).toBe(2)
+      expect(ContextProjection.defaultSettings.neighbourShed).toBe("before-hits")
+    }))
+
+  it.effect("delivers the two turns either side of the hit, attributed to it, and nothing farther", () =>
+    Effect.gen(function*() {
+      const written = yield* seed
+      const projection = yield* ContextProjection.ContextProjection
+      const projected = yield* projection.project({
+        sessionId: "s-1",
+        turn: 0,
+        query: "pottery workshop Lakeside",
+        scopes: ["global"],
+        mode: "native"
+      })
+      const recall = projected.section("recalled_memory")!
+      const hit = written[3]!.id
+      const neighbours = recall.neighbours ?? {}
+      expect(Object.keys(neighbours).sort()).toEqual([1, 2, 4, 5].map((i) => written[i]!.id).sort())
+      for (const id of Object.keys(neighbours)) expect(neighbours[id]).toBe(hit)
+      expect(projected.injection.memoryIds).not.toContain(written[0]!.id)
+      expect(projected.injection.memoryIds).not.toContain(written[6]!.id)
+      // In conversation order around the hit.
+      const at = (i: number) => projected.text.indexOf(turns[i]!)
+      expect(at(1)).toBeLessThan(at(2))
+      expect(at(2)).toBeLessThan(at(3))
+      expect(at(3)).toBeLessThan(at(4))
+      expect(at(4)).toBeLessThan(at(5))
+    }).pipe(Effect.provide(layer)))
+})
