@@ -34,6 +34,7 @@ const save = (input: {
   readonly label?: string
   readonly scope?: string
   readonly deliveryPolicy?: "always" | "retrieved" | "on_demand"
+  readonly position?: { readonly thread: string; readonly turn: number }
 }) =>
   Effect.gen(function*() {
     const [record] = yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
@@ -100,6 +101,21 @@ describe("Explain", () => {
       expect(call.injectionLogged).toBe(true)
       expect(call.reason).toContain("rank 1 of 2")
       expect(explanation.promoted).toBe(false)
+    }).pipe(Effect.provide(env())))
+
+  it.effect("delivered as a neighbour: a turn beside a recall hit names the hit it was delivered with", () =>
+    Effect.gen(function*() {
+      const at = (turn: number) => ({ thread: "conversation-1", turn })
+      const before = yield* save({ content: "We spent the morning on the rollout plan", kind: "note", position: at(1) })
+      const hit = yield* save({ content: "The staging database backups run nightly", kind: "note", position: at(2) })
+      yield* turn("where do staging database backups run?", "s-1")
+      const { call } = yield* explainOne(before.id, "s-1")
+      expect(call.verdict).toBe("delivered")
+      expect(call.projection).toEqual({ section: "recalled_memory", position: 1, neighbourOf: hit.id })
+      expect(call.reason).toContain(`delivered as a conversation neighbour of hit ${hit.id}`)
+      expect(call.injectionLogged).toBe(true)
+      const explainedHit = (yield* explainOne(hit.id, "s-1")).call
+      expect(explainedHit.projection).toEqual({ section: "recalled_memory", position: 1 })
     }).pipe(Effect.provide(env())))
 
   it.effect("shed: a recall hit the projection budget shed", () =>
