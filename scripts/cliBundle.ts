@@ -13,7 +13,8 @@
  * `npm run build` (the CLI's build step) runs it; `npm run bench -- cli` calls {@link bundleCli}
  * into a directory of its own.
  */
-import { build } from "esbuild"
+import { build, type Plugin } from "esbuild"
+import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -34,6 +35,39 @@ export const EXTERNAL: ReadonlyArray<string> = [
   "pg-cloudflare"
 ]
 
+/**
+ * Modules evaluated only when first called: the bundle carries them, but a command that never
+ * calls them never runs their top level. The Snowball stemmers (390 kB, every language) are
+ * imported by the search tokenizer, which every memory store imports, yet only writing and
+ * searching stem a word: `memory list`, help and most commands never do.
+ */
+const LAZY_DEFAULT_EXPORTS: ReadonlyArray<{ readonly module: string; readonly functions: ReadonlyArray<string> }> = [
+  { module: "snowball-stemmers", functions: ["newStemmer", "algorithms"] }
+]
+
+const lazyModules: Plugin = {
+  name: "engram-lazy-modules",
+  setup(build) {
+    for (const { functions, module } of LAZY_DEFAULT_EXPORTS) {
+      const filter = new RegExp(`^${module.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`)
+      build.onResolve(
+        { filter },
+        (args) =>
+          args.namespace === "engram-lazy"
+            ? undefined
+            : { path: module, namespace: "engram-lazy", pluginData: args.resolveDir }
+      )
+      build.onLoad({ filter: /.*/, namespace: "engram-lazy" }, (args) => ({
+        resolveDir: args.pluginData as string,
+        loader: "js",
+        // `require` inside a function: esbuild wraps the CommonJS module and runs it on that call.
+        contents: `let loaded\nconst real = () => (loaded ??= require(${JSON.stringify(module)}))\n` +
+          `export default { ${functions.map((f) => `${f}: (...args) => real().${f}(...args)`).join(", ")} }\n`
+      }))
+    }
+  }
+}
+
 /** Where `npm run build` writes the executable (the committed `bin/engram.js` runs it). */
 export const DEFAULT_OUTDIR = NodePath.join(repoRoot, "packages/cli/dist/engram")
 
@@ -45,7 +79,8 @@ export const DEFAULT_OUTDIR = NodePath.join(repoRoot, "packages/cli/dist/engram"
  */
 export const bundle = async (
   entryPoints: Readonly<Record<string, string>>,
-  outdir: string
+  outdir: string,
+  metafile?: string
 ): Promise<ReadonlyArray<readonly [string, number]>> => {
   const result = await build({
     absWorkingDir: repoRoot,
@@ -60,6 +95,7 @@ export const bundle = async (
     // The sources the workspace's tests run, not another package's build.
     conditions: ["engram-source"],
     external: [...EXTERNAL],
+    plugins: [lazyModules],
     // CommonJS code inside the bundle (pg's dependencies, say) calls `require`.
     banner: {
       js: "import { createRequire as __engramCreateRequire } from \"node:module\"; " +
@@ -72,16 +108,23 @@ export const bundle = async (
     metafile: true,
     logLevel: "warning"
   })
+  if (metafile !== undefined) NodeFs.writeFileSync(metafile, JSON.stringify(result.metafile))
   return Object.entries(result.metafile.outputs).map(([file, output]) => [file, output.bytes] as const)
 }
 
 /** Bundles the CLI into `outdir` (`bin.js` and `chunks/`); resolves with the bytes written per file. */
-export const bundleCli = (outdir: string = DEFAULT_OUTDIR): Promise<ReadonlyArray<readonly [string, number]>> =>
-  bundle({ bin: "packages/cli/src/bin.ts" }, outdir)
+export const bundleCli = (
+  outdir: string = DEFAULT_OUTDIR,
+  metafile?: string
+): Promise<ReadonlyArray<readonly [string, number]>> => bundle({ bin: "packages/cli/src/bin.ts" }, outdir, metafile)
 
 if (process.argv[1] !== undefined && NodePath.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const outdir = process.argv[2] ?? DEFAULT_OUTDIR
-  const files = await bundleCli(outdir)
+  // `--metafile <file>` also writes esbuild's metafile: which sources each chunk holds and imports.
+  const args = process.argv.slice(2)
+  const at = args.indexOf("--metafile")
+  const metafile = at === -1 ? undefined : args[at + 1]
+  const outdir = args.filter((_, i) => at === -1 || (i !== at && i !== at + 1))[0] ?? DEFAULT_OUTDIR
+  const files = await bundleCli(outdir, metafile)
   const bytes = files.reduce((sum, [, size]) => sum + size, 0)
   console.log(`engram bundle: ${files.length} files, ${(bytes / 1024 / 1024).toFixed(1)} MB in ${outdir}`)
 }

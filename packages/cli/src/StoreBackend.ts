@@ -20,10 +20,7 @@ import * as ReindexProgress from "@engram/core/ReindexProgress"
 import type * as SessionStore from "@engram/core/SessionStore"
 import type * as TelemetryStore from "@engram/core/TelemetryStore"
 import * as PgError from "@engram/store-pg/PgError"
-import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
-import * as SqliteEngram from "@engram/store-sqlite/SqliteEngram"
 import * as SqliteMemoryStore from "@engram/store-sqlite/SqliteMemoryStore"
-import * as SqlitePromotionStore from "@engram/store-sqlite/SqlitePromotionStore"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
@@ -303,7 +300,11 @@ export const layerWithPromotions = (
   location: StoreLocation
 ): Layer.Layer<StoreServices | PromotionStore.PromotionStore, StoreUnavailable> =>
   (location.pg === undefined
-    ? SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db })))
+    ? Layer.unwrapEffect(Effect.map(
+      Effect.promise(() => import("@engram/store-sqlite/SqlitePromotionStore")),
+      (SqlitePromotionStore) =>
+        SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db })))
+    ))
     : withPg(({ PgMemoryStore, PgPromotionStore }) => Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg))
       .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
@@ -324,7 +325,13 @@ export const layerObserved = (
   StoreUnavailable
 > =>
   (location.pg === undefined
-    ? SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layerClient({ filename: location.db })))
+    ? Layer.unwrapEffect(Effect.map(
+      Effect.promise(() =>
+        Promise.all([import("@engram/store-sqlite/SqliteEngram"), import("@engram/store-sqlite/SqliteDatabase")])
+      ),
+      ([SqliteEngram, SqliteDatabase]) =>
+        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layerClient({ filename: location.db })))
+    ))
     : withPg(({ PgEngram }) => PgEngram.layerStores).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
       Layer.catchAllCause(unavailableAt(location))

@@ -13,7 +13,6 @@ import * as MemoryQuery from "@engram/core/MemoryQuery"
 import * as MemoryRecord from "@engram/core/MemoryRecord"
 import * as MemoryStore from "@engram/core/MemoryStore"
 import * as MemoryWrite from "@engram/core/MemoryWrite"
-import * as LegacyImport from "@engram/store-sqlite/LegacyImport"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -515,8 +514,9 @@ export const importLegacy = Command.make(
   },
   ({ file }) =>
     Effect.gen(function*() {
+      const LegacyImport = yield* Effect.promise(() => import("@engram/store-sqlite/LegacyImport"))
       const report = yield* StoreBackend.provide(LegacyImport.importLegacyChunks(file))
-      yield* output(() => report, () => Render.importReport(report))
+      yield* output(() => report, () => Render.importReport(report, LegacyImport.describeReport(report)))
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(Command.withDescription("Import a legacy v1 knowledge store; importing the same data again changes nothing."))
 
