@@ -15,6 +15,7 @@
  */
 import { build, type Plugin } from "esbuild"
 import * as NodeFs from "node:fs"
+import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -36,33 +37,47 @@ export const EXTERNAL: ReadonlyArray<string> = [
 ]
 
 /**
- * Modules evaluated only when first called: the bundle carries them, but a command that never
- * calls them never runs their top level. The Snowball stemmers (390 kB, every language) are
- * imported by the search tokenizer, which every memory store imports, yet only writing and
- * searching stem a word: `memory list`, help and most commands never do.
+ * CommonJS modules the bundle does not carry inline but copies beside its chunks and `require`s on
+ * first call, so a command that never calls them neither parses nor runs them. The Snowball
+ * stemmers (390 kB, every language) are imported by the search tokenizer, which every memory store
+ * imports, yet only writing and searching need to stem a word. (Today core's `PriorSessionDigest`
+ * stems its stop words when it loads, so every store command still calls the stemmer; what this
+ * saves until that is deferred is the commands that open no store.) Each entry names the functions
+ * of its default export that callers use.
  */
-const LAZY_DEFAULT_EXPORTS: ReadonlyArray<{ readonly module: string; readonly functions: ReadonlyArray<string> }> = [
+const DEFERRED: ReadonlyArray<{ readonly module: string; readonly functions: ReadonlyArray<string> }> = [
   { module: "snowball-stemmers", functions: ["newStemmer", "algorithms"] }
 ]
 
-const lazyModules: Plugin = {
-  name: "engram-lazy-modules",
+const deferredModules: Plugin = {
+  name: "engram-deferred-modules",
   setup(build) {
-    for (const { functions, module } of LAZY_DEFAULT_EXPORTS) {
+    for (const { functions, module } of DEFERRED) {
       const filter = new RegExp(`^${module.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`)
-      build.onResolve(
-        { filter },
-        (args) =>
-          args.namespace === "engram-lazy"
-            ? undefined
-            : { path: module, namespace: "engram-lazy", pluginData: args.resolveDir }
-      )
-      build.onLoad({ filter: /.*/, namespace: "engram-lazy" }, (args) => ({
+      // The module's own file, loaded as an asset: esbuild copies it and gives its path relative to
+      // the importing output file. Named .cjs: the CLI's package is an ES-module package.
+      build.onResolve({ filter }, (args) => {
+        if (args.namespace === "engram-deferred") {
+          const file = createRequire(NodePath.join(args.resolveDir, "index.js")).resolve(module)
+          return { path: `${file.replace(/\.c?js$/, "")}.cjs`, namespace: "engram-deferred-file", pluginData: file }
+        }
+        return { path: module, namespace: "engram-deferred", pluginData: args.resolveDir }
+      })
+      build.onLoad({ filter: /.*/, namespace: "engram-deferred-file" }, (args) => ({
+        contents: NodeFs.readFileSync(args.pluginData as string),
+        loader: "file"
+      }))
+      build.onLoad({ filter: /.*/, namespace: "engram-deferred" }, (args) => ({
         resolveDir: args.pluginData as string,
         loader: "js",
-        // `require` inside a function: esbuild wraps the CommonJS module and runs it on that call.
-        contents: `let loaded\nconst real = () => (loaded ??= require(${JSON.stringify(module)}))\n` +
-          `export default { ${functions.map((f) => `${f}: (...args) => real().${f}(...args)`).join(", ")} }\n`
+        contents: [
+          `import file from ${JSON.stringify(module)}`,
+          `import { createRequire } from "node:module"`,
+          `import { fileURLToPath } from "node:url"`,
+          `let loaded`,
+          `const real = () => (loaded ??= createRequire(import.meta.url)(fileURLToPath(new URL(file, import.meta.url))))`,
+          `export default { ${functions.map((f) => `${f}: (...args) => real().${f}(...args)`).join(", ")} }`
+        ].join("\n")
       }))
     }
   }
@@ -95,7 +110,8 @@ export const bundle = async (
     // The sources the workspace's tests run, not another package's build.
     conditions: ["engram-source"],
     external: [...EXTERNAL],
-    plugins: [lazyModules],
+    plugins: [deferredModules],
+    assetNames: "chunks/[name]-[hash]",
     // CommonJS code inside the bundle (pg's dependencies, say) calls `require`.
     banner: {
       js: "import { createRequire as __engramCreateRequire } from \"node:module\"; " +
