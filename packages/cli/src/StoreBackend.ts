@@ -276,18 +276,24 @@ const reindexProgress = Layer.sync(ReindexProgress.ReindexProgress, (): ReindexP
  * cannot be created, a missing file for a read, a file that is not a database or is damaged, a
  * server that does not answer, a failed migration — fails with {@link StoreUnavailable}.
  *
+ * `embeddings` (`Embedder.layer`, empty by default) is the embedder the store is built with: with
+ * one, it keeps vectors for what it writes and searches hybrid; the layer also passes it on, for
+ * what else reads it (an extraction's near-duplicate check). A failure to build it is its own.
+ *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
+export const layer = <E = never>(
   location: StoreLocation,
-  access: Access = "write"
-): Layer.Layer<StoreServices, StoreUnavailable> =>
+  access: Access = "write",
+  embeddings: Layer.Layer<never, E> = Layer.empty
+): Layer.Layer<StoreServices, StoreUnavailable | E> =>
   (location.pg === undefined
     ? SqliteMemoryStore.layer({ filename: location.db, create: access === "write" })
     : withPg(({ PgMemoryStore }) => PgMemoryStore.layerPg).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
-      Layer.catchAllCause(unavailableAt(location))
+      Layer.catchAllCause(unavailableAt(location)),
+      Layer.provideMerge(embeddings)
     )
 
 /**
@@ -313,16 +319,18 @@ export const layerWithPromotions = (
 
 /**
  * Every store of a location on one database: memory, promotions, sessions and telemetry (prompt
- * snapshots and their trajectory) — what `inspect`, `explain` and `telemetry` read.
+ * snapshots and their trajectory) — what `inspect`, `explain` and `telemetry` read; `embeddings` as
+ * for {@link layer}.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerObserved = (
-  location: StoreLocation
+export const layerObserved = <E = never>(
+  location: StoreLocation,
+  embeddings: Layer.Layer<never, E> = Layer.empty
 ): Layer.Layer<
   StoreServices | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore,
-  StoreUnavailable
+  StoreUnavailable | E
 > =>
   (location.pg === undefined
     ? Layer.unwrapEffect(Effect.map(
@@ -334,7 +342,8 @@ export const layerObserved = (
     ))
     : withPg(({ PgEngram }) => PgEngram.layerStores).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
-      Layer.catchAllCause(unavailableAt(location))
+      Layer.catchAllCause(unavailableAt(location)),
+      Layer.provideMerge(embeddings)
     )
 
 /**

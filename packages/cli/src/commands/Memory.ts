@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Embedder from "../Embedder.js"
 import * as Flags from "../Flags.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
@@ -278,15 +279,25 @@ export const search = Command.make(
   "search",
   {
     text: Flags.argument(
-      Flags.text("text", Schema.String, "Words to look for; a memory matches when it shares a whole word with them.")
+      Flags.text(
+        "text",
+        Schema.String,
+        "Words to look for; a memory matches when it shares a whole word with them (with --embedder, also when " +
+          "its vector is near theirs)."
+      )
     ),
     ...filterOptions,
-    limit: limitOption("hits")
+    limit: limitOption("hits"),
+    ...Embedder.recallOptions
   },
-  ({ text, limit, ...flags }) =>
+  ({ embedder, embedderDimensions, embedderModel, limit, text, ...flags }) =>
     Effect.gen(function*() {
       const options: MemoryQuery.SearchOptions = { ...filtersOf(flags), ...Flags.defined({ limit }) }
-      const result = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.search(text, options)), "read")
+      const where = yield* StoreBackend.location
+      const result = yield* Effect.provide(
+        Effect.flatMap(store, (s) => s.search(text, options)),
+        StoreBackend.layer(where, "read", Embedder.layer({ embedder, embedderModel, embedderDimensions }))
+      )
       const now = yield* DateTime.now
       yield* output(
         () => ({
@@ -296,7 +307,10 @@ export const search = Command.make(
         () => Render.searchResult(result, now)
       )
     }).pipe(Effect.mapError(toCliFailure))
-).pipe(Command.withDescription("Search memories by keyword (label, content and tags)."))
+).pipe(Command.withDescription(
+  "Search memories by keyword (label, content and tags); with --embedder test|openai, hybrid with the vectors " +
+    "engram embed stored."
+))
 
 /**
  * `engram memory review <id> <confirmed|pending|rejected>`
