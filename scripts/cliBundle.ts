@@ -13,7 +13,9 @@
  * `npm run build` (the CLI's build step) runs it; `npm run bench -- cli` calls {@link bundleCli}
  * into a directory of its own.
  */
-import { build } from "esbuild"
+import { build, type Plugin } from "esbuild"
+import * as NodeFs from "node:fs"
+import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -34,6 +36,53 @@ export const EXTERNAL: ReadonlyArray<string> = [
   "pg-cloudflare"
 ]
 
+/**
+ * CommonJS modules the bundle does not carry inline but copies beside its chunks and `require`s on
+ * first call, so a command that never calls them neither parses nor runs them. The Snowball
+ * stemmers (390 kB, every language) are imported by the search tokenizer, which every memory store
+ * imports, yet only writing and searching need to stem a word. (Today core's `PriorSessionDigest`
+ * stems its stop words when it loads, so every store command still calls the stemmer; what this
+ * saves until that is deferred is the commands that open no store.) Each entry names the functions
+ * of its default export that callers use.
+ */
+const DEFERRED: ReadonlyArray<{ readonly module: string; readonly functions: ReadonlyArray<string> }> = [
+  { module: "snowball-stemmers", functions: ["newStemmer", "algorithms"] }
+]
+
+const deferredModules: Plugin = {
+  name: "engram-deferred-modules",
+  setup(build) {
+    for (const { functions, module } of DEFERRED) {
+      const filter = new RegExp(`^${module.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`)
+      // The module's own file, loaded as an asset: esbuild copies it and gives its path relative to
+      // the importing output file. Named .cjs: the CLI's package is an ES-module package.
+      build.onResolve({ filter }, (args) => {
+        if (args.namespace === "engram-deferred") {
+          const file = createRequire(NodePath.join(args.resolveDir, "index.js")).resolve(module)
+          return { path: `${file.replace(/\.c?js$/, "")}.cjs`, namespace: "engram-deferred-file", pluginData: file }
+        }
+        return { path: module, namespace: "engram-deferred", pluginData: args.resolveDir }
+      })
+      build.onLoad({ filter: /.*/, namespace: "engram-deferred-file" }, (args) => ({
+        contents: NodeFs.readFileSync(args.pluginData as string),
+        loader: "file"
+      }))
+      build.onLoad({ filter: /.*/, namespace: "engram-deferred" }, (args) => ({
+        resolveDir: args.pluginData as string,
+        loader: "js",
+        contents: [
+          `import file from ${JSON.stringify(module)}`,
+          `import { createRequire } from "node:module"`,
+          `import { fileURLToPath } from "node:url"`,
+          `let loaded`,
+          `const real = () => (loaded ??= createRequire(import.meta.url)(fileURLToPath(new URL(file, import.meta.url))))`,
+          `export default { ${functions.map((f) => `${f}: (...args) => real().${f}(...args)`).join(", ")} }`
+        ].join("\n")
+      }))
+    }
+  }
+}
+
 /** Where `npm run build` writes the executable (the committed `bin/engram.js` runs it). */
 export const DEFAULT_OUTDIR = NodePath.join(repoRoot, "packages/cli/dist/engram")
 
@@ -45,7 +94,8 @@ export const DEFAULT_OUTDIR = NodePath.join(repoRoot, "packages/cli/dist/engram"
  */
 export const bundle = async (
   entryPoints: Readonly<Record<string, string>>,
-  outdir: string
+  outdir: string,
+  metafile?: string
 ): Promise<ReadonlyArray<readonly [string, number]>> => {
   const result = await build({
     absWorkingDir: repoRoot,
@@ -60,6 +110,8 @@ export const bundle = async (
     // The sources the workspace's tests run, not another package's build.
     conditions: ["engram-source"],
     external: [...EXTERNAL],
+    plugins: [deferredModules],
+    assetNames: "chunks/[name]-[hash]",
     // CommonJS code inside the bundle (pg's dependencies, say) calls `require`.
     banner: {
       js: "import { createRequire as __engramCreateRequire } from \"node:module\"; " +
@@ -72,16 +124,23 @@ export const bundle = async (
     metafile: true,
     logLevel: "warning"
   })
+  if (metafile !== undefined) NodeFs.writeFileSync(metafile, JSON.stringify(result.metafile))
   return Object.entries(result.metafile.outputs).map(([file, output]) => [file, output.bytes] as const)
 }
 
 /** Bundles the CLI into `outdir` (`bin.js` and `chunks/`); resolves with the bytes written per file. */
-export const bundleCli = (outdir: string = DEFAULT_OUTDIR): Promise<ReadonlyArray<readonly [string, number]>> =>
-  bundle({ bin: "packages/cli/src/bin.ts" }, outdir)
+export const bundleCli = (
+  outdir: string = DEFAULT_OUTDIR,
+  metafile?: string
+): Promise<ReadonlyArray<readonly [string, number]>> => bundle({ bin: "packages/cli/src/bin.ts" }, outdir, metafile)
 
 if (process.argv[1] !== undefined && NodePath.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const outdir = process.argv[2] ?? DEFAULT_OUTDIR
-  const files = await bundleCli(outdir)
+  // `--metafile <file>` also writes esbuild's metafile: which sources each chunk holds and imports.
+  const args = process.argv.slice(2)
+  const at = args.indexOf("--metafile")
+  const metafile = at === -1 ? undefined : args[at + 1]
+  const outdir = args.filter((_, i) => at === -1 || (i !== at && i !== at + 1))[0] ?? DEFAULT_OUTDIR
+  const files = await bundleCli(outdir, metafile)
   const bytes = files.reduce((sum, [, size]) => sum + size, 0)
   console.log(`engram bundle: ${files.length} files, ${(bytes / 1024 / 1024).toFixed(1)} MB in ${outdir}`)
 }

@@ -12,7 +12,7 @@ import type * as MemoryStore from "@engram/core/MemoryStore"
 import * as MemoryWrite from "@engram/core/MemoryWrite"
 import * as TextSafety from "@engram/core/TextSafety"
 import * as TurnProvenance from "@engram/core/TurnProvenance"
-import * as LegacyImport from "@engram/store-sqlite/LegacyImport"
+import type * as LegacyImport from "@engram/store-sqlite/LegacyImport"
 import * as DateTime from "effect/DateTime"
 
 /**
@@ -201,17 +201,18 @@ export const recordDetail = (record: MemoryRecord.MemoryRecord, now: DateTime.Ut
   ].join("\n")
 
 /**
- * What a legacy import did: the summary line, records by kind, and every skipped row.
+ * What a legacy import did: the summary line (`LegacyImport.describeReport`, given by the caller, which
+ * has the import module loaded), records by kind, and every skipped row.
  *
  * @since 0.1.0
  * @category human
  */
-export const importReport = (report: LegacyImport.LegacyImportReport): string => {
+export const importReport = (report: LegacyImport.LegacyImportReport, summary: string): string => {
   const kinds = Object.entries(report.kinds)
     .sort(([a], [b]) => MemoryQuery.compareRaw(a, b))
     .map(([kind, n]) => `${kind} ${n}`)
   return [
-    LegacyImport.describeReport(report),
+    summary,
     ...(report.alreadyImported || kinds.length === 0 ? [] : [`by kind: ${kinds.join(", ")}`]),
     ...(report.alreadyImported || report.invalidated === 0
       ? []

@@ -20,10 +20,7 @@ import * as ReindexProgress from "@engram/core/ReindexProgress"
 import type * as SessionStore from "@engram/core/SessionStore"
 import type * as TelemetryStore from "@engram/core/TelemetryStore"
 import * as PgError from "@engram/store-pg/PgError"
-import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
-import * as SqliteEngram from "@engram/store-sqlite/SqliteEngram"
 import * as SqliteMemoryStore from "@engram/store-sqlite/SqliteMemoryStore"
-import * as SqlitePromotionStore from "@engram/store-sqlite/SqlitePromotionStore"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
@@ -279,18 +276,24 @@ const reindexProgress = Layer.sync(ReindexProgress.ReindexProgress, (): ReindexP
  * cannot be created, a missing file for a read, a file that is not a database or is damaged, a
  * server that does not answer, a failed migration — fails with {@link StoreUnavailable}.
  *
+ * `embeddings` (`Embedder.layer`, empty by default) is the embedder the store is built with: with
+ * one, it keeps vectors for what it writes and searches hybrid; the layer also passes it on, for
+ * what else reads it (an extraction's near-duplicate check). A failure to build it is its own.
+ *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
+export const layer = <E = never>(
   location: StoreLocation,
-  access: Access = "write"
-): Layer.Layer<StoreServices, StoreUnavailable> =>
+  access: Access = "write",
+  embeddings: Layer.Layer<never, E> = Layer.empty
+): Layer.Layer<StoreServices, StoreUnavailable | E> =>
   (location.pg === undefined
     ? SqliteMemoryStore.layer({ filename: location.db, create: access === "write" })
     : withPg(({ PgMemoryStore }) => PgMemoryStore.layerPg).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
-      Layer.catchAllCause(unavailableAt(location))
+      Layer.catchAllCause(unavailableAt(location)),
+      Layer.provideMerge(embeddings)
     )
 
 /**
@@ -303,7 +306,11 @@ export const layerWithPromotions = (
   location: StoreLocation
 ): Layer.Layer<StoreServices | PromotionStore.PromotionStore, StoreUnavailable> =>
   (location.pg === undefined
-    ? SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db })))
+    ? Layer.unwrapEffect(Effect.map(
+      Effect.promise(() => import("@engram/store-sqlite/SqlitePromotionStore")),
+      (SqlitePromotionStore) =>
+        SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db })))
+    ))
     : withPg(({ PgMemoryStore, PgPromotionStore }) => Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg))
       .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
@@ -312,22 +319,31 @@ export const layerWithPromotions = (
 
 /**
  * Every store of a location on one database: memory, promotions, sessions and telemetry (prompt
- * snapshots and their trajectory) — what `inspect`, `explain` and `telemetry` read.
+ * snapshots and their trajectory) — what `inspect`, `explain` and `telemetry` read; `embeddings` as
+ * for {@link layer}.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerObserved = (
-  location: StoreLocation
+export const layerObserved = <E = never>(
+  location: StoreLocation,
+  embeddings: Layer.Layer<never, E> = Layer.empty
 ): Layer.Layer<
   StoreServices | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore,
-  StoreUnavailable
+  StoreUnavailable | E
 > =>
   (location.pg === undefined
-    ? SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layerClient({ filename: location.db })))
+    ? Layer.unwrapEffect(Effect.map(
+      Effect.promise(() =>
+        Promise.all([import("@engram/store-sqlite/SqliteEngram"), import("@engram/store-sqlite/SqliteDatabase")])
+      ),
+      ([SqliteEngram, SqliteDatabase]) =>
+        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layerClient({ filename: location.db })))
+    ))
     : withPg(({ PgEngram }) => PgEngram.layerStores).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
-      Layer.catchAllCause(unavailableAt(location))
+      Layer.catchAllCause(unavailableAt(location)),
+      Layer.provideMerge(embeddings)
     )
 
 /**

@@ -3,7 +3,9 @@
  * The `engram` executable.
  *
  * A bare `engram --version` is answered here, before anything else loads; every other command line
- * loads the runner (`Cli.main`), whose commands in turn load only what they use.
+ * loads the runner (`Cli.main`), whose commands in turn load only what they use. The runner gets
+ * the three platform services `@effect/cli` asks for (file system, path, terminal), not all of
+ * `NodeContext`: its command executor and worker pool pull in code no command uses.
  *
  * @since 0.1.0
  */
@@ -14,12 +16,18 @@ const args = process.argv.slice(2)
 if (args.length === 1 && args[0] === "--version") {
   process.stdout.write(`${VERSION}\n`)
 } else {
-  const [NodeContext, NodeRuntime, Cause, Effect, Exit, Option, Cli, { CliFailure, ExitCode }] = await Promise.all([
-    import("@effect/platform-node/NodeContext"),
+  const [NodeFileSystem, NodePath, NodeTerminal, NodeRuntime, Cause, Effect, Exit, Layer, Option, Cli, {
+    CliFailure,
+    ExitCode
+  }] = await Promise.all([
+    import("@effect/platform-node/NodeFileSystem"),
+    import("@effect/platform-node/NodePath"),
+    import("@effect/platform-node/NodeTerminal"),
     import("@effect/platform-node/NodeRuntime"),
     import("effect/Cause"),
     import("effect/Effect"),
     import("effect/Exit"),
+    import("effect/Layer"),
     import("effect/Option"),
     import("./Cli.js"),
     import("./CliError.js")
@@ -35,7 +43,7 @@ if (args.length === 1 && args[0] === "--version") {
   }
 
   Cli.main(process.argv).pipe(
-    Effect.provide(NodeContext.layer),
+    Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)),
     NodeRuntime.runMain({
       disableErrorReporting: true,
       disablePrettyLogger: true,

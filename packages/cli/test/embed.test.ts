@@ -48,6 +48,26 @@ describe("engram embed", { timeout: 120_000 }, () => {
     expect(Either.getOrThrow(found)[0]).toBe("Doug runs PostgreSQL 16 for the billing service")
   })
 
+  it("memory search --embedder test finds by sub-word overlap what the lexical search misses", async () => {
+    const hits = (run: unknown) =>
+      (run as { readonly hits: ReadonlyArray<{ readonly record: { readonly content: string } }> }).hits
+        .map((hit) => hit.record.content)
+    // "postgres" is no whole word of "PostgreSQL": keywords alone find nothing, as before.
+    expect(hits(await engramJson("memory", "search", "postgres", "--db", db))).toEqual([])
+    expect(hits(await engramJson("memory", "search", "postgres", "--db", db, "--embedder", "test"))).toEqual([
+      "Doug runs PostgreSQL 16 for the billing service"
+    ])
+    const human = await engram("memory", "search", "postgres", "--db", db, "--embedder", "test")
+    expect(human.code).toBe(0)
+    expect(human.stdout).toContain("Doug runs PostgreSQL 16")
+    // The embedder must be the one that made the vectors: another one cannot open the store.
+    expectRefused(
+      await engram("memory", "search", "postgres", "--db", db, "--embedder", "test", "--embedder-dimensions", "128"),
+      "use the embedder that made them",
+      2
+    )
+  })
+
   it("another embedder is refused until --reembed replaces every vector", async () => {
     const refused = await engram("embed", "--embedder", "test", "--dimensions", "128", "--db", db)
     expectRefused(refused, "engram embed --reembed")

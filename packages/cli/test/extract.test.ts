@@ -151,6 +151,26 @@ describe("engram extract", () => {
     }
   })
 
+  it("with --embedder test a reworded fact corroborates the memory that holds it; without, it is proposed again", async () => {
+    const { cleanup, dir } = tempDir()
+    try {
+      const due = { content: "The report is due Friday", kind: "fact", turns: [1] }
+      const reworded = { content: "the report is due on Friday", kind: "fact", turns: [1] }
+      const run = async (name: string, ...embedder: ReadonlyArray<string>) => {
+        const db = Path.join(dir, `${name}.db`)
+        await runSession(db, "s-1", ["Remember: The report is due Friday"])
+        await runSession(db, "s-2", ["Remember: the report is due on Friday"])
+        await extract(db, "s-1", script(dir, [due], `${name}-1.json`), ...embedder)
+        const second = await extract(db, "s-2", script(dir, [reworded], `${name}-2.json`), ...embedder)
+        return { outcomes: second.memories.map((m) => m.outcome), stored: (await records(db)).length }
+      }
+      expect(await run("hybrid", "--embedder", "test")).toEqual({ outcomes: ["duplicate"], stored: 1 })
+      expect(await run("lexical")).toEqual({ outcomes: ["pending"], stored: 2 })
+    } finally {
+      cleanup()
+    }
+  })
+
   it("continues after the last extracted turn, run after run; with nothing new it makes no model call", async () => {
     const { cleanup, dir } = tempDir()
     try {

@@ -139,6 +139,30 @@ describe("engram mcp", { timeout: 180_000 }, () => {
     expect(listed.records.map((record) => record.scope)).toEqual(["project:web"])
   })
 
+  it("with --embedder test, memory_recall is hybrid: it finds by sub-word overlap what keywords miss", async () => {
+    const db = Path.join(tmp.dir, "hybrid.db")
+    for (const content of ["Production runs PostgreSQL 16 in Frankfurt", "The office moved to Lisbon"]) {
+      expect((await engram("memory", "add", content, "--kind", "fact", "--db", db)).code).toBe(0)
+    }
+    expect((await engram("embed", "--embedder", "test", "--db", db)).code).toBe(0)
+    const recall = async (...more: ReadonlyArray<string>) => {
+      const [command, ...args] = engramArgs(["mcp", "--db", db, ...more])
+      const client = new Client({ name: "engram-test", version: "1.0.0" })
+      await client.connect(new StdioClientTransport({ command: command!, args, cwd: repoRoot, env: serverEnv() }))
+      try {
+        expect(client.getServerVersion()?.name).toBe("engram")
+        const recalled = (await client.callTool({ name: "memory_recall", arguments: { query: "postgres" } })) as {
+          readonly structuredContent?: { readonly memories?: ReadonlyArray<{ readonly content: string }> }
+        }
+        return (recalled.structuredContent?.memories ?? []).map((memory) => memory.content)
+      } finally {
+        await client.close()
+      }
+    }
+    expect(await recall()).toEqual([])
+    expect(await recall("--embedder", "test")).toEqual(["Production runs PostgreSQL 16 in Frankfurt"])
+  })
+
   it("answers malformed stdin lines with the JSON-RPC parse error and keeps serving", async () => {
     const db = Path.join(tmp.dir, "fuzz.db")
     const [command, ...args] = engramArgs(["mcp", "--db", db])

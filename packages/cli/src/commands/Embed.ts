@@ -7,7 +7,8 @@
  *
  * The CLI ships no model: `--embedder test` is the deterministic test embedder (no network);
  * `--embedder openai` uses OpenAI's embeddings API through `@effect/ai-openai` and needs
- * `OPENAI_API_KEY` (the client is built by `Provider`, as `engram extract`'s language model is).
+ * `OPENAI_API_KEY` (the client is built by `Provider`, as `engram extract`'s language model is). The
+ * commands that recall take the same choice (`Embedder`) to search the vectors it stores.
  *
  * @since 0.1.0
  */
@@ -19,9 +20,9 @@ import * as SqliteVectorIndex from "@engram/store-sqlite/SqliteVectorIndex"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { toCliFailure } from "../CliError.js"
+import * as Embedder from "../Embedder.js"
 import * as Flags from "../Flags.js"
 import * as Progress from "../Progress.js"
-import * as Provider from "../Provider.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
@@ -29,8 +30,7 @@ import * as StoreBackend from "../StoreBackend.js"
 /** Records read and embedded per step. */
 const BATCH = 256
 
-const OPENAI_MODEL = "text-embedding-3-small"
-const OPENAI_DIMENSIONS = 1536
+const { OPENAI_DIMENSIONS, OPENAI_MODEL } = Embedder
 
 /**
  * What `engram embed` did.
@@ -73,7 +73,7 @@ export const command = Command.make(
     embedder: Flags.required(
       Flags.choice(
         "embedder",
-        ["test", "openai"],
+        Embedder.EMBEDDERS,
         "The embedder: the deterministic test embedder (offline), or OpenAI's embeddings API (OPENAI_API_KEY)."
       )
     ),
@@ -93,9 +93,7 @@ export const command = Command.make(
   ({ dimensions, embedder, model, reembed }) =>
     Effect.scoped(Effect.gen(function*() {
       const where = yield* StoreBackend.location
-      const embeddings = embedder === "test"
-        ? Embeddings.makeTest({ dimensions: dimensions ?? Embeddings.TEST_DIMENSIONS })
-        : yield* Provider.openAiEmbeddings(model ?? OPENAI_MODEL, dimensions ?? OPENAI_DIMENSIONS)
+      const embeddings = yield* Embedder.make(embedder, { model, dimensions })
       const report = yield* Effect.gen(function*() {
         const store = yield* MemoryStore.MemoryStore
         const index = where.pg === undefined

@@ -12,6 +12,9 @@
  * stored calls were sent in `incognito` mode extracts nothing. The model is built by `Provider`:
  * `--model` when given, else OpenAI when `OPENAI_API_KEY` is set, else the command is refused
  * naming what to set. `--model scripted:<file>` (for tests and demos) answers from a JSON file.
+ * With `--embedder test|openai` (`Embedder`) the extraction also has the store's vectors: a memory
+ * worded otherwise than one already stored, yet near it, is corroborated as a duplicate instead of
+ * proposed again; without it, duplicates are caught by their words only.
  *
  * @since 0.1.0
  */
@@ -25,6 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Embedder from "../Embedder.js"
 import * as Flags from "../Flags.js"
 import * as Provider from "../Provider.js"
 import * as Render from "../Render.js"
@@ -196,9 +200,10 @@ export const command = Command.make(
       "all",
       "Run until the session is caught up (each run one model call over at most " +
         "8 turns), instead of once."
-    )
+    ),
+    ...Embedder.recallOptions
   },
-  ({ agent, all, model, session }) =>
+  ({ agent, all, embedder, embedderDimensions, embedderModel, model, session }) =>
     Effect.scoped(Effect.gen(function*() {
       // The model first: a command with no provider is refused before any store is opened.
       const language = yield* Provider.languageModel("engram extract", model)
@@ -292,7 +297,10 @@ export const command = Command.make(
           ledger,
           ...(all ? { runs } : {})
         } satisfies ExtractReport
-      }).pipe(Effect.provide(Layer.merge(StoreBackend.layerObserved(where), language.layer)))
+      }).pipe(Effect.provide(Layer.merge(
+        StoreBackend.layerObserved(where, Embedder.layer({ embedder, embedderModel, embedderDimensions })),
+        language.layer
+      )))
       const settings = yield* Root.settings
       yield* Console.log(settings.json ? Render.json(report) : renderReport(report))
     })).pipe(Effect.mapError(toCliFailure))
@@ -300,6 +308,6 @@ export const command = Command.make(
   Command.withDescription(
     "Run one extraction over a session's next turns (after the last extracted one; --all: until caught up): the " +
       "memories they imply, proposed pending through the save gate (--model openai|openai:<model>|scripted:<file>; " +
-      "OPENAI_API_KEY)."
+      "OPENAI_API_KEY); --embedder test|openai also catches near-duplicates by their vectors."
   )
 )

@@ -11,7 +11,9 @@
  * if any, is a page on one of those hosts or an `--allowed-origin`. The agent (persona,
  * guidelines, routing spec, declared Background, scope) comes from the agent config (as `engram
  * compose` reads it); without one, the `user-background` preset in scope `global`. `--scope`
- * overrides the scope.
+ * overrides the scope. With `--embedder test|openai`, `memory_recall` searches hybrid (the store's
+ * vectors from `engram embed` next to its keyword index) and `memory_save` stores a vector per memory;
+ * without it, keywords only.
  *
  * @since 0.1.0
  */
@@ -22,6 +24,7 @@ import * as RoutingSpecs from "@engram/core/RoutingSpecs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Embedder from "../Embedder.js"
 import * as Flags from "../Flags.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
@@ -135,7 +138,8 @@ export const command = Command.make(
           "allowed host).",
         "origin"
       )
-    )
+    ),
+    ...Embedder.recallOptions
   },
   (options) =>
     Effect.gen(function*() {
@@ -161,7 +165,7 @@ export const command = Command.make(
       )
       // Every context the server hands out is projected, logged and snapshotted as a native turn is.
       const context = Layer.mergeAll(ContextProjection.layer, PromptObserver.layerTelemetry()).pipe(
-        Layer.provideMerge(StoreBackend.layerObserved(location))
+        Layer.provideMerge(StoreBackend.layerObserved(location, Embedder.layer(options)))
       )
       if (port === undefined) {
         // Until standard input ends; then the command succeeds.
@@ -195,6 +199,6 @@ export const command = Command.make(
   Command.withDescription(
     "Serve the agent's context (initialize instructions, the engram://context resource, memory_context) and the memory " +
       "tools (memory_save, memory_recall, memory_list, memory_review, memory_forget) to an MCP client over stdio or " +
-      "streamable HTTP."
+      "streamable HTTP; --embedder test|openai makes memory_recall hybrid."
   )
 )

@@ -13,13 +13,13 @@ import * as MemoryQuery from "@engram/core/MemoryQuery"
 import * as MemoryRecord from "@engram/core/MemoryRecord"
 import * as MemoryStore from "@engram/core/MemoryStore"
 import * as MemoryWrite from "@engram/core/MemoryWrite"
-import * as LegacyImport from "@engram/store-sqlite/LegacyImport"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import * as Embedder from "../Embedder.js"
 import * as Flags from "../Flags.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
@@ -279,15 +279,25 @@ export const search = Command.make(
   "search",
   {
     text: Flags.argument(
-      Flags.text("text", Schema.String, "Words to look for; a memory matches when it shares a whole word with them.")
+      Flags.text(
+        "text",
+        Schema.String,
+        "Words to look for; a memory matches when it shares a whole word with them (with --embedder, also when " +
+          "its vector is near theirs)."
+      )
     ),
     ...filterOptions,
-    limit: limitOption("hits")
+    limit: limitOption("hits"),
+    ...Embedder.recallOptions
   },
-  ({ text, limit, ...flags }) =>
+  ({ embedder, embedderDimensions, embedderModel, limit, text, ...flags }) =>
     Effect.gen(function*() {
       const options: MemoryQuery.SearchOptions = { ...filtersOf(flags), ...Flags.defined({ limit }) }
-      const result = yield* StoreBackend.provide(Effect.flatMap(store, (s) => s.search(text, options)), "read")
+      const where = yield* StoreBackend.location
+      const result = yield* Effect.provide(
+        Effect.flatMap(store, (s) => s.search(text, options)),
+        StoreBackend.layer(where, "read", Embedder.layer({ embedder, embedderModel, embedderDimensions }))
+      )
       const now = yield* DateTime.now
       yield* output(
         () => ({
@@ -297,7 +307,10 @@ export const search = Command.make(
         () => Render.searchResult(result, now)
       )
     }).pipe(Effect.mapError(toCliFailure))
-).pipe(Command.withDescription("Search memories by keyword (label, content and tags)."))
+).pipe(Command.withDescription(
+  "Search memories by keyword (label, content and tags); with --embedder test|openai, hybrid with the vectors " +
+    "engram embed stored."
+))
 
 /**
  * `engram memory review <id> <confirmed|pending|rejected>`
@@ -515,8 +528,9 @@ export const importLegacy = Command.make(
   },
   ({ file }) =>
     Effect.gen(function*() {
+      const LegacyImport = yield* Effect.promise(() => import("@engram/store-sqlite/LegacyImport"))
       const report = yield* StoreBackend.provide(LegacyImport.importLegacyChunks(file))
-      yield* output(() => report, () => Render.importReport(report))
+      yield* output(() => report, () => Render.importReport(report, LegacyImport.describeReport(report)))
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(Command.withDescription("Import a legacy v1 knowledge store; importing the same data again changes nothing."))
 

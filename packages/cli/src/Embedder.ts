@@ -1,0 +1,132 @@
+/**
+ * The embedder a command runs with, as `--embedder test|openai` chooses it (with `--embedder-model`
+ * and `--embedder-dimensions` for vectors made otherwise than by default): `engram embed` gives the
+ * store its vectors with it, and the commands that recall (`engram memory search`, `engram mcp`,
+ * `engram extract`) search hybrid with it — the store's vectors next to its keyword index. Without
+ * the option those commands stay lexical.
+ *
+ * The same defaults as `engram embed` (the deterministic test embedder at its own dimensions, or
+ * OpenAI's `text-embedding-3-small` at 1536), so a store embedded with `engram embed --embedder X`
+ * is searched with `--embedder X`. A store whose vectors came from another embedder refuses to open
+ * (the store's check, `Embeddings.EmbedderMismatch`). OpenAI's client is loaded only when chosen
+ * (`Provider`); the test embedder lives in core's `Embeddings`, which every store loads anyway.
+ *
+ * @since 0.1.0
+ */
+import * as Embeddings from "@engram/core/Embeddings"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as Flags from "./Flags.js"
+import * as Provider from "./Provider.js"
+
+/**
+ * The embedders `--embedder` names.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const EMBEDDERS = ["test", "openai"] as const
+
+/**
+ * An embedder `--embedder` names.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Embedder = typeof EMBEDDERS[number]
+
+/**
+ * The OpenAI embedding model `--embedder openai` uses unless another is named.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const OPENAI_MODEL = "text-embedding-3-small"
+
+/**
+ * The dimensions of OpenAI's vectors unless others are named.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const OPENAI_DIMENSIONS = 1536
+
+const EMBEDDER_HELP = "The deterministic test embedder (offline), or OpenAI's embeddings API (OPENAI_API_KEY)."
+
+/**
+ * `--embedder`, `--embedder-model`, `--embedder-dimensions`: the options of a command that recalls
+ * (optional: without `--embedder` it searches by keyword only).
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const recallOptions = {
+  embedder: Flags.optional(
+    Flags.choice(
+      "embedder",
+      EMBEDDERS,
+      `Search hybrid: keywords and the store's vectors (made by engram embed with the same embedder). ${EMBEDDER_HELP} ` +
+        "Default: keywords only."
+    )
+  ),
+  embedderModel: Flags.optional(
+    Flags.text(
+      "embedder-model",
+      Flags.NonEmpty,
+      `With --embedder openai, the embedding model (default ${OPENAI_MODEL}).`,
+      "name"
+    )
+  ),
+  embedderDimensions: Flags.optional(
+    Flags.text(
+      "embedder-dimensions",
+      Flags.WholeNumber,
+      `With --embedder, the vectors' dimensions (test: ${Embeddings.TEST_DIMENSIONS}, openai: ${OPENAI_DIMENSIONS}).`,
+      "n"
+    )
+  )
+}
+
+/**
+ * What the recall options chose.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Choice {
+  readonly embedder: Embedder | undefined
+  readonly embedderModel?: string | undefined
+  readonly embedderDimensions?: number | undefined
+}
+
+/**
+ * The embedder `embedder` names at `model` and `dimensions` (each defaulting as `engram embed`'s).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  embedder: Embedder,
+  options: { readonly model?: string | undefined; readonly dimensions?: number | undefined } = {}
+): Effect.Effect<Embeddings.Service, Provider.ProviderNotConfigured, Scope.Scope> =>
+  embedder === "test"
+    ? Effect.succeed(Embeddings.makeTest({ dimensions: options.dimensions ?? Embeddings.TEST_DIMENSIONS }))
+    : Provider.openAiEmbeddings(options.model ?? OPENAI_MODEL, options.dimensions ?? OPENAI_DIMENSIONS)
+
+/**
+ * The `Embeddings` service the recall options chose, for a store layer (and an extraction) to be
+ * built with: the store then keeps vectors for what it writes and searches hybrid. The service is
+ * optional — what reads it reads it with `Effect.serviceOption` — so the layer's type names none:
+ * without `--embedder` it is the empty layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (choice: Choice): Layer.Layer<never, Provider.ProviderNotConfigured> =>
+  choice.embedder === undefined
+    ? Layer.empty
+    : Layer.scoped(
+      Embeddings.Embeddings,
+      make(choice.embedder, { model: choice.embedderModel, dimensions: choice.embedderDimensions })
+    )
