@@ -20,7 +20,7 @@ const T0 = Date.UTC(2025, 5, 1, 12, 0, 0, 0)
 /**
  * Writes a SQLite store of `count` records (every lifecycle state: superseded chains, confirmed,
  * rejected, expired, with and without an expiry), promotion rows for every tenth record, and
- * `sessions` sessions with messages, a pending interrupt and injection rows.
+ * `sessions` sessions with messages, a pending interrupt, injection rows and one extraction run.
  */
 const buildSource = (filename: string, count: number, sessions = 3) =>
   Effect.gen(function*() {
@@ -77,6 +77,18 @@ const buildSource = (filename: string, count: number, sessions = 3) =>
           new SessionStore.PendingInterrupt({ turn: 1, toolCalls: [], reason: "forget?", at: at(3) })
         )
       }
+      yield* store.recordExtraction(
+        `thread-${s}`,
+        new SessionStore.ExtractionRun({
+          at: at(4),
+          turns: { first: 1, last: 2 },
+          outcome: "extracted",
+          calls: 1,
+          usage: { inputTokens: 100, outputTokens: 20, totalTokens: 120, estimated: false },
+          written: [id(s)],
+          corroborated: []
+        })
+      )
       yield* telemetry.appendInjection(
         new InjectionLog.InjectionLogRow({
           sessionId: `thread-${s}`,
@@ -109,6 +121,7 @@ interface Summary {
   readonly messages: { source: number; target: number; copied: number }
   readonly interrupts: { source: number; target: number; copied: number }
   readonly injections: { source: number; target: number; copied: number }
+  readonly extractions: { source: number; target: number; copied: number }
   readonly importMarkers: { source: number; target: number; copied: number }
   readonly checksum: { source: string; target: string }
 }
@@ -266,6 +279,7 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
       messages: { source: 9, target: 9, copied: 9 },
       interrupts: { source: 2, target: 2, copied: 2 },
       injections: { source: 3, target: 3, copied: 3 },
+      extractions: { source: 3, target: 3, copied: 3 },
       importMarkers: { source: 1, target: 1, copied: 1 }
     })
     expect(summary.checksum.source).toMatch(/^[0-9a-f]{64}$/)
@@ -304,7 +318,8 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     const again = await engramJson("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema) as Summary
     expect(again.records).toMatchObject({ copied: 0, alreadyPresent: records })
     expect(
-      again.messages.copied + again.interrupts.copied + again.injections.copied + again.promotions.copied +
+      again.messages.copied + again.interrupts.copied + again.injections.copied + again.extractions.copied +
+        again.promotions.copied +
         again.importMarkers.copied
     ).toBe(0)
     // The legacy import's marker came along: importing the same v1 file into PostgreSQL is a no-op.

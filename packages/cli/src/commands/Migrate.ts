@@ -190,6 +190,7 @@ export interface Summary {
   readonly messages: Tally
   readonly interrupts: Tally
   readonly injections: Tally
+  readonly extractions: Tally
   readonly importMarkers: Tally
   readonly checksum: { readonly source: string; readonly target: string }
   readonly batches: number
@@ -198,7 +199,7 @@ export interface Summary {
 
 /**
  * The whole store's checksum: SHA-256 over the records' digest (records and promotion rows), the
- * sessions' digest (messages, interrupts and injection rows) and the legacy-import markers.
+ * sessions' digest (messages, interrupts, injection rows and extraction runs) and the legacy-import markers.
  *
  * @since 0.1.0
  * @category verifying
@@ -222,6 +223,7 @@ export const renderSummary = (summary: Summary): string => {
     ["messages", summary.messages],
     ["interrupts", summary.interrupts],
     ["injection rows", summary.injections],
+    ["extraction runs", summary.extractions],
     ["import markers", summary.importMarkers]
   ]
   const cell = (n: number | undefined, width: number) =>
@@ -374,6 +376,11 @@ const copy = (
         source: sessions.source.injections,
         target: sessions.target.injections,
         copied: sessions.injectionsCopied
+      },
+      extractions: {
+        source: sessions.source.extractions,
+        target: sessions.target.extractions,
+        copied: sessions.extractionsCopied
       },
       importMarkers: { source: sourceMarkers.length, target: targetMarkers.length, copied: markersCopied },
       // The source side is what the target was verified against (without any skipped records).
