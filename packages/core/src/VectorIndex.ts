@@ -28,7 +28,7 @@ import type { MemoryStoreFailure } from "./MemoryStoreError.js"
 /**
  * How a backend finds nearest neighbours: `exact` compares the query with every admitted vector
  * (memory; PostgreSQL without pgvector); `sqlite-vec` does the same scan inside SQLite with the
- * extension's SIMD distance; `pgvector` with pgvector's distance operator on PostgreSQL servers that
+ * extension's distance (a plain scalar loop in the build npm ships), over vec0's partitioned chunks; `pgvector` with pgvector's distance operator on PostgreSQL servers that
  * have the extension installed in the database.
  *
  * @since 0.1.0

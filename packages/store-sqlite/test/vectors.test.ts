@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { runVectorConformance } from "@engram/conformance"
-import { Embeddings, MemoryQuery, MemoryStore, SearchPlan, SearchTokenizer } from "@engram/core"
+import { Embeddings, MemoryQuery, MemoryRecord, MemoryStore, SearchPlan, SearchTokenizer } from "@engram/core"
 import { SqliteMemoryStore, SqliteVectorIndex } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -109,6 +109,55 @@ describe("the vec0 layout (decision 0088)", () => {
       expect(embedded).toBe(corpus.length - 1)
       expect(tables(file)).not.toContain("engram_memory_vectors")
       expect(tables(file)).toContain("engram_memory_vec")
+    }))
+
+  it.effect("an upsert replaces a record's vector: the old one is gone, the new one found", () =>
+    Effect.gen(function*() {
+      const { after, before, embedded } = yield* Effect.gen(function*() {
+        const s = yield* MemoryStore.MemoryStore
+        yield* s.write(corpus)
+        const index = yield* SqliteVectorIndex.make
+        const [tea] = yield* embedder.embed(["green tea drinker"])
+        const nearest = index.search(embedder.identity, tea!, { scopes: [DOUG] }, 4)
+        const before = yield* nearest
+        yield* index.upsert(embedder.identity, [{ id: MemoryRecord.MemoryId.make("pg"), vector: tea! }])
+        return { before, after: yield* nearest, embedded: (yield* index.coverage).embedded }
+      }).pipe(Effect.provide(hybrid(freshFile())))
+      expect(before[0]?.id).toBe("tea")
+      expect(after).toHaveLength(3)
+      expect(after[0]).toEqual({ id: "pg", score: 1 })
+      // One vector a record: the replaced one went.
+      expect(after.filter((match) => match.id === "pg")).toHaveLength(1)
+      expect(embedded).toBe(corpus.length)
+    }))
+
+  it.effect("scopes that share a partition bucket stay apart in a scoped search", () =>
+    Effect.gen(function*() {
+      // One more scope than there are buckets: the last shares the first one's bucket, and the
+      // same text in each makes every vector equally near.
+      const scopes = Array.from({ length: 17 }, (_, i) => `project:s${String(i).padStart(2, "0")}`)
+      const found = yield* Effect.gen(function*() {
+        const s = yield* MemoryStore.MemoryStore
+        yield* s.write(scopes.map((scope, i) => ({
+          id: `m${i}`,
+          content: "Doug runs PostgreSQL 16 for the billing service",
+          kind: "fact" as const,
+          scope
+        })))
+        // The index itself: the store re-checks its hits' filters, which would hide a leak.
+        const index = yield* SqliteVectorIndex.make
+        const [query] = yield* embedder.embed(["postgres setup"])
+        const near = (scopes: ReadonlyArray<string>) =>
+          Effect.map(index.search(embedder.identity, query!, { scopes }, 5), (matches) => matches.map((m) => m.id))
+        return {
+          last: yield* near([scopes[16]!]),
+          sharing: yield* near([scopes[0]!, scopes[16]!]),
+          apart: yield* near([scopes[1]!, scopes[16]!])
+        }
+      }).pipe(Effect.provide(hybrid(freshFile())))
+      expect(found.last).toEqual(["m16"])
+      expect(found.sharing).toEqual(["m0", "m16"])
+      expect(found.apart).toEqual(["m1", "m16"])
     }))
 
   it.effect("a store opened without an embedder keeps the index in step (reviews, forgets)", () =>
