@@ -27,9 +27,10 @@ import type { MemoryStoreFailure } from "./MemoryStoreError.js"
 
 /**
  * How a backend finds nearest neighbours: `exact` compares the query with every admitted vector
- * (memory; PostgreSQL without pgvector); `sqlite-vec` does the same scan inside SQLite with the
- * extension's distance (a plain scalar loop in the build npm ships), over vec0's partitioned chunks; `pgvector` with pgvector's distance operator on PostgreSQL servers that
- * have the extension installed in the database.
+ * (memory; PostgreSQL without pgvector); `sqlite-vec` does the same scan inside SQLite over vec0's
+ * partitioned chunks, with the extension's distance (a plain scalar loop in the build npm ships);
+ * `pgvector` with pgvector's distance operator on PostgreSQL servers that have the extension
+ * installed in the database.
  *
  * @since 0.1.0
  * @category models
