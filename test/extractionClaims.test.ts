@@ -7,7 +7,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
-import { MemoryStore, type PromotionStore, RoutingPresets, SessionStore } from "@engram/core"
+import { MemoryStore, type PromotionStore, SessionStore } from "@engram/core"
 import { Extraction } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { PgDatabase, PgEngram } from "@engram/store-pg"
@@ -22,27 +22,9 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { describePg } from "../packages/store-pg/test/pgGate.js"
+import { memory, rememberingExtractor } from "./support/rememberingExtractor.js"
 
 type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore | SessionStore.SessionStore
-
-const memory = {
-  scope: "global" as const,
-  background: RoutingPresets.userBackgroundSections,
-  spec: RoutingPresets.userBackground
-}
-
-const answer = (request: ScriptedModel.ScriptedRequest): ScriptedModel.Reply => {
-  const text = ScriptedModel.userTexts(request).join("\n")
-  const memories = [...text.matchAll(/Turn (\d+):\nuser: Remember: (.*)/g)].map((m) => ({
-    content: m[2]!,
-    kind: "note",
-    turns: [Number(m[1])]
-  }))
-  return [
-    ScriptedModel.text(JSON.stringify({ memories })),
-    { type: "finish", reason: "stop", usage: { inputTokens: 100, outputTokens: 20, totalTokens: 120 } }
-  ]
-}
 
 const turns = ["the deploy is on Tuesdays", "the staging host is blue"].map((fact, i) =>
   new SessionStore.OperatorMessage({ text: `Remember: ${fact}`, at: DateTime.unsafeMake(i) })
@@ -62,11 +44,11 @@ const race = (first: Context.Context<Stores>, second: Context.Context<Stores>) =
         calls++
         yield* Deferred.succeed(started, undefined)
         yield* Deferred.await(gate)
-        return answer(request)
+        return rememberingExtractor(request)
       })
     const fast: ScriptedModel.Script = (request) => {
       calls++
-      return answer(request)
+      return rememberingExtractor(request)
     }
     const run = (stores: Context.Context<Stores>, script: ScriptedModel.Script) =>
       Effect.scoped(Effect.flatMap(Extraction.make(), (service) => service.run({ sessionId: "s-1", memory }))).pipe(

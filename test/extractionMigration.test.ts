@@ -7,7 +7,7 @@
  * sessions and the injection log).
  */
 import { expect, it } from "@effect/vitest"
-import { MemoryStore, PromotionStore, RoutingPresets, SessionStore, TelemetryStore } from "@engram/core"
+import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { SessionMigration, StoreMigration } from "@engram/migrate"
 import { Extraction } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
@@ -21,32 +21,13 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { describePg } from "../packages/store-pg/test/pgGate.js"
+import { memory, rememberingExtractor } from "./support/rememberingExtractor.js"
 
 type Stores =
   | MemoryStore.MemoryStore
   | PromotionStore.PromotionStore
   | SessionStore.SessionStore
   | TelemetryStore.TelemetryStore
-
-const memory = {
-  scope: "global" as const,
-  background: RoutingPresets.userBackgroundSections,
-  spec: RoutingPresets.userBackground
-}
-
-/** The extractor: every "Remember: …" turn is one note, verbatim. */
-const script: ScriptedModel.Script = (request) => {
-  const text = ScriptedModel.userTexts(request).join("\n")
-  const memories = [...text.matchAll(/Turn (\d+):\nuser: Remember: (.*)/g)].map((m) => ({
-    content: m[2]!,
-    kind: "note",
-    turns: [Number(m[1])]
-  }))
-  return [
-    ScriptedModel.text(JSON.stringify({ memories })),
-    { type: "finish", reason: "stop", usage: { inputTokens: 100, outputTokens: 20, totalTokens: 120 } }
-  ]
-}
 
 const at = (n: number) => DateTime.unsafeMake(Date.UTC(2025, 5, 1) + n * 1000)
 const facts = ["the deploy is on Tuesdays", "the staging host is blue", "tea comes without sugar", "builds use Bun"]
@@ -57,7 +38,7 @@ const acpTurns = [new SessionStore.OperatorMessage({ text: "Remember: the ACP cl
 /** One run of a fresh extraction service (a new process, as `engram extract` is) over `stores`. */
 const extract = (stores: Context.Context<Stores>, request: Omit<Extraction.RunRequest, "memory">) =>
   Effect.scoped(Effect.flatMap(Extraction.make({ maxTurns: 3 }), (service) => service.run({ ...request, memory })))
-    .pipe(Effect.provide(Layer.merge(Layer.succeedContext(stores), ScriptedModel.layer(script))))
+    .pipe(Effect.provide(Layer.merge(Layer.succeedContext(stores), ScriptedModel.layer(rememberingExtractor))))
 
 const notes = (stores: Context.Context<Stores>) =>
   Effect.map(
