@@ -123,6 +123,14 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
     await page.getByTestId("search").fill("garden")
     await settle(page, () => page.getByTestId("apply").click())
     expect(await page.getByTestId("total").textContent()).toBe("Showing 1–25 of 28")
+    // Word forms: the search box finds "lessons" from "lesson" (stemmed index and query).
+    await page.getByTestId("search").fill("lesson")
+    await settle(page, () => page.getByTestId("apply").click())
+    expect(await page.locator("tbody tr td:nth-child(2)").allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining("French lessons are on Tuesday evenings")])
+    )
+    await page.getByTestId("search").fill("garden")
+    await settle(page, () => page.getByTestId("apply").click())
     // Sorting by a column: ascending, then descending, as the header says.
     await settle(page, () => page.locator("th button[data-sort=content]").click())
     expect(await page.locator("th[aria-sort=ascending]").textContent()).toContain("content")
