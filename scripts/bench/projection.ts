@@ -236,6 +236,9 @@ const countO200k = (text: string) => countTokens(text, { disallowedSpecial: new 
  */
 const projectionFloor = (filename: string, share: number) => {
   const db = new Database(filename, { readonly: true })
+  // The store's page cache (SqliteMemoryStore sets it on its connection, decision 0104): the floor reads
+  // the same pages from memory that the store does.
+  db.pragma("cache_size = -65536")
   db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.floor_vocab USING fts5vocab(main, engram_memories_fts, 'row')")
   const total = (db.prepare("SELECT count(*) AS n FROM engram_memories").get() as { n: number }).n
   const frequency = db.prepare("SELECT doc FROM temp.floor_vocab WHERE term = ?")

@@ -91,6 +91,7 @@ const rawWriter = (filename: string) => {
   // also wait for an fsync the store's commits do not: a floor slower than the store's own layout.
   db.pragma("journal_mode = WAL")
   db.pragma("synchronous = NORMAL")
+  db.pragma("cache_size = -65536") // and its page cache (decision 0104)
   const rowTuple = `(${columnList.map(() => "?").join(",")})`
   const chunk = 500
   const insertRows = (n: number) =>
@@ -168,6 +169,9 @@ const emptyStoreFile = (filename: string) =>
  */
 const sqliteFloors = (filename: string) => {
   const db = new Database(filename, { readonly: true })
+  // The store's page cache (SqliteMemoryStore sets it on its connection, decision 0104): the floor reads
+  // the same pages from memory that the store does.
+  db.pragma("cache_size = -65536")
   db.exec("CREATE VIRTUAL TABLE temp.floor_vocab USING fts5vocab(main, engram_memories_fts, 'row')")
   const total = (db.prepare("SELECT count(*) AS n FROM engram_memories").get() as { n: number }).n
   const frequency = db.prepare("SELECT doc FROM temp.floor_vocab WHERE term = ?")

@@ -18,7 +18,7 @@
  *
  * @since 0.1.0
  */
-import { folded, mayMatch, neededWords, rules } from "./internal/screenRules.js"
+import { folded, mayMatch, neededWords, plainlyUnmatched, rules } from "./internal/screenRules.js"
 
 /**
  * Why a text was flagged: it tries to override the agent's rules, get secrets out, make the agent
@@ -28,6 +28,8 @@ import { folded, mayMatch, neededWords, rules } from "./internal/screenRules.js"
  * @category models
  */
 export type ScreenReason = "override-rules" | "reveal-secrets" | "call-tools" | "change-identity"
+
+const passed: ScreenVerdict = { flagged: false, reasons: [] }
 
 /**
  * The screen's verdict on a text: `flagged` when at least one reason applies.
@@ -47,6 +49,7 @@ export interface ScreenVerdict {
  * @category screening
  */
 export const screen = (text: string): ScreenVerdict => {
+  if (plainlyUnmatched(text)) return passed
   const lines = folded(text)
   const present = neededWords(lines)
   const reasons = rules

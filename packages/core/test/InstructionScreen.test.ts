@@ -91,6 +91,39 @@ describe("InstructionScreen", () => {
     })
   )
 
+  it("folds ASCII text the short way to the same text, and skips folding only where no pattern can match", () => {
+    const words = [...new Set(ScreenRules.rules.flatMap(([, patterns]) => patterns.flatMap((p) => p.words.flat())))]
+    const asciiSeparator = fc.constantFrom(" ", "", "_", "\n", ": ", ", ", ". ", "-", "\r\n", " |>", "<", "\t", "'")
+    const part = fc.oneof(
+      fc.constantFrom(...words).chain((word) => fc.constantFrom(word, word.toUpperCase(), `<|${word}`, `<${word}>`)),
+      fc.constantFrom("injected_memory", "/recalled_memory", "the", "a", "lt", "weekend"),
+      fc.string({ unit: "binary-ascii", maxLength: 6 })
+    )
+    const text = fc.array(fc.tuple(part, asciiSeparator), { maxLength: 14 }).map((parts) =>
+      parts.map(([word, sep]) => word + sep).join("")
+    )
+    let skipped = 0
+    let flagged = 0
+    fc.assert(
+      fc.property(fc.oneof({ arbitrary: text, weight: 8 }, fc.string()), (candidate) => {
+        const lines = ScreenRules.foldedSlowly(candidate)
+        expect(ScreenRules.folded(candidate)).toBe(lines)
+        const reasons = ScreenRules.rules.filter(([, patterns]) => patterns.some((p) => p.pattern.test(lines)))
+          .map(([reason]) => reason)
+        if (reasons.length > 0) flagged++
+        if (ScreenRules.plainlyUnmatched(candidate)) {
+          skipped++
+          expect(reasons).toEqual([])
+        }
+        expect(InstructionScreen.screen(candidate).reasons).toEqual(reasons)
+      }),
+      { numRuns: 20_000, seed: 104 }
+    )
+    // Not vacuous: both ways are taken, and flagged texts are among the generated ones.
+    expect(skipped).toBeGreaterThan(1_000)
+    expect(flagged).toBeGreaterThan(100)
+  })
+
   it.effect("holds a flagged write pending on every source, an operator's included; the flag is derived", () =>
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore

@@ -39,6 +39,15 @@ describe("SqliteMemoryStore", () => {
       expect((yield* store).capabilities).toEqual({ search: "keyword" })
     }).pipe(Effect.provide(inMemory)))
 
+  it.effect("keeps up to 64 MiB of pages in its connection's cache, so a search past 10,000 records reads its rows from memory", () =>
+    Effect.gen(function*() {
+      yield* store
+      const [setting] = yield* raw<{ cache_size: number }>("PRAGMA cache_size")
+      expect(setting?.cache_size).toBe(-65_536)
+    }).pipe(
+      Effect.provide(Layer.merge(SqliteMemoryStore.layer({ filename: freshFile() }), IdGenerator.sequential("mem")))
+    ))
+
   it.effect("keeps records across layer rebuilds on a file, migrating once", () =>
     Effect.gen(function*() {
       const filename = freshFile()

@@ -31,6 +31,7 @@ import * as SearchTokenizer from "../SearchTokenizer.js"
 import * as SessionStore from "../SessionStore.js"
 import * as TelemetryStore from "../TelemetryStore.js"
 import * as TokenEstimator from "../TokenEstimator.js"
+import * as BoundedCache from "./boundedCache.js"
 import * as NeighbourContext from "./neighbourContext.js"
 import * as Decisions from "./projectionDecisions.js"
 
@@ -70,12 +71,28 @@ interface Read<A> {
   readonly skipped: number
 }
 
+/** Characters of memory text whose screen verdicts a process remembers (least recently used evicted first). */
+const SCREEN_CACHE_CHARS = 4_000_000
+const verdicts = BoundedCache.make(SCREEN_CACHE_CHARS)
+
+/**
+ * The screen's verdict on a text, remembered by the text: a store's records come back turn after
+ * turn (always-on memory, recall of a conversation's turns), and the screen is a pure function
+ * of the text.
+ */
+const flaggedText = (text: string): boolean => {
+  let verdict = verdicts.get(text)
+  if (verdict === undefined) verdicts.set(text, verdict = isFlagged({ content: text }) ? 1 : 0)
+  return verdict === 1
+}
+
 /**
  * False for a record the poisoning screen flags and no operator confirmed: it reaches no tier of
  * the projection (always-on, identity, recall), as no overlay section composes it.
  */
 const screened = (record: MemoryRecord.MemoryRecord): boolean =>
-  record.reviewState === "confirmed" || !isFlagged(record)
+  record.reviewState === "confirmed" ||
+  !(flaggedText(record.content) || (record.label !== undefined && flaggedText(record.label)))
 
 /** Every deliverable always-on record in the scopes, newest first (the flagged unconfirmed left out). */
 const readAlwaysOnFrom = (memories: MemoryStore.Service, scopes: ReadonlyArray<MemoryRecord.Scope>) =>

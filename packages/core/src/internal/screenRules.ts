@@ -6,6 +6,7 @@
  */
 import type { ScreenReason } from "../InstructionScreen.js"
 import { safeLine } from "../TextSafety.js"
+import { neutralize } from "./reservedTags.js"
 
 /**
  * One pattern of a rule, with the words any match of it must contain: each inner list names
@@ -119,9 +120,24 @@ export const rules: ReadonlyArray<readonly [ScreenReason, ReadonlyArray<Pattern>
 
 const fold = (text: string): string => safeLine(text.normalize("NFKC")).toLowerCase().replace(/[\u2018\u2019]/g, "'")
 
-/** The text as the patterns read it: folded line by line, line breaks kept apart from the rest. */
+const lineBreaks = /\r\n?|\n|\u2028|\u2029/
+
+/** {@link folded} the long way, for any text. */
+export const foldedSlowly = (text: string): string => text.normalize("NFKC").split(lineBreaks).map(fold).join("\n")
+
+// Tab, line breaks and the printable ASCII characters: text folding leaves their words as they are.
+const plainAscii = /^[\t\n\r\x20-\x7e]*$/
+
+/**
+ * The text as the patterns read it: folded line by line, line breaks kept apart from the rest.
+ * For text of tabs, line breaks and printable ASCII, folding a line is defusing its tags and
+ * lowercasing it (NFKC, the quote folding and the invisible characters leave it as it is, and a
+ * line holds no other control); other text takes {@link foldedSlowly}.
+ */
 export const folded = (text: string): string =>
-  text.normalize("NFKC").split(/\r\n?|\n|\u2028|\u2029/).map(fold).join("\n")
+  plainAscii.test(text)
+    ? text.split(lineBreaks).map((line) => neutralize(line).toLowerCase()).join("\n")
+    : foldedSlowly(text)
 
 // Every word some pattern needs, so the words of a text are collected only when they matter.
 const needed: ReadonlySet<string> = new Set(rules.flatMap(([, patterns]) => patterns.flatMap((p) => p.words.flat())))
@@ -137,3 +153,17 @@ export const neededWords = (lines: string): ReadonlySet<string> => {
 /** False when `present` lacks every word of one of the pattern's lists: the pattern cannot match. */
 export const mayMatch = (pattern: Pattern, present: ReadonlySet<string>): boolean =>
   pattern.words.every((any) => any.some((word) => present.has(word)))
+
+/**
+ * True when no pattern can match `text`, told from its words alone, without folding it — for
+ * text of tabs, line breaks and printable ASCII, where folding changes no word: NFKC and the
+ * quote folding leave ASCII as it is, there is nothing invisible or controlling to remove but
+ * line breaks (words end there anyway), and a defused tag gains `&lt;`, whose `lt` no pattern
+ * needs. False means: fold and run the patterns (`InstructionScreen.test.ts` holds the two ways
+ * to one verdict).
+ */
+export const plainlyUnmatched = (text: string): boolean => {
+  if (!plainAscii.test(text)) return false
+  const present = neededWords(text.toLowerCase())
+  return present.size === 0 || rules.every(([, patterns]) => patterns.every((p) => !mayMatch(p, present)))
+}

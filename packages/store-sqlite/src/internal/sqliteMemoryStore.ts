@@ -53,6 +53,11 @@ type Row = Record<string, unknown>
 const INSERT_CHUNK = 500
 /** Rows a ranked search reads past the ones it still wants, to stand in for rows that fail to decode. */
 const SPARE_ROWS = 4
+/**
+ * The connection's page cache, as SQLite's negative `cache_size` (KiB): 64 MiB, allocated only as
+ * pages are read (decision 0104).
+ */
+export const PAGE_CACHE_KIB = -65_536
 /** Ids per `IN (…)` lookup. */
 const LOOKUP_CHUNK = 500
 
@@ -127,6 +132,9 @@ export const make: Effect.Effect<
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const language = yield* SearchTokenizer.SearchLanguage
+  // A search reads every match's row by its key; with SQLite's default 2 MB page cache a store past
+  // ~10,000 records reads most of them through the OS on every query (decision 0104).
+  yield* sql.unsafe(`PRAGMA cache_size = ${PAGE_CACHE_KIB}`)
   if (!(yield* isCurrent(language))) {
     yield* migrate
     yield* migrateTombstones
