@@ -10,7 +10,6 @@
  */
 import {
   Background,
-  ContextProjection,
   MemoryOverlay,
   MemoryQuery,
   MemoryRecord,
@@ -18,9 +17,7 @@ import {
   PromotionStore,
   Routing,
   RoutingPresets,
-  RoutingSpecs,
-  SessionStore,
-  TelemetryStore
+  RoutingSpecs
 } from "@engram/core"
 import { AgentBackground, MemoryTools, NativeRuntime, Promotion, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
@@ -30,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type { EvalCase, EvalOptions } from "../Eval.js"
+import { scriptedTurnLayer } from "./scriptedTurn.js"
 
 type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
 
@@ -218,13 +216,7 @@ const turn = (
       bytes: utf8.encode(PromptObserver.modelVisible(first.request)).length
     }
   }).pipe(
-    Effect.provide(
-      Layer.mergeAll(
-        ContextProjection.layerSettings(options.projection ?? {}),
-        ScriptedModel.layer(script),
-        PromptObserver.layerCapture
-      ).pipe(Layer.provideMerge(Layer.merge(SessionStore.layerMemory, TelemetryStore.layerMemory)))
-    )
+    Effect.provide(scriptedTurnLayer(options, script))
   )
 
 // ---------------------------------------------------------------------------------------------

@@ -8,15 +8,13 @@
  * @internal
  */
 import {
-  ContextProjection,
   Embeddings,
   type MemoryRecord,
   MemoryStore,
   type PromotionStore,
   RoutingPresets,
   RoutingSpecs,
-  SessionStore,
-  TelemetryStore
+  SessionStore
 } from "@engram/core"
 import { Extraction, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
@@ -25,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type { EvalCase, EvalOptions } from "../Eval.js"
+import { scriptedTurnLayer } from "./scriptedTurn.js"
 
 type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
 type Session<E> = <A, E2>(self: Effect.Effect<A, E2, Stores>) => Effect.Effect<A, E | E2>
@@ -130,13 +129,7 @@ const session = (
       (embedder
         ? Extraction.layer({ retry: Schedule.recurs(1) }).pipe(Layer.provide(Embeddings.layerTest()))
         : Extraction.layer({ retry: Schedule.recurs(1) })).pipe(
-          Layer.provideMerge(
-            Layer.mergeAll(
-              ContextProjection.layerSettings(options.projection ?? {}),
-              ScriptedModel.layer(script),
-              PromptObserver.layerCapture
-            ).pipe(Layer.provideMerge(Layer.merge(SessionStore.layerMemory, TelemetryStore.layerMemory)))
-          )
+          Layer.provideMerge(scriptedTurnLayer(options, script))
         )
     )
   )
