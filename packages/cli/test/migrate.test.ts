@@ -329,6 +329,9 @@ describePg("engram migrate: SQLite to PostgreSQL through the CLI", (url) => {
     const human = await engram("migrate", "--from", source, "--to", withPassword, "--pg-schema", schema)
     expect(human.code).toBe(0)
     expect(human.stdout).toMatch(/: verified\n/)
+    // Each tally is a row of the table: the extraction ledger's three runs on both sides, none
+    // written again.
+    expect(human.stdout).toContain(`extraction runs ${"3".padStart(10)}${"3".padStart(10)}${"0".padStart(13)}\n`)
     expect(human.stdout).toContain(`checksum        ${again.checksum.source} (source and target agree)`)
 
     const review = await engram("--pg", withPassword, "--pg-schema", schema, "memory", "review", "m-00004", "confirmed")
