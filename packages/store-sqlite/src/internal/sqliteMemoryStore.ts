@@ -107,6 +107,50 @@ const toFailure = (operation: string) => (error: SqlError) => {
   )
 }
 
+/**
+ * The ranked statement's middle (decision 0113), after `s` (each filtered match's own score and
+ * conversation position): `f`, each match with its contextual bound `u` (`Bm25.bound`) and, with
+ * the context on, its neighbours' scores `n0…` in `Bm25.neighbourOffsets` order. A position's
+ * score is its best match's (`p`); the neighbours of every position are read in one pass of window
+ * functions over the positions of each scope and thread in turn order — a frame of `RANGE BETWEEN
+ * o PRECEDING AND o PRECEDING` holds exactly the position `o` turns before, as positions are
+ * distinct integers — instead of one join per offset, and only positioned matches are joined to
+ * them. Numbers only: safe as SQL text.
+ */
+const rankedSql = (offsets: ReadonlyArray<number>, weight: number): string => {
+  if (offsets.length === 0) return "f AS (SELECT s.*, s.score AS u FROM s)"
+  const frame = (offset: number) => {
+    const bound = offset < 0 ? `${-offset} PRECEDING` : `${offset} FOLLOWING`
+    return `RANGE BETWEEN ${bound} AND ${bound}`
+  }
+  const neighbours = offsets.map((offset, i) => `max(score) OVER (w ${frame(offset)}) AS n${i}`).join(", ")
+  const none = offsets.map((_, i) => `NULL AS n${i}`).join(", ")
+  const columns = offsets.map((_, i) => `x.n${i}`).join(", ")
+  const sum = offsets.map((_, i) => `coalesce(x.n${i}, 0)`).join(" + ")
+  return `p AS MATERIALIZED (
+      SELECT scope, thread, turn, max(score) AS score FROM s WHERE thread IS NOT NULL GROUP BY scope, thread, turn),
+    x AS MATERIALIZED (
+      SELECT scope, thread, turn, ${neighbours} FROM p WINDOW w AS (PARTITION BY scope, thread ORDER BY turn)),
+    f AS (
+      SELECT s.*, ${none}, s.score AS u FROM s WHERE s.thread IS NULL
+      UNION ALL
+      SELECT s.*, ${columns}, s.score + ${weight} * (${sum}) AS u
+      FROM s JOIN x ON x.scope = s.scope AND x.thread = s.thread AND x.turn = s.turn)`
+}
+
+/** The ranked statement's leading columns: own score, thread, turn, the tier's match count. */
+const RANKED_COLUMNS = 4
+const ID = MemoryRow.COLUMNS.indexOf("id")
+const SCOPE = MemoryRow.COLUMNS.indexOf("scope")
+const CREATED_AT = MemoryRow.COLUMNS.indexOf("created_at")
+
+/** A ranked row's record columns, keyed as `MemoryRow.fromRow` reads them; they start at `start`. */
+const rowOf = (values: ReadonlyArray<unknown>, start: number): Row => {
+  const row: Row = {}
+  for (let i = 0; i < MemoryRow.COLUMNS.length; i++) row[MemoryRow.COLUMNS[i]!] = values[start + i]
+  return row
+}
+
 /** Runs the store's migrations (idempotent), in their own migrations table. */
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
@@ -255,12 +299,14 @@ export const make: Effect.Effect<
       const filters = filterClauses(sql, options, DateTime.toEpochMillis(at))
       const where = sql.and([sql`${sql(FTS_TABLE)} MATCH ${match}`, ...filters])
       if (!tier.rank) {
+        // Rows as arrays, keyed in JavaScript: cheaper than the driver's keyed rows (decision 0113).
         const { skipped, values } = yield* scan(
           (n, offset) =>
-            sql<Row>`SELECT ${columns} FROM ${sql(FTS_TABLE)} CROSS JOIN ${sql(TABLE)} m ON m.seq = ${
-              sql(FTS_TABLE)
-            }.rowid
-              WHERE ${where} ORDER BY ${sql(FTS_TABLE)}.rowid DESC LIMIT ${n} OFFSET ${offset}`,
+            Effect.map(
+              sql`SELECT ${columns} FROM ${sql(FTS_TABLE)} CROSS JOIN ${sql(TABLE)} m ON m.seq = ${sql(FTS_TABLE)}.rowid
+              WHERE ${where} ORDER BY ${sql(FTS_TABLE)}.rowid DESC LIMIT ${n} OFFSET ${offset}`.values,
+              (rows) => rows.map((values) => rowOf(values, 0))
+            ),
           limit,
           (record): MemoryStore.SearchHit => ({ record, score: 0 })
         )
@@ -269,11 +315,13 @@ export const make: Effect.Effect<
       }
       // BM25 (core's Bm25) in SQL: each ranked token's FTS5 match set weighted by its IDF, summed
       // per row, times the row's length normalisation, filtered and put in order in SQL, so only
-      // the best `wanted` rows are read into JavaScript (decision 0051).
+      // the best rows are read into JavaScript (decision 0051).
       const hits = sql.join(" UNION ALL ", false)(tier.include.map((token) =>
         sql`SELECT rowid AS seq, ${Bm25.idf(statistics.total, statistics.documentFrequency(token))} AS w
           FROM ${sql(FTS_TABLE)} WHERE ${sql(FTS_TABLE)} MATCH ${`"${token}"`}`
       ))
+      // One token's matches are distinct already: summing them would only sort them.
+      const matched = tier.include.length === 1 ? hits : sql`SELECT seq, sum(w) AS w FROM (${hits}) GROUP BY seq`
       const k1 = parameters.k1
       const b = parameters.b
       const averageLength = Math.max(statistics.averageLength, 1e-9)
@@ -282,106 +330,66 @@ export const make: Effect.Effect<
           1 - b
         } + ${b} * m.search_length / ${averageLength}))), ${Bm25.SCORE_DIGITS})`
       )
-      // The matches drive the join (CROSS JOIN keeps SQLite's order): with a scope filter the
-      // planner would otherwise scan the whole scope through its index and probe the matches.
-      // Conversation context and the top-k bound in SQL too (decision 0083): each match's own
-      // score, its neighbours' (the best match per position, one column per offset) and the
-      // unrounded contextual score `u`; only the matches within Bm25.BOUND_MARGIN of the k-th best
-      // `u` come back, and core ranks those exactly. Decoding needs more rows only past bad rows,
-      // when the next query keeps a larger k.
       const offsets = parameters.neighbourWeight === 0 ? [] : Bm25.neighbourOffsets(parameters)
-      const neighbourColumns = sql.literal(
-        offsets.map((_, i) =>
-          `, n${i}.score AS n${i}`
-        ).join("")
-      )
-      const neighbourJoins = sql.literal(
-        offsets.map((offset, i) =>
-          ` LEFT JOIN p n${i} ON n${i}.scope = s.scope AND n${i}.thread = s.thread AND n${i}.turn = s.turn + (${offset})`
-        ).join("")
-      )
-      const upper = sql.literal(
-        offsets.length === 0
-          ? "s.score"
-          : `s.score + ${parameters.neighbourWeight} * (${
-            offsets.map((_, i) => `coalesce(n${i}.score, 0)`).join(" + ")
-          })`
-      )
-      type Bounded = {
-        seq: number
-        id: string
-        scope: string
-        thread: unknown
-        turn: unknown
-        created_at: number
-        score: number
-        total: number
-      } & Record<`n${number}`, number | null>
+      const ranked = sql.literal(rankedSql(offsets, parameters.neighbourWeight))
+      // One statement per query (decisions 0083, 0113): the matches drive the join to the records
+      // (CROSS JOIN keeps SQLite's order: with a scope filter the planner would otherwise scan the
+      // whole scope through its index and probe the matches); only the matches within
+      // Bm25.BOUND_MARGIN of the k-th best contextual bound come back, with their neighbours'
+      // scores and their full rows, and core ranks those exactly. Rows come back as arrays (one
+      // per candidate, columns in RANKED_COLUMNS order, then the record's): building a keyed object
+      // per row in the driver costs more than the query, and only the rows kept are decoded. A
+      // larger k runs only past rows that fail to decode.
       const bounded = (k: number) =>
-        sql<Bounded>`WITH h AS MATERIALIZED (${hits}),
-              c AS (SELECT seq, sum(w) AS w FROM h GROUP BY seq),
+        sql`WITH c AS (${matched}),
               s AS MATERIALIZED (
-                SELECT m.seq, m.id, m.scope, m.created_at, ${score} AS score,
-                  CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) IN ('integer', 'real') THEN m.thread END AS thread,
-                  CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) IN ('integer', 'real') THEN m.turn END AS turn
+                SELECT m.seq, m.scope, ${score} AS score,
+                  CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.thread END AS thread,
+                  CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.turn END AS turn
                 FROM c CROSS JOIN ${sql(TABLE)} m ON m.seq = c.seq
                 WHERE ${sql.and(filters)}),
-              p AS MATERIALIZED (
-                SELECT scope, thread, turn, max(score) AS score FROM s WHERE thread IS NOT NULL GROUP BY scope, thread, turn),
-              f AS MATERIALIZED (
-                SELECT s.seq, s.id, s.scope, s.thread, s.turn, s.created_at, s.score${neighbourColumns}, ${upper} AS u
-                FROM s${neighbourJoins})
-            SELECT f.*, (SELECT count(*) FROM f) AS total FROM f
-            WHERE f.u >= coalesce((SELECT u FROM f ORDER BY u DESC LIMIT 1 OFFSET ${
+              ${ranked},
+              r AS MATERIALIZED (
+                SELECT f.* FROM f
+                WHERE f.u >= coalesce((SELECT u FROM f ORDER BY u DESC LIMIT 1 OFFSET ${
           k - 1
-        }), -1e300) - ${Bm25.BOUND_MARGIN}`
+        }), -1e300) - ${Bm25.BOUND_MARGIN})
+            SELECT r.score, r.thread, r.turn, (SELECT count(*) FROM s)${
+          sql.literal(
+            offsets.map((_, i) =>
+              `, r.n${i}`
+            ).join("")
+          )
+        }, ${columns}
+            FROM r CROSS JOIN ${sql(TABLE)} m ON m.seq = r.seq`
+      const width = RANKED_COLUMNS + offsets.length
       const found: Array<MemoryStore.SearchHit> = []
       const bad: Array<SkippedRow> = []
       for (let k = limit + SPARE_ROWS;; k *= 4) {
-        const rows = yield* bounded(k)
-        const ranked = Bm25.rankCandidates(
-          rows.map((row) => ({
+        const rows = yield* bounded(k).values
+        const candidates = Bm25.rankCandidates(
+          rows.map((values) => ({
             match: {
-              seq: row.seq,
-              id: String(row.id),
-              scope: String(row.scope),
-              position: positionOf(row.thread, row.turn),
-              createdAtMillis: Number(row.created_at),
-              score: Number(row.score)
+              values,
+              id: String(values[width + ID]),
+              scope: String(values[width + SCOPE]),
+              position: positionOf(values[1], values[2]),
+              createdAtMillis: Number(values[width + CREATED_AT]),
+              score: Number(values[0])
             },
-            neighbours: offsets.map((_, i) => row[`n${i}`] ?? undefined)
+            neighbours: offsets.map((_, i) => (values[RANKED_COLUMNS + i] as number | null) ?? undefined)
           })),
           parameters
         )
         found.length = 0
         bad.length = 0
-        let next = 0
-        while (found.length < limit && next < ranked.length) {
-          // A few rows past the ones still wanted, so a bad row is replaced without another query.
-          const batch = ranked.slice(next, next + (limit - found.length) + SPARE_ROWS)
-          next += batch.length
-          const records = yield* sql<Row>`SELECT m.seq, ${columns} FROM ${sql(TABLE)} m WHERE ${
-            sql.in(
-              "m.seq",
-              batch.map(({ match }) => match.seq)
-            )
-          }`
-          const bySeq = new Map(records.map((row) => [Number(row.seq), row]))
-          for (const { match, score } of batch) {
-            if (found.length === limit) {
-              break
-            }
-            const row = bySeq.get(match.seq)
-            if (row === undefined) {
-              continue
-            }
-            const decoded = MemoryRow.fromRow(row)
-            if (Either.isRight(decoded)) {
-              found.push({ record: decoded.right, score })
-            } else bad.push({ key: match.id, reason: decoded.left })
-          }
+        for (const { match, score } of candidates) {
+          if (found.length === limit) break
+          const decoded = MemoryRow.fromRow(rowOf(match.values, width))
+          if (Either.isRight(decoded)) found.push({ record: decoded.right, score })
+          else bad.push({ key: match.id, reason: decoded.left })
         }
-        const total = rows.length === 0 ? 0 : Number(rows[0]!.total)
+        const total = rows.length === 0 ? 0 : Number(rows[0]![3])
         if (found.length === limit || rows.length >= total) break
       }
       yield* reportSkipped("search", bad)
