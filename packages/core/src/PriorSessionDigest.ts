@@ -30,6 +30,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import { compareRaw } from "./MemoryQuery.js"
 import { MemoryId, type MemoryRecord } from "./MemoryRecord.js"
 import { distinctTokens, searchableText } from "./SearchTokenizer.js"
@@ -221,7 +222,7 @@ export const selectDigest = (
 }
 
 const SESSION_PREFIX = "session:"
-const isSessionId = Schema.is(SessionId)
+const isSessionId = onFirstCall(() => Schema.is(SessionId))
 
 /**
  * The tag that marks a memory record as the summary of session `sessionId`: `session:<id>`. (A tag
