@@ -1,7 +1,8 @@
 /**
  * The executable holds TurboFan back for its first CPU-second (decision 0107): a function hot from
  * the start is optimized only once the process has used `OPTIMIZE_AFTER_CPU_MS` of CPU, and a
- * process without the hold optimizes it at once. The child (fixtures/tieringProbe.ts) is bundled
+ * process without the hold optimizes it at once; a process idle past `OPTIMIZE_AFTER_WALL_S` gets it
+ * back without that CPU-second. The child (fixtures/tieringProbe.ts) is bundled
  * as the executable is, so its own start-up costs little of that second.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
@@ -21,7 +22,7 @@ interface Probe {
   readonly optimizedAtMs: number | null
 }
 
-const runProbe = async (mode: "hold" | "free"): Promise<Probe> => {
+const runProbe = async (mode: "hold" | "free" | "idle"): Promise<Probe> => {
   const run = await runProcess(process.execPath, ["--allow-natives-syntax", await probe(), mode], {
     env: childEnv()
   })
@@ -42,6 +43,13 @@ describe("start-up tiering", () => {
     expect(held.startMs).toBeLessThan(OPTIMIZE_AFTER_CPU_MS / 2)
     expect(held.optimizedAtMs).not.toBeNull()
     expect(held.optimizedAtMs!).toBeGreaterThanOrEqual(OPTIMIZE_AFTER_CPU_MS)
+  }, 60_000)
+
+  it("an idle process gets TurboFan back after OPTIMIZE_AFTER_WALL_S, with little CPU used", async () => {
+    const idle = await runProbe("idle")
+    expect(idle.held).toBe(true)
+    expect(idle.optimizedAtMs).not.toBeNull()
+    expect(idle.optimizedAtMs!).toBeLessThan(OPTIMIZE_AFTER_CPU_MS)
   }, 60_000)
 
   it("leaves V8's tiering alone when the user set tiering flags of their own", () => {
