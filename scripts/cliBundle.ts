@@ -40,10 +40,9 @@ export const EXTERNAL: ReadonlyArray<string> = [
  * CommonJS modules the bundle does not carry inline but copies beside its chunks and `require`s on
  * first call, so a command that never calls them neither parses nor runs them. The Snowball
  * stemmers (390 kB, every language) are imported by the search tokenizer, which every memory store
- * imports, yet only writing and searching need to stem a word. (Today core's `PriorSessionDigest`
- * stems its stop words when it loads, so every store command still calls the stemmer; what this
- * saves until that is deferred is the commands that open no store.) Each entry names the functions
- * of its default export that callers use.
+ * imports, yet only writing and searching need to stem a word: core stems nothing as it loads
+ * (its stop words are pinned, decision 0107), so `memory list` never requires them. Each entry
+ * names the functions of its default export that callers use.
  */
 const DEFERRED: ReadonlyArray<{ readonly module: string; readonly functions: ReadonlyArray<string> }> = [
   { module: "snowball-stemmers", functions: ["newStemmer", "algorithms"] }

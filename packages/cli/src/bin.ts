@@ -5,17 +5,20 @@
  * A bare `engram --version` is answered here, before anything else loads; every other command line
  * loads the runner (`Cli.main`), whose commands in turn load only what they use. The runner gets
  * the three platform services `@effect/cli` asks for (file system, path, terminal), not all of
- * `NodeContext`: its command executor and worker pool pull in code no command uses.
+ * `NodeContext`: its command executor and worker pool pull in code no command uses. TurboFan waits
+ * for the first CPU-second (`internal/startupTiering.ts`, decision 0107).
  *
  * @since 0.1.0
  */
 import type * as ExitType from "effect/Exit"
+import { holdBackOptimization } from "./internal/startupTiering.js"
 import { VERSION } from "./Version.js"
 
 const args = process.argv.slice(2)
 if (args.length === 1 && args[0] === "--version") {
   process.stdout.write(`${VERSION}\n`)
 } else {
+  holdBackOptimization()
   const [NodeFileSystem, NodePath, NodeTerminal, NodeRuntime, Cause, Effect, Exit, Layer, Option, Cli, {
     CliFailure,
     ExitCode

@@ -8,7 +8,7 @@ import { execFile } from "node:child_process"
 import { readFileSync, rmSync } from "node:fs"
 import * as Path from "node:path"
 import { promisify } from "node:util"
-import { repoRoot, tempDir } from "./utilities.js"
+import { childEnv, engram, engramArgs as bundledArgs, repoRoot, runProcess, tempDir } from "./utilities.js"
 
 const run = promisify(execFile)
 const trace = Path.join(repoRoot, "packages/cli/test/fixtures/traceLoads.mjs")
@@ -42,6 +42,21 @@ const loadsOf = async (...args: ReadonlyArray<string>) => {
   return { loads, stdout: out.stdout }
 }
 
+const traceRequires = Path.join(repoRoot, "packages/cli/test/fixtures/traceRequires.cjs")
+
+/** The CommonJS modules the shipped bundle's `engram ...args` required, and its output. */
+const requiresOf = async (...args: ReadonlyArray<string>) => {
+  const file = Path.join(dir, `requires-${Math.random().toString(36).slice(2)}.txt`)
+  const [node, ...rest] = bundledArgs(args)
+  const out = await runProcess(node!, ["--require", traceRequires, ...rest], {
+    env: childEnv({ ENGRAM_TRACE_REQUIRES: file })
+  })
+  expect(out.stderr).toBe("")
+  const requires = readFileSync(file, "utf8").trim().split("\n")
+  rmSync(file)
+  return { requires, stdout: out.stdout }
+}
+
 /** Code a memory command has no use for: the server, MCP, PostgreSQL, the agent runtime, the harness. */
 const unused = [
   /^packages\/server\/src\/(?!AccessTokens)/,
@@ -58,6 +73,7 @@ describe("start-up", () => {
     expect(stdout).toBe("0.1.0\n")
     expect(loads.filter((url) => url.startsWith("packages/cli/src/"))).toEqual([
       "packages/cli/src/bin.ts",
+      "packages/cli/src/internal/startupTiering.ts",
       "packages/cli/src/Version.ts"
     ])
     expect(loads.filter((url) => url.includes("node_modules/effect/") || url.includes("node_modules/@effect/")))
@@ -79,5 +95,17 @@ describe("start-up", () => {
     const { loads, stdout } = await loadsOf("serve", "--help")
     expect(stdout).toContain("--port")
     expect(loads.filter((url) => /^packages\/server\/src\/EngramServer/.test(url))).toEqual([])
+  })
+
+  it("the shipped bundle's memory list on SQLite loads no stemmer; memory search does", async () => {
+    const db = Path.join(dir, "stemmers.db")
+    expect((await engram("--db", db, "memory", "add", "--kind", "fact", "The gardens were watered.")).code).toBe(0)
+    const stemmers = (requires: ReadonlyArray<string>) => requires.filter((file) => file.includes("snowball-stemmers"))
+    const list = await requiresOf("--db", db, "memory", "list")
+    expect(list.stdout).toContain("The gardens were watered.")
+    expect(stemmers(list.requires)).toEqual([])
+    const search = await requiresOf("--db", db, "memory", "search", "garden")
+    expect(search.stdout).toContain("The gardens were watered.")
+    expect(stemmers(search.requires)).toHaveLength(1)
   })
 })

@@ -22,6 +22,7 @@ import * as Schema from "effect/Schema"
 import type * as ErrorClass from "./ErrorClass.js"
 import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import { MemoryId } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
 import { authored, memory, type PromptFragment } from "./PromptFragment.js"
@@ -160,7 +161,7 @@ export class InvalidBackground extends Schema.TaggedError<InvalidBackground>()("
   }
 }
 
-const decodeEither = Schema.decodeUnknownEither(Background)
+const decodeEither = onFirstCall(() => Schema.decodeUnknownEither(Background))
 
 /**
  * Decodes authored input (config, JSON) into a frozen Background.

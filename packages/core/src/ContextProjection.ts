@@ -68,6 +68,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as ErrorClass from "./ErrorClass.js"
 import * as internal from "./internal/contextProjection.js"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import * as Decisions from "./internal/projectionDecisions.js"
 import * as MemoryQuery from "./MemoryQuery.js"
 import type * as MemoryRecord from "./MemoryRecord.js"
@@ -276,7 +277,7 @@ export class InvalidProjectionSettings extends Schema.TaggedError<InvalidProject
   }
 }
 
-const decodeSettingsEither = Schema.decodeUnknownEither(ProjectionSettings)
+const decodeSettingsEither = onFirstCall(() => Schema.decodeUnknownEither(ProjectionSettings))
 
 /**
  * Decodes settings read from configuration (JSON, env), filling in defaults.

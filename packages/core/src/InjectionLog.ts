@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import { InvalidTelemetryRow } from "./internal/telemetryRows.js"
 import { MemoryId } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
@@ -83,8 +84,8 @@ export interface InjectionLog {
   readonly skipped: number
 }
 
-const encodeRowEither = Schema.encodeEither(InjectionLogRow)
-const decodeRowEither = Schema.decodeUnknownEither(InjectionLogRow)
+const encodeRowEither = onFirstCall(() => Schema.encodeEither(InjectionLogRow))
+const decodeRowEither = onFirstCall(() => Schema.decodeUnknownEither(InjectionLogRow))
 
 /**
  * Encodes a row to its JSON-safe form (ISO timestamp), failing with

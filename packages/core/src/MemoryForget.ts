@@ -15,6 +15,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import { MemoryId, type MemoryRecord, Scope } from "./MemoryRecord.js"
 import { type InvalidMemoryQuery, MemoryStoreFailure } from "./MemoryStoreError.js"
 import { decodeQuery } from "./MemoryWrite.js"
@@ -163,7 +164,7 @@ export const fromTombstoneRow = (row: Record<string, unknown>): Tombstone | unde
   return decoded._tag === "Right" ? decoded.right : undefined
 }
 
-const decodeTombstone = Schema.decodeUnknownEither(Tombstone)
+const decodeTombstone = onFirstCall(() => Schema.decodeUnknownEither(Tombstone))
 
 /**
  * Orders tombstones by forgotten id, then time.

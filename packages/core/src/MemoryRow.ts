@@ -14,6 +14,7 @@ import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Rules from "./internal/fieldRules.js"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import { DeliveryPolicy, MemoryKind, MemoryRecord, ReviewState, SourceType } from "./MemoryRecord.js"
 import { decodeStoredRecord, describeParseError } from "./MemoryWrite.js"
 import * as StoredRows from "./StoredRows.js"
@@ -96,7 +97,7 @@ export const MemoryRow = Schema.Struct({
  */
 export type Row = typeof MemoryRow.Encoded
 
-const decodeRowStruct = Schema.decodeUnknownEither(MemoryRow)
+const decodeRowStruct = onFirstCall(() => Schema.decodeUnknownEither(MemoryRow))
 
 const iso = (millis: number): string => new Date(millis).toISOString()
 
@@ -132,7 +133,7 @@ export const fromRowSlowly = (row: unknown): Either.Either<MemoryRecord, string>
 
 // The record's own field schemas, checked on the decoded (type) side.
 const RecordFields = Schema.Struct(MemoryRecord.fields)
-const isRecordFields = Schema.is(RecordFields)
+const isRecordFields = onFirstCall(() => Schema.is(RecordFields))
 
 // The same rules, hand-written, for the rows that pass them (nearly all); anything refused goes
 // to the schema above, which keeps the last word.

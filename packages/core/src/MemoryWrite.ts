@@ -12,6 +12,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { IdGenerator } from "./IdGenerator.js"
 import * as Rules from "./internal/fieldRules.js"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import { isInvalidated } from "./MemoryQuery.js"
 import { fromWriteInput, MemoryRecord, MemoryWriteInput, type ReviewState, supersededReason } from "./MemoryRecord.js"
 import { DuplicateMemoryId, InvalidMemoryInput, InvalidMemoryQuery, MemoryConflict } from "./MemoryStoreError.js"
@@ -38,7 +39,7 @@ export const decodeQuery = <A, I>(schema: Schema.Schema<A, I>, input: unknown): 
     Effect.mapError((error) => new InvalidMemoryQuery({ problem: describeParseError(error) }))
   )
 
-const decodeInput = Schema.decodeUnknownEither(MemoryWriteInput)
+const decodeInput = onFirstCall(() => Schema.decodeUnknownEither(MemoryWriteInput))
 
 const inputKeys: ReadonlySet<string | symbol> = new Set(Object.keys(MemoryWriteInput.fields))
 
@@ -70,8 +71,8 @@ const decodeInputQuickly = (input: unknown): MemoryWriteInput | undefined => {
   }
   return decoded as MemoryWriteInput
 }
-const decodeRecord = Schema.decodeUnknownEither(MemoryRecord)
-const encodeRecord = Schema.encodeSync(MemoryRecord)
+const decodeRecord = onFirstCall(() => Schema.decodeUnknownEither(MemoryRecord))
+const encodeRecord = onFirstCall(() => Schema.encodeSync(MemoryRecord))
 
 /**
  * Decodes a batch of write inputs, failing on the first invalid one with its index.

@@ -30,9 +30,10 @@
 import * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import { compareRaw } from "./MemoryQuery.js"
 import { MemoryId, type MemoryRecord } from "./MemoryRecord.js"
-import { distinctTokens, searchableText, tokenize } from "./SearchTokenizer.js"
+import { distinctTokens, searchableText } from "./SearchTokenizer.js"
 import { SessionId } from "./SessionStore.js"
 
 /**
@@ -96,19 +97,30 @@ export class DigestEntry extends Schema.Class<DigestEntry>("DigestEntry")({
 }) {}
 
 /**
- * Words too common to make two texts related: English function words, as the shared tokenizer
- * folds them. A summary that shares only these with the query is not relevant to it.
+ * Words too common to make two texts related: English function words, as written. A summary that
+ * shares only these with the query is not relevant to it.
+ *
+ * @since 0.1.0
+ * @category relevance
+ */
+export const FUNCTION_WORDS: ReadonlyArray<string> =
+  ("a an and are as at be been but by can could did do does for from had has have he her his how i if in into is " +
+    "it its me my no not of on or our she so than that the their them then there these they this those to too " +
+    "us was we were what when where which who why will with would you your").split(" ")
+
+/**
+ * {@link FUNCTION_WORDS} as the shared tokenizer folds them ("does" -> "doe"), so a stemmed query
+ * token is recognised. Pinned rather than stemmed here: stemming at load would load the stemmers in
+ * every process that imports core, including the ones that never stem (core's tests hold it equal to
+ * `FUNCTION_WORDS` through `SearchTokenizer.tokenize`).
  *
  * @since 0.1.0
  * @category relevance
  */
 export const STOPWORDS: ReadonlySet<string> = new Set(
-  ("a an and are as at be been but by can could did do does for from had has have he her his how i if in into is " +
-    "it its me my no not of on or our she so than that the their them then there these they this those to too " +
-    "us was we were what when where which who why will with would you your")
-    .split(" ")
-    // As the tokenizer stems them ("does" -> "doe"), so a stemmed query token is recognised.
-    .flatMap((word) => tokenize(word))
+  ("a an and are as at be been but by can could did do doe for from had has have he her his how i if in into is " +
+    "it me my no not of on or our she so than that the their them then there these they this those to too " +
+    "us was we were what when where which who whi will with would you your").split(" ")
 )
 
 /**
@@ -210,7 +222,7 @@ export const selectDigest = (
 }
 
 const SESSION_PREFIX = "session:"
-const isSessionId = Schema.is(SessionId)
+const isSessionId = onFirstCall(() => Schema.is(SessionId))
 
 /**
  * The tag that marks a memory record as the summary of session `sessionId`: `session:<id>`. (A tag

@@ -25,6 +25,7 @@
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import { MemoryId, Scope } from "./MemoryRecord.js"
 import { ProjectionMode, SectionLabel, SectionReport, ShedItem, WithheldItem } from "./ProjectedContext.js"
 import { SectionSource } from "./PromptFragment.js"
@@ -199,8 +200,8 @@ export const memoryIdsOf = (snapshot: PromptSnapshot): ReadonlyArray<string> => 
   return [...ids]
 }
 
-const encodeEither = Schema.encodeEither(PromptSnapshot)
-const decodeEither = Schema.decodeUnknownEither(PromptSnapshot)
+const encodeEither = onFirstCall(() => Schema.encodeEither(PromptSnapshot))
+const decodeEither = onFirstCall(() => Schema.decodeUnknownEither(PromptSnapshot))
 
 /**
  * Encodes a snapshot to its JSON-safe form (ISO timestamp), or reports why it is invalid.

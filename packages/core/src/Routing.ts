@@ -23,6 +23,7 @@ import { addressTokens } from "./internal/addressTokens.js"
 import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
 import { fnv1a64 } from "./internal/fnv1a64.js"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import { type MemoryRecord, Tag } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
 
@@ -259,7 +260,7 @@ const isPlacement = (u: unknown): u is Placement => {
   return p.primitive === "background" && typeof p.section === "string" && p.section.length > 0 &&
     typeof p.key === "string" && p.key.length > 0
 }
-const decodePlacement = Schema.decodeUnknownEither(Placement)
+const decodePlacement = onFirstCall(() => Schema.decodeUnknownEither(Placement))
 
 /**
  * Checks a placement produced by a spec (or read from a promotion row): the placement, or
@@ -724,7 +725,7 @@ export interface ClassifiedRoute {
   readonly evaluation: RouteEvaluation
 }
 
-const isTag = Schema.is(Tag)
+const isTag = onFirstCall(() => Schema.is(Tag))
 
 /**
  * Runs `classify` over a batch of records, then routes each record with the classifier's tags

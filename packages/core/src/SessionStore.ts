@@ -27,6 +27,7 @@ import * as InMemorySessionStore from "./internal/inMemorySessionStore.js"
 import * as internal from "./internal/sessionData.js"
 
 import type { ClaimOutcome, ExtractionClaim, ExtractionRun, ExtractionRuns } from "./internal/extractionRuns.js"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import type { InvalidSessionData, PendingInterrupt } from "./internal/sessionData.js"
 
 // The classes of the session model, documented where they are defined.
@@ -63,7 +64,7 @@ export const SessionId = Schema.String.pipe(
 /** @since 0.1.0 @category models */
 export type SessionId = typeof SessionId.Type
 
-const isSessionId = Schema.is(SessionId)
+const isSessionId = onFirstCall(() => Schema.is(SessionId))
 
 /**
  * Checks a session id: the id as a {@link SessionId}, or the one message that says why it is not

@@ -22,6 +22,7 @@
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { onFirstCall } from "./internal/onFirstCall.js"
 import type { OverlayReport } from "./MemoryOverlay.js"
 import { ProjectedContext } from "./ProjectedContext.js"
 import { AgentPromptSectionData } from "./PromptFragment.js"
@@ -119,7 +120,7 @@ export interface StoredTrajectory {
  */
 export const empty: StoredTrajectory = { messages: [], blobs: [], skipped: 0 }
 
-const decodeEntryEither = Schema.decodeUnknownEither(TrajectoryEntry)
+const decodeEntryEither = onFirstCall(() => Schema.decodeUnknownEither(TrajectoryEntry))
 
 /**
  * Decodes a stored entry and checks that its hash is its body's. Backends call this on read.
@@ -148,12 +149,14 @@ export const invalidEntry = (entry: TrajectoryEntry): string | undefined =>
     : `trajectory ${entry._tag === "Message" ? `message #${entry.seq}` : `${entry.kind} blob`}: ` +
       `its hash ${entry.hash} is not the SHA-256 of its body`
 
-const encodeMessageSync = Schema.encodeSync(SessionMessage)
-const encodeSectionsSync = Schema.encodeSync(Schema.Array(AgentPromptSectionData))
-const encodeProjectionSync = Schema.encodeSync(ProjectedContext)
-const decodeMessageJson = Schema.decodeUnknownEither(Schema.parseJson(SessionMessage))
-const decodeSectionsJson = Schema.decodeUnknownEither(Schema.parseJson(Schema.Array(AgentPromptSectionData)))
-const decodeProjectionJson = Schema.decodeUnknownEither(Schema.parseJson(ProjectedContext))
+const encodeMessageSync = onFirstCall(() => Schema.encodeSync(SessionMessage))
+const encodeSectionsSync = onFirstCall(() => Schema.encodeSync(Schema.Array(AgentPromptSectionData)))
+const encodeProjectionSync = onFirstCall(() => Schema.encodeSync(ProjectedContext))
+const decodeMessageJson = onFirstCall(() => Schema.decodeUnknownEither(Schema.parseJson(SessionMessage)))
+const decodeSectionsJson = onFirstCall(() =>
+  Schema.decodeUnknownEither(Schema.parseJson(Schema.Array(AgentPromptSectionData)))
+)
+const decodeProjectionJson = onFirstCall(() => Schema.decodeUnknownEither(Schema.parseJson(ProjectedContext)))
 
 const blob = (kind: BlobKind, body: string): BlobEntry => ({ _tag: "Blob", kind, hash: contentHash(body), body })
 
@@ -231,8 +234,8 @@ export const OverlayReportData = Schema.Struct({
 /** @since 0.1.0 @category models */
 export type OverlayReportData = typeof OverlayReportData.Type
 
-const encodeOverlaySync = Schema.encodeSync(OverlayReportData)
-const decodeOverlayJson = Schema.decodeUnknownEither(Schema.parseJson(OverlayReportData))
+const encodeOverlaySync = onFirstCall(() => Schema.encodeSync(OverlayReportData))
+const decodeOverlayJson = onFirstCall(() => Schema.decodeUnknownEither(Schema.parseJson(OverlayReportData)))
 const finite = (n: number): number | null => (Number.isFinite(n) ? Math.max(0, Math.floor(n)) : null)
 
 /**

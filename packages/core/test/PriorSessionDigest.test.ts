@@ -141,6 +141,12 @@ describe("the relevance predicate agrees with store search", () => {
 })
 
 describe("stopwords", () => {
+  it("are the function words as the tokenizer folds them", () => {
+    expect([...PriorSessionDigest.STOPWORDS].sort()).toEqual(
+      [...new Set(PriorSessionDigest.FUNCTION_WORDS.flatMap((word) => SearchTokenizer.tokenize(word)))].sort()
+    )
+  })
+
   it.prop(
     "relevance never counts a stopword: adding stopwords to a query changes no rank",
     [

@@ -58,9 +58,10 @@ const DIGEST_PAGE = 32
 const DIGEST_SCAN_MAX = 1_000
 /**
  * The search token every session tag (`session:<id>`) is indexed under: its first token, as the
- * shared tokenizer splits it.
+ * shared tokenizer splits it. Found on use, not at load: tokenizing loads the stemmers.
  */
-const SESSION_TOKEN = SearchTokenizer.tokenize(PriorSessionDigest.sessionTag("s" as SessionStore.SessionId))[0]!
+const sessionToken = (): string =>
+  SearchTokenizer.tokenize(PriorSessionDigest.sessionTag("s" as SessionStore.SessionId))[0]!
 /** The scope prefix of a session's own scope, whose records summarise that session. */
 const SESSION_SCOPE_PREFIX = "session:"
 /** Search hits read for a `relevant` digest. */
@@ -267,7 +268,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
             for (let limit = DIGEST_PAGE;; limit = Math.min(DIGEST_SCAN_MAX, limit * 4)) {
               candidates.length = 0
               sessions.clear()
-              const found = yield* memories.search(SESSION_TOKEN, {
+              const found = yield* memories.search(sessionToken(), {
                 ...summaries,
                 limit,
                 order: "newest"

@@ -11,6 +11,7 @@ import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { describeParseError } from "../MemoryWrite.js"
+import { onFirstCall } from "./onFirstCall.js"
 import { InvalidSessionData } from "./sessionData.js"
 
 /**
@@ -168,8 +169,8 @@ export const summarizeExtractions = (runs: ReadonlyArray<ExtractionRun>): Extrac
   return { through, runs: runs.length, calls, tokens, failures, lastProblem }
 }
 
-const encodeRunEither = Schema.encodeEither(ExtractionRun)
-const decodeRunEither = Schema.decodeUnknownEither(ExtractionRun)
+const encodeRunEither = onFirstCall(() => Schema.encodeEither(ExtractionRun))
+const decodeRunEither = onFirstCall(() => Schema.decodeUnknownEither(ExtractionRun))
 
 /** Encodes a run to its JSON-safe form, or reports why it is invalid. */
 export const encodeExtractionRun = (

@@ -10,10 +10,11 @@ import {
   InvalidReviewState,
   MemoryNotFound
 } from "../MemoryStoreError.js"
+import { onFirstCall } from "./onFirstCall.js"
 
-const isId = Schema.is(MemoryId)
-const isScope = Schema.is(Scope)
-const isReviewState = Schema.is(ReviewState)
+const isId = onFirstCall(() => Schema.is(MemoryId))
+const isScope = onFirstCall(() => Schema.is(Scope))
+const isReviewState = onFirstCall(() => Schema.is(ReviewState))
 
 const field = (input: unknown, name: string): unknown =>
   typeof input === "object" && input !== null && name in input ? (input as Record<string, unknown>)[name] : undefined

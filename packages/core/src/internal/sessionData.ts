@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import type * as ErrorClass from "../ErrorClass.js"
 import { describeParseError } from "../MemoryWrite.js"
 import type { SessionId } from "../SessionStore.js"
+import { onFirstCall } from "./onFirstCall.js"
 
 export type JsonValue =
   | null
@@ -144,10 +145,10 @@ export const compareSessionIds = (a: string, b: string): number => (a < b ? -1 :
 export const sortSessionIds = (ids: Iterable<string>): ReadonlyArray<SessionId> =>
   Array.from(new Set(ids)).sort(compareSessionIds)
 
-const encodeMessageEither = Schema.encodeEither(SessionMessage)
-const decodeMessageEither = Schema.decodeUnknownEither(SessionMessage)
-const encodeInterruptEither = Schema.encodeEither(PendingInterrupt)
-const decodeInterruptEither = Schema.decodeUnknownEither(PendingInterrupt)
+const encodeMessageEither = onFirstCall(() => Schema.encodeEither(SessionMessage))
+const decodeMessageEither = onFirstCall(() => Schema.decodeUnknownEither(SessionMessage))
+const encodeInterruptEither = onFirstCall(() => Schema.encodeEither(PendingInterrupt))
+const decodeInterruptEither = onFirstCall(() => Schema.decodeUnknownEither(PendingInterrupt))
 
 export const encodeMessage = (
   message: SessionMessage

@@ -18,6 +18,7 @@ import * as PromptSnapshot from "../PromptSnapshot.js"
 import { sortSessionIds } from "../SessionStore.js"
 import type { PruneRequest } from "../TelemetryStore.js"
 import * as Trajectory from "../Trajectory.js"
+import { onFirstCall } from "./onFirstCall.js"
 
 /**
  * A row failed to encode (e.g. an incognito row naming memories). Nothing was stored.
@@ -118,7 +119,7 @@ export const decodeSnapshotRow = (
     ? Either.left("the stored snapshot is not a JSON object")
     : PromptSnapshot.decodeStored(usage === null || usage === undefined ? body : { ...body, usage })
 
-const encodeUsageEither = Schema.encodeEither(PromptSnapshot.TokenUsage)
+const encodeUsageEither = onFirstCall(() => Schema.encodeEither(PromptSnapshot.TokenUsage))
 
 export const encodeUsage = (
   usage: PromptSnapshot.TokenUsage
