@@ -127,11 +127,18 @@ export const bundle = async (
   return Object.entries(result.metafile.outputs).map(([file, output]) => [file, output.bytes] as const)
 }
 
-/** Bundles the CLI into `outdir` (`bin.js` and `chunks/`); resolves with the bytes written per file. */
+/**
+ * Bundles the CLI into `outdir` (`bin.js` and `chunks/`); resolves with the bytes written per file.
+ * The chunks of an earlier build go first: their names carry content hashes, so a rebuild would
+ * otherwise leave every old chunk beside the new ones, and `npm run pack` would ship them.
+ */
 export const bundleCli = (
   outdir: string = DEFAULT_OUTDIR,
   metafile?: string
-): Promise<ReadonlyArray<readonly [string, number]>> => bundle({ bin: "packages/cli/src/bin.ts" }, outdir, metafile)
+): Promise<ReadonlyArray<readonly [string, number]>> => {
+  NodeFs.rmSync(NodePath.join(outdir, "chunks"), { recursive: true, force: true })
+  return bundle({ bin: "packages/cli/src/bin.ts" }, outdir, metafile)
+}
 
 if (process.argv[1] !== undefined && NodePath.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   // `--metafile <file>` also writes esbuild's metafile: which sources each chunk holds and imports.
