@@ -12,6 +12,8 @@
  *    Target: p50 ≤ 1.3× the floor of the same shape, measured interleaved in the same run (FTS5
  *    top-300 by bm25 over the pruned tokens, joined to the request's scopes, rows read), ≤ 1.5× for
  *    1-3 word queries. Every projection's whole text is counted by o200k_base against its budget.
+ *    The same figures for the per-conversation workload (`--conversations`): generated
+ *    conversations, LoCoMo-shaped, each in its own scope with its own questions.
  *
  * 2. **Model-visible tokens per turn** across a scripted session on the first size's store, run by
  *    the native agent loop: what each turn's first model call carried (prefix + history + one
@@ -63,7 +65,8 @@ export const USAGE = `usage: npm run bench -- projection [options]
 
   --sizes N,N,…     record counts (default 10000,100000)
   --queries N       queries per workload (default 200)
-  --turns N         scripted turns for the tokens-per-turn table (default 20)
+  --turns N         scripted turns for the tokens-per-turn table (default 20; 0 skips it)
+  --conversations N generated conversations for the per-conversation workload (default 10; 0 skips it)
   --json FILE       write every figure as JSON
   --chart FILE      append a Mermaid chart of the question-shaped p50s (for docs/benchmarks.md)
   --help            this text`
@@ -95,7 +98,10 @@ const quiet = <A, E>(effect: Effect.Effect<A, E>) =>
 
 interface LatencyFigures {
   readonly records: number
-  readonly workload: "question" | "short"
+  /** The store bench's question-shaped or short queries, or the per-conversation workload. */
+  readonly workload: "question" | "short" | "conversation"
+  /** Queries measured (after the warm-up). */
+  readonly queries: number
   readonly p50: number
   readonly p95: number
   readonly searchP50: number
@@ -119,46 +125,54 @@ interface LatencyFigures {
   readonly heapMb: number
 }
 
+/** Projections before the measured ones, per workload. */
+const WARM_UP = 20
+
+/** One measured request: the query and the scopes it reads. */
+interface Asked {
+  readonly query: string
+  readonly scopes: ReadonlyArray<string>
+}
+
+const requestFor = (asked: Asked, turn: number): ContextProjection.ProjectionRequest => ({
+  sessionId: "bench-session",
+  turn,
+  query: asked.query,
+  scopes: asked.scopes,
+  mode: "native",
+  workingState: "goal: answer the operator\nstep: 1",
+  skills: [{ name: "search", description: "find documents" }, { name: "deploy", description: "ship a build" }]
+})
+
 /**
  * `project()` and, interleaved with it, the recall search alone (the same query and filters,
- * through `MemoryStore.search`): the order alternates per query, so neither always runs on the
- * cache the other just warmed.
+ * through `MemoryStore.search`) and the floor: the order alternates per query, so neither always
+ * runs on the cache the other just warmed.
  */
-const benchProject = (filename: string, size: number, queryCount: number) =>
+const measure = (
+  filename: string,
+  records: number,
+  workloads: ReadonlyArray<readonly [LatencyFigures["workload"], ReadonlyArray<Asked>]>
+) =>
   Effect.gen(function*() {
     const store = yield* MemoryStore.MemoryStore
-    // The generated turns are dropped once the questions are drawn and the store is written.
-    const workloads = yield* Effect.gen(function*() {
-      const turns = generateTurns(size, 1)
-      const inputs = inputsFor(turns)
-      for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
-      return [
-        ["question", generateQuestions(turns, queryCount, 42, RUNTIME_SCOPES).map((q) => q.text)],
-        ["short", generateShortQueries(queryCount, 43)]
-      ] as const
-    })
     collectGarbage()
     const memory = process.memoryUsage()
     const projection = yield* ContextProjection.make()
-    const request = (query: string, turn: number): ContextProjection.ProjectionRequest => ({
-      sessionId: "bench-session",
-      turn,
-      query,
-      scopes: RUNTIME_SCOPES,
-      mode: "native",
-      workingState: "goal: answer the operator\nstep: 1",
-      skills: [{ name: "search", description: "find documents" }, { name: "deploy", description: "ship a build" }]
-    })
     const bpe = yield* TokenEstimatorBpe.make("o200k_base")
     const floor = projectionFloor(filename, ContextProjection.DEFAULT_RECALL_PRUNE_SHARE)
     const figures: Array<LatencyFigures> = []
     let turn = 0
-    for (const [workload, queries] of workloads) {
-      floor.prime(queries)
-      for (const query of queries.slice(0, 20)) {
-        yield* projection.project(request(query, turn++))
-        floor.search(query, FLOOR_LIMIT)
+    for (const [workload, asked] of workloads) {
+      floor.prime(asked.map((a) => a.query))
+      // Warm-up on the workload's last queries, measured on the others: recall meets lines it has
+      // not counted yet, as a new turn does.
+      const warm = Math.min(WARM_UP, Math.floor(asked.length / 2))
+      for (const a of asked.slice(asked.length - warm)) {
+        yield* projection.project(requestFor(a, turn++))
+        floor.search(a.query, a.scopes, FLOOR_LIMIT)
       }
+      const measured = asked.slice(0, asked.length - warm)
       const times: Array<number> = []
       const floorTimes: Array<number> = []
       let overBudget = 0
@@ -168,21 +182,21 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
       let shed = 0
       let error = 0
       let absError = 0
-      for (const [i, query] of queries.entries()) {
+      for (const [i, a] of measured.entries()) {
         const timeSearch = Effect.gen(function*() {
           const start = performance.now()
-          yield* store.search(query, { scopes: RUNTIME_SCOPES, deliverable: true, limit: 20 })
+          yield* store.search(a.query, { scopes: a.scopes, deliverable: true, limit: 20 })
           searches.push(performance.now() - start)
         })
         const timeFloor = Effect.sync(() => {
           const start = performance.now()
-          floor.search(query, FLOOR_LIMIT)
+          floor.search(a.query, a.scopes, FLOOR_LIMIT)
           floorTimes.push(performance.now() - start)
         })
         if (i % 2 === 0) yield* timeSearch
         if (i % 2 === 1) yield* timeFloor
         const start = performance.now()
-        const projected = yield* projection.project(request(query, turn++))
+        const projected = yield* projection.project(requestFor(a, turn++))
         times.push(performance.now() - start)
         if (i % 2 === 1) yield* timeSearch
         if (i % 2 === 0) yield* timeFloor
@@ -199,8 +213,9 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
         }
       }
       figures.push({
-        records: size,
+        records,
         workload,
+        queries: measured.length,
         p50: percentile(times, 50),
         p95: percentile(times, 95),
         floorP50: percentile(floorTimes, 50),
@@ -209,11 +224,11 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
         overBudget,
         searchP50: percentile(searches, 50),
         searchP95: percentile(searches, 95),
-        meanChars: chars / queries.length,
-        meanRecalled: recalled / queries.length,
-        meanShed: shed / queries.length,
-        heuristicError: error / queries.length,
-        heuristicAbsError: absError / queries.length,
+        meanChars: chars / measured.length,
+        meanRecalled: recalled / measured.length,
+        meanShed: shed / measured.length,
+        heuristicError: error / measured.length,
+        heuristicAbsError: absError / measured.length,
         rssMb: megabytes(memory.rss),
         heapMb: megabytes(memory.heapUsed)
       })
@@ -221,6 +236,65 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
     floor.close()
     return figures
   }).pipe(Effect.provide(sqliteStores(filename)))
+
+/** The store bench's data at `size` records: question-shaped and short queries over the runtime's scopes. */
+const benchProject = (filename: string, size: number, queryCount: number) =>
+  Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    // The generated turns are dropped once the questions are drawn and the store is written.
+    const turns = generateTurns(size, 1)
+    const inputs = inputsFor(turns)
+    for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
+    const asked = (query: string): Asked => ({ query, scopes: RUNTIME_SCOPES })
+    return [
+      ["question", generateQuestions(turns, queryCount + WARM_UP, 42, RUNTIME_SCOPES).map((q) => asked(q.text))],
+      ["short", generateShortQueries(queryCount + WARM_UP, 43).map(asked)]
+    ] as const
+  }).pipe(
+    Effect.provide(sqliteStores(filename)),
+    Effect.flatMap((workloads) => measure(filename, size, workloads))
+  )
+
+/** Turns per generated conversation (LoCoMo's run from about 300 to 700) and per session of it. */
+const CONVERSATION_TURNS = 600
+const SESSION_TURNS = 25
+
+/**
+ * The per-conversation workload, LoCoMo-shaped: `count` generated conversations of
+ * {@link CONVERSATION_TURNS} turns in one store, each in its own scope (`project:conversation-<n>`)
+ * and in sessions of {@link SESSION_TURNS} turns (each turn's conversation position written, so
+ * recall reads its neighbours), and questions about each conversation asked in its scope alone —
+ * the recall benchmark's shape on LoCoMo, with no download.
+ */
+const benchConversations = (filename: string, count: number, queryCount: number) =>
+  Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    const asked: Array<Asked> = []
+    const perConversation = Math.ceil((queryCount + WARM_UP) / count)
+    for (let c = 0; c < count; c++) {
+      const scope = `project:conversation-${c}`
+      const turns = generateTurns(CONVERSATION_TURNS, 100 + c).map((turn, i) => ({
+        ...turn,
+        input: {
+          ...turn.input,
+          id: `conversation-${c}-${String(i).padStart(4, "0")}`,
+          scope,
+          position: { thread: `conversation-${c}-session-${Math.floor(i / SESSION_TURNS)}`, turn: i % SESSION_TURNS }
+        }
+      }))
+      yield* store.write(turns.map((turn) => turn.input))
+      asked.push(
+        ...generateQuestions(turns, perConversation, 200 + c, [scope]).map((q) => ({
+          query: q.text,
+          scopes: [scope]
+        }))
+      )
+    }
+    return [["conversation", asked.slice(0, queryCount + WARM_UP)]] as const
+  }).pipe(
+    Effect.provide(sqliteStores(filename)),
+    Effect.flatMap((workloads) => measure(filename, count * CONVERSATION_TURNS, workloads))
+  )
 
 /** Hits the floor reads: the projection's recall cap. */
 const FLOOR_LIMIT = 300
@@ -251,16 +325,17 @@ const projectionFloor = (filename: string, share: number) => {
     }
     return n
   }
-  const statements = new Map<number, Database.Statement>()
-  const top = (limit: number) => {
-    let statement = statements.get(limit)
+  const statements = new Map<string, Database.Statement>()
+  const top = (limit: number, scopes: number) => {
+    const key = `${limit}/${scopes}`
+    let statement = statements.get(key)
     if (statement === undefined) {
       statement = db.prepare(
         `SELECT m.* FROM engram_memories_fts f JOIN engram_memories m ON m.seq = f.rowid
-         WHERE engram_memories_fts MATCH ? AND m.scope IN (${RUNTIME_SCOPES.map(() => "?").join(", ")})
+         WHERE engram_memories_fts MATCH ? AND m.scope IN (${Array.from({ length: scopes }, () => "?").join(", ")})
          ORDER BY f.rank LIMIT ${limit}`
       )
-      statements.set(limit, statement)
+      statements.set(key, statement)
     }
     return statement
   }
@@ -274,9 +349,11 @@ const projectionFloor = (filename: string, share: number) => {
     prime: (queries: ReadonlyArray<string>) => {
       for (const q of queries) for (const t of SearchTokenizer.distinctTokens(q)) df(t)
     },
-    search: (query: string, limit: number) => {
+    search: (query: string, scopes: ReadonlyArray<string>, limit: number) => {
       const tokens = selective(SearchTokenizer.distinctTokens(query))
-      return tokens.length === 0 ? [] : top(limit).all(tokens.map((t) => `"${t}"`).join(" OR "), ...RUNTIME_SCOPES)
+      return tokens.length === 0
+        ? []
+        : top(limit, scopes.length).all(tokens.map((t) => `"${t}"`).join(" OR "), ...scopes)
     },
     close: () => db.close()
   }
@@ -389,13 +466,14 @@ const overO200k = (latency: ReadonlyArray<LatencyFigures>): string => {
 }
 
 export const run = async (args: ReadonlyArray<string>): Promise<void> => {
-  const sizes = (option(args, "--sizes") ?? "10000,100000").split(",").map(Number)
+  const sizes = (option(args, "--sizes") ?? "10000,100000").split(",").map(Number).filter((n) => n > 0)
   if (args.includes("--help")) {
     console.log(USAGE)
     return
   }
   const queryCount = Number(option(args, "--queries") ?? "200")
   const turns = Number(option(args, "--turns") ?? "20")
+  const conversations = Number(option(args, "--conversations") ?? "10")
   const queries = generateShortQueries(queryCount, 42)
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-projection-"))
   const latency: Array<LatencyFigures> = []
@@ -406,9 +484,15 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       process.stdout.write(`projection bench: ${size.toLocaleString("en-US")} records … `)
       const filename = NodePath.join(directory, `store-${size}.db`)
       latency.push(...await quiet(benchProject(filename, size, queryCount)))
-      if (session.length === 0) {
+      if (session.length === 0 && turns > 0) {
         session = await quiet(benchSession(filename, turns, queries.length > 50 ? queries.slice(50) : queries))
       }
+      process.stdout.write("done\n")
+    }
+    if (conversations > 0) {
+      process.stdout.write(`projection bench: ${conversations} conversations … `)
+      const filename = NodePath.join(directory, "conversations.db")
+      latency.push(...await quiet(benchConversations(filename, conversations, queryCount)))
       process.stdout.write("done\n")
     }
   } finally {
@@ -420,6 +504,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     [
       "records",
       "workload",
+      "queries",
       "project p50 ms",
       "project p95 ms",
       "floor p50 ms",
@@ -436,6 +521,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     latency.map((f) => [
       f.records.toLocaleString("en-US"),
       f.workload,
+      String(f.queries),
       fmt(f.p50, 3),
       fmt(f.p95, 3),
       fmt(f.floorP50, 3),
@@ -451,9 +537,12 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     ])
   ))
   console.log(
-    `\n${queryCount} queries per workload (questions of ~10 tokens; 1-3 word queries), SQLite file, scopes ` +
-      `${RUNTIME_SCOPES.join(" + ")}, ${ALWAYS_ON} always-on records, default budget (16,000 tokens: 8% of a ` +
-      `200k-token window), injection row written each time.\nproject: the default estimator (o200k_base, ` +
+    `\n${queryCount} queries per workload after ${WARM_UP} warm-up ones (questions of ~10 tokens; 1-3 word queries), ` +
+      `SQLite file, scopes ${RUNTIME_SCOPES.join(" + ")}, ${ALWAYS_ON} always-on records, default budget (16,000 ` +
+      `tokens: 8% of a 200k-token window), injection row written each time.\nconversation: ${conversations} ` +
+      `generated conversations of ${CONVERSATION_TURNS} turns in one store, each in its own scope and in sessions ` +
+      `of ${SESSION_TURNS} turns (positions written: recall reads neighbours), questions about each asked in its ` +
+      `scope alone (LoCoMo's shape); no always-on records.\nproject: the default estimator (o200k_base, ` +
       `counted by line); ${overO200k(latency)}. floor: FTS5 top-${FLOOR_LIMIT} by bm25 over the query's tokens ` +
       `held by at most ${100 * ContextProjection.DEFAULT_RECALL_PRUNE_SHARE}% of records (frequencies free), ` +
       `joined to the request's scopes, rows read, on its own connection; interleaved with project(), before it ` +

@@ -2,9 +2,65 @@ import { describe, expect, it } from "@effect/vitest"
 import { TokenEstimator } from "@engram/core"
 import { Effect, FastCheck as fc, Layer } from "effect"
 import * as BoundedCache from "../src/internal/boundedCache.js"
+import * as Bpe from "../src/internal/bpe.js"
 
 const o200k = await Effect.runPromise(TokenEstimator.resolve)
 const cl100k = await Effect.runPromise(Effect.provide(TokenEstimator.resolve, TokenEstimator.layerBpe("cl100k_base")))
+// gpt-tokenizer's own count of a whole text, which counting piece by piece must equal.
+const o200kWhole = await Bpe.loadReference("o200k_base")
+const cl100kWhole = await Bpe.loadReference("cl100k_base")
+
+/**
+ * Text built from what the encodings' pre-tokenizers split on: case runs, contractions, digit
+ * runs, whitespace runs with and without line breaks, symbols, "/", marks, CJK, emoji, a spelled
+ * special token, projection tags.
+ */
+const splitText = fc.array(
+  fc.oneof(
+    fc.string({ unit: "grapheme", maxLength: 12 }),
+    fc.constantFrom(
+      "Maya",
+      "MAYA",
+      "mAYa",
+      "don't",
+      "WE'LL",
+      "'s",
+      "'Re",
+      "'ve",
+      "12345",
+      "3.14",
+      "  ",
+      "\t",
+      " \n",
+      "\n\n",
+      "\r\n",
+      "  \n  ",
+      "/",
+      "//",
+      "- [",
+      "] ",
+      " · ",
+      "<recalled_memory>",
+      "é",
+      "e\u0301",
+      "\u0301",
+      "字字",
+      "😀",
+      "🇫🇷",
+      "<|endoftext|>",
+      "ǅ",
+      "ʰ",
+      "\u00a0",
+      "\u2028",
+      "?!",
+      "...",
+      "x",
+      "A",
+      " "
+    )
+  ),
+  { maxLength: 40 }
+).map((parts) => parts.join(""))
 
 describe("TokenEstimator", () => {
   it("the heuristic estimates ceil(chars / 4)", () => {
@@ -55,6 +111,21 @@ describe("TokenEstimator", () => {
       expect(cl100k.estimate(a + b)).toBe(cl100k.estimate(a) + cl100k.estimate(b))
     },
     { fastCheck: { numRuns: 2_000 } }
+  )
+
+  // Counting piece by piece (each pre-token's count remembered, decision 0116) is the encoding's count.
+  it.prop(
+    "o200k_base and cl100k_base count any text as gpt-tokenizer counts it whole",
+    [fc.oneof(
+      splitText,
+      fc.string({ unit: "grapheme", maxLength: 300 }),
+      fc.string({ unit: "binary", maxLength: 100 })
+    )],
+    ([text]) => {
+      expect(o200k.estimate(text)).toBe(o200kWhole(text))
+      expect(cl100k.estimate(text)).toBe(cl100kWhole(text))
+    },
+    { fastCheck: { numRuns: 3_000 } }
   )
 
   it.prop(

@@ -530,10 +530,20 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     // Length is additive: the cheap measure is the exact one.
     return { fits, guess: () => fits }
   }
-  // Counted row by row, the measure is additive: the cheap measure is the exact one.
-  const byRows = (limit: number) => {
+  // Counted row by row, the text after `shed` sheds counts what it did with none, less the rows
+  // shed — and less the tags of a section left empty, so the guess is never under the count: a
+  // bisection over running sums, no layout, that lands on the answer or just past it.
+  const byRows = (algebra: Algebra<Rows>, limit: number) => {
     const fits = (shed: number) => tokensAfter(shed) <= limit
-    return { fits, guess: () => fits }
+    return {
+      fits,
+      guess: () => {
+        const whole = tokensAfter(0)
+        const sums = new Float64Array(shedOrder.length + 1)
+        for (let i = 0; i < shedOrder.length; i++) sums[i + 1] = sums[i]! + algebra.line(shedOrder[i]!).tokens
+        return (shed: number) => whole - sums[shed]! <= limit
+      }
+    }
   }
   const byEstimate = (limit: number) => ({
     fits: (shed: number) => tokensAfter(shed) <= limit,
@@ -557,7 +567,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     : estimator.charsPerToken !== undefined && estimator.charsPerToken > 0
     ? byLength(Math.floor(budgetTokens * estimator.charsPerToken))
     : rowAlgebra !== undefined
-    ? byRows(budgetTokens)
+    ? byRows(rowAlgebra.algebra, budgetTokens)
     : byEstimate(budgetTokens)
 
   const sheddable = shedOrder.length
