@@ -352,18 +352,12 @@ const hasConstructorDefault = (field: Schema.Struct.Field): boolean =>
   (field.ast._tag === "PropertySignatureDeclaration" ? field.ast.defaultValue : field.ast.to.defaultValue) !==
     undefined
 
-/**
- * The record of fields already known valid: what `new MemoryRecord(fields, { disableValidation:
- * true })` builds (the class constructor copies the fields onto the instance), without the
- * constructor's walk of every schema field for defaults on each call, which costs ten times the
- * copy and was a twentieth of a batched write (issue #25). The record has no field with a
- * constructor default; should one be added, this takes the constructor again.
- */
-const makeValid: (fields: RecordFields) => MemoryRecord = Object.values(MemoryRecord.fields).some(
-    hasConstructorDefault
-  )
-  ? (fields) => new MemoryRecord(fields, { disableValidation: true })
-  : (fields) => Object.assign(Object.create(MemoryRecord.prototype) as MemoryRecord, fields)
+// A new record's fields are known valid, so it is built as `new MemoryRecord(fields, {
+// disableValidation: true })` builds it (the class constructor copies the fields onto the
+// instance) without the constructor's walk of every schema field for defaults on each call, which
+// cost ten times the copy and a twentieth of a batched write (issue #25, decision 0110). No field
+// of the record has a constructor default; should one be added, the constructor is taken again.
+const constructorDefaults = Object.values(MemoryRecord.fields).some(hasConstructorDefault)
 
 /**
  * Builds the record a write creates, stamping everything creation decides.
@@ -375,12 +369,14 @@ export const fromWriteInput = (
   input: MemoryWriteInput,
   options: { readonly id: MemoryId; readonly now: DateTime.Utc; readonly scope?: Scope; readonly supersedes?: MemoryId }
 ): MemoryRecord => {
-  // Assigned one by one, in the schema's field order (the order a record's keys print in).
-  const fields: { -readonly [K in keyof RecordFields]: RecordFields[K] } = {
-    id: options.id,
-    content: input.content,
-    kind: input.kind
-  } as RecordFields
+  // Assigned one by one, in the schema's field order (the order a record's keys print in), onto
+  // the instance itself unless the constructor has defaults to fill in.
+  const fields = (constructorDefaults ? {} : Object.create(MemoryRecord.prototype)) as {
+    -readonly [K in keyof RecordFields]: RecordFields[K]
+  }
+  fields.id = options.id
+  fields.content = input.content
+  fields.kind = input.kind
   if (input.label !== undefined) fields.label = input.label
   fields.tags = input.tags ?? []
   fields.sourceType = input.sourceType ?? "unknown"
@@ -396,7 +392,7 @@ export const fromWriteInput = (
   }
   if (options.supersedes !== undefined) fields.supersedes = options.supersedes
   if (input.position !== undefined) fields.position = input.position
-  return makeValid(fields)
+  return constructorDefaults ? new MemoryRecord(fields, { disableValidation: true }) : fields as MemoryRecord
 }
 
 /**

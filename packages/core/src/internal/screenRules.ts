@@ -157,6 +157,16 @@ export const neededWords = (lines: string): ReadonlySet<string> => {
   return found === null ? emptySet : new Set(found)
 }
 
+// Each needed word's patterns (those naming it in a list), and whether a pattern has no lists at
+// all (it may match any text, so no text is plainly unmatched).
+const patternsNaming: ReadonlyMap<string, ReadonlyArray<Pattern>> = new Map(
+  needed.map((word) => [
+    word,
+    rules.flatMap(([, patterns]) => patterns.filter((p) => p.words.some((any) => any.includes(word))))
+  ])
+)
+const unconditional = rules.some(([, patterns]) => patterns.some((p) => p.words.length === 0))
+
 /** False when `present` lacks every word of one of the pattern's lists: the pattern cannot match. */
 export const mayMatch = (pattern: Pattern, present: ReadonlySet<string>): boolean =>
   pattern.words.every((any) => any.some((word) => present.has(word)))
@@ -170,7 +180,11 @@ export const mayMatch = (pattern: Pattern, present: ReadonlySet<string>): boolea
  * to one verdict).
  */
 export const plainlyUnmatched = (text: string): boolean => {
-  if (!plainAscii.test(text)) return false
+  if (!plainAscii.test(text) || unconditional) return false
   const present = neededWords(text.toLowerCase())
-  return present.size === 0 || rules.every(([, patterns]) => patterns.every((p) => !mayMatch(p, present)))
+  // Only a pattern that names a present word can find each of its lists present.
+  for (const word of present) {
+    for (const pattern of patternsNaming.get(word) ?? []) if (mayMatch(pattern, present)) return false
+  }
+  return true
 }
