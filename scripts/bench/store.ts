@@ -92,6 +92,7 @@ const rawWriter = (filename: string) => {
   db.pragma("journal_mode = WAL")
   db.pragma("synchronous = NORMAL")
   db.pragma("cache_size = -65536") // and its page cache (decision 0104)
+  db.pragma("foreign_keys = ON") // and its foreign-key checks (none apply to these tables; measured: no change)
   const rowTuple = `(${columnList.map(() => "?").join(",")})`
   const chunk = 500
   const insertRows = (n: number) =>

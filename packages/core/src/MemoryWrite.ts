@@ -25,7 +25,8 @@ import { DuplicateMemoryId, InvalidMemoryInput, InvalidMemoryQuery, MemoryConfli
  */
 export const describeParseError = (error: ParseResult.ParseError): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
+    // `String`, not `join` alone: a path holds a symbol key when an input has one, and `join` throws on it.
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message))
     .join("; ")
 
 /**
@@ -41,7 +42,8 @@ export const decodeQuery = <A, I>(schema: Schema.Schema<A, I>, input: unknown): 
 
 const decodeInput = onFirstCall(() => Schema.decodeUnknownEither(MemoryWriteInput))
 
-const inputKeys: ReadonlySet<string | symbol> = new Set(Object.keys(MemoryWriteInput.fields))
+const inputFieldNames: ReadonlyArray<string> = Object.keys(MemoryWriteInput.fields)
+const inputKeys: ReadonlySet<string> = new Set(inputFieldNames)
 
 /**
  * The write input as `decodeInput` returns it, for a plain object whose every field passes the
@@ -50,7 +52,9 @@ const inputKeys: ReadonlySet<string | symbol> = new Set(Object.keys(MemoryWriteI
  */
 const decodeInputQuickly = (input: unknown): MemoryWriteInput | undefined => {
   if (typeof input !== "object" || input === null || Object.getPrototypeOf(input) !== Object.prototype) return undefined
-  for (const key of Reflect.ownKeys(input)) if (!inputKeys.has(key)) return undefined
+  // Any other key, enumerable or not, and any symbol key: the schema decides (and names it).
+  for (const key of Object.getOwnPropertyNames(input)) if (!inputKeys.has(key)) return undefined
+  if (Object.getOwnPropertySymbols(input).length > 0) return undefined
   const i = input as Record<string, unknown>
   const { expiresInDays } = i
   const valid = Rules.isContent(i.content) && Rules.isKind(i.kind) &&
@@ -66,7 +70,7 @@ const decodeInputQuickly = (input: unknown): MemoryWriteInput | undefined => {
     (expiresInDays === undefined || (typeof expiresInDays === "number" && expiresInDays > 0 && expiresInDays <= 36_500))
   if (!valid) return undefined
   const decoded: Record<string, unknown> = {}
-  for (const key of Object.keys(MemoryWriteInput.fields)) {
+  for (const key of inputFieldNames) {
     if (key in i) decoded[key] = key === "tags" && Array.isArray(i.tags) ? [...i.tags] : i[key]
   }
   return decoded as MemoryWriteInput

@@ -91,6 +91,33 @@ describe("InstructionScreen", () => {
     })
   )
 
+  it("finds a text's needed words as splitting it into runs of \\w and keeping the needed ones does", () => {
+    const needed = new Set(ScreenRules.rules.flatMap(([, patterns]) => patterns.flatMap((p) => p.words.flat())))
+    // The reference: every maximal run of \w, kept when some pattern needs it.
+    const bySplitting = (lines: string) => new Set((lines.match(/\w+/g) ?? []).filter((word) => needed.has(word)))
+    const part = fc.oneof(
+      { arbitrary: fc.constantFrom(...needed), weight: 4 },
+      fc.constantFrom(...needed).map((word) => `${word}s`),
+      fc.constantFrom(...needed).map((word) => `x${word}`),
+      fc.constantFrom(...needed).map((word) => word.toUpperCase()),
+      fc.constantFrom("_", "memory_", "im", "lt", "2", "é", "ж", "\u00a0"),
+      fc.string({ maxLength: 4 })
+    )
+    const glue = fc.constantFrom(" ", "", "_", "\n", ". ", "-", "é", "1", "'", "<|")
+    const text = fc.array(fc.tuple(part, glue), { maxLength: 12 }).map((parts) => parts.map(([p, g]) => p + g).join(""))
+    let found = 0
+    fc.assert(
+      fc.property(fc.oneof({ arbitrary: text, weight: 6 }, fc.string()), (candidate) => {
+        const present = ScreenRules.neededWords(candidate)
+        if (present.size > 0) found++
+        expect([...present].sort()).toEqual([...bySplitting(candidate)].sort())
+      }),
+      { numRuns: 20_000, seed: 25 }
+    )
+    // Not vacuous: most generated texts hold needed words.
+    expect(found).toBeGreaterThan(5_000)
+  })
+
   it("folds ASCII text the short way to the same text, and skips folding only where no pattern can match", () => {
     const words = [...new Set(ScreenRules.rules.flatMap(([, patterns]) => patterns.flatMap((p) => p.words.flat())))]
     const asciiSeparator = fc.constantFrom(" ", "", "_", "\n", ": ", ", ", ". ", "-", "\r\n", " |>", "<", "\t", "'")

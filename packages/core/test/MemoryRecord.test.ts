@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryRecord, MemoryWrite } from "@engram/core"
-import { DateTime, Either, FastCheck as fc, Schema } from "effect"
+import { Arbitrary, DateTime, Either, FastCheck as fc, Schema } from "effect"
 
 const decodeInput = Schema.decodeUnknownEither(MemoryRecord.MemoryWriteInput)
 
@@ -91,5 +91,67 @@ describe("creation stamps", () => {
       })
       expect(record.expiresAt && DateTime.toEpochMillis(record.expiresAt)).toBe(now + Math.round(days * 86_400_000))
     }
+  )
+})
+
+const encode = Schema.encodeSync(MemoryRecord.MemoryRecord)
+
+describe("building a record", () => {
+  // What `fromWriteInput` built before it skipped the class constructor (issue #25): the same
+  // fields, spread in the same order, through `new MemoryRecord(…, { disableValidation: true })`.
+  const byConstructor = (
+    input: MemoryRecord.MemoryWriteInput,
+    options: { readonly id: string; readonly now: DateTime.Utc; readonly scope?: string; readonly supersedes?: string }
+  ) =>
+    new MemoryRecord.MemoryRecord({
+      id: options.id,
+      content: input.content,
+      kind: input.kind,
+      ...(input.label !== undefined ? { label: input.label } : {}),
+      tags: input.tags ?? [],
+      sourceType: input.sourceType ?? "unknown",
+      scope: input.scope ?? options.scope ?? "global",
+      deliveryPolicy: input.deliveryPolicy ?? "retrieved",
+      reviewState: MemoryRecord.initialReviewStateOf(input),
+      createdAt: options.now,
+      ...(input.epoch !== undefined ? { epoch: input.epoch } : {}),
+      ...(input.expiresInDays !== undefined
+        ? {
+          expiresAt: DateTime.unsafeMake(
+            DateTime.toEpochMillis(options.now) + Math.round(input.expiresInDays * 86_400_000)
+          )
+        }
+        : {}),
+      ...(options.supersedes !== undefined ? { supersedes: options.supersedes } : {}),
+      ...(input.position !== undefined ? { position: input.position } : {})
+    }, { disableValidation: true })
+
+  it.prop(
+    "builds what the class constructor builds: the same fields, keys in the same order, a MemoryRecord that encodes alike",
+    [
+      Arbitrary.make(MemoryRecord.MemoryWriteInput),
+      fc.integer({ min: 0, max: 4_000_000_000_000 }),
+      fc.option(fc.constantFrom("project:p", "session:s"), { nil: undefined }),
+      fc.option(fc.constant("older"), { nil: undefined })
+    ],
+    ([input, now, scope, supersedes]) => {
+      const options = {
+        id: "r",
+        now: DateTime.unsafeMake(now),
+        ...(scope !== undefined ? { scope } : {}),
+        ...(supersedes !== undefined ? { supersedes } : {})
+      }
+      const built = MemoryRecord.fromWriteInput(input, options)
+      const expected = byConstructor(input, options)
+      expect(built).toBeInstanceOf(MemoryRecord.MemoryRecord)
+      expect(Object.getPrototypeOf(built)).toBe(Object.getPrototypeOf(expected))
+      expect(built).toStrictEqual(expected)
+      expect(Reflect.ownKeys(built)).toEqual(Reflect.ownKeys(expected))
+      expect(Schema.is(MemoryRecord.MemoryRecord)(built)).toBe(true)
+      expect(encode(built)).toEqual(encode(expected))
+      expect(String(built)).toBe(String(expected))
+      expect([built.trustTier, built.flagged]).toEqual([expected.trustTier, expected.flagged])
+    },
+    { fastCheck: { numRuns: 500 } }
   )
 })

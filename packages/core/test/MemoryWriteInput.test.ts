@@ -90,6 +90,22 @@ describe("write input decoding", () => {
     )
   })
 
+  it("an input with a symbol key or a hidden extra key is judged as the schema judges it", () => {
+    const withSymbol = { content: "x", kind: "note", [Symbol("extra")]: 1 }
+    const withHidden = Object.defineProperty({ content: "x", kind: "note" }, "extra", { value: 1, enumerable: false })
+    const withHiddenField = Object.defineProperty({ kind: "note" }, "content", { value: "x", enumerable: false })
+    for (const input of [withSymbol, withHidden, withHiddenField]) {
+      const fast = decodeOne(input)
+      const slow = bySchema(input, { onExcessProperty: "error" })
+      expect(Either.isRight(fast)).toBe(Either.isRight(slow))
+      if (Either.isRight(fast) && Either.isRight(slow)) expect(fast.right[0]).toEqual(slow.right)
+    }
+    // Refused with the key named, not a defect (the path used to throw on the symbol).
+    expect(Either.flip(decodeOne(withSymbol))).toMatchObject({
+      right: { index: 0, problem: expect.stringMatching(/Symbol\(extra\)/) }
+    })
+  })
+
   it("a class instance goes to the schema", () => {
     class Input {
       content = "x"

@@ -140,15 +140,32 @@ export const folded = (text: string): string =>
     : foldedSlowly(text)
 
 // Every word some pattern needs, so the words of a text are collected only when they matter.
-const needed: ReadonlySet<string> = new Set(rules.flatMap(([, patterns]) => patterns.flatMap((p) => p.words.flat())))
-const wordRuns = /\w+/g
+const needed: ReadonlyArray<string> = [
+  ...new Set(rules.flatMap(([, patterns]) => patterns.flatMap((p) => p.words.flat())))
+]
+// The needed words as one whole-word alternation: it finds a maximal run of `\w` that is a needed
+// word (`\b` on both sides; without the `u` flag `\w` and `\b` are ASCII, like `\w+`), and
+// skips every other word without building a string of it — the words of a text, split and looked
+// up one by one, cost the write path more than the rest of the screen (issue #25). The words are
+// runs of `\w` (letters, digits, `_`), so they need no escaping.
+const neededPattern = new RegExp(`\\b(?:${needed.join("|")})\\b`, "g")
+const emptySet: ReadonlySet<string> = new Set()
 
 /** The words of `lines` (maximal runs of `\w`) that some pattern needs. */
 export const neededWords = (lines: string): ReadonlySet<string> => {
-  const present = new Set<string>()
-  for (const word of lines.match(wordRuns) ?? []) if (needed.has(word)) present.add(word)
-  return present
+  const found = lines.match(neededPattern)
+  return found === null ? emptySet : new Set(found)
 }
+
+// Each needed word's patterns (those naming it in a list), and whether a pattern has no lists at
+// all (it may match any text, so no text is plainly unmatched).
+const patternsNaming: ReadonlyMap<string, ReadonlyArray<Pattern>> = new Map(
+  needed.map((word) => [
+    word,
+    rules.flatMap(([, patterns]) => patterns.filter((p) => p.words.some((any) => any.includes(word))))
+  ])
+)
+const unconditional = rules.some(([, patterns]) => patterns.some((p) => p.words.length === 0))
 
 /** False when `present` lacks every word of one of the pattern's lists: the pattern cannot match. */
 export const mayMatch = (pattern: Pattern, present: ReadonlySet<string>): boolean =>
@@ -163,7 +180,11 @@ export const mayMatch = (pattern: Pattern, present: ReadonlySet<string>): boolea
  * to one verdict).
  */
 export const plainlyUnmatched = (text: string): boolean => {
-  if (!plainAscii.test(text)) return false
+  if (!plainAscii.test(text) || unconditional) return false
   const present = neededWords(text.toLowerCase())
-  return present.size === 0 || rules.every(([, patterns]) => patterns.every((p) => !mayMatch(p, present)))
+  // Only a pattern that names a present word can find each of its lists present.
+  for (const word of present) {
+    for (const pattern of patternsNaming.get(word) ?? []) if (mayMatch(pattern, present)) return false
+  }
+  return true
 }
