@@ -30,14 +30,12 @@ import {
   ProjectedContext,
   PromptFragment,
   RoutingPresets,
-  SearchTokenizer,
   SessionStore,
   TokenEstimator
 } from "@engram/core"
 import { ModelRequest, NativeRuntime, PromptObserver, TokenEstimatorBpe } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
-import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -59,6 +57,7 @@ import {
   writeJson
 } from "../lib/benchKit.js"
 import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
+import { scopedTopK } from "../lib/ftsFloor.js"
 import { RUNTIME_SCOPES } from "./store.js"
 
 export const USAGE = `usage: npm run bench -- projection [options]
@@ -160,7 +159,7 @@ const measure = (
     const memory = process.memoryUsage()
     const projection = yield* ContextProjection.make()
     const bpe = yield* TokenEstimatorBpe.make("o200k_base")
-    const floor = projectionFloor(filename, ContextProjection.DEFAULT_RECALL_PRUNE_SHARE)
+    const floor = scopedTopK(filename, ContextProjection.DEFAULT_RECALL_PRUNE_SHARE)
     const figures: Array<LatencyFigures> = []
     let turn = 0
     for (const [workload, asked] of workloads) {
@@ -300,64 +299,6 @@ const benchConversations = (filename: string, count: number, queryCount: number)
 const FLOOR_LIMIT = 300
 
 const countO200k = (text: string) => countTokens(text, { disallowedSpecial: new Set() })
-
-/**
- * The floor of `project()`'s shape on its own read-only connection: the query's tokens held by at
- * most `share` of the records (the rarest one if none is; document frequencies looked up once,
- * outside the timing), FTS5's top `limit` by bm25 joined to the records of the request's scopes,
- * and those rows read. What the floor leaves out is what a projection adds: deliverability, the
- * always-on and digest reads, composition, the injection row.
- */
-const projectionFloor = (filename: string, share: number) => {
-  const db = new Database(filename, { readonly: true })
-  // The store's page cache (SqliteMemoryStore sets it on its connection, decision 0104): the floor reads
-  // the same pages from memory that the store does.
-  db.pragma("cache_size = -65536")
-  db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.floor_vocab USING fts5vocab(main, engram_memories_fts, 'row')")
-  const total = (db.prepare("SELECT count(*) AS n FROM engram_memories").get() as { n: number }).n
-  const frequency = db.prepare("SELECT doc FROM temp.floor_vocab WHERE term = ?")
-  const frequencies = new Map<string, number>()
-  const df = (token: string) => {
-    let n = frequencies.get(token)
-    if (n === undefined) {
-      n = (frequency.get(token) as { doc: number } | undefined)?.doc ?? 0
-      frequencies.set(token, n)
-    }
-    return n
-  }
-  const statements = new Map<string, Database.Statement>()
-  const top = (limit: number, scopes: number) => {
-    const key = `${limit}/${scopes}`
-    let statement = statements.get(key)
-    if (statement === undefined) {
-      statement = db.prepare(
-        `SELECT m.* FROM engram_memories_fts f JOIN engram_memories m ON m.seq = f.rowid
-         WHERE engram_memories_fts MATCH ? AND m.scope IN (${Array.from({ length: scopes }, () => "?").join(", ")})
-         ORDER BY f.rank LIMIT ${limit}`
-      )
-      statements.set(key, statement)
-    }
-    return statement
-  }
-  const selective = (tokens: ReadonlyArray<string>) => {
-    const kept = tokens.filter((t) => df(t) <= share * total)
-    if (kept.length > 0) return kept
-    const rarest = [...tokens].sort((a, b) => df(a) - df(b))[0]
-    return rarest === undefined ? [] : [rarest]
-  }
-  return {
-    prime: (queries: ReadonlyArray<string>) => {
-      for (const q of queries) for (const t of SearchTokenizer.distinctTokens(q)) df(t)
-    },
-    search: (query: string, scopes: ReadonlyArray<string>, limit: number) => {
-      const tokens = selective(SearchTokenizer.distinctTokens(query))
-      return tokens.length === 0
-        ? []
-        : top(limit, scopes.length).all(tokens.map((t) => `"${t}"`).join(" OR "), ...scopes)
-    },
-    close: () => db.close()
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // 2. Tokens per turn

@@ -9,15 +9,15 @@
  * kept in `--file` between runs so iterating on the search does not rewrite 100,000 records. Each p50
  * ratio is given by wall time and by the process's CPU time (steadier when other work shares the cores).
  */
-import { MemoryStore, SearchPlan, SearchTokenizer } from "@engram/core"
+import { MemoryStore, SearchPlan } from "@engram/core"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
-import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as NodeFs from "node:fs"
 import { fmt, loadAverage, option, percentile, table } from "../lib/benchKit.js"
 import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
+import { scopedTopK } from "../lib/ftsFloor.js"
 import { RUNTIME_SCOPES } from "./store.js"
 
 export const USAGE = `usage: npm run bench -- search [options]
@@ -36,44 +36,6 @@ const cpuMillis = (since: NodeJS.CpuUsage) => {
 }
 const SHARE = 0.03
 const WRITE_BATCH = 1_000
-
-const floorOf = (filename: string) => {
-  const db = new Database(filename, { readonly: true })
-  db.pragma("cache_size = -65536")
-  db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.floor_vocab USING fts5vocab(main, engram_memories_fts, 'row')")
-  const total = (db.prepare("SELECT count(*) AS n FROM engram_memories").get() as { n: number }).n
-  const frequency = db.prepare("SELECT doc FROM temp.floor_vocab WHERE term = ?")
-  const frequencies = new Map<string, number>()
-  const df = (token: string) => {
-    let n = frequencies.get(token)
-    if (n === undefined) {
-      n = (frequency.get(token) as { doc: number } | undefined)?.doc ?? 0
-      frequencies.set(token, n)
-    }
-    return n
-  }
-  const top = db.prepare(
-    `SELECT m.* FROM engram_memories_fts f JOIN engram_memories m ON m.seq = f.rowid
-     WHERE engram_memories_fts MATCH ? AND m.scope IN (${RUNTIME_SCOPES.map(() => "?").join(", ")})
-     ORDER BY f.rank LIMIT ${LIMIT}`
-  )
-  const selective = (tokens: ReadonlyArray<string>) => {
-    const kept = tokens.filter((t) => df(t) <= SHARE * total)
-    if (kept.length > 0) return kept
-    const rarest = [...tokens].sort((a, b) => df(a) - df(b))[0]
-    return rarest === undefined ? [] : [rarest]
-  }
-  return {
-    prime: (queries: ReadonlyArray<string>) => {
-      for (const q of queries) for (const t of SearchTokenizer.distinctTokens(q)) df(t)
-    },
-    search: (query: string) => {
-      const tokens = selective(SearchTokenizer.distinctTokens(query))
-      return tokens.length === 0 ? [] : top.all(tokens.map((t) => `"${t}"`).join(" OR "), ...RUNTIME_SCOPES)
-    },
-    close: () => db.close()
-  }
-}
 
 export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   if (args.includes("--help")) {
@@ -96,7 +58,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       const inputs = turns.map(({ input }) => ({ ...input, deliveryPolicy: "retrieved" as const }))
       for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
     }
-    const floor = floorOf(filename)
+    const floor = scopedTopK(filename, SHARE)
     const search = (query: string) =>
       store.search(query, {
         scopes: RUNTIME_SCOPES,
@@ -110,7 +72,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       floor.prime(queries)
       for (const query of queries.slice(0, 20)) {
         yield* search(query)
-        floor.search(query)
+        floor.search(query, RUNTIME_SCOPES, LIMIT)
       }
       const times: Array<number> = []
       const floorTimes: Array<number> = []
@@ -128,7 +90,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         const timeFloor = Effect.sync(() => {
           const start = performance.now()
           const used = process.cpuUsage()
-          floor.search(query)
+          floor.search(query, RUNTIME_SCOPES, LIMIT)
           floorTimes.push(performance.now() - start)
           floorCpu.push(cpuMillis(used))
         })

@@ -46,6 +46,7 @@ import {
   writeJson
 } from "../lib/benchKit.js"
 import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
+import { floorConnection, orQuery } from "../lib/ftsFloor.js"
 
 export const USAGE = `usage: npm run bench -- store [options]
 
@@ -169,22 +170,8 @@ const emptyStoreFile = (filename: string) =>
  * records (document frequencies looked up once, outside the timing: the floor gets them free).
  */
 const sqliteFloors = (filename: string) => {
-  const db = new Database(filename, { readonly: true })
-  // The store's page cache (SqliteMemoryStore sets it on its connection, decision 0104): the floor reads
-  // the same pages from memory that the store does.
-  db.pragma("cache_size = -65536")
-  db.exec("CREATE VIRTUAL TABLE temp.floor_vocab USING fts5vocab(main, engram_memories_fts, 'row')")
-  const total = (db.prepare("SELECT count(*) AS n FROM engram_memories").get() as { n: number }).n
-  const frequency = db.prepare("SELECT doc FROM temp.floor_vocab WHERE term = ?")
-  const frequencies = new Map<string, number>()
-  const df = (token: string) => {
-    let n = frequencies.get(token)
-    if (n === undefined) {
-      n = (frequency.get(token) as { doc: number } | undefined)?.doc ?? 0
-      frequencies.set(token, n)
-    }
-    return n
-  }
+  const connection = floorConnection(filename)
+  const db = connection.db
   const top = db.prepare(
     `SELECT rowid AS seq FROM engram_memories_fts WHERE engram_memories_fts MATCH ? ORDER BY rank LIMIT ${SEARCH_LIMIT}`
   )
@@ -193,28 +180,20 @@ const sqliteFloors = (filename: string) => {
   )
   const run = (tokens: ReadonlyArray<string>) => {
     if (tokens.length === 0) return Promise.resolve([])
-    const seqs = (top.all(tokens.map((t) => `"${t}"`).join(" OR ")) as Array<{ seq: number }>).map((r) => r.seq)
+    const seqs = (top.all(orQuery(tokens)) as Array<{ seq: number }>).map((r) => r.seq)
     const byId = new Map(
       (rows.all(JSON.stringify(seqs)) as Array<{ seq: number; id: string }>).map((r) => [r.seq, r.id])
     )
     return Promise.resolve(seqs.map((s) => byId.get(s)!))
   }
-  const selective = (tokens: ReadonlyArray<string>) => {
-    const kept = tokens.filter((t) => df(t) <= PRUNE_SHARE * total)
-    if (kept.length > 0) return kept
-    const rarest = [...tokens].sort((a, b) => df(a) - df(b))[0]
-    return rarest === undefined ? [] : [rarest]
-  }
   return {
-    prime: (queries: ReadonlyArray<string>) => {
-      for (const q of queries) for (const t of SearchTokenizer.distinctTokens(q)) df(t)
-    },
+    prime: connection.prime,
     naive: { name: "FTS5 naive floor", search: (q: string) => run(SearchTokenizer.distinctTokens(q)) } satisfies Engine,
     pruned: {
       name: "FTS5 pruned floor",
-      search: (q: string) => run(selective(SearchTokenizer.distinctTokens(q)))
+      search: (q: string) => run(connection.selective(SearchTokenizer.distinctTokens(q), PRUNE_SHARE))
     } satisfies Engine,
-    close: () => db.close()
+    close: connection.close
   }
 }
 

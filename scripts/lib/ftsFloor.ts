@@ -1,0 +1,79 @@
+/**
+ * The FTS5 floors the benches measure Engram against, on their own read-only connection to a
+ * store's file: what SQLite does for a query with no Engram around it.
+ *
+ * - {@link floorConnection}: the connection (with the store's page cache, decision 0104, so a floor
+ *   reads the same pages from memory that the store does), document frequencies looked up once and
+ *   cached (outside any timing: the floor gets them free), and the pruning every floor shares.
+ * - {@link scopedTopK}: `project()`'s recall shape — the pruned tokens, FTS5's top `limit` by bm25
+ *   joined to the records of the request's scopes, and those rows read.
+ */
+import { SearchTokenizer } from "@engram/core"
+import Database from "better-sqlite3"
+
+/** A read-only floor connection to the store at `filename`. */
+export const floorConnection = (filename: string) => {
+  const db = new Database(filename, { readonly: true })
+  db.pragma("cache_size = -65536")
+  db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.floor_vocab USING fts5vocab(main, engram_memories_fts, 'row')")
+  const total = (db.prepare("SELECT count(*) AS n FROM engram_memories").get() as { n: number }).n
+  const frequency = db.prepare("SELECT doc FROM temp.floor_vocab WHERE term = ?")
+  const frequencies = new Map<string, number>()
+  const df = (token: string) => {
+    let n = frequencies.get(token)
+    if (n === undefined) {
+      n = (frequency.get(token) as { doc: number } | undefined)?.doc ?? 0
+      frequencies.set(token, n)
+    }
+    return n
+  }
+  return {
+    db,
+    /** Looks up every token of `queries` now, so no timed search pays for a frequency. */
+    prime: (queries: ReadonlyArray<string>) => {
+      for (const q of queries) for (const t of SearchTokenizer.distinctTokens(q)) df(t)
+    },
+    /** The tokens held by at most `share` of the records; the rarest one if none is. */
+    selective: (tokens: ReadonlyArray<string>, share: number) => {
+      const kept = tokens.filter((t) => df(t) <= share * total)
+      if (kept.length > 0) return kept
+      const rarest = [...tokens].sort((a, b) => df(a) - df(b))[0]
+      return rarest === undefined ? [] : [rarest]
+    },
+    close: () => db.close()
+  }
+}
+
+/** The FTS5 query of a token list: each token quoted, OR-joined, as the store writes it. */
+export const orQuery = (tokens: ReadonlyArray<string>): string => tokens.map((t) => `"${t}"`).join(" OR ")
+
+/**
+ * The floor of `project()`'s recall: the query's tokens pruned at `share`, FTS5's top `limit` by
+ * bm25 joined to the records of `scopes`, those rows read. What it leaves out is what a projection
+ * adds: deliverability, the always-on and digest reads, composition, the injection row.
+ */
+export const scopedTopK = (filename: string, share: number) => {
+  const connection = floorConnection(filename)
+  const statements = new Map<string, Database.Statement>()
+  const top = (limit: number, scopes: number) => {
+    const key = `${limit}/${scopes}`
+    let statement = statements.get(key)
+    if (statement === undefined) {
+      statement = connection.db.prepare(
+        `SELECT m.* FROM engram_memories_fts f JOIN engram_memories m ON m.seq = f.rowid
+         WHERE engram_memories_fts MATCH ? AND m.scope IN (${Array.from({ length: scopes }, () => "?").join(", ")})
+         ORDER BY f.rank LIMIT ${limit}`
+      )
+      statements.set(key, statement)
+    }
+    return statement
+  }
+  return {
+    prime: connection.prime,
+    search: (query: string, scopes: ReadonlyArray<string>, limit: number) => {
+      const tokens = connection.selective(SearchTokenizer.distinctTokens(query), share)
+      return tokens.length === 0 ? [] : top(limit, scopes.length).all(orQuery(tokens), ...scopes)
+    },
+    close: connection.close
+  }
+}
