@@ -489,7 +489,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       `joined to the request's scopes, rows read, on its own connection; interleaved with project(), before it ` +
       `on every other query.\nsearch: the recall search alone (MemoryStore.search, same query and ` +
       `filters, limit 20), interleaved with project() and run before it on every other query, so neither always ` +
-      `finds the cache the other warmed. Target: project p50 <= 10 ms at 100k. ${machine()}.\nchars/4 vs BPE: ` +
+      `finds the cache the other warmed. Targets (issue #25): project p50 <= 1.3x its floor at 100k and per conversation, <= 1.5x for short queries. ${machine()}.\nchars/4 vs BPE: ` +
       `the default estimate of each default projection against its o200k_base token count (TokenEstimatorBpe): ` +
       `mean signed error (|mean absolute error|).`
   )
