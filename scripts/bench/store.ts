@@ -445,7 +445,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   try {
     // Warm the JIT on a small size first, so the first real size measures steady state.
     const writesOnly = args.includes("--writes-only")
-    await benchSize(2_000, 60, directory, args.includes("--memory") && !writesOnly, undefined, writesOnly)
+    // In a directory of its own: its files are named by size, like the measured sizes' files.
+    const warmUp = NodePath.join(directory, "warm-up")
+    NodeFs.mkdirSync(warmUp)
+    await benchSize(2_000, 60, warmUp, args.includes("--memory") && !writesOnly, undefined, writesOnly)
     for (const size of sizes) {
       process.stdout.write(`store bench: ${size.toLocaleString("en-US")} records … `)
       const figures = await benchSize(size, queryCount, directory, args.includes("--memory"), pg, writesOnly)
