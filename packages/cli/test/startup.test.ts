@@ -57,9 +57,14 @@ const requiresOf = async (...args: ReadonlyArray<string>) => {
   return { requires, stdout: out.stdout }
 }
 
-/** Code a memory command has no use for: the server, MCP, PostgreSQL, the agent runtime, the harness. */
+/**
+ * Code a memory command has no use for: the server, MCP, PostgreSQL, the agent runtime, the harness,
+ * the store-to-store copy of `migrate`.
+ */
 const unused = [
   /^packages\/server\/src\/(?!AccessTokens)/,
+  /^packages\/migrate\//,
+  /^packages\/store-sqlite\/src\/SqliteMigration/,
   /^packages\/mcp\//,
   /^packages\/harness\//,
   /^packages\/runtime\//,
@@ -81,7 +86,7 @@ describe("start-up", () => {
       .toEqual([])
   })
 
-  it("memory add and memory list on SQLite load no server, MCP, PostgreSQL, runtime or harness code", async () => {
+  it("memory add and memory list on SQLite load no server, MCP, PostgreSQL, runtime, harness or migrate code", async () => {
     const db = Path.join(dir, "startup.db")
     const add = await loadsOf("--db", db, "memory", "add", "--kind", "fact", "The sky is blue.")
     const list = await loadsOf("--db", db, "memory", "list")
@@ -90,6 +95,24 @@ describe("start-up", () => {
       expect(loads).toContain("packages/store-sqlite/src/SqliteMemoryStore.ts")
       expect(loads.filter((url) => unused.some((pattern) => pattern.test(url)))).toEqual([])
     }
+  })
+
+  it("the shipped bundle's memory list loads one entry chunk, the runner: the rest of its path is shared chunks", async () => {
+    // Every import() is an entry point of the bundle, and esbuild splits what entries share into
+    // chunks: an entry of its own on the start-up path would split it again (decision 0119).
+    const file = Path.join(dir, `bundle-loads-${Math.random().toString(36).slice(2)}.txt`)
+    const db = Path.join(dir, "entries.db")
+    expect((await engram("--db", db, "memory", "add", "--kind", "fact", "The runner loads once.")).code).toBe(0)
+    const [node, ...rest] = bundledArgs(["--db", db, "memory", "list"])
+    const out = await runProcess(node!, ["--import", trace, ...rest], { env: childEnv({ ENGRAM_TRACE_LOADS: file }) })
+    expect(out.stdout).toContain("The runner loads once.")
+    // The bundle's own files (better-sqlite3 and the like load from node_modules).
+    const bundle = Path.dirname(rest[0]!)
+    const files = readFileSync(file, "utf8").trim().split("\n").filter((url) => url.startsWith("file://"))
+      .map((url) => Path.relative(bundle, new URL(url).pathname)).filter((path) => !path.startsWith(".."))
+    rmSync(file)
+    expect(files.filter((path) => !path.startsWith("chunks/chunk-")).map((path) => path.replace(/-[A-Z0-9]+\.js$/, "")))
+      .toEqual(["bin.js", "chunks/run"])
   })
 
   it("serve --help describes serve without loading the server", async () => {

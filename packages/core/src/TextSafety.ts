@@ -21,6 +21,7 @@
  *
  * @since 0.1.0
  */
+import { onFirstCall } from "./internal/onFirstCall.js"
 import { neutralize } from "./internal/reservedTags.js"
 
 // Controls: every C0 and C1 control but tab, DEL, and the line and paragraph separators.
@@ -39,7 +40,12 @@ const hasJoiner = /[\u200C\u200D]/u
 const joiners = /[\u200C\u200D]/gu
 const letter = /^[\p{L}\p{M}]$/u
 const pictographic = /\p{Extended_Pictographic}/u
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" })
+// Made on first use, as are the script patterns below: building them costs some 25 ms of CPU
+// (ICU's segmentation data, 38 Script_Extensions sets), and only text with a joiner needs them.
+const graphemes = onFirstCall(() => {
+  const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" })
+  return (text: string) => segmenter.segment(text)
+})
 
 /**
  * The scripts whose shaping a ZWNJ or ZWJ between two of their letters changes: the cursive
@@ -47,49 +53,52 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" })
  * neither `Joining_Type` nor `Indic_Syllabic_Category`, so the scripts are named; each is matched by
  * its `Script_Extensions` property (decision 0057).
  */
-const joiningScripts: ReadonlyArray<RegExp> = [
-  "Arabic",
-  "Syriac",
-  "Nko",
-  "Mongolian",
-  "Mandaic",
-  "Manichaean",
-  "Phags_Pa",
-  "Psalter_Pahlavi",
-  "Sogdian",
-  "Old_Uyghur",
-  "Hanifi_Rohingya",
-  "Adlam",
-  "Chorasmian",
-  "Devanagari",
-  "Bengali",
-  "Gurmukhi",
-  "Gujarati",
-  "Oriya",
-  "Tamil",
-  "Telugu",
-  "Kannada",
-  "Malayalam",
-  "Sinhala",
-  "Khmer",
-  "Myanmar",
-  "Tibetan",
-  "Balinese",
-  "Javanese",
-  "Sundanese",
-  "Tai_Tham",
-  "Chakma",
-  "Grantha",
-  "Newa",
-  "Tirhuta",
-  "Sharada",
-  "Takri",
-  "Kaithi",
-  "Brahmi"
-].map((script) => new RegExp(`^(?=[\\p{L}\\p{M}])\\p{scx=${script}}$`, "u"))
+const joiningScripts = onFirstCall((): () => ReadonlyArray<RegExp> => {
+  const scripts = [
+    "Arabic",
+    "Syriac",
+    "Nko",
+    "Mongolian",
+    "Mandaic",
+    "Manichaean",
+    "Phags_Pa",
+    "Psalter_Pahlavi",
+    "Sogdian",
+    "Old_Uyghur",
+    "Hanifi_Rohingya",
+    "Adlam",
+    "Chorasmian",
+    "Devanagari",
+    "Bengali",
+    "Gurmukhi",
+    "Gujarati",
+    "Oriya",
+    "Tamil",
+    "Telugu",
+    "Kannada",
+    "Malayalam",
+    "Sinhala",
+    "Khmer",
+    "Myanmar",
+    "Tibetan",
+    "Balinese",
+    "Javanese",
+    "Sundanese",
+    "Tai_Tham",
+    "Chakma",
+    "Grantha",
+    "Newa",
+    "Tirhuta",
+    "Sharada",
+    "Takri",
+    "Kaithi",
+    "Brahmi"
+  ].map((script) => new RegExp(`^(?=[\\p{L}\\p{M}])\\p{scx=${script}}$`, "u"))
+  return () => scripts
+})
 
 const sameJoiningScript = (before: string, after: string): boolean =>
-  joiningScripts.some((script) => script.test(before) && script.test(after))
+  joiningScripts().some((script) => script.test(before) && script.test(after))
 
 /**
  * The UTF-16 offsets of the joiners in `text` that join something (see the module description):
@@ -120,7 +129,7 @@ const joins = (text: string): ReadonlySet<number> => {
 /** The offsets of the ZWJs inside an emoji grapheme cluster, each with a pictograph before and after it there. */
 const emojiJoiners = (text: string): ReadonlySet<number> => {
   const found = new Set<number>()
-  for (const { index, segment } of graphemes.segment(text)) {
+  for (const { index, segment } of graphemes(text)) {
     for (let i = segment.indexOf("\u200D"); i >= 0; i = segment.indexOf("\u200D", i + 1)) {
       if (pictographic.test(segment.slice(0, i)) && pictographic.test(segment.slice(i + 1))) found.add(index + i)
     }

@@ -25,10 +25,10 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Sha256 from "@engram/core/Sha256"
-import * as SessionMigration from "@engram/migrate/SessionMigration"
-import * as StoreMigration from "@engram/migrate/StoreMigration"
+import type * as SessionMigration from "@engram/migrate/SessionMigration"
+import type * as StoreMigration from "@engram/migrate/StoreMigration"
 import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
-import * as SqliteMigration from "@engram/store-sqlite/SqliteMigration"
+import type * as SqliteMigration from "@engram/store-sqlite/SqliteMigration"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -124,14 +124,28 @@ const describeSide = (side: Side, schema: string | undefined): string =>
     ? side.file
     : StoreBackend.describeLocation({ db: "", pg: { url: side.url, ...(schema === undefined ? {} : { schema }) } })
 
+/**
+ * The copy's code, loaded only by a run of `migrate`: the migrate package and SQLite's migration
+ * endpoint pull in the session and telemetry stores and the projection's types, which no other
+ * command loads as it starts.
+ */
+const loadCopying = Effect.promise(() =>
+  Promise.all([
+    import("@engram/migrate/StoreMigration"),
+    import("@engram/migrate/SessionMigration"),
+    import("@engram/store-sqlite/SqliteMigration")
+  ])
+)
+
 /** Opens one side of the copy through its store package. */
 const openSide = (
+  sqlite: typeof SqliteMigration,
   side: Side,
   schema: string | undefined,
   role: StoreMigration.EndpointRole
 ): Effect.Effect<StoreMigration.Endpoint, CliFailure, Scope.Scope> =>
   side._tag === "Sqlite"
-    ? SqliteMigration.open(side.file, role).pipe(
+    ? sqlite.open(side.file, role).pipe(
       Effect.mapError((error) =>
         error.reason === "unopenable"
           ? refused(`cannot read ${side.file}: ${error.problem}`)
@@ -275,8 +289,9 @@ const copy = (
 ) =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
-    const source = yield* openSide(from, schema, "source")
-    const target = yield* openSide(to, schema, "target")
+    const [StoreMigration, SessionMigration, SqliteMigration] = yield* loadCopying
+    const source = yield* openSide(SqliteMigration, from, schema, "source")
+    const target = yield* openSide(SqliteMigration, to, schema, "target")
     const fromText = describeSide(from, schema)
     let display: Progress.Display | undefined
     const note = (text: string) =>
