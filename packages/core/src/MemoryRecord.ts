@@ -352,12 +352,42 @@ const hasConstructorDefault = (field: Schema.Struct.Field): boolean =>
   (field.ast._tag === "PropertySignatureDeclaration" ? field.ast.defaultValue : field.ast.to.defaultValue) !==
     undefined
 
-// A new record's fields are known valid, so it is built as `new MemoryRecord(fields, {
-// disableValidation: true })` builds it (the class constructor copies the fields onto the
-// instance) without the constructor's walk of every schema field for defaults on each call, which
-// cost ten times the copy and a twentieth of a batched write (issue #25, decision 0110). No field
-// of the record has a constructor default; should one be added, the constructor is taken again.
+// A record whose fields are known valid (a new record, a stored row that passed its checks) is built
+// as `new MemoryRecord(fields, { disableValidation: true })` builds it — the class constructor copies
+// the fields onto the instance — without the constructor's walk of every schema field for
+// defaults on each call, which cost ten times the copy: a twentieth of a batched write, three
+// quarters of reading a row back (issue #25, decision 0110). No field of the record has a
+// constructor default; should one be added, the constructor is taken again.
 const constructorDefaults = Object.values(MemoryRecord.fields).some(hasConstructorDefault)
+
+/**
+ * The fields of a record being built, assigned one by one in the schema's field order (the order a
+ * record's keys print in).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export type RecordDraft = { -readonly [K in keyof RecordFields]: RecordFields[K] }
+
+/**
+ * An empty {@link RecordDraft}: the instance itself unless the class constructor has defaults to
+ * fill in. Finish it with {@link unsafeFromDraft}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const recordDraft = (): RecordDraft =>
+  (constructorDefaults ? {} : Object.create(MemoryRecord.prototype)) as RecordDraft
+
+/**
+ * The record a {@link recordDraft} holds. Unsafe: nothing is checked — the caller has checked
+ * every field against the record's rules (a write's decoded input, a stored row's field checks).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unsafeFromDraft = (draft: RecordDraft): MemoryRecord =>
+  constructorDefaults ? new MemoryRecord(draft, { disableValidation: true }) : draft as MemoryRecord
 
 /**
  * Builds the record a write creates, stamping everything creation decides.
@@ -369,11 +399,7 @@ export const fromWriteInput = (
   input: MemoryWriteInput,
   options: { readonly id: MemoryId; readonly now: DateTime.Utc; readonly scope?: Scope; readonly supersedes?: MemoryId }
 ): MemoryRecord => {
-  // Assigned one by one, in the schema's field order (the order a record's keys print in), onto
-  // the instance itself unless the constructor has defaults to fill in.
-  const fields = (constructorDefaults ? {} : Object.create(MemoryRecord.prototype)) as {
-    -readonly [K in keyof RecordFields]: RecordFields[K]
-  }
+  const fields = recordDraft()
   fields.id = options.id
   fields.content = input.content
   fields.kind = input.kind
@@ -392,7 +418,7 @@ export const fromWriteInput = (
   }
   if (options.supersedes !== undefined) fields.supersedes = options.supersedes
   if (input.position !== undefined) fields.position = input.position
-  return constructorDefaults ? new MemoryRecord(fields, { disableValidation: true }) : fields as MemoryRecord
+  return unsafeFromDraft(fields)
 }
 
 /**

@@ -15,7 +15,16 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Rules from "./internal/fieldRules.js"
 import { onFirstCall } from "./internal/onFirstCall.js"
-import { DeliveryPolicy, MemoryKind, MemoryRecord, ReviewState, SourceType } from "./MemoryRecord.js"
+import {
+  DeliveryPolicy,
+  MemoryKind,
+  MemoryRecord,
+  type RecordDraft,
+  recordDraft,
+  ReviewState,
+  SourceType,
+  unsafeFromDraft
+} from "./MemoryRecord.js"
 import { decodeStoredRecord, describeParseError } from "./MemoryWrite.js"
 import * as StoredRows from "./StoredRows.js"
 
@@ -170,17 +179,17 @@ const fromRowQuickly = (row: Readonly<Record<string, unknown>>): MemoryRecord | 
   if (!isEpochMillis(created_at)) return undefined
   if (expires_at !== null && !isEpochMillis(expires_at)) return undefined
   if (invalidated_at !== null && !isEpochMillis(invalidated_at)) return undefined
-  const fields: Record<string, unknown> = {
-    id: row.id,
-    content: row.content,
-    kind: row.kind,
-    tags: parseTags(row.tags),
-    sourceType: row.source_type,
-    scope: row.scope,
-    deliveryPolicy: row.delivery_policy,
-    reviewState: row.review_state,
-    createdAt: DateTime.unsafeMake(created_at)
-  }
+  // Checked below before it becomes a record; a draft that fails is dropped.
+  const fields = recordDraft() as unknown as Record<string, unknown>
+  fields.id = row.id
+  fields.content = row.content
+  fields.kind = row.kind
+  fields.tags = parseTags(row.tags)
+  fields.sourceType = row.source_type
+  fields.scope = row.scope
+  fields.deliveryPolicy = row.delivery_policy
+  fields.reviewState = row.review_state
+  fields.createdAt = DateTime.unsafeMake(created_at)
   if (row.label !== null) fields.label = row.label
   if (row.epoch !== null) fields.epoch = row.epoch
   if (expires_at !== null) fields.expiresAt = DateTime.unsafeMake(expires_at)
@@ -194,7 +203,7 @@ const fromRowQuickly = (row: Readonly<Record<string, unknown>>): MemoryRecord | 
     fields.position = { thread: row.thread, turn: typeof row.turn === "bigint" ? Number(row.turn) : row.turn }
   }
   return passesFieldRules(fields) || isRecordFields(fields)
-    ? new MemoryRecord(fields, { disableValidation: true })
+    ? unsafeFromDraft(fields as unknown as RecordDraft)
     : undefined
 }
 

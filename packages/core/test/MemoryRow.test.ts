@@ -7,6 +7,7 @@ import { MemoryRecord, MemoryRow, MemoryWrite } from "@engram/core"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
+import * as Schema from "effect/Schema"
 
 const recordArbitrary = Arbitrary.make(MemoryRecord.MemoryRecord)
 
@@ -70,6 +71,23 @@ describe("stored row decoding", () => {
         expect(MemoryWrite.encodeStoredRecord(Either.getOrThrow(decoded))).toEqual(
           MemoryWrite.encodeStoredRecord(record)
         )
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("builds what the class constructor builds from the same fields (decision 0110)", () => {
+    const isRecord = Schema.is(MemoryRecord.MemoryRecord)
+    fc.assert(
+      fc.property(recordArbitrary, (record) => {
+        const decoded = Either.getOrThrow(MemoryRow.fromRow(rowOf(record)))
+        const expected = new MemoryRecord.MemoryRecord({ ...decoded }, { disableValidation: true })
+        expect(Object.getPrototypeOf(decoded)).toBe(MemoryRecord.MemoryRecord.prototype)
+        expect(decoded).toStrictEqual(expected)
+        expect(Reflect.ownKeys(decoded)).toEqual(Reflect.ownKeys(expected))
+        expect(isRecord(decoded)).toBe(true)
+        expect(String(decoded)).toBe(String(expected))
+        expect([decoded.trustTier, decoded.flagged]).toEqual([expected.trustTier, expected.flagged])
       }),
       { numRuns: 300 }
     )
