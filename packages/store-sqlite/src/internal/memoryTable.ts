@@ -25,6 +25,16 @@ export const MIGRATIONS_TABLE = "engram_memory_migrations"
 /** The search index's DDL (also used to rebuild it). */
 export const FTS_DDL = `CREATE VIRTUAL TABLE ${FTS_TABLE} USING fts5(tokens, content='', tokenize='ascii')`
 
+/**
+ * A row read as an array (`.values`) keyed as `MemoryRow.fromRow` reads it, its record columns
+ * starting at `start`: cheaper than the driver's keyed rows (decision 0113).
+ */
+export const rowOf = (values: ReadonlyArray<unknown>, start: number): Record<string, unknown> => {
+  const row: Record<string, unknown> = {}
+  for (let i = 0; i < MemoryRow.COLUMNS.length; i++) row[MemoryRow.COLUMNS[i]!] = values[start + i]
+  return row
+}
+
 /** `m.id, m.content, …` for selects. */
 export const selectColumns = (alias: string) => MemoryRow.COLUMNS.map((column) => `${alias}.${column}`).join(", ")
 

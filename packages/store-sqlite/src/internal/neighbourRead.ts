@@ -10,7 +10,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { MemoryQuery, type MemoryRecord, MemoryRow, type StoredRows } from "@engram/core"
 import * as Effect from "effect/Effect"
-import { selectColumns, TABLE } from "./memoryTable.js"
+import { rowOf, selectColumns, TABLE } from "./memoryTable.js"
 import { filterClauses } from "./sqlFilters.js"
 import { chunksOf } from "./sqlText.js"
 
@@ -42,13 +42,13 @@ export const readNeighbours = (
         chunk.map((range, i) => sql`(${offset + i}, ${range.scope}, ${range.thread}, ${range.from}, ${range.to})`)
       )
       offset += chunk.length
-      const rows = yield* sql<Record<string, unknown>>`WITH p(range, scope, thread, lo, hi) AS (VALUES ${table})
+      const rows = yield* sql`WITH p(range, scope, thread, lo, hi) AS (VALUES ${table})
         SELECT ${columns} FROM p JOIN ${sql(TABLE)} m
           ON m.thread = p.thread AND m.turn BETWEEN p.lo AND p.hi AND m.scope = p.scope
         WHERE ${filters}
-        ORDER BY p.range, m.turn, m.id LIMIT ${limit - read}`
+        ORDER BY p.range, m.turn, m.id LIMIT ${limit - read}`.values
       read += rows.length
-      const decoded = MemoryRow.decodeRows(rows, (record) => record)
+      const decoded = MemoryRow.decodeRows(rows.map((values) => rowOf(values, 0)), (record) => record)
       values.push(...decoded.values)
       skipped.push(...decoded.skipped)
     }

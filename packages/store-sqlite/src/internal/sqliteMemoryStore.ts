@@ -23,7 +23,7 @@ import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import { coverageGap } from "./integrity.js"
-import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, selectColumns, TABLE } from "./memoryTable.js"
+import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, rowOf, selectColumns, TABLE } from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
 import { readNeighbours } from "./neighbourRead.js"
 import { syncSearchIndex } from "./reindex.js"
@@ -143,13 +143,6 @@ const RANKED_COLUMNS = 4
 const ID = MemoryRow.COLUMNS.indexOf("id")
 const SCOPE = MemoryRow.COLUMNS.indexOf("scope")
 const CREATED_AT = MemoryRow.COLUMNS.indexOf("created_at")
-
-/** A ranked row's record columns, keyed as `MemoryRow.fromRow` reads them; they start at `start`. */
-const rowOf = (values: ReadonlyArray<unknown>, start: number): Row => {
-  const row: Row = {}
-  for (let i = 0; i < MemoryRow.COLUMNS.length; i++) row[MemoryRow.COLUMNS[i]!] = values[start + i]
-  return row
-}
 
 /** Runs the store's migrations (idempotent), in their own migrations table. */
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
