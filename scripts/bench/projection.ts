@@ -113,6 +113,15 @@ interface LatencyFigures {
   readonly floorP95: number
   /** p50 of project() over p50 of the floor, each query's pair run back to back. */
   readonly ratio: number
+  /** Rows the floor returned per query (mean). */
+  readonly floorRows: number
+  /**
+   * The floor with the planner's tail tier (`scopedTopK`'s `tiers`): the rows the recall search
+   * reads when the pruned tokens match fewer than the limit. Reported beside the issue's floor.
+   */
+  readonly tieredP50: number
+  readonly tieredRows: number
+  readonly tieredRatio: number
   /** Projections whose o200k_base count of the whole text exceeded their token budget (should be 0). */
   readonly overBudget: number
   /** chars/4 against o200k_base BPE tokens of each projection: mean of (heuristic - bpe) / bpe. */
@@ -160,20 +169,26 @@ const measure = (
     const projection = yield* ContextProjection.make()
     const bpe = yield* TokenEstimatorBpe.make("o200k_base")
     const floor = scopedTopK(filename, ContextProjection.DEFAULT_RECALL_PRUNE_SHARE)
+    const tiered = scopedTopK(filename, ContextProjection.DEFAULT_RECALL_PRUNE_SHARE, { tiers: true })
     const figures: Array<LatencyFigures> = []
     let turn = 0
     for (const [workload, asked] of workloads) {
       floor.prime(asked.map((a) => a.query))
+      tiered.prime(asked.map((a) => a.query))
       // Warm-up on the workload's last queries, measured on the others: recall meets lines it has
       // not counted yet, as a new turn does.
       const warm = Math.min(WARM_UP, Math.floor(asked.length / 2))
       for (const a of asked.slice(asked.length - warm)) {
         yield* projection.project(requestFor(a, turn++))
         floor.search(a.query, a.scopes, FLOOR_LIMIT)
+        tiered.search(a.query, a.scopes, FLOOR_LIMIT)
       }
       const measured = asked.slice(0, asked.length - warm)
       const times: Array<number> = []
       const floorTimes: Array<number> = []
+      const tieredTimes: Array<number> = []
+      let floorRows = 0
+      let tieredRows = 0
       let overBudget = 0
       const searches: Array<number> = []
       let chars = 0
@@ -189,8 +204,11 @@ const measure = (
         })
         const timeFloor = Effect.sync(() => {
           const start = performance.now()
-          floor.search(a.query, a.scopes, FLOOR_LIMIT)
+          floorRows += floor.search(a.query, a.scopes, FLOOR_LIMIT).length
           floorTimes.push(performance.now() - start)
+          const next = performance.now()
+          tieredRows += tiered.search(a.query, a.scopes, FLOOR_LIMIT).length
+          tieredTimes.push(performance.now() - next)
         })
         if (i % 2 === 0) yield* timeSearch
         if (i % 2 === 1) yield* timeFloor
@@ -220,6 +238,10 @@ const measure = (
         floorP50: percentile(floorTimes, 50),
         floorP95: percentile(floorTimes, 95),
         ratio: percentile(times, 50) / percentile(floorTimes, 50),
+        floorRows: floorRows / measured.length,
+        tieredP50: percentile(tieredTimes, 50),
+        tieredRows: tieredRows / measured.length,
+        tieredRatio: percentile(times, 50) / percentile(tieredTimes, 50),
         overBudget,
         searchP50: percentile(searches, 50),
         searchP95: percentile(searches, 95),
@@ -233,6 +255,7 @@ const measure = (
       })
     }
     floor.close()
+    tiered.close()
     return figures
   }).pipe(Effect.provide(sqliteStores(filename)))
 
@@ -450,6 +473,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       "project p95 ms",
       "floor p50 ms",
       "project / floor p50",
+      "floor rows",
+      "tiered floor p50 ms",
+      "project / tiered p50",
+      "tiered rows",
       "search p50 ms",
       "search p95 ms",
       "projected chars",
@@ -467,6 +494,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       fmt(f.p95, 3),
       fmt(f.floorP50, 3),
       `${fmt(f.ratio, 2)}x`,
+      fmt(f.floorRows, 0),
+      fmt(f.tieredP50, 3),
+      `${fmt(f.tieredRatio, 2)}x`,
+      fmt(f.tieredRows, 0),
       fmt(f.searchP50, 3),
       fmt(f.searchP95, 3),
       fmt(f.meanChars, 0),
@@ -487,7 +518,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       `counted by line); ${overO200k(latency)}. floor: FTS5 top-${FLOOR_LIMIT} by bm25 over the query's tokens ` +
       `held by at most ${100 * ContextProjection.DEFAULT_RECALL_PRUNE_SHARE}% of records (frequencies free), ` +
       `joined to the request's scopes, rows read, on its own connection; interleaved with project(), before it ` +
-      `on every other query.\nsearch: the recall search alone (MemoryStore.search, same query and ` +
+      `on every other query. tiered floor: the same, then (when that returns fewer than ${FLOOR_LIMIT} rows) ` +
+      `the records of the scopes holding only the pruned tokens, newest first, up to ${FLOOR_LIMIT} rows in all: ` +
+      `the planner's tail tier, which the recall search also reads.\nsearch: the recall search alone (MemoryStore.search, same query and ` +
       `filters, limit 20), interleaved with project() and run before it on every other query, so neither always ` +
       `finds the cache the other warmed. Targets (issue #25): project p50 <= 1.3x its floor at 100k and per conversation, <= 1.5x for short queries. ${machine()}.\nchars/4 vs BPE: ` +
       `the default estimate of each default projection against its o200k_base token count (TokenEstimatorBpe): ` +

@@ -7,6 +7,10 @@
  *   cached (outside any timing: the floor gets them free), and the pruning every floor shares.
  * - {@link scopedTopK}: `project()`'s recall shape — the pruned tokens, FTS5's top `limit` by bm25
  *   joined to the records of the request's scopes, and those rows read.
+ * - the same with `tiers: true`: also the rows the recall search reads when the pruned tokens
+ *   match fewer than `limit` records of the scopes — the planner's tail tier (decision 0035): the
+ *   records holding only pruned tokens, newest first, up to the limit. Without it a floor on a
+ *   small scope returns a handful of rows where the search returns `limit`.
  */
 import { SearchTokenizer } from "@engram/core"
 import Database from "better-sqlite3"
@@ -52,27 +56,39 @@ export const orQuery = (tokens: ReadonlyArray<string>): string => tokens.map((t)
  * bm25 joined to the records of `scopes`, those rows read. What it leaves out is what a projection
  * adds: deliverability, the always-on and digest reads, composition, the injection row.
  */
-export const scopedTopK = (filename: string, share: number) => {
+export const scopedTopK = (filename: string, share: number, options: { readonly tiers?: boolean } = {}) => {
   const connection = floorConnection(filename)
   const statements = new Map<string, Database.Statement>()
-  const top = (limit: number, scopes: number) => {
-    const key = `${limit}/${scopes}`
+  const prepared = (key: string, order: string, limit: string, scopes: number) => {
     let statement = statements.get(key)
     if (statement === undefined) {
       statement = connection.db.prepare(
         `SELECT m.* FROM engram_memories_fts f JOIN engram_memories m ON m.seq = f.rowid
          WHERE engram_memories_fts MATCH ? AND m.scope IN (${Array.from({ length: scopes }, () => "?").join(", ")})
-         ORDER BY f.rank LIMIT ${limit}`
+         ORDER BY ${order} LIMIT ${limit}`
       )
       statements.set(key, statement)
     }
     return statement
   }
+  const top = (limit: number, scopes: number) => prepared(`rank/${limit}/${scopes}`, "f.rank", String(limit), scopes)
+  // The tail's limit is what the ranked tier left: a bound value, one statement for every remainder.
+  const newest = (scopes: number) => prepared(`rowid/${scopes}`, "f.rowid DESC", "?", scopes)
   return {
     prime: connection.prime,
-    search: (query: string, scopes: ReadonlyArray<string>, limit: number) => {
-      const tokens = connection.selective(SearchTokenizer.distinctTokens(query), share)
-      return tokens.length === 0 ? [] : top(limit, scopes.length).all(orQuery(tokens), ...scopes)
+    search: (query: string, scopes: ReadonlyArray<string>, limit: number): Array<unknown> => {
+      const all = SearchTokenizer.distinctTokens(query)
+      const tokens = connection.selective(all, share)
+      if (tokens.length === 0) return []
+      const ranked = top(limit, scopes.length).all(orQuery(tokens), ...scopes)
+      const pruned = all.filter((t) => !tokens.includes(t))
+      if (options.tiers !== true || ranked.length >= limit || pruned.length === 0) return ranked
+      const tail = newest(scopes.length).all(
+        `(${orQuery(pruned)}) NOT (${orQuery(tokens)})`,
+        ...scopes,
+        limit - ranked.length
+      )
+      return [...ranked, ...tail]
     },
     close: connection.close
   }
