@@ -41,6 +41,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
+import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -122,6 +123,8 @@ interface LatencyFigures {
   readonly tieredP50: number
   readonly tieredRows: number
   readonly tieredRatio: number
+  /** SHA-256 (first 12 hex digits) of every measured projection's text in order: equal digests, equal bytes. */
+  readonly outputDigest: string
   /** Projections whose o200k_base count of the whole text exceeded their token budget (should be 0). */
   readonly overBudget: number
   /** chars/4 against o200k_base BPE tokens of each projection: mean of (heuristic - bpe) / bpe. */
@@ -196,6 +199,7 @@ const measure = (
       let shed = 0
       let error = 0
       let absError = 0
+      const digest = NodeCrypto.createHash("sha256")
       for (const [i, a] of measured.entries()) {
         const timeSearch = Effect.gen(function*() {
           const start = performance.now()
@@ -217,6 +221,7 @@ const measure = (
         times.push(performance.now() - start)
         if (i % 2 === 1) yield* timeSearch
         if (i % 2 === 0) yield* timeFloor
+        digest.update(projected.text).update("\u0000")
         chars += projected.budget.usedChars
         recalled += projected.section("recalled_memory")?.items ?? 0
         shed += projected.budget.shed.length
@@ -242,6 +247,7 @@ const measure = (
         tieredP50: percentile(tieredTimes, 50),
         tieredRows: tieredRows / measured.length,
         tieredRatio: percentile(times, 50) / percentile(tieredTimes, 50),
+        outputDigest: digest.digest("hex").slice(0, 12),
         overBudget,
         searchP50: percentile(searches, 50),
         searchP95: percentile(searches, 95),
@@ -483,6 +489,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       "recalled/turn",
       "shed/turn",
       "chars/4 vs BPE",
+      "output digest",
       "RSS MB",
       "heap MB"
     ],
@@ -504,6 +511,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       fmt(f.meanRecalled, 1),
       fmt(f.meanShed, 1),
       `${f.heuristicError >= 0 ? "+" : ""}${fmt(100 * f.heuristicError, 1)}% (|${fmt(100 * f.heuristicAbsError, 1)}%|)`,
+      f.outputDigest,
       fmt(f.rssMb, 0),
       fmt(f.heapMb, 0)
     ])
