@@ -33,6 +33,8 @@ export interface Limits {
   readonly maxNeighbourWindow: number
   /** Most conversation positions one read of neighbours may name (`MemoryStore.neighbours`). */
   readonly maxNeighbourPositions: number
+  /** Most ids one read of neighbours may leave out (`NeighbourQuery.exclude`). */
+  readonly maxNeighbourExcluded: number
 }
 
 /**
@@ -40,7 +42,8 @@ export interface Limits {
  * well inside PostgreSQL's 1 MB `tsvector`), 8,000 characters of query (a search of that size
  * stays in milliseconds on every backend), 32 tags (at most 2,048 characters of tags a record);
  * a read of neighbours spans at most 10 turns each side (the widest `Bm25.neighbourWindow`) of at
- * most 10,000 positions (the most hits a search returns, `MemoryQuery.MAX_LIMIT`).
+ * most 10,000 positions (the most hits a search returns, `MemoryQuery.MAX_LIMIT`), leaving out at
+ * most as many ids.
  *
  * @since 0.1.0
  * @category constants
@@ -50,7 +53,8 @@ export const defaults: Limits = {
   maxQueryChars: 8_000,
   maxTags: 32,
   maxNeighbourWindow: 10,
-  maxNeighbourPositions: 10_000
+  maxNeighbourPositions: 10_000,
+  maxNeighbourExcluded: 10_000
 }
 
 /**

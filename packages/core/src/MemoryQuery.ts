@@ -108,9 +108,11 @@ export type ScopedPosition = typeof ScopedPosition.Type
  * A read of conversation neighbours (`MemoryStore.neighbours`): the records of the same scope and
  * thread as one of `positions`, at most `window` turns before or after it (the position's own turn
  * included), that the shared filters admit; at most `limit` (default {@link MAX_LIMIT}) in
- * conversation order ({@link compareConversationOrder}). `window` is bounded by
- * `MemoryLimits.maxNeighbourWindow` and the number of positions by
- * `MemoryLimits.maxNeighbourPositions`.
+ * conversation order ({@link compareConversationOrder}). Records whose id is in `exclude` are
+ * left out before the limit counts: a caller that holds the hits already (the projection) does not
+ * read them again. `window` is bounded by `MemoryLimits.maxNeighbourWindow`, the number of
+ * positions by `MemoryLimits.maxNeighbourPositions` and the number of ids left out by
+ * `MemoryLimits.maxNeighbourExcluded`.
  *
  * @since 0.1.0
  * @category models
@@ -121,6 +123,7 @@ export const NeighbourQuery = Schema.Struct({
   window: Schema.Int.pipe(
     Schema.nonNegative({ message: () => "window must be a non-negative integer (turns before and after)" })
   ),
+  exclude: Schema.optional(Schema.Array(MemoryId)),
   limit: Schema.optional(Limit)
 })
 /** @since 0.1.0 @category models */

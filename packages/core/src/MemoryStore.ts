@@ -146,9 +146,11 @@ export interface Service {
    * Reads conversation neighbours in one call: the records of the same scope and thread as any of
    * `query.positions`, within `query.window` turns of it (its own turn included), that the shared
    * filters admit — the filters a search takes, applied the same way — at most `query.limit`, in
-   * conversation order (`MemoryQuery.compareConversationOrder`). Records without a position are
-   * never neighbours. A window over `MemoryLimits.maxNeighbourWindow` or more positions than
-   * `MemoryLimits.maxNeighbourPositions` fails with `InvalidMemoryQuery` whose `limit` names it;
+   * conversation order (`MemoryQuery.compareConversationOrder`), leaving out the ids in
+   * `query.exclude` before the limit counts. Records without a position are never neighbours. A
+   * window over `MemoryLimits.maxNeighbourWindow`, more positions than
+   * `MemoryLimits.maxNeighbourPositions` or more ids left out than
+   * `MemoryLimits.maxNeighbourExcluded` fails with `InvalidMemoryQuery` whose `limit` names it;
    * a position that is not one (an empty or over-long thread, a negative turn, a scope no record
    * can have) fails with `InvalidMemoryQuery` naming the field.
    */

@@ -14,7 +14,14 @@ import type * as ErrorClass from "./ErrorClass.js"
  * @category models
  */
 export const ExceededLimit = Schema.Struct({
-  name: Schema.Literal("maxContentChars", "maxQueryChars", "maxTags", "maxNeighbourWindow", "maxNeighbourPositions"),
+  name: Schema.Literal(
+    "maxContentChars",
+    "maxQueryChars",
+    "maxTags",
+    "maxNeighbourWindow",
+    "maxNeighbourPositions",
+    "maxNeighbourExcluded"
+  ),
   max: Schema.Number,
   size: Schema.Number
 })
@@ -28,7 +35,7 @@ export type ExceededLimit = typeof ExceededLimit.Type
  * @category errors
  */
 export const describeLimit = (what: string, limit: ExceededLimit): string =>
-  limit.name === "maxTags" || limit.name === "maxNeighbourPositions"
+  limit.name === "maxTags" || limit.name === "maxNeighbourPositions" || limit.name === "maxNeighbourExcluded"
     ? `${what} has ${limit.size} entries, over the limit of ${limit.max} (MemoryLimits.${limit.name})`
     : limit.name === "maxNeighbourWindow"
     ? `${what} is ${limit.size} turns, over the limit of ${limit.max} (MemoryLimits.${limit.name})`

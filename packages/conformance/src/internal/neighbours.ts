@@ -144,6 +144,29 @@ export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         })
         expect(idsOf(read.records)).toEqual(ids("projecta-t2", [0, 1, 2, 7]))
       })))
+
+    it.effect("exclude leaves ids out before the limit counts; an empty exclude leaves none out", () =>
+      provide(Effect.gen(function*() {
+        yield* writeConversations
+        const s = yield* store
+        const around = {
+          positions: [{ scope: A, thread: "t2", turn: 8 }, { scope: A, thread: "t2", turn: 1 }],
+          window: 1
+        } as const
+        const read = yield* s.neighbours({
+          ...around,
+          // The hits themselves, an id of another thread, and one no record has.
+          exclude: ["projecta-t2-01", "projecta-t2-08", "projecta-t1-02", "nothing-here"],
+          limit: 3
+        })
+        expect(idsOf(read.records)).toEqual(ids("projecta-t2", [0, 2, 7]))
+        const all = yield* s.neighbours({ ...around, exclude: [] })
+        expect(idsOf(all.records)).toEqual(ids("projecta-t2", [0, 1, 2, 7, 8, 9]))
+        // An id that is a SQL or JSON metacharacter is refused by the id schema, not read as syntax.
+        const error = yield* failure(s.neighbours({ ...around, exclude: ["a') OR 1=1 --"] }))
+        expect(error._tag).toBe("InvalidMemoryQuery")
+        expect(error.message).toContain("exclude")
+      })))
   })
 
   describe("hostile input", () => {
@@ -187,6 +210,23 @@ export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         expect(error.message).toContain("MemoryLimits.maxNeighbourPositions")
         // At the limit, one call answers for all of them.
         const read = yield* s.neighbours({ positions: positions.slice(1), window: 1 })
+        expect(read.records).toEqual([])
+      })))
+
+    it.effect("more ids left out than maxNeighbourExcluded are refused, naming the limit", () =>
+      provide(Effect.gen(function*() {
+        const s = yield* store
+        const { maxNeighbourExcluded } = MemoryLimits.defaults
+        const exclude = Array.from({ length: maxNeighbourExcluded + 1 }, (_, i) => `id-${i}`)
+        const positions = [{ scope: A, thread: "t", turn: 1 }]
+        const error = yield* failure(s.neighbours({ positions, window: 1, exclude }))
+        expect(limited(error)).toEqual({
+          name: "maxNeighbourExcluded",
+          max: maxNeighbourExcluded,
+          size: maxNeighbourExcluded + 1
+        })
+        expect(error.message).toContain("MemoryLimits.maxNeighbourExcluded")
+        const read = yield* s.neighbours({ positions, window: 1, exclude: exclude.slice(1) })
         expect(read.records).toEqual([])
       })))
 

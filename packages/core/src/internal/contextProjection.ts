@@ -364,23 +364,23 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
     /**
      * The conversation neighbours of the hits that have a position: one `neighbours` read (one per
      * `maxNeighbourPositions` hits), filtered like recall, attributed to the strongest hit near
-     * each (decision 0090).
+     * each (decision 0090). The hits are in hand already, so the read leaves them out: close hits
+     * are most of what their windows hold.
      */
     const readNeighbours = (request: ProjectionRequest, hits: ReadonlyArray<ProjectedContext.RecallHit>) =>
       Effect.gen(function*() {
         const window = settings.neighbourWindow
-        const positions = hits.flatMap((hit) =>
-          hit.record.position === undefined ? [] : [{ scope: hit.record.scope, ...hit.record.position }]
-        )
-        if (window === 0 || positions.length === 0) return { value: [], skipped: 0 }
+        const placed = hits.filter((hit) => hit.record.position !== undefined)
+        if (window === 0 || placed.length === 0) return { value: [], skipped: 0 }
         const limits = yield* MemoryLimits.MemoryLimits
-        const chunk = Math.max(1, limits.maxNeighbourPositions)
+        const chunk = Math.max(1, Math.min(limits.maxNeighbourPositions, limits.maxNeighbourExcluded))
         const records: Array<MemoryRecord.MemoryRecord> = []
         let skipped = 0
-        for (let start = 0; start < positions.length; start += chunk) {
-          const part = positions.slice(start, start + chunk)
+        for (let start = 0; start < placed.length; start += chunk) {
+          const part = placed.slice(start, start + chunk)
           const read = yield* memories.neighbours({
-            positions: part,
+            positions: part.map(({ record }) => ({ scope: record.scope, ...record.position! })),
+            exclude: part.map(({ record }) => record.id),
             window: Math.min(window, limits.maxNeighbourWindow),
             scopes: request.scopes,
             deliveryPolicies: Decisions.PROJECTED_POLICIES,

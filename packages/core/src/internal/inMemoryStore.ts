@@ -391,10 +391,14 @@ export const makeWithVectors = (
         const query = yield* decodeQuery(NeighbourQuery, raw)
         const at = yield* DateTime.now
         const found: Array<MemoryRecord> = []
+        const excluded = new Set(query.exclude)
         for (const range of turnRanges(query.positions, query.window)) {
           for (const entry of byThread.get(threadKey(range.scope, range.thread)) ?? []) {
             const turn = entry.record.position!.turn
-            if (turn >= range.from && turn <= range.to && matchesFilters(entry.record, query, at)) {
+            if (
+              turn >= range.from && turn <= range.to && !excluded.has(entry.record.id) &&
+              matchesFilters(entry.record, query, at)
+            ) {
               found.push(entry.record)
             }
           }

@@ -85,6 +85,11 @@ export const withContract = (store: MemoryStoreService): MemoryStoreService => (
         } as const
         return Effect.fail(new InvalidMemoryQuery({ problem: describeLimit("the neighbour positions", limit), limit }))
       }
+      const exclude = field(query, "exclude")
+      if (Array.isArray(exclude) && exclude.length > limits.maxNeighbourExcluded) {
+        const limit = { name: "maxNeighbourExcluded", max: limits.maxNeighbourExcluded, size: exclude.length } as const
+        return Effect.fail(new InvalidMemoryQuery({ problem: describeLimit("the ids left out", limit), limit }))
+      }
       return store.neighbours(query)
     }),
   setReviewState: (id, state) =>

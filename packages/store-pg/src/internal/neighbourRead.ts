@@ -2,7 +2,8 @@
  * The PostgreSQL read of conversation neighbours (`MemoryStore.neighbours`): core's merged turn
  * ranges unnested from arrays (four parameters however many ranges) and joined to the memory
  * table through its `(thread, turn)` index (migration `0004_conversation_index`), the shared
- * filters beside the join, in conversation order, at most the query's limit.
+ * filters beside the join, in conversation order, at most the query's limit. The ids the query
+ * leaves out are one array parameter.
  *
  * @internal
  */
@@ -31,7 +32,11 @@ export const readNeighbours = <Row extends object>(
   Effect.suspend(() => {
     const ranges = MemoryQuery.turnRanges(query.positions, query.window)
     if (ranges.length === 0) return Effect.succeed([])
-    const clauses = qualified(sql, query, nowMillis)
+    const exclude = query.exclude ?? []
+    const clauses = [
+      ...qualified(sql, query, nowMillis),
+      ...(exclude.length === 0 ? [] : [sql`NOT (m.id = ANY(${exclude}::text[]))`])
+    ]
     return sql<Row>`SELECT ${sql.literal(columns)}
       FROM unnest(${ranges.map((r) => r.scope)}::text[], ${ranges.map((r) => r.thread)}::text[],
         ${ranges.map((r) => r.from)}::int[], ${ranges.map((r) => r.to)}::int[]) WITH ORDINALITY

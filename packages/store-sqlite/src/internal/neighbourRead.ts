@@ -2,7 +2,8 @@
  * The SQLite read of conversation neighbours (`MemoryStore.neighbours`): core's merged turn
  * ranges as a `VALUES` table joined to the memory table through its `(thread, turn)` index
  * (migration `0005_conversation_index`), the shared filters beside the join, in conversation
- * order, at most the query's limit.
+ * order, at most the query's limit. The ids the query leaves out are one JSON bind read by
+ * `json_each`, however many there are.
  *
  * @internal
  */
@@ -31,7 +32,11 @@ export const readNeighbours = (
     const ranges = MemoryQuery.turnRanges(query.positions, query.window)
     const limit = query.limit ?? MemoryQuery.MAX_LIMIT
     const columns = sql.literal(selectColumns("m"))
-    const filters = sql.and(filterClauses(sql, query, nowMillis))
+    const exclude = query.exclude ?? []
+    const filters = sql.and([
+      ...filterClauses(sql, query, nowMillis),
+      ...(exclude.length === 0 ? [] : [sql`m.id NOT IN (SELECT value FROM json_each(${JSON.stringify(exclude)}))`])
+    ])
     const values: Array<MemoryRecord.MemoryRecord> = []
     const skipped: Array<StoredRows.Skipped<string>> = []
     let read = 0
