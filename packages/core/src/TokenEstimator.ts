@@ -43,7 +43,8 @@ export const CHARS_PER_TOKEN = 4
 
 /**
  * Characters of text whose counts a caching estimator remembers (the total length of the texts
- * held, least recently used evicted first): 4M code units, 8 MB of keys at most.
+ * held; the texts unused for a generation of 2M evicted together): 4M code units, 8 MB of keys at
+ * most.
  *
  * @since 0.1.0
  * @category constants
@@ -95,8 +96,9 @@ export interface MakeOptions {
   /** See {@link Service.joinMargin}: declare it only when the count provably has that bound. */
   readonly joinMargin?: number
   /**
-   * Remember counts by text, up to this many characters of text (least recently used evicted
-   * first); 0 or absent: count every call.
+   * Remember counts by text, up to this many characters of text, in two generations of half as
+   * many each: the texts not used for a whole generation are evicted together; a text longer than
+   * half of it is counted every call. 0 or absent: count every call.
    */
   readonly cacheChars?: number
 }

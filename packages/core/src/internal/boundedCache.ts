@@ -1,9 +1,15 @@
 /**
- * A least-recently-used cache of numbers keyed by strings, bounded by the total length of its
- * keys: a hit moves the key to the newest end, a write past the bound evicts from the oldest end.
- * A key longer than the whole bound is never stored. A JavaScript `Map` hashes a string key by its
- * content (and keeps the hash on the string), so the key is its own content hash: no digest is
- * computed.
+ * A cache of numbers keyed by strings, bounded by the total length of its keys, in two
+ * generations (the "hashlru" scheme): new and recently used keys go to the young generation;
+ * when it would pass half the bound it becomes the old one, and the previous old generation —
+ * keys not used for a whole generation — is dropped at once. A hit in the young generation is one
+ * `Map` look-up; an exact LRU moves every hit to the newest end (a delete and a set), which cost
+ * twice the look-up on the projection's path, where every line is looked up (issue #25, decision
+ * 0122). A key survives while the keys used since its last use total at most half the bound; a
+ * key longer than half the bound is never stored.
+ *
+ * A JavaScript `Map` hashes a string key by its content (and keeps the hash on the string), so the
+ * key is its own content hash: no digest is computed.
  *
  * @internal
  */
@@ -16,30 +22,44 @@ export interface BoundedCache {
 }
 
 export const make = (maxKeyChars: number): BoundedCache => {
-  const bound = Math.max(0, Math.floor(maxKeyChars))
-  const map = new Map<string, number>()
-  let chars = 0
+  const half = Math.floor(Math.max(0, Math.floor(maxKeyChars)) / 2)
+  let young = new Map<string, number>()
+  let old = new Map<string, number>()
+  let youngChars = 0
+  let oldChars = 0
+  // Adds a key the young generation does not hold, swapping generations first when it would overflow.
+  const add = (key: string, value: number) => {
+    if (youngChars + key.length > half) {
+      old = young
+      oldChars = youngChars
+      young = new Map()
+      youngChars = 0
+    }
+    young.set(key, value)
+    youngChars += key.length
+  }
   return {
     get: (key) => {
-      const value = map.get(key)
-      if (value !== undefined) {
-        map.delete(key)
-        map.set(key, value)
+      const value = young.get(key)
+      if (value !== undefined) return value
+      const aged = old.get(key)
+      if (aged !== undefined) {
+        old.delete(key)
+        oldChars -= key.length
+        add(key, aged)
       }
-      return value
+      return aged
     },
     set: (key, value) => {
-      if (key.length > bound) return
-      if (map.delete(key)) chars -= key.length
-      while (chars + key.length > bound) {
-        const oldest = map.keys().next().value as string
-        map.delete(oldest)
-        chars -= oldest.length
+      if (key.length > half) return
+      if (young.has(key)) {
+        young.set(key, value)
+        return
       }
-      map.set(key, value)
-      chars += key.length
+      if (old.delete(key)) oldChars -= key.length
+      add(key, value)
     },
-    size: () => chars,
-    entries: () => map.size
+    size: () => youngChars + oldChars,
+    entries: () => young.size + old.size
   }
 }

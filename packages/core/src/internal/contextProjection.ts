@@ -72,7 +72,7 @@ interface Read<A> {
   readonly skipped: number
 }
 
-/** Characters of memory text whose screen verdicts a process remembers (least recently used evicted first). */
+/** Characters of memory text whose screen verdicts a process remembers (in two generations; `BoundedCache`). */
 const SCREEN_CACHE_CHARS = 4_000_000
 const verdicts = BoundedCache.make(SCREEN_CACHE_CHARS)
 
