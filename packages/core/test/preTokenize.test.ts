@@ -20,13 +20,14 @@ const matched = (pattern: RegExp, text: string): Array<string> => text.match(new
 /**
  * Mostly the characters the scan handles, in the combinations where the patterns' alternatives
  * compete (a prefix before a letter run, case changes, contractions, digit runs, a blank before
- * symbols, "/" and line breaks after symbols, whitespace runs before text and at the end), and now
- * and then a character it hands to the pattern: a Latin letter, a mark, CJK, an emoji, non-ASCII
- * whitespace, a non-ASCII digit and symbol.
+ * symbols, "/" and line breaks after symbols, whitespace runs before text and at the end), any
+ * code below 256, and now and then a character it hands to the pattern: a Latin letter, a mark,
+ * CJK, an emoji, non-ASCII whitespace, a non-ASCII digit and symbol, a lone surrogate.
  */
 const scanned = fc.array(
   fc.oneof(
     { weight: 12, arbitrary: fc.constantFrom(..."aAbBzZqQsStTlLmMdDrReEvV0123456789") },
+    { weight: 3, arbitrary: fc.integer({ min: 0, max: 255 }).map((code) => String.fromCharCode(code)) },
     { weight: 6, arbitrary: fc.constantFrom(" ", " ", "  ", "\t", "\n", "\r", "\r\n", "\v", "\f", " \n", "\n ") },
     { weight: 6, arbitrary: fc.constantFrom(..."'!?.,;:-_()[]<>|#@&*\"/\\`~^%$+=", "\u0000", "\u001f", "\u007f") },
     {
