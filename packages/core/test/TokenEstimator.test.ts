@@ -113,11 +113,13 @@ describe("TokenEstimator", () => {
     { fastCheck: { numRuns: 2_000 } }
   )
 
-  // Counting piece by piece (each pre-token's count remembered, decision 0116) is the encoding's count.
+  // Counting piece by piece (each pre-token's count remembered, decision 0116), the pieces of
+  // ASCII scanned by hand (decision 0121), is the encoding's count.
   it.prop(
     "o200k_base and cl100k_base count any text as gpt-tokenizer counts it whole",
     [fc.oneof(
       splitText,
+      fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((code) => String.fromCharCode(code)), maxLength: 200 }),
       fc.string({ unit: "grapheme", maxLength: 300 }),
       fc.string({ unit: "binary", maxLength: 100 })
     )],

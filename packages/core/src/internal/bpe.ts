@@ -8,12 +8,15 @@
  * pattern, each piece's byte-pair merges counted — with the count of each piece remembered by the
  * piece: merges never cross a piece, and a piece split alone is that one piece, so the sum is the
  * encoding's count of the whole text (a test holds the two equal on arbitrary text). Conversation
- * repeats its words, so most pieces of a new line are counted already: a line costs one pass of
- * the pattern and a map look-up per piece, where `gpt-tokenizer`'s `countTokens` also moves each
- * piece to the front of its merge cache (decision 0116).
+ * repeats its words, so most pieces of a new line are counted already: a line costs one split and
+ * a map look-up per piece, where `gpt-tokenizer`'s `countTokens` also moves each piece to the
+ * front of its merge cache (decision 0116). The split is a hand-written scan where the text is
+ * ASCII, the pattern elsewhere (`preTokenize.ts`, decision 0121).
  *
  * @internal
  */
+import * as PreTokenize from "./preTokenize.js"
+
 export type Encoding = "o200k_base" | "cl100k_base"
 
 const asText = { disallowedSpecial: new Set<string>() }
@@ -25,28 +28,31 @@ const PIECES_MAX = 200_000
 const PIECE_MAX_CHARS = 64
 
 /**
- * The count of `text`: the pieces `split` (the encoding's pre-tokenizer pattern) matches, each
- * counted by `countPiece` once and remembered.
+ * The count of `text`: the pieces `split` (the encoding's pre-tokenizer) yields, each counted by
+ * `countPiece` once and remembered.
  */
-export const countByPieces = (split: RegExp, countPiece: (piece: string) => number): (text: string) => number => {
-  const pattern = new RegExp(split.source, "gu")
+export const countByPieces = (
+  split: PreTokenize.PreTokenizer,
+  countPiece: (piece: string) => number
+): (text: string) => number => {
   const pieces = new Map<string, number>()
+  let total = 0
+  // One callback for every text, so a text allocates nothing but its pieces.
+  const add = (piece: string) => {
+    let n = pieces.get(piece)
+    if (n === undefined) {
+      n = countPiece(piece)
+      if (piece.length <= PIECE_MAX_CHARS) {
+        if (pieces.size >= PIECES_MAX) pieces.clear()
+        pieces.set(piece, n)
+      }
+    }
+    total += n
+  }
   return (text) => {
     if (text === "") return 0
-    let total = 0
-    pattern.lastIndex = 0
-    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-      const piece = match[0]
-      let n = pieces.get(piece)
-      if (n === undefined) {
-        n = countPiece(piece)
-        if (piece.length <= PIECE_MAX_CHARS) {
-          if (pieces.size >= PIECES_MAX) pieces.clear()
-          pieces.set(piece, n)
-        }
-      }
-      total += n
-    }
+    total = 0
+    split(text, add)
     return total
   }
 }
@@ -64,7 +70,9 @@ export const load = (encoding: Encoding): Promise<(text: string) => number> => {
       [bpe, patterns]
     ) =>
       countByPieces(
-        encoding === "o200k_base" ? patterns.O200K_TOKEN_SPLIT_REGEX : patterns.CL100K_TOKEN_SPLIT_REGEX,
+        encoding === "o200k_base"
+          ? PreTokenize.o200k(patterns.O200K_TOKEN_SPLIT_REGEX)
+          : PreTokenize.cl100k(patterns.CL100K_TOKEN_SPLIT_REGEX),
         (piece) => bpe.countTokens(piece, asText)
       )
     )
