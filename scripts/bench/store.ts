@@ -104,7 +104,11 @@ const rawWriter = (filename: string) => {
   const fullTokens = insertTokens(chunk)
   let seq = 1
   return {
-    write: (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>): number => {
+    /** Milliseconds of the inserts, and of the preparing (outside the floor's time). */
+    write: (
+      inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>
+    ): { readonly insert: number; readonly prepare: number } => {
+      const prepared = performance.now()
       const records = prepare(inputs)
       const start = performance.now()
       db.transaction(() => {
@@ -122,7 +126,7 @@ const rawWriter = (filename: string) => {
           ;(slice.length === chunk ? fullTokens : insertTokens(slice.length)).run(tokens)
         }
       })()
-      return performance.now() - start
+      return { insert: performance.now() - start, prepare: start - prepared }
     },
     close: () => db.close()
   }
@@ -131,17 +135,21 @@ const rawWriter = (filename: string) => {
 /**
  * Writes every input twice, batch by batch: through `MemoryStore.write` and as raw inserts, one
  * after the other with the order swapped every batch, so that drift in the machine's speed or the
- * heap's state over the run weighs on both alike. Returns records per second for each.
+ * heap's state over the run weighs on both alike. Returns records per second for each, and the
+ * share of the store's time that preparing the records takes (`MemoryWrite.prepareRecords`:
+ * decoding, the poisoning screen, ids — what the store does before its inserts, and the floor
+ * does outside its timing).
  */
 const writeSideBySide = async (
   runtime: StoreRuntime,
   rawFile: string,
   inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>
-): Promise<{ readonly store: number; readonly raw: number }> => {
+): Promise<{ readonly store: number; readonly raw: number; readonly prepareShare: number }> => {
   const raw = rawWriter(rawFile)
   const store = await runtime.runPromise(MemoryStore.MemoryStore)
   let storeMillis = 0
   let rawMillis = 0
+  let prepareMillis = 0
   try {
     for (let i = 0; i < inputs.length; i += WRITE_BATCH) {
       const batch = inputs.slice(i, i + WRITE_BATCH)
@@ -151,13 +159,19 @@ const writeSideBySide = async (
         storeMillis += performance.now() - start
       }
       if ((i / WRITE_BATCH) % 2 === 0) await timeStore()
-      rawMillis += raw.write(batch)
+      const timed = raw.write(batch)
+      rawMillis += timed.insert
+      prepareMillis += timed.prepare
       if ((i / WRITE_BATCH) % 2 === 1) await timeStore()
     }
   } finally {
     raw.close()
   }
-  return { store: inputs.length / (storeMillis / 1000), raw: inputs.length / (rawMillis / 1000) }
+  return {
+    store: inputs.length / (storeMillis / 1000),
+    raw: inputs.length / (rawMillis / 1000),
+    prepareShare: prepareMillis / storeMillis
+  }
 }
 
 /** An empty database with the store's layout (its migrations), for the raw floor. */
@@ -245,6 +259,8 @@ interface SizeFigures {
   readonly records: number
   readonly writesPerSecond: number
   readonly rawWritesPerSecond: number
+  /** The share of the store's write time that `MemoryWrite.prepareRecords` takes (0–1). */
+  readonly prepareShare: number
   readonly coldOpenMs: number
   readonly rssMb: number
   readonly heapMb: number
@@ -298,7 +314,11 @@ const benchSize = async (
   const writer = ManagedRuntime.make(
     Layer.provide(SqliteMemoryStore.layer({ filename }), Logger.minimumLogLevel(LogLevel.Warning))
   )
-  const { raw: rawWritesPerSecond, store: writesPerSecond } = await writeSideBySide(writer, rawFile, inputs)
+  const { prepareShare, raw: rawWritesPerSecond, store: writesPerSecond } = await writeSideBySide(
+    writer,
+    rawFile,
+    inputs
+  )
   NodeFs.rmSync(rawFile, { force: true })
   await writer.dispose()
   if (writesOnly) {
@@ -307,6 +327,7 @@ const benchSize = async (
       records: size,
       writesPerSecond,
       rawWritesPerSecond,
+      prepareShare,
       coldOpenMs: Number.NaN,
       rssMb: megabytes(memoryUse.rss),
       heapMb: megabytes(memoryUse.heapUsed),
@@ -380,6 +401,7 @@ const benchSize = async (
     records: size,
     writesPerSecond,
     rawWritesPerSecond,
+    prepareShare,
     coldOpenMs,
     rssMb: megabytes(memoryUse.rss),
     heapMb: megabytes(memoryUse.heapUsed),
@@ -399,7 +421,8 @@ const print = (figures: SizeFigures) => {
       `\n${n} records — writes ${fmt(figures.writesPerSecond, 0)}/s vs raw floor ${
         fmt(figures.rawWritesPerSecond, 0)
       }/s ` +
-        `(${fmt((100 * figures.writesPerSecond) / figures.rawWritesPerSecond, 0)}%); ${figures.load}`
+        `(${fmt((100 * figures.writesPerSecond) / figures.rawWritesPerSecond, 0)}%; preparing the records ` +
+        `${fmt(100 * figures.prepareShare, 0)}% of the store's time); ${figures.load}`
     )
     return
   }
@@ -407,7 +430,8 @@ const print = (figures: SizeFigures) => {
     `\n${n} records — writes ${fmt(figures.writesPerSecond, 0)}/s vs raw floor ${
       fmt(figures.rawWritesPerSecond, 0)
     }/s ` +
-      `(${fmt((100 * figures.writesPerSecond) / figures.rawWritesPerSecond, 0)}%); cold open + first question ` +
+      `(${fmt((100 * figures.writesPerSecond) / figures.rawWritesPerSecond, 0)}%; preparing the records ` +
+      `${fmt(100 * figures.prepareShare, 0)}% of the store's time); cold open + first question ` +
       `${fmt(figures.coldOpenMs, 1)} ms; RSS ${fmt(figures.rssMb, 0)} MB, heap ${fmt(figures.heapMb, 0)} MB` +
       (figures.memoryStoreHeapMb === undefined ? "" : ` (layerMemory ~${fmt(figures.memoryStoreHeapMb, 0)} MB of it)`) +
       `; ${figures.load}`
