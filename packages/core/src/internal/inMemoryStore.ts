@@ -25,7 +25,6 @@ import {
   ListQuery,
   matchesFilters,
   MAX_LIMIT,
-  NeighbourQuery,
   positionOf,
   SearchOptions,
   turnRanges
@@ -34,6 +33,7 @@ import type { MemoryId, MemoryRecord } from "../MemoryRecord.js"
 import type { SearchHit, Service as MemoryStoreService } from "../MemoryStore.js"
 import { DuplicateMemoryId, MemoryNotFound } from "../MemoryStoreError.js"
 import {
+  decodeNeighbourQuery,
   decodeQuery,
   expiredAt,
   invalidatedBy,
@@ -388,7 +388,7 @@ export const makeWithVectors = (
 
     neighbours: (raw) =>
       Effect.gen(function*() {
-        const query = yield* decodeQuery(NeighbourQuery, raw)
+        const query = yield* decodeNeighbourQuery(raw)
         const at = yield* DateTime.now
         const found: Array<MemoryRecord> = []
         const excluded = new Set(query.exclude)

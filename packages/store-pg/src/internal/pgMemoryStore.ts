@@ -387,7 +387,7 @@ const makeAfter = <E>(
 
       neighbours: (raw) =>
         Effect.gen(function*() {
-          const query = yield* MemoryWrite.decodeQuery(MemoryQuery.NeighbourQuery, raw)
+          const query = yield* MemoryWrite.decodeNeighbourQuery(raw)
           const columns = MemoryRow.COLUMNS.map((c) => (c === "tags" ? "m.tags::text AS tags" : `m.${c}`)).join(", ")
           const rows = yield* readNeighbours<Row>(sql, columns, query, yield* nowMillis).pipe(
             Effect.mapError(failure("neighbours"))

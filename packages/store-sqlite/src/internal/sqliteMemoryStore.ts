@@ -482,7 +482,7 @@ export const make: Effect.Effect<
 
     neighbours: (raw) =>
       Effect.gen(function*() {
-        const query = yield* MemoryWrite.decodeQuery(MemoryQuery.NeighbourQuery, raw)
+        const query = yield* MemoryWrite.decodeNeighbourQuery(raw)
         const { skipped, values } = yield* readNeighbours(sql, query, yield* Clock.currentTimeMillis)
         yield* reportSkipped("neighbours", skipped)
         return { records: values, skipped: skipped.length }
