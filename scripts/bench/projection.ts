@@ -59,6 +59,7 @@ import {
 } from "../lib/benchKit.js"
 import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
 import { scopedTopK } from "../lib/ftsFloor.js"
+import * as StoreTimings from "../lib/storeTimings.js"
 import { RUNTIME_SCOPES } from "./store.js"
 
 export const USAGE = `usage: npm run bench -- projection [options]
@@ -69,6 +70,7 @@ export const USAGE = `usage: npm run bench -- projection [options]
   --conversations N generated conversations for the per-conversation workload (default 10; 0 skips it)
   --json FILE       write every figure as JSON
   --chart FILE      append a Mermaid chart of the question-shaped p50s (for docs/benchmarks.md)
+  --phases          also time every store call project() makes, and print where its time goes
   --help            this text`
 
 const ALWAYS_ON = 20
@@ -134,6 +136,8 @@ interface LatencyFigures {
   /** The process's resident set and V8 heap after loading the store, in MB. */
   readonly rssMb: number
   readonly heapMb: number
+  /** With `--phases`: project()'s mean, and the mean of each store call it made, per projection. */
+  readonly phases?: { readonly meanMs: number; readonly calls: ReadonlyArray<StoreTimings.CallTime> }
 }
 
 /** Projections before the measured ones, per workload. */
@@ -163,7 +167,8 @@ const requestFor = (asked: Asked, turn: number): ContextProjection.ProjectionReq
 const measure = (
   filename: string,
   records: number,
-  workloads: ReadonlyArray<readonly [LatencyFigures["workload"], ReadonlyArray<Asked>]>
+  workloads: ReadonlyArray<readonly [LatencyFigures["workload"], ReadonlyArray<Asked>]>,
+  timings: StoreTimings.StoreTimings | undefined
 ) =>
   Effect.gen(function*() {
     const store = yield* MemoryStore.MemoryStore
@@ -187,6 +192,7 @@ const measure = (
         tiered.search(a.query, a.scopes, FLOOR_LIMIT)
       }
       const measured = asked.slice(0, asked.length - warm)
+      timings?.reset()
       const times: Array<number> = []
       const floorTimes: Array<number> = []
       const tieredTimes: Array<number> = []
@@ -203,7 +209,8 @@ const measure = (
       for (const [i, a] of measured.entries()) {
         const timeSearch = Effect.gen(function*() {
           const start = performance.now()
-          yield* store.search(a.query, { scopes: a.scopes, deliverable: true, limit: 20 })
+          const search = store.search(a.query, { scopes: a.scopes, deliverable: true, limit: 20 })
+          yield* timings === undefined ? search : timings.untimed(search)
           searches.push(performance.now() - start)
         })
         const timeFloor = Effect.sync(() => {
@@ -235,6 +242,12 @@ const measure = (
         }
       }
       figures.push({
+        ...(timings === undefined ? {} : {
+          phases: {
+            meanMs: times.reduce((sum, t) => sum + t, 0) / times.length,
+            calls: timings.perProjection(measured.length)
+          }
+        }),
         records,
         workload,
         queries: measured.length,
@@ -263,10 +276,21 @@ const measure = (
     floor.close()
     tiered.close()
     return figures
-  }).pipe(Effect.provide(sqliteStores(filename)))
+  }).pipe(Effect.provide(timedStores(filename, timings)))
+
+/** The stores, each call timed when `timings` is given (one set of stores either way). */
+const timedStores = (filename: string, timings: StoreTimings.StoreTimings | undefined) => {
+  const stores = sqliteStores(filename)
+  return timings === undefined ? stores : Layer.merge(stores, timings.around(stores))
+}
 
 /** The store bench's data at `size` records: question-shaped and short queries over the runtime's scopes. */
-const benchProject = (filename: string, size: number, queryCount: number) =>
+const benchProject = (
+  filename: string,
+  size: number,
+  queryCount: number,
+  timings?: StoreTimings.StoreTimings
+) =>
   Effect.gen(function*() {
     const store = yield* MemoryStore.MemoryStore
     // The generated turns are dropped once the questions are drawn and the store is written.
@@ -280,7 +304,7 @@ const benchProject = (filename: string, size: number, queryCount: number) =>
     ] as const
   }).pipe(
     Effect.provide(sqliteStores(filename)),
-    Effect.flatMap((workloads) => measure(filename, size, workloads))
+    Effect.flatMap((workloads) => measure(filename, size, workloads, timings))
   )
 
 /** Turns per generated conversation (LoCoMo's run from about 300 to 700) and per session of it. */
@@ -294,7 +318,12 @@ const SESSION_TURNS = 25
  * recall reads its neighbours), and questions about each conversation asked in its scope alone —
  * the recall benchmark's shape on LoCoMo, with no download.
  */
-const benchConversations = (filename: string, count: number, queryCount: number) =>
+const benchConversations = (
+  filename: string,
+  count: number,
+  queryCount: number,
+  timings?: StoreTimings.StoreTimings
+) =>
   Effect.gen(function*() {
     const store = yield* MemoryStore.MemoryStore
     const asked: Array<Asked> = []
@@ -321,7 +350,7 @@ const benchConversations = (filename: string, count: number, queryCount: number)
     return [["conversation", asked.slice(0, queryCount + WARM_UP)]] as const
   }).pipe(
     Effect.provide(sqliteStores(filename)),
-    Effect.flatMap((workloads) => measure(filename, count * CONVERSATION_TURNS, workloads))
+    Effect.flatMap((workloads) => measure(filename, count * CONVERSATION_TURNS, workloads, timings))
   )
 
 /** Hits the floor reads: the projection's recall cap. */
@@ -429,6 +458,37 @@ const benchSession = (filename: string, turns: number, queries: ReadonlyArray<st
 
 // ---------------------------------------------------------------------------------------------
 
+/** With `--phases`: per workload, each store call's mean per projection, and what is left. */
+const printPhases = (latency: ReadonlyArray<LatencyFigures>) => {
+  const timed = latency.filter((f) => f.phases !== undefined)
+  if (timed.length === 0) return
+  const calls = [...new Set(timed.flatMap((f) => f.phases!.calls.map((c) => c.call)))].sort()
+  console.log()
+  console.log(table(
+    ["records", "workload", "project mean ms", ...calls.map((c) => `${c} ms`), "rest ms"],
+    timed.map((f) => {
+      const phases = f.phases!
+      const of = (call: string) => phases.calls.find((c) => c.call === call)
+      const stores = phases.calls.reduce((sum, c) => sum + c.ms, 0)
+      return [
+        f.records.toLocaleString("en-US"),
+        f.workload,
+        fmt(phases.meanMs, 2),
+        ...calls.map((call) => {
+          const c = of(call)
+          return c === undefined ? "-" : `${fmt(c.ms, 2)} (${fmt(c.calls, 1)}×)`
+        }),
+        fmt(phases.meanMs - stores, 2)
+      ]
+    })
+  ))
+  console.log(
+    "\nphases: the mean of project() and of each store call made inside it, per projection (calls per " +
+      "projection in brackets); rest: project()'s own work — composing, counting tokens, screening — and the " +
+      "Effect runtime's. Timing each call adds a little to project()."
+  )
+}
+
 /** How many projections went over their budget as o200k_base counts their whole text. */
 const overO200k = (latency: ReadonlyArray<LatencyFigures>): string => {
   const over = latency.reduce((sum, f) => sum + f.overBudget, 0)
@@ -444,6 +504,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const queryCount = Number(option(args, "--queries") ?? "200")
   const turns = Number(option(args, "--turns") ?? "20")
   const conversations = Number(option(args, "--conversations") ?? "10")
+  const timings = args.includes("--phases") ? StoreTimings.make() : undefined
   const queries = generateShortQueries(queryCount, 42)
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-projection-"))
   const latency: Array<LatencyFigures> = []
@@ -453,7 +514,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     for (const size of sizes) {
       process.stdout.write(`projection bench: ${size.toLocaleString("en-US")} records … `)
       const filename = NodePath.join(directory, `store-${size}.db`)
-      latency.push(...await quiet(benchProject(filename, size, queryCount)))
+      latency.push(...await quiet(benchProject(filename, size, queryCount, timings)))
       if (session.length === 0 && turns > 0) {
         session = await quiet(benchSession(filename, turns, queries.length > 50 ? queries.slice(50) : queries))
       }
@@ -462,7 +523,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     if (conversations > 0) {
       process.stdout.write(`projection bench: ${conversations} conversations … `)
       const filename = NodePath.join(directory, "conversations.db")
-      latency.push(...await quiet(benchConversations(filename, conversations, queryCount)))
+      latency.push(...await quiet(benchConversations(filename, conversations, queryCount, timings)))
       process.stdout.write("done\n")
     }
   } finally {
@@ -534,6 +595,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       `the default estimate of each default projection against its o200k_base token count (TokenEstimatorBpe): ` +
       `mean signed error (|mean absolute error|).`
   )
+
+  printPhases(latency)
 
   console.log()
   console.log(table(
