@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   ContextProjection,
   IdGenerator,
+  type MemoryQuery,
   type MemoryRecord,
   MemoryStore,
   PromotionStore,
@@ -90,4 +91,48 @@ describe("project() with conversation neighbours at default settings", () => {
       expect(at(3)).toBeLessThan(at(4))
       expect(at(4)).toBeLessThan(at(5))
     }).pipe(Effect.provide(layer)))
+
+  it.effect("reads the neighbours without the hits it holds", () => {
+    const reads: Array<{ readonly query: MemoryQuery.NeighbourQuery; readonly ids: ReadonlyArray<string> }> = []
+    // The memory store, its neighbour reads recorded with what they returned.
+    const recording = Layer.effect(
+      MemoryStore.MemoryStore,
+      Effect.map(MemoryStore.MemoryStore, (store): MemoryStore.Service => ({
+        ...store,
+        neighbours: (query) =>
+          Effect.tap(store.neighbours(query), (read) => {
+            reads.push({ query, ids: read.records.map((record) => record.id) })
+          })
+      }))
+    ).pipe(Layer.provide(MemoryStore.layerMemory))
+    return Effect.gen(function*() {
+      const written = yield* seed
+      const projection = yield* ContextProjection.ContextProjection
+      const projected = yield* projection.project({
+        sessionId: "s-1",
+        turn: 0,
+        query: "pottery workshop Lakeside",
+        scopes: ["global"],
+        mode: "native"
+      })
+      const neighbours = projected.section("recalled_memory")!.neighbours ?? {}
+      const hits = projected.injection.memoryIds.filter((id) => !(id in neighbours))
+      expect(hits).toContain(written[3]!.id)
+      expect(reads).toHaveLength(1)
+      expect([...(reads[0]!.query.exclude ?? [])].sort()).toEqual([...hits].sort())
+      expect(reads[0]!.ids.filter((id) => hits.includes(id))).toEqual([])
+      expect([...reads[0]!.ids].sort()).toEqual(Object.keys(neighbours).sort())
+    }).pipe(Effect.provide(
+      ContextProjection.layer.pipe(
+        Layer.provideMerge(
+          Layer.mergeAll(
+            recording,
+            PromotionStore.layerMemory,
+            TelemetryStore.layerMemory,
+            IdGenerator.sequential("mem")
+          )
+        )
+      )
+    ))
+  })
 })
