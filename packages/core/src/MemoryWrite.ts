@@ -112,36 +112,86 @@ const decodeInput = onFirstCall(() => Schema.decodeUnknownEither(MemoryWriteInpu
 const inputFieldNames: ReadonlyArray<string> = Object.keys(MemoryWriteInput.fields)
 const inputKeys: ReadonlySet<string> = new Set(inputFieldNames)
 
+/** A write input's every field, `undefined` where the input has none. */
+type InputFields = { readonly [K in keyof MemoryWriteInput]-?: MemoryWriteInput[K] | undefined }
+
 /**
- * The write input as `decodeInput` returns it, for a plain object whose every field passes the
- * hand-written rules (`internal/fieldRules.ts`); `undefined` for anything else, which the schema
- * then decodes (and names the problem of).
+ * The input's fields, for a plain object whose every field passes the hand-written rules
+ * (`internal/fieldRules.ts`); `undefined` for anything else, which the schema then decodes (and
+ * names the problem of). Each field is read from the input once and the value read is the value
+ * checked and kept: an accessor that answers differently the second time changes nothing. The
+ * tags are copied before they are checked, so the caller's array stays the caller's.
  */
-const decodeInputQuickly = (input: unknown): MemoryWriteInput | undefined => {
+const readInputQuickly = (input: unknown): InputFields | undefined => {
   if (typeof input !== "object" || input === null || Object.getPrototypeOf(input) !== Object.prototype) return undefined
   // Any other key, enumerable or not, and any symbol key: the schema decides (and names it).
   for (const key of Object.getOwnPropertyNames(input)) if (!inputKeys.has(key)) return undefined
   if (Object.getOwnPropertySymbols(input).length > 0) return undefined
   const i = input as Record<string, unknown>
-  const { expiresInDays } = i
-  const valid = Rules.isContent(i.content) && Rules.isKind(i.kind) &&
-    (i.id === undefined || Rules.isMemoryId(i.id)) &&
-    (i.label === undefined || Rules.isLabel(i.label)) &&
-    (i.tags === undefined || Rules.isTags(i.tags)) &&
-    (i.sourceType === undefined || Rules.isSourceType(i.sourceType)) &&
-    (i.scope === undefined || Rules.isScope(i.scope)) &&
-    (i.deliveryPolicy === undefined || Rules.isDeliveryPolicy(i.deliveryPolicy)) &&
-    (i.epoch === undefined || Rules.isOneLineText(i.epoch)) &&
-    // A position is decoded by the schema (the slow path).
-    i.position === undefined &&
-    (expiresInDays === undefined || (typeof expiresInDays === "number" && expiresInDays > 0 && expiresInDays <= 36_500))
-  if (!valid) return undefined
-  const decoded: Record<string, unknown> = {}
-  for (const key of inputFieldNames) {
-    if (key in i) decoded[key] = key === "tags" && Array.isArray(i.tags) ? [...i.tags] : i[key]
+  const given = i.tags
+  const fields = {
+    id: i.id,
+    content: i.content,
+    kind: i.kind,
+    label: i.label,
+    tags: Array.isArray(given) ? given.slice() : given,
+    sourceType: i.sourceType,
+    scope: i.scope,
+    deliveryPolicy: i.deliveryPolicy,
+    epoch: i.epoch,
+    position: i.position,
+    expiresInDays: i.expiresInDays
   }
+  const { expiresInDays } = fields
+  const valid = Rules.isContent(fields.content) && Rules.isKind(fields.kind) &&
+    (fields.id === undefined || Rules.isMemoryId(fields.id)) &&
+    (fields.label === undefined || Rules.isLabel(fields.label)) &&
+    (fields.tags === undefined || Rules.isTags(fields.tags)) &&
+    (fields.sourceType === undefined || Rules.isSourceType(fields.sourceType)) &&
+    (fields.scope === undefined || Rules.isScope(fields.scope)) &&
+    (fields.deliveryPolicy === undefined || Rules.isDeliveryPolicy(fields.deliveryPolicy)) &&
+    (fields.epoch === undefined || Rules.isOneLineText(fields.epoch)) &&
+    // A position is decoded by the schema (the slow path).
+    fields.position === undefined &&
+    (expiresInDays === undefined || (typeof expiresInDays === "number" && expiresInDays > 0 && expiresInDays <= 36_500))
+  return valid ? fields as InputFields : undefined
+}
+
+/** The fields as the schema's decode gives them: a key for each key the input has. */
+const asDecoded = (input: object, fields: InputFields): MemoryWriteInput => {
+  const decoded: Record<string, unknown> = {}
+  for (const key of inputFieldNames) if (key in input) decoded[key] = fields[key as keyof InputFields]
   return decoded as MemoryWriteInput
 }
+
+/**
+ * The inputs decoded, the first invalid one failing the batch with its index: each as `keep`
+ * makes it of its fields when the hand-written rules accept it, the schema's decode otherwise.
+ */
+const decodeEach = <A>(
+  inputs: ReadonlyArray<unknown>,
+  keep: (input: object, fields: InputFields) => A,
+  decoded: (input: MemoryWriteInput) => A
+): Effect.Effect<ReadonlyArray<A>, InvalidMemoryInput> =>
+  Effect.suspend(() => {
+    // A plain loop: batches run to tens of thousands of inputs and this is the write hot path.
+    const kept: Array<A> = []
+    for (let index = 0; index < inputs.length; index++) {
+      const input = inputs[index]
+      const fields = readInputQuickly(input)
+      if (fields !== undefined) {
+        kept.push(keep(input as object, fields))
+        continue
+      }
+      const result = decodeInput(input, { onExcessProperty: "error" })
+      if (Either.isLeft(result)) {
+        return Effect.fail(new InvalidMemoryInput({ index, problem: describeParseError(result.left) }))
+      }
+      kept.push(decoded(result.right))
+    }
+    return Effect.succeed(kept)
+  })
+
 const decodeRecord = onFirstCall(() => Schema.decodeUnknownEither(MemoryRecord))
 const encodeRecord = onFirstCall(() => Schema.encodeSync(MemoryRecord))
 
@@ -153,24 +203,7 @@ const encodeRecord = onFirstCall(() => Schema.encodeSync(MemoryRecord))
  */
 export const decodeInputs = (
   inputs: ReadonlyArray<unknown>
-): Effect.Effect<ReadonlyArray<MemoryWriteInput>, InvalidMemoryInput> =>
-  Effect.suspend(() => {
-    // A plain loop: batches run to tens of thousands of inputs and this is the write hot path.
-    const decoded: Array<MemoryWriteInput> = []
-    for (let index = 0; index < inputs.length; index++) {
-      const quick = decodeInputQuickly(inputs[index])
-      if (quick !== undefined) {
-        decoded.push(quick)
-        continue
-      }
-      const result = decodeInput(inputs[index], { onExcessProperty: "error" })
-      if (Either.isLeft(result)) {
-        return Effect.fail(new InvalidMemoryInput({ index, problem: describeParseError(result.left) }))
-      }
-      decoded.push(result.right)
-    }
-    return Effect.succeed(decoded)
-  })
+): Effect.Effect<ReadonlyArray<MemoryWriteInput>, InvalidMemoryInput> => decodeEach(inputs, asDecoded, (input) => input)
 
 /**
  * Fails with {@link DuplicateMemoryId} if an id repeats within the batch.
@@ -199,7 +232,8 @@ export const prepareRecords = (
   inputs: ReadonlyArray<unknown>
 ): Effect.Effect<ReadonlyArray<MemoryRecord>, InvalidMemoryInput | DuplicateMemoryId> =>
   Effect.gen(function*() {
-    const decoded = yield* decodeInputs(inputs)
+    // The fields as read, not a decoded copy of them: the record copies each one (issue #25).
+    const decoded = yield* decodeEach(inputs, (_, fields) => fields as MemoryWriteInput, (input) => input)
     const ids = yield* IdGenerator
     const at = yield* DateTime.now
     const records: Array<MemoryRecord> = []

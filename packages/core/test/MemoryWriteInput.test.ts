@@ -4,7 +4,7 @@
  * and give the same decoded value.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryRecord, MemoryWrite } from "@engram/core"
+import { IdGenerator, MemoryRecord, MemoryStore, MemoryWrite } from "@engram/core"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -115,4 +115,47 @@ describe("write input decoding", () => {
       Either.isRight(bySchema(new Input(), { onExcessProperty: "error" }))
     )
   })
+
+  it("a written record holds what the schema decodes of its input, for any valid input", () => {
+    // prepareRecords builds records from the fields as read, without the decoded copy
+    // decodeInputs makes: the records must be the ones a decoded input builds.
+    fc.assert(
+      fc.property(fc.array(inputArbitrary, { maxLength: 8 }), (inputs) => {
+        const unique = inputs.filter((input, i) =>
+          input.id === undefined || inputs.findIndex((o) => o.id === input.id) === i
+        )
+        const records = Effect.runSync(
+          MemoryWrite.prepareRecords(unique).pipe(Effect.provide(IdGenerator.sequential("w")))
+        )
+        records.forEach((record, i) => {
+          const decoded = Either.getOrThrow(bySchema(unique[i]))
+          expect(record).toEqual(MemoryRecord.fromWriteInput(decoded, { id: record.id, now: record.createdAt }))
+        })
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("a record holds the content it checked: an input's accessor is read once", () => {
+    let reads = 0
+    // A content accessor that answers a NUL the second time it is asked.
+    const input = Object.defineProperty({ kind: "note" }, "content", {
+      get: () => (reads++ === 0 ? "checked content" : "unchecked\u0000content"),
+      enumerable: true
+    })
+    const [record] = Effect.runSync(MemoryWrite.prepareRecords([input]).pipe(Effect.provide(IdGenerator.sequential())))
+    expect(record!.content).toBe("checked content")
+    expect(reads).toBe(1)
+  })
+
+  it.effect("a written record keeps its own tags: the caller's array stays the caller's", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const tags = ["fine"]
+      const [written] = yield* store.write([{ content: "tagged", kind: "note", tags }])
+      tags.push("added after the write")
+      const { records: [stored] } = yield* store.get([written!.id])
+      expect(written!.tags).toEqual(["fine"])
+      expect(stored!.tags).toEqual(["fine"])
+    }).pipe(Effect.provide(MemoryStore.layerMemory)))
 })

@@ -16,6 +16,10 @@ import { neutralize } from "./reservedTags.js"
  * text holds none of the words the patterns start from, and a screen then costs one split into
  * words instead of fifteen backtracking scans. The lists only decide what is skipped; the pattern
  * keeps the last word (`InstructionScreen.test.ts` checks every list against its pattern).
+ *
+ * The first list is the pattern's gate: of its lists, the one whose words ordinary text holds
+ * least (`ignore` rather than `instructions`, `now` rather than `you`). Text holding no gate word
+ * of any pattern is passed on one scan for the gates alone (see {@link plainlyUnmatched}).
  */
 export interface Pattern {
   readonly pattern: RegExp
@@ -42,7 +46,7 @@ export const rules: ReadonlyArray<readonly [ScreenReason, ReadonlyArray<Pattern>
       },
       {
         pattern: /\b(new|updated|real|true)\s+(system\s+)?(instructions?|rules)\s*[:：]/,
-        words: [["new", "updated", "real", "true"], ["instruction", "instructions", "rules"]]
+        words: [["instruction", "instructions", "rules"], ["new", "updated", "real", "true"]]
       },
       {
         pattern: /\b(system|developer)\s+(prompt|message|instructions?)\s*[:：]/,
@@ -89,14 +93,14 @@ export const rules: ReadonlyArray<readonly [ScreenReason, ReadonlyArray<Pattern>
       { pattern: /\bmemory_(save|recall)\b/, words: [["memory_save", "memory_recall"]] },
       {
         pattern: /\byou (must|should|will|shall) (call|invoke|execute|run|use) /,
-        words: [["you"], ["must", "should", "will", "shall"], ["call", "invoke", "execute", "run", "use"]]
+        words: [["must", "should", "will", "shall"], ["you"], ["call", "invoke", "execute", "run", "use"]]
       }
     ]
   ],
   [
     "change-identity",
     [
-      { pattern: /\byou are (now|no longer)\b/, words: [["you"], ["are"], ["now", "no"]] },
+      { pattern: /\byou are (now|no longer)\b/, words: [["now", "no"], ["you"], ["are"]] },
       {
         pattern: /\b(from now on|henceforth|starting now|from this point on),?\s+you\b/,
         words: [["now", "henceforth", "point"], ["you"]]
@@ -108,7 +112,7 @@ export const rules: ReadonlyArray<readonly [ScreenReason, ReadonlyArray<Pattern>
       },
       {
         pattern: /\byour (new )?(name|identity|persona|role) is (now\b|no longer\b)/,
-        words: [["your"], ["name", "identity", "persona", "role"], ["is"], ["now", "no"]]
+        words: [["name", "identity", "persona", "role"], ["your"], ["is"], ["now", "no"]]
       },
       {
         pattern: /\b(forget|abandon|drop) (who|what) you are\b/,
@@ -167,6 +171,16 @@ const patternsNaming: ReadonlyMap<string, ReadonlyArray<Pattern>> = new Map(
 )
 const unconditional = rules.some(([, patterns]) => patterns.some((p) => p.words.length === 0))
 
+// Every pattern's gate (its first list) as one whole-word alternation, case-insensitive: it reads
+// ASCII text only, where `i` and lowercasing find the same words. A third of the needed words,
+// and none of the commonest (`you`, `is`, `what`): conversational text mostly holds none of them,
+// and a write is then screened on this one scan, with no lowercased copy and no set of words
+// (issue #25: the screen was two fifths of preparing a batched write).
+const gatePattern = new RegExp(
+  `\\b(?:${[...new Set(rules.flatMap(([, patterns]) => patterns.flatMap((p) => p.words[0] ?? [])))].join("|")})\\b`,
+  "i"
+)
+
 /** False when `present` lacks every word of one of the pattern's lists: the pattern cannot match. */
 export const mayMatch = (pattern: Pattern, present: ReadonlySet<string>): boolean =>
   pattern.words.every((any) => any.some((word) => present.has(word)))
@@ -181,6 +195,8 @@ export const mayMatch = (pattern: Pattern, present: ReadonlySet<string>): boolea
  */
 export const plainlyUnmatched = (text: string): boolean => {
   if (!plainAscii.test(text) || unconditional) return false
+  // No pattern's gate is present: no pattern can find all its lists.
+  if (!gatePattern.test(text)) return true
   const present = neededWords(text.toLowerCase())
   // Only a pattern that names a present word can find each of its lists present.
   for (const word of present) {
