@@ -76,7 +76,8 @@ describe("SqliteMemoryStore", () => {
         { name: "memory_meta" },
         { name: "search_length" },
         { name: "conversation_position" },
-        { name: "conversation_index" }
+        { name: "conversation_index" },
+        { name: "search_totals" }
       ])
     }))
 
@@ -330,6 +331,6 @@ describe("SqliteMemoryStore", () => {
       )
       expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, {
         migration_id: 5
-      }])
+      }, { migration_id: 6 }])
     }))
 })

@@ -1,5 +1,5 @@
 /**
- * Whether the search index covers the records: the full check `engram doctor` runs
+ * Whether the search index covers the records (and the search totals count them): the full check `engram doctor` runs
  * ({@link checkSearchIndex}) and the quick count a store makes before its first search
  * ({@link coverageGap}).
  */
@@ -7,6 +7,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import { FTS_TABLE, TABLE } from "./memoryTable.js"
+import * as SearchTotals from "./searchTotals.js"
 import { isDamaged } from "./sqliteErrors.js"
 
 /**
@@ -32,6 +33,8 @@ export const checkSearchIndex: Effect.Effect<ReadonlyArray<string>, SqlError, Sq
         (SELECT 1 FROM ${sql(TABLE)} m WHERE m.seq = d.id)) AS orphans`
     if ((coverage?.missing ?? 0) > 0) problems.push(`${coverage!.missing} records are missing from the search index`)
     if ((coverage?.orphans ?? 0) > 0) problems.push(`${coverage!.orphans} search index rows have no record`)
+    const totals = yield* SearchTotals.mismatch(sql)
+    if (totals !== undefined) problems.push(totals)
     return problems
   }
 ).pipe(

@@ -21,6 +21,8 @@ export const FTS_TABLE = "engram_memories_fts"
 export const META_TABLE = "engram_memory_meta"
 /** @internal */
 export const MIGRATIONS_TABLE = "engram_memory_migrations"
+/** The store's record count and search-length sum in one row (`searchTotals.ts`). */
+export const TOTALS_TABLE = "engram_memory_totals"
 
 /** The search index's DDL (also used to rebuild it). */
 export const FTS_DDL = `CREATE VIRTUAL TABLE ${FTS_TABLE} USING fts5(tokens, content='', tokenize='ascii')`
@@ -96,5 +98,17 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   "0005_conversation_index": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(`CREATE INDEX ${TABLE}_position ON ${TABLE} (thread, turn) WHERE thread IS NOT NULL`)
+  }),
+  // The record count and search-length sum BM25 and the planner read, kept up to date by every
+  // write path (`searchTotals.ts`), counted here from the records already stored (decision 0125).
+  "0006_search_totals": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`CREATE TABLE ${TOTALS_TABLE} (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      records INTEGER NOT NULL,
+      search_length INTEGER NOT NULL
+    )`)
+    yield* sql.unsafe(`INSERT INTO ${TOTALS_TABLE} (id, records, search_length)
+      SELECT 1, count(*), coalesce(sum(search_length), 0) FROM ${TABLE}`)
   })
 }

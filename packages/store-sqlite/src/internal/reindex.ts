@@ -9,6 +9,7 @@ import { ReindexProgress, SearchTokenizer } from "@engram/core"
 import * as Effect from "effect/Effect"
 import { FTS_DDL, FTS_TABLE, META_TABLE, TABLE } from "./memoryTable.js"
 import { ftsInsertSql, rowTokens, searchLength } from "./searchIndex.js"
+import * as SearchTotals from "./searchTotals.js"
 
 const REINDEX_BATCH = 500
 
@@ -77,6 +78,7 @@ const indexAllRecords = (language: SearchTokenizer.Language) =>
       indexed += rows.length
       yield* progress({ done: Math.min(indexed, total), total })
     }
+    yield* SearchTotals.recount(sql)
     yield* sql`INSERT INTO ${sql(META_TABLE)} (key, value) VALUES ('tokenizer', ${
       SearchTokenizer.fingerprintOf(language)
     })

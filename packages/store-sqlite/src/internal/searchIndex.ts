@@ -10,7 +10,8 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { type MemoryRecord, type SearchPlan, SearchStatistics, SearchTokenizer } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { FTS_TABLE, TABLE } from "./memoryTable.js"
+import { FTS_TABLE } from "./memoryTable.js"
+import * as SearchTotals from "./searchTotals.js"
 import { multiRowInsert } from "./sqlText.js"
 
 type Sql = SqlClient.SqlClient
@@ -84,12 +85,7 @@ const VOCAB_LOOKUPS = 400
 export const makeFrequencies = (sql: Sql) => {
   let vocabulary = false
   return SearchStatistics.cached({
-    size: Effect.map(
-      sql.unsafe<{ total: number | null; length: number | null }>(
-        `SELECT count(*) AS total, sum(search_length) AS length FROM ${TABLE}`
-      ),
-      ([head]) => ({ total: Number(head?.total ?? 0), length: Number(head?.length ?? 0) })
-    ),
+    size: SearchTotals.read(sql),
     // Up to VOCAB_LOOKUPS tokens per statement (SQLite allows at most 500 terms in one compound
     // SELECT; a query of thousands of distinct words has more).
     frequencies: (tokens) =>

@@ -35,6 +35,7 @@ import {
   searchLength,
   tierExpression
 } from "./searchIndex.js"
+import * as SearchTotals from "./searchTotals.js"
 import { filterClauses } from "./sqlFilters.js"
 import { isDamaged } from "./sqliteErrors.js"
 import * as SqliteVectorIndex from "./sqliteVectorIndex.js"
@@ -251,6 +252,7 @@ export const make: Effect.Effect<
         yield* sql.unsafe(insertSql(chunk.length), values)
         yield* sql.unsafe(ftsInsertSql(chunk.length), index)
       }
+      yield* SearchTotals.add(sql, records.length, lengths)
       return lengths
     })).pipe(
       Effect.tap((lengths) => frequencies.written(records.length, lengths)),
@@ -549,11 +551,13 @@ export const make: Effect.Effect<
             tags: string
             supersedes: string | null
             superseded_by: string | null
+            search_length: number
           }
           const doomed: Array<Doomed> = []
           for (const clause of where) {
             doomed.push(
-              ...(yield* sql<Doomed>`SELECT seq, id, scope, label, content, tags, supersedes, superseded_by
+              ...(yield* sql<Doomed>`SELECT seq, id, scope, label, content, tags, supersedes, superseded_by,
+                search_length
               FROM ${sql(TABLE)} WHERE ${clause}`)
             )
           }
@@ -565,6 +569,11 @@ export const make: Effect.Effect<
             for (const row of chunk) yield* removeFromIndex(sql, row, language)
             yield* sql`DELETE FROM ${sql(TABLE)} WHERE ${sql.in("seq", chunk.map((row) => row.seq))}`
           }
+          yield* SearchTotals.add(
+            sql,
+            -doomed.length,
+            -doomed.reduce((sum, row) => sum + Number(row.search_length), 0)
+          )
           for (const chunk of chunksOf(tombstones, INSERT_CHUNK)) {
             yield* sql.unsafe(
               tombstoneInsertSql(chunk.length),
