@@ -168,14 +168,13 @@ const asDecoded = (input: object, fields: InputFields): MemoryWriteInput => {
  * The inputs decoded, the first invalid one failing the batch with its index: each as `keep`
  * makes it of its fields when the hand-written rules accept it, the schema's decode otherwise.
  */
-const decodeEach = <A>(
+const decodeEach = (
   inputs: ReadonlyArray<unknown>,
-  keep: (input: object, fields: InputFields) => A,
-  decoded: (input: MemoryWriteInput) => A
-): Effect.Effect<ReadonlyArray<A>, InvalidMemoryInput> =>
+  keep: (input: object, fields: InputFields) => MemoryWriteInput
+): Effect.Effect<ReadonlyArray<MemoryWriteInput>, InvalidMemoryInput> =>
   Effect.suspend(() => {
     // A plain loop: batches run to tens of thousands of inputs and this is the write hot path.
-    const kept: Array<A> = []
+    const kept: Array<MemoryWriteInput> = []
     for (let index = 0; index < inputs.length; index++) {
       const input = inputs[index]
       const fields = readInputQuickly(input)
@@ -187,7 +186,7 @@ const decodeEach = <A>(
       if (Either.isLeft(result)) {
         return Effect.fail(new InvalidMemoryInput({ index, problem: describeParseError(result.left) }))
       }
-      kept.push(decoded(result.right))
+      kept.push(result.right)
     }
     return Effect.succeed(kept)
   })
@@ -203,7 +202,7 @@ const encodeRecord = onFirstCall(() => Schema.encodeSync(MemoryRecord))
  */
 export const decodeInputs = (
   inputs: ReadonlyArray<unknown>
-): Effect.Effect<ReadonlyArray<MemoryWriteInput>, InvalidMemoryInput> => decodeEach(inputs, asDecoded, (input) => input)
+): Effect.Effect<ReadonlyArray<MemoryWriteInput>, InvalidMemoryInput> => decodeEach(inputs, asDecoded)
 
 /**
  * Fails with {@link DuplicateMemoryId} if an id repeats within the batch.
@@ -233,7 +232,7 @@ export const prepareRecords = (
 ): Effect.Effect<ReadonlyArray<MemoryRecord>, InvalidMemoryInput | DuplicateMemoryId> =>
   Effect.gen(function*() {
     // The fields as read, not a decoded copy of them: the record copies each one (issue #25).
-    const decoded = yield* decodeEach(inputs, (_, fields) => fields as MemoryWriteInput, (input) => input)
+    const decoded = yield* decodeEach(inputs, (_, fields) => fields as MemoryWriteInput)
     const ids = yield* IdGenerator
     const at = yield* DateTime.now
     const records: Array<MemoryRecord> = []
