@@ -58,6 +58,15 @@ const seed = Effect.gen(function*() {
   return written
 })
 
+// The question whose hit is turn 3 of the seeded conversation.
+const lakesideQuestion = {
+  sessionId: "s-1",
+  turn: 0,
+  query: "pottery workshop Lakeside",
+  scopes: ["global"],
+  mode: "native"
+} as const
+
 describe("project() with conversation neighbours at default settings", () => {
   it.effect("the default window is the measured one", () =>
     Effect.sync(() => {
@@ -70,13 +79,7 @@ describe("project() with conversation neighbours at default settings", () => {
     Effect.gen(function*() {
       const written = yield* seed
       const projection = yield* ContextProjection.ContextProjection
-      const projected = yield* projection.project({
-        sessionId: "s-1",
-        turn: 0,
-        query: "pottery workshop Lakeside",
-        scopes: ["global"],
-        mode: "native"
-      })
+      const projected = yield* projection.project(lakesideQuestion)
       const recall = projected.section("recalled_memory")!
       const hit = written[3]!.id
       const neighbours = recall.neighbours ?? {}
@@ -108,13 +111,7 @@ describe("project() with conversation neighbours at default settings", () => {
     return Effect.gen(function*() {
       const written = yield* seed
       const projection = yield* ContextProjection.ContextProjection
-      const projected = yield* projection.project({
-        sessionId: "s-1",
-        turn: 0,
-        query: "pottery workshop Lakeside",
-        scopes: ["global"],
-        mode: "native"
-      })
+      const projected = yield* projection.project(lakesideQuestion)
       const neighbours = projected.section("recalled_memory")!.neighbours ?? {}
       const hits = projected.injection.memoryIds.filter((id) => !(id in neighbours))
       expect(hits).toContain(written[3]!.id)

@@ -9,6 +9,9 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import { TABLE, TOTALS_TABLE } from "./memoryTable.js"
 
+/** The totals counted from the records themselves. */
+const counted = `SELECT count(*) AS records, coalesce(sum(search_length), 0) AS length FROM ${TABLE}`
+
 /** Adds `records` records of `length` search tokens in all (negative: removes them). */
 export const add = (sql: SqlClient.SqlClient, records: number, length: number): Effect.Effect<void, SqlError> =>
   records === 0 && length === 0 ? Effect.void : Effect.asVoid(
@@ -20,10 +23,7 @@ export const add = (sql: SqlClient.SqlClient, records: number, length: number): 
 
 /** Counts the totals again from the records (after a re-index rewrites their lengths). */
 export const recount = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
-  Effect.asVoid(
-    sql.unsafe(`UPDATE ${TOTALS_TABLE} SET records = (SELECT count(*) FROM ${TABLE}),
-      search_length = (SELECT coalesce(sum(search_length), 0) FROM ${TABLE}) WHERE id = 1`)
-  )
+  Effect.asVoid(sql.unsafe(`UPDATE ${TOTALS_TABLE} SET (records, search_length) = (${counted}) WHERE id = 1`))
 
 /** The totals as the row holds them. */
 export const read = (
@@ -43,9 +43,7 @@ export const read = (
 export const mismatch = (sql: SqlClient.SqlClient): Effect.Effect<string | undefined, SqlError> =>
   Effect.gen(function*() {
     const held = yield* read(sql)
-    const [row] = yield* sql.unsafe<{ records: number; length: number }>(
-      `SELECT count(*) AS records, coalesce(sum(search_length), 0) AS length FROM ${TABLE}`
-    )
+    const [row] = yield* sql.unsafe<{ records: number; length: number }>(counted)
     const records = Number(row?.records ?? 0)
     const length = Number(row?.length ?? 0)
     return held.total === records && held.length === length
