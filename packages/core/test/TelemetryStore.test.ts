@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { InjectionLog, MemoryRecord, ProjectedContext, TelemetryStore } from "@engram/core"
-import { DateTime, Effect, Schema } from "effect"
+import { DateTime, Effect, Either, Schema } from "effect"
+import * as fc from "fast-check"
 
 const at = DateTime.unsafeMake("2025-03-01T12:00:00.000Z")
 const doug = MemoryRecord.fromWriteInput(
@@ -75,5 +76,48 @@ describe("TelemetryStore (memory layer)", () => {
     const decoded = InjectionLog.decodeStoredInjectionRow(JSON.parse(JSON.stringify(encode(row))))
     expect(decoded._tag).toBe("Right")
     if (decoded._tag === "Right") expect(encode(decoded.right)).toEqual(encode(row))
+  })
+
+  // Every backend stores what `encodeInjectionRow` returns; its hand-built encoding must be the
+  // schema's, and what the schema refuses must be refused (with the schema's message).
+  it("encodes a row as the schema does, and refuses what the schema refuses", () => {
+    const oneOf = <A>(valid: fc.Arbitrary<A>, ...invalid: ReadonlyArray<unknown>) =>
+      fc.oneof({ arbitrary: valid, weight: 4 }, fc.constantFrom(...invalid)) as fc.Arbitrary<unknown>
+    const row = fc.record({
+      sessionId: oneOf(fc.stringMatching(/^[A-Za-z0-9._\u00e9\u4e2d-]{1,12}$/), "", "a b", "x".repeat(201), 7),
+      turn: oneOf(fc.nat(), -1, 1.5, Number.NaN, 2 ** 53, "3"),
+      memoryIds: oneOf(
+        fc.array(oneOf(fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,20}$/), "", "a b", "-x", 3), { maxLength: 6 }),
+        "m-1"
+      ),
+      sectionLabels: fc.array(oneOf(fc.constantFrom(...ProjectedContext.SectionLabel.literals), "nope"), {
+        maxLength: 4
+      }),
+      mode: oneOf(fc.constantFrom(...ProjectedContext.ProjectionMode.literals), "bogus"),
+      at: oneOf(
+        fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => DateTime.unsafeMake(d)),
+        DateTime.unsafeMakeZoned(at, { timeZone: "Europe/London" }),
+        new Date(0),
+        "2025-03-01T12:00:00.000Z"
+      )
+    }).map((fields) => new InjectionLog.InjectionLogRow(fields as never, { disableValidation: true }))
+    const bySchema = Schema.encodeEither(InjectionLog.InjectionLogRow)
+    let encoded = 0
+    fc.assert(
+      fc.property(row, (r) => {
+        const expected = bySchema(r)
+        const actual = Effect.runSync(Effect.either(InjectionLog.encodeInjectionRow(r)))
+        if (Either.isRight(expected)) {
+          encoded++
+          expect(actual).toEqual(Either.right(expected.right))
+        } else {
+          expect(Either.isLeft(actual)).toBe(true)
+        }
+      }),
+      { numRuns: 500 }
+    )
+    // Both sides of the property were exercised.
+    expect(encoded).toBeGreaterThan(20)
+    expect(encoded).toBeLessThan(480)
   })
 })
