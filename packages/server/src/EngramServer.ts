@@ -14,9 +14,7 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
-import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import {
   ContextProjection,
   type MemoryStore,
@@ -27,12 +25,11 @@ import {
   type TelemetryStore
 } from "@engram/core"
 import { type StablePrefix } from "@engram/runtime"
-import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import type { AccessTokens } from "./AccessTokens.js"
 import { EngramApi } from "./EngramApi.js"
-import * as Console from "./internal/console/assets.js"
+import * as Console from "./internal/console.js"
 import * as Handlers from "./internal/handlers.js"
 import * as RequestGuard from "./internal/requestGuard.js"
 
@@ -110,22 +107,6 @@ export type ServerStores =
   | TelemetryStore.TelemetryStore
   | AccessTokens
 
-/** The console: its page at `/`, its style sheet and modules under `/console/` (404 for any other name). */
-const consoleRoute = HttpApiBuilder.Router.use((router) =>
-  Effect.all([
-    router.get("/", Effect.succeed(HttpServerResponse.html(Console.page))),
-    router.get(
-      "/console/:file",
-      Effect.map(HttpRouter.params, ({ file }) => {
-        const found = file === undefined ? undefined : Console.files.get(file)
-        return found === undefined
-          ? HttpServerResponse.empty({ status: 404 })
-          : HttpServerResponse.text(found.body, { contentType: found.contentType })
-      })
-    )
-  ], { discard: true })
-)
-
 /**
  * The API (handlers and token check), the OpenAPI document, Swagger UI and the console, ready for
  * `HttpApiBuilder.serve`.
@@ -137,7 +118,7 @@ export const layerApi = (options: ServerOptions = {}) =>
   Layer.mergeAll(
     HttpApiSwagger.layer({ path: "/docs" }),
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-    consoleRoute
+    Console.route
   ).pipe(
     Layer.provideMerge(HttpApiBuilder.api(EngramApi)),
     Layer.provide(Handlers.layerHandlers({

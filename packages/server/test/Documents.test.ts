@@ -40,10 +40,16 @@ describe("documents", () => {
       const page = yield* served.request("GET", "/")
       expect(page.status).toBe(200)
       expect(page.text).toContain("Engram console")
-      // The console's modules and style sheet are files of their own; any other name is 404.
+      // The page loads the console's bundled module and its style sheet, files of their own; any
+      // other name is 404.
+      const linked = [...page.text.matchAll(/(?:src|href)="(\/console\/[^"]+)"/g)].map((m) => m[1]!).sort()
+      expect(linked).toEqual(["/console/app.js", "/console/console.css"])
+      for (const path of linked) expect((yield* served.request("GET", path)).status, path).toBe(200)
+      // One module bundled from the TypeScript sources: the views and the client, no import left.
       const app = yield* served.request("GET", "/console/app.js")
-      expect(app.status).toBe(200)
-      expect(app.text).toContain("import")
+      expect(app.text).toContain("engram-token")
+      expect(app.text).toContain("Review queue")
+      expect(app.text).not.toMatch(/^\s*import[\s{*]/m)
       expect((yield* served.request("GET", "/console/nothing.js")).status).toBe(404)
       expect((yield* served.request("GET", "/api/access")).status).toBe(401)
     })))

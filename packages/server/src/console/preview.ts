@@ -1,0 +1,69 @@
+/**
+ * The projection preview: what the projection would add to the next model call for a query, with
+ * its budget per section — the projection a native turn of the server's agent gets, byte for
+ * byte. Nothing is recorded.
+ */
+import { api, state } from "./client.js"
+import { el } from "./dom.js"
+import type { Go } from "./router.js"
+import { budgetChart, errorBox } from "./widgets.js"
+
+export const previewView = async (main: HTMLElement, params: URLSearchParams, go: Go): Promise<void> => {
+  const scopes = state.access?.scopes ?? []
+  const q = params.get("q") || ""
+  const scope = params.get("scope") || scopes[0]!
+  const form: HTMLFormElement = el(
+    "form",
+    {
+      class: "inline",
+      onsubmit: (e) => {
+        e.preventDefault()
+        const data = new FormData(form)
+        go("#/preview?" + new URLSearchParams({ q: String(data.get("q")), scope: String(data.get("scope")) }))
+      }
+    },
+    el(
+      "label",
+      {},
+      "query",
+      el("input", {
+        name: "q",
+        "data-testid": "query",
+        value: q,
+        placeholder: "what the operator asks…",
+        required: true
+      })
+    ),
+    el(
+      "label",
+      {},
+      "scope",
+      el(
+        "select",
+        { name: "scope", "data-testid": "scope" },
+        scopes.map((s) => el("option", { value: s, text: s, selected: s === scope }))
+      )
+    ),
+    el("button", { class: "primary", type: "submit", "data-testid": "inspect", text: "Preview" })
+  )
+  main.append(
+    el("h1", { tabindex: "-1", text: "Projection preview" }),
+    el("p", {
+      class: "muted",
+      text: "What the projection would add to the next model call for this query (nothing is recorded)."
+    }),
+    form
+  )
+  if (!q) return
+  try {
+    const { projection } = await api.projection(new URLSearchParams({ q, scope }))
+    main.append(el(
+      "div",
+      { "data-testid": "projection" },
+      budgetChart(projection.sections, projection.budget),
+      el("pre", { class: "prefix", "data-testid": "projection-text", text: projection.text || "(nothing projected)" })
+    ))
+  } catch (e) {
+    main.append(errorBox(e))
+  }
+}
