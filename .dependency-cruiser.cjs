@@ -40,6 +40,22 @@ module.exports = {
       to: { pathNot: "^(packages/migrate/src/|packages/core/src/|node_modules/effect/)" }
     },
     {
+      name: "console-imports-types-only",
+      severity: "error",
+      comment: "The console (packages/server/src/console) is browser code, bundled on its own: it imports its own " +
+        "modules, and from anywhere else (the API's schemas, core, runtime) only types, which leave nothing in the " +
+        "bundle (decision 0160).",
+      from: { path: "^packages/server/src/console/" },
+      to: { pathNot: "^packages/server/src/console/", dependencyTypesNot: ["type-only"] }
+    },
+    {
+      name: "nothing-imports-the-console",
+      severity: "error",
+      comment: "The console's modules run in the browser: the server serves their bundle and imports none of them.",
+      from: { pathNot: "^packages/server/src/console/" },
+      to: { path: "^packages/server/src/console/" }
+    },
+    {
       name: "sha256-only-through-core",
       severity: "error",
       comment: "One SHA-256: @noble/hashes is imported by core's Sha256 module and nothing else (decision 0045).",

@@ -10,6 +10,9 @@
  * (pg-cloudflare) are never loaded by Engram and stay unresolved. Everything else, pg included, is
  * inside the bundle: installing the CLI installs one package and better-sqlite3.
  *
+ * Beside the chunks, `console/` holds the review console `engram serve` serves, bundled for the
+ * browser from its TypeScript (scripts/consoleBundle.ts, decision 0160).
+ *
  * `npm run build` (the CLI's build step) runs it; `npm run bench -- cli` calls {@link bundleCli}
  * into a directory of its own.
  */
@@ -18,6 +21,7 @@ import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import { bundleConsole } from "./consoleBundle.js"
 
 const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -33,7 +37,10 @@ export const EXTERNAL: ReadonlyArray<string> = [
   ...RUNTIME_DEPENDENCIES,
   // pg requires these only for `pg.native` and on Cloudflare Workers; Engram uses neither.
   "pg-native",
-  "pg-cloudflare"
+  "pg-cloudflare",
+  // The server bundles the console's TypeScript with esbuild only when it runs from the sources;
+  // the bundle serves the console built beside it (console/), so it never loads esbuild.
+  "esbuild"
 ]
 
 /**
@@ -128,16 +135,29 @@ export const bundle = async (
 }
 
 /**
- * Bundles the CLI into `outdir` (`bin.js` and `chunks/`); resolves with the bytes written per file.
+ * Bundles the CLI into `outdir` (`bin.js`, `chunks/` and the console `engram serve` serves,
+ * `console/`); resolves with the bytes written per file.
  * The chunks of an earlier build go first: their names carry content hashes, so a rebuild would
  * otherwise leave every old chunk beside the new ones, and `npm run pack` would ship them.
  */
-export const bundleCli = (
+export const bundleCli = async (
   outdir: string = DEFAULT_OUTDIR,
   metafile?: string
 ): Promise<ReadonlyArray<readonly [string, number]>> => {
   NodeFs.rmSync(NodePath.join(outdir, "chunks"), { recursive: true, force: true })
-  return bundle({ bin: "packages/cli/src/bin.ts" }, outdir, metafile)
+  const files = await bundle({ bin: "packages/cli/src/bin.ts" }, outdir, metafile)
+  // `engram serve`'s console, where the server's code (in chunks/) looks for it: ../console/.
+  const consoleDir = NodePath.join(outdir, "console")
+  const assets = await bundleConsole(consoleDir)
+  return [
+    ...files,
+    ...assets.map((name) =>
+      [
+        NodePath.relative(repoRoot, NodePath.join(consoleDir, name)),
+        NodeFs.statSync(NodePath.join(consoleDir, name)).size
+      ] as const
+    )
+  ]
 }
 
 if (process.argv[1] !== undefined && NodePath.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

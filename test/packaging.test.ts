@@ -8,7 +8,8 @@
  *   peers (one copy of `effect` in the install) and move their versions together;
  * - a program importing the packages (a subpath and `@engram/runtime/testing` included)
  *   typechecks under `strict` with `module: NodeNext`, then runs: it writes, searches, digests
- *   (`@engram/migrate`), projects and runs one scripted turn on `SqliteEngram.layer`;
+ *   (`@engram/migrate`), projects and runs one scripted turn on `SqliteEngram.layer`; a second
+ *   one serves the review console from the installed `@engram/server` (its `dist/console/`);
  * - a project that installs `@engram/core` and `@engram/store-sqlite` alone (with `@engram/migrate`,
  *   which the SQLite store depends on) gets no test tooling: no vitest, vite or esbuild;
  * - the CLI's tarball alone installs globally into a temporary prefix (`npm install -g --prefix`)
@@ -66,6 +67,9 @@ let tarballs: ReadonlyArray<string> = []
 let prefix = ""
 let cliTarball = ""
 let globalInstall = { seconds: 0, bytes: 0 }
+
+/** The console's files as the server's build writes them (scripts/consoleBundle.ts). */
+const consoleFiles = ["app.js", "console.css", "index.html"]
 
 const npmInstall = ["--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"]
 
@@ -147,6 +151,10 @@ beforeAll(async () => {
     })
   )
   NodeFs.copyFileSync(NodePath.join(repoRoot, "test/packaging/consumer.ts"), NodePath.join(project, "src/main.ts"))
+  NodeFs.copyFileSync(
+    NodePath.join(repoRoot, "test/packaging/consoleServer.ts"),
+    NodePath.join(project, "src/console.ts")
+  )
   await must("npm install", run("npm", ["install", ...npmInstall], project))
   copySqliteBinary(NodePath.join(project, "node_modules/better-sqlite3"))
   await cli
@@ -185,13 +193,26 @@ describe("packed packages installed outside the workspace", () => {
       expect(manifest).not.toContain("engram-source")
       expect(files).toEqual(expect.arrayContaining(["package/README.md", "package/LICENSE"]))
       if (tarball === cliTarball) {
-        // The executable only: its launcher and bundle, no modules to import.
-        expect(files).toEqual(expect.arrayContaining(["package/bin/engram.js", "package/dist/engram/bin.js"]))
+        // The executable only: its launcher and bundle (the console `engram serve` serves
+        // included), no modules to import.
+        expect(files).toEqual(
+          expect.arrayContaining([
+            "package/bin/engram.js",
+            "package/dist/engram/bin.js",
+            ...consoleFiles.map((file) => `package/dist/engram/console/${file}`)
+          ])
+        )
         expect(files.filter((file) => file.startsWith("package/src/"))).toEqual([])
         expect(JSON.parse(manifest).exports).toBeUndefined()
       } else {
         expect(files).toEqual(expect.arrayContaining(["package/dist/index.js", "package/dist/index.d.ts"]))
         expect(JSON.parse(manifest).exports["./internal/*"]).toBeNull()
+      }
+      // The server ships its console built: the page, the bundled module and the style sheet,
+      // and no console TypeScript compiled for Node.
+      if (NodePath.basename(tarball).startsWith("engram-server-")) {
+        const built = files.filter((file) => file.startsWith("package/dist/console/")).sort()
+        expect(built).toEqual(consoleFiles.map((file) => `package/dist/console/${file}`).sort())
       }
     }
   })
@@ -229,6 +250,24 @@ describe("packed packages installed outside the workspace", () => {
     expect(result.turn).toBe("Completed")
     expect(result.text).toBe("You are Doug.")
     expect(NodeFs.statSync(db).size).toBeGreaterThan(0)
+  })
+
+  it("the installed server serves its console: the page, the bundled module and the style sheet", async () => {
+    const output = await must(
+      "the console program",
+      run(process.execPath, ["dist/console.js", NodePath.join(root, "console.db")], project)
+    )
+    const answers = JSON.parse(output.stdout.trim().split("\n").at(-1)!) as ReadonlyArray<
+      { readonly path: string; readonly status: number; readonly type: string | null; readonly chars: number }
+    >
+    expect(answers.map(({ chars: _, ...answer }) => answer)).toEqual([
+      { path: "/", status: 200, type: "text/html; charset=utf-8" },
+      { path: "/console/app.js", status: 200, type: "text/javascript; charset=utf-8" },
+      { path: "/console/console.css", status: 200, type: "text/css; charset=utf-8" },
+      // Any other name is 404 (a JSON body, from the server's door).
+      { path: "/console/nothing.js", status: 404, type: "application/json" }
+    ])
+    expect(answers[1]!.chars).toBeGreaterThan(10_000)
   })
 
   it("internal modules are closed to importers", async () => {

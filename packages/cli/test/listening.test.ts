@@ -24,7 +24,11 @@ const childEnv = () => ({
 /** Starts `engram ...args`, resolves with its first stdout line, and stops it. */
 const firstLine = async (
   ...args: ReadonlyArray<string>
-): Promise<{ line: string; check: (url: string, init?: RequestInit) => Promise<number> }> => {
+): Promise<{
+  line: string
+  check: (url: string, init?: RequestInit) => Promise<number>
+  read: (urls: ReadonlyArray<string>) => Promise<ReadonlyArray<{ status: number; type: string | null; text: string }>>
+}> => {
   const [node, ...rest] = engramArgs(args)
   const child = spawn(node!, rest, { cwd: repoRoot, env: childEnv(), stdio: ["pipe", "pipe", "pipe"] })
   let stderr = ""
@@ -42,6 +46,16 @@ const firstLine = async (
     check: async (url, init) => {
       try {
         return (await fetch(url, init)).status
+      } finally {
+        child.kill("SIGTERM")
+      }
+    },
+    read: async (urls) => {
+      try {
+        return await Promise.all(urls.map(async (url) => {
+          const response = await fetch(url)
+          return { status: response.status, type: response.headers.get("content-type"), text: await response.text() }
+        }))
       } finally {
         child.kill("SIGTERM")
       }
@@ -90,6 +104,24 @@ describe("serve and mcp --http say where they are", () => {
     expect(ready).toMatchObject({ ready: true, command: "serve", host: "127.0.0.1", store: db })
     expect(ready.url).toBe(`http://127.0.0.1:${ready.port}/`)
     expect(await check(`${ready.url}openapi.json`)).toBe(200)
+  })
+
+  it("serve answers the review console from the bundle: the page, its module and its style sheet", async () => {
+    const { line, read } = await firstLine("--db", Path.join(dir, "serve-console.db"), "--json", "serve", "--port", "0")
+    const { url } = JSON.parse(line) as { url: string }
+    const [page, app, css, other] = await read([
+      url,
+      `${url}console/app.js`,
+      `${url}console/console.css`,
+      `${url}console/nothing.js`
+    ])
+    expect(page).toMatchObject({ status: 200, type: "text/html; charset=utf-8" })
+    expect(page!.text).toContain("<script type=\"module\" src=\"/console/app.js\"></script>")
+    // The module bundled from the console's TypeScript, beside the CLI's chunks.
+    expect(app).toMatchObject({ status: 200, type: "text/javascript; charset=utf-8" })
+    expect(app!.text).toContain("Review queue")
+    expect(css).toMatchObject({ status: 200, type: "text/css; charset=utf-8" })
+    expect(other!.status).toBe(404)
   })
 
   it("mcp --http 0 prints the URL of its /mcp endpoint", async () => {

@@ -36,6 +36,7 @@ type GroupKey = "composed" | Answers.DeclineReason
 
 const reasonOf = (key: string) => REASONS[key as Answers.DeclineReason]
 
+/** `#/agent?scope=`: the composed prefix and the overlay report, with the fixes an operator can make. */
 export const agentView = async (main: HTMLElement, params: URLSearchParams, go: Go): Promise<void> => {
   const scopes = state.access?.scopes ?? []
   const scope = params.get("scope") || scopes[0]!

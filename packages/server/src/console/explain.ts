@@ -244,6 +244,7 @@ export const explainPanel = (memoryId: string, params: URLSearchParams, go: Go):
   return out
 }
 
+/** `#/explain/<id>?session=&turn=&call=`: the explain panel under its heading. */
 export const explainView = (main: HTMLElement, memoryId: string, params: URLSearchParams, go: Go): void => {
   const session = params.get("session")
   const turn = params.get("turn")

@@ -281,6 +281,7 @@ const historyEntry = (h: Answers.HistoryLink, current: string): Child => {
   return [el("span", { text: h.id.slice(0, 8) + " missing" })]
 }
 
+/** `#/memory/<id>`: one record, its history, where it composes, its verdicts and its actions. */
 export const memoryView = async (main: HTMLElement, id: string, go: Go): Promise<void> => {
   main.append(el("h1", { tabindex: "-1", text: "Memory" }))
   let answer: Answers.Detail
@@ -497,6 +498,7 @@ const forgetConfirm = (record: Answers.MemoryRecordJson): HTMLDivElement => {
   return box
 }
 
+/** `#/new`: the create form (source operator); a read-only token gets a sentence instead. */
 export const createView = (main: HTMLElement, go: Go): void => {
   main.append(el("h1", { tabindex: "-1", text: "New memory" }))
   if (!writable()) {
@@ -561,6 +563,7 @@ export const createView = (main: HTMLElement, go: Go): void => {
   main.append(form)
 }
 
+/** `#/tombstones`: what was forgotten in the token's scopes, newest first. */
 export const tombstonesView = async (main: HTMLElement): Promise<void> => {
   main.append(
     el("h1", { tabindex: "-1", text: "Tombstones" }),

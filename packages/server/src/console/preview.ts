@@ -8,6 +8,7 @@ import { el } from "./dom.js"
 import type { Go } from "./router.js"
 import { budgetChart, errorBox } from "./widgets.js"
 
+/** `#/preview?q=&scope=`: the projection for a query and its budget chart; nothing is recorded. */
 export const previewView = async (main: HTMLElement, params: URLSearchParams, go: Go): Promise<void> => {
   const scopes = state.access?.scopes ?? []
   const q = params.get("q") || ""

@@ -10,6 +10,7 @@ import { el, link, nodes } from "./dom.js"
 import type { Go } from "./router.js"
 import { age, announce, errorBox, memoryHref, placementText, shortId, statePills, trustText } from "./widgets.js"
 
+/** `#/review`: the pending records, oldest first, reviewed one by one or in bulk, by keyboard or button. */
 export const reviewView = async (main: HTMLElement, go: Go): Promise<void> => {
   main.append(
     el("h1", { tabindex: "-1", text: "Review queue" }),

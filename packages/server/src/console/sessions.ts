@@ -16,6 +16,7 @@ const explainHref = (memoryId: string, sessionId: string, c: Answers.InspectedCa
   "#/explain/" + encodeURIComponent(memoryId) + "?session=" + encodeURIComponent(sessionId) + "&turn=" + c.turn +
   "&call=" + c.call
 
+/** `#/sessions`: every session the token may see, newest first. */
 export const sessionsView = async (main: HTMLElement): Promise<void> => {
   main.append(
     el("h1", { tabindex: "-1", text: "Sessions" }),
@@ -51,6 +52,7 @@ export const sessionsView = async (main: HTMLElement): Promise<void> => {
   }
 }
 
+/** `#/session/<id>`: a session's stored calls and how each rebuilt. */
 export const sessionView = async (main: HTMLElement, sessionId: string): Promise<void> => {
   main.append(
     el("h1", { tabindex: "-1", text: "Session " + sessionId }),
@@ -135,6 +137,7 @@ const messages = (c: Answers.InspectedCall, sessionId: string): Array<HTMLElemen
   )
 }
 
+/** `#/call/<session>/<turn>/<call>`: one stored call rebuilt, its budget chart and its messages as sent. */
 export const callView = async (main: HTMLElement, sessionId: string, turn: string, call: string): Promise<void> => {
   main.append(
     el("h1", { tabindex: "-1", text: "Stored call: " + sessionId + ", turn " + turn + ", call " + call }),
