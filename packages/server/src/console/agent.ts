@@ -4,10 +4,10 @@
  * row that an operator can fix offering its fix.
  */
 import type * as Answers from "./answers.js"
-import { api, messageOf, state, writable } from "./client.js"
-import { type Child, el, link } from "./dom.js"
+import { api, messageOf, writable } from "./client.js"
+import { type Child, el, form, link } from "./dom.js"
 import type { Go } from "./router.js"
-import { announce, errorBox, memoryHref, pill, shortId } from "./widgets.js"
+import { announce, errorBox, memoryHref, pill, scopeField, scopes, shortId } from "./widgets.js"
 
 /** How an operator can act on a decline from this view. */
 type FixKind = "confirm" | "decide" | "holder" | "open"
@@ -38,30 +38,14 @@ const reasonOf = (key: string) => REASONS[key as Answers.DeclineReason]
 
 /** `#/agent?scope=`: the composed prefix and the overlay report, with the fixes an operator can make. */
 export const agentView = async (main: HTMLElement, params: URLSearchParams, go: Go): Promise<void> => {
-  const scopes = state.access?.scopes ?? []
-  const scope = params.get("scope") || scopes[0]!
-  const form: HTMLFormElement = el(
-    "form",
-    {
-      class: "inline",
-      onsubmit: (e) => {
-        e.preventDefault()
-        go("#/agent?scope=" + encodeURIComponent(String(new FormData(form).get("scope"))))
-      }
-    },
-    el(
-      "label",
-      {},
-      "scope",
-      el(
-        "select",
-        { name: "scope", "data-testid": "scope" },
-        scopes.map((s) => el("option", { value: s, text: s, selected: s === scope }))
-      )
-    ),
+  const scope = params.get("scope") || scopes()[0]!
+  const picker = form(
+    { class: "inline" },
+    (data) => go("#/agent?scope=" + encodeURIComponent(String(data.get("scope")))),
+    scopeField(scope, "scope", false),
     el("button", { class: "primary", type: "submit", text: "Compose" })
   )
-  main.append(el("h1", { tabindex: "-1", text: "Agent" }), form)
+  main.append(el("h1", { tabindex: "-1", text: "Agent" }), picker)
   let agent: Answers.Agent
   try {
     agent = await api.agent(scope)

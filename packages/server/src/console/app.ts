@@ -4,7 +4,7 @@
  */
 import { agentView } from "./agent.js"
 import { api, messageOf, state } from "./client.js"
-import { $, el } from "./dom.js"
+import { $, el, form } from "./dom.js"
 import { explainView } from "./explain.js"
 import { createView, memoriesView, memoryView, tombstonesView } from "./memories.js"
 import { previewView } from "./preview.js"
@@ -54,20 +54,16 @@ const loginForm = (message?: string) => {
     { id: "login", class: "card" },
     el("h1", { text: "Sign in to the Engram console" }),
     el("p", { text: "Paste a token from: engram token create --scope <scope>" }),
-    el(
-      "form",
-      {
-        class: "inline",
-        onsubmit: async (event) => {
-          event.preventDefault()
-          state.token = input.value.trim()
-          try {
-            state.access = await api.access()
-            sessionStorage.setItem("engram-token", state.token)
-            void render()
-          } catch (e) {
-            error.textContent = messageOf(e)
-          }
+    form(
+      { class: "inline" },
+      async () => {
+        state.token = input.value.trim()
+        try {
+          state.access = await api.access()
+          sessionStorage.setItem("engram-token", state.token)
+          void render()
+        } catch (e) {
+          error.textContent = messageOf(e)
         }
       },
       el("label", { for: "token" }, "access token", input),

@@ -58,6 +58,25 @@ export const nodes = (...children: ReadonlyArray<Child>): Array<Node> => {
   return [...fragment.childNodes]
 }
 
+/**
+ * A form that stays on the page: sending it calls `submit` with its fields instead of loading
+ * another page.
+ */
+export const form = (
+  attributes: Attributes,
+  submit: (data: FormData) => void | Promise<void>,
+  ...children: ReadonlyArray<Child>
+): HTMLFormElement => {
+  const node: HTMLFormElement = el("form", {
+    ...attributes,
+    onsubmit: (event) => {
+      event.preventDefault()
+      return submit(new FormData(node))
+    }
+  }, ...children)
+  return node
+}
+
 /** A link. */
 export const link = (href: string, text: string, attributes: Attributes = {}): HTMLAnchorElement =>
   el("a", { href, ...attributes, text })

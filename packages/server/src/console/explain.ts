@@ -6,7 +6,7 @@
  */
 import type * as Answers from "./answers.js"
 import { api, messageOf, writable } from "./client.js"
-import { type Child, el, link, nodes } from "./dom.js"
+import { type Child, el, form, link, nodes } from "./dom.js"
 import type { Go } from "./router.js"
 import { announce, errorBox, memoryHref, pill } from "./widgets.js"
 
@@ -138,20 +138,14 @@ const callCard = (c: Answers.CallExplanation, explanation: Answers.Explanation, 
 
 /** Any session the token sees, to ask why the memory did not reach its calls. */
 const sessionPicker = (memoryId: string, go: Go): HTMLFormElement => {
-  const form: HTMLFormElement = el("form", {
-    class: "inline",
-    "data-testid": "explain-session",
-    onsubmit: (e) => {
-      e.preventDefault()
-      go(
-        "#/explain/" + encodeURIComponent(memoryId) + "?session=" +
-          encodeURIComponent(String(new FormData(form).get("session")))
-      )
-    }
-  })
+  const picker = form(
+    { class: "inline", "data-testid": "explain-session" },
+    (data) =>
+      go("#/explain/" + encodeURIComponent(memoryId) + "?session=" + encodeURIComponent(String(data.get("session"))))
+  )
   api.sessions().then(({ sessions }) => {
     if (sessions.length === 0) return
-    form.append(
+    picker.append(
       el(
         "label",
         {},
@@ -161,7 +155,7 @@ const sessionPicker = (memoryId: string, go: Go): HTMLFormElement => {
       el("button", { type: "submit", text: "Explain" })
     )
   }, () => {})
-  return form
+  return picker
 }
 
 /** The record now: deliverable or not, flagged, where it was drawn from; or when it was forgotten. */

@@ -5,8 +5,8 @@
  * tombstones.
  */
 import type * as Answers from "./answers.js"
-import { api, messageOf, state, writable } from "./client.js"
-import { type Child, el, link, nodes } from "./dom.js"
+import { api, messageOf, writable } from "./client.js"
+import { type Child, el, form, link, nodes } from "./dom.js"
 import { explainPanel } from "./explain.js"
 import type { Go } from "./router.js"
 import {
@@ -14,8 +14,11 @@ import {
   type Column,
   errorBox,
   memoryHref,
+  options,
   pill,
   placementText,
+  scopeField,
+  scopes,
   shortId,
   statePills,
   table,
@@ -52,26 +55,6 @@ const SORTS: ReadonlyArray<readonly [Answers.BrowseSort, string]> = [
   ["state", "state"]
 ]
 
-const options = (values: ReadonlyArray<string>, selected: string | null, any: string | null): Child => [
-  any ? el("option", { value: "", text: any }) : null,
-  values.map((v) => el("option", { value: v, text: v, selected: v === selected }))
-]
-
-/** The signed-in token's scopes (a view renders only once signed in). */
-const scopes = (): ReadonlyArray<string> => state.access?.scopes ?? []
-
-const scopeField = (selected: string | null, name = "scope", any = true) =>
-  el(
-    "label",
-    {},
-    "scope",
-    el(
-      "select",
-      { name, "data-testid": "scope" },
-      options(scopes(), selected, any && scopes().length > 1 ? "all" : null)
-    )
-  )
-
 /** A form field's text ("" when it is absent). */
 const field = (data: FormData, name: string): string => String(data.get(name) ?? "")
 
@@ -90,26 +73,19 @@ export const memoriesView = async (main: HTMLElement, params: URLSearchParams, g
     }
     go("#/memories?" + next)
   }
-  const form: HTMLFormElement = el(
-    "form",
-    {
-      class: "inline",
-      role: "search",
-      "data-testid": "filters",
-      onsubmit: (e) => {
-        e.preventDefault()
-        const data = new FormData(form)
-        navigate({
-          q: field(data, "q").trim(),
-          scope: field(data, "scope"),
-          kind: field(data, "kind"),
-          state: field(data, "state"),
-          flagged: data.get("flagged") ? "true" : "",
-          offset: 0,
-          sort: "",
-          order: ""
-        })
-      }
+  const filters = form(
+    { class: "inline", role: "search", "data-testid": "filters" },
+    (data) => {
+      navigate({
+        q: field(data, "q").trim(),
+        scope: field(data, "scope"),
+        kind: field(data, "kind"),
+        state: field(data, "state"),
+        flagged: data.get("flagged") ? "true" : "",
+        offset: 0,
+        sort: "",
+        order: ""
+      })
     },
     el(
       "label",
@@ -135,7 +111,7 @@ export const memoriesView = async (main: HTMLElement, params: URLSearchParams, g
     writable() ? link("#/new", "New memory", { "data-testid": "new-memory" }) : null
   )
   const results = el("div", { "data-testid": "results" }, el("p", { class: "muted", text: "Loading…" }))
-  main.append(el("h1", { tabindex: "-1", text: "Memories" }), form, results)
+  main.append(el("h1", { tabindex: "-1", text: "Memories" }), filters, results)
 
   const query = new URLSearchParams({ sort, order, offset: String(offset), limit: String(limit) })
   for (const key of ["q", "scope", "kind", "state", "flagged"]) {
@@ -401,30 +377,25 @@ export const memoryView = async (main: HTMLElement, id: string, go: Go): Promise
 }
 
 const editForm = (record: Answers.MemoryRecordJson, go: Go): HTMLFormElement => {
-  const form: HTMLFormElement = el(
-    "form",
-    {
-      "data-testid": "edit-form",
-      onsubmit: async (e) => {
-        e.preventDefault()
-        const data = new FormData(form)
-        const label = field(data, "label").trim()
-        const body: Answers.WriteInput = {
-          content: field(data, "content"),
-          kind: field(data, "kind") as Answers.MemoryKind,
-          sourceType: "operator",
-          scope: record.scope,
-          deliveryPolicy: record.deliveryPolicy,
-          ...(label ? { label } : {}),
-          ...(record.tags.length ? { tags: record.tags } : {})
-        }
-        try {
-          const { successor } = await api.supersede(record.id, body)
-          announce("Saved as " + successor.id + "; " + record.id + " is kept as superseded in its history")
-          go(memoryHref(successor.id))
-        } catch (err) {
-          announce(messageOf(err), "error")
-        }
+  const edit = form(
+    { "data-testid": "edit-form" },
+    async (data) => {
+      const label = field(data, "label").trim()
+      const body: Answers.WriteInput = {
+        content: field(data, "content"),
+        kind: field(data, "kind") as Answers.MemoryKind,
+        sourceType: "operator",
+        scope: record.scope,
+        deliveryPolicy: record.deliveryPolicy,
+        ...(label ? { label } : {}),
+        ...(record.tags.length ? { tags: record.tags } : {})
+      }
+      try {
+        const { successor } = await api.supersede(record.id, body)
+        announce("Saved as " + successor.id + "; " + record.id + " is kept as superseded in its history")
+        go(memoryHref(successor.id))
+      } catch (err) {
+        announce(messageOf(err), "error")
       }
     },
     el("h2", { text: "Edit (the old text stays in the history as superseded)" }),
@@ -449,10 +420,10 @@ const editForm = (record: Answers.MemoryRecordJson, go: Go): HTMLFormElement => 
         )
       ),
       el("button", { class: "primary", type: "submit", "data-testid": "edit-save", text: "Save edit" }),
-      el("button", { type: "button", text: "Cancel", onclick: () => form.remove() })
+      el("button", { type: "button", text: "Cancel", onclick: () => edit.remove() })
     )
   )
-  return form
+  return edit
 }
 
 const forgetConfirm = (record: Answers.MemoryRecordJson): HTMLDivElement => {
@@ -505,32 +476,26 @@ export const createView = (main: HTMLElement, go: Go): void => {
     main.append(el("p", { class: "muted", text: "This token is read-only: it cannot write memories." }))
     return
   }
-  const form: HTMLFormElement = el(
-    "form",
-    {
-      class: "card",
-      "data-testid": "create-form",
-      onsubmit: async (e) => {
-        e.preventDefault()
-        const data = new FormData(form)
-        const label = field(data, "label").trim()
-        const tags = field(data, "tags").split(",").map((t) => t.trim()).filter(Boolean)
-        const body: Answers.WriteInput = {
-          content: field(data, "content"),
-          kind: field(data, "kind") as Answers.MemoryKind,
-          sourceType: "operator",
-          scope: field(data, "scope"),
-          deliveryPolicy: field(data, "delivery") as Answers.DeliveryPolicy,
-          ...(label ? { label } : {}),
-          ...(tags.length ? { tags } : {})
-        }
-        try {
-          const { record } = await api.create(body)
-          announce("Created " + record.id)
-          go(memoryHref(record.id))
-        } catch (err) {
-          announce(messageOf(err), "error")
-        }
+  const create = form(
+    { class: "card", "data-testid": "create-form" },
+    async (data) => {
+      const label = field(data, "label").trim()
+      const tags = field(data, "tags").split(",").map((t) => t.trim()).filter(Boolean)
+      const body: Answers.WriteInput = {
+        content: field(data, "content"),
+        kind: field(data, "kind") as Answers.MemoryKind,
+        sourceType: "operator",
+        scope: field(data, "scope"),
+        deliveryPolicy: field(data, "delivery") as Answers.DeliveryPolicy,
+        ...(label ? { label } : {}),
+        ...(tags.length ? { tags } : {})
+      }
+      try {
+        const { record } = await api.create(body)
+        announce("Created " + record.id)
+        go(memoryHref(record.id))
+      } catch (err) {
+        announce(messageOf(err), "error")
       }
     },
     el("p", { class: "muted", text: "Written with source operator: trust tier 3, confirmed on creation." }),
@@ -560,7 +525,7 @@ export const createView = (main: HTMLElement, go: Go): void => {
       el("button", { class: "primary", type: "submit", "data-testid": "create-save", text: "Create" })
     )
   )
-  main.append(form)
+  main.append(create)
 }
 
 /** `#/tombstones`: what was forgotten in the token's scopes, newest first. */

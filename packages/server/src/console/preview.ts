@@ -3,26 +3,18 @@
  * its budget per section — the projection a native turn of the server's agent gets, byte for
  * byte. Nothing is recorded.
  */
-import { api, state } from "./client.js"
-import { el } from "./dom.js"
+import { api } from "./client.js"
+import { el, form } from "./dom.js"
 import type { Go } from "./router.js"
-import { budgetChart, errorBox } from "./widgets.js"
+import { budgetChart, errorBox, scopeField, scopes } from "./widgets.js"
 
 /** `#/preview?q=&scope=`: the projection for a query and its budget chart; nothing is recorded. */
 export const previewView = async (main: HTMLElement, params: URLSearchParams, go: Go): Promise<void> => {
-  const scopes = state.access?.scopes ?? []
   const q = params.get("q") || ""
-  const scope = params.get("scope") || scopes[0]!
-  const form: HTMLFormElement = el(
-    "form",
-    {
-      class: "inline",
-      onsubmit: (e) => {
-        e.preventDefault()
-        const data = new FormData(form)
-        go("#/preview?" + new URLSearchParams({ q: String(data.get("q")), scope: String(data.get("scope")) }))
-      }
-    },
+  const scope = params.get("scope") || scopes()[0]!
+  const query = form(
+    { class: "inline" },
+    (data) => go("#/preview?" + new URLSearchParams({ q: String(data.get("q")), scope: String(data.get("scope")) })),
     el(
       "label",
       {},
@@ -35,16 +27,7 @@ export const previewView = async (main: HTMLElement, params: URLSearchParams, go
         required: true
       })
     ),
-    el(
-      "label",
-      {},
-      "scope",
-      el(
-        "select",
-        { name: "scope", "data-testid": "scope" },
-        scopes.map((s) => el("option", { value: s, text: s, selected: s === scope }))
-      )
-    ),
+    scopeField(scope, "scope", false),
     el("button", { class: "primary", type: "submit", "data-testid": "inspect", text: "Preview" })
   )
   main.append(
@@ -53,7 +36,7 @@ export const previewView = async (main: HTMLElement, params: URLSearchParams, go
       class: "muted",
       text: "What the projection would add to the next model call for this query (nothing is recorded)."
     }),
-    form
+    query
   )
   if (!q) return
   try {

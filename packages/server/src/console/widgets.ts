@@ -63,6 +63,28 @@ export const age = (iso: string): string => {
   return hours >= 1 ? hours + " h" : Math.max(0, Math.floor(ms / 60000)) + " min"
 }
 
+/** The signed-in token's scopes (a view renders only once signed in). */
+export const scopes = (): ReadonlyArray<string> => state.access?.scopes ?? []
+
+/** A select's options, `selected` marked, after an empty option titled `any` when one is given. */
+export const options = (values: ReadonlyArray<string>, selected: string | null, any: string | null): Child => [
+  any ? el("option", { value: "", text: any }) : null,
+  values.map((v) => el("option", { value: v, text: v, selected: v === selected }))
+]
+
+/** The scope field of a form: the token's scopes, with "all" first when `any` and it holds several. */
+export const scopeField = (selected: string | null, name = "scope", any = true): HTMLLabelElement =>
+  el(
+    "label",
+    {},
+    "scope",
+    el(
+      "select",
+      { name, "data-testid": "scope" },
+      options(scopes(), selected, any && scopes().length > 1 ? "all" : null)
+    )
+  )
+
 /** The address of a memory's view. */
 export const memoryHref = (id: string): string => "#/memory/" + encodeURIComponent(id)
 
