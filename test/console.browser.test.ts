@@ -7,8 +7,8 @@
  * review in bulk (by keyboard and by button), create, supersede, forget, browse a session to a
  * byte-exact call, see what a call's budget shed, fix an overlay row, preview a projection — checking the store after each
  * write; then a read-only token sees no action, every view passes axe-core's WCAG A/AA rules with
- * no serious or critical violation and does not overflow at 800 or 375 px, and the page's strict
- * content security policy reports no violation.
+ * no serious or critical violation, prints no stray "null" and does not overflow at 800 or 375 px,
+ * and the page's strict content security policy reports no violation.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ContextProjection, IdGenerator, MemoryRecord, RoutingSpecs } from "@engram/core"
@@ -18,7 +18,7 @@ import { EngramServer } from "@engram/server"
 import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Browser } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { launch, overflow, seriousViolations, settle, signIn, visit } from "./support/consoleBrowser.js"
 import { type SeededConsole, SESSION, SHED_TURN, startSeededConsole, VOCABULARY_LISTS } from "./support/consoleStore.js"
 
@@ -53,6 +53,15 @@ const nativeProjection = (db: string, input: string) =>
       Effect.scoped
     )
   )
+
+/** Text nodes reading exactly "null": a child the page meant to leave out, printed by the DOM (decision 0160). */
+const strayNulls = (page: Page) =>
+  page.evaluate(() => {
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+    let found = 0
+    while (walker.nextNode()) if (walker.currentNode.nodeValue === "null") found++
+    return found
+  })
 
 describe("the console in Chromium", { timeout: 300_000 }, () => {
   let seeded: SeededConsole
@@ -333,6 +342,7 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
     expect(await page.getByTestId("actions").count()).toBe(0)
     await visit(page, "#/review")
     expect(await page.getByTestId("bulk-confirm").count()).toBe(0)
+    expect(await strayNulls(page)).toBe(0)
     await visit(page, "#/agent")
     expect(await page.getByTestId("fix-confirmed").count()).toBe(0)
     await page.close()
@@ -357,6 +367,8 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
       await writer.setViewportSize({ width: 1280, height: 900 })
       await visit(writer, view)
       if (view.startsWith("#/explain")) await writer.locator("[data-testid=explain] li[data-call]").first().waitFor()
+      const nulls = await strayNulls(writer)
+      if (nulls > 0) report.push(`${view}: ${nulls} stray "null" text`)
       for (const v of await seriousViolations(writer)) {
         report.push(`${view}: ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`)
       }
