@@ -7,7 +7,7 @@ import type * as Answers from "./answers.js"
 import { api, messageOf, writable } from "./client.js"
 import { type Child, el, form, link } from "./dom.js"
 import type { Go } from "./router.js"
-import { announce, errorBox, memoryHref, pill, scopeField, scopes, shortId } from "./widgets.js"
+import { announce, memoryHref, orShow, pill, scopeField, scopes, shortId } from "./widgets.js"
 
 /** How an operator can act on a decline from this view. */
 type FixKind = "confirm" | "decide" | "holder" | "open"
@@ -46,13 +46,8 @@ export const agentView = async (main: HTMLElement, params: URLSearchParams, go: 
     el("button", { class: "primary", type: "submit", text: "Compose" })
   )
   main.append(el("h1", { tabindex: "-1", text: "Agent" }), picker)
-  let agent: Answers.Agent
-  try {
-    agent = await api.agent(scope)
-  } catch (e) {
-    main.append(errorBox(e))
-    return
-  }
+  const agent = await orShow(main, api.agent(scope))
+  if (agent === undefined) return
   const records = new Map(agent.records.map((r) => [r.id, r]))
   const prefix = el("div", { class: "prefix", "data-testid": "prefix" })
   if (agent.prefix.length === 0) {

@@ -15,6 +15,7 @@ import {
   errorBox,
   memoryHref,
   options,
+  orShow,
   pill,
   placementText,
   scopeField,
@@ -25,6 +26,7 @@ import {
   trustText
 } from "./widgets.js"
 
+/** The lifecycle states, kinds and delivery policies the forms offer, typed against the API's literals. */
 const STATES: ReadonlyArray<Answers.Lifecycle> = [
   "pending",
   "confirmed",
@@ -260,13 +262,8 @@ const historyEntry = (h: Answers.HistoryLink, current: string): Child => {
 /** `#/memory/<id>`: one record, its history, where it composes, its verdicts and its actions. */
 export const memoryView = async (main: HTMLElement, id: string, go: Go): Promise<void> => {
   main.append(el("h1", { tabindex: "-1", text: "Memory" }))
-  let answer: Answers.Detail
-  try {
-    answer = await api.detail(id)
-  } catch (e) {
-    main.append(errorBox(e))
-    return
-  }
+  const answer = await orShow(main, api.detail(id))
+  if (answer === undefined) return
   const { history, promotions, record } = answer
   const actions = el("div", { class: "toolbar", "data-testid": "actions" })
   const panel = el("div", { "data-testid": "action-panel" })

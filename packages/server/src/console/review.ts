@@ -8,7 +8,7 @@ import type * as Answers from "./answers.js"
 import { api, messageOf, writable } from "./client.js"
 import { el, link, nodes } from "./dom.js"
 import type { Go } from "./router.js"
-import { age, announce, errorBox, memoryHref, placementText, shortId, statePills, trustText } from "./widgets.js"
+import { age, announce, memoryHref, orShow, placementText, shortId, statePills, trustText } from "./widgets.js"
 
 /** `#/review`: the pending records, oldest first, reviewed one by one or in bulk, by keyboard or button. */
 export const reviewView = async (main: HTMLElement, go: Go): Promise<void> => {
@@ -18,31 +18,14 @@ export const reviewView = async (main: HTMLElement, go: Go): Promise<void> => {
       "p",
       { class: "muted" },
       "Pending memories that a review can still change; guarded sections compose only confirmed ones. Keys: ",
-      el("kbd", { text: "↑" }),
-      "/",
-      el("kbd", { text: "↓" }),
-      " or ",
-      el("kbd", { text: "j" }),
-      "/",
-      el("kbd", { text: "k" }),
-      " move, ",
-      el("kbd", { text: "space" }),
-      " or ",
-      el("kbd", { text: "x" }),
-      " select, ",
-      el("kbd", { text: "c" }),
-      " confirm, ",
-      el("kbd", { text: "r" }),
-      " reject."
+      // Each key in brackets goes in a <kbd>; the words between them as text.
+      "[↑]/[↓] or [j]/[k] move, [space] or [x] select, [c] confirm, [r] reject.".split(/\[([^\]]+)\]/)
+        .map((part, i) => i % 2 === 1 ? el("kbd", { text: part }) : part)
+        .filter((part) => part !== "")
     )
   )
-  let page: Answers.BrowsePage
-  try {
-    page = await api.browse("state=pending&sort=created&order=asc&limit=200")
-  } catch (e) {
-    main.append(errorBox(e))
-    return
-  }
+  const page = await orShow(main, api.browse("state=pending&sort=created&order=asc&limit=200"))
+  if (page === undefined) return
   if (page.total === 0) {
     main.append(el("p", { class: "empty", "data-testid": "empty", text: "Nothing waits for review." }))
     return

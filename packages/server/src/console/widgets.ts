@@ -22,6 +22,16 @@ export const announce = (message: string, kind = "ok"): void => {
 export const errorBox = (error: unknown): HTMLParagraphElement =>
   el("p", { class: "error", role: "alert", text: messageOf(error) })
 
+/** The answer of `request`; when it fails, `undefined`, with the failure shown at the end of `main`. */
+export const orShow = async <A>(main: HTMLElement, request: Promise<A>): Promise<A | undefined> => {
+  try {
+    return await request
+  } catch (e) {
+    main.append(errorBox(e))
+    return undefined
+  }
+}
+
 /** An id shown short; the full id on hover and in the clipboard on click. */
 export const shortId = (id: string): HTMLButtonElement =>
   el("button", {
