@@ -343,7 +343,12 @@ const DAY_MS = 86_400_000
  */
 export const initialReviewStateOf = (
   input: { readonly sourceType?: SourceType | undefined; readonly content: string; readonly label?: string | undefined }
-): ReviewState => isFlagged(input) ? "pending" : initialReviewState(input.sourceType ?? "unknown")
+): ReviewState => {
+  const state = initialReviewState(input.sourceType ?? "unknown")
+  // Only a write that would be confirmed is screened here: every other write starts pending anyway
+  // (and the screen runs again wherever the record is read, so its verdict is never stored).
+  return state === "confirmed" && isFlagged(input) ? "pending" : state
+}
 
 type RecordFields = ConstructorParameters<typeof MemoryRecord>[0]
 
