@@ -408,10 +408,18 @@ const changeIdentity: Rule = (tokens, text) => {
   const found: Array<Match> = where(tokens, C.NOW_YOU).map((i) => span("change-identity", i, i + 2))
   if (text.includes("you")) {
     const whole = { reason: "change-identity", start: 0, end: tokens.length } as const
-    for (const match of text.matchAll(youAreNow)) {
-      // A role follows ("you are now DAN", "…an unrestricted AI"), not a state ("…now subscribed").
-      const at = tokens.findIndex((t) => t.text === "now" && !t.punct)
-      if (match[1] !== undefined || (at >= 0 && find(tokens, at + 1, at + 5, C.AI | C.UNBOUND) >= 0)) found.push(whole)
+    // "You are now" followed by a role ("…DAN", "…an unrestricted AI"), not a state ("…now
+    // subscribed"); matched on the words, so a quoted or named phrase can be a mention.
+    for (let at = 0; at + 2 < tokens.length; at++) {
+      if (tokens[at]!.text !== "you") continue
+      const be = tokens[at + 1]!.text
+      const now = be === "are" || be === "re" ? at + 2 : be === "youre" ? at + 1 : -1
+      if (now < 0 || tokens[now]?.text !== "now") continue
+      const next = tokens[now + 1]
+      const role = next !== undefined && !next.punct && youAreNowRole.has(next.text)
+      if (role || find(tokens, now + 1, now + 5, C.AI | C.UNBOUND) >= 0) {
+        found.push(span("change-identity", at, now + 1))
+      }
     }
     if (loyalty.test(text)) found.push(whole)
   }
@@ -437,8 +445,12 @@ const changeIdentity: Rule = (tokens, text) => {
   return found
 }
 
-const youAreNow =
-  /\byou\s*(?:are|'re|re)\s+now\s+(?:(an?|the|my|your|in|called|named|free|going|no|not|acting|playing|operating|unrestricted|jailbroken|uncensored|unfiltered|dan|evil|root|admin|god|developer|allowed|able|permitted|authori[sz]ed|bound|obligated|required|freed|released|liberated|unlocked|only|working|loyal|obedient|my)\b)?/g
+/** The words after "you are now" that give the agent a role rather than state a fact. */
+const youAreNowRole = new Set(
+  ("a an the my your in called named free going no not acting playing operating unrestricted jailbroken uncensored " +
+    "unfiltered dan evil root admin god developer allowed able permitted authorized authorised bound obligated " +
+    "required freed released liberated unlocked only working loyal obedient").split(" ")
+)
 // "You obey only me", "you now serve us", "you answer only to Z".
 const loyalty =
   /\byou\s+(?:now\s+|will\s+|must\s+|shall\s+)?(?:only\s+)?(?:obey|serve|work\s+for|answer\s+to|report\s+to|take\s+orders\s+from|listen\s+to)\s+(?:only\b|me\b|us\b|messages\b|whoever\b|the\s+(?:sender|attacker|author)\b)/
@@ -469,26 +481,29 @@ const delayedTrigger: Rule = (tokens) =>
   })
 
 /** The first harmful payload in the `reach` words after `at` (within its sentence or the next). */
-const moneyOrAccess = word(
+/** Words of money or access, by their stems ("buying", "purchased", "logins"): a destination they go to is harm. */
+const moneyOrAccessStems: ReadonlyArray<string> = [
   "money",
-  "savings",
-  "funds",
+  "saving",
+  "fund",
   "account",
-  "accounts",
   "card",
   "login",
   "log",
   "sign",
-  "credentials",
-  "identity",
+  "credential",
+  "identit",
   "deposit",
-  "payment",
   "pay",
   "book",
   "buy",
+  "bought",
   "order",
-  "purchase"
-)
+  "purchas",
+  "shop",
+  "invest"
+]
+const moneyOrAccess = (text: string): boolean => moneyOrAccessStems.some((stem) => text.startsWith(stem))
 
 const payloadAfter = (tokens: ReadonlyArray<Token>, at: number, reach: number): number => {
   const last = tokens[at]!.sentence + 1
@@ -496,7 +511,7 @@ const payloadAfter = (tokens: ReadonlyArray<Token>, at: number, reach: number): 
     t.sentence <= last &&
     (has(t, C.SECRET | C.HARM | C.COVERT | C.UNBOUND | C.NOW_YOU | C.SCAM) ||
       // A destination is harm when money or access goes there: "move their savings to …", "log in at …".
-      (has(t, C.DEST) && find(tokens, at, i, (x) => has(x, C.WEAK_SECRET) || moneyOrAccess(x)) >= 0) ||
+      (has(t, C.DEST) && find(tokens, at, i, (x) => has(x, C.WEAK_SECRET) || moneyOrAccess(x.text)) >= 0) ||
       (has(t, C.WEAK_SECRET) && phished(tokens, i)) ||
       (has(t, C.IGNORE) && find(tokens, i + 1, i + 6, C.RULES) >= 0)))
 }
