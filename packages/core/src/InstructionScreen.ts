@@ -36,7 +36,8 @@ import { visibleText } from "./TextSafety.js"
  * Why a text was flagged: it tries to override the agent's rules, get secrets out, send data
  * away, make the agent call tools, change who the agent is, plant a trigger that misleads the user
  * later, address an AI from inside a document, keep something from the user, plant a bridge that
- * redirects one record to another, or hide text in invisible characters.
+ * redirects one record to another, or hide text in invisible characters; or a language model
+ * asked to classify it before it was written said it is an instruction ({@link MODEL_FLAG_TAG}).
  *
  * @since 0.1.0
  * @category models
@@ -52,6 +53,7 @@ export type ScreenReason =
   | "secrecy"
   | "redirection"
   | "hidden-text"
+  | "flagged-by-model"
 
 const passed: ScreenVerdict = { flagged: false, reasons: [] }
 
@@ -110,13 +112,35 @@ export const screen = (text: string): ScreenVerdict => {
 }
 
 /**
- * True when a record's content or label reads as an instruction to the agent.
+ * The tag a record is written with when the second screen — a language model asked to classify
+ * an extracted or tool-sourced memory before it is written (`ModelScreen` in the runtime) — said
+ * it is an instruction. The record is flagged like any the rules flag; the mark can only be added
+ * at creation, and nothing removes it: a model may flag, never clear.
  *
  * @since 0.1.0
  * @category screening
  */
-export const isFlagged = (record: { readonly content: string; readonly label?: string | undefined }): boolean =>
-  screen(record.content).flagged || (record.label !== undefined && screen(record.label).flagged)
+export const MODEL_FLAG_TAG = "screen:flagged-by-model"
+
+const markedByModel = (record: { readonly tags?: ReadonlyArray<string> | undefined }): boolean =>
+  record.tags?.includes(MODEL_FLAG_TAG) === true
+
+/**
+ * True when a record's content or label reads as an instruction to the agent, or the record
+ * carries {@link MODEL_FLAG_TAG}.
+ *
+ * @since 0.1.0
+ * @category screening
+ */
+export const isFlagged = (
+  record: {
+    readonly content: string
+    readonly label?: string | undefined
+    readonly tags?: ReadonlyArray<string> | undefined
+  }
+): boolean =>
+  markedByModel(record) || screen(record.content).flagged ||
+  (record.label !== undefined && screen(record.label).flagged)
 
 /**
  * Why a record's content or label reads as an instruction to the agent: the rules that matched,
@@ -127,10 +151,15 @@ export const isFlagged = (record: { readonly content: string; readonly label?: s
  * @category screening
  */
 export const reasonsFor = (
-  record: { readonly content: string; readonly label?: string | undefined }
+  record: {
+    readonly content: string
+    readonly label?: string | undefined
+    readonly tags?: ReadonlyArray<string> | undefined
+  }
 ): ReadonlyArray<ScreenReason> => [
   ...new Set([
     ...screen(record.content).reasons,
-    ...(record.label === undefined ? [] : screen(record.label).reasons)
+    ...(record.label === undefined ? [] : screen(record.label).reasons),
+    ...(markedByModel(record) ? ["flagged-by-model" as const] : [])
   ])
 ]

@@ -110,13 +110,15 @@ export interface AdmitOptions {
 export const admit: (record: MemoryRecord, options?: AdmitOptions) => Admission = internal.admit
 
 /**
- * True when `record` is held: the screen flags its content or label and no operator confirmed it.
+ * True when `record` is held: the screen flags its content or label (or the second screen marked
+ * it, `InstructionScreen.MODEL_FLAG_TAG`) and no operator confirmed it.
  * The verdict is remembered per text, so asking again costs one look-up.
  *
  * @since 0.1.0
  * @category gate
  */
-export const isHeld: (record: Pick<MemoryRecord, "content" | "label" | "reviewState">) => boolean = internal.isHeld
+export const isHeld: (record: Pick<MemoryRecord, "content" | "label" | "reviewState" | "tags">) => boolean =
+  internal.isHeld
 
 /**
  * True when the screen flags `text`, remembered per text: what {@link isHeld} asks of a record's

@@ -71,6 +71,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as MemoryTools from "./MemoryTools.js"
+import * as ModelScreen from "./ModelScreen.js"
 import * as Promotion from "./Promotion.js"
 
 /**
@@ -218,6 +219,12 @@ export interface Settings {
    * (one model call) takes, short enough that a claim whose process died soon lapses.
    */
   readonly claimLease?: Duration.DurationInput | undefined
+  /**
+   * Ask the run's `LanguageModel` to classify each candidate the rule screen passes before it is
+   * written (`ModelScreen`, one more call per such candidate; default off). It may flag a
+   * candidate — held for review — and never confirms one.
+   */
+  readonly modelScreen?: boolean | undefined
 }
 
 /**
@@ -540,7 +547,9 @@ export const writeCandidate = (
     const { memory } = options
     const turns = candidate.turns.filter((t) => options.turns.includes(t))
     const provenance = TurnProvenance.tags(options.sessionId, turns.length > 0 ? turns : options.turns)
-    const tags = [...new Set([...provenance, ...(memory.provenanceTags ?? [])])]
+    // The second screen, asked once per candidate (whichever way it is written): its mark, if any.
+    const marked = memory.modelScreen === undefined ? [] : yield* memory.modelScreen.classify(candidate)
+    const tags = [...new Set([...provenance, ...(memory.provenanceTags ?? []), ...marked])]
     // An exact duplicate of a live memory of the scope: nothing is written.
     const found = yield* memories.search(candidate.content, {
       scopes: [memory.scope],
@@ -595,7 +604,12 @@ export const writeCandidate = (
       }
     }
 
-    const tools = yield* MemoryTools.make({ ...memory, sourceType: "extracted", provenanceTags: tags })
+    const tools = yield* MemoryTools.make({
+      ...memory,
+      sourceType: "extracted",
+      provenanceTags: tags,
+      modelScreen: undefined
+    })
     const saved = yield* tools.memory_save({
       content: candidate.content,
       kind: candidate.kind,
@@ -735,6 +749,7 @@ export const make = (settings: Settings = {}) =>
     const retry = settings.retry ??
       Schedule.exponential(Duration.seconds(1)).pipe(Schedule.intersect(Schedule.recurs(3)))
     const threshold = settings.nearDuplicateThreshold ?? defaults.nearDuplicateThreshold
+    const modelScreen = settings.modelScreen === true ? yield* ModelScreen.make : undefined
     const embeddings = yield* Effect.serviceOption(Embeddings.Embeddings)
     const nearDuplicates: NearDuplicates | undefined = Option.isSome(embeddings)
       ? { embeddings: embeddings.value, threshold }
@@ -837,7 +852,13 @@ export const make = (settings: Settings = {}) =>
         const outcomes = yield* Effect.forEach(
           response.value.memories,
           (candidate) =>
-            writeCandidate(candidate, { sessionId, memory, shown, turns: turnNumbers, nearDuplicates }).pipe(
+            writeCandidate(candidate, {
+              sessionId,
+              memory: modelScreen === undefined ? memory : { ...memory, modelScreen },
+              shown,
+              turns: turnNumbers,
+              nearDuplicates
+            }).pipe(
               Effect.catchAll((error) =>
                 Effect.succeed({ _tag: "Refused", problem: error.message } satisfies Outcome as Outcome)
               )

@@ -51,6 +51,7 @@ import {
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as ModelScreen from "./ModelScreen.js"
 import * as Promotion from "./Promotion.js"
 import * as SaveGate from "./SaveGate.js"
 
@@ -323,8 +324,9 @@ export const toolkitFor = (config: Pick<MemoryToolsConfig, "background" | "spec"
  * How an agent's memory tools behave: the scope they read and write, the agent's declared
  * Background and routing spec (for the save gate and promotion), the provenance of what the
  * model saves (default `conversation`: agent-derived, pending review), tags stamped on every
- * save (`provenanceTags`, e.g. `subagent:researcher` for a subagent's writes), and how many
- * memories `memory_recall` returns at most (default 10).
+ * save (`provenanceTags`, e.g. `subagent:researcher` for a subagent's writes), how many
+ * memories `memory_recall` returns at most (default 10), and the second poisoning screen
+ * (`modelScreen`, off by default: `ModelScreen.make`), which may flag a save, never confirm it.
  *
  * @since 0.1.0
  * @category models
@@ -336,6 +338,7 @@ export interface MemoryToolsConfig {
   readonly sourceType?: MemoryRecord.SourceType | undefined
   readonly provenanceTags?: ReadonlyArray<string> | undefined
   readonly recallLimit?: number | undefined
+  readonly modelScreen?: ModelScreen.Service | undefined
 }
 
 /**
@@ -499,12 +502,14 @@ export const make = (config: MemoryToolsConfig) =>
     return MemoryToolkit.of({
       memory_save: (params) =>
         Effect.gen(function*() {
+          // The second screen, when configured, may add its mark; it never takes one away.
+          const marked = config.modelScreen === undefined ? [] : yield* config.modelScreen.classify(params)
           const input: MemoryRecord.MemoryWriteInput = {
             content: params.content,
             kind: params.kind,
             ...(params.label !== undefined ? { label: params.label } : {}),
-            ...(params.tags !== undefined || config.provenanceTags !== undefined
-              ? { tags: [...new Set([...(params.tags ?? []), ...(config.provenanceTags ?? [])])] }
+            ...(params.tags !== undefined || config.provenanceTags !== undefined || marked.length > 0
+              ? { tags: [...new Set([...(params.tags ?? []), ...(config.provenanceTags ?? []), ...marked])] }
               : {}),
             sourceType,
             scope: config.scope

@@ -4,7 +4,7 @@
  * @internal
  */
 import * as DateTime from "effect/DateTime"
-import { screen } from "../InstructionScreen.js"
+import { MODEL_FLAG_TAG, screen } from "../InstructionScreen.js"
 import type { Admission, AdmitOptions } from "../MemoryGate.js"
 import type { MemoryRecord } from "../MemoryRecord.js"
 import { safeBlock, safeLine } from "../TextSafety.js"
@@ -20,9 +20,10 @@ export const flaggedText = (text: string): boolean => {
   return verdict === 1
 }
 
-export const isHeld = (record: Pick<MemoryRecord, "content" | "label" | "reviewState">): boolean =>
+export const isHeld = (record: Pick<MemoryRecord, "content" | "label" | "reviewState" | "tags">): boolean =>
   record.reviewState !== "confirmed" &&
-  (flaggedText(record.content) || (record.label !== undefined && flaggedText(record.label)))
+  (flaggedText(record.content) || (record.label !== undefined && flaggedText(record.label)) ||
+    record.tags.includes(MODEL_FLAG_TAG))
 
 const oneLine = (text: string): string => safeLine(text).trim()
 
