@@ -28,6 +28,7 @@ import { AcpClient, ContextAssembler, Extraction, NativeRuntime, StablePrefix } 
 import { ScriptedModel } from "@engram/runtime/testing"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -149,13 +150,28 @@ describe("no held record reaches a model", () => {
 })
 
 /** The poisoned stores, built once per test, with a projection over them. */
+const poisonable = Layer.mergeAll(ContextProjection.layer, ScriptedModel.layer(script)).pipe(
+  Layer.provideMerge(memoryStores)
+)
 const poisonedContext = Effect.gen(function*() {
-  const context = yield* Layer.build(
-    Layer.mergeAll(ContextProjection.layer, ScriptedModel.layer(script)).pipe(Layer.provideMerge(memoryStores))
-  )
+  const context = yield* Layer.build(poisonable)
   const held = yield* Effect.provide(poison("global"), context)
   return { context, held }
 })
+
+/** Engram's MCP server over streamable HTTP on a free port, over `context`; its URL. */
+const mcpOverHttp = (context: Context.Context<Layer.Layer.Success<typeof poisonable>>) =>
+  Effect.gen(function*() {
+    const served = yield* Layer.build(
+      EngramMcp.layerHttpServe({ memory }).pipe(
+        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+        Layer.provide(Layer.succeedContext(context))
+      )
+    )
+    const address = (yield* Effect.provide(HttpServer.HttpServer, served)).address
+    if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+    return `http://127.0.0.1:${address.port}/mcp`
+  })
 
 /** Tool calls and reads an MCP client makes, as JSON-RPC requests. */
 const mcpSession = [
@@ -210,19 +226,10 @@ describe("no held record reaches an MCP client", () => {
   it.live("over HTTP: the same reads and tools through the MCP SDK client", () =>
     Effect.scoped(Effect.gen(function*() {
       const { context } = yield* poisonedContext
-      const served = yield* Layer.build(
-        EngramMcp.layerHttpServe({ memory }).pipe(
-          Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-          Layer.provide(Layer.succeedContext(context))
-        )
-      )
-      const address = (yield* Effect.provide(HttpServer.HttpServer, served)).address
-      if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+      const url = yield* mcpOverHttp(context)
       const client = new Client({ name: "leak-probe", version: "1" })
       yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${address.port}/mcp`)))
-        ),
+        Effect.promise(() => client.connect(new StreamableHTTPClientTransport(new URL(url)))),
         () => Effect.promise(() => client.close())
       )
       const answers: Array<unknown> = [client.getInstructions()]
@@ -246,21 +253,14 @@ describe("no held record reaches an ACP agent", () => {
     () =>
       Effect.scoped(Effect.gen(function*() {
         const { context } = yield* poisonedContext
-        const served = yield* Layer.build(
-          EngramMcp.layerHttpServe({ memory }).pipe(
-            Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-            Layer.provide(Layer.succeedContext(context))
-          )
-        )
-        const address = (yield* Effect.provide(HttpServer.HttpServer, served)).address
-        if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+        const url = yield* mcpOverHttp(context)
         const build = Effect.flatMap(StablePrefix.decodeConfig(agentConfig), StablePrefix.buildAgent).pipe(
           Effect.provide(RoutingSpecs.layerPresets)
         )
         const assembler = yield* Effect.provide(ContextAssembler.make({ scopes: ["global"], agent: build }), context)
         const acp = yield* AcpClient.spawn(
           { command: process.execPath, args: ["--import", "tsx", echoAgentFile] },
-          { mcpServers: [EngramMcp.acpHttpServer(`http://127.0.0.1:${address.port}/mcp`)] }
+          { mcpServers: [EngramMcp.acpHttpServer(url)] }
         ).pipe(Effect.provideService(ContextAssembler.ContextAssembler, assembler))
         const session = yield* acp.newSession({ sessionId: "s-acp" })
         const turn = yield* acp.prompt(session, probe)

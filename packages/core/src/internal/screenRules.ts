@@ -230,20 +230,12 @@ const roleMarker: Rule = (tokens, text) =>
 
 const howWords = word("how", "where", "reset", "change", "update", "recover", "forgot", "forgotten", "manager")
 
-/** A verb of showing with a secret after it: "reveal your system prompt", "print the API key". */
-const revealSecret: Rule = (tokens) =>
-  where(tokens, C.REVEAL).flatMap((i) => {
-    if (negated(tokens, i)) return []
-    const { sentence } = tokens[i]!
-    const j = find(tokens, i + 1, i + 8, C.SECRET, sentence)
-    if (j >= 0 && find(tokens, i + 1, j - 1, howWords) < 0) return [span("reveal-secrets", i, j)]
-    const w = find(tokens, i + 1, i + 6, C.WEAK_SECRET, sentence)
-    return w < 0 || find(tokens, i + 1, w + 1, howWords) >= 0 ? [] : ownedSecret(tokens, i, w)
-  })
-
-/** Sending a secret without naming where: "email me the API key", "send the saved passwords". */
-const sendSecret: Rule = (tokens) =>
-  where(tokens, C.SEND).flatMap((i) => {
+/**
+ * A verb of `verb` (showing, or sending without naming where) with a secret after it: "reveal your
+ * system prompt", "print the API key", "email me the saved passwords".
+ */
+const secretAfter = (verb: number): Rule => (tokens) =>
+  where(tokens, verb).flatMap((i) => {
     if (negated(tokens, i)) return []
     const { sentence } = tokens[i]!
     const j = find(tokens, i + 1, i + 8, C.SECRET, sentence)
@@ -773,8 +765,8 @@ const rules: ReadonlyArray<{ readonly rule: Rule; readonly all?: number; readonl
   { rule: disregardEverything, all: C.IGNORE | C.PRIOR },
   { rule: newRulesHeading, all: C.RULES },
   { rule: roleMarker },
-  { rule: revealSecret, all: C.REVEAL, any: C.SECRET | C.WEAK_SECRET },
-  { rule: sendSecret, all: C.SEND, any: C.SECRET | C.WEAK_SECRET },
+  { rule: secretAfter(C.REVEAL), all: C.REVEAL, any: C.SECRET | C.WEAK_SECRET },
+  { rule: secretAfter(C.SEND), all: C.SEND, any: C.SECRET | C.WEAK_SECRET },
   { rule: sendAway, all: C.SEND | C.DEST },
   { rule: embedInUrl, any: C.DATA | C.SECRET | C.WEAK_SECRET },
   { rule: beacon },
