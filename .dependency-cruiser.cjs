@@ -26,10 +26,14 @@ module.exports = {
       severity: "error",
       comment: "@engram/core holds schemas, pure functions and service interfaces: effect only (ARCHITECTURE.md), " +
         "@noble/hashes behind core's Sha256 module (decision 0045), snowball-stemmers behind the " +
-        "tokenizer's internal/stemming module (decision 0049), and gpt-tokenizer behind the token estimator's " +
-        "internal/bpe module, imported dynamically (decision 0070).",
+        "tokenizer's internal/stemming module (decision 0049), gpt-tokenizer behind the token estimator's " +
+        "internal/bpe module, imported dynamically (decision 0070), and unhomoglyph (Unicode's confusables table) " +
+        "behind the poisoning screen's internal/confusables module (decision 0131).",
       from: { path: "^packages/core/src/" },
-      to: { pathNot: "^(packages/core/src/|node_modules/effect/)|^node_modules/(@noble/hashes|snowball-stemmers|gpt-tokenizer)/" }
+      to: {
+        pathNot:
+          "^(packages/core/src/|node_modules/effect/)|^node_modules/(@noble/hashes|snowball-stemmers|gpt-tokenizer|unhomoglyph)/"
+      }
     },
     {
       name: "migrate-imports-core-only",

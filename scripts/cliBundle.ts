@@ -16,7 +16,7 @@
  * `npm run build` (the CLI's build step) runs it; `npm run bench -- cli` calls {@link bundleCli}
  * into a directory of its own.
  */
-import { build, type Plugin } from "esbuild"
+import { build, buildSync, type Plugin } from "esbuild"
 import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
@@ -48,11 +48,15 @@ export const EXTERNAL: ReadonlyArray<string> = [
  * first call, so a command that never calls them neither parses nor runs them. The Snowball
  * stemmers (390 kB, every language) are imported by the search tokenizer, which every memory store
  * imports, yet only writing and searching need to stem a word: core stems nothing as it loads
- * (its stop words are pinned, decision 0107), so `memory list` never requires them. Each entry
- * names the functions of its default export that callers use.
+ * (its stop words are pinned, decision 0107), so `memory list` never requires them. The
+ * confusables table (`unhomoglyph`, ~100 kB of JSON and a pattern built from it, ~17 ms to load)
+ * is imported by the poisoning screen, which every record imports, yet only text outside ASCII
+ * ever needs it (decision 0131). Each entry names the functions of its default export that callers
+ * use; none (`[]`) when the default export is itself the function.
  */
 const DEFERRED: ReadonlyArray<{ readonly module: string; readonly functions: ReadonlyArray<string> }> = [
-  { module: "snowball-stemmers", functions: ["newStemmer", "algorithms"] }
+  { module: "snowball-stemmers", functions: ["newStemmer", "algorithms"] },
+  { module: "unhomoglyph", functions: [] }
 ]
 
 const deferredModules: Plugin = {
@@ -69,11 +73,21 @@ const deferredModules: Plugin = {
         }
         return { path: module, namespace: "engram-deferred", pluginData: args.resolveDir }
       })
+      // The module with everything it requires (a JSON table beside it, say) as one CommonJS file.
       build.onLoad({ filter: /.*/, namespace: "engram-deferred-file" }, (args) => ({
-        contents: NodeFs.readFileSync(args.pluginData as string),
+        contents: buildSync({
+          entryPoints: [args.pluginData as string],
+          bundle: true,
+          format: "cjs",
+          platform: "node",
+          target: "node20",
+          write: false,
+          logLevel: "silent"
+        }).outputFiles[0]!.contents,
         loader: "file"
       }))
-      build.onLoad({ filter: /.*/, namespace: "engram-deferred" }, (args) => ({
+      // Each module's own stub: the path in this namespace is the module's name.
+      build.onLoad({ filter, namespace: "engram-deferred" }, (args) => ({
         resolveDir: args.pluginData as string,
         loader: "js",
         contents: [
@@ -82,7 +96,9 @@ const deferredModules: Plugin = {
           `import { fileURLToPath } from "node:url"`,
           `let loaded`,
           `const real = () => (loaded ??= createRequire(import.meta.url)(fileURLToPath(new URL(file, import.meta.url))))`,
-          `export default { ${functions.map((f) => `${f}: (...args) => real().${f}(...args)`).join(", ")} }`
+          functions.length === 0
+            ? `export default (...args) => real()(...args)`
+            : `export default { ${functions.map((f) => `${f}: (...args) => real().${f}(...args)`).join(", ")} }`
         ].join("\n")
       }))
     }

@@ -60,6 +60,8 @@ const extractionFamilies = [
   "extract-incognito"
 ]
 
+const poisoningFamilies = ["poisoning-screen", "poisoning-screen-heldout"]
+
 const family = (report: Eval.EvalReport, name: string) => report.families.find((f) => f.name === name)!
 
 describe("the routing eval on SQLite", () => {
@@ -69,16 +71,17 @@ describe("the routing eval on SQLite", () => {
       withTempDir((dir) =>
         Effect.gen(function*() {
           const report = yield* Eval.run(sqliteStores(Path.join(dir, "eval.db")))
-          const failures = report.families.flatMap((f) => f.cases).filter((c) => !c.passed)
+          const failures = report.families.filter((f) => f.hard).flatMap((f) => f.cases).filter((c) => !c.passed)
           expect(failures).toEqual([])
           expect(report.passed).toBe(true)
           expect(report.families.map((f) => f.name)).toEqual([
             ...identityFamilies,
             "route-cases",
             "vocabulary-isolation",
-            ...extractionFamilies
+            ...extractionFamilies,
+            ...poisoningFamilies
           ])
-          for (const f of report.families) {
+          for (const f of report.families.filter((f) => !poisoningFamilies.includes(f.name))) {
             // The extraction families route through memory_save's handler, but measure no routing column.
             const routing = extractionFamilies.includes(f.name) ? null : 1
             expect([f.name, f.hard, f.passed, f.rate, f.routingAccuracy]).toEqual([f.name, true, true, 1, routing])
@@ -95,7 +98,15 @@ describe("the routing eval on SQLite", () => {
             `profile labelled as the description says: "who am I?"`
           )
           expect(Eval.identityQuestions.length).toBeGreaterThanOrEqual(8)
+          // The poisoning screen: the tuning half is hard and met; the held-out half is reported (soft).
+          expect([family(report, "poisoning-screen").hard, family(report, "poisoning-screen").passed]).toEqual([
+            true,
+            true
+          ])
+          expect(family(report, "poisoning-screen-heldout").hard).toBe(false)
+          expect(family(report, "poisoning-screen").screen?.groups.map((g) => g.group)).toContain("look-alikes")
           const table = Eval.renderTable(report)
+          expect(table).toContain("poisoning screen: flagged")
           expect(table.split("\n")[0]).toMatch(/^family\s+kind\s+cases\s+rate\s+routing\s+bytes\/request$/)
           expect(table).toMatch(/^label-spellings\s+hard\s+12\/12\s+100\.0%\s+100\.0% \(12\/12\)\s+\d+$/m)
           expect(table).toContain(`eval passed: ${report.families.flatMap((f) => f.cases).length} cases`)

@@ -59,8 +59,12 @@ describe("engram eval", () => {
     }
     expect(run.stdout).toMatch(/^extraction: \d+ model calls, \d+ tokens for \d+ extracted memories \(/m)
     expect(run.stdout).not.toMatch(/FAIL/)
+    // The poisoning screen: the tuning half is hard, the held-out half soft; a table per style follows.
+    expect(run.stdout).toMatch(/^poisoning-screen\s+hard\s+(\d+)\/\1\s+100\.0%/m)
+    expect(run.stdout).toMatch(/^poisoning-screen-heldout\s+soft\s+\d+\/\d+/m)
+    expect(run.stdout).toMatch(/^poisoning screen: flagged\s+tuning half\s+held-out half$/m)
     expect(run.stdout).toMatch(
-      new RegExp(`^eval passed: \\d+ cases in ${families.length + extractionFamilies.length} families, 0 failed$`, "m")
+      new RegExp(`^eval passed: \\d+ cases in ${families.length + extractionFamilies.length + 2} families, `, "m")
     )
     // The database was an explicit file in a new directory under the OS temp dir.
     const kept = /^database kept at (.+)$/m.exec(run.stdout)?.[1]
@@ -71,7 +75,9 @@ describe("engram eval", () => {
   }, EVAL_TIMEOUT)
 
   it("prints the report as JSON with --json", async () => {
-    const report = await engramJson("eval") as {
+    const run = await engramWithin(EVAL_TIMEOUT - 10_000, {}, "eval", "--json")
+    expect(run.code).toBe(0)
+    const report = JSON.parse(run.stdout) as {
       passed: boolean
       db: string
       families: ReadonlyArray<
@@ -79,12 +85,18 @@ describe("engram eval", () => {
       >
     }
     expect(report.passed).toBe(true)
-    expect(report.families.map((f) => [f.name, f.hard, f.passed, f.rate, f.routingAccuracy])).toEqual(
+    expect(report.families.map((f) => [f.name, f.hard, f.passed, f.rate, f.routingAccuracy]).slice(0, -2)).toEqual(
       [
         ...families.map((name) => [name, true, true, 1, 1]),
         ...extractionFamilies.map((name) => [name, true, true, 1, null])
       ]
     )
+    // The poisoning screen: the tuning half (hard) meets its targets; the held-out half is reported.
+    expect(report.families.slice(-2).map((f) => [f.name, f.hard])).toEqual([
+      ["poisoning-screen", true],
+      ["poisoning-screen-heldout", false]
+    ])
+    expect(report.families.at(-2)!.passed).toBe(true)
     // Without --keep the temporary database is removed.
     expect(existsSync(report.db)).toBe(false)
   }, EVAL_TIMEOUT)

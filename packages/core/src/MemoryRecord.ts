@@ -263,7 +263,8 @@ export class MemoryRecord extends Schema.Class<MemoryRecord>("MemoryRecord")({
 
   /**
    * Whether the poisoning screen flags this record (`InstructionScreen`): its content or label
-   * reads as an instruction to the agent. Derived from the text, never stored.
+   * reads as an instruction to the agent, or the second screen marked it at creation. Derived,
+   * never stored.
    */
   get flagged(): boolean {
     return isFlagged(this)
@@ -342,8 +343,18 @@ const DAY_MS = 86_400_000
  * @category trust
  */
 export const initialReviewStateOf = (
-  input: { readonly sourceType?: SourceType | undefined; readonly content: string; readonly label?: string | undefined }
-): ReviewState => isFlagged(input) ? "pending" : initialReviewState(input.sourceType ?? "unknown")
+  input: {
+    readonly sourceType?: SourceType | undefined
+    readonly content: string
+    readonly label?: string | undefined
+    readonly tags?: ReadonlyArray<string> | undefined
+  }
+): ReviewState => {
+  const state = initialReviewState(input.sourceType ?? "unknown")
+  // Only a write that would be confirmed is screened here: every other write starts pending anyway
+  // (and the screen runs again wherever the record is read, so its verdict is never stored).
+  return state === "confirmed" && isFlagged(input) ? "pending" : state
+}
 
 type RecordFields = ConstructorParameters<typeof MemoryRecord>[0]
 

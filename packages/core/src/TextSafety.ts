@@ -152,6 +152,17 @@ const withoutInvisible = (text: string): string => {
 }
 
 /**
+ * The text with every invisible character removed — bidi controls, zero-width characters, tag
+ * characters, joiners that join nothing — and everything else kept, line breaks and controls
+ * included. What the poisoning screen reads (`InstructionScreen`), so it sees the words a model
+ * would see once the text is made safe.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const visibleText = (text: string): string => withoutInvisible(text)
+
+/**
  * True when the text holds an unsafe character (see the module description).
  *
  * @since 0.1.0

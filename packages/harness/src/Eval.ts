@@ -21,7 +21,10 @@
  * value over the project's prefix) and
  * `joined-scripts` (names that need ZWNJ/ZWJ) — (the identity families), then `route-cases` (every overlay outcome for each preset) and
  * `vocabulary-isolation` (a user fact never lands in a project section). All are hard: one
- * failing case fails the run.
+ * failing case fails the run. Then the poisoning screen on Engram's attack corpus:
+ * `poisoning-screen` (the tuning half; hard, on its targets — every style at least 90% held, at
+ * most 2% of benign look-alikes) and `poisoning-screen-heldout` (the half never tuned on; soft,
+ * reported), with a table of detection per style and false positives per half.
  *
  * What it does not prove: the model is scripted, so it measures what Engram does with each
  * behaviour, not how often a real model behaves that way; and "in the request" is not "used in
@@ -46,6 +49,7 @@ import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/evalFamilies.js"
 import * as extraction from "./internal/extractionFamilies.js"
+import * as poisoning from "./internal/poisoningFamilies.js"
 
 /**
  * One checked case: its family, what it checks, whether it passed and, when it failed, why.
@@ -101,6 +105,17 @@ export interface EvalFamily {
   readonly meanRequestBytes: number | null
   /** For an extraction family: the extraction calls and tokens it spent and the memories it extracted. */
   readonly extraction?: { readonly calls: number; readonly tokens: number; readonly memories: number } | undefined
+  /**
+   * For a poisoning-screen family: the corpus half it read and, per attack style (and for the
+   * benign look-alikes), how many texts the screen flagged. Such a family passes on its targets
+   * (every style at least 90% flagged, at most 2% of look-alikes), not on every case.
+   */
+  readonly screen?: {
+    readonly half: "tune" | "holdout"
+    readonly groups: ReadonlyArray<
+      { readonly group: string; readonly attack: boolean; readonly flagged: number; readonly total: number }
+    >
+  } | undefined
 }
 
 /**
@@ -137,7 +152,11 @@ export class EvalStoreNotEmpty extends Schema.TaggedError<EvalStoreNotEmpty>()("
  * @category constants
  */
 export const families: ReadonlyArray<{ readonly name: string; readonly hard: boolean; readonly description: string }> =
-  [...internal.families, ...extraction.families].map(({ description, hard, name }) => ({ name, hard, description }))
+  [...internal.families, ...extraction.families, ...poisoning.families].map(({ description, hard, name }) => ({
+    name,
+    hard,
+    description
+  }))
 
 /**
  * The phrasings the identity families ask in a new session.
@@ -169,9 +188,12 @@ export const run = <E>(
         readonly name: string
         readonly hard: boolean
         readonly description: string
-        readonly run: typeof internal.families[number]["run"] | typeof extraction.families[number]["run"]
+        readonly run:
+          | typeof internal.families[number]["run"]
+          | typeof extraction.families[number]["run"]
+          | typeof poisoning.families[number]["run"]
       }
-    > = [...internal.families, ...extraction.families]
+    > = [...internal.families, ...extraction.families, ...poisoning.families]
     for (const family of all) {
       const result = yield* family.run(session, options)
       const { cases, routed } = result
@@ -184,13 +206,16 @@ export const run = <E>(
         hard: family.hard,
         description: family.description,
         cases,
-        passed: cases.length > 0 && passed === cases.length && routingProblems.length === 0,
+        passed: "screen" in result
+          ? result.passed
+          : cases.length > 0 && passed === cases.length && routingProblems.length === 0,
         rate: cases.length === 0 ? 0 : passed / cases.length,
         routingAccuracy: routed.length === 0 ? null : correct / routed.length,
         routing: { correct, total: routed.length },
         routingProblems,
         meanRequestBytes: sized.length === 0 ? null : Math.round(sized.reduce((a, b) => a + b, 0) / sized.length),
-        ...("cost" in result ? { extraction: result.cost as extraction.ExtractionCost } : {})
+        ...("cost" in result ? { extraction: result.cost as extraction.ExtractionCost } : {}),
+        ...("screen" in result ? { screen: result.screen } : {})
       })
     }
     return { families: results, passed: results.every((f) => f.passed || !f.hard) }
@@ -199,6 +224,26 @@ export const run = <E>(
 const pad = (text: string, width: number) => text + " ".repeat(Math.max(0, width - text.length))
 
 const percent = (value: number | null): string => (value === null ? "-" : `${(value * 100).toFixed(1)}%`)
+
+/** The poisoning screen per group: flagged of total and the share, one column per corpus half. */
+const renderScreen = (screens: ReadonlyArray<NonNullable<EvalFamily["screen"]>>): ReadonlyArray<string> => {
+  const halves = (["tune", "holdout"] as const).filter((half) => screens.some((s) => s.half === half))
+  const groups = [...new Set(screens.flatMap((s) => s.groups.map((g) => g.group)))]
+  const cell = (half: "tune" | "holdout", group: string) => {
+    const found = screens.find((s) => s.half === half)?.groups.find((g) => g.group === group)
+    return found === undefined ? "-" : `${found.flagged}/${found.total} ${percent(found.flagged / found.total)}`
+  }
+  const header = [
+    "poisoning screen: flagged",
+    ...halves.map((half) => (half === "tune" ? "tuning half" : "held-out half"))
+  ]
+  const rows = groups.map((
+    group
+  ) => [group === "look-alikes" ? "look-alikes (benign)" : group, ...halves.map((h) => cell(h, group))])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => pad(c, widths[i]!)).join("  ").trimEnd()
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)]
+}
 
 /**
  * The report as a table, one row per family — hard or soft, cases, rate, routing accuracy, mean
@@ -221,6 +266,8 @@ export const renderTable = (report: EvalReport): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) => cells.map((cell, i) => pad(cell, widths[i]!)).join("  ").trimEnd()
   const out = [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)]
+  const screened = report.families.flatMap((f) => (f.screen === undefined ? [] : [f.screen]))
+  if (screened.length > 0) out.push("", ...renderScreen(screened))
   const failed = report.families.flatMap((f) => f.cases).filter((c) => !c.passed)
   if (failed.length > 0) {
     out.push("", "failed cases:")

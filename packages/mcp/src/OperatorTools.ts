@@ -12,46 +12,84 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { MemoryQuery, MemoryRecord, MemoryStore, PromotionStore, ScopeView, TelemetryStore } from "@engram/core"
+import {
+  MemoryQuery,
+  MemoryRecord,
+  MemoryStore,
+  PromotionStore,
+  ScopeView,
+  TelemetryStore,
+  TextSafety
+} from "@engram/core"
 import { Extraction, MemoryTools } from "@engram/runtime"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
-/**
- * One record as an operator sees it: everything `memory_recall` shows, plus where it came from
- * and how it is delivered.
- *
- * @since 0.1.0
- * @category schemas
- */
-export const OperatorView = Schema.Struct({
-  ...MemoryTools.MemoryView.fields,
-  tags: Schema.Array(Schema.String),
+const operatorFields = {
   sourceType: MemoryRecord.SourceType,
   scope: MemoryRecord.Scope,
   deliveryPolicy: MemoryRecord.DeliveryPolicy,
   expiresAt: Schema.optional(Schema.DateTimeUtc),
   invalidatedAt: Schema.optional(Schema.DateTimeUtc)
-}).annotations({ identifier: "OperatorMemoryView" })
+}
+
+/**
+ * One record as an operator tool answers it — through the gate (`MemoryGate`), like every memory
+ * tool, since an MCP client hands tool results to its model: a shown record with everything
+ * `memory_recall` shows plus its tags, provenance and delivery; a record held for review named
+ * without its content or tags; a rejected record named as `withheld`. An operator reads a held
+ * record's text in the console or with `engram memory show`, never through a model.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const OperatorView = Schema.Union(
+  Schema.Struct({ ...MemoryTools.ShownMemory.fields, tags: Schema.Array(Schema.String), ...operatorFields }),
+  Schema.Struct({ ...MemoryTools.HeldMemory.fields, ...operatorFields }),
+  Schema.Struct({
+    id: MemoryRecord.MemoryId,
+    kind: MemoryRecord.MemoryKind,
+    reviewState: MemoryRecord.ReviewState,
+    createdAt: Schema.DateTimeUtc,
+    withheld: Schema.Literal("rejected", "superseded", "expired"),
+    ...operatorFields
+  })
+).annotations({ identifier: "OperatorMemoryView" })
 /** @since 0.1.0 @category schemas */
 export type OperatorView = typeof OperatorView.Type
 
 /**
- * A record as `memory_list` and `memory_review` show it.
+ * A record as `memory_list` and `memory_review` show it (see {@link OperatorView}); superseded and
+ * expired records are shown as history.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const operatorViewOf = (record: MemoryRecord.MemoryRecord): OperatorView => ({
-  ...MemoryTools.viewOf(record),
-  tags: record.tags,
-  sourceType: record.sourceType,
-  scope: record.scope,
-  deliveryPolicy: record.deliveryPolicy,
-  ...(record.expiresAt !== undefined ? { expiresAt: record.expiresAt } : {}),
-  ...(record.invalidatedAt !== undefined ? { invalidatedAt: record.invalidatedAt } : {})
-})
+export const operatorViewOf = (record: MemoryRecord.MemoryRecord, now?: DateTime.Utc): OperatorView => {
+  const provenance = {
+    sourceType: record.sourceType,
+    scope: record.scope,
+    deliveryPolicy: record.deliveryPolicy,
+    ...(record.expiresAt !== undefined ? { expiresAt: record.expiresAt } : {}),
+    ...(record.invalidatedAt !== undefined ? { invalidatedAt: record.invalidatedAt } : {})
+  }
+  const view = MemoryTools.viewOf(record, { now, purpose: "history" })
+  if (view === undefined) {
+    return {
+      id: record.id,
+      kind: record.kind,
+      reviewState: record.reviewState,
+      createdAt: record.createdAt,
+      withheld: "rejected",
+      ...provenance
+    }
+  }
+  return "held" in view
+    ? { ...view, ...provenance }
+    : { ...view, tags: record.tags.map((tag) => TextSafety.safeLine(tag)), ...provenance }
+}
 
 /**
  * The most records one `memory_list` call returns.
@@ -167,7 +205,8 @@ export const make = (config: OperatorToolsConfig) =>
     // What a tool answers goes through the one scope rule (ScopeView), as over HTTP.
     const views = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
       Effect.provideService(ScopeView.records([config.scope], records), MemoryStore.MemoryStore, memories).pipe(
-        Effect.map((shown) => shown.map(operatorViewOf))
+        Effect.zip(DateTime.now),
+        Effect.map(([shown, now]) => shown.map((record) => operatorViewOf(record, now)))
       )
     return OperatorToolkit.of({
       memory_list: (params) =>

@@ -41,6 +41,7 @@ import {
   type Background,
   ErrorClass,
   IdGenerator,
+  MemoryGate,
   MemoryRecord,
   MemoryStore,
   PromotionStore,
@@ -50,6 +51,7 @@ import {
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as ModelScreen from "./ModelScreen.js"
 import * as Promotion from "./Promotion.js"
 import * as SaveGate from "./SaveGate.js"
 
@@ -136,7 +138,9 @@ export const RetryCall = Schema.Struct({
  * A refused save: a live memory already records this (a label folding to the same key, or the
  * same content). Nothing was written. `holder` names it — id, label, the key it holds and its
  * value — so the model can see what it would replace; `retry` is the exact call that replaces it
- * (absent when the holder already records the same words).
+ * (absent when the holder already records the same words). A holder the gate holds for review
+ * (`MemoryGate`) is named without its value: `held` says so, and its label is shown only when the
+ * label itself passes the screen.
  *
  * @since 0.1.0
  * @category schemas
@@ -147,7 +151,8 @@ export const Conflict = Schema.Struct({
     id: MemoryRecord.MemoryId,
     label: Schema.optional(Schema.String),
     key: Schema.optional(Schema.String),
-    content: Schema.String
+    content: Schema.optional(Schema.String),
+    held: Schema.optional(Schema.Literal(MemoryGate.HELD_FOR_REVIEW))
   }),
   retry: Schema.optional(RetryCall),
   message: Schema.String
@@ -164,12 +169,12 @@ export const SaveResult = Schema.Union(Saved, Conflict)
 export type SaveResult = typeof SaveResult.Type
 
 /**
- * One memory as `memory_recall` shows it.
+ * One memory as `memory_recall` shows it: its content and label made safe (`MemoryGate`).
  *
  * @since 0.1.0
  * @category schemas
  */
-export const MemoryView = Schema.Struct({
+export const ShownMemory = Schema.Struct({
   id: MemoryRecord.MemoryId,
   kind: MemoryRecord.MemoryKind,
   label: Schema.optional(Schema.String),
@@ -178,6 +183,30 @@ export const MemoryView = Schema.Struct({
   createdAt: Schema.DateTimeUtc,
   supersededBy: Schema.optional(MemoryRecord.MemoryId)
 }).annotations({ identifier: "MemoryView" })
+
+/**
+ * A memory the gate holds for review (`MemoryGate`: the poisoning screen flags it, no operator
+ * confirmed it), as every tool result names it: that it exists, never what it says.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const HeldMemory = Schema.Struct({
+  id: MemoryRecord.MemoryId,
+  kind: MemoryRecord.MemoryKind,
+  label: Schema.optional(Schema.String),
+  reviewState: MemoryRecord.ReviewState,
+  createdAt: Schema.DateTimeUtc,
+  held: Schema.Literal(MemoryGate.HELD_FOR_REVIEW)
+}).annotations({ identifier: "HeldMemoryView" })
+
+/**
+ * One memory in a tool result: shown, or named as held for review.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const MemoryView = Schema.Union(ShownMemory, HeldMemory)
 /** @since 0.1.0 @category schemas */
 export type MemoryView = typeof MemoryView.Type
 
@@ -263,7 +292,8 @@ export const MemorySave = Tool.make("memory_save", {
  * @category tools
  */
 export const MemoryRecall = Tool.make("memory_recall", {
-  description: "Search saved memories by keywords. Returns the matching memories with their ids and labels.",
+  description: "Search saved memories by keywords. Returns the matching memories with their ids and labels; a " +
+    "memory held for review is named without its content.",
   parameters: RecallParameters,
   success: Schema.Struct({ memories: Schema.Array(MemoryView) }),
   failure: MemoryToolError,
@@ -294,8 +324,9 @@ export const toolkitFor = (config: Pick<MemoryToolsConfig, "background" | "spec"
  * How an agent's memory tools behave: the scope they read and write, the agent's declared
  * Background and routing spec (for the save gate and promotion), the provenance of what the
  * model saves (default `conversation`: agent-derived, pending review), tags stamped on every
- * save (`provenanceTags`, e.g. `subagent:researcher` for a subagent's writes), and how many
- * memories `memory_recall` returns at most (default 10).
+ * save (`provenanceTags`, e.g. `subagent:researcher` for a subagent's writes), how many
+ * memories `memory_recall` returns at most (default 10), and the second poisoning screen
+ * (`modelScreen`, off by default: `ModelScreen.make`), which may flag a save, never confirm it.
  *
  * @since 0.1.0
  * @category models
@@ -307,6 +338,7 @@ export interface MemoryToolsConfig {
   readonly sourceType?: MemoryRecord.SourceType | undefined
   readonly provenanceTags?: ReadonlyArray<string> | undefined
   readonly recallLimit?: number | undefined
+  readonly modelScreen?: ModelScreen.Service | undefined
 }
 
 /**
@@ -318,20 +350,42 @@ export interface MemoryToolsConfig {
 export const DEFAULT_TOOL_RECALL_LIMIT = 10
 
 /**
- * A record as `memory_recall` shows it.
+ * A record as a tool result shows it, through the gate (`MemoryGate.admit`, its content with its
+ * line breaks kept): shown, named as held for review, or `undefined` when the gate withholds it
+ * (rejected; superseded or expired unless `purpose` is `history`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const viewOf = (record: MemoryRecord.MemoryRecord): MemoryView => ({
-  id: record.id,
-  kind: record.kind,
-  ...(record.label !== undefined ? { label: record.label } : {}),
-  content: record.content,
-  reviewState: record.reviewState,
-  createdAt: record.createdAt,
-  ...(record.supersededBy !== undefined ? { supersededBy: record.supersededBy } : {})
-})
+export const viewOf = (
+  record: MemoryRecord.MemoryRecord,
+  options: Pick<MemoryGate.AdmitOptions, "now" | "purpose"> = {}
+): MemoryView | undefined => {
+  const admitted = MemoryGate.admit(record, { ...options, form: "block" })
+  switch (admitted._tag) {
+    case "Withheld":
+      return undefined
+    case "Held":
+      return {
+        id: record.id,
+        kind: record.kind,
+        ...(admitted.label !== undefined ? { label: admitted.label } : {}),
+        reviewState: record.reviewState,
+        createdAt: record.createdAt,
+        held: MemoryGate.HELD_FOR_REVIEW
+      }
+    case "Shown":
+      return {
+        id: record.id,
+        kind: record.kind,
+        ...(admitted.label !== undefined ? { label: admitted.label } : {}),
+        content: admitted.content,
+        reviewState: record.reviewState,
+        createdAt: record.createdAt,
+        ...(record.supersededBy !== undefined ? { supersededBy: record.supersededBy } : {})
+      }
+  }
+}
 
 const conflictOf = (
   holder: MemoryRecord.MemoryRecord,
@@ -344,17 +398,23 @@ const conflictOf = (
   }
 ): typeof Conflict.Type => {
   const named = !Routing.isContentKey(key)
+  // The holder through the gate: its value made safe, or — held for review — not shown at all.
+  const admitted = MemoryGate.admit(holder)
+  const shown = admitted._tag === "Shown" ? admitted : undefined
+  const label = admitted._tag === "Withheld" ? undefined : admitted.label
   const holderView = {
     id: holder.id,
-    ...(holder.label !== undefined ? { label: holder.label } : {}),
+    ...(label !== undefined ? { label } : {}),
     ...(named ? { key } : {}),
-    content: holder.content
+    ...(shown !== undefined ? { content: shown.content } : { held: MemoryGate.HELD_FOR_REVIEW })
   }
   if (!named) {
     return {
       status: "conflict",
       holder: holderView,
-      message: `memory ${holder.id} already records the same content; nothing was saved.`
+      message: `memory ${holder.id} already records the same content${
+        shown === undefined ? ` (${MemoryGate.HELD_FOR_REVIEW})` : ""
+      }; nothing was saved.`
     }
   }
   const retry = {
@@ -371,7 +431,10 @@ const conflictOf = (
     status: "conflict",
     holder: holderView,
     retry,
-    message: `memory ${holder.id} already records ${JSON.stringify(key)}: ${JSON.stringify(holder.content)}. ` +
+    message:
+      `memory ${holder.id} already records ${JSON.stringify(key)}: ${
+        shown !== undefined ? JSON.stringify(shown.content) : `(${MemoryGate.HELD_FOR_REVIEW})`
+      }. ` +
       `Nothing was saved. If your memory corrects or updates it, call memory_save again with ` +
       `${JSON.stringify(retry.arguments)}; to keep both, use a different label.`
   }
@@ -439,12 +502,14 @@ export const make = (config: MemoryToolsConfig) =>
     return MemoryToolkit.of({
       memory_save: (params) =>
         Effect.gen(function*() {
+          // The second screen, when configured, may add its mark; it never takes one away.
+          const marked = config.modelScreen === undefined ? [] : yield* config.modelScreen.classify(params)
           const input: MemoryRecord.MemoryWriteInput = {
             content: params.content,
             kind: params.kind,
             ...(params.label !== undefined ? { label: params.label } : {}),
-            ...(params.tags !== undefined || config.provenanceTags !== undefined
-              ? { tags: [...new Set([...(params.tags ?? []), ...(config.provenanceTags ?? [])])] }
+            ...(params.tags !== undefined || config.provenanceTags !== undefined || marked.length > 0
+              ? { tags: [...new Set([...(params.tags ?? []), ...(config.provenanceTags ?? []), ...marked])] }
               : {}),
             sourceType,
             scope: config.scope
@@ -516,7 +581,9 @@ export const make = (config: MemoryToolsConfig) =>
           const shown = yield* ScopeView.records([config.scope], result.hits.map((hit) => hit.record)).pipe(
             Effect.provideService(MemoryStore.MemoryStore, memories)
           )
-          return { memories: shown.map(viewOf) }
+          const now = yield* DateTime.now
+          const purpose = params.includeSuperseded === true ? "history" : "deliver"
+          return { memories: shown.flatMap((record) => viewOf(record, { now, purpose }) ?? []) }
         }).pipe(
           Effect.catchAll(toToolError("memory_recall")),
           Effect.withSpan("agent.tool.memory_recall", { attributes: { scope: config.scope } })

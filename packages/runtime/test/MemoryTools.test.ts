@@ -315,7 +315,7 @@ describe("memory_recall", () => {
         "mem-000003"
       ])
       const history = yield* kit.handle("memory_recall", { query: "name", includeSuperseded: true })
-      const views = (history.result as { memories: ReadonlyArray<MemoryTools.MemoryView> }).memories
+      const views = (history.result as { memories: ReadonlyArray<typeof MemoryTools.ShownMemory.Type> }).memories
       expect(views.map((m) => [m.id, m.supersededBy]).sort()).toEqual([["mem-000001", "mem-000003"], [
         "mem-000003",
         undefined

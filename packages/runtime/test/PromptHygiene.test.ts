@@ -79,6 +79,11 @@ describe("prompt hygiene through the native loop", () => {
       const stored = (yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list())).records
       // The store keeps exactly what was saved: neutralising happens where text is rendered.
       expect(stored.map((r) => r.content).sort()).toEqual([`My name is ${hostileName}`, hostileFact].sort())
+      // The screen holds both (a forged "System:" line, tag characters spelling text): no model
+      // sees them until an operator confirms them. Confirmed, they are shown — and still neutralised.
+      expect(stored.map((r) => r.flagged)).toEqual([true, true])
+      const store = yield* MemoryStore.MemoryStore
+      for (const record of stored) yield* store.setReviewState(record.id, "confirmed")
       yield* TestClock.adjust("1 minute")
 
       const agent = yield* turn("s-2", "what is the staging password schedule, and my name?")

@@ -16,8 +16,8 @@ import type {
 } from "../ContextProjection.js"
 import * as ErrorClass from "../ErrorClass.js"
 import * as InjectionLog from "../InjectionLog.js"
-import { isFlagged } from "../InstructionScreen.js"
 import * as Instrumentation from "../Instrumentation.js"
+import * as MemoryGate from "../MemoryGate.js"
 import * as MemoryLimits from "../MemoryLimits.js"
 import * as MemoryQuery from "../MemoryQuery.js"
 import * as MemoryRecord from "../MemoryRecord.js"
@@ -31,7 +31,6 @@ import * as SearchTokenizer from "../SearchTokenizer.js"
 import * as SessionStore from "../SessionStore.js"
 import * as TelemetryStore from "../TelemetryStore.js"
 import * as TokenEstimator from "../TokenEstimator.js"
-import * as BoundedCache from "./boundedCache.js"
 import * as NeighbourContext from "./neighbourContext.js"
 import * as Decisions from "./projectionDecisions.js"
 
@@ -72,28 +71,12 @@ interface Read<A> {
   readonly skipped: number
 }
 
-/** Characters of memory text whose screen verdicts a process remembers (in two generations; `BoundedCache`). */
-const SCREEN_CACHE_CHARS = 4_000_000
-const verdicts = BoundedCache.make(SCREEN_CACHE_CHARS)
-
 /**
- * The screen's verdict on a text, remembered by the text: a store's records come back turn after
- * turn (always-on memory, recall of a conversation's turns), and the screen is a pure function
- * of the text.
+ * False for a record the gate holds (`MemoryGate.isHeld`: the poisoning screen flags it and no
+ * operator confirmed it): it reaches no tier of the projection — always-on, identity, the digest,
+ * recall and its neighbours — as no overlay section composes it. The verdict is remembered per text.
  */
-const flaggedText = (text: string): boolean => {
-  let verdict = verdicts.get(text)
-  if (verdict === undefined) verdicts.set(text, verdict = isFlagged({ content: text }) ? 1 : 0)
-  return verdict === 1
-}
-
-/**
- * False for a record the poisoning screen flags and no operator confirmed: it reaches no tier of
- * the projection (always-on, identity, recall), as no overlay section composes it.
- */
-const screened = (record: MemoryRecord.MemoryRecord): boolean =>
-  record.reviewState === "confirmed" ||
-  !(flaggedText(record.content) || (record.label !== undefined && flaggedText(record.label)))
+const screened = (record: MemoryRecord.MemoryRecord): boolean => !MemoryGate.isHeld(record)
 
 /** Every deliverable always-on record in the scopes, newest first (the flagged unconfirmed left out). */
 const readAlwaysOnFrom = (memories: MemoryStore.Service, scopes: ReadonlyArray<MemoryRecord.Scope>) =>
@@ -259,6 +242,8 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
             const candidates: Array<PriorSessionDigest.PriorSession> = []
             const sessions = new Set<string>()
             const admit = (record: MemoryRecord.MemoryRecord) => {
+              // A held summary is no summary: it reaches the digest no more than any other tier.
+              if (!screened(record)) return
               const session = PriorSessionDigest.fromRecord(record)
               if (Option.isNone(session) || session.value.sessionId === sessionId) return
               if (wanted !== undefined && !wanted.has(session.value.sessionId)) return
@@ -307,6 +292,7 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
           skipped += found.skipped
           const matched = new Set<string>()
           for (const hit of found.hits) {
+            if (!screened(hit.record)) continue
             const session = PriorSessionDigest.fromRecord(hit.record)
             if (Option.isSome(session) && session.value.sessionId !== sessionId) matched.add(session.value.sessionId)
           }

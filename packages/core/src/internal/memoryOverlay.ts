@@ -8,7 +8,6 @@ import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import { identity } from "effect/Function"
 import { type Background, type BackgroundEntry, type BackgroundSection, renderEntryLine } from "../Background.js"
-import { isFlagged } from "../InstructionScreen.js"
 import type {
   DeclineReason,
   OverlayAddress,
@@ -29,6 +28,7 @@ import {
   validatePlacement
 } from "../Routing.js"
 import { deepFreeze } from "./deepFreeze.js"
+import { isHeld } from "./memoryGate.js"
 
 export const DEFAULT_SECTION_BUDGET_CHARS = 1_500
 export const DEFAULT_TOTAL_BUDGET_CHARS = 3_000
@@ -164,7 +164,7 @@ export const applyMemoryOverlay = (
       if (section === undefined) decline(row, "undeclared-section")
       else if (section.promotion === "locked") decline(row, "locked")
       else if (section.promotion === "earned") decline(row, "earned-inert")
-      else if (record.reviewState !== "confirmed" && isFlagged(record)) decline(row, "flagged")
+      else if (isHeld(record)) decline(row, "flagged")
       else if (section.promotion === "guarded" && record.reviewState !== "confirmed") decline(row, "review-required")
       else if (authoredAddresses.has(row.address.placementKey)) decline(row, "authored-wins")
       else if (options.overriddenBy?.has(row.address.placementKey) === true) {
