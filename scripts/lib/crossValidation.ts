@@ -23,7 +23,7 @@ import * as Replay from "./rankingReplay.js"
 export const HALVING = [Infinity, 16, 8, 4, 2, 1, 0.5] as const
 export const WINDOWS = [0, 1, 2, 3] as const
 export const WEIGHTS = [0.1, 0.2, 0.3, 0.5] as const
-export const SHARES = [0.03, 0.05, 0.1] as const
+export const SHARES = [0.03, 0.05, 0.1, 0.2] as const
 
 /** `k1` and `b` for a halving length `h`: `b = 0.75`, `k1 = 1 / (0.75 h − 0.25)`; `b = 0` for `Infinity`. */
 export const bm25For = (halving: number): { readonly k1: number; readonly b: number } =>
