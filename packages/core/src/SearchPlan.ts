@@ -277,6 +277,10 @@ const belowScores = (above: ReadonlyArray<SearchHit>, hits: ReadonlyArray<Search
  *   (its hits still match when the other list ranks them).
  * - `minSimilarity`: a vector hit enters the fusion only above this cosine similarity, so a query
  *   near nothing does not fill the results with the least far records.
+ * - `candidates`: how deep each list is read before fusing: its best `max(limit, candidates)`
+ *   hits. A record ranked just past the limit in both lists can then beat one only a single list
+ *   holds, and the fused order of the first `limit` hits no longer depends on the limit asked
+ *   for while it is at most `candidates`.
  *
  * @since 0.1.0
  * @category models
@@ -298,6 +302,10 @@ export const FusionOptions = Schema.Struct({
   minSimilarity: Schema.Number.pipe(
     Schema.between(-1, 1),
     Schema.annotations({ message: () => "minSimilarity must be a number from -1 to 1" })
+  ),
+  candidates: Schema.Int.pipe(
+    Schema.between(0, 1_000),
+    Schema.annotations({ message: () => "candidates must be an integer from 0 to 1000" })
   )
 }).annotations({ identifier: "FusionOptions" })
 /** @since 0.1.0 @category models */
@@ -310,7 +318,13 @@ export type FusionOptions = typeof FusionOptions.Type
  * @since 0.1.0
  * @category constants
  */
-export const defaultFusion: FusionOptions = { k: 60, lexicalWeight: 1, vectorWeight: 1, minSimilarity: 0 }
+export const defaultFusion: FusionOptions = {
+  k: 60,
+  lexicalWeight: 1,
+  vectorWeight: 1,
+  minSimilarity: 0,
+  candidates: 0
+}
 
 /**
  * The fusion options a hybrid search runs with; {@link defaultFusion} unless provided

@@ -3,7 +3,7 @@
  * reordered, nothing but whitespace lost before the cap.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as fc from "fast-check"
+import * as fc from "effect/FastCheck"
 import { chunks, mean } from "../src/internal/chunks.js"
 
 const text = fc.string({ unit: fc.constantFrom("a", "b", " ", "é", "\n", "z"), maxLength: 3_000 })
