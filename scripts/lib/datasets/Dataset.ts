@@ -7,6 +7,7 @@
  * writes the turns as a user would ({@link records}) and scores what a search returns against the
  * evidence ({@link recallAt}).
  */
+import { MemoryLimits } from "@engram/core"
 import { prng } from "../prng.js"
 
 /** One turn of a conversation. `id` is unique across the dataset. */
@@ -55,8 +56,13 @@ export type Variant = "positions" | "no-positions"
 /** The two ways every dataset is stored. */
 export const VARIANTS: ReadonlyArray<Variant> = ["positions", "no-positions"]
 
-/** The text a turn is stored as. */
-export const contentOf = (turn: Turn): string => `${turn.speaker}: ${turn.text}`
+/**
+ * The text a turn is stored as. A store refuses a record over `MemoryLimits.maxContentChars`
+ * (32,000 characters); a user's application would cut such a message to fit, and so does this —
+ * the same text for every engine (a handful of BEAM's messages, pasted files, run to 350,000).
+ */
+export const contentOf = (turn: Turn): string =>
+  `${turn.speaker}: ${turn.text}`.slice(0, MemoryLimits.defaults.maxContentChars)
 
 /** The memory-write inputs of a dataset's turns, stored the `variant` way. */
 export const records = (dataset: Dataset, variant: Variant) =>
