@@ -114,6 +114,17 @@ describe("engram embed --embedder local", { timeout: 240_000 }, () => {
     expect(hits[0]?.record.content).toBe("Doug runs PostgreSQL 16 for the billing service")
   })
 
+  it("the demo runs with it: every memory it saves has a vector", async () => {
+    const demoDb = Path.join(tmp.dir, "demo.db")
+    const demo = await engramLocal("demo", "--db", demoDb, "--embedder", "local")
+    expect(demo.code).toBe(0)
+    const filled = await engramLocal("embed", "--embedder", "local", "--db", demoDb, "--json")
+    const report = JSON.parse(filled.stdout) as { embedded: number; deliverable: number; covered: number }
+    expect(report.embedded).toBe(0)
+    expect(report.covered).toBe(report.deliverable)
+    expect(report.deliverable).toBeGreaterThan(0)
+  })
+
   it("takes no model name or other dimensions", async () => {
     expectRefused(
       await engram("memory", "search", "database", "--db", db, "--embedder", "local", "--embedder-dimensions", "128"),
