@@ -40,7 +40,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { fmt, machine, option, table, writeJson } from "../lib/benchKit.js"
+import { fmt, machine, option, pgUrl, table, writeJson } from "../lib/benchKit.js"
 import * as CrossValidation from "../lib/crossValidation.js"
 import * as Datasets from "../lib/datasets/index.js"
 import * as FusionReplay from "../lib/fusionReplay.js"
@@ -125,17 +125,6 @@ const measureStore = async (
   } finally {
     await runtime.dispose()
   }
-}
-
-const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
-  const index = args.indexOf("--pg")
-  if (index < 0) return undefined
-  const next = args[index + 1]
-  const url = next !== undefined && !next.startsWith("--") ? next : process.env.ENGRAM_PG_URL
-  if (url === undefined || url === "") {
-    throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
-  }
-  return url
 }
 
 /** A PostgreSQL memory store in a schema of its own, dropped when the layer is released. */
