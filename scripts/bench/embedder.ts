@@ -49,7 +49,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   await Effect.runPromise(embedder.embed(["warm up"]))
   const rssLoaded = process.memoryUsage().rss
 
-  const generated = generateTurns(Math.max(turns, writes * 2), 42)
+  const generated = generateTurns(turns + writes, 42)
   const texts = generated.slice(0, turns).map((t) => t.input.content)
   const meanChars = texts.reduce((sum, t) => sum + t.length, 0) / Math.max(1, texts.length)
   started = performance.now()
