@@ -60,6 +60,25 @@ module.exports = {
       to: { path: "^packages/server/src/console/" }
     },
     {
+      name: "embedder-local-imports-core-and-its-encoder",
+      severity: "error",
+      comment: "@engram/embedder-local is an Embeddings provider: core's interfaces, effect, @effect/ai's EmbeddingModel " +
+        "and the encoder's packages (@energetic-ai/*), nothing of the runtime or a store (decision 0152).",
+      from: { path: "^packages/embedder-local/src/" },
+      to: {
+        pathNot: "^(packages/embedder-local/src/|packages/core/src/|node_modules/effect/|node_modules/@effect/ai/)|" +
+          "^node_modules/@energetic-ai/"
+      }
+    },
+    {
+      name: "encoder-only-through-embedder-local",
+      severity: "error",
+      comment: "TensorFlow.js and the encoder's weights load only in @engram/embedder-local (decision 0152): " +
+        "nothing else may pull 28 MB into a process.",
+      from: { pathNot: "^packages/embedder-local/src/" },
+      to: { path: "^node_modules/@energetic-ai/" }
+    },
+    {
       name: "sha256-only-through-core",
       severity: "error",
       comment: "One SHA-256: @noble/hashes is imported by core's Sha256 module and nothing else (decision 0045).",

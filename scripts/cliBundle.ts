@@ -35,6 +35,9 @@ export const RUNTIME_DEPENDENCIES: ReadonlyArray<string> = ["better-sqlite3", "s
 /** Modules the bundle imports at run time instead of carrying them. */
 export const EXTERNAL: ReadonlyArray<string> = [
   ...RUNTIME_DEPENDENCIES,
+  // `--embedder local` loads it from beside the CLI: its encoder reads weight files next to its own
+  // modules, which a bundle would separate from them.
+  "@engram/embedder-local",
   // pg requires these only for `pg.native` and on Cloudflare Workers; Engram uses neither.
   "pg-native",
   "pg-cloudflare",

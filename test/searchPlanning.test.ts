@@ -3,8 +3,8 @@
  * the ranking even when a frequent word is repeated in a short record, the frequent word still
  * matches (the match set is the contract), and the runtime's scope filter holds.
  *
- * The store holds 3,201 records; "when does the ferry take" is in 300 of them (10%, above the
- * planner's 5% share and its 256-record floor), "zebra" in one long record. Unplanned, every
+ * The store holds 3,201 records; "when does the ferry take" is in 700 of them (22%, above the
+ * planner's 10% share and its 256-record floor), "zebra" in one long record. Unplanned, every
  * backend ranks the short records holding five of the question's words first (BM25 and ts_rank
  * alike); planned search ranks "zebra" first.
  */
@@ -29,7 +29,7 @@ const records = [
   { id: "zebra-elsewhere", content: "a zebra in another project", kind: "note" as const, scope: "project:other" },
   ...Array.from({ length: 2_997 }, (_, i) => ({
     id: `r${i}`,
-    content: i < 298 ? `when does the ferry take off at ${i}` : `record ${i} of the filler ${i % 7}`,
+    content: i < 698 ? `when does the ferry take off at ${i}` : `record ${i} of the filler ${i % 7}`,
     kind: "note" as const,
     scope: i % 3 === 0 ? "project:other" : "global"
   })),

@@ -1,370 +1,512 @@
 /**
- * `npm run bench -- recall --data PATH [options]` — `--help` lists them; the protocol is in
- * `docs/benchmarks.md`.
+ * `npm run bench -- recall [options]` — `--help` lists them; the protocol is in `docs/benchmarks.md`.
  *
- * Evidence recall on LoCoMo (long-term conversational memory QA; each question names the dialogue
- * turns that hold its evidence). Every turn of every conversation becomes one memory record
- * (`"<speaker>: <text>"`, plus the shared photo's caption), scoped to its conversation
- * (`project:locomo-<n>`); each question (categories 1–4: single-hop, multi-hop, temporal,
- * open-domain; category 5, adversarial questions without evidence, is left out) is asked with its
- * conversation's scope, as the runtime passes it. evidence recall@k is the share of a question's
- * evidence turns among the top k, averaged over questions.
+ * Evidence recall of `MemoryStore.search` on public conversation-memory datasets of different
+ * shapes (`scripts/lib/datasets`: LoCoMo, BEAM at 128K and 500K tokens a conversation), each stored
+ * the two ways a user would write it — one record per turn as `"<speaker>: <text>"`, with and
+ * without its place in the conversation — and searched within the question's conversation.
  *
- * Engines, on the same records and questions: `MemoryStore.search` on SQLite, layerMemory and (with
- * `--pg`) PostgreSQL; unpruned FTS5 bm25 over all the question's tokens (the ranking before query
- * planning); minisearch (BM25+, OR of the terms, its own tokenizer) as a lexical peer; and
- * `ContextProjection.project` on SQLite with `recallLimit` k — the evidence that reaches the
- * projected context — plus the share at default settings.
+ * **Only held-out figures.** Every ranking parameter (BM25's k1 and b, the conversation context,
+ * the planner's pruning share; with an embedder, the fusion's weights and depths) is chosen for a
+ * dataset on the *other* datasets (`scripts/lib/crossValidation.ts`, decisions 0150 and 0151): the
+ * grid is replayed in process, the setting chosen on the others, and that dataset's figures are
+ * then measured with it through the stores themselves. Raw FTS5, FTS5 with its porter stemmer and
+ * minisearch run at their own defaults beside Engram.
  *
- * The data set is not part of this repository: fetch it yourself (see docs/benchmarks.md) and pass
- * the path of `locomo10.json` (or a directory of per-conversation JSON files) with `--data` or
- * `ENGRAM_LOCOMO`.
+ * With `--embedder local` the same is done for hybrid search with `@engram/embedder-local`; its
+ * vectors are cached on disk (`--vector-cache`), and `--sample name=N` embeds only N conversations
+ * of a dataset (drawn with `--seed`), every engine then measured on that sample.
+ *
+ * The data sets are not part of this repository: see `scripts/lib/datasets` for where to get them.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Bm25, ContextProjection, IdGenerator, MemoryStore, SearchPlan, SearchTokenizer } from "@engram/core"
+import {
+  Bm25,
+  ContextProjection,
+  Embeddings,
+  IdGenerator,
+  MemoryStore,
+  SearchPlan,
+  SearchTokenizer
+} from "@engram/core"
+import { LocalEmbeddings } from "@engram/embedder-local"
 import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
-import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
-import MiniSearch from "minisearch"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { fmt, machine, option, table, writeJson } from "../lib/benchKit.js"
+import { fmt, machine, option, pgUrl, table, writeJson } from "../lib/benchKit.js"
+import * as CrossValidation from "../lib/crossValidation.js"
+import * as Datasets from "../lib/datasets/index.js"
+import * as FusionReplay from "../lib/fusionReplay.js"
+import * as Peers from "../lib/lexicalPeers.js"
+import * as Replay from "../lib/rankingReplay.js"
+import * as VectorCache from "../lib/vectorCache.js"
 
-export const USAGE = `usage: npm run bench -- recall --data PATH [options]
+export const USAGE = `usage: npm run bench -- recall [options]
 
-  --data PATH       LoCoMo's locomo10.json, or a directory of per-conversation JSON files
-                    (default: $ENGRAM_LOCOMO); see docs/benchmarks.md for how to get it
+${Datasets.USAGE}
   --pg [url]        also measure PostgreSQL (url, or ENGRAM_PG_URL)
+  --embedder local  also measure hybrid search with @engram/embedder-local
+  --vector-cache DIR  where the embedder's vectors are kept between runs
+                    (default: $ENGRAM_VECTOR_CACHE, else <tmp>/engram-vector-cache)
+  --sample LIST     name=N,...: with --embedder, embed only N conversations of that dataset
+                    (drawn with --seed, default 42); every engine is then measured on them
+  --check-replay    also rank every question with the in-process replay the parameters are chosen
+                    with, and count the questions whose top 10 differs from layerMemory's
   --json FILE       write every figure as JSON
-  --neighbours      only the conversation-neighbour sweep: project() at default settings with
-                    each neighbourWindow of --windows and neighbourShed before-hits/with-hit,
-                    evidence share on the tuning and held-out halves (decision 0090)
+  --neighbours      only the projection's conversation-neighbour sweep on LoCoMo (decision 0090):
+                    project() at default settings with each neighbourWindow of --windows and
+                    neighbourShed before-hits/with-hit, on LoCoMo's even (tuning) and odd (held-out)
+                    conversations
   --windows LIST    the sweep's windows (default 0,1,2,3)
-  --shares          only each ranking change's share: MemoryStore.search (layerMemory) with the
-                    changes of issue #19 added one at a time, R@k on both halves
   --help            this text`
 
-const KS = [5, 10, 20, 50] as const
+const KS = [5, 10, 50] as const
 const MAX_K = 50
 
-interface Turn {
-  readonly id: string
-  readonly content: string
-  readonly scope: string
-  /** The session the turn was said in, and where: what a runtime records for a conversation. */
-  readonly position: { readonly thread: string; readonly turn: number }
-}
-
-interface Question {
-  readonly text: string
-  readonly scope: string
-  readonly evidence: ReadonlyArray<string>
-}
-
-type Conversation = Record<string, unknown>
-
-const idOf = (conversation: string, diaId: string) => `locomo-${conversation}-${diaId.replace(":", "-")}`
-
-/** Reads LoCoMo in either shape: one array of samples, or one file per conversation. */
-const load = (path: string): { turns: Array<Turn>; questions: Array<Question> } => {
-  const samples: Array<{ name: string; conversation: Conversation; qa: ReadonlyArray<Record<string, unknown>> }> = []
-  const files = NodeFs.statSync(path).isDirectory()
-    ? NodeFs.readdirSync(path).filter((f) => f.endsWith(".json")).sort().map((f) => NodePath.join(path, f))
-    : [path]
-  for (const file of files) {
-    const data = JSON.parse(NodeFs.readFileSync(file, "utf8")) as unknown
-    if (Array.isArray(data)) {
-      data.forEach((sample: Record<string, unknown>, i) =>
-        samples.push({
-          name: String(sample.sample_id ?? i).replace(/[^A-Za-z0-9]/g, ""),
-          conversation: sample.conversation as Conversation,
-          qa: sample.qa as ReadonlyArray<Record<string, unknown>>
-        })
-      )
-    } else {
-      const sample = data as Record<string, unknown>
-      samples.push({
-        name: NodePath.basename(file, ".json").replace(/[^A-Za-z0-9]/g, ""),
-        conversation: sample,
-        qa: sample.qa as ReadonlyArray<Record<string, unknown>>
-      })
-    }
-  }
-  const turns: Array<Turn> = []
-  const questions: Array<Question> = []
-  for (const { conversation, name, qa } of samples) {
-    const scope = `project:locomo-${name}`
-    const known = new Set<string>()
-    for (const [key, value] of Object.entries(conversation)) {
-      if (!/^session_\d+$/.test(key) || !Array.isArray(value)) continue
-      const thread = `locomo-${name}-${key}`
-      for (const [position, turn] of (value as ReadonlyArray<Record<string, unknown>>).entries()) {
-        const caption = typeof turn.blip_caption === "string" ? ` [shares ${turn.blip_caption}]` : ""
-        const id = idOf(name, String(turn.dia_id))
-        known.add(id)
-        turns.push({
-          id,
-          content: `${String(turn.speaker)}: ${String(turn.text)}${caption}`,
-          scope,
-          position: { thread, turn: position }
-        })
-      }
-    }
-    for (const q of qa) {
-      if (Number(q.category) === 5) continue
-      const evidence = [...new Set(JSON.stringify(q.evidence ?? []).match(/D\d+:\d+/g) ?? [])]
-        .map((d) => idOf(name, d))
-        .filter((id) => known.has(id))
-      if (evidence.length > 0) questions.push({ text: String(q.question), scope, evidence })
-    }
-  }
-  return { turns, questions }
-}
-
-/** Mean over questions of the share of evidence turns among the first k ids. */
-const recallAt = (questions: ReadonlyArray<Question>, ranked: ReadonlyArray<ReadonlyArray<string>>, k: number) => {
-  let sum = 0
-  questions.forEach((q, i) => {
-    const top = new Set(ranked[i]!.slice(0, k))
-    sum += q.evidence.filter((id) => top.has(id)).length / q.evidence.length
-  })
-  return sum / questions.length
-}
-
-/**
- * The half of the data the ranking parameters were tuned on (decisions 0050, 0051): questions of
- * the even-numbered conversations. The odd-numbered ones are held out.
- */
-const tuningHalf = (q: Question): boolean => Number(q.scope.match(/(\d+)$/)?.[1] ?? 0) % 2 === 0
-
-/** R@10 on the tuning half and on the held-out half. */
-const byHalf = (questions: ReadonlyArray<Question>, ranked: ReadonlyArray<ReadonlyArray<string>>) => {
-  const half = (tuning: boolean) => {
-    const picked = questions.flatMap((q, i) => (tuningHalf(q) === tuning ? [i] : []))
-    return recallAt(picked.map((i) => questions[i]!), picked.map((i) => ranked[i]!), 10)
-  }
-  return { tuning: half(true), heldOut: half(false) }
-}
-
-/** The evidence share (recall over everything delivered) on the tuning and the held-out half. */
-const shareByHalf = (questions: ReadonlyArray<Question>, delivered: ReadonlyArray<ReadonlyArray<string>>) => {
-  const half = (tuning: boolean) => {
-    const picked = questions.flatMap((q, i) => (tuningHalf(q) === tuning ? [i] : []))
-    return recallAt(picked.map((i) => questions[i]!), picked.map((i) => delivered[i]!), Number.MAX_SAFE_INTEGER)
-  }
-  return { tuning: half(true), heldOut: half(false) }
-}
-
-/**
- * The neighbour sweep (decision 0090): `project()` at default settings but for the conversation
- * window and when neighbours are shed, interleaved per variant in one run, with the load.
- */
-const neighbourSweep = async (filename: string, questions: ReadonlyArray<Question>, windows: ReadonlyArray<number>) => {
-  const variants: ReadonlyArray<Partial<ContextProjection.ProjectionSettings>> = windows.flatMap((neighbourWindow) =>
-    neighbourWindow === 0
-      ? [{ neighbourWindow }]
-      : (["before-hits", "with-hit"] as const).map((neighbourShed) => ({ neighbourWindow, neighbourShed }))
-  )
-  const rows: Array<Array<string>> = []
-  const figures: Array<Record<string, unknown>> = []
-  for (const settings of variants) {
-    const run = await projectionRanking(filename, questions, undefined, { settings })
-    const halves = shareByHalf(questions, run.delivered)
-    const all = recallAt(questions, run.delivered, Number.MAX_SAFE_INTEGER)
-    const at10 = await projectionRanking(filename, questions, 10, { settings })
-    const label = settings.neighbourWindow === 0
-      ? "window 0 (off)"
-      : `window ${settings.neighbourWindow}, ${settings.neighbourShed}`
-    rows.push([
-      label,
-      `${fmt(100 * halves.tuning, 1)}%`,
-      `${fmt(100 * halves.heldOut, 1)}%`,
-      `${fmt(100 * all, 1)}%`,
-      `${fmt(100 * recallAt(questions, at10.delivered, 10), 1)}%`,
-      fmt(run.meanNeighbourLines, 1),
-      fmt(run.meanTokens, 0),
-      `${run.overBudget} / ${run.overByO200k}`,
-      `${fmt(run.p50Millis, 1)} ms`,
-      NodeOs.loadavg().map((l) => fmt(l, 1)).join(" ")
-    ])
-    figures.push({
-      settings,
-      halves,
-      all,
-      recallAt10: recallAt(questions, at10.delivered, 10),
-      ...run,
-      delivered: undefined
-    })
-  }
-  console.log()
-  console.log(table(
-    [
-      "project() at defaults but",
-      "share, tuning half",
-      "share, held out",
-      "share, all",
-      "first 10 delivered, recallLimit 10",
-      "neighbour lines",
-      "mean tokens",
-      "over budget (estimator / o200k_base)",
-      "p50",
-      "load"
-    ],
-    rows
-  ))
-  return figures
-}
-
-/**
- * Each ranking change's share: `MemoryStore.search` on layerMemory (the same ranking code every
- * backend runs) with the changes of issue #19 added one at a time — exact words and FTS5's fixed
- * k1/b first, then stems, the tuned k1/b and the conversation context (the defaults).
- */
-const shareSweep = async (turns: ReadonlyArray<Turn>, questions: ReadonlyArray<Question>) => {
-  const off = { neighbourWindow: 0, neighbourWeight: 0 }
-  const variants: ReadonlyArray<
-    { readonly label: string; readonly language: SearchTokenizer.Language; readonly ranking: Partial<Bm25.Parameters> }
-  > = [
-    {
-      label: "exact words, k1 1.2, b 0.75 (FTS5's), no context",
-      language: "none",
-      ranking: { k1: 1.2, b: 0.75, ...off }
-    },
-    { label: "+ Snowball English stems", language: "english", ranking: { k1: 1.2, b: 0.75, ...off } },
-    { label: "+ k1 0.3, b 0.25", language: "english", ranking: { k1: 0.3, b: 0.25, ...off } },
-    { label: "+ neighbours' scores (defaults)", language: "english", ranking: {} }
-  ]
-  const rows: Array<Array<string>> = []
-  const figures: Array<Record<string, unknown>> = []
-  for (const variant of variants) {
-    const memory = ManagedRuntime.make(
-      Layer.mergeAll(
-        MemoryStore.layerMemory.pipe(
-          Layer.provide(Layer.succeed(SearchTokenizer.SearchLanguage, variant.language))
-        ),
-        IdGenerator.sequential("locomo"),
-        Bm25.layer(variant.ranking).pipe(Layer.orDie)
-      )
-    )
-    const ranked = await storeRanking(memory, turns, questions)
-    await memory.dispose()
-    const recall = Object.fromEntries(KS.map((k) => [`@${k}`, recallAt(questions, ranked, k)]))
-    const halves = byHalf(questions, ranked)
-    rows.push([
-      variant.label,
-      ...KS.map((k) => `${fmt(100 * recall[`@${k}`]!, 1)}%`),
-      `${fmt(100 * halves.tuning, 1)}%`,
-      `${fmt(100 * halves.heldOut, 1)}%`
-    ])
-    figures.push({ ...variant, recall, halves })
-  }
-  console.log()
-  console.log(table(["layerMemory search", ...KS.map((k) => `recall@${k}`), "R@10 tuning half", "R@10 held out"], rows))
-  return figures
-}
-
-interface EngineRecall {
-  readonly engine: string
-  readonly recall: Record<string, number>
-  readonly halves?: { readonly tuning: number; readonly heldOut: number }
-}
-
 const quiet = Logger.minimumLogLevel(LogLevel.Warning)
+const pct = (x: number) => `${fmt(100 * x, 1)}%`
 
-/** Writes every turn through `MemoryStore.write`, then ranks the questions (see {@link searchRanking}). */
-const storeRanking = async (
-  runtime: ManagedRuntime.ManagedRuntime<MemoryStore.MemoryStore, unknown>,
-  turns: ReadonlyArray<Turn>,
-  questions: ReadonlyArray<Question>
-) => {
-  await runtime.runPromise(Effect.gen(function*() {
+type Ranked = ReadonlyArray<ReadonlyArray<string>>
+
+/** Writes a dataset's records the `variant` way through `MemoryStore.write`, 1,000 a call. */
+const writeAll = (dataset: Datasets.Dataset, variant: Datasets.Variant) =>
+  Effect.gen(function*() {
     const store = yield* MemoryStore.MemoryStore
-    for (let i = 0; i < turns.length; i += 1_000) {
-      yield* store.write(
-        turns.slice(i, i + 1_000).map((t) => ({ ...t, kind: "episode" as const, sourceType: "conversation" as const }))
-      )
+    const records = Datasets.records(dataset, variant)
+    for (let i = 0; i < records.length; i += Replay.WRITE_BATCH) {
+      yield* store.write(records.slice(i, i + Replay.WRITE_BATCH))
     }
-    yield* Effect.flatMap(
-      Effect.serviceOption(SqlClient.SqlClient),
-      (client) =>
-        client._tag === "Some" && process.env.ENGRAM_RECALL_ANALYZE === "1"
-          ? Effect.orDie(client.value`ANALYZE`)
-          : Effect.void
-    )
-  }))
-  return searchRanking(runtime, questions)
-}
+  })
 
-/** Each question's top ids through `MemoryStore.search`, within its conversation. */
-const searchRanking = (
-  runtime: ManagedRuntime.ManagedRuntime<MemoryStore.MemoryStore, unknown>,
-  questions: ReadonlyArray<Question>
-) =>
-  runtime.runPromise(Effect.gen(function*() {
+/** Each question's top `limit` ids through `MemoryStore.search`, within its conversation. */
+const searchAll = (dataset: Datasets.Dataset, limit: number) =>
+  Effect.gen(function*() {
     const store = yield* MemoryStore.MemoryStore
     const ranked: Array<ReadonlyArray<string>> = []
-    for (const q of questions) {
-      const result = yield* store.search(q.text, { scopes: [q.scope], deliverable: true, limit: MAX_K })
+    for (const q of dataset.questions) {
+      const result = yield* store.search(q.text, { scopes: [q.scope], deliverable: true, limit })
       ranked.push(result.hits.map((h) => h.record.id))
     }
     return ranked
-  }))
-
-/** bm25 over every distinct token of the question, within its conversation: search before planning. */
-const unprunedFts5 = (filename: string, questions: ReadonlyArray<Question>) => {
-  const db = new Database(filename, { readonly: true })
-  const statement = db.prepare(
-    `SELECT m.id FROM engram_memories_fts f JOIN engram_memories m ON m.seq = f.rowid
-     WHERE engram_memories_fts MATCH ? AND m.scope = ? ORDER BY bm25(engram_memories_fts) LIMIT ${MAX_K}`
-  )
-  const ranked = questions.map((q) => {
-    const tokens = SearchTokenizer.distinctTokens(q.text)
-    return tokens.length === 0
-      ? []
-      : (statement.all(tokens.map((t) => `"${t}"`).join(" OR "), q.scope) as Array<{ id: string }>).map((r) => r.id)
   })
-  db.close()
-  return ranked
+
+/** The ranking settings of one held-out dataset as layers every backend reads at search time. */
+const settingLayer = (setting: CrossValidation.Setting, fusion?: SearchPlan.FusionOptions) =>
+  Layer.mergeAll(
+    Layer.orDie(Bm25.layer(setting.bm25)),
+    Layer.orDie(SearchPlan.layer(CrossValidation.plannerFor(setting.share))),
+    fusion === undefined ? Layer.empty : Layer.orDie(SearchPlan.layerFusion(fusion))
+  )
+
+/** Writes then searches `dataset` on the store `store` builds, with `setting` in context. */
+const measureStore = async (
+  store: Layer.Layer<MemoryStore.MemoryStore, unknown>,
+  dataset: Datasets.Dataset,
+  variant: Datasets.Variant,
+  setting: CrossValidation.Setting,
+  limits: ReadonlyArray<number> = [MAX_K],
+  fusion?: SearchPlan.FusionOptions
+): Promise<ReadonlyArray<Ranked>> => {
+  const runtime = ManagedRuntime.make(
+    Layer.mergeAll(store, IdGenerator.sequential(`${dataset.name}-${variant}`), quiet, settingLayer(setting, fusion))
+  )
+  try {
+    await runtime.runPromise(writeAll(dataset, variant))
+    const out: Array<Ranked> = []
+    for (const limit of limits) out.push(await runtime.runPromise(searchAll(dataset, limit)))
+    return out
+  } finally {
+    await runtime.dispose()
+  }
 }
 
-const minisearchRanking = (turns: ReadonlyArray<Turn>, questions: ReadonlyArray<Question>) => {
-  const index = new MiniSearch<Turn>({ fields: ["content"], storeFields: ["scope"], idField: "id" })
-  index.addAll(turns.map(({ content, id, scope }) => ({ content, id, scope }) as Turn))
-  return questions.map((q) =>
-    index.search(q.text, { filter: (r) => r.scope === q.scope }).slice(0, MAX_K).map((r) => String(r.id))
+/** A PostgreSQL memory store in a schema of its own, dropped when the layer is released. */
+const pgStore = (url: string) => {
+  const schema = PgDatabase.temporarySchemaName("engram_recall_ranking")
+  return Layer.scopedDiscard(
+    Effect.addFinalizer(() =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).pipe(
+        Effect.orDie
+      )
+    )
+  ).pipe(
+    Layer.provideMerge(PgMemoryStore.layerPg),
+    Layer.provideMerge(PgDatabase.layerClient({ url, schema, maxConnections: 2 }))
   )
 }
 
-/** The ids `project()` delivered for each question, with `recallLimit` as given (default when undefined). */
-const projectionRanking = (
+/** The dataset restricted to `n` of its conversations, drawn with `seed`. */
+const sampleConversations = (dataset: Datasets.Dataset, n: number | undefined, seed: number): Datasets.Dataset => {
+  if (n === undefined) return dataset
+  const scopes = [...new Set(dataset.turns.map((t) => t.scope))]
+  const kept = new Set(Datasets.sample(scopes, n, seed))
+  return {
+    ...dataset,
+    turns: dataset.turns.filter((t) => kept.has(t.scope)),
+    questions: dataset.questions.filter((q) => kept.has(q.scope))
+  }
+}
+
+const samplesOf = (args: ReadonlyArray<string>): Readonly<Record<string, number>> =>
+  Object.fromEntries(
+    (option(args, "--sample") ?? "").split(",").filter((s) => s.includes("=")).map((s) => {
+      const [name, n] = s.split("=")
+      return [name!.trim(), Number(n)]
+    })
+  )
+
+interface Row {
+  readonly dataset: string
+  readonly variant: Datasets.Variant | "-"
+  readonly engine: string
+  readonly recall: Record<string, number>
+}
+
+const recallRow = (
+  dataset: Datasets.Dataset,
+  variant: Row["variant"],
+  engine: string,
+  byLimit: ReadonlyArray<readonly [number, Ranked]>
+): Row => ({
+  dataset: dataset.name,
+  variant,
+  engine,
+  recall: Object.fromEntries(
+    KS.map((k) => {
+      // R@k from the smallest search that asked for at least k hits.
+      const ranked = byLimit.filter(([limit]) => limit >= k).sort((a, b) => a[0] - b[0])[0]?.[1]
+      return [`@${k}`, ranked === undefined ? Number.NaN : Datasets.recallAt(dataset.questions, ranked, k)]
+    })
+  )
+})
+
+/** The texts the stores and the searches give the embedder for a dataset. */
+const vectorsOf = (dataset: Datasets.Dataset, embeddings: Embeddings.Service) =>
+  Effect.gen(function*() {
+    const turnTexts = dataset.turns.map((t) =>
+      SearchTokenizer.searchableText({ content: Datasets.contentOf(t), tags: [] })
+    )
+    const turns = new Map<string, Float32Array>()
+    for (let i = 0; i < turnTexts.length; i += 256) {
+      const vectors = yield* embeddings.embed(turnTexts.slice(i, i + 256))
+      vectors.forEach((v, j) => turns.set(dataset.turns[i + j]!.id, v))
+    }
+    const questions = yield* embeddings.embed(dataset.questions.map((q) => q.text))
+    return { turns, questions } satisfies FusionReplay.DatasetVectors
+  })
+
+export const run = async (args: ReadonlyArray<string>): Promise<void> => {
+  if (args.includes("--help")) {
+    console.log(USAGE)
+    return
+  }
+  const datasets = Datasets.fromArgs(args)
+  if (datasets.length === 0) {
+    console.log(USAGE)
+    process.exitCode = 1
+    return
+  }
+  if (args.includes("--neighbours")) {
+    const locomo = datasets.find((d) => d.name === "locomo")
+    if (locomo === undefined) throw new Error("--neighbours runs on LoCoMo: pass --locomo PATH")
+    await neighbourSweep(locomo, (option(args, "--windows") ?? "0,1,2,3").split(",").map(Number), args)
+    return
+  }
+  for (const d of datasets) {
+    console.log(
+      `${d.name}: ${d.source}; ${d.turns.length} turns in ${new Set(d.turns.map((t) => t.scope)).size} conversations ` +
+        `(~${
+          fmt(Datasets.meanConversationTokens(d) / 1000, 0)
+        }k tokens each), ${d.questions.length} questions with evidence`
+    )
+  }
+  const rows: Array<Row> = []
+
+  // 1. The peers, at their own defaults.
+  const floor: Record<string, number> = {}
+  for (const d of datasets) {
+    const raw = Peers.rawFts5(d, MAX_K)
+    floor[d.name] = Datasets.recallAt(d.questions, raw, 10)
+    rows.push(recallRow(d, "-", "raw FTS5 (unicode61, bm25)", [[MAX_K, raw]]))
+    rows.push(recallRow(d, "-", "FTS5 porter (bm25)", [[MAX_K, Peers.porterFts5(d, MAX_K)]]))
+    rows.push(recallRow(d, "-", "minisearch 7 (BM25+, OR)", [[MAX_K, Peers.minisearch(d, MAX_K)]]))
+  }
+
+  // 2. Keyword parameters, leave-one-dataset-out.
+  const prepared = datasets.map(Replay.prepare)
+  const started = performance.now()
+  const grid = CrossValidation.evaluateGrid(prepared)
+  console.log(
+    `\nkeyword grid: ${grid.settings.length} settings replayed on ${datasets.length} datasets × 2 ways ` +
+      `in ${fmt((performance.now() - started) / 1000, 0)} s`
+  )
+  const folds = datasets.length > 1
+    ? CrossValidation.leaveOneOut(grid, datasets, floor)
+    : (() => {
+      throw new Error("leave-one-dataset-out needs at least two datasets")
+    })()
+  for (const fold of folds) {
+    console.log(
+      `  ${fold.dataset}: chosen on ${fold.trainedOn.join(" + ")} → ${
+        CrossValidation.describeSetting(fold.chosen.setting)
+      } (worst training margin over raw FTS5 ${fmt(100 * fold.chosen.worst, 1)} points)`
+    )
+  }
+  const all = CrossValidation.choose(grid, grid.datasets, floor)
+  console.log(
+    `  the shipped defaults are chosen the same way on all of them: ${CrossValidation.describeSetting(all.setting)} ` +
+      `(core: k1 ${Bm25.defaultParameters.k1}, b ${Bm25.defaultParameters.b}, window ${Bm25.defaultParameters.neighbourWindow}, ` +
+      `weight ${Bm25.defaultParameters.neighbourWeight}, prune > ${100 * SearchPlan.defaultOptions.maxDocumentShare}%)`
+  )
+
+  // 3. The stores, each dataset with the setting chosen on the others.
+  const pg = pgUrl(args)
+  const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-recall-"))
+  let file = 0
+  const mismatches: Array<string> = []
+  try {
+    for (const [i, d] of datasets.entries()) {
+      const setting = folds[i]!.chosen.setting
+      for (const variant of Datasets.VARIANTS) {
+        const [memory] = await measureStore(MemoryStore.layerMemory, d, variant, setting)
+        rows.push(recallRow(d, variant, "Engram keyword — layerMemory", [[MAX_K, memory!]]))
+        const filename = NodePath.join(directory, `${file++}.db`)
+        const [sqlite] = await measureStore(SqliteMemoryStore.layer({ filename }), d, variant, setting)
+        rows.push(recallRow(d, variant, "Engram keyword — SQLite", [[MAX_K, sqlite!]]))
+        if (pg !== undefined) {
+          const [postgres] = await measureStore(pgStore(pg), d, variant, setting)
+          rows.push(recallRow(d, variant, "Engram keyword — PostgreSQL", [[MAX_K, postgres!]]))
+        }
+        if (args.includes("--check-replay")) {
+          const replayed = Replay.rankAll(
+            prepared[i]!,
+            Replay.collect(prepared[i]!, CrossValidation.plannerFor(setting.share), 10),
+            variant,
+            setting.bm25,
+            10
+          )
+          const differ = replayed.filter((ids, q) => ids.join() !== memory![q]!.slice(0, 10).join()).length
+          mismatches.push(`${d.name} (${variant}): ${differ} of ${d.questions.length} questions differ in their top 10`)
+        }
+      }
+    }
+  } finally {
+    NodeFs.rmSync(directory, { recursive: true, force: true })
+  }
+
+  // 4. With the local embedder: fusion options leave-one-dataset-out, then the hybrid store.
+  const hybrid: Array<Record<string, unknown>> = []
+  if (option(args, "--embedder") === "local") {
+    const seed = Number(option(args, "--seed") ?? 42)
+    const samples = samplesOf(args)
+    const sampled = datasets.map((d) => sampleConversations(d, samples[d.name], seed))
+    const cacheDirectory = option(args, "--vector-cache") ?? process.env.ENGRAM_VECTOR_CACHE ??
+      NodePath.join(NodeOs.tmpdir(), "engram-vector-cache")
+    const cache = VectorCache.cached(LocalEmbeddings.identity(), LocalEmbeddings.make(), cacheDirectory)
+    try {
+      const vectors = await Effect.runPromise(Effect.all(sampled.map((d) => vectorsOf(d, cache.service))))
+      console.log(
+        `\nlocal embedder (${LocalEmbeddings.identity().model}): ${cache.counts.hits} vectors from the cache, ` +
+          `${cache.counts.misses} embedded in ${fmt(cache.counts.encoderMillis / 1000, 0)} s` +
+          (Object.keys(samples).length > 0
+            ? `; sampled with seed ${seed}: ${JSON.stringify(samples)} conversations`
+            : "")
+      )
+      const preparedSample = sampled.map(Replay.prepare)
+      const vectorLists = sampled.map((d, i) => FusionReplay.vectorLists(d, vectors[i]!, 100))
+      const fusionGrid = FusionReplay.grid()
+      for (const [h, held] of sampled.entries()) {
+        const setting = folds[h]!.chosen.setting
+        // Each training dataset's keyword lists under the held-out dataset's keyword setting.
+        const training = sampled.flatMap((_, i) => (i === h ? [] : [i]))
+        const keyword = new Map(training.map((i) => {
+          const matches = Replay.collect(preparedSample[i]!, CrossValidation.plannerFor(setting.share), 100)
+          return [
+            i,
+            Object.fromEntries(
+              Datasets.VARIANTS.map((v) => [v, Replay.rankAll(preparedSample[i]!, matches, v, setting.bm25, 100)])
+            )
+          ]
+        }))
+        let best: { options: SearchPlan.FusionOptions; worst: number; mean: number } | undefined
+        for (const options of fusionGrid) {
+          const margins: Array<number> = []
+          let sum = 0
+          for (const i of training) {
+            for (const v of Datasets.VARIANTS) {
+              const lexical = keyword.get(i)![v]!
+              const base = {
+                r5: Datasets.recallAt(sampled[i]!.questions, lexical, 5),
+                r10: Datasets.recallAt(sampled[i]!.questions, lexical, 10)
+              }
+              const fused = FusionReplay.recallOf(sampled[i]!, lexical, vectorLists[i]!, options)
+              margins.push(fused.r10 - base.r10, fused.r5 - base.r5)
+              sum += fused.r10 - base.r10
+            }
+          }
+          const worst = Math.min(...margins)
+          const mean = sum / (training.length * 2)
+          if (
+            best === undefined || worst > best.worst + 1e-9 ||
+            (Math.abs(worst - best.worst) <= 1e-9 && mean > best.mean)
+          ) {
+            best = { options, worst, mean }
+          }
+        }
+        const fusion = best!.options
+        console.log(
+          `  ${held.name}: fusion chosen on ${training.map((i) => sampled[i]!.name).join(" + ")} → k ${fusion.k}, ` +
+            `vector weight ${fusion.vectorWeight}, min similarity ${fusion.minSimilarity}, candidates ${fusion.candidates} ` +
+            `(worst training gain over keyword-only at R@5/R@10 ${fmt(100 * best!.worst, 1)} points)`
+        )
+        const embedded = Layer.succeed(Embeddings.Embeddings, cache.service)
+        for (const variant of Datasets.VARIANTS) {
+          const [keyword10, keyword50] = await measureStore(MemoryStore.layerMemory, held, variant, setting, [
+            10,
+            MAX_K
+          ])
+          const [fused10, fused50] = await measureStore(
+            MemoryStore.layerMemory.pipe(Layer.provide(embedded)),
+            held,
+            variant,
+            setting,
+            [10, MAX_K],
+            fusion
+          )
+          const label = held === datasets[h] ? "" : ` (sample of ${held.questions.length} questions)`
+          const keywordRow = recallRow(held, variant, `Engram keyword — layerMemory${label}`, [[10, keyword10!], [
+            MAX_K,
+            keyword50!
+          ]])
+          const fusedRow = recallRow(held, variant, `Engram + local embedder — layerMemory${label}`, [[10, fused10!], [
+            MAX_K,
+            fused50!
+          ]])
+          if (label !== "") rows.push(keywordRow)
+          rows.push(fusedRow)
+          hybrid.push({ dataset: held.name, variant, fusion, keyword: keywordRow.recall, fused: fusedRow.recall })
+        }
+      }
+    } finally {
+      cache.close()
+    }
+  }
+
+  console.log()
+  console.log(table(
+    ["dataset", "stored", "engine", ...KS.map((k) => `R@${k}`)],
+    rows.map((r) => [r.dataset, r.variant, r.engine, ...KS.map((k) => pct(r.recall[`@${k}`]!))])
+  ))
+  console.log(
+    "\nEvery Engram figure is held out: its parameters were chosen on the other datasets (above). " +
+      "Stored: with positions (\"positions\"), without (\"no-positions\"); the peers read text only."
+  )
+  for (const line of mismatches) console.log(`replay check: ${line}`)
+  console.log(`${machine()}.`)
+  writeJson(option(args, "--json"), {
+    bench: "recall",
+    datasets: datasets.map((d) => ({
+      name: d.name,
+      source: d.source,
+      turns: d.turns.length,
+      questions: d.questions.length
+    })),
+    folds: folds.map((f) => ({ ...f, chosen: { ...f.chosen, setting: f.chosen.setting } })),
+    shipped: all.setting,
+    rows,
+    hybrid
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The projection's neighbour sweep on LoCoMo (decision 0090), on its own split: the even-numbered
+// conversations are the tuning half, the odd-numbered ones held out.
+
+const tuningHalf = (q: Datasets.Question): boolean => Number(q.scope.match(/(\d+)$/)?.[1] ?? 0) % 2 === 0
+
+const neighbourSweep = async (
+  locomo: Datasets.Dataset,
+  windows: ReadonlyArray<number>,
+  args: ReadonlyArray<string>
+) => {
+  const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-recall-"))
+  const filename = NodePath.join(directory, "locomo.db")
+  try {
+    const writer = ManagedRuntime.make(
+      Layer.mergeAll(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("locomo"), quiet)
+    )
+    await writer.runPromise(writeAll(locomo, "positions"))
+    await writer.dispose()
+    const variants: ReadonlyArray<Partial<ContextProjection.ProjectionSettings>> = windows.flatMap((neighbourWindow) =>
+      neighbourWindow === 0
+        ? [{ neighbourWindow }]
+        : (["before-hits", "with-hit"] as const).map((neighbourShed) => ({ neighbourWindow, neighbourShed }))
+    )
+    const share = (delivered: Ranked, tuning: boolean | undefined) => {
+      const picked = locomo.questions.flatMap((q, i) => (tuning === undefined || tuningHalf(q) === tuning ? [i] : []))
+      return Datasets.recallAt(
+        picked.map((i) => locomo.questions[i]!),
+        picked.map((i) => delivered[i]!),
+        Number.MAX_SAFE_INTEGER
+      )
+    }
+    const rows: Array<Array<string>> = []
+    const figures: Array<Record<string, unknown>> = []
+    for (const settings of variants) {
+      const run = await projectAll(filename, locomo.questions, settings)
+      rows.push([
+        settings.neighbourWindow === 0
+          ? "window 0 (off)"
+          : `window ${settings.neighbourWindow}, ${settings.neighbourShed}`,
+        pct(share(run.delivered, true)),
+        pct(share(run.delivered, false)),
+        pct(share(run.delivered, undefined)),
+        fmt(run.meanNeighbourLines, 1),
+        fmt(run.meanTokens, 0),
+        `${fmt(run.p50Millis, 1)} ms`,
+        NodeOs.loadavg().map((l) => fmt(l, 1)).join(" ")
+      ])
+      figures.push({ settings, ...run, delivered: undefined })
+    }
+    console.log(table(
+      [
+        "project() at defaults but",
+        "share, tuning half",
+        "share, held out",
+        "share, all",
+        "neighbour lines",
+        "mean tokens",
+        "p50",
+        "load"
+      ],
+      rows
+    ))
+    console.log(`${machine()}.`)
+    writeJson(option(args, "--json"), { bench: "recall-neighbours", figures })
+  } finally {
+    NodeFs.rmSync(directory, { recursive: true, force: true })
+  }
+}
+
+/** The ids `project()` delivered for each question at default settings but `settings`. */
+const projectAll = (
   filename: string,
-  questions: ReadonlyArray<Question>,
-  recallLimit: number | undefined,
-  options: {
-    readonly pruningForced?: boolean
-    readonly settings?: Partial<ContextProjection.ProjectionSettings>
-  } = {}
+  questions: ReadonlyArray<Datasets.Question>,
+  settings: Partial<ContextProjection.ProjectionSettings>
 ) =>
   Effect.gen(function*() {
-    const projection = yield* ContextProjection.make({
-      ...ContextProjection.defaultSettings,
-      ...options.settings,
-      ...(recallLimit === undefined ? {} : { recallLimit })
-    })
+    const projection = yield* ContextProjection.make({ ...ContextProjection.defaultSettings, ...settings })
     const delivered: Array<ReadonlyArray<string>> = []
     const millis: Array<number> = []
     let neighbourLines = 0
-    let chars = 0
     let tokens = 0
-    let overBudget = 0
-    let overByO200k = 0
     for (const [i, q] of questions.entries()) {
       const started = performance.now()
       const projected = yield* projection.project({
@@ -377,31 +519,16 @@ const projectionRanking = (
       millis.push(performance.now() - started)
       neighbourLines += Object.keys(projected.section("recalled_memory")?.neighbours ?? {}).length
       delivered.push(projected.injection.memoryIds)
-      chars += projected.budget.usedChars
       tokens += projected.budget.usedTokens
-      const { budgetChars, budgetTokens, usedChars, usedTokens } = projected.budget
-      if ((budgetTokens !== null && usedTokens > budgetTokens) || (budgetChars !== null && usedChars > budgetChars)) {
-        overBudget++
-      }
-      // Counted whole by gpt-tokenizer itself, not by the estimator that held the budget.
-      if (budgetTokens !== null && countTokens(projected.text, { disallowedSpecial: new Set() }) > budgetTokens) {
-        overByO200k++
-      }
     }
     millis.sort((a, b) => a - b)
     return {
       delivered,
       p50Millis: millis[Math.floor(millis.length / 2)] ?? 0,
       meanNeighbourLines: neighbourLines / questions.length,
-      meanChars: chars / questions.length,
-      meanTokens: tokens / questions.length,
-      overBudget,
-      overByO200k
+      meanTokens: tokens / questions.length
     }
   }).pipe(
-    // As in the "pruning forced" search row: plan as a large store would (the projection's own
-    // recallPruneShare still applies).
-    Effect.provide(options.pruningForced === true ? SearchPlan.layer({ minPrunedPostings: 0 }) : Layer.empty),
     Effect.provide(
       Layer.merge(SqliteTelemetryStore.layerSqlite, SqlitePromotionStore.layerSqlite).pipe(
         Layer.provideMerge(SqliteMemoryStore.layer({ filename }))
@@ -410,179 +537,3 @@ const projectionRanking = (
     Effect.provide(quiet),
     Effect.runPromise
   )
-
-const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
-  const index = args.indexOf("--pg")
-  if (index < 0) return undefined
-  const next = args[index + 1]
-  const url = next !== undefined && !next.startsWith("--") ? next : process.env.ENGRAM_PG_URL
-  if (url === undefined || url === "") {
-    throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
-  }
-  return url
-}
-
-export const run = async (args: ReadonlyArray<string>): Promise<void> => {
-  const data = option(args, "--data") ?? process.env.ENGRAM_LOCOMO
-  if (args.includes("--help") || data === undefined) {
-    console.log(USAGE)
-    if (data === undefined && !args.includes("--help")) process.exitCode = 1
-    return
-  }
-  const { questions, turns } = load(data)
-  console.log(`recall bench: ${turns.length} turns, ${questions.length} questions with evidence (categories 1-4)`)
-  const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-recall-"))
-  const filename = NodePath.join(directory, "locomo.db")
-  if (args.includes("--neighbours")) {
-    try {
-      const sqlite = ManagedRuntime.make(
-        Layer.mergeAll(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("locomo"), quiet)
-      )
-      // Writes every turn (and ranks no question).
-      await storeRanking(sqlite, turns, [])
-      await sqlite.dispose()
-      const windows = (option(args, "--windows") ?? "0,1,2,3").split(",").map(Number)
-      const figures = await neighbourSweep(filename, questions, windows)
-      console.log(
-        `\nTuning half: the even-numbered conversations (${questions.filter(tuningHalf).length} questions); ` +
-          `held out: the odd-numbered ones (${questions.filter((q) => !tuningHalf(q)).length}).`
-      )
-      console.log(`${machine()}.`)
-      writeJson(option(args, "--json"), { bench: "recall-neighbours", figures })
-    } finally {
-      NodeFs.rmSync(directory, { recursive: true, force: true })
-    }
-    return
-  }
-  if (args.includes("--shares")) {
-    NodeFs.rmSync(directory, { recursive: true, force: true })
-    const figures = await shareSweep(turns, questions)
-    console.log(
-      `\nTuning half: the even-numbered conversations (${questions.filter(tuningHalf).length} questions); ` +
-        `held out: the odd-numbered ones (${questions.filter((q) => !tuningHalf(q)).length}).`
-    )
-    console.log(`${machine()}.`)
-    writeJson(option(args, "--json"), { bench: "recall-shares", figures })
-    return
-  }
-  const results: Array<EngineRecall> = []
-  const add = (engine: string, ranked: ReadonlyArray<ReadonlyArray<string>>) =>
-    results.push({
-      engine,
-      recall: Object.fromEntries(KS.map((k) => [`@${k}`, recallAt(questions, ranked, k)])),
-      halves: byHalf(questions, ranked)
-    })
-  let share:
-    | {
-      readonly evidenceShare: number
-      readonly evidenceShareHalves: { readonly tuning: number; readonly heldOut: number }
-      readonly evidenceSharePruningForced: number
-      readonly meanChars: number
-      readonly meanTokens: number
-      readonly overBudget: number
-      readonly overByO200k: number
-      readonly projections: number
-    }
-    | undefined
-  try {
-    const sqlite = ManagedRuntime.make(
-      Layer.mergeAll(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("locomo"), quiet)
-    )
-    add("MemoryStore.search — SQLite", await storeRanking(sqlite, turns, questions))
-    await sqlite.dispose()
-    // LoCoMo's 5,882 records are too few for the planner to prune anything (a token is pruned
-    // only when over 256 records hold it): this row plans as a large store would, so the
-    // planner's cost in recall shows.
-    const forced = ManagedRuntime.make(
-      Layer.mergeAll(SqliteMemoryStore.layer({ filename }), SearchPlan.layer({ minPrunedPostings: 0 }), quiet)
-    )
-    add(
-      `MemoryStore.search — SQLite, pruning forced (> ${100 * SearchPlan.defaultOptions.maxDocumentShare}% of records)`,
-      await searchRanking(forced, questions)
-    )
-    await forced.dispose()
-    const memory = ManagedRuntime.make(Layer.mergeAll(MemoryStore.layerMemory, IdGenerator.sequential("locomo")))
-    add("MemoryStore.search — layerMemory", await storeRanking(memory, turns, questions))
-    await memory.dispose()
-    const pg = pgUrl(args)
-    if (pg !== undefined) {
-      const schema = PgDatabase.temporarySchemaName("engram_recall")
-      const postgres = ManagedRuntime.make(Layer.mergeAll(
-        PgMemoryStore.layerPg.pipe(Layer.provideMerge(PgDatabase.layerClient({ url: pg, schema, maxConnections: 2 }))),
-        IdGenerator.sequential("locomo"),
-        quiet
-      ))
-      try {
-        add("MemoryStore.search — PostgreSQL", await storeRanking(postgres, turns, questions))
-      } finally {
-        await postgres.runPromise(
-          Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
-        )
-        await postgres.dispose()
-      }
-    }
-    add("FTS5 bm25, all tokens (unpruned)", unprunedFts5(filename, questions))
-    add("minisearch 7 (BM25+, OR)", minisearchRanking(turns, questions))
-    const projected: Record<string, number> = {}
-    let projectedHalves: EngineRecall["halves"]
-    for (const k of KS) {
-      const { delivered } = await projectionRanking(filename, questions, k)
-      projected[`@${k}`] = recallAt(questions, delivered, k)
-      if (k === 10) projectedHalves = byHalf(questions, delivered)
-    }
-    results.push({
-      engine: "project() — SQLite, recallLimit k",
-      recall: projected,
-      ...(projectedHalves !== undefined ? { halves: projectedHalves } : {})
-    })
-    const atDefaults = await projectionRanking(filename, questions, undefined)
-    const prunedAtDefaults = await projectionRanking(filename, questions, undefined, { pruningForced: true })
-    share = {
-      evidenceShare: recallAt(questions, atDefaults.delivered, Number.MAX_SAFE_INTEGER),
-      evidenceShareHalves: shareByHalf(questions, atDefaults.delivered),
-      evidenceSharePruningForced: recallAt(questions, prunedAtDefaults.delivered, Number.MAX_SAFE_INTEGER),
-      meanChars: atDefaults.meanChars,
-      meanTokens: atDefaults.meanTokens,
-      overBudget: atDefaults.overBudget + prunedAtDefaults.overBudget,
-      overByO200k: atDefaults.overByO200k + prunedAtDefaults.overByO200k,
-      projections: 2 * questions.length
-    }
-  } finally {
-    NodeFs.rmSync(directory, { recursive: true, force: true })
-  }
-  console.log()
-  console.log(table(
-    ["engine", ...KS.map((k) => `recall@${k}`), "R@10 tuning half", "R@10 held out"],
-    results.map((r) => [
-      r.engine,
-      ...KS.map((k) => `${fmt(100 * r.recall[`@${k}`]!, 1)}%`),
-      r.halves === undefined ? "–" : `${fmt(100 * r.halves.tuning, 1)}%`,
-      r.halves === undefined ? "–" : `${fmt(100 * r.halves.heldOut, 1)}%`
-    ])
-  ))
-  console.log(
-    `\nTuning half: the even-numbered conversations (the ranking parameters were chosen on them, ` +
-      `decisions 0050-0051); held out: the odd-numbered ones, ${questions.filter((q) => !tuningHalf(q)).length} ` +
-      `questions.`
-  )
-  if (share !== undefined) {
-    console.log(
-      `\nproject() at default settings: ${fmt(100 * share.evidenceShare, 1)}% of evidence turns reach the projected ` +
-        `context (tuning half ${fmt(100 * share.evidenceShareHalves.tuning, 1)}%, held out ${
-          fmt(100 * share.evidenceShareHalves.heldOut, 1)
-        }%; ${fmt(100 * share.evidenceSharePruningForced, 1)}% with pruning forced); mean projection ` +
-        `${fmt(share.meanTokens, 0)} tokens (${
-          fmt(share.meanChars, 0)
-        } chars); of ${share.projections} projections, ${share.overBudget} over budget by the default ` +
-        `estimator's own count, ${share.overByO200k} by o200k_base counting the whole text.`
-    )
-  }
-  console.log(`${machine()}.`)
-  writeJson(option(args, "--json"), {
-    bench: "recall",
-    turns: turns.length,
-    questions: questions.length,
-    results,
-    share
-  })
-}

@@ -42,6 +42,7 @@ import {
   mermaidBars,
   option,
   percentile,
+  pgUrl,
   table,
   writeJson
 } from "../lib/benchKit.js"
@@ -233,17 +234,6 @@ const writeAll = (runtime: StoreRuntime, inputs: ReadonlyArray<MemoryRecord.Memo
     const store = yield* MemoryStore.MemoryStore
     for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
   }))
-
-const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
-  const index = args.indexOf("--pg")
-  if (index < 0) return undefined
-  const next = args[index + 1]
-  const url = next !== undefined && !next.startsWith("--") ? next : process.env.ENGRAM_PG_URL
-  if (url === undefined || url === "") {
-    throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
-  }
-  return url
-}
 
 interface WorkloadFigures {
   readonly workload: "question" | "short"

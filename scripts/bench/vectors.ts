@@ -29,21 +29,11 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { pgUrl } from "../lib/benchKit.js"
 
 const option = (args: ReadonlyArray<string>, name: string, fallback: string): string => {
   const at = args.indexOf(name)
   return at >= 0 && args[at + 1] !== undefined ? args[at + 1]! : fallback
-}
-
-const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
-  const index = args.indexOf("--pg")
-  if (index < 0) return undefined
-  const next = args[index + 1]
-  const url = next !== undefined && !next.startsWith("--") ? next : process.env.ENGRAM_PG_URL
-  if (url === undefined || url === "") {
-    throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
-  }
-  return url
 }
 
 const median = (values: ReadonlyArray<number>): number => {

@@ -12,6 +12,18 @@ export const option = (args: ReadonlyArray<string>, name: string): string | unde
   return index >= 0 ? args[index + 1] : undefined
 }
 
+/** The PostgreSQL URL `--pg [url]` names (after the flag, or `ENGRAM_PG_URL`); undefined without `--pg`. */
+export const pgUrl = (args: ReadonlyArray<string>): string | undefined => {
+  const index = args.indexOf("--pg")
+  if (index < 0) return undefined
+  const next = args[index + 1]
+  const url = next !== undefined && !next.startsWith("--") ? next : process.env.ENGRAM_PG_URL
+  if (url === undefined || url === "") {
+    throw new Error("--pg needs a postgres:// URL, after the flag or in ENGRAM_PG_URL")
+  }
+  return url
+}
+
 export const percentile = (samples: ReadonlyArray<number>, p: number): number => {
   const sorted = [...samples].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN

@@ -1,13 +1,14 @@
 /**
- * The embedder a command runs with, as `--embedder test|openai` chooses it (with `--embedder-model`
+ * The embedder a command runs with, as `--embedder test|local|openai` chooses it (with `--embedder-model`
  * and `--embedder-dimensions` for vectors made otherwise than by default): `engram embed` gives the
  * store its vectors with it, and the commands that recall (`engram memory search`, `engram mcp`,
  * `engram extract`) search hybrid with it — the store's vectors next to its keyword index. Without
  * the option those commands stay lexical.
  *
- * The same defaults as `engram embed` (the deterministic test embedder at its own dimensions, or
- * OpenAI's `text-embedding-3-small` at 1536), so a store embedded with `engram embed --embedder X`
- * is searched with `--embedder X`. A store whose vectors came from another embedder refuses to open
+ * The same defaults as `engram embed` (the deterministic test embedder at its own dimensions, the
+ * local sentence encoder of `@engram/embedder-local` at its 512, or OpenAI's
+ * `text-embedding-3-small` at 1536), so a store embedded with `engram embed --embedder X` is
+ * searched with `--embedder X`. A store whose vectors came from another embedder refuses to open
  * (the store's check, `Embeddings.EmbedderMismatch`). OpenAI's client is loaded only when chosen
  * (`Provider`); the test embedder lives in core's `Embeddings`, which every store loads anyway.
  *
@@ -26,7 +27,7 @@ import * as Provider from "./Provider.js"
  * @since 0.1.0
  * @category constants
  */
-export const EMBEDDERS = ["test", "openai"] as const
+export const EMBEDDERS = ["test", "local", "openai"] as const
 
 /**
  * An embedder `--embedder` names.
@@ -52,7 +53,16 @@ export const OPENAI_MODEL = "text-embedding-3-small"
  */
 export const OPENAI_DIMENSIONS = 1536
 
-const EMBEDDER_HELP = "The deterministic test embedder (offline), or OpenAI's embeddings API (OPENAI_API_KEY)."
+/**
+ * The dimensions of the local sentence encoder's vectors.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const LOCAL_DIMENSIONS = 512
+
+const EMBEDDER_HELP = "The deterministic test embedder (offline), the local sentence encoder (offline, needs " +
+  "@engram/embedder-local installed), or OpenAI's embeddings API (OPENAI_API_KEY)."
 
 /**
  * `--embedder`, `--embedder-model`, `--embedder-dimensions`: the options of a command that recalls
@@ -82,7 +92,8 @@ export const recallOptions = {
     Flags.text(
       "embedder-dimensions",
       Flags.WholeNumber,
-      `With --embedder, the vectors' dimensions (test: ${Embeddings.TEST_DIMENSIONS}, openai: ${OPENAI_DIMENSIONS}).`,
+      `With --embedder, the vectors' dimensions (test: ${Embeddings.TEST_DIMENSIONS}, local: ${LOCAL_DIMENSIONS}, ` +
+        `openai: ${OPENAI_DIMENSIONS}).`,
       "n"
     )
   )
@@ -109,10 +120,25 @@ export interface Choice {
 export const make = (
   embedder: Embedder,
   options: { readonly model?: string | undefined; readonly dimensions?: number | undefined } = {}
-): Effect.Effect<Embeddings.Service, Provider.ProviderNotConfigured, Scope.Scope> =>
-  embedder === "test"
-    ? Effect.succeed(Embeddings.makeTest({ dimensions: options.dimensions ?? Embeddings.TEST_DIMENSIONS }))
-    : Provider.openAiEmbeddings(options.model ?? OPENAI_MODEL, options.dimensions ?? OPENAI_DIMENSIONS)
+): Effect.Effect<Embeddings.Service, Provider.ProviderNotConfigured, Scope.Scope> => {
+  switch (embedder) {
+    case "test":
+      return Effect.succeed(Embeddings.makeTest({ dimensions: options.dimensions ?? Embeddings.TEST_DIMENSIONS }))
+    case "local":
+      // One model, one size: a name or size the encoder does not have is refused, not ignored.
+      return options.model !== undefined ||
+          (options.dimensions !== undefined && options.dimensions !== LOCAL_DIMENSIONS)
+        ? Effect.fail(
+          new Provider.ProviderNotConfigured({
+            problem:
+              `--embedder local has one model at ${LOCAL_DIMENSIONS} dimensions: leave out its model and dimensions`
+          })
+        )
+        : Provider.localEmbeddings
+    case "openai":
+      return Provider.openAiEmbeddings(options.model ?? OPENAI_MODEL, options.dimensions ?? OPENAI_DIMENSIONS)
+  }
+}
 
 /**
  * The `Embeddings` service the recall options chose, for a store layer (and an extraction) to be

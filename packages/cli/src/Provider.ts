@@ -2,7 +2,8 @@
  * The models the `engram` command can reach — the one place it builds a model provider. The CLI
  * ships no model: OpenAI is reached through `@effect/ai-openai` (loaded only when chosen) with the
  * key in `OPENAI_API_KEY`, for embeddings (`engram embed --embedder openai`) and for a language
- * model (`engram extract --model openai[:<model>]`). `--model scripted:<file>` answers from a JSON
+ * model (`engram extract --model openai[:<model>]`); the offline sentence encoder of
+ * `@engram/embedder-local` (`--embedder local`) when that package is installed beside the CLI. `--model scripted:<file>` answers from a JSON
  * file of scripted replies ({@link ScriptedReplies}) instead — for tests and demos: no network,
  * the same answer every run.
  *
@@ -209,6 +210,36 @@ export const openAiEmbeddings = (
     )
     return yield* Effect.provide(EmbeddingsModule.Embeddings, context)
   })
+
+/**
+ * The package `--embedder local` loads.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const LOCAL_EMBEDDER_PACKAGE = "@engram/embedder-local"
+
+/**
+ * The offline sentence encoder of `@engram/embedder-local` (`--embedder local`): no key, no network.
+ * The CLI does not carry it (its weights are 28 MB); it is loaded from beside the CLI when chosen,
+ * and a missing package is a {@link ProviderNotConfigured} naming the install command.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const localEmbeddings: Effect.Effect<Embeddings.Service, ProviderNotConfigured> = Effect.gen(function*() {
+  const module = yield* Effect.tryPromise({
+    try: () => import("@engram/embedder-local/LocalEmbeddings"),
+    catch: () =>
+      new ProviderNotConfigured({
+        problem: `--embedder local needs the package ${LOCAL_EMBEDDER_PACKAGE}: install it beside engram ` +
+          `(npm install -g ${LOCAL_EMBEDDER_PACKAGE} for a global engram, npm install ${LOCAL_EMBEDDER_PACKAGE} in a project)`
+      })
+  })
+  return yield* module.make().pipe(
+    Effect.mapError((error) => new ProviderNotConfigured({ problem: `--embedder local: ${error.message}` }))
+  )
+})
 
 const decodeReplies = Schema.decodeUnknown(Schema.parseJson(ScriptedReplies), { onExcessProperty: "error" })
 

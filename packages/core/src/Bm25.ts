@@ -11,9 +11,12 @@
  *   number of distinct tokens of the record.
  *
  * Each token counts once per record (term frequency 1): a PostgreSQL `tsvector` built from an
- * array keeps no positions, and at the measured `k1` a repeat adds almost nothing. `k1` and `b`
- * are chosen by measurement on LoCoMo (decision 0051); SQLite computes this score in SQL from
- * FTS5's match sets instead of FTS5's built-in `bm25()`, whose `k1 = 1.2, b = 0.75` are fixed.
+ * array keeps no positions. With term frequency 1, `k1` and `b` together set one thing: how fast a
+ * record's score falls with its length, through the length (a multiple of the average) at which
+ * it halves, `(1 + k1 (1 − b)) / (k1 b)`. Every parameter is chosen leave-one-dataset-out on
+ * conversation benchmarks of different shapes (decision 0150, after 0051); SQLite computes this
+ * score in SQL from FTS5's match sets instead of FTS5's built-in `bm25()`, whose `k1 = 1.2,
+ * b = 0.75` are fixed.
  *
  * Conversation context: a record written from a conversation (`MemoryRecord.position`) also gets
  * `neighbourWeight ×` the scores of the matching records up to `neighbourWindow` turns before and
@@ -70,13 +73,15 @@ export const Parameters = Schema.Struct({
 export type Parameters = typeof Parameters.Type
 
 /**
- * The measured defaults (decision 0051): tuned on half of LoCoMo's conversations, reported on the
- * other half in `docs/benchmarks.md`.
+ * The defaults, chosen on LoCoMo and BEAM's 128K and 500K conversations together by the rule every
+ * held-out figure in `docs/benchmarks.md` was chosen by (decision 0150): `b` at BM25's customary
+ * 0.75 and `k1 = 0.8`, so a record twice the average length scores half as much as a short one
+ * holding the same words; one turn of conversation context either side, at 0.2 of its score.
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaultParameters: Parameters = { k1: 0.3, b: 0.25, neighbourWindow: 2, neighbourWeight: 0.3 }
+export const defaultParameters: Parameters = { k1: 0.8, b: 0.75, neighbourWindow: 1, neighbourWeight: 0.2 }
 
 /**
  * Decimals a score is rounded to on every backend.

@@ -42,7 +42,7 @@ describe("Bm25.topK", () => {
   )
 
   it("keeps a record its neighbours lift above records that score more on their own", () => {
-    const p = Bm25.defaultParameters
+    const p = { ...Bm25.defaultParameters, neighbourWindow: 1, neighbourWeight: 0.3 }
     const ms = [
       { id: "alone", scope: "global", position: undefined, createdAtMillis: 0, score: 1 },
       { id: "lifted", scope: "global", position: { thread: "t", turn: 5 }, createdAtMillis: 0, score: 0.8 },

@@ -42,7 +42,7 @@ describe("SearchPlan.plan", () => {
       what: 40_000,
       did: 30_000,
       the: 90_000,
-      say: 6_000,
+      say: 12_000,
       lisbon: 12,
       ferry: 300
     }

@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import { CliFailure, ExitCode, oneLine, StoreUnavailable } from "../CliError.js"
+import * as Embedder from "../Embedder.js"
 import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
@@ -44,13 +45,16 @@ const unavailable = (db: string) => (cause: Cause.Cause<unknown>) => {
   return new StoreUnavailable({ location: db, detail: oneLine(error instanceof Error ? error.message : String(error)) })
 }
 
-/** Every store the demo uses, in one SQLite file, which it marks as a demo database. */
-const storesLayer = (location: StoreBackend.StoreLocation) =>
+/**
+ * Every store the demo uses, in one SQLite file, which it marks as a demo database; with
+ * `--embedder`, built with that embedder (hybrid recall, a vector per saved memory).
+ */
+const storesLayer = (location: StoreBackend.StoreLocation, choice: Embedder.Choice) =>
   Layer.effectDiscard(
     Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE TABLE IF NOT EXISTS ${MARKER_TABLE} (id INTEGER)`))
   ).pipe(
     Layer.catchAllCause((cause) => Layer.fail(unavailable(location.db)(cause))),
-    Layer.provideMerge(StoreBackend.layerObserved(location))
+    Layer.provideMerge(StoreBackend.layerObserved(location, Embedder.layer(choice)))
   )
 
 /** True when the existing file `db` carries the demo's marker table. */
@@ -101,7 +105,7 @@ export const nextSteps = (db: string, savedId: string): ReadonlyArray<string> =>
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make("demo", {}, () =>
+export const command = Command.make("demo", Embedder.recallOptions, (choice) =>
   Effect.gen(function*() {
     const settings = yield* Root.settings
     const location = yield* StoreBackend.locationOf(settings, {
@@ -112,7 +116,7 @@ export const command = Command.make("demo", {}, () =>
     const db = location.db
     yield* reset(db)
     const Demo = yield* Effect.promise(() => import("@engram/harness/Demo"))
-    const report = yield* Effect.provide(Demo.run, storesLayer(location))
+    const report = yield* Effect.provide(Demo.run, storesLayer(location, choice))
     const next = nextSteps(db, report.saved?.id ?? "mem-000001")
     yield* Console.log(
       settings.json
@@ -129,6 +133,7 @@ export const command = Command.make("demo", {}, () =>
       `Two sessions of a companion agent with a scripted model (no network), on a SQLite file ` +
         `(${DEMO_DATABASE} unless --db names one; reset on every run): session 1 saves "Hi, I'm Doug" as a ` +
         `memory, session 2 shows the exact request the model saw, with each fragment's source and memory ids, ` +
-        `and the projection's budget.`
+        `and the projection's budget. With --embedder (test, or local: the offline sentence encoder), the demo's ` +
+        `store keeps vectors and recalls hybrid.`
     )
   )

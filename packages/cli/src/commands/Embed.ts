@@ -1,12 +1,13 @@
 /**
- * `engram embed --embedder test|openai [--model m] [--dimensions n] [--reembed]`: gives every
+ * `engram embed --embedder test|local|openai [--model m] [--dimensions n] [--reembed]`: gives every
  * deliverable record of the store a vector — the ones a write stored without one (the embedder
  * failed, or the store was written with no embedder in context) — with a progress bar on stderr.
  * A store whose vectors came from another embedder is refused until `--reembed`, which deletes
  * them all and embeds every deliverable record again with the new one.
  *
  * The CLI ships no model: `--embedder test` is the deterministic test embedder (no network);
- * `--embedder openai` uses OpenAI's embeddings API through `@effect/ai-openai` and needs
+ * `--embedder local` the offline sentence encoder of `@engram/embedder-local`, when that package is
+ * installed beside the CLI (no key, no network); `--embedder openai` uses OpenAI's embeddings API through `@effect/ai-openai` and needs
  * `OPENAI_API_KEY` (the client is built by `Provider`, as `engram extract`'s language model is). The
  * commands that recall take the same choice (`Embedder`) to search the vectors it stores.
  *
@@ -74,7 +75,8 @@ export const command = Command.make(
       Flags.choice(
         "embedder",
         Embedder.EMBEDDERS,
-        "The embedder: the deterministic test embedder (offline), or OpenAI's embeddings API (OPENAI_API_KEY)."
+        "The embedder: the deterministic test embedder (offline), the local sentence encoder (offline, needs " +
+          "@engram/embedder-local installed), or OpenAI's embeddings API (OPENAI_API_KEY)."
       )
     ),
     model: Flags.optional(
@@ -84,7 +86,8 @@ export const command = Command.make(
       Flags.text(
         "dimensions",
         Flags.WholeNumber,
-        `The vectors' dimensions (test: ${Embeddings.TEST_DIMENSIONS}, openai: ${OPENAI_DIMENSIONS}).`,
+        `The vectors' dimensions (test: ${Embeddings.TEST_DIMENSIONS}, local: ${Embedder.LOCAL_DIMENSIONS}, ` +
+          `openai: ${OPENAI_DIMENSIONS}).`,
         "n"
       )
     ),
@@ -136,6 +139,6 @@ export const command = Command.make(
     })).pipe(Effect.mapError(toCliFailure))
 ).pipe(
   Command.withDescription(
-    "Give every deliverable record a vector for hybrid search (--embedder test|openai); --reembed replaces them all."
+    "Give every deliverable record a vector for hybrid search (--embedder test|local|openai); --reembed replaces them all."
   )
 )

@@ -12,7 +12,7 @@
  * stored calls were sent in `incognito` mode extracts nothing. The model is built by `Provider`:
  * `--model` when given, else OpenAI when `OPENAI_API_KEY` is set, else the command is refused
  * naming what to set. `--model scripted:<file>` (for tests and demos) answers from a JSON file.
- * With `--embedder test|openai` (`Embedder`) the extraction also has the store's vectors: a memory
+ * With `--embedder test|local|openai` (`Embedder`) the extraction also has the store's vectors: a memory
  * worded otherwise than one already stored, yet near it, is corroborated as a duplicate instead of
  * proposed again; without it, duplicates are caught by their words only.
  *
@@ -308,6 +308,6 @@ export const command = Command.make(
   Command.withDescription(
     "Run one extraction over a session's next turns (after the last extracted one; --all: until caught up): the " +
       "memories they imply, proposed pending through the save gate (--model openai|openai:<model>|scripted:<file>; " +
-      "OPENAI_API_KEY); --embedder test|openai also catches near-duplicates by their vectors."
+      "OPENAI_API_KEY); --embedder test|local|openai also catches near-duplicates by their vectors."
   )
 )

@@ -11,7 +11,7 @@
  * if any, is a page on one of those hosts or an `--allowed-origin`. The agent (persona,
  * guidelines, routing spec, declared Background, scope) comes from the agent config (as `engram
  * compose` reads it); without one, the `user-background` preset in scope `global`. `--scope`
- * overrides the scope. With `--embedder test|openai`, `memory_recall` searches hybrid (the store's
+ * overrides the scope. With `--embedder test|local|openai`, `memory_recall` searches hybrid (the store's
  * vectors from `engram embed` next to its keyword index) and `memory_save` stores a vector per memory;
  * without it, keywords only.
  *
@@ -199,6 +199,6 @@ export const command = Command.make(
   Command.withDescription(
     "Serve the agent's context (initialize instructions, the engram://context resource, memory_context) and the memory " +
       "tools (memory_save, memory_recall, memory_list, memory_review, memory_forget) to an MCP client over stdio or " +
-      "streamable HTTP; --embedder test|openai makes memory_recall hybrid."
+      "streamable HTTP; --embedder test|local|openai makes memory_recall hybrid."
   )
 )

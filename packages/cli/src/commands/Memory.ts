@@ -308,7 +308,7 @@ export const search = Command.make(
       )
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(Command.withDescription(
-  "Search memories by keyword (label, content and tags); with --embedder test|openai, hybrid with the vectors " +
+  "Search memories by keyword (label, content and tags); with --embedder test|local|openai, hybrid with the vectors " +
     "engram embed stored."
 ))
 

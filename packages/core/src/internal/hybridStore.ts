@@ -85,9 +85,11 @@ export const withVectors = (
         }
         const limit = options?.limit ?? DEFAULT_SEARCH_LIMIT
         return Effect.gen(function*() {
-          const lexical = yield* store.search(text, options)
           const fusion = yield* SearchPlan.SearchFusion
-          const vector = yield* vectorHits(text, options ?? {}, limit, fusion.minSimilarity).pipe(
+          // Each list is read `candidates` deep (at least `limit`), then fused and cut to `limit`.
+          const depth = Math.max(limit, fusion.candidates)
+          const lexical = yield* store.search(text, { ...options, limit: depth })
+          const vector = yield* vectorHits(text, options ?? {}, depth, fusion.minSimilarity).pipe(
             Effect.catchAllCause((cause) =>
               Effect.as(
                 Effect.logWarning("vector search failed: the search is lexical").pipe(
@@ -97,7 +99,7 @@ export const withVectors = (
               )
             )
           )
-          if (vector === undefined) return lexical
+          if (vector === undefined) return { hits: lexical.hits.slice(0, limit), skipped: lexical.skipped }
           return {
             hits: SearchPlan.fuse(lexical.hits, vector.hits, limit, fusion),
             skipped: lexical.skipped + vector.skipped
