@@ -111,11 +111,12 @@ describe("LocalEmbeddings", { timeout: 120_000 }, () => {
             { content: "Doug runs PostgreSQL 16 for the billing service", kind: "fact" },
             { content: "The office moved to Lisbon in May", kind: "fact" }
           ])
-          const result = yield* store.search("who looks after the database server?", { deliverable: true })
+          const result = yield* store.search("postgres setup?", { deliverable: true })
           return result.hits.map((hit) => hit.record.content)
         }).pipe(Effect.provide(layer(embedder)))
       )
-      // No word of the question is in either memory: keyword search alone finds nothing.
+      // No word of the question is in either memory ("postgres" is not "postgresql"): keyword
+      // search alone finds nothing, the vectors find the answer.
       expect(found[0]).toBe("Doug runs PostgreSQL 16 for the billing service")
       const other = await Effect.runPromise(
         Effect.either(
