@@ -16,10 +16,13 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  InitializeRequestSchema,
+  LATEST_PROTOCOL_VERSION,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
-  ReadResourceRequestSchema
+  ReadResourceRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -55,13 +58,19 @@ export interface RegisteredResource {
   readonly read: Effect.Effect<string>
 }
 
-/** Everything a server instance offers. */
-export interface Registry {
-  readonly name: string
-  readonly version: string
+/** What one connection is offered once its client has introduced itself. */
+export interface Connection {
   readonly tools: ReadonlyArray<RegisteredTool>
   readonly resources: ReadonlyArray<RegisteredResource>
   readonly instructions: Effect.Effect<string>
+}
+
+/** Everything a server offers: `connect` builds one connection's tools, resources and instructions. */
+export interface Registry {
+  readonly name: string
+  readonly version: string
+  readonly offersResources: boolean
+  readonly connect: (client: { readonly name: string }) => Effect.Effect<Connection>
 }
 
 /** How many problems a refused tool call names before it says how many more there are. */
@@ -189,61 +198,81 @@ const valid = <A>(schema: { readonly safeParse: (value: unknown) => z.ZodSafePar
   return parsed.data
 }
 
-/** A new SDK server for one connection, with the registry's tools and resources and its instructions. */
+/**
+ * A new SDK server for one connection. Its `initialize` is answered here, not by the SDK: the
+ * connection (its session, tools and instructions) is built from the client's name first. Every
+ * other request before `initialize` is refused (invalid request): nothing is recorded for a client
+ * that has not said who it is.
+ */
 export const makeServer = (
   registry: Registry,
   runtime: Runtime.Runtime<never>
 ): Promise<Server> => {
   const run = Runtime.runPromise(runtime)
-  return run(registry.instructions).then((instructions) => {
-    const server = new Server(
-      { name: registry.name, version: registry.version },
-      {
-        capabilities: {
-          tools: {},
-          ...(registry.resources.length > 0 ? { resources: {} } : {})
-        },
-        ...(instructions.length > 0 ? { instructions } : {})
-      }
-    )
-    server.setRequestHandler(lenient("tools/list"), (request) => {
-      valid(ListToolsRequestSchema, request)
-      return { tools: registry.tools.map((tool) => ({ ...tool.definition })) }
-    })
-    // The SDK checks a tools/call request against its schema itself (invalid params, -32602).
-    server.setRequestHandler(lenient("tools/call"), (request) => {
-      const { params } = valid(CallToolRequestSchema, request)
-      const tool = registry.tools.find((candidate) => candidate.definition.name === params.name)
-      if (tool === undefined) {
-        throw new McpError(ErrorCode.InvalidParams, `there is no tool ${params.name}`)
-      }
-      return run(tool.call(params.arguments ?? {}))
-    })
-    if (registry.resources.length > 0) {
-      server.setRequestHandler(lenient("resources/list"), (request) => {
-        valid(ListResourcesRequestSchema, request)
-        return {
-          resources: registry.resources.map(({ description, mimeType, name, uri }) => ({
-            uri,
-            name,
-            description,
-            mimeType
-          }))
-        }
-      })
-      server.setRequestHandler(lenient("resources/read"), (request) => {
-        const { params } = valid(ReadResourceRequestSchema, request)
-        const resource = registry.resources.find((candidate) => candidate.uri === params.uri)
-        if (resource === undefined) {
-          throw new McpError(ErrorCode.InvalidParams, `there is no resource ${params.uri}`)
-        }
-        return run(resource.read).then((text) => ({
-          contents: [{ uri: resource.uri, mimeType: resource.mimeType, text }]
-        }))
-      })
+  const server = new Server(
+    { name: registry.name, version: registry.version },
+    { capabilities: { tools: {}, ...(registry.offersResources ? { resources: {} } : {}) } }
+  )
+  let connection: Promise<Connection> | undefined
+  const connected = (): Promise<Connection> => {
+    if (connection === undefined) {
+      throw new McpError(ErrorCode.InvalidRequest, "Invalid Request: initialize the connection first")
     }
-    return server
+    return connection
+  }
+  server.setRequestHandler(lenient("initialize"), async (request) => {
+    const { params } = valid(InitializeRequestSchema, request)
+    if (connection !== undefined) {
+      throw new McpError(ErrorCode.InvalidRequest, "Invalid Request: the connection is already initialized")
+    }
+    connection = run(registry.connect({ name: params.clientInfo.name }))
+    const instructions = await run((await connection).instructions)
+    // As the SDK's own handler answers, with the connection's instructions.
+    return {
+      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion)
+        ? params.protocolVersion
+        : LATEST_PROTOCOL_VERSION,
+      capabilities: server.getCapabilities(),
+      serverInfo: { name: registry.name, version: registry.version },
+      ...(instructions.length > 0 ? { instructions } : {})
+    }
   })
+  server.setRequestHandler(lenient("tools/list"), async (request) => {
+    valid(ListToolsRequestSchema, request)
+    const { tools } = await connected()
+    return { tools: tools.map((tool) => ({ ...tool.definition })) }
+  })
+  // The SDK checks a tools/call request against its schema itself (invalid params, -32602).
+  server.setRequestHandler(lenient("tools/call"), async (request) => {
+    const { params } = valid(CallToolRequestSchema, request)
+    const { tools } = await connected()
+    const tool = tools.find((candidate) => candidate.definition.name === params.name)
+    if (tool === undefined) {
+      throw new McpError(ErrorCode.InvalidParams, `there is no tool ${params.name}`)
+    }
+    return run(tool.call(params.arguments ?? {}))
+  })
+  if (registry.offersResources) {
+    server.setRequestHandler(lenient("resources/list"), async (request) => {
+      valid(ListResourcesRequestSchema, request)
+      const { resources } = await connected()
+      return {
+        resources: resources.map(({ description, mimeType, name, uri }) => ({ uri, name, description, mimeType }))
+      }
+    })
+    server.setRequestHandler(lenient("resources/read"), async (request) => {
+      const { params } = valid(ReadResourceRequestSchema, request)
+      const { resources } = await connected()
+      const resource = resources.find((candidate) => candidate.uri === params.uri)
+      if (resource === undefined) {
+        throw new McpError(ErrorCode.InvalidParams, `there is no resource ${params.uri}`)
+      }
+      return run(resource.read).then((text) => ({
+        contents: [{ uri: resource.uri, mimeType: resource.mimeType, text }]
+      }))
+    })
+  }
+  return Promise.resolve(server)
 }
 
 // ---------------------------------------------------------------------------------------------
