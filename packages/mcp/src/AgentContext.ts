@@ -24,11 +24,13 @@ import {
   PromptFragment,
   RoutingSpecs,
   SessionStore,
-  TelemetryStore
+  TelemetryStore,
+  Trajectory
 } from "@engram/core"
 import { Agent, MemoryTools, ModelRequest, PromptObserver, StablePrefix } from "@engram/runtime"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 
@@ -192,20 +194,33 @@ export interface Service {
   readonly contextFor: (query: string) => Effect.Effect<ContextView, MemoryTools.MemoryToolError>
 }
 
-/** The turn after the last one stored for the session (injection log or snapshots), or 0. */
-const nextTurn = (sessionId: string) =>
+/**
+ * Where the session stands: the turn after the last one stored (injection log or snapshots), and
+ * the messages its trajectory holds — the history every later call is composed over, so each
+ * stored call rebuilds byte for byte. A new session: turn 0, no history.
+ */
+const resume = (sessionId: string) =>
   Effect.gen(function*() {
     const telemetry = yield* TelemetryStore.TelemetryStore
     const logged = (yield* telemetry.listInjections(sessionId)).rows.map((row) => row.turn)
-    const snapshots = (yield* telemetry.listSnapshots(sessionId, {})).snapshots.map((snapshot) => snapshot.turn)
-    return Math.max(-1, ...logged, ...snapshots) + 1
+    const snapshots = (yield* telemetry.listSnapshots(sessionId, {})).snapshots
+    const history: Array<SessionStore.SessionMessage> = []
+    if (snapshots.length > 0) {
+      for (const entry of (yield* telemetry.readTrajectory(sessionId)).messages) {
+        const message = Either.getOrUndefined(Trajectory.messageOf(entry))
+        // A message that no longer decodes (or a gap) ends the history that can be rebuilt.
+        if (message === undefined || entry.seq !== history.length) break
+        history.push(message)
+      }
+    }
+    return { turn: Math.max(-1, ...logged, ...snapshots.map((snapshot) => snapshot.turn)) + 1, history }
   }).pipe(
     Effect.catchAll((error) =>
       Effect.as(
         Effect.logWarning("the session's stored turns could not be read; numbering from 0").pipe(
           Effect.annotateLogs({ sessionId, problem: error.message })
         ),
-        0
+        { turn: 0, history: [] as Array<SessionStore.SessionMessage> }
       )
     )
   )
@@ -233,11 +248,17 @@ export const make = (
     const agentConfig = agentConfigOf(config)
     const specs = RoutingSpecs.layer({ [config.memory.spec.key]: config.memory.spec })
     const sessionId = config.sessionId ?? DEFAULT_SESSION_ID
-    const turns = yield* Ref.make(yield* nextTurn(sessionId))
+    const resumed = yield* resume(sessionId)
+    const turns = yield* Ref.make(resumed.turn)
+    // The session's messages so far: each call's query follows the earlier ones, as in a native
+    // session's trajectory (the client's own conversation is not Engram's to see).
+    const history = yield* Ref.make<ReadonlyArray<SessionStore.SessionMessage>>(resumed.history)
 
     const contextFor = (query: string) =>
       Effect.gen(function*() {
         const turn = yield* Ref.getAndUpdate(turns, (n) => n + 1)
+        const input = new SessionStore.OperatorMessage({ text: query, at: yield* DateTime.now })
+        const earlier = yield* Ref.getAndUpdate(history, (messages) => [...messages, input])
         const agent = yield* StablePrefix.buildAgent(agentConfig).pipe(Effect.provide(specs), Effect.provide(context))
         const plan = yield* Agent.planTurn(agent, {
           sessionId,
@@ -247,10 +268,9 @@ export const make = (
           scopes: agent.scopes
         })
         const projected = yield* projection.project(plan.request)
-        const input = new SessionStore.OperatorMessage({ text: query, at: yield* DateTime.now })
         const inputs: ModelRequest.RequestInput = {
           prefix: plan.prefix,
-          history: [],
+          history: earlier,
           input,
           rounds: [],
           projection: projected

@@ -114,6 +114,8 @@ export const LOOPBACK_HOSTS: ReadonlyArray<string> = Internal.LOOPBACK_HOSTS
  * - `allowedOrigins`: the origins (`scheme://host[:port]`) a browser page may call from. Default:
  *   a page on an allowed host; once given, only these. A request without `Origin` (a client that
  *   is not a browser) passes this check.
+ * - `bearerToken`: when given, every request must carry `Authorization: Bearer <token>` (401
+ *   otherwise). `engram mcp` requires one to listen beyond loopback.
  *
  * @since 0.1.0
  * @category models
@@ -121,6 +123,7 @@ export const LOOPBACK_HOSTS: ReadonlyArray<string> = Internal.LOOPBACK_HOSTS
 export interface OriginPolicy {
   readonly allowedHosts?: ReadonlyArray<string> | undefined
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  readonly bearerToken?: string | undefined
 }
 
 /**

@@ -48,10 +48,10 @@ interface ToolResult {
 }
 
 /** A server for `config` on a free port over fresh stores; `connect` opens a new MCP session. */
-const serving = (config: EngramMcp.McpConfig) =>
+const serving = (config: EngramMcp.McpConfig, policy: EngramMcp.OriginPolicy = {}) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
-      EngramMcp.layerHttpServe(config).pipe(
+      EngramMcp.layerHttpServe(config, policy).pipe(
         Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
         Layer.provideMerge(stores())
       )
@@ -240,6 +240,18 @@ describe("the HTTP transport's Host and Origin check", () => {
       expect(page.body).toContain("\"serverInfo\"")
       const tool = yield* post(server.url, {})
       expect(tool.status).toBe(200)
+    })))
+
+  it.live("with a bearer token, a request without it (or with another) is 401 before anything runs", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* serving({ memory: withSections }, { bearerToken: "s3cret-token" })
+      const bare = yield* post(server.url, {})
+      expect(bare.status).toBe(401)
+      expect(JSON.parse(bare.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
+      expect((yield* post(server.url, { authorization: "Bearer s3cret-tokem" })).status).toBe(401)
+      const signed = yield* post(server.url, { authorization: "Bearer s3cret-token" })
+      expect(signed.status).toBe(200)
+      expect(signed.body).toContain("\"serverInfo\"")
     })))
 
   it("an allow-list replaces the defaults: listed hosts and origins only", () => {

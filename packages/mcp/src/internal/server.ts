@@ -30,7 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
-import { randomUUID } from "node:crypto"
+import { randomUUID, timingSafeEqual } from "node:crypto"
 import * as z from "zod/v4"
 
 /** One tool as the server lists it and calls it. */
@@ -225,8 +225,14 @@ export const makeServer = (
     if (connection !== undefined) {
       throw new McpError(ErrorCode.InvalidRequest, "Invalid Request: the connection is already initialized")
     }
-    connection = run(registry.connect({ name: params.clientInfo.name }))
-    const instructions = await run((await connection).instructions)
+    // Requests after this one wait for the whole initialize, instructions included, so they are
+    // answered after it.
+    const opened = run(Effect.flatMap(
+      registry.connect({ name: params.clientInfo.name }),
+      (built) => Effect.map(built.instructions, (instructions) => ({ built, instructions }))
+    ))
+    connection = opened.then(({ built }) => built)
+    const { instructions } = await opened
     // As the SDK's own handler answers, with the connection's instructions.
     return {
       protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion)
@@ -284,6 +290,14 @@ export const LOOPBACK_HOSTS: ReadonlyArray<string> = ["localhost", "127.0.0.1", 
 export interface OriginPolicy {
   readonly allowedHosts?: ReadonlyArray<string> | undefined
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  readonly bearerToken?: string | undefined
+}
+
+/** Whether `authorization` carries `Bearer <token>`, compared in constant time. */
+const bearerMatches = (authorization: string | undefined, token: string): boolean => {
+  const given = Buffer.from(/^Bearer (.+)$/i.exec(authorization ?? "")?.[1] ?? "", "utf8")
+  const expected = Buffer.from(token, "utf8")
+  return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
 const hostnameOf = (value: string, withScheme: boolean): string | undefined => {
@@ -378,6 +392,10 @@ export const httpHandler = (registry: Registry, policy: OriginPolicy) =>
       if (refused !== undefined) {
         yield* Effect.logWarning("an MCP request was refused").pipe(Effect.annotateLogs({ problem: refused }))
         return jsonRpcError(403, ErrorCode.InvalidRequest, `Forbidden: ${refused}`)
+      }
+      if (policy.bearerToken !== undefined && !bearerMatches(request.headers["authorization"], policy.bearerToken)) {
+        return jsonRpcError(401, ErrorCode.InvalidRequest, "Unauthorized: send Authorization: Bearer <token>")
+          .pipe(HttpServerResponse.setHeader("www-authenticate", "Bearer"))
       }
       const sessionId = request.headers["mcp-session-id"]
       const known = sessionId === undefined ? undefined : sessions.get(sessionId)
