@@ -10,7 +10,7 @@
  * no serious or critical violation, prints no stray "null" and does not overflow at 800 or 375 px,
  * and the page's strict content security policy reports no violation.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, expect, it } from "@effect/vitest"
 import { ContextProjection, IdGenerator, MemoryRecord, RoutingSpecs } from "@engram/core"
 import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
@@ -19,6 +19,7 @@ import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Browser, Page } from "playwright-core"
+import { describeChromium } from "./support/browserGate.js"
 import { launch, overflow, seriousViolations, settle, signIn, visit } from "./support/consoleBrowser.js"
 import { type SeededConsole, SESSION, SHED_TURN, startSeededConsole, VOCABULARY_LISTS } from "./support/consoleStore.js"
 
@@ -63,7 +64,7 @@ const strayNulls = (page: Page) =>
     return found
   })
 
-describe("the console in Chromium", { timeout: 300_000 }, () => {
+describeChromium("the console in Chromium", { timeout: 300_000 }, () => {
   let seeded: SeededConsole
   let browser: Browser | undefined
   const violations: Array<string> = []
