@@ -116,7 +116,9 @@ describe("engram mcp over stdio, under bad input", () => {
           "y".repeat(EngramMcp.MAX_LINE_BYTES) + "\"}}}\n"
       )
       expect(yield* answer("big-1")).toMatchObject({ id: "big-1", error: { code: -32700 } })
-      yield* send(`{"id":12,"jsonrpc":"2.0","method":"ping","params":{"pad":"${"z".repeat(EngramMcp.MAX_LINE_BYTES)}"}}\n`)
+      yield* send(
+        `{"id":12,"jsonrpc":"2.0","method":"ping","params":{"pad":"${"z".repeat(EngramMcp.MAX_LINE_BYTES)}"}}\n`
+      )
       expect(yield* answer(12)).toMatchObject({ id: 12, error: { code: -32700 } })
     })))
 
@@ -124,13 +126,20 @@ describe("engram mcp over stdio, under bad input", () => {
     Effect.scoped(Effect.gen(function*() {
       const { answer, ping, send } = yield* piped
       yield* send(
-        JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "memory_context", arguments: {} } }) +
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "memory_context", arguments: {} }
+        }) +
           "\n"
       )
       expect((yield* answer(1)).error).toMatchObject({ code: -32600, message: expect.stringContaining("initialize") })
       yield* send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) + "\n")
       expect((yield* answer(2)).error).toMatchObject({ code: -32600 })
-      yield* send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "resources/read", params: { uri: "engram://context" } }) + "\n")
+      yield* send(
+        JSON.stringify({ jsonrpc: "2.0", id: 3, method: "resources/read", params: { uri: "engram://context" } }) + "\n"
+      )
       expect((yield* answer(3)).error).toMatchObject({ code: -32600 })
       yield* ping("still-serving")
       yield* send(initialize)

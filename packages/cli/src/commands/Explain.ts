@@ -116,7 +116,14 @@ export const command = Command.make(
     memoryId: Flags.argument(
       Flags.text("memory-id", Schema.String, "The memory to explain (an unambiguous start of its id is enough).")
     ),
-    session: Flags.optional(Flags.text("session", Schema.NonEmptyString, "Only this session's stored calls, each listed (default: every session's).", "id")),
+    session: Flags.optional(
+      Flags.text(
+        "session",
+        Schema.NonEmptyString,
+        "Only this session's stored calls, each listed (default: every session's).",
+        "id"
+      )
+    ),
     turn: position("turn", "Only this turn (with --session)."),
     call: position("call", "Only this call of each turn (with --session).")
   },

@@ -55,7 +55,9 @@ export const renderSessions = (sessions: ReadonlyArray<SessionSummary.SessionSum
 export const command = Command.make("sessions", {}, () =>
   Effect.gen(function*() {
     const where = yield* StoreBackend.location
-    const sessions = yield* SessionSummary.list.pipe(Effect.provide(StoreBackend.layerObserved(where, Layer.empty, "read")))
+    const sessions = yield* SessionSummary.list.pipe(
+      Effect.provide(StoreBackend.layerObserved(where, Layer.empty, "read"))
+    )
     const settings = yield* Root.settings
     const store = StoreBackend.describeLocation(where)
     yield* Console.log(

@@ -19,7 +19,10 @@ import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 
 /** Runs `self` with the token store on the database the global options name (`list` never creates one). */
-const withTokens = <A, E>(self: Effect.Effect<A, E, AccessTokens.AccessTokens>, access: StoreBackend.Access = "write") =>
+const withTokens = <A, E>(
+  self: Effect.Effect<A, E, AccessTokens.AccessTokens>,
+  access: StoreBackend.Access = "write"
+) =>
   Effect.flatMap(StoreBackend.location, (location) =>
     Effect.provide(
       self,
@@ -58,7 +61,7 @@ export const create = Command.make(
       Flags.text(
         "scope",
         Flags.Scope,
-        "A scope the token may use (global, project:<id>, session:<id>); repeat.",
+        "A scope the token may use (global, project:<id>, session:<id>); at least one, repeat for more.",
         "scope"
       )
     ),

@@ -36,8 +36,9 @@ const HEAD_BYTES = 4096
  * `id` may be only `jsonrpc` and `method` (strings), as clients write them; else `null`.
  */
 export const idOfHead = (head: string): string | number | null => {
-  const match = /^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*)*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)\s*[,}]/
-    .exec(head)
+  const match =
+    /^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*)*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)\s*[,}]/
+      .exec(head)
   if (match === null) return null
   const id: unknown = JSON.parse(match[1]!)
   return typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id)) ? id : null

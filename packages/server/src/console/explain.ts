@@ -213,7 +213,8 @@ export const explainPanel = (memoryId: string, params: URLSearchParams, go: Go):
           "data-testid": "routing",
           text: "Routing: " +
             x.routing.map((p) =>
-              p.specKey + " → " + (p.promoted ? p.section + " / " + p.key + " (" + (p.tier ?? "no tier") + ")" : "declined")
+              p.specKey + " → " +
+              (p.promoted ? p.section + " / " + p.key + " (" + (p.tier ?? "no tier") + ")" : "declined")
             ).join("; ")
         })
         : null,
