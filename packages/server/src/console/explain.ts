@@ -8,7 +8,7 @@ import type * as Answers from "./answers.js"
 import { api, messageOf, writable } from "./client.js"
 import { type Child, el, form, link, nodes } from "./dom.js"
 import type { Go } from "./router.js"
-import { announce, errorBox, memoryHref, pill } from "./widgets.js"
+import { announce, errorBox, idText, memoryHref, pill } from "./widgets.js"
 
 /** What an operator can do about a verdict: the advice, and the action that takes it (if any). */
 type Fix = readonly [advice: string, action: Child]
@@ -177,7 +177,7 @@ const recordNow = (x: Answers.Explanation): Child => {
         ]
         : null,
       r.proposesToSupersede
-        ? [" · proposes to replace ", link(memoryHref(r.proposesToSupersede), r.proposesToSupersede.slice(0, 8))]
+        ? [" · proposes to replace ", link(memoryHref(r.proposesToSupersede), idText(r.proposesToSupersede))]
         : null
     )
   }
