@@ -55,12 +55,15 @@ const nativeProjection = (db: string, input: string) =>
     )
   )
 
-/** Text nodes reading exactly "null": a child the page meant to leave out, printed by the DOM (decision 0160). */
+/**
+ * Text reading `null`, `undefined` or `NaN` as a word (`nullnull` too): a value the page meant to
+ * leave out, printed by the DOM or a concatenation (decision 0160). The seeded text holds none.
+ */
 const strayNulls = (page: Page) =>
   page.evaluate(() => {
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
     let found = 0
-    while (walker.nextNode()) if (walker.currentNode.nodeValue === "null") found++
+    while (walker.nextNode()) if (/(null|undefined|NaN)/.test(walker.currentNode.nodeValue ?? "")) found++
     return found
   })
 
@@ -156,12 +159,17 @@ describeChromium("the console in Chromium", { timeout: 300_000 }, () => {
     // Explain from a memory: the session that delivered it, then its verdict in each call.
     await settle(page, () => page.locator(`tr[data-id="${lessons}"] [data-testid=open]`).click())
     expect(await page.getByTestId("content").textContent()).toBe("French lessons are on Tuesday evenings")
-    await page.locator(`[data-testid=explain] [data-testid=sessions] a`).first().click()
+    // The memory's page names the call that delivered it, read from the stored calls.
     const delivered = page.locator(`[data-testid=explain] li[data-call="${SESSION}/1.0"]`)
     await delivered.waitFor()
     expect(await delivered.getAttribute("data-verdict")).toBe("delivered")
     expect(await delivered.textContent()).toContain("recalled_memory, rank 1")
     expect(await delivered.getByTestId("matched").textContent()).toContain("lessons")
+    expect(await page.getByTestId("delivered-in").textContent()).toContain(`${SESSION} (turns 1)`)
+    // The calls it did not reach are counted by verdict; the session's link lists each of them.
+    await page.locator("[data-testid=not-reached] summary").click()
+    expect(await page.getByTestId("not-reached").textContent()).toContain("not-recalled")
+    await settle(page, () => page.locator("[data-testid=not-reached] a").first().click())
     // The second turn asked about the garden: not recalled, with the fix explain suggests.
     const missed = page.locator(`[data-testid=explain] li[data-call="${SESSION}/2.0"]`)
     expect(await missed.getAttribute("data-verdict")).toBe("not-recalled")
@@ -180,8 +188,8 @@ describeChromium("the console in Chromium", { timeout: 300_000 }, () => {
     expect(await french.textContent()).toContain("2 agent")
     expect(await french.textContent()).toContain("language")
     expect(await french.getByTestId("would-compose").textContent()).toContain("preferences / language")
-    // By keyboard: select the first two rows and confirm them.
-    await queue.locator("tbody tr").first().focus()
+    // By keyboard, without tabbing into the table: select the first two rows and confirm them.
+    await page.locator("main#view h1").click()
     await page.keyboard.press("x")
     await page.keyboard.press("ArrowDown")
     await page.keyboard.press("x")
@@ -200,6 +208,11 @@ describeChromium("the console in Chromium", { timeout: 300_000 }, () => {
     expect(await page.getByTestId("status").textContent()).toBe("Rejected 2 memories")
     for (const r of rejected) expect((await record(r))!.reviewState).toBe("rejected")
     expect(await page.locator(`[data-testid=queue] tr[data-id="${rejected[0]}"]`).count()).toBe(0)
+
+    // Filters: only the flagged memory is flagged.
+    await visit(page, "#/review?flagged=true")
+    expect(await page.getByTestId("queue").locator("tbody tr").count()).toBe(1)
+    expect(await page.getByTestId("review-filters").locator("select[name=flagged]").inputValue()).toBe("true")
 
     // Create, as the operator: confirmed, trust tier 3, in the store.
     await visit(page, "#/new")
@@ -354,6 +367,7 @@ describeChromium("the console in Chromium", { timeout: 300_000 }, () => {
       "#/memories",
       `#/memory/${seeded.successor}`,
       `#/explain/${seeded.ids.get("French lessons are on Tuesday evenings")}?session=${SESSION}`,
+      `#/explain/${seeded.ids.get("French lessons are on Tuesday evenings")}`,
       "#/review",
       "#/new",
       "#/tombstones",
@@ -369,7 +383,7 @@ describeChromium("the console in Chromium", { timeout: 300_000 }, () => {
       await visit(writer, view)
       if (view.startsWith("#/explain")) await writer.locator("[data-testid=explain] li[data-call]").first().waitFor()
       const nulls = await strayNulls(writer)
-      if (nulls > 0) report.push(`${view}: ${nulls} stray "null" text`)
+      if (nulls > 0) report.push(`${view}: ${nulls} stray "null"/"undefined" text`)
       for (const v of await seriousViolations(writer)) {
         report.push(`${view}: ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`)
       }
