@@ -304,7 +304,11 @@ describeChromium("the console in Chromium", { timeout: 300_000 }, () => {
     expect(await shedRow.locator(".bar").getAttribute("aria-label")).toMatch(new RegExp(`, ${shedChars} chars shed$`))
     const shedNote = (await shedRow.locator(".note").textContent())!
     expect(shedNote).toContain(`shed ${shedCall.length} (${shedChars} chars): `)
-    for (const item of shedCall) expect(shedNote).toContain(item.ref)
+    // Five ids in the line, then the count; every one in full on the row.
+    const listed = (await shedRow.locator(".note").getAttribute("data-shed-ids"))!.split(" ")
+    expect([...listed].sort()).toEqual(shedCall.map((i) => i.ref).sort())
+    for (const ref of listed.slice(0, 5)) expect(shedNote).toContain(ref.slice(0, 8))
+    if (shedCall.length > 5) expect(shedNote).toContain(`and ${shedCall.length - 5} more (${shedCall.length})`)
     // The section the budget left whole shows no shed part.
     const wholeRow = page.locator("[data-testid=budget-chart] .row[data-section=working_state]")
     expect([await wholeRow.getAttribute("data-shed"), await wholeRow.locator(".bar .cut").count()]).toEqual(["0", 0])

@@ -209,10 +209,8 @@ export const makeServer = (
   runtime: Runtime.Runtime<never>
 ): Promise<Server> => {
   const run = Runtime.runPromise(runtime)
-  const server = new Server(
-    { name: registry.name, version: registry.version },
-    { capabilities: { tools: {}, ...(registry.offersResources ? { resources: {} } : {}) } }
-  )
+  const capabilities = { tools: {}, ...(registry.offersResources ? { resources: {} } : {}) }
+  const server = new Server({ name: registry.name, version: registry.version }, { capabilities })
   let connection: Promise<Connection> | undefined
   const connected = (): Promise<Connection> => {
     if (connection === undefined) {
@@ -238,7 +236,7 @@ export const makeServer = (
       protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion)
         ? params.protocolVersion
         : LATEST_PROTOCOL_VERSION,
-      capabilities: server.getCapabilities(),
+      capabilities,
       serverInfo: { name: registry.name, version: registry.version },
       ...(instructions.length > 0 ? { instructions } : {})
     }

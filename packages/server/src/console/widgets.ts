@@ -221,6 +221,9 @@ export const budgetChart = (
         ),
         el("span", {
           class: "note",
+          // Every id in full on hover; the line itself shows five and a count.
+          title: [...(cut ? cut.items : []), ...s.memoryIds].join(", "),
+          "data-shed-ids": cut ? cut.items.join(" ") : "",
           text: s.status + " · " + s.tokens + " tokens, " + s.chars + " chars, " + s.items + " items" +
             (cut ? " · shed " + cut.items.length + " (" + cut.chars + " chars): " + idsText(cut.items) : "") +
             (s.memoryIds.length ? " · memories " + idsText(s.memoryIds) : "")
