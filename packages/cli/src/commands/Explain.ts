@@ -89,7 +89,7 @@ export const renderExplanation = (e: Explain.Explanation): string => {
     for (const c of others) counts.set(c.verdict, (counts.get(c.verdict) ?? 0) + 1)
     if (others.length > 0) {
       lines.push(
-        `  not reached in ${others.length} other stored call(s): ` +
+        `  not reached in ${others.length}${listed.length > 0 ? " other" : ""} stored call(s): ` +
           [...counts].map(([verdict, n]) => `${verdict} ${n}`).join(", ") + " (--session S lists them)"
       )
     }

@@ -232,7 +232,9 @@ export const explainPanel = (memoryId: string, params: URLSearchParams, go: Go):
       others.length === 0 ? null : el(
         "details",
         { "data-testid": "not-reached" },
-        el("summary", { text: "Not reached in " + others.length + " other stored call(s)" }),
+        el("summary", {
+          text: "Not reached in " + others.length + (cards.length > 0 ? " other" : "") + " stored call(s)"
+        }),
         el(
           "ul",
           {},
