@@ -185,7 +185,13 @@ if (process.argv[1] !== undefined && NodePath.resolve(process.argv[1]) === fileU
   const at = args.indexOf("--metafile")
   const metafile = at === -1 ? undefined : args[at + 1]
   const outdir = args.filter((_, i) => at === -1 || (i !== at && i !== at + 1))[0] ?? DEFAULT_OUTDIR
+  // A line before the work, so `npm ci` (whose prepare step this is) shows what it is doing.
+  console.log(`engram bundle: bundling the CLI and the console into ${outdir}…`)
+  const started = Date.now()
   const files = await bundleCli(outdir, metafile)
   const bytes = files.reduce((sum, [, size]) => sum + size, 0)
-  console.log(`engram bundle: ${files.length} files, ${(bytes / 1024 / 1024).toFixed(1)} MB in ${outdir}`)
+  console.log(
+    `engram bundle: ${files.length} files, ${(bytes / 1024 / 1024).toFixed(1)} MB in ${outdir} ` +
+      `(${((Date.now() - started) / 1000).toFixed(1)} s)`
+  )
 }

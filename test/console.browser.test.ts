@@ -10,7 +10,7 @@
  * no serious or critical violation, prints no stray "null" and does not overflow at 800 or 375 px,
  * and the page's strict content security policy reports no violation.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, expect, it } from "@effect/vitest"
 import { ContextProjection, IdGenerator, MemoryRecord, RoutingSpecs } from "@engram/core"
 import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
@@ -19,6 +19,7 @@ import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Browser, Page } from "playwright-core"
+import { describeChromium } from "./support/browserGate.js"
 import { launch, overflow, seriousViolations, settle, signIn, visit } from "./support/consoleBrowser.js"
 import { type SeededConsole, SESSION, SHED_TURN, startSeededConsole, VOCABULARY_LISTS } from "./support/consoleStore.js"
 
@@ -54,16 +55,19 @@ const nativeProjection = (db: string, input: string) =>
     )
   )
 
-/** Text nodes reading exactly "null": a child the page meant to leave out, printed by the DOM (decision 0160). */
+/**
+ * Text reading `null`, `undefined` or `NaN` as a word (`nullnull` too): a value the page meant to
+ * leave out, printed by the DOM or a concatenation (decision 0160). The seeded text holds none.
+ */
 const strayNulls = (page: Page) =>
   page.evaluate(() => {
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
     let found = 0
-    while (walker.nextNode()) if (walker.currentNode.nodeValue === "null") found++
+    while (walker.nextNode()) if (/(null|undefined|NaN)/.test(walker.currentNode.nodeValue ?? "")) found++
     return found
   })
 
-describe("the console in Chromium", { timeout: 300_000 }, () => {
+describeChromium("the console in Chromium", { timeout: 300_000 }, () => {
   let seeded: SeededConsole
   let browser: Browser | undefined
   const violations: Array<string> = []
@@ -155,12 +159,17 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
     // Explain from a memory: the session that delivered it, then its verdict in each call.
     await settle(page, () => page.locator(`tr[data-id="${lessons}"] [data-testid=open]`).click())
     expect(await page.getByTestId("content").textContent()).toBe("French lessons are on Tuesday evenings")
-    await page.locator(`[data-testid=explain] [data-testid=sessions] a`).first().click()
+    // The memory's page names the call that delivered it, read from the stored calls.
     const delivered = page.locator(`[data-testid=explain] li[data-call="${SESSION}/1.0"]`)
     await delivered.waitFor()
     expect(await delivered.getAttribute("data-verdict")).toBe("delivered")
     expect(await delivered.textContent()).toContain("recalled_memory, rank 1")
     expect(await delivered.getByTestId("matched").textContent()).toContain("lessons")
+    expect(await page.getByTestId("delivered-in").textContent()).toContain(`${SESSION} (turns 1)`)
+    // The calls it did not reach are counted by verdict; the session's link lists each of them.
+    await page.locator("[data-testid=not-reached] summary").click()
+    expect(await page.getByTestId("not-reached").textContent()).toContain("not-recalled")
+    await settle(page, () => page.locator("[data-testid=not-reached] a").first().click())
     // The second turn asked about the garden: not recalled, with the fix explain suggests.
     const missed = page.locator(`[data-testid=explain] li[data-call="${SESSION}/2.0"]`)
     expect(await missed.getAttribute("data-verdict")).toBe("not-recalled")
@@ -179,8 +188,8 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
     expect(await french.textContent()).toContain("2 agent")
     expect(await french.textContent()).toContain("language")
     expect(await french.getByTestId("would-compose").textContent()).toContain("preferences / language")
-    // By keyboard: select the first two rows and confirm them.
-    await queue.locator("tbody tr").first().focus()
+    // By keyboard, without tabbing into the table: select the first two rows and confirm them.
+    await page.locator("main#view h1").click()
     await page.keyboard.press("x")
     await page.keyboard.press("ArrowDown")
     await page.keyboard.press("x")
@@ -199,6 +208,11 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
     expect(await page.getByTestId("status").textContent()).toBe("Rejected 2 memories")
     for (const r of rejected) expect((await record(r))!.reviewState).toBe("rejected")
     expect(await page.locator(`[data-testid=queue] tr[data-id="${rejected[0]}"]`).count()).toBe(0)
+
+    // Filters: only the flagged memory is flagged.
+    await visit(page, "#/review?flagged=true")
+    expect(await page.getByTestId("queue").locator("tbody tr").count()).toBe(1)
+    expect(await page.getByTestId("review-filters").locator("select[name=flagged]").inputValue()).toBe("true")
 
     // Create, as the operator: confirmed, trust tier 3, in the store.
     await visit(page, "#/new")
@@ -290,7 +304,11 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
     expect(await shedRow.locator(".bar").getAttribute("aria-label")).toMatch(new RegExp(`, ${shedChars} chars shed$`))
     const shedNote = (await shedRow.locator(".note").textContent())!
     expect(shedNote).toContain(`shed ${shedCall.length} (${shedChars} chars): `)
-    for (const item of shedCall) expect(shedNote).toContain(item.ref)
+    // Five ids in the line, then the count; every one in full on the row.
+    const listed = (await shedRow.locator(".note").getAttribute("data-shed-ids"))!.split(" ")
+    expect([...listed].sort()).toEqual(shedCall.map((i) => i.ref).sort())
+    for (const ref of listed.slice(0, 5)) expect(shedNote).toContain(ref.slice(0, 8))
+    if (shedCall.length > 5) expect(shedNote).toContain(`and ${shedCall.length - 5} more (${shedCall.length})`)
     // The section the budget left whole shows no shed part.
     const wholeRow = page.locator("[data-testid=budget-chart] .row[data-section=working_state]")
     expect([await wholeRow.getAttribute("data-shed"), await wholeRow.locator(".bar .cut").count()]).toEqual(["0", 0])
@@ -353,6 +371,7 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
       "#/memories",
       `#/memory/${seeded.successor}`,
       `#/explain/${seeded.ids.get("French lessons are on Tuesday evenings")}?session=${SESSION}`,
+      `#/explain/${seeded.ids.get("French lessons are on Tuesday evenings")}`,
       "#/review",
       "#/new",
       "#/tombstones",
@@ -368,7 +387,7 @@ describe("the console in Chromium", { timeout: 300_000 }, () => {
       await visit(writer, view)
       if (view.startsWith("#/explain")) await writer.locator("[data-testid=explain] li[data-call]").first().waitFor()
       const nulls = await strayNulls(writer)
-      if (nulls > 0) report.push(`${view}: ${nulls} stray "null" text`)
+      if (nulls > 0) report.push(`${view}: ${nulls} stray "null"/"undefined" text`)
       for (const v of await seriousViolations(writer)) {
         report.push(`${view}: ${v.impact} ${v.id} (${v.help}) at ${v.targets.join(", ")}`)
       }

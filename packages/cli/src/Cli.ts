@@ -286,7 +286,8 @@ export const helpPage = (argv: Argv.Argv): HelpDoc.HelpDoc => {
     version: VERSION,
     usage: at.usage,
     help: at.help(),
-    config
+    config,
+    group: at.children.length > 0
   })
 }
 

@@ -16,6 +16,7 @@ import * as Usage from "@effect/cli/Usage"
 import * as Ansi from "@effect/printer-ansi/Ansi"
 import * as AnsiDoc from "@effect/printer-ansi/AnsiDoc"
 import * as Doc from "@effect/printer/Doc"
+import * as Option from "effect/Option"
 
 /**
  * The page width help is laid out at.
@@ -209,6 +210,30 @@ const withoutGenerated = (doc: HelpDoc.HelpDoc): HelpDoc.HelpDoc => {
 }
 
 /**
+ * A usage whose repeated options read as optional (`[--tag]...`): every repeated flag of the CLI
+ * may be given zero times, and @effect/cli would print `--tag...`, which reads as required. Pure.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const optionalRepeats = (usage: Usage.Usage): Usage.Usage => {
+  switch (usage._tag) {
+    case "Repeated":
+      return usage.usage._tag === "Optional" ? usage : Usage.repeated(Usage.optional(optionalRepeats(usage.usage)))
+    case "Optional":
+      return usage.usage._tag === "Repeated"
+        ? optionalRepeats(usage.usage)
+        : Usage.optional(optionalRepeats(usage.usage))
+    case "Concat":
+      return Usage.concat(optionalRepeats(usage.left), optionalRepeats(usage.right))
+    case "Alternation":
+      return Usage.alternation(optionalRepeats(usage.left), optionalRepeats(usage.right))
+    default:
+      return usage
+  }
+}
+
+/**
  * The help page of the command `path` (its words from the root, e.g. `["engram", "memory",
  * "add"]`): the version line, the usage naming the whole command, and the command's own help
  * document.
@@ -222,14 +247,26 @@ export const page = (input: {
   readonly usage: Usage.Usage
   readonly help: HelpDoc.HelpDoc
   readonly config: CliConfig.CliConfig
+  /** The command is a group: its usage ends in `<command>`. */
+  readonly group?: boolean | undefined
 }): HelpDoc.HelpDoc => {
   // A command's usage starts with its own name: the words above it come first.
   const above = input.path.slice(0, -1).join(" ")
+  // The root also takes the options every command takes that @effect/cli adds itself.
+  const usage = input.path.length === 1
+    ? Usage.concat(input.usage, Usage.optional(Usage.named(["--log-level"], Option.none())))
+    : input.usage
   return HelpDoc.blocks([
     HelpDoc.p(`${input.path[0] ?? ""} ${input.version}`),
     HelpDoc.h1("USAGE"),
-    ...Usage.enumerate(input.usage, input.config).map((usage) =>
-      HelpDoc.p(Span.spans([Span.text(`$ ${above === "" ? "" : `${above} `}`), usage]))
+    ...Usage.enumerate(optionalRepeats(usage), input.config).map((line) =>
+      HelpDoc.p(
+        Span.spans([
+          Span.text(`$ ${above === "" ? "" : `${above} `}`),
+          line,
+          Span.text(input.group === true ? " <command>" : "")
+        ])
+      )
     ),
     withoutGenerated(input.help)
   ])

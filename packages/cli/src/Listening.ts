@@ -12,6 +12,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
 import { CliFailure, ExitCode } from "./CliError.js"
 
 /**
@@ -64,23 +65,43 @@ export const readyLine = (ready: Ready, address: HttpServer.TcpAddress): string 
 }
 
 /**
- * A layer that prints the ready line once the `HttpServer` it is given is bound. Provide it with
+ * A layer that prints the ready line once the `HttpServer` it is given is bound, and stops the
+ * server when the process that started it is gone (see `stopWhenOrphaned`). Provide it with
  * the server's layer *merged* (`Layer.provideMerge`), so it is built after the server.
  *
  * @since 0.1.0
  * @category layers
  */
 export const announce = (ready: Ready): Layer.Layer<never, never, HttpServer.HttpServer> =>
-  Layer.effectDiscard(
-    Effect.flatMap(HttpServer.HttpServer, (server) =>
-      server.address._tag === "TcpAddress"
-        ? Console.log(readyLine(ready, server.address))
-        : Console.log(
-          ready.json
-            ? JSON.stringify({ ready: true, command: ready.command, path: server.address.path, store: ready.store })
-            : `engram ${ready.command}: listening on ${server.address.path}; store ${ready.store}`
-        ))
+  Layer.scopedDiscard(
+    Effect.zipRight(
+      Effect.flatMap(HttpServer.HttpServer, (server) =>
+        server.address._tag === "TcpAddress"
+          ? Console.log(readyLine(ready, server.address))
+          : Console.log(
+            ready.json
+              ? JSON.stringify({ ready: true, command: ready.command, path: server.address.path, store: ready.store })
+              : `engram ${ready.command}: listening on ${server.address.path}; store ${ready.store}`
+          )),
+      stopWhenOrphaned
+    )
   )
+
+/**
+ * Stops the server (as SIGTERM does) once the process that started it is gone. `npx engram serve`
+ * runs the server under `npm exec` and a shell: a SIGTERM to npx ends npm and the shell, and the
+ * server, re-parented, would serve on with no one to stop it. Checked once a second.
+ */
+const stopWhenOrphaned = Effect.suspend(() => {
+  const parent = process.ppid
+  return Effect.sync(() => process.ppid).pipe(
+    Effect.repeat({ schedule: Schedule.spaced("1 second"), while: (now) => now === parent }),
+    Effect.zipRight(Effect.logInfo("the process that started engram is gone; stopping")),
+    Effect.zipRight(Effect.sync(() => process.kill(process.pid, "SIGTERM"))),
+    Effect.forkScoped,
+    Effect.asVoid
+  )
+})
 
 const codeOf = (cause: unknown): string | undefined =>
   Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? cause.code : undefined

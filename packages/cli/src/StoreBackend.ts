@@ -297,19 +297,23 @@ export const layer = <E = never>(
     )
 
 /**
- * The memory store and the promotion store of a location, on one database.
+ * The memory store and the promotion store of a location, on one database; `access` as for
+ * {@link layer}.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerWithPromotions = (
-  location: StoreLocation
+  location: StoreLocation,
+  access: Access = "write"
 ): Layer.Layer<StoreServices | PromotionStore.PromotionStore, StoreUnavailable> =>
   (location.pg === undefined
     ? Layer.unwrapEffect(Effect.map(
       Effect.promise(() => import("@engram/store-sqlite/SqlitePromotionStore")),
       (SqlitePromotionStore) =>
-        SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db })))
+        SqlitePromotionStore.layerSqlite.pipe(
+          Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db, create: access === "write" }))
+        )
     ))
     : withPg(({ PgMemoryStore, PgPromotionStore }) => Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg))
       .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
@@ -319,15 +323,16 @@ export const layerWithPromotions = (
 
 /**
  * Every store of a location on one database: memory, promotions, sessions and telemetry (prompt
- * snapshots and their trajectory) — what `inspect`, `explain` and `telemetry` read; `embeddings` as
- * for {@link layer}.
+ * snapshots and their trajectory) — what `inspect`, `explain` and `telemetry` read; `embeddings` and
+ * `access` as for {@link layer}.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerObserved = <E = never>(
   location: StoreLocation,
-  embeddings: Layer.Layer<never, E> = Layer.empty
+  embeddings: Layer.Layer<never, E> = Layer.empty,
+  access: Access = "write"
 ): Layer.Layer<
   StoreServices | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore,
   StoreUnavailable | E
@@ -338,7 +343,9 @@ export const layerObserved = <E = never>(
         Promise.all([import("@engram/store-sqlite/SqliteEngram"), import("@engram/store-sqlite/SqliteDatabase")])
       ),
       ([SqliteEngram, SqliteDatabase]) =>
-        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layerClient({ filename: location.db })))
+        SqliteEngram.layerStores.pipe(
+          Layer.provideMerge(SqliteDatabase.layerClient({ filename: location.db, create: access === "write" }))
+        )
     ))
     : withPg(({ PgEngram }) => PgEngram.layerStores).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),

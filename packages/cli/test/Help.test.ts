@@ -16,8 +16,20 @@ describe("Help.page through Help.render", () => {
   it("names the whole command in the usage line, at every depth", () => {
     expect(helpOf("demo")).toContain("$ engram demo")
     expect(helpOf("memory", "add")).toContain("$ engram memory add --kind")
-    expect(helpOf("token", "create")).toContain("$ engram token create --scope")
+    expect(helpOf("token", "create")).toContain("$ engram token create [--scope]...")
     expect(helpOf()).toContain("$ engram [--db] [--pg]")
+  })
+
+  it("shows repeatable options as optional, the root's --log-level and <command>, and that serve needs a token", () => {
+    expect(helpOf("memory", "add")).toContain("[--tag]...")
+    expect(helpOf("memory", "add")).not.toMatch(/ --tag\.\.\./)
+    expect(helpOf("memory", "list")).toContain("[--scope]...")
+    expect(helpOf()).toMatch(/\$ engram \[--db\][^\n]* \[--log-level\] <command>/)
+    expect(helpOf("memory")).toContain("$ engram memory <command>")
+    expect(helpOf("memory", "add")).not.toContain("<command>")
+    expect(helpOf("serve").replace(/\s+/g, " ")).toContain(
+      "need a bearer token: create one first with `engram token create`"
+    )
   })
 
   it("keeps each option's own description and drops the sentences @effect/cli writes under every option", () => {

@@ -122,6 +122,8 @@ describe("engram compose", () => {
 
   it("reads the database named by the global --db instead of the config's", async () => {
     const other = Path.join(tmp.dir, "other", "engram.db")
+    // compose only reads: the other store must exist (a missing one is refused, never created).
+    expect((await engram("memory", "add", "An unrelated note", "--kind", "note", "--db", other)).code).toBe(0)
     const composition = await engramJson("compose", "--agent", config, "--db", other) as Composition
     expect(composition.store).toBe(other)
     expect(composition.report?.outcomes).toEqual([])

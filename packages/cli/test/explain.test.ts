@@ -60,6 +60,13 @@ describe("engram explain", () => {
       expect(composed.promoted).toBe(true)
       expect(composed.calls.map((c) => [c.verdict, c.reached])).toEqual([["composed", true]])
 
+      // Without --session: every stored call is read, so a prefix composition (which no
+      // injection-log row names) is a delivery too, named by its call.
+      const across = await engram("--db", db, "explain", name!)
+      expect(across.code).toBe(0)
+      expect(across.stdout).toContain("s-x · turn 1, call 0 (native): REACHED — composed")
+      expect(across.stdout).toContain("delivered in: s-x (turns 1)")
+
       const human = await engram("--db", db, "explain", fact!, "--session", "s-x")
       expect(human.code).toBe(0)
       expect(human.stdout).toContain(`memory ${fact}`)

@@ -181,3 +181,31 @@ describe("serve and mcp --http say where they are", () => {
     )
   })
 })
+
+describe("a server whose starter is gone", () => {
+  // `npx engram serve`: npm exec runs a shell that runs engram. A SIGTERM to npx ends npm and the
+  // shell but never reaches engram; re-parented, it must stop by itself (within its 1 s check).
+  it("stops when the shell that started it is killed, as under npx", async () => {
+    const [node, ...rest] = engramArgs(["--db", Path.join(dir, "orphan.db"), "serve", "--port", "0"])
+    const quoted = [node!, ...rest].map((word) => `'${word.replace(/'/g, "'\\''")}'`).join(" ")
+    // `; true` keeps the shell alive as engram's parent (a lone command would be exec'd).
+    const shell = spawn("sh", ["-c", `${quoted}; true`], {
+      cwd: repoRoot,
+      env: childEnv(),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    const ready = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: shell.stdout }).once("line", resolve)
+      shell.once("exit", (code) => reject(new Error(`the shell exited ${code} before engram was ready`)))
+    })
+    const url = /listening on (\S+)/.exec(ready)![1]!
+    expect((await fetch(url)).status).toBe(200)
+    shell.kill("SIGKILL")
+    let stopped = false
+    for (let waited = 0; waited < 20_000 && !stopped; waited += 250) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      stopped = await fetch(url).then(() => false, () => true)
+    }
+    expect(stopped).toBe(true)
+  }, 120_000)
+})

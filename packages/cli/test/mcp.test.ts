@@ -197,6 +197,44 @@ describe("engram mcp", { timeout: 180_000 }, () => {
     expect(stderr).not.toContain("engram: error")
   })
 
+  it("two clients in a row are two sessions, each with a stored, byte-exact snapshot per call", async () => {
+    const db = Path.join(tmp.dir, "two-clients.db")
+    expect((await engram("memory", "add", "The staging database runs Postgres 15", "--kind", "fact", "--db", db)).code)
+      .toBe(0)
+    for (const query of ["which staging database?", "what runs Postgres?"]) {
+      const [command, ...args] = engramArgs(["mcp", "--db", db])
+      const client = new Client({ name: "Editor X", version: "1.0.0" })
+      await client.connect(new StdioClientTransport({ command: command!, args, cwd: repoRoot, env: serverEnv() }))
+      try {
+        expect(client.getInstructions()).toContain("memory_save")
+        const context = (await client.callTool({ name: "memory_context", arguments: { query } })) as ToolResult
+        expect(context.structuredContent?.["text"]).toContain("Postgres 15")
+      } finally {
+        await client.close()
+      }
+    }
+    const listed = await engramJson("sessions", "--db", db) as {
+      readonly sessions: ReadonlyArray<{ readonly sessionId: string; readonly calls: number }>
+    }
+    expect(listed.sessions).toHaveLength(2)
+    for (const session of listed.sessions) {
+      expect(session.sessionId).toMatch(/^editor-x-[0-9a-f]{8}$/)
+      expect(session.calls).toBe(2)
+      const calls = await engramJson("inspect", session.sessionId, "--db", db) as ReadonlyArray<{
+        readonly turn: number
+        readonly call: number
+        readonly verified: boolean
+      }>
+      // Turn 0 is initialize's instructions, turn 1 the memory_context call; both rebuilt byte for byte.
+      expect(calls.map((c) => [c.turn, c.call, c.verified])).toEqual([[0, 0, true], [1, 0, true]])
+    }
+  })
+
+  it("refuses --host beyond loopback without a credential", async () => {
+    const refused = await engram("mcp", "--db", Path.join(tmp.dir, "open.db"), "--http", "0", "--host", "0.0.0.0")
+    expectRefused(refused, "ENGRAM_MCP_TOKEN")
+  })
+
   it("refuses a scope that is not one, and an agent config without a spec", async () => {
     expectRefused(await engram("mcp", "--scope", "team a"), "is not a scope")
     const agent = Path.join(tmp.dir, "nospec.json")

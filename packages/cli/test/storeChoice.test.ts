@@ -139,6 +139,13 @@ describe("engram: commands with an agent config choose the same way", () => {
       const agent = JSON.parse(readFileSync(Path.join(repoRoot, "examples/companion.agent.json"), "utf8")) as object
       writeFileSync(config, JSON.stringify({ ...agent, db: "from-config.db" }))
       const env = { ENGRAM_DB: Path.join(dir, "from-env.db") }
+      // compose only reads: each store it may choose exists (a missing one is refused, never created).
+      for (const file of ["from-config.db", "flag.db"]) {
+        expect(
+          (await engramWithEnv({}, "memory", "add", "A note", "--kind", "note", "--db", Path.join(dir, file))).code
+        )
+          .toBe(0)
+      }
       const viaConfig = await engramWithEnv(env, "compose", "--agent", config, "--json")
       expect(JSON.parse(viaConfig.stdout).store).toBe(Path.join(dir, "from-config.db"))
       const viaFlag = await engramWithEnv(

@@ -338,7 +338,7 @@ export const render = (report: DemoReport, options: { readonly location: string 
 
   const snapshot = report.second.snapshots[0]
   if (snapshot !== undefined) {
-    rule(`What the model saw (session ${snapshot.sessionId}, turn ${snapshot.turn}, call ${snapshot.call + 1})`)
+    rule(`What the model saw (session ${snapshot.sessionId}, turn ${snapshot.turn}, call ${snapshot.call})`)
     lines.push(`  tools offered: ${snapshot.tools.join(", ") || "none"}`)
     lines.push(...renderRequest(snapshot.request))
     rule("Projection budget")

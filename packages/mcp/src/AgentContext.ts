@@ -23,11 +23,14 @@ import {
   type PromotionStore,
   PromptFragment,
   RoutingSpecs,
-  SessionStore
+  SessionStore,
+  TelemetryStore,
+  Trajectory
 } from "@engram/core"
 import { Agent, MemoryTools, ModelRequest, PromptObserver, StablePrefix } from "@engram/runtime"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 
@@ -41,13 +44,38 @@ import * as Schema from "effect/Schema"
 export const CONTEXT_URI = "engram://context"
 
 /**
- * The session id the server's context turns are recorded under (injection log, prompt snapshots)
- * unless configured otherwise.
+ * The session id {@link make} records turns under when it is given none. The MCP server gives
+ * every connection a session of its own ({@link connectionSessionId}) unless one is configured.
  *
  * @since 0.1.0
  * @category constants
  */
 export const DEFAULT_SESSION_ID = "mcp"
+
+/**
+ * The session an MCP connection's turns are recorded under when none is configured: the name the
+ * client gave in `initialize` (lower-cased, to 64 letters, digits, `.`, `_` and `-`; `mcp` when
+ * nothing is left) and the connection's id, so two connections never share turns. Pure.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connectionSessionId = (clientName: string, connectionId: string): string => {
+  const name = clientName.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64)
+  return `${name === "" ? DEFAULT_SESSION_ID : name}-${connectionId}`
+}
+
+/**
+ * What an MCP client is told first, whatever the store holds: what Engram is to it and how to
+ * read and save memory. The agent's context (possibly empty) follows it in `instructions`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const USAGE = "You have a long-term memory (Engram). Call memory_context with the user's message before you " +
+  "answer: it returns who the user is, how to work with them and the saved memories relevant to the message. When " +
+  "the user tells you something lasting about themselves, their work or their preferences, save it with memory_save " +
+  "(kind, content and, for a named attribute, a label); memory_recall searches what was saved."
 
 /**
  * The agent whose context the server delivers: its config as `engram compose` reads it (persona,
@@ -155,18 +183,51 @@ const refuse = (error: ErrorClass.Classifiable): Effect.Effect<never, MemoryTool
 
 /**
  * The service: `contextFor(query)` builds the agent and the projection of one external turn and
- * reports the request to the `PromptObserver` in context; each call is the next turn of the
- * server's session.
+ * reports the request to the `PromptObserver` in context; each call is the next turn of
+ * `sessionId`.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Service {
+  readonly sessionId: string
   readonly contextFor: (query: string) => Effect.Effect<ContextView, MemoryTools.MemoryToolError>
 }
 
 /**
- * Builds the service over the stores and the `ContextProjection` in context.
+ * Where the session stands: the turn after the last one stored (injection log or snapshots), and
+ * the messages its trajectory holds — the history every later call is composed over, so each
+ * stored call rebuilds byte for byte. A new session: turn 0, no history.
+ */
+const resume = (sessionId: string) =>
+  Effect.gen(function*() {
+    const telemetry = yield* TelemetryStore.TelemetryStore
+    const logged = (yield* telemetry.listInjections(sessionId)).rows.map((row) => row.turn)
+    const snapshots = (yield* telemetry.listSnapshots(sessionId, {})).snapshots
+    const history: Array<SessionStore.SessionMessage> = []
+    if (snapshots.length > 0) {
+      for (const entry of (yield* telemetry.readTrajectory(sessionId)).messages) {
+        const message = Either.getOrUndefined(Trajectory.messageOf(entry))
+        // A message that no longer decodes (or a gap) ends the history that can be rebuilt.
+        if (message === undefined || entry.seq !== history.length) break
+        history.push(message)
+      }
+    }
+    return { turn: Math.max(-1, ...logged, ...snapshots.map((snapshot) => snapshot.turn)) + 1, history }
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.as(
+        Effect.logWarning("the session's stored turns could not be read; numbering from 0").pipe(
+          Effect.annotateLogs({ sessionId, problem: error.message })
+        ),
+        { turn: 0, history: [] as Array<SessionStore.SessionMessage> }
+      )
+    )
+  )
+
+/**
+ * Builds the service over the stores and the `ContextProjection` in context. Its turns continue
+ * after the session's stored ones, so a session resumed by a later connection keeps its history.
  *
  * @since 0.1.0
  * @category constructors
@@ -176,7 +237,10 @@ export const make = (
 ): Effect.Effect<
   Service,
   never,
-  MemoryStore.MemoryStore | PromotionStore.PromotionStore | ContextProjection.ContextProjection
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+  | ContextProjection.ContextProjection
+  | TelemetryStore.TelemetryStore
 > =>
   Effect.gen(function*() {
     const context = yield* Effect.context<MemoryStore.MemoryStore | PromotionStore.PromotionStore>()
@@ -184,11 +248,17 @@ export const make = (
     const agentConfig = agentConfigOf(config)
     const specs = RoutingSpecs.layer({ [config.memory.spec.key]: config.memory.spec })
     const sessionId = config.sessionId ?? DEFAULT_SESSION_ID
-    const turns = yield* Ref.make(0)
+    const resumed = yield* resume(sessionId)
+    const turns = yield* Ref.make(resumed.turn)
+    // The session's messages so far: each call's query follows the earlier ones, as in a native
+    // session's trajectory (the client's own conversation is not Engram's to see).
+    const history = yield* Ref.make<ReadonlyArray<SessionStore.SessionMessage>>(resumed.history)
 
     const contextFor = (query: string) =>
       Effect.gen(function*() {
         const turn = yield* Ref.getAndUpdate(turns, (n) => n + 1)
+        const input = new SessionStore.OperatorMessage({ text: query, at: yield* DateTime.now })
+        const earlier = yield* Ref.getAndUpdate(history, (messages) => [...messages, input])
         const agent = yield* StablePrefix.buildAgent(agentConfig).pipe(Effect.provide(specs), Effect.provide(context))
         const plan = yield* Agent.planTurn(agent, {
           sessionId,
@@ -198,10 +268,9 @@ export const make = (
           scopes: agent.scopes
         })
         const projected = yield* projection.project(plan.request)
-        const input = new SessionStore.OperatorMessage({ text: query, at: yield* DateTime.now })
         const inputs: ModelRequest.RequestInput = {
           prefix: plan.prefix,
-          history: [],
+          history: earlier,
           input,
           rounds: [],
           projection: projected
@@ -230,7 +299,7 @@ export const make = (
         Effect.withSpan("mcp.context", { attributes: { sessionId } })
       )
 
-    return { contextFor }
+    return { sessionId, contextFor }
   })
 
 /**

@@ -4,9 +4,11 @@
  * An agent Engram does not run — a desktop assistant, an editor, an ACP agent — gets what a native
  * agent gets, through the MCP channels a client reads:
  *
- * - **`initialize` → `instructions`**: the agent's context for no particular query — its stable
- *   prefix (identity, guidelines, the composed Background with the promoted memories) and the
- *   projection's identity tier and always-on memory (see `AgentContext`).
+ * - **`initialize` → `instructions`**: what Engram is and how to save (`AgentContext.USAGE`, even
+ *   on an empty store), then the agent's context for no particular query — its stable prefix
+ *   (identity, guidelines, the composed Background with the promoted memories) and the
+ *   projection's identity tier and always-on memory (see `AgentContext`). Each connection is a
+ *   session of its own; a request other than `initialize` before it is refused.
  * - **the resource `engram://context`**: the same text, read again whenever the client wants it
  *   fresh (a memory promoted after `initialize` is in it).
  * - **the tool `memory_context`**: the context for a query — the prefix and the projection a
@@ -48,13 +50,14 @@ import type * as Acp from "@agentclientprotocol/sdk"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import type { ContextProjection, MemoryStore, PromotionStore } from "@engram/core"
+import type { ContextProjection, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
 import { MemoryTools, type StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
+import { randomUUID } from "node:crypto"
 import type { Readable, Writable } from "node:stream"
 import * as AgentContext from "./AgentContext.js"
 import * as Line from "./internal/lineTransport.js"
@@ -111,6 +114,8 @@ export const LOOPBACK_HOSTS: ReadonlyArray<string> = Internal.LOOPBACK_HOSTS
  * - `allowedOrigins`: the origins (`scheme://host[:port]`) a browser page may call from. Default:
  *   a page on an allowed host; once given, only these. A request without `Origin` (a client that
  *   is not a browser) passes this check.
+ * - `bearerToken`: when given, every request must carry `Authorization: Bearer <token>` (401
+ *   otherwise). `engram mcp` requires one to listen beyond loopback.
  *
  * @since 0.1.0
  * @category models
@@ -118,6 +123,7 @@ export const LOOPBACK_HOSTS: ReadonlyArray<string> = Internal.LOOPBACK_HOSTS
 export interface OriginPolicy {
   readonly allowedHosts?: ReadonlyArray<string> | undefined
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  readonly bearerToken?: string | undefined
 }
 
 /**
@@ -142,7 +148,9 @@ export const refusal: (
  *   scopes…; see `AgentContext`); its scope, Background and spec are `memory`'s. Default: an agent
  *   with no authored sections — the Background and the projection only.
  * - `operator`: also offer `memory_list`, `memory_review` and `memory_forget` (default true).
- * - `sessionId`: the session the context turns are recorded under (default `mcp`).
+ * - `sessionId`: the session every connection's context turns are recorded under, numbered after
+ *   its stored turns. Default: a session per connection, named by the client's `initialize` name
+ *   and a connection id (`AgentContext.connectionSessionId`).
  *
  * @since 0.1.0
  * @category models
@@ -155,8 +163,9 @@ export interface McpConfig {
 }
 
 /**
- * What the server needs in context: the stores the tools read and write, and the projection the
- * context is built with (`ContextProjection.layer` over the stores, with a `TelemetryStore`).
+ * What the server needs in context: the stores the tools read and write, the projection the
+ * context is built with (`ContextProjection.layer` over the stores) and the `TelemetryStore` it
+ * logs to (a configured session's turns continue after its stored ones).
  *
  * @since 0.1.0
  * @category models
@@ -165,6 +174,7 @@ export type Requirements =
   | MemoryStore.MemoryStore
   | PromotionStore.PromotionStore
   | ContextProjection.ContextProjection
+  | TelemetryStore.TelemetryStore
 
 /**
  * The tool names a server with this configuration offers, in `tools/list` order.
@@ -200,17 +210,8 @@ export const toolsOf: <Tools extends Record<string, Tool.Any>>(
 
 const registry = (config: McpConfig): Effect.Effect<Internal.Registry, never, Requirements> =>
   Effect.gen(function*() {
-    const context = yield* AgentContext.make({
-      memory: config.memory,
-      agent: config.agent,
-      sessionId: config.sessionId
-    })
-    const general = Effect.map(context.contextFor(""), (view) => view.text).pipe(
-      // Without context the server still serves its tools; the client reads why in the resource.
-      Effect.catchAll((error) => Effect.succeed(`(Engram could not build the context: ${error.message})`))
-    )
-    const tools = [
-      ...Internal.toolsOf(yield* Effect.provide(AgentContext.ContextToolkit, AgentContext.layer(context))),
+    const stores = yield* Effect.context<Requirements>()
+    const shared = [
       ...Internal.toolsOf(yield* MemoryTools.handled(config.memory)),
       ...(config.operator === false ? [] : Internal.toolsOf(
         yield* Effect.provide(
@@ -222,20 +223,41 @@ const registry = (config: McpConfig): Effect.Effect<Internal.Registry, never, Re
         )
       ))
     ]
-    return {
-      name: SERVER_NAME,
-      version: SERVER_VERSION,
-      tools,
-      resources: [{
-        uri: AgentContext.CONTEXT_URI,
-        name: "context",
-        description: "Who the user is and how to work with them: the agent's prefix with the composed Background, " +
-          "and the identity and always-on memory. Read it at the start of a conversation.",
-        mimeType: "text/markdown",
-        read: general
-      }],
-      instructions: general
-    }
+    // Each connection's context turns are a session of their own: the configured one, else the
+    // client's name and a connection id.
+    const connect = (client: { readonly name: string }) =>
+      Effect.gen(function*() {
+        const context = yield* AgentContext.make({
+          memory: config.memory,
+          agent: config.agent,
+          sessionId: config.sessionId ?? AgentContext.connectionSessionId(client.name, randomUUID().slice(0, 8))
+        })
+        const general = Effect.map(context.contextFor(""), (view) => view.text).pipe(
+          // Without context the server still serves its tools; the client reads why in the resource.
+          Effect.catchAll((error) => Effect.succeed(`(Engram could not build the context: ${error.message})`))
+        )
+        yield* Effect.logInfo("MCP connection").pipe(
+          Effect.annotateLogs({ client: client.name, sessionId: context.sessionId })
+        )
+        return {
+          tools: [
+            ...Internal.toolsOf(yield* Effect.provide(AgentContext.ContextToolkit, AgentContext.layer(context))),
+            ...shared
+          ],
+          resources: [{
+            uri: AgentContext.CONTEXT_URI,
+            name: "context",
+            description:
+              "Who the user is and how to work with them: the agent's prefix with the composed Background, " +
+              "and the identity and always-on memory. Read it at the start of a conversation.",
+            mimeType: "text/markdown",
+            read: general
+          }],
+          // What Engram is and how to save comes first, so an empty store still instructs the client.
+          instructions: Effect.map(general, (text) => [AgentContext.USAGE, text].filter((p) => p !== "").join("\n\n"))
+        } satisfies Internal.Connection
+      }).pipe(Effect.provide(stores))
+    return { name: SERVER_NAME, version: SERVER_VERSION, offersResources: true, connect }
   })
 
 /**

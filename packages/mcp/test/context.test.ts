@@ -48,10 +48,10 @@ interface ToolResult {
 }
 
 /** A server for `config` on a free port over fresh stores; `connect` opens a new MCP session. */
-const serving = (config: EngramMcp.McpConfig) =>
+const serving = (config: EngramMcp.McpConfig, policy: EngramMcp.OriginPolicy = {}) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
-      EngramMcp.layerHttpServe(config).pipe(
+      EngramMcp.layerHttpServe(config, policy).pipe(
         Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
         Layer.provideMerge(stores())
       )
@@ -98,7 +98,9 @@ describe("the context an MCP client reads", () => {
       const resources = (yield* Effect.promise(() => next.client.listResources())).resources
       expect(resources.map((resource) => resource.uri)).toEqual([AgentContext.CONTEXT_URI])
       const read = yield* Effect.promise(() => next.client.readResource({ uri: AgentContext.CONTEXT_URI }))
-      expect(read.contents).toEqual([{ uri: AgentContext.CONTEXT_URI, mimeType: "text/markdown", text: instructions }])
+      const text = instructions.slice(AgentContext.USAGE.length + 2)
+      expect(instructions).toBe(AgentContext.USAGE + "\n\n" + text)
+      expect(read.contents).toEqual([{ uri: AgentContext.CONTEXT_URI, mimeType: "text/markdown", text }])
     })))
 
   it.live("memory_context answers who the user is, through the Background when the agent declares it", () =>
@@ -159,6 +161,46 @@ describe("the context an MCP client reads", () => {
     })))
 })
 
+describe("a session per MCP connection", () => {
+  it.live("two clients in a row: two sessions, each numbered from turn 0 with a snapshot per call; instructions on an empty store", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* serving({ memory: withoutSections })
+      for (const query of ["who am I?", "what do I like?"]) {
+        const { call, client } = yield* server.connect
+        // Nothing is stored yet, and the client is still told what Engram is and how to save.
+        expect(client.getInstructions()).toBe(AgentContext.USAGE)
+        expect(client.getInstructions()).toContain("memory_save")
+        expect((yield* call("memory_context", { query })).isError).toBe(false)
+      }
+      const captured = yield* Effect.provide(PromptObserver.captured, server.context)
+      const sessions = [...new Set(captured.map((snapshot) => snapshot.sessionId))]
+      expect(sessions).toHaveLength(2)
+      for (const sessionId of sessions) expect(sessionId).toMatch(/^engram-test-[0-9a-f]{8}$/)
+      expect(captured.map((snapshot) => [snapshot.sessionId, snapshot.turn, snapshot.call])).toEqual([
+        [sessions[0], 0, 0],
+        [sessions[0], 1, 0],
+        [sessions[1], 0, 0],
+        [sessions[1], 1, 0]
+      ])
+    })))
+
+  it.live("a configured session resumes after its stored turns", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* serving({ memory: withoutSections, sessionId: "desk" })
+      for (let n = 0; n < 2; n++) {
+        const { call } = yield* server.connect
+        yield* call("memory_context", { query: "who am I?" })
+      }
+      const captured = yield* Effect.provide(PromptObserver.captured, server.context)
+      expect(captured.map((snapshot) => [snapshot.sessionId, snapshot.turn])).toEqual([
+        ["desk", 0],
+        ["desk", 1],
+        ["desk", 2],
+        ["desk", 3]
+      ])
+    })))
+})
+
 describe("the HTTP transport's Host and Origin check", () => {
   const initialize = JSON.stringify({
     jsonrpc: "2.0",
@@ -198,6 +240,18 @@ describe("the HTTP transport's Host and Origin check", () => {
       expect(page.body).toContain("\"serverInfo\"")
       const tool = yield* post(server.url, {})
       expect(tool.status).toBe(200)
+    })))
+
+  it.live("with a bearer token, a request without it (or with another) is 401 before anything runs", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* serving({ memory: withSections }, { bearerToken: "s3cret-token" })
+      const bare = yield* post(server.url, {})
+      expect(bare.status).toBe(401)
+      expect(JSON.parse(bare.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
+      expect((yield* post(server.url, { authorization: "Bearer s3cret-tokem" })).status).toBe(401)
+      const signed = yield* post(server.url, { authorization: "Bearer s3cret-token" })
+      expect(signed.status).toBe(200)
+      expect(signed.body).toContain("\"serverInfo\"")
     })))
 
   it("an allow-list replaces the defaults: listed hosts and origins only", () => {

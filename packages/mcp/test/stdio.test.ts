@@ -108,6 +108,47 @@ describe("engram mcp over stdio, under bad input", () => {
       yield* send("x".repeat(EngramMcp.MAX_LINE_BYTES + 10) + "\n")
       yield* ping("after-long")
       expect(replies.at(-2)).toMatchObject({ id: null, error: { code: -32700 } })
+
+      // An over-size request whose start names its id is answered with that id (a client's
+      // pending request fails at once instead of waiting for its timeout).
+      yield* send(
+        `{"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"name":"memory_save","arguments":{"content":"` +
+          "y".repeat(EngramMcp.MAX_LINE_BYTES) + "\"}}}\n"
+      )
+      expect(yield* answer("big-1")).toMatchObject({ id: "big-1", error: { code: -32700 } })
+      yield* send(
+        `{"id":12,"jsonrpc":"2.0","method":"ping","params":{"pad":"${"z".repeat(EngramMcp.MAX_LINE_BYTES)}"}}\n`
+      )
+      expect(yield* answer(12)).toMatchObject({ id: 12, error: { code: -32700 } })
+    })))
+
+  it.live("refuses every request but initialize and ping before initialize, and records nothing for it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { answer, ping, send } = yield* piped
+      yield* send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "memory_context", arguments: {} }
+        }) +
+          "\n"
+      )
+      expect((yield* answer(1)).error).toMatchObject({ code: -32600, message: expect.stringContaining("initialize") })
+      yield* send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) + "\n")
+      expect((yield* answer(2)).error).toMatchObject({ code: -32600 })
+      yield* send(
+        JSON.stringify({ jsonrpc: "2.0", id: 3, method: "resources/read", params: { uri: "engram://context" } }) + "\n"
+      )
+      expect((yield* answer(3)).error).toMatchObject({ code: -32600 })
+      yield* ping("still-serving")
+      yield* send(initialize)
+      expect((yield* answer(0)).result).toMatchObject({ serverInfo: { name: "engram" } })
+      yield* send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/list" }) + "\n")
+      expect((yield* answer(4)).result).toMatchObject({ tools: expect.arrayContaining([]) })
+      // A second initialize on the same connection is refused: one connection, one session.
+      yield* send(initialize.replace("\"id\":0", "\"id\":5"))
+      expect((yield* answer(5)).error).toMatchObject({ code: -32600 })
     })))
 
   it.live(

@@ -22,7 +22,9 @@
  * `delivered` (by a projection section), `excluded-by-mode`, `excluded-by-scope`, `shed`,
  * `withheld`, `declined` (by the overlay), `not-recalled`.
  *
- * A library function, so the CLI (`engram explain`) and the HTTP server give the same answer.
+ * A library function, so the CLI (`engram explain`), the HTTP server and the console give the same
+ * answer: the union of these per-call verdicts is the one record of what was delivered
+ * ({@link deliveries} lists the calls that reached the model, as every surface names them).
  *
  * @since 0.1.0
  */
@@ -130,8 +132,10 @@ export interface RoutingExplanation {
 
 /**
  * The whole answer: the record now (without its content), its tombstone if forgotten, its
- * routing, and one explanation per stored call asked about. Without a session, `sessions` lists
- * the sessions whose injection log names the memory, with their turns.
+ * routing, and one explanation per stored call asked about — every stored call of the session
+ * given, or of every session without one. `sessions` lists the sessions and turns in which the
+ * memory reached the model, read from the same calls (and, for a turn no snapshot was stored for,
+ * from its injection-log row), so the calls and the summary never disagree.
  *
  * @since 0.1.0
  * @category models
@@ -405,8 +409,9 @@ const placedAt = (address: Trajectory.OverlayReportData["outcomes"][number]["add
     : ` at ${address.placementKey}${address.keySource === null ? "" : ` (${keySourceWords[address.keySource]})`}`
 
 /**
- * Explains memory `memoryId`: with `sessionId`, for each stored call of that session (optionally
- * one turn / one call); without, the sessions whose injection log names it.
+ * Explains memory `memoryId` for each stored call of session `sessionId` (optionally one turn /
+ * one call), or of every session when none is given: one verdict per call, each naming its
+ * session, turn and call.
  *
  * @since 0.1.0
  * @category explaining
@@ -430,11 +435,13 @@ export const explain = (options: {
     const routing = rows.map(routingOf)
     const calls: Array<CallExplanation> = []
     const sessions: Array<{ sessionId: string; turns: ReadonlyArray<number> }> = []
-    if (options.sessionId !== undefined) {
-      const sessionId = options.sessionId
+    // One record of deliveries: every stored call of the session asked about, or of every session.
+    const sessionIds = options.sessionId !== undefined ? [options.sessionId] : yield* telemetry.listSessions()
+    for (const sessionId of sessionIds) {
       const { snapshots } = yield* telemetry.listSnapshots(sessionId, { turn: options.turn, call: options.call })
       const trajectory = snapshots.length === 0 ? Trajectory.empty : yield* telemetry.readTrajectory(sessionId)
       const injections = (yield* telemetry.listInjections(sessionId)).rows
+      const ofSession: Array<CallExplanation> = []
       for (const snapshot of snapshots) {
         const unreadable = (problem: string) =>
           new SnapshotUnreadable({ sessionId, turn: snapshot.turn, call: snapshot.call, problem })
@@ -454,7 +461,7 @@ export const explain = (options: {
           ? undefined
           : trajectory.messages.find((m) => m.seq === snapshot.messages.input)
         const input = inputEntry === undefined ? undefined : Either.getOrUndefined(Trajectory.messageOf(inputEntry))
-        calls.push(explainCall({
+        ofSession.push(explainCall({
           memoryId,
           snapshot,
           overlay,
@@ -463,13 +470,17 @@ export const explain = (options: {
           query: input !== undefined && input._tag === "OperatorMessage" ? input.text : null
         }))
       }
-    } else {
-      for (const sessionId of yield* telemetry.listSessions()) {
-        const turns = (yield* telemetry.listInjections(sessionId)).rows
-          .filter((row) => row.memoryIds.includes(memoryId))
+      calls.push(...ofSession)
+      // A turn reached the memory when one of its stored calls did; a turn with no stored call
+      // (a producer that logs injections but keeps no snapshots) is read from the injection log.
+      const stored = new Set(snapshots.map((snapshot) => snapshot.turn))
+      const turns = new Set([
+        ...ofSession.filter((c) => c.reached).map((c) => c.turn),
+        ...(options.turn === undefined ? injections : injections.filter((row) => row.turn === options.turn))
+          .filter((row) => !stored.has(row.turn) && row.memoryIds.includes(memoryId))
           .map((row) => row.turn)
-        if (turns.length > 0) sessions.push({ sessionId, turns: [...new Set(turns)] })
-      }
+      ])
+      if (turns.size > 0) sessions.push({ sessionId, turns: [...turns].sort((a, b) => a - b) })
     }
     return {
       memoryId,
@@ -499,6 +510,28 @@ export const explain = (options: {
       attributes: { memoryId: options.memoryId, sessionId: options.sessionId ?? "" }
     })
   )
+
+/**
+ * The calls that reached the model (`composed` or `delivered`), as `session/turn.call` keys in
+ * stored order: what every surface reports as "delivered in". Pure.
+ *
+ * @since 0.1.0
+ * @category explaining
+ */
+export const deliveries = (explanation: Explanation): ReadonlyArray<string> =>
+  explanation.calls.filter((c) => c.reached).map((c) => `${c.sessionId}/${c.turn}.${c.call}`)
+
+/**
+ * How many calls got each verdict. Pure.
+ *
+ * @since 0.1.0
+ * @category explaining
+ */
+export const verdictCounts = (explanation: Explanation): Readonly<Partial<Record<Verdict, number>>> => {
+  const counts: Partial<Record<Verdict, number>> = {}
+  for (const c of explanation.calls) counts[c.verdict] = (counts[c.verdict] ?? 0) + 1
+  return counts
+}
 
 /**
  * True when nothing at all is known of the memory: no record, no tombstone, no promotion row and

@@ -221,8 +221,8 @@ export const SessionPath = Schema.Struct({ session: SessionStore.SessionId })
 export const CallParams = Schema.Struct({ turn: Schema.optional(Position), call: Schema.optional(Position) })
 
 /**
- * Explain parameters: the session whose stored calls to explain (without one: the sessions whose
- * injection log names the memory), optionally one turn and one call.
+ * Explain parameters: the session whose stored calls to explain (without one: every stored call of
+ * the sessions the token may see), optionally one turn and one call.
  *
  * @since 0.1.0
  * @category parameters

@@ -113,12 +113,17 @@ describe("sessions, inspect and explain over HTTP", () => {
       const unknown = yield* served.request("GET", "/api/sessions/s-zz/inspect", { token: served.tokens.a })
       expect([foreign.status, unknown.status]).toEqual([404, 404])
       expect(foreign.json).toEqual({ _tag: "NotFound", message: "no session s-b" })
-      // Explain without a session names only the sessions this token may see.
+      // Explain without a session reads the calls of the sessions this token may see, and only
+      // those: s-b's call (another scope) is not among them. The seeded snapshot delivers nothing
+      // (its log row is hand-made), and the snapshot is what decides: no "delivered in".
       const explained = yield* served.request("GET", "/api/memories/a-fact/explain", { token: served.tokens.a })
       expect(explained.status).toBe(200)
-      expect((explained.json as { sessions: Array<{ sessionId: string }> }).sessions.map((s) => s.sessionId)).toEqual([
-        "s-a"
-      ])
+      const across = explained.json as {
+        calls: Array<{ sessionId: string; verdict: string }>
+        sessions: Array<{ sessionId: string }>
+      }
+      expect(across.calls.map((c) => [c.sessionId, c.verdict])).toEqual([["s-a", "not-recalled"]])
+      expect(across.sessions).toEqual([])
       const inCall = yield* served.request("GET", "/api/memories/a-fact/explain?session=s-a", {
         token: served.tokens.a
       })

@@ -336,7 +336,11 @@ export const command = Command.make(
           missing: built.missing,
           skipped: built.skipped
         }
-      }).pipe(Effect.provide(Layer.merge(StoreBackend.layerWithPromotions(location), RoutingSpecs.layerPresets)))
+      }).pipe(
+        Effect.provide(
+          Layer.merge(StoreBackend.layerWithPromotions(location, promote ? "write" : "read"), RoutingSpecs.layerPresets)
+        )
+      )
       const result: Composition = {
         agent: config.name ?? null,
         spec: spec === undefined ? null : { key: spec.key, version: spec.version },

@@ -84,7 +84,8 @@ export const command = Command.make(
       if (!NodeFs.existsSync(file)) {
         return yield* new CliFailure({
           problem: `no store at ${file}: there is nothing to check`,
-          exitCode: ExitCode.refused
+          // As every read of a missing store (memory list, sessions…): the store is unavailable.
+          exitCode: ExitCode.unavailable
         })
       }
       const report = yield* Effect.gen(function*() {

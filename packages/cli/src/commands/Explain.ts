@@ -3,7 +3,8 @@
  * did not reach the model on a session's stored calls (`Explain.explain`) — composed into the
  * prefix, delivered by a projection section, shed, withheld, declined by the overlay, excluded by
  * mode or scope, or not recalled — with the record's routing (spec, version, key source) and
- * whether it was promoted. Without `--session`, the sessions whose injection log names it.
+ * whether it was promoted. Without `--session`, every stored call of every session: the calls that
+ * reached the model by name, the others counted by verdict, and where it was delivered.
  *
  * @since 0.1.0
  */
@@ -11,6 +12,7 @@ import * as Command from "@effect/cli/Command"
 import type * as Explain from "@engram/runtime/Explain"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Flags from "../Flags.js"
@@ -70,18 +72,32 @@ export const renderExplanation = (e: Explain.Explanation): string => {
           : "not promoted (the spec placed it nowhere: recall only)")
     )
   }
-  for (const c of e.calls) {
+  // With a session every call is listed; across all sessions, the calls that reached the model
+  // and a count of the others by verdict (`--session` lists them).
+  const listed = e.sessionId === null ? e.calls.filter((c) => c.reached) : e.calls
+  for (const c of listed) {
     lines.push(
-      `  turn ${c.turn}, call ${c.call} (${c.mode}): ${
+      `  ${c.sessionId} · turn ${c.turn}, call ${c.call} (${c.mode}): ${
         c.reached ? "REACHED" : "not reached"
       } — ${c.verdict}: ${c.reason}` +
         (c.injectionLogged ? " [injection log]" : "")
     )
   }
   if (e.sessionId === null) {
+    const others = e.calls.filter((c) => !c.reached)
+    const counts = new Map<string, number>()
+    for (const c of others) counts.set(c.verdict, (counts.get(c.verdict) ?? 0) + 1)
+    if (others.length > 0) {
+      lines.push(
+        `  not reached in ${others.length}${listed.length > 0 ? " other" : ""} stored call(s): ` +
+          [...counts].map(([verdict, n]) => `${verdict} ${n}`).join(", ") + " (--session S lists them)"
+      )
+    }
     lines.push(
       e.sessions.length === 0
-        ? "  no injection-log row names it (pass --session to explain a session's calls)"
+        ? e.calls.length === 0
+          ? "  delivered in: no stored call (no session's snapshots or injection log name it)"
+          : "  delivered in: no stored call"
         : `  delivered in: ${e.sessions.map((s) => `${s.sessionId} (turns ${s.turns.join(", ")})`).join("; ")}`
     )
   }
@@ -100,7 +116,14 @@ export const command = Command.make(
     memoryId: Flags.argument(
       Flags.text("memory-id", Schema.String, "The memory to explain (an unambiguous start of its id is enough).")
     ),
-    session: Flags.optional(Flags.text("session", Schema.NonEmptyString, "Explain this session's stored calls.", "id")),
+    session: Flags.optional(
+      Flags.text(
+        "session",
+        Schema.NonEmptyString,
+        "Only this session's stored calls, each listed (default: every session's).",
+        "id"
+      )
+    ),
     turn: position("turn", "Only this turn (with --session)."),
     call: position("call", "Only this call of each turn (with --session).")
   },
@@ -115,7 +138,7 @@ export const command = Command.make(
       const explanation = yield* Effect.flatMap(
         resolveId(memoryId),
         (fullId) => explain({ memoryId: fullId, sessionId: session, turn, call })
-      ).pipe(Effect.provide(StoreBackend.layerObserved(where)))
+      ).pipe(Effect.provide(StoreBackend.layerObserved(where, Layer.empty, "read")))
       if (isUnknown(explanation)) {
         return yield* new CliFailure({
           problem:

@@ -8,7 +8,9 @@
  * Over standard input and output by default (what desktop agents and editors launch); with
  * `--http <port>`, over streamable HTTP at `http://<host>:<port>/mcp`, answering only requests
  * whose `Host` is a loopback name or `--host` (add more with `--allowed-host`) and whose `Origin`,
- * if any, is a page on one of those hosts or an `--allowed-origin`. The agent (persona,
+ * if any, is a page on one of those hosts or an `--allowed-origin`; with `ENGRAM_MCP_TOKEN` set,
+ * only requests that send it as a bearer token — and a `--host` beyond loopback refuses to start
+ * without it. The agent (persona,
  * guidelines, routing spec, declared Background, scope) comes from the agent config (as `engram
  * compose` reads it); without one, the `user-background` preset in scope `global`. `--scope`
  * overrides the scope. With `--embedder test|local|openai`, `memory_recall` searches hybrid (the store's
@@ -21,8 +23,11 @@ import * as Command from "@effect/cli/Command"
 import type * as MemoryRecord from "@engram/core/MemoryRecord"
 import * as RoutingPresets from "@engram/core/RoutingPresets"
 import * as RoutingSpecs from "@engram/core/RoutingSpecs"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Embedder from "../Embedder.js"
 import * as Flags from "../Flags.js"
@@ -31,6 +36,26 @@ import * as StoreBackend from "../StoreBackend.js"
 import { agentFlag, readAgentConfig } from "./Compose.js"
 
 const refuse = (problem: string) => new CliFailure({ problem, exitCode: ExitCode.refused })
+
+/**
+ * The environment variable holding the bearer token `engram mcp --http` requires of every request
+ * when set — and must be set to listen on an address beyond loopback.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const MCP_TOKEN_ENV = "ENGRAM_MCP_TOKEN"
+
+/**
+ * Whether `host` is a loopback address or name (127.0.0.0/8, ::1, localhost). Pure.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const isLoopback = (host: string): boolean => {
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, "$1")
+  return name === "localhost" || name === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
+}
 
 /**
  * The memory tools' configuration `engram mcp` serves, and the agent whose context it delivers:
@@ -119,7 +144,12 @@ export const command = Command.make(
       )
     ),
     host: Flags.withDefault(
-      Flags.text("host", Flags.NonEmpty, "The address --http listens on (default 127.0.0.1).", "host"),
+      Flags.text(
+        "host",
+        Flags.NonEmpty,
+        "The address --http listens on (default 127.0.0.1); beyond loopback, ENGRAM_MCP_TOKEN must be set.",
+        "host"
+      ),
       "127.0.0.1"
     ),
     allowedHost: Flags.repeated(
@@ -146,6 +176,17 @@ export const command = Command.make(
       const { agent, db, memory } = yield* memoryConfig({ agent: options.agent, scope: options.scope })
       const location = yield* StoreBackend.locationFor({ configured: db })
       const port = options.http
+      const token = Option.getOrUndefined(
+        yield* Config.option(Config.redacted(MCP_TOKEN_ENV)).pipe(Effect.orElseSucceed(() => Option.none()))
+      )
+      const bearerToken = token === undefined || Redacted.value(token).trim() === "" ? undefined : Redacted.value(token)
+      if (port !== undefined && !isLoopback(options.host) && bearerToken === undefined) {
+        // Anyone who reaches the port could read and write the memory: no credential, no listening.
+        return yield* refuse(
+          `--host ${options.host} is beyond loopback and MCP over HTTP would answer anyone who reaches it: set ` +
+            `${MCP_TOKEN_ENV} to a secret every request must send as "Authorization: Bearer <token>"`
+        )
+      }
       const [EngramMcp, ContextProjection, PromptObserver, NodeHttpServer, { createServer }, Listening, settings] =
         yield* Effect.all([
           Effect.promise(() => import("@engram/mcp/EngramMcp")),
@@ -183,7 +224,8 @@ export const command = Command.make(
           Layer.provideMerge(
             EngramMcp.layerHttpServe({ memory, agent }, {
               allowedHosts: allowedHosts(EngramMcp.LOOPBACK_HOSTS, options.host, options.allowedHost ?? []),
-              allowedOrigins: options.allowedOrigin
+              allowedOrigins: options.allowedOrigin,
+              bearerToken
             })
           ),
           Layer.provideMerge(

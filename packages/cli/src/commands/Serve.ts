@@ -73,5 +73,8 @@ export const command = Command.make(
       )
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(
-  Command.withDescription("Serve the HTTP API, its OpenAPI document (/openapi.json, /docs) and the review console (/).")
+  Command.withDescription(
+    "Serve the HTTP API, its OpenAPI document (/openapi.json, /docs) and the review console (/). Every API request " +
+      "and the console's sign-in need a bearer token: create one first with `engram token create`."
+  )
 )

@@ -18,13 +18,16 @@ import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 
-/** Runs `self` with the token store on the database the global options name. */
-const withTokens = <A, E>(self: Effect.Effect<A, E, AccessTokens.AccessTokens>) =>
+/** Runs `self` with the token store on the database the global options name (`list` never creates one). */
+const withTokens = <A, E>(
+  self: Effect.Effect<A, E, AccessTokens.AccessTokens>,
+  access: StoreBackend.Access = "write"
+) =>
   Effect.flatMap(StoreBackend.location, (location) =>
     Effect.provide(
       self,
       AccessTokens.layerSql.pipe(
-        Layer.provide(StoreBackend.layer(location)),
+        Layer.provide(StoreBackend.layer(location, access)),
         Layer.mapError((error) =>
           error._tag === "SqlError"
             ? new CliFailure({
@@ -58,7 +61,7 @@ export const create = Command.make(
       Flags.text(
         "scope",
         Flags.Scope,
-        "A scope the token may use (global, project:<id>, session:<id>); repeat.",
+        "A scope the token may use (global, project:<id>, session:<id>); at least one, repeat for more.",
         "scope"
       )
     ),
@@ -94,7 +97,7 @@ export const create = Command.make(
  */
 export const list = Command.make("list", {}, () =>
   Effect.gen(function*() {
-    const tokens = yield* withTokens(Effect.flatMap(AccessTokens.AccessTokens, (store) => store.list()))
+    const tokens = yield* withTokens(Effect.flatMap(AccessTokens.AccessTokens, (store) => store.list()), "read")
     yield* output(
       () => ({ tokens: tokens.map((token) => encodeToken(token)) }),
       () => (tokens.length === 0 ? "no tokens" : tokens.map(describe).join("\n"))

@@ -3,7 +3,8 @@
  * stdio transport specifies — and a line that is not a message never stops it.
  *
  * Every line is judged alone. A line that is not JSON (an empty line, garbage, a NUL byte, a line
- * over {@link MAX_LINE_BYTES}) is answered with the JSON-RPC parse error (-32700, `id: null`); JSON
+ * over {@link MAX_LINE_BYTES}) is answered with the JSON-RPC parse error (-32700, `id: null` — for
+ * an over-size line, its request's id when the line's start names one); JSON
  * that is not a JSON-RPC message is answered with invalid request (-32600, with the line's `id`
  * when it has a usable one, else `null`); a batch (MCP 2025-06-18 has none) likewise. Nothing else
  * is written for it and the next line is read as usual. An `initialize` whose params do not decode
@@ -26,6 +27,22 @@ const NEWLINE = 0x0a
 
 const errorLine = (id: string | number | null, code: number, message: string): string =>
   JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }) + "\n"
+
+/** How much of an over-size line is kept to read its id from. */
+const HEAD_BYTES = 4096
+
+/**
+ * The id of a request whose line is too long to parse, read from its start: the members before
+ * `id` may be only `jsonrpc` and `method` (strings), as clients write them; else `null`.
+ */
+export const idOfHead = (head: string): string | number | null => {
+  const match =
+    /^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*)*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)\s*[,}]/
+      .exec(head)
+  if (match === null) return null
+  const id: unknown = JSON.parse(match[1]!)
+  return typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id)) ? id : null
+}
 
 const usableId = (value: unknown): string | number | null => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null
@@ -91,6 +108,8 @@ export class LineTransport implements Transport {
   private buffered = 0
   // Past MAX_LINE_BYTES the rest of the line is skipped up to its newline, then answered.
   private skipping = false
+  // The start of a skipped line, where its request id usually is (`{"jsonrpc":"2.0","id":7,…`).
+  private head = ""
   private closed = false
 
   constructor(private readonly input: Readable, private readonly output: Writable) {}
@@ -113,6 +132,7 @@ export class LineTransport implements Transport {
     if (this.skipping || part.length === 0) return
     if (this.buffered + part.length > MAX_LINE_BYTES) {
       this.skipping = true
+      this.head = Buffer.concat([...this.chunks, part.subarray(0, HEAD_BYTES)]).subarray(0, HEAD_BYTES).toString("utf8")
       this.chunks = []
       this.buffered = 0
       return
@@ -124,7 +144,11 @@ export class LineTransport implements Transport {
   private endLine() {
     if (this.skipping) {
       this.skipping = false
-      this.write(errorLine(null, ErrorCode.ParseError, `Parse error: the line is over ${MAX_LINE_BYTES} bytes`))
+      // Answered with the request's id when its start names one, so a client does not wait for a timeout.
+      this.write(
+        errorLine(idOfHead(this.head), ErrorCode.ParseError, `Parse error: the line is over ${MAX_LINE_BYTES} bytes`)
+      )
+      this.head = ""
       return
     }
     const line = Buffer.concat(this.chunks, this.buffered).toString("utf8").replace(/\r$/, "")

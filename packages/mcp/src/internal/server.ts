@@ -16,10 +16,13 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  InitializeRequestSchema,
+  LATEST_PROTOCOL_VERSION,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
-  ReadResourceRequestSchema
+  ReadResourceRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -27,7 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
-import { randomUUID } from "node:crypto"
+import { randomUUID, timingSafeEqual } from "node:crypto"
 import * as z from "zod/v4"
 
 /** One tool as the server lists it and calls it. */
@@ -55,13 +58,19 @@ export interface RegisteredResource {
   readonly read: Effect.Effect<string>
 }
 
-/** Everything a server instance offers. */
-export interface Registry {
-  readonly name: string
-  readonly version: string
+/** What one connection is offered once its client has introduced itself. */
+export interface Connection {
   readonly tools: ReadonlyArray<RegisteredTool>
   readonly resources: ReadonlyArray<RegisteredResource>
   readonly instructions: Effect.Effect<string>
+}
+
+/** Everything a server offers: `connect` builds one connection's tools, resources and instructions. */
+export interface Registry {
+  readonly name: string
+  readonly version: string
+  readonly offersResources: boolean
+  readonly connect: (client: { readonly name: string }) => Effect.Effect<Connection>
 }
 
 /** How many problems a refused tool call names before it says how many more there are. */
@@ -189,61 +198,85 @@ const valid = <A>(schema: { readonly safeParse: (value: unknown) => z.ZodSafePar
   return parsed.data
 }
 
-/** A new SDK server for one connection, with the registry's tools and resources and its instructions. */
+/**
+ * A new SDK server for one connection. Its `initialize` is answered here, not by the SDK: the
+ * connection (its session, tools and instructions) is built from the client's name first. Every
+ * other request before `initialize` is refused (invalid request): nothing is recorded for a client
+ * that has not said who it is.
+ */
 export const makeServer = (
   registry: Registry,
   runtime: Runtime.Runtime<never>
 ): Promise<Server> => {
   const run = Runtime.runPromise(runtime)
-  return run(registry.instructions).then((instructions) => {
-    const server = new Server(
-      { name: registry.name, version: registry.version },
-      {
-        capabilities: {
-          tools: {},
-          ...(registry.resources.length > 0 ? { resources: {} } : {})
-        },
-        ...(instructions.length > 0 ? { instructions } : {})
-      }
-    )
-    server.setRequestHandler(lenient("tools/list"), (request) => {
-      valid(ListToolsRequestSchema, request)
-      return { tools: registry.tools.map((tool) => ({ ...tool.definition })) }
-    })
-    // The SDK checks a tools/call request against its schema itself (invalid params, -32602).
-    server.setRequestHandler(lenient("tools/call"), (request) => {
-      const { params } = valid(CallToolRequestSchema, request)
-      const tool = registry.tools.find((candidate) => candidate.definition.name === params.name)
-      if (tool === undefined) {
-        throw new McpError(ErrorCode.InvalidParams, `there is no tool ${params.name}`)
-      }
-      return run(tool.call(params.arguments ?? {}))
-    })
-    if (registry.resources.length > 0) {
-      server.setRequestHandler(lenient("resources/list"), (request) => {
-        valid(ListResourcesRequestSchema, request)
-        return {
-          resources: registry.resources.map(({ description, mimeType, name, uri }) => ({
-            uri,
-            name,
-            description,
-            mimeType
-          }))
-        }
-      })
-      server.setRequestHandler(lenient("resources/read"), (request) => {
-        const { params } = valid(ReadResourceRequestSchema, request)
-        const resource = registry.resources.find((candidate) => candidate.uri === params.uri)
-        if (resource === undefined) {
-          throw new McpError(ErrorCode.InvalidParams, `there is no resource ${params.uri}`)
-        }
-        return run(resource.read).then((text) => ({
-          contents: [{ uri: resource.uri, mimeType: resource.mimeType, text }]
-        }))
-      })
+  const capabilities = { tools: {}, ...(registry.offersResources ? { resources: {} } : {}) }
+  const server = new Server({ name: registry.name, version: registry.version }, { capabilities })
+  let connection: Promise<Connection> | undefined
+  const connected = (): Promise<Connection> => {
+    if (connection === undefined) {
+      throw new McpError(ErrorCode.InvalidRequest, "Invalid Request: initialize the connection first")
     }
-    return server
+    return connection
+  }
+  server.setRequestHandler(lenient("initialize"), async (request) => {
+    const { params } = valid(InitializeRequestSchema, request)
+    if (connection !== undefined) {
+      throw new McpError(ErrorCode.InvalidRequest, "Invalid Request: the connection is already initialized")
+    }
+    // Requests after this one wait for the whole initialize, instructions included, so they are
+    // answered after it.
+    const opened = run(Effect.flatMap(
+      registry.connect({ name: params.clientInfo.name }),
+      (built) => Effect.map(built.instructions, (instructions) => ({ built, instructions }))
+    ))
+    connection = opened.then(({ built }) => built)
+    const { instructions } = await opened
+    // As the SDK's own handler answers, with the connection's instructions.
+    return {
+      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion)
+        ? params.protocolVersion
+        : LATEST_PROTOCOL_VERSION,
+      capabilities,
+      serverInfo: { name: registry.name, version: registry.version },
+      ...(instructions.length > 0 ? { instructions } : {})
+    }
   })
+  server.setRequestHandler(lenient("tools/list"), async (request) => {
+    valid(ListToolsRequestSchema, request)
+    const { tools } = await connected()
+    return { tools: tools.map((tool) => ({ ...tool.definition })) }
+  })
+  // The SDK checks a tools/call request against its schema itself (invalid params, -32602).
+  server.setRequestHandler(lenient("tools/call"), async (request) => {
+    const { params } = valid(CallToolRequestSchema, request)
+    const { tools } = await connected()
+    const tool = tools.find((candidate) => candidate.definition.name === params.name)
+    if (tool === undefined) {
+      throw new McpError(ErrorCode.InvalidParams, `there is no tool ${params.name}`)
+    }
+    return run(tool.call(params.arguments ?? {}))
+  })
+  if (registry.offersResources) {
+    server.setRequestHandler(lenient("resources/list"), async (request) => {
+      valid(ListResourcesRequestSchema, request)
+      const { resources } = await connected()
+      return {
+        resources: resources.map(({ description, mimeType, name, uri }) => ({ uri, name, description, mimeType }))
+      }
+    })
+    server.setRequestHandler(lenient("resources/read"), async (request) => {
+      const { params } = valid(ReadResourceRequestSchema, request)
+      const { resources } = await connected()
+      const resource = resources.find((candidate) => candidate.uri === params.uri)
+      if (resource === undefined) {
+        throw new McpError(ErrorCode.InvalidParams, `there is no resource ${params.uri}`)
+      }
+      return run(resource.read).then((text) => ({
+        contents: [{ uri: resource.uri, mimeType: resource.mimeType, text }]
+      }))
+    })
+  }
+  return Promise.resolve(server)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -255,6 +288,14 @@ export const LOOPBACK_HOSTS: ReadonlyArray<string> = ["localhost", "127.0.0.1", 
 export interface OriginPolicy {
   readonly allowedHosts?: ReadonlyArray<string> | undefined
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  readonly bearerToken?: string | undefined
+}
+
+/** Whether `authorization` carries `Bearer <token>`, compared in constant time. */
+const bearerMatches = (authorization: string | undefined, token: string): boolean => {
+  const given = Buffer.from(/^Bearer (.+)$/i.exec(authorization ?? "")?.[1] ?? "", "utf8")
+  const expected = Buffer.from(token, "utf8")
+  return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
 const hostnameOf = (value: string, withScheme: boolean): string | undefined => {
@@ -349,6 +390,10 @@ export const httpHandler = (registry: Registry, policy: OriginPolicy) =>
       if (refused !== undefined) {
         yield* Effect.logWarning("an MCP request was refused").pipe(Effect.annotateLogs({ problem: refused }))
         return jsonRpcError(403, ErrorCode.InvalidRequest, `Forbidden: ${refused}`)
+      }
+      if (policy.bearerToken !== undefined && !bearerMatches(request.headers["authorization"], policy.bearerToken)) {
+        return jsonRpcError(401, ErrorCode.InvalidRequest, "Unauthorized: send Authorization: Bearer <token>")
+          .pipe(HttpServerResponse.setHeader("www-authenticate", "Bearer"))
       }
       const sessionId = request.headers["mcp-session-id"]
       const known = sessionId === undefined ? undefined : sessions.get(sessionId)

@@ -7,7 +7,7 @@ import type * as Answers from "./answers.js"
 import { api, messageOf, writable } from "./client.js"
 import { type Child, el, form, link } from "./dom.js"
 import type { Go } from "./router.js"
-import { announce, memoryHref, orShow, pill, scopeField, scopes, shortId } from "./widgets.js"
+import { announce, idText, memoryHref, orShow, pill, scopeField, scopes, shortId } from "./widgets.js"
 
 /** How an operator can act on a decline from this view. */
 type FixKind = "confirm" | "decide" | "holder" | "open"
@@ -103,7 +103,7 @@ export const agentView = async (main: HTMLElement, params: URLSearchParams, go: 
     if (kind === "decide" && writable() && record) {
       return [review("confirmed", "Confirm", "primary"), " ", review("rejected", "Reject", "")]
     }
-    if (kind === "holder" && o.heldBy) return link(memoryHref(o.heldBy), "Open the holder " + o.heldBy.slice(0, 8))
+    if (kind === "holder" && o.heldBy) return link(memoryHref(o.heldBy), "Open the holder " + idText(o.heldBy))
     if (kind === "open" && record) return link(memoryHref(o.recordId), writable() ? "Open to edit" : "Open")
     return null
   }

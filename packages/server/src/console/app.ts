@@ -151,7 +151,7 @@ const render = async (message?: string): Promise<void> => {
     else if (view === "memory") await memoryView(main, args[0]!, go)
     else if (view === "new") createView(main, go)
     else if (view === "tombstones") await tombstonesView(main)
-    else if (view === "review") await reviewView(main, go)
+    else if (view === "review") await reviewView(main, params, go)
     else if (view === "sessions") await sessionsView(main)
     else if (view === "session") await sessionView(main, args[0]!)
     else if (view === "call") await callView(main, args[0]!, args[1]!, args[2]!)

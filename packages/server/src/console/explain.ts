@@ -1,5 +1,5 @@
 /**
- * The explain view: for one memory — across the sessions that logged it, or for one stored call —
+ * The explain view: for one memory — across every stored call, or one session's, or one call —
  * the verdict of each call (composed, delivered with its rank and the query's words it matched,
  * shed, withheld, declined, excluded by mode or scope, not recalled), the reason `explain` gives,
  * and the fix where one exists.
@@ -8,7 +8,7 @@ import type * as Answers from "./answers.js"
 import { api, messageOf, writable } from "./client.js"
 import { type Child, el, form, link, nodes } from "./dom.js"
 import type { Go } from "./router.js"
-import { announce, errorBox, memoryHref, pill } from "./widgets.js"
+import { announce, errorBox, idText, memoryHref, pill } from "./widgets.js"
 
 /** What an operator can do about a verdict: the advice, and the action that takes it (if any). */
 type Fix = readonly [advice: string, action: Child]
@@ -43,7 +43,7 @@ const fixOf = (
       return null
     case "not-recalled":
       return [
-        "None of the query's words matched it well enough to be recalled; an edit that uses the words operators ask with would.",
+        "None of the query's words matched it well enough to be recalled: edit its text to use the words operators ask with, and it will be.",
         edit
       ]
     case "shed":
@@ -177,7 +177,7 @@ const recordNow = (x: Answers.Explanation): Child => {
         ]
         : null,
       r.proposesToSupersede
-        ? [" · proposes to replace ", link(memoryHref(r.proposesToSupersede), r.proposesToSupersede.slice(0, 8))]
+        ? [" · proposes to replace ", link(memoryHref(r.proposesToSupersede), idText(r.proposesToSupersede))]
         : null
     )
   }
@@ -195,6 +195,17 @@ export const explainPanel = (memoryId: string, params: URLSearchParams, go: Go):
     if (value) query.set(key, value)
   }
   api.explain(memoryId, query).then((x) => {
+    // With a session every call is a card; across all sessions, the calls that reached the model
+    // are, and the others are counted by verdict per session (a link lists a session's calls).
+    const oneSession = query.has("session")
+    const cards = oneSession ? x.calls : x.calls.filter((c) => c.reached)
+    const others = oneSession ? [] : x.calls.filter((c) => !c.reached)
+    const bySession = new Map<string, Map<string, number>>()
+    for (const c of others) {
+      const counts = bySession.get(c.sessionId) ?? new Map<string, number>()
+      counts.set(c.verdict, (counts.get(c.verdict) ?? 0) + 1)
+      bySession.set(c.sessionId, counts)
+    }
     out.replaceChildren(...nodes(
       recordNow(x),
       x.routing.length
@@ -202,37 +213,48 @@ export const explainPanel = (memoryId: string, params: URLSearchParams, go: Go):
           "data-testid": "routing",
           text: "Routing: " +
             x.routing.map((p) =>
-              p.specKey + " → " + (p.promoted ? p.section + " / " + p.key + " (" + p.tier + ")" : "declined")
+              p.specKey + " → " +
+              (p.promoted ? p.section + " / " + p.key + " (" + (p.tier ?? "no tier") + ")" : "declined")
             ).join("; ")
         })
         : null,
-      x.calls.length === 0
-        ? el("p", {
-          class: "empty",
-          "data-testid": "no-calls",
-          text: x.sessions.length === 0
-            ? "No stored call names this memory: it has not been delivered or considered in any stored session."
-            : "Pick a session to explain its calls:"
-        })
-        : el("ol", { class: "chain", "data-testid": "calls" }, x.calls.map((c) => callCard(c, x, go))),
-      x.calls.length === 0 && x.sessions.length
-        ? el(
+      oneSession ? null : el("p", {
+        "data-testid": "delivered-in",
+        text: x.sessions.length === 0
+          ? x.calls.length === 0
+            ? "Delivered in: no stored call — no session's snapshots or injection log name it."
+            : "Delivered in: no stored call."
+          : "Delivered in: " + x.sessions.map((s) => s.sessionId + " (turns " + s.turns.join(", ") + ")").join("; ")
+      }),
+      cards.length === 0
+        ? null
+        : el("ol", { class: "chain", "data-testid": "calls" }, cards.map((c) => callCard(c, x, go))),
+      others.length === 0 ? null : el(
+        "details",
+        { "data-testid": "not-reached" },
+        el("summary", {
+          text: "Not reached in " + others.length + (cards.length > 0 ? " other" : "") + " stored call(s)"
+        }),
+        el(
           "ul",
-          { "data-testid": "sessions" },
-          x.sessions.map((s) =>
+          {},
+          [...bySession].map(([sessionId, counts]) =>
             el(
               "li",
               {},
               link(
-                "#/explain/" + encodeURIComponent(memoryId) + "?session=" + encodeURIComponent(s.sessionId),
-                s.sessionId
+                "#/explain/" + encodeURIComponent(memoryId) + "?session=" + encodeURIComponent(sessionId),
+                sessionId
               ),
-              " turns " + s.turns.join(", ")
+              ": " + [...counts].map(([verdict, n]) => verdict + " " + n).join(", ")
             )
           )
         )
+      ),
+      oneSession && x.calls.length === 0
+        ? el("p", { class: "empty", "data-testid": "no-calls", text: "No stored call of this session matches." })
         : null,
-      x.calls.length === 0 ? sessionPicker(memoryId, go) : null
+      oneSession ? null : sessionPicker(memoryId, go)
     ))
   }, (e: unknown) => out.replaceChildren(errorBox(e)))
   return out
@@ -245,7 +267,7 @@ export const explainView = (main: HTMLElement, memoryId: string, params: URLSear
   const call = params.get("call")
   const scope = session
     ? "session " + session + (turn ? ", turn " + turn : "") + (call ? ", call " + call : "")
-    : "every session that logged it"
+    : "every stored call"
   main.append(
     el("h1", { tabindex: "-1", text: "Explain" }),
     el("p", {}, "Why memory ", link(memoryHref(memoryId), memoryId), " was or was not delivered, in " + scope + "."),

@@ -13,6 +13,7 @@ import {
   announce,
   type Column,
   errorBox,
+  idText,
   memoryHref,
   options,
   orShow,
@@ -240,7 +241,7 @@ const historyEntry = (h: Answers.HistoryLink, current: string): Child => {
     return [
       h.id === current
         ? el("strong", { text: "this memory" })
-        : link(memoryHref(h.id), "open " + h.id.slice(0, 8), { "data-testid": "history-link" }),
+        : link(memoryHref(h.id), "open " + idText(h.id), { "data-testid": "history-link" }),
       " ",
       statePills(
         h.record.invalidatedAt ? (h.record.supersededBy ? "superseded" : "invalidated") : h.record.reviewState,
@@ -252,11 +253,11 @@ const historyEntry = (h: Answers.HistoryLink, current: string): Child => {
   if (h.state === "forgotten" && h.tombstone) {
     return [
       el("span", {
-        text: h.id.slice(0, 8) + " forgotten " + h.tombstone.forgottenAt.slice(0, 16) + " by " + h.tombstone.forgottenBy
+        text: idText(h.id) + " forgotten " + h.tombstone.forgottenAt.slice(0, 16) + " by " + h.tombstone.forgottenBy
       })
     ]
   }
-  return [el("span", { text: h.id.slice(0, 8) + " missing" })]
+  return [el("span", { text: idText(h.id) + " missing" })]
 }
 
 /** `#/memory/<id>`: one record, its history, where it composes, its verdicts and its actions. */
@@ -440,7 +441,7 @@ const forgetConfirm = (record: Answers.MemoryRecordJson): HTMLDivElement => {
         type: "button",
         class: "danger",
         "data-testid": "forget-confirm",
-        text: "Forget " + record.id.slice(0, 8),
+        text: "Forget " + idText(record.id),
         onclick: async () => {
           try {
             const { tombstones } = await api.forget(record.id)
@@ -549,8 +550,8 @@ export const tombstonesView = async (main: HTMLElement): Promise<void> => {
               "chain",
               (t) =>
                 [
-                  t.supersedes ? "after " + t.supersedes.slice(0, 8) : "",
-                  t.supersededBy ? " before " + t.supersededBy.slice(0, 8) : ""
+                  t.supersedes ? "after " + idText(t.supersedes) : "",
+                  t.supersededBy ? " before " + idText(t.supersededBy) : ""
                 ]
                   .join("") || "—"
             ]

@@ -39,8 +39,17 @@ export const previewView = async (main: HTMLElement, params: URLSearchParams, go
     query
   )
   if (!q) return
+  // Composing takes a moment on a large store: say so at once rather than show a blank page.
+  const loading = el(
+    "p",
+    { class: "muted", role: "status", "data-testid": "loading" },
+    el("progress", { "aria-label": "composing the projection" }),
+    " Composing the projection for “" + q + "”…"
+  )
+  main.append(loading)
   try {
     const { projection } = await api.projection(new URLSearchParams({ q, scope }))
+    loading.remove()
     main.append(el(
       "div",
       { "data-testid": "projection" },
@@ -48,6 +57,7 @@ export const previewView = async (main: HTMLElement, params: URLSearchParams, go
       el("pre", { class: "prefix", "data-testid": "projection-text", text: projection.text || "(nothing projected)" })
     ))
   } catch (e) {
+    loading.remove()
     main.append(errorBox(e))
   }
 }

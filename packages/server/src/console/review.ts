@@ -1,17 +1,78 @@
 /**
  * The review queue: only what a review can still change (pending, not expired, not superseded),
- * oldest first, with source, trust tier, label, age and where each would compose; bulk confirm
- * and reject; keyboard navigation (arrows or j/k move, space or x selects, c confirms, r rejects
- * the selection — or the focused row when nothing is selected).
+ * oldest first, {@link REVIEW_PAGE} at a time with a pager, filtered by scope, kind and flag; with
+ * source, trust tier, label, age and where each would compose; bulk confirm and reject; keyboard
+ * navigation (arrows or j/k move, space or x selects, c confirms, r rejects the selection — or the
+ * focused row when nothing is selected), which works from the page too, without tabbing into the
+ * table: a key pressed outside any field acts on the focused row, else the first.
  */
 import type * as Answers from "./answers.js"
 import { api, messageOf, writable } from "./client.js"
-import { el, link, nodes } from "./dom.js"
+import { el, form, link, nodes } from "./dom.js"
 import type { Go } from "./router.js"
-import { age, announce, memoryHref, orShow, placementText, shortId, statePills, trustText } from "./widgets.js"
+import {
+  age,
+  announce,
+  memoryHref,
+  options,
+  orShow,
+  placementText,
+  scopeField,
+  shortId,
+  statePills,
+  trustText
+} from "./widgets.js"
 
-/** `#/review`: the pending records, oldest first, reviewed one by one or in bulk, by keyboard or button. */
-export const reviewView = async (main: HTMLElement, go: Go): Promise<void> => {
+/** How many pending records a page of the queue shows. */
+export const REVIEW_PAGE = 25
+
+const KINDS: ReadonlyArray<Answers.MemoryKind> = [
+  "profile",
+  "standing",
+  "fact",
+  "decision",
+  "note",
+  "episode",
+  "reference",
+  "legacy"
+]
+
+/** The queue's address with these filters and offset. */
+const reviewHref = (filters: URLSearchParams, offset: number): string => {
+  const query = new URLSearchParams(filters)
+  if (offset > 0) query.set("offset", String(offset))
+  const text = query.toString()
+  return "#/review" + (text ? "?" + text : "")
+}
+
+/** `#/review?scope=&kind=&flagged=&offset=`: the pending records, oldest first, a page at a time. */
+export const reviewView = async (main: HTMLElement, params: URLSearchParams, go: Go): Promise<void> => {
+  const filters = new URLSearchParams()
+  for (const key of ["scope", "kind", "flagged"]) {
+    const value = params.get(key)
+    if (value) filters.set(key, value)
+  }
+  const offset = Math.max(0, Math.floor(Number(params.get("offset") ?? "0")) || 0)
+  const filterForm = form(
+    { class: "inline", "data-testid": "review-filters", "aria-label": "filter the queue" },
+    (data) => {
+      const chosen = new URLSearchParams()
+      for (const key of ["scope", "kind", "flagged"]) {
+        const value = String(data.get(key) ?? "")
+        if (value) chosen.set(key, value)
+      }
+      go(reviewHref(chosen, 0))
+    },
+    scopeField(filters.get("scope")),
+    el("label", {}, "kind", el("select", { name: "kind" }, options(KINDS, filters.get("kind"), "any"))),
+    el(
+      "label",
+      {},
+      "flagged",
+      el("select", { name: "flagged" }, options(["true", "false"], filters.get("flagged"), "either"))
+    ),
+    el("button", { type: "submit", text: "Filter" })
+  )
   main.append(
     el("h1", { tabindex: "-1", text: "Review queue" }),
     el(
@@ -22,12 +83,23 @@ export const reviewView = async (main: HTMLElement, go: Go): Promise<void> => {
       "[↑]/[↓] or [j]/[k] move, [space] or [x] select, [c] confirm, [r] reject.".split(/\[([^\]]+)\]/)
         .map((part, i) => i % 2 === 1 ? el("kbd", { text: part }) : part)
         .filter((part) => part !== "")
-    )
+    ),
+    filterForm
   )
-  const page = await orShow(main, api.browse("state=pending&sort=created&order=asc&limit=200"))
+  const query = new URLSearchParams(filters)
+  query.set("state", "pending")
+  query.set("sort", "created")
+  query.set("order", "asc")
+  query.set("limit", String(REVIEW_PAGE))
+  query.set("offset", String(offset))
+  const page = await orShow(main, api.browse(query.toString()))
   if (page === undefined) return
   if (page.total === 0) {
-    main.append(el("p", { class: "empty", "data-testid": "empty", text: "Nothing waits for review." }))
+    main.append(el("p", {
+      class: "empty",
+      "data-testid": "empty",
+      text: filters.size > 0 ? "Nothing waits for review with these filters." : "Nothing waits for review."
+    }))
     return
   }
   const selected = new Set<string>()
@@ -72,7 +144,7 @@ export const reviewView = async (main: HTMLElement, go: Go): Promise<void> => {
     ? el(
       "div",
       { class: "toolbar", role: "toolbar", "aria-label": "review selected" },
-      el("label", { class: "check" }, all, "all " + page.total),
+      el("label", { class: "check" }, all, "all " + page.rows.length + " on this page"),
       count,
       el("button", {
         type: "button",
@@ -127,11 +199,22 @@ export const reviewView = async (main: HTMLElement, go: Go): Promise<void> => {
     next.tabIndex = 0
     next.focus()
   }
-  tbody.addEventListener("keydown", (e) => {
+  // One listener on the document: a key pressed in the table acts on its row; one pressed outside
+  // any field (nothing focused, or the heading) acts on the row that had focus, else the first.
+  const onKey = (e: KeyboardEvent) => {
+    if (!tbody.isConnected) {
+      document.removeEventListener("keydown", onKey)
+      return
+    }
+    if (e.altKey || e.ctrlKey || e.metaKey) return
     const target = e.target
     if (!(target instanceof HTMLElement)) return
-    const row = target.closest<HTMLTableRowElement>("tr[data-id]")
+    const inRow = target.closest<HTMLTableRowElement>("tr[data-id]")
+    const elsewhere = inRow === null && target.closest("input, select, textarea, button, a, summary, form") === null
+    if (inRow === null && !elsewhere) return
+    const row = inRow ?? rows.find((r) => r.tabIndex === 0) ?? rows[0]
     if (!row || (target.tagName === "INPUT" && e.key !== "ArrowDown" && e.key !== "ArrowUp")) return
+    if (inRow === null && ["ArrowDown", "ArrowUp", "j", "k", " ", "x", "c", "r"].includes(e.key)) row.focus()
     if (e.key === "ArrowDown" || e.key === "j") {
       e.preventDefault()
       move(row, 1)
@@ -148,10 +231,17 @@ export const reviewView = async (main: HTMLElement, go: Go): Promise<void> => {
       e.preventDefault()
       void decide("rejected")
     }
-  })
+  }
+  document.addEventListener("keydown", onKey)
   main.append(...nodes(
     toolbar,
-    el("p", { "data-testid": "total", text: page.total + " waiting" }),
+    el("p", {
+      "data-testid": "total",
+      text: page.total + " waiting" +
+        (page.total > page.rows.length
+          ? " · showing " + (offset + 1) + "–" + (offset + page.rows.length)
+          : "")
+    }),
     el(
       "div",
       { class: "scroll", "data-testid": "queue" },
@@ -171,6 +261,21 @@ export const reviewView = async (main: HTMLElement, go: Go): Promise<void> => {
         ),
         tbody
       )
-    )
+    ),
+    page.total > REVIEW_PAGE
+      ? el(
+        "nav",
+        { class: "toolbar", "aria-label": "queue pages", "data-testid": "pager" },
+        offset > 0
+          ? link(reviewHref(filters, Math.max(0, offset - REVIEW_PAGE)), "← Older", { "data-testid": "page-prev" })
+          : null,
+        el("span", {
+          text: "page " + (Math.floor(offset / REVIEW_PAGE) + 1) + " of " + Math.ceil(page.total / REVIEW_PAGE)
+        }),
+        offset + REVIEW_PAGE < page.total
+          ? link(reviewHref(filters, offset + REVIEW_PAGE), "Newer →", { "data-testid": "page-next" })
+          : null
+      )
+      : null
   ))
 }

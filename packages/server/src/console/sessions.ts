@@ -7,7 +7,7 @@
 import type * as Answers from "./answers.js"
 import { api } from "./client.js"
 import { el, link } from "./dom.js"
-import { budgetChart, errorBox, memoryHref, table } from "./widgets.js"
+import { budgetChart, errorBox, idText, memoryHref, table } from "./widgets.js"
 
 const sessionHref = (id: string) => "#/session/" + encodeURIComponent(id)
 const callHref = (id: string, turn: number | string, call: number | string) =>
@@ -175,19 +175,28 @@ export const callView = async (main: HTMLElement, sessionId: string, turn: strin
         el("h2", { id: "h-frag", text: "Memories in this call" }),
         memoryIds.length === 0
           ? el("p", { class: "empty", text: "No memory reached this call." })
-          : el(
-            "ul",
-            {},
-            memoryIds.map((id) =>
+          : (() => {
+            // The first ten in view; a long list (150 recalled ids) folds behind its count.
+            const item = (id: string) =>
               el(
                 "li",
                 {},
-                link(memoryHref(id), id.slice(0, 8), { title: id }),
+                link(memoryHref(id), idText(id), { title: id }),
                 " · ",
                 link(explainHref(id, sessionId, c), "why here", { "data-testid": "explain-link" })
               )
-            )
-          )
+            return [
+              el("ul", {}, memoryIds.slice(0, 10).map(item)),
+              memoryIds.length > 10
+                ? el(
+                  "details",
+                  { "data-testid": "more-memories" },
+                  el("summary", { text: (memoryIds.length - 10) + " more of " + memoryIds.length + " memories" }),
+                  el("ul", {}, memoryIds.slice(10).map(item))
+                )
+                : null
+            ]
+          })()
       ),
       el(
         "section",

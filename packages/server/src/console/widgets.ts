@@ -32,6 +32,17 @@ export const orShow = async <A>(main: HTMLElement, request: Promise<A>): Promise
   }
 }
 
+/**
+ * An id as the console prints it where space is short: whole up to 12 characters (`mem-000001`,
+ * which a cut to 8 would make `mem-0000` for ten ids), else its first 8 and an ellipsis (a UUID).
+ */
+export const idText = (id: string): string => id.length <= 12 ? id : id.slice(0, 8) + "…"
+
+/** A list of ids in a line: the first `shown`, then how many more, so 150 ids stay one short line. */
+export const idsText = (ids: ReadonlyArray<string>, shown = 5): string =>
+  ids.slice(0, shown).map(idText).join(", ") +
+  (ids.length > shown ? " and " + (ids.length - shown) + " more (" + ids.length + ")" : "")
+
 /** An id shown short; the full id on hover and in the clipboard on click. */
 export const shortId = (id: string): HTMLButtonElement =>
   el("button", {
@@ -40,7 +51,7 @@ export const shortId = (id: string): HTMLButtonElement =>
     title: id,
     "data-full-id": id,
     "aria-label": "copy id " + id,
-    text: id.length > 12 ? id.slice(0, 8) + "…" : id,
+    text: idText(id),
     onclick: async (event) => {
       event.stopPropagation()
       try {
@@ -210,9 +221,12 @@ export const budgetChart = (
         ),
         el("span", {
           class: "note",
+          // Every id in full on hover; the line itself shows five and a count.
+          title: [...(cut ? cut.items : []), ...s.memoryIds].join(", "),
+          "data-shed-ids": cut ? cut.items.join(" ") : "",
           text: s.status + " · " + s.tokens + " tokens, " + s.chars + " chars, " + s.items + " items" +
-            (cut ? " · shed " + cut.items.length + " (" + cut.chars + " chars): " + cut.items.join(", ") : "") +
-            (s.memoryIds.length ? " · memories " + s.memoryIds.map((id) => id.slice(0, 8)).join(", ") : "")
+            (cut ? " · shed " + cut.items.length + " (" + cut.chars + " chars): " + idsText(cut.items) : "") +
+            (s.memoryIds.length ? " · memories " + idsText(s.memoryIds) : "")
         })
       )
     }),
@@ -220,7 +234,10 @@ export const budgetChart = (
       ? el("p", {
         class: "muted",
         text: "withheld before budgeting: " +
-          budget.withheld.map((w) => w.ref.slice(0, 8) + " (" + w.reason + ")").join(", ")
+          budget.withheld.slice(0, 5).map((w) => idText(w.ref) + " (" + w.reason + ")").join(", ") +
+          (budget.withheld.length > 5
+            ? " and " + (budget.withheld.length - 5) + " more (" + budget.withheld.length + ")"
+            : "")
       })
       : null,
     budget.suppressed.length

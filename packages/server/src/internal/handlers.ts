@@ -621,9 +621,14 @@ export const layerHandlers = (config: ServerConfig) => {
               }),
               context
             ))
-            // Without a session, only the sessions this token may see are named.
-            const shown = yield* Effect.filter(explanation.sessions, (s) => visible(access, s.sessionId))
-            return { ...explanation, sessions: shown }
+            // Without a session, only the sessions (and their calls) this token may see are named.
+            const ids = [...new Set([...explanation.sessions, ...explanation.calls].map((s) => s.sessionId))]
+            const seen = new Set(yield* Effect.filter(ids, (id) => visible(access, id)))
+            return {
+              ...explanation,
+              calls: explanation.calls.filter((c) => seen.has(c.sessionId)),
+              sessions: explanation.sessions.filter((s) => seen.has(s.sessionId))
+            }
           }))
     }))
 
