@@ -99,7 +99,7 @@ describe("engram compose", () => {
     const composition = await engramJson("compose", "--agent", config) as Composition
     expect(composition).toMatchObject({
       agent: "companion",
-      spec: { key: "user-background", version: "3" },
+      spec: { key: "user-background", version: "4" },
       scope: "global",
       store: db,
       promoted: 0,
