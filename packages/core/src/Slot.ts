@@ -53,7 +53,10 @@ const discourse =
 const verb =
   /^(.+?)\s+(?:is|are|was|were|will be|has been|have been|moved|moves|has moved|changed|has changed|switched|has switched|became|becomes|falls|happens|takes place|starts|begins)(?=$|[^\p{L}\p{N}])/u
 
-/** Dropped from a subject phrase: articles, the speaker's own possessives, "current"-like words. */
+/**
+ * Dropped from a subject phrase: articles, the speaker's own possessives, "current"-like words
+ * and how often a thing recurs (a daily standup is the standup).
+ */
 const dropped = new Set([
   "the",
   "a",
@@ -72,7 +75,12 @@ const dropped = new Set([
   "user",
   "users",
   "s",
-  "team"
+  "team",
+  "daily",
+  "weekly",
+  "monthly",
+  "yearly",
+  "annual"
 ])
 
 /** A subject made only of these names nobody in particular: "it is", "there was", "he is". */
