@@ -637,6 +637,13 @@ export const writeCandidate = (
     if (sameWords(holder.content, candidate.content)) {
       return { _tag: "Corroborated", holder: holder.id } satisfies Outcome as Outcome
     }
+    // The same new value said again while its proposal waits for review corroborates that
+    // proposal: one proposal per value (decision 0171).
+    const waiting = found.hits.find((hit) =>
+      proposedHolder(hit.record) !== undefined && hit.record.reviewState === "pending" &&
+      Slot.sameSlot(memory.spec, hit.record, candidate) && Slot.restates(candidate.content, hit.record.content)
+    )
+    if (waiting !== undefined) return { _tag: "Corroborated", holder: waiting.record.id } satisfies Outcome as Outcome
     return yield* propose(holder)
   })
 

@@ -82,7 +82,9 @@ const run = (ops: ReadonlyArray<Op>) =>
             { ...phrasings[step.phrasing]!(step.value), kind: "fact", turns: [1] },
             { sessionId: "s-1", memory, shown: new Map(), turns: [1] }
           )
-          if (step.value === current.value) expect(outcome._tag).toBe("Corroborated")
+          // A restatement of the value in force, or of a value waiting for review, corroborates it.
+          const waiting = entries.some((e) => e.state === "proposed" && e.value === step.value)
+          if (step.value === current.value || waiting) expect(outcome._tag).toBe("Corroborated")
           else {
             expect(outcome._tag).toBe("Proposed")
             if (outcome._tag === "Proposed") entries.push({ id: outcome.id, value: step.value, at: clock, state: "proposed" })
