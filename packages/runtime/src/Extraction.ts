@@ -750,14 +750,16 @@ const rejectValue = (record: MemoryRecord.MemoryRecord) =>
 /**
  * The approval of a pending memory, by an operator — the one approval path: `engram memory review
  * <id> confirmed`, the HTTP API's review, the MCP operator tool `memory_review` and the extraction
- * service all come here (through {@link review}). For a supersede proposal: the holder is
- * superseded by a record with the proposal's content (provenance kept, delivery `retrieved`), that
- * record is confirmed, takes the holder's promotion rows (`Promotion.inherit`: the address of the
- * value it corrects, under every spec that placed it) and — with `promote` (an agent config at
- * hand) — is promoted under that spec too; the proposal itself is expired (its work is done). For
- * any other pending memory: it is confirmed. Fails with {@link ApprovalRefused} when the memory is
- * unknown, not pending, or its holder is no longer live. Returns the confirmed record (for a
- * proposal, the successor).
+ * service all come here (through {@link review}). For a supersede proposal: the value in force in
+ * the holder's slot now (the end of its supersession chain: another approval may have moved it on)
+ * is superseded by a record with the proposal's content (provenance kept, delivery `retrieved`,
+ * tagged `approved-from:<proposal>`), that record is confirmed, takes the slot's promotion rows
+ * (`Promotion.inherit`) and — with `promote` (an agent config at hand) — is promoted under that
+ * spec too; the proposal itself is expired (its work is done). When the value in force was stated
+ * after the proposal, it is written back after the confirmed one, which becomes history (decision
+ * 0172). For any other pending memory: it is confirmed. Fails with {@link ApprovalRefused} when the
+ * memory is unknown, not pending, already approved, or its holder is gone. Returns the confirmed
+ * record (for a proposal, the successor).
  *
  * @since 0.1.0
  * @category review
@@ -782,6 +784,10 @@ export const approve = (
     if (record.invalidatedAt !== undefined) return yield* refuse(`memory ${memoryId} was superseded`)
     const holderId = proposedHolder(record)
     if (holderId === undefined) return yield* memories.setReviewState(memoryId, "confirmed")
+    // An approved proposal is expired: its work is done, and a second approval is refused.
+    if (record.expiresAt !== undefined && DateTime.lessThanOrEqualTo(record.expiresAt, yield* DateTime.now)) {
+      return yield* refuse(`memory ${memoryId} was already approved, or has expired`)
+    }
     const [holder] = (yield* memories.get([holderId], { scopes: [record.scope] })).records
     if (holder === undefined) return yield* refuse(`memory ${holderId}, which it proposes to supersede, is gone`)
     // The slot's value now: the end of the holder's chain (another approval may have moved it on).
