@@ -1,9 +1,10 @@
-import { RoutingPresets, Slot } from "@engram/core"
 import { describe, expect, it } from "@effect/vitest"
+import { RoutingPresets, Slot } from "@engram/core"
 import * as fc from "fast-check"
 
 const spec = RoutingPresets.userBackground
-const slot = (content: string, label?: string) => Slot.slotOf(spec, { content, ...(label !== undefined ? { label } : {}) })?.key
+const slot = (content: string, label?: string) =>
+  Slot.slotOf(spec, { content, ...(label !== undefined ? { label } : {}) })?.key
 
 describe("Slot.slotOf", () => {
   it("a correction under another label, or none, is in the name slot", () => {
@@ -15,7 +16,12 @@ describe("Slot.slotOf", () => {
   })
 
   it("name, surname and preferred name are three slots", () => {
-    const keys = [slot("My name is Douglas"), slot("My surname is Adams"), slot("Call me Doug"), slot("Adams", "last name")]
+    const keys = [
+      slot("My name is Douglas"),
+      slot("My surname is Adams"),
+      slot("Call me Doug"),
+      slot("Adams", "last name")
+    ]
     expect(keys).toEqual(["about_user/name", "about_user/surname", "about_user/preferred_name", "about_user/surname"])
   })
 
@@ -63,8 +69,12 @@ describe("Slot.restates", () => {
     const openers = fc.constantFrom("", "Actually, ", "Update: ", "FYI ", "As I said, ")
     const determiners = fc.constantFrom("The", "Our", "My", "The team")
     fc.assert(
-      fc.property(openers, determiners, fc.constantFrom("is", "moved to", "changed to", "is now"), (o, d, v) =>
-        slot(`${o}${d} standup ${v} 10am`) === "~standup")
+      fc.property(
+        openers,
+        determiners,
+        fc.constantFrom("is", "moved to", "changed to", "is now"),
+        (o, d, v) => slot(`${o}${d} standup ${v} 10am`) === "~standup"
+      )
     )
   })
 })

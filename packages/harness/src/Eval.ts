@@ -156,7 +156,9 @@ export class EvalStoreNotEmpty extends Schema.TaggedError<EvalStoreNotEmpty>()("
  * @category constants
  */
 export const families: ReadonlyArray<{ readonly name: string; readonly hard: boolean; readonly description: string }> =
-  [...internal.families, ...truth.families, ...extraction.families, ...poisoning.families].map(({ description, hard, name }) => ({
+  [...internal.families, ...truth.families, ...extraction.families, ...poisoning.families].map((
+    { description, hard, name }
+  ) => ({
     name,
     hard,
     description

@@ -126,7 +126,11 @@ export const slotHolders = (options: {
   readonly slot: Slot.Slot
   readonly spec: Pick<Routing.MemoryRoutingSpec, "keys">
   readonly exclude?: ReadonlyArray<string> | undefined
-}): Effect.Effect<ReadonlyArray<MemoryRecord.MemoryRecord>, MemoryStoreError.MemoryStoreFailure | MemoryStoreError.InvalidMemoryQuery, MemoryStore.MemoryStore> =>
+}): Effect.Effect<
+  ReadonlyArray<MemoryRecord.MemoryRecord>,
+  MemoryStoreError.MemoryStoreFailure | MemoryStoreError.InvalidMemoryQuery,
+  MemoryStore.MemoryStore
+> =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
     const found = yield* memories.search(options.slot.name.replace(/_/g, " "), {
@@ -171,7 +175,10 @@ export const check = (
 ) =>
   Effect.gen(function*() {
     const evaluation = yield* Routing.evaluateRoute(record, Routing.routingContext(options.background), options.spec)
-    const exclude = [...(options.supersedes === undefined ? [] : [options.supersedes]), ...(record.id === undefined ? [] : [record.id])]
+    const exclude = [
+      ...(options.supersedes === undefined ? [] : [options.supersedes]),
+      ...(record.id === undefined ? [] : [record.id])
+    ]
     const placed: ReadonlyArray<SlotHolder> = evaluation.placement === null ? [] : yield* liveHolders({
       scope: record.scope,
       placementKey: evaluation.placementKey,

@@ -56,7 +56,10 @@ describe("SaveGate", () => {
   it.effect("clears what the spec declines; holds a taken address, in a declared section or not", () =>
     Effect.gen(function*() {
       const [held] = yield* saved([{ content: "My name is Doug", kind: "profile", label: "name" }])
-      const note = yield* SaveGate.check(candidate({ kind: "episode", content: "Went hiking today", label: "hike" }), options)
+      const note = yield* SaveGate.check(
+        candidate({ kind: "episode", content: "Went hiking today", label: "hike" }),
+        options
+      )
       expect(note).toMatchObject({ _tag: "Clear", evaluation: { _tag: "Declined", reason: "spec-declined" } })
       // Declined or not, a record stating a held slot's value meets its holder (decision 0170).
       const episode = yield* SaveGate.check(candidate({ kind: "episode" }), options)

@@ -9,12 +9,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore, Slot } from "@engram/core"
 import { Extraction, MemoryTools } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
 import * as fc from "fast-check"
 import { environment, memory } from "./agentFixtures.js"
-import { ScriptedModel } from "@engram/runtime/testing"
 
 type Op =
   | { readonly _tag: "Say"; readonly value: number; readonly phrasing: number } // extraction
@@ -49,9 +49,13 @@ interface Entry {
 
 /** The model: the newest stated entry in force. */
 const modelCurrent = (entries: ReadonlyArray<Entry>): Entry | undefined =>
-  entries.filter((e) => e.state === "in-force").reduce<Entry | undefined>((a, e) => (a === undefined || e.at > a.at ? e : a), undefined)
+  entries.filter((e) => e.state === "in-force").reduce<Entry | undefined>(
+    (a, e) => (a === undefined || e.at > a.at ? e : a),
+    undefined
+  )
 
-const standup = (content: string, label?: string) => Slot.slotOf(memory.spec, { content, ...(label !== undefined ? { label } : {}) })?.key
+const standup = (content: string, label?: string) =>
+  Slot.slotOf(memory.spec, { content, ...(label !== undefined ? { label } : {}) })?.key
 
 /** The slot's live values as the store holds them: deliverable, not a pending proposal. */
 const liveValues = Effect.gen(function*() {
@@ -67,7 +71,12 @@ const run = (ops: ReadonlyArray<Op>) =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
     const tools = yield* MemoryTools.make(memory)
-    const [first] = yield* memories.write([{ content: "The team standup is at 9am", kind: "fact", scope: "global", sourceType: "operator" }])
+    const [first] = yield* memories.write([{
+      content: "The team standup is at 9am",
+      kind: "fact",
+      scope: "global",
+      sourceType: "operator"
+    }])
     yield* memories.setReviewState(first!.id, "confirmed")
     const entries: Array<Entry> = [{ id: first!.id, value: 9, at: 0, state: "in-force" }]
     let clock = 0
@@ -87,12 +96,16 @@ const run = (ops: ReadonlyArray<Op>) =>
           if (step.value === current.value || waiting) expect(outcome._tag).toBe("Corroborated")
           else {
             expect(outcome._tag).toBe("Proposed")
-            if (outcome._tag === "Proposed") entries.push({ id: outcome.id, value: step.value, at: clock, state: "proposed" })
+            if (outcome._tag === "Proposed") {
+              entries.push({ id: outcome.id, value: step.value, at: clock, state: "proposed" })
+            }
           }
           break
         }
         case "Save": {
-          if (current === undefined) break
+          if (current === undefined) {
+            break
+          }
           const said = phrasings[step.phrasing]!(step.value)
           const result = yield* tools.memory_save({ ...said, kind: "fact" })
           if (step.value === current.value) {
@@ -100,10 +113,14 @@ const run = (ops: ReadonlyArray<Op>) =>
             break
           }
           expect(result.status).toBe("conflict")
-          if (result.status !== "conflict" || result.retry === undefined) break
+          if (result.status !== "conflict" || result.retry === undefined) {
+            break
+          }
           const retried = yield* tools.memory_save(result.retry.arguments)
           expect(retried.status).toBe("saved")
-          if (retried.status === "saved") entries.push({ id: retried.id, value: step.value, at: clock, state: "in-force" })
+          if (retried.status === "saved") {
+            entries.push({ id: retried.id, value: step.value, at: clock, state: "in-force" })
+          }
           break
         }
         case "Confirm":
@@ -133,13 +150,19 @@ const run = (ops: ReadonlyArray<Op>) =>
 const layer = environment(() => [ScriptedModel.text("{}")])
 
 describe("one current truth per slot", () => {
-  it("any interleaving of saves, restatements, corrections, confirmations and rejections leaves the model's one value", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), (ops) =>
-        Effect.runPromise(run(ops).pipe(Effect.provide(layer), Effect.provide(TestContext.TestContext)))),
-      { numRuns: 60 }
-    )
-  }, 120_000)
+  it(
+    "any interleaving of saves, restatements, corrections, confirmations and rejections leaves the model's one value",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(op, { minLength: 1, maxLength: 14 }),
+          (ops) => Effect.runPromise(run(ops).pipe(Effect.provide(layer), Effect.provide(TestContext.TestContext)))
+        ),
+        { numRuns: 60 }
+      )
+    },
+    120_000
+  )
 
   it.effect("confirming the older proposal after the newer leaves the newer value current; rejecting it restores the older", () =>
     run([

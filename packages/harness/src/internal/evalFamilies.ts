@@ -921,7 +921,8 @@ const identityFamilies: ReadonlyArray<Family> = [
   {
     name: "correction-any-label",
     hard: true,
-    description: "a correction stating a held slot under another key's label, an unknown one or none, any kind: one value",
+    description:
+      "a correction stating a held slot under another key's label, an unknown one or none, any kind: one value",
     run: runScenarios("correction-any-label", anyLabelCorrections)
   },
   {

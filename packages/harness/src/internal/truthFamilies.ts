@@ -143,30 +143,32 @@ const labelScenarios: ReadonlyArray<LabelScenario> = [
   }
 ]
 
-const sameLabelFacts = <E>(session: Session<E>, options: EvalOptions) =>
+const sameLabelFacts = <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
   Effect.gen(function*() {
     const family = "same-label-facts"
     const cases: Array<EvalCase> = []
     for (const scenario of labelScenarios) {
       const scope = freshScope(family)
       cases.push(
-        yield* session(check(family, scenario.name)(Effect.gen(function*() {
-          for (const params of scenario.saves) {
-            const result = yield* save(scope, params)
-            if (result.status !== "saved") return `saving "${params.content}" answered ${result.status}`
-          }
-          const text = yield* ask(scope, scenario.question, options)
-          for (const present of scenario.present) {
-            const times = text.split(present).length - 1
-            if (times !== 1) return `"${present}" appears ${times} times in the request`
-          }
-          const stale = scenario.absent.filter((value) => text.includes(value))
-          if (stale.length > 0) return `the request also holds ${stale.map((v) => `"${v}"`).join(", ")}`
-          return undefined
-        })))
+        yield* session(
+          check(family, scenario.name)(Effect.gen(function*() {
+            for (const params of scenario.saves) {
+              const result = yield* save(scope, params)
+              if (result.status !== "saved") return `saving "${params.content}" answered ${result.status}`
+            }
+            const text = yield* ask(scope, scenario.question, options)
+            for (const present of scenario.present) {
+              const times = text.split(present).length - 1
+              if (times !== 1) return `"${present}" appears ${times} times in the request`
+            }
+            const stale = scenario.absent.filter((value) => text.includes(value))
+            if (stale.length > 0) return `the request also holds ${stale.map((v) => `"${v}"`).join(", ")}`
+            return undefined
+          }))
+        )
       )
     }
-    return { cases, routed: [] } satisfies FamilyResult
+    return { cases, routed: [] }
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -191,7 +193,7 @@ const orders: ReadonlyArray<{ readonly steps: ReadonlyArray<Step>; readonly curr
 
 const slotOfStandup = "~standup"
 
-const approvalOrders = <E>(session: Session<E>, options: EvalOptions) =>
+const approvalOrders = <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
   Effect.gen(function*() {
     const family = "approval-orders"
     const cases: Array<EvalCase> = []
@@ -199,54 +201,56 @@ const approvalOrders = <E>(session: Session<E>, options: EvalOptions) =>
       const scope = freshScope(family)
       const memory = configOf(scope)
       cases.push(
-        yield* session(check(family, order.steps.join(", "))(Effect.gen(function*() {
-          const memories = yield* MemoryStore.MemoryStore
-          const [first] = yield* memories.write([{
-            content: "The team standup is at 9am",
-            kind: "fact",
-            scope,
-            sourceType: "operator"
-          }])
-          yield* memories.setReviewState(first!.id, "confirmed")
-          const propose = (value: number, wording: string) =>
-            Effect.gen(function*() {
-              // Statements a moment apart: which was said later is what the order is about.
-              yield* Effect.sleep("3 millis")
-              return yield* Extraction.writeCandidate(
-                { content: wording.replace("N", String(value)), kind: "fact", turns: [1] },
-                { sessionId: `s-${value}`, memory, shown: new Map(), turns: [1] }
-              )
-            })
-          const p10 = yield* propose(10, "Our standup moved to Nam")
-          const p11 = yield* propose(11, "Update: the standup is now at Nam")
-          if (p10._tag !== "Proposed" || p11._tag !== "Proposed") return `the corrections were not proposed`
-          const ids = { 10: p10.id, 11: p11.id } as const
-          for (const step of order.steps) {
-            if (step === "restate-10") {
-              const again = yield* propose(10, "FYI the standup is at N am now")
-              if (again._tag !== "Corroborated") return `restating 10am answered ${again._tag}`
-            } else if (step === "reject-current") {
-              const [live] = yield* liveIn(scope, slotOfStandup)
-              if (live === undefined) return "no value to reject"
-              yield* Extraction.review(live.id, "rejected")
-            } else {
-              const [verb, value] = step.split("-") as ["confirm" | "reject", "10" | "11"]
-              yield* Extraction.review(ids[value], verb === "confirm" ? "confirmed" : "rejected")
+        yield* session(
+          check(family, order.steps.join(", "))(Effect.gen(function*() {
+            const memories = yield* MemoryStore.MemoryStore
+            const [first] = yield* memories.write([{
+              content: "The team standup is at 9am",
+              kind: "fact",
+              scope,
+              sourceType: "operator"
+            }])
+            yield* memories.setReviewState(first!.id, "confirmed")
+            const propose = (value: number, wording: string) =>
+              Effect.gen(function*() {
+                // Statements a moment apart: which was said later is what the order is about.
+                yield* Effect.sleep("3 millis")
+                return yield* Extraction.writeCandidate(
+                  { content: wording.replace("N", String(value)), kind: "fact", turns: [1] },
+                  { sessionId: `s-${value}`, memory, shown: new Map(), turns: [1] }
+                )
+              })
+            const p10 = yield* propose(10, "Our standup moved to Nam")
+            const p11 = yield* propose(11, "Update: the standup is now at Nam")
+            if (p10._tag !== "Proposed" || p11._tag !== "Proposed") return `the corrections were not proposed`
+            const ids = { 10: p10.id, 11: p11.id } as const
+            for (const step of order.steps) {
+              if (step === "restate-10") {
+                const again = yield* propose(10, "FYI the standup is at N am now")
+                if (again._tag !== "Corroborated") return `restating 10am answered ${again._tag}`
+              } else if (step === "reject-current") {
+                const [live] = yield* liveIn(scope, slotOfStandup)
+                if (live === undefined) return "no value to reject"
+                yield* Extraction.review(live.id, "rejected")
+              } else {
+                const [verb, value] = step.split("-") as ["confirm" | "reject", "10" | "11"]
+                yield* Extraction.review(ids[value], verb === "confirm" ? "confirmed" : "rejected")
+              }
             }
-          }
-          const live = yield* liveIn(scope, slotOfStandup)
-          const values = live.map((r) => /(\d+)\s*am/.exec(r.content)?.[1])
-          if (values.length !== 1 || values[0] !== String(order.current)) {
-            return `live values ${JSON.stringify(values)}, expected [${order.current}]`
-          }
-          const text = yield* ask(scope, "When is our standup?", options)
-          const others = [9, 10, 11].filter((v) => v !== order.current).map((v) => new RegExp(`\\b${v}\\s*am\\b`))
-          if (!text.includes(live[0]!.content)) return "the request does not show the current value"
-          return others.some((re) => re.test(text)) ? "the request shows another value" : undefined
-        })))
+            const live = yield* liveIn(scope, slotOfStandup)
+            const values = live.map((r) => /(\d+)\s*am/.exec(r.content)?.[1])
+            if (values.length !== 1 || values[0] !== String(order.current)) {
+              return `live values ${JSON.stringify(values)}, expected [${order.current}]`
+            }
+            const text = yield* ask(scope, "When is our standup?", options)
+            const others = [9, 10, 11].filter((v) => v !== order.current).map((v) => new RegExp(`\\b${v}\\s*am\\b`))
+            if (!text.includes(live[0]!.content)) return "the request does not show the current value"
+            return others.some((re) => re.test(text)) ? "the request shows another value" : undefined
+          }))
+        )
       )
     }
-    return { cases, routed: [] } satisfies FamilyResult
+    return { cases, routed: [] }
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -283,7 +287,7 @@ const updates: ReadonlyArray<
   }
 ]
 
-const knowledgeUpdate = <E>(session: Session<E>, options: EvalOptions) =>
+const knowledgeUpdate = <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
   Effect.gen(function*() {
     const family = "knowledge-update"
     const cases: Array<EvalCase> = []
@@ -291,28 +295,30 @@ const knowledgeUpdate = <E>(session: Session<E>, options: EvalOptions) =>
       for (const via of ["model", "extraction"] as const) {
         const scope = freshScope(family)
         cases.push(
-          yield* session(check(family, `${update.name} (${via})`)(Effect.gen(function*() {
-            const saved = yield* save(scope, { content: update.old })
-            if (saved.status !== "saved") return `saving the old value answered ${saved.status}`
-            if (via === "model") {
-              const changed = yield* save(scope, { content: update.updated })
-              if (changed.status !== "saved") return `saving the update answered ${changed.status}`
-            } else {
-              yield* Effect.sleep("3 millis")
-              const outcome = yield* Extraction.writeCandidate(
-                { content: update.updated, kind: "fact", turns: [1] },
-                { sessionId: "s-1", memory: configOf(scope), shown: new Map(), turns: [1] }
-              )
-              if (outcome._tag !== "Proposed") return `the update was ${outcome._tag}, not proposed`
-              yield* Extraction.review(outcome.id, "confirmed")
-            }
-            const text = yield* ask(scope, update.question, options)
-            return ranksFirst(text, update.updated, [update.old])
-          })))
+          yield* session(
+            check(family, `${update.name} (${via})`)(Effect.gen(function*() {
+              const saved = yield* save(scope, { content: update.old })
+              if (saved.status !== "saved") return `saving the old value answered ${saved.status}`
+              if (via === "model") {
+                const changed = yield* save(scope, { content: update.updated })
+                if (changed.status !== "saved") return `saving the update answered ${changed.status}`
+              } else {
+                yield* Effect.sleep("3 millis")
+                const outcome = yield* Extraction.writeCandidate(
+                  { content: update.updated, kind: "fact", turns: [1] },
+                  { sessionId: "s-1", memory: configOf(scope), shown: new Map(), turns: [1] }
+                )
+                if (outcome._tag !== "Proposed") return `the update was ${outcome._tag}, not proposed`
+                yield* Extraction.review(outcome.id, "confirmed")
+              }
+              const text = yield* ask(scope, update.question, options)
+              return ranksFirst(text, update.updated, [update.old])
+            }))
+          )
         )
       }
     }
-    return { cases, routed: [] } satisfies FamilyResult
+    return { cases, routed: [] }
   })
 
 export const families = [
