@@ -71,12 +71,12 @@ describe("engram compose", () => {
     const run = await engram("compose", "--agent", config)
     expect(run.code).toBe(0)
     expect(run.stderr).toBe("")
-    expect(run.stdout).toContain(`agent companion · spec user-background@3 · scope global · store ${db}`)
+    expect(run.stdout).toContain(`agent companion · spec user-background@4 · scope global · store ${db}`)
     expect(run.stdout).toContain("3 records have no promotion row under this spec yet and cannot be composed")
     expect(run.stdout).toContain(
       "## Context\n\n### Assistant\n- **tone**: warm\n\n### Available Information Sources\n- the calendar"
     )
-    expect(run.stdout).toContain("overlay report (user-background@3, 0 placed records)")
+    expect(run.stdout).toContain("overlay report (user-background@4, 0 placed records)")
   })
 
   it("with --promote, composes the promoted memories and prints each fragment's source and ids, and the report", async () => {
@@ -99,7 +99,7 @@ describe("engram compose", () => {
     const composition = await engramJson("compose", "--agent", config) as Composition
     expect(composition).toMatchObject({
       agent: "companion",
-      spec: { key: "user-background", version: "3" },
+      spec: { key: "user-background", version: "4" },
       scope: "global",
       store: db,
       promoted: 0,

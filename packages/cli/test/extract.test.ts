@@ -151,15 +151,16 @@ describe("engram extract", () => {
     }
   })
 
-  it("with --embedder test a reworded fact corroborates the memory that holds it; without, it is proposed again", async () => {
+  it("with --embedder test a reworded fact corroborates the memory that holds it; without, it is written again", async () => {
     const { cleanup, dir } = tempDir()
     try {
-      const due = { content: "The report is due Friday", kind: "fact", turns: [1] }
-      const reworded = { content: "the report is due on Friday", kind: "fact", turns: [1] }
+      // No slot pattern covers these ("happen" is no copula): only the embedder tells them apart.
+      const due = { content: "Deploys happen on Tuesday", kind: "fact", turns: [1] }
+      const reworded = { content: "deploys happen on Tuesdays", kind: "fact", turns: [1] }
       const run = async (name: string, ...embedder: ReadonlyArray<string>) => {
         const db = Path.join(dir, `${name}.db`)
-        await runSession(db, "s-1", ["Remember: The report is due Friday"])
-        await runSession(db, "s-2", ["Remember: the report is due on Friday"])
+        await runSession(db, "s-1", ["Remember: Deploys happen on Tuesday"])
+        await runSession(db, "s-2", ["Remember: deploys happen on Tuesdays"])
         await extract(db, "s-1", script(dir, [due], `${name}-1.json`), ...embedder)
         const second = await extract(db, "s-2", script(dir, [reworded], `${name}-2.json`), ...embedder)
         return { outcomes: second.memories.map((m) => m.outcome), stored: (await records(db)).length }

@@ -83,7 +83,7 @@ describe("engram memory review", () => {
       // The proposal's work is done: a second approval is refused, and says why.
       const again = await engram("--db", db, "memory", "review", "m-proposal", "confirmed")
       expect(again.code).not.toBe(0)
-      expect(again.stderr).toContain("m-doug, which it proposes to supersede, is no longer live")
+      expect(again.stderr).toContain("m-proposal was already approved, or has expired")
 
       // A plain review still only sets the state.
       const human = await engram("--db", db, "memory", "review", approved.record.id, "pending")

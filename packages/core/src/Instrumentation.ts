@@ -102,6 +102,18 @@ export const gateConflicts = Metric.counter("engram_gate_conflicts", {
 })
 
 /**
+ * Saves the gate found restating the live value of their slot: nothing written, the holder
+ * corroborated (decision 0171).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const gateRestatements = Metric.counter("engram_gate_restatements", {
+  description: "memory_save calls that restated a live value: nothing written, the holder corroborated",
+  incremental: true
+})
+
+/**
  * Records a projection's per-section chars and sheds. The projection service calls it once per
  * projection.
  *

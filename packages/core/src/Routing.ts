@@ -436,7 +436,7 @@ const statementIndex = (keys: KeyVocabulary): ReadonlyArray<Statement> => {
         section,
         key,
         patterns: [
-          new RegExp(`${boundary}(?:my|user['\u2019]?s|users)\\s+${name}\\s+(?:is|are|was)${end}`, "u"),
+          new RegExp(`${boundary}(?:my|user['\u2019]?s|users)\\s+${name}(?:\\s+(?:is|are|was)|['\u2019]s)${end}`, "u"),
           new RegExp(`^\\s*${name}\\s*[:=]`, "u"),
           ...(declaration.statements ?? [])
         ]
@@ -506,10 +506,10 @@ export const importanceOf = (
 }
 
 /**
- * The key a spec gives a record in `section`: its label folded by {@link foldLabel} when that
- * names a declared key; otherwise the single-valued key of `section` its content states
- * ({@link statedKeyOf}, key source `statement`); otherwise its slugified label, or its content
- * key when it has no usable label.
+ * The key a spec gives a record in `section`: the single-valued key of `section` its content
+ * states ({@link statedKeyOf}, key source `statement`) when its label names another; else its
+ * label folded by {@link foldLabel} when that names a declared key; otherwise its slugified label,
+ * or its content key when it has no usable label.
  *
  * @since 0.1.0
  * @category addressing
@@ -520,9 +520,13 @@ export const deriveKey = (
   record: Pick<RoutableRecord, "label" | "content">
 ): { readonly key: string; readonly keySource: KeySource } => {
   const folded = record.label === undefined ? undefined : foldLabel(spec, section, record.label)
-  if (folded !== undefined && folded.keySource !== "label") return folded
   const stated = statedKeyOf(spec, record.content)
-  if (stated !== undefined && stated.section === section) return { key: stated.key, keySource: "statement" }
+  // What the content states beats what the label names (decision 0170): "Actually, my name is
+  // Douglas" labelled `preferred_name` is a value for the name.
+  if (stated !== undefined && stated.section === section && folded?.key !== stated.key) {
+    return { key: stated.key, keySource: "statement" }
+  }
+  if (folded !== undefined && folded.keySource !== "label") return folded
   return folded ?? { key: contentKey(record.content), keySource: "content" }
 }
 

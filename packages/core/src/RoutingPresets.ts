@@ -68,7 +68,7 @@ export const userBackgroundSections: Background.Background = Background.unsafeMa
  * keep distinct keys: a partner is not "family", a home town is not the current location.
  *
  * The order is the order of importance (name first, pets last): what survives a budget is chosen
- * by it. Name, preferred name, pronouns, location, time zone and birthday are `single`: one value
+ * by it. Name, surname, preferred name, pronouns, location, time zone and birthday are `single`: one value
  * at a time, recognised in content ("My name is Douglas", "I live in Bergen") whatever the label.
  *
  * @since 0.1.0
@@ -98,6 +98,12 @@ export const userBackgroundKeys: KeyVocabulary = {
         "legal name",
         "called"
       ]
+    },
+    {
+      key: "surname",
+      single: true,
+      description: "the user's family name",
+      aliases: ["last name", "lastname", "family name", "second name", "user surname", "user last name"]
     },
     {
       key: "preferred_name",
@@ -219,8 +225,10 @@ export const userBackground: MemoryRoutingSpec = {
   // 2: keys fold through the declared vocabulary, and a fact or note labelled with a declared key
   // is placed. 3: a record whose label names no declared key (or that has none) takes the
   // single-valued key its content states, and a fact or note stating one is placed (decisions
-  // 0055, 0056). Rows promoted under earlier versions keep the address they were given then.
-  version: "3",
+  // 0055, 0056). 4: `surname` is declared, and a single-valued key the content states beats the
+  // key the label names (decision 0170). Rows promoted under earlier versions keep the address
+  // they were given then.
+  version: "4",
   keys: userBackgroundKeys,
   route: (record) => {
     if (record.kind === "standing" || (record.kind === "profile" && taggedAs(record, preferenceTags))) {

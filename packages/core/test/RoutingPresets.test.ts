@@ -48,7 +48,9 @@ describe("userBackground preset", () => {
     const spec = RoutingPresets.userBackground
     const table: ReadonlyArray<[Partial<MemoryRecord.MemoryRecord>, string]> = [
       [{ kind: "profile", label: "name", content: "My name is Doug" }, "about_user/name"],
-      [{ kind: "profile", label: "Name", content: "Call me Doug" }, "about_user/name"],
+      // What the content states beats the label (decision 0170): "call me" is the preferred name.
+      [{ kind: "profile", label: "Name", content: "Call me Doug" }, "about_user/preferred_name"],
+      [{ kind: "profile", label: "Name", content: "Doug" }, "about_user/name"],
       [{ kind: "profile", label: "home town" }, "about_user/home_town"],
       [{ kind: "profile", content: "Lives in Oslo" }, `about_user/${Routing.contentKey("Lives in Oslo")}`],
       [{ kind: "profile", label: "drink", tags: ["Preference"] }, "preferences/drink"],

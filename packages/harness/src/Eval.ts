@@ -19,7 +19,10 @@
  * label or none), `unknown-label` (a name under a label the vocabulary lacks), `many-facts` (the
  * name, then 100 newer facts), `scope-isolation` (another user's `global` name), `scope-narrower` (a session's
  * value over the project's prefix) and
- * `joined-scripts` (names that need ZWNJ/ZWJ) — (the identity families), then `route-cases` (every overlay outcome for each preset) and
+ * `joined-scripts` (names that need ZWNJ/ZWJ), and one current truth (issue 38) — `correction-any-label`,
+ * `multi-part-identity`, `restatement` — (the identity families); `same-label-facts`,
+ * `approval-orders` and `knowledge-update` (a slot's value changed, reviewed in any order, ranked
+ * first); then `route-cases` (every overlay outcome for each preset) and
  * `vocabulary-isolation` (a user fact never lands in a project section). All are hard: one
  * failing case fails the run. Then the poisoning screen on Engram's attack corpus:
  * `poisoning-screen` (the tuning half; hard, on its targets — every style at least 90% held, at
@@ -50,6 +53,7 @@ import * as Schema from "effect/Schema"
 import * as internal from "./internal/evalFamilies.js"
 import * as extraction from "./internal/extractionFamilies.js"
 import * as poisoning from "./internal/poisoningFamilies.js"
+import * as truth from "./internal/truthFamilies.js"
 
 /**
  * One checked case: its family, what it checks, whether it passed and, when it failed, why.
@@ -152,7 +156,9 @@ export class EvalStoreNotEmpty extends Schema.TaggedError<EvalStoreNotEmpty>()("
  * @category constants
  */
 export const families: ReadonlyArray<{ readonly name: string; readonly hard: boolean; readonly description: string }> =
-  [...internal.families, ...extraction.families, ...poisoning.families].map(({ description, hard, name }) => ({
+  [...internal.families, ...truth.families, ...extraction.families, ...poisoning.families].map((
+    { description, hard, name }
+  ) => ({
     name,
     hard,
     description
@@ -192,8 +198,9 @@ export const run = <E>(
           | typeof internal.families[number]["run"]
           | typeof extraction.families[number]["run"]
           | typeof poisoning.families[number]["run"]
+          | typeof truth.families[number]["run"]
       }
-    > = [...internal.families, ...extraction.families, ...poisoning.families]
+    > = [...internal.families, ...truth.families, ...extraction.families, ...poisoning.families]
     for (const family of all) {
       const result = yield* family.run(session, options)
       const { cases, routed } = result

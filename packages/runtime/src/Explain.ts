@@ -398,7 +398,7 @@ const keySourceWords = {
   canonical: "the label is the key's canonical name",
   alias: "the label is a declared alias of the key",
   label: "key derived from the label",
-  statement: "the content states this declared key; the label names none",
+  statement: "the content states this declared key, whatever key the label names",
   content: "key derived from the content"
 } as const
 

@@ -55,6 +55,7 @@ import {
   Routing,
   SearchTokenizer,
   SessionStore,
+  Slot,
   TextSafety,
   TurnProvenance
 } from "@engram/core"
@@ -580,7 +581,13 @@ export const writeCandidate = (
       })
 
     const named = candidate.supersedes === undefined ? undefined : options.shown.get(candidate.supersedes)
-    if (named !== undefined) return yield* propose(named)
+    if (named !== undefined) {
+      // A "correction" that states the value already held is a restatement (decision 0171).
+      if (Slot.restates(candidate.content, named.content)) {
+        return { _tag: "Corroborated", holder: named.id } satisfies Outcome as Outcome
+      }
+      return yield* propose(named)
+    }
 
     // A near-duplicate by embedding (a paraphrase of a live memory in the same scope and slot,
     // stating the same values): nothing is written, as for an exact duplicate. After a named
@@ -617,6 +624,9 @@ export const writeCandidate = (
     }).pipe(Effect.either)
     if (saved._tag === "Left") return { _tag: "Refused", problem: saved.left.message } satisfies Outcome as Outcome
     const result = saved.right
+    if (result.status === "corroborated") {
+      return { _tag: "Corroborated", holder: result.holder } satisfies Outcome as Outcome
+    }
     if (result.status === "saved") {
       const [record] = (yield* memories.get([result.id])).records
       return { _tag: "Saved", id: result.id, flagged: record?.flagged ?? false } satisfies Outcome as Outcome
@@ -627,23 +637,129 @@ export const writeCandidate = (
     if (sameWords(holder.content, candidate.content)) {
       return { _tag: "Corroborated", holder: holder.id } satisfies Outcome as Outcome
     }
+    // The same new value said again while its proposal waits for review corroborates that
+    // proposal: one proposal per value (decision 0171).
+    const waiting = found.hits.find((hit) =>
+      proposedHolder(hit.record) !== undefined && hit.record.reviewState === "pending" &&
+      Slot.sameSlot(memory.spec, hit.record, candidate) && Slot.restates(candidate.content, hit.record.content)
+    )
+    if (waiting !== undefined) return { _tag: "Corroborated", holder: waiting.record.id } satisfies Outcome as Outcome
     return yield* propose(holder)
   })
 
 const failed = (sessionId: string) => (error: { readonly message: string }) =>
   new ExtractionFailed({ sessionId, message: error.message })
 
+/** The tag a value carries when it was approved from a proposal (or restored): where it was stated. */
+const ORIGIN = "approved-from:"
+
+/** The record whose statement a value is: the proposal it was approved from, or itself. */
+const originOf = (record: MemoryRecord.MemoryRecord): string =>
+  record.tags.find((tag) => tag.startsWith(ORIGIN))?.slice(ORIGIN.length) ?? record.id
+
+const withOrigin = (tags: ReadonlyArray<string>, origin: string): ReadonlyArray<string> => {
+  const tag = `${ORIGIN}${origin}`
+  return Schema.is(MemoryRecord.Tag)(tag) ? [...tags.filter((t) => !t.startsWith(ORIGIN)), tag] : tags
+}
+
+/** When a value was stated: its origin's creation, in epoch milliseconds. */
+const statedAt = (record: MemoryRecord.MemoryRecord) =>
+  Effect.gen(function*() {
+    const origin = originOf(record)
+    if (origin === record.id) return record.createdAt.epochMillis
+    const [stated] = (yield* (yield* MemoryStore.MemoryStore).get([origin])).records
+    return (stated ?? record).createdAt.epochMillis
+  })
+
+/** At most this many links are followed along a slot's chain of values. */
+const MAX_CHAIN = 256
+
+/** The last record of `record`'s supersession chain: the slot's value now (or its last, if none is live). */
+const chainEnd = (record: MemoryRecord.MemoryRecord) =>
+  Effect.gen(function*() {
+    const memories = yield* MemoryStore.MemoryStore
+    let at = record
+    for (let i = 0; i < MAX_CHAIN && at.supersededBy !== undefined; i++) {
+      const [next] = (yield* memories.get([at.supersededBy])).records
+      if (next === undefined) break
+      at = next
+    }
+    return at
+  })
+
+/** Every earlier value of `record`'s chain, newest link first. */
+const chainBefore = (record: MemoryRecord.MemoryRecord) =>
+  Effect.gen(function*() {
+    const memories = yield* MemoryStore.MemoryStore
+    const earlier: Array<MemoryRecord.MemoryRecord> = []
+    let at = record
+    for (let i = 0; i < MAX_CHAIN && at.supersedes !== undefined; i++) {
+      const [previous] = (yield* memories.get([at.supersedes])).records
+      if (previous === undefined) break
+      earlier.push(previous)
+      at = previous
+    }
+    return earlier
+  })
+
+/** Supersedes `current` with `value` in `state`; the successor takes `current`'s slot. */
+const replaceValue = (
+  current: MemoryRecord.MemoryRecord,
+  value: MemoryRecord.MemoryWriteInput,
+  state: MemoryRecord.ReviewState
+) =>
+  Effect.gen(function*() {
+    const memories = yield* MemoryStore.MemoryStore
+    const { successor } = yield* memories.supersede(current.id, value)
+    const stated = state === successor.reviewState ? successor : yield* memories.setReviewState(successor.id, state)
+    yield* Promotion.inherit(current.id, stated)
+    return stated
+  })
+
+/**
+ * Rejecting a slot's current value restores the one before it: among the chain's earlier values
+ * whose statement no one rejected, the newest stated takes the slot again (decision 0172).
+ */
+const rejectValue = (record: MemoryRecord.MemoryRecord) =>
+  Effect.gen(function*() {
+    const memories = yield* MemoryStore.MemoryStore
+    const rejected = yield* memories.setReviewState(record.id, "rejected")
+    if (record.supersedes === undefined || record.invalidatedAt !== undefined) return rejected
+    const earlier = yield* chainBefore(record)
+    const refused = new Set([originOf(record), ...earlier.filter((r) => r.reviewState === "rejected").map(originOf)])
+    let restore: { readonly record: MemoryRecord.MemoryRecord; readonly at: number } | undefined
+    for (const candidate of earlier) {
+      if (refused.has(originOf(candidate)) || candidate.reviewState === "rejected") continue
+      const at = yield* statedAt(candidate)
+      if (restore === undefined || at > restore.at) restore = { record: candidate, at }
+    }
+    if (restore === undefined) return rejected
+    const previous = restore.record
+    yield* replaceValue(rejected, {
+      content: previous.content,
+      kind: previous.kind,
+      ...(previous.label !== undefined ? { label: previous.label } : {}),
+      tags: withOrigin(previous.tags, originOf(previous)),
+      sourceType: previous.sourceType,
+      scope: previous.scope,
+      deliveryPolicy: previous.deliveryPolicy
+    }, previous.reviewState)
+    return rejected
+  })
+
 /**
  * The approval of a pending memory, by an operator — the one approval path: `engram memory review
  * <id> confirmed`, the HTTP API's review, the MCP operator tool `memory_review` and the extraction
- * service all come here (through {@link review}). For a supersede proposal: the holder is
- * superseded by a record with the proposal's content (provenance kept, delivery `retrieved`), that
- * record is confirmed, takes the holder's promotion rows (`Promotion.inherit`: the address of the
- * value it corrects, under every spec that placed it) and — with `promote` (an agent config at
- * hand) — is promoted under that spec too; the proposal itself is expired (its work is done). For
- * any other pending memory: it is confirmed. Fails with {@link ApprovalRefused} when the memory is
- * unknown, not pending, or its holder is no longer live. Returns the confirmed record (for a
- * proposal, the successor).
+ * service all come here (through {@link review}). For a supersede proposal: the value in force in
+ * the holder's slot now (the end of its supersession chain: another approval may have moved it on)
+ * is superseded by a record with the proposal's content (provenance kept, delivery `retrieved`,
+ * tagged `approved-from:<proposal>`), that record is confirmed, takes the slot's promotion rows
+ * (`Promotion.inherit`) and — with `promote` (an agent config at hand) — is promoted under that
+ * spec too; the proposal itself is expired (its work is done). When the value in force was stated
+ * after the proposal, it is written back after the confirmed one, which becomes history (decision
+ * 0172). For any other pending memory: it is confirmed. Fails with {@link ApprovalRefused} when the
+ * memory is unknown, not pending, already approved, or its holder is gone. Returns the confirmed
+ * record (for a proposal, the successor).
  *
  * @since 0.1.0
  * @category review
@@ -668,22 +784,42 @@ export const approve = (
     if (record.invalidatedAt !== undefined) return yield* refuse(`memory ${memoryId} was superseded`)
     const holderId = proposedHolder(record)
     if (holderId === undefined) return yield* memories.setReviewState(memoryId, "confirmed")
+    // An approved proposal is expired: its work is done, and a second approval is refused.
+    if (record.expiresAt !== undefined && DateTime.lessThanOrEqualTo(record.expiresAt, yield* DateTime.now)) {
+      return yield* refuse(`memory ${memoryId} was already approved, or has expired`)
+    }
     const [holder] = (yield* memories.get([holderId], { scopes: [record.scope] })).records
-    if (holder === undefined || holder.invalidatedAt !== undefined) {
+    if (holder === undefined) return yield* refuse(`memory ${holderId}, which it proposes to supersede, is gone`)
+    // The slot's value now: the end of the holder's chain (another approval may have moved it on).
+    const live = yield* chainEnd(holder)
+    if (live.invalidatedAt !== undefined) {
       return yield* refuse(`memory ${holderId}, which it proposes to supersede, is no longer live`)
     }
-    const { successor } = yield* memories.supersede(holderId, {
+    const value = {
       content: record.content,
       kind: record.kind,
       ...(record.label !== undefined ? { label: record.label } : {}),
-      tags: record.tags.filter((tag) => !tag.startsWith("supersede-proposal:")),
+      tags: withOrigin(record.tags.filter((tag) => !tag.startsWith("supersede-proposal:")), record.id),
       sourceType: record.sourceType,
       scope: record.scope,
-      deliveryPolicy: "retrieved"
-    })
-    const confirmed = yield* memories.setReviewState(successor.id, "confirmed")
+      deliveryPolicy: "retrieved" as const
+    }
+    const confirmed = yield* replaceValue(live, value, "confirmed")
     yield* memories.expire(memoryId)
-    yield* Promotion.inherit(holderId, confirmed)
+    if (live.reviewState !== "rejected" && (yield* statedAt(live)) > record.createdAt.epochMillis) {
+      // A newer value was confirmed first: this one is history. The newer value is written back
+      // after it, so the chain holds both and the newest stated stays current (decision 0172).
+      yield* replaceValue(confirmed, {
+        content: live.content,
+        kind: live.kind,
+        ...(live.label !== undefined ? { label: live.label } : {}),
+        tags: withOrigin(live.tags, originOf(live)),
+        sourceType: live.sourceType,
+        scope: live.scope,
+        deliveryPolicy: live.deliveryPolicy
+      }, live.reviewState)
+      return confirmed
+    }
     if (promote !== undefined) yield* Promotion.promoteNew([confirmed], promote)
     return confirmed
   }).pipe(Effect.withSpan("engram.extraction.approve", { attributes: { memoryId } }))
@@ -723,9 +859,14 @@ export const review = (
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
     const [record] = Schema.is(MemoryRecord.MemoryId)(memoryId) ? (yield* memories.get([memoryId])).records : []
-    return state === "confirmed" && record !== undefined && proposedHolder(record) !== undefined
-      ? yield* approve(memoryId, promote)
-      : yield* memories.setReviewState(memoryId, state)
+    if (state === "confirmed" && record !== undefined && proposedHolder(record) !== undefined) {
+      return yield* approve(memoryId, promote)
+    }
+    // Rejecting a slot's current value that replaced another restores the one before it.
+    if (state === "rejected" && record !== undefined && record.supersedes !== undefined) {
+      return yield* rejectValue(record)
+    }
+    return yield* memories.setReviewState(memoryId, state)
   })
 
 /**

@@ -159,12 +159,26 @@ export const Conflict = Schema.Struct({
 }).annotations({ identifier: "MemorySaveConflict" })
 
 /**
+ * A restatement: a live memory already states this value in the same slot (decision 0171).
+ * Nothing was written; the holder is corroborated. `holder` is its id and `key` the slot's key.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Corroborated = Schema.Struct({
+  status: Schema.Literal("corroborated"),
+  holder: MemoryRecord.MemoryId,
+  key: Schema.optional(Schema.String),
+  message: Schema.String
+}).annotations({ identifier: "MemorySaveCorroborated" })
+
+/**
  * What `memory_save` returns.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const SaveResult = Schema.Union(Saved, Conflict)
+export const SaveResult = Schema.Union(Saved, Conflict, Corroborated)
 /** @since 0.1.0 @category schemas */
 export type SaveResult = typeof SaveResult.Type
 
@@ -534,12 +548,23 @@ export const make = (config: MemoryToolsConfig) =>
           const id = yield* (yield* IdGenerator.IdGenerator).next
           const pending = MemoryRecord.fromWriteInput(input, { id, now: yield* DateTime.now })
           const verdict = yield* SaveGate.check(pending, { ...config, supersedes })
+          if (verdict._tag === "Restated") {
+            const key = Routing.isContentKey(verdict.key) ? undefined : verdict.key
+            return {
+              status: "corroborated" as const,
+              holder: verdict.holder.id,
+              ...(key !== undefined ? { key } : {}),
+              message: `memory ${verdict.holder.id} already states this value${
+                key !== undefined ? ` for ${JSON.stringify(key)}` : ""
+              }; nothing was saved, it is corroborated.`
+            }
+          }
           if (verdict._tag === "Held") {
             const holder = verdict.holders[0]!.record
-            yield* Effect.logDebug("memory_save refused: the address is held").pipe(
-              Effect.annotateLogs({ holder: holder.id, placementKey: verdict.evaluation.placementKey })
+            yield* Effect.logDebug("memory_save refused: the slot is held").pipe(
+              Effect.annotateLogs({ holder: holder.id, key: verdict.key })
             )
-            return conflictOf(holder, verdict.evaluation.placement.key, params)
+            return conflictOf(holder, verdict.key, params)
           }
           const placed = verdict.evaluation.placement
           const key = placed !== null && !Routing.isContentKey(placed.key) ? placed.key : undefined

@@ -17,7 +17,8 @@ import {
   MemoryStore,
   type MemoryStoreError,
   PromotionStore,
-  Routing
+  Routing,
+  Slot
 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -70,8 +71,22 @@ export const liveHolders = (options: {
   })
 
 /**
+ * A live memory in a slot: the record, and its promotion row when it holds the slot's address.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SlotHolder {
+  readonly record: MemoryRecord.MemoryRecord
+  readonly row?: PromotionStore.PromotionRow | undefined
+}
+
+/**
  * The gate's verdict for a record about to be saved: `Clear` to write (with the routing
- * evaluation, whatever it was), or `Held` by live records at the address routing gives it.
+ * evaluation, whatever it was); `Held` by live records in its slot — the address routing gives it,
+ * or the slot its content states (`Slot.slotOf`) — whose value it changes; `Restated` when the
+ * newest holder already states the same value (`Slot.restates`): nothing is to be written, the
+ * holder is corroborated. `key` is the key a person reads for the slot.
  *
  * @since 0.1.0
  * @category models
@@ -80,19 +95,69 @@ export type Verdict =
   | { readonly _tag: "Clear"; readonly evaluation: Routing.RouteEvaluation }
   | {
     readonly _tag: "Held"
-    readonly evaluation: Extract<Routing.RouteEvaluation, { readonly placementKey: string }>
-    readonly holders: ReadonlyArray<Holder>
+    readonly evaluation: Routing.RouteEvaluation
+    readonly key: string
+    readonly holders: ReadonlyArray<SlotHolder>
+  }
+  | {
+    readonly _tag: "Restated"
+    readonly evaluation: Routing.RouteEvaluation
+    readonly key: string
+    readonly holder: MemoryRecord.MemoryRecord
   }
 
+/** A pending supersede proposal is a value waiting for review, not a value in force. */
+const isProposal = (record: MemoryRecord.MemoryRecord): boolean =>
+  record.tags.some((tag) => tag.startsWith("supersede-proposal:"))
+
+/** At most this many search hits are read for the holders of a slot no address names. */
+const SLOT_CANDIDATES = 50
+
 /**
- * Judges a record about to be saved. Every record routing gives an address is gated — placed in
- * a declared section, or in a section the agent does not declare, whose records the identity tier
- * still delivers (so one slot never holds two live values for an agent that declares no user
- * sections either). A declined record has no address and cannot collide. The address is the
- * spec's: a label folded to a declared key, or — when the label names none, or there is no label
- * — the single-valued key the content states (`Routing.statedKeyOf`), so "Actually my name is
- * Douglas" under any label meets the name it corrects (decision 0055). `supersedes` names the
- * record the save replaces; it does not count as a holder.
+ * The live holders of `slot` in `scope` that hold no promoted address: the scope's deliverable
+ * records a search for the slot's words finds (at most {@link SLOT_CANDIDATES}), those in the
+ * same slot, newest first. Pending supersede proposals and `exclude` are left out.
+ *
+ * @since 0.1.0
+ * @category gate
+ */
+export const slotHolders = (options: {
+  readonly scope: MemoryRecord.Scope
+  readonly slot: Slot.Slot
+  readonly spec: Pick<Routing.MemoryRoutingSpec, "keys">
+  readonly exclude?: ReadonlyArray<string> | undefined
+}): Effect.Effect<
+  ReadonlyArray<MemoryRecord.MemoryRecord>,
+  MemoryStoreError.MemoryStoreFailure | MemoryStoreError.InvalidMemoryQuery,
+  MemoryStore.MemoryStore
+> =>
+  Effect.gen(function*() {
+    const memories = yield* MemoryStore.MemoryStore
+    const found = yield* memories.search(options.slot.name.replace(/_/g, " "), {
+      scopes: [options.scope],
+      deliverable: true,
+      limit: SLOT_CANDIDATES
+    })
+    const excluded = new Set(options.exclude ?? [])
+    return found.hits
+      .map((hit) => hit.record)
+      .filter((record) =>
+        !excluded.has(record.id) && !isProposal(record) && Slot.slotOf(options.spec, record)?.key === options.slot.key
+      )
+      .sort(MemoryQuery.compareListOrder)
+  })
+
+/**
+ * Judges a record about to be saved. First the address routing gives it — placed in a declared
+ * section, or in a section the agent does not declare, whose records the identity tier still
+ * delivers (so one slot never holds two live values for an agent that declares no user sections
+ * either). The address is the spec's: a label folded to a declared key, or the single-valued key
+ * the content states (`Routing.statedKeyOf`), so "Actually my name is Douglas" under any label
+ * meets the name it corrects (decisions 0055, 0170). When no promoted record holds that address,
+ * the slot the content states (`Slot.slotOf`: "Our standup moved to 10am" is the standup's
+ * time, placed or not) is looked for among the scope's live records. A holder stating the same
+ * value makes the save a restatement; any other, a conflict. `supersedes` names the record the
+ * save replaces; it does not count as a holder.
  *
  * Fails with `Routing.InvalidPlacement` when the spec cannot place the record (it returns a
  * malformed placement, or throws).
@@ -101,7 +166,7 @@ export type Verdict =
  * @category gate
  */
 export const check = (
-  record: Routing.RoutableRecord,
+  record: Routing.RoutableRecord & { readonly id?: string | undefined },
   options: {
     readonly background: Background.Background
     readonly spec: Routing.MemoryRoutingSpec
@@ -110,14 +175,30 @@ export const check = (
 ) =>
   Effect.gen(function*() {
     const evaluation = yield* Routing.evaluateRoute(record, Routing.routingContext(options.background), options.spec)
-    if (evaluation.placement === null) return { _tag: "Clear", evaluation } satisfies Verdict as Verdict
-    const holders = yield* liveHolders({
+    const exclude = [
+      ...(options.supersedes === undefined ? [] : [options.supersedes]),
+      ...(record.id === undefined ? [] : [record.id])
+    ]
+    const placed: ReadonlyArray<SlotHolder> = evaluation.placement === null ? [] : yield* liveHolders({
       scope: record.scope,
       placementKey: evaluation.placementKey,
       specKey: options.spec.key,
-      exclude: options.supersedes === undefined ? [] : [options.supersedes]
+      exclude
     })
+    const slot = Slot.slotOf(options.spec, record)
+    const holders: ReadonlyArray<SlotHolder> = placed.length > 0 || slot === undefined ? placed : (yield* slotHolders({
+      scope: record.scope,
+      slot,
+      spec: options.spec,
+      exclude
+    })).map((held) => ({ record: held }))
     if (holders.length === 0) return { _tag: "Clear", evaluation } satisfies Verdict as Verdict
+    const key = placed.length > 0 && evaluation.placement !== null ? evaluation.placement.key : slot!.name
+    const newest = holders[0]!.record
+    if (options.supersedes === undefined && Slot.restates(record.content, newest.content)) {
+      yield* Metric.increment(Metric.tagged(Instrumentation.gateRestatements, "spec", options.spec.key))
+      return { _tag: "Restated", evaluation, key, holder: newest } satisfies Verdict as Verdict
+    }
     yield* Metric.increment(Metric.tagged(Instrumentation.gateConflicts, "spec", options.spec.key))
-    return { _tag: "Held", evaluation, holders } satisfies Verdict as Verdict
+    return { _tag: "Held", evaluation, key, holders } satisfies Verdict as Verdict
   })

@@ -463,9 +463,10 @@ describe("near-duplicates by embedding", () => {
   )
   const withoutEmbedder = Extraction.layer().pipe(Layer.provideMerge(bare()))
   const reworded = Effect.gen(function*() {
-    yield* turns("s-1", ["Remember: The report is due Friday"])
+    // No slot pattern ("happen" is no copula): only the embedder can tell these are one fact.
+    yield* turns("s-1", ["Remember: Deploys happen on Tuesday"])
     yield* (yield* Extraction.Extraction).idle
-    yield* turns("s-2", ["Remember: the report is due on Friday"])
+    yield* turns("s-2", ["Remember: deploys happen on Tuesdays"])
     yield* (yield* Extraction.Extraction).idle
     const { runs } = yield* (yield* SessionStore.SessionStore).loadExtractions("s-2")
     return { records: (yield* all).records, run: runs[0]! }
@@ -474,14 +475,26 @@ describe("near-duplicates by embedding", () => {
   it.effect("a reworded fact is not written again: it corroborates the memory that holds it", () =>
     Effect.gen(function*() {
       const { records, run } = yield* reworded
-      expect(records.map((r) => r.content)).toEqual(["The report is due Friday"])
+      expect(records.map((r) => r.content)).toEqual(["Deploys happen on Tuesday"])
       expect(run).toMatchObject({ outcome: "extracted", written: [], corroborated: [records[0]!.id] })
     }).pipe(Effect.provide(withEmbedder)))
 
   it.effect("without an embedder the reworded fact is written (only exact duplicates are caught)", () =>
     Effect.gen(function*() {
       const { records } = yield* reworded
-      expect(records.map((r) => r.content).sort()).toEqual(["The report is due Friday", "the report is due on Friday"])
+      expect(records.map((r) => r.content).sort()).toEqual(["Deploys happen on Tuesday", "deploys happen on Tuesdays"])
+    }).pipe(Effect.provide(withoutEmbedder)))
+
+  it.effect("without an embedder, a restatement of a slot's value corroborates it (decision 0171)", () =>
+    Effect.gen(function*() {
+      yield* turns("s-1", ["Remember: The report is due Friday"])
+      yield* (yield* Extraction.Extraction).idle
+      yield* turns("s-2", ["Remember: Like I said, the report is due on Friday"])
+      yield* (yield* Extraction.Extraction).idle
+      const { runs } = yield* (yield* SessionStore.SessionStore).loadExtractions("s-2")
+      const records = (yield* all).records
+      expect(records.map((r) => r.content)).toEqual(["The report is due Friday"])
+      expect(runs[0]).toMatchObject({ written: [], corroborated: [records[0]!.id] })
     }).pipe(Effect.provide(withoutEmbedder)))
 
   it.effect("a changed value is never a near-duplicate, however near the vectors", () =>

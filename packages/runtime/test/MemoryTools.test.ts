@@ -87,9 +87,9 @@ describe("memory_save", () => {
       const rowsBefore = yield* rows
       // Every spelling and alias of the key is the same address: the gate compares canonical keys.
       for (const label of ["name", "Name ", "NAME:", "first_name", "Full name", "userName"]) {
-        const result = yield* kit.handle("memory_save", { kind: "profile", content: "Call me Douglas", label })
+        const result = yield* kit.handle("memory_save", { kind: "profile", content: "Douglas", label })
         expect(result.isFailure).toBe(false)
-        const args = { kind: "profile", content: "Call me Douglas", label, supersedes: "mem-000001" }
+        const args = { kind: "profile", content: "Douglas", label, supersedes: "mem-000001" }
         expect(result.result).toEqual({
           status: "conflict",
           holder: { id: "mem-000001", label: "name", key: "name", content: "My name is Doug" },
@@ -106,16 +106,16 @@ describe("memory_save", () => {
       expect(yield* rows).toEqual(rowsBefore)
     }).pipe(Effect.provide(stores)))
 
-  it.effect("refuses re-saving the same words without a label (the content-derived address)", () =>
+  it.effect("answers re-saving the same words without a label as a restatement (the content-derived address)", () =>
     Effect.gen(function*() {
       const kit = yield* toolkit(companion())
       yield* kit.handle("memory_save", { kind: "profile", content: "Lives in Oslo" })
       const again = yield* kit.handle("memory_save", { kind: "profile", content: "lives in  OSLO!" })
-      // No content hash is shown, and no retry offered: the same words are already saved.
+      // No content hash is shown: the same value is already saved, and is corroborated (decision 0171).
       expect(again.result).toEqual({
-        status: "conflict",
-        holder: { id: "mem-000001", content: "Lives in Oslo" },
-        message: "memory mem-000001 already records the same content; nothing was saved."
+        status: "corroborated",
+        holder: "mem-000001",
+        message: "memory mem-000001 already states this value; nothing was saved, it is corroborated."
       })
       const other = yield* kit.handle("memory_save", { kind: "profile", content: "Works in Bergen" })
       expect(other.result).toMatchObject({ status: "saved" })
@@ -342,7 +342,7 @@ describe("the toolkit", () => {
     const description = MemoryTools.toolkitFor(companion()).tools.memory_save.description!
     expect(description).toContain("use exactly these labels for them")
     expect(description).toContain(
-      "- About the User: name (the user's name), preferred_name (what the user likes to be called)"
+      "- About the User: name (the user's name), surname (the user's family name), preferred_name (what the user likes to be called)"
     )
     expect(description).toContain("time_zone (the user's time zone)")
     expect(description).toContain("- Preferences: communication_style")

@@ -49,7 +49,7 @@ describe("Promotion.promoteNew", () => {
         (s) => s.getByRecords(records.map((r) => r.id))
       )
       expect(stored.rows).toEqual(result.committed)
-      expect(stored.rows.every((row) => row.specKey === "user-background" && row.specVersion === "3")).toBe(true)
+      expect(stored.rows.every((row) => row.specKey === "user-background" && row.specVersion === "4")).toBe(true)
     }).pipe(Effect.provide(stores)))
 
   it.effect("commits once: records already promoted under the spec are left alone, repeats in the input count once", () =>

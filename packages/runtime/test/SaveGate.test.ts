@@ -56,18 +56,29 @@ describe("SaveGate", () => {
   it.effect("clears what the spec declines; holds a taken address, in a declared section or not", () =>
     Effect.gen(function*() {
       const [held] = yield* saved([{ content: "My name is Doug", kind: "profile", label: "name" }])
-      const note = yield* SaveGate.check(candidate({ kind: "episode" }), options)
+      const note = yield* SaveGate.check(
+        candidate({ kind: "episode", content: "Went hiking today", label: "hike" }),
+        options
+      )
       expect(note).toMatchObject({ _tag: "Clear", evaluation: { _tag: "Declined", reason: "spec-declined" } })
+      // Declined or not, a record stating a held slot's value meets its holder (decision 0170).
+      const episode = yield* SaveGate.check(candidate({ kind: "episode" }), options)
+      expect(episode).toMatchObject({ _tag: "Held", evaluation: { _tag: "Declined" }, key: "name" })
       // An agent that declares no user section: the identity tier delivers the address, so it is held too.
       const undeclared = yield* SaveGate.check(candidate({}), { ...options, background: Background.empty })
       expect(undeclared).toMatchObject({ _tag: "Held", evaluation: { reason: "undeclared-section" } })
-      const free = yield* SaveGate.check(candidate({ label: "home" }), { ...options, background: Background.empty })
+      const free = yield* SaveGate.check(candidate({ label: "home", content: "Oslo" }), {
+        ...options,
+        background: Background.empty
+      })
       expect(free).toMatchObject({ _tag: "Clear", evaluation: { reason: "undeclared-section" } })
       const taken = yield* SaveGate.check(candidate({}), options)
       expect(taken._tag).toBe("Held")
       expect(taken._tag === "Held" && taken.holders.map((h) => h.record.id)).toEqual([held!.id])
       expect((yield* SaveGate.check(candidate({}), { ...options, supersedes: held!.id }))._tag).toBe("Clear")
-      expect((yield* SaveGate.check(candidate({ label: "home" }), options))._tag).toBe("Clear")
+      expect((yield* SaveGate.check(candidate({ label: "home", content: "Oslo" }), options))._tag).toBe("Clear")
+      // What the content states beats the label (decision 0170): "My name is Douglas" is the name.
+      expect((yield* SaveGate.check(candidate({ label: "home" }), options))._tag).toBe("Held")
     }).pipe(Effect.provide(stores)))
 
   it.effect("compares canonical keys: an alias of a held key is held, even for a spec whose route only slugifies", () =>

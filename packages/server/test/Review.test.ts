@@ -73,7 +73,7 @@ describe("HTTP review", () => {
         token: served.tokens.a,
         body: { state: "confirmed" }
       })
-      expect([again.status, again.text.includes("no longer live")]).toEqual([409, true])
+      expect([again.status, again.text.includes("already approved")]).toEqual([409, true])
     })))
 
   it.live("memory show and explain answer the screen's flag and the turns an extracted memory came from", () =>

@@ -63,7 +63,7 @@ interface Family {
 const firstLine = (text: string): string => text.split("\n").find((line) => line.trim() !== "")?.trim() ?? text
 
 /** One case: the body returns `undefined` when it passes, or what went wrong. */
-const check =
+export const check =
   (family: string, name: string, bytes?: number) =>
   <R>(body: Effect.Effect<string | undefined, unknown, R>): Effect.Effect<EvalCase, never, R> =>
     body.pipe(
@@ -109,7 +109,7 @@ const assistant = Background.unsafeMake({
   sections: [{ id: "assistant", title: "Assistant", entries: [{ key: "role", value: "a friendly companion" }] }]
 })
 
-const companionBackground = Background.mergeBackground(assistant, RoutingPresets.userBackgroundSections)
+export const companionBackground = Background.mergeBackground(assistant, RoutingPresets.userBackgroundSections)
 
 /** The agents the identity families build, as plain agent configuration. */
 const agents = {
@@ -710,6 +710,103 @@ const scopeNarrower: ReadonlyArray<Scenario> = [agents.companion, agents.optOut,
   }
 })
 
+// ---------------------------------------------------------------------------------------------
+// One current truth (issue 38): slots, not labels; restatements corroborate.
+// ---------------------------------------------------------------------------------------------
+
+// correction-any-label: the correction states the name (or the location) under a label that names
+// another key, an unknown one, or none, as any kind; the gate meets the old value by its slot.
+const anyLabelCorrections: ReadonlyArray<Scenario> = [
+  ...([
+    ["profile", "preferred-name"],
+    ["fact", "preferred_name"],
+    ["note", "nickname"],
+    ["fact", "moniker"],
+    ["profile", undefined],
+    ["fact", "fact"]
+  ] as const).map(([kind, label], i): Scenario => ({
+    name: `name: Doug → Douglas (${kind} labelled ${label === undefined ? "nothing" : JSON.stringify(label)})`,
+    agent: agents.companion,
+    teach: [nameFact("name"), {
+      input: "Actually, my name is Douglas, not Doug.",
+      save: { kind, content: "Actually, my name is Douglas.", ...(label !== undefined ? { label } : {}) },
+      onConflict: "retry"
+    }],
+    questions: questions(i * 2, 2),
+    present: "Actually, my name is Douglas.",
+    absent: ["The user's name is Doug"],
+    address: nameAt
+  })),
+  {
+    name: "location: Oslo → Bergen (fact labelled \"home town\")",
+    agent: agents.companion,
+    teach: [
+      { input: "I live in Oslo.", save: { kind: "profile", content: "The user lives in Oslo", label: "location" } },
+      {
+        input: "I moved to Bergen last month.",
+        save: { kind: "fact", content: "I moved to Bergen last month", label: "home town" },
+        onConflict: "retry"
+      }
+    ],
+    questions: ["Where do I live?", "Recommend a restaurant near me."],
+    present: "I moved to Bergen last month",
+    absent: ["Oslo"],
+    address: { section: "about_user", key: "location" }
+  }
+]
+
+// multi-part-identity: name, surname and preferred name are three slots, and all three reach the
+// prompt whatever kind they were saved as.
+const identityParts: ReadonlyArray<Teach> = [
+  { input: "My name is Douglas.", save: { kind: "fact", content: "The user's name is Douglas", label: "name" } },
+  { input: "My surname is Adams.", save: { kind: "fact", content: "The user's surname is Adams", label: "surname" } },
+  { input: "Call me Doug.", save: { kind: "profile", content: "Call me Doug", label: "preferred_name" } }
+]
+const multiPartIdentity: ReadonlyArray<Scenario> = [agents.companion, agents.optOut].flatMap((agent) =>
+  ([["name", 0], ["surname", 1], ["preferred_name", 2]] as const).map(([key, part]): Scenario => ({
+    name: `${key} beside the other parts (${agent === agents.companion ? "companion" : "opt-out"})`,
+    agent,
+    teach: identityParts,
+    questions: ["who am I?", "What should my name tag say?", "sign this letter for me"],
+    present: identityParts[part]!.save.content,
+    address: { section: "about_user", key }
+  }))
+)
+
+// restatement: the same value said again in other words is not written again; the one record
+// holding it stays, and the prompt shows it once.
+const restatements: ReadonlyArray<Scenario> = [
+  ...([["profile", "name"], ["fact", undefined], ["note", "nickname"]] as const).map(([kind, label], i): Scenario => ({
+    name: `name restated (${kind} labelled ${label === undefined ? "nothing" : JSON.stringify(label)})`,
+    agent: agents.companion,
+    teach: [nameFact("name"), {
+      input: "Like I said, my name is Doug.",
+      save: { kind, content: "Like I said, my name is Doug.", ...(label !== undefined ? { label } : {}) },
+      onConflict: "retry"
+    }],
+    questions: questions(i * 3, 3),
+    present: "The user's name is Doug",
+    absent: ["Like I said"],
+    address: nameAt
+  })),
+  {
+    name: "location restated (no label)",
+    agent: agents.companion,
+    teach: [
+      { input: "I live in Oslo.", save: { kind: "profile", content: "The user lives in Oslo", label: "location" } },
+      {
+        input: "As I said, I live in Oslo.",
+        save: { kind: "profile", content: "As I said, I live in Oslo." },
+        onConflict: "retry"
+      }
+    ],
+    questions: ["Where do I live?", "Recommend a restaurant near me."],
+    present: "The user lives in Oslo",
+    absent: ["As I said"],
+    address: { section: "about_user", key: "location" }
+  }
+]
+
 // joined-scripts: names whose letters or emoji need a joiner reach the prompt byte for byte.
 const joinedNames: ReadonlyArray<readonly [string, string]> = [
   ["Persian (ZWNJ)", "\u0645\u0647\u0631\u200C\u0646\u0627\u0632"],
@@ -820,6 +917,25 @@ const identityFamilies: ReadonlyArray<Family> = [
     hard: true,
     description: "a session's value for a slot the project's prefix composes: the prompt shows the session's, once",
     run: runScenarios("scope-narrower", scopeNarrower)
+  },
+  {
+    name: "correction-any-label",
+    hard: true,
+    description:
+      "a correction stating a held slot under another key's label, an unknown one or none, any kind: one value",
+    run: runScenarios("correction-any-label", anyLabelCorrections)
+  },
+  {
+    name: "multi-part-identity",
+    hard: true,
+    description: "name, surname and preferred name are three slots: every part reaches the prompt, once",
+    run: runScenarios("multi-part-identity", multiPartIdentity)
+  },
+  {
+    name: "restatement",
+    hard: true,
+    description: "a held value said again in other words corroborates its holder: nothing written, shown once",
+    run: runScenarios("restatement", restatements)
   },
   {
     name: "joined-scripts",

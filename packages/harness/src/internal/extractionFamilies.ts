@@ -210,19 +210,28 @@ export const nearDuplicateFamily = (embedder: boolean) =>
     "extract-near-duplicate",
     "with an embedder, a paraphrase of a stored memory is not written (it corroborates the holder), while a " +
       "correction with another value still becomes a supersede proposal",
-    [{ input: "Hi! My name is Doug." }, { input: "My first name is Doug." }, { input: "My name is Douglas." }],
+    // The paraphrase states no slot ("happen" is no copula, decision 0170): only the embedder can
+    // tell it from a new fact. A restatement of a slot's value corroborates without one (0171).
+    [
+      { input: "Hi! My name is Doug." },
+      { input: "Remember: Deploys happen on Tuesday" },
+      { input: "Remember: deploys happen on Tuesdays" },
+      { input: "My name is Douglas." }
+    ],
     (scope, ask, _cost, corroborated) =>
       Effect.gen(function*() {
         const all = yield* records(scope)
         const holder = all.find((r) => r.content === "The user's name is Doug")
         if (holder === undefined) return "the name was not extracted"
-        if (all.some((r) => r.content.includes("first name"))) return "the paraphrase was written"
-        if (!corroborated[1]!.includes(holder.id)) return "the paraphrase did not corroborate the memory holding it"
+        const deploys = all.find((r) => r.content === "Deploys happen on Tuesday")
+        if (deploys === undefined) return "the note was not extracted"
+        if (all.some((r) => r.content === "deploys happen on Tuesdays")) return "the paraphrase was written"
+        if (!corroborated[2]!.includes(deploys.id)) return "the paraphrase did not corroborate the memory holding it"
         const proposal = all.find((r) => r.content.includes("Douglas"))
         if (proposal === undefined || Extraction.proposedHolder(proposal) !== holder.id) {
           return "the correction is no supersede proposal against the holder"
         }
-        if (all.length !== 2) return `${all.length} records, expected 2`
+        if (all.length !== 3) return `${all.length} records, expected 3`
         const text = yield* ask()
         return mentions(text, "Doug") && !mentions(text, "Douglas") ? undefined : "the prompt changed before approval"
       }),

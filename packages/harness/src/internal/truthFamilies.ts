@@ -1,0 +1,343 @@
+/**
+ * The eval's one-current-truth families (issue 38): facts that change under the same label, a
+ * slot's proposals approved in every order, and updated values ranked before what they replaced.
+ * Saves go through the model's `memory_save` handler (the save gate, promotion), corrections found
+ * by extraction through `Extraction.writeCandidate` and the operator's review through
+ * `Extraction.review` (what the CLI, HTTP API and MCP call); every question is a fresh
+ * `NativeRuntime.fromConfig` + `NativeRuntime.runTurn` whose first request, as `PromptObserver`
+ * captured it, is what is checked.
+ *
+ * @internal
+ */
+import {
+  MemoryQuery,
+  type MemoryRecord,
+  MemoryStore,
+  type PromotionStore,
+  RoutingPresets,
+  RoutingSpecs,
+  Slot
+} from "@engram/core"
+import { Extraction, MemoryTools, NativeRuntime, PromptObserver } from "@engram/runtime"
+import { ScriptedModel } from "@engram/runtime/testing"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import type { EvalCase, EvalOptions } from "../Eval.js"
+import { check, companionBackground } from "./evalFamilies.js"
+import { scriptedTurnLayer } from "./scriptedTurn.js"
+
+type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
+type Session<E> = <A, E2>(self: Effect.Effect<A, E2, Stores>) => Effect.Effect<A, E | E2>
+
+interface FamilyResult {
+  readonly cases: ReadonlyArray<EvalCase>
+  readonly routed: ReadonlyArray<string | undefined>
+}
+
+const spec = RoutingPresets.userBackground
+const configOf = (scope: MemoryRecord.Scope) => ({ scope, background: companionBackground, spec }) as const
+
+let scopeCounter = 0
+const freshScope = (family: string): MemoryRecord.Scope => `project:eval-${family}-${++scopeCounter}`
+
+/** The first request of one turn asking `question`, as the model received it. */
+const ask = (scope: MemoryRecord.Scope, question: string, options: EvalOptions) =>
+  Effect.gen(function*() {
+    const native = yield* NativeRuntime.fromConfig({
+      persona: "You are a friendly companion. Be warm and brief.",
+      background: companionBackground,
+      spec: spec.key,
+      scope,
+      scopes: [scope]
+    }).pipe(Effect.provide(RoutingSpecs.layer({ [spec.key]: spec })))
+    yield* NativeRuntime.runTurn({ agent: native, sessionId: "eval", input: question })
+    const [first] = yield* PromptObserver.captured
+    if (first === undefined) return yield* Effect.dieMessage("the model was never called")
+    return PromptObserver.requestText(first.request)
+  }).pipe(Effect.provide(scriptedTurnLayer(options, () => [ScriptedModel.text("Hello!")])))
+
+/** What the model saves, as it would: on a conflict it makes the retry the envelope names. */
+const save = (scope: MemoryRecord.Scope, params: { readonly content: string; readonly label?: string }) =>
+  Effect.gen(function*() {
+    const tools = yield* MemoryTools.make(configOf(scope))
+    const first = yield* tools.memory_save({ kind: "fact", ...params })
+    if (first.status !== "conflict" || first.retry === undefined) return first
+    return yield* tools.memory_save(first.retry.arguments)
+  })
+
+/** The live values (not pending proposals) of `slot` in `scope`. */
+const liveIn = (scope: MemoryRecord.Scope, slot: string) =>
+  Effect.gen(function*() {
+    const at = yield* DateTime.now
+    const page = yield* (yield* MemoryStore.MemoryStore).list({ scopes: [scope], deliverable: true, limit: 1000 })
+    return page.records.filter((r) =>
+      MemoryQuery.isDeliverable(r, at) && Extraction.proposedHolder(r) === undefined &&
+      Slot.slotOf(spec, r)?.key === slot
+    )
+  })
+
+/** `present` once in `text`, before any of `older` (which may be missing). */
+const ranksFirst = (text: string, present: string, older: ReadonlyArray<string>): string | undefined => {
+  const times = text.split(present).length - 1
+  if (times !== 1) return `"${present}" appears ${times} times in the request`
+  const at = text.indexOf(present)
+  const before = older.filter((value) => {
+    const i = text.indexOf(value)
+    return i >= 0 && i < at
+  })
+  return before.length > 0 ? `the request shows ${before.map((v) => `"${v}"`).join(", ")} first` : undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// same-label-facts
+// ---------------------------------------------------------------------------------------------
+
+interface LabelScenario {
+  readonly name: string
+  readonly saves: ReadonlyArray<{ readonly content: string; readonly label?: string }>
+  readonly question: string
+  /** Every one must be live and in the request once. */
+  readonly present: ReadonlyArray<string>
+  readonly absent: ReadonlyArray<string>
+}
+
+const labelScenarios: ReadonlyArray<LabelScenario> = [
+  {
+    name: "standup 9am → 10am, both labelled standup",
+    saves: [{ content: "The standup is at 9am", label: "standup" }, {
+      content: "The standup is at 10am",
+      label: "standup"
+    }],
+    question: "When is the standup?",
+    present: ["The standup is at 10am"],
+    absent: ["9am"]
+  },
+  {
+    name: "standup 9am → 10am, reworded under another label",
+    saves: [{ content: "The team standup is at 9am", label: "standup" }, {
+      content: "Our standup moved to 10am",
+      label: "meeting"
+    }],
+    question: "When is our standup?",
+    present: ["Our standup moved to 10am"],
+    absent: ["9am"]
+  },
+  {
+    name: "deploy day Tuesday → Thursday, the second unlabelled",
+    saves: [{ content: "Atlas's deploy day is Tuesday", label: "deploy" }, {
+      content: "The deploy day for Atlas is Thursday"
+    }],
+    question: "Which day do we deploy Atlas?",
+    present: ["The deploy day for Atlas is Thursday"],
+    absent: ["Tuesday"]
+  },
+  {
+    name: "two distinct facts under one label both land",
+    saves: [{ content: "The Atlas deploy day is Tuesday", label: "project" }, {
+      content: "The Atlas repository is hosted on GitHub",
+      label: "project"
+    }],
+    question: "What do you know about the Atlas deploy day and repository?",
+    present: ["The Atlas deploy day is Tuesday", "The Atlas repository is hosted on GitHub"],
+    absent: []
+  }
+]
+
+const sameLabelFacts = <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
+  Effect.gen(function*() {
+    const family = "same-label-facts"
+    const cases: Array<EvalCase> = []
+    for (const scenario of labelScenarios) {
+      const scope = freshScope(family)
+      cases.push(
+        yield* session(
+          check(family, scenario.name)(Effect.gen(function*() {
+            for (const params of scenario.saves) {
+              const result = yield* save(scope, params)
+              if (result.status !== "saved") return `saving "${params.content}" answered ${result.status}`
+            }
+            const text = yield* ask(scope, scenario.question, options)
+            for (const present of scenario.present) {
+              const times = text.split(present).length - 1
+              if (times !== 1) return `"${present}" appears ${times} times in the request`
+            }
+            const stale = scenario.absent.filter((value) => text.includes(value))
+            if (stale.length > 0) return `the request also holds ${stale.map((v) => `"${v}"`).join(", ")}`
+            return undefined
+          }))
+        )
+      )
+    }
+    return { cases, routed: [] }
+  })
+
+// ---------------------------------------------------------------------------------------------
+// approval-orders
+// ---------------------------------------------------------------------------------------------
+
+type Step = "confirm-10" | "confirm-11" | "reject-10" | "reject-11" | "reject-current" | "restate-10"
+
+/** The orders an operator may review two corrections of "9am" in, and the value each leaves. */
+const orders: ReadonlyArray<{ readonly steps: ReadonlyArray<Step>; readonly current: number }> = [
+  { steps: ["confirm-10", "confirm-11"], current: 11 },
+  { steps: ["confirm-11", "confirm-10"], current: 11 },
+  { steps: ["confirm-11", "reject-10"], current: 11 },
+  { steps: ["reject-11", "confirm-10"], current: 10 },
+  { steps: ["confirm-10", "reject-11"], current: 10 },
+  { steps: ["confirm-11", "confirm-10", "reject-current"], current: 10 },
+  { steps: ["confirm-10", "confirm-11", "reject-current"], current: 10 },
+  { steps: ["confirm-11", "reject-current"], current: 9 },
+  { steps: ["restate-10", "confirm-11", "confirm-10"], current: 11 },
+  { steps: ["reject-10", "reject-11"], current: 9 }
+]
+
+const slotOfStandup = "~standup"
+
+const approvalOrders = <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
+  Effect.gen(function*() {
+    const family = "approval-orders"
+    const cases: Array<EvalCase> = []
+    for (const order of orders) {
+      const scope = freshScope(family)
+      const memory = configOf(scope)
+      cases.push(
+        yield* session(
+          check(family, order.steps.join(", "))(Effect.gen(function*() {
+            const memories = yield* MemoryStore.MemoryStore
+            const [first] = yield* memories.write([{
+              content: "The team standup is at 9am",
+              kind: "fact",
+              scope,
+              sourceType: "operator"
+            }])
+            yield* memories.setReviewState(first!.id, "confirmed")
+            const propose = (value: number, wording: string) =>
+              Effect.gen(function*() {
+                // Statements a moment apart: which was said later is what the order is about.
+                yield* Effect.sleep("3 millis")
+                return yield* Extraction.writeCandidate(
+                  { content: wording.replace("N", String(value)), kind: "fact", turns: [1] },
+                  { sessionId: `s-${value}`, memory, shown: new Map(), turns: [1] }
+                )
+              })
+            const p10 = yield* propose(10, "Our standup moved to Nam")
+            const p11 = yield* propose(11, "Update: the standup is now at Nam")
+            if (p10._tag !== "Proposed" || p11._tag !== "Proposed") return `the corrections were not proposed`
+            const ids = { 10: p10.id, 11: p11.id } as const
+            for (const step of order.steps) {
+              if (step === "restate-10") {
+                const again = yield* propose(10, "FYI the standup is at N am now")
+                if (again._tag !== "Corroborated") return `restating 10am answered ${again._tag}`
+              } else if (step === "reject-current") {
+                const [live] = yield* liveIn(scope, slotOfStandup)
+                if (live === undefined) return "no value to reject"
+                yield* Extraction.review(live.id, "rejected")
+              } else {
+                const [verb, value] = step.split("-") as ["confirm" | "reject", "10" | "11"]
+                yield* Extraction.review(ids[value], verb === "confirm" ? "confirmed" : "rejected")
+              }
+            }
+            const live = yield* liveIn(scope, slotOfStandup)
+            const values = live.map((r) => /(\d+)\s*am/.exec(r.content)?.[1])
+            if (values.length !== 1 || values[0] !== String(order.current)) {
+              return `live values ${JSON.stringify(values)}, expected [${order.current}]`
+            }
+            const text = yield* ask(scope, "When is our standup?", options)
+            const others = [9, 10, 11].filter((v) => v !== order.current).map((v) => new RegExp(`\\b${v}\\s*am\\b`))
+            if (!text.includes(live[0]!.content)) return "the request does not show the current value"
+            return others.some((re) => re.test(text)) ? "the request shows another value" : undefined
+          }))
+        )
+      )
+    }
+    return { cases, routed: [] }
+  })
+
+// ---------------------------------------------------------------------------------------------
+// knowledge-update
+// ---------------------------------------------------------------------------------------------
+
+const updates: ReadonlyArray<
+  { readonly name: string; readonly old: string; readonly updated: string; readonly question: string }
+> = [
+  {
+    name: "standup",
+    old: "The team standup is at 9am",
+    updated: "The team standup moved to 10am",
+    question: "When is the team standup?"
+  },
+  {
+    name: "deploy day",
+    old: "Atlas's deploy day is Tuesday",
+    updated: "Atlas's deploy day is now Thursday",
+    question: "What is Atlas's deploy day?"
+  },
+  {
+    name: "pet's name",
+    old: "My dog's name is Rex",
+    updated: "My dog's name is Max since the adoption papers",
+    question: "What is my dog's name?"
+  },
+  { name: "location", old: "I live in Oslo", updated: "I moved to Bergen", question: "Where do I live now?" },
+  {
+    name: "time zone",
+    old: "The user's time zone is Europe/Oslo",
+    updated: "The user's time zone is America/Denver",
+    question: "What time zone am I in?"
+  }
+]
+
+const knowledgeUpdate = <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
+  Effect.gen(function*() {
+    const family = "knowledge-update"
+    const cases: Array<EvalCase> = []
+    for (const update of updates) {
+      for (const via of ["model", "extraction"] as const) {
+        const scope = freshScope(family)
+        cases.push(
+          yield* session(
+            check(family, `${update.name} (${via})`)(Effect.gen(function*() {
+              const saved = yield* save(scope, { content: update.old })
+              if (saved.status !== "saved") return `saving the old value answered ${saved.status}`
+              if (via === "model") {
+                const changed = yield* save(scope, { content: update.updated })
+                if (changed.status !== "saved") return `saving the update answered ${changed.status}`
+              } else {
+                yield* Effect.sleep("3 millis")
+                const outcome = yield* Extraction.writeCandidate(
+                  { content: update.updated, kind: "fact", turns: [1] },
+                  { sessionId: "s-1", memory: configOf(scope), shown: new Map(), turns: [1] }
+                )
+                if (outcome._tag !== "Proposed") return `the update was ${outcome._tag}, not proposed`
+                yield* Extraction.review(outcome.id, "confirmed")
+              }
+              const text = yield* ask(scope, update.question, options)
+              return ranksFirst(text, update.updated, [update.old])
+            }))
+          )
+        )
+      }
+    }
+    return { cases, routed: [] }
+  })
+
+export const families = [
+  {
+    name: "same-label-facts",
+    hard: true,
+    description: "a fact changed under the same label (or another, or none) replaces the old; a distinct one lands",
+    run: sameLabelFacts
+  },
+  {
+    name: "approval-orders",
+    hard: true,
+    description: "two corrections of one slot reviewed in any order: the newest confirmed value is the one in force",
+    run: approvalOrders
+  },
+  {
+    name: "knowledge-update",
+    hard: true,
+    description: "an updated value (saved by the model, or extracted and approved) ranks first; the old is history",
+    run: knowledgeUpdate
+  }
+] as const
