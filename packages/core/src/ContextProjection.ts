@@ -298,6 +298,19 @@ export const ProjectionOverrides = Schema.Struct({
 export type ProjectionOverrides = typeof ProjectionOverrides.Type
 
 /**
+ * Levels of per-call settings merged in order (the agent's, then the request's): later levels win
+ * field by field, and a level that names any budget field (`budgetTokens`, `contextWindowTokens`,
+ * `budgetPct`) replaces the budget below it whole. `Agent.planTurn` merges an agent's and a turn's
+ * with it. Pure.
+ *
+ * @since 0.1.0
+ * @category budget
+ */
+export const mergeOverrides: (
+  ...levels: ReadonlyArray<ProjectionOverrides | undefined>
+) => ProjectionOverrides | undefined = Decisions.mergeOverrides
+
+/**
  * The settings one call runs with: the layer's `base`, then each level of overrides in order (the
  * agent's, then the request's), later levels winning; the budget is replaced whole by a level that
  * names any budget field. Pure.

@@ -26,30 +26,56 @@ export const budgetOf = (settings: ProjectionSettings): ProjectedContext.Project
 /** The settings that together say how big the budget is: one level's budget replaces another's whole. */
 const BUDGET_FIELDS = ["budgetTokens", "contextWindowTokens", "budgetPct"] as const
 
+const definedOf = <A extends object>(o: A): Partial<A> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<A>
+
 /**
- * The settings one call runs with: `base` (the layer's), then each level of `overrides` in order
- * (the agent's, then the request's), later winning field by field — except the budget, which a
- * level that names any of `budgetTokens`, `contextWindowTokens` or `budgetPct` replaces whole, so
- * a request's window is not beaten by a layer's fixed token budget (decision 0182).
+ * Levels of overrides merged in order (the agent's, then the request's), later winning field by
+ * field — except the budget, which a level that names any of `budgetTokens`, `contextWindowTokens`
+ * or `budgetPct` replaces whole, so a request's window is not beaten by an agent's fixed token
+ * budget (decision 0182). `undefined` when no level is given.
+ */
+export const mergeOverrides = (
+  ...levels: ReadonlyArray<ProjectionOverrides | undefined>
+): ProjectionOverrides | undefined => {
+  let merged: ProjectionOverrides | undefined
+  for (const level of levels) {
+    if (level === undefined) continue
+    const own = definedOf(level)
+    const below: ProjectionOverrides = merged ?? {}
+    if (BUDGET_FIELDS.some((field) => own[field] !== undefined)) {
+      const { budgetPct: _pct, budgetTokens: _tokens, contextWindowTokens: _window, ...rest } = below
+      merged = { ...rest, ...own }
+    } else {
+      merged = { ...below, ...own }
+    }
+  }
+  return merged
+}
+
+/**
+ * The settings one call runs with: `base` (the layer's), then the levels of overrides merged by
+ * {@link mergeOverrides}; the merged budget, when it names one, replaces the layer's whole.
  */
 export const settingsFor = (
   base: ProjectionSettings,
   ...overrides: ReadonlyArray<ProjectionOverrides | undefined>
 ): ProjectionSettings => {
-  let settings: ProjectionSettings = base
-  for (const level of overrides) {
-    if (level === undefined) continue
-    const defined = Object.fromEntries(Object.entries(level).filter(([, v]) => v !== undefined))
-    if (BUDGET_FIELDS.some((field) => defined[field] !== undefined)) {
-      const { budgetPct: _pct, budgetTokens: _tokens, ...rest } = settings
-      settings = { ...rest, contextWindowTokens: defaultContextWindow }
-    }
-    settings = { ...settings, ...defined }
+  const merged = mergeOverrides(...overrides)
+  if (merged === undefined) return base
+  const { budgetPct: _pct, budgetTokens: _tokens, ...rest } = base
+  const below: ProjectionSettings = BUDGET_FIELDS.some((field) => merged[field] !== undefined)
+    ? { ...rest, contextWindowTokens: ProjectedContext.DEFAULT_CONTEXT_WINDOW_TOKENS }
+    : base
+  return {
+    ...below,
+    ...(merged.contextWindowTokens !== undefined ? { contextWindowTokens: merged.contextWindowTokens } : {}),
+    ...(merged.budgetPct !== undefined ? { budgetPct: merged.budgetPct } : {}),
+    ...(merged.budgetTokens !== undefined ? { budgetTokens: merged.budgetTokens } : {}),
+    ...(merged.recallLimit !== undefined ? { recallLimit: merged.recallLimit } : {}),
+    ...(merged.neighbourWindow !== undefined ? { neighbourWindow: merged.neighbourWindow } : {})
   }
-  return settings
 }
-
-const defaultContextWindow = ProjectedContext.DEFAULT_CONTEXT_WINDOW_TOKENS
 
 /**
  * The relevance step (decision 0180), applied to recall's hits after ranking and before the budget:
