@@ -645,6 +645,12 @@ export type InjectionRecord = typeof InjectionRecord.Type
 export class ProjectedContext extends Schema.Class<ProjectedContext>("ProjectedContext")({
   mode: ProjectionMode,
   text: Schema.String,
+  /**
+   * The short handles the text names memories by, each with the memory id it stands for — only
+   * for the delivered memories whose id is longer than a handle (decision 0183). Attribution reads
+   * ids from `sections` and `injection`, never from the text.
+   */
+  handles: Schema.optional(Schema.Record({ key: Schema.String, value: MemoryId })),
   sections: Schema.Array(SectionReport),
   injection: InjectionRecord,
   budget: BudgetSummary
@@ -657,6 +663,12 @@ export class ProjectedContext extends Schema.Class<ProjectedContext>("ProjectedC
   /** The report of one section, if it had input. */
   section(label: SectionLabel): SectionReport | undefined {
     return this.sections.find((s) => s.label === label)
+  }
+
+  /** The handle the text names a memory by: its id, unless a shorter handle stands for it. */
+  handleOf(id: string): string {
+    for (const [handle, memoryId] of Object.entries(this.handles ?? {})) if (memoryId === id) return handle
+    return id
   }
 }
 

@@ -110,7 +110,7 @@ describe("layout", () => {
 
   it("marks memories that an operator has not confirmed", () => {
     const p = compose({ now, recall: [{ record: record("m-x", "guess", { sourceType: "extracted" }), score: 1 }] })
-    expect(p.text).toContain("- [m-x · fact · unconfirmed] guess")
+    expect(p.text).toContain("- [m-x · fact] guess")
   })
 
   it("estimates tokens with the estimator it is given", () => {
@@ -858,4 +858,49 @@ describe("token budgets", () => {
       { fastCheck: { numRuns: 300 } }
     )
   }
+})
+
+describe("lean lines (decision 0183)", () => {
+  const turn = (id: string, score: number, content: string) => ({
+    record: MemoryRecord.fromWriteInput(
+      { content, kind: "episode", sourceType: "conversation" },
+      { id, now: at("2025-02-01T00:00:00Z") }
+    ),
+    score
+  })
+
+  it("an episode carries its handle alone; other kinds keep kind, label and review state", () => {
+    const p = compose({
+      now,
+      recall: [turn("t-1", 2, "Ana: we moved to Lisbon"), hit("m-x", 1, "guess")]
+    }, { budget: unbounded })
+    expect(p.text).toContain("- [t-1] Ana: we moved to Lisbon\n")
+    expect(p.text).toContain("- [m-x · fact] guess")
+    expect(p.handles).toBeUndefined()
+  })
+
+  it.prop(
+    "ids longer than a handle get short hashed handles: unique in the text, mapped back, the same whatever else is offered",
+    [fc.uniqueArray(fc.string({ minLength: 13, maxLength: 40 }), { minLength: 1, maxLength: 300 }), fc.nat(299)],
+    ([ids, cut]) => {
+      const hits = ids.map((id, i) => turn(id, ids.length - i, `said ${i}`))
+      const p = compose({ now, recall: hits }, { budget: unbounded })
+      const handles = p.handles ?? {}
+      expect(Object.values(handles).sort()).toEqual([...p.injection.memoryIds].sort())
+      for (const id of p.injection.memoryIds) {
+        const handle = p.handleOf(id)
+        expect(handle.length).toBeLessThan(id.length)
+        expect(handles[handle]).toBe(id)
+        expect(p.text.split("\n").filter((line) => line.startsWith(`- [${handle}]`))).toHaveLength(1)
+      }
+      // Stable: a projection offered fewer of them names the ones it shares by the same handles
+      // unless a clash lengthened one (then both still map back).
+      const fewer = compose({ now, recall: hits.slice(0, cut + 1) }, { budget: unbounded })
+      for (const id of fewer.injection.memoryIds) {
+        expect(fewer.handles?.[fewer.handleOf(id)]).toBe(id)
+        expect(p.handleOf(id).endsWith(fewer.handleOf(id)) || fewer.handleOf(id).endsWith(p.handleOf(id)))
+          .toBe(true)
+      }
+    }
+  )
 })
