@@ -110,7 +110,7 @@ describe("layout", () => {
 
   it("marks memories that an operator has not confirmed", () => {
     const p = compose({ now, recall: [{ record: record("m-x", "guess", { sourceType: "extracted" }), score: 1 }] })
-    expect(p.text).toContain("- [m-x · fact] guess")
+    expect(p.text).toContain("- [m-x · fact · unconfirmed] guess")
   })
 
   it("estimates tokens with the estimator it is given", () => {
