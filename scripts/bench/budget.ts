@@ -39,6 +39,9 @@ ${Datasets.USAGE}
   --sample N        N questions per dataset, drawn with --seed (default: every question)
   --seed N          the sample's seed (default 42)
   --variants LIST   positions,no-positions (default both)
+  --relevance MODE  content-words (default) or search: project() without the relevance step
+                    (decision 0180), to measure what the step costs
+  --no-baselines    measure project() only
   --json FILE       write every figure as JSON
   --help            this text`
 
@@ -167,6 +170,8 @@ export const run = async (args: ReadonlyArray<string>) => {
   const seed = Number(option(args, "--seed") ?? 42)
   const variants = (option(args, "--variants")?.split(",") ?? Datasets.VARIANTS) as ReadonlyArray<Datasets.Variant>
   const datasets = Datasets.fromArgs(args)
+  const relevance = option(args, "--relevance") === "search" ? "search" as const : "content-words" as const
+  const baselines = !args.includes("--no-baselines")
   const rows: Array<Row> = []
   for (const dataset of datasets) {
     const questions = Datasets.sample(dataset.questions, sampleSize, seed)
@@ -177,10 +182,10 @@ export const run = async (args: ReadonlyArray<string>) => {
     )
     const textOf = new Map(dataset.turns.map((turn) => [turn.id, Datasets.contentOf(turn)]))
     // Baselines: raw FTS5 top turns, and the conversation's newest turns.
-    const ranked = Peers.rawFts5(sampled, FTS_DEPTH)
+    const ranked = baselines ? Peers.rawFts5(sampled, FTS_DEPTH) : []
     const byScope = new Map<string, Array<string>>()
     for (const turn of dataset.turns) byScope.set(turn.scope, [...(byScope.get(turn.scope) ?? []), turn.id])
-    for (const budget of budgets) {
+    for (const budget of baselines ? budgets : []) {
       for (const [method, orders] of [
         ["FTS5 fill", ranked],
         ["recent turns", questions.map((q) => [...byScope.get(q.scope)!].reverse())]
@@ -214,7 +219,7 @@ export const run = async (args: ReadonlyArray<string>) => {
         const figures = await Effect.runPromise(
           projectAll(filename, questions, budgets, textOf).pipe(
             Effect.provide(
-              ContextProjection.layer.pipe(
+              ContextProjection.layerSettings({ recallRelevance: relevance }).pipe(
                 Layer.provideMerge(
                   Layer.merge(SqliteTelemetryStore.layerSqlite, SqlitePromotionStore.layerSqlite).pipe(
                     Layer.provideMerge(SqliteMemoryStore.layer({ filename }))
@@ -234,7 +239,7 @@ export const run = async (args: ReadonlyArray<string>) => {
           rows.push({
             dataset: dataset.name,
             variant,
-            method: "project()",
+            method: relevance === "search" ? "project(), no relevance step" : "project()",
             budget,
             share: shareOf(questions, f.delivered),
             meanTokens: f.tokens / questions.length,
@@ -283,5 +288,5 @@ export const run = async (args: ReadonlyArray<string>) => {
     ])
   ))
   console.log(`\n${machine()}.`)
-  writeJson(option(args, "--json"), { bench: "budget", budgets, sample: sampleSize ?? null, seed, rows })
+  writeJson(option(args, "--json"), { bench: "budget", budgets, sample: sampleSize ?? null, seed, relevance, rows })
 }
