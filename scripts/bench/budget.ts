@@ -95,7 +95,6 @@ const fill = (
 }
 
 const projectAll = (
-  filename: string,
   questions: ReadonlyArray<Datasets.Question>,
   budgets: ReadonlyArray<number>,
   contentOf: ReadonlyMap<string, string>
@@ -217,7 +216,7 @@ export const run = async (args: ReadonlyArray<string>) => {
         await writer.dispose()
         const started = performance.now()
         const figures = await Effect.runPromise(
-          projectAll(filename, questions, budgets, textOf).pipe(
+          projectAll(questions, budgets, textOf).pipe(
             Effect.provide(
               ContextProjection.layerSettings({ recallRelevance: relevance }).pipe(
                 Layer.provideMerge(
