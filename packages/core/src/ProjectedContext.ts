@@ -564,7 +564,8 @@ export type BudgetWarning = typeof BudgetWarning.Type
  * - `no-relevant-match`: the search found memories, none of them matching the query beyond
  *   function words (decision 0180);
  * - `no-content-words`: the query holds only function words, so nothing was searched;
- * - `cap`: the search reached the configured `recallLimit` with room left.
+ * - `cap`: the search reached the configured `recallLimit` with room left;
+ * - `search-limit`: the most searches a projection runs (4) ran with room and candidates left.
  *
  * `limit` is the last search's limit, `searches` how many searches ran (each sized by the
  * measured cost of the lines before it), `candidates` the hits the last search returned and
@@ -574,7 +575,14 @@ export type BudgetWarning = typeof BudgetWarning.Type
  * @category models
  */
 export const RecallReport = Schema.Struct({
-  stop: Schema.Literal("budget-full", "candidates-exhausted", "no-relevant-match", "no-content-words", "cap"),
+  stop: Schema.Literal(
+    "budget-full",
+    "candidates-exhausted",
+    "no-relevant-match",
+    "no-content-words",
+    "cap",
+    "search-limit"
+  ),
   limit: Schema.NonNegativeInt,
   searches: Schema.NonNegativeInt,
   candidates: Schema.NonNegativeInt,

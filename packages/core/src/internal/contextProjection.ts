@@ -337,7 +337,7 @@ export const make = (
 
     const readRecall = (request: ProjectionRequest, settings: ProjectionSettings, limit: number) =>
       limit === 0
-        ? Effect.succeed({ value: [], skipped: 0, returned: 0, last: undefined })
+        ? Effect.succeed({ value: [], skipped: 0, returned: 0 })
         : Effect.map(
           Effect.flatMap(
             Effect.all([MemoryLimits.MemoryLimits, SearchPlan.SearchPlanner]),
@@ -357,8 +357,7 @@ export const make = (
           (found) => ({
             value: found.hits.filter((hit) => screened(hit.record)),
             skipped: found.skipped,
-            returned: found.hits.length,
-            last: found.hits[found.hits.length - 1]
+            returned: found.hits.length
           })
         )
 
@@ -498,12 +497,10 @@ export const make = (
             },
             { ...options, neighbourShed: settings.neighbourShed }
           )
-          // More candidates may exist when the search filled its limit and its last hit was still
-          // relevant (a keyword search ranks function-word-only matches last).
-          const more = limit > 0 && recall.returned === limit &&
-            (recall.last === undefined || Decisions.relevantHits(request.query, [recall.last], {
-                vectorFloor: trustSearch
-              }).length > 0)
+          // More candidates may exist when the search filled its limit with at least one relevant
+          // hit (the planner's tail tier lists records holding only common tokens newest first, so
+          // relevant and function-word-only matches mix there: the last hit says nothing).
+          const more = limit > 0 && recall.returned === limit && relevant.length > 0
           round = { projection, returned: recall.returned, relevant: relevant.length, more }
           const next = Decisions.nextRecallLimit({
             budget,

@@ -199,6 +199,8 @@ export const recallReport = (options: {
     ? "no-relevant-match"
     : options.more && options.limit >= options.cap
     ? "cap"
+    : options.more && options.searches >= MAX_RECALL_SEARCHES
+    ? "search-limit"
     : options.more
     ? "budget-full"
     : "candidates-exhausted"
