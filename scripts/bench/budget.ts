@@ -185,10 +185,12 @@ export const run = async (args: ReadonlyArray<string>) => {
     const byScope = new Map<string, Array<string>>()
     for (const turn of dataset.turns) byScope.set(turn.scope, [...(byScope.get(turn.scope) ?? []), turn.id])
     for (const budget of baselines ? budgets : []) {
-      for (const [method, orders] of [
-        ["FTS5 fill", ranked],
-        ["recent turns", questions.map((q) => [...byScope.get(q.scope)!].reverse())]
-      ] as const) {
+      for (
+        const [method, orders] of [
+          ["FTS5 fill", ranked],
+          ["recent turns", questions.map((q) => [...byScope.get(q.scope)!].reverse())]
+        ] as const
+      ) {
         const filled = orders.map((order) => fill(order, textOf, budget))
         rows.push({
           dataset: dataset.name,
@@ -265,7 +267,9 @@ export const run = async (args: ReadonlyArray<string>) => {
         variant,
         method,
         ...budgets.map((b) => {
-          const row = rows.find((r) => r.dataset === dataset && r.variant === variant && r.method === method && r.budget === b)
+          const row = rows.find((r) =>
+            r.dataset === dataset && r.variant === variant && r.method === method && r.budget === b
+          )
           return row === undefined ? "-" : pct(row.share)
         })
       ]

@@ -75,7 +75,9 @@ describe("composing neighbours", () => {
   it("sheds neighbours before every hit by default, and names the hit of a shed neighbour", () => {
     const full = compose(input(), { budget: unbounded }).text.length
     const lineOf = (id: string) =>
-      compose(input(), { budget: unbounded }).text.split("\n").find((l) => l.startsWith(`- [${id}]`) || l.includes(`[${id} `))!
+      compose(input(), { budget: unbounded }).text.split("\n").find((l) =>
+        l.startsWith(`- [${id}]`) || l.includes(`[${id} `)
+      )!
     const p = compose(input(), { budget: chars(full - lineOf("b-1").length - 1) })
     expect(recallLines(p)).toEqual(["a-4", "a-5", "a-6", "b-2"])
     expect(p.budget.shed).toEqual([

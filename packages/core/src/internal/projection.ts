@@ -249,7 +249,8 @@ export const HANDLE_ID_MAX = 12
 /** The base36 digits of a hashed handle, before a collision lengthens it. */
 const HANDLE_DIGITS = 4
 
-const hashed = (id: string, digits: number): string => BigInt(`0x${fnv1a64(id)}`).toString(36).padStart(13, "0").slice(-digits)
+const hashed = (id: string, digits: number): string =>
+  BigInt(`0x${fnv1a64(id)}`).toString(36).padStart(13, "0").slice(-digits)
 
 /**
  * The handle each id takes in a projection's text (decision 0183): an id of at most
