@@ -594,3 +594,24 @@ describe("ContextProjection with an operator message over the store's query limi
     }).pipe(Effect.provide(layer), Effect.provide(MemoryLimits.layer({ maxQueryChars: 200 })))
   })
 })
+
+describe("settings with the call (decision 0182)", () => {
+  it("merges levels in order; a level naming any budget field replaces the budget below it whole", () => {
+    const base = ContextProjection.decodeSettings({ budgetTokens: 3_000, neighbourWindow: 1 })
+    if (Either.isLeft(base)) throw base.left
+    // The agent's fixed budget, then a call's window: the call's window decides, not the agent's tokens.
+    const merged = ContextProjection.mergeOverrides({ budgetTokens: 6_000, recallLimit: 50 }, {
+      contextWindowTokens: 32_000
+    })
+    expect(merged).toEqual({ recallLimit: 50, contextWindowTokens: 32_000 })
+    const settings = ContextProjection.settingsFor(base.right, merged)
+    expect(ContextProjection.budgetOf(settings)).toEqual(ProjectedContext.tokens(2_560))
+    expect(settings).toMatchObject({ recallLimit: 50, neighbourWindow: 1 })
+    // A level without a budget field keeps the one below.
+    expect(ContextProjection.budgetOf(ContextProjection.settingsFor(base.right, { neighbourWindow: 0 }))).toEqual(
+      ProjectedContext.tokens(3_000)
+    )
+    expect(ContextProjection.settingsFor(base.right)).toBe(base.right)
+    expect(ContextProjection.mergeOverrides(undefined, undefined)).toBeUndefined()
+  })
+})
