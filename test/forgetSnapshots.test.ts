@@ -55,40 +55,57 @@ const memory = common.pipe(
   )
 )
 
-const scenario = Effect.gen(function*() {
-  const memories = yield* MemoryStore.MemoryStore
-  const [secret] = yield* memories.write([{ content: SECRET, kind: "fact", scope: "global", sourceType: "operator" }])
-  const agent = yield* NativeRuntime.make({
-    prefix: [{ name: "identity", source: "role", fragments: [{ source: "authored", text: "You keep the vault." }] }],
-    memory: { scope: "global", background: RoutingPresets.userBackgroundSections, spec: RoutingPresets.userBackground }
+/** A memory whose id is longer than a handle: the projection names it by a short hashed handle. */
+const LONG_ID = "conversation-vault-2024-turn-0007"
+
+const scenarioOf = (longId: boolean) =>
+  Effect.gen(function*() {
+    const memories = yield* MemoryStore.MemoryStore
+    const [secret] = yield* memories.write([
+      longId
+        ? { id: LONG_ID, content: SECRET, kind: "episode", scope: "global", sourceType: "conversation" }
+        : { content: SECRET, kind: "fact", scope: "global", sourceType: "operator" }
+    ])
+    const agent = yield* NativeRuntime.make({
+      prefix: [{ name: "identity", source: "role", fragments: [{ source: "authored", text: "You keep the vault." }] }],
+      memory: {
+        scope: "global",
+        background: RoutingPresets.userBackgroundSections,
+        spec: RoutingPresets.userBackground
+      }
+    })
+    yield* NativeRuntime.runTurn({ agent, sessionId: "s-v", input: "what is the vault combination?" })
+    const telemetry = yield* TelemetryStore.TelemetryStore
+    const before = yield* Inspect.inspectSession("s-v")
+    const handle = before[0]!.projection.handleOf(secret!.id)
+    // A long id is named by a handle in the text; the projection maps it back.
+    expect(handle === secret!.id).toBe(!longId)
+    expect(before[0]!.projection.text).toContain(longId ? `- [${handle}] ${SECRET}` : `- [${handle} · fact]`)
+    expect(before.map((c) => c.verified)).toEqual([true, true])
+    const all = (t: Trajectory.StoredTrajectory) => [...t.messages, ...t.blobs].map((e) => e.body).join("\n")
+    expect(all(yield* telemetry.readTrajectory("s-v"))).toContain(SECRET)
+    const saved = (yield* memories.list({ scopes: ["global"] })).records.find((r) => r.content === SAVED)!
+
+    const { tombstones } = yield* memories.forget({ ids: [secret!.id, saved.id] }, { by: "operator:test" })
+    expect(tombstones).toHaveLength(2)
+
+    const trajectory = yield* telemetry.readTrajectory("s-v")
+    expect(trajectory.skipped).toBe(0)
+    expect(all(trajectory)).not.toContain(SECRET)
+    expect(all(trajectory)).not.toContain(SAVED)
+    const { snapshots } = yield* telemetry.listSnapshots("s-v")
+    for (const s of snapshots) {
+      expect(s.fullText!.text).not.toContain(SECRET)
+      expect(s.redacted).toContain(secret!.id)
+    }
+    // The second call saw the model's save (its tool call and result); that text is gone too.
+    expect(snapshots[1]!.redacted).toEqual([secret!.id, saved.id].sort())
+    const after = yield* Inspect.inspectSession("s-v")
+    expect(after.map((c) => [c.verified, c.redacted.length > 0])).toEqual([[false, true], [false, true]])
+    expect(after[0]!.projection.text).toContain(`- [${handle} · forgotten]`)
+    return snapshots.length
   })
-  yield* NativeRuntime.runTurn({ agent, sessionId: "s-v", input: "what is the vault combination?" })
-  const telemetry = yield* TelemetryStore.TelemetryStore
-  const before = yield* Inspect.inspectSession("s-v")
-  expect(before.map((c) => c.verified)).toEqual([true, true])
-  const all = (t: Trajectory.StoredTrajectory) => [...t.messages, ...t.blobs].map((e) => e.body).join("\n")
-  expect(all(yield* telemetry.readTrajectory("s-v"))).toContain(SECRET)
-  const saved = (yield* memories.list({ scopes: ["global"] })).records.find((r) => r.content === SAVED)!
-
-  const { tombstones } = yield* memories.forget({ ids: [secret!.id, saved.id] }, { by: "operator:test" })
-  expect(tombstones).toHaveLength(2)
-
-  const trajectory = yield* telemetry.readTrajectory("s-v")
-  expect(trajectory.skipped).toBe(0)
-  expect(all(trajectory)).not.toContain(SECRET)
-  expect(all(trajectory)).not.toContain(SAVED)
-  const { snapshots } = yield* telemetry.listSnapshots("s-v")
-  for (const s of snapshots) {
-    expect(s.fullText!.text).not.toContain(SECRET)
-    expect(s.redacted).toContain(secret!.id)
-  }
-  // The second call saw the model's save (its tool call and result); that text is gone too.
-  expect(snapshots[1]!.redacted).toEqual([secret!.id, saved.id].sort())
-  const after = yield* Inspect.inspectSession("s-v")
-  expect(after.map((c) => [c.verified, c.redacted.length > 0])).toEqual([[false, true], [false, true]])
-  expect(after[0]!.projection.text).toContain(`- [${secret!.id} · forgotten]`)
-  return snapshots.length
-})
+const scenario = scenarioOf(false)
 
 describe("forget reaches prompt snapshots and the trajectory", () => {
   it.effect("SQLite: no row of either table holds the text after forget", () =>
@@ -104,6 +121,9 @@ describe("forget reaches prompt snapshots and the trajectory", () => {
     }).pipe(Effect.provide(sqlite)))
 
   it.effect("in memory: the same", () => Effect.map(scenario, (n) => expect(n).toBe(2)).pipe(Effect.provide(memory)))
+
+  it.effect("a line that names its memory by a short handle is redacted by the handle the projection maps (decision 0183)", () =>
+    Effect.map(scenarioOf(true), (n) => expect(n).toBe(2)).pipe(Effect.provide(sqlite)))
 })
 
 describe("forget is one transaction with the telemetry on SQLite", () => {

@@ -68,7 +68,7 @@ describe("OpenTelemetry export", () => {
       SqliteTelemetryStore.layerSqlite
     ).pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
     const environment = Layer.mergeAll(
-      ContextProjection.layerSettings({ contextWindowTokens: 1_000 }),
+      ContextProjection.layerSettings({ budgetTokens: 4_000 }),
       ScriptedModel.layer(script),
       PromptObserver.layerTelemetry({ model: "scripted" }),
       RoutingSpecs.layerPresets

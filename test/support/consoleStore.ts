@@ -6,8 +6,8 @@
  * confirmed facts (28 of them about the garden, past one page of search), preferences waiting
  * for review, extracted notes that name the session turns they came from, one flagged by the
  * poisoning screen, one superseded by an edit, one expired; 24 long vocabulary lists — and a
- * session of three native-loop turns whose prompts were stored, on a model with an 8k-token
- * window (the 4,000-token floor of a projection budget): the third asks for the vocabulary lists,
+ * session of three native-loop turns whose prompts were stored, under a 4,000-token projection
+ * budget: the third asks for the vocabulary lists,
  * more than that budget holds, so its projection sheds some of them.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -30,8 +30,8 @@ export const SESSION = "s-console"
 /** The turn whose projection sheds recalled memories for budget (call 0 of it). */
 export const SHED_TURN = 3
 
-/** The model's context window: its projection budget is the 4,000-token floor. */
-const CONTEXT_WINDOW_TOKENS = 8_000
+/** The projection budget, in tokens. */
+const BUDGET_TOKENS = 4_000
 
 const stores = (db: string) =>
   AccessTokens.layerSql.pipe(
@@ -274,7 +274,7 @@ export const startSeededConsole = async (): Promise<SeededConsole> => {
   await api("POST", `/api/memories/${expired}/expire`)
   await run(storeSession.pipe(
     Effect.provide(Layer.mergeAll(
-      ContextProjection.layerSettings({ contextWindowTokens: CONTEXT_WINDOW_TOKENS }),
+      ContextProjection.layerSettings({ budgetTokens: BUDGET_TOKENS }),
       ScriptedModel.layer(() => [ScriptedModel.text("On Tuesdays at seven.")]),
       PromptObserver.layerTelemetry(),
       IdGenerator.sequential("console")

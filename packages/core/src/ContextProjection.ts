@@ -110,6 +110,7 @@ export interface IdentitySource {
  * - `identity`: the agent's routing (see {@link IdentitySource}); without it there is no identity
  *   tier and no address-level deduplication.
  * - `record`: write an injection-log row (default true).
+ * - `settings`: this call's budget, window and recall settings over the layer's defaults.
  *
  * @since 0.1.0
  * @category models
@@ -125,7 +126,24 @@ export interface ProjectionRequest {
   readonly inPrefix?: ReadonlyArray<string>
   readonly identity?: IdentitySource | undefined
   readonly record?: boolean
+  /**
+   * This call's own settings, over the layer's (decision 0182): the agent's, then the request's,
+   * as `Agent.planTurn` merges them. Decoded with {@link ProjectionOverrides} when the call runs;
+   * a bad value fails the call with `ProjectionFailure` naming the field.
+   */
+  readonly settings?: ProjectionOverrides | undefined
 }
+
+const BudgetTokens = Schema.Int.pipe(
+  Schema.greaterThanOrEqualTo(ProjectedContext.MIN_BUDGET_TOKENS, {
+    message: () => `budgetTokens must be an integer of at least ${ProjectedContext.MIN_BUDGET_TOKENS}`
+  })
+)
+
+const NeighbourWindow = Schema.Int.pipe(
+  Schema.between(0, 10),
+  Schema.annotations({ message: () => "neighbourWindow must be an integer from 0 to 10" })
+)
 
 const Limit = Schema.Int.pipe(
   Schema.between(1, MemoryQuery.MAX_LIMIT, {
@@ -134,7 +152,8 @@ const Limit = Schema.Int.pipe(
 )
 
 /**
- * The default cap on recall hits per projection.
+ * The cap on recall hits of a projection with an unbounded budget (a bounded one is sized by its
+ * budget, decision 0181).
  *
  * @since 0.1.0
  * @category constants
@@ -188,12 +207,19 @@ export const DEFAULT_NEIGHBOUR_SHED: ProjectedContext.NeighbourShed = "before-hi
  */
 export const ProjectionSettings = Schema.Struct({
   /** The model's context window in tokens; with `budgetPct` it sets the budget (in tokens). */
-  contextWindowTokens: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => 200_000 }),
+  contextWindowTokens: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), {
+    default: () => ProjectedContext.DEFAULT_CONTEXT_WINDOW_TOKENS
+  }),
   /**
    * Percent of the window for projected context: a budget in tokens, counted by the
-   * `TokenEstimator` in context (default 8, floored at 4,000 tokens, 0 = unbounded).
+   * `TokenEstimator` in context (default 8, floored at 256 tokens, 0 = unbounded).
    */
   budgetPct: Schema.optional(ProjectedContext.BudgetPct),
+  /**
+   * The budget in tokens, from {@link ProjectedContext.MIN_BUDGET_TOKENS} (256) up; set, it wins
+   * over `contextWindowTokens` × `budgetPct` (decision 0182).
+   */
+  budgetTokens: Schema.optional(BudgetTokens),
   /** Prior-session digest mode (default `newest`). */
   digest: Schema.optional(PriorSessionDigest.DigestMode),
   /** Most prior sessions in the digest (default 3). */
@@ -205,11 +231,11 @@ export const ProjectionSettings = Schema.Struct({
     default: () => DEFAULT_IDENTITY_LIMIT
   }),
   /**
-   * The cap on recall hits (default 300). Below it, recall asks for as many hits as the budget
-   * left after the higher-priority sections can hold ({@link recallLimitFor}); shedding then
-   * trims what still does not fit.
+   * A cap on recall hits (default: none but `MemoryQuery.MAX_LIMIT`). Recall sizes its search by
+   * the measured cost of its lines until the budget is full or relevant candidates run out
+   * (decision 0181); shedding then trims what does not fit.
    */
-  recallLimit: Schema.optionalWith(Limit, { default: () => DEFAULT_RECALL_LIMIT }),
+  recallLimit: Schema.optional(Limit),
   /**
    * The search planner's pruning share for the recall search (default 0.03): a token more than
    * this share of the records hold ranks after the others, and still matches. Recall fills the
@@ -231,23 +257,71 @@ export const ProjectionSettings = Schema.Struct({
    * screened and of a projected policy like every recalled record, each memory once, counted in
    * the same budget. Read in one `MemoryStore.neighbours` call per projection.
    */
-  neighbourWindow: Schema.optionalWith(
-    Schema.Int.pipe(
-      Schema.between(0, 10),
-      Schema.annotations({ message: () => "neighbourWindow must be an integer from 0 to 10" })
-    ),
-    { default: () => DEFAULT_NEIGHBOUR_WINDOW }
-  ),
+  neighbourWindow: Schema.optionalWith(NeighbourWindow, { default: () => DEFAULT_NEIGHBOUR_WINDOW }),
   /**
    * When neighbours are shed for budget (default {@link DEFAULT_NEIGHBOUR_SHED}): `before-hits`
    * or `with-hit` (`ProjectedContext.NeighbourShed`).
    */
   neighbourShed: Schema.optionalWith(ProjectedContext.NeighbourShed, { default: () => DEFAULT_NEIGHBOUR_SHED }),
+  /**
+   * Which recall hits count as relevant (decision 0180): `content-words` (default) — a hit whose
+   * text shares a word with the query beyond function words; `search` — every hit the search
+   * returns, for a hybrid store whose similarity floor (`SearchPlan.layerFusion({ minSimilarity })`)
+   * is set above 0, so its vector hits cleared it.
+   */
+  recallRelevance: Schema.optionalWith(Schema.Literal("content-words", "search"), {
+    default: () => "content-words" as const
+  }),
   /** Skills rows that are never shed (default `ProjectedContext.DEFAULT_SKILLS_MIN_ROWS`). */
   skillsMinRows: Schema.optional(Schema.NonNegativeInt)
 })
 /** @since 0.1.0 @category models */
 export type ProjectionSettings = typeof ProjectionSettings.Type
+
+/**
+ * The settings an agent or a single request may set over the layer's (decision 0182): the budget
+ * (`budgetTokens` from 256, or `contextWindowTokens` × `budgetPct`), the recall cap and the
+ * conversation window. Every field is optional; a level that names any budget field replaces the
+ * level below's budget whole (`budgetTokens` wins over a window at the same level).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ProjectionOverrides = Schema.Struct({
+  contextWindowTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  budgetPct: Schema.optional(ProjectedContext.BudgetPct),
+  budgetTokens: Schema.optional(BudgetTokens),
+  recallLimit: Schema.optional(Limit),
+  neighbourWindow: Schema.optional(NeighbourWindow)
+}).annotations({ identifier: "ProjectionOverrides" })
+/** @since 0.1.0 @category models */
+export type ProjectionOverrides = typeof ProjectionOverrides.Type
+
+/**
+ * Levels of per-call settings merged in order (the agent's, then the request's): later levels win
+ * field by field, and a level that names any budget field (`budgetTokens`, `contextWindowTokens`,
+ * `budgetPct`) replaces the budget below it whole. `Agent.planTurn` merges an agent's and a turn's
+ * with it. Pure.
+ *
+ * @since 0.1.0
+ * @category budget
+ */
+export const mergeOverrides: (
+  ...levels: ReadonlyArray<ProjectionOverrides | undefined>
+) => ProjectionOverrides | undefined = Decisions.mergeOverrides
+
+/**
+ * The settings one call runs with: the layer's `base`, then each level of overrides in order (the
+ * agent's, then the request's), later levels winning; the budget is replaced whole by a level that
+ * names any budget field. Pure.
+ *
+ * @since 0.1.0
+ * @category budget
+ */
+export const settingsFor: (
+  base: ProjectionSettings,
+  ...overrides: ReadonlyArray<ProjectionOverrides | undefined>
+) => ProjectionSettings = Decisions.settingsFor
 
 /**
  * The settings every field of which is at its default: a 200k-token window at 8% (16,000 tokens),
@@ -494,7 +568,12 @@ export type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore | T
  */
 export const make = (
   settings: ProjectionSettings = defaultSettings
-): Effect.Effect<Service, never, Stores> => internal.make(settings)
+): Effect.Effect<Service, never, Stores> =>
+  internal.make(settings, { decodeOverrides, unboundedRecallLimit: DEFAULT_RECALL_LIMIT })
+
+const decodeOverridesEither = onFirstCall(() => Schema.decodeUnknownEither(ProjectionOverrides))
+const decodeOverrides = (input: unknown): Either.Either<ProjectionOverrides, string> =>
+  Either.mapLeft(decodeOverridesEither(input), MemoryWrite.describeParseError)
 
 /**
  * The projection with the given settings (fields left out take their defaults).

@@ -97,16 +97,21 @@ export class DigestEntry extends Schema.Class<DigestEntry>("DigestEntry")({
 }) {}
 
 /**
- * Words too common to make two texts related: English function words, as written. A summary that
+ * Words too common to make two texts related: English function words (articles, pronouns,
+ * prepositions, auxiliaries, conjunctions — decision 0180), as written. A summary that
  * shares only these with the query is not relevant to it.
  *
  * @since 0.1.0
  * @category relevance
  */
 export const FUNCTION_WORDS: ReadonlyArray<string> =
-  ("a an and are as at be been but by can could did do does for from had has have he her his how i if in into is " +
-    "it its me my no not of on or our she so than that the their them then there these they this those to too " +
-    "us was we were what when where which who why will with would you your").split(" ")
+  ("a about above after again against all also am an and any are as at be because been before being " +
+    "below between both but by can could did do does down during each few for from further had has " +
+    "have he her here hers herself him himself his how i if in into is it its itself just me might " +
+    "more most must my myself no not now of off on once only or other our ours ourselves out over own " +
+    "same shall she should so some such than that the their them themselves then there these they " +
+    "this those through to too under until up us very was we were what when where which while who " +
+    "whom why will with would you your yours yourself").split(" ")
 
 /**
  * {@link FUNCTION_WORDS} as the shared tokenizer folds them ("does" -> "doe"), so a stemmed query
@@ -118,9 +123,13 @@ export const FUNCTION_WORDS: ReadonlyArray<string> =
  * @category relevance
  */
 export const STOPWORDS: ReadonlySet<string> = new Set(
-  ("a an and are as at be been but by can could did do doe for from had has have he her his how i if in into is " +
-    "it me my no not of on or our she so than that the their them then there these they this those to too " +
-    "us was we were what when where which who whi will with would you your").split(" ")
+  ("a about abov after again against all also am an and ani are as at be becaus been befor below " +
+    "between both but by can could did do doe down dure each few for from further had has have he her " +
+    "here herself him himself his how i if in into is it itself just me might more most must my " +
+    "myself no not now of off on onc onli or other our ourselv out over own same shall she should so " +
+    "some such than that the their them themselv then there these they this those through to too " +
+    "under until up us veri was we were what when where whi which while who whom will with would you " +
+    "your yourself").split(" ")
 )
 
 /**

@@ -358,15 +358,24 @@ export const unbounded: ProjectionBudget = { _tag: "Unbounded" }
  * @since 0.1.0
  * @category budget
  */
-export const DEFAULT_BUDGET_PCT = 8
+export const DEFAULT_BUDGET_PCT: number = Internal.DEFAULT_BUDGET_PCT
 
 /**
- * The smallest budget a percentage can yield, in tokens.
+ * The smallest token budget a projection is given: what a percentage of a small window yields at
+ * least, and the least a caller may ask for per call (decision 0182).
  *
  * @since 0.1.0
  * @category budget
  */
-export const MIN_BUDGET_TOKENS = 4_000
+export const MIN_BUDGET_TOKENS: number = Internal.MIN_BUDGET_TOKENS
+
+/**
+ * The context window assumed when none is configured, in tokens.
+ *
+ * @since 0.1.0
+ * @category budget
+ */
+export const DEFAULT_CONTEXT_WINDOW_TOKENS: number = Internal.DEFAULT_CONTEXT_WINDOW_TOKENS
 
 /**
  * A budget percentage: 0 (unbounded) to 100.
@@ -381,11 +390,12 @@ export const BudgetPct = Schema.Number.pipe(
 /**
  * Turns a share of the model's context window into a token budget:
  *
- * `tokens = max(4,000, floor(contextWindowTokens × budgetPct / 100))`, and `budgetPct = 0` means
+ * `tokens = max(256, floor(contextWindowTokens × budgetPct / 100))`, and `budgetPct = 0` means
  * unbounded. The window and the budget are in the same unit, so nothing is converted: the tokens
  * are counted by the `TokenEstimator` the projection runs with (o200k_base by default in
  * `ContextProjection`; decision 0070). For a 200k-token window at the default
- * 8%, that is 16,000 tokens; any window under 50k tokens gets the 4,000-token floor.
+ * 8%, that is 16,000 tokens; a 32k window gets 2,560; any window under 3,200 tokens gets the
+ * 256-token floor ({@link MIN_BUDGET_TOKENS}).
  *
  * Total: a `budgetPct` outside 0–100 is clamped into it, a negative or non-finite window counts
  * as 0 tokens (so the floor applies). Decode configuration with {@link BudgetPct} to reject such
@@ -414,7 +424,8 @@ export const budgetFromContextWindow = (options: {
 export const DEFAULT_SKILLS_MIN_ROWS: number = Internal.DEFAULT_SKILLS_MIN_ROWS
 
 /**
- * The budget used when a config names none: {@link MIN_BUDGET_TOKENS} tokens.
+ * The budget used when a config names none, the one default every layer starts from:
+ * {@link DEFAULT_BUDGET_PCT} percent of {@link DEFAULT_CONTEXT_WINDOW_TOKENS}, 16,000 tokens.
  *
  * @since 0.1.0
  * @category budget
@@ -545,6 +556,42 @@ export const BudgetWarning = Schema.Struct({
 export type BudgetWarning = typeof BudgetWarning.Type
 
 /**
+ * Why recall delivered what it did (decision 0181), in a projection that searched for it:
+ *
+ * - `budget-full`: recall lines were shed for the budget — more candidates exist than fit;
+ * - `candidates-exhausted`: every relevant candidate the search found is delivered, and the
+ *   budget had room for more;
+ * - `no-relevant-match`: the search found memories, none of them matching the query beyond
+ *   function words (decision 0180);
+ * - `no-content-words`: the query holds only function words, so nothing was searched;
+ * - `cap`: the search reached the configured `recallLimit` with room left;
+ * - `search-limit`: the most searches a projection runs (4) ran with room and candidates left.
+ *
+ * `limit` is the last search's limit, `searches` how many searches ran (each sized by the
+ * measured cost of the lines before it), `candidates` the hits the last search returned and
+ * `relevant` how many of them the relevance step kept.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RecallReport = Schema.Struct({
+  stop: Schema.Literal(
+    "budget-full",
+    "candidates-exhausted",
+    "no-relevant-match",
+    "no-content-words",
+    "cap",
+    "search-limit"
+  ),
+  limit: Schema.NonNegativeInt,
+  searches: Schema.NonNegativeInt,
+  candidates: Schema.NonNegativeInt,
+  relevant: Schema.NonNegativeInt
+}).annotations({ identifier: "RecallReport" })
+/** @since 0.1.0 @category models */
+export type RecallReport = typeof RecallReport.Type
+
+/**
  * The budget summary.
  *
  * - The budget, in its unit: `budgetTokens` for a token budget, `budgetChars` for a char budget;
@@ -554,6 +601,7 @@ export type BudgetWarning = typeof BudgetWarning.Type
  * - What the never-shed content alone would use: `protectedChars` and `protectedTokens`.
  * - What was shed (in shed order), what was withheld, which sections the mode suppressed, and
  *   warnings.
+ * - `recall`: why recall stopped where it did ({@link RecallReport}), when the service searched.
  *
  * A projection recorded before token budgets existed decodes with `budgetTokens` and
  * `protectedTokens` `null` (its budget was in chars or unbounded).
@@ -571,7 +619,9 @@ export const BudgetSummary = Schema.Struct({
   shed: Schema.Array(ShedItem),
   withheld: Schema.Array(WithheldItem),
   suppressed: Schema.Array(SectionLabel),
-  warnings: Schema.Array(BudgetWarning)
+  warnings: Schema.Array(BudgetWarning),
+  /** Why recall stopped where it did; set by `ContextProjection` when it searched (or chose not to). */
+  recall: Schema.optional(RecallReport)
 }).annotations({ identifier: "BudgetSummary" })
 /** @since 0.1.0 @category models */
 export type BudgetSummary = typeof BudgetSummary.Type
@@ -603,6 +653,12 @@ export type InjectionRecord = typeof InjectionRecord.Type
 export class ProjectedContext extends Schema.Class<ProjectedContext>("ProjectedContext")({
   mode: ProjectionMode,
   text: Schema.String,
+  /**
+   * The short handles the text names memories by, each with the memory id it stands for — only
+   * for the delivered memories whose id is longer than a handle (decision 0183). Attribution reads
+   * ids from `sections` and `injection`, never from the text.
+   */
+  handles: Schema.optional(Schema.Record({ key: Schema.String, value: MemoryId })),
   sections: Schema.Array(SectionReport),
   injection: InjectionRecord,
   budget: BudgetSummary
@@ -615,6 +671,12 @@ export class ProjectedContext extends Schema.Class<ProjectedContext>("ProjectedC
   /** The report of one section, if it had input. */
   section(label: SectionLabel): SectionReport | undefined {
     return this.sections.find((s) => s.label === label)
+  }
+
+  /** The handle the text names a memory by: its id, unless a shorter handle stands for it. */
+  handleOf(id: string): string {
+    for (const [handle, memoryId] of Object.entries(this.handles ?? {})) if (memoryId === id) return handle
+    return id
   }
 }
 

@@ -447,7 +447,8 @@ export const scrubText = (
  * The entry with the forgotten memories' text removed, and which of them it held — or `undefined`
  * when it held none. Every string in the body loses the memories' content (as written, and as a
  * prompt renders it on one line); besides, a prefix fragment attributed to a forgotten memory
- * becomes {@link FORGOTTEN}, and a projection line naming one becomes `- [<id> · forgotten]`. The
+ * becomes {@link FORGOTTEN}, and a projection line naming one (by id, or by the handle the
+ * projection's `handles` maps to it) becomes `- [<id or handle> · forgotten]`. The
  * entry keeps its position (a message) or gets the hash of its new body (a blob). Pure.
  *
  * @since 0.1.0
@@ -480,13 +481,20 @@ export const redactEntry = (
     )
   }
   if (entry._tag === "Blob" && entry.kind === "projection" && isRecord(parsed) && typeof parsed.text === "string") {
+    // A line names its memory by id or by the short handle the projection's `handles` maps to it.
+    const names: Array<readonly [string, string]> = [...ids].map((id) => [id, id] as const)
+    if (isRecord(parsed.handles)) {
+      for (const [handle, id] of Object.entries(parsed.handles)) {
+        if (typeof id === "string" && ids.has(id)) names.push([handle, id])
+      }
+    }
     parsed = {
       ...parsed,
       text: parsed.text.split("\n").map((line) => {
-        const id = [...ids].find((i) => line.startsWith(`- [${i} ·`) || line.startsWith(`- [${i}]`))
-        if (id === undefined) return line
-        hit.add(id)
-        return `- [${id} · forgotten]`
+        const named = names.find(([name]) => line.startsWith(`- [${name} ·`) || line.startsWith(`- [${name}]`))
+        if (named === undefined) return line
+        hit.add(named[1])
+        return `- [${named[0]} · forgotten]`
       }).join("\n")
     }
   }

@@ -264,8 +264,8 @@ describe("ContextProjection budget", () => {
     }))
 
   it.effect("never exceeds the budget: recall is shed (lowest score first), never-dropped sections stay whole", () => {
-    // 10k-token window at 8% → 800 tokens, floored at 4,000.
-    const { layer } = world({ contextWindowTokens: 10_000, recallLimit: 200 })
+    // A fixed token budget wins over the window's share.
+    const { layer } = world({ budgetTokens: 4_000, recallLimit: 200 })
     return Effect.gen(function*() {
       yield* seed
       yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write(many(200)))
@@ -338,7 +338,7 @@ describe("ContextProjection budget", () => {
 
   it.effect("the budget is held in the tokens of the TokenEstimator in context", () => {
     // 4,000 tokens; an estimator counting one token per char makes that 4,000 chars.
-    const { layer } = world({ contextWindowTokens: 10_000, recallLimit: 200 })
+    const { layer } = world({ contextWindowTokens: 50_000, budgetPct: 8, recallLimit: 200 })
     return Effect.gen(function*() {
       yield* seed
       yield* Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write(many(200)))
@@ -565,13 +565,18 @@ describe("ContextProjection settings", () => {
     expect(ContextProjection.defaultSettings).toMatchObject({
       contextWindowTokens: 200_000,
       digestLimit: 3,
-      recallLimit: ContextProjection.DEFAULT_RECALL_LIMIT
+      recallRelevance: "content-words"
     })
+    // Recall is sized by the budget: no cap unless one is set (decision 0181).
+    expect(ContextProjection.defaultSettings.recallLimit).toBeUndefined()
     expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 200_000 })).toEqual(
       ContextProjection.budgetOf(ContextProjection.defaultSettings)
     )
     const bad = ContextProjection.decodeSettings({ budgetPct: 120 })
     expect(Either.isLeft(bad) && bad.left.message).toContain("budgetPct")
+    const tiny = ContextProjection.decodeSettings({ budgetTokens: 255 })
+    expect(Either.isLeft(tiny) && tiny.left.message).toContain("budgetTokens must be an integer of at least 256")
+    expect(ContextProjection.decodeSettings({ budgetTokens: 256 })).toMatchObject(Either.right({ budgetTokens: 256 }))
   })
 })
 
@@ -587,5 +592,26 @@ describe("ContextProjection with an operator message over the store's query limi
       expect(searches.length).toBeGreaterThan(0)
       for (const read of searches) expect(read.length - "search ".length).toBeLessThanOrEqual(200)
     }).pipe(Effect.provide(layer), Effect.provide(MemoryLimits.layer({ maxQueryChars: 200 })))
+  })
+})
+
+describe("settings with the call (decision 0182)", () => {
+  it("merges levels in order; a level naming any budget field replaces the budget below it whole", () => {
+    const base = ContextProjection.decodeSettings({ budgetTokens: 3_000, neighbourWindow: 1 })
+    if (Either.isLeft(base)) throw base.left
+    // The agent's fixed budget, then a call's window: the call's window decides, not the agent's tokens.
+    const merged = ContextProjection.mergeOverrides({ budgetTokens: 6_000, recallLimit: 50 }, {
+      contextWindowTokens: 32_000
+    })
+    expect(merged).toEqual({ recallLimit: 50, contextWindowTokens: 32_000 })
+    const settings = ContextProjection.settingsFor(base.right, merged)
+    expect(ContextProjection.budgetOf(settings)).toEqual(ProjectedContext.tokens(2_560))
+    expect(settings).toMatchObject({ recallLimit: 50, neighbourWindow: 1 })
+    // A level without a budget field keeps the one below.
+    expect(ContextProjection.budgetOf(ContextProjection.settingsFor(base.right, { neighbourWindow: 0 }))).toEqual(
+      ProjectedContext.tokens(3_000)
+    )
+    expect(ContextProjection.settingsFor(base.right)).toBe(base.right)
+    expect(ContextProjection.mergeOverrides(undefined, undefined)).toBeUndefined()
   })
 })

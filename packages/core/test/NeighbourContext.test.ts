@@ -25,7 +25,8 @@ const recallLines = (p: ProjectedContext.ProjectedContext) => {
   const start = text.indexOf("<recalled_memory>\n")
   if (start < 0) return []
   const body = text.slice(start + "<recalled_memory>\n".length, text.indexOf("\n</recalled_memory>"))
-  return body.split("\n").map((line) => line.slice(3, line.indexOf(" · ")))
+  // The handle: up to " · " (a kind follows) or "]" (an episode carries its handle alone).
+  return body.split("\n").map((line) => /^- \[(.+?)(?: · |\])/.exec(line)?.[1] ?? line)
 }
 
 describe("composing neighbours", () => {
@@ -74,7 +75,9 @@ describe("composing neighbours", () => {
   it("sheds neighbours before every hit by default, and names the hit of a shed neighbour", () => {
     const full = compose(input(), { budget: unbounded }).text.length
     const lineOf = (id: string) =>
-      compose(input(), { budget: unbounded }).text.split("\n").find((l) => l.includes(`[${id} `))!
+      compose(input(), { budget: unbounded }).text.split("\n").find((l) =>
+        l.startsWith(`- [${id}]`) || l.includes(`[${id} `)
+      )!
     const p = compose(input(), { budget: chars(full - lineOf("b-1").length - 1) })
     expect(recallLines(p)).toEqual(["a-4", "a-5", "a-6", "b-2"])
     expect(p.budget.shed).toEqual([

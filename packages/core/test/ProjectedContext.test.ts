@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryRecord, PriorSessionDigest, ProjectedContext, TokenEstimator } from "@engram/core"
+import { ContextProjection, MemoryRecord, PriorSessionDigest, ProjectedContext, TokenEstimator } from "@engram/core"
 import { DateTime, Effect, FastCheck as fc, Schema } from "effect"
 
 const { composeProjectedContext: compose, chars, unbounded } = ProjectedContext
@@ -198,7 +198,7 @@ describe("shedding", () => {
   })
 
   it("never sheds working state or always-on memory, and warns when they alone exceed the budget", () => {
-    const big = "w".repeat(20_000)
+    const big = "w".repeat(80_000)
     const input: Input = { ...fullInput(), workingState: big }
     const p = compose(input, { budget: ProjectedContext.DEFAULT_BUDGET })
     expect(p.text).toContain(big)
@@ -207,19 +207,19 @@ describe("shedding", () => {
     expect(p.section("always_on_memory")?.status).toBe("included")
     expect(p.section("recalled_memory")?.status).toBe("dropped")
     expect(p.section("prior_sessions")?.status).toBe("dropped")
-    // The default budget is 4,000 tokens: 16,000 chars at the default chars/4.
-    expect(p.budget.budgetTokens).toBe(4_000)
-    expect(p.budget.usedTokens).toBeGreaterThan(4_000)
-    expect(p.budget.usedChars).toBeGreaterThan(16_000)
+    // The default budget is 16,000 tokens: 64,000 chars at the default chars/4.
+    expect(p.budget.budgetTokens).toBe(16_000)
+    expect(p.budget.usedTokens).toBeGreaterThan(16_000)
+    expect(p.budget.usedChars).toBeGreaterThan(64_000)
     expect(p.budget.protectedChars).toBe(p.budget.usedChars)
     expect(p.budget.protectedTokens).toBe(p.budget.usedTokens)
     expect(p.budget.warnings).toHaveLength(1)
     expect(p.budget.warnings[0]!.code).toBe("protected-over-budget")
-    expect(p.budget.warnings[0]!.message).toContain(`need ${p.budget.usedTokens} tokens, over the 4000-token budget`)
-    const inChars = compose(input, { budget: chars(16_000) })
+    expect(p.budget.warnings[0]!.message).toContain(`need ${p.budget.usedTokens} tokens, over the 16000-token budget`)
+    const inChars = compose(input, { budget: chars(64_000) })
     expect(inChars.text).toBe(p.text)
     expect(inChars.budget.warnings[0]!.message).toContain(
-      `need ${p.budget.usedChars} chars, over the 16000-char budget`
+      `need ${p.budget.usedChars} chars, over the 64000-char budget`
     )
   })
 
@@ -398,13 +398,14 @@ describe("budget from a context window", () => {
     )
   })
 
-  it("never goes below 4,000 tokens", () => {
-    expect(ProjectedContext.MIN_BUDGET_TOKENS).toBe(4_000)
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 32_000 })).toEqual(tokens(4_000))
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 50_000 })).toEqual(tokens(4_000))
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 50_012 })).toEqual(tokens(4_000))
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 50_013 })).toEqual(tokens(4_001))
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 0, budgetPct: 100 })).toEqual(tokens(4_000))
+  it("never goes below 256 tokens, and a small window gets its share (decision 0182)", () => {
+    expect(ProjectedContext.MIN_BUDGET_TOKENS).toBe(256)
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 32_000 })).toEqual(tokens(2_560))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 3_200 })).toEqual(tokens(256))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 3_212 })).toEqual(tokens(256))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 3_213 })).toEqual(tokens(257))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 1_000 })).toEqual(tokens(256))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 0, budgetPct: 100 })).toEqual(tokens(256))
   })
 
   it("treats 0% as unbounded", () => {
@@ -415,17 +416,20 @@ describe("budget from a context window", () => {
     expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 100_000, budgetPct: 250 })).toEqual(
       tokens(100_000)
     )
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: -5 })).toEqual(tokens(4_000))
+    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: -5 })).toEqual(tokens(256))
     expect(Schema.is(ProjectedContext.BudgetPct)(8)).toBe(true)
     expect(Schema.is(ProjectedContext.BudgetPct)(-1)).toBe(false)
     expect(Schema.is(ProjectedContext.BudgetPct)(101)).toBe(false)
   })
 
-  it("defaults a composition's budget to 4,000 tokens", () => {
-    const p = compose({ now, recall: Array.from({ length: 400 }, (_, i) => hit(`m-${i}`, i, "x".repeat(100))) })
-    expect(p.budget.budgetTokens).toBe(4_000)
+  it("defaults a composition's budget to the one default, 16,000 tokens (8% of a 200k window)", () => {
+    const p = compose({ now, recall: Array.from({ length: 1_600 }, (_, i) => hit(`m-${i}`, i, "x".repeat(100))) })
+    expect(p.budget.budgetTokens).toBe(16_000)
+    expect(ProjectedContext.DEFAULT_BUDGET).toEqual(
+      ContextProjection.budgetOf(ContextProjection.defaultSettings)
+    )
     expect(p.budget.budgetChars).toBeNull()
-    expect(p.budget.usedTokens).toBeLessThanOrEqual(4_000)
+    expect(p.budget.usedTokens).toBeLessThanOrEqual(16_000)
     expect(p.budget.usedTokens).toBe(TokenEstimator.heuristic.estimate(p.text))
     expect(p.budget.shed.length).toBeGreaterThan(0)
   })
@@ -854,4 +858,49 @@ describe("token budgets", () => {
       { fastCheck: { numRuns: 300 } }
     )
   }
+})
+
+describe("lean lines (decision 0183)", () => {
+  const turn = (id: string, score: number, content: string) => ({
+    record: MemoryRecord.fromWriteInput(
+      { content, kind: "episode", sourceType: "conversation" },
+      { id, now: at("2025-02-01T00:00:00Z") }
+    ),
+    score
+  })
+
+  it("an episode carries its handle alone; other kinds keep kind, label and review state", () => {
+    const p = compose({
+      now,
+      recall: [turn("t-1", 2, "Ana: we moved to Lisbon"), hit("m-x", 1, "guess")]
+    }, { budget: unbounded })
+    expect(p.text).toContain("- [t-1] Ana: we moved to Lisbon\n")
+    expect(p.text).toContain("- [m-x · fact] guess")
+    expect(p.handles).toBeUndefined()
+  })
+
+  it.prop(
+    "ids longer than a handle get short hashed handles: unique in the text, mapped back, the same whatever else is offered",
+    [fc.uniqueArray(fc.string({ minLength: 13, maxLength: 40 }), { minLength: 1, maxLength: 300 }), fc.nat(299)],
+    ([ids, cut]) => {
+      const hits = ids.map((id, i) => turn(id, ids.length - i, `said ${i}`))
+      const p = compose({ now, recall: hits }, { budget: unbounded })
+      const handles = p.handles ?? {}
+      expect(Object.values(handles).sort()).toEqual([...p.injection.memoryIds].sort())
+      for (const id of p.injection.memoryIds) {
+        const handle = p.handleOf(id)
+        expect(handle.length).toBeLessThan(id.length)
+        expect(handles[handle]).toBe(id)
+        expect(p.text.split("\n").filter((line) => line.startsWith(`- [${handle}]`))).toHaveLength(1)
+      }
+      // Stable: a projection offered fewer of them names the ones it shares by the same handles
+      // unless a clash lengthened one (then both still map back).
+      const fewer = compose({ now, recall: hits.slice(0, cut + 1) }, { budget: unbounded })
+      for (const id of fewer.injection.memoryIds) {
+        expect(fewer.handles?.[fewer.handleOf(id)]).toBe(id)
+        expect(p.handleOf(id).endsWith(fewer.handleOf(id)) || fewer.handleOf(id).endsWith(p.handleOf(id)))
+          .toBe(true)
+      }
+    }
+  )
 })

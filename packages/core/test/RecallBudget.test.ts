@@ -53,35 +53,63 @@ const project = (query: string) =>
     return yield* projection.project({ sessionId: "s-1", turn: 0, query, scopes: ["global"], mode: "native" })
   })
 
+const manyFacts = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    content: `Fact ${String(i).padStart(4, "0")}: the ferry to island ${i} leaves from pier ${i % 7} at ${
+      i % 24
+    }:00 sharp`,
+    kind: "fact" as const
+  }))
+
 describe("recall uses its budget", () => {
-  it.effect("at default settings, recall delivers far more than 20 hits when they fit, inside the budget", () => {
+  it.effect("at default settings, recall delivers every relevant hit that fits, and says the candidates ran out", () => {
     const { layer, limits } = world({})
     return Effect.gen(function*() {
       yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(facts))
       const projected = yield* project("when does the ferry leave")
       const recalled = projected.section("recalled_memory")!
-      // 300 lines of ~130 chars (~33 tokens at chars/4) fit in 16,000 tokens: all of them are delivered.
+      // 300 lines of ~130 chars fit in 16,000 tokens: all of them are delivered.
       expect(recalled.memoryIds.length).toBe(300)
       expect(projected.budget.budgetTokens).toBe(16_000)
       expect(projected.budget.usedTokens).toBeLessThanOrEqual(16_000)
-      // (16,000 tokens less the rest) / 40 tokens a line is over the cap.
-      expect(limits).toEqual([ContextProjection.DEFAULT_RECALL_LIMIT])
+      // One search, sized at the opening guess (more than 300), returned fewer: nothing more to find.
+      expect(limits.length).toBe(1)
+      expect(limits[0]!).toBeGreaterThan(300)
+      expect(projected.budget.recall).toEqual({
+        stop: "candidates-exhausted",
+        limit: limits[0],
+        searches: 1,
+        candidates: 300,
+        relevant: 300
+      })
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("a small budget bounds the recall search, and the projection stays inside it", () => {
-    // 4,000 tokens at 100%: the budget is 4,000 tokens, room for about 100 lines of 40 tokens.
-    const { layer, limits } = world({ contextWindowTokens: 4_000, budgetPct: 100 })
+  it.effect("a small budget is filled: the search grows by the measured line cost until lines are shed", () => {
+    const { layer, limits } = world({ budgetTokens: 1_000 })
     return Effect.gen(function*() {
       yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(facts))
       const projected = yield* project("when does the ferry leave")
       const budget = projected.budget.budgetTokens!
-      expect(budget).toBe(4_000)
-      expect(limits.length).toBe(1)
-      expect(limits[0]!).toBeLessThanOrEqual(Math.floor(budget / ContextProjection.RECALL_LINE_TOKENS))
-      expect(limits[0]!).toBeGreaterThan(20)
+      expect(budget).toBe(1_000)
       expect(projected.budget.usedTokens).toBeLessThanOrEqual(budget)
-      expect(projected.section("recalled_memory")!.memoryIds.length).toBeGreaterThan(20)
+      expect(projected.budget.usedTokens).toBeGreaterThanOrEqual(0.95 * budget)
+      expect(projected.budget.recall?.stop).toBe("budget-full")
+      expect(projected.section("recalled_memory")!.status).toBe("truncated")
+      // Every search asked for more than the one before it.
+      for (let i = 1; i < limits.length; i++) expect(limits[i]!).toBeGreaterThan(limits[i - 1]!)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("the limit grows with the budget: a 64k budget delivers more than the old 300-hit cap", () => {
+    const { layer } = world({ budgetTokens: 64_000 })
+    return Effect.gen(function*() {
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(manyFacts(2_500)))
+      const projected = yield* project("when does the ferry leave")
+      expect(projected.section("recalled_memory")!.memoryIds.length).toBeGreaterThan(1_000)
+      expect(projected.budget.usedTokens).toBeLessThanOrEqual(64_000)
+      expect(projected.budget.usedTokens).toBeGreaterThanOrEqual(0.95 * 64_000)
+      expect(projected.budget.recall?.stop).toBe("budget-full")
     }).pipe(Effect.provide(layer))
   })
 
@@ -95,6 +123,7 @@ describe("recall uses its budget", () => {
       }).pipe(Effect.provide(capped.layer))
       expect(capped.limits).toEqual([7])
       expect(projected.section("recalled_memory")!.memoryIds.length).toBe(7)
+      expect(projected.budget.recall?.stop).toBe("cap")
       yield* Effect.gen(function*() {
         yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(facts))
         const projection = yield* ContextProjection.ContextProjection
@@ -107,6 +136,7 @@ describe("recall uses its budget", () => {
           workingState: "x ".repeat(10_000)
         })
         expect(projected.section("recalled_memory")?.status).toBe("dropped")
+        expect(projected.budget.recall?.stop).toBe("budget-full")
       }).pipe(Effect.provide(full.layer))
       expect(full.limits).toEqual([1])
     })

@@ -54,7 +54,8 @@ import * as internal from "./internal/agent.js"
  * - `composedIds`: the memory ids `prefix` holds, never delivered again by the projection;
  * - `identity`: where the identity tier reads from (with the addresses `prefix` holds);
  * - `report`: the overlay report the prefix was built with (stored with each snapshot, for
- *   `Explain`).
+ *   `Explain`);
+ * - `projection`: the agent's projection settings (budget, window, recall) over the layer's.
  *
  * @since 0.1.0
  * @category models
@@ -65,6 +66,11 @@ export interface Agent {
   readonly composedIds?: ReadonlyArray<string> | undefined
   readonly identity?: ContextProjection.IdentitySource | undefined
   readonly report?: MemoryOverlay.OverlayReport | undefined
+  /**
+   * The agent's own projection settings over the layer's defaults (its budget, window, recall
+   * cap): two agents in one process each get their own (decision 0182).
+   */
+  readonly projection?: ContextProjection.ProjectionOverrides | undefined
 }
 
 /**
@@ -99,6 +105,8 @@ export interface Turn {
   readonly workingState?: string | undefined
   readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
   readonly record?: boolean | undefined
+  /** This turn's own projection settings, over the agent's (e.g. a smaller budget for one call). */
+  readonly projection?: ContextProjection.ProjectionOverrides | undefined
 }
 
 /**
@@ -142,7 +150,8 @@ export const inMode: (
  * The one mapping of a turn to its projection request: what `agent` sends in the turn's mode
  * ({@link inMode}) and the `ContextProjection.ProjectionRequest` for it — the turn's session,
  * number, query, mode and scopes, the working state and skills, `inPrefix` (the ids the sent
- * prefix holds), the agent's identity source and the record flag. Every runtime calls it. Pure.
+ * prefix holds), the agent's identity source, the record flag, and the projection settings — the
+ * agent's, then the turn's, merged by `ContextProjection.settingsFor`'s rule. Every runtime calls it. Pure.
  *
  * @since 0.1.0
  * @category planning

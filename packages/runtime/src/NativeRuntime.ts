@@ -138,6 +138,9 @@ export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
  * - `approval`: the tools that need the operator's approval — a list of tool names, or a predicate
  *   over a call. It applies to every tool, the user's as much as the memory tools.
  * - `maxCalls`: the most model calls one turn may make (default 16).
+ * - `projection`: the agent's projection settings — its budget (`budgetTokens` from 256, or
+ *   `contextWindowTokens` × `budgetPct`), recall cap and conversation window — over the
+ *   `ContextProjection` layer's defaults.
  * - `cacheHints`: the provider options that mark prompt-cache breakpoints at the end of the stable
  *   prefix and at the turn's input (default `ModelRequest.CACHE_HINTS`, Anthropic's cache control;
  *   `false` for none). They are never put inside the projection.
@@ -162,6 +165,8 @@ export interface NativeAgentOptions {
   readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
   readonly approval?: ReadonlyArray<string> | ((call: SessionStore.ToolCall) => boolean) | undefined
   readonly maxCalls?: number | undefined
+  /** The agent's own projection settings (budget, window, recall) over the layer's (decision 0182). */
+  readonly projection?: ContextProjection.ProjectionOverrides | undefined
 }
 
 /**
@@ -190,6 +195,8 @@ export interface NativeAgent {
   /** Every tool of the agent (memory and user tools) and the one handler over them. */
   readonly toolkit: AgentToolkit
   readonly needsApproval: (call: SessionStore.ToolCall) => boolean
+  /** The agent's own projection settings, if any. */
+  readonly projection: ContextProjection.ProjectionOverrides | undefined
 }
 
 /**
@@ -447,7 +454,8 @@ export type TurnError =
 export type TurnContext = LanguageModel.LanguageModel | SessionStore.SessionStore | ContextProjection.ContextProjection
 
 /**
- * Runs one turn of `agent` in session `sessionId` with the operator's `input`.
+ * Runs one turn of `agent` in session `sessionId` with the operator's `input` (and, optionally,
+ * this turn's own projection `settings` over the agent's).
  *
  * @since 0.1.0
  * @category running
@@ -456,6 +464,8 @@ export const runTurn = (options: {
   readonly agent: NativeAgent
   readonly sessionId: string
   readonly input: string
+  /** This turn's projection settings over the agent's (e.g. a smaller budget for one call). */
+  readonly settings?: ContextProjection.ProjectionOverrides | undefined
 }): Effect.Effect<TurnResult, TurnError, TurnContext> => internal.runTurn(options)
 
 /**

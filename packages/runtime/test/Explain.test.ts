@@ -135,9 +135,9 @@ describe("Explain", () => {
       expect(call.shed?.section).toBe("recalled_memory")
       expect(call.injectionLogged).toBe(false)
       expect(call.reason).toContain("for budget")
-      // The budget in its unit: a 1,000-token window gets the 4,000-token floor.
+      // The budget in its unit.
       expect(call.reason).toContain("budget 4000 tokens)")
-    }).pipe(Effect.provide(env({ contextWindowTokens: 1_000 }))))
+    }).pipe(Effect.provide(env({ budgetTokens: 4_000 }))))
 
   it.effect("withheld: an always-on older value at an address the prefix holds is withheld in-prefix", () =>
     Effect.gen(function*() {

@@ -56,7 +56,7 @@ describe("a 20-turn session", () => {
       const requests = yield* ScriptedModel.requests
       for (const request of requests) expect(projectionText(request)).toHaveLength(1)
       const budget = snapshots[0]!.projection.budget.budgetTokens!
-      expect(budget).toBe(ProjectedContext.MIN_BUDGET_TOKENS)
+      expect(budget).toBe(4_000)
       for (const { projection } of snapshots) {
         expect(projection.budget.usedTokens).toBeLessThanOrEqual(budget)
         // Held by the default estimator's (o200k_base's) count of the whole text.
@@ -70,5 +70,5 @@ describe("a 20-turn session", () => {
         expect(projection.section("working_state")?.status).toBe("included")
         expect(projection.section("always_on_memory")?.status).toBe("included")
       }
-    }).pipe(Effect.provide(environment(script, { contextWindowTokens: 8_000 }))))
+    }).pipe(Effect.provide(environment(script, { budgetTokens: 4_000 }))))
 })

@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type {
   IdentitySource,
+  ProjectionOverrides,
   ProjectionRequest,
   ProjectionSettings,
   Service as ContextProjectionService,
@@ -211,13 +212,22 @@ export const scopeOverrides = (
     return overrides as ReadonlyMap<string, string>
   })
 
-export const make = (settings: ProjectionSettings): Effect.Effect<ContextProjectionService, never, Stores> =>
+/** What the public module gives the body: its decoder of per-call settings and the unbounded recall cap. */
+export interface Given {
+  readonly decodeOverrides: (input: unknown) => Either.Either<ProjectionOverrides, string>
+  readonly unboundedRecallLimit: number
+}
+
+export const make = (
+  base: ProjectionSettings,
+  given: Given
+): Effect.Effect<ContextProjectionService, never, Stores> =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
     const promotions = yield* PromotionStore.PromotionStore
     const telemetry = yield* TelemetryStore.TelemetryStore
-    const budget = Decisions.budgetOf(settings)
-    const digestMode = settings.digest ?? PriorSessionDigest.DEFAULT_DIGEST_MODE
+    const digestMode = base.digest ?? PriorSessionDigest.DEFAULT_DIGEST_MODE
+    const settings = base
 
     /**
      * Candidate prior sessions: summaries in the request's scopes of sessions other than the
@@ -325,9 +335,9 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         { held: new Set(source.heldAddresses), inPrefix, now, limit: settings.identityLimit }
       )
 
-    const readRecall = (request: ProjectionRequest, limit: number) =>
+    const readRecall = (request: ProjectionRequest, settings: ProjectionSettings, limit: number) =>
       limit === 0
-        ? Effect.succeed({ value: [], skipped: 0 })
+        ? Effect.succeed({ value: [], skipped: 0, returned: 0 })
         : Effect.map(
           Effect.flatMap(
             Effect.all([MemoryLimits.MemoryLimits, SearchPlan.SearchPlanner]),
@@ -344,7 +354,11 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
                 })
               )
           ),
-          (found) => ({ value: found.hits.filter((hit) => screened(hit.record)), skipped: found.skipped })
+          (found) => ({
+            value: found.hits.filter((hit) => screened(hit.record)),
+            skipped: found.skipped,
+            returned: found.hits.length
+          })
         )
 
     /**
@@ -353,7 +367,11 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
      * each (decision 0090). The hits are in hand already, so the read leaves them out: close hits
      * are most of what their windows hold.
      */
-    const readNeighbours = (request: ProjectionRequest, hits: ReadonlyArray<ProjectedContext.RecallHit>) =>
+    const readNeighbours = (
+      request: ProjectionRequest,
+      settings: ProjectionSettings,
+      hits: ReadonlyArray<ProjectedContext.RecallHit>
+    ) =>
       Effect.gen(function*() {
         const window = settings.neighbourWindow
         const placed = hits.filter((hit) => hit.record.position !== undefined)
@@ -392,6 +410,15 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
         if (!Number.isInteger(request.turn) || request.turn < 0) {
           return yield* Effect.fail(failure(new Error(`turn must be a non-negative integer, got ${request.turn}`)))
         }
+        const overrides = request.settings === undefined
+          ? undefined
+          : given.decodeOverrides(request.settings)
+        if (overrides !== undefined && Either.isLeft(overrides)) {
+          return yield* Effect.fail(failure(new Error(`invalid projection settings: ${overrides.left}`)))
+        }
+        // This call's settings: the layer's, then the request's own (decision 0182).
+        const settings = overrides === undefined ? base : Decisions.settingsFor(base, overrides.right)
+        const budget = Decisions.budgetOf(settings)
         const estimator = yield* TokenEstimator.resolve
         const now = yield* DateTime.now
         const sections = new Set(ProjectedContext.sectionsFor(request.mode))
@@ -420,43 +447,96 @@ export const make = (settings: ProjectionSettings): Effect.Effect<ContextProject
           ...(request.inPrefix !== undefined ? { inPrefix: request.inPrefix } : {}),
           ...(request.identity !== undefined ? { heldAddresses: request.identity.heldAddresses } : {})
         }
-        // Recall asks for as many hits as the budget left after the higher-priority sections holds.
-        const recallLimit = Decisions.recallSearchLimit({
-          mode: request.mode,
-          query: request.query,
-          budget,
-          used: () => ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget,
-          cap: settings.recallLimit
-        })
-        const recall = yield* readRecall(request, recallLimit)
-        // Session summaries reach a prompt through the digest alone.
-        const recalled = Decisions.withoutSummaries(recall.value)
-        const neighbours = yield* readNeighbours(request, recalled)
-        const skipped = identity.skipped + alwaysOn.skipped + digest.skipped + recall.skipped + neighbours.skipped
+        const trustSearch = settings.recallRelevance === "search"
+        const searchable = trustSearch || Decisions.hasContentWords(request.query)
+        // The first search asks for as many hits as the budget left holds at an assumed line cost;
+        // the ones after it are sized by what the lines delivered so far measured (decision 0181).
+        const cap = settings.recallLimit ??
+          (budget._tag === "Unbounded" ? given.unboundedRecallLimit : MemoryQuery.MAX_LIMIT)
+        let limit = searchable
+          ? Decisions.recallSearchLimit({
+            mode: request.mode,
+            query: request.query,
+            budget,
+            used: () => ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget,
+            cap
+          })
+          : 0
+        let searches = 0
+        let skipped = identity.skipped + alwaysOn.skipped + digest.skipped
+        let round: {
+          readonly projection: ProjectedContext.ProjectedContext
+          readonly returned: number
+          readonly relevant: number
+          readonly more: boolean
+        }
+        for (;;) {
+          const recall = yield* readRecall(request, settings, limit)
+          searches += limit > 0 ? 1 : 0
+          // The relevance step, after ranking and before the budget (decision 0180).
+          const relevant = Decisions.relevantHits(request.query, recall.value, { vectorFloor: trustSearch })
+          // Session summaries reach a prompt through the digest alone.
+          const recalled = Decisions.withoutSummaries(relevant)
+          const neighbours = yield* readNeighbours(request, settings, recalled)
+          skipped += recall.skipped + neighbours.skipped
+          // Every other memory gets the address routing gives it, so one held by the prefix or an
+          // identity line is not delivered beside it.
+          const addresses = request.identity === undefined
+            ? undefined
+            : Decisions.addressesOf(request.identity, [
+              ...alwaysOn.value,
+              ...recalled.map((hit) => hit.record),
+              ...neighbours.value.map((n) => n.record)
+            ])
+          const projection = ProjectedContext.composeProjectedContext(
+            {
+              ...inputs,
+              recall: recalled,
+              ...(neighbours.value.length > 0 ? { neighbours: neighbours.value } : {}),
+              ...(addresses !== undefined ? { addresses } : {})
+            },
+            { ...options, neighbourShed: settings.neighbourShed }
+          )
+          // More candidates may exist when the search filled its limit with at least one relevant
+          // hit (the planner's tail tier lists records holding only common tokens newest first, so
+          // relevant and function-word-only matches mix there: the last hit says nothing).
+          const more = limit > 0 && recall.returned === limit && relevant.length > 0
+          round = { projection, returned: recall.returned, relevant: relevant.length, more }
+          const next = Decisions.nextRecallLimit({
+            budget,
+            projection,
+            limit,
+            cap,
+            hits: recalled.length,
+            more,
+            searches
+          })
+          if (next === undefined) break
+          limit = next
+        }
         if (skipped > 0) {
           yield* Effect.logWarning("projection skipped stored memory rows that failed to decode").pipe(
             Effect.annotateLogs({ sessionId, turn: request.turn, skipped })
           )
         }
-
-        // Every other memory gets the address routing gives it, so one held by the prefix or an
-        // identity line is not delivered beside it.
-        const addresses = request.identity === undefined
-          ? undefined
-          : Decisions.addressesOf(request.identity, [
-            ...alwaysOn.value,
-            ...recalled.map((hit) => hit.record),
-            ...neighbours.value.map((n) => n.record)
-          ])
-        const projection = ProjectedContext.composeProjectedContext(
-          {
-            ...inputs,
-            recall: recalled,
-            ...(neighbours.value.length > 0 ? { neighbours: neighbours.value } : {}),
-            ...(addresses !== undefined ? { addresses } : {})
-          },
-          { ...options, neighbourShed: settings.neighbourShed }
-        )
+        const recallReport = sections.has("recalled_memory") && request.query.trim() !== ""
+          ? Decisions.recallReport({
+            searchable,
+            limit,
+            searches,
+            cap,
+            projection: round.projection,
+            returned: round.returned,
+            relevant: round.relevant,
+            more: round.more
+          })
+          : undefined
+        const projection = recallReport === undefined
+          ? round.projection
+          : new ProjectedContext.ProjectedContext({
+            ...round.projection,
+            budget: { ...round.projection.budget, recall: recallReport }
+          })
 
         for (const warning of projection.budget.warnings) {
           yield* Effect.logWarning(warning.message).pipe(

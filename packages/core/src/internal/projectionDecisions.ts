@@ -8,17 +8,96 @@
 import * as Either from "effect/Either"
 import type { LazyArg } from "effect/Function"
 import * as Option from "effect/Option"
-import type { IdentitySource, ProjectionSettings } from "../ContextProjection.js"
+import type { IdentitySource, ProjectionOverrides, ProjectionSettings } from "../ContextProjection.js"
 import type * as MemoryRecord from "../MemoryRecord.js"
 import * as PriorSessionDigest from "../PriorSessionDigest.js"
 import * as ProjectedContext from "../ProjectedContext.js"
 import * as Routing from "../Routing.js"
+import { distinctTokens, searchableText } from "../SearchTokenizer.js"
 
 export const budgetOf = (settings: ProjectionSettings): ProjectedContext.ProjectionBudget =>
-  ProjectedContext.budgetFromContextWindow({
-    contextWindowTokens: settings.contextWindowTokens,
-    ...(settings.budgetPct !== undefined ? { budgetPct: settings.budgetPct } : {})
-  })
+  settings.budgetTokens !== undefined
+    ? ProjectedContext.tokens(settings.budgetTokens)
+    : ProjectedContext.budgetFromContextWindow({
+      contextWindowTokens: settings.contextWindowTokens,
+      ...(settings.budgetPct !== undefined ? { budgetPct: settings.budgetPct } : {})
+    })
+
+/** The settings that together say how big the budget is: one level's budget replaces another's whole. */
+const BUDGET_FIELDS = ["budgetTokens", "contextWindowTokens", "budgetPct"] as const
+
+const definedOf = <A extends object>(o: A): Partial<A> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<A>
+
+/**
+ * Levels of overrides merged in order (the agent's, then the request's), later winning field by
+ * field — except the budget, which a level that names any of `budgetTokens`, `contextWindowTokens`
+ * or `budgetPct` replaces whole, so a request's window is not beaten by an agent's fixed token
+ * budget (decision 0182). `undefined` when no level is given.
+ */
+export const mergeOverrides = (
+  ...levels: ReadonlyArray<ProjectionOverrides | undefined>
+): ProjectionOverrides | undefined => {
+  let merged: ProjectionOverrides | undefined
+  for (const level of levels) {
+    if (level === undefined) continue
+    const own = definedOf(level)
+    const below: ProjectionOverrides = merged ?? {}
+    if (BUDGET_FIELDS.some((field) => own[field] !== undefined)) {
+      const { budgetPct: _pct, budgetTokens: _tokens, contextWindowTokens: _window, ...rest } = below
+      merged = { ...rest, ...own }
+    } else {
+      merged = { ...below, ...own }
+    }
+  }
+  return merged
+}
+
+/**
+ * The settings one call runs with: `base` (the layer's), then the levels of overrides merged by
+ * {@link mergeOverrides}; the merged budget, when it names one, replaces the layer's whole.
+ */
+export const settingsFor = (
+  base: ProjectionSettings,
+  ...overrides: ReadonlyArray<ProjectionOverrides | undefined>
+): ProjectionSettings => {
+  const merged = mergeOverrides(...overrides)
+  if (merged === undefined) return base
+  const { budgetPct: _pct, budgetTokens: _tokens, ...rest } = base
+  const below: ProjectionSettings = BUDGET_FIELDS.some((field) => merged[field] !== undefined)
+    ? { ...rest, contextWindowTokens: ProjectedContext.DEFAULT_CONTEXT_WINDOW_TOKENS }
+    : base
+  return {
+    ...below,
+    ...(merged.contextWindowTokens !== undefined ? { contextWindowTokens: merged.contextWindowTokens } : {}),
+    ...(merged.budgetPct !== undefined ? { budgetPct: merged.budgetPct } : {}),
+    ...(merged.budgetTokens !== undefined ? { budgetTokens: merged.budgetTokens } : {}),
+    ...(merged.recallLimit !== undefined ? { recallLimit: merged.recallLimit } : {}),
+    ...(merged.neighbourWindow !== undefined ? { neighbourWindow: merged.neighbourWindow } : {})
+  }
+}
+
+/**
+ * The relevance step (decision 0180), applied to recall's hits after ranking and before the budget:
+ * a hit is relevant when its searchable text (what every store indexes) shares a token with the
+ * query beyond function words (`PriorSessionDigest.contentTokens`, through the one
+ * `SearchTokenizer`) — or, when the store fuses vectors under a similarity floor above 0
+ * (`vectorFloor`), any hit (the vector list admitted only hits above that floor, and a fused hit
+ * does not say which list found it). A query with no content word recalls nothing. Order kept.
+ */
+export const relevantHits = <A extends { readonly record: MemoryRecord.MemoryRecord }>(
+  query: string,
+  hits: ReadonlyArray<A>,
+  options: { readonly vectorFloor: boolean } = { vectorFloor: false }
+): ReadonlyArray<A> => {
+  if (options.vectorFloor) return hits
+  const words = new Set(PriorSessionDigest.contentTokens(query))
+  if (words.size === 0) return []
+  return hits.filter((hit) => distinctTokens(searchableText(hit.record)).some((token) => words.has(token)))
+}
+
+/** True when a query has a word a memory could match beyond function words. */
+export const hasContentWords = (query: string): boolean => PriorSessionDigest.contentTokens(query).length > 0
 
 /** The chars one recall line is assumed to take when sizing the recall search under a char budget. */
 export const RECALL_LINE_CHARS = 100
@@ -66,6 +145,73 @@ export const recallSearchLimit = (options: {
   !ProjectedContext.sectionsFor(options.mode).includes("recalled_memory") || options.query.trim() === ""
     ? 0
     : Math.max(1, recallLimitFor(options.budget, options.used(), options.cap))
+
+/** Searches a projection runs at most to fill its budget (the first one included). */
+export const MAX_RECALL_SEARCHES = 4
+
+/**
+ * The next recall search's limit, or `undefined` to stop (decision 0181): stop when the budget is
+ * unbounded, recall lines were shed (the budget is full), no more candidates exist (`more`), the
+ * cap is reached or {@link MAX_RECALL_SEARCHES} searches ran; otherwise ask for the hits the room
+ * left holds at the cost the delivered recall lines measured per hit (their neighbours included),
+ * with a quarter more for the lines that will not fit. Pure.
+ */
+export const nextRecallLimit = (options: {
+  readonly budget: ProjectedContext.ProjectionBudget
+  readonly projection: ProjectedContext.ProjectedContext
+  readonly limit: number
+  readonly cap: number
+  readonly hits: number
+  readonly more: boolean
+  readonly searches: number
+}): number | undefined => {
+  const { budget, projection } = options
+  if (budget._tag === "Unbounded" || !options.more || options.limit >= options.cap) return undefined
+  if (options.searches >= MAX_RECALL_SEARCHES) return undefined
+  if (projection.budget.shed.some((item) => item.section === "recalled_memory")) return undefined
+  const recall = projection.section("recalled_memory")
+  const [room, spent] = budget._tag === "Tokens"
+    ? [budget.tokens - projection.budget.usedTokens, recall?.tokens ?? 0]
+    : [budget.chars - projection.budget.usedChars, recall?.chars ?? 0]
+  if (room <= 0) return undefined
+  const perHit = Math.max(1, spent / Math.max(1, options.hits))
+  const next = Math.min(options.cap, Math.ceil(options.limit + (room / perHit) * 1.25) + 1)
+  return next > options.limit ? next : undefined
+}
+
+/** Why recall stopped where it did, for the budget summary (see `ProjectedContext.RecallReport`). */
+export const recallReport = (options: {
+  readonly searchable: boolean
+  readonly limit: number
+  readonly searches: number
+  readonly cap: number
+  readonly projection: ProjectedContext.ProjectedContext
+  readonly returned: number
+  readonly relevant: number
+  readonly more: boolean
+}): ProjectedContext.RecallReport => {
+  const shed = options.projection.budget.shed.some((item) => item.section === "recalled_memory")
+  const stop: ProjectedContext.RecallReport["stop"] = !options.searchable
+    ? "no-content-words"
+    : shed
+    ? "budget-full"
+    : options.relevant === 0 && options.returned > 0
+    ? "no-relevant-match"
+    : options.more && options.limit >= options.cap
+    ? "cap"
+    : options.more && options.searches >= MAX_RECALL_SEARCHES
+    ? "search-limit"
+    : options.more
+    ? "budget-full"
+    : "candidates-exhausted"
+  return {
+    stop,
+    limit: options.limit,
+    searches: options.searches,
+    candidates: options.returned,
+    relevant: options.relevant
+  }
+}
 
 export const SUMMARY_KIND: MemoryRecord.MemoryKind = "episode"
 

@@ -4,7 +4,8 @@
  *
  * It imports only types from the public module.
  */
-import type { ContextProjection, ErrorClass, ProjectedContext, PromptFragment } from "@engram/core"
+import { ContextProjection } from "@engram/core"
+import type { ErrorClass, ProjectedContext, PromptFragment } from "@engram/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Agent, Sent, Turn, TurnPlan } from "../Agent.js"
@@ -51,6 +52,7 @@ export const inMode = (
 
 export const planTurn = (agent: Agent, turn: Turn): Either.Either<TurnPlan, IncognitoPrefixHoldsMemory> =>
   Either.map(inMode(agent, turn.mode), (sent): TurnPlan => {
+    const settings = ContextProjection.mergeOverrides(agent.projection, turn.projection)
     const request: ContextProjection.ProjectionRequest = {
       sessionId: turn.sessionId,
       turn: turn.turn,
@@ -61,7 +63,8 @@ export const planTurn = (agent: Agent, turn: Turn): Either.Either<TurnPlan, Inco
       ...(sent.identity !== undefined ? { identity: sent.identity } : {}),
       ...(turn.workingState !== undefined ? { workingState: turn.workingState } : {}),
       ...(turn.skills !== undefined ? { skills: turn.skills } : {}),
-      ...(turn.record !== undefined ? { record: turn.record } : {})
+      ...(turn.record !== undefined ? { record: turn.record } : {}),
+      ...(settings !== undefined ? { settings } : {})
     }
     return { ...sent, request }
   })

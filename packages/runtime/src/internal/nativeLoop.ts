@@ -175,7 +175,8 @@ export const make = (options: NativeAgentOptions) =>
         ...userToolkits.flatMap((kit) => Object.keys(kit.tools))
       ],
       toolkit,
-      needsApproval
+      needsApproval,
+      projection: options.projection
     }
     return agent
   })
@@ -333,6 +334,8 @@ export interface Turn {
   readonly history: ReadonlyArray<SessionStore.SessionMessage>
   readonly input: SessionStore.OperatorMessage
   readonly projection: ProjectedContext.ProjectedContext
+  /** This turn's own projection settings over the agent's. */
+  readonly settings?: ContextProjection.ProjectionOverrides | undefined
 }
 
 const validSession = (sessionId: string) =>
@@ -353,7 +356,8 @@ const asAgent = (agent: NativeAgent): Agent.Agent => ({
   prefix: agent.prefix,
   composedIds: agent.composedIds,
   identity: agent.identity,
-  report: agent.overlay
+  report: agent.overlay,
+  projection: agent.projection
 })
 
 /** The turn's projection, requested as `Agent.planTurn` maps the turn. */
@@ -374,7 +378,8 @@ export const project = (
       scopes: turn.agent.scopes,
       workingState: turn.agent.workingState,
       skills: turn.agent.skills,
-      record
+      record,
+      projection: turn.settings
     }).pipe(
       // Not reachable for an agent `make` built (it checked its mode then); a hand-made one fails here.
       Effect.mapError((cause) =>
@@ -495,6 +500,7 @@ export const runTurn = (options: {
   readonly agent: NativeAgent
   readonly sessionId: string
   readonly input: string
+  readonly settings?: ContextProjection.ProjectionOverrides | undefined
 }): Effect.Effect<TurnResult, TurnError, TurnContext> =>
   Effect.gen(function*() {
     const { agent, sessionId } = options
@@ -511,7 +517,14 @@ export const runTurn = (options: {
     const history = (yield* sessions.load(sessionId)).messages
     const turnNumber = nextTurn(history)
     const input = new SessionStore.OperatorMessage({ text: options.input, at: yield* DateTime.now })
-    const base = { agent, sessionId, turn: turnNumber, history, input }
+    const base = {
+      agent,
+      sessionId,
+      turn: turnNumber,
+      history,
+      input,
+      ...(options.settings !== undefined ? { settings: options.settings } : {})
+    }
     // Projected once per turn; the value stays in this fiber and goes nowhere else.
     const projection = yield* project(base)
     yield* annotateTurn(agent, turnNumber, projection)
