@@ -101,7 +101,7 @@ const searchAll = (dataset: Datasets.Dataset, limit: number) =>
 const settingLayer = (setting: CrossValidation.Setting, fusion?: SearchPlan.FusionOptions) =>
   Layer.mergeAll(
     Layer.orDie(Bm25.layer(setting.bm25)),
-    Layer.orDie(SearchPlan.layer(CrossValidation.plannerFor(setting.share))),
+    Layer.orDie(SearchPlan.layer(CrossValidation.plannerFor(setting))),
     fusion === undefined ? Layer.empty : Layer.orDie(SearchPlan.layerFusion(fusion))
   )
 
@@ -263,7 +263,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   console.log(
     `  the shipped defaults are chosen the same way on all of them: ${CrossValidation.describeSetting(all.setting)} ` +
       `(core: k1 ${Bm25.defaultParameters.k1}, b ${Bm25.defaultParameters.b}, window ${Bm25.defaultParameters.neighbourWindow}, ` +
-      `weight ${Bm25.defaultParameters.neighbourWeight}, prune > ${100 * SearchPlan.defaultOptions.maxDocumentShare}%)`
+      `weight ${Bm25.defaultParameters.neighbourWeight}, prune > ${100 * SearchPlan.defaultOptions.maxDocumentShare}%, ` +
+      `idf^${SearchPlan.defaultOptions.idfPower})`
   )
 
   // 3. The stores, each dataset with the setting chosen on the others.
@@ -287,7 +288,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         if (args.includes("--check-replay")) {
           const replayed = Replay.rankAll(
             prepared[i]!,
-            Replay.collect(prepared[i]!, CrossValidation.plannerFor(setting.share), 10),
+            Replay.collect(prepared[i]!, CrossValidation.plannerFor(setting), 10),
             variant,
             setting.bm25,
             10
@@ -327,7 +328,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         // Each training dataset's keyword lists under the held-out dataset's keyword setting.
         const training = sampled.flatMap((_, i) => (i === h ? [] : [i]))
         const keyword = new Map(training.map((i) => {
-          const matches = Replay.collect(preparedSample[i]!, CrossValidation.plannerFor(setting.share), 100)
+          const matches = Replay.collect(preparedSample[i]!, CrossValidation.plannerFor(setting), 100)
           return [
             i,
             Object.fromEntries(
