@@ -111,14 +111,23 @@ describe("SearchPlan.runTiers", () => {
   ], ([first, second, limit]) =>
     Effect.gen(function*() {
       const calls: Array<SearchPlan.Tier> = []
-      const result = yield* SearchPlan.runTiers({ ranked: ["rare"], weights: [1], tail: ["common"] }, limit, (tier, n) => {
-        calls.push(tier)
-        const scores = tier.exclude.length === 0 ? first : second
-        return Effect.succeed({ hits: scores.slice(0, n).map((s, i) => hit(`${tier.include[0]}-${i}`, s)), skipped: 0 })
-      })
+      const result = yield* SearchPlan.runTiers(
+        { ranked: ["rare"], weights: [1], tail: ["common"] },
+        limit,
+        (tier, n) => {
+          calls.push(tier)
+          const scores = tier.exclude.length === 0 ? first : second
+          return Effect.succeed({
+            hits: scores.slice(0, n).map((s, i) => hit(`${tier.include[0]}-${i}`, s)),
+            skipped: 0
+          })
+        }
+      )
       const firstCount = Math.min(first.length, limit)
       expect(calls.length).toBe(firstCount >= limit ? 1 : 2)
-      if (calls.length === 2) expect(calls[1]).toEqual({ include: ["common"], weights: [], exclude: ["rare"], rank: false })
+      if (calls.length === 2) {
+        expect(calls[1]).toEqual({ include: ["common"], weights: [], exclude: ["rare"], rank: false })
+      }
       expect(result.hits.length).toBe(Math.min(limit, firstCount + second.length))
       for (let i = 1; i < result.hits.length; i++) {
         expect(result.hits[i - 1]!.score).toBeGreaterThanOrEqual(result.hits[i]!.score)

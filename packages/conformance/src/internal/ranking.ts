@@ -84,7 +84,10 @@ const weightCorpus: ReadonlyArray<MemoryRecord.MemoryWriteInput & { readonly id:
     { id: `weight-h${i}`, content: `harbor copper${i}` },
     { id: `weight-l${i}`, content: `lantern ember${i}` }
   ]),
-  ...Array.from({ length: 12 }, (_, i) => ({ id: `weight-f${String(i).padStart(2, "0")}`, content: `meadow willow${i}` }))
+  ...Array.from(
+    { length: 12 },
+    (_, i) => ({ id: `weight-f${String(i).padStart(2, "0")}`, content: `meadow willow${i}` })
+  )
 ].map((r) => ({ ...r, kind: "fact" as const, scope: "global" }))
 
 export const ranking = <RExtra, LE>(provide: Provide<RExtra, LE>) => {

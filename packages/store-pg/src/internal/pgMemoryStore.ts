@@ -125,9 +125,7 @@ const bm25Score = (
   parameters: Bm25.Parameters
 ): Statement.Fragment => {
   const terms = tier.include.map((token, t) =>
-    sql`CASE WHEN search_vector @@ ${quoteLexeme(lexemeOf(token))}::tsquery THEN ${
-      tier.weights[t]!
-    }::float8 ELSE 0 END`
+    sql`CASE WHEN search_vector @@ ${quoteLexeme(lexemeOf(token))}::tsquery THEN ${tier.weights[t]!}::float8 ELSE 0 END`
   )
   const { b, k1 } = parameters
   const norm = sql`(${k1 + 1}::float8 / (1 + ${k1}::float8 * (${1 - b}::float8 + ${b}::float8 * search_length / ${
@@ -252,9 +250,7 @@ const makeAfter = <E>(
         const rows = yield* sql<
           { id: string; scope: string; thread: unknown; turn: unknown; created_at: unknown; score: number }
         >`
-          SELECT id, scope, thread, turn, created_at, ${
-          bm25Score(sql, tier, tokenStatistics, parameters)
-        } AS score
+          SELECT id, scope, thread, turn, created_at, ${bm25Score(sql, tier, tokenStatistics, parameters)} AS score
           FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
           WHERE search_vector @@ q.query AND ${sql.and(clauses)}`
         const ranked = Bm25.rank(
