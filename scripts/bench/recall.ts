@@ -101,7 +101,7 @@ const searchAll = (dataset: Datasets.Dataset, limit: number) =>
 const settingLayer = (setting: CrossValidation.Setting, fusion?: SearchPlan.FusionOptions) =>
   Layer.mergeAll(
     Layer.orDie(Bm25.layer(setting.bm25)),
-    Layer.orDie(SearchPlan.layer(CrossValidation.plannerFor(setting.share))),
+    Layer.orDie(SearchPlan.layer(CrossValidation.plannerFor(setting))),
     fusion === undefined ? Layer.empty : Layer.orDie(SearchPlan.layerFusion(fusion))
   )
 
@@ -263,7 +263,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   console.log(
     `  the shipped defaults are chosen the same way on all of them: ${CrossValidation.describeSetting(all.setting)} ` +
       `(core: k1 ${Bm25.defaultParameters.k1}, b ${Bm25.defaultParameters.b}, window ${Bm25.defaultParameters.neighbourWindow}, ` +
-      `weight ${Bm25.defaultParameters.neighbourWeight}, prune > ${100 * SearchPlan.defaultOptions.maxDocumentShare}%)`
+      `weight ${Bm25.defaultParameters.neighbourWeight}, prune > ${
+        100 * SearchPlan.defaultOptions.maxDocumentShare
+      }%, ` +
+      `idf^${SearchPlan.defaultOptions.idfPower})`
   )
 
   // 3. The stores, each dataset with the setting chosen on the others.
@@ -287,7 +290,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         if (args.includes("--check-replay")) {
           const replayed = Replay.rankAll(
             prepared[i]!,
-            Replay.collect(prepared[i]!, CrossValidation.plannerFor(setting.share), 10),
+            Replay.collect(prepared[i]!, CrossValidation.plannerFor(setting), 10),
             variant,
             setting.bm25,
             10
@@ -327,7 +330,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         // Each training dataset's keyword lists under the held-out dataset's keyword setting.
         const training = sampled.flatMap((_, i) => (i === h ? [] : [i]))
         const keyword = new Map(training.map((i) => {
-          const matches = Replay.collect(preparedSample[i]!, CrossValidation.plannerFor(setting.share), 100)
+          const matches = Replay.collect(preparedSample[i]!, CrossValidation.plannerFor(setting), 100)
           return [
             i,
             Object.fromEntries(
@@ -408,6 +411,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     "\nEvery Engram figure is held out: its parameters were chosen on the other datasets (above). " +
       "Stored: with positions (\"positions\"), without (\"no-positions\"); the peers read text only."
   )
+  console.log(`\nHeld-out R@10 per dataset (R@5 in brackets for the embedder), next to the peers:\n`)
+  console.log(summaryTable(datasets, rows, hybrid))
   for (const line of mismatches) console.log(`replay check: ${line}`)
   console.log(`${machine()}.`)
   writeJson(option(args, "--json"), {
@@ -423,6 +428,48 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     rows,
     hybrid
   })
+}
+
+/** One line a dataset: the peers' R@10, Engram's held-out keyword R@10 both ways, and the embedder's gain. */
+const summaryTable = (
+  datasets: ReadonlyArray<Datasets.Dataset>,
+  rows: ReadonlyArray<Row>,
+  hybrid: ReadonlyArray<Record<string, unknown>>
+): string => {
+  const at = (dataset: string, engine: string, variant: Row["variant"], k: string) =>
+    rows.find((r) => r.dataset === dataset && r.engine === engine && r.variant === variant)?.recall[k] ?? Number.NaN
+  const points = (x: number) => `${x >= 0 ? "+" : ""}${fmt(100 * x, 1)}`
+  return table(
+    [
+      "dataset",
+      "raw FTS5",
+      "FTS5 porter",
+      "minisearch",
+      "Engram keyword, positions / none",
+      "over raw FTS5",
+      "local embedder over keyword, R@10 (R@5)"
+    ],
+    datasets.map((d) => {
+      const raw = at(d.name, "raw FTS5 (unicode61, bm25)", "-", "@10")
+      const keyword = Datasets.VARIANTS.map((v) => at(d.name, "Engram keyword — layerMemory", v, "@10"))
+      const gains = hybrid.filter((h) => h.dataset === d.name).map((h) => {
+        const keywordRecall = h.keyword as Record<string, number>
+        const fusedRecall = h.fused as Record<string, number>
+        return `${points(fusedRecall["@10"]! - keywordRecall["@10"]!)} (${
+          points(fusedRecall["@5"]! - keywordRecall["@5"]!)
+        })`
+      })
+      return [
+        d.name,
+        pct(raw),
+        pct(at(d.name, "FTS5 porter (bm25)", "-", "@10")),
+        pct(at(d.name, "minisearch 7 (BM25+, OR)", "-", "@10")),
+        keyword.map(pct).join(" / "),
+        keyword.map((k) => points(k - raw)).join(" / "),
+        gains.length === 0 ? "—" : gains.join(" / ")
+      ]
+    })
+  )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 /**
  * `MemoryStore.search`'s keyword ranking replayed in process, for choosing its parameters over a
  * grid: the same tokens (`SearchTokenizer`), the same plan (`SearchPlan.plan` over the dataset's
- * exact statistics), the same own scores (`Bm25.idf` summed in the plan's token order, times
+ * exact statistics), the same own scores (the plan's token weights summed in its order, times
  * `Bm25.lengthNorm`, rounded), the same conversation context (`Bm25.contextual`) and the same order
  * (score, then newest, then id), then the unranked tail newest first — what the in-memory store
  * does for a question asked within its conversation, without a store per setting.
@@ -76,7 +76,7 @@ export const prepare = (dataset: Dataset): Prepared => {
 /** One question's ranked-tier matches, in the order the store breaks ties (newest first, then id). */
 export interface Matches {
   readonly ids: ReadonlyArray<string>
-  /** Σ idf over the ranked tokens each match holds, summed in the plan's order. */
+  /** Σ of the plan's weights over the ranked tokens each match holds, summed in the plan's order. */
   readonly idfSum: Float64Array
   readonly length: Float64Array
   /**
@@ -109,8 +109,8 @@ export const collect = (
   return prepared.dataset.questions.map((question, qi) => {
     const plan = SearchPlan.plan(prepared.questionTokens[qi]!, statistics, planner)
     const sums = new Map<Doc, number>()
-    for (const token of plan.ranked) {
-      const weight = Bm25.idf(statistics.total, statistics.documentFrequency(token))
+    for (const [t, token] of plan.ranked.entries()) {
+      const weight = plan.weights[t]!
       for (const doc of prepared.postings.get(token) ?? []) {
         if (doc.scope === question.scope) sums.set(doc, (sums.get(doc) ?? 0) + weight)
       }

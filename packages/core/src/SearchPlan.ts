@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as Bm25 from "./Bm25.js"
 import type * as ErrorClass from "./ErrorClass.js"
 import type { SearchHit, SearchResult } from "./MemoryStore.js"
 
@@ -35,6 +36,10 @@ import type { SearchHit, SearchResult } from "./MemoryStore.js"
  *   below it, scoring its postings costs less than planning saves, and small stores rank on every
  *   token.
  * - `maxRankedTokens`: the most tokens the ranked tier holds; the rarest are kept.
+ * - `idfPower`: each ranked token weighs `idf^idfPower` in a record's score ({@link weightOf}): 1 is
+ *   BM25's own weight; 2 weighs the query's tokens by their IDF as well as the record's, as TF-IDF's
+ *   cosine does, so one rare word a record shares with the query outweighs several common ones
+ *   (decision 0153).
  *
  * @since 0.1.0
  * @category models
@@ -51,6 +56,10 @@ export const PlannerOptions = Schema.Struct({
   maxRankedTokens: Schema.Int.pipe(
     Schema.between(1, 1_000),
     Schema.annotations({ message: () => "maxRankedTokens must be an integer from 1 to 1000" })
+  ),
+  idfPower: Schema.Number.pipe(
+    Schema.between(0.5, 4),
+    Schema.annotations({ message: () => "idfPower must be a number from 0.5 to 4" })
   )
 }).annotations({ identifier: "PlannerOptions" })
 /** @since 0.1.0 @category models */
@@ -69,7 +78,8 @@ export type PlannerOptions = typeof PlannerOptions.Type
 export const defaultOptions: PlannerOptions = {
   maxDocumentShare: 0.1,
   minPrunedPostings: 256,
-  maxRankedTokens: 16
+  maxRankedTokens: 16,
+  idfPower: 2
 }
 
 /**
@@ -146,8 +156,21 @@ export interface TokenStatistics {
  */
 export interface SearchPlan {
   readonly ranked: ReadonlyArray<string>
+  /** Each ranked token's weight in a record's score, in `ranked`'s order ({@link weightOf}). */
+  readonly weights: ReadonlyArray<number>
   readonly tail: ReadonlyArray<string>
 }
+
+/**
+ * A ranked token's weight in a record's score: its IDF among `total` records, `frequency` of which
+ * hold it (`Bm25.idf`), raised to the planner's `idfPower`. Every backend sums these weights over
+ * the ranked tokens a record holds and multiplies by `Bm25.lengthNorm`.
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const weightOf = (total: number, frequency: number, options: PlannerOptions = defaultOptions): number =>
+  Bm25.idf(total, frequency) ** options.idfPower
 
 /**
  * Plans a query's distinct tokens. Pure: the same tokens and statistics give the same plan.
@@ -166,13 +189,16 @@ export const plan = (
     .map((token, position) => ({ token, position, frequency: statistics.documentFrequency(token) }))
     .sort((a, b) => a.frequency - b.frequency || a.position - b.position)
   const ranked: Array<string> = []
+  const weights: Array<number> = []
   const tail: Array<string> = []
   for (const { frequency, token } of byFrequency) {
     const keep = ranked.length === 0 || (frequency <= limit && ranked.length < Math.max(1, options.maxRankedTokens))
-    if (keep) ranked.push(token)
-    else tail.push(token)
+    if (keep) {
+      ranked.push(token)
+      weights.push(weightOf(statistics.total, frequency, options))
+    } else tail.push(token)
   }
-  return { ranked, tail }
+  return { ranked, weights, tail }
 }
 
 /**
@@ -187,6 +213,8 @@ export const plan = (
  */
 export interface Tier {
   readonly include: ReadonlyArray<string>
+  /** The ranked tier's token weights, in `include`'s order (the plan's `weights`); empty for the tail. */
+  readonly weights: ReadonlyArray<number>
   readonly exclude: ReadonlyArray<string>
   readonly rank: boolean
 }
@@ -215,10 +243,13 @@ export const runTiers = <E, R>(
 ): Effect.Effect<SearchResult, E, R> =>
   Effect.gen(function*() {
     if (searchPlan.ranked.length === 0) return { hits: [], skipped: 0 }
-    const first = yield* fetch({ include: searchPlan.ranked, exclude: [], rank: true }, limit)
+    const first = yield* fetch(
+      { include: searchPlan.ranked, weights: searchPlan.weights, exclude: [], rank: true },
+      limit
+    )
     if (first.hits.length >= limit || searchPlan.tail.length === 0) return first
     const rest = yield* fetch(
-      { include: searchPlan.tail, exclude: searchPlan.ranked, rank: false },
+      { include: searchPlan.tail, weights: [], exclude: searchPlan.ranked, rank: false },
       limit - first.hits.length
     )
     return { hits: [...first.hits, ...belowScores(first.hits, rest.hits)], skipped: first.skipped + rest.skipped }
@@ -238,7 +269,7 @@ export const runNewest = <E, R>(
 ): Effect.Effect<SearchResult, E, R> =>
   searchPlan.ranked.length === 0
     ? Effect.succeed({ hits: [], skipped: 0 })
-    : fetch({ include: [...searchPlan.ranked, ...searchPlan.tail], exclude: [], rank: false }, limit)
+    : fetch({ include: [...searchPlan.ranked, ...searchPlan.tail], weights: [], exclude: [], rank: false }, limit)
 
 /**
  * Runs a plan in the order the search options ask for: {@link runTiers} for `relevance` (the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryQuery, MemoryStore, SearchPlan } from "@engram/core"
+import { Bm25, IdGenerator, MemoryQuery, MemoryStore, SearchPlan } from "@engram/core"
 import { Effect, FastCheck as fc, Layer } from "effect"
 
 const token = fc.stringMatching(/^[a-z]{1,6}$/)
@@ -10,7 +10,8 @@ const scenario = fc.record({
   options: fc.record({
     maxDocumentShare: fc.double({ min: 0, max: 1, noNaN: true }),
     minPrunedPostings: fc.nat(1_000),
-    maxRankedTokens: fc.nat(20)
+    maxRankedTokens: fc.nat(20),
+    idfPower: fc.constantFrom(0.5, 1, 1.5, 2, 3, 4)
   })
 })
 
@@ -37,6 +38,35 @@ describe("SearchPlan.plan", () => {
     }
   })
 
+  it.prop("weighs each ranked token by its IDF raised to the planner's power, rarest heaviest", [scenario], ([s]) => {
+    const statistics = statisticsOf(s.total, s.frequencies)
+    const { ranked, weights } = SearchPlan.plan(s.tokens, statistics, s.options)
+    expect(weights.length).toBe(ranked.length)
+    ranked.forEach((t, i) => {
+      const idf = Bm25.idf(s.total, statistics.documentFrequency(t))
+      expect(weights[i]).toBeCloseTo(idf ** s.options.idfPower, 9)
+      expect(weights[i]).toBeGreaterThan(0)
+      if (i > 0) expect(weights[i]!).toBeLessThanOrEqual(weights[i - 1]!)
+    })
+  })
+
+  it("squares the IDF by default, so one rare token outweighs two common ones", () => {
+    const statistics = statisticsOf(20, { zephyr: 1, harbor: 4, lantern: 4 })
+    const [rare, common] = [Bm25.idf(20, 1), Bm25.idf(20, 4)]
+    // BM25's own weights rank two common tokens above the rare one; squared, the rare one wins.
+    expect(2 * common).toBeGreaterThan(rare)
+    const { ranked, weights } = SearchPlan.plan(["harbor", "lantern", "zephyr"], statistics)
+    expect(ranked[0]).toBe("zephyr")
+    expect(weights[0]!).toBeGreaterThan(weights[1]! + weights[2]!)
+  })
+
+  it("refuses an IDF power outside 0.5 to 4, naming the option", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(SearchPlan.layer({ idfPower: 5 })).pipe(Effect.scoped))
+      expect(error._tag).toBe("InvalidPlannerOptions")
+      expect(error.message).toContain("idfPower")
+    }).pipe(Effect.runPromise))
+
   it("prunes the frequent tokens of a question and keeps the rare ones, rarest first", () => {
     const frequencies: Record<string, number> = {
       what: 40_000,
@@ -61,7 +91,7 @@ describe("SearchPlan.plan", () => {
         minPrunedPostings: 0
       })
     )
-      .toEqual({ ranked: ["a"], tail: ["the"] })
+      .toEqual({ ranked: ["a"], weights: [Bm25.idf(1_000, 800) ** 2], tail: ["the"] })
     const many = Array.from({ length: 40 }, (_, i) => `w${i}`)
     const planned = SearchPlan.plan(many, statisticsOf(1_000_000, {}))
     expect(planned.ranked).toEqual(many.slice(0, SearchPlan.defaultOptions.maxRankedTokens))
@@ -81,14 +111,23 @@ describe("SearchPlan.runTiers", () => {
   ], ([first, second, limit]) =>
     Effect.gen(function*() {
       const calls: Array<SearchPlan.Tier> = []
-      const result = yield* SearchPlan.runTiers({ ranked: ["rare"], tail: ["common"] }, limit, (tier, n) => {
-        calls.push(tier)
-        const scores = tier.exclude.length === 0 ? first : second
-        return Effect.succeed({ hits: scores.slice(0, n).map((s, i) => hit(`${tier.include[0]}-${i}`, s)), skipped: 0 })
-      })
+      const result = yield* SearchPlan.runTiers(
+        { ranked: ["rare"], weights: [1], tail: ["common"] },
+        limit,
+        (tier, n) => {
+          calls.push(tier)
+          const scores = tier.exclude.length === 0 ? first : second
+          return Effect.succeed({
+            hits: scores.slice(0, n).map((s, i) => hit(`${tier.include[0]}-${i}`, s)),
+            skipped: 0
+          })
+        }
+      )
       const firstCount = Math.min(first.length, limit)
       expect(calls.length).toBe(firstCount >= limit ? 1 : 2)
-      if (calls.length === 2) expect(calls[1]).toEqual({ include: ["common"], exclude: ["rare"], rank: false })
+      if (calls.length === 2) {
+        expect(calls[1]).toEqual({ include: ["common"], weights: [], exclude: ["rare"], rank: false })
+      }
       expect(result.hits.length).toBe(Math.min(limit, firstCount + second.length))
       for (let i = 1; i < result.hits.length; i++) {
         expect(result.hits[i - 1]!.score).toBeGreaterThanOrEqual(result.hits[i]!.score)

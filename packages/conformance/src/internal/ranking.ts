@@ -5,8 +5,9 @@
  * gains their scores), so the corpora here are conversations whose turns share words.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryQuery, type MemoryRecord } from "@engram/core"
+import { MemoryQuery, type MemoryRecord, SearchPlan } from "@engram/core"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as fc from "fast-check"
 import { type Provide, store, T0 } from "./harness.js"
@@ -69,7 +70,43 @@ export const rankingCorpus = (seed: number): RankingCorpus => {
 /** The seeds the conformance kit checks: fixed, so every backend ranks the same corpora. */
 export const RANKING_SEEDS = [1, 2, 3, 4]
 
+/**
+ * Twenty records of two distinct tokens each (one length, one length normalisation): `rare` holds
+ * the only "zephyr"; `pair` holds "harbor" and "lantern", which three other records hold each. By
+ * BM25's own weights (IDF to the power 1) the pair's two tokens outweigh the one rare token; with
+ * the IDF squared the rare token wins. A backend that scored with anything but the plan's weights
+ * ranks one of the two the wrong way.
+ */
+const weightCorpus: ReadonlyArray<MemoryRecord.MemoryWriteInput & { readonly id: string }> = [
+  { id: "weight-rare", content: "zephyr quartz" },
+  { id: "weight-pair", content: "harbor lantern" },
+  ...[1, 2, 3].flatMap((i) => [
+    { id: `weight-h${i}`, content: `harbor copper${i}` },
+    { id: `weight-l${i}`, content: `lantern ember${i}` }
+  ]),
+  ...Array.from(
+    { length: 12 },
+    (_, i) => ({ id: `weight-f${String(i).padStart(2, "0")}`, content: `meadow willow${i}` })
+  )
+].map((r) => ({ ...r, kind: "fact" as const, scope: "global" }))
+
 export const ranking = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
+  describe("the plan's token weights", () => {
+    for (const [idfPower, first] of [[1, "weight-pair"], [2, "weight-rare"]] as const) {
+      it.effect(`rank with the IDF to the power ${idfPower}`, () =>
+        Effect.gen(function*() {
+          const s = yield* store
+          yield* s.write(weightCorpus)
+          const result = yield* s.search("harbor lantern zephyr", { limit: 2 }).pipe(
+            Effect.provide(Layer.orDie(SearchPlan.layer({ idfPower })))
+          )
+          expect(result.hits.map((hit) => hit.record.id)).toEqual(
+            first === "weight-pair" ? ["weight-pair", "weight-rare"] : ["weight-rare", "weight-pair"]
+          )
+        }).pipe(provide))
+    }
+  })
+
   describe("a limit keeps the top of the ranking, conversation context included", () => {
     for (const seed of RANKING_SEEDS) {
       it.effect(`generated conversations, seed ${seed}`, () =>

@@ -353,8 +353,8 @@ export const makeWithVectors = (
             const candidates = new Map<Entry, Candidate>()
             const rejected = new Set<Entry>()
             const averageLength = index.averageLength()
-            for (const token of tier.include) {
-              const weight = Bm25.idf(statistics.total, statistics.documentFrequency(token))
+            for (const [t, token] of tier.include.entries()) {
+              const weight = tier.weights[t]!
               for (const entry of index.postings(token) ?? []) {
                 let candidate = candidates.get(entry)
                 if (candidate === undefined) {

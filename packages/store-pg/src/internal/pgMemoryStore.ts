@@ -112,21 +112,21 @@ const ensureStorable = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) => {
 const SPARE_ROWS = 4
 
 /**
- * The ranked tier's score: core's BM25 (`Bm25`) over the tier's tokens — each token's IDF where
- * the record holds it, summed, times the record's length normalisation from its stored
- * `search_length` — rounded as on every backend, so PostgreSQL ranks exactly like the in-memory
- * store and SQLite (decision 0051).
+ * The ranked tier's score: core's BM25 (`Bm25`) over the tier's tokens — each token's weight from
+ * the plan (`SearchPlan.weightOf`: its IDF, raised to the planner's power) where the record holds
+ * it, summed, times the record's length normalisation from its stored `search_length` — rounded as
+ * on every backend, so PostgreSQL ranks exactly like the in-memory store and SQLite (decisions 0051,
+ * 0153).
  */
 const bm25Score = (
   sql: SqlClient.SqlClient,
-  tokens: ReadonlyArray<string>,
+  tier: SearchPlan.Tier,
   statistics: SearchStatistics.Statistics,
   parameters: Bm25.Parameters
 ): Statement.Fragment => {
-  const terms = tokens.map((token) => {
-    const idf = Bm25.idf(statistics.total, statistics.documentFrequency(token))
-    return sql`CASE WHEN search_vector @@ ${quoteLexeme(lexemeOf(token))}::tsquery THEN ${idf}::float8 ELSE 0 END`
-  })
+  const terms = tier.include.map((token, t) =>
+    sql`CASE WHEN search_vector @@ ${quoteLexeme(lexemeOf(token))}::tsquery THEN ${tier.weights[t]!}::float8 ELSE 0 END`
+  )
   const { b, k1 } = parameters
   const norm = sql`(${k1 + 1}::float8 / (1 + ${k1}::float8 * (${1 - b}::float8 + ${b}::float8 * search_length / ${
     Math.max(statistics.averageLength, 1e-9)
@@ -250,9 +250,7 @@ const makeAfter = <E>(
         const rows = yield* sql<
           { id: string; scope: string; thread: unknown; turn: unknown; created_at: unknown; score: number }
         >`
-          SELECT id, scope, thread, turn, created_at, ${
-          bm25Score(sql, tier.include, tokenStatistics, parameters)
-        } AS score
+          SELECT id, scope, thread, turn, created_at, ${bm25Score(sql, tier, tokenStatistics, parameters)} AS score
           FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
           WHERE search_vector @@ q.query AND ${sql.and(clauses)}`
         const ranked = Bm25.rank(

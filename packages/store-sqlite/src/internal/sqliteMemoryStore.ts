@@ -308,11 +308,11 @@ export const make: Effect.Effect<
         yield* reportSkipped("search", skipped)
         return { hits: values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })), skipped: skipped.length }
       }
-      // BM25 (core's Bm25) in SQL: each ranked token's FTS5 match set weighted by its IDF, summed
+      // BM25 (core's Bm25) in SQL: each ranked token's FTS5 match set weighted by the plan's weight (its IDF), summed
       // per row, times the row's length normalisation, filtered and put in order in SQL, so only
       // the best rows are read into JavaScript (decision 0051).
-      const hits = sql.join(" UNION ALL ", false)(tier.include.map((token) =>
-        sql`SELECT rowid AS seq, ${Bm25.idf(statistics.total, statistics.documentFrequency(token))} AS w
+      const hits = sql.join(" UNION ALL ", false)(tier.include.map((token, t) =>
+        sql`SELECT rowid AS seq, ${tier.weights[t]!} AS w
           FROM ${sql(FTS_TABLE)} WHERE ${sql(FTS_TABLE)} MATCH ${`"${token}"`}`
       ))
       // One token's matches are distinct already: summing them would only sort them.
