@@ -83,7 +83,9 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
 }, HttpApiSchema.annotations({ status: 409 })) {}
 
 /**
- * The store failed (503): retry later; the message says what failed.
+ * The store failed, or could not be reached (503): retry later — the answer carries `Retry-After`
+ * (seconds); the message says what failed. A token that cannot be checked because the store is
+ * down is this, never 401.
  *
  * @since 0.1.0
  * @category errors
@@ -91,6 +93,17 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
 export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
   message: Schema.String
 }, HttpApiSchema.annotations({ status: 503 })) {}
+
+/**
+ * The store has no room left to write (a full disk, a size cap) (507): the write stored nothing,
+ * and every write answered before it is kept. Free space, then retry.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InsufficientStorage extends Schema.TaggedError<InsufficientStorage>()("InsufficientStorage", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 507 })) {}
 
 // ---------------------------------------------------------------------------------------------
 // Access
@@ -118,13 +131,14 @@ export interface Access {
 export class CurrentAccess extends Context.Tag("@engram/server/CurrentAccess")<CurrentAccess, Access>() {}
 
 /**
- * Bearer-token authorization for every route.
+ * Bearer-token authorization for every route: 401 for no token or an unknown one, 503 when the
+ * token store cannot be read (an outage is not a bad token).
  *
  * @since 0.1.0
  * @category middleware
  */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Authorization", {
-  failure: Unauthorized,
+  failure: Schema.Union(Unauthorized, Unavailable),
   provides: CurrentAccess,
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
@@ -561,6 +575,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
   .addError(Conflict)
   .addError(ReadOnlyToken)
   .addError(Unavailable)
+  .addError(InsufficientStorage)
   .middleware(Authorization)
   .prefix("/api")
 {}
@@ -580,6 +595,7 @@ export class CompositionGroup extends HttpApiGroup.make("composition")
   .addError(BadRequest)
   .addError(Conflict)
   .addError(Unavailable)
+  .addError(InsufficientStorage)
   .middleware(Authorization)
   .prefix("/api")
 {}
@@ -611,6 +627,7 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
   .addError(BadRequest)
   .addError(Conflict)
   .addError(Unavailable)
+  .addError(InsufficientStorage)
   .middleware(Authorization)
   .prefix("/api")
 {}

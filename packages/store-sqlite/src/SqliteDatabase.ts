@@ -9,7 +9,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import type { ErrorClass } from "@engram/core"
 import * as Context from "effect/Context"
@@ -86,6 +86,33 @@ const retryingConnection = (connection: Connection): Connection => ({
 })
 
 /**
+ * A transaction's connection whose failed `COMMIT` is rolled back: SQLite leaves the transaction
+ * open when `COMMIT` fails (a deferred constraint, a full disk, a busy reader), and the next
+ * `BEGIN` on the connection would then fail.
+ */
+const rollingBackConnection = (connection: Connection): Connection => ({
+  ...connection,
+  executeUnprepared: (sql, params, transformRows) =>
+    sql === "COMMIT"
+      ? Effect.tapError(
+        connection.executeUnprepared(sql, params, transformRows),
+        () => Effect.ignore(connection.executeUnprepared("ROLLBACK", [], undefined))
+      )
+      : connection.executeUnprepared(sql, params, transformRows)
+})
+
+/**
+ * `@effect/sql` turns a failed `COMMIT` (or `ROLLBACK`) into a defect; it is the database failing
+ * underneath like any statement, so it is put back in the error channel, where the store maps it
+ * to its typed failure (a full disk at commit is then `StorageFull`, not an internal error).
+ */
+const commitFailuresTyped = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  Effect.catchSomeDefect(
+    effect,
+    (defect) => defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none()
+  )
+
+/**
  * The client over one better-sqlite3 connection, with write transactions that wait. A plain
  * `BEGIN` starts a read transaction that upgrades to a write on its first write, and SQLite does
  * not wait on that upgrade when another connection committed in between (`SQLITE_BUSY_SNAPSHOT`).
@@ -100,7 +127,7 @@ const makeWaitingClient = (
     const inner = yield* SqliteClient.make(config)
     const base = yield* SqlClient.make({
       acquirer: Effect.map(inner.reserve, retryingConnection),
-      transactionAcquirer: inner.reserve,
+      transactionAcquirer: Effect.map(inner.reserve, rollingBackConnection),
       compiler: Statement.makeCompilerSqlite(),
       beginTransaction: config.readonly === true ? "BEGIN" : "BEGIN IMMEDIATE",
       spanAttributes: [["db.system.name", "sqlite"]]
@@ -109,7 +136,8 @@ const makeWaitingClient = (
     const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
       Effect.flatMap(
         Effect.serviceOption(SqlClient.TransactionConnection),
-        (outer) => Option.isSome(outer) ? transaction(effect) : retryBusy(transaction(effect))
+        (outer) =>
+          Option.isSome(outer) ? transaction(effect) : retryBusy(commitFailuresTyped(transaction(effect)))
       )
     return Object.assign(base, {
       withTransaction,

@@ -32,6 +32,7 @@ import {
   Conflict,
   CurrentAccess,
   EngramApi,
+  InsufficientStorage,
   MAX_BROWSE_PAGE,
   NotFound,
   ReadOnlyToken,
@@ -49,22 +50,37 @@ export interface ServerConfig {
   readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
 }
 
+type HttpFailure = NotFound | Conflict | BadRequest | Unavailable | InsufficientStorage
+
 /** What each class of failure answers over HTTP (see `ErrorClass`). */
 const answers: {
-  readonly [C in ErrorClass.ErrorClass]: (message: string) => NotFound | Conflict | BadRequest | Unavailable
+  readonly [C in ErrorClass.ErrorClass]: (message: string) => HttpFailure
 } = {
   InvalidInput: (message) => new BadRequest({ message }),
   NotFound: (message) => new NotFound({ message }),
   Conflict: (message) => new Conflict({ message }),
   Misconfigured: (message) => new Unavailable({ message }),
-  Unavailable: (message) => new Unavailable({ message })
+  Unavailable: (message) => new Unavailable({ message }),
+  StorageFull: (message) => new InsufficientStorage({ message })
 }
 
-/** A store or runtime failure as the HTTP error a caller can act on. */
-const toHttp = (error: ErrorClass.Classifiable): NotFound | Conflict | BadRequest | Unavailable =>
-  answers[ErrorClass.classify(error)](error.message)
+/**
+ * A store or runtime failure as the HTTP error a caller can act on; what the caller cannot fix
+ * (the store failed, is full, or the configuration is broken) is logged with its class first.
+ */
+const toHttp = (error: ErrorClass.Classifiable): Effect.Effect<never, HttpFailure> => {
+  const errorClass = ErrorClass.classify(error)
+  const answer = Effect.fail(answers[errorClass](error.message))
+  return errorClass === "Unavailable" || errorClass === "StorageFull" || errorClass === "Misconfigured"
+    ? Effect.zipRight(
+      Effect.logError("request failed").pipe(Effect.annotateLogs({ errorClass, problem: error.message })),
+      answer
+    )
+    : answer
+}
 
-const http = <A, E extends ErrorClass.Classifiable, R>(self: Effect.Effect<A, E, R>) => Effect.mapError(self, toHttp)
+const http = <A, E extends ErrorClass.Classifiable, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.catchAll(self, toHttp)
 
 const notInScope = (scope: string) => new NotFound({ message: `no scope ${scope} for this token` })
 
@@ -134,7 +150,7 @@ const filtersOf = (access: Access, params: FilterParams) =>
     }
   })
 
-/** The bearer-token check: a known token that names at least one scope, or 401. */
+/** The bearer-token check: a known token that names at least one scope, else 401; 503 when the store is down. */
 export const authorization = Layer.effect(
   Authorization,
   Effect.map(AccessTokens, (tokens) => ({
@@ -142,8 +158,15 @@ export const authorization = Layer.effect(
       Effect.gen(function*() {
         const value = Redacted.value(secret)
         if (value.length === 0) return yield* new Unauthorized({ message: "sign in with a bearer token" })
+        // The token store failing is an outage (503), not a bad token: a client that is told 401
+        // drops a good token, and an operator reads a database outage as an attack.
         const token = yield* tokens.verify(value).pipe(
-          Effect.catchAll((error) => Effect.fail(new Unauthorized({ message: error.message })))
+          Effect.catchAll((error) =>
+            Effect.zipRight(
+              Effect.logError("token check failed").pipe(Effect.annotateLogs({ problem: error.message })),
+              Effect.fail(new Unavailable({ message: `cannot check the token right now: ${error.message}` }))
+            )
+          )
         )
         // Fail closed: a token that names no scope grants nothing.
         if (token === undefined || token.scopes.length === 0) {
