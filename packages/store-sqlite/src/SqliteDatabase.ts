@@ -85,10 +85,15 @@ const retryingConnection = (connection: Connection): Connection => ({
   executeUnprepared: (sql, params, transformRows) => retryBusy(connection.executeUnprepared(sql, params, transformRows))
 })
 
+const noTransaction = (error: SqlError): boolean =>
+  error.cause instanceof Error && error.cause.message.includes("no transaction is active")
+
 /**
- * A transaction's connection whose failed `COMMIT` is rolled back: SQLite leaves the transaction
- * open when `COMMIT` fails (a deferred constraint, a full disk, a busy reader), and the next
- * `BEGIN` on the connection would then fail.
+ * A transaction's connection that ends every transaction it began. SQLite leaves the transaction
+ * open when `COMMIT` fails (a deferred constraint, a busy reader), so the next `BEGIN` would fail:
+ * a failed `COMMIT` is rolled back. And SQLite rolls a transaction back itself when a statement
+ * fails `SQLITE_FULL` (or `SQLITE_IOERR`, `SQLITE_NOMEM`), so the `ROLLBACK` that follows finds no
+ * transaction: that is the state asked for, and the statement's own error is the one to report.
  */
 const rollingBackConnection = (connection: Connection): Connection => ({
   ...connection,
@@ -98,6 +103,8 @@ const rollingBackConnection = (connection: Connection): Connection => ({
         connection.executeUnprepared(sql, params, transformRows),
         () => Effect.ignore(connection.executeUnprepared("ROLLBACK", [], undefined))
       )
+      : sql === "ROLLBACK"
+      ? Effect.catchIf(connection.executeUnprepared(sql, params, transformRows), noTransaction, () => Effect.succeed([]))
       : connection.executeUnprepared(sql, params, transformRows)
 })
 
