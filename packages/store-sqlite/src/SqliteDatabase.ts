@@ -104,7 +104,11 @@ const rollingBackConnection = (connection: Connection): Connection => ({
         () => Effect.ignore(connection.executeUnprepared("ROLLBACK", [], undefined))
       )
       : sql === "ROLLBACK"
-      ? Effect.catchIf(connection.executeUnprepared(sql, params, transformRows), noTransaction, () => Effect.succeed([]))
+      ? Effect.catchIf(
+        connection.executeUnprepared(sql, params, transformRows),
+        noTransaction,
+        () => Effect.succeed([])
+      )
       : connection.executeUnprepared(sql, params, transformRows)
 })
 
@@ -143,8 +147,7 @@ const makeWaitingClient = (
     const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
       Effect.flatMap(
         Effect.serviceOption(SqlClient.TransactionConnection),
-        (outer) =>
-          Option.isSome(outer) ? transaction(effect) : retryBusy(commitFailuresTyped(transaction(effect)))
+        (outer) => Option.isSome(outer) ? transaction(effect) : retryBusy(commitFailuresTyped(transaction(effect)))
       )
     return Object.assign(base, {
       withTransaction,

@@ -21,9 +21,14 @@ afterAll(() => NodeFs.rmSync(directory, { recursive: true, force: true }))
 const pageCount = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ page_count: number }>`PRAGMA page_count`).pipe(
   Effect.map((rows) => Number(rows[0]!.page_count))
 )
-const capPages = (pages: number) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`PRAGMA max_page_count = ${pages}`))
+const capPages = (pages: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`PRAGMA max_page_count = ${pages}`))
 
-const input = (i: number) => ({ content: `record ${i} ${"x".repeat(3_000)}`, kind: "note" as const, scope: "global" as const })
+const input = (i: number) => ({
+  content: `record ${i} ${"x".repeat(3_000)}`,
+  kind: "note" as const,
+  scope: "global" as const
+})
 
 describe("SQLite storage full", () => {
   it.effect("a write that finds the file full fails StorageFull; every acknowledged write is kept", () =>

@@ -79,8 +79,7 @@ const toHttp = (error: ErrorClass.Classifiable): Effect.Effect<never, HttpFailur
     : answer
 }
 
-const http = <A, E extends ErrorClass.Classifiable, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.catchAll(self, toHttp)
+const http = <A, E extends ErrorClass.Classifiable, R>(self: Effect.Effect<A, E, R>) => Effect.catchAll(self, toHttp)
 
 const notInScope = (scope: string) => new NotFound({ message: `no scope ${scope} for this token` })
 

@@ -16,8 +16,8 @@ import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
 import { runMigrations } from "./migrations.js"
-import { chunksOf, isEpochMillis, multiRowInsert, parseJsonOrUndefined } from "./sqlText.js"
 import { causeOf } from "./sqliteErrors.js"
+import { chunksOf, isEpochMillis, multiRowInsert, parseJsonOrUndefined } from "./sqlText.js"
 
 /** @internal */
 export const TABLE = "engram_promotions"

@@ -15,8 +15,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { runMigrations } from "./migrations.js"
-import { chunksOf, multiRowInsert } from "./sqlText.js"
 import { causeOf } from "./sqliteErrors.js"
+import { chunksOf, multiRowInsert } from "./sqlText.js"
 
 /** @internal */
 export const MESSAGES_TABLE = "engram_session_messages"

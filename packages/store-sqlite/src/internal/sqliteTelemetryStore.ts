@@ -23,8 +23,8 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { runMigrations } from "./migrations.js"
-import { isEpochMillis, parseJsonOrUndefined } from "./sqlText.js"
 import { causeOf } from "./sqliteErrors.js"
+import { isEpochMillis, parseJsonOrUndefined } from "./sqlText.js"
 
 /** @internal */
 export const INJECTIONS_TABLE = "engram_injection_log"
