@@ -18,6 +18,7 @@ import type * as MemoryStore from "@engram/core/MemoryStore"
 import type * as PromotionStore from "@engram/core/PromotionStore"
 import * as ReindexProgress from "@engram/core/ReindexProgress"
 import type * as SessionStore from "@engram/core/SessionStore"
+import type * as StoreTransaction from "@engram/core/StoreTransaction"
 import type * as TelemetryStore from "@engram/core/TelemetryStore"
 import * as PgError from "@engram/store-pg/PgError"
 import * as SqliteMemoryStore from "@engram/store-sqlite/SqliteMemoryStore"
@@ -329,7 +330,11 @@ export const layerObserved = <E = never>(
   location: StoreLocation,
   embeddings: Layer.Layer<never, E> = Layer.empty
 ): Layer.Layer<
-  StoreServices | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore,
+  | StoreServices
+  | PromotionStore.PromotionStore
+  | SessionStore.SessionStore
+  | TelemetryStore.TelemetryStore
+  | StoreTransaction.StoreTransaction,
   StoreUnavailable | E
 > =>
   (location.pg === undefined

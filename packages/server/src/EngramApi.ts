@@ -324,6 +324,31 @@ export const BulkReviewBody = Schema.Struct({
 })
 
 /**
+ * The most records one batch write takes ({@link BatchWriteBody}).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_BATCH_WRITE = 1_000
+
+/**
+ * The body of a batch write: 1 to {@link MAX_BATCH_WRITE} records, each what a single create
+ * takes. The batch is stored in one transaction, whole or not at all: one record refused (it is
+ * named by its `index`) stores none of them.
+ *
+ * @since 0.1.0
+ * @category payloads
+ */
+export const BatchWriteBody = Schema.Struct({
+  records: Schema.Array(MemoryRecord.MemoryWriteInput).pipe(
+    Schema.minItems(1, { message: () => "name at least one record" }),
+    Schema.maxItems(MAX_BATCH_WRITE, {
+      message: () => `write at most ${MAX_BATCH_WRITE} records in one batch (MAX_BATCH_WRITE); split the batch`
+    })
+  )
+})
+
+/**
  * The body of a review.
  *
  * @since 0.1.0
@@ -425,6 +450,15 @@ export const CreatedAnswer = Schema.Struct({
   record: MemoryRecord.MemoryRecord,
   promotions: Schema.Array(PromotionStore.PromotionRow)
 })
+
+/**
+ * A stored batch: one result per record of the body, in its order — the record as stored (with
+ * the id the server assigned) and the promotion rows it earned.
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const BatchWriteAnswer = Schema.Struct({ results: Schema.Array(CreatedAnswer) })
 
 /** @since 0.1.0 @category answers */
 export const SupersededAnswer = Schema.Struct({
@@ -540,7 +574,8 @@ export const ExplainAnswer = Schema.Unknown
 
 /**
  * Memories: list, search, browse (sorted pages with totals), get (with history and promotion
- * rows), create, review (one, or many at once), supersede, expire, forget, tombstones.
+ * rows), create (one, or a batch of up to {@link MAX_BATCH_WRITE} in one transaction), review (one,
+ * or many at once), supersede, expire, forget, tombstones.
  *
  * @since 0.1.0
  * @category groups
@@ -556,6 +591,10 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
   .add(
     HttpApiEndpoint.post("create", "/memories").setPayload(MemoryRecord.MemoryWriteInput)
       .addSuccess(CreatedAnswer, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.post("createMany", "/memories/batch").setPayload(BatchWriteBody)
+      .addSuccess(BatchWriteAnswer, { status: 201 })
   )
   .add(
     HttpApiEndpoint.post("review", "/memories/:id/review").setPath(IdPath).setPayload(ReviewBody).addSuccess(

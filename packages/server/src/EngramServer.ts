@@ -22,6 +22,7 @@ import {
   type PromotionStore,
   RoutingPresets,
   RoutingSpecs,
+  type StoreTransaction,
   type TelemetryStore
 } from "@engram/core"
 import { type StablePrefix } from "@engram/runtime"
@@ -96,7 +97,8 @@ export interface RequestLimits {
 export const defaultRequestLimits: RequestLimits = { maxBodyBytes: 1_048_576, maxJsonDepth: 32 }
 
 /**
- * The stores the server reads and writes.
+ * The stores the server reads and writes, and the transaction a write request runs in
+ * (`StoreTransaction`: the SQL layers share one; `StoreTransaction.layerNone` for in-memory stores).
  *
  * @since 0.1.0
  * @category models
@@ -105,6 +107,7 @@ export type ServerStores =
   | MemoryStore.MemoryStore
   | PromotionStore.PromotionStore
   | TelemetryStore.TelemetryStore
+  | StoreTransaction.StoreTransaction
   | AccessTokens
 
 /**

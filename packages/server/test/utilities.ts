@@ -11,6 +11,7 @@ import {
   PromotionStore,
   PromptFragment,
   SessionStore,
+  StoreTransaction,
   TelemetryStore
 } from "@engram/core"
 import { ModelRequest, PromptObserver } from "@engram/runtime"
@@ -25,6 +26,7 @@ export const stores = Layer.mergeAll(
   MemoryStore.layerMemory,
   PromotionStore.layerMemory,
   TelemetryStore.layerMemory,
+  StoreTransaction.layerNone,
   AccessTokens.layerMemory
 )
 

@@ -23,6 +23,7 @@ import {
   type PromotionStore,
   RoutingSpecs,
   type SessionStore,
+  type StoreTransaction,
   type TelemetryStore
 } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
@@ -32,9 +33,10 @@ import * as PgMemoryStore from "./PgMemoryStore.js"
 import * as PgPromotionStore from "./PgPromotionStore.js"
 import * as PgSessionStore from "./PgSessionStore.js"
 import * as PgTelemetryStore from "./PgTelemetryStore.js"
+import * as StoreTransactionSql from "./internal/storeTransaction.js"
 
 /**
- * The four stores on one database.
+ * The four stores on one database, and the one transaction they share (`StoreTransaction`).
  *
  * @since 0.1.0
  * @category models
@@ -44,6 +46,7 @@ export type Stores =
   | PromotionStore.PromotionStore
   | SessionStore.SessionStore
   | TelemetryStore.TelemetryStore
+  | StoreTransaction.StoreTransaction
 
 /**
  * What {@link layer} provides: the stores, the projection, the preset specs and the SQL client
@@ -67,6 +70,7 @@ export type Services =
  */
 export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> = Layer.mergeAll(
   PgMemoryStore.layerPg,
+  StoreTransactionSql.layer,
   PgPromotionStore.layerPg,
   PgSessionStore.layerPg,
   PgTelemetryStore.layerPg

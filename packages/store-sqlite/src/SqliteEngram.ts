@@ -20,6 +20,7 @@ import {
   type PromotionStore,
   RoutingSpecs,
   type SessionStore,
+  type StoreTransaction,
   type TelemetryStore
 } from "@engram/core"
 import * as Layer from "effect/Layer"
@@ -28,9 +29,10 @@ import * as SqliteMemoryStore from "./SqliteMemoryStore.js"
 import * as SqlitePromotionStore from "./SqlitePromotionStore.js"
 import * as SqliteSessionStore from "./SqliteSessionStore.js"
 import * as SqliteTelemetryStore from "./SqliteTelemetryStore.js"
+import * as StoreTransactionSql from "./internal/storeTransaction.js"
 
 /**
- * The four stores on one database.
+ * The four stores on one database, and the one transaction they share (`StoreTransaction`).
  *
  * @since 0.1.0
  * @category models
@@ -40,6 +42,7 @@ export type Stores =
   | PromotionStore.PromotionStore
   | SessionStore.SessionStore
   | TelemetryStore.TelemetryStore
+  | StoreTransaction.StoreTransaction
 
 /**
  * What {@link layer} provides: the stores, the projection, the preset specs and the SQL client
@@ -64,6 +67,7 @@ export type Services =
 export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> = Layer
   .mergeAll(
     SqlitePromotionStore.layerSqlite,
+    StoreTransactionSql.layer,
     SqliteSessionStore.layerSqlite,
     SqliteTelemetryStore.layerSqlite
   ).pipe(Layer.provideMerge(SqliteMemoryStore.layerSqlite))

@@ -14,6 +14,7 @@ import {
   ScopeView,
   SessionStore,
   SessionSummary,
+  StoreTransaction,
   TelemetryStore,
   TurnProvenance
 } from "@engram/core"
@@ -216,6 +217,7 @@ export const layerHandlers = (config: ServerConfig) => {
       const promotions = yield* PromotionStore.PromotionStore
       const telemetry = yield* TelemetryStore.TelemetryStore
       const specs = yield* RoutingSpecs.RoutingSpecs
+      const transaction = yield* StoreTransaction.StoreTransaction
       const spec = config.agent.spec === undefined ? undefined : yield* specs.resolve(config.agent.spec)
       const withPromotions = Effect.provideService(PromotionStore.PromotionStore, promotions)
       // Everything the memories routes answer goes through the one scope rule (ScopeView).
@@ -241,6 +243,43 @@ export const layerHandlers = (config: ServerConfig) => {
             (result) =>
               result.committed
           )
+
+      /**
+       * Stores records and their promotion rows in one transaction: every input checked first (one
+       * refused stores none), one write for all of them, one promotion pass; one result per input.
+       */
+      const createAll = (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
+        Effect.gen(function*() {
+          const access = yield* CurrentAccess
+          yield* writable(access)
+          const scoped: Array<MemoryRecord.MemoryWriteInput> = []
+          for (const input of inputs) {
+            yield* assignedIds(input)
+            scoped.push({ ...input, scope: yield* oneScope(access, input.scope) })
+          }
+          return yield* http(transaction.run(Effect.gen(function*() {
+            const records = yield* store.write(scoped)
+            const rows = spec === undefined
+              ? []
+              : (yield* withPromotions(
+                Promotion.promoteNew(records, { background: config.agent.background, spec })
+              )).committed
+            return records.map((record) => ({
+              record,
+              promotions: rows.filter((row) =>
+                row.recordId === record.id
+              )
+            }))
+          }))).pipe(Effect.flatMap((created) =>
+            Effect.map(
+              shown(
+                access,
+                created.map((result) => result.record)
+              ),
+              (visible) => created.map((result, index) => ({ ...result, record: visible[index] ?? result.record }))
+            )
+          ))
+        })
 
       /** The record's supersession chain, through stored records and tombstones. */
       const historyOf = (access: Access, record: MemoryRecord.MemoryRecord) =>
@@ -269,16 +308,15 @@ export const layerHandlers = (config: ServerConfig) => {
               links.set(id, { _tag: "Missing", id })
             }
           }
-          return MemoryForget.supersessionChain(record.id, (id) =>
-            links.get(id) ?? { _tag: "Missing", id }).map((
-              link
-            ) =>
-              link._tag === "Record"
-                ? { id: link.record.id, state: "stored" as const, record: link.record }
-                : link._tag === "Forgotten"
-                ? { id: link.tombstone.memoryId, state: "forgotten" as const, tombstone: link.tombstone }
-                : { id: link.id, state: "missing" as const }
-            )
+          return MemoryForget.supersessionChain(record.id, (id) => links.get(id) ?? { _tag: "Missing", id }).map((
+            link
+          ) =>
+            link._tag === "Record"
+              ? { id: link.record.id, state: "stored" as const, record: link.record }
+              : link._tag === "Forgotten"
+              ? { id: link.tombstone.memoryId, state: "forgotten" as const, tombstone: link.tombstone }
+              : { id: link.id, state: "missing" as const }
+          )
         })
 
       const forget = (access: Access, target: MemoryForget.ForgetTarget) =>
@@ -429,15 +467,8 @@ export const layerHandlers = (config: ServerConfig) => {
               proposesToSupersede: Extraction.proposedHolder(record) ?? null
             }
           }))
-        .handle("create", ({ payload }) =>
-          Effect.gen(function*() {
-            const access = yield* CurrentAccess
-            yield* writable(access)
-            yield* assignedIds(payload)
-            const scope = yield* oneScope(access, payload.scope)
-            const [record] = yield* http(store.write([{ ...payload, scope }]))
-            return { record: yield* shownOne(access, record!), promotions: yield* promote([record!]) }
-          }))
+        .handle("create", ({ payload }) => Effect.map(createAll([payload]), ([created]) => created!))
+        .handle("createMany", ({ payload }) => Effect.map(createAll(payload.records), (results) => ({ results })))
         .handle("review", ({ path, payload }) =>
           Effect.gen(function*() {
             const access = yield* CurrentAccess
