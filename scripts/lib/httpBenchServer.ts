@@ -118,6 +118,9 @@ const bare = () => {
   })
 }
 
+// Exit on SIGINT through process.exit, so --cpu-prof writes its profile.
+process.on("SIGINT", () => process.exit(0))
+
 if (kind === "engram") void engram()
 else if (kind === "bare") bare()
 else process.stderr.write("usage: httpBenchServer engram|bare <db> [records]\n")

@@ -573,6 +573,14 @@ export const ExplainAnswer = Schema.Unknown
 // ---------------------------------------------------------------------------------------------
 
 /**
+ * A body schema that refuses fields it does not declare (400, the field named in the issue's
+ * path), as the OpenAPI document says (`additionalProperties: false`): a misspelt field must not
+ * be dropped silently and the record stored without it.
+ */
+const strict = <A, I, R>(schema: Schema.Schema<A, I, R>): Schema.Schema<A, I, R> =>
+  schema.annotations({ parseOptions: { onExcessProperty: "error" } })
+
+/**
  * Memories: list, search, browse (sorted pages with totals), get (with history and promotion
  * rows), create (one, or a batch of up to {@link MAX_BATCH_WRITE} in one transaction), review (one,
  * or many at once), supersede, expire, forget, tombstones.
@@ -585,29 +593,31 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
   .add(HttpApiEndpoint.get("search", "/memories/search").setUrlParams(SearchParams).addSuccess(SearchAnswer))
   .add(HttpApiEndpoint.get("browse", "/memories/browse").setUrlParams(BrowseParams).addSuccess(BrowseAnswer))
   .add(
-    HttpApiEndpoint.post("reviewMany", "/memories/review").setPayload(BulkReviewBody).addSuccess(RecordsAnswer)
+    HttpApiEndpoint.post("reviewMany", "/memories/review").setPayload(strict(BulkReviewBody)).addSuccess(RecordsAnswer)
   )
   .add(HttpApiEndpoint.get("get", "/memories/:id").setPath(IdPath).addSuccess(DetailAnswer))
   .add(
-    HttpApiEndpoint.post("create", "/memories").setPayload(MemoryRecord.MemoryWriteInput)
+    HttpApiEndpoint.post("create", "/memories").setPayload(strict(MemoryRecord.MemoryWriteInput))
       .addSuccess(CreatedAnswer, { status: 201 })
   )
   .add(
-    HttpApiEndpoint.post("createMany", "/memories/batch").setPayload(BatchWriteBody)
+    HttpApiEndpoint.post("createMany", "/memories/batch").setPayload(strict(BatchWriteBody))
       .addSuccess(BatchWriteAnswer, { status: 201 })
   )
   .add(
-    HttpApiEndpoint.post("review", "/memories/:id/review").setPath(IdPath).setPayload(ReviewBody).addSuccess(
+    HttpApiEndpoint.post("review", "/memories/:id/review").setPath(IdPath).setPayload(strict(ReviewBody)).addSuccess(
       RecordAnswer
     )
   )
   .add(
     HttpApiEndpoint.post("supersede", "/memories/:id/supersede").setPath(IdPath)
-      .setPayload(MemoryRecord.MemoryWriteInput).addSuccess(SupersededAnswer)
+      .setPayload(strict(MemoryRecord.MemoryWriteInput)).addSuccess(SupersededAnswer)
   )
   .add(HttpApiEndpoint.post("expire", "/memories/:id/expire").setPath(IdPath).addSuccess(RecordAnswer))
   .add(HttpApiEndpoint.del("forget", "/memories/:id").setPath(IdPath).addSuccess(ForgetAnswer))
-  .add(HttpApiEndpoint.post("forgetMany", "/forget").setPayload(MemoryForget.ForgetTarget).addSuccess(ForgetAnswer))
+  .add(
+    HttpApiEndpoint.post("forgetMany", "/forget").setPayload(strict(MemoryForget.ForgetTarget)).addSuccess(ForgetAnswer)
+  )
   .add(HttpApiEndpoint.get("tombstones", "/tombstones").setUrlParams(ScopeParams).addSuccess(ForgetAnswer))
   .addError(NotFound)
   .addError(BadRequest)
