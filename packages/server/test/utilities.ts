@@ -187,6 +187,15 @@ export const routes: ReadonlyArray<Route> = [
     request: (s) => ({ method: "POST", path: "/api/memories", body: { content: "new secret", kind: "note", scope: s } })
   },
   {
+    name: "createMany",
+    writes: true,
+    request: (s) => ({
+      method: "POST",
+      path: "/api/memories/batch",
+      body: { records: [{ content: "new secret", kind: "note", scope: s }] }
+    })
+  },
+  {
     name: "review",
     writes: true,
     request: (_, id) => ({ method: "POST", path: `/api/memories/${id}/review`, body: { state: "confirmed" } })
