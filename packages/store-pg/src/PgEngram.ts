@@ -28,12 +28,12 @@ import {
 } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
+import * as StoreTransactionSql from "./internal/storeTransaction.js"
 import * as PgDatabase from "./PgDatabase.js"
 import * as PgMemoryStore from "./PgMemoryStore.js"
 import * as PgPromotionStore from "./PgPromotionStore.js"
 import * as PgSessionStore from "./PgSessionStore.js"
 import * as PgTelemetryStore from "./PgTelemetryStore.js"
-import * as StoreTransactionSql from "./internal/storeTransaction.js"
 
 /**
  * The four stores on one database, and the one transaction they share (`StoreTransaction`).

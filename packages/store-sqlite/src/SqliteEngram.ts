@@ -24,12 +24,12 @@ import {
   type TelemetryStore
 } from "@engram/core"
 import * as Layer from "effect/Layer"
+import * as StoreTransactionSql from "./internal/storeTransaction.js"
 import * as SqliteDatabase from "./SqliteDatabase.js"
 import * as SqliteMemoryStore from "./SqliteMemoryStore.js"
 import * as SqlitePromotionStore from "./SqlitePromotionStore.js"
 import * as SqliteSessionStore from "./SqliteSessionStore.js"
 import * as SqliteTelemetryStore from "./SqliteTelemetryStore.js"
-import * as StoreTransactionSql from "./internal/storeTransaction.js"
 
 /**
  * The four stores on one database, and the one transaction they share (`StoreTransaction`).
