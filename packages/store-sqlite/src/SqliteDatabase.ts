@@ -86,14 +86,16 @@ const retryingConnection = (connection: Connection): Connection => ({
 })
 
 const noTransaction = (error: SqlError): boolean =>
-  error.cause instanceof Error && error.cause.message.includes("no transaction is active")
+  error.cause instanceof Error &&
+  (error.cause.message.includes("no transaction is active") || error.cause.message.includes("no such savepoint"))
 
 /**
  * A transaction's connection that ends every transaction it began. SQLite leaves the transaction
  * open when `COMMIT` fails (a deferred constraint, a busy reader), so the next `BEGIN` would fail:
  * a failed `COMMIT` is rolled back. And SQLite rolls a transaction back itself when a statement
- * fails `SQLITE_FULL` (or `SQLITE_IOERR`, `SQLITE_NOMEM`), so the `ROLLBACK` that follows finds no
- * transaction: that is the state asked for, and the statement's own error is the one to report.
+ * fails `SQLITE_FULL` (or `SQLITE_IOERR`, `SQLITE_NOMEM`), so the `ROLLBACK` (or `ROLLBACK TO
+ * SAVEPOINT`, when nested) that follows finds no transaction: that is the state asked for, and the
+ * statement's own error is the one to report.
  */
 const rollingBackConnection = (connection: Connection): Connection => ({
   ...connection,
@@ -103,7 +105,7 @@ const rollingBackConnection = (connection: Connection): Connection => ({
         connection.executeUnprepared(sql, params, transformRows),
         () => Effect.ignore(connection.executeUnprepared("ROLLBACK", [], undefined))
       )
-      : sql === "ROLLBACK"
+      : sql.startsWith("ROLLBACK")
       ? Effect.catchIf(
         connection.executeUnprepared(sql, params, transformRows),
         noTransaction,
