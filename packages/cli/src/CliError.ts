@@ -2,7 +2,8 @@
  * How the `engram` command fails: every failure becomes one line on stderr and an exit code.
  *
  * Exit codes: `0` success, `1` the request was refused (bad input, unknown id, a lifecycle
- * conflict, an unreadable legacy file), `2` the store could not be opened or failed underneath.
+ * conflict, an unreadable legacy file), `2` the store could not be opened or failed underneath,
+ * `3` the storage is full (nothing of the failed write was stored; free space and retry).
  *
  * @since 0.1.0
  */
@@ -28,7 +29,9 @@ export const ExitCode = {
   /** The request was refused: bad input, unknown id, a lifecycle conflict. Nothing was written. */
   refused: 1,
   /** The store could not be opened, or failed underneath the request. */
-  unavailable: 2
+  unavailable: 2,
+  /** The storage is full (a full disk, a size cap): the failed write stored nothing. */
+  storageFull: 3
 } as const
 
 /**
@@ -104,13 +107,14 @@ const errorText = (error: unknown): string => {
   return oneLine(String(error))
 }
 
-/** The exit code of each class of failure (see `ErrorClass`): 2 when the store failed underneath. */
+/** The exit code of each class of failure (see `ErrorClass`): 2 when the store failed underneath, 3 when full. */
 const exitCodes: { readonly [C in ErrorClass.ErrorClass]: number } = {
   InvalidInput: ExitCode.refused,
   NotFound: ExitCode.refused,
   Conflict: ExitCode.refused,
   Misconfigured: ExitCode.refused,
-  Unavailable: ExitCode.unavailable
+  Unavailable: ExitCode.unavailable,
+  StorageFull: ExitCode.storageFull
 }
 
 const describe = (error: unknown): CliFailure => {

@@ -18,6 +18,7 @@ import type * as MemoryStore from "@engram/core/MemoryStore"
 import type * as PromotionStore from "@engram/core/PromotionStore"
 import * as ReindexProgress from "@engram/core/ReindexProgress"
 import type * as SessionStore from "@engram/core/SessionStore"
+import type * as StoreTransaction from "@engram/core/StoreTransaction"
 import type * as TelemetryStore from "@engram/core/TelemetryStore"
 import * as PgError from "@engram/store-pg/PgError"
 import * as SqliteMemoryStore from "@engram/store-sqlite/SqliteMemoryStore"
@@ -334,7 +335,11 @@ export const layerObserved = <E = never>(
   embeddings: Layer.Layer<never, E> = Layer.empty,
   access: Access = "write"
 ): Layer.Layer<
-  StoreServices | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore,
+  | StoreServices
+  | PromotionStore.PromotionStore
+  | SessionStore.SessionStore
+  | TelemetryStore.TelemetryStore
+  | StoreTransaction.StoreTransaction,
   StoreUnavailable | E
 > =>
   (location.pg === undefined

@@ -9,6 +9,7 @@
  * | `Conflict` | the request clashes with what is stored (an id taken, a lifecycle step refused) | 409 | 1 | the message |
  * | `Misconfigured` | the agent, routing spec or settings the deployment supplied are broken | 503 | 1 | a configuration error, logged |
  * | `Unavailable` | the backend failed underneath, or what it holds cannot be read | 503 | 2 | "unavailable right now", logged |
+ * | `StorageFull` | the backend has no room left to write (a full disk, a size cap): nothing was written | 507 | 3 | "storage is full", logged |
  *
  * The server (`toHttp`), the CLI (`toCliFailure`) and the memory tools (`toToolError`) each map the
  * class to what they show, by an exhaustive table over {@link ErrorClass}; they accept only
@@ -43,7 +44,7 @@ import * as Predicate from "effect/Predicate"
  * @since 0.1.0
  * @category models
  */
-export type ErrorClass = "InvalidInput" | "NotFound" | "Conflict" | "Misconfigured" | "Unavailable"
+export type ErrorClass = "InvalidInput" | "NotFound" | "Conflict" | "Misconfigured" | "Unavailable" | "StorageFull"
 
 /**
  * Every class, in the order of the module's table.
@@ -51,7 +52,14 @@ export type ErrorClass = "InvalidInput" | "NotFound" | "Conflict" | "Misconfigur
  * @since 0.1.0
  * @category models
  */
-export const all: ReadonlyArray<ErrorClass> = ["InvalidInput", "NotFound", "Conflict", "Misconfigured", "Unavailable"]
+export const all: ReadonlyArray<ErrorClass> = [
+  "InvalidInput",
+  "NotFound",
+  "Conflict",
+  "Misconfigured",
+  "Unavailable",
+  "StorageFull"
+]
 
 /**
  * A typed error that declares its class.
@@ -113,3 +121,15 @@ export const fromUnknown = (error: unknown): ErrorClass | undefined => {
   }
   return undefined
 }
+
+/**
+ * The class of a store failure from its cause: `StorageFull` when the cause declares it (the
+ * backend ran out of room: SQLite's `SQLITE_FULL`, PostgreSQL's `53100 disk_full`), `Unavailable`
+ * otherwise. A store's failure class (`MemoryStoreFailure`…) reads its class through this, so the
+ * store layers decide the class where they know the backend's codes, and core knows none of them.
+ *
+ * @since 0.1.0
+ * @category classifying
+ */
+export const ofStoreCause = (cause: unknown): ErrorClass =>
+  Predicate.hasProperty(cause, "errorClass") && cause.errorClass === "StorageFull" ? "StorageFull" : "Unavailable"

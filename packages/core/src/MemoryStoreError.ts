@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 
 /**
  * The setting of `MemoryLimits` a value exceeded: its name, its value and the size given
@@ -173,7 +173,9 @@ export class MemoryConflict extends Schema.TaggedError<MemoryConflict>()("Memory
 }
 
 /**
- * The backend itself failed (I/O, connection, SQL). The operation left the store as it was.
+ * The backend itself failed (I/O, connection, SQL). The operation left the store as it was. Its
+ * class is `Unavailable`, or `StorageFull` when the cause is a `StorageFull` (the backend ran out
+ * of room).
  *
  * @since 0.1.0
  * @category errors
@@ -187,6 +189,6 @@ export class MemoryStoreFailure extends Schema.TaggedError<MemoryStoreFailure>()
     return `memory store ${this.operation} failed: ${detail}`
   }
   get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
+    return ErrorClass.ofStoreCause(this.cause)
   }
 }

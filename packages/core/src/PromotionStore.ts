@@ -26,7 +26,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 import * as InMemoryPromotionStore from "./internal/inMemoryPromotionStore.js"
 import * as internal from "./internal/promotionRow.js"
 import type { MemoryId, Scope } from "./MemoryRecord.js"
@@ -78,7 +78,7 @@ export class PromotionStoreFailure extends Schema.TaggedError<PromotionStoreFail
     return `promotion store ${this.operation} failed: ${detail}`
   }
   get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
+    return ErrorClass.ofStoreCause(this.cause)
   }
 }
 

@@ -21,7 +21,7 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 import * as runs from "./internal/extractionRuns.js"
 import * as InMemorySessionStore from "./internal/inMemorySessionStore.js"
 import * as internal from "./internal/sessionData.js"
@@ -153,7 +153,7 @@ export class SessionStoreFailure extends Schema.TaggedError<SessionStoreFailure>
     return `session store ${this.operation} failed: ${detail}`
   }
   get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
+    return ErrorClass.ofStoreCause(this.cause)
   }
 }
 

@@ -166,7 +166,7 @@ const emptyAgent: StablePrefix.AgentConfig = {
 /** A failure as the sentence the client reads; what the model cannot fix is logged, not sent. */
 const refuse = (error: ErrorClass.Classifiable): Effect.Effect<never, MemoryTools.MemoryToolError> => {
   const errorClass = ErrorClass.classify(error)
-  if (errorClass !== "Unavailable" && errorClass !== "Misconfigured") {
+  if (errorClass !== "Unavailable" && errorClass !== "Misconfigured" && errorClass !== "StorageFull") {
     return Effect.fail(new MemoryTools.MemoryToolError({ message: error.message }))
   }
   return Effect.zipRight(
@@ -175,6 +175,8 @@ const refuse = (error: ErrorClass.Classifiable): Effect.Effect<never, MemoryTool
       new MemoryTools.MemoryToolError({
         message: errorClass === "Unavailable"
           ? "the memory store is unavailable right now; try again later"
+          : errorClass === "StorageFull"
+          ? "the memory store is full; nothing was saved (see the server's log)"
           : "the agent's context could not be built because of a configuration error (see the server's log)"
       })
     )

@@ -476,6 +476,8 @@ export const toToolError =
     switch (errorClass) {
       case "Unavailable":
         return refuse("the memory store failed", "the memory store is unavailable right now; nothing was changed")
+      case "StorageFull":
+        return refuse("the memory store is full", "the memory store is full; nothing was saved")
       case "Misconfigured":
         return refuse(
           "the memory configuration is broken",

@@ -83,7 +83,9 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
 }, HttpApiSchema.annotations({ status: 409 })) {}
 
 /**
- * The store failed (503): retry later; the message says what failed.
+ * The store failed, or could not be reached (503): retry later — the answer carries `Retry-After`
+ * (seconds); the message says what failed. A token that cannot be checked because the store is
+ * down is this, never 401.
  *
  * @since 0.1.0
  * @category errors
@@ -91,6 +93,17 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
 export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
   message: Schema.String
 }, HttpApiSchema.annotations({ status: 503 })) {}
+
+/**
+ * The store has no room left to write (a full disk, a size cap) (507): the write stored nothing,
+ * and every write answered before it is kept. Free space, then retry.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InsufficientStorage extends Schema.TaggedError<InsufficientStorage>()("InsufficientStorage", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 507 })) {}
 
 // ---------------------------------------------------------------------------------------------
 // Access
@@ -118,13 +131,14 @@ export interface Access {
 export class CurrentAccess extends Context.Tag("@engram/server/CurrentAccess")<CurrentAccess, Access>() {}
 
 /**
- * Bearer-token authorization for every route.
+ * Bearer-token authorization for every route: 401 for no token or an unknown one, 503 when the
+ * token store cannot be read (an outage is not a bad token).
  *
  * @since 0.1.0
  * @category middleware
  */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Authorization", {
-  failure: Unauthorized,
+  failure: Schema.Union(Unauthorized, Unavailable),
   provides: CurrentAccess,
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
@@ -310,6 +324,31 @@ export const BulkReviewBody = Schema.Struct({
 })
 
 /**
+ * The most records one batch write takes ({@link BatchWriteBody}).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_BATCH_WRITE = 1_000
+
+/**
+ * The body of a batch write: 1 to {@link MAX_BATCH_WRITE} records, each what a single create
+ * takes. The batch is stored in one transaction, whole or not at all: one record refused (it is
+ * named by its `index`) stores none of them.
+ *
+ * @since 0.1.0
+ * @category payloads
+ */
+export const BatchWriteBody = Schema.Struct({
+  records: Schema.Array(MemoryRecord.MemoryWriteInput).pipe(
+    Schema.minItems(1, { message: () => "name at least one record" }),
+    Schema.maxItems(MAX_BATCH_WRITE, {
+      message: () => `write at most ${MAX_BATCH_WRITE} records in one batch (MAX_BATCH_WRITE); split the batch`
+    })
+  )
+})
+
+/**
  * The body of a review.
  *
  * @since 0.1.0
@@ -411,6 +450,15 @@ export const CreatedAnswer = Schema.Struct({
   record: MemoryRecord.MemoryRecord,
   promotions: Schema.Array(PromotionStore.PromotionRow)
 })
+
+/**
+ * A stored batch: one result per record of the body, in its order — the record as stored (with
+ * the id the server assigned) and the promotion rows it earned.
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const BatchWriteAnswer = Schema.Struct({ results: Schema.Array(CreatedAnswer) })
 
 /** @since 0.1.0 @category answers */
 export const SupersededAnswer = Schema.Struct({
@@ -525,8 +573,17 @@ export const ExplainAnswer = Schema.Unknown
 // ---------------------------------------------------------------------------------------------
 
 /**
+ * A body schema that refuses fields it does not declare (400, the field named in the issue's
+ * path), as the OpenAPI document says (`additionalProperties: false`): a misspelt field must not
+ * be dropped silently and the record stored without it.
+ */
+const strict = <A, I, R>(schema: Schema.Schema<A, I, R>): Schema.Schema<A, I, R> =>
+  schema.annotations({ parseOptions: { onExcessProperty: "error" } })
+
+/**
  * Memories: list, search, browse (sorted pages with totals), get (with history and promotion
- * rows), create, review (one, or many at once), supersede, expire, forget, tombstones.
+ * rows), create (one, or a batch of up to {@link MAX_BATCH_WRITE} in one transaction), review (one,
+ * or many at once), supersede, expire, forget, tombstones.
  *
  * @since 0.1.0
  * @category groups
@@ -536,31 +593,38 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
   .add(HttpApiEndpoint.get("search", "/memories/search").setUrlParams(SearchParams).addSuccess(SearchAnswer))
   .add(HttpApiEndpoint.get("browse", "/memories/browse").setUrlParams(BrowseParams).addSuccess(BrowseAnswer))
   .add(
-    HttpApiEndpoint.post("reviewMany", "/memories/review").setPayload(BulkReviewBody).addSuccess(RecordsAnswer)
+    HttpApiEndpoint.post("reviewMany", "/memories/review").setPayload(strict(BulkReviewBody)).addSuccess(RecordsAnswer)
   )
   .add(HttpApiEndpoint.get("get", "/memories/:id").setPath(IdPath).addSuccess(DetailAnswer))
   .add(
-    HttpApiEndpoint.post("create", "/memories").setPayload(MemoryRecord.MemoryWriteInput)
+    HttpApiEndpoint.post("create", "/memories").setPayload(strict(MemoryRecord.MemoryWriteInput))
       .addSuccess(CreatedAnswer, { status: 201 })
   )
   .add(
-    HttpApiEndpoint.post("review", "/memories/:id/review").setPath(IdPath).setPayload(ReviewBody).addSuccess(
+    HttpApiEndpoint.post("createMany", "/memories/batch").setPayload(strict(BatchWriteBody))
+      .addSuccess(BatchWriteAnswer, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.post("review", "/memories/:id/review").setPath(IdPath).setPayload(strict(ReviewBody)).addSuccess(
       RecordAnswer
     )
   )
   .add(
     HttpApiEndpoint.post("supersede", "/memories/:id/supersede").setPath(IdPath)
-      .setPayload(MemoryRecord.MemoryWriteInput).addSuccess(SupersededAnswer)
+      .setPayload(strict(MemoryRecord.MemoryWriteInput)).addSuccess(SupersededAnswer)
   )
   .add(HttpApiEndpoint.post("expire", "/memories/:id/expire").setPath(IdPath).addSuccess(RecordAnswer))
   .add(HttpApiEndpoint.del("forget", "/memories/:id").setPath(IdPath).addSuccess(ForgetAnswer))
-  .add(HttpApiEndpoint.post("forgetMany", "/forget").setPayload(MemoryForget.ForgetTarget).addSuccess(ForgetAnswer))
+  .add(
+    HttpApiEndpoint.post("forgetMany", "/forget").setPayload(strict(MemoryForget.ForgetTarget)).addSuccess(ForgetAnswer)
+  )
   .add(HttpApiEndpoint.get("tombstones", "/tombstones").setUrlParams(ScopeParams).addSuccess(ForgetAnswer))
   .addError(NotFound)
   .addError(BadRequest)
   .addError(Conflict)
   .addError(ReadOnlyToken)
   .addError(Unavailable)
+  .addError(InsufficientStorage)
   .middleware(Authorization)
   .prefix("/api")
 {}
@@ -580,6 +644,7 @@ export class CompositionGroup extends HttpApiGroup.make("composition")
   .addError(BadRequest)
   .addError(Conflict)
   .addError(Unavailable)
+  .addError(InsufficientStorage)
   .middleware(Authorization)
   .prefix("/api")
 {}
@@ -611,6 +676,7 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
   .addError(BadRequest)
   .addError(Conflict)
   .addError(Unavailable)
+  .addError(InsufficientStorage)
   .middleware(Authorization)
   .prefix("/api")
 {}

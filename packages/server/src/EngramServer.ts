@@ -22,6 +22,7 @@ import {
   type PromotionStore,
   RoutingPresets,
   RoutingSpecs,
+  type StoreTransaction,
   type TelemetryStore
 } from "@engram/core"
 import { type StablePrefix } from "@engram/runtime"
@@ -73,6 +74,7 @@ export interface ServerOptions {
 /**
  * What the server takes from a request before any route sees it. A request over a limit is
  * refused with a JSON body naming the limit: 413 over `maxBodyBytes`, 400 over `maxJsonDepth`;
+ * one not sent whole within `requestTimeoutMs` gets 408 and its connection closed;
  * a body that is not `application/json` gets 415, one that does not parse 400.
  *
  * @since 0.1.0
@@ -83,20 +85,31 @@ export interface RequestLimits {
   readonly maxBodyBytes: number
   /** How deep a JSON body may nest arrays and objects. */
   readonly maxJsonDepth: number
+  /**
+   * How long a client has to send a whole request, headers and body, in milliseconds: a request
+   * still unfinished then is answered 408 and its connection closed, so bodies that never finish
+   * do not hold connections (Node's `requestTimeout`, checked every second).
+   */
+  readonly requestTimeoutMs: number
 }
 
 /**
  * The defaults: 1 MiB of body (a record at `MemoryLimits.maxContentChars` is at most about
- * 200 KB of JSON, even with every character escaped) and 32 levels of nesting (the API's deepest
- * body nests 2).
+ * 200 KB of JSON, even with every character escaped), 32 levels of nesting (the API's deepest
+ * body nests 3) and 15 seconds to send a request (a 1 MiB body at 1 Mbit/s takes about 9).
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaultRequestLimits: RequestLimits = { maxBodyBytes: 1_048_576, maxJsonDepth: 32 }
+export const defaultRequestLimits: RequestLimits = {
+  maxBodyBytes: 1_048_576,
+  maxJsonDepth: 32,
+  requestTimeoutMs: 15_000
+}
 
 /**
- * The stores the server reads and writes.
+ * The stores the server reads and writes, and the transaction a write request runs in
+ * (`StoreTransaction`: the SQL layers share one; `StoreTransaction.layerNone` for in-memory stores).
  *
  * @since 0.1.0
  * @category models
@@ -105,6 +118,7 @@ export type ServerStores =
   | MemoryStore.MemoryStore
   | PromotionStore.PromotionStore
   | TelemetryStore.TelemetryStore
+  | StoreTransaction.StoreTransaction
   | AccessTokens
 
 /**
@@ -141,9 +155,17 @@ export const layerApi = (options: ServerOptions = {}) =>
  * @since 0.1.0
  * @category layers
  */
-export const layerServe = (options: ServerOptions & { readonly port: number; readonly host?: string | undefined }) =>
-  HttpApiBuilder.serve(RequestGuard.guard({ ...defaultRequestLimits, ...options.limits })).pipe(
+export const layerServe = (options: ServerOptions & { readonly port: number; readonly host?: string | undefined }) => {
+  const limits = { ...defaultRequestLimits, ...options.limits }
+  const server = () =>
+    createServer({
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.requestTimeoutMs, 60_000),
+      connectionsCheckingInterval: Math.min(1_000, limits.requestTimeoutMs)
+    })
+  return HttpApiBuilder.serve(RequestGuard.guard(limits)).pipe(
     HttpServer.withLogAddress,
     Layer.provide(layerApi(options)),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host ?? "127.0.0.1" }))
+    Layer.provideMerge(NodeHttpServer.layer(server, { port: options.port, host: options.host ?? "127.0.0.1" }))
   )
+}

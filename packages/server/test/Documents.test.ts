@@ -18,6 +18,7 @@ describe("documents", () => {
         "/api/agent",
         "/api/forget",
         "/api/memories",
+        "/api/memories/batch",
         "/api/memories/browse",
         "/api/memories/review",
         "/api/memories/search",

@@ -115,8 +115,8 @@ describe("schema-driven fuzz", () => {
     `${NUM_RUNS} requests from the API's schemas: 0 cross-scope 2xx, 0 5xx`,
     () =>
       Effect.scoped(Effect.gen(function*() {
-        // Every route of the API, /api/sessions, browse and bulk review included.
-        expect(endpoints.length).toBe(20)
+        // Every route of the API, /api/sessions, browse, bulk review and batch write included.
+        expect(endpoints.length).toBe(21)
         const served = yield* serve
         yield* seedSession(served, { sessionId: "s-a", scope: "project:a", secret: "ASECRET-session", memoryId: "a-1" })
         yield* seedSession(served, { sessionId: "s-b", scope: "project:b", secret: "BSECRET-session", memoryId: "b-1" })

@@ -11,6 +11,7 @@ import {
   PromotionStore,
   PromptFragment,
   SessionStore,
+  StoreTransaction,
   TelemetryStore
 } from "@engram/core"
 import { ModelRequest, PromptObserver } from "@engram/runtime"
@@ -25,6 +26,7 @@ export const stores = Layer.mergeAll(
   MemoryStore.layerMemory,
   PromotionStore.layerMemory,
   TelemetryStore.layerMemory,
+  StoreTransaction.layerNone,
   AccessTokens.layerMemory
 )
 
@@ -183,6 +185,15 @@ export const routes: ReadonlyArray<Route> = [
     name: "create",
     writes: true,
     request: (s) => ({ method: "POST", path: "/api/memories", body: { content: "new secret", kind: "note", scope: s } })
+  },
+  {
+    name: "createMany",
+    writes: true,
+    request: (s) => ({
+      method: "POST",
+      path: "/api/memories/batch",
+      body: { records: [{ content: "new secret", kind: "note", scope: s }] }
+    })
   },
   {
     name: "review",

@@ -119,7 +119,17 @@ export const makeClient = (
       connectTimeout: options.connectTimeout ?? Duration.seconds(10)
     })
     if (schema !== undefined) yield* ensureSchema(client, schema)
-    return client
+    // `@effect/sql` turns a failed COMMIT into a defect; it is the database failing underneath
+    // like any statement (a deferred check, a full disk at commit: PostgreSQL has then rolled the
+    // transaction back), so it goes back to the error channel, where the stores type it.
+    const transaction = client.withTransaction
+    return Object.assign(client, {
+      withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+        Effect.catchSomeDefect(
+          transaction(effect),
+          (defect) => defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none()
+        )
+    })
   })
 
 const toContext = (client: PgClient.PgClient) =>

@@ -23,10 +23,12 @@ import {
   type PromotionStore,
   RoutingSpecs,
   type SessionStore,
+  type StoreTransaction,
   type TelemetryStore
 } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
+import * as StoreTransactionSql from "./internal/storeTransaction.js"
 import * as PgDatabase from "./PgDatabase.js"
 import * as PgMemoryStore from "./PgMemoryStore.js"
 import * as PgPromotionStore from "./PgPromotionStore.js"
@@ -34,7 +36,7 @@ import * as PgSessionStore from "./PgSessionStore.js"
 import * as PgTelemetryStore from "./PgTelemetryStore.js"
 
 /**
- * The four stores on one database.
+ * The four stores on one database, and the one transaction they share (`StoreTransaction`).
  *
  * @since 0.1.0
  * @category models
@@ -44,6 +46,7 @@ export type Stores =
   | PromotionStore.PromotionStore
   | SessionStore.SessionStore
   | TelemetryStore.TelemetryStore
+  | StoreTransaction.StoreTransaction
 
 /**
  * What {@link layer} provides: the stores, the projection, the preset specs and the SQL client
@@ -67,6 +70,7 @@ export type Services =
  */
 export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> = Layer.mergeAll(
   PgMemoryStore.layerPg,
+  StoreTransactionSql.layer,
   PgPromotionStore.layerPg,
   PgSessionStore.layerPg,
   PgTelemetryStore.layerPg

@@ -46,12 +46,20 @@ export class PgServerError extends Schema.TaggedError<PgServerError>()("PgServer
   override get message() {
     return `PostgreSQL ${this.sqlState}: ${redactUrls(this.serverMessage)}${
       this.hint === undefined ? "" : ` (hint: ${redactUrls(this.hint)})`
+    }${
+      this.sqlState === DISK_FULL
+        ? "; the storage is full: nothing of this write was stored; free disk space on the server and retry"
+        : ""
     }`
   }
+  /** `StorageFull` for `53100 disk_full` (the server could not extend a file), else `Unavailable`. */
   get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
+    return this.sqlState === DISK_FULL ? "StorageFull" : "Unavailable"
   }
 }
+
+/** PostgreSQL's SQLSTATE for `disk_full`. */
+const DISK_FULL = "53100"
 
 // postgres://user:secret@host → postgres://user:***@host
 const urlPassword = /\b(postgres(?:ql)?:\/\/[^\s:/@]*):[^\s@/]*@/giu

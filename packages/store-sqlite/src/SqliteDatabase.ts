@@ -9,7 +9,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import type { ErrorClass } from "@engram/core"
 import * as Context from "effect/Context"
@@ -85,6 +85,46 @@ const retryingConnection = (connection: Connection): Connection => ({
   executeUnprepared: (sql, params, transformRows) => retryBusy(connection.executeUnprepared(sql, params, transformRows))
 })
 
+const noTransaction = (error: SqlError): boolean =>
+  error.cause instanceof Error &&
+  (error.cause.message.includes("no transaction is active") || error.cause.message.includes("no such savepoint"))
+
+/**
+ * A transaction's connection that ends every transaction it began. SQLite leaves the transaction
+ * open when `COMMIT` fails (a deferred constraint, a busy reader), so the next `BEGIN` would fail:
+ * a failed `COMMIT` is rolled back. And SQLite rolls a transaction back itself when a statement
+ * fails `SQLITE_FULL` (or `SQLITE_IOERR`, `SQLITE_NOMEM`), so the `ROLLBACK` (or `ROLLBACK TO
+ * SAVEPOINT`, when nested) that follows finds no transaction: that is the state asked for, and the
+ * statement's own error is the one to report.
+ */
+const rollingBackConnection = (connection: Connection): Connection => ({
+  ...connection,
+  executeUnprepared: (sql, params, transformRows) =>
+    sql === "COMMIT"
+      ? Effect.tapError(
+        connection.executeUnprepared(sql, params, transformRows),
+        () => Effect.ignore(connection.executeUnprepared("ROLLBACK", [], undefined))
+      )
+      : sql.startsWith("ROLLBACK")
+      ? Effect.catchIf(
+        connection.executeUnprepared(sql, params, transformRows),
+        noTransaction,
+        () => Effect.succeed([])
+      )
+      : connection.executeUnprepared(sql, params, transformRows)
+})
+
+/**
+ * `@effect/sql` turns a failed `COMMIT` (or `ROLLBACK`) into a defect; it is the database failing
+ * underneath like any statement, so it is put back in the error channel, where the store maps it
+ * to its typed failure (a full disk at commit is then `StorageFull`, not an internal error).
+ */
+const commitFailuresTyped = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  Effect.catchSomeDefect(
+    effect,
+    (defect) => defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none()
+  )
+
 /**
  * The client over one better-sqlite3 connection, with write transactions that wait. A plain
  * `BEGIN` starts a read transaction that upgrades to a write on its first write, and SQLite does
@@ -100,7 +140,7 @@ const makeWaitingClient = (
     const inner = yield* SqliteClient.make(config)
     const base = yield* SqlClient.make({
       acquirer: Effect.map(inner.reserve, retryingConnection),
-      transactionAcquirer: inner.reserve,
+      transactionAcquirer: Effect.map(inner.reserve, rollingBackConnection),
       compiler: Statement.makeCompilerSqlite(),
       beginTransaction: config.readonly === true ? "BEGIN" : "BEGIN IMMEDIATE",
       spanAttributes: [["db.system.name", "sqlite"]]
@@ -109,7 +149,7 @@ const makeWaitingClient = (
     const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
       Effect.flatMap(
         Effect.serviceOption(SqlClient.TransactionConnection),
-        (outer) => Option.isSome(outer) ? transaction(effect) : retryBusy(transaction(effect))
+        (outer) => Option.isSome(outer) ? transaction(effect) : retryBusy(commitFailuresTyped(transaction(effect)))
       )
     return Object.assign(base, {
       withTransaction,

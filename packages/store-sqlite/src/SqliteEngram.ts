@@ -20,9 +20,11 @@ import {
   type PromotionStore,
   RoutingSpecs,
   type SessionStore,
+  type StoreTransaction,
   type TelemetryStore
 } from "@engram/core"
 import * as Layer from "effect/Layer"
+import * as StoreTransactionSql from "./internal/storeTransaction.js"
 import * as SqliteDatabase from "./SqliteDatabase.js"
 import * as SqliteMemoryStore from "./SqliteMemoryStore.js"
 import * as SqlitePromotionStore from "./SqlitePromotionStore.js"
@@ -30,7 +32,7 @@ import * as SqliteSessionStore from "./SqliteSessionStore.js"
 import * as SqliteTelemetryStore from "./SqliteTelemetryStore.js"
 
 /**
- * The four stores on one database.
+ * The four stores on one database, and the one transaction they share (`StoreTransaction`).
  *
  * @since 0.1.0
  * @category models
@@ -40,6 +42,7 @@ export type Stores =
   | PromotionStore.PromotionStore
   | SessionStore.SessionStore
   | TelemetryStore.TelemetryStore
+  | StoreTransaction.StoreTransaction
 
 /**
  * What {@link layer} provides: the stores, the projection, the preset specs and the SQL client
@@ -64,6 +67,7 @@ export type Services =
 export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> = Layer
   .mergeAll(
     SqlitePromotionStore.layerSqlite,
+    StoreTransactionSql.layer,
     SqliteSessionStore.layerSqlite,
     SqliteTelemetryStore.layerSqlite
   ).pipe(Layer.provideMerge(SqliteMemoryStore.layerSqlite))

@@ -12,7 +12,7 @@ import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "../ErrorClass.js"
+import * as ErrorClass from "../ErrorClass.js"
 import { describeParseError } from "../MemoryWrite.js"
 import * as PromptSnapshot from "../PromptSnapshot.js"
 import { sortSessionIds } from "../SessionStore.js"
@@ -52,7 +52,7 @@ export class TelemetryStoreFailure extends Schema.TaggedError<TelemetryStoreFail
     return `telemetry store ${this.operation} failed: ${detail}`
   }
   get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
+    return ErrorClass.ofStoreCause(this.cause)
   }
 }
 

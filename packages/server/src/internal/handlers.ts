@@ -14,6 +14,7 @@ import {
   ScopeView,
   SessionStore,
   SessionSummary,
+  StoreTransaction,
   TelemetryStore,
   TurnProvenance
 } from "@engram/core"
@@ -32,6 +33,7 @@ import {
   Conflict,
   CurrentAccess,
   EngramApi,
+  InsufficientStorage,
   MAX_BROWSE_PAGE,
   NotFound,
   ReadOnlyToken,
@@ -49,22 +51,36 @@ export interface ServerConfig {
   readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
 }
 
+type HttpFailure = NotFound | Conflict | BadRequest | Unavailable | InsufficientStorage
+
 /** What each class of failure answers over HTTP (see `ErrorClass`). */
 const answers: {
-  readonly [C in ErrorClass.ErrorClass]: (message: string) => NotFound | Conflict | BadRequest | Unavailable
+  readonly [C in ErrorClass.ErrorClass]: (message: string) => HttpFailure
 } = {
   InvalidInput: (message) => new BadRequest({ message }),
   NotFound: (message) => new NotFound({ message }),
   Conflict: (message) => new Conflict({ message }),
   Misconfigured: (message) => new Unavailable({ message }),
-  Unavailable: (message) => new Unavailable({ message })
+  Unavailable: (message) => new Unavailable({ message }),
+  StorageFull: (message) => new InsufficientStorage({ message })
 }
 
-/** A store or runtime failure as the HTTP error a caller can act on. */
-const toHttp = (error: ErrorClass.Classifiable): NotFound | Conflict | BadRequest | Unavailable =>
-  answers[ErrorClass.classify(error)](error.message)
+/**
+ * A store or runtime failure as the HTTP error a caller can act on; what the caller cannot fix
+ * (the store failed, is full, or the configuration is broken) is logged with its class first.
+ */
+const toHttp = (error: ErrorClass.Classifiable): Effect.Effect<never, HttpFailure> => {
+  const errorClass = ErrorClass.classify(error)
+  const answer = Effect.fail(answers[errorClass](error.message))
+  return errorClass === "Unavailable" || errorClass === "StorageFull" || errorClass === "Misconfigured"
+    ? Effect.zipRight(
+      Effect.logError("request failed").pipe(Effect.annotateLogs({ errorClass, problem: error.message })),
+      answer
+    )
+    : answer
+}
 
-const http = <A, E extends ErrorClass.Classifiable, R>(self: Effect.Effect<A, E, R>) => Effect.mapError(self, toHttp)
+const http = <A, E extends ErrorClass.Classifiable, R>(self: Effect.Effect<A, E, R>) => Effect.catchAll(self, toHttp)
 
 const notInScope = (scope: string) => new NotFound({ message: `no scope ${scope} for this token` })
 
@@ -134,7 +150,7 @@ const filtersOf = (access: Access, params: FilterParams) =>
     }
   })
 
-/** The bearer-token check: a known token that names at least one scope, or 401. */
+/** The bearer-token check: a known token that names at least one scope, else 401; 503 when the store is down. */
 export const authorization = Layer.effect(
   Authorization,
   Effect.map(AccessTokens, (tokens) => ({
@@ -142,8 +158,15 @@ export const authorization = Layer.effect(
       Effect.gen(function*() {
         const value = Redacted.value(secret)
         if (value.length === 0) return yield* new Unauthorized({ message: "sign in with a bearer token" })
+        // The token store failing is an outage (503), not a bad token: a client that is told 401
+        // drops a good token, and an operator reads a database outage as an attack.
         const token = yield* tokens.verify(value).pipe(
-          Effect.catchAll((error) => Effect.fail(new Unauthorized({ message: error.message })))
+          Effect.catchAll((error) =>
+            Effect.zipRight(
+              Effect.logError("token check failed").pipe(Effect.annotateLogs({ problem: error.message })),
+              Effect.fail(new Unavailable({ message: `cannot check the token right now: ${error.message}` }))
+            )
+          )
         )
         // Fail closed: a token that names no scope grants nothing.
         if (token === undefined || token.scopes.length === 0) {
@@ -194,6 +217,7 @@ export const layerHandlers = (config: ServerConfig) => {
       const promotions = yield* PromotionStore.PromotionStore
       const telemetry = yield* TelemetryStore.TelemetryStore
       const specs = yield* RoutingSpecs.RoutingSpecs
+      const transaction = yield* StoreTransaction.StoreTransaction
       const spec = config.agent.spec === undefined ? undefined : yield* specs.resolve(config.agent.spec)
       const withPromotions = Effect.provideService(PromotionStore.PromotionStore, promotions)
       // Everything the memories routes answer goes through the one scope rule (ScopeView).
@@ -219,6 +243,43 @@ export const layerHandlers = (config: ServerConfig) => {
             (result) =>
               result.committed
           )
+
+      /**
+       * Stores records and their promotion rows in one transaction: every input checked first (one
+       * refused stores none), one write for all of them, one promotion pass; one result per input.
+       */
+      const createAll = (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
+        Effect.gen(function*() {
+          const access = yield* CurrentAccess
+          yield* writable(access)
+          const scoped: Array<MemoryRecord.MemoryWriteInput> = []
+          for (const input of inputs) {
+            yield* assignedIds(input)
+            scoped.push({ ...input, scope: yield* oneScope(access, input.scope) })
+          }
+          return yield* http(transaction.run(Effect.gen(function*() {
+            const records = yield* store.write(scoped)
+            const rows = spec === undefined
+              ? []
+              : (yield* withPromotions(
+                Promotion.promoteNew(records, { background: config.agent.background, spec })
+              )).committed
+            return records.map((record) => ({
+              record,
+              promotions: rows.filter((row) =>
+                row.recordId === record.id
+              )
+            }))
+          }))).pipe(Effect.flatMap((created) =>
+            Effect.map(
+              shown(
+                access,
+                created.map((result) => result.record)
+              ),
+              (visible) => created.map((result, index) => ({ ...result, record: visible[index] ?? result.record }))
+            )
+          ))
+        })
 
       /** The record's supersession chain, through stored records and tombstones. */
       const historyOf = (access: Access, record: MemoryRecord.MemoryRecord) =>
@@ -247,16 +308,15 @@ export const layerHandlers = (config: ServerConfig) => {
               links.set(id, { _tag: "Missing", id })
             }
           }
-          return MemoryForget.supersessionChain(record.id, (id) =>
-            links.get(id) ?? { _tag: "Missing", id }).map((
-              link
-            ) =>
-              link._tag === "Record"
-                ? { id: link.record.id, state: "stored" as const, record: link.record }
-                : link._tag === "Forgotten"
-                ? { id: link.tombstone.memoryId, state: "forgotten" as const, tombstone: link.tombstone }
-                : { id: link.id, state: "missing" as const }
-            )
+          return MemoryForget.supersessionChain(record.id, (id) => links.get(id) ?? { _tag: "Missing", id }).map((
+            link
+          ) =>
+            link._tag === "Record"
+              ? { id: link.record.id, state: "stored" as const, record: link.record }
+              : link._tag === "Forgotten"
+              ? { id: link.tombstone.memoryId, state: "forgotten" as const, tombstone: link.tombstone }
+              : { id: link.id, state: "missing" as const }
+          )
         })
 
       const forget = (access: Access, target: MemoryForget.ForgetTarget) =>
@@ -407,15 +467,8 @@ export const layerHandlers = (config: ServerConfig) => {
               proposesToSupersede: Extraction.proposedHolder(record) ?? null
             }
           }))
-        .handle("create", ({ payload }) =>
-          Effect.gen(function*() {
-            const access = yield* CurrentAccess
-            yield* writable(access)
-            yield* assignedIds(payload)
-            const scope = yield* oneScope(access, payload.scope)
-            const [record] = yield* http(store.write([{ ...payload, scope }]))
-            return { record: yield* shownOne(access, record!), promotions: yield* promote([record!]) }
-          }))
+        .handle("create", ({ payload }) => Effect.map(createAll([payload]), ([created]) => created!))
+        .handle("createMany", ({ payload }) => Effect.map(createAll(payload.records), (results) => ({ results })))
         .handle("review", ({ path, payload }) =>
           Effect.gen(function*() {
             const access = yield* CurrentAccess

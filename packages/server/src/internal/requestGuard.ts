@@ -4,7 +4,8 @@
  * long (else 413), nest at most `maxJsonDepth` deep (else 400) and parse (else 400); a refusal is
  * a JSON body naming the problem and the limit. On the way out, every 4xx/5xx carries a JSON body (a route the router
  * does not know answers 404 with one), long strings in an error body are cut (a decode error
- * otherwise echoes the whole value it refused), and every answer carries the security headers.
+ * otherwise echoes the whole value it refused), a 503 carries `Retry-After`, and every answer
+ * carries the security headers.
  */
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
@@ -140,7 +141,9 @@ const statusTags: Record<number, string> = {
   405: "MethodNotAllowed",
   411: "LengthRequired",
   413: "PayloadTooLarge",
-  415: "UnsupportedMediaType"
+  415: "UnsupportedMediaType",
+  503: "Unavailable",
+  507: "InsufficientStorage"
 }
 
 /** An error answer with a JSON body naming the problem, its strings bounded. */
@@ -216,12 +219,21 @@ const policyOf = (response: HttpServerResponse.HttpServerResponse): string => {
   return "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
 }
 
+/**
+ * The seconds a 503 asks a client to wait before retrying (`Retry-After`): long enough for a
+ * database restart or failover to be noticed, short enough that clients resume soon after.
+ */
+export const RETRY_AFTER_SECONDS = 5
+
 const secured = (
   request: HttpServerRequest.HttpServerRequest,
   response: HttpServerResponse.HttpServerResponse
 ): HttpServerResponse.HttpServerResponse => {
   const answer = response.status >= 400 ? errorBody(request, response) : response
   return HttpServerResponse.setHeaders(answer, {
+    ...(response.status === 503 && response.headers["retry-after"] === undefined
+      ? { "retry-after": String(RETRY_AFTER_SECONDS) }
+      : {}),
     "content-security-policy": policyOf(answer),
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",

@@ -3,6 +3,7 @@
  *
  * @internal
  */
+import { StorageFull } from "@engram/core"
 import * as Predicate from "effect/Predicate"
 
 const codeOf = (error: unknown): string | undefined =>
@@ -28,3 +29,13 @@ export const needsWritableRecovery = (error: unknown): boolean => {
   const code = codeOf(error)
   return code === "SQLITE_READONLY_ROLLBACK" || code === "SQLITE_READONLY_RECOVERY"
 }
+
+/** `SQLITE_FULL`: the disk is full, or the database reached `max_page_count`. */
+export const isFull = (error: unknown): boolean => codeOf(error) === "SQLITE_FULL"
+
+/**
+ * What a store failure carries as its cause for a failed statement: a `StorageFull` when SQLite
+ * ran out of room (the failure then has that class: HTTP 507, exit 3), else the error itself.
+ */
+export const causeOf = (error: unknown, detail: string): unknown =>
+  isFull(error) ? new StorageFull.StorageFull({ backend: "SQLite", detail }) : error

@@ -37,7 +37,7 @@ import {
 } from "./searchIndex.js"
 import * as SearchTotals from "./searchTotals.js"
 import { filterClauses } from "./sqlFilters.js"
-import { isDamaged } from "./sqliteErrors.js"
+import { causeOf, isDamaged, isFull } from "./sqliteErrors.js"
 import * as SqliteVectorIndex from "./sqliteVectorIndex.js"
 import { chunksOf, multiRowInsert } from "./sqlText.js"
 import {
@@ -104,7 +104,10 @@ const toFailure = (operation: string) => (error: SqlError) => {
     : ""
   const message = (detail === undefined ? error.message : `${error.message.trim()}: ${detail}`) + damaged
   return Effect.fail(
-    new MemoryStoreError.MemoryStoreFailure({ operation, cause: new Error(message, { cause: error }) })
+    new MemoryStoreError.MemoryStoreFailure({
+      operation,
+      cause: isFull(error) ? causeOf(error, message) : new Error(message, { cause: error })
+    })
   )
 }
 

@@ -16,6 +16,7 @@ import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
 import { runMigrations } from "./migrations.js"
+import { causeOf } from "./sqliteErrors.js"
 import { chunksOf, isEpochMillis, multiRowInsert, parseJsonOrUndefined } from "./sqlText.js"
 
 /** @internal */
@@ -139,7 +140,7 @@ const isKeyViolation = (error: unknown): boolean => {
 const skippedRows = Metric.tagged(PromotionStore.rowsSkipped, "backend", "sqlite")
 
 const toFailure = (operation: string) => (cause: SqlError) =>
-  Effect.fail(new PromotionStore.PromotionStoreFailure({ operation, cause }))
+  Effect.fail(new PromotionStore.PromotionStoreFailure({ operation, cause: causeOf(cause, cause.message) }))
 
 /** Builds the SQLite promotion store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { runMigrations } from "./migrations.js"
+import { causeOf } from "./sqliteErrors.js"
 import { chunksOf, multiRowInsert } from "./sqlText.js"
 
 /** @internal */
@@ -114,7 +115,7 @@ export const decodeInterrupt = (text: unknown): Either.Either<SessionStore.Pendi
 const insertSql = multiRowInsert(MESSAGES_TABLE, ["session_id", "seq", "tag", "at", "message"])
 
 const toFailure = (operation: string) => (cause: SqlError) =>
-  Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause }))
+  Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause: causeOf(cause, cause.message) }))
 
 const epochMillis = (at: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(at))
 

@@ -23,6 +23,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { runMigrations } from "./migrations.js"
+import { causeOf } from "./sqliteErrors.js"
 import { isEpochMillis, parseJsonOrUndefined } from "./sqlText.js"
 
 /** @internal */
@@ -114,7 +115,7 @@ export const decodeRow = (row: Row): Either.Either<InjectionLog.InjectionLogRow,
 }
 
 const toFailure = (operation: string) => (cause: SqlError) =>
-  Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause }))
+  Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause: causeOf(cause, cause.message) }))
 
 /** Builds the SQLite telemetry store over the ambient SQL client. Migrates first. */
 export const make: Effect.Effect<

@@ -1,0 +1,223 @@
+/**
+ * `npm run bench -- http [options]` — run with `--help` for them.
+ *
+ * The Engram server next to its floor, each in its own process on its own SQLite file seeded with
+ * the same records (scripts/lib/httpBenchServer.ts):
+ *
+ * - **mixed**: 16 clients on keep-alive connections, each sending one request after another —
+ *   80% single-record writes (`POST /api/memories`), 20% searches (`GET /api/memories/search`) —
+ *   for a fixed time; requests per second, and p50/p99 latency of writes and searches. Rounds
+ *   alternate Engram, floor, Engram, floor… so load drifts over both alike.
+ * - **batch**: one request of 1,000 records (`POST /api/memories/batch`, one transaction) against
+ *   the floor's same request doing 1,000 raw inserts (record and FTS5 row) in one transaction.
+ *
+ * The floor is a bare `node:http` server over better-sqlite3 doing the same job per request: the
+ * bearer token looked up by SHA-256, the JSON body decoded, the record inserted with its FTS5 row,
+ * the stored record answered. Ratios are Engram / floor (rps: higher is better; time: lower).
+ */
+import { spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeHttp from "node:http"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { createInterface } from "node:readline"
+import { fmt, loadAverage, machine, option, percentile, table, writeJson } from "../lib/benchKit.js"
+import { repoRoot } from "../packages.js"
+
+export const USAGE = `usage: npm run bench -- http [options]
+
+  --records N       records seeded in each store (default 10000)
+  --clients N       concurrent clients (default 16)
+  --seconds N       length of one mixed round (default 8)
+  --rounds N        mixed rounds per server, alternated (default 3)
+  --batches N       batch requests per server, alternated (default 5)
+  --profile DIR     run the Engram server under node --cpu-prof, profiles written to DIR
+  --json FILE       write every figure as JSON`
+
+interface Served {
+  readonly port: number
+  readonly token: string
+  readonly stop: () => Promise<void>
+}
+
+const start = async (kind: "engram" | "bare", db: string, records: number, profile?: string): Promise<Served> => {
+  const child = spawn(process.execPath, [
+    ...(profile !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+    "--conditions=engram-source",
+    "--import",
+    "tsx",
+    NodePath.join(repoRoot, "scripts/lib/httpBenchServer.ts"),
+    kind,
+    db,
+    String(records)
+  ], { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] })
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once("line", resolve)
+    child.once("exit", (code) => reject(new Error(`${kind} server exited with ${code}`)))
+  })
+  const { port, token } = JSON.parse(line) as { port: number; token: string }
+  return {
+    port,
+    token,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once("exit", () => resolve())
+        child.kill("SIGINT")
+      })
+  }
+}
+
+const agent = new NodeHttp.Agent({ keepAlive: true, maxSockets: 64 })
+
+const send = (served: Served, method: string, path: string, body?: unknown): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const text = body === undefined ? undefined : JSON.stringify(body)
+    const request = NodeHttp.request({
+      host: "127.0.0.1",
+      port: served.port,
+      method,
+      path,
+      agent,
+      headers: {
+        authorization: `Bearer ${served.token}`,
+        ...(text === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+      }
+    }, (response) => {
+      response.resume()
+      response.on("end", () => resolve(response.statusCode ?? 0))
+    })
+    request.on("error", reject)
+    request.end(text)
+  })
+
+const queries = ["deploy friday", "build cache", "postgres schema", "review token", "index budget", "cache"]
+
+interface Round {
+  readonly rps: number
+  readonly writes: Array<number>
+  readonly searches: Array<number>
+  readonly errors: number
+}
+
+let sequence = 0
+
+const mixed = async (served: Served, clients: number, seconds: number): Promise<Round> => {
+  const writes: Array<number> = []
+  const searches: Array<number> = []
+  let errors = 0
+  const until = performance.now() + seconds * 1_000
+  const began = performance.now()
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (performance.now() < until) {
+      const n = sequence++
+      const isWrite = n % 5 !== 0
+      const at = performance.now()
+      const status = isWrite
+        ? await send(served, "POST", "/api/memories", {
+          content: `bench write ${n} about the deploy cache`,
+          kind: "note"
+        })
+        : await send(served, "GET", `/api/memories/search?q=${encodeURIComponent(queries[n % queries.length]!)}`)
+      const took = performance.now() - at
+      if (status !== 200 && status !== 201) errors++
+      ;(isWrite ? writes : searches).push(took)
+    }
+  }))
+  return { rps: (writes.length + searches.length) / ((performance.now() - began) / 1_000), writes, searches, errors }
+}
+
+const batchOf = (n: number, round: number) => ({
+  records: Array.from(
+    { length: n },
+    (_, i) => ({ content: `batch ${round} record ${i} about the build cache`, kind: "note" })
+  )
+})
+
+const median = (samples: ReadonlyArray<number>) => percentile(samples, 50)
+
+export const run = async (args: ReadonlyArray<string>): Promise<void> => {
+  if (args.includes("--help")) return console.log(USAGE)
+  const records = Number(option(args, "--records") ?? 10_000)
+  const clients = Number(option(args, "--clients") ?? 16)
+  const seconds = Number(option(args, "--seconds") ?? 8)
+  const rounds = Number(option(args, "--rounds") ?? 3)
+  const batches = Number(option(args, "--batches") ?? 5)
+  const profile = option(args, "--profile")
+  const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-http-"))
+  try {
+    console.log(`HTTP bench: ${records} records, ${clients} clients, ${rounds} × ${seconds}s rounds each; ${machine()}`)
+    const engram = await start("engram", NodePath.join(directory, "engram.db"), records, profile)
+    const bare = await start("bare", NodePath.join(directory, "bare.db"), records)
+    const results = { engram: [] as Array<Round>, bare: [] as Array<Round> }
+    const batch = { engram: [] as Array<number>, bare: [] as Array<number> }
+    try {
+      // Warm-up: one short round each (JIT, page cache), not counted.
+      await mixed(engram, clients, 2)
+      await mixed(bare, clients, 2)
+      for (let round = 0; round < rounds; round++) {
+        for (
+          const [name, served] of (round % 2 === 0 ? [["engram", engram], ["bare", bare]] : [["bare", bare], [
+            "engram",
+            engram
+          ]]) as Array<["engram" | "bare", Served]>
+        ) {
+          results[name].push(await mixed(served, clients, seconds))
+        }
+      }
+      for (let round = 0; round < batches + 1; round++) {
+        for (const [name, served] of [["engram", engram], ["bare", bare]] as Array<["engram" | "bare", Served]>) {
+          const at = performance.now()
+          const status = await send(served, "POST", "/api/memories/batch", batchOf(1_000, round))
+          if (status !== 201) throw new Error(`${name} batch answered ${status}`)
+          if (round > 0) batch[name].push(performance.now() - at)
+        }
+      }
+    } finally {
+      await engram.stop()
+      await bare.stop()
+    }
+    const summary = (name: "engram" | "bare") => {
+      const all = results[name]
+      const writes = all.flatMap((round) => round.writes)
+      const searches = all.flatMap((round) => round.searches)
+      return {
+        rps: median(all.map((round) => round.rps)),
+        writeP50: percentile(writes, 50),
+        writeP99: percentile(writes, 99),
+        searchP50: percentile(searches, 50),
+        searchP99: percentile(searches, 99),
+        errors: all.reduce((sum, round) => sum + round.errors, 0),
+        batchMs: median(batch[name])
+      }
+    }
+    const e = summary("engram")
+    const b = summary("bare")
+    console.log(table(["", "Engram", "bare floor", "ratio"], [
+      ["requests/s (median round)", fmt(e.rps, 0), fmt(b.rps, 0), `${fmt(e.rps / b.rps)}×`],
+      ["write p50 ms", fmt(e.writeP50, 1), fmt(b.writeP50, 1), `${fmt(e.writeP50 / b.writeP50)}×`],
+      ["write p99 ms", fmt(e.writeP99, 1), fmt(b.writeP99, 1), `${fmt(e.writeP99 / b.writeP99)}×`],
+      ["search p50 ms", fmt(e.searchP50, 1), fmt(b.searchP50, 1), `${fmt(e.searchP50 / b.searchP50)}×`],
+      ["search p99 ms", fmt(e.searchP99, 1), fmt(b.searchP99, 1), `${fmt(e.searchP99 / b.searchP99)}×`],
+      ["errors", String(e.errors), String(b.errors), ""],
+      [
+        "batch of 1,000 ms (median)",
+        fmt(e.batchMs, 1),
+        fmt(b.batchMs, 1),
+        `${fmt(e.batchMs / b.batchMs)}× time = ${fmt(b.batchMs / e.batchMs)}× throughput`
+      ]
+    ]))
+    console.log(`load average at the end: ${loadAverage()}`)
+    writeJson(option(args, "--json"), {
+      records,
+      clients,
+      seconds,
+      rounds,
+      engram: e,
+      bare: b,
+      loadAverage: loadAverage()
+    })
+  } finally {
+    agent.destroy()
+    NodeFs.rmSync(directory, { recursive: true, force: true })
+  }
+}
