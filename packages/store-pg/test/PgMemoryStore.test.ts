@@ -195,7 +195,7 @@ describePg("PgMemoryStore", (url) => {
         (sql) => sql<{ n: string }>`SELECT count(*) AS n FROM engram_memory_migrations`,
         schema
       )
-      expect(Number(migrations[0]!.n)).toBe(4)
+      expect(Number(migrations[0]!.n)).toBe(6)
       yield* dropSchema(url, schema)
     }).pipe(Effect.provide(IdGenerator.sequential())))
 
@@ -278,7 +278,7 @@ describePg("PgMemoryStore", (url) => {
       const early = yield* Effect.exit(
         Effect.provide(MemoryStore.MemoryStore, replica(PgMemoryStore.layerPgWithoutMigrations))
       )
-      expect(String(Exit.isFailure(early) ? early.cause : "")).toContain("this version of Engram needs 4")
+      expect(String(Exit.isFailure(early) ? early.cause : "")).toContain("this version of Engram needs 6")
 
       yield* Effect.provide(
         Effect.flatMap(
