@@ -77,7 +77,8 @@ describe("SqliteMemoryStore", () => {
         { name: "search_length" },
         { name: "conversation_position" },
         { name: "conversation_index" },
-        { name: "search_totals" }
+        { name: "search_totals" },
+        { name: "listing_indexes" }
       ])
     }))
 
@@ -331,6 +332,6 @@ describe("SqliteMemoryStore", () => {
       )
       expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, {
         migration_id: 5
-      }, { migration_id: 6 }])
+      }, { migration_id: 6 }, { migration_id: 7 }])
     }))
 })
