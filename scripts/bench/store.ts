@@ -46,8 +46,9 @@ import {
   table,
   writeJson
 } from "../lib/benchKit.js"
-import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
+import { generateQuestions, generateShortQueries, generateTurns, type ScopeLayout } from "../lib/conversation.js"
 import { floorConnection, orQuery } from "../lib/ftsFloor.js"
+import { pgFloor } from "../lib/pgFloor.js"
 
 export const USAGE = `usage: npm run bench -- store [options]
 
@@ -57,12 +58,16 @@ export const USAGE = `usage: npm run bench -- store [options]
   --pg [url]        also time PostgreSQL (url, or ENGRAM_PG_URL)
   --json FILE       write every figure as JSON
   --chart FILE      append Mermaid charts of the question-shaped p50s (for docs/benchmarks.md)
+  --tenants         issue #39's scope layout: 10% global, one project scope per 1,000 records (default:
+                    half global, ten projects, fifty sessions)
   --writes-only     time the writes (store and raw floor) and nothing else (e.g. under node --cpu-prof)
   --help            this text`
 
 /** The scope filter the runtime passes on a project's turn. */
 export const RUNTIME_SCOPES = ["global", "project:p3"]
 const SEARCH_LIMIT = 20
+/** The single-statement BM25 floor on PostgreSQL (`scripts/lib/pgFloor.ts`). */
+const PG_FLOOR = "PostgreSQL BM25 floor"
 const WRITE_BATCH = 1_000
 /**
  * The pruned floor as issue #14 defines it: tokens held by more than 5% of the records dropped
@@ -236,7 +241,7 @@ const writeAll = (runtime: StoreRuntime, inputs: ReadonlyArray<MemoryRecord.Memo
   }))
 
 interface WorkloadFigures {
-  readonly workload: "question" | "short"
+  readonly workload: "question" | "short" | "unscoped"
   readonly engines: ReadonlyArray<{
     readonly name: string
     readonly p50: number
@@ -281,12 +286,13 @@ const benchSize = async (
   directory: string,
   withMemory: boolean,
   pg: string | undefined,
-  writesOnly = false
+  writesOnly = false,
+  layout: ScopeLayout = "mixed"
 ): Promise<SizeFigures> => {
   // The generated turns are dropped once the questions are drawn, the inputs once every engine
   // is loaded, so the memory figures are the stores', not the generator's.
   const data = (() => {
-    const turns = generateTurns(size, 1)
+    const turns = generateTurns(size, 1, layout)
     return {
       inputs: turns.map((t) => t.input),
       questions: generateQuestions(turns, queryCount, 42, RUNTIME_SCOPES)
@@ -361,9 +367,16 @@ const benchSize = async (
     await postgres.runPromise(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe("VACUUM (ANALYZE) engram_memories"))
     )
+    const floor = pgFloor((effect) => postgres.runPromise(effect))
+    await floor.prime([...questions.map((q) => q.text), ...shorts])
     extra.push({
       filtered: storeEngine("PostgreSQL search", postgres, true),
       plain: storeEngine("PostgreSQL search", postgres, false),
+      dispose: () => Promise.resolve()
+    })
+    extra.push({
+      filtered: { name: PG_FLOOR, search: (q) => floor.search(q, SEARCH_LIMIT, RUNTIME_SCOPES) },
+      plain: { name: PG_FLOOR, search: (q) => floor.search(q, SEARCH_LIMIT, undefined) },
       dispose: async () => {
         await postgres.runPromise(
           Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
@@ -384,6 +397,10 @@ const benchSize = async (
     [storeEngine("SQLite search", sqlite, false), floors.naive, floors.pruned, ...extra.map((e) => e.plain)],
     shorts
   )
+  const unscoped = await interleave(
+    [storeEngine("SQLite search", sqlite, false), floors.naive, floors.pruned, ...extra.map((e) => e.plain)],
+    questions.map((q) => q.text)
+  )
   floors.close()
   await sqlite.dispose()
   for (const e of extra) await e.dispose()
@@ -398,7 +415,8 @@ const benchSize = async (
     memoryStoreHeapMb,
     workloads: [
       summarize("question", question, questions.map((q) => q.evidence)),
-      summarize("short", short, undefined)
+      summarize("short", short, undefined),
+      summarize("unscoped", unscoped, questions.map((q) => q.evidence))
     ],
     load: machine()
   }
@@ -428,18 +446,34 @@ const print = (figures: SizeFigures) => {
   )
   for (const w of figures.workloads) {
     const naive = w.engines.find((e) => e.name === "FTS5 naive floor")!
+    const pgFloorTiming = w.engines.find((e) => e.name === PG_FLOOR)
     const pruned = w.engines.find((e) => e.name === "FTS5 pruned floor")!
     console.log(
-      `\n${w.workload === "question" ? "question-shaped (scope global+project:p3, deliverable)" : "short queries"}`
+      `\n${
+        w.workload === "question"
+          ? "question-shaped (scope global+project:p3, deliverable)"
+          : w.workload === "short"
+          ? "short queries"
+          : "question-shaped, unscoped"
+      }`
     )
     console.log(table(
-      ["engine", "p50 ms", "p95 ms", "vs naive", "vs pruned", ...(w.workload === "question" ? ["hit@10"] : [])],
+      [
+        "engine",
+        "p50 ms",
+        "p95 ms",
+        "vs naive",
+        "vs pruned",
+        ...(pgFloorTiming === undefined ? [] : ["vs PG floor"]),
+        ...(w.workload === "short" ? [] : ["hit@10"])
+      ],
       w.engines.map((e) => [
         e.name,
         fmt(e.p50, 3),
         fmt(e.p95, 3),
         `${fmt(e.p50 / naive.p50)}x`,
         `${fmt(e.p50 / pruned.p50)}x`,
+        ...(pgFloorTiming === undefined ? [] : [`${fmt(e.p50 / pgFloorTiming.p50)}x`]),
         ...(e.hitAt10 === undefined ? [] : [`${fmt(100 * e.hitAt10, 1)}%`])
       ])
     ))
@@ -465,7 +499,15 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     await benchSize(2_000, 60, warmUp, args.includes("--memory") && !writesOnly, undefined, writesOnly)
     for (const size of sizes) {
       process.stdout.write(`store bench: ${size.toLocaleString("en-US")} records … `)
-      const figures = await benchSize(size, queryCount, directory, args.includes("--memory"), pg, writesOnly)
+      const figures = await benchSize(
+        size,
+        queryCount,
+        directory,
+        args.includes("--memory"),
+        pg,
+        writesOnly,
+        args.includes("--tenants") ? "tenants" : "mixed"
+      )
       process.stdout.write("done\n")
       print(figures)
       all.push(figures)
