@@ -60,6 +60,8 @@ export const USAGE = `usage: npm run bench -- store [options]
   --chart FILE      append Mermaid charts of the question-shaped p50s (for docs/benchmarks.md)
   --tenants         issue #39's scope layout: 10% global, one project scope per 1,000 records (default:
                     half global, ten projects, fifty sessions)
+  --partitions N    with --pg: also time the same rows in a second schema whose memory table is hash-
+                    partitioned by scope into N partitions (reads only: issue #39's layout check)
   --writes-only     time the writes (store and raw floor) and nothing else (e.g. under node --cpu-prof)
   --help            this text`
 
@@ -219,6 +221,71 @@ const sqliteFloors = (filename: string) => {
 
 type StoreRuntime = ManagedRuntime.ManagedRuntime<MemoryStore.MemoryStore, unknown>
 
+/** The memory table's columns a copy writes (all but the generated search vector). */
+const copiedColumns = [...MemoryRow.COLUMNS, "search_tokens", "search_length"].join(", ")
+
+/**
+ * The rows of the store in `source` copied into a new schema whose memory table is hash-
+ * partitioned by scope (`PARTITION BY HASH (scope)`, `partitions` partitions, every index local,
+ * the primary key `(scope, id)` as a partitioned table requires), with the store's statistics
+ * tables copied: PostgreSQL search and the floor on that layout. Reads only — a partitioned table
+ * cannot enforce a unique id across scopes, which the store's writes rely on (docs/guides/scale.md).
+ */
+const partitionedCopy = async (url: string, source: string, partitions: number) => {
+  const schema = PgDatabase.temporarySchemaName("engram_bench_part")
+  const runtime = ManagedRuntime.make(
+    PgMemoryStore.layerPg.pipe(
+      Layer.provideMerge(PgDatabase.layerClient({ url, schema, maxConnections: 2 })),
+      Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+    )
+  )
+  await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.forEach([
+      "DROP TABLE engram_memories CASCADE",
+      `CREATE TABLE engram_memories (LIKE "${source}".engram_memories INCLUDING DEFAULTS INCLUDING GENERATED)
+        PARTITION BY HASH (scope)`,
+      ...Array.from({ length: partitions }, (_, i) =>
+        `CREATE TABLE engram_memories_${i} PARTITION OF engram_memories
+          FOR VALUES WITH (MODULUS ${partitions}, REMAINDER ${i})`),
+      `INSERT INTO engram_memories (${copiedColumns}) SELECT ${copiedColumns} FROM "${source}".engram_memories`,
+      "ALTER TABLE engram_memories ADD PRIMARY KEY (scope, id)",
+      "CREATE INDEX ON engram_memories (id)",
+      "CREATE INDEX ON engram_memories (created_at DESC, id)",
+      "CREATE INDEX ON engram_memories (scope, created_at DESC, id)",
+      "CREATE INDEX ON engram_memories USING GIN (search_vector) WITH (gin_pending_list_limit = 256)",
+      "CREATE INDEX ON engram_memories (thread, turn) WHERE thread IS NOT NULL",
+      "CREATE INDEX ON engram_memories (scope, created_at DESC, id) WHERE delivery_policy = 'always'",
+      "DELETE FROM engram_memory_totals",
+      "DELETE FROM engram_memory_frequencies",
+      `INSERT INTO engram_memory_totals SELECT * FROM "${source}".engram_memory_totals`,
+      `INSERT INTO engram_memory_frequencies SELECT * FROM "${source}".engram_memory_frequencies`,
+      "VACUUM (ANALYZE) engram_memories"
+    ], (statement) =>
+      sql.unsafe(statement), { discard: true })))
+  const floor = pgFloor((effect) => runtime.runPromise(effect))
+  return {
+    filtered: storeEngine(`PostgreSQL search, ${partitions} partitions`, runtime, true),
+    plain: storeEngine(`PostgreSQL search, ${partitions} partitions`, runtime, false),
+    floor,
+    floorEngines: {
+      filtered: {
+        name: `PostgreSQL BM25 floor, ${partitions} partitions`,
+        search: (q: string) => floor.search(q, SEARCH_LIMIT, RUNTIME_SCOPES)
+      },
+      plain: {
+        name: `PostgreSQL BM25 floor, ${partitions} partitions`,
+        search: (q: string) => floor.search(q, SEARCH_LIMIT, undefined)
+      }
+    },
+    dispose: async () => {
+      await runtime.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
+      )
+      await runtime.dispose()
+    }
+  }
+}
+
 const storeEngine = (name: string, runtime: StoreRuntime, filtered: boolean): Engine => ({
   name,
   search: (query) =>
@@ -287,7 +354,8 @@ const benchSize = async (
   withMemory: boolean,
   pg: string | undefined,
   writesOnly = false,
-  layout: ScopeLayout = "mixed"
+  layout: ScopeLayout = "mixed",
+  partitions = 0
 ): Promise<SizeFigures> => {
   // The generated turns are dropped once the questions are drawn, the inputs once every engine
   // is loaded, so the memory figures are the stores', not the generator's.
@@ -367,6 +435,12 @@ const benchSize = async (
     await postgres.runPromise(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe("VACUUM (ANALYZE) engram_memories"))
     )
+    if (partitions > 0) {
+      const copy = await partitionedCopy(pg, schema, partitions)
+      await copy.floor.prime([...questions.map((q) => q.text), ...shorts])
+      extra.push({ filtered: copy.filtered, plain: copy.plain, dispose: () => Promise.resolve() })
+      extra.push({ ...copy.floorEngines, dispose: copy.dispose })
+    }
     const floor = pgFloor((effect) => postgres.runPromise(effect))
     await floor.prime([...questions.map((q) => q.text), ...shorts])
     extra.push({
@@ -506,7 +580,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         args.includes("--memory"),
         pg,
         writesOnly,
-        args.includes("--tenants") ? "tenants" : "mixed"
+        args.includes("--tenants") ? "tenants" : "mixed",
+        Number(option(args, "--partitions") ?? "0")
       )
       process.stdout.write("done\n")
       print(figures)

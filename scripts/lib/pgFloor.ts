@@ -51,7 +51,9 @@ export const pgFloor = (run: Run) => {
       const ranked = SearchPlan.plan(tokens, statistics).ranked
       const { b, k1 } = Bm25.defaultParameters
       const terms = ranked.map((token) =>
-        `CASE WHEN search_vector @@ ${quote(quote(token))}::tsquery THEN ${Bm25.idf(total, frequencies.get(token) ?? 0)} ELSE 0 END`
+        `CASE WHEN search_vector @@ ${quote(quote(token))}::tsquery THEN ${
+          Bm25.idf(total, frequencies.get(token) ?? 0)
+        } ELSE 0 END`
       )
       const norm = `(${k1 + 1} / (1 + ${k1} * (${1 - b} + ${b} * search_length / ${averageLength})))`
       const filter = scopes === undefined
@@ -63,10 +65,12 @@ export const pgFloor = (run: Run) => {
         ORDER BY round(((${terms.join(" + ")}) * ${norm})::numeric, ${Bm25.SCORE_DIGITS}) DESC, created_at DESC, id
         LIMIT ${limit}`
       const query1 = ranked.map((t) => quote(t)).join(" | ")
-      return run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.unsafe<{ id: string }>(text, scopes === undefined ? [query1] : [query1, scopes]))).then((rows) =>
-          rows.map((r) => r.id)
+      return run(
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql.unsafe<{ id: string }>(text, scopes === undefined ? [query1] : [query1, scopes])
         )
+      ).then((rows) => rows.map((r) => r.id))
     }
   }
 }
