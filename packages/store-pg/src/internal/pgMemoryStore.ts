@@ -186,7 +186,9 @@ const makeStatistics = (sql: SqlClient.SqlClient) =>
     frequencies: (tokens) =>
       Effect.map(
         sql<{ token: string; doc: number }>`
-          SELECT t.token, coalesce((SELECT sum(f.docs) FROM ${sql(frequencyTable)} f WHERE f.token = t.lexeme), 0)::float8
+          SELECT t.token, coalesce((SELECT sum(f.docs) FROM ${
+          sql(frequencyTable)
+        } f WHERE f.token = t.lexeme), 0)::float8
             AS doc
           FROM unnest(${tokens}::text[], ${tokens.map(lexemeOf)}::text[]) AS t(token, lexeme)`,
         (rows) => rows.map((row) => [row.token, Number(row.doc)] as const)
