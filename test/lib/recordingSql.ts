@@ -5,21 +5,30 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlConnection from "@effect/sql/SqlConnection"
+import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 
 export interface Recorded {
   readonly sql: string
   readonly params: ReadonlyArray<unknown>
+  /** Rows the statement returned, once it has (keyed and array reads). */
+  rows?: number
 }
+
+const counted = <A>(entry: Recorded, effect: Effect.Effect<ReadonlyArray<A>, SqlError>) =>
+  Effect.tap(effect, (rows) => {
+    entry.rows = rows.length
+  })
 
 const recordingConnection = (
   connection: SqlConnection.Connection,
   log: Array<Recorded>
 ): SqlConnection.Connection => ({
   execute: (sql, params, transformRows) => {
-    log.push({ sql, params })
-    return connection.execute(sql, params, transformRows)
+    const entry: Recorded = { sql, params }
+    log.push(entry)
+    return counted(entry, connection.execute(sql, params, transformRows))
   },
   executeRaw: (sql, params) => {
     log.push({ sql, params })
@@ -30,8 +39,9 @@ const recordingConnection = (
     return connection.executeStream(sql, params, transformRows)
   },
   executeValues: (sql, params) => {
-    log.push({ sql, params })
-    return connection.executeValues(sql, params)
+    const entry: Recorded = { sql, params }
+    log.push(entry)
+    return counted(entry, connection.executeValues(sql, params))
   },
   executeUnprepared: (sql, params, transformRows) => {
     log.push({ sql, params })

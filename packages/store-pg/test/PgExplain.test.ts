@@ -71,6 +71,11 @@ describePg("PgMemoryStore EXPLAIN", (url) => {
           if (relations.includes("engram_memories")) scans.push(statement.sql.replace(/\s+/g, " ").slice(0, 400))
         }
         expect(scans).toEqual([])
+        // Rows per search: the ranked statements return at most the limit (20) plus the spare (4),
+        // however many records match ("v5" alone matches ~1,000; "common" every record).
+        const ranked = log.filter((s) => /\bAS matched\b/.test(s.sql))
+        expect(ranked.length).toBeGreaterThanOrEqual(3)
+        expect(ranked.map((s) => s.rows)).toEqual(ranked.map(() => 24))
         // The memory table really is the large one the plans were made for.
         const [count] = yield* raw<{ n: string }>`SELECT count(*) AS n FROM engram_memories`
         expect(Number(count!.n)).toBeGreaterThan(0.95 * EXPLAIN_ROWS)
