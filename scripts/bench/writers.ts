@@ -91,7 +91,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       })))
     const figures = {
       sharded: { seconds: 0, times: [] as Array<number> },
-      single: { seconds: 0, times: [] as Array<number> }
+      single: { seconds: 0, times: [] as Array<number> },
+      uncounted: { seconds: 0, times: [] as Array<number> }
     }
     for (let r = 0; r < rounds; r++) {
       const layouts = ["sharded", "single", "uncounted"] as const

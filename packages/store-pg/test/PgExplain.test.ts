@@ -7,7 +7,7 @@
 import { PgClient } from "@effect/sql-pg"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryStore } from "@engram/core"
+import { IdGenerator } from "@engram/core"
 import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
