@@ -73,7 +73,7 @@ describePg("PgMemoryStore EXPLAIN", (url) => {
         expect(scans).toEqual([])
         // Rows per search: the ranked statements return at most the limit (20) plus the spare (4),
         // however many records match ("v5" alone matches ~1,000; "common" every record).
-        const ranked = log.filter((s) => /\bAS matched\b/.test(s.sql))
+        const ranked = log.filter((s) => /\bAS position_thread\b/.test(s.sql))
         expect(ranked.length).toBeGreaterThanOrEqual(3)
         expect(ranked.map((s) => s.rows)).toEqual(ranked.map(() => 24))
         // The memory table really is the large one the plans were made for.

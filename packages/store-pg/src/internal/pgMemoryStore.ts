@@ -128,18 +128,17 @@ const rankedSql = (offsets: ReadonlyArray<number>, weight: number): string => {
     return `RANGE BETWEEN ${bound} AND ${bound}`
   }
   const neighbours = offsets.map((offset, i) => `max(score) OVER (w ${frame(offset)}) AS n${i}`).join(", ")
-  const none = offsets.map((_, i) => `NULL::float8 AS n${i}`).join(", ")
   const columns = offsets.map((_, i) => `x.n${i}`).join(", ")
   const sum = offsets.map((_, i) => `coalesce(x.n${i}, 0)`).join(" + ")
+  // One pass over the matches: a match without a position joins no `x` row, so its neighbours
+  // read NULL and its bound is its own score (adding 0 is exact).
   return `p AS MATERIALIZED (
       SELECT scope, thread, turn, max(score) AS score FROM s WHERE thread IS NOT NULL GROUP BY scope, thread, turn),
     x AS MATERIALIZED (
       SELECT scope, thread, turn, ${neighbours} FROM p WINDOW w AS (PARTITION BY scope, thread ORDER BY turn)),
     f AS (
-      SELECT s.*, ${none}, s.score AS u FROM s WHERE s.thread IS NULL
-      UNION ALL
       SELECT s.*, ${columns}, s.score + ${weight}::float8 * (${sum}) AS u
-      FROM s JOIN x ON x.scope = s.scope AND x.thread = s.thread AND x.turn = s.turn)`
+      FROM s LEFT JOIN x ON x.scope = s.scope AND x.thread = s.thread AND x.turn = s.turn)`
 }
 
 /** Rows a ranked search reads past the ones it still wants, to stand in for rows that fail to decode. */
@@ -293,7 +292,7 @@ const makeAfter = <E>(
         const neighbourColumns = sql.literal(offsets.map((_, i) => `, r.n${i}`).join(""))
         const score = bm25Score(sql, tier.include, tokenStatistics, parameters)
         const bounded = (k: number) =>
-          sql<Row & { score: number; matched: string; position_thread: unknown; position_turn: unknown }>`
+          sql<Row & { score: number; position_thread: unknown; position_turn: unknown }>`
           WITH s AS MATERIALIZED (
             SELECT id, scope, created_at, ${score} AS score,
               CASE WHEN turn IS NOT NULL THEN thread END AS thread,
@@ -304,8 +303,7 @@ const makeAfter = <E>(
           r AS MATERIALIZED (
             SELECT f.* FROM f
             ORDER BY round(f.u::numeric, ${Bm25.SCORE_DIGITS}) DESC, f.created_at DESC, f.id LIMIT ${k})
-          SELECT r.score, r.thread AS position_thread, r.turn AS position_turn,
-            (SELECT count(*) FROM s) AS matched${neighbourColumns}, ${sql.literal(selectColumnsOf("m."))}
+          SELECT r.score, r.thread AS position_thread, r.turn AS position_turn${neighbourColumns}, ${sql.literal(selectColumnsOf("m."))}
           FROM r JOIN ${table} m ON m.id = r.id`
         let found: Array<MemoryStore.SearchHit> = []
         let skipped = 0
@@ -338,8 +336,8 @@ const makeAfter = <E>(
           )
           found = decoded.values.slice(0, limit)
           skipped = decoded.skipped
-          const matched = rows.length === 0 ? 0 : Number(rows[0]!.matched)
-          if (found.length === limit || rows.length >= matched) break
+          // Fewer rows than asked for: every match was read.
+          if (found.length === limit || rows.length < k) break
         }
         return { hits: found, skipped }
       }).pipe(Effect.mapError(failure("search")))
