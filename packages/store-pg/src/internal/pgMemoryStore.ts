@@ -303,7 +303,9 @@ const makeAfter = <E>(
           r AS MATERIALIZED (
             SELECT f.* FROM f
             ORDER BY round(f.u::numeric, ${Bm25.SCORE_DIGITS}) DESC, f.created_at DESC, f.id LIMIT ${k})
-          SELECT r.score, r.thread AS position_thread, r.turn AS position_turn${neighbourColumns}, ${sql.literal(selectColumnsOf("m."))}
+          SELECT r.score, r.thread AS position_thread, r.turn AS position_turn${neighbourColumns}, ${
+            sql.literal(selectColumnsOf("m."))
+          }
           FROM r JOIN ${table} m ON m.id = r.id`
         let found: Array<MemoryStore.SearchHit> = []
         let skipped = 0
