@@ -46,8 +46,9 @@ import {
   table,
   writeJson
 } from "../lib/benchKit.js"
-import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
+import { generateQuestions, generateShortQueries, generateTurns, type ScopeLayout } from "../lib/conversation.js"
 import { floorConnection, orQuery } from "../lib/ftsFloor.js"
+import { pgFloor } from "../lib/pgFloor.js"
 
 export const USAGE = `usage: npm run bench -- store [options]
 
@@ -57,12 +58,18 @@ export const USAGE = `usage: npm run bench -- store [options]
   --pg [url]        also time PostgreSQL (url, or ENGRAM_PG_URL)
   --json FILE       write every figure as JSON
   --chart FILE      append Mermaid charts of the question-shaped p50s (for docs/benchmarks.md)
+  --tenants         issue #39's scope layout: 10% global, one project scope per 1,000 records (default:
+                    half global, ten projects, fifty sessions)
+  --partitions N    with --pg: also time the same rows in a second schema whose memory table is hash-
+                    partitioned by scope into N partitions (reads only: issue #39's layout check)
   --writes-only     time the writes (store and raw floor) and nothing else (e.g. under node --cpu-prof)
   --help            this text`
 
 /** The scope filter the runtime passes on a project's turn. */
 export const RUNTIME_SCOPES = ["global", "project:p3"]
 const SEARCH_LIMIT = 20
+/** The single-statement BM25 floor on PostgreSQL (`scripts/lib/pgFloor.ts`). */
+const PG_FLOOR = "PostgreSQL BM25 floor"
 const WRITE_BATCH = 1_000
 /**
  * The pruned floor as issue #14 defines it: tokens held by more than 5% of the records dropped
@@ -214,6 +221,71 @@ const sqliteFloors = (filename: string) => {
 
 type StoreRuntime = ManagedRuntime.ManagedRuntime<MemoryStore.MemoryStore, unknown>
 
+/** The memory table's columns a copy writes (all but the generated search vector). */
+const copiedColumns = [...MemoryRow.COLUMNS, "search_tokens", "search_length"].join(", ")
+
+/**
+ * The rows of the store in `source` copied into a new schema whose memory table is hash-
+ * partitioned by scope (`PARTITION BY HASH (scope)`, `partitions` partitions, every index local,
+ * the primary key `(scope, id)` as a partitioned table requires), with the store's statistics
+ * tables copied: PostgreSQL search and the floor on that layout. Reads only — a partitioned table
+ * cannot enforce a unique id across scopes, which the store's writes rely on (docs/guides/scale.md).
+ */
+const partitionedCopy = async (url: string, source: string, partitions: number) => {
+  const schema = PgDatabase.temporarySchemaName("engram_bench_part")
+  const runtime = ManagedRuntime.make(
+    PgMemoryStore.layerPg.pipe(
+      Layer.provideMerge(PgDatabase.layerClient({ url, schema, maxConnections: 2 })),
+      Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+    )
+  )
+  await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.forEach([
+      "DROP TABLE engram_memories CASCADE",
+      `CREATE TABLE engram_memories (LIKE "${source}".engram_memories INCLUDING DEFAULTS INCLUDING GENERATED)
+        PARTITION BY HASH (scope)`,
+      ...Array.from({ length: partitions }, (_, i) =>
+        `CREATE TABLE engram_memories_${i} PARTITION OF engram_memories
+          FOR VALUES WITH (MODULUS ${partitions}, REMAINDER ${i})`),
+      `INSERT INTO engram_memories (${copiedColumns}) SELECT ${copiedColumns} FROM "${source}".engram_memories`,
+      "ALTER TABLE engram_memories ADD PRIMARY KEY (scope, id)",
+      "CREATE INDEX ON engram_memories (id)",
+      "CREATE INDEX ON engram_memories (created_at DESC, id)",
+      "CREATE INDEX ON engram_memories (scope, created_at DESC, id)",
+      "CREATE INDEX ON engram_memories USING GIN (search_vector) WITH (gin_pending_list_limit = 256)",
+      "CREATE INDEX ON engram_memories (thread, turn) WHERE thread IS NOT NULL",
+      "CREATE INDEX ON engram_memories (scope, created_at DESC, id) WHERE delivery_policy = 'always'",
+      "DELETE FROM engram_memory_totals",
+      "DELETE FROM engram_memory_frequencies",
+      `INSERT INTO engram_memory_totals SELECT * FROM "${source}".engram_memory_totals`,
+      `INSERT INTO engram_memory_frequencies SELECT * FROM "${source}".engram_memory_frequencies`,
+      "VACUUM (ANALYZE) engram_memories"
+    ], (statement) =>
+      sql.unsafe(statement), { discard: true })))
+  const floor = pgFloor((effect) => runtime.runPromise(effect))
+  return {
+    filtered: storeEngine(`PostgreSQL search, ${partitions} partitions`, runtime, true),
+    plain: storeEngine(`PostgreSQL search, ${partitions} partitions`, runtime, false),
+    floor,
+    floorEngines: {
+      filtered: {
+        name: `PostgreSQL BM25 floor, ${partitions} partitions`,
+        search: (q: string) => floor.search(q, SEARCH_LIMIT, RUNTIME_SCOPES)
+      },
+      plain: {
+        name: `PostgreSQL BM25 floor, ${partitions} partitions`,
+        search: (q: string) => floor.search(q, SEARCH_LIMIT, undefined)
+      }
+    },
+    dispose: async () => {
+      await runtime.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
+      )
+      await runtime.dispose()
+    }
+  }
+}
+
 const storeEngine = (name: string, runtime: StoreRuntime, filtered: boolean): Engine => ({
   name,
   search: (query) =>
@@ -236,7 +308,7 @@ const writeAll = (runtime: StoreRuntime, inputs: ReadonlyArray<MemoryRecord.Memo
   }))
 
 interface WorkloadFigures {
-  readonly workload: "question" | "short"
+  readonly workload: "question" | "short" | "unscoped"
   readonly engines: ReadonlyArray<{
     readonly name: string
     readonly p50: number
@@ -281,12 +353,14 @@ const benchSize = async (
   directory: string,
   withMemory: boolean,
   pg: string | undefined,
-  writesOnly = false
+  writesOnly = false,
+  layout: ScopeLayout = "mixed",
+  partitions = 0
 ): Promise<SizeFigures> => {
   // The generated turns are dropped once the questions are drawn, the inputs once every engine
   // is loaded, so the memory figures are the stores', not the generator's.
   const data = (() => {
-    const turns = generateTurns(size, 1)
+    const turns = generateTurns(size, 1, layout)
     return {
       inputs: turns.map((t) => t.input),
       questions: generateQuestions(turns, queryCount, 42, RUNTIME_SCOPES)
@@ -361,9 +435,22 @@ const benchSize = async (
     await postgres.runPromise(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe("VACUUM (ANALYZE) engram_memories"))
     )
+    if (partitions > 0) {
+      const copy = await partitionedCopy(pg, schema, partitions)
+      await copy.floor.prime([...questions.map((q) => q.text), ...shorts])
+      extra.push({ filtered: copy.filtered, plain: copy.plain, dispose: () => Promise.resolve() })
+      extra.push({ ...copy.floorEngines, dispose: copy.dispose })
+    }
+    const floor = pgFloor((effect) => postgres.runPromise(effect))
+    await floor.prime([...questions.map((q) => q.text), ...shorts])
     extra.push({
       filtered: storeEngine("PostgreSQL search", postgres, true),
       plain: storeEngine("PostgreSQL search", postgres, false),
+      dispose: () => Promise.resolve()
+    })
+    extra.push({
+      filtered: { name: PG_FLOOR, search: (q) => floor.search(q, SEARCH_LIMIT, RUNTIME_SCOPES) },
+      plain: { name: PG_FLOOR, search: (q) => floor.search(q, SEARCH_LIMIT, undefined) },
       dispose: async () => {
         await postgres.runPromise(
           Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
@@ -384,6 +471,10 @@ const benchSize = async (
     [storeEngine("SQLite search", sqlite, false), floors.naive, floors.pruned, ...extra.map((e) => e.plain)],
     shorts
   )
+  const unscoped = await interleave(
+    [storeEngine("SQLite search", sqlite, false), floors.naive, floors.pruned, ...extra.map((e) => e.plain)],
+    questions.map((q) => q.text)
+  )
   floors.close()
   await sqlite.dispose()
   for (const e of extra) await e.dispose()
@@ -398,7 +489,8 @@ const benchSize = async (
     memoryStoreHeapMb,
     workloads: [
       summarize("question", question, questions.map((q) => q.evidence)),
-      summarize("short", short, undefined)
+      summarize("short", short, undefined),
+      summarize("unscoped", unscoped, questions.map((q) => q.evidence))
     ],
     load: machine()
   }
@@ -428,18 +520,34 @@ const print = (figures: SizeFigures) => {
   )
   for (const w of figures.workloads) {
     const naive = w.engines.find((e) => e.name === "FTS5 naive floor")!
+    const pgFloorTiming = w.engines.find((e) => e.name === PG_FLOOR)
     const pruned = w.engines.find((e) => e.name === "FTS5 pruned floor")!
     console.log(
-      `\n${w.workload === "question" ? "question-shaped (scope global+project:p3, deliverable)" : "short queries"}`
+      `\n${
+        w.workload === "question"
+          ? "question-shaped (scope global+project:p3, deliverable)"
+          : w.workload === "short"
+          ? "short queries"
+          : "question-shaped, unscoped"
+      }`
     )
     console.log(table(
-      ["engine", "p50 ms", "p95 ms", "vs naive", "vs pruned", ...(w.workload === "question" ? ["hit@10"] : [])],
+      [
+        "engine",
+        "p50 ms",
+        "p95 ms",
+        "vs naive",
+        "vs pruned",
+        ...(pgFloorTiming === undefined ? [] : ["vs PG floor"]),
+        ...(w.workload === "short" ? [] : ["hit@10"])
+      ],
       w.engines.map((e) => [
         e.name,
         fmt(e.p50, 3),
         fmt(e.p95, 3),
         `${fmt(e.p50 / naive.p50)}x`,
         `${fmt(e.p50 / pruned.p50)}x`,
+        ...(pgFloorTiming === undefined ? [] : [`${fmt(e.p50 / pgFloorTiming.p50)}x`]),
         ...(e.hitAt10 === undefined ? [] : [`${fmt(100 * e.hitAt10, 1)}%`])
       ])
     ))
@@ -465,7 +573,16 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     await benchSize(2_000, 60, warmUp, args.includes("--memory") && !writesOnly, undefined, writesOnly)
     for (const size of sizes) {
       process.stdout.write(`store bench: ${size.toLocaleString("en-US")} records … `)
-      const figures = await benchSize(size, queryCount, directory, args.includes("--memory"), pg, writesOnly)
+      const figures = await benchSize(
+        size,
+        queryCount,
+        directory,
+        args.includes("--memory"),
+        pg,
+        writesOnly,
+        args.includes("--tenants") ? "tenants" : "mixed",
+        Number(option(args, "--partitions") ?? "0")
+      )
       process.stdout.write("done\n")
       print(figures)
       all.push(figures)

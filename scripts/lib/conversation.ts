@@ -74,8 +74,15 @@ const scopeOf = (random: () => number) => {
     : `session:s${Math.floor(random() * 50)}`
 }
 
+/**
+ * How records spread over scopes: `mixed` (half global, projects p0–p9, sessions s0–s49) or
+ * `tenants` (issue #39's deployment: 10% global, the rest one project scope per thousand records,
+ * `project:pK` holding records K·1000 … K·1000 + 999).
+ */
+export type ScopeLayout = "mixed" | "tenants"
+
 /** `count` chat turns from a fixed seed. */
-export const generateTurns = (count: number, seed: number): Array<Turn> => {
+export const generateTurns = (count: number, seed: number, layout: ScopeLayout = "mixed"): Array<Turn> => {
   const random = prng(seed)
   return Array.from({ length: count }, (_, i) => {
     const speaker = NAMES[zipf(random, NAMES.length)]!
@@ -98,7 +105,7 @@ export const generateTurns = (count: number, seed: number): Array<Turn> => {
         content: `${speaker}: ${parts.join(" ")}.`,
         kind: "episode",
         sourceType: "conversation",
-        scope: scopeOf(random),
+        scope: layout === "mixed" ? scopeOf(random) : random() < 0.1 ? "global" : `project:p${Math.floor(i / 1000)}`,
         tags: []
       }
     }

@@ -195,7 +195,7 @@ describePg("PgMemoryStore", (url) => {
         (sql) => sql<{ n: string }>`SELECT count(*) AS n FROM engram_memory_migrations`,
         schema
       )
-      expect(Number(migrations[0]!.n)).toBe(4)
+      expect(Number(migrations[0]!.n)).toBe(6)
       yield* dropSchema(url, schema)
     }).pipe(Effect.provide(IdGenerator.sequential())))
 
@@ -278,7 +278,7 @@ describePg("PgMemoryStore", (url) => {
       const early = yield* Effect.exit(
         Effect.provide(MemoryStore.MemoryStore, replica(PgMemoryStore.layerPgWithoutMigrations))
       )
-      expect(String(Exit.isFailure(early) ? early.cause : "")).toContain("this version of Engram needs 4")
+      expect(String(Exit.isFailure(early) ? early.cause : "")).toContain("this version of Engram needs 6")
 
       yield* Effect.provide(
         Effect.flatMap(
@@ -314,4 +314,79 @@ describePg("PgMemoryStore", (url) => {
       expect(Exit.isFailure(exit)).toBe(true)
       expect(String(Exit.isFailure(exit) ? exit.cause : "")).toContain("is not allowed")
     }))
+})
+
+describePg("PgMemoryStore search statistics", (url) => {
+  const fresh = PgMemoryStore.layerPg.pipe(
+    Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 4 })),
+    Layer.provideMerge(IdGenerator.sequential())
+  )
+
+  /** The counter rows' figures next to the same figures counted from the records. */
+  const counted = Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [kept] = yield* sql<{ records: string; length: string }>`
+      SELECT coalesce(sum(records), 0)::text AS records, coalesce(sum(search_length), 0)::text AS length
+      FROM engram_memory_totals`
+    const [real] = yield* sql<{ records: string; length: string }>`
+      SELECT count(*)::text AS records, coalesce(sum(search_length), 0)::text AS length FROM engram_memories`
+    const keptFrequencies = yield* sql<{ token: string; docs: string }>`
+      SELECT token, sum(docs)::text AS docs FROM engram_memory_frequencies GROUP BY token HAVING sum(docs) <> 0
+      ORDER BY token`
+    const realFrequencies = yield* sql<{ token: string; docs: string }>`
+      SELECT token COLLATE "C" AS token, count(*)::text AS docs
+      FROM engram_memories, unnest(tsvector_to_array(search_vector)) AS token GROUP BY 1 ORDER BY 1`
+    return { kept: { ...kept, frequencies: keptFrequencies }, real: { ...real, frequencies: realFrequencies } }
+  })
+
+  it.effect("totals and document frequencies follow every write, update and forget, on several connections", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      // Several fibers write at once: they run on the pool's connections, hence on several shards.
+      yield* Effect.forEach(
+        Array.from({ length: 8 }, (_, i) => i),
+        (i) =>
+          store.write([
+            { content: `alpha beta shared ${i}`, kind: "note", scope: "global" },
+            { content: `gamma shared w${i}`, kind: "fact", scope: i % 2 === 0 ? "project:a" : "project:b" }
+          ]),
+        { concurrency: 4 }
+      )
+      const listed = yield* store.list({ limit: 100 })
+      const [first, second, third] = listed.records
+      yield* store.setReviewState(first!.id, "rejected")
+      yield* store.supersede(second!.id, { content: "a successor with new words", kind: "fact" })
+      yield* store.expire(third!.id)
+      yield* store.forget({ scope: "project:a" }, { by: "test" })
+      yield* store.forget({ ids: [first!.id] }, { by: "test" })
+      const { kept, real } = yield* counted
+      expect(kept).toEqual(real)
+      expect(Number(real.records)).toBeGreaterThan(5)
+      // What search plans by: the frequency of "shared" is the records holding it.
+      const sql = yield* SqlClient.SqlClient
+      const token = SearchTokenizer.tokenize("shared")[0]!
+      const [shared] = yield* sql<{ n: string }>`
+        SELECT count(*)::text AS n FROM engram_memories WHERE search_vector @@ ${quoteLexeme(token)}::tsquery`
+      expect(Number(shared!.n)).toBeGreaterThan(0)
+      expect(kept.frequencies.find((f) => f.token === token)?.docs).toBe(shared!.n)
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("the migration counts the records already stored", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const sql = yield* SqlClient.SqlClient
+      yield* store.write([{ content: "alpha beta", kind: "note" }, { content: "beta gamma", kind: "note" }])
+      // As a store before migration 0005 left it, then migrated again.
+      yield* sql.unsafe(`DROP TABLE engram_memory_totals, engram_memory_frequencies;
+        DROP FUNCTION engram_memories_count_insert, engram_memories_count_delete, engram_memories_count_update CASCADE;
+        DROP INDEX engram_memories_always_idx, engram_memories_delivery_idx, engram_memories_review_idx,
+          engram_memories_kind_idx;
+        DELETE FROM engram_memory_migrations WHERE migration_id >= 5`)
+      yield* Effect.provide(MemoryStore.MemoryStore, PgMemoryStore.layerPg)
+      const { kept, real } = yield* counted
+      expect(kept).toEqual(real)
+      expect(real.records).toBe("2")
+      const found = yield* store.search("beta")
+      expect(found.hits.length).toBe(2)
+    }).pipe(Effect.provide(fresh)))
 })

@@ -90,7 +90,9 @@ describe("search totals", () => {
         ])
         // As a store before migration 0006 left it.
         yield* raw("DROP TABLE engram_memory_totals")
-        yield* raw("DELETE FROM engram_memory_migrations WHERE migration_id = 6")
+        yield* raw("DROP INDEX engram_memories_always")
+        yield* raw("DROP INDEX engram_memories_review")
+        yield* raw("DELETE FROM engram_memory_migrations WHERE migration_id >= 6")
       }).pipe(Effect.provide(storeOn(file)))
       yield* Effect.gen(function*() {
         expect((yield* expectKept).records).toBe(2)

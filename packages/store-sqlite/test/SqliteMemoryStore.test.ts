@@ -77,7 +77,8 @@ describe("SqliteMemoryStore", () => {
         { name: "search_length" },
         { name: "conversation_position" },
         { name: "conversation_index" },
-        { name: "search_totals" }
+        { name: "search_totals" },
+        { name: "listing_indexes" }
       ])
     }))
 
@@ -329,8 +330,16 @@ describe("SqliteMemoryStore", () => {
       const rows = yield* raw<{ migration_id: number }>("SELECT migration_id FROM engram_memory_migrations").pipe(
         Effect.provide(layer)
       )
-      expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, {
-        migration_id: 5
-      }, { migration_id: 6 }])
+      expect(rows).toEqual([
+        { migration_id: 1 },
+        { migration_id: 2 },
+        { migration_id: 3 },
+        { migration_id: 4 },
+        {
+          migration_id: 5
+        },
+        { migration_id: 6 },
+        { migration_id: 7 }
+      ])
     }))
 })

@@ -27,7 +27,7 @@ import { lexemeOf, lexemesOf, quoteLexeme, searchLength, tierQuery } from "./lex
 import { readNeighbours } from "./neighbourRead.js"
 import * as PgVectorIndex from "./pgVectorIndex.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
-import { ensureMigrated, memoryTable, migrate } from "./schema.js"
+import { ensureMigrated, frequencyTable, memoryTable, migrate, totalsTable } from "./schema.js"
 import { ensureTombstones, migrateTombstones, tombstoneTable } from "./tombstones.js"
 
 /**
@@ -108,6 +108,39 @@ const ensureStorable = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) => {
   return Effect.void
 }
 
+/** The record columns, each prefixed with `alias`. */
+const selectColumnsOf = (alias: string) =>
+  MemoryRow.COLUMNS.map((column) => (column === "tags" ? `${alias}tags::text AS tags` : `${alias}${column}`)).join(", ")
+
+/**
+ * The ranked statement's middle, after `s` (each filtered match's own score and conversation
+ * position): `f`, each match with its contextual bound `u` (`Bm25.bound`) and, with the context
+ * on, its neighbours' own scores `n0…` in `Bm25.neighbourOffsets` order. A position's score is its
+ * best match's (`p`); every position's neighbours are read in one pass of window functions over the
+ * positions of each scope and thread in turn order — a frame of `RANGE BETWEEN o PRECEDING AND o
+ * PRECEDING` holds exactly the position `o` turns before, as positions are distinct integers. The
+ * same shape as SQLite's (decision 0113). Numbers only: safe as SQL text.
+ */
+const rankedSql = (offsets: ReadonlyArray<number>, weight: number): string => {
+  if (offsets.length === 0) return "f AS (SELECT s.*, s.score AS u FROM s)"
+  const frame = (offset: number) => {
+    const bound = offset < 0 ? `${-offset} PRECEDING` : `${offset} FOLLOWING`
+    return `RANGE BETWEEN ${bound} AND ${bound}`
+  }
+  const neighbours = offsets.map((offset, i) => `max(score) OVER (w ${frame(offset)}) AS n${i}`).join(", ")
+  const columns = offsets.map((_, i) => `x.n${i}`).join(", ")
+  const sum = offsets.map((_, i) => `coalesce(x.n${i}, 0)`).join(" + ")
+  // One pass over the matches: a match without a position joins no `x` row, so its neighbours
+  // read NULL and its bound is its own score (adding 0 is exact).
+  return `p AS MATERIALIZED (
+      SELECT scope, thread, turn, max(score) AS score FROM s WHERE thread IS NOT NULL GROUP BY scope, thread, turn),
+    x AS MATERIALIZED (
+      SELECT scope, thread, turn, ${neighbours} FROM p WINDOW w AS (PARTITION BY scope, thread ORDER BY turn)),
+    f AS (
+      SELECT s.*, ${columns}, s.score + ${weight}::float8 * (${sum}) AS u
+      FROM s LEFT JOIN x ON x.scope = s.scope AND x.thread = s.thread AND x.turn = s.turn)`
+}
+
 /** Rows a ranked search reads past the ones it still wants, to stand in for rows that fail to decode. */
 const SPARE_ROWS = 4
 
@@ -136,22 +169,27 @@ const bm25Score = (
 
 /**
  * Exact statistics, as every backend plans and ranks by the same figures: the rows and their
- * summed lengths, and each token's document frequency counted from the GIN index, cached by
- * core's `SearchStatistics` policy.
+ * summed lengths, and each token's document frequency, read from the counter rows the write
+ * transaction keeps current (migration `0005_search_statistics`, decision 0141) — a sum over at
+ * most `SHARDS` rows each, never a scan of the memory table — cached by core's
+ * `SearchStatistics` policy.
  */
 const makeStatistics = (sql: SqlClient.SqlClient) =>
   SearchStatistics.cached({
     size: Effect.map(
       sql<{ total: number | null; length: number | null }>`
-        SELECT count(*)::float8 AS total, coalesce(sum(search_length), 0)::float8 AS length FROM ${sql(memoryTable)}`,
+        SELECT coalesce(sum(records), 0)::float8 AS total, coalesce(sum(search_length), 0)::float8 AS length
+        FROM ${sql(totalsTable)}`,
       ([row]) => ({ total: Number(row?.total ?? 0), length: Number(row?.length ?? 0) })
     ),
     frequencies: (tokens) =>
       Effect.map(
         sql<{ token: string; doc: number }>`
-          SELECT t.token, (SELECT count(*) FROM ${sql(memoryTable)} WHERE search_vector @@ t.query)::float8 AS doc
-          FROM unnest(${tokens}::text[], ${tokens.map((token) => quoteLexeme(lexemeOf(token)))}::tsquery[])
-            AS t(token, query)`,
+          SELECT t.token, coalesce((SELECT sum(f.docs) FROM ${
+          sql(frequencyTable)
+        } f WHERE f.token = t.lexeme), 0)::float8
+            AS doc
+          FROM unnest(${tokens}::text[], ${tokens.map(lexemeOf)}::text[]) AS t(token, lexeme)`,
         (rows) => rows.map((row) => [row.token, Number(row.doc)] as const)
       )
   }).statistics
@@ -235,9 +273,11 @@ const makeAfter = <E>(
     const statistics = makeStatistics(sql)
 
     /**
-     * The ranked tier: every match's own BM25 score with what the ranking order and the
-     * conversation context need (no record columns), ranked by core's `Bm25.rank`, then only the
-     * best rows read and decoded — a row that does not decode is skipped and the next one read.
+     * The ranked tier in one statement (decision 0140, as SQLite's decision 0113): every match's
+     * own BM25 score and conversation context computed in SQL, put in ranking order there, and
+     * only the best `k + SPARE_ROWS` rows read, with their neighbours' scores and their full rows;
+     * core ranks those exactly (`Bm25.rankCandidates`). A larger `k` runs only past rows that fail
+     * to decode. The filters sit in one WHERE list beside the index condition.
      */
     const rankedTier = (
       tier: SearchPlan.Tier,
@@ -247,43 +287,61 @@ const makeAfter = <E>(
       limit: number
     ) =>
       Effect.gen(function*() {
-        const rows = yield* sql<
-          { id: string; scope: string; thread: unknown; turn: unknown; created_at: unknown; score: number }
-        >`
-          SELECT id, scope, thread, turn, created_at, ${bm25Score(sql, tier, tokenStatistics, parameters)} AS score
-          FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
-          WHERE search_vector @@ q.query AND ${sql.and(clauses)}`
-        const ranked = Bm25.rank(
-          rows.map((row) => ({
-            id: row.id,
-            scope: row.scope,
-            position: typeof row.thread === "string" && row.turn !== null
-              ? { thread: row.thread, turn: Number(row.turn) }
-              : undefined,
-            createdAtMillis: Number(row.created_at),
-            score: Number(row.score)
-          })),
-          parameters
-        )
-        const hits: Array<MemoryStore.SearchHit> = []
+        const offsets = parameters.neighbourWeight === 0 ? [] : Bm25.neighbourOffsets(parameters)
+        const ranked = sql.literal(rankedSql(offsets, parameters.neighbourWeight))
+        const neighbourColumns = sql.literal(offsets.map((_, i) => `, r.n${i}`).join(""))
+        const score = bm25Score(sql, tier, tokenStatistics, parameters)
+        const bounded = (k: number) =>
+          sql<Row & { score: number; position_thread: unknown; position_turn: unknown }>`
+          WITH s AS MATERIALIZED (
+            SELECT id, scope, created_at, ${score} AS score,
+              CASE WHEN turn IS NOT NULL THEN thread END AS thread,
+              CASE WHEN thread IS NOT NULL THEN turn END AS turn
+            FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
+            WHERE search_vector @@ q.query AND ${sql.and(clauses)}),
+          ${ranked},
+          r AS MATERIALIZED (
+            SELECT f.* FROM f
+            ORDER BY round(f.u::numeric, ${Bm25.SCORE_DIGITS}) DESC, f.created_at DESC, f.id LIMIT ${k})
+          SELECT r.score, r.thread AS position_thread, r.turn AS position_turn${neighbourColumns}, ${
+            sql.literal(selectColumnsOf("m."))
+          }
+          FROM r JOIN ${table} m ON m.id = r.id`
+        let found: Array<MemoryStore.SearchHit> = []
         let skipped = 0
-        let next = 0
-        while (hits.length < limit && next < ranked.length) {
-          const batch = ranked.slice(next, next + (limit - hits.length) + SPARE_ROWS)
-          next += batch.length
-          const found = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE id = ANY(${
-            batch.map(({ match }) => match.id)
-          }::text[])`
-          const byId = new Map(found.map((row) => [String(row.id), row]))
-          const scores = new Map(batch.map(({ match, score }) => [match.id, score]))
+        for (let k = limit + SPARE_ROWS;; k *= 4) {
+          const rows = yield* bounded(k)
+          const candidates = Bm25.rankCandidates(
+            rows.map((row) => ({
+              match: {
+                row,
+                id: row.id,
+                scope: String(row.scope),
+                position: typeof row.position_thread === "string" && row.position_turn !== null
+                  ? { thread: row.position_thread, turn: Number(row.position_turn) }
+                  : undefined,
+                createdAtMillis: Number(row.created_at),
+                score: Number(row.score)
+              },
+              neighbours: offsets.map((_, i) => {
+                const n = (row as Record<string, unknown>)[`n${i}`]
+                return n === null || n === undefined ? undefined : Number(n)
+              })
+            })),
+            parameters
+          )
+          const scores = new Map(candidates.map(({ match, score }) => [match.id, score]))
+          // Decoded in ranking order; only the best `limit` of those that decode are kept.
           const decoded = yield* decodeRows(
-            batch.flatMap(({ match }) => byId.get(match.id) ?? []),
+            candidates.map(({ match }) => match.row),
             (record): MemoryStore.SearchHit => ({ record, score: scores.get(record.id) ?? 0 })
           )
-          skipped += decoded.skipped
-          for (const hit of decoded.values) if (hits.length < limit) hits.push(hit)
+          found = decoded.values.slice(0, limit)
+          skipped = decoded.skipped
+          // Fewer rows than asked for: every match was read.
+          if (found.length === limit || rows.length < k) break
         }
-        return { hits, skipped }
+        return { hits: found, skipped }
       }).pipe(Effect.mapError(failure("search")))
 
     const service: MemoryStore.Service = {

@@ -12,6 +12,62 @@ export const memoryTable = "engram_memories"
 /** Key/value facts about the stored data. */
 export const metaTable = "engram_memory_meta"
 
+/** The store's size (records, summed BM25 lengths), one row per shard (decision 0141). */
+export const totalsTable = "engram_memory_totals"
+
+/** How many records hold each lexeme, one row per lexeme and shard (decision 0141). */
+export const frequencyTable = "engram_memory_frequencies"
+
+/**
+ * Counter rows per figure: a writer adds to the shard of its connection (`pg_backend_pid() %
+ * SHARDS`), so concurrent writers of common words do not queue on one row; a read sums the shards.
+ */
+export const SHARDS = 16
+
+/**
+ * The statement-level trigger body that keeps the totals and document frequencies current in the
+ * writing transaction, from `delta` (rows of `search_vector`, `search_length` and `d`, +1 for a
+ * row that arrives, −1 for one that leaves). Upserts go in lexeme order, so two writers on one
+ * shard lock rows in the same order. An UPDATE that leaves the tokens alone nets to nothing and
+ * touches no row.
+ */
+const countingBody = (delta: string) => `
+  DECLARE own_shard smallint := pg_backend_pid() % ${SHARDS};
+  BEGIN
+    INSERT INTO engram_memory_totals AS t (shard, records, search_length)
+      SELECT own_shard, sum(d), sum(d * search_length) FROM (${delta}) AS x
+      HAVING sum(d) <> 0 OR sum(d * search_length) <> 0
+      ON CONFLICT (shard) DO UPDATE
+      SET records = t.records + excluded.records, search_length = t.search_length + excluded.search_length;
+    INSERT INTO engram_memory_frequencies AS f (token, shard, docs)
+      SELECT token, own_shard, sum(d) FROM (${delta}) AS x, unnest(tsvector_to_array(x.search_vector)) AS token
+      GROUP BY token HAVING sum(d) <> 0 ORDER BY token
+      ON CONFLICT (token, shard) DO UPDATE SET docs = f.docs + excluded.docs;
+    RETURN NULL;
+  END`
+
+const arriving = "SELECT search_vector, search_length, 1 AS d FROM new_rows"
+const leaving = "SELECT search_vector, search_length, -1 AS d FROM old_rows"
+
+/** The counting functions and triggers (created by a migration, re-created on a partitioned layout). */
+export const countingDdl: ReadonlyArray<string> = [
+  // SET search_path FROM CURRENT: the function reads and writes this schema's tables whatever
+  // search_path the writing session has.
+  ...([["insert", arriving], ["delete", leaving], ["update", `${arriving} UNION ALL ${leaving}`]] as const).map((
+    [operation, delta]
+  ) =>
+    `CREATE OR REPLACE FUNCTION engram_memories_count_${operation}() RETURNS trigger LANGUAGE plpgsql
+      SET search_path FROM CURRENT AS $$${countingBody(delta)}$$`
+  ),
+  `CREATE TRIGGER engram_memories_count_insert AFTER INSERT ON engram_memories
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION engram_memories_count_insert()`,
+  `CREATE TRIGGER engram_memories_count_delete AFTER DELETE ON engram_memories
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION engram_memories_count_delete()`,
+  `CREATE TRIGGER engram_memories_count_update AFTER UPDATE ON engram_memories
+    REFERENCING NEW TABLE AS new_rows OLD TABLE AS old_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION engram_memories_count_update()`
+]
+
 const migrations = {
   "0001_create_memory": Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.all([
@@ -64,7 +120,33 @@ const migrations = {
   "0004_conversation_index": Effect.flatMap(
     SqlClient.SqlClient,
     (sql) => sql`CREATE INDEX engram_memories_position_idx ON engram_memories (thread, turn) WHERE thread IS NOT NULL`
-  )
+  ),
+  // The store's size and each lexeme's document frequency, kept current by statement triggers in
+  // the writing transaction and filled once from the rows already stored (decision 0141): a
+  // search reads its statistics by primary key instead of counting the table.
+  "0005_search_statistics": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all([
+      sql`CREATE TABLE engram_memory_totals (
+        shard SMALLINT PRIMARY KEY, records BIGINT NOT NULL, search_length BIGINT NOT NULL)`,
+      sql`CREATE TABLE engram_memory_frequencies (
+        token TEXT COLLATE "C" NOT NULL, shard SMALLINT NOT NULL, docs BIGINT NOT NULL, PRIMARY KEY (token, shard))`,
+      ...countingDdl.map((statement) => sql.unsafe(statement)),
+      sql`INSERT INTO engram_memory_totals (shard, records, search_length)
+        SELECT 0, count(*), coalesce(sum(search_length), 0) FROM engram_memories`,
+      sql`INSERT INTO engram_memory_frequencies (token, shard, docs)
+        SELECT token, 0, count(*) FROM engram_memories, unnest(tsvector_to_array(search_vector)) AS token
+        GROUP BY token`
+    ], { discard: true })),
+  // An index for every listing the store serves (decision 0142): always-on records of a scope
+  // (project()), a review queue (review_state), a kind; each in listing order.
+  "0006_listing_indexes": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all([
+      sql`CREATE INDEX engram_memories_always_idx ON engram_memories (scope, created_at DESC, id)
+        WHERE delivery_policy = 'always'`,
+      sql`CREATE INDEX engram_memories_delivery_idx ON engram_memories (delivery_policy, created_at DESC, id)`,
+      sql`CREATE INDEX engram_memories_review_idx ON engram_memories (review_state, created_at DESC, id)`,
+      sql`CREATE INDEX engram_memories_kind_idx ON engram_memories (kind, created_at DESC, id)`
+    ], { discard: true }))
 }
 
 /**

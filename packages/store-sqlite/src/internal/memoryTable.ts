@@ -110,5 +110,14 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
     )`)
     yield* sql.unsafe(`INSERT INTO ${TOTALS_TABLE} (id, records, search_length)
       SELECT 1, count(*), coalesce(sum(search_length), 0) FROM ${TABLE}`)
+  }),
+  // An index for every listing the store serves (decision 0142), as on PostgreSQL: a scope's
+  // always-on records (what project() reads on every turn) and a review queue, in listing order.
+  "0007_listing_indexes": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(
+      `CREATE INDEX ${TABLE}_always ON ${TABLE} (scope, created_at DESC, id) WHERE delivery_policy = 'always'`
+    )
+    yield* sql.unsafe(`CREATE INDEX ${TABLE}_review ON ${TABLE} (review_state, created_at DESC, id)`)
   })
 }
