@@ -158,7 +158,7 @@ describe("the mode table through Subagent.delegate", () => {
         ? [ScriptedModel.toolCall("memory_recall", { query: "staging database" })]
         : []),
       ...(request.tools.includes("memory_save")
-        ? [ScriptedModel.toolCall("memory_save", { kind: "fact", content: "The staging database moved to db-3" })]
+        ? [ScriptedModel.toolCall("memory_save", { kind: "fact", content: "The staging runbook lives in the ops wiki" })]
         : [])
     ]
   }
@@ -204,7 +204,7 @@ describe("the mode table through Subagent.delegate", () => {
       const writer = { ...researcher, allow: ["memory_recall", "memory_save"] as const }
       yield* Subagent.delegate({ parent, sessionId: "s-1", subagent: writer, task: QUESTION })
       const saved = (yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.list({}))).records.filter((r) =>
-        r.content === "The staging database moved to db-3"
+        r.content === "The staging runbook lives in the ops wiki"
       )
       expect(saved.map((r) => [r.scope, r.tags])).toEqual([[memory.scope, ["subagent:researcher"]]])
     }).pipe(Effect.provide(childWorld)))
