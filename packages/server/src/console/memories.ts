@@ -14,6 +14,7 @@ import {
   type Column,
   errorBox,
   idText,
+  KINDS,
   memoryHref,
   options,
   orShow,
@@ -35,16 +36,6 @@ const STATES: ReadonlyArray<Answers.Lifecycle> = [
   "superseded",
   "expired",
   "invalidated"
-]
-const KINDS: ReadonlyArray<Answers.MemoryKind> = [
-  "profile",
-  "standing",
-  "fact",
-  "decision",
-  "note",
-  "episode",
-  "reference",
-  "legacy"
 ]
 const DELIVERY: ReadonlyArray<Answers.DeliveryPolicy> = ["retrieved", "always", "on_demand"]
 const SORTS: ReadonlyArray<readonly [Answers.BrowseSort, string]> = [

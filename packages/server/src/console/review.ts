@@ -13,6 +13,7 @@ import type { Go } from "./router.js"
 import {
   age,
   announce,
+  KINDS,
   memoryHref,
   options,
   orShow,
@@ -25,17 +26,6 @@ import {
 
 /** How many pending records a page of the queue shows. */
 export const REVIEW_PAGE = 25
-
-const KINDS: ReadonlyArray<Answers.MemoryKind> = [
-  "profile",
-  "standing",
-  "fact",
-  "decision",
-  "note",
-  "episode",
-  "reference",
-  "legacy"
-]
 
 /** The queue's address with these filters and offset. */
 const reviewHref = (filters: URLSearchParams, offset: number): string => {

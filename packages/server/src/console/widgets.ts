@@ -10,6 +10,18 @@ import { $, type Attributes, type Child, el } from "./dom.js"
  * The live status line every view reports its results in (read out by screen readers). A message
  * announced just before a view re-renders is carried to the new view's status line.
  */
+/** Every kind a record may have, in the order the forms and filters offer them. */
+export const KINDS: ReadonlyArray<Answers.MemoryKind> = [
+  "profile",
+  "standing",
+  "fact",
+  "decision",
+  "note",
+  "episode",
+  "reference",
+  "legacy"
+]
+
 export const announce = (message: string, kind = "ok"): void => {
   state.flash = { message, kind }
   const node = $("#status")
