@@ -69,7 +69,7 @@ describe("SqliteMemoryStore", () => {
           migrations: yield* raw<{ name: string }>("SELECT name FROM engram_memory_migrations")
         }
       }).pipe(Effect.provide(layer))
-      expect(reopened.listed).toEqual([["mem-000001", "confirmed"], ["mem-000002", "rejected"]])
+      expect(reopened.listed).toEqual([["mem-000002", "rejected"], ["mem-000001", "confirmed"]])
       expect(reopened.found).toEqual(["mem-000001"])
       expect(reopened.migrations).toEqual([
         { name: "memories" },
@@ -77,7 +77,8 @@ describe("SqliteMemoryStore", () => {
         { name: "search_length" },
         { name: "conversation_position" },
         { name: "conversation_index" },
-        { name: "search_totals" }
+        { name: "search_totals" },
+        { name: "world_time" }
       ])
     }))
 
@@ -186,11 +187,12 @@ describe("SqliteMemoryStore", () => {
     const skippedCounter = Metric.tagged(MemoryStore.rowsSkipped, "backend", "sqlite")
     const counted = Effect.map(Metric.value(skippedCounter), (state) => state.count)
 
+    // Written r5 first, so that r1 — the last input — lists first (decision 0173).
     const fiveNotes = Effect.flatMap(
       store,
       (s) =>
         s.write(
-          ["r1", "r2", "r3", "r4", "r5"].map((id) => ({
+          ["r5", "r4", "r3", "r2", "r1"].map((id) => ({
             id,
             content: "same words in every note",
             kind: "note" as const
@@ -329,8 +331,16 @@ describe("SqliteMemoryStore", () => {
       const rows = yield* raw<{ migration_id: number }>("SELECT migration_id FROM engram_memory_migrations").pipe(
         Effect.provide(layer)
       )
-      expect(rows).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }, {
-        migration_id: 5
-      }, { migration_id: 6 }])
+      expect(rows).toEqual([
+        { migration_id: 1 },
+        { migration_id: 2 },
+        { migration_id: 3 },
+        { migration_id: 4 },
+        {
+          migration_id: 5
+        },
+        { migration_id: 6 },
+        { migration_id: 10 }
+      ])
     }))
 })

@@ -64,6 +64,12 @@ const migrations = {
   "0004_conversation_index": Effect.flatMap(
     SqlClient.SqlClient,
     (sql) => sql`CREATE INDEX engram_memories_position_idx ON engram_memories (thread, turn) WHERE thread IS NOT NULL`
+  ),
+  // World time (decision 0173): when the fact holds, epoch milliseconds, NULL where unknown. Numbered
+  // 0010 to leave 0005-0009 to work on other branches; the migrator runs ids in order, gaps allowed.
+  "0010_world_time": Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`ALTER TABLE engram_memories ADD COLUMN valid_from BIGINT, ADD COLUMN valid_to BIGINT`
   )
 }
 

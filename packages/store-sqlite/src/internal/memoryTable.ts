@@ -110,5 +110,12 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
     )`)
     yield* sql.unsafe(`INSERT INTO ${TOTALS_TABLE} (id, records, search_length)
       SELECT 1, count(*), coalesce(sum(search_length), 0) FROM ${TABLE}`)
+  }),
+  // World time (decision 0173): when the fact holds, epoch milliseconds, NULL where unknown. Numbered
+  // 0010 to leave 0007-0009 to work on other branches; the migrator runs ids in order, gaps allowed.
+  "0010_world_time": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN valid_from INTEGER`)
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN valid_to INTEGER`)
   })
 }
