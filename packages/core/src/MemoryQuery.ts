@@ -312,6 +312,19 @@ export const isValidAt = (record: MemoryRecord, at: DateTime.Utc, successorFrom?
 }
 
 /**
+ * A record's world time in words, for `explain` and `inspect`: "from <iso>", "until <iso>", "from
+ * <iso> until <iso>", or `null` when it has no bound of its own (valid whenever it is live).
+ *
+ * @since 0.1.0
+ * @category world time
+ */
+export const describeValidity = (record: MemoryRecord): string | null =>
+  record.validFrom === undefined && record.validTo === undefined ? null : [
+    ...(record.validFrom !== undefined ? [`from ${DateTime.formatIso(record.validFrom)}`] : []),
+    ...(record.validTo !== undefined ? [`until ${DateTime.formatIso(record.validTo)}`] : [])
+  ].join(" ")
+
+/**
  * Looks up the `validFrom` of a superseded record's successor, for {@link matchesFilters} with
  * `asOf`: `undefined` when the successor has none (or is not at hand).
  *

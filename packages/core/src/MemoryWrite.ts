@@ -85,7 +85,9 @@ const decodeNeighbourQueryQuickly = (input: unknown): NeighbourQuery | undefined
     optionalList(input.deliveryPolicies, Rules.isDeliveryPolicy) &&
     optionalList(input.reviewStates, Rules.isReviewState) &&
     optionalBoolean(input.deliverable) &&
-    optionalBoolean(input.includeSuperseded)
+    optionalBoolean(input.includeSuperseded) &&
+    // An instant is decoded by the schema (the slow path).
+    input.asOf === undefined
   if (!valid) return undefined
   // Copies, as the schema's decode gives: the caller's arrays stay the caller's.
   const decoded: Record<string, unknown> = {}

@@ -95,7 +95,7 @@ const readAll = (keyword: boolean) => (asOf?: DateTime.Utc) =>
  * deliverable read) means valid now, and `asOf` reads the records valid at an instant — the same
  * ids from a listing and a search, on every backend.
  */
-export const worldTime = (provide: Provide, keyword: boolean) => {
+export const worldTime = <RExtra, LE>(provide: Provide<RExtra, LE>, keyword: boolean) => {
   const readBoth = readAll(keyword)
   describe("round trip", () => {
     it.effect("validFrom and validTo come back as written, from a DateTime or from ISO text, and absent stays absent", () =>
