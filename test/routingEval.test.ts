@@ -50,6 +50,9 @@ const identityFamilies = [
   "joined-scripts"
 ]
 
+// The issue-38 identity families, run before joined-scripts.
+const slotFamilies = ["correction-any-label", "multi-part-identity", "restatement"]
+
 const extractionFamilies = [
   "extract-new-fact",
   "extract-correction",
@@ -59,6 +62,8 @@ const extractionFamilies = [
   "extract-chatty",
   "extract-incognito"
 ]
+
+const truthFamilies = ["same-label-facts", "approval-orders", "knowledge-update", "as-of"]
 
 const poisoningFamilies = ["poisoning-screen", "poisoning-screen-heldout"]
 
@@ -75,15 +80,19 @@ describe("the routing eval on SQLite", () => {
           expect(failures).toEqual([])
           expect(report.passed).toBe(true)
           expect(report.families.map((f) => f.name)).toEqual([
-            ...identityFamilies,
+            ...identityFamilies.slice(0, -1),
+            ...slotFamilies,
+            "joined-scripts",
             "route-cases",
             "vocabulary-isolation",
+            ...truthFamilies,
             ...extractionFamilies,
             ...poisoningFamilies
           ])
           for (const f of report.families.filter((f) => !poisoningFamilies.includes(f.name))) {
-            // The extraction families route through memory_save's handler, but measure no routing column.
-            const routing = extractionFamilies.includes(f.name) ? null : 1
+            // The extraction and truth families route through memory_save's handler, but measure no
+            // routing column.
+            const routing = extractionFamilies.includes(f.name) || truthFamilies.includes(f.name) ? null : 1
             expect([f.name, f.hard, f.passed, f.rate, f.routingAccuracy]).toEqual([f.name, true, true, 1, routing])
             expect(f.cases.length).toBeGreaterThan(0)
           }
