@@ -196,6 +196,7 @@ export const recordDetail = (record: MemoryRecord.MemoryRecord, now: DateTime.Ut
     `scope       ${record.scope}`,
     `delivery    ${record.deliveryPolicy}`,
     `created     ${DateTime.formatIso(record.createdAt)}`,
+    ...(MemoryQuery.describeValidity(record) !== null ? [`valid       ${MemoryQuery.describeValidity(record)}`] : []),
     ...provenanceLines(record),
     ...optionalLines(record)
   ].join("\n")

@@ -23,10 +23,16 @@ const families = [
   "many-facts",
   "scope-isolation",
   "scope-narrower",
+  "correction-any-label",
+  "multi-part-identity",
+  "restatement",
   "joined-scripts",
   "route-cases",
   "vocabulary-isolation"
 ]
+
+/** The one-current-truth families (issue 38): no routing column. */
+const truthFamilies = ["same-label-facts", "approval-orders", "knowledge-update", "as-of"]
 
 /** The extraction families: one case each, no routing column. */
 const extractionFamilies = [
@@ -54,7 +60,7 @@ describe("engram eval", () => {
         new RegExp(`^${family}\\s+hard\\s+(\\d+)/\\1\\s+100\\.0%\\s+100\\.0% \\((\\d+)/\\2\\)`, "m")
       )
     }
-    for (const family of extractionFamilies) {
+    for (const family of [...truthFamilies, ...extractionFamilies]) {
       expect(run.stdout).toMatch(new RegExp(`^${family}\\s+hard\\s+(\\d+)/\\1\\s+100\\.0%\\s+-`, "m"))
     }
     expect(run.stdout).toMatch(/^extraction: \d+ model calls, \d+ tokens for \d+ extracted memories \(/m)
@@ -64,7 +70,12 @@ describe("engram eval", () => {
     expect(run.stdout).toMatch(/^poisoning-screen-heldout\s+soft\s+\d+\/\d+/m)
     expect(run.stdout).toMatch(/^poisoning screen: flagged\s+tuning half\s+held-out half$/m)
     expect(run.stdout).toMatch(
-      new RegExp(`^eval passed: \\d+ cases in ${families.length + extractionFamilies.length + 2} families, `, "m")
+      new RegExp(
+        `^eval passed: \\d+ cases in ${
+          families.length + truthFamilies.length + extractionFamilies.length + 2
+        } families, `,
+        "m"
+      )
     )
     // The database was an explicit file in a new directory under the OS temp dir.
     const kept = /^database kept at (.+)$/m.exec(run.stdout)?.[1]
@@ -88,6 +99,7 @@ describe("engram eval", () => {
     expect(report.families.map((f) => [f.name, f.hard, f.passed, f.rate, f.routingAccuracy]).slice(0, -2)).toEqual(
       [
         ...families.map((name) => [name, true, true, 1, 1]),
+        ...truthFamilies.map((name) => [name, true, true, 1, null]),
         ...extractionFamilies.map((name) => [name, true, true, 1, null])
       ]
     )

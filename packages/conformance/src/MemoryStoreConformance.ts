@@ -10,6 +10,9 @@
  *   conversation order everywhere, keeps to scope and thread, applies the deliverable, review,
  *   policy, kind and expiry filters as search does, and refuses a window, a number of positions or
  *   a position past the limits with `InvalidMemoryQuery` naming the limit or field.
+ * - World time (every backend): `validFrom` / `validTo` round-trip, a deliverable read is current
+ *   (valid now), and `asOf` reads the records valid at an instant — superseded ones until their
+ *   successor's `validFrom` — with the same ids from a listing and (keyword backends) a search.
  * - Hostile input (every backend): invalid review states, NUL and unpaired surrogates in every
  *   text field, ids and scopes no record can have, oversized content and queries — refused or
  *   answered identically everywhere.
@@ -50,6 +53,7 @@ import { neighbours } from "./internal/neighbours.js"
 import { ranking } from "./internal/ranking.js"
 import { tier1 } from "./internal/tier1.js"
 import { tier2 } from "./internal/tier2.js"
+import { worldTime } from "./internal/worldTime.js"
 
 /**
  * Options for {@link runMemoryStoreConformance}. `RExtra` is whatever the layer provides besides
@@ -135,6 +139,7 @@ export const runMemoryStoreConformance = <RExtra = never, E = never>(
     describe("Tier 1: forget", () => forget(provide))
     describe("hostile input", () => hostile(provide))
     describe("Tier 1: conversation neighbours", () => neighbours(provide))
+    describe("Tier 1: world time", () => worldTime(provide, capabilities.search === "keyword"))
     describe("concurrency", () =>
       concurrency(provide, {
         operations: options.race?.operations ?? RACE_OPERATIONS,

@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 import {
   ConversationPosition,
   DeliveryPolicy,
+  Instant,
   MemoryId,
   MemoryKind,
   type MemoryRecord,
@@ -23,8 +24,11 @@ import { InvalidCursor } from "./MemoryStoreError.js"
  * admits nothing.
  *
  * - `deliverable`: only records that may reach a prompt — not rejected, not expired, not
- *   superseded or otherwise invalidated.
+ *   superseded or otherwise invalidated, and current: valid now (see {@link isValidAt}).
  * - `includeSuperseded`: also return invalidated records (ignored when `deliverable` is set).
+ * - `asOf`: only records valid at that instant ({@link isValidAt}); a superseded record is
+ *   admitted when it held then (history as of then), other invalidated ones only with
+ *   `includeSuperseded` (decision 0173).
  *
  * @since 0.1.0
  * @category models
@@ -35,7 +39,8 @@ export const MemoryFilters = Schema.Struct({
   deliveryPolicies: Schema.optional(Schema.Array(DeliveryPolicy)),
   reviewStates: Schema.optional(Schema.Array(ReviewState)),
   deliverable: Schema.optional(Schema.Boolean),
-  includeSuperseded: Schema.optional(Schema.Boolean)
+  includeSuperseded: Schema.optional(Schema.Boolean),
+  asOf: Schema.optional(Instant)
 })
 /** @since 0.1.0 @category models */
 export type MemoryFilters = typeof MemoryFilters.Type
@@ -210,13 +215,27 @@ export const isExpired = (record: MemoryRecord, now: DateTime.Utc): boolean =>
   record.expiresAt !== undefined && DateTime.toEpochMillis(record.expiresAt) <= DateTime.toEpochMillis(now)
 
 /**
- * True when the record may reach a prompt: not rejected, not expired, not invalidated.
+ * True when the fact a record states holds now by its own bounds: no `validFrom` after `now`, no
+ * `validTo` at or before it (decision 0173). An unknown bound is open.
+ *
+ * @since 0.1.0
+ * @category world time
+ */
+export const isCurrent = (record: MemoryRecord, now: DateTime.Utc): boolean => {
+  const t = DateTime.toEpochMillis(now)
+  return (record.validFrom === undefined || DateTime.toEpochMillis(record.validFrom) <= t) &&
+    (record.validTo === undefined || t < DateTime.toEpochMillis(record.validTo))
+}
+
+/**
+ * True when the record may reach a prompt: not rejected, not expired, not invalidated, and
+ * current ({@link isCurrent}).
  *
  * @since 0.1.0
  * @category lifecycle
  */
 export const isDeliverable = (record: MemoryRecord, now: DateTime.Utc): boolean =>
-  record.reviewState !== "rejected" && !isExpired(record, now) && !isInvalidated(record)
+  record.reviewState !== "rejected" && !isExpired(record, now) && !isInvalidated(record) && isCurrent(record, now)
 
 /**
  * Where a record stands in its life, as an operator reads it — one word, the first that applies:
@@ -251,6 +270,69 @@ export const lifecycleOf = (record: MemoryRecord, now: DateTime.Utc): Lifecycle 
  */
 export const isReviewable = (record: MemoryRecord, now: DateTime.Utc): boolean => lifecycleOf(record, now) === "pending"
 
+/**
+ * The instant a record starts to hold, in epoch milliseconds: its `validFrom`; unknown, the
+ * creation of a successor (it replaced a value then) and otherwise open (`-Infinity`). Pure.
+ *
+ * @since 0.1.0
+ * @category world time
+ */
+export const validFromMillis = (record: MemoryRecord): number =>
+  record.validFrom !== undefined
+    ? DateTime.toEpochMillis(record.validFrom)
+    : record.supersedes !== undefined
+    ? DateTime.toEpochMillis(record.createdAt)
+    : -Infinity
+
+/**
+ * The instant a record stops holding, in epoch milliseconds: its `validTo`; unknown, for a
+ * superseded record its successor's `validFrom` (`successorFrom`, when the caller read the
+ * successor) or else when it was superseded, and otherwise open (`Infinity`). Pure.
+ *
+ * @since 0.1.0
+ * @category world time
+ */
+export const validToMillis = (record: MemoryRecord, successorFrom?: DateTime.Utc): number =>
+  record.validTo !== undefined
+    ? DateTime.toEpochMillis(record.validTo)
+    : record.supersededBy !== undefined && record.invalidatedAt !== undefined
+    ? DateTime.toEpochMillis(successorFrom ?? record.invalidatedAt)
+    : Infinity
+
+/**
+ * Whether the fact a record states holds at `at`: `validFrom <= at < validTo`, each bound as
+ * {@link validFromMillis} and {@link validToMillis} give it (decision 0173). Pure.
+ *
+ * @since 0.1.0
+ * @category world time
+ */
+export const isValidAt = (record: MemoryRecord, at: DateTime.Utc, successorFrom?: DateTime.Utc): boolean => {
+  const t = DateTime.toEpochMillis(at)
+  return validFromMillis(record) <= t && t < validToMillis(record, successorFrom)
+}
+
+/**
+ * A record's world time in words, for `explain` and `inspect`: "from <iso>", "until <iso>", "from
+ * <iso> until <iso>", or `null` when it has no bound of its own (valid whenever it is live).
+ *
+ * @since 0.1.0
+ * @category world time
+ */
+export const describeValidity = (record: MemoryRecord): string | null =>
+  record.validFrom === undefined && record.validTo === undefined ? null : [
+    ...(record.validFrom !== undefined ? [`from ${DateTime.formatIso(record.validFrom)}`] : []),
+    ...(record.validTo !== undefined ? [`until ${DateTime.formatIso(record.validTo)}`] : [])
+  ].join(" ")
+
+/**
+ * Looks up the `validFrom` of a superseded record's successor, for {@link matchesFilters} with
+ * `asOf`: `undefined` when the successor has none (or is not at hand).
+ *
+ * @since 0.1.0
+ * @category world time
+ */
+export type SuccessorValidFrom = (successorId: MemoryId) => DateTime.Utc | undefined
+
 const admits = <A>(allowed: ReadonlyArray<A> | undefined, value: A): boolean =>
   allowed === undefined || allowed.includes(value)
 
@@ -261,11 +343,25 @@ const admits = <A>(allowed: ReadonlyArray<A> | undefined, value: A): boolean =>
  * @since 0.1.0
  * @category filtering
  */
-export const matchesFilters = (record: MemoryRecord, filters: MemoryFilters, now: DateTime.Utc): boolean => {
+export const matchesFilters = (
+  record: MemoryRecord,
+  filters: MemoryFilters,
+  now: DateTime.Utc,
+  successorValidFrom?: SuccessorValidFrom
+): boolean => {
   if (!admits(filters.scopes, record.scope)) return false
   if (!admits(filters.kinds, record.kind)) return false
   if (!admits(filters.deliveryPolicies, record.deliveryPolicy)) return false
   if (!admits(filters.reviewStates, record.reviewState)) return false
+  if (filters.asOf !== undefined) {
+    const successorFrom = record.supersededBy !== undefined ? successorValidFrom?.(record.supersededBy) : undefined
+    if (!isValidAt(record, filters.asOf, successorFrom)) return false
+    const superseded = record.supersededBy !== undefined
+    if (filters.deliverable === true) {
+      return record.reviewState !== "rejected" && !isExpired(record, now) && (superseded || !isInvalidated(record))
+    }
+    return superseded || filters.includeSuperseded === true || !isInvalidated(record)
+  }
   if (filters.deliverable === true) return isDeliverable(record, now)
   if (filters.includeSuperseded !== true && isInvalidated(record)) return false
   return true

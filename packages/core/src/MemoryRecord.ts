@@ -254,7 +254,9 @@ export class MemoryRecord extends Schema.Class<MemoryRecord>("MemoryRecord")({
   supersededBy: Schema.optional(MemoryId),
   supersedes: Schema.optional(MemoryId),
   domain: Schema.optional(FreeText),
-  position: Schema.optional(ConversationPosition)
+  position: Schema.optional(ConversationPosition),
+  validFrom: Schema.optional(Schema.DateTimeUtc),
+  validTo: Schema.optional(Schema.DateTimeUtc)
 }) {
   /** Derived from provenance, never stored, so it can never disagree with `sourceType`. */
   get trustTier(): TrustTier {
@@ -270,6 +272,33 @@ export class MemoryRecord extends Schema.Class<MemoryRecord>("MemoryRecord")({
     return isFlagged(this)
   }
 }
+
+/**
+ * An instant a caller passes: a `DateTime.Utc`, or its ISO 8601 text where the input is JSON.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Instant = Schema.Union(Schema.DateTimeUtcFromSelf, Schema.DateTimeUtc).annotations({
+  identifier: "Instant"
+})
+
+/**
+ * World time (decision 0173): when the fact a record states holds, apart from when it was written
+ * (`createdAt`). Either bound may be unknown (absent), and an unknown bound is open. `validFrom`
+ * must come before `validTo`. Pure.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validityProblem = (
+  validFrom: DateTime.Utc | undefined,
+  validTo: DateTime.Utc | undefined
+): string | undefined =>
+  validFrom !== undefined && validTo !== undefined &&
+    DateTime.toEpochMillis(validFrom) >= DateTime.toEpochMillis(validTo)
+    ? "validFrom must be before validTo"
+    : undefined
 
 /**
  * What callers pass to create a memory. Creation stamps the rest: trust tier and review state
@@ -290,6 +319,8 @@ export const MemoryWriteInput = Schema.Struct({
   deliveryPolicy: Schema.optional(DeliveryPolicy),
   epoch: Schema.optional(OneLineText),
   position: Schema.optional(ConversationPosition),
+  validFrom: Schema.optional(Instant),
+  validTo: Schema.optional(Instant),
   expiresInDays: Schema.optional(
     Schema.Number.pipe(
       Schema.positive({ message: () => "expiresInDays must be a positive number of days" }),
@@ -429,6 +460,8 @@ export const fromWriteInput = (
   }
   if (options.supersedes !== undefined) fields.supersedes = options.supersedes
   if (input.position !== undefined) fields.position = input.position
+  if (input.validFrom !== undefined) fields.validFrom = input.validFrom
+  if (input.validTo !== undefined) fields.validTo = input.validTo
   return unsafeFromDraft(fields)
 }
 

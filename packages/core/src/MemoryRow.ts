@@ -53,7 +53,9 @@ export const COLUMNS = [
   "supersedes",
   "domain",
   "thread",
-  "turn"
+  "turn",
+  "valid_from",
+  "valid_to"
 ] as const
 
 /**
@@ -64,7 +66,13 @@ export const COLUMNS = [
  */
 export type Column = typeof COLUMNS[number]
 
-const MAX_EPOCH_MILLIS = 8_640_000_000_000_000
+/**
+ * The largest epoch-millisecond value a JavaScript `Date` holds; its negation is the smallest.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_EPOCH_MILLIS = 8_640_000_000_000_000
 
 /** An epoch-millisecond column: an integer within the range a JavaScript `Date` can hold. */
 const EpochMillis = Schema.Int.pipe(Schema.between(-MAX_EPOCH_MILLIS, MAX_EPOCH_MILLIS))
@@ -95,7 +103,9 @@ export const MemoryRow = Schema.Struct({
   supersedes: Schema.NullOr(Schema.String),
   domain: Schema.NullOr(Schema.String),
   thread: Schema.NullOr(Schema.String),
-  turn: Schema.NullOr(Schema.Number)
+  turn: Schema.NullOr(Schema.Number),
+  valid_from: Schema.NullOr(EpochMillis),
+  valid_to: Schema.NullOr(EpochMillis)
 })
 
 /**
@@ -137,7 +147,9 @@ export const fromRowSlowly = (row: unknown): Either.Either<MemoryRecord, string>
       ...(row.superseded_by !== null ? { supersededBy: row.superseded_by } : {}),
       ...(row.supersedes !== null ? { supersedes: row.supersedes } : {}),
       ...(row.domain !== null ? { domain: row.domain } : {}),
-      ...(row.thread !== null || row.turn !== null ? { position: { thread: row.thread, turn: row.turn } } : {})
+      ...(row.thread !== null || row.turn !== null ? { position: { thread: row.thread, turn: row.turn } } : {}),
+      ...(row.valid_from !== null ? { validFrom: iso(row.valid_from) } : {}),
+      ...(row.valid_to !== null ? { validTo: iso(row.valid_to) } : {})
     })).pipe(Either.mapLeft(describeParseError))
 
 // The record's own field schemas, checked on the decoded (type) side.
@@ -176,9 +188,14 @@ const parseTags = (value: unknown): unknown => {
 /** The fast path of {@link fromRow}: `undefined` when anything is off, and the full decode then says what. */
 const fromRowQuickly = (row: Readonly<Record<string, unknown>>): MemoryRecord | undefined => {
   const { created_at, expires_at, invalidated_at } = row
+  // Rows read before world time existed have neither column (undefined): unknown bounds.
+  const valid_from = row.valid_from ?? null
+  const valid_to = row.valid_to ?? null
   if (!isEpochMillis(created_at)) return undefined
   if (expires_at !== null && !isEpochMillis(expires_at)) return undefined
   if (invalidated_at !== null && !isEpochMillis(invalidated_at)) return undefined
+  if (valid_from !== null && !isEpochMillis(valid_from)) return undefined
+  if (valid_to !== null && !isEpochMillis(valid_to)) return undefined
   // Checked below before it becomes a record; a draft that fails is dropped.
   const fields = recordDraft() as unknown as Record<string, unknown>
   fields.id = row.id
@@ -202,6 +219,8 @@ const fromRowQuickly = (row: Readonly<Record<string, unknown>>): MemoryRecord | 
   if ((row.thread ?? null) !== null || (row.turn ?? null) !== null) {
     fields.position = { thread: row.thread, turn: typeof row.turn === "bigint" ? Number(row.turn) : row.turn }
   }
+  if (valid_from !== null) fields.validFrom = DateTime.unsafeMake(valid_from)
+  if (valid_to !== null) fields.validTo = DateTime.unsafeMake(valid_to)
   return passesFieldRules(fields) || isRecordFields(fields)
     ? unsafeFromDraft(fields as unknown as RecordDraft)
     : undefined
@@ -261,7 +280,9 @@ export const toRow = (record: MemoryRecord): Row => ({
   supersedes: record.supersedes ?? null,
   domain: record.domain ?? null,
   thread: record.position?.thread ?? null,
-  turn: record.position?.turn ?? null
+  turn: record.position?.turn ?? null,
+  valid_from: millisOrNull(record.validFrom),
+  valid_to: millisOrNull(record.validTo)
 })
 
 /**

@@ -14,7 +14,14 @@ import { IdGenerator } from "./IdGenerator.js"
 import * as Rules from "./internal/fieldRules.js"
 import { onFirstCall } from "./internal/onFirstCall.js"
 import { isInvalidated, MAX_LIMIT, NeighbourQuery } from "./MemoryQuery.js"
-import { fromWriteInput, MemoryRecord, MemoryWriteInput, type ReviewState, supersededReason } from "./MemoryRecord.js"
+import {
+  fromWriteInput,
+  MemoryRecord,
+  MemoryWriteInput,
+  type ReviewState,
+  supersededReason,
+  validityProblem
+} from "./MemoryRecord.js"
 import { DuplicateMemoryId, InvalidMemoryInput, InvalidMemoryQuery, MemoryConflict } from "./MemoryStoreError.js"
 
 /**
@@ -78,7 +85,9 @@ const decodeNeighbourQueryQuickly = (input: unknown): NeighbourQuery | undefined
     optionalList(input.deliveryPolicies, Rules.isDeliveryPolicy) &&
     optionalList(input.reviewStates, Rules.isReviewState) &&
     optionalBoolean(input.deliverable) &&
-    optionalBoolean(input.includeSuperseded)
+    optionalBoolean(input.includeSuperseded) &&
+    // An instant is decoded by the schema (the slow path).
+    input.asOf === undefined
   if (!valid) return undefined
   // Copies, as the schema's decode gives: the caller's arrays stay the caller's.
   const decoded: Record<string, unknown> = {}
@@ -140,6 +149,8 @@ const readInputQuickly = (input: unknown): InputFields | undefined => {
     deliveryPolicy: i.deliveryPolicy,
     epoch: i.epoch,
     position: i.position,
+    validFrom: i.validFrom,
+    validTo: i.validTo,
     expiresInDays: i.expiresInDays
   }
   const { expiresInDays } = fields
@@ -151,8 +162,8 @@ const readInputQuickly = (input: unknown): InputFields | undefined => {
     (fields.scope === undefined || Rules.isScope(fields.scope)) &&
     (fields.deliveryPolicy === undefined || Rules.isDeliveryPolicy(fields.deliveryPolicy)) &&
     (fields.epoch === undefined || Rules.isOneLineText(fields.epoch)) &&
-    // A position is decoded by the schema (the slow path).
-    fields.position === undefined &&
+    // A position and world time are decoded by the schema (the slow path).
+    fields.position === undefined && fields.validFrom === undefined && fields.validTo === undefined &&
     (expiresInDays === undefined || (typeof expiresInDays === "number" && expiresInDays > 0 && expiresInDays <= 36_500))
   return valid ? fields as InputFields : undefined
 }
@@ -186,6 +197,8 @@ const decodeEach = (
       if (Either.isLeft(result)) {
         return Effect.fail(new InvalidMemoryInput({ index, problem: describeParseError(result.left) }))
       }
+      const problem = validityProblem(result.right.validFrom, result.right.validTo)
+      if (problem !== undefined) return Effect.fail(new InvalidMemoryInput({ index, problem }))
       kept.push(result.right)
     }
     return Effect.succeed(kept)
@@ -221,8 +234,9 @@ export const ensureDistinctIds = (ids: ReadonlyArray<string>): Effect.Effect<voi
 
 /**
  * Turns write inputs into the records to insert: decoded, ids assigned (caller's id or the
- * `IdGenerator`'s), one shared `createdAt`, trust-derived review state. Repeated ids in the
- * batch fail it.
+ * `IdGenerator`'s), trust-derived review state. The batch's `createdAt`s are the clock's instant
+ * plus the input's index in milliseconds, so the order the caller wrote them in is the order every
+ * backend lists them in, newest last written (decision 0173). Repeated ids in the batch fail it.
  *
  * @since 0.1.0
  * @category creation
@@ -234,11 +248,12 @@ export const prepareRecords = (
     // The fields as read, not a decoded copy of them: the record copies each one (issue #25).
     const decoded = yield* decodeEach(inputs, (_, fields) => fields as MemoryWriteInput)
     const ids = yield* IdGenerator
-    const at = yield* DateTime.now
+    const at = DateTime.toEpochMillis(yield* DateTime.now)
     const records: Array<MemoryRecord> = []
-    for (const input of decoded) {
+    for (let index = 0; index < decoded.length; index++) {
+      const input = decoded[index]!
       const id = input.id !== undefined ? input.id : yield* ids.next
-      records.push(fromWriteInput(input, { id, now: at }))
+      records.push(fromWriteInput(input, { id, now: DateTime.unsafeMake(at + index) }))
     }
     yield* ensureDistinctIds(records.map((r) => r.id))
     return records

@@ -123,7 +123,9 @@ describe("building a record", () => {
         }
         : {}),
       ...(options.supersedes !== undefined ? { supersedes: options.supersedes } : {}),
-      ...(input.position !== undefined ? { position: input.position } : {})
+      ...(input.position !== undefined ? { position: input.position } : {}),
+      ...(input.validFrom !== undefined ? { validFrom: input.validFrom } : {}),
+      ...(input.validTo !== undefined ? { validTo: input.validTo } : {})
     }, { disableValidation: true })
 
   it.prop(

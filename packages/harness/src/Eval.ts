@@ -21,8 +21,8 @@
  * value over the project's prefix) and
  * `joined-scripts` (names that need ZWNJ/ZWJ), and one current truth (issue 38) — `correction-any-label`,
  * `multi-part-identity`, `restatement` — (the identity families); `same-label-facts`,
- * `approval-orders` and `knowledge-update` (a slot's value changed, reviewed in any order, ranked
- * first); then `route-cases` (every overlay outcome for each preset) and
+ * `approval-orders`, `knowledge-update` (a slot's value changed, reviewed in any order, ranked
+ * first) and `as-of` (a search as of a past time finds the value of then); then `route-cases` (every overlay outcome for each preset) and
  * `vocabulary-isolation` (a user fact never lands in a project section). All are hard: one
  * failing case fails the run. Then the poisoning screen on Engram's attack corpus:
  * `poisoning-screen` (the tuning half; hard, on its targets — every style at least 90% held, at

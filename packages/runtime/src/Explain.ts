@@ -157,6 +157,8 @@ export interface Explanation {
     readonly source: TurnProvenance.TurnSource | null
     /** The memory it proposes to supersede, when it is a supersede proposal waiting for review. */
     readonly proposesToSupersede: string | null
+    /** When the fact holds (`MemoryQuery.describeValidity`, decision 0173), or null when unbounded. */
+    readonly validity: string | null
   } | null
   readonly tombstone: { readonly forgottenAt: string; readonly forgottenBy: string } | null
   readonly routing: ReadonlyArray<RoutingExplanation>
@@ -494,7 +496,8 @@ export const explain = (options: {
         flagged: record.flagged,
         flaggedFor: InstructionScreen.reasonsFor(record),
         source: TurnProvenance.of(record) ?? null,
-        proposesToSupersede: proposedHolder(record) ?? null
+        proposesToSupersede: proposedHolder(record) ?? null,
+        validity: MemoryQuery.describeValidity(record)
       },
       tombstone: tombstone === undefined
         ? null

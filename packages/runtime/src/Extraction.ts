@@ -365,10 +365,14 @@ export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>()("Appr
 
 // ---------------------------------------------------------------------------------------------
 
-/** One turn as extraction reads it: its number and what the operator and the assistant said. */
+/**
+ * One turn as extraction reads it: its number, what the operator and the assistant said, and when
+ * the operator said it (the session's timestamp: the world time of what the turn states).
+ */
 interface TurnText {
   readonly turn: number
   readonly lines: ReadonlyArray<string>
+  readonly at: DateTime.Utc
 }
 
 const cut = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max)}…`)
@@ -378,11 +382,15 @@ export const turnsOf = (
   messages: ReadonlyArray<SessionStore.SessionMessage>,
   maxChars: number = defaults.maxTurnChars
 ): ReadonlyArray<TurnText> => {
-  const turns: Array<{ turn: number; lines: Array<string> }> = []
+  const turns: Array<{ turn: number; lines: Array<string>; at: DateTime.Utc }> = []
   for (const message of messages) {
     if (message._tag === "OperatorMessage") {
       if (SessionStore.isLegacyContextFrame(message)) continue
-      turns.push({ turn: turns.length + 1, lines: [`user: ${TextSafety.safeLine(cut(message.text, maxChars))}`] })
+      turns.push({
+        turn: turns.length + 1,
+        lines: [`user: ${TextSafety.safeLine(cut(message.text, maxChars))}`],
+        at: message.at
+      })
     } else if (message._tag === "AssistantMessage" && message.text.trim() !== "") {
       turns[turns.length - 1]?.lines.push(`assistant: ${TextSafety.safeLine(cut(message.text, maxChars))}`)
     }
@@ -527,6 +535,28 @@ export interface NearDuplicates {
 }
 
 /**
+ * When a candidate's value starts to hold (decision 0173): the time of the newest turn it rests on,
+ * when the session recorded one.
+ */
+const validFromOf = (
+  turns: ReadonlyArray<number>,
+  times: ReadonlyMap<number, DateTime.Utc> | undefined
+): DateTime.Utc | undefined => {
+  let newest: DateTime.Utc | undefined
+  for (const turn of turns) {
+    const at = times?.get(turn)
+    if (at !== undefined && (newest === undefined || DateTime.greaterThan(at, newest))) newest = at
+  }
+  return newest
+}
+
+/** A record's world time, to carry onto the value that replaces it with the same statement. */
+const worldTimeOf = (record: MemoryRecord.MemoryRecord) => ({
+  ...(record.validFrom !== undefined ? { validFrom: record.validFrom } : {}),
+  ...(record.validTo !== undefined ? { validTo: record.validTo } : {})
+})
+
+/**
  * Writes one candidate through the save path (see the module description). `shown` are the live
  * memories the model was shown, by id.
  *
@@ -541,12 +571,15 @@ export const writeCandidate = (
     readonly shown: ReadonlyMap<string, MemoryRecord.MemoryRecord>
     readonly turns: ReadonlyArray<number>
     readonly nearDuplicates?: NearDuplicates | undefined
+    /** When each turn was said (decision 0173): the candidate is valid from its newest cited turn. */
+    readonly turnTimes?: ReadonlyMap<number, DateTime.Utc> | undefined
   }
 ) =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
     const { memory } = options
     const turns = candidate.turns.filter((t) => options.turns.includes(t))
+    const validFrom = validFromOf(turns.length > 0 ? turns : options.turns, options.turnTimes)
     const provenance = TurnProvenance.tags(options.sessionId, turns.length > 0 ? turns : options.turns)
     // The second screen, asked once per candidate (whichever way it is written): its mark, if any.
     const marked = memory.modelScreen === undefined ? [] : yield* memory.modelScreen.classify(candidate)
@@ -575,7 +608,8 @@ export const writeCandidate = (
           tags: [...tags, tag],
           sourceType: "extracted",
           scope: memory.scope,
-          deliveryPolicy: "on_demand"
+          deliveryPolicy: "on_demand",
+          ...(validFrom !== undefined ? { validFrom } : {})
         }])
         return { _tag: "Proposed", id: written!.id, supersedes: holder.id, flagged: written!.flagged } as Outcome
       })
@@ -615,7 +649,8 @@ export const writeCandidate = (
       ...memory,
       sourceType: "extracted",
       provenanceTags: tags,
-      modelScreen: undefined
+      modelScreen: undefined,
+      validFrom
     })
     const saved = yield* tools.memory_save({
       content: candidate.content,
@@ -736,6 +771,7 @@ const rejectValue = (record: MemoryRecord.MemoryRecord) =>
     if (restore === undefined) return rejected
     const previous = restore.record
     yield* replaceValue(rejected, {
+      ...worldTimeOf(previous),
       content: previous.content,
       kind: previous.kind,
       ...(previous.label !== undefined ? { label: previous.label } : {}),
@@ -796,6 +832,7 @@ export const approve = (
       return yield* refuse(`memory ${holderId}, which it proposes to supersede, is no longer live`)
     }
     const value = {
+      ...worldTimeOf(record),
       content: record.content,
       kind: record.kind,
       ...(record.label !== undefined ? { label: record.label } : {}),
@@ -810,6 +847,7 @@ export const approve = (
       // A newer value was confirmed first: this one is history. The newer value is written back
       // after it, so the chain holds both and the newest stated stays current (decision 0172).
       yield* replaceValue(confirmed, {
+        ...worldTimeOf(live),
         content: live.content,
         kind: live.kind,
         ...(live.label !== undefined ? { label: live.label } : {}),
@@ -958,6 +996,7 @@ export const make = (settings: Settings = {}) =>
         }).pipe(Effect.mapError(failed(sessionId)))).records
         const prompt = promptOf(fresh, known)
         const turnNumbers = fresh.map((t) => t.turn)
+        const turnTimes = new Map(fresh.map((t) => [t.turn, t.at] as const))
         const turns = { first: turnNumbers[0]!, last: turnNumbers[turnNumbers.length - 1]! }
         const record = (run: Omit<SessionStore.ExtractionRun, "at" | "turns" | "calls">) =>
           Effect.gen(function*() {
@@ -998,7 +1037,8 @@ export const make = (settings: Settings = {}) =>
               memory: modelScreen === undefined ? memory : { ...memory, modelScreen },
               shown,
               turns: turnNumbers,
-              nearDuplicates
+              nearDuplicates,
+              turnTimes
             }).pipe(
               Effect.catchAll((error) =>
                 Effect.succeed({ _tag: "Refused", problem: error.message } satisfies Outcome as Outcome)

@@ -353,6 +353,11 @@ export interface MemoryToolsConfig {
   readonly provenanceTags?: ReadonlyArray<string> | undefined
   readonly recallLimit?: number | undefined
   readonly modelScreen?: ModelScreen.Service | undefined
+  /**
+   * When what this toolkit saves starts to hold (`validFrom`, decision 0173): extraction passes
+   * the time of the turn a memory rests on. Absent, a save carries no world time.
+   */
+  readonly validFrom?: DateTime.Utc | undefined
 }
 
 /**
@@ -528,7 +533,8 @@ export const make = (config: MemoryToolsConfig) =>
               ? { tags: [...new Set([...(params.tags ?? []), ...(config.provenanceTags ?? []), ...marked])] }
               : {}),
             sourceType,
-            scope: config.scope
+            scope: config.scope,
+            ...(config.validFrom !== undefined ? { validFrom: config.validFrom } : {})
           }
           const supersedes = params.supersedes
           if (supersedes !== undefined) {

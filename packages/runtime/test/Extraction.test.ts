@@ -17,6 +17,7 @@ import {
 } from "@engram/core"
 import { ContextAssembler, Explain, Extraction, NativeRuntime, PromptObserver, Subagent } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
@@ -170,6 +171,41 @@ describe("extraction through the native loop", () => {
       const next = yield* turn("s-3", "What's my name?")
       expect(mentions(next.text, "Douglas")).toBe(true)
       expect(mentions(next.text, "Doug")).toBe(false)
+    }).pipe(Effect.provide(env())))
+
+  it.effect("world time: each value is valid from the turn that said it, and an as-of read gives the value of then", () =>
+    Effect.gen(function*() {
+      const sessions = yield* SessionStore.SessionStore
+      const saidAt = (sessionId: string) =>
+        Effect.map(sessions.load(sessionId), (s) => s.messages.find((m) => m._tag === "OperatorMessage")!.at)
+      yield* turn("s-1", "Hi! My name is Doug.")
+      yield* TestClock.adjust("30 days")
+      yield* turn("s-2", "Actually my name is Douglas.")
+      const records = (yield* all).records
+      const holder = records.find((r) => r.content === "The user's name is Doug")!
+      const proposal = records.find((r) => r.content.includes("Douglas"))!
+      expect(holder.validFrom).toEqual(yield* saidAt("s-1"))
+      expect(proposal.validFrom).toEqual(yield* saidAt("s-2"))
+      const successor = yield* Extraction.approve(proposal.id, {
+        background: RoutingPresets.userBackgroundSections,
+        spec: RoutingPresets.userBackground
+      })
+      // The approved value keeps the time it was said, not the time it was approved.
+      expect(successor.validFrom).toEqual(yield* saidAt("s-2"))
+      expect((yield* Explain.explain({ memoryId: successor.id })).record?.validity).toBe(
+        `from ${DateTime.formatIso(yield* saidAt("s-2"))}`
+      )
+      const store = yield* MemoryStore.MemoryStore
+      const asOf = (at: DateTime.Utc) =>
+        Effect.map(
+          store.search("name", { deliverable: true, asOf: at }),
+          (found) => found.hits.map((h) => h.record.content)
+        )
+      expect(yield* asOf(DateTime.add(yield* saidAt("s-1"), { days: 1 }))).toEqual(["The user's name is Doug"])
+      expect(yield* asOf(yield* saidAt("s-2"))).toEqual(["The user's name is Douglas"])
+      expect((yield* store.search("name", { deliverable: true })).hits.map((h) => h.record.content)).toEqual([
+        "The user's name is Douglas"
+      ])
     }).pipe(Effect.provide(env())))
 
   it.effect("a conflicting value the model did not mark as a correction is stopped by the save gate: a proposal", () =>

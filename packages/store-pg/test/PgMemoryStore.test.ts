@@ -140,9 +140,9 @@ describePg("PgMemoryStore", (url) => {
       const store = yield* MemoryStore.MemoryStore
       const sql = yield* SqlClient.SqlClient
       yield* store.write([
+        { id: "good-2", content: "shared token three", kind: "note" },
         { id: "good-1", content: "shared token one", kind: "note" },
-        { id: "bad", content: "shared token two", kind: "note" },
-        { id: "good-2", content: "shared token three", kind: "note" }
+        { id: "bad", content: "shared token two", kind: "note" }
       ])
       yield* sql`UPDATE engram_memories SET kind = 'not-a-kind' WHERE id = 'bad'`
       const counter = MemoryStore.rowsSkipped.pipe(Metric.tagged("backend", "postgres"))
@@ -165,7 +165,8 @@ describePg("PgMemoryStore", (url) => {
       const first = yield* store.list({ limit: 1 })
       const second = yield* store.list({ limit: 1, cursor: first.nextCursor! })
       const third = yield* store.list({ limit: 1, cursor: second.nextCursor! })
-      // Listing order is createdAt DESC then id ASC; all three share one createdAt, so "bad" comes first.
+      // Listing order is createdAt DESC then id ASC; a batch is stamped a millisecond apart in input
+      // order, so "bad", written last, comes first.
       expect([first, second, third].map((p) => [p.records.map((r) => r.id), p.skipped])).toEqual([
         [[], 1],
         [["good-1"], 0],
@@ -195,7 +196,7 @@ describePg("PgMemoryStore", (url) => {
         (sql) => sql<{ n: string }>`SELECT count(*) AS n FROM engram_memory_migrations`,
         schema
       )
-      expect(Number(migrations[0]!.n)).toBe(6)
+      expect(Number(migrations[0]!.n)).toBe(7)
       yield* dropSchema(url, schema)
     }).pipe(Effect.provide(IdGenerator.sequential())))
 
@@ -278,7 +279,7 @@ describePg("PgMemoryStore", (url) => {
       const early = yield* Effect.exit(
         Effect.provide(MemoryStore.MemoryStore, replica(PgMemoryStore.layerPgWithoutMigrations))
       )
-      expect(String(Exit.isFailure(early) ? early.cause : "")).toContain("this version of Engram needs 6")
+      expect(String(Exit.isFailure(early) ? early.cause : "")).toContain("this version of Engram needs 10")
 
       yield* Effect.provide(
         Effect.flatMap(

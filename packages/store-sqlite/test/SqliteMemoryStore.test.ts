@@ -69,7 +69,7 @@ describe("SqliteMemoryStore", () => {
           migrations: yield* raw<{ name: string }>("SELECT name FROM engram_memory_migrations")
         }
       }).pipe(Effect.provide(layer))
-      expect(reopened.listed).toEqual([["mem-000001", "confirmed"], ["mem-000002", "rejected"]])
+      expect(reopened.listed).toEqual([["mem-000002", "rejected"], ["mem-000001", "confirmed"]])
       expect(reopened.found).toEqual(["mem-000001"])
       expect(reopened.migrations).toEqual([
         { name: "memories" },
@@ -78,7 +78,8 @@ describe("SqliteMemoryStore", () => {
         { name: "conversation_position" },
         { name: "conversation_index" },
         { name: "search_totals" },
-        { name: "listing_indexes" }
+        { name: "listing_indexes" },
+        { name: "world_time" }
       ])
     }))
 
@@ -187,11 +188,12 @@ describe("SqliteMemoryStore", () => {
     const skippedCounter = Metric.tagged(MemoryStore.rowsSkipped, "backend", "sqlite")
     const counted = Effect.map(Metric.value(skippedCounter), (state) => state.count)
 
+    // Written r5 first, so that r1 — the last input — lists first (decision 0173).
     const fiveNotes = Effect.flatMap(
       store,
       (s) =>
         s.write(
-          ["r1", "r2", "r3", "r4", "r5"].map((id) => ({
+          ["r5", "r4", "r3", "r2", "r1"].map((id) => ({
             id,
             content: "same words in every note",
             kind: "note" as const
@@ -339,7 +341,8 @@ describe("SqliteMemoryStore", () => {
           migration_id: 5
         },
         { migration_id: 6 },
-        { migration_id: 7 }
+        { migration_id: 7 },
+        { migration_id: 10 }
       ])
     }))
 })

@@ -76,3 +76,12 @@ export const pageThrough = (query: Omit<MemoryQuery.ListQuery, "cursor">, maxPag
     } while (cursor !== undefined)
     return pages
   })
+
+/**
+ * Writes each input in its own write, at one instant: records that tie on `createdAt` (a batch's
+ * are a millisecond apart, decision 0173).
+ */
+export const writeEach = (
+  s: MemoryStore.Service,
+  inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>
+) => Effect.forEach(inputs, (input) => s.write([input]), { discard: true })

@@ -99,9 +99,12 @@ export class Model {
 
   private create(
     input: MemoryRecord.MemoryWriteInput & { readonly id: string },
-    inherited: { readonly scope?: string; readonly supersedes?: string } = {}
+    inherited: { readonly scope?: string; readonly supersedes?: string } = {},
+    index = 0
   ): ModelRecord {
     const sourceType = input.sourceType ?? "unknown"
+    // A batch's records are stamped one millisecond apart, in input order (decision 0173).
+    const createdAt = this.now + index
     return {
       id: input.id,
       content: input.content,
@@ -113,11 +116,11 @@ export class Model {
       scope: input.scope ?? inherited.scope ?? "global",
       deliveryPolicy: input.deliveryPolicy ?? "retrieved",
       reviewState: sourceType === "operator" ? "confirmed" : "pending",
-      createdAt: this.now,
+      createdAt,
       ...defined("epoch", input.epoch),
       ...defined(
         "expiresAt",
-        input.expiresInDays === undefined ? undefined : this.now + Math.round(input.expiresInDays * DAY)
+        input.expiresInDays === undefined ? undefined : createdAt + Math.round(input.expiresInDays * DAY)
       ),
       ...defined("supersedes", inherited.supersedes)
     }
@@ -143,7 +146,7 @@ export class Model {
   }
 
   write(inputs: ReadonlyArray<GeneratedInput>): ReadonlyArray<ModelRecord> {
-    const created = inputs.map(({ input }) => this.create(input))
+    const created = inputs.map(({ input }, index) => this.create(input, {}, index))
     this.records.push(...created)
     return created
   }

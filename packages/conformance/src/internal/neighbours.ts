@@ -126,7 +126,8 @@ export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         expect(idsOf(confirmed.records)).toEqual(ids("projecta-t1", [3]))
         const episodes = yield* s.neighbours({ ...around, kinds: ["fact"] })
         expect(episodes.records).toEqual([])
-        yield* TestClock.adjust(DAY + 1)
+        // A minute past the day: a batch's records are stamped a millisecond apart (decision 0173).
+        yield* TestClock.adjust(DAY + 60_000)
         const later = yield* s.neighbours({ ...around, deliverable: true })
         expect(idsOf(later.records)).toEqual(ids("projecta-t1", [3, 4, 5, 8]))
         // The successor has no position of its own: it is no neighbour.

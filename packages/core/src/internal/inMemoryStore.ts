@@ -138,6 +138,8 @@ export const makeWithVectors = (
   const permit = Effect.unsafeMakeSemaphore(1)
   const serial = permit.withPermits(1)
   const byId = new Map<MemoryId, Entry>()
+  // An as-of read ends a superseded record where its successor starts (MemoryQuery.isValidAt).
+  const successorValidFrom = (id: MemoryId) => byId.get(id)?.record.validFrom
   const index = makeIndex()
   // Entries by scope and thread, for reading conversation neighbours.
   const byThread = new Map<string, Set<Entry>>()
@@ -249,7 +251,7 @@ export const makeWithVectors = (
         const at = yield* DateTime.now
         const matches: Array<{ id: MemoryId; score: number }> = []
         for (const entry of byId.values()) {
-          if (entry.vector === undefined || !matchesFilters(entry.record, filters, at)) continue
+          if (entry.vector === undefined || !matchesFilters(entry.record, filters, at, successorValidFrom)) continue
           matches.push({ id: entry.record.id, score: roundScore(dot(entry.vector, vector)) })
         }
         return TopK.select(matches, limit, (a, b) => b.score - a.score || compareRaw(a.id, b.id))
@@ -304,7 +306,7 @@ export const makeWithVectors = (
         let more = false
         for (const record of ordered) {
           if (position !== undefined && !isAfter(record, position)) continue
-          if (!matchesFilters(record, query, at)) continue
+          if (!matchesFilters(record, query, at, successorValidFrom)) continue
           if (page.length === limit) {
             more = true
             break
@@ -343,7 +345,9 @@ export const makeWithVectors = (
                     tokens.has(t)
                   )
                 ) continue
-                if (matchesFilters(record, options, at)) hits.push({ record, score: SearchPlan.tailScore(hits.length) })
+                if (matchesFilters(record, options, at, successorValidFrom)) {
+                  hits.push({ record, score: SearchPlan.tailScore(hits.length) })
+                }
               }
               return { hits, skipped: 0 }
             }
@@ -358,8 +362,10 @@ export const makeWithVectors = (
               for (const entry of index.postings(token) ?? []) {
                 let candidate = candidates.get(entry)
                 if (candidate === undefined) {
-                  if (rejected.has(entry)) continue
-                  if (!matchesFilters(entry.record, options, at)) {
+                  if (rejected.has(entry)) {
+                    continue
+                  }
+                  if (!matchesFilters(entry.record, options, at, successorValidFrom)) {
                     rejected.add(entry)
                     continue
                   }
@@ -397,7 +403,7 @@ export const makeWithVectors = (
             const turn = entry.record.position!.turn
             if (
               turn >= range.from && turn <= range.to && !excluded.has(entry.record.id) &&
-              matchesFilters(entry.record, query, at)
+              matchesFilters(entry.record, query, at, successorValidFrom)
             ) {
               found.push(entry.record)
             }

@@ -1060,11 +1060,12 @@ const reasonCases = (preset: {
       after: (store) => store.supersede(id("s1"), { ...preset.placed(id("s2")), content: "The newer value" })
     },
     {
-      name: "shadowed (same label, same instant: the lower id holds the slot)",
+      // One batch is stamped in input order (decision 0173): the later input is the newer value.
+      name: "shadowed (same label, one batch: the later input holds the slot)",
       expected: "shadowed",
       background: preset.declared,
       inputs: [preset.placed(id("h1")), { ...preset.placed(id("h2")), content: "A second value for the same slot" }],
-      target: id("h2")
+      target: id("h1")
     },
     {
       name: "over-budget",

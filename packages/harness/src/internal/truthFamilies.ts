@@ -321,6 +321,70 @@ const knowledgeUpdate = <E>(session: Session<E>, options: EvalOptions): Effect.E
     return { cases, routed: [] }
   })
 
+// ---------------------------------------------------------------------------------------------
+// as-of
+// ---------------------------------------------------------------------------------------------
+
+const DAY_MS = 86_400_000
+
+/**
+ * Each update said in a session sixty days ago (the old value) and thirty days ago (the update),
+ * extracted later and approved now: a search as of forty-five days ago finds the old value alone,
+ * as of twenty days ago and now the update alone (decision 0173).
+ */
+const asOf = <E>(session: Session<E>): Effect.Effect<FamilyResult, E> =>
+  Effect.gen(function*() {
+    const family = "as-of"
+    const cases: Array<EvalCase> = []
+    for (const update of updates) {
+      const scope = freshScope(family)
+      cases.push(
+        yield* session(
+          check(family, update.name)(Effect.gen(function*() {
+            const now = DateTime.toEpochMillis(yield* DateTime.now)
+            const daysAgo = (days: number) => DateTime.unsafeMake(now - days * DAY_MS)
+            const said = (content: string, days: number) =>
+              Extraction.writeCandidate({ content, kind: "fact", turns: [1] }, {
+                sessionId: `s-${days}`,
+                memory: configOf(scope),
+                shown: new Map(),
+                turns: [1],
+                turnTimes: new Map([[1, daysAgo(days)]])
+              })
+            const first = yield* said(update.old, 60)
+            if (first._tag !== "Saved") return `the old value was ${first._tag}, not saved`
+            const second = yield* said(update.updated, 30)
+            if (second._tag !== "Proposed") return `the update was ${second._tag}, not proposed`
+            yield* Extraction.review(second.id, "confirmed")
+            const store = yield* MemoryStore.MemoryStore
+            const read = (at: DateTime.Utc | undefined) =>
+              Effect.map(
+                store.search(update.question, {
+                  scopes: [scope],
+                  deliverable: true,
+                  ...(at !== undefined ? { asOf: at } : {})
+                }),
+                (found) => found.hits.map((hit) => hit.record.content)
+              )
+            const expectations: ReadonlyArray<readonly [string, DateTime.Utc | undefined, string]> = [
+              ["45 days ago", daysAgo(45), update.old],
+              ["20 days ago", daysAgo(20), update.updated],
+              ["now", undefined, update.updated]
+            ]
+            for (const [when, at, value] of expectations) {
+              const values = (yield* read(at)).filter((content) => content === update.old || content === update.updated)
+              if (values.length !== 1 || values[0] !== value) {
+                return `as of ${when} the search found ${JSON.stringify(values)}, not ${JSON.stringify([value])}`
+              }
+            }
+            return undefined
+          }))
+        )
+      )
+    }
+    return { cases, routed: [] }
+  })
+
 export const families = [
   {
     name: "same-label-facts",
@@ -339,5 +403,11 @@ export const families = [
     hard: true,
     description: "an updated value (saved by the model, or extracted and approved) ranks first; the old is history",
     run: knowledgeUpdate
+  },
+  {
+    name: "as-of",
+    hard: true,
+    description: "a value said sixty days ago and its update thirty days ago: as of each time, the value of then",
+    run: <E>(session: Session<E>, _options: EvalOptions) => asOf(session)
   }
 ] as const

@@ -40,7 +40,7 @@ const columns = MemoryRow.COLUMNS.map((column) => (column === "tags" ? "tags::te
 
 const skippedRows = MemoryStore.rowsSkipped.pipe(Metric.tagged("backend", "postgres"))
 
-// Rows per INSERT statement: the arrays of one `unnest` insert are bound as 18 parameters
+// Rows per INSERT statement: the arrays of one `unnest` insert are bound as 23 parameters
 // whatever their length; chunks keep one statement's payload moderate.
 const INSERT_CHUNK = 5_000
 
@@ -51,7 +51,9 @@ const readable = <R extends Row>(row: R) => ({
   ...row,
   created_at: fromBigint(row.created_at),
   expires_at: fromBigint(row.expires_at),
-  invalidated_at: fromBigint(row.invalidated_at)
+  invalidated_at: fromBigint(row.invalidated_at),
+  valid_from: fromBigint(row.valid_from),
+  valid_to: fromBigint(row.valid_to)
 })
 
 /** Decodes rows one by one: a row that fails is logged, counted and left out; the rest stand. */
@@ -220,10 +222,10 @@ const makeAfter = <E>(
           const inserted = yield* sql<{ id: string }>`
           INSERT INTO ${table} (id, content, kind, label, tags, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
-            thread, turn, search_tokens, search_length)
+            thread, turn, valid_from, valid_to, search_tokens, search_length)
           SELECT id, content, kind, label, tags::jsonb, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
-            thread, turn, search_tokens, search_length
+            thread, turn, valid_from, valid_to, search_tokens, search_length
           FROM unnest(
             ${column("id")}::text[], ${column("content")}::text[], ${column("kind")}::text[],
             ${column("label")}::text[], ${column("tags")}::text[], ${column("source_type")}::text[],
@@ -232,10 +234,11 @@ const makeAfter = <E>(
             ${column("invalidated_at")}::bigint[], ${column("invalidation_reason")}::text[],
             ${column("superseded_by")}::text[], ${column("supersedes")}::text[], ${column("domain")}::text[],
             ${column("thread")}::text[], ${column("turn")}::int[],
+            ${column("valid_from")}::bigint[], ${column("valid_to")}::bigint[],
             ${lexemes.map((l) => l.join(" "))}::text[], ${lexemes.map(searchLength)}::int[]
           ) AS u(id, content, kind, label, tags, source_type, scope, delivery_policy, review_state, created_at,
             epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain, thread, turn,
-            search_tokens, search_length)
+            valid_from, valid_to, search_tokens, search_length)
           ON CONFLICT (id) DO NOTHING
           RETURNING id`
           if (inserted.length < chunk.length) {

@@ -146,7 +146,13 @@ const migrations = {
       sql`CREATE INDEX engram_memories_delivery_idx ON engram_memories (delivery_policy, created_at DESC, id)`,
       sql`CREATE INDEX engram_memories_review_idx ON engram_memories (review_state, created_at DESC, id)`,
       sql`CREATE INDEX engram_memories_kind_idx ON engram_memories (kind, created_at DESC, id)`
-    ], { discard: true }))
+    ], { discard: true })),
+  // World time (decision 0173): when the fact holds, epoch milliseconds, NULL where unknown. Ids
+  // 0007-0009 were left unused by parallel work; the migrator runs ids in order, gaps allowed.
+  "0010_world_time": Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`ALTER TABLE engram_memories ADD COLUMN valid_from BIGINT, ADD COLUMN valid_to BIGINT`
+  )
 }
 
 /**

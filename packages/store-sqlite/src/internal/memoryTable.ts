@@ -119,5 +119,12 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
       `CREATE INDEX ${TABLE}_always ON ${TABLE} (scope, created_at DESC, id) WHERE delivery_policy = 'always'`
     )
     yield* sql.unsafe(`CREATE INDEX ${TABLE}_review ON ${TABLE} (review_state, created_at DESC, id)`)
+  }),
+  // World time (decision 0173): when the fact holds, epoch milliseconds, NULL where unknown. Ids
+  // 0008-0009 were left unused by parallel work; the migrator runs ids in order, gaps allowed.
+  "0010_world_time": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN valid_from INTEGER`)
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN valid_to INTEGER`)
   })
 }
