@@ -158,7 +158,9 @@ describe("the mode table through Subagent.delegate", () => {
         ? [ScriptedModel.toolCall("memory_recall", { query: "staging database" })]
         : []),
       ...(request.tools.includes("memory_save")
-        ? [ScriptedModel.toolCall("memory_save", { kind: "fact", content: "The staging runbook lives in the ops wiki" })]
+        ? [
+          ScriptedModel.toolCall("memory_save", { kind: "fact", content: "The staging runbook lives in the ops wiki" })
+        ]
         : [])
     ]
   }
