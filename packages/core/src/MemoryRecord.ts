@@ -280,7 +280,9 @@ export class MemoryRecord extends Schema.Class<MemoryRecord>("MemoryRecord")({
  * @category models
  */
 export const Instant = Schema.Union(Schema.DateTimeUtcFromSelf, Schema.DateTimeUtc).annotations({
-  identifier: "Instant"
+  identifier: "Instant",
+  // Over JSON (the HTTP API's OpenAPI document) an instant is only ever its ISO 8601 text.
+  jsonSchema: { type: "string", format: "date-time", description: "an ISO 8601 instant" }
 })
 
 /**
