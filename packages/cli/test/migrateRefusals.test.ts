@@ -64,9 +64,10 @@ describePg("engram migrate names a record the target refuses, and stops or skips
     timeout: 240_000
   }, async () => {
     const run = await engram(...toPg)
+    // The copy reads newest first, and the seed batch is stamped in input order: r-08 is met first.
     expect(run.code).toBe(1)
     expect(run.stderr).toContain(
-      `record "r-03" was not copied: memory store restore failed: PostgreSQL 23514: new row for relation ` +
+      `record "r-08" was not copied: memory store restore failed: PostgreSQL 23514: new row for relation ` +
         `"engram_memories" violates check constraint "no_refuse"; what was copied before it stays — fix the record, ` +
         `or run the same command with --on-error skip to leave it out`
     )
