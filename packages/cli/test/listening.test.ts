@@ -41,13 +41,21 @@ const firstLine = async (
       (code) => reject(new Error(`engram ${args.join(" ")} exited ${code} before it was ready: ${stderr}`))
     )
   })
+  // Waits for the child to exit: a server still closing its store writes files in `dir`, and
+  // removing the directory under it fails with ENOTEMPTY.
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve()
+      child.once("exit", () => resolve())
+      child.kill("SIGTERM")
+    })
   return {
     line,
     check: async (url, init) => {
       try {
         return (await fetch(url, init)).status
       } finally {
-        child.kill("SIGTERM")
+        await stop()
       }
     },
     read: async (urls) => {
@@ -57,7 +65,7 @@ const firstLine = async (
           return { status: response.status, type: response.headers.get("content-type"), text: await response.text() }
         }))
       } finally {
-        child.kill("SIGTERM")
+        await stop()
       }
     }
   }

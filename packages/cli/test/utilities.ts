@@ -153,7 +153,8 @@ export const engramJson = async (...args: ReadonlyArray<string>): Promise<unknow
 /** A fresh temporary directory, removed by the returned cleanup. */
 export const tempDir = (): { readonly dir: string; readonly cleanup: () => void } => {
   const dir = mkdtempSync(Path.join(tmpdir(), "engram-cli-"))
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+  // Retries cover a child process that is still closing its store when the test ends.
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) }
 }
 
 /**
