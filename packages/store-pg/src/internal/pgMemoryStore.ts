@@ -6,16 +6,14 @@ import {
   MemoryForget,
   MemoryQuery,
   type MemoryRecord,
-  MemoryRow,
   MemoryStore,
   MemoryStoreError,
   MemoryWrite,
   SearchPlan,
-  SearchStatistics,
   SearchTokenizer,
-  StoredRows,
   VectorIndex
 } from "@engram/core"
+import { MemoryRow, SearchStatistics, StoredRows } from "@engram/store-sql"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
