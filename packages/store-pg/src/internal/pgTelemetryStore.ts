@@ -5,65 +5,7 @@ import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { reasonOf } from "../PgError.js"
-import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
-
-/** One row per appended injection row. */
-export const injectionsTable = "engram_injection_log"
-
-/** The table the telemetry store's migrations are recorded in. */
-export const telemetryMigrationsTable = "engram_telemetry_migrations"
-
-const migrations = {
-  "0001_injection_log": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.all([
-      // Numbered by an identity column (append order); session, turn, mode and time as columns;
-      // the delivered memory ids and section labels as JSONB arrays, so a question such as
-      // "which turns delivered mem-1?" is one query (memory_ids ? 'mem-1'). No CHECK
-      // constraints: rows are validated on append and decoded on every read.
-      sql`CREATE TABLE engram_injection_log (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        session_id TEXT COLLATE "C" NOT NULL,
-        turn INTEGER NOT NULL,
-        mode TEXT NOT NULL,
-        at BIGINT NOT NULL,
-        memory_ids JSONB NOT NULL,
-        section_labels JSONB NOT NULL
-      )`,
-      sql`CREATE INDEX engram_injection_log_session_idx ON engram_injection_log (session_id, id)`
-    ], { discard: true })),
-  "0002_prompt_snapshots": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.all([
-      // One row per model call: the encoded snapshot as JSONB, the usage (reported after the call)
-      // in its own column. The trajectory is append-only and content-addressed: `address` is
-      // `message:<seq>` or `<kind>:<hash>`, unique per session, so a blob is stored once.
-      sql`CREATE TABLE engram_prompt_snapshots (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        session_id TEXT COLLATE "C" NOT NULL,
-        turn INTEGER NOT NULL,
-        call INTEGER NOT NULL,
-        at BIGINT NOT NULL,
-        body JSONB NOT NULL,
-        usage JSONB,
-        UNIQUE (session_id, turn, call)
-      )`,
-      sql`CREATE TABLE engram_trajectory (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        session_id TEXT COLLATE "C" NOT NULL,
-        address TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        seq INTEGER,
-        hash TEXT NOT NULL,
-        body TEXT NOT NULL,
-        UNIQUE (session_id, address)
-      )`
-    ], { discard: true }))
-}
-
-/** One row per stored prompt snapshot. */
-export const snapshotsTable = "engram_prompt_snapshots"
-
-/** The trajectory entries of every session. */
-export const trajectoryTable = "engram_trajectory"
+import { ensure, injectionsTable, run, snapshotsTable, telemetry, trajectoryTable } from "./migrations.js"
 
 type Row = TelemetryRows.InjectionColumns & { readonly id: string }
 
@@ -273,7 +215,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
   })
 
 /** The telemetry store, after bringing its table up to date. */
-export const make = makeAfter(runMigrations(telemetryMigrationsTable, migrations))
+export const make = makeAfter(run(telemetry))
 
 /** The telemetry store, after checking that its table is already up to date (no DDL). */
-export const makeWithoutMigrations = makeAfter(ensureMigratedTo(telemetryMigrationsTable, latestOf(migrations)))
+export const makeWithoutMigrations = makeAfter(ensure(telemetry))
