@@ -180,15 +180,6 @@ export class MemoryConflict extends Schema.TaggedError<MemoryConflict>()("Memory
  * @since 0.1.0
  * @category errors
  */
-export class MemoryStoreFailure extends Schema.TaggedError<MemoryStoreFailure>()("MemoryStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `memory store ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return ErrorClass.ofStoreCause(this.cause)
-  }
-}
+export class MemoryStoreFailure
+  extends ErrorClass.Failure<MemoryStoreFailure>()("MemoryStoreFailure", "memory store")
+{}

@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import type * as ErrorClass from "@engram/core/ErrorClass"
+import * as ErrorClass from "@engram/core/ErrorClass"
 import { MAX_LIMIT } from "@engram/core/MemoryQuery"
 import type { MemoryId, MemoryRecord } from "@engram/core/MemoryRecord"
 import { MemoryStore, type Service as MemoryStoreService } from "@engram/core/MemoryStore"
@@ -527,18 +527,9 @@ export interface ImportMarker {
  * @since 0.1.0
  * @category errors
  */
-export class MarkerStoreFailure extends Schema.TaggedError<MarkerStoreFailure>()("MarkerStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `import markers ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+export class MarkerStoreFailure
+  extends ErrorClass.Failure<MarkerStoreFailure>()("MarkerStoreFailure", "import markers")
+{}
 
 /**
  * A store's import markers: `read` returns them sorted by key; `add` stores those whose key is not

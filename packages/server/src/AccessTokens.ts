@@ -13,7 +13,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import { MemoryRecord, MemoryWrite, Sha256 } from "@engram/core"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
@@ -100,18 +100,7 @@ export class InvalidTokenRequest extends Schema.TaggedError<InvalidTokenRequest>
  * @since 0.1.0
  * @category errors
  */
-export class TokenStoreFailure extends Schema.TaggedError<TokenStoreFailure>()("TokenStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `token store ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+export class TokenStoreFailure extends ErrorClass.Failure<TokenStoreFailure>()("TokenStoreFailure", "token store") {}
 
 /**
  * The token store interface.

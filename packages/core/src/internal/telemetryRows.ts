@@ -43,18 +43,9 @@ export class InvalidTelemetryRow extends Schema.TaggedError<InvalidTelemetryRow>
  * @since 0.1.0
  * @category errors
  */
-export class TelemetryStoreFailure extends Schema.TaggedError<TelemetryStoreFailure>()("TelemetryStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `telemetry store ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return ErrorClass.ofStoreCause(this.cause)
-  }
-}
+export class TelemetryStoreFailure
+  extends ErrorClass.Failure<TelemetryStoreFailure>()("TelemetryStoreFailure", "telemetry store")
+{}
 
 /**
  * A snapshot for the same `(sessionId, turn, call)` is already stored. Nothing was written.
