@@ -24,7 +24,7 @@ import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Bm25 from "./Bm25.js"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 import type { SearchHit, SearchResult } from "./MemoryStore.js"
 
 /**
@@ -100,16 +100,12 @@ export class SearchPlanner extends Context.Reference<SearchPlanner>()("@engram/c
  * @since 0.1.0
  * @category errors
  */
-export class InvalidPlannerOptions extends Schema.TaggedError<InvalidPlannerOptions>()("InvalidPlannerOptions", {
+export class InvalidPlannerOptions extends ErrorClass.TaggedError<InvalidPlannerOptions>()("InvalidPlannerOptions", {
   problem: Schema.String
-}) {
-  override get message() {
-    return `invalid search planner options: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+}, {
+  errorClass: "Misconfigured",
+  message: (self) => `invalid search planner options: ${self.problem}`
+}) {}
 
 /**
  * Provides planner options: the fields given replace the defaults, after decoding.

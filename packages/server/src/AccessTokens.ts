@@ -83,16 +83,12 @@ export interface IssuedToken {
  * @since 0.1.0
  * @category errors
  */
-export class InvalidTokenRequest extends Schema.TaggedError<InvalidTokenRequest>()("InvalidTokenRequest", {
+export class InvalidTokenRequest extends ErrorClass.TaggedError<InvalidTokenRequest>()("InvalidTokenRequest", {
   problem: Schema.String
-}) {
-  override get message() {
-    return `cannot create the token: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => `cannot create the token: ${self.problem}`
+}) {}
 
 /**
  * The token store itself failed.
