@@ -45,7 +45,7 @@
  *
  * @since 0.1.0
  */
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import {
   Background,
   ContextProjection,
@@ -213,16 +213,12 @@ export type AgentConfigInput = typeof AgentConfig.Encoded
  * @since 0.1.0
  * @category errors
  */
-export class InvalidAgentConfig extends Schema.TaggedError<InvalidAgentConfig>()("InvalidAgentConfig", {
+export class InvalidAgentConfig extends ErrorClass.TaggedError<InvalidAgentConfig>()("InvalidAgentConfig", {
   problem: Schema.String
-}) {
-  override get message() {
-    return `invalid agent config: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+}, {
+  errorClass: "Misconfigured",
+  message: (self) => `invalid agent config: ${self.problem}`
+}) {}
 
 /**
  * A plugin section is placed relative to a section that does not exist.
