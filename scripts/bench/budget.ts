@@ -224,7 +224,7 @@ export const run = async (args: ReadonlyArray<string>) => {
         const figures = await Effect.runPromise(
           projectAll(questions, budgets, textOf).pipe(
             Effect.provide(
-              ContextProjection.layerSettings({ recallRelevance: relevance }).pipe(
+              Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ recallRelevance: relevance })).pipe(
                 Layer.provideMerge(
                   Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
                     Layer.provideMerge(

@@ -12,7 +12,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { MigrationPort } from "@engram/store-sql"
 import * as Cause from "effect/Cause"
@@ -36,16 +36,12 @@ import * as PgTelemetryStore from "./PgTelemetryStore.js"
  * @since 0.1.0
  * @category errors
  */
-export class PgMigrationError extends Schema.TaggedError<PgMigrationError>()("PgMigrationError", {
+export class PgMigrationError extends ErrorClass.TaggedError<PgMigrationError>()("PgMigrationError", {
   problem: Schema.String
-}) {
-  override get message() {
-    return this.problem
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+}, {
+  errorClass: "Unavailable",
+  message: (self) => self.problem
+}) {}
 
 /**
  * The table every Engram PostgreSQL store has.

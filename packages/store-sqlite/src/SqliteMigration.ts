@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { MigrationPort } from "@engram/store-sql"
 import * as Cause from "effect/Cause"
@@ -31,19 +31,15 @@ import * as SqliteTelemetryStore from "./SqliteTelemetryStore.js"
  * @since 0.1.0
  * @category errors
  */
-export class SqliteMigrationError extends Schema.TaggedError<SqliteMigrationError>()("SqliteMigrationError", {
+export class SqliteMigrationError extends ErrorClass.TaggedError<SqliteMigrationError>()("SqliteMigrationError", {
   filename: Schema.String,
   /** `unopenable`: not a (sound) SQLite file; `not-a-store`: no Engram tables; `stores`: they failed to open. */
   reason: Schema.Literal("unopenable", "not-a-store", "stores"),
   problem: Schema.String
-}) {
-  override get message() {
-    return `${this.filename}: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+}, {
+  errorClass: "Unavailable",
+  message: (self) => `${self.filename}: ${self.problem}`
+}) {}
 
 /**
  * The table every Engram SQLite store has; a file without it is not one.

@@ -427,8 +427,9 @@ const makeAfter = <E>(
           if (tokens.length === 0) return { hits: [], skipped: 0 }
           const clauses = filterClauses(options, yield* nowMillis)
           const tokenStatistics = yield* statistics(tokens).pipe(Effect.mapError(failure("search")))
-          const searchPlan = SearchPlan.plan(tokens, tokenStatistics, yield* SearchPlan.SearchPlanner)
-          const parameters = yield* Bm25.Ranking
+          const tuning = SearchPlan.resolve(options)
+          const searchPlan = SearchPlan.plan(tokens, tokenStatistics, tuning.plan)
+          const parameters = tuning.ranking
           return yield* SearchPlan.run(
             searchPlan,
             options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,

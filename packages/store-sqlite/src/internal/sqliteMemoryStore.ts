@@ -473,8 +473,9 @@ export const make: Effect.Effect<
         }
         const at = yield* DateTime.now
         const statistics = yield* frequencies.statistics(tokens)
-        const searchPlan = SearchPlan.plan(tokens, statistics, yield* SearchPlan.SearchPlanner)
-        const parameters = yield* Bm25.Ranking
+        const tuning = SearchPlan.resolve(options)
+        const searchPlan = SearchPlan.plan(tokens, statistics, tuning.plan)
+        const parameters = tuning.ranking
         const result = yield* SearchPlan.run(
           searchPlan,
           options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
