@@ -7,15 +7,14 @@ import {
   MemoryForget,
   MemoryQuery,
   type MemoryRecord,
-  MemoryRow,
   MemoryStore,
   MemoryStoreError,
   MemoryWrite,
   SearchPlan,
   SearchTokenizer,
-  StoredRows,
   VectorIndex
 } from "@engram/core"
+import { MemoryRow, StoredRows } from "@engram/store-sql"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
