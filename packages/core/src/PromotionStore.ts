@@ -25,7 +25,6 @@ import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import * as Schema from "effect/Schema"
 import * as ErrorClass from "./ErrorClass.js"
 import * as InMemoryPromotionStore from "./internal/inMemoryPromotionStore.js"
 import * as internal from "./internal/promotionRow.js"
@@ -69,18 +68,9 @@ export type InvalidPromotionRow = internal.InvalidPromotionRow
  * @since 0.1.0
  * @category errors
  */
-export class PromotionStoreFailure extends Schema.TaggedError<PromotionStoreFailure>()("PromotionStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `promotion store ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return ErrorClass.ofStoreCause(this.cause)
-  }
-}
+export class PromotionStoreFailure
+  extends ErrorClass.Failure<PromotionStoreFailure>()("PromotionStoreFailure", "promotion store")
+{}
 
 /**
  * Rows read back, in {@link compareRows} order, with the number of stored rows that failed to

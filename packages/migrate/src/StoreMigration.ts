@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import type * as ErrorClass from "@engram/core/ErrorClass"
+import * as ErrorClass from "@engram/core/ErrorClass"
 import { MAX_LIMIT } from "@engram/core/MemoryQuery"
 import type { MemoryId, MemoryRecord } from "@engram/core/MemoryRecord"
 import { MemoryStore, type Service as MemoryStoreService } from "@engram/core/MemoryStore"
@@ -42,9 +42,7 @@ import {
   rowIdentity,
   type Service as PromotionStoreService
 } from "@engram/core/PromotionStore"
-import type { Service as SessionStoreService } from "@engram/core/SessionStore"
 import * as Sha256 from "@engram/core/Sha256"
-import type { Service as TelemetryStoreService } from "@engram/core/TelemetryStore"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -140,18 +138,14 @@ export type OnError = "stop" | "skip"
  * @since 0.1.0
  * @category errors
  */
-export class RecordNotCopied extends Schema.TaggedError<RecordNotCopied>()("RecordNotCopied", {
+export class RecordNotCopied extends ErrorClass.TaggedError<RecordNotCopied>()("RecordNotCopied", {
   id: Schema.String,
   reason: Schema.String,
   cause: Schema.Defect
-}) {
-  override get message() {
-    return `record "${this.id}" was not copied: ${this.reason}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
+}, {
+  errorClass: "Conflict",
+  message: (self) => `record "${self.id}" was not copied: ${self.reason}`
+}) {}
 
 const tagOf = (error: unknown): unknown =>
   typeof error === "object" && error !== null && "_tag" in error ? error._tag : undefined
@@ -206,29 +200,26 @@ const reasonOf = (error: unknown): string => {
  * @since 0.1.0
  * @category errors
  */
-export class StoreMigrationMismatch extends Schema.TaggedError<StoreMigrationMismatch>()("StoreMigrationMismatch", {
+export class StoreMigrationMismatch extends ErrorClass.TaggedError<StoreMigrationMismatch>()("StoreMigrationMismatch", {
   sourceCount: Schema.Number,
   targetCount: Schema.Number,
   sourcePromotions: Schema.Number,
   targetPromotions: Schema.Number,
   sourceChecksum: Schema.String,
   targetChecksum: Schema.String
-}) {
-  override get message() {
-    return this.sourceCount !== this.targetCount
-      ? `the target holds ${this.targetCount} records but the source ${this.sourceCount}; ` +
+}, {
+  errorClass: "Conflict",
+  message: (self) =>
+    self.sourceCount !== self.targetCount
+      ? `the target holds ${self.targetCount} records but the source ${self.sourceCount}; ` +
         `the target had other records, or the source changed during the copy`
-      : this.sourcePromotions !== this.targetPromotions
-      ? `the target holds ${this.targetPromotions} promotion rows for the copied records but the source ` +
-        `${this.sourcePromotions}; the target had other rows, or the source changed during the copy`
-      : `source and target hold ${this.sourceCount} records each but their checksums differ ` +
-        `(${this.sourceChecksum.slice(0, 12)}… vs ${this.targetChecksum.slice(0, 12)}…); ` +
+      : self.sourcePromotions !== self.targetPromotions
+      ? `the target holds ${self.targetPromotions} promotion rows for the copied records but the source ` +
+        `${self.sourcePromotions}; the target had other rows, or the source changed during the copy`
+      : `source and target hold ${self.sourceCount} records each but their checksums differ ` +
+        `(${self.sourceChecksum.slice(0, 12)}… vs ${self.targetChecksum.slice(0, 12)}…); ` +
         `a record differs — the source may have changed during the copy`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
+}) {}
 
 /**
  * The promotion stores that travel with the memory stores.
@@ -508,83 +499,3 @@ export const migrateStore = <E1, R1, E2, R2, E = never, R = never>(
       })
     })
   )
-
-/**
- * One key/value marker the legacy import leaves in a store (`engram_meta`), so that importing the
- * same v1 file into a copy of the store is still recognised as done.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ImportMarker {
-  readonly key: string
-  readonly value: string
-}
-
-/**
- * Reading or writing a store's import markers failed underneath.
- *
- * @since 0.1.0
- * @category errors
- */
-export class MarkerStoreFailure extends Schema.TaggedError<MarkerStoreFailure>()("MarkerStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `import markers ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
-
-/**
- * A store's import markers: `read` returns them sorted by key; `add` stores those whose key is not
- * stored yet (never overwriting one) and returns how many it stored.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ImportMarkers {
-  readonly read: Effect.Effect<ReadonlyArray<ImportMarker>, MarkerStoreFailure>
-  readonly add: (markers: ReadonlyArray<ImportMarker>) => Effect.Effect<number, MarkerStoreFailure>
-}
-
-/**
- * Everything a whole-store copy reads or writes on one database: the four stores and the import
- * markers. The store packages open one for a SQLite file or a PostgreSQL database
- * (`SqliteMigration.open`, `PgMigration.open`); a copy between any two is the same code.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Endpoint {
-  readonly memory: MemoryStoreService
-  readonly promotions: PromotionStoreService
-  readonly sessions: SessionStoreService
-  readonly telemetry: TelemetryStoreService
-  readonly markers: ImportMarkers
-}
-
-/**
- * Whether an endpoint is copied from or into: a `"source"` is never created or migrated (stores
- * whose tables it lacks read as empty); a `"target"` gets every table, created or upgraded.
- *
- * @since 0.1.0
- * @category models
- */
-export type EndpointRole = "source" | "target"
-
-/**
- * Markers in key order, one per line, for comparing two stores' markers.
- *
- * @since 0.1.0
- * @category verifying
- */
-export const markerLines = (markers: ReadonlyArray<ImportMarker>): string =>
-  [...markers]
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    .map((marker) => `${JSON.stringify(marker.key)}\t${JSON.stringify(marker.value)}`)
-    .join("\n")

@@ -11,7 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -168,21 +168,19 @@ const makeWaitingClient = (
  * @since 0.1.0
  * @category errors
  */
-export class SqliteOpenError extends Schema.TaggedError<SqliteOpenError>()("SqliteOpenError", {
+export class SqliteOpenError extends ErrorClass.TaggedError<SqliteOpenError>()("SqliteOpenError", {
   filename: Schema.String,
   detail: Schema.String,
   /** Present when the file is damaged: what SQLite's integrity check found. */
   problems: Schema.optional(Schema.Array(Schema.String))
-}) {
-  override get message() {
-    if (this.problems !== undefined) return `cannot open the SQLite database "${this.filename}": ${this.detail}`
-    return `cannot open the SQLite database "${this.filename}": ${this.detail}. ` +
+}, {
+  errorClass: "Unavailable",
+  message: (self) => {
+    if (self.problems !== undefined) return `cannot open the SQLite database "${self.filename}": ${self.detail}`
+    return `cannot open the SQLite database "${self.filename}": ${self.detail}. ` +
       `Check that the path is a writable file in a writable directory, or choose another path.`
   }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+}) {}
 
 /**
  * Options for {@link layerClient}.

@@ -27,7 +27,6 @@ import * as PriorSessionDigest from "../PriorSessionDigest.js"
 import * as ProjectedContext from "../ProjectedContext.js"
 import * as PromotionStore from "../PromotionStore.js"
 import * as Routing from "../Routing.js"
-import * as SearchPlan from "../SearchPlan.js"
 import * as SearchTokenizer from "../SearchTokenizer.js"
 import * as SessionStore from "../SessionStore.js"
 import * as TelemetryStore from "../TelemetryStore.js"
@@ -35,20 +34,18 @@ import * as TokenEstimator from "../TokenEstimator.js"
 import * as NeighbourContext from "./neighbourContext.js"
 import * as Decisions from "./projectionDecisions.js"
 
-export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
+export class ProjectionFailure extends ErrorClass.TaggedError<ProjectionFailure>()("ProjectionFailure", {
   sessionId: Schema.String,
   turn: Schema.Number,
   cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `projecting context for session ${this.sessionId}, turn ${this.turn} failed: ${detail}`
-  }
-  /** The class of what failed underneath (a store's failure); a request the projection refused is invalid input. */
-  get errorClass(): ErrorClass.ErrorClass {
-    return ErrorClass.fromUnknown(this.cause) ?? "InvalidInput"
-  }
-}
+}, {
+  // The class of what failed underneath (a store's failure); a request the projection refused is invalid input.
+  errorClass: (self) => ErrorClass.fromUnknown(self.cause) ?? "InvalidInput",
+  message: (self) =>
+    `projecting context for session ${self.sessionId}, turn ${self.turn} failed: ${
+      self.cause instanceof Error ? self.cause.message : String(self.cause)
+    }`
+}) {}
 
 /** Records per page when reading every always-on record. */
 const PAGE = 500
@@ -340,19 +337,15 @@ export const make = (
         ? Effect.succeed({ value: [], skipped: 0, returned: 0 })
         : Effect.map(
           Effect.flatMap(
-            Effect.all([MemoryLimits.MemoryLimits, SearchPlan.SearchPlanner]),
-            ([limits, planner]) =>
+            MemoryLimits.MemoryLimits,
+            (limits) =>
               memories.search(MemoryLimits.clampQuery(request.query, limits), {
                 scopes: request.scopes,
                 deliveryPolicies: Decisions.PROJECTED_POLICIES,
                 deliverable: true,
-                limit
-              }).pipe(
-                Effect.provideService(SearchPlan.SearchPlanner, {
-                  ...planner,
-                  maxDocumentShare: settings.recallPruneShare
-                })
-              )
+                limit,
+                plan: { maxDocumentShare: settings.recallPruneShare }
+              })
           ),
           (found) => ({
             value: found.hits.filter((hit) => screened(hit.record)),

@@ -6,7 +6,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "../ErrorClass.js"
+import * as ErrorClass from "../ErrorClass.js"
 import { MemoryId, Scope } from "../MemoryRecord.js"
 import { describeParseError } from "../MemoryWrite.js"
 import { placementKey, PromotionDecision } from "../Routing.js"
@@ -18,30 +18,23 @@ export const PromotionRow = Schema.Struct({
 }).annotations({ identifier: "PromotionRow" })
 export type PromotionRow = typeof PromotionRow.Type
 
-export class DuplicatePromotion extends Schema.TaggedError<DuplicatePromotion>()("DuplicatePromotion", {
+export class DuplicatePromotion extends ErrorClass.TaggedError<DuplicatePromotion>()("DuplicatePromotion", {
   recordId: Schema.String,
   specKey: Schema.String
-}) {
-  override get message() {
-    return `memory "${this.recordId}" already has a promotion row for spec "${this.specKey}"; ` +
-      `rows are committed once and nothing in the batch was stored`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
+}, {
+  errorClass: "Conflict",
+  message: (self) =>
+    `memory "${self.recordId}" already has a promotion row for spec "${self.specKey}"; ` +
+    `rows are committed once and nothing in the batch was stored`
+}) {}
 
-export class InvalidPromotionRow extends Schema.TaggedError<InvalidPromotionRow>()("InvalidPromotionRow", {
+export class InvalidPromotionRow extends ErrorClass.TaggedError<InvalidPromotionRow>()("InvalidPromotionRow", {
   index: Schema.Number,
   problem: Schema.String
-}) {
-  override get message() {
-    return `promotion row #${this.index} is invalid: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => `promotion row #${self.index} is invalid: ${self.problem}`
+}) {}
 
 const compareRaw = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 

@@ -9,7 +9,7 @@ import {
   Background,
   ContextProjection,
   ContextSection,
-  type ErrorClass,
+  ErrorClass,
   MemoryOverlay,
   PromptFragment,
   Routing,
@@ -32,42 +32,32 @@ export const AUTHORITY_ORDER = [
   "Context"
 ] as const
 
-export class UnknownSectionAnchor extends Schema.TaggedError<UnknownSectionAnchor>()("UnknownSectionAnchor", {
+export class UnknownSectionAnchor extends ErrorClass.TaggedError<UnknownSectionAnchor>()("UnknownSectionAnchor", {
   section: Schema.String,
   anchor: Schema.String,
   known: Schema.Array(Schema.String)
-}) {
-  override get message() {
-    return `section "${this.section}" is placed relative to "${this.anchor}", which is not a section ` +
-      `(known: ${this.known.map((name) => `"${name}"`).join(", ")})`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+}, {
+  errorClass: "Misconfigured",
+  message: (self) =>
+    `section "${self.section}" is placed relative to "${self.anchor}", which is not a section ` +
+    `(known: ${self.known.map((name) => `"${name}"`).join(", ")})`
+}) {}
 
-export class SectionOrderCycle extends Schema.TaggedError<SectionOrderCycle>()("SectionOrderCycle", {
+export class SectionOrderCycle extends ErrorClass.TaggedError<SectionOrderCycle>()("SectionOrderCycle", {
   cycle: Schema.Array(Schema.String)
-}) {
-  override get message() {
-    return `plugin sections are anchored in a cycle: ${this.cycle.map((name) => `"${name}"`).join(" → ")}; ` +
-      `anchor one of them on a built-in section`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+}, {
+  errorClass: "Misconfigured",
+  message: (self) =>
+    `plugin sections are anchored in a cycle: ${self.cycle.map((name) => `"${name}"`).join(" → ")}; ` +
+    `anchor one of them on a built-in section`
+}) {}
 
-export class DuplicateSection extends Schema.TaggedError<DuplicateSection>()("DuplicateSection", {
+export class DuplicateSection extends ErrorClass.TaggedError<DuplicateSection>()("DuplicateSection", {
   name: Schema.String
-}) {
-  override get message() {
-    return `two sections are named "${this.name}"; section names must be unique`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+}, {
+  errorClass: "Misconfigured",
+  message: (self) => `two sections are named "${self.name}"; section names must be unique`
+}) {}
 
 const anchorOf = (position: SectionPosition): { readonly anchor: string; readonly side: -1 | 1 } =>
   "before" in position ? { anchor: position.before, side: -1 } : { anchor: position.after, side: 1 }
@@ -237,6 +227,7 @@ export const buildAgent = (config: AgentConfig) =>
       composedIds: MemoryOverlay.composedIds(composed.report),
       background: composed.background,
       scopes: config.scopes ?? [config.scope],
+      projection: config.projection,
       identity: spec === undefined ? undefined : identitySource(spec, config, composed.background),
       memory: spec === undefined ? undefined : { scope: config.scope, background: config.background, spec },
       missing: composed.missing,

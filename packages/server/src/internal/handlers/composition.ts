@@ -1,0 +1,86 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import {
+  ContextProjection,
+  type MemoryRecord,
+  MemoryStore,
+  PromotionStore,
+  RoutingSpecs,
+  ScopeView
+} from "@engram/core"
+import { Agent, StablePrefix } from "@engram/runtime"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import { type Authorization, CurrentAccess, EngramApi } from "../../EngramApi.js"
+import { http, oneScope, type ServerConfig } from "./shared.js"
+
+/** The composition routes: the promotion rows, the agent prefix and the projection preview. */
+export const layerComposition = (config: ServerConfig): Layer.Layer<
+  HttpApiGroup.ApiGroup<"engram", "composition">,
+  never,
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+  | RoutingSpecs.RoutingSpecs
+  | ContextProjection.ContextProjection
+  | Authorization
+> =>
+  HttpApiBuilder.group(EngramApi, "composition", (handlers) =>
+    Effect.gen(function*() {
+      const context = yield* Effect.context<
+        MemoryStore.MemoryStore | PromotionStore.PromotionStore | RoutingSpecs.RoutingSpecs
+      >()
+      const projection = yield* ContextProjection.ContextProjection
+      const build = (scope: MemoryRecord.Scope) =>
+        http(Effect.provide(StablePrefix.buildAgent({ ...config.agent, scope, scopes: [scope] }), context))
+      return handlers
+        .handle("promotions", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const scope = yield* oneScope(access, urlParams.scope)
+            const promotionStore = yield* Effect.provide(PromotionStore.PromotionStore, context)
+            return { rows: (yield* http(promotionStore.listByScope(scope))).rows }
+          }))
+        .handle("agent", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const scope = yield* oneScope(access, urlParams.scope)
+            const agent = yield* build(scope)
+            const store = yield* Effect.provide(MemoryStore.MemoryStore, context)
+            const named = [...new Set(agent.report.outcomes.map((outcome) => outcome.recordId))]
+            const { records } = yield* http(store.get(named, { scopes: access.scopes }))
+            const visible = yield* http(
+              Effect.provideService(ScopeView.records(access.scopes, records), MemoryStore.MemoryStore, store)
+            )
+            return {
+              scope,
+              spec: config.agent.spec ?? null,
+              prefix: agent.prefix,
+              text: agent.text,
+              composedIds: agent.composedIds,
+              report: agent.report,
+              records: visible
+            }
+          }))
+        .handle("projection", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const access = yield* CurrentAccess
+            const scope = yield* oneScope(access, urlParams.scope)
+            const agent = yield* build(scope)
+            // The turn a native agent of this config would run in this scope, mapped to its
+            // projection request as every runtime maps it; previews write no injection row.
+            const projected = yield* http(Effect.flatMap(
+              Agent.planTurn(agent, {
+                sessionId: "console-preview",
+                turn: 0,
+                query: urlParams.q,
+                mode: "native",
+                scopes: agent.scopes,
+                workingState: config.workingState,
+                skills: config.skills,
+                record: false
+              }),
+              (plan) => projection.project(plan.request)
+            ))
+            return { scope, projection: projected }
+          }))
+    }))
