@@ -44,6 +44,38 @@ module.exports = {
       to: { pathNot: "^(packages/migrate/src/|packages/core/src/|node_modules/effect/)" }
     },
     {
+      name: "store-sql-imports-core-only",
+      severity: "error",
+      comment: "@engram/store-sql is the floor the SQL stores share (decision 0162): core, effect and @effect/sql's " +
+        "client interface only, no driver and no backend, so standing on it pulls in no other store.",
+      from: { path: "^packages/store-sql/src/" },
+      to: { pathNot: "^(packages/store-sql/src/|packages/core/src/|node_modules/effect/|node_modules/@effect/sql/)" }
+    },
+    {
+      name: "stores-import-core-store-sql-and-their-driver (store-sqlite)",
+      severity: "error",
+      comment: "A SQL store depends on core, the SQL floor (@engram/store-sql) and its own driver: never on " +
+        "@engram/migrate or another backend (decisions 0043, 0162).",
+      from: { path: "^packages/store-sqlite/src/" },
+      to: {
+        pathNot: "^(packages/store-sqlite/src/|packages/core/src/|packages/store-sql/src/|node_modules/effect/|" +
+          "node_modules/@effect/(sql|experimental)/|node_modules/(@effect/sql-sqlite-node|sqlite-vec)/)",
+        dependencyTypesNot: ["core"]
+      }
+    },
+    {
+      name: "stores-import-core-store-sql-and-their-driver (store-pg)",
+      severity: "error",
+      comment: "A SQL store depends on core, the SQL floor (@engram/store-sql) and its own driver: never on " +
+        "@engram/migrate or another backend (decisions 0043, 0162).",
+      from: { path: "^packages/store-pg/src/" },
+      to: {
+        pathNot: "^(packages/store-pg/src/|packages/core/src/|packages/store-sql/src/|node_modules/effect/|" +
+          "node_modules/@effect/(sql|experimental)/|node_modules/(@effect/sql-pg)/)",
+        dependencyTypesNot: ["core"]
+      }
+    },
+    {
       name: "console-imports-types-only",
       severity: "error",
       comment: "The console (packages/server/src/console) is browser code, bundled on its own: it imports its own " +

@@ -68,7 +68,7 @@ describe("OpenTelemetry export", () => {
       SqliteTelemetryStore.layerSqlite
     ).pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
     const environment = Layer.mergeAll(
-      ContextProjection.layerSettings({ budgetTokens: 4_000 }),
+      Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ budgetTokens: 4_000 })),
       ScriptedModel.layer(script),
       PromptObserver.layerTelemetry({ model: "scripted" }),
       RoutingSpecs.layerPresets

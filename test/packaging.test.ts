@@ -10,8 +10,8 @@
  *   typechecks under `strict` with `module: NodeNext`, then runs: it writes, searches, digests
  *   (`@engram/migrate`), projects and runs one scripted turn on `SqliteEngram.layer`; a second
  *   one serves the review console from the installed `@engram/server` (its `dist/console/`);
- * - a project that installs `@engram/core` and `@engram/store-sqlite` alone (with `@engram/migrate`,
- *   which the SQLite store depends on) gets no test tooling: no vitest, vite or esbuild;
+ * - a project that installs `@engram/core` and `@engram/store-sqlite` alone (with `@engram/store-sql`,
+ *   the SQL floor the SQLite store stands on) gets no test tooling: no vitest, vite or esbuild;
  * - the CLI's tarball alone installs globally into a temporary prefix (`npm install -g --prefix`)
  *   as the README's "Installing the CLI" says, with no `effect` package in the install (one copy,
  *   inside the bundle), and `engram demo`, `engram inspect demo-2` and `engram mcp` (initialize and
@@ -289,7 +289,7 @@ describe("packed packages installed outside the workspace", () => {
         name: "engram-alone",
         private: true,
         dependencies: Object.fromEntries(
-          ["core", "migrate", "store-sqlite"].map((name) => [`@engram/${name}`, `file:${pick(name)}`])
+          ["core", "store-sql", "store-sqlite"].map((name) => [`@engram/${name}`, `file:${pick(name)}`])
         )
       })
     )

@@ -10,7 +10,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryQuery, MemoryStore, SearchPlan } from "@engram/core"
+import { IdGenerator, MemoryQuery, MemoryStore } from "@engram/core"
 import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
@@ -74,11 +74,11 @@ const unprunedChecks = (prepare: Effect.Effect<void, unknown, never> = Effect.vo
     const store = yield* MemoryStore.MemoryStore
     for (let i = 0; i < records.length; i += 1_000) yield* store.write(records.slice(i, i + 1_000))
     yield* prepare
-    const search = store.search(question, { scopes: ["global"], deliverable: true, limit: 5 })
-    expect((yield* search).hits[0]!.record.id).toBe("zebra")
+    const options = { scopes: ["global"], deliverable: true, limit: 5 } as const
+    expect((yield* store.search(question, options)).hits[0]!.record.id).toBe("zebra")
     // Unpruned and weighted by BM25's own IDF (power 1): the record holding many of the question's
     // frequent words outranks the one rare word; squared (the default), the rare word would still win.
-    const unpruned = yield* search.pipe(Effect.provide(SearchPlan.layer({ maxDocumentShare: 1, idfPower: 1 })))
+    const unpruned = yield* store.search(question, { ...options, plan: { maxDocumentShare: 1, idfPower: 1 } })
     expect(unpruned.hits[0]!.record.id).not.toBe("zebra")
     expect(unpruned.hits[0]!.record.content).toMatch(/when does the ferry take/)
   })

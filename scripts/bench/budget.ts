@@ -220,7 +220,7 @@ export const run = async (args: ReadonlyArray<string>) => {
         const figures = await Effect.runPromise(
           projectAll(questions, budgets, textOf).pipe(
             Effect.provide(
-              ContextProjection.layerSettings({ recallRelevance: relevance }).pipe(
+              Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ recallRelevance: relevance })).pipe(
                 Layer.provideMerge(
                   Layer.merge(SqliteTelemetryStore.layerSqlite, SqlitePromotionStore.layerSqlite).pipe(
                     Layer.provideMerge(SqliteMemoryStore.layer({ filename }))

@@ -85,27 +85,26 @@ const writeAll = (dataset: Datasets.Dataset, variant: Datasets.Variant) =>
     }
   })
 
-/** Each question's top `limit` ids through `MemoryStore.search`, within its conversation. */
-const searchAll = (dataset: Datasets.Dataset, limit: number) =>
+/** Each question's top `limit` ids through `MemoryStore.search`, within its conversation, with `tuning`. */
+const searchAll = (dataset: Datasets.Dataset, limit: number, tuning: SearchPlan.SearchTuning) =>
   Effect.gen(function*() {
     const store = yield* MemoryStore.MemoryStore
     const ranked: Array<ReadonlyArray<string>> = []
     for (const q of dataset.questions) {
-      const result = yield* store.search(q.text, { scopes: [q.scope], deliverable: true, limit })
+      const result = yield* store.search(q.text, { scopes: [q.scope], deliverable: true, limit, ...tuning })
       ranked.push(result.hits.map((h) => h.record.id))
     }
     return ranked
   })
 
-/** The ranking settings of one held-out dataset as layers every backend reads at search time. */
-const settingLayer = (setting: CrossValidation.Setting, fusion?: SearchPlan.FusionOptions) =>
-  Layer.mergeAll(
-    Layer.orDie(Bm25.layer(setting.bm25)),
-    Layer.orDie(SearchPlan.layer(CrossValidation.plannerFor(setting))),
-    fusion === undefined ? Layer.empty : Layer.orDie(SearchPlan.layerFusion(fusion))
-  )
+/** The ranking settings of one held-out dataset as the tuning every search of the run carries. */
+const tuningOf = (setting: CrossValidation.Setting, fusion?: SearchPlan.FusionOptions): SearchPlan.SearchTuning => ({
+  ranking: setting.bm25,
+  plan: CrossValidation.plannerFor(setting),
+  ...(fusion === undefined ? {} : { fusion })
+})
 
-/** Writes then searches `dataset` on the store `store` builds, with `setting` in context. */
+/** Writes then searches `dataset` on the store `store` builds, each search carrying `setting` (and `fusion`) as its tuning. */
 const measureStore = async (
   store: Layer.Layer<MemoryStore.MemoryStore, unknown>,
   dataset: Datasets.Dataset,
@@ -115,12 +114,12 @@ const measureStore = async (
   fusion?: SearchPlan.FusionOptions
 ): Promise<ReadonlyArray<Ranked>> => {
   const runtime = ManagedRuntime.make(
-    Layer.mergeAll(store, IdGenerator.sequential(`${dataset.name}-${variant}`), quiet, settingLayer(setting, fusion))
+    Layer.mergeAll(store, IdGenerator.sequential(`${dataset.name}-${variant}`), quiet)
   )
   try {
     await runtime.runPromise(writeAll(dataset, variant))
     const out: Array<Ranked> = []
-    for (const limit of limits) out.push(await runtime.runPromise(searchAll(dataset, limit)))
+    for (const limit of limits) out.push(await runtime.runPromise(searchAll(dataset, limit, tuningOf(setting, fusion))))
     return out
   } finally {
     await runtime.dispose()

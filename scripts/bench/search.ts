@@ -9,7 +9,7 @@
  * kept in `--file` between runs so iterating on the search does not rewrite 100,000 records. Each p50
  * ratio is given by wall time and by the process's CPU time (steadier when other work shares the cores).
  */
-import { MemoryStore, SearchPlan } from "@engram/core"
+import { MemoryStore } from "@engram/core"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
@@ -64,10 +64,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         scopes: RUNTIME_SCOPES,
         deliveryPolicies: ["always", "retrieved"],
         deliverable: true,
-        limit: LIMIT
-      }).pipe(
-        Effect.provideService(SearchPlan.SearchPlanner, { ...SearchPlan.defaultOptions, maxDocumentShare: SHARE })
-      )
+        limit: LIMIT,
+        plan: { maxDocumentShare: SHARE }
+      })
     for (const [workload, queries] of workloads) {
       floor.prime(queries)
       for (const query of queries.slice(0, 20)) {

@@ -19,8 +19,9 @@
  * - **memory use**: the process's RSS and heap after loading, per size.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { IdGenerator, type MemoryRecord, MemoryRow, MemoryStore, MemoryWrite, SearchTokenizer } from "@engram/core"
+import { IdGenerator, type MemoryRecord, MemoryStore, MemoryWrite, SearchTokenizer } from "@engram/core"
 import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
+import { MemoryRow } from "@engram/store-sql"
 import { SqliteMemoryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"

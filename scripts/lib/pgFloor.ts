@@ -8,7 +8,8 @@
  * statistics, the tail tier.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Bm25, MemoryRow, SearchPlan, SearchTokenizer } from "@engram/core"
+import { Bm25, SearchPlan, SearchTokenizer } from "@engram/core"
+import { MemoryRow } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 
 type Run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) => Promise<A>

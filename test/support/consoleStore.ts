@@ -274,7 +274,7 @@ export const startSeededConsole = async (): Promise<SeededConsole> => {
   await api("POST", `/api/memories/${expired}/expire`)
   await run(storeSession.pipe(
     Effect.provide(Layer.mergeAll(
-      ContextProjection.layerSettings({ budgetTokens: BUDGET_TOKENS }),
+      Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ budgetTokens: BUDGET_TOKENS })),
       ScriptedModel.layer(() => [ScriptedModel.text("On Tuesdays at seven.")]),
       PromptObserver.layerTelemetry(),
       IdGenerator.sequential("console")

@@ -101,7 +101,7 @@ export const snapshotFixture = (
     now: at,
     workingState: `turn ${turn}`,
     alwaysOn: []
-  }, { mode: "native" })
+  }, { mode: "native", budget: ProjectedContext.tokens(16_000) })
   const prefixBlob = Trajectory.prefixBlob(prefix)
   const projectionBlob = Trajectory.projectionBlob(projection)
   const snapshot = new PromptSnapshot.PromptSnapshot({
@@ -234,7 +234,7 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
         const projection = ProjectedContext.composeProjectedContext({
           now: DateTime.unsafeMake(T0),
           workingState: "step 1"
-        }, { mode: "native" })
+        }, { mode: "native", budget: ProjectedContext.tokens(16_000) })
         const row = InjectionLog.fromProjection(projection, {
           sessionId: "s-7",
           turn: 4,

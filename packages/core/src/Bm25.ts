@@ -31,14 +31,8 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "./ErrorClass.js"
 import * as TopK from "./internal/topK.js"
-import { compareRaw } from "./MemoryQuery.js"
 import type { ConversationPosition } from "./MemoryRecord.js"
 
 /**
@@ -90,50 +84,6 @@ export const defaultParameters: Parameters = { k1: 0.8, b: 0.75, neighbourWindow
  * @category constants
  */
 export const SCORE_DIGITS = 9
-
-/**
- * The BM25 parameters a search runs with. A `Context.Reference`: every backend reads it when a
- * search runs and gets {@link defaultParameters} unless a caller provided others ({@link layer}).
- *
- * @since 0.1.0
- * @category tags
- */
-export class Ranking extends Context.Reference<Ranking>()("@engram/core/Bm25Ranking", {
-  defaultValue: (): Parameters => defaultParameters
-}) {}
-
-/**
- * BM25 parameters that failed to decode; `problem` names the field.
- *
- * @since 0.1.0
- * @category errors
- */
-export class InvalidBm25Parameters
-  extends Schema.TaggedError<InvalidBm25Parameters>()("InvalidBm25Parameters", { problem: Schema.String })
-{
-  override get message() {
-    return `invalid BM25 parameters: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
-
-/**
- * Provides BM25 parameters: the fields given replace the defaults, after decoding.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (parameters: Partial<Parameters>): Layer.Layer<Ranking, InvalidBm25Parameters> =>
-  Layer.effect(
-    Ranking,
-    Schema.decodeUnknown(Parameters)({ ...defaultParameters, ...parameters }, { errors: "first" }).pipe(
-      Effect.mapError((error) =>
-        new InvalidBm25Parameters({ problem: ParseResult.TreeFormatter.formatErrorSync(error) })
-      )
-    )
-  )
 
 /**
  * A token's inverse document frequency among `total` records, `frequency` of which hold it.
@@ -322,7 +272,7 @@ export const rankCandidates = <M extends Match>(
 const rankOrder = <M extends Match>(
   a: { readonly match: M; readonly score: number },
   b: { readonly match: M; readonly score: number }
-) => b.score - a.score || b.match.createdAtMillis - a.match.createdAtMillis || compareRaw(a.match.id, b.match.id)
+) => b.score - a.score || b.match.createdAtMillis - a.match.createdAtMillis || (a.match.id < b.match.id ? -1 : a.match.id > b.match.id ? 1 : 0)
 
 /**
  * The best `k` of a tier's matches in {@link rank}'s order, without ranking them all — the

@@ -49,12 +49,20 @@
  * import { Effect, Layer } from "effect"
  * import { ContextProjection, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
  *
- * const ProjectionLive = ContextProjection.layerSettings({ contextWindowTokens: 128_000 }).pipe(
+ * const ProjectionLive = ContextProjection.layer.pipe(
  *   Layer.provide(Layer.mergeAll(MemoryStore.layerMemory, PromotionStore.layerMemory, TelemetryStore.layerMemory))
  * )
  *
+ * // This call's own settings, over the layer's defaults: a 128k window.
  * const turn = Effect.flatMap(ContextProjection.ContextProjection, (projection) =>
- *   projection.project({ sessionId: "s-1", turn: 0, query: "who am I?", scopes: ["global"], mode: "native" })
+ *   projection.project({
+ *     sessionId: "s-1",
+ *     turn: 1,
+ *     query: "who am I?",
+ *     scopes: ["global"],
+ *     mode: "native",
+ *     settings: { contextWindowTokens: 128_000 }
+ *   })
  * )
  * ```
  *
@@ -151,6 +159,18 @@ const Limit = Schema.Int.pipe(
   })
 )
 
+const DigestLimit = Schema.Int.pipe(Schema.between(0, 100))
+
+const IdentityLimit = Schema.Int.pipe(Schema.between(0, MemoryQuery.MAX_LIMIT))
+
+const RecallPruneShare = Schema.Number.pipe(
+  Schema.greaterThan(0),
+  Schema.lessThanOrEqualTo(1),
+  Schema.annotations({ message: () => "recallPruneShare must be a share above 0 and at most 1" })
+)
+
+const RecallRelevance = Schema.Literal("content-words", "search")
+
 /**
  * The cap on recall hits of a projection with an unbounded budget (a bounded one is sized by its
  * budget, decision 0181).
@@ -223,11 +243,11 @@ export const ProjectionSettings = Schema.Struct({
   /** Prior-session digest mode (default `newest`). */
   digest: Schema.optional(PriorSessionDigest.DigestMode),
   /** Most prior sessions in the digest (default 3). */
-  digestLimit: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 100)), {
+  digestLimit: Schema.optionalWith(DigestLimit, {
     default: () => PriorSessionDigest.DEFAULT_DIGEST_LIMIT
   }),
   /** Most identity-tier lines (default 50; 0 turns the identity tier off). */
-  identityLimit: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, MemoryQuery.MAX_LIMIT)), {
+  identityLimit: Schema.optionalWith(IdentityLimit, {
     default: () => DEFAULT_IDENTITY_LIMIT
   }),
   /**
@@ -240,16 +260,9 @@ export const ProjectionSettings = Schema.Struct({
    * The search planner's pruning share for the recall search (default 0.03): a token more than
    * this share of the records hold ranks after the others, and still matches. Recall fills the
    * budget, so ranking decides only which hits reach the budget's edge, not which come first;
-   * every other planner option is the one in context (`SearchPlan.SearchPlanner`). Decision 0040.
+   * every other planner option is the store's default (`SearchPlan.resolve`). Decision 0040.
    */
-  recallPruneShare: Schema.optionalWith(
-    Schema.Number.pipe(
-      Schema.greaterThan(0),
-      Schema.lessThanOrEqualTo(1),
-      Schema.annotations({ message: () => "recallPruneShare must be a share above 0 and at most 1" })
-    ),
-    { default: () => DEFAULT_RECALL_PRUNE_SHARE }
-  ),
+  recallPruneShare: Schema.optionalWith(RecallPruneShare, { default: () => DEFAULT_RECALL_PRUNE_SHARE }),
   /**
    * Conversation context (default {@link DEFAULT_NEIGHBOUR_WINDOW}; 0 turns it off): the stored
    * turns up to this many turns before and after each recall hit that has a conversation
@@ -266,12 +279,10 @@ export const ProjectionSettings = Schema.Struct({
   /**
    * Which recall hits count as relevant (decision 0180): `content-words` (default) — a hit whose
    * text shares a word with the query beyond function words; `search` — every hit the search
-   * returns, for a hybrid store whose similarity floor (`SearchPlan.layerFusion({ minSimilarity })`)
+   * returns, for a hybrid store whose similarity floor (`fusion: { minSimilarity }` on its searches)
    * is set above 0, so its vector hits cleared it.
    */
-  recallRelevance: Schema.optionalWith(Schema.Literal("content-words", "search"), {
-    default: () => "content-words" as const
-  }),
+  recallRelevance: Schema.optionalWith(RecallRelevance, { default: () => "content-words" as const }),
   /** Skills rows that are never shed (default `ProjectedContext.DEFAULT_SKILLS_MIN_ROWS`). */
   skillsMinRows: Schema.optional(Schema.NonNegativeInt)
 })
@@ -279,10 +290,12 @@ export const ProjectionSettings = Schema.Struct({
 export type ProjectionSettings = typeof ProjectionSettings.Type
 
 /**
- * The settings an agent or a single request may set over the layer's (decision 0182): the budget
- * (`budgetTokens` from 256, or `contextWindowTokens` × `budgetPct`), the recall cap and the
- * conversation window. Every field is optional; a level that names any budget field replaces the
- * level below's budget whole (`budgetTokens` wins over a window at the same level).
+ * The settings an agent or a single request may set over the layer's defaults: any field of
+ * {@link ProjectionSettings} (decisions 0182, 0165) — the budget (`budgetTokens` from 256, or
+ * `contextWindowTokens` × `budgetPct`), the recall cap, share and relevance, the conversation
+ * window, the digest, the identity and skills rows. Every field is optional and has no default of
+ * its own (the one default of each is {@link defaultSettings}); a level that names any budget field
+ * replaces the level below's budget whole (`budgetTokens` wins over a window at the same level).
  *
  * @since 0.1.0
  * @category models
@@ -291,8 +304,15 @@ export const ProjectionOverrides = Schema.Struct({
   contextWindowTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
   budgetPct: Schema.optional(ProjectedContext.BudgetPct),
   budgetTokens: Schema.optional(BudgetTokens),
+  digest: Schema.optional(PriorSessionDigest.DigestMode),
+  digestLimit: Schema.optional(DigestLimit),
+  identityLimit: Schema.optional(IdentityLimit),
   recallLimit: Schema.optional(Limit),
-  neighbourWindow: Schema.optional(NeighbourWindow)
+  recallPruneShare: Schema.optional(RecallPruneShare),
+  neighbourWindow: Schema.optional(NeighbourWindow),
+  neighbourShed: Schema.optional(ProjectedContext.NeighbourShed),
+  recallRelevance: Schema.optional(RecallRelevance),
+  skillsMinRows: Schema.optional(Schema.NonNegativeInt)
 }).annotations({ identifier: "ProjectionOverrides" })
 /** @since 0.1.0 @category models */
 export type ProjectionOverrides = typeof ProjectionOverrides.Type
@@ -558,41 +578,46 @@ export class ContextProjection extends Context.Tag("@engram/core/ContextProjecti
 export type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
 
 /**
- * Builds the projection over the `MemoryStore`, `PromotionStore` and `TelemetryStore` in context.
+ * Builds the projection over the `MemoryStore`, `PromotionStore` and `TelemetryStore` in context,
+ * with `defaults` (fields left out are {@link defaultSettings}'): the process-wide defaults each
+ * call's own `settings` (the agent's, then the request's) are resolved over, per call. An agent's
+ * budget belongs on the agent (`Agent.projection`, an agent config's `projection`), not here.
  * Tokens — the budget the projection is held to, and the reported figures — are counted by the
  * `TokenEstimator` in context when `project` runs (o200k_base by default, its tables loaded by the
  * first projection; decision 0070), the turn's time comes from `Clock`.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { ContextProjection } from "@engram/core"
+ *
+ * // Every agent of this process without a window of its own gets 128k.
+ * const ProjectionLive = Layer.effect(
+ *   ContextProjection.ContextProjection,
+ *   ContextProjection.make({ contextWindowTokens: 128_000 })
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (
-  settings: ProjectionSettings = defaultSettings
+  defaults: Partial<ProjectionSettings> = {}
 ): Effect.Effect<Service, never, Stores> =>
-  internal.make(settings, { decodeOverrides, unboundedRecallLimit: DEFAULT_RECALL_LIMIT })
+  internal.make({ ...defaultSettings, ...defaults }, { decodeOverrides, unboundedRecallLimit: DEFAULT_RECALL_LIMIT })
 
 const decodeOverridesEither = onFirstCall(() => Schema.decodeUnknownEither(ProjectionOverrides))
 const decodeOverrides = (input: unknown): Either.Either<ProjectionOverrides, string> =>
   Either.mapLeft(decodeOverridesEither(input), MemoryWrite.describeParseError)
 
 /**
- * The projection with the given settings (fields left out take their defaults).
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerSettings = (
-  settings: Partial<ProjectionSettings>
-): Layer.Layer<ContextProjection, never, Stores> =>
-  Layer.effect(ContextProjection, make({ ...defaultSettings, ...settings }))
-
-/**
- * The projection with {@link defaultSettings}.
+ * The projection with {@link defaultSettings}: each call's `settings` (an agent's, a request's)
+ * apply over them. Other process-wide defaults: `Layer.effect(ContextProjection, make(defaults))`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer: Layer.Layer<ContextProjection, never, Stores> = Layer.effect(
   ContextProjection,
-  make(defaultSettings)
+  make()
 )

@@ -18,6 +18,7 @@ import {
   Scope
 } from "./MemoryRecord.js"
 import { InvalidCursor } from "./MemoryStoreError.js"
+import * as SearchPlan from "./SearchPlan.js"
 
 /**
  * Filters shared by listing and search. An absent filter admits everything; an empty array
@@ -83,7 +84,8 @@ export const SearchOrder = Schema.Literal("relevance", "newest")
 export type SearchOrder = typeof SearchOrder.Type
 
 /**
- * Search options: the shared filters, a result limit and the order.
+ * Search options: the shared filters, a result limit, the order, and this search's own tuning
+ * (`plan`, `fusion`, `ranking`: `SearchPlan.SearchTuning`, over the store's defaults).
  *
  * @since 0.1.0
  * @category models
@@ -91,7 +93,8 @@ export type SearchOrder = typeof SearchOrder.Type
 export const SearchOptions = Schema.Struct({
   ...MemoryFilters.fields,
   limit: Schema.optional(Limit),
-  order: Schema.optional(SearchOrder)
+  order: Schema.optional(SearchOrder),
+  ...SearchPlan.SearchTuning.fields
 })
 /** @since 0.1.0 @category models */
 export type SearchOptions = typeof SearchOptions.Type

@@ -204,6 +204,37 @@ const decodeEach = (
     return Effect.succeed(kept)
   })
 
+// The record's own field schemas, checked on the decoded (type) side.
+const RecordFields = Schema.Struct(MemoryRecord.fields)
+const isRecordFields = onFirstCall(() => Schema.is(RecordFields))
+
+// The same rules, hand-written, for the fields that pass them (nearly all); anything refused goes
+// to the schema above, which keeps the last word.
+const passesFieldRules = (fields: Record<string, unknown>): boolean =>
+  Rules.isMemoryId(fields.id) && Rules.isContent(fields.content) && Rules.isKind(fields.kind) &&
+  Rules.isSourceType(fields.sourceType) && Rules.isDeliveryPolicy(fields.deliveryPolicy) &&
+  Rules.isReviewState(fields.reviewState) && Rules.isScope(fields.scope) && Rules.isTags(fields.tags) &&
+  (fields.label === undefined || Rules.isLabel(fields.label)) &&
+  (fields.epoch === undefined || Rules.isOneLineText(fields.epoch)) &&
+  (fields.invalidationReason === undefined || Rules.isFreeText(fields.invalidationReason)) &&
+  (fields.domain === undefined || Rules.isFreeText(fields.domain)) &&
+  (fields.supersededBy === undefined || Rules.isMemoryId(fields.supersededBy)) &&
+  (fields.supersedes === undefined || Rules.isMemoryId(fields.supersedes)) &&
+  (fields.position === undefined ||
+    Rules.isPosition((fields.position as { thread?: unknown }).thread, (fields.position as { turn?: unknown }).turn))
+
+/**
+ * Whether decoded record fields (a `MemoryRecord.recordDraft` filled in by a row codec, say)
+ * satisfy every field rule of the record schema, so `MemoryRecord.unsafeFromDraft` may finish
+ * them. Hand-written checks first (a few regular-expression tests), the schema for whatever they
+ * refuse, so the schema keeps the last word.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const satisfiesFieldRules = (fields: Record<string, unknown>): boolean =>
+  passesFieldRules(fields) || isRecordFields(fields)
+
 const decodeRecord = onFirstCall(() => Schema.decodeUnknownEither(MemoryRecord))
 const encodeRecord = onFirstCall(() => Schema.encodeSync(MemoryRecord))
 

@@ -424,19 +424,12 @@ export const budgetFromContextWindow = (options: {
 export const DEFAULT_SKILLS_MIN_ROWS: number = Internal.DEFAULT_SKILLS_MIN_ROWS
 
 /**
- * The budget used when a config names none, the one default every layer starts from:
- * {@link DEFAULT_BUDGET_PCT} percent of {@link DEFAULT_CONTEXT_WINDOW_TOKENS}, 16,000 tokens.
- *
- * @since 0.1.0
- * @category budget
- */
-export const DEFAULT_BUDGET: ProjectionBudget = tokens(Internal.DEFAULT_BUDGET_TOKENS)
-
-/**
  * How to compose.
  *
  * - `mode`: default `native`.
- * - `budget`: default {@link DEFAULT_BUDGET}; see {@link budgetFromContextWindow}.
+ * - `budget`: required: the composer never invents one (the one default is
+ *   `ContextProjection.defaultSettings`' window share, decision 0165); see
+ *   {@link budgetFromContextWindow}.
  * - `skillsMinRows`: skills rows that are never shed; default {@link DEFAULT_SKILLS_MIN_ROWS}.
  * - `neighbourShed`: when recall hits' neighbours are shed ({@link NeighbourShed}); default
  *   `before-hits`.
@@ -450,7 +443,7 @@ export const DEFAULT_BUDGET: ProjectionBudget = tokens(Internal.DEFAULT_BUDGET_T
  */
 export interface ProjectionConfig {
   readonly mode?: ProjectionMode
-  readonly budget?: ProjectionBudget
+  readonly budget: ProjectionBudget
   readonly skillsMinRows?: number
   readonly neighbourShed?: NeighbourShed
   readonly estimator?: TokenEstimatorService
@@ -709,5 +702,5 @@ export class ProjectedContext extends Schema.Class<ProjectedContext>("ProjectedC
  * @since 0.1.0
  * @category constructors
  */
-export const composeProjectedContext = (input: ProjectionInput, config: ProjectionConfig = {}): ProjectedContext =>
+export const composeProjectedContext = (input: ProjectionInput, config: ProjectionConfig): ProjectedContext =>
   new ProjectedContext(Internal.compose(input, config), { disableValidation: true })

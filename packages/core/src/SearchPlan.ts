@@ -18,13 +18,9 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Bm25 from "./Bm25.js"
-import * as ErrorClass from "./ErrorClass.js"
 import type { SearchHit, SearchResult } from "./MemoryStore.js"
 
 /**
@@ -81,55 +77,6 @@ export const defaultOptions: PlannerOptions = {
   maxRankedTokens: 16,
   idfPower: 2
 }
-
-/**
- * The planner options a search runs with. Being a `Context.Reference`, it needs no layer: every
- * backend reads it when a search runs and gets {@link defaultOptions} unless a caller provided
- * other options (see {@link layer}).
- *
- * @since 0.1.0
- * @category tags
- */
-export class SearchPlanner extends Context.Reference<SearchPlanner>()("@engram/core/SearchPlanner", {
-  defaultValue: (): PlannerOptions => defaultOptions
-}) {}
-
-/**
- * Planner options that failed to decode; `problem` names the field.
- *
- * @since 0.1.0
- * @category errors
- */
-export class InvalidPlannerOptions extends ErrorClass.TaggedError<InvalidPlannerOptions>()("InvalidPlannerOptions", {
-  problem: Schema.String
-}, {
-  errorClass: "Misconfigured",
-  message: (self) => `invalid search planner options: ${self.problem}`
-}) {}
-
-/**
- * Provides planner options: the fields given replace the defaults, after decoding.
- *
- * @example
- * ```ts
- * import { SearchPlan } from "@engram/core"
- *
- * // Rank on every token a tenth of the records or fewer hold.
- * const program = mySearch.pipe(Effect.provide(SearchPlan.layer({ maxDocumentShare: 0.1 })))
- * ```
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (options: Partial<PlannerOptions>): Layer.Layer<SearchPlanner, InvalidPlannerOptions> =>
-  Layer.effect(
-    SearchPlanner,
-    Schema.decodeUnknown(PlannerOptions)({ ...defaultOptions, ...options }, { errors: "first" }).pipe(
-      Effect.mapError((error) =>
-        new InvalidPlannerOptions({ problem: ParseResult.TreeFormatter.formatErrorSync(error) })
-      )
-    )
-  )
 
 /**
  * What a backend knows about its index: how many records it holds, and how many hold a token.
@@ -359,31 +306,72 @@ export const defaultFusion: FusionOptions = {
 }
 
 /**
- * The fusion options a hybrid search runs with; {@link defaultFusion} unless provided
- * ({@link layerFusion}). Read only when an embedder is in the store's context.
+ * A search's own tuning, carried by its options (`MemoryQuery.SearchOptions`): the planner's
+ * ({@link PlannerOptions}), the hybrid fusion's ({@link FusionOptions}) and the keyword ranking's
+ * (`Bm25.Parameters`) fields this search sets; every field left out is the store's default
+ * ({@link resolve}). Decoded with the rest of the options, so a bad value fails the search naming
+ * the field. Decision 0165: tuning is an argument, not a service in context.
  *
  * @since 0.1.0
- * @category tags
+ * @category models
  */
-export class SearchFusion extends Context.Reference<SearchFusion>()("@engram/core/SearchFusion", {
-  defaultValue: (): FusionOptions => defaultFusion
-}) {}
+export const SearchTuning = Schema.Struct({
+  plan: Schema.optional(Schema.partialWith(PlannerOptions, { exact: true })),
+  fusion: Schema.optional(Schema.partialWith(FusionOptions, { exact: true })),
+  ranking: Schema.optional(Schema.partialWith(Bm25.Parameters, { exact: true }))
+})
+/** @since 0.1.0 @category models */
+export type SearchTuning = typeof SearchTuning.Type
 
 /**
- * Provides fusion options: the fields given replace the defaults, after decoding.
+ * The tuning one search runs with, every field set.
  *
  * @since 0.1.0
- * @category layers
+ * @category models
  */
-export const layerFusion = (options: Partial<FusionOptions>): Layer.Layer<SearchFusion, InvalidPlannerOptions> =>
-  Layer.effect(
-    SearchFusion,
-    Schema.decodeUnknown(FusionOptions)({ ...defaultFusion, ...options }, { errors: "first" }).pipe(
-      Effect.mapError((error) =>
-        new InvalidPlannerOptions({ problem: ParseResult.TreeFormatter.formatErrorSync(error) })
-      )
-    )
-  )
+export interface ResolvedTuning {
+  readonly plan: PlannerOptions
+  readonly fusion: FusionOptions
+  readonly ranking: Bm25.Parameters
+}
+
+/**
+ * The one default of each tuning field: {@link defaultOptions}, {@link defaultFusion} and
+ * `Bm25.defaultParameters`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultTuning: ResolvedTuning = {
+  plan: defaultOptions,
+  fusion: defaultFusion,
+  ranking: Bm25.defaultParameters
+}
+
+/**
+ * The tuning a search runs with: the call's fields (`options.plan`, `options.fusion`,
+ * `options.ranking`) over the store's `defaults` ({@link defaultTuning} unless the store was built
+ * with others). Every backend reads its search's tuning through this one function. Pure.
+ *
+ * @example
+ * ```ts
+ * import { SearchPlan } from "@engram/core"
+ *
+ * // Rank on every token half the records or fewer hold, for this search only.
+ * const tuning = SearchPlan.resolve({ plan: { maxDocumentShare: 0.5 } })
+ * ```
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const resolve = (
+  options: SearchTuning | undefined,
+  defaults: ResolvedTuning = defaultTuning
+): ResolvedTuning => ({
+  plan: options?.plan === undefined ? defaults.plan : { ...defaults.plan, ...options.plan },
+  fusion: options?.fusion === undefined ? defaults.fusion : { ...defaults.fusion, ...options.fusion },
+  ranking: options?.ranking === undefined ? defaults.ranking : { ...defaults.ranking, ...options.ranking }
+})
 
 /**
  * Fuses a lexical and a vector ranking (each best first) by reciprocal rank fusion and keeps the

@@ -6,7 +6,6 @@ import {
   PromotionStore,
   Routing,
   RoutingSpecs,
-  SearchPlan,
   SessionStore,
   TelemetryStore
 } from "@engram/core"
@@ -33,7 +32,6 @@ const declared: ReadonlyArray<readonly [ErrorClass.Classified, ErrorClass.ErrorC
   [new Routing.InvalidPlacement({ specKey: "s", problem: "no section" }), "Misconfigured"],
   [new Background.InvalidBackground({ problem: "duplicate section" }), "Misconfigured"],
   [new RoutingSpecs.RoutingSpecNotFound({ name: "x", available: [] }), "Misconfigured"],
-  [new SearchPlan.InvalidPlannerOptions({ problem: "share above 1" }), "Misconfigured"],
   [new MemoryStoreError.MemoryStoreFailure({ operation: "write", cause }), "Unavailable"],
   [new PromotionStore.PromotionStoreFailure({ operation: "write", cause }), "Unavailable"],
   [new SessionStore.SessionStoreFailure({ operation: "append", cause }), "Unavailable"],

@@ -2,7 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { ContextProjection, MemoryRecord, PriorSessionDigest, ProjectedContext, TokenEstimator } from "@engram/core"
 import { DateTime, Effect, FastCheck as fc, Schema } from "effect"
 
-const { composeProjectedContext: compose, chars, unbounded } = ProjectedContext
+const { chars, unbounded } = ProjectedContext
+/** The one default budget (16,000 tokens), as `ContextProjection.defaultSettings` gives it. */
+const defaultBudget = ContextProjection.budgetOf(ContextProjection.defaultSettings)
+const compose = (
+  input: ProjectedContext.ProjectionInput,
+  config: Partial<ProjectedContext.ProjectionConfig> = {}
+) => ProjectedContext.composeProjectedContext(input, { budget: defaultBudget, ...config })
 type Input = ProjectedContext.ProjectionInput
 
 const now = DateTime.unsafeMake("2025-03-01T12:00:00.000Z")
@@ -36,7 +42,7 @@ const fullInput = (): Input => ({
   recall: [hit("m-r1", 3), hit("m-r2", 1)]
 })
 
-const lengthOf = (input: Input, config: ProjectedContext.ProjectionConfig = {}) =>
+const lengthOf = (input: Input, config: Partial<ProjectedContext.ProjectionConfig> = {}) =>
   compose(input, { ...config, budget: unbounded }).text.length
 
 describe("layout", () => {
@@ -200,7 +206,7 @@ describe("shedding", () => {
   it("never sheds working state or always-on memory, and warns when they alone exceed the budget", () => {
     const big = "w".repeat(80_000)
     const input: Input = { ...fullInput(), workingState: big }
-    const p = compose(input, { budget: ProjectedContext.DEFAULT_BUDGET })
+    const p = compose(input, { budget: defaultBudget })
     expect(p.text).toContain(big)
     expect(p.text).toContain("My name is Doug")
     expect(p.section("working_state")?.status).toBe("included")
@@ -422,12 +428,10 @@ describe("budget from a context window", () => {
     expect(Schema.is(ProjectedContext.BudgetPct)(101)).toBe(false)
   })
 
-  it("defaults a composition's budget to the one default, 16,000 tokens (8% of a 200k window)", () => {
+  it("holds a composition to the one default budget, 16,000 tokens (8% of a 200k window)", () => {
     const p = compose({ now, recall: Array.from({ length: 1_600 }, (_, i) => hit(`m-${i}`, i, "x".repeat(100))) })
     expect(p.budget.budgetTokens).toBe(16_000)
-    expect(ProjectedContext.DEFAULT_BUDGET).toEqual(
-      ContextProjection.budgetOf(ContextProjection.defaultSettings)
-    )
+    expect(defaultBudget).toEqual(ProjectedContext.tokens(16_000))
     expect(p.budget.budgetChars).toBeNull()
     expect(p.budget.usedTokens).toBeLessThanOrEqual(16_000)
     expect(p.budget.usedTokens).toBe(TokenEstimator.heuristic.estimate(p.text))
@@ -729,7 +733,7 @@ const withoutShed = (
   input: Input,
   p: ProjectedContext.ProjectedContext,
   count: number,
-  config: ProjectedContext.ProjectionConfig
+  config: Partial<ProjectedContext.ProjectionConfig>
 ) => {
   const gone = new Set(p.budget.shed.slice(0, count).map((s) => `${s.section}:${s.ref}`))
   return compose({

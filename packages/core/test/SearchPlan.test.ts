@@ -62,10 +62,11 @@ describe("SearchPlan.plan", () => {
 
   it("refuses an IDF power outside 0.5 to 4, naming the option", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Layer.build(SearchPlan.layer({ idfPower: 5 })).pipe(Effect.scoped))
-      expect(error._tag).toBe("InvalidPlannerOptions")
+      const store = yield* MemoryStore.MemoryStore
+      const error = yield* Effect.flip(store.search("harbor", { plan: { idfPower: 5 } }))
+      expect(error._tag).toBe("InvalidMemoryQuery")
       expect(error.message).toContain("idfPower")
-    }).pipe(Effect.runPromise))
+    }).pipe(Effect.provide(MemoryStore.layerMemory), Effect.runPromise))
 
   it("prunes the frequent tokens of a question and keeps the rare ones, rarest first", () => {
     const frequencies: Record<string, number> = {
@@ -174,30 +175,42 @@ describe("planned search on the in-memory store", () => {
     }).pipe(provide))
 })
 
-describe("SearchPlan.layer", () => {
-  it.effect("provides the options given over the defaults", () =>
-    Effect.gen(function*() {
-      const options = yield* SearchPlan.SearchPlanner
-      expect(options).toEqual({ ...SearchPlan.defaultOptions, maxDocumentShare: 0.5 })
-    }).pipe(Effect.provide(SearchPlan.layer({ maxDocumentShare: 0.5 }))))
+describe("SearchPlan.resolve", () => {
+  it("merges a search's own tuning over the defaults, field by field", () => {
+    expect(SearchPlan.resolve(undefined)).toEqual(SearchPlan.defaultTuning)
+    expect(SearchPlan.resolve({})).toEqual(SearchPlan.defaultTuning)
+    const tuned = SearchPlan.resolve({ plan: { maxDocumentShare: 0.5 }, fusion: { k: 60 }, ranking: { b: 0.5 } })
+    expect(tuned.plan).toEqual({ ...SearchPlan.defaultOptions, maxDocumentShare: 0.5 })
+    expect(tuned.fusion).toEqual({ ...SearchPlan.defaultFusion, k: 60 })
+    expect(tuned.ranking).toEqual({ ...Bm25.defaultParameters, b: 0.5 })
+  })
 
-  it.effect("without a layer, a search plans with the defaults", () =>
-    Effect.map(SearchPlan.SearchPlanner, (options) => expect(options).toBe(SearchPlan.defaultOptions)))
+  it("merges over a store's own defaults when it has them", () => {
+    const defaults = { ...SearchPlan.defaultTuning, plan: { ...SearchPlan.defaultOptions, idfPower: 1 } }
+    expect(SearchPlan.resolve({ plan: { maxRankedTokens: 4 } }, defaults).plan).toEqual({
+      ...SearchPlan.defaultOptions,
+      idfPower: 1,
+      maxRankedTokens: 4
+    })
+  })
 
-  it.effect("refuses options out of range, naming the field", () =>
+  it.effect("a search refuses tuning out of range, naming the field", () =>
     Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
       for (
         const [options, field] of [
-          [{ maxDocumentShare: 0 }, "maxDocumentShare"],
-          [{ maxDocumentShare: 1.5 }, "maxDocumentShare"],
-          [{ minPrunedPostings: -1 }, "minPrunedPostings"],
-          [{ maxRankedTokens: 0 }, "maxRankedTokens"],
-          [{ maxRankedTokens: 2.5 }, "maxRankedTokens"]
+          [{ plan: { maxDocumentShare: 0 } }, "maxDocumentShare"],
+          [{ plan: { maxDocumentShare: 1.5 } }, "maxDocumentShare"],
+          [{ plan: { minPrunedPostings: -1 } }, "minPrunedPostings"],
+          [{ plan: { maxRankedTokens: 0 } }, "maxRankedTokens"],
+          [{ plan: { maxRankedTokens: 2.5 } }, "maxRankedTokens"],
+          [{ fusion: { k: -1 } }, "k"],
+          [{ ranking: { b: 2 } }, "b"]
         ] as const
       ) {
-        const error = yield* Effect.flip(Layer.build(SearchPlan.layer(options)).pipe(Effect.scoped))
-        expect(error._tag).toBe("InvalidPlannerOptions")
+        const error = yield* Effect.flip(store.search("harbor", options))
+        expect(error._tag).toBe("InvalidMemoryQuery")
         expect(error.message).toContain(field)
       }
-    }))
+    }).pipe(Effect.provide(MemoryStore.layerMemory)))
 })

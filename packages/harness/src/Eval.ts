@@ -72,15 +72,16 @@ export interface EvalCase {
 /**
  * How the eval configures the agents of its identity families — real configuration, for checking
  * that the eval notices when it is wrong: `spec` replaces the `user-background` routing spec (a
- * spec that declines profile records, say); `projection` sets the projection's settings
- * (`identityLimit: 0` turns the identity tier off). Defaults: the preset and the default settings.
+ * spec that declines profile records, say); `projection` is the agents' own projection settings
+ * (their config's `projection`; `identityLimit: 0` turns the identity tier off). Defaults: the
+ * preset and the default settings.
  *
  * @since 0.1.0
  * @category models
  */
 export interface EvalOptions {
   readonly spec?: Routing.MemoryRoutingSpec | undefined
-  readonly projection?: Partial<ContextProjection.ProjectionSettings> | undefined
+  readonly projection?: ContextProjection.ProjectionOverrides | undefined
 }
 
 /**

@@ -42,9 +42,7 @@ import {
   rowIdentity,
   type Service as PromotionStoreService
 } from "@engram/core/PromotionStore"
-import type { Service as SessionStoreService } from "@engram/core/SessionStore"
 import * as Sha256 from "@engram/core/Sha256"
-import type { Service as TelemetryStoreService } from "@engram/core/TelemetryStore"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -501,74 +499,3 @@ export const migrateStore = <E1, R1, E2, R2, E = never, R = never>(
       })
     })
   )
-
-/**
- * One key/value marker the legacy import leaves in a store (`engram_meta`), so that importing the
- * same v1 file into a copy of the store is still recognised as done.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ImportMarker {
-  readonly key: string
-  readonly value: string
-}
-
-/**
- * Reading or writing a store's import markers failed underneath.
- *
- * @since 0.1.0
- * @category errors
- */
-export class MarkerStoreFailure
-  extends ErrorClass.Failure<MarkerStoreFailure>()("MarkerStoreFailure", "import markers")
-{}
-
-/**
- * A store's import markers: `read` returns them sorted by key; `add` stores those whose key is not
- * stored yet (never overwriting one) and returns how many it stored.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ImportMarkers {
-  readonly read: Effect.Effect<ReadonlyArray<ImportMarker>, MarkerStoreFailure>
-  readonly add: (markers: ReadonlyArray<ImportMarker>) => Effect.Effect<number, MarkerStoreFailure>
-}
-
-/**
- * Everything a whole-store copy reads or writes on one database: the four stores and the import
- * markers. The store packages open one for a SQLite file or a PostgreSQL database
- * (`SqliteMigration.open`, `PgMigration.open`); a copy between any two is the same code.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Endpoint {
-  readonly memory: MemoryStoreService
-  readonly promotions: PromotionStoreService
-  readonly sessions: SessionStoreService
-  readonly telemetry: TelemetryStoreService
-  readonly markers: ImportMarkers
-}
-
-/**
- * Whether an endpoint is copied from or into: a `"source"` is never created or migrated (stores
- * whose tables it lacks read as empty); a `"target"` gets every table, created or upgraded.
- *
- * @since 0.1.0
- * @category models
- */
-export type EndpointRole = "source" | "target"
-
-/**
- * Markers in key order, one per line, for comparing two stores' markers.
- *
- * @since 0.1.0
- * @category verifying
- */
-export const markerLines = (markers: ReadonlyArray<ImportMarker>): string =>
-  [...markers]
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    .map((marker) => `${JSON.stringify(marker.key)}\t${JSON.stringify(marker.value)}`)
-    .join("\n")

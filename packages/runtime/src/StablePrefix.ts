@@ -48,7 +48,7 @@
 import { ErrorClass } from "@engram/core"
 import {
   Background,
-  type ContextProjection,
+  ContextProjection,
   type MemoryOverlay,
   MemoryRecord,
   type MemoryStore,
@@ -170,6 +170,9 @@ export const OverlayBudget = Schema.Struct({
  *   memories live (default `global`); `overlayBudget` caps the memory entries.
  * - `awareness`: authored text rendered under the Background, inside `## Context`.
  * - `scopes`: the memory scopes the agent's projection reads (default `[scope]`).
+ * - `projection`: the agent's own projection settings (`ContextProjection.ProjectionOverrides`:
+ *   its budget, window, recall, digest…) over the projection layer's defaults; decoded here, so a
+ *   bad value fails when the agent is built, naming the field (decision 0165).
  * - `plugins`: extra sections, placed by name.
  *
  * @since 0.1.0
@@ -188,6 +191,7 @@ export const AgentConfig = Schema.Struct({
   scope: Schema.optionalWith(MemoryRecord.Scope, { default: () => "global", exact: true }),
   scopes: Schema.optional(Schema.Array(MemoryRecord.Scope)),
   overlayBudget: Schema.optional(OverlayBudget),
+  projection: Schema.optional(ContextProjection.ProjectionOverrides),
   plugins: Schema.optionalWith(Schema.Array(PluginSection), { default: () => [], exact: true })
 }).annotations({ identifier: "AgentConfig" })
 /** @since 0.1.0 @category models */
@@ -289,6 +293,8 @@ export const renderPrefix: (
  *   `inPrefix` so no memory reaches the model twice.
  * - `background`: the composed Background.
  * - `scopes`: the memory scopes the agent reads.
+ * - `projection`: the agent's own projection settings (its config's `projection`), sent with every
+ *   turn (`Agent.planTurn`).
  * - `identity`: with a routing spec, where the projection's identity tier reads from (the spec,
  *   its scope, the declared sections, and every address the prefix holds); pass it to the
  *   projection. `undefined` without a spec.
@@ -310,6 +316,7 @@ export interface BuiltAgent {
   readonly composedIds: ReadonlyArray<string>
   readonly background: Background.Background
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
+  readonly projection: ContextProjection.ProjectionOverrides | undefined
   readonly identity: ContextProjection.IdentitySource | undefined
   readonly memory: MemoryTools.MemoryToolsConfig | undefined
   readonly missing: ReadonlyArray<string>

@@ -17,7 +17,7 @@ const answer: ScriptedModel.Script = () => [ScriptedModel.text("ok")]
 
 const env = (settings: Partial<ContextProjection.ProjectionSettings> = {}) =>
   Layer.mergeAll(
-    ContextProjection.layerSettings(settings),
+    Layer.effect(ContextProjection.ContextProjection, ContextProjection.make(settings)),
     ScriptedModel.layer(answer),
     PromptObserver.layerTelemetry(),
     RoutingSpecs.layerPresets

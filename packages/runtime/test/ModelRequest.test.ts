@@ -31,7 +31,7 @@ describe("ModelRequest.compose", () => {
       now,
       workingState: "step 1",
       recall: [{ record: record("m-2", "Doug likes teal"), score: 1 }]
-    })
+    }, { budget: ProjectedContext.tokens(16_000) })
     const history = [
       new SessionStore.OperatorMessage({ text: "hi", at }),
       new SessionStore.AssistantMessage({
@@ -71,7 +71,7 @@ describe("ModelRequest.compose", () => {
   })
 
   it("leaves an empty projection out and strips legacy frames", () => {
-    const projection = ProjectedContext.composeProjectedContext({ now })
+    const projection = ProjectedContext.composeProjectedContext({ now }, { budget: ProjectedContext.tokens(16_000) })
     const frame = new SessionStore.OperatorMessage({
       text: "<working_state>\nold\n</working_state>",
       at,
@@ -110,7 +110,7 @@ describe("ModelRequest.sliceProjection", () => {
             alwaysOn: alwaysOn.map((c, i) => record(`a-${i}`, c, "standing")),
             recall: recalled.map((c, i) => ({ record: record(`r-${i}`, c), score: 1 })),
             skills
-          })
+          }, { budget: ProjectedContext.tokens(16_000) })
           const slices = ModelRequest.sliceProjection(projection)
           expect(slices.map((s) => s.text).join("")).toBe(projection.text)
           for (const section of projection.sections) {

@@ -273,6 +273,18 @@ describe("StablePrefix.decodeConfig", () => {
       expect(badPosition._tag).toBe("InvalidAgentConfig")
     }))
 
+  it.effect("decodes the agent's own projection settings, and refuses a bad one naming the field", () =>
+    Effect.gen(function*() {
+      const decoded = yield* config({ projection: { budgetTokens: 2_000, digest: "off" } })
+      expect(decoded.projection).toEqual({ budgetTokens: 2_000, digest: "off" })
+      const tooSmall = yield* Effect.flip(StablePrefix.decodeConfig({ projection: { budgetTokens: 10 } }))
+      expect(tooSmall._tag).toBe("InvalidAgentConfig")
+      expect(tooSmall.message).toContain("projection")
+      expect(tooSmall.message).toContain("budgetTokens")
+      const unknown = yield* Effect.flip(StablePrefix.decodeConfig({ projection: { budget: 2_000 } }))
+      expect(unknown.message).toContain("budget")
+    }))
+
   it("the Context section name matches core's ContextSection", () => {
     expect(StablePrefix.AUTHORITY_ORDER.at(-1)).toBe(ContextSection.sectionName)
   })

@@ -81,7 +81,7 @@ describe("TokenEstimatorBpe", () => {
       })
       const projected = yield* projectOnce.pipe(
         Effect.provide(
-          ContextProjection.layerSettings({ contextWindowTokens: 50_000 }).pipe(Layer.provideMerge(stores))
+          Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ contextWindowTokens: 50_000 })).pipe(Layer.provideMerge(stores))
         ),
         Effect.provide(
           TokenEstimatorBpe.layerTokenizer().pipe(Layer.provide(Layer.succeed(Tokenizer.Tokenizer, perChar)))

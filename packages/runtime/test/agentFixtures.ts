@@ -37,7 +37,7 @@ export const environment = (
   settings: Partial<ContextProjection.ProjectionSettings> = {}
 ) =>
   Layer.mergeAll(
-    ContextProjection.layerSettings(settings),
+    Layer.effect(ContextProjection.ContextProjection, ContextProjection.make(settings)),
     ScriptedModel.layer(script),
     PromptObserver.layerCapture
   ).pipe(Layer.provideMerge(memoryStores))

@@ -137,7 +137,7 @@ export const seedSession = (
           now: at,
           workingState: `holding ${options.secret}`,
           ...(options.recall !== undefined ? { recall: options.recall.map((record) => ({ record, score: 1 })) } : {})
-        })
+        }, { budget: ProjectedContext.tokens(16_000) })
       }
       const { entries, snapshot } = PromptObserver.toStored({
         sessionId: options.sessionId,

@@ -17,19 +17,12 @@
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import {
-  ContextProjection,
-  type MemoryStore,
-  type PromotionStore,
-  RoutingSpecs,
-  type SessionStore,
-  type StoreTransaction,
-  type TelemetryStore
-} from "@engram/core"
+import type { ContextProjection, RoutingSpecs } from "@engram/core"
+import { SqlEngram, SqlTransaction } from "@engram/store-sql"
 import type * as ConfigError from "effect/ConfigError"
-import * as Layer from "effect/Layer"
-import * as StoreTransactionSql from "./internal/storeTransaction.js"
+import type * as Layer from "effect/Layer"
 import * as PgDatabase from "./PgDatabase.js"
+import * as PgError from "./PgError.js"
 import * as PgMemoryStore from "./PgMemoryStore.js"
 import * as PgPromotionStore from "./PgPromotionStore.js"
 import * as PgSessionStore from "./PgSessionStore.js"
@@ -41,12 +34,7 @@ import * as PgTelemetryStore from "./PgTelemetryStore.js"
  * @since 0.1.0
  * @category models
  */
-export type Stores =
-  | MemoryStore.MemoryStore
-  | PromotionStore.PromotionStore
-  | SessionStore.SessionStore
-  | TelemetryStore.TelemetryStore
-  | StoreTransaction.StoreTransaction
+export type Stores = SqlEngram.Stores
 
 /**
  * What {@link layer} provides: the stores, the projection, the preset specs and the SQL client
@@ -68,19 +56,13 @@ export type Services =
  * @since 0.1.0
  * @category layers
  */
-export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> = Layer.mergeAll(
-  PgMemoryStore.layerPg,
-  StoreTransactionSql.layer,
-  PgPromotionStore.layerPg,
-  PgSessionStore.layerPg,
-  PgTelemetryStore.layerPg
-)
-
-const over = <E>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>) =>
-  Layer.mergeAll(ContextProjection.layer, RoutingSpecs.layerPresets).pipe(
-    Layer.provideMerge(layerStores),
-    Layer.provideMerge(client)
-  )
+export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> = SqlEngram.layerStores({
+  memory: PgMemoryStore.layerPg,
+  promotions: PgPromotionStore.layerPg,
+  sessions: PgSessionStore.layerPg,
+  telemetry: PgTelemetryStore.layerPg,
+  transaction: SqlTransaction.layer(PgError.reasonOf)
+})
 
 /**
  * The four stores in the database of `options.url` (in `options.schema` when given), the
@@ -90,7 +72,7 @@ const over = <E>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>
  * @category layers
  */
 export const layer = (options: PgDatabase.ConnectionOptions): Layer.Layer<Services, PgMemoryStore.MakeError> =>
-  over(PgDatabase.layerClient(options))
+  SqlEngram.layer(layerStores, PgDatabase.layerClient(options))
 
 /**
  * {@link layer} configured from the environment: `ENGRAM_PG_URL` (required), `ENGRAM_PG_SCHEMA`,
@@ -99,6 +81,7 @@ export const layer = (options: PgDatabase.ConnectionOptions): Layer.Layer<Servic
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig: Layer.Layer<Services, PgMemoryStore.MakeError | ConfigError.ConfigError> = over(
+export const layerConfig: Layer.Layer<Services, PgMemoryStore.MakeError | ConfigError.ConfigError> = SqlEngram.layer(
+  layerStores,
   PgDatabase.layerConfig
 )

@@ -1,6 +1,6 @@
 /**
  * A PostgreSQL database (or one schema of it) as one side of a whole-store copy
- * (`StoreMigration.Endpoint`): its four stores and the legacy import's markers, with every
+ * (`MigrationPort.Endpoint`): its four stores and the legacy import's markers, with every
  * statement against Engram's own tables kept here.
  *
  * - As a **source** nothing is created or migrated, not even a missing schema: the memory table
@@ -14,7 +14,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { ErrorClass } from "@engram/core"
 import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
-import { StoreMigration } from "@engram/migrate"
+import { MigrationPort } from "@engram/store-sql"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -51,14 +51,6 @@ export class PgMigrationError extends ErrorClass.TaggedError<PgMigrationError>()
  */
 export const MEMORY_TABLE = "engram_memories"
 
-/**
- * The key/value table the legacy import keeps its markers in.
- *
- * @since 0.1.0
- * @category constants
- */
-export const META_TABLE = "engram_meta"
-
 const describe = (error: unknown): string => {
   if (typeof error === "object" && error !== null && "_tag" in error && error._tag === "SqlError") {
     return PgError.reasonOf(error as SqlError).message
@@ -73,38 +65,14 @@ const describe = (error: unknown): string => {
   return PgError.redactUrls(parts.join(": "))
 }
 
-const markerFailure = (operation: string) => (cause: SqlError) =>
-  new StoreMigration.MarkerStoreFailure({ operation, cause: PgError.reasonOf(cause) })
-
 const tablePresent = (sql: SqlClient.SqlClient, table: string) =>
   Effect.map(
     sql<{ readonly present: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS present`,
     (rows) => rows[0]?.present === true
   )
 
-/**
- * The import markers of the database behind `sql` (in its `search_path`). Reading a database
- * without the table returns none; adding creates the table.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const markers = (sql: SqlClient.SqlClient): StoreMigration.ImportMarkers => ({
-  read: Effect.gen(function*() {
-    if (!(yield* tablePresent(sql, META_TABLE))) return []
-    const rows = yield* sql<StoreMigration.ImportMarker>`SELECT key, value FROM ${sql(META_TABLE)} ORDER BY key`
-    return rows.map(({ key, value }) => ({ key, value }))
-  }).pipe(Effect.mapError(markerFailure("read"))),
-  add: (added) =>
-    Effect.gen(function*() {
-      if (added.length === 0) return 0
-      yield* sql`CREATE TABLE IF NOT EXISTS ${sql(META_TABLE)} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
-      const rows = yield* sql<{ readonly key: string }>`INSERT INTO ${sql(META_TABLE)} ${
-        sql.insert(added.map(({ key, value }) => ({ key, value })))
-      } ON CONFLICT (key) DO NOTHING RETURNING key`
-      return rows.length
-    }).pipe(sql.withTransaction, Effect.mapError(markerFailure("add")))
-})
+// PostgreSQL's part of the markers' SQL: the table is looked up in the `search_path`.
+const markerDialect: MigrationPort.MarkerDialect = { tablePresent, causeOf: PgError.reasonOf }
 
 /**
  * Opens the database as one side of a copy (see the module description), on a pool of its own.
@@ -115,8 +83,8 @@ export const markers = (sql: SqlClient.SqlClient): StoreMigration.ImportMarkers 
  */
 export const open = (
   options: PgDatabase.ConnectionOptions,
-  role: StoreMigration.EndpointRole
-): Effect.Effect<StoreMigration.Endpoint, PgMigrationError, Scope.Scope> =>
+  role: MigrationPort.EndpointRole
+): Effect.Effect<MigrationPort.Endpoint, PgMigrationError, Scope.Scope> =>
   Effect.gen(function*() {
     const fail = (problem: string) => new PgMigrationError({ problem })
     // A source's schema is only pointed at, never created (the client would create a missing one).
@@ -184,6 +152,6 @@ export const open = (
       promotions: Context.get(context, PromotionStore.PromotionStore),
       sessions: Context.get(context, SessionStore.SessionStore),
       telemetry: Context.get(context, TelemetryStore.TelemetryStore),
-      markers: markers(sql)
+      markers: MigrationPort.markers(sql, markerDialect)
     }
   })

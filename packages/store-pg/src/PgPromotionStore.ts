@@ -27,6 +27,7 @@ import { PromotionStore } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Migrations from "./internal/migrations.js"
 import * as internal from "./internal/pgPromotionStore.js"
 import * as PgDatabase from "./PgDatabase.js"
 
@@ -36,7 +37,7 @@ import * as PgDatabase from "./PgDatabase.js"
  * @since 0.1.0
  * @category constants
  */
-export const TABLE: string = internal.promotionTable
+export const TABLE: string = Migrations.promotionTable
 
 /**
  * The table the promotion store's migrations are recorded in.
@@ -44,7 +45,7 @@ export const TABLE: string = internal.promotionTable
  * @since 0.1.0
  * @category constants
  */
-export const MIGRATIONS_TABLE: string = internal.promotionMigrationsTable
+export const MIGRATIONS_TABLE: string = Migrations.promotionMigrationsTable
 
 /**
  * Migrates the promotion table and builds the store over the ambient `SqlClient`.

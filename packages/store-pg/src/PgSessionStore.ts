@@ -16,6 +16,7 @@ import { SessionStore } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Migrations from "./internal/migrations.js"
 import * as internal from "./internal/pgSessionStore.js"
 import * as PgDatabase from "./PgDatabase.js"
 
@@ -25,7 +26,7 @@ import * as PgDatabase from "./PgDatabase.js"
  * @since 0.1.0
  * @category constants
  */
-export const MESSAGES_TABLE: string = internal.messagesTable
+export const MESSAGES_TABLE: string = Migrations.messagesTable
 
 /**
  * The table pending interrupts live in.
@@ -33,7 +34,7 @@ export const MESSAGES_TABLE: string = internal.messagesTable
  * @since 0.1.0
  * @category constants
  */
-export const INTERRUPTS_TABLE: string = internal.interruptsTable
+export const INTERRUPTS_TABLE: string = Migrations.interruptsTable
 
 /**
  * The table the extraction ledger lives in: one row per extraction run that called the model.
@@ -41,7 +42,7 @@ export const INTERRUPTS_TABLE: string = internal.interruptsTable
  * @since 0.1.0
  * @category constants
  */
-export const EXTRACTIONS_TABLE: string = internal.extractionsTable
+export const EXTRACTIONS_TABLE: string = Migrations.extractionsTable
 
 /**
  * The table extraction claims live in: at most one row per session, naming the extraction service
@@ -50,7 +51,7 @@ export const EXTRACTIONS_TABLE: string = internal.extractionsTable
  * @since 0.1.0
  * @category constants
  */
-export const CLAIMS_TABLE: string = internal.claimsTable
+export const CLAIMS_TABLE: string = Migrations.claimsTable
 
 /**
  * The table the session store's migrations are recorded in.
@@ -58,7 +59,7 @@ export const CLAIMS_TABLE: string = internal.claimsTable
  * @since 0.1.0
  * @category constants
  */
-export const MIGRATIONS_TABLE: string = internal.sessionMigrationsTable
+export const MIGRATIONS_TABLE: string = Migrations.sessionMigrationsTable
 
 /**
  * Migrates the session tables and builds the store over the ambient `SqlClient`.

@@ -13,6 +13,7 @@ import { TelemetryStore } from "@engram/core"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Migrations from "./internal/migrations.js"
 import * as internal from "./internal/pgTelemetryStore.js"
 import * as PgDatabase from "./PgDatabase.js"
 
@@ -22,7 +23,7 @@ import * as PgDatabase from "./PgDatabase.js"
  * @since 0.1.0
  * @category constants
  */
-export const INJECTIONS_TABLE: string = internal.injectionsTable
+export const INJECTIONS_TABLE: string = Migrations.injectionsTable
 
 /**
  * The table the telemetry store's migrations are recorded in.
@@ -30,7 +31,7 @@ export const INJECTIONS_TABLE: string = internal.injectionsTable
  * @since 0.1.0
  * @category constants
  */
-export const MIGRATIONS_TABLE: string = internal.telemetryMigrationsTable
+export const MIGRATIONS_TABLE: string = Migrations.telemetryMigrationsTable
 
 /**
  * Migrates the telemetry tables and builds the store over the ambient `SqlClient`.

@@ -14,17 +14,10 @@
  */
 import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import {
-  ContextProjection,
-  type MemoryStore,
-  type PromotionStore,
-  RoutingSpecs,
-  type SessionStore,
-  type StoreTransaction,
-  type TelemetryStore
-} from "@engram/core"
-import * as Layer from "effect/Layer"
-import * as StoreTransactionSql from "./internal/storeTransaction.js"
+import type { ContextProjection, RoutingSpecs } from "@engram/core"
+import { SqlEngram, SqlTransaction } from "@engram/store-sql"
+import type * as Layer from "effect/Layer"
+import { causeOf } from "./internal/sqliteErrors.js"
 import * as SqliteDatabase from "./SqliteDatabase.js"
 import * as SqliteMemoryStore from "./SqliteMemoryStore.js"
 import * as SqlitePromotionStore from "./SqlitePromotionStore.js"
@@ -37,12 +30,7 @@ import * as SqliteTelemetryStore from "./SqliteTelemetryStore.js"
  * @since 0.1.0
  * @category models
  */
-export type Stores =
-  | MemoryStore.MemoryStore
-  | PromotionStore.PromotionStore
-  | SessionStore.SessionStore
-  | TelemetryStore.TelemetryStore
-  | StoreTransaction.StoreTransaction
+export type Stores = SqlEngram.Stores
 
 /**
  * What {@link layer} provides: the stores, the projection, the preset specs and the SQL client
@@ -64,13 +52,14 @@ export type Services =
  * @since 0.1.0
  * @category layers
  */
-export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> = Layer
-  .mergeAll(
-    SqlitePromotionStore.layerSqlite,
-    StoreTransactionSql.layer,
-    SqliteSessionStore.layerSqlite,
-    SqliteTelemetryStore.layerSqlite
-  ).pipe(Layer.provideMerge(SqliteMemoryStore.layerSqlite))
+export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> = SqlEngram
+  .layerStores({
+    memory: SqliteMemoryStore.layerSqlite,
+    promotions: SqlitePromotionStore.layerSqlite,
+    sessions: SqliteSessionStore.layerSqlite,
+    telemetry: SqliteTelemetryStore.layerSqlite,
+    transaction: SqlTransaction.layer((error) => causeOf(error, error.message))
+  })
 
 /**
  * The four stores on the SQLite file `options.filename` (default `./.engram/engram.db`, created
@@ -83,7 +72,4 @@ export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlCl
 export const layer = (
   options?: SqliteDatabase.ClientOptions
 ): Layer.Layer<Services, SqliteDatabase.SqliteOpenError | SqliteMemoryStore.MakeError> =>
-  Layer.mergeAll(ContextProjection.layer, RoutingSpecs.layerPresets).pipe(
-    Layer.provideMerge(layerStores),
-    Layer.provideMerge(SqliteDatabase.layerClient(options))
-  )
+  SqlEngram.layer(layerStores, SqliteDatabase.layerClient(options))

@@ -1,5 +1,5 @@
 /**
- * A SQLite file as one side of a whole-store copy (`StoreMigration.Endpoint`): its four stores and
+ * A SQLite file as one side of a whole-store copy (`MigrationPort.Endpoint`): its four stores and
  * the legacy import's markers, with every statement against the file's own tables kept here.
  *
  * - As a **source** the file must exist and be an Engram store (it has `engram_memories`); it is
@@ -12,7 +12,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { ErrorClass } from "@engram/core"
 import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
-import { StoreMigration } from "@engram/migrate"
+import { MigrationPort } from "@engram/store-sql"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -50,14 +50,6 @@ export class SqliteMigrationError extends ErrorClass.TaggedError<SqliteMigration
  */
 export const MEMORY_TABLE = "engram_memories"
 
-/**
- * The key/value table the legacy import keeps its markers in.
- *
- * @since 0.1.0
- * @category constants
- */
-export const META_TABLE = "engram_meta"
-
 // The deepest message of an error and its causes.
 const describe = (error: unknown): string => {
   const parts: Array<string> = []
@@ -70,38 +62,14 @@ const describe = (error: unknown): string => {
   return parts.join(": ")
 }
 
-const markerFailure = (operation: string) => (cause: SqlError) =>
-  new StoreMigration.MarkerStoreFailure({ operation, cause: new Error(describe(cause)) })
-
-/**
- * The import markers of the database behind `sql`. Reading a database without the table returns
- * none; adding creates the table.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const markers = (sql: SqlClient.SqlClient): StoreMigration.ImportMarkers => {
-  const present = Effect.map(
-    sql<{ readonly n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ${META_TABLE}`,
-    (rows) => Number(rows[0]?.n ?? 0) > 0
-  )
-  const read = Effect.gen(function*() {
-    if (!(yield* present)) return []
-    const rows = yield* sql<StoreMigration.ImportMarker>`SELECT key, value FROM ${sql(META_TABLE)} ORDER BY key`
-    return rows.map(({ key, value }) => ({ key, value }))
-  })
-  return {
-    read: Effect.mapError(read, markerFailure("read")),
-    add: (added) =>
-      Effect.gen(function*() {
-        if (added.length === 0) return 0
-        yield* sql`CREATE TABLE IF NOT EXISTS ${sql(META_TABLE)} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
-        const rows = yield* sql<{ readonly key: string }>`INSERT INTO ${sql(META_TABLE)} ${
-          sql.insert(added.map(({ key, value }) => ({ key, value })))
-        } ON CONFLICT (key) DO NOTHING RETURNING key`
-        return rows.length
-      }).pipe(sql.withTransaction, Effect.mapError(markerFailure("add")))
-  }
+// SQLite's part of the markers' SQL: the table is looked up in `sqlite_master`.
+const markerDialect: MigrationPort.MarkerDialect = {
+  tablePresent: (sql, table) =>
+    Effect.map(
+      sql<{ readonly n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ${table}`,
+      (rows) => Number(rows[0]?.n ?? 0) > 0
+    ),
+  causeOf: (error) => new Error(describe(error))
 }
 
 type Stores =
@@ -110,12 +78,12 @@ type Stores =
   | SessionStore.SessionStore
   | TelemetryStore.TelemetryStore
 
-const endpointOf = (context: Context.Context<Stores>, sql: SqlClient.SqlClient): StoreMigration.Endpoint => ({
+const endpointOf = (context: Context.Context<Stores>, sql: SqlClient.SqlClient): MigrationPort.Endpoint => ({
   memory: Context.get(context, MemoryStore.MemoryStore),
   promotions: Context.get(context, PromotionStore.PromotionStore),
   sessions: Context.get(context, SessionStore.SessionStore),
   telemetry: Context.get(context, TelemetryStore.TelemetryStore),
-  markers: markers(sql)
+  markers: MigrationPort.markers(sql, markerDialect)
 })
 
 /**
@@ -127,8 +95,8 @@ const endpointOf = (context: Context.Context<Stores>, sql: SqlClient.SqlClient):
  */
 export const open = (
   filename: string,
-  role: StoreMigration.EndpointRole
-): Effect.Effect<StoreMigration.Endpoint, SqliteMigrationError, Scope.Scope> =>
+  role: MigrationPort.EndpointRole
+): Effect.Effect<MigrationPort.Endpoint, SqliteMigrationError, Scope.Scope> =>
   Effect.gen(function*() {
     const fail = (problem: string, reason: SqliteMigrationError["reason"] = "unopenable") =>
       new SqliteMigrationError({ filename, reason, problem })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { runVectorConformance } from "@engram/conformance"
-import { Embeddings, MemoryQuery, MemoryRecord, MemoryStore, SearchPlan, SearchTokenizer } from "@engram/core"
+import { Embeddings, MemoryQuery, MemoryRecord, MemoryStore, SearchTokenizer } from "@engram/core"
 import { SqliteMemoryStore, SqliteVectorIndex } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -30,8 +30,8 @@ const corpus = [
 ]
 const embedder = Embeddings.makeTest()
 const withEmbedder = Layer.succeed(Embeddings.Embeddings, embedder)
-/** Vector ranking alone: what the index returns, in its order. */
-const vectorOnly = Layer.orDie(SearchPlan.layerFusion({ lexicalWeight: 0, minSimilarity: -1 }))
+/** Vector ranking alone (a search's own fusion tuning): what the index returns, in its order. */
+const vectorOnly = { fusion: { lexicalWeight: 0, minSimilarity: -1 } } as const
 
 const lexical = (file: string, readonly = false) => SqliteMemoryStore.layer({ filename: file, readonly })
 const hybrid = (file: string, readonly = false) =>
@@ -97,12 +97,12 @@ describe("the vec0 layout (decision 0088)", () => {
 
       const { embedded, found, foundAgain } = yield* Effect.gen(function*() {
         const index = yield* SqliteVectorIndex.make
-        const found = ids(yield* search("postgres setup", { scopes: [DOUG], limit: 2 }))
+        const found = ids(yield* search("postgres setup", { scopes: [DOUG], limit: 2, ...vectorOnly }))
         const s = yield* MemoryStore.MemoryStore
         yield* s.forget({ ids: ["pg"] }, { by: "test" })
-        const foundAgain = ids(yield* search("postgres setup", { scopes: [DOUG], limit: 2 }))
+        const foundAgain = ids(yield* search("postgres setup", { scopes: [DOUG], limit: 2, ...vectorOnly }))
         return { embedded: (yield* index.coverage).embedded, found, foundAgain }
-      }).pipe(Effect.provide(Layer.merge(hybrid(file), vectorOnly)))
+      }).pipe(Effect.provide(hybrid(file)))
       // No re-embedding happened: the embedder has no say in the migration, only the stored blobs.
       expect(found[0]).toBe("pg")
       expect(foundAgain).not.toContain("pg")
@@ -169,9 +169,12 @@ describe("the vec0 layout (decision 0088)", () => {
         yield* s.setReviewState("pg", "rejected")
         yield* s.forget({ ids: ["deploys"] }, { by: "test" })
       }).pipe(Effect.provide(lexical(file)))
-      const found = yield* search("postgres setup redeploying", { scopes: [DOUG], deliverable: true, limit: 3 }).pipe(
-        Effect.provide(Layer.merge(hybrid(file), vectorOnly))
-      )
+      const found = yield* search("postgres setup redeploying", {
+        scopes: [DOUG],
+        deliverable: true,
+        limit: 3,
+        ...vectorOnly
+      }).pipe(Effect.provide(hybrid(file)))
       expect(ids(found)).toEqual(["tea"])
     }))
 })

@@ -27,6 +27,7 @@ import * as Command from "@effect/cli/Command"
 import * as Sha256 from "@engram/core/Sha256"
 import type * as SessionMigration from "@engram/migrate/SessionMigration"
 import type * as StoreMigration from "@engram/migrate/StoreMigration"
+import * as MigrationPort from "@engram/store-sql/MigrationPort"
 import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
 import type * as SqliteMigration from "@engram/store-sqlite/SqliteMigration"
 import * as Clock from "effect/Clock"
@@ -142,8 +143,8 @@ const openSide = (
   sqlite: typeof SqliteMigration,
   side: Side,
   schema: string | undefined,
-  role: StoreMigration.EndpointRole
-): Effect.Effect<StoreMigration.Endpoint, CliFailure, Scope.Scope> =>
+  role: MigrationPort.EndpointRole
+): Effect.Effect<MigrationPort.Endpoint, CliFailure, Scope.Scope> =>
   side._tag === "Sqlite"
     ? sqlite.open(side.file, role).pipe(
       Effect.mapError((error) =>
@@ -343,7 +344,7 @@ const copy = (
     const sourceMarkers = yield* source.markers.read
     const markersCopied = yield* target.markers.add(sourceMarkers)
     const targetMarkers = yield* target.markers.read
-    if (StoreMigration.markerLines(targetMarkers) !== StoreMigration.markerLines(sourceMarkers)) {
+    if (MigrationPort.markerLines(targetMarkers) !== MigrationPort.markerLines(sourceMarkers)) {
       const what = "legacy-import markers (engram_meta)"
       return yield* refused(
         `verification failed: ${
@@ -355,7 +356,7 @@ const copy = (
     }
 
     const finished = yield* Clock.currentTimeMillis
-    const markerText = StoreMigration.markerLines(sourceMarkers)
+    const markerText = MigrationPort.markerLines(sourceMarkers)
     const summary: Summary = {
       from: fromText,
       to: describeSide(to, schema),
@@ -404,7 +405,7 @@ const copy = (
         target: yield* storeChecksum(
           records.target.checksum,
           sessions.target.checksum,
-          StoreMigration.markerLines(targetMarkers)
+          MigrationPort.markerLines(targetMarkers)
         )
       },
       batches: records.batches,

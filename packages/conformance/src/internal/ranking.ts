@@ -5,9 +5,8 @@
  * gains their scores), so the corpora here are conversations whose turns share words.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryQuery, type MemoryRecord, SearchPlan } from "@engram/core"
+import { MemoryQuery, type MemoryRecord } from "@engram/core"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as fc from "fast-check"
 import { type Provide, store, T0 } from "./harness.js"
@@ -97,9 +96,7 @@ export const ranking = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
         Effect.gen(function*() {
           const s = yield* store
           yield* s.write(weightCorpus)
-          const result = yield* s.search("harbor lantern zephyr", { limit: 2 }).pipe(
-            Effect.provide(Layer.orDie(SearchPlan.layer({ idfPower })))
-          )
+          const result = yield* s.search("harbor lantern zephyr", { limit: 2, plan: { idfPower } })
           expect(result.hits.map((hit) => hit.record.id)).toEqual(
             first === "weight-pair" ? ["weight-pair", "weight-rare"] : ["weight-rare", "weight-pair"]
           )

@@ -4,7 +4,6 @@ import {
   IdGenerator,
   MemoryQuery,
   MemoryStore,
-  SearchPlan,
   SearchTokenizer,
   VectorIndex
 } from "@engram/core"
@@ -51,8 +50,7 @@ type Body<A, E, RExtra> = Effect.Effect<
 
 const provideWith = <RExtra, LE>(
   layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, LE>,
-  embeddings: Embeddings.Service,
-  fusion?: Partial<SearchPlan.FusionOptions>
+  embeddings: Embeddings.Service
 ) =>
 <A, E>(self: Body<A, E, RExtra>) =>
   Effect.provide(
@@ -61,8 +59,6 @@ const provideWith = <RExtra, LE>(
       Layer.provide(layer, Layer.succeed(Embeddings.Embeddings, embeddings)),
       IdGenerator.sequential("mem")
     )
-  ).pipe(
-    Effect.provide(fusion === undefined ? Layer.empty : Layer.orDie(SearchPlan.layerFusion(fusion)))
   ) as Effect.Effect<A, E | LE, TestServices.TestServices>
 
 const ids = (result: MemoryStore.SearchResult) => result.hits.map((hit) => hit.record.id)
@@ -102,7 +98,8 @@ export const vectorTier = <RExtra, LE>(
   vectorIndex: Effect.Effect<VectorIndex.Service, unknown, RExtra> | undefined
 ) => {
   const hybrid = provideWith(layer, testEmbedder)
-  const vectorOnly = provideWith(layer, testEmbedder, { lexicalWeight: 0, minSimilarity: -1 })
+  // The fused ranking with the keyword list weighing nothing: the vector ranking alone, as a search's own tuning.
+  const vectorOnly = { fusion: { lexicalWeight: 0, minSimilarity: -1 } } as const
 
   describe("hybrid search", () => {
     it.effect("finds a memory that shares no whole word with the query", () =>
@@ -137,9 +134,9 @@ export const vectorTier = <RExtra, LE>(
       it.effect(`${JSON.stringify(query)} with ${JSON.stringify(filters)}: the exact top 3`, () =>
         Effect.gen(function*() {
           const s = yield* writeCorpus
-          const result = yield* s.search(query, { ...filters, limit: 3 })
+          const result = yield* s.search(query, { ...filters, limit: 3, ...vectorOnly })
           expect(ids(result)).toEqual(yield* reference(query, filters, 3))
-        }).pipe(vectorOnly))
+        }).pipe(hybrid))
     }
 
     it.effect("filters apply before the top k: nothing foreign, expired, rejected or superseded", () =>
@@ -147,11 +144,21 @@ export const vectorTier = <RExtra, LE>(
         const s = yield* writeCorpus
         // pg-ana is the nearest record to this query, in another scope.
         expect(yield* reference("administers postgresql clusters", {}, 1)).toEqual(["pg-ana"])
-        const one = yield* s.search("administers postgresql clusters", { scopes: [DOUG], deliverable: true, limit: 1 })
+        const one = yield* s.search("administers postgresql clusters", {
+          scopes: [DOUG],
+          deliverable: true,
+          limit: 1,
+          ...vectorOnly
+        })
         expect(ids(one)).toEqual(["pg"])
-        const all = yield* s.search("postgresql 12 billing tea", { scopes: [DOUG], deliverable: true, limit: 20 })
+        const all = yield* s.search("postgresql 12 billing tea", {
+          scopes: [DOUG],
+          deliverable: true,
+          limit: 20,
+          ...vectorOnly
+        })
         for (const id of ["pg-ana", "pg-old", "pg-rejected", "tea"]) expect(ids(all)).not.toContain(id)
-      }).pipe(vectorOnly))
+      }).pipe(hybrid))
   })
 
   describe("write path", () => {

@@ -27,7 +27,6 @@ import * as PriorSessionDigest from "../PriorSessionDigest.js"
 import * as ProjectedContext from "../ProjectedContext.js"
 import * as PromotionStore from "../PromotionStore.js"
 import * as Routing from "../Routing.js"
-import * as SearchPlan from "../SearchPlan.js"
 import * as SearchTokenizer from "../SearchTokenizer.js"
 import * as SessionStore from "../SessionStore.js"
 import * as TelemetryStore from "../TelemetryStore.js"
@@ -338,19 +337,15 @@ export const make = (
         ? Effect.succeed({ value: [], skipped: 0, returned: 0 })
         : Effect.map(
           Effect.flatMap(
-            Effect.all([MemoryLimits.MemoryLimits, SearchPlan.SearchPlanner]),
-            ([limits, planner]) =>
+            MemoryLimits.MemoryLimits,
+            (limits) =>
               memories.search(MemoryLimits.clampQuery(request.query, limits), {
                 scopes: request.scopes,
                 deliveryPolicies: Decisions.PROJECTED_POLICIES,
                 deliverable: true,
-                limit
-              }).pipe(
-                Effect.provideService(SearchPlan.SearchPlanner, {
-                  ...planner,
-                  maxDocumentShare: settings.recallPruneShare
-                })
-              )
+                limit,
+                plan: { maxDocumentShare: settings.recallPruneShare }
+              })
           ),
           (found) => ({
             value: found.hits.filter((hit) => screened(hit.record)),

@@ -5,6 +5,8 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import type { EmbeddingFailure, Service as EmbeddingsService } from "../Embeddings.js"
 import { DEFAULT_SEARCH_LIMIT, isDeliverable, matchesFilters, type SearchOptions } from "../MemoryQuery.js"
 import type { MemoryRecord } from "../MemoryRecord.js"
@@ -12,6 +14,8 @@ import type { SearchHit, Service as MemoryStoreService } from "../MemoryStore.js
 import * as SearchPlan from "../SearchPlan.js"
 import { searchableText, words } from "../SearchTokenizer.js"
 import type { Service as VectorIndexService } from "../VectorIndex.js"
+
+const decodeTuning = Schema.decodeUnknownEither(SearchPlan.SearchTuning)
 
 type Failure = Effect.Effect.Error<ReturnType<VectorIndexService["upsert"]>> | EmbeddingFailure
 
@@ -84,8 +88,11 @@ export const withVectors = (
           return store.search(text, options)
         }
         const limit = options?.limit ?? DEFAULT_SEARCH_LIMIT
+        const tuning = decodeTuning(options ?? {})
+        // Options the store refuses: its own search fails naming the field.
+        if (Either.isLeft(tuning)) return store.search(text, options)
+        const fusion = SearchPlan.resolve(tuning.right).fusion
         return Effect.gen(function*() {
-          const fusion = yield* SearchPlan.SearchFusion
           // Each list is read `candidates` deep (at least `limit`), then fused and cut to `limit`.
           const depth = Math.max(limit, fusion.candidates)
           const lexical = yield* store.search(text, { ...options, limit: depth })

@@ -326,8 +326,9 @@ export const makeWithVectors = (
         const options = yield* decodeQuery(SearchOptions, raw ?? {})
         const at = yield* DateTime.now
         const statistics = index.statistics()
-        const searchPlan = SearchPlan.plan(distinctTokens(text, language), statistics, yield* SearchPlan.SearchPlanner)
-        const parameters = yield* Bm25.Ranking
+        const tuning = SearchPlan.resolve(options)
+        const searchPlan = SearchPlan.plan(distinctTokens(text, language), statistics, tuning.plan)
+        const parameters = tuning.ranking
         return yield* SearchPlan.run(searchPlan, options.limit ?? DEFAULT_SEARCH_LIMIT, options.order, (tier, limit) =>
           Effect.sync(() => {
             if (!tier.rank) {

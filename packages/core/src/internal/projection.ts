@@ -36,9 +36,8 @@ export const UNTRUSTED_FRAMING =
 /** The smallest token budget (decision 0182). */
 export const MIN_BUDGET_TOKENS = 256
 export const DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000
+/** With the window, the one default budget: 8% of 200k, 16,000 tokens (`ContextProjection.defaultSettings`). */
 export const DEFAULT_BUDGET_PCT = 8
-/** The one default budget: 8% of a 200k window (decision 0182). */
-export const DEFAULT_BUDGET_TOKENS = Math.floor((DEFAULT_CONTEXT_WINDOW_TOKENS * DEFAULT_BUDGET_PCT) / 100)
 export const DEFAULT_SKILLS_MIN_ROWS = 5
 
 const bySection: Record<ProjectionMode, ReadonlyArray<SectionLabel>> = {
@@ -359,7 +358,7 @@ const fewestSheds = (
 
 export const compose = (input: ProjectionInput, config: ProjectionConfig): Fields => {
   const mode = config.mode ?? "native"
-  const budget = config.budget ?? { _tag: "Tokens", tokens: DEFAULT_BUDGET_TOKENS }
+  const budget = config.budget
   const budgetTokens = budget._tag === "Tokens" ? Math.max(0, Math.floor(budget.tokens)) : null
   const budgetChars = budget._tag === "Chars" ? Math.max(0, Math.floor(budget.chars)) : null
   const estimator = config.estimator ?? heuristic

@@ -67,14 +67,8 @@ export const settingsFor = (
   const below: ProjectionSettings = BUDGET_FIELDS.some((field) => merged[field] !== undefined)
     ? { ...rest, contextWindowTokens: ProjectedContext.DEFAULT_CONTEXT_WINDOW_TOKENS }
     : base
-  return {
-    ...below,
-    ...(merged.contextWindowTokens !== undefined ? { contextWindowTokens: merged.contextWindowTokens } : {}),
-    ...(merged.budgetPct !== undefined ? { budgetPct: merged.budgetPct } : {}),
-    ...(merged.budgetTokens !== undefined ? { budgetTokens: merged.budgetTokens } : {}),
-    ...(merged.recallLimit !== undefined ? { recallLimit: merged.recallLimit } : {}),
-    ...(merged.neighbourWindow !== undefined ? { neighbourWindow: merged.neighbourWindow } : {})
-  }
+  // `merged` holds only defined fields (mergeOverrides), so each one it names wins.
+  return { ...below, ...merged } as ProjectionSettings
 }
 
 /**

@@ -206,7 +206,8 @@ const turn = (
       spec: spec.key,
       scope,
       scopes,
-      ...("overlayBudget" in agent ? { overlayBudget: agent.overlayBudget } : {})
+      ...("overlayBudget" in agent ? { overlayBudget: agent.overlayBudget } : {}),
+      ...(options.projection !== undefined ? { projection: options.projection } : {})
     }).pipe(Effect.provide(RoutingSpecs.layer({ [spec.key]: spec })))
     yield* NativeRuntime.runTurn({ agent: native, sessionId: "eval", input })
     const [first] = yield* PromptObserver.captured

@@ -107,7 +107,8 @@ const session = (
         persona: "You are a friendly companion. Be warm and brief.",
         background: RoutingPresets.userBackgroundSections,
         spec: RoutingPresets.userBackground.key,
-        scope
+        scope,
+        ...(options.projection !== undefined ? { projection: options.projection } : {})
       },
       mode === undefined ? {} : { mode }
     ).pipe(Effect.provide(RoutingSpecs.layerPresets))

@@ -48,7 +48,8 @@ const ask = (scope: MemoryRecord.Scope, question: string, options: EvalOptions) 
       background: companionBackground,
       spec: spec.key,
       scope,
-      scopes: [scope]
+      scopes: [scope],
+      ...(options.projection !== undefined ? { projection: options.projection } : {})
     }).pipe(Effect.provide(RoutingSpecs.layer({ [spec.key]: spec })))
     yield* NativeRuntime.runTurn({ agent: native, sessionId: "eval", input: question })
     const [first] = yield* PromptObserver.captured

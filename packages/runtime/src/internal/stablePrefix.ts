@@ -199,6 +199,7 @@ export const buildAgent = (config: AgentConfig) =>
       composedIds: MemoryOverlay.composedIds(composed.report),
       background: composed.background,
       scopes: config.scopes ?? [config.scope],
+      projection: config.projection,
       identity: spec === undefined ? undefined : identitySource(spec, config, composed.background),
       memory: spec === undefined ? undefined : { scope: config.scope, background: config.background, spec },
       missing: composed.missing,

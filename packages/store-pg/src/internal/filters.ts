@@ -6,9 +6,10 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as Statement from "@effect/sql/Statement"
-import { type MemoryQuery, MemoryRow } from "@engram/core"
+import { type MemoryQuery } from "@engram/core"
+import { MemoryRow } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
-import { memoryTable } from "./schema.js"
+import { memoryTable } from "./migrations.js"
 
 // One value compares with "=" so that the (scope, created_at, id) index can deliver rows in
 // listing order; PostgreSQL 15 cannot keep index order under "= ANY(array)".

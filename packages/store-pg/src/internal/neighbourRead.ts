@@ -12,7 +12,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { MemoryQuery } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Filters from "./filters.js"
-import { memoryTable } from "./schema.js"
+import { memoryTable } from "./migrations.js"
 
 /** Prefixes every column the shared filters name with the memory table's alias. */
 const qualified = (sql: SqlClient.SqlClient, query: MemoryQuery.NeighbourQuery, nowMillis: number) =>

@@ -6,16 +6,14 @@ import {
   MemoryForget,
   MemoryQuery,
   type MemoryRecord,
-  MemoryRow,
   MemoryStore,
   MemoryStoreError,
   MemoryWrite,
   SearchPlan,
-  SearchStatistics,
   SearchTokenizer,
-  StoredRows,
   VectorIndex
 } from "@engram/core"
+import { MemoryRow, SearchStatistics, StoredRows } from "@engram/store-sql"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -24,11 +22,20 @@ import * as Metric from "effect/Metric"
 import { reasonOf } from "../PgError.js"
 import * as Filters from "./filters.js"
 import { lexemeOf, lexemesOf, quoteLexeme, searchLength, tierQuery } from "./lexemes.js"
+import {
+  ensure,
+  ensureMigrated,
+  frequencyTable,
+  memoryTable,
+  migrate,
+  run,
+  tombstones,
+  tombstoneTable,
+  totalsTable
+} from "./migrations.js"
 import { readNeighbours } from "./neighbourRead.js"
 import * as PgVectorIndex from "./pgVectorIndex.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
-import { ensureMigrated, frequencyTable, memoryTable, migrate, totalsTable } from "./schema.js"
-import { ensureTombstones, migrateTombstones, tombstoneTable } from "./tombstones.js"
 
 /**
  * A row as `pg` returns it: BIGINT arrives as a string; tags are selected as JSON text, the form
@@ -420,8 +427,9 @@ const makeAfter = <E>(
           if (tokens.length === 0) return { hits: [], skipped: 0 }
           const clauses = filterClauses(options, yield* nowMillis)
           const tokenStatistics = yield* statistics(tokens).pipe(Effect.mapError(failure("search")))
-          const searchPlan = SearchPlan.plan(tokens, tokenStatistics, yield* SearchPlan.SearchPlanner)
-          const parameters = yield* Bm25.Ranking
+          const tuning = SearchPlan.resolve(options)
+          const searchPlan = SearchPlan.plan(tokens, tokenStatistics, tuning.plan)
+          const parameters = tuning.ranking
           return yield* SearchPlan.run(
             searchPlan,
             options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
@@ -542,10 +550,10 @@ const makeAfter = <E>(
 
 /** The store, after bringing its tables and stored search tokens up to date. */
 export const make = makeAfter((language) =>
-  Effect.zipRight(Effect.zipRight(migrate, migrateTombstones), syncSearchTokens(language))
+  Effect.zipRight(Effect.zipRight(migrate, run(tombstones)), syncSearchTokens(language))
 )
 
 /** The store, after checking that the tables are already up to date (no DDL, no writes). */
 export const makeWithoutMigrations = makeAfter((language) =>
-  Effect.zipRight(Effect.zipRight(ensureMigrated, ensureTombstones), checkSearchTokens(language))
+  Effect.zipRight(Effect.zipRight(ensureMigrated, ensure(tombstones)), checkSearchTokens(language))
 )

@@ -1,42 +1,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { PromotionStore, StoredRows } from "@engram/core"
+import { PromotionStore } from "@engram/core"
+import { StoredRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import { reasonOf } from "../PgError.js"
-import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
-
-/** The promotion table. */
-export const promotionTable = "engram_promotions"
-
-/** The table the promotion store's migrations are recorded in. */
-export const promotionMigrationsTable = "engram_promotion_migrations"
-
-const migrations = {
-  "0001_create_promotions": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.all([
-      // One row per (record, spec): the primary key makes "committed once" the database's rule.
-      // The placement is kept as its JSON text (its arms differ in shape), next to its address.
-      // No CHECK constraints: rows are validated on commit and decoded on every read, where a
-      // bad row is skipped rather than failing the query.
-      sql`CREATE TABLE engram_promotions (
-        record_id TEXT COLLATE "C" NOT NULL,
-        spec_key TEXT COLLATE "C" NOT NULL,
-        spec_version TEXT NOT NULL,
-        scope TEXT NOT NULL,
-        placement TEXT,
-        placement_key TEXT,
-        key_source TEXT,
-        tier TEXT,
-        promoted_at BIGINT NOT NULL,
-        PRIMARY KEY (record_id, spec_key)
-      )`,
-      // The save gate's exact lookup; its leading column also serves listing a scope.
-      sql`CREATE INDEX engram_promotions_address_idx ON engram_promotions (scope, placement_key)`
-    ], { discard: true }))
-}
+import { ensure, promotions, promotionTable, run } from "./migrations.js"
 
 /** A row as `pg` returns it (BIGINT as a string). */
 interface Row {
@@ -203,7 +174,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
   })
 
 /** The promotion store, after bringing its table up to date. */
-export const make = makeAfter(runMigrations(promotionMigrationsTable, migrations))
+export const make = makeAfter(run(promotions))
 
 /** The promotion store, after checking that its table is already up to date (no DDL). */
-export const makeWithoutMigrations = makeAfter(ensureMigratedTo(promotionMigrationsTable, latestOf(migrations)))
+export const makeWithoutMigrations = makeAfter(ensure(promotions))

@@ -1,74 +1,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore, StoredRows } from "@engram/core"
+import { MemoryWrite, SessionStore } from "@engram/core"
+import { StoredRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { reasonOf } from "../PgError.js"
-import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
-
-/** One row per message. */
-export const messagesTable = "engram_session_messages"
-
-/** At most one row per session. */
-export const interruptsTable = "engram_session_interrupts"
-
-/** One row per extraction run that called the model. */
-export const extractionsTable = "engram_session_extractions"
-
-/** At most one row per session: who runs its extraction, until when. */
-export const claimsTable = "engram_session_extraction_claims"
-
-/** The table the session store's migrations are recorded in. */
-export const sessionMigrationsTable = "engram_session_migrations"
-
-const migrations = {
-  "0001_sessions": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.all([
-      // `seq` counts from 0 per session in append order. The message is kept in its encoded JSON
-      // form beside its tag and time, so an operator can query the table directly. No CHECK
-      // constraints: messages are validated on append and decoded on every read, where a bad
-      // row is skipped rather than failing the load.
-      sql`CREATE TABLE engram_session_messages (
-        session_id TEXT COLLATE "C" NOT NULL,
-        seq INTEGER NOT NULL,
-        tag TEXT NOT NULL,
-        at BIGINT NOT NULL,
-        message TEXT NOT NULL,
-        PRIMARY KEY (session_id, seq)
-      )`,
-      sql`CREATE TABLE engram_session_interrupts (
-        session_id TEXT COLLATE "C" PRIMARY KEY,
-        turn INTEGER NOT NULL,
-        at BIGINT NOT NULL,
-        interrupt TEXT NOT NULL
-      )`
-    ], { discard: true })),
-  // The extraction ledger: one row per extraction run that called the model, numbered from 0 per
-  // session in record order, the run kept in its encoded JSON form beside its outcome and time.
-  "0002_extraction_runs": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`CREATE TABLE engram_session_extractions (
-      session_id TEXT COLLATE "C" NOT NULL,
-      seq INTEGER NOT NULL,
-      outcome TEXT NOT NULL,
-      at BIGINT NOT NULL,
-      run TEXT NOT NULL,
-      PRIMARY KEY (session_id, seq)
-    )`),
-  // Extraction claims: at most one per session, the holder and its lease (epoch milliseconds), so
-  // two processes over one schema never run extraction for the same session at once.
-  "0003_extraction_claims": Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) =>
-      sql`CREATE TABLE engram_session_extraction_claims (
-      session_id TEXT COLLATE "C" PRIMARY KEY,
-      holder TEXT NOT NULL,
-      claimed_at BIGINT NOT NULL,
-      expires_at BIGINT NOT NULL
-    )`
-  )
-}
+import { claimsTable, ensure, extractionsTable, interruptsTable, messagesTable, run, sessions } from "./migrations.js"
 
 const parseJson = (text: string): Either.Either<unknown, string> => {
   try {
@@ -271,7 +210,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
   })
 
 /** The session store, after bringing its tables up to date. */
-export const make = makeAfter(runMigrations(sessionMigrationsTable, migrations))
+export const make = makeAfter(run(sessions))
 
 /** The session store, after checking that its tables are already up to date (no DDL). */
-export const makeWithoutMigrations = makeAfter(ensureMigratedTo(sessionMigrationsTable, latestOf(migrations)))
+export const makeWithoutMigrations = makeAfter(ensure(sessions))

@@ -1,108 +1,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import {
-  InjectionLog,
-  MemoryWrite,
-  PromptSnapshot,
-  SessionStore,
-  StoredRows,
-  TelemetryRedaction,
-  TelemetryRetention,
-  TelemetryStore,
-  Trajectory
-} from "@engram/core"
+import { InjectionLog, SessionStore, TelemetryRetention, TelemetryStore, Trajectory } from "@engram/core"
+import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { reasonOf } from "../PgError.js"
-import { ensureMigratedTo, latestOf, runMigrations } from "./schema.js"
+import { ensure, injectionsTable, run, snapshotsTable, telemetry, trajectoryTable } from "./migrations.js"
 
-/** One row per appended injection row. */
-export const injectionsTable = "engram_injection_log"
-
-/** The table the telemetry store's migrations are recorded in. */
-export const telemetryMigrationsTable = "engram_telemetry_migrations"
-
-const migrations = {
-  "0001_injection_log": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.all([
-      // Numbered by an identity column (append order); session, turn, mode and time as columns;
-      // the delivered memory ids and section labels as JSONB arrays, so a question such as
-      // "which turns delivered mem-1?" is one query (memory_ids ? 'mem-1'). No CHECK
-      // constraints: rows are validated on append and decoded on every read.
-      sql`CREATE TABLE engram_injection_log (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        session_id TEXT COLLATE "C" NOT NULL,
-        turn INTEGER NOT NULL,
-        mode TEXT NOT NULL,
-        at BIGINT NOT NULL,
-        memory_ids JSONB NOT NULL,
-        section_labels JSONB NOT NULL
-      )`,
-      sql`CREATE INDEX engram_injection_log_session_idx ON engram_injection_log (session_id, id)`
-    ], { discard: true })),
-  "0002_prompt_snapshots": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.all([
-      // One row per model call: the encoded snapshot as JSONB, the usage (reported after the call)
-      // in its own column. The trajectory is append-only and content-addressed: `address` is
-      // `message:<seq>` or `<kind>:<hash>`, unique per session, so a blob is stored once.
-      sql`CREATE TABLE engram_prompt_snapshots (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        session_id TEXT COLLATE "C" NOT NULL,
-        turn INTEGER NOT NULL,
-        call INTEGER NOT NULL,
-        at BIGINT NOT NULL,
-        body JSONB NOT NULL,
-        usage JSONB,
-        UNIQUE (session_id, turn, call)
-      )`,
-      sql`CREATE TABLE engram_trajectory (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        session_id TEXT COLLATE "C" NOT NULL,
-        address TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        seq INTEGER,
-        hash TEXT NOT NULL,
-        body TEXT NOT NULL,
-        UNIQUE (session_id, address)
-      )`
-    ], { discard: true }))
-}
-
-/** One row per stored prompt snapshot. */
-export const snapshotsTable = "engram_prompt_snapshots"
-
-/** The trajectory entries of every session. */
-export const trajectoryTable = "engram_trajectory"
-
-interface Row {
-  readonly id: string
-  readonly session_id: string
-  readonly turn: number
-  readonly mode: string
-  readonly at: string | number
-  readonly memory_ids: unknown
-  readonly section_labels: unknown
-}
-
-/** A stored row as an injection row, or why it cannot be read. */
-const decodeRow = (row: Row): Either.Either<InjectionLog.InjectionLogRow, string> => {
-  const millis = Number(row.at)
-  if (!Number.isSafeInteger(millis) || Math.abs(millis) > 8.64e15) {
-    return Either.left(`at: ${String(row.at)} is not an epoch-millisecond integer`)
-  }
-  return Either.mapLeft(
-    InjectionLog.decodeStoredInjectionRow({
-      sessionId: row.session_id,
-      turn: row.turn,
-      memoryIds: row.memory_ids,
-      sectionLabels: row.section_labels,
-      mode: row.mode,
-      at: DateTime.formatIso(DateTime.unsafeMake(millis))
-    }),
-    MemoryWrite.describeParseError
-  )
-}
+type Row = TelemetryRows.InjectionColumns & { readonly id: string }
 
 /** Rows read per page when forget looks for a forgotten memory's text. */
 const FORGET_PAGE = 500
@@ -143,7 +48,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         Effect.gen(function*() {
           const rows = yield* sql<Row>`SELECT id, session_id, turn, mode, at, memory_ids, section_labels
             FROM ${table} WHERE session_id = ${sessionId} ORDER BY id`
-          const { skipped, values } = StoredRows.decodeEach(rows, decodeRow, (row) => row.id)
+          const { skipped, values } = StoredRows.decodeEach(rows, TelemetryRows.decodeInjection, (row) => row.id)
           yield* StoredRows.reportSkipped(
             skipped,
             "skipped a stored injection row that does not decode",
@@ -231,10 +136,8 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
       forgetMemories: (forgotten) =>
         Effect.gen(function*() {
           if (forgotten.length === 0) return { entries: 0, snapshots: 0 }
-          const needles = Trajectory.needlesOf(forgotten)
-          type EntryRow = { id: string; session_id: string; kind: unknown; seq: unknown; hash: unknown; body: unknown }
-          // Only rows whose body holds an id or the content can change; read those.
-          const holds = (body: unknown) => typeof body === "string" && needles.some((needle) => body.includes(needle))
+          type EntryRow = TelemetryRows.EntryColumns<string>
+          const holds = TelemetryRows.holdsAny(forgotten)
           // One pass over the table, a page at a time (one query per needle would scan it once per
           // forgotten record): only rows whose body holds an id or the content can change.
           const found = new Map<string, EntryRow>()
@@ -246,12 +149,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             if (page.length < FORGET_PAGE) break
             after = String(page[page.length - 1]!.id)
           }
-          const candidates = [...found.values()]
-          const decoded = candidates.flatMap((row) => {
-            const entry = Trajectory.fromColumns(row)
-            return Either.isRight(entry) ? [{ key: row.id, sessionId: row.session_id, entry: entry.right }] : []
-          })
-          const plan = TelemetryRedaction.planForget(decoded, forgotten)
+          const plan = TelemetryRows.planForget(found.values(), forgotten)
           for (const change of plan.changed) {
             const c = Trajectory.toColumns(change.after)
             if (change.after._tag === "Message") {
@@ -285,13 +183,9 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           }
           let updated = 0
           for (const [id, row] of rows) {
-            const decodedSnapshot = TelemetryStore.decodeSnapshotRow(row.body, null)
-            if (Either.isLeft(decodedSnapshot)) continue
-            const redacted = TelemetryRedaction.redactSnapshot(decodedSnapshot.right, plan, forgotten)
-            if (redacted === undefined) continue
-            const encoded = PromptSnapshot.encode(redacted)
-            if (Either.isLeft(encoded)) continue
-            yield* sql`UPDATE ${snapshots} SET body = ${JSON.stringify(encoded.right)}::jsonb WHERE id = ${id}`
+            const body = TelemetryRows.redactedBody(row.body, plan, forgotten)
+            if (body === undefined) continue
+            yield* sql`UPDATE ${snapshots} SET body = ${body}::jsonb WHERE id = ${id}`
             updated++
           }
           return { entries: plan.changed.length, snapshots: updated }
@@ -321,7 +215,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
   })
 
 /** The telemetry store, after bringing its table up to date. */
-export const make = makeAfter(runMigrations(telemetryMigrationsTable, migrations))
+export const make = makeAfter(run(telemetry))
 
 /** The telemetry store, after checking that its table is already up to date (no DDL). */
-export const makeWithoutMigrations = makeAfter(ensureMigratedTo(telemetryMigrationsTable, latestOf(migrations)))
+export const makeWithoutMigrations = makeAfter(ensure(telemetry))

@@ -18,22 +18,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { reasonOf } from "../PgError.js"
 import { filterClauses } from "./filters.js"
-import { memoryTable, runMigrations } from "./schema.js"
-
-export const VECTOR_TABLE = "engram_memory_vectors"
-export const VECTOR_META_TABLE = "engram_memory_vector_meta"
-export const VECTOR_MIGRATIONS_TABLE = "engram_memory_vector_migrations"
-
-const migrations = {
-  "0001_memory_vectors": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.all([
-      sql`CREATE TABLE engram_memory_vectors (
-        id TEXT COLLATE "C" PRIMARY KEY REFERENCES engram_memories (id) ON DELETE CASCADE,
-        embedding REAL[] NOT NULL
-      )`,
-      sql`CREATE TABLE engram_memory_vector_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
-    ], { discard: true }))
-}
+import { memoryTable, run, VECTOR_META_TABLE, VECTOR_TABLE, vectors } from "./migrations.js"
 
 const UPSERT_CHUNK = 500
 
@@ -48,7 +33,7 @@ const failure = (operation: string) => (error: SqlError) =>
 export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemoryStoreFailure, SqlClient.SqlClient> = Effect
   .gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    yield* runMigrations(VECTOR_MIGRATIONS_TABLE, migrations).pipe(
+    yield* run(vectors).pipe(
       Effect.mapError((error) =>
         new MemoryStoreError.MemoryStoreFailure({
           operation: "migrate vectors",

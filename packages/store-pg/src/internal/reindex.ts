@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { ReindexProgress, SearchTokenizer } from "@engram/core"
 import * as Effect from "effect/Effect"
 import { lexemesOf, searchLength } from "./lexemes.js"
-import { memoryTable, metaTable } from "./schema.js"
+import { memoryTable, metaTable } from "./migrations.js"
 
 const BATCH = 1_000
 

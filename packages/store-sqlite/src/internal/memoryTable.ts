@@ -10,7 +10,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryRow } from "@engram/core"
+import { MemoryRow } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 
 /** @internal */

@@ -9,7 +9,8 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryQuery, type MemoryRecord, MemoryRow, type StoredRows } from "@engram/core"
+import { MemoryQuery, type MemoryRecord } from "@engram/core"
+import { MemoryRow, type StoredRows } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { rowOf, selectColumns, TABLE } from "./memoryTable.js"
 import { filterClauses } from "./sqlFilters.js"

@@ -7,7 +7,8 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type MemoryRecord, type SearchPlan, SearchStatistics, SearchTokenizer } from "@engram/core"
+import { type MemoryRecord, type SearchPlan, SearchTokenizer } from "@engram/core"
+import { SearchStatistics } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { FTS_TABLE } from "./memoryTable.js"

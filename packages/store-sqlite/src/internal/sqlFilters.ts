@@ -5,7 +5,8 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as Statement from "@effect/sql/Statement"
-import { type MemoryQuery, MemoryRow } from "@engram/core"
+import { type MemoryQuery } from "@engram/core"
+import { MemoryRow } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import { TABLE } from "./memoryTable.js"
 

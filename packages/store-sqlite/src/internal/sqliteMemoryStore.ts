@@ -7,15 +7,14 @@ import {
   MemoryForget,
   MemoryQuery,
   type MemoryRecord,
-  MemoryRow,
   MemoryStore,
   MemoryStoreError,
   MemoryWrite,
   SearchPlan,
   SearchTokenizer,
-  StoredRows,
   VectorIndex
 } from "@engram/core"
+import { MemoryRow, StoredRows } from "@engram/store-sql"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -474,8 +473,9 @@ export const make: Effect.Effect<
         }
         const at = yield* DateTime.now
         const statistics = yield* frequencies.statistics(tokens)
-        const searchPlan = SearchPlan.plan(tokens, statistics, yield* SearchPlan.SearchPlanner)
-        const parameters = yield* Bm25.Ranking
+        const tuning = SearchPlan.resolve(options)
+        const searchPlan = SearchPlan.plan(tokens, statistics, tuning.plan)
+        const parameters = tuning.ranking
         const result = yield* SearchPlan.run(
           searchPlan,
           options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,

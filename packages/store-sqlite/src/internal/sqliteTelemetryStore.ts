@@ -8,23 +8,14 @@
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import {
-  InjectionLog,
-  MemoryWrite,
-  PromptSnapshot,
-  SessionStore,
-  StoredRows,
-  TelemetryRedaction,
-  TelemetryRetention,
-  TelemetryStore,
-  Trajectory
-} from "@engram/core"
+import { InjectionLog, SessionStore, TelemetryRetention, TelemetryStore, Trajectory } from "@engram/core"
+import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { runMigrations } from "./migrations.js"
 import { causeOf } from "./sqliteErrors.js"
-import { isEpochMillis, parseJsonOrUndefined } from "./sqlText.js"
+import { parseJsonOrUndefined } from "./sqlText.js"
 
 /** @internal */
 export const INJECTIONS_TABLE = "engram_injection_log"
@@ -87,32 +78,18 @@ type Row = Record<string, unknown>
 
 /** Rows read per page when forget looks for a forgotten memory's text. */
 const FORGET_PAGE = 500
-type EntryRow = {
-  readonly id: number
-  readonly kind: unknown
-  readonly seq: unknown
-  readonly hash: unknown
-  readonly body: unknown
-}
+type EntryRow = TelemetryRows.EntryColumns<number>
 
-/** A stored row as an injection row, or why it cannot be read. */
-export const decodeRow = (row: Row): Either.Either<InjectionLog.InjectionLogRow, string> => {
-  const { at } = row
-  if (!isEpochMillis(at)) {
-    return Either.left(`at: ${String(at)} is not an epoch-millisecond integer`)
-  }
-  return Either.mapLeft(
-    InjectionLog.decodeStoredInjectionRow({
-      sessionId: row.session_id,
-      turn: row.turn,
-      memoryIds: parseJsonOrUndefined(row.memory_ids),
-      sectionLabels: parseJsonOrUndefined(row.section_labels),
-      mode: row.mode,
-      at: DateTime.formatIso(DateTime.unsafeMake(at))
-    }),
-    MemoryWrite.describeParseError
-  )
-}
+/** A stored row as an injection row, or why it cannot be read (its JSON columns are text here). */
+export const decodeRow = (row: Row): Either.Either<InjectionLog.InjectionLogRow, string> =>
+  TelemetryRows.decodeInjection({
+    session_id: row.session_id,
+    turn: row.turn,
+    mode: row.mode,
+    at: row.at,
+    memory_ids: parseJsonOrUndefined(row.memory_ids),
+    section_labels: parseJsonOrUndefined(row.section_labels)
+  })
 
 const toFailure = (operation: string) => (cause: SqlError) =>
   Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause: causeOf(cause, cause.message) }))
@@ -224,24 +201,19 @@ export const make: Effect.Effect<
     forgetMemories: (forgotten) =>
       Effect.gen(function*() {
         if (forgotten.length === 0) return { entries: 0, snapshots: 0 }
-        const needles = Trajectory.needlesOf(forgotten)
-        const holds = (body: unknown) => typeof body === "string" && needles.some((needle) => body.includes(needle))
+        const holds = TelemetryRows.holdsAny(forgotten)
         // One pass over the table, a page at a time: only rows whose body holds an id or the
         // content can change. (One query per needle would scan the table once per forgotten record.)
-        const candidates = new Map<number, EntryRow & { session_id: string }>()
+        const candidates = new Map<number, EntryRow>()
         let after = 0
         while (true) {
-          const page = yield* sql<EntryRow & { session_id: string }>`SELECT id, session_id, kind, seq, hash, body
+          const page = yield* sql<EntryRow>`SELECT id, session_id, kind, seq, hash, body
             FROM ${sql(TRAJECTORY_TABLE)} WHERE id > ${after} ORDER BY id LIMIT ${FORGET_PAGE}`
           for (const row of page) if (holds(row.body)) candidates.set(row.id, row)
           if (page.length < FORGET_PAGE) break
           after = page[page.length - 1]!.id
         }
-        const decoded = [...candidates.values()].flatMap((row) => {
-          const entry = Trajectory.fromColumns(row)
-          return Either.isRight(entry) ? [{ key: row.id, sessionId: row.session_id, entry: entry.right }] : []
-        })
-        const plan = TelemetryRedaction.planForget(decoded, forgotten)
+        const plan = TelemetryRows.planForget(candidates.values(), forgotten)
         for (const change of plan.changed) {
           const c = Trajectory.toColumns(change.after)
           // A blob whose redacted body is already stored collapses into it.
@@ -276,13 +248,9 @@ export const make: Effect.Effect<
         }
         let snapshots = 0
         for (const [id, row] of rows) {
-          const decodedSnapshot = TelemetryStore.decodeSnapshotRow(parseJsonOrUndefined(row.body), null)
-          if (Either.isLeft(decodedSnapshot)) continue
-          const redacted = TelemetryRedaction.redactSnapshot(decodedSnapshot.right, plan, forgotten)
-          if (redacted === undefined) continue
-          const encoded = PromptSnapshot.encode(redacted)
-          if (Either.isLeft(encoded)) continue
-          yield* sql`UPDATE ${sql(SNAPSHOTS_TABLE)} SET body = ${JSON.stringify(encoded.right)} WHERE id = ${id}`
+          const body = TelemetryRows.redactedBody(parseJsonOrUndefined(row.body), plan, forgotten)
+          if (body === undefined) continue
+          yield* sql`UPDATE ${sql(SNAPSHOTS_TABLE)} SET body = ${body} WHERE id = ${id}`
           snapshots++
         }
         return { entries: plan.changed.length, snapshots }

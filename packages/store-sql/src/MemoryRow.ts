@@ -10,23 +10,15 @@
  *
  * @since 0.1.0
  */
+import { MemoryRecord as Records, MemoryWrite } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import * as Rules from "./internal/fieldRules.js"
 import { onFirstCall } from "./internal/onFirstCall.js"
-import {
-  DeliveryPolicy,
-  MemoryKind,
-  MemoryRecord,
-  type RecordDraft,
-  recordDraft,
-  ReviewState,
-  SourceType,
-  unsafeFromDraft
-} from "./MemoryRecord.js"
-import { decodeStoredRecord, describeParseError } from "./MemoryWrite.js"
 import * as StoredRows from "./StoredRows.js"
+
+type MemoryRecord = Records.MemoryRecord
+const { DeliveryPolicy, MemoryKind, ReviewState, SourceType } = Records
 
 /**
  * The record columns, in bind order.
@@ -129,7 +121,7 @@ const iso = (millis: number): string => new Date(millis).toISOString()
  */
 export const fromRowSlowly = (row: unknown): Either.Either<MemoryRecord, string> =>
   Either.flatMap(decodeRowStruct(row), (row) =>
-    decodeStoredRecord({
+    MemoryWrite.decodeStoredRecord({
       id: row.id,
       content: row.content,
       kind: row.kind,
@@ -150,28 +142,7 @@ export const fromRowSlowly = (row: unknown): Either.Either<MemoryRecord, string>
       ...(row.thread !== null || row.turn !== null ? { position: { thread: row.thread, turn: row.turn } } : {}),
       ...(row.valid_from !== null ? { validFrom: iso(row.valid_from) } : {}),
       ...(row.valid_to !== null ? { validTo: iso(row.valid_to) } : {})
-    })).pipe(Either.mapLeft(describeParseError))
-
-// The record's own field schemas, checked on the decoded (type) side.
-const RecordFields = Schema.Struct(MemoryRecord.fields)
-const isRecordFields = onFirstCall(() => Schema.is(RecordFields))
-
-// The same rules, hand-written, for the rows that pass them (nearly all); anything refused goes
-// to the schema above, which keeps the last word.
-const passesFieldRules = (
-  fields: Record<string, unknown>
-): fields is typeof RecordFields.Type & Record<string, unknown> =>
-  Rules.isMemoryId(fields.id) && Rules.isContent(fields.content) && Rules.isKind(fields.kind) &&
-  Rules.isSourceType(fields.sourceType) && Rules.isDeliveryPolicy(fields.deliveryPolicy) &&
-  Rules.isReviewState(fields.reviewState) && Rules.isScope(fields.scope) && Rules.isTags(fields.tags) &&
-  (fields.label === undefined || Rules.isLabel(fields.label)) &&
-  (fields.epoch === undefined || Rules.isOneLineText(fields.epoch)) &&
-  (fields.invalidationReason === undefined || Rules.isFreeText(fields.invalidationReason)) &&
-  (fields.domain === undefined || Rules.isFreeText(fields.domain)) &&
-  (fields.supersededBy === undefined || Rules.isMemoryId(fields.supersededBy)) &&
-  (fields.supersedes === undefined || Rules.isMemoryId(fields.supersedes)) &&
-  (fields.position === undefined ||
-    Rules.isPosition((fields.position as { thread?: unknown }).thread, (fields.position as { turn?: unknown }).turn))
+    })).pipe(Either.mapLeft(MemoryWrite.describeParseError))
 
 const isEpochMillis = (value: unknown): value is number =>
   typeof value === "number" && Number.isInteger(value) && Math.abs(value) <= MAX_EPOCH_MILLIS
@@ -197,7 +168,7 @@ const fromRowQuickly = (row: Readonly<Record<string, unknown>>): MemoryRecord | 
   if (valid_from !== null && !isEpochMillis(valid_from)) return undefined
   if (valid_to !== null && !isEpochMillis(valid_to)) return undefined
   // Checked below before it becomes a record; a draft that fails is dropped.
-  const fields = recordDraft() as unknown as Record<string, unknown>
+  const fields = Records.recordDraft() as unknown as Record<string, unknown>
   fields.id = row.id
   fields.content = row.content
   fields.kind = row.kind
@@ -221,8 +192,8 @@ const fromRowQuickly = (row: Readonly<Record<string, unknown>>): MemoryRecord | 
   }
   if (valid_from !== null) fields.validFrom = DateTime.unsafeMake(valid_from)
   if (valid_to !== null) fields.validTo = DateTime.unsafeMake(valid_to)
-  return passesFieldRules(fields) || isRecordFields(fields)
-    ? unsafeFromDraft(fields as unknown as RecordDraft)
+  return MemoryWrite.satisfiesFieldRules(fields)
+    ? Records.unsafeFromDraft(fields as unknown as Records.RecordDraft)
     : undefined
 }
 

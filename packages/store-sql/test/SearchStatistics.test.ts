@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { SearchStatistics } from "@engram/core"
+import { SearchStatistics } from "@engram/store-sql"
 import { Effect, FastCheck as fc, TestClock } from "effect"
 
 /** A store whose figures a test changes, counting the reads the cache makes. */

@@ -3,7 +3,8 @@
  * (the row schema into the record schema). They must accept and reject the same rows.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryRecord, MemoryRow, MemoryWrite } from "@engram/core"
+import { MemoryRecord, MemoryWrite } from "@engram/core"
+import { MemoryRow } from "@engram/store-sql"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"

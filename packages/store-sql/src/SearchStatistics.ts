@@ -13,9 +13,9 @@
  *
  * @since 0.1.0
  */
+import type { SearchPlan } from "@engram/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type * as SearchPlan from "./SearchPlan.js"
 
 /**
  * How long the store's size is reused before it is read again, in milliseconds.
