@@ -5,7 +5,7 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import { ContextProjection, ErrorClass, type ProjectedContext, type PromptSnapshot, SessionStore } from "@engram/core"
+import { ContextProjection, type ProjectedContext, type PromptSnapshot, SessionStore } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -27,57 +27,16 @@ import type {
   TurnError,
   TurnResult
 } from "../NativeRuntime.js"
+import {
+  CallLimitReached,
+  InvalidTurn,
+  NothingToResume,
+  SessionAwaitingApproval,
+  ToolNameClash
+} from "../NativeRuntimeError.js"
 import * as PromptObserver from "../PromptObserver.js"
 import * as StablePrefix from "../StablePrefix.js"
 import * as TurnModule from "../Turn.js"
-
-export class ToolNameClash extends ErrorClass.TaggedError<ToolNameClash>()("ToolNameClash", {
-  name: Schema.String
-}, {
-  errorClass: "Misconfigured",
-  message: (self) =>
-    `two tools of the agent are named ${self.name}: tool names must be unique ` +
-    `(memory_save and memory_recall are the memory toolkit's); rename one`
-}) {}
-
-export class SessionAwaitingApproval
-  extends ErrorClass.TaggedError<SessionAwaitingApproval>()("SessionAwaitingApproval", {
-    sessionId: Schema.String,
-    turn: Schema.Number,
-    tools: Schema.Array(Schema.String)
-  }, {
-    errorClass: "Conflict",
-    message: (self) =>
-      `session ${self.sessionId} is waiting for approval of ${self.tools.join(", ")} (turn ${self.turn}); ` +
-      `resume it with a decision before starting a new turn`
-  })
-{}
-
-export class NothingToResume extends ErrorClass.TaggedError<NothingToResume>()("NothingToResume", {
-  sessionId: Schema.String,
-  problem: Schema.String
-}, {
-  errorClass: "Conflict",
-  message: (self) => `cannot resume session ${self.sessionId}: ${self.problem}`
-}) {}
-
-export class CallLimitReached extends ErrorClass.TaggedError<CallLimitReached>()("CallLimitReached", {
-  sessionId: Schema.String,
-  turn: Schema.Number,
-  calls: Schema.Number
-}, {
-  errorClass: "Unavailable",
-  message: (self) =>
-    `turn ${self.turn} of session ${self.sessionId} stopped after ${self.calls} model calls: ` +
-    `the model was still calling tools (raise maxCalls if this is expected)`
-}) {}
-
-export class InvalidTurn extends ErrorClass.TaggedError<InvalidTurn>()("InvalidTurn", {
-  problem: Schema.String
-}, {
-  errorClass: "InvalidInput",
-  message: (self) => `the turn was refused: ${self.problem}`
-}) {}
 
 export const DEFAULT_MAX_CALLS = 16
 
