@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ContextProjection, IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs, TelemetryStore } from "@engram/core"
 import { AcpClient, ContextAssembler, Explain, Inspect, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { fileURLToPath } from "node:url"
@@ -21,8 +21,8 @@ const memory = {
   spec: RoutingPresets.userBackground
 } as const
 
-const stores = Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteTelemetryStore.layerSqlite).pipe(
-  Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" }))
+const stores = Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer).pipe(
+  Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
 )
 
 const world = Layer.mergeAll(

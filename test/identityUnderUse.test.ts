@@ -16,7 +16,13 @@ import {
 } from "@engram/core"
 import { Explain, type MemoryTools, NativeRuntime, PromptObserver, type StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import {
+  SqliteDatabase,
+  SqliteMemoryStore,
+  SqlitePromotionStore,
+  SqliteSessionStore,
+  SqliteTelemetryStore
+} from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
@@ -53,10 +59,12 @@ const model =
   }
 
 const stores = Layer.mergeAll(
-  SqlitePromotionStore.layerSqlite,
-  SqliteSessionStore.layerSqlite,
-  SqliteTelemetryStore.layerSqlite
-).pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
+  SqlitePromotionStore.layer,
+  SqliteSessionStore.layer,
+  SqliteTelemetryStore.layer
+).pipe(
+  Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+)
 
 const environment = (lessons: Lessons, answers: Ref.Ref<ReadonlyArray<MemoryTools.SaveResult>>) =>
   Layer.mergeAll(

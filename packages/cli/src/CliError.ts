@@ -55,17 +55,13 @@ export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", {
  * @since 0.1.0
  * @category errors
  */
-export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("StoreUnavailable", {
+export class StoreUnavailable extends ErrorClass.TaggedError<StoreUnavailable>()("StoreUnavailable", {
   location: Schema.String,
   detail: Schema.String
-}) {
-  override get message() {
-    return `cannot open the memory store at ${this.location}: ${this.detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+}, {
+  errorClass: "Unavailable",
+  message: (self) => `cannot open the memory store at ${self.location}: ${self.detail}`
+}) {}
 
 // ANSI colour and style sequences, which @effect/cli puts into its own messages.
 const ansiSequence = /\u001b\[[0-9;]*m/g

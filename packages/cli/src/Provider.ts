@@ -11,7 +11,7 @@
  */
 import type * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Embeddings from "@engram/core/Embeddings"
-import type * as ErrorClass from "@engram/core/ErrorClass"
+import * as ErrorClass from "@engram/core/ErrorClass"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -45,16 +45,12 @@ export const OPENAI_LANGUAGE_MODEL = "gpt-4o-mini"
  * @since 0.1.0
  * @category errors
  */
-export class ProviderNotConfigured extends Schema.TaggedError<ProviderNotConfigured>()("ProviderNotConfigured", {
+export class ProviderNotConfigured extends ErrorClass.TaggedError<ProviderNotConfigured>()("ProviderNotConfigured", {
   problem: Schema.String
-}) {
-  override get message() {
-    return this.problem
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+}, {
+  errorClass: "Misconfigured",
+  message: (self) => self.problem
+}) {}
 
 /**
  * A scripted model's file could not be read or does not hold {@link ScriptedReplies}.
@@ -62,17 +58,13 @@ export class ProviderNotConfigured extends Schema.TaggedError<ProviderNotConfigu
  * @since 0.1.0
  * @category errors
  */
-export class InvalidScript extends Schema.TaggedError<InvalidScript>()("InvalidScript", {
+export class InvalidScript extends ErrorClass.TaggedError<InvalidScript>()("InvalidScript", {
   path: Schema.String,
   detail: Schema.String
-}) {
-  override get message() {
-    return `the scripted model ${this.path} ${this.detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => `the scripted model ${self.path} ${self.detail}`
+}) {}
 
 /**
  * Token usage a scripted reply reports, as a provider would.

@@ -19,7 +19,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
 import { onFirstCall } from "./internal/onFirstCall.js"
@@ -150,16 +150,12 @@ export type BackgroundInput = typeof Background.Encoded
  * @since 0.1.0
  * @category errors
  */
-export class InvalidBackground extends Schema.TaggedError<InvalidBackground>()("InvalidBackground", {
+export class InvalidBackground extends ErrorClass.TaggedError<InvalidBackground>()("InvalidBackground", {
   problem: Schema.String
-}) {
-  override get message() {
-    return `invalid background: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+}, {
+  errorClass: "Misconfigured",
+  message: (self) => `invalid background: ${self.problem}`
+}) {}
 
 const decodeEither = onFirstCall(() => Schema.decodeUnknownEither(Background))
 

@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 import * as TestEmbedder from "./internal/testEmbedder.js"
 
 /**
@@ -68,17 +68,13 @@ export const sameIdentity = (a: EmbedderIdentity, b: EmbedderIdentity): boolean 
  * @since 0.1.0
  * @category errors
  */
-export class EmbeddingFailure extends Schema.TaggedError<EmbeddingFailure>()("EmbeddingFailure", {
+export class EmbeddingFailure extends ErrorClass.TaggedError<EmbeddingFailure>()("EmbeddingFailure", {
   model: Schema.String,
   reason: Schema.String
-}) {
-  override get message() {
-    return `the embedder ${this.model} failed: ${this.reason}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+}, {
+  errorClass: "Unavailable",
+  message: (self) => `the embedder ${self.model} failed: ${self.reason}`
+}) {}
 
 /**
  * The store's vectors came from another embedder (another model, or other dimensions). Vectors of
@@ -87,18 +83,15 @@ export class EmbeddingFailure extends Schema.TaggedError<EmbeddingFailure>()("Em
  * @since 0.1.0
  * @category errors
  */
-export class EmbedderMismatch extends Schema.TaggedError<EmbedderMismatch>()("EmbedderMismatch", {
+export class EmbedderMismatch extends ErrorClass.TaggedError<EmbedderMismatch>()("EmbedderMismatch", {
   stored: EmbedderIdentity,
   given: EmbedderIdentity
-}) {
-  override get message() {
-    return `the store's vectors were made by ${describe(this.stored)}, not ${describe(this.given)}: ` +
-      "run `engram embed --reembed` with the new embedder to replace them, or use the embedder that made them"
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+}, {
+  errorClass: "Misconfigured",
+  message: (self) =>
+    `the store's vectors were made by ${describe(self.stored)}, not ${describe(self.given)}: ` +
+    "run `engram embed --reembed` with the new embedder to replace them, or use the embedder that made them"
+}) {}
 
 /**
  * Fails unless `given` is the identity a store holds; when it holds none, `adopt` records `given`

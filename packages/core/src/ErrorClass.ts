@@ -36,7 +36,9 @@
  *
  * @since 0.1.0
  */
+import type * as Cause from "effect/Cause"
 import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 
 /**
  * The classes of failure (see the module's table).
@@ -133,3 +135,106 @@ export const fromUnknown = (error: unknown): ErrorClass | undefined => {
  */
 export const ofStoreCause = (cause: unknown): ErrorClass =>
   Predicate.hasProperty(cause, "errorClass") && cause.errorClass === "StorageFull" ? "StorageFull" : "Unavailable"
+
+/**
+ * The class {@link TaggedError} builds: a `Schema.TaggedError` class whose instances declare their
+ * class and message (so they are {@link Classified}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export interface TaggedErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields> extends
+  Schema.Class<
+    Self,
+    { readonly _tag: Schema.tag<Tag> } & Fields,
+    Schema.Struct.Encoded<{ readonly _tag: Schema.tag<Tag> } & Fields>,
+    Schema.Struct.Context<Fields>,
+    Schema.Struct.Constructor<Omit<Fields, "_tag">>,
+    {},
+    Cause.YieldableError & { readonly errorClass: ErrorClass }
+  >
+{
+  readonly _tag: Tag
+}
+
+/**
+ * How an error of {@link TaggedError} reads: its class (one for every error of the tag, or read
+ * from its fields) and its message, from its fields.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export interface Declaration<Fields extends Schema.Struct.Fields> {
+  readonly errorClass: ErrorClass | ((self: Schema.Struct.Type<Fields>) => ErrorClass)
+  readonly message: (self: Schema.Struct.Type<Fields>) => string
+}
+
+/**
+ * One constructor for a typed error with a message and a class: `Schema.TaggedError` with the
+ * `message` and `errorClass` getters written once. Both getters live on the prototype, so an
+ * error encodes and compares by its fields alone.
+ *
+ * @example
+ * ```ts
+ * import { ErrorClass } from "@engram/core"
+ * import * as Schema from "effect/Schema"
+ *
+ * class ShelfNotFound extends ErrorClass.TaggedError<ShelfNotFound>()("ShelfNotFound", { shelf: Schema.String }, {
+ *   errorClass: "NotFound",
+ *   message: (self) => `no shelf "${self.shelf}"`
+ * }) {}
+ *
+ * new ShelfNotFound({ shelf: "top" }).message // no shelf "top"
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const TaggedError = <Self>() =>
+<const Tag extends string, Fields extends Schema.Struct.Fields>(
+  tag: Tag,
+  fields: Fields,
+  declaration: Declaration<Fields>
+): TaggedErrorClass<Self, Tag, Fields> => {
+  const errorClassOf = declaration.errorClass
+  // The schema class, typed for the body below only: the caller's type is the one returned.
+  const Base = Schema.TaggedError<unknown>()(tag, fields) as unknown as new(props: object) => Cause.YieldableError
+  class Declared extends Base {
+    override get message() {
+      return declaration.message(this as unknown as Schema.Struct.Type<Fields>)
+    }
+    get errorClass(): ErrorClass {
+      return typeof errorClassOf === "function"
+        ? errorClassOf(this as unknown as Schema.Struct.Type<Fields>)
+        : errorClassOf
+    }
+  }
+  return Declared as unknown as TaggedErrorClass<Self, Tag, Fields>
+}
+
+/** The fields of every store and transport failure. */
+const failureFields = { operation: Schema.String, cause: Schema.Defect }
+
+/**
+ * One constructor for the store and transport failures: fields `{ operation, cause }`, message
+ * `"<subject> <operation> failed: <the cause's message>"`, class {@link ofStoreCause} of the cause
+ * (`Unavailable`, or `StorageFull` when the backend ran out of room).
+ *
+ * @example
+ * ```ts
+ * import { ErrorClass } from "@engram/core"
+ *
+ * class ShelfStoreFailure extends ErrorClass.Failure<ShelfStoreFailure>()("ShelfStoreFailure", "shelf store") {}
+ *
+ * new ShelfStoreFailure({ operation: "write", cause: new Error("disk") }).message // shelf store write failed: disk
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Failure = <Self>() => <const Tag extends string>(tag: Tag, subject: string) =>
+  TaggedError<Self>()(tag, failureFields, {
+    errorClass: (self) => ofStoreCause(self.cause),
+    message: (self) =>
+      `${subject} ${self.operation} failed: ${self.cause instanceof Error ? self.cause.message : String(self.cause)}`
+  })

@@ -48,16 +48,12 @@ export const describeLimit = (what: string, limit: ExceededLimit): string =>
  * @since 0.1.0
  * @category errors
  */
-export class DuplicateMemoryId extends Schema.TaggedError<DuplicateMemoryId>()("DuplicateMemoryId", {
+export class DuplicateMemoryId extends ErrorClass.TaggedError<DuplicateMemoryId>()("DuplicateMemoryId", {
   id: Schema.String
-}) {
-  override get message() {
-    return `memory id "${this.id}" already exists; writes are create-only and nothing in the batch was stored`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
+}, {
+  errorClass: "Conflict",
+  message: (self) => `memory id "${self.id}" already exists; writes are create-only and nothing in the batch was stored`
+}) {}
 
 /**
  * An input failed to decode, or was over a size limit (`limit` names it). `index` is its position
@@ -66,19 +62,15 @@ export class DuplicateMemoryId extends Schema.TaggedError<DuplicateMemoryId>()("
  * @since 0.1.0
  * @category errors
  */
-export class InvalidMemoryInput extends Schema.TaggedError<InvalidMemoryInput>()("InvalidMemoryInput", {
+export class InvalidMemoryInput extends ErrorClass.TaggedError<InvalidMemoryInput>()("InvalidMemoryInput", {
   index: Schema.Number,
   problem: Schema.String,
   /** Present when the input was refused for its size: the limit it exceeded. */
   limit: Schema.optional(ExceededLimit)
-}) {
-  override get message() {
-    return `memory input #${this.index} is invalid: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => `memory input #${self.index} is invalid: ${self.problem}`
+}) {}
 
 /**
  * A review state that is not one of `confirmed`, `pending` or `rejected`. Nothing was changed.
@@ -86,18 +78,16 @@ export class InvalidMemoryInput extends Schema.TaggedError<InvalidMemoryInput>()
  * @since 0.1.0
  * @category errors
  */
-export class InvalidReviewState extends Schema.TaggedError<InvalidReviewState>()("InvalidReviewState", {
+export class InvalidReviewState extends ErrorClass.TaggedError<InvalidReviewState>()("InvalidReviewState", {
   state: Schema.Unknown
-}) {
-  override get message() {
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => {
     return `${
-      JSON.stringify(this.state) ?? String(this.state)
+      JSON.stringify(self.state) ?? String(self.state)
     } is not a review state; use confirmed, pending or rejected`
   }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}) {}
 
 /**
  * A query (filters, limit) failed to decode, or the search text was over `maxQueryChars` (then
@@ -106,18 +96,14 @@ export class InvalidReviewState extends Schema.TaggedError<InvalidReviewState>()
  * @since 0.1.0
  * @category errors
  */
-export class InvalidMemoryQuery extends Schema.TaggedError<InvalidMemoryQuery>()("InvalidMemoryQuery", {
+export class InvalidMemoryQuery extends ErrorClass.TaggedError<InvalidMemoryQuery>()("InvalidMemoryQuery", {
   problem: Schema.String,
   /** Present when the search text was refused for its size: the limit it exceeded. */
   limit: Schema.optional(ExceededLimit)
-}) {
-  override get message() {
-    return `invalid memory query: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => `invalid memory query: ${self.problem}`
+}) {}
 
 /**
  * A listing cursor that this store did not produce.
@@ -125,16 +111,12 @@ export class InvalidMemoryQuery extends Schema.TaggedError<InvalidMemoryQuery>()
  * @since 0.1.0
  * @category errors
  */
-export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidCursor", {
+export class InvalidCursor extends ErrorClass.TaggedError<InvalidCursor>()("InvalidCursor", {
   cursor: Schema.String
-}) {
-  override get message() {
-    return `cursor "${this.cursor}" is not a cursor returned by a previous listing`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => `cursor "${self.cursor}" is not a cursor returned by a previous listing`
+}) {}
 
 /**
  * A lifecycle operation named a record that does not exist.
@@ -142,16 +124,12 @@ export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidC
  * @since 0.1.0
  * @category errors
  */
-export class MemoryNotFound extends Schema.TaggedError<MemoryNotFound>()("MemoryNotFound", {
+export class MemoryNotFound extends ErrorClass.TaggedError<MemoryNotFound>()("MemoryNotFound", {
   id: Schema.String
-}) {
-  override get message() {
-    return `no memory with id "${this.id}"`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "NotFound"
-  }
-}
+}, {
+  errorClass: "NotFound",
+  message: (self) => `no memory with id "${self.id}"`
+}) {}
 
 /**
  * A lifecycle operation lost to the record's current state — it was superseded already, or
@@ -160,17 +138,13 @@ export class MemoryNotFound extends Schema.TaggedError<MemoryNotFound>()("Memory
  * @since 0.1.0
  * @category errors
  */
-export class MemoryConflict extends Schema.TaggedError<MemoryConflict>()("MemoryConflict", {
+export class MemoryConflict extends ErrorClass.TaggedError<MemoryConflict>()("MemoryConflict", {
   id: Schema.String,
   reason: Schema.String
-}) {
-  override get message() {
-    return `memory "${this.id}" cannot be changed: ${this.reason}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
+}, {
+  errorClass: "Conflict",
+  message: (self) => `memory "${self.id}" cannot be changed: ${self.reason}`
+}) {}
 
 /**
  * The backend itself failed (I/O, connection, SQL). The operation left the store as it was. Its
@@ -180,15 +154,6 @@ export class MemoryConflict extends Schema.TaggedError<MemoryConflict>()("Memory
  * @since 0.1.0
  * @category errors
  */
-export class MemoryStoreFailure extends Schema.TaggedError<MemoryStoreFailure>()("MemoryStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `memory store ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return ErrorClass.ofStoreCause(this.cause)
-  }
-}
+export class MemoryStoreFailure
+  extends ErrorClass.Failure<MemoryStoreFailure>()("MemoryStoreFailure", "memory store")
+{}

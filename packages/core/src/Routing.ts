@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { type Background, PromotionTier } from "./Background.js"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 import { addressTokens } from "./internal/addressTokens.js"
 import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
@@ -241,17 +241,13 @@ export interface MemoryRoutingSpec {
  * @since 0.1.0
  * @category errors
  */
-export class InvalidPlacement extends Schema.TaggedError<InvalidPlacement>()("InvalidPlacement", {
+export class InvalidPlacement extends ErrorClass.TaggedError<InvalidPlacement>()("InvalidPlacement", {
   specKey: Schema.String,
   problem: Schema.String
-}) {
-  override get message() {
-    return `routing spec "${this.specKey}" produced an invalid placement (a bug in the spec): ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+}, {
+  errorClass: "Misconfigured",
+  message: (self) => `routing spec "${self.specKey}" produced an invalid placement (a bug in the spec): ${self.problem}`
+}) {}
 
 // The same check as `Schema.is(Placement)`, written out: it runs once per placed record.
 const isPlacement = (u: unknown): u is Placement => {

@@ -17,7 +17,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 import type { MemoryRoutingSpec } from "./Routing.js"
 import { presets } from "./RoutingPresets.js"
 
@@ -27,18 +27,16 @@ import { presets } from "./RoutingPresets.js"
  * @since 0.1.0
  * @category errors
  */
-export class RoutingSpecNotFound extends Schema.TaggedError<RoutingSpecNotFound>()("RoutingSpecNotFound", {
+export class RoutingSpecNotFound extends ErrorClass.TaggedError<RoutingSpecNotFound>()("RoutingSpecNotFound", {
   name: Schema.String,
   available: Schema.Array(Schema.String)
-}) {
-  override get message() {
-    const known = this.available.length === 0 ? "none are registered" : `known: ${this.available.join(", ")}`
-    return `no routing spec named "${this.name}" (${known})`
+}, {
+  errorClass: "Misconfigured",
+  message: (self) => {
+    const known = self.available.length === 0 ? "none are registered" : `known: ${self.available.join(", ")}`
+    return `no routing spec named "${self.name}" (${known})`
   }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+}) {}
 
 /**
  * Resolves specs by name.

@@ -144,18 +144,9 @@ export interface SessionHistory {
  * @since 0.1.0
  * @category errors
  */
-export class SessionStoreFailure extends Schema.TaggedError<SessionStoreFailure>()("SessionStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `session store ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return ErrorClass.ofStoreCause(this.cause)
-  }
-}
+export class SessionStoreFailure
+  extends ErrorClass.Failure<SessionStoreFailure>()("SessionStoreFailure", "session store")
+{}
 
 /**
  * The session store interface.

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 
 /**
  * The storage is full: `backend` names the store (`SQLite`, `PostgreSQL`), `detail` is the
@@ -17,15 +17,12 @@ import type * as ErrorClass from "./ErrorClass.js"
  * @since 0.1.0
  * @category errors
  */
-export class StorageFull extends Schema.TaggedError<StorageFull>()("StorageFull", {
+export class StorageFull extends ErrorClass.TaggedError<StorageFull>()("StorageFull", {
   backend: Schema.String,
   detail: Schema.String
-}) {
-  override get message() {
-    return `the ${this.backend} storage is full (${this.detail}); nothing of this write was stored: ` +
-      "free disk space (or raise the size limit) and retry"
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "StorageFull"
-  }
-}
+}, {
+  errorClass: "StorageFull",
+  message: (self) =>
+    `the ${self.backend} storage is full (${self.detail}); nothing of this write was stored: ` +
+    "free disk space (or raise the size limit) and retry"
+}) {}

@@ -9,6 +9,7 @@ import {
   SessionStore,
   TelemetryStore
 } from "@engram/core"
+import { FastCheck as fc } from "effect"
 import * as Schema from "effect/Schema"
 
 const cause = new Error("disk full")
@@ -69,5 +70,60 @@ describe("ErrorClass", () => {
     expect(Object.keys(error)).not.toContain("errorClass")
     expect(Schema.encodeSync(MemoryStoreError.MemoryNotFound)(error)).toEqual({ _tag: "MemoryNotFound", id: "m-1" })
     expect(error).toEqual(new MemoryStoreError.MemoryNotFound({ id: "m-1" }))
+  })
+
+  it("the store failures read as before: tag, fields, message and class", () => {
+    const failures = [
+      new MemoryStoreError.MemoryStoreFailure({ operation: "write", cause }),
+      new PromotionStore.PromotionStoreFailure({ operation: "write", cause }),
+      new SessionStore.SessionStoreFailure({ operation: "append", cause: "locked" }),
+      new TelemetryStore.TelemetryStoreFailure({ operation: "append", cause: 7 })
+    ]
+    expect(failures.map((failure) => failure.message)).toEqual([
+      "memory store write failed: disk full",
+      "promotion store write failed: disk full",
+      "session store append failed: locked",
+      "telemetry store append failed: 7"
+    ])
+    // The same fields and encoding as the hand-written class they replace.
+    class Before extends Schema.TaggedError<Before>()("MemoryStoreFailure", {
+      operation: Schema.String,
+      cause: Schema.Defect
+    }) {}
+    const before = new Before({ operation: "write", cause })
+    expect(Object.keys(failures[0]!)).toEqual(Object.keys(before))
+    expect(Schema.encodeSync(MemoryStoreError.MemoryStoreFailure)(failures[0] as MemoryStoreError.MemoryStoreFailure))
+      .toEqual(Schema.encodeSync(Before)(before))
+    const full = new MemoryStoreError.MemoryStoreFailure({ operation: "write", cause: { errorClass: "StorageFull" } })
+    expect(ErrorClass.classify(full)).toBe("StorageFull")
+  })
+
+  it("Failure builds any store's failure: its subject, operation and cause in the message; the cause's class", () => {
+    class ShelfFailure extends ErrorClass.Failure<ShelfFailure>()("ShelfFailure", "shelf store") {}
+    fc.assert(fc.property(fc.string(), fc.string(), fc.boolean(), (operation, detail, full) => {
+      const error = new ShelfFailure({
+        operation,
+        cause: full ? Object.assign(new Error(detail), { errorClass: "StorageFull" }) : new Error(detail)
+      })
+      expect(error._tag).toBe("ShelfFailure")
+      expect(error.message).toBe(`shelf store ${operation} failed: ${detail}`)
+      expect(ErrorClass.classify(error)).toBe(full ? "StorageFull" : "Unavailable")
+      expect(error).toBeInstanceOf(Error)
+    }))
+  })
+
+  it("TaggedError declares the message and class once; they are not fields", () => {
+    class ShelfNotFound extends ErrorClass.TaggedError<ShelfNotFound>()("ShelfNotFound", { shelf: Schema.String }, {
+      errorClass: "NotFound",
+      message: (self) => `no shelf "${self.shelf}"`
+    }) {}
+    fc.assert(fc.property(fc.string(), (shelf) => {
+      const error = new ShelfNotFound({ shelf })
+      expect(error.message).toBe(`no shelf "${shelf}"`)
+      expect(ErrorClass.classify(error)).toBe("NotFound")
+      expect(Object.keys(error).sort()).toEqual(["_tag", "shelf"])
+      expect(Schema.encodeSync(ShelfNotFound)(error)).toEqual({ _tag: "ShelfNotFound", shelf })
+      expect(Schema.decodeUnknownSync(ShelfNotFound)({ _tag: "ShelfNotFound", shelf }).message).toBe(error.message)
+    }))
   })
 })

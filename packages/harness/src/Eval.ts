@@ -39,17 +39,16 @@
  *
  * @since 0.1.0
  */
-import type {
-  ContextProjection,
+import {
+  type ContextProjection,
   ErrorClass,
-  MemoryStore,
-  MemoryStoreError,
-  PromotionStore,
-  Routing
+  type MemoryStore,
+  type MemoryStoreError,
+  type PromotionStore,
+  type Routing
 } from "@engram/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
 import * as internal from "./internal/evalFamilies.js"
 import * as extraction from "./internal/extractionFamilies.js"
 import * as poisoning from "./internal/poisoningFamilies.js"
@@ -141,14 +140,10 @@ export interface EvalReport {
  * @since 0.1.0
  * @category errors
  */
-export class EvalStoreNotEmpty extends Schema.TaggedError<EvalStoreNotEmpty>()("EvalStoreNotEmpty", {}) {
-  override get message() {
-    return "the eval needs an empty store, and this one already holds memories; point it at a new file"
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
+export class EvalStoreNotEmpty extends ErrorClass.TaggedError<EvalStoreNotEmpty>()("EvalStoreNotEmpty", {}, {
+  errorClass: "Conflict",
+  message: () => "the eval needs an empty store, and this one already holds memories; point it at a new file"
+}) {}
 
 /**
  * The families, in the order they run, with whether each is hard.

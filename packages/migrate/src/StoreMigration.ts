@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import type * as ErrorClass from "@engram/core/ErrorClass"
+import * as ErrorClass from "@engram/core/ErrorClass"
 import { MAX_LIMIT } from "@engram/core/MemoryQuery"
 import type { MemoryId, MemoryRecord } from "@engram/core/MemoryRecord"
 import { MemoryStore, type Service as MemoryStoreService } from "@engram/core/MemoryStore"
@@ -138,18 +138,14 @@ export type OnError = "stop" | "skip"
  * @since 0.1.0
  * @category errors
  */
-export class RecordNotCopied extends Schema.TaggedError<RecordNotCopied>()("RecordNotCopied", {
+export class RecordNotCopied extends ErrorClass.TaggedError<RecordNotCopied>()("RecordNotCopied", {
   id: Schema.String,
   reason: Schema.String,
   cause: Schema.Defect
-}) {
-  override get message() {
-    return `record "${this.id}" was not copied: ${this.reason}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
+}, {
+  errorClass: "Conflict",
+  message: (self) => `record "${self.id}" was not copied: ${self.reason}`
+}) {}
 
 const tagOf = (error: unknown): unknown =>
   typeof error === "object" && error !== null && "_tag" in error ? error._tag : undefined
@@ -204,29 +200,26 @@ const reasonOf = (error: unknown): string => {
  * @since 0.1.0
  * @category errors
  */
-export class StoreMigrationMismatch extends Schema.TaggedError<StoreMigrationMismatch>()("StoreMigrationMismatch", {
+export class StoreMigrationMismatch extends ErrorClass.TaggedError<StoreMigrationMismatch>()("StoreMigrationMismatch", {
   sourceCount: Schema.Number,
   targetCount: Schema.Number,
   sourcePromotions: Schema.Number,
   targetPromotions: Schema.Number,
   sourceChecksum: Schema.String,
   targetChecksum: Schema.String
-}) {
-  override get message() {
-    return this.sourceCount !== this.targetCount
-      ? `the target holds ${this.targetCount} records but the source ${this.sourceCount}; ` +
+}, {
+  errorClass: "Conflict",
+  message: (self) =>
+    self.sourceCount !== self.targetCount
+      ? `the target holds ${self.targetCount} records but the source ${self.sourceCount}; ` +
         `the target had other records, or the source changed during the copy`
-      : this.sourcePromotions !== this.targetPromotions
-      ? `the target holds ${this.targetPromotions} promotion rows for the copied records but the source ` +
-        `${this.sourcePromotions}; the target had other rows, or the source changed during the copy`
-      : `source and target hold ${this.sourceCount} records each but their checksums differ ` +
-        `(${this.sourceChecksum.slice(0, 12)}… vs ${this.targetChecksum.slice(0, 12)}…); ` +
+      : self.sourcePromotions !== self.targetPromotions
+      ? `the target holds ${self.targetPromotions} promotion rows for the copied records but the source ` +
+        `${self.sourcePromotions}; the target had other rows, or the source changed during the copy`
+      : `source and target hold ${self.sourceCount} records each but their checksums differ ` +
+        `(${self.sourceChecksum.slice(0, 12)}… vs ${self.targetChecksum.slice(0, 12)}…); ` +
         `a record differs — the source may have changed during the copy`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
+}) {}
 
 /**
  * The promotion stores that travel with the memory stores.
@@ -478,8 +471,8 @@ export const copyStore = <E = never, R = never>(
   })
 
 /**
- * {@link copyStore} between two store layers: builds both (e.g. `SqliteMemoryStore.layer(…)` and
- * `PgMemoryStore.layer(…)`), copies, verifies, and releases them. A layer may provide a
+ * {@link copyStore} between two store layers: builds both (e.g. `SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer(…)))` and
+ * `PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer(…)))`), copies, verifies, and releases them. A layer may provide a
  * `PromotionStore` as well (both must, or neither): then the promotion rows travel too.
  *
  * @since 0.1.0

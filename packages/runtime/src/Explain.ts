@@ -28,7 +28,7 @@
  *
  * @since 0.1.0
  */
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import {
   InjectionLog,
   InstructionScreen,
@@ -174,16 +174,12 @@ export interface Explanation {
  * @since 0.1.0
  * @category errors
  */
-export class InvalidMemoryId extends Schema.TaggedError<InvalidMemoryId>()("InvalidMemoryId", {
+export class InvalidMemoryId extends ErrorClass.TaggedError<InvalidMemoryId>()("InvalidMemoryId", {
   memoryId: Schema.String
-}) {
-  override get message() {
-    return `"${this.memoryId}" is not a memory id`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => `"${self.memoryId}" is not a memory id`
+}) {}
 
 /**
  * What an explanation needs to read.

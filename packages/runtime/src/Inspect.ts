@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import { ProjectedContext, type PromptSnapshot, type SessionStore, TelemetryStore, Trajectory } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -47,20 +47,17 @@ export interface InspectedCall {
  * @since 0.1.0
  * @category errors
  */
-export class SnapshotUnreadable extends Schema.TaggedError<SnapshotUnreadable>()("SnapshotUnreadable", {
+export class SnapshotUnreadable extends ErrorClass.TaggedError<SnapshotUnreadable>()("SnapshotUnreadable", {
   sessionId: Schema.String,
   turn: Schema.Number,
   call: Schema.Number,
   problem: Schema.String
-}) {
-  override get message() {
-    return `the snapshot of session ${this.sessionId}, turn ${this.turn}, call ${this.call} cannot be rebuilt: ` +
-      this.problem
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+}, {
+  errorClass: "Unavailable",
+  message: (self) =>
+    `the snapshot of session ${self.sessionId}, turn ${self.turn}, call ${self.call} cannot be rebuilt: ` +
+    self.problem
+}) {}
 
 /**
  * Rebuilds one snapshot's request from a trajectory (pure).
@@ -81,7 +78,10 @@ export const rebuild = (
       ? []
       : yield* Either.flatMap(blob("prefix", snapshot.prefix.hash), Trajectory.prefixOf)
     const projection = snapshot.projection.hash === null
-      ? ProjectedContext.composeProjectedContext({ now: snapshot.at }, { mode: snapshot.mode, budget: ProjectedContext.unbounded })
+      ? ProjectedContext.composeProjectedContext({ now: snapshot.at }, {
+        mode: snapshot.mode,
+        budget: ProjectedContext.unbounded
+      })
       : yield* Either.flatMap(blob("projection", snapshot.projection.hash), Trajectory.projectionOf)
     const messages: Array<SessionStore.SessionMessage> = []
     for (let seq = 0; seq < snapshot.messages.count; seq++) {

@@ -68,7 +68,27 @@ import type * as Agent from "./Agent.js"
 import type * as Extraction from "./Extraction.js"
 import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
+import type {
+  CallLimitReached,
+  InvalidTurn,
+  NothingToResume,
+  SessionAwaitingApproval,
+  ToolNameClash
+} from "./NativeRuntimeError.js"
 import type * as StablePrefix from "./StablePrefix.js"
+
+export {
+  /** @since 0.1.0 @category errors */
+  CallLimitReached,
+  /** @since 0.1.0 @category errors */
+  InvalidTurn,
+  /** @since 0.1.0 @category errors */
+  NothingToResume,
+  /** @since 0.1.0 @category errors */
+  SessionAwaitingApproval,
+  /** @since 0.1.0 @category errors */
+  ToolNameClash
+} from "./NativeRuntimeError.js"
 
 /**
  * The memory tools of the native runtime: the memory toolkit's.
@@ -213,17 +233,6 @@ export interface NativeAgent {
  * @category constants
  */
 export const DEFAULT_MAX_CALLS: number = internal.DEFAULT_MAX_CALLS
-
-/**
- * Two tools of an agent share a name (or a user tool takes a memory tool's name): the model could
- * not tell them apart. Rename one.
- *
- * @since 0.1.0
- * @category errors
- */
-export const ToolNameClash = internal.ToolNameClash
-/** @since 0.1.0 @category errors */
-export type ToolNameClash = internal.ToolNameClash
 
 /**
  * Why an agent could not be built: two tools share a name, or an incognito agent's prefix holds
@@ -393,48 +402,6 @@ export const approveOnly = (ids: ReadonlyArray<string>, reason?: string): Approv
   ids,
   reason
 })
-
-/**
- * A new turn was started on a session that is waiting for an approval. Resume (or deny) first.
- *
- * @since 0.1.0
- * @category errors
- */
-export const SessionAwaitingApproval = internal.SessionAwaitingApproval
-/** @since 0.1.0 @category errors */
-export type SessionAwaitingApproval = internal.SessionAwaitingApproval
-
-/**
- * `resume` found nothing to resume: no pending interrupt, or a stored session that does not end
- * with the suspended calls.
- *
- * @since 0.1.0
- * @category errors
- */
-export const NothingToResume = internal.NothingToResume
-/** @since 0.1.0 @category errors */
-export type NothingToResume = internal.NothingToResume
-
-/**
- * The model kept calling tools past the turn's limit of model calls. What it said and did so
- * far is stored.
- *
- * @since 0.1.0
- * @category errors
- */
-export const CallLimitReached = internal.CallLimitReached
-/** @since 0.1.0 @category errors */
-export type CallLimitReached = internal.CallLimitReached
-
-/**
- * The turn's input was refused before anything ran (an invalid session id).
- *
- * @since 0.1.0
- * @category errors
- */
-export const InvalidTurn = internal.InvalidTurn
-/** @since 0.1.0 @category errors */
-export type InvalidTurn = internal.InvalidTurn
 
 /**
  * Everything a turn can fail with.

@@ -13,7 +13,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import { MemoryRecord, MemoryWrite, Sha256 } from "@engram/core"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
@@ -83,16 +83,12 @@ export interface IssuedToken {
  * @since 0.1.0
  * @category errors
  */
-export class InvalidTokenRequest extends Schema.TaggedError<InvalidTokenRequest>()("InvalidTokenRequest", {
+export class InvalidTokenRequest extends ErrorClass.TaggedError<InvalidTokenRequest>()("InvalidTokenRequest", {
   problem: Schema.String
-}) {
-  override get message() {
-    return `cannot create the token: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => `cannot create the token: ${self.problem}`
+}) {}
 
 /**
  * The token store itself failed.
@@ -100,18 +96,7 @@ export class InvalidTokenRequest extends Schema.TaggedError<InvalidTokenRequest>
  * @since 0.1.0
  * @category errors
  */
-export class TokenStoreFailure extends Schema.TaggedError<TokenStoreFailure>()("TokenStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `token store ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+export class TokenStoreFailure extends ErrorClass.Failure<TokenStoreFailure>()("TokenStoreFailure", "token store") {}
 
 /**
  * The token store interface.

@@ -32,15 +32,28 @@ import * as Schema from "effect/Schema"
 // Errors: each carries a message a person can act on, and its HTTP status.
 // ---------------------------------------------------------------------------------------------
 
+/** The HTTP status of each error the API answers, written once (the OpenAPI document reads it too). */
+const statuses = {
+  Unauthorized: 401,
+  ReadOnlyToken: 403,
+  NotFound: 404,
+  BadRequest: 400,
+  Conflict: 409,
+  Unavailable: 503,
+  InsufficientStorage: 507
+} as const
+
+/** An API error: a message a person can act on, answered with its tag's status. */
+const httpError = <Self>() => <const Tag extends keyof typeof statuses>(tag: Tag) =>
+  Schema.TaggedError<Self>()(tag, { message: Schema.String }, HttpApiSchema.annotations({ status: statuses[tag] }))
+
 /**
  * No token, or a token this server does not know (401).
  *
  * @since 0.1.0
  * @category errors
  */
-export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
-  message: Schema.String
-}, HttpApiSchema.annotations({ status: 401 })) {}
+export class Unauthorized extends httpError<Unauthorized>()("Unauthorized") {}
 
 /**
  * A write with a read-only token (403).
@@ -48,9 +61,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
  * @since 0.1.0
  * @category errors
  */
-export class ReadOnlyToken extends Schema.TaggedError<ReadOnlyToken>()("ReadOnlyToken", {
-  message: Schema.String
-}, HttpApiSchema.annotations({ status: 403 })) {}
+export class ReadOnlyToken extends httpError<ReadOnlyToken>()("ReadOnlyToken") {}
 
 /**
  * No such record, or not in the token's scopes — the two are indistinguishable on purpose (404).
@@ -58,9 +69,7 @@ export class ReadOnlyToken extends Schema.TaggedError<ReadOnlyToken>()("ReadOnly
  * @since 0.1.0
  * @category errors
  */
-export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  message: Schema.String
-}, HttpApiSchema.annotations({ status: 404 })) {}
+export class NotFound extends httpError<NotFound>()("NotFound") {}
 
 /**
  * A request that decodes but cannot be carried out as asked (400).
@@ -68,9 +77,7 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
  * @since 0.1.0
  * @category errors
  */
-export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
-  message: Schema.String
-}, HttpApiSchema.annotations({ status: 400 })) {}
+export class BadRequest extends httpError<BadRequest>()("BadRequest") {}
 
 /**
  * The record's state forbids the change (already superseded, duplicate id) (409).
@@ -78,9 +85,7 @@ export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
  * @since 0.1.0
  * @category errors
  */
-export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
-  message: Schema.String
-}, HttpApiSchema.annotations({ status: 409 })) {}
+export class Conflict extends httpError<Conflict>()("Conflict") {}
 
 /**
  * The store failed, or could not be reached (503): retry later — the answer carries `Retry-After`
@@ -90,9 +95,7 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
  * @since 0.1.0
  * @category errors
  */
-export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
-  message: Schema.String
-}, HttpApiSchema.annotations({ status: 503 })) {}
+export class Unavailable extends httpError<Unavailable>()("Unavailable") {}
 
 /**
  * The store has no room left to write (a full disk, a size cap) (507): the write stored nothing,
@@ -101,9 +104,7 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
  * @since 0.1.0
  * @category errors
  */
-export class InsufficientStorage extends Schema.TaggedError<InsufficientStorage>()("InsufficientStorage", {
-  message: Schema.String
-}, HttpApiSchema.annotations({ status: 507 })) {}
+export class InsufficientStorage extends httpError<InsufficientStorage>()("InsufficientStorage") {}
 
 // ---------------------------------------------------------------------------------------------
 // Access

@@ -22,7 +22,7 @@
  * @since 0.1.0
  */
 import { SqlError } from "@effect/sql/SqlError"
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 
@@ -34,7 +34,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category errors
  */
-export class PgServerError extends Schema.TaggedError<PgServerError>()("PgServerError", {
+export class PgServerError extends ErrorClass.TaggedError<PgServerError>()("PgServerError", {
   sqlState: Schema.String,
   serverMessage: Schema.String,
   detail: Schema.optional(Schema.String),
@@ -42,21 +42,18 @@ export class PgServerError extends Schema.TaggedError<PgServerError>()("PgServer
   constraint: Schema.optional(Schema.String),
   table: Schema.optional(Schema.String),
   column: Schema.optional(Schema.String)
-}) {
-  override get message() {
-    return `PostgreSQL ${this.sqlState}: ${redactUrls(this.serverMessage)}${
-      this.hint === undefined ? "" : ` (hint: ${redactUrls(this.hint)})`
+}, {
+  // `StorageFull` for `53100 disk_full` (the server could not extend a file), else `Unavailable`.
+  errorClass: (self) => self.sqlState === DISK_FULL ? "StorageFull" : "Unavailable",
+  message: (self) =>
+    `PostgreSQL ${self.sqlState}: ${redactUrls(self.serverMessage)}${
+      self.hint === undefined ? "" : ` (hint: ${redactUrls(self.hint)})`
     }${
-      this.sqlState === DISK_FULL
+      self.sqlState === DISK_FULL
         ? "; the storage is full: nothing of this write was stored; free disk space on the server and retry"
         : ""
     }`
-  }
-  /** `StorageFull` for `53100 disk_full` (the server could not extend a file), else `Unavailable`. */
-  get errorClass(): ErrorClass.ErrorClass {
-    return this.sqlState === DISK_FULL ? "StorageFull" : "Unavailable"
-  }
-}
+}) {}
 
 /** PostgreSQL's SQLSTATE for `disk_full`. */
 const DISK_FULL = "53100"

@@ -12,7 +12,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { MigrationPort } from "@engram/store-sql"
 import * as Cause from "effect/Cause"
@@ -36,16 +36,12 @@ import * as PgTelemetryStore from "./PgTelemetryStore.js"
  * @since 0.1.0
  * @category errors
  */
-export class PgMigrationError extends Schema.TaggedError<PgMigrationError>()("PgMigrationError", {
+export class PgMigrationError extends ErrorClass.TaggedError<PgMigrationError>()("PgMigrationError", {
   problem: Schema.String
-}) {
-  override get message() {
-    return this.problem
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+}, {
+  errorClass: "Unavailable",
+  message: (self) => self.problem
+}) {}
 
 /**
  * The table every Engram PostgreSQL store has.
@@ -105,7 +101,7 @@ export const open = (
         catch: (error) => fail(error instanceof Error ? error.message : String(error))
       })
       : options
-    const client = yield* Layer.build(PgDatabase.layerClient(connection)).pipe(
+    const client = yield* Layer.build(PgDatabase.layer(connection)).pipe(
       Effect.mapError((error) => fail(`cannot connect: ${describe(error)}`))
     )
     const sql = Context.get(client, SqlClient.SqlClient)
@@ -125,10 +121,10 @@ export const open = (
     >
     if (role === "target") {
       stores = Layer.mergeAll(
-        PgMemoryStore.layerPg,
-        PgPromotionStore.layerPg,
-        PgSessionStore.layerPg,
-        PgTelemetryStore.layerPg
+        PgMemoryStore.layer,
+        PgPromotionStore.layer,
+        PgSessionStore.layer,
+        PgTelemetryStore.layer
       )
     } else {
       const has = (table: string) =>
@@ -138,11 +134,11 @@ export const open = (
       }
       const sessions = (yield* has(PgSessionStore.MESSAGES_TABLE)) || (yield* has(PgSessionStore.INTERRUPTS_TABLE))
       stores = Layer.mergeAll(
-        PgMemoryStore.layerPgWithoutMigrations,
-        (yield* has(PgPromotionStore.TABLE)) ? PgPromotionStore.layerPgWithoutMigrations : PromotionStore.layerMemory,
-        sessions ? PgSessionStore.layerPgWithoutMigrations : SessionStore.layerMemory,
+        PgMemoryStore.layerWithoutMigrations,
+        (yield* has(PgPromotionStore.TABLE)) ? PgPromotionStore.layerWithoutMigrations : PromotionStore.layerMemory,
+        sessions ? PgSessionStore.layerWithoutMigrations : SessionStore.layerMemory,
         (yield* has(PgTelemetryStore.INJECTIONS_TABLE))
-          ? PgTelemetryStore.layerPgWithoutMigrations
+          ? PgTelemetryStore.layerWithoutMigrations
           : TelemetryStore.layerMemory
       )
     }

@@ -9,9 +9,9 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { ErrorClass, MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import { ErrorClass } from "@engram/core"
+import type { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 
 /**
  * One key/value marker the legacy import leaves in a store (`engram_meta`), so that importing the
@@ -31,18 +31,9 @@ export interface ImportMarker {
  * @since 0.1.0
  * @category errors
  */
-export class MarkerStoreFailure extends Schema.TaggedError<MarkerStoreFailure>()("MarkerStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `import markers ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+export class MarkerStoreFailure
+  extends ErrorClass.Failure<MarkerStoreFailure>()("MarkerStoreFailure", "import markers")
+{}
 
 /**
  * A store's import markers: `read` returns them sorted by key; `add` stores those whose key is not

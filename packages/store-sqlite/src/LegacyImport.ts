@@ -36,7 +36,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import { MemoryStore, Sha256 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -51,31 +51,29 @@ import { legacyId, type LegacyRow, mapRows, OPTIONAL_COLUMNS, REQUIRED_COLUMNS }
  * @since 0.1.0
  * @category errors
  */
-export class LegacyImportError extends Schema.TaggedError<LegacyImportError>()("LegacyImportError", {
+export class LegacyImportError extends ErrorClass.TaggedError<LegacyImportError>()("LegacyImportError", {
   file: Schema.String,
   reason: Schema.Literal("FileNotFound", "Unreadable", "NoChunksTable", "MissingColumns", "IdConflict", "WriteFailed"),
   detail: Schema.String
-}) {
-  override get message() {
-    switch (this.reason) {
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => {
+    switch (self.reason) {
       case "FileNotFound":
-        return `legacy store "${this.file}" does not exist; pass the path of the v1 knowledge database file`
+        return `legacy store "${self.file}" does not exist; pass the path of the v1 knowledge database file`
       case "Unreadable":
-        return `legacy store "${this.file}" cannot be read as an SQLite database: ${this.detail}`
+        return `legacy store "${self.file}" cannot be read as an SQLite database: ${self.detail}`
       case "NoChunksTable":
-        return `legacy store "${this.file}" has no "chunks" table (${this.detail}); is it a v1 knowledge database?`
+        return `legacy store "${self.file}" has no "chunks" table (${self.detail}); is it a v1 knowledge database?`
       case "MissingColumns":
-        return `legacy store "${this.file}": the "chunks" table lacks ${this.detail}; it is not a v1 knowledge table`
+        return `legacy store "${self.file}": the "chunks" table lacks ${self.detail}; it is not a v1 knowledge table`
       case "IdConflict":
-        return `legacy store "${this.file}" cannot be imported: ${this.detail}. Import it into a fresh database to keep both`
+        return `legacy store "${self.file}" cannot be imported: ${self.detail}. Import it into a fresh database to keep both`
       case "WriteFailed":
-        return `importing legacy store "${this.file}" failed and nothing was written: ${this.detail}`
+        return `importing legacy store "${self.file}" failed and nothing was written: ${self.detail}`
     }
   }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}) {}
 
 /**
  * A v1 row left out of the import, and why.

@@ -11,7 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -168,24 +168,22 @@ const makeWaitingClient = (
  * @since 0.1.0
  * @category errors
  */
-export class SqliteOpenError extends Schema.TaggedError<SqliteOpenError>()("SqliteOpenError", {
+export class SqliteOpenError extends ErrorClass.TaggedError<SqliteOpenError>()("SqliteOpenError", {
   filename: Schema.String,
   detail: Schema.String,
   /** Present when the file is damaged: what SQLite's integrity check found. */
   problems: Schema.optional(Schema.Array(Schema.String))
-}) {
-  override get message() {
-    if (this.problems !== undefined) return `cannot open the SQLite database "${this.filename}": ${this.detail}`
-    return `cannot open the SQLite database "${this.filename}": ${this.detail}. ` +
+}, {
+  errorClass: "Unavailable",
+  message: (self) => {
+    if (self.problems !== undefined) return `cannot open the SQLite database "${self.filename}": ${self.detail}`
+    return `cannot open the SQLite database "${self.filename}": ${self.detail}. ` +
       `Check that the path is a writable file in a writable directory, or choose another path.`
   }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+}) {}
 
 /**
- * Options for {@link layerClient}.
+ * Options for {@link layer}.
  *
  * @since 0.1.0
  * @category models
@@ -195,7 +193,7 @@ export interface ClientOptions {
   readonly filename?: string
   /**
    * Whether a missing file (and its directory) is created — the default. A store is created whole
-   * or not at all (see {@link makeClient}). With `false` the file must already exist, and one this
+   * or not at all (see {@link make}). With `false` the file must already exist, and one this
    * process cannot write is opened read-only: what read commands ask, so a mistyped path is
    * refused instead of becoming a new, empty store.
    */
@@ -211,7 +209,7 @@ export interface ClientOptions {
    * outside Engram checks every page. `"quick"`: `quick_check` always.
    * `"none"`: nothing, for tools that inspect damaged files (`engram doctor`). A header that
    * disagrees with the file while a write-ahead log or rollback journal lies beside it is not
-   * refused on its own: SQLite recovers first and its view decides (see {@link makeClient}).
+   * refused on its own: SQLite recovers first and its view decides (see {@link make}).
    */
   readonly integrityCheck?: "auto" | "quick" | "none"
 }
@@ -591,7 +589,7 @@ const recoverFirst = (
  * @since 0.1.0
  * @category constructors
  */
-export const makeClient = (
+export const make = (
   options?: ClientOptions
 ): Effect.Effect<SqliteClient.SqliteClient, SqliteOpenError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -687,16 +685,16 @@ export const makeClient = (
 /**
  * The SQL client over one SQLite database. Creates a missing file (whole) and its directory (unless
  * `create: false`), refuses an empty or damaged file but opens every file SQLite recovers (see
- * {@link makeClient}), runs `quick_check` (unless `integrityCheck: "none"`),
+ * {@link make}), runs `quick_check` (unless `integrityCheck: "none"`),
  * opens the database in WAL mode (writable files only), and sets `busy_timeout` and `foreign_keys`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (
+export const layer = (
   options?: ClientOptions
 ): Layer.Layer<SqlClient.SqlClient | SqliteClient.SqliteClient, SqliteOpenError> =>
   Layer.scopedContext(
-    Effect.map(makeClient(options), (client) =>
+    Effect.map(make(options), (client) =>
       Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
   )

@@ -34,20 +34,18 @@ import * as TokenEstimator from "../TokenEstimator.js"
 import * as NeighbourContext from "./neighbourContext.js"
 import * as Decisions from "./projectionDecisions.js"
 
-export class ProjectionFailure extends Schema.TaggedError<ProjectionFailure>()("ProjectionFailure", {
+export class ProjectionFailure extends ErrorClass.TaggedError<ProjectionFailure>()("ProjectionFailure", {
   sessionId: Schema.String,
   turn: Schema.Number,
   cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `projecting context for session ${this.sessionId}, turn ${this.turn} failed: ${detail}`
-  }
-  /** The class of what failed underneath (a store's failure); a request the projection refused is invalid input. */
-  get errorClass(): ErrorClass.ErrorClass {
-    return ErrorClass.fromUnknown(this.cause) ?? "InvalidInput"
-  }
-}
+}, {
+  // The class of what failed underneath (a store's failure); a request the projection refused is invalid input.
+  errorClass: (self) => ErrorClass.fromUnknown(self.cause) ?? "InvalidInput",
+  message: (self) =>
+    `projecting context for session ${self.sessionId}, turn ${self.turn} failed: ${
+      self.cause instanceof Error ? self.cause.message : String(self.cause)
+    }`
+}) {}
 
 /** Records per page when reading every always-on record. */
 const PAGE = 500

@@ -6,9 +6,9 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "../ErrorClass.js"
 import { MemoryId, Scope } from "../MemoryRecord.js"
 import { describeParseError } from "../MemoryWrite.js"
+import { DuplicatePromotion, InvalidPromotionRow } from "../PromotionStoreError.js"
 import { placementKey, PromotionDecision } from "../Routing.js"
 
 export const PromotionRow = Schema.Struct({
@@ -17,31 +17,6 @@ export const PromotionRow = Schema.Struct({
   ...PromotionDecision.fields
 }).annotations({ identifier: "PromotionRow" })
 export type PromotionRow = typeof PromotionRow.Type
-
-export class DuplicatePromotion extends Schema.TaggedError<DuplicatePromotion>()("DuplicatePromotion", {
-  recordId: Schema.String,
-  specKey: Schema.String
-}) {
-  override get message() {
-    return `memory "${this.recordId}" already has a promotion row for spec "${this.specKey}"; ` +
-      `rows are committed once and nothing in the batch was stored`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
-
-export class InvalidPromotionRow extends Schema.TaggedError<InvalidPromotionRow>()("InvalidPromotionRow", {
-  index: Schema.Number,
-  problem: Schema.String
-}) {
-  override get message() {
-    return `promotion row #${this.index} is invalid: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
 
 const compareRaw = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "../ErrorClass.js"
+import * as ErrorClass from "../ErrorClass.js"
 import { describeParseError } from "../MemoryWrite.js"
 import type { SessionId } from "../SessionStore.js"
 import { onFirstCall } from "./onFirstCall.js"
@@ -129,16 +129,12 @@ export class PendingInterrupt extends Schema.Class<PendingInterrupt>("PendingInt
  * @since 0.1.0
  * @category errors
  */
-export class InvalidSessionData extends Schema.TaggedError<InvalidSessionData>()("InvalidSessionData", {
+export class InvalidSessionData extends ErrorClass.TaggedError<InvalidSessionData>()("InvalidSessionData", {
   problem: Schema.String
-}) {
-  override get message() {
-    return `session data is invalid and nothing was stored: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => `session data is invalid and nothing was stored: ${self.problem}`
+}) {}
 
 export const compareSessionIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 

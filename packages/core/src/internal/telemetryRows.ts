@@ -26,16 +26,12 @@ import { onFirstCall } from "./onFirstCall.js"
  * @since 0.1.0
  * @category errors
  */
-export class InvalidTelemetryRow extends Schema.TaggedError<InvalidTelemetryRow>()("InvalidTelemetryRow", {
+export class InvalidTelemetryRow extends ErrorClass.TaggedError<InvalidTelemetryRow>()("InvalidTelemetryRow", {
   problem: Schema.String
-}) {
-  override get message() {
-    return `telemetry row is invalid and was not stored: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
+}, {
+  errorClass: "InvalidInput",
+  message: (self) => `telemetry row is invalid and was not stored: ${self.problem}`
+}) {}
 
 /**
  * The backend itself failed (I/O, connection, SQL). The operation left the store as it was.
@@ -43,18 +39,9 @@ export class InvalidTelemetryRow extends Schema.TaggedError<InvalidTelemetryRow>
  * @since 0.1.0
  * @category errors
  */
-export class TelemetryStoreFailure extends Schema.TaggedError<TelemetryStoreFailure>()("TelemetryStoreFailure", {
-  operation: Schema.String,
-  cause: Schema.Defect
-}) {
-  override get message() {
-    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `telemetry store ${this.operation} failed: ${detail}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return ErrorClass.ofStoreCause(this.cause)
-  }
-}
+export class TelemetryStoreFailure
+  extends ErrorClass.Failure<TelemetryStoreFailure>()("TelemetryStoreFailure", "telemetry store")
+{}
 
 /**
  * A snapshot for the same `(sessionId, turn, call)` is already stored. Nothing was written.
@@ -62,19 +49,16 @@ export class TelemetryStoreFailure extends Schema.TaggedError<TelemetryStoreFail
  * @since 0.1.0
  * @category errors
  */
-export class DuplicateSnapshot extends Schema.TaggedError<DuplicateSnapshot>()("DuplicateSnapshot", {
+export class DuplicateSnapshot extends ErrorClass.TaggedError<DuplicateSnapshot>()("DuplicateSnapshot", {
   sessionId: Schema.String,
   turn: Schema.Number,
   call: Schema.Number
-}) {
-  override get message() {
-    return `a prompt snapshot of session ${this.sessionId}, turn ${this.turn}, call ${this.call} is already stored; ` +
-      "snapshots are append-only"
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
+}, {
+  errorClass: "Conflict",
+  message: (self) =>
+    `a prompt snapshot of session ${self.sessionId}, turn ${self.turn}, call ${self.call} is already stored; ` +
+    "snapshots are append-only"
+}) {}
 
 export const prepareSnapshot = (
   snapshot: PromptSnapshot.PromptSnapshot,

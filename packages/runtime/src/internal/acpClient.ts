@@ -3,7 +3,7 @@
  * process an agent runs in.
  */
 import * as Acp from "@agentclientprotocol/sdk"
-import type { ErrorClass } from "@engram/core"
+import { ErrorClass } from "@engram/core"
 import { PromptFragment } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -14,26 +14,24 @@ import type { AcpConnection, AgentProcess, ConnectOptions } from "../AcpClient.j
 import { ContextAssembler } from "../ContextAssembler.js"
 import type * as ModelRequest from "../ModelRequest.js"
 
-export class AcpError extends Schema.TaggedError<AcpError>()("AcpError", {
+export class AcpError extends ErrorClass.TaggedError<AcpError>()("AcpError", {
   operation: Schema.String,
   cause: Schema.Defect,
   stderr: Schema.optional(Schema.String)
-}) {
-  override get message() {
-    const cause = this.cause
+}, {
+  errorClass: "Unavailable",
+  message: (self) => {
+    const cause = self.cause
     const detail = cause instanceof Error
       ? cause.message
       : typeof cause === "object" && cause !== null && "message" in cause
       ? String(cause.message)
       : String(cause)
-    const tail = this.stderr?.trim() ?? ""
+    const tail = self.stderr?.trim() ?? ""
     const stderr = tail === "" ? "" : ` (agent stderr: ${tail})`
-    return `ACP ${this.operation} failed: ${detail}${stderr}`
+    return `ACP ${self.operation} failed: ${detail}${stderr}`
   }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
+}) {}
 
 /** How much of the agent's standard error is kept for error messages. */
 const STDERR_TAIL = 4_000

@@ -5,13 +5,7 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import {
-  ContextProjection,
-  type ErrorClass,
-  type ProjectedContext,
-  type PromptSnapshot,
-  SessionStore
-} from "@engram/core"
+import { ContextProjection, type ProjectedContext, type PromptSnapshot, SessionStore } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -32,72 +26,16 @@ import type {
   TurnError,
   TurnResult
 } from "../NativeRuntime.js"
+import {
+  CallLimitReached,
+  InvalidTurn,
+  NothingToResume,
+  SessionAwaitingApproval,
+  ToolNameClash
+} from "../NativeRuntimeError.js"
 import * as PromptObserver from "../PromptObserver.js"
 import * as StablePrefix from "../StablePrefix.js"
 import * as TurnModule from "../Turn.js"
-
-export class ToolNameClash extends Schema.TaggedError<ToolNameClash>()("ToolNameClash", {
-  name: Schema.String
-}) {
-  override get message() {
-    return `two tools of the agent are named ${this.name}: tool names must be unique ` +
-      `(memory_save and memory_recall are the memory toolkit's); rename one`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
-
-export class SessionAwaitingApproval extends Schema.TaggedError<SessionAwaitingApproval>()("SessionAwaitingApproval", {
-  sessionId: Schema.String,
-  turn: Schema.Number,
-  tools: Schema.Array(Schema.String)
-}) {
-  override get message() {
-    return `session ${this.sessionId} is waiting for approval of ${this.tools.join(", ")} (turn ${this.turn}); ` +
-      `resume it with a decision before starting a new turn`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
-
-export class NothingToResume extends Schema.TaggedError<NothingToResume>()("NothingToResume", {
-  sessionId: Schema.String,
-  problem: Schema.String
-}) {
-  override get message() {
-    return `cannot resume session ${this.sessionId}: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
-
-export class CallLimitReached extends Schema.TaggedError<CallLimitReached>()("CallLimitReached", {
-  sessionId: Schema.String,
-  turn: Schema.Number,
-  calls: Schema.Number
-}) {
-  override get message() {
-    return `turn ${this.turn} of session ${this.sessionId} stopped after ${this.calls} model calls: ` +
-      `the model was still calling tools (raise maxCalls if this is expected)`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Unavailable"
-  }
-}
-
-export class InvalidTurn extends Schema.TaggedError<InvalidTurn>()("InvalidTurn", {
-  problem: Schema.String
-}) {
-  override get message() {
-    return `the turn was refused: ${this.problem}`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "InvalidInput"
-  }
-}
 
 export const DEFAULT_MAX_CALLS = 16
 

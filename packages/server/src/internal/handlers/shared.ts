@@ -24,16 +24,16 @@ export interface ServerConfig {
 /** The HTTP errors a store or runtime failure becomes. */
 export type HttpFailure = NotFound | Conflict | BadRequest | Unavailable | InsufficientStorage
 
-/** What each class of failure answers over HTTP (see `ErrorClass`). */
+/** The HTTP error each class of failure answers (its status is the error's, see `EngramApi`). */
 const answers: {
-  readonly [C in ErrorClass.ErrorClass]: (message: string) => HttpFailure
+  readonly [C in ErrorClass.ErrorClass]: new(props: { readonly message: string }) => HttpFailure
 } = {
-  InvalidInput: (message) => new BadRequest({ message }),
-  NotFound: (message) => new NotFound({ message }),
-  Conflict: (message) => new Conflict({ message }),
-  Misconfigured: (message) => new Unavailable({ message }),
-  Unavailable: (message) => new Unavailable({ message }),
-  StorageFull: (message) => new InsufficientStorage({ message })
+  InvalidInput: BadRequest,
+  NotFound,
+  Conflict,
+  Misconfigured: Unavailable,
+  Unavailable,
+  StorageFull: InsufficientStorage
 }
 
 /**
@@ -42,7 +42,7 @@ const answers: {
  */
 export const toHttp = (error: ErrorClass.Classifiable): Effect.Effect<never, HttpFailure> => {
   const errorClass = ErrorClass.classify(error)
-  const answer = Effect.fail(answers[errorClass](error.message))
+  const answer = Effect.fail(new answers[errorClass]({ message: error.message }))
   return errorClass === "Unavailable" || errorClass === "StorageFull" || errorClass === "Misconfigured"
     ? Effect.zipRight(
       Effect.logError("request failed").pipe(Effect.annotateLogs({ errorClass, problem: error.message })),
