@@ -272,7 +272,9 @@ export const rankCandidates = <M extends Match>(
 const rankOrder = <M extends Match>(
   a: { readonly match: M; readonly score: number },
   b: { readonly match: M; readonly score: number }
-) => b.score - a.score || b.match.createdAtMillis - a.match.createdAtMillis || (a.match.id < b.match.id ? -1 : a.match.id > b.match.id ? 1 : 0)
+) =>
+  b.score - a.score || b.match.createdAtMillis - a.match.createdAtMillis ||
+  (a.match.id < b.match.id ? -1 : a.match.id > b.match.id ? 1 : 0)
 
 /**
  * The best `k` of a tier's matches in {@link rank}'s order, without ranking them all — the

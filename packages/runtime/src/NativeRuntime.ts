@@ -198,8 +198,8 @@ export interface NativeAgentOptions {
 export interface NativeAgent {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly composedIds: ReadonlyArray<string>
-  /** The overlay report the prefix was built with, if given (none for an incognito agent). */
-  readonly overlay: MemoryOverlay.OverlayReport | undefined
+  /** The overlay report the prefix was built with, if given (none for an incognito agent); `Agent.Agent`'s name. */
+  readonly report: MemoryOverlay.OverlayReport | undefined
   /** The provider options marking cache breakpoints, if any (see `ModelRequest.compose`). */
   readonly cacheHints: Prompt.ProviderOptions | undefined
   /** The memory tools' configuration (a subagent inherits it). */
