@@ -36,6 +36,25 @@ const worldTimeOf = (record: MemoryRecord.MemoryRecord) => ({
 })
 
 /**
+ * A record's value written again as a new link of its slot's chain: its statement, world time,
+ * kind, label, source and scope, with `tags` (its origin marked) and its delivery unless one is given.
+ */
+const linkOf = (
+  record: MemoryRecord.MemoryRecord,
+  tags: ReadonlyArray<string>,
+  deliveryPolicy: MemoryRecord.DeliveryPolicy = record.deliveryPolicy
+): MemoryRecord.MemoryWriteInput => ({
+  ...worldTimeOf(record),
+  content: record.content,
+  kind: record.kind,
+  ...(record.label !== undefined ? { label: record.label } : {}),
+  tags,
+  sourceType: record.sourceType,
+  scope: record.scope,
+  deliveryPolicy
+})
+
+/**
  * Writes one candidate through the save path (see the module description). `shown` are the live
  * memories the model was shown, by id.
  *
@@ -246,16 +265,11 @@ const rejectValue = (record: MemoryRecord.MemoryRecord) =>
     }
     if (restore === undefined) return rejected
     const previous = restore.record
-    yield* replaceValue(rejected, {
-      ...worldTimeOf(previous),
-      content: previous.content,
-      kind: previous.kind,
-      ...(previous.label !== undefined ? { label: previous.label } : {}),
-      tags: withOrigin(previous.tags, originOf(previous)),
-      sourceType: previous.sourceType,
-      scope: previous.scope,
-      deliveryPolicy: previous.deliveryPolicy
-    }, previous.reviewState)
+    yield* replaceValue(
+      rejected,
+      linkOf(previous, withOrigin(previous.tags, originOf(previous))),
+      previous.reviewState
+    )
     return rejected
   })
 
@@ -307,31 +321,17 @@ export const approve = (
     if (live.invalidatedAt !== undefined) {
       return yield* refuse(`memory ${holderId}, which it proposes to supersede, is no longer live`)
     }
-    const value = {
-      ...worldTimeOf(record),
-      content: record.content,
-      kind: record.kind,
-      ...(record.label !== undefined ? { label: record.label } : {}),
-      tags: withOrigin(record.tags.filter((tag) => !tag.startsWith("supersede-proposal:")), record.id),
-      sourceType: record.sourceType,
-      scope: record.scope,
-      deliveryPolicy: "retrieved" as const
-    }
+    const value = linkOf(
+      record,
+      withOrigin(record.tags.filter((tag) => !tag.startsWith("supersede-proposal:")), record.id),
+      "retrieved"
+    )
     const confirmed = yield* replaceValue(live, value, "confirmed")
     yield* memories.expire(memoryId)
     if (live.reviewState !== "rejected" && (yield* statedAt(live)) > record.createdAt.epochMillis) {
       // A newer value was confirmed first: this one is history. The newer value is written back
       // after it, so the chain holds both and the newest stated stays current (decision 0172).
-      yield* replaceValue(confirmed, {
-        ...worldTimeOf(live),
-        content: live.content,
-        kind: live.kind,
-        ...(live.label !== undefined ? { label: live.label } : {}),
-        tags: withOrigin(live.tags, originOf(live)),
-        sourceType: live.sourceType,
-        scope: live.scope,
-        deliveryPolicy: live.deliveryPolicy
-      }, live.reviewState)
+      yield* replaceValue(confirmed, linkOf(live, withOrigin(live.tags, originOf(live))), live.reviewState)
       return confirmed
     }
     if (promote !== undefined) yield* Promotion.promoteNew([confirmed], promote)
