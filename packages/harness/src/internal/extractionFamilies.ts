@@ -7,15 +7,7 @@
  *
  * @internal
  */
-import {
-  Embeddings,
-  type MemoryRecord,
-  MemoryStore,
-  type PromotionStore,
-  RoutingPresets,
-  RoutingSpecs,
-  SessionStore
-} from "@engram/core"
+import { Embeddings, type MemoryRecord, MemoryStore, RoutingPresets, RoutingSpecs, SessionStore } from "@engram/core"
 import { Extraction, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Cause from "effect/Cause"
@@ -23,10 +15,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type { EvalCase, EvalOptions } from "../Eval.js"
+import type { Session, Stores } from "./evalFamilies.js"
 import { scriptedTurnLayer } from "./scriptedTurn.js"
-
-type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
-type Session<E> = <A, E2>(self: Effect.Effect<A, E2, Stores>) => Effect.Effect<A, E | E2>
 
 /** What an extraction family spent: model calls and tokens, and the memories it extracted. */
 export interface ExtractionCost {
