@@ -68,13 +68,7 @@ import type * as Agent from "./Agent.js"
 import type * as Extraction from "./Extraction.js"
 import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
-import type {
-  CallLimitReached,
-  InvalidTurn,
-  NothingToResume,
-  SessionAwaitingApproval,
-  ToolNameClash
-} from "./NativeRuntimeError.js"
+import type * as NativeRuntimeError from "./NativeRuntimeError.js"
 import type * as StablePrefix from "./StablePrefix.js"
 
 export {
@@ -241,7 +235,7 @@ export const DEFAULT_MAX_CALLS: number = internal.DEFAULT_MAX_CALLS
  * @since 0.1.0
  * @category errors
  */
-export type BuildError = ToolNameClash | Agent.IncognitoPrefixHoldsMemory
+export type BuildError = NativeRuntimeError.ToolNameClash | Agent.IncognitoPrefixHoldsMemory
 
 /**
  * Builds an agent: resolves its options, binds the memory tools' handlers to the stores in
@@ -414,9 +408,9 @@ export type TurnError =
   | ContextProjection.ProjectionFailure
   | SessionStore.SessionStoreFailure
   | SessionStore.InvalidSessionData
-  | SessionAwaitingApproval
-  | CallLimitReached
-  | InvalidTurn
+  | NativeRuntimeError.SessionAwaitingApproval
+  | NativeRuntimeError.CallLimitReached
+  | NativeRuntimeError.InvalidTurn
 
 /**
  * What a turn needs: a language model, the session store and the projection. (The memory tools
@@ -452,5 +446,8 @@ export const resume = (options: {
   readonly agent: NativeAgent
   readonly sessionId: string
   readonly decision: ApprovalDecision
-}): Effect.Effect<TurnResult, Exclude<TurnError, SessionAwaitingApproval> | NothingToResume, TurnContext> =>
-  internal.resume(options)
+}): Effect.Effect<
+  TurnResult,
+  Exclude<TurnError, NativeRuntimeError.SessionAwaitingApproval> | NativeRuntimeError.NothingToResume,
+  TurnContext
+> => internal.resume(options)
