@@ -20,7 +20,7 @@ import {
 import { EngramMcp } from "@engram/mcp"
 import { AcpClient, ContextAssembler, NativeRuntime, Promotion, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -143,11 +143,13 @@ describe("an ACP agent writes through `engram mcp` over stdio", () => {
         )
         const db = Path.join(dir, "engram.db")
         const sqlite = Layer.mergeAll(
-          SqlitePromotionStore.layerSqlite,
-          SqliteTelemetryStore.layerSqlite,
+          SqlitePromotionStore.layer,
+          SqliteTelemetryStore.layer,
           RoutingSpecs.layerPresets
         )
-          .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
+          .pipe(
+            Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))))
+          )
         const context = yield* Layer.build(
           Layer.merge(ContextProjection.layer, IdGenerator.sequential("mem")).pipe(
             Layer.provideMerge(sqlite)

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ContextProjection, IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs, TelemetryStore } from "@engram/core"
 import { AcpClient, ContextAssembler, Explain, Inspect, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { fileURLToPath } from "node:url"
@@ -21,8 +21,8 @@ const memory = {
   spec: RoutingPresets.userBackground
 } as const
 
-const stores = Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteTelemetryStore.layerSqlite).pipe(
-  Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" }))
+const stores = Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer).pipe(
+  Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
 )
 
 const world = Layer.mergeAll(
@@ -81,9 +81,9 @@ describe("ACP prompt snapshots", () => {
       )
       expect(skipped).toBe(0)
       expect(snapshots.map((s) => [s.turn, s.call, s.mode, s.model])).toEqual([
-        [0, 0, "external", "echo-agent"],
         [1, 0, "external", "echo-agent"],
-        [2, 0, "external", "echo-agent"]
+        [2, 0, "external", "echo-agent"],
+        [3, 0, "external", "echo-agent"]
       ])
       // The prefix is stored once per distinct build, not once per prompt.
       const trajectory = yield* Effect.flatMap(TelemetryStore.TelemetryStore, (t) => t.readTrajectory("s-acp"))
@@ -120,7 +120,7 @@ describe("ACP prompt snapshots", () => {
       // answers for an external call as it does for a native one.
       expect(snapshots.map((s) => s.scopes)).toEqual([["global"], ["global"], ["global"]])
       expect(snapshots.every((s) => s.overlay !== null)).toBe(true)
-      const explained = yield* Explain.explain({ memoryId: home!.id, sessionId: "s-acp", turn: 2 })
+      const explained = yield* Explain.explain({ memoryId: home!.id, sessionId: "s-acp", turn: 3 })
       expect(explained.calls.map((c) => [c.verdict, c.overlayStored])).toEqual([["composed", true]])
     }).pipe(Effect.scoped, Effect.provide(world)))
 })

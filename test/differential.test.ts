@@ -10,7 +10,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryQuery, MemoryRecord, MemoryStore, SearchTokenizer } from "@engram/core"
 import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import fc from "fast-check"
@@ -237,7 +237,12 @@ describe("differential search: generated corpus", () => {
 
   it.effect("SQLite store returns exactly the same match sets", () =>
     Effect.map(mismatches, (wrong) => expect(wrong).toEqual([])).pipe(
-      Effect.provide(Layer.merge(SqliteMemoryStore.layer({ filename: ":memory:" }), ids))
+      Effect.provide(
+        Layer.merge(
+          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+          ids
+        )
+      )
     ))
 })
 
@@ -246,7 +251,7 @@ describePg("differential search: PostgreSQL", (url) => {
     Effect.map(mismatches, (wrong) => expect(wrong).toEqual([])).pipe(
       Effect.provide(
         Layer.merge(
-          PgMemoryStore.layerPg.pipe(Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
+          PgMemoryStore.layer.pipe(Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
           ids
         )
       )

@@ -13,7 +13,7 @@ import {
   TelemetryStore
 } from "@engram/core"
 import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
@@ -93,10 +93,14 @@ const suite = (name: string, stores: () => Layer.Layer<MemoryStore.MemoryStore>)
   })
 
 suite("in-memory", () => MemoryStore.layerMemory)
-suite("SQLite", () => SqliteMemoryStore.layer({ filename: ":memory:" }).pipe(Layer.orDie))
+suite(
+  "SQLite",
+  () =>
+    SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))).pipe(Layer.orDie)
+)
 describePg("prior-session digest: PostgreSQL", (url) => {
   suite("PostgreSQL", () =>
-    PgMemoryStore.layerPg.pipe(
+    PgMemoryStore.layer.pipe(
       Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 })),
       Layer.orDie
     ))

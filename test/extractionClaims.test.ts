@@ -97,7 +97,7 @@ describePg("extraction claims on PostgreSQL", (url) => {
         { schema: string }
       >`SELECT current_schema() AS schema`
       const second = yield* Layer.build(
-        PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layerClient({ url, schema: row!.schema })))
+        PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema: row!.schema })))
       )
       yield* race(first, second)
     })), 60_000)

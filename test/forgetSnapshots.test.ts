@@ -19,7 +19,13 @@ import {
 } from "@engram/core"
 import { Inspect, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import {
+  SqliteDatabase,
+  SqliteMemoryStore,
+  SqlitePromotionStore,
+  SqliteSessionStore,
+  SqliteTelemetryStore
+} from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
@@ -40,8 +46,12 @@ const common = Layer.mergeAll(
 
 const sqlite = common.pipe(
   Layer.provideMerge(
-    Layer.mergeAll(SqlitePromotionStore.layerSqlite, SqliteSessionStore.layerSqlite, SqliteTelemetryStore.layerSqlite)
-      .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
+    Layer.mergeAll(SqlitePromotionStore.layer, SqliteSessionStore.layer, SqliteTelemetryStore.layer)
+      .pipe(
+        Layer.provideMerge(
+          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+        )
+      )
   )
 )
 const memory = common.pipe(

@@ -18,7 +18,13 @@ import {
 } from "@engram/core"
 import { NativeRuntime, Promotion, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import {
+  SqliteDatabase,
+  SqliteMemoryStore,
+  SqlitePromotionStore,
+  SqliteSessionStore,
+  SqliteTelemetryStore
+} from "@engram/store-sqlite"
 import { AggregationTemporality, MetricReader } from "@opentelemetry/sdk-metrics"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Effect from "effect/Effect"
@@ -63,10 +69,14 @@ describe("OpenTelemetry export", () => {
       metricReader: reader
     }))
     const stores = Layer.mergeAll(
-      SqlitePromotionStore.layerSqlite,
-      SqliteSessionStore.layerSqlite,
-      SqliteTelemetryStore.layerSqlite
-    ).pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
+      SqlitePromotionStore.layer,
+      SqliteSessionStore.layer,
+      SqliteTelemetryStore.layer
+    ).pipe(
+      Layer.provideMerge(
+        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+      )
+    )
     const environment = Layer.mergeAll(
       Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ budgetTokens: 4_000 })),
       ScriptedModel.layer(script),

@@ -18,7 +18,13 @@ import {
 } from "@engram/core"
 import { Inspect, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import {
+  SqliteDatabase,
+  SqliteMemoryStore,
+  SqlitePromotionStore,
+  SqliteSessionStore,
+  SqliteTelemetryStore
+} from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
@@ -60,11 +66,13 @@ const tee = Layer.effect(
 )
 
 const stores = Layer.mergeAll(
-  SqlitePromotionStore.layerSqlite,
-  SqliteSessionStore.layerSqlite,
-  SqliteTelemetryStore.layerSqlite
+  SqlitePromotionStore.layer,
+  SqliteSessionStore.layer,
+  SqliteTelemetryStore.layer
 )
-  .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
+  .pipe(
+    Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+  )
 
 const environment = Layer.mergeAll(
   ContextProjection.layer,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore, PromotionStore, Routing, RoutingPresets } from "@engram/core"
 import { Eval } from "@engram/harness"
-import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -13,7 +13,9 @@ import * as Path from "node:path"
 const TIMEOUT = 300_000
 
 const sqliteStores = (filename: string) =>
-  SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename })))
+  SqlitePromotionStore.layer.pipe(
+    Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+  )
 
 const withTempDir = <A, E, R>(use: (dir: string) => Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(

@@ -12,7 +12,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryQuery, MemoryStore } from "@engram/core"
 import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describePg } from "../packages/store-pg/test/pgGate.js"
@@ -90,13 +90,27 @@ describe("planned search", () => {
     checks().pipe(Effect.provide(Layer.merge(MemoryStore.layerMemory, ids))))
 
   it.effect("SQLite: the rare word ranks first, frequent words still match, scope holds", () =>
-    checks().pipe(Effect.provide(Layer.merge(SqliteMemoryStore.layer({ filename: ":memory:" }), ids))))
+    checks().pipe(
+      Effect.provide(
+        Layer.merge(
+          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+          ids
+        )
+      )
+    ))
 
   it.effect("in-memory: the planner options in context decide what is pruned", () =>
     unprunedChecks().pipe(Effect.provide(Layer.merge(MemoryStore.layerMemory, ids))))
 
   it.effect("SQLite: the planner options in context decide what is pruned", () =>
-    unprunedChecks().pipe(Effect.provide(Layer.merge(SqliteMemoryStore.layer({ filename: ":memory:" }), ids))))
+    unprunedChecks().pipe(
+      Effect.provide(
+        Layer.merge(
+          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+          ids
+        )
+      )
+    ))
 })
 
 /** `check` on a fresh PostgreSQL schema, after `ANALYZE` (BM25 needs its statistics). */
@@ -110,7 +124,7 @@ const analyzedPg = (
   }).pipe(
     Effect.provide(
       Layer.merge(
-        PgMemoryStore.layerPg.pipe(Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
+        PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
         ids
       )
     )

@@ -18,7 +18,7 @@
  * of sections aside).
  */
 import { ContextProjection, IdGenerator, MemoryStore } from "@engram/core"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -208,7 +208,11 @@ export const run = async (args: ReadonlyArray<string>) => {
       const filename = NodePath.join(directory, "store.db")
       try {
         const writer = ManagedRuntime.make(
-          Layer.mergeAll(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("budget"), quiet)
+          Layer.mergeAll(
+            SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+            IdGenerator.sequential("budget"),
+            quiet
+          )
         )
         await writer.runPromise(Effect.gen(function*() {
           const store = yield* MemoryStore.MemoryStore
@@ -222,8 +226,10 @@ export const run = async (args: ReadonlyArray<string>) => {
             Effect.provide(
               Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ recallRelevance: relevance })).pipe(
                 Layer.provideMerge(
-                  Layer.merge(SqliteTelemetryStore.layerSqlite, SqlitePromotionStore.layerSqlite).pipe(
-                    Layer.provideMerge(SqliteMemoryStore.layer({ filename }))
+                  Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
+                    Layer.provideMerge(
+                      SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
+                    )
                   )
                 )
               )

@@ -21,6 +21,7 @@
  * alike. The child's CPU time is read with bash's `times` builtin (the children's rusage).
  */
 import * as MemoryStore from "@engram/core/MemoryStore"
+import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
 import * as SqliteMemoryStore from "@engram/store-sqlite/SqliteMemoryStore"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -55,7 +56,12 @@ const writeStore = (filename: string, records: number) =>
       const inputs = generateTurns(records, 1).map((turn) => turn.input)
       for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
     }).pipe(
-      Effect.provide(Layer.provide(SqliteMemoryStore.layer({ filename }), Logger.minimumLogLevel(LogLevel.Warning)))
+      Effect.provide(
+        Layer.provide(
+          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+          Logger.minimumLogLevel(LogLevel.Warning)
+        )
+      )
     )
   )
 

@@ -15,7 +15,7 @@
  */
 import { Embeddings, IdGenerator, type MemoryRecord, MemoryStore } from "@engram/core"
 import { LocalEmbeddings } from "@engram/embedder-local"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -74,7 +74,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const quiet = Logger.minimumLogLevel(LogLevel.Warning)
   const store = (name: string, embeddings?: Embeddings.Service) =>
     ManagedRuntime.make(Layer.mergeAll(
-      SqliteMemoryStore.layer({ filename: NodePath.join(directory, `${name}.db`) }).pipe(
+      SqliteMemoryStore.layer.pipe(
+        Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(directory, `${name}.db`) }))
+      ).pipe(
         Layer.provide(embeddings === undefined ? Layer.empty : Layer.succeed(Embeddings.Embeddings, embeddings))
       ),
       IdGenerator.sequential(name),

@@ -11,6 +11,7 @@
 import { MemoryStore } from "@engram/core"
 import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -27,7 +28,7 @@ const median = (values: ReadonlyArray<number>): number => {
 
 const openOnce = async (file: string): Promise<number> => {
   const started = performance.now()
-  await Effect.runPromise(Effect.scoped(SqliteDatabase.makeClient({ filename: file })))
+  await Effect.runPromise(Effect.scoped(SqliteDatabase.make({ filename: file })))
   return performance.now() - started
 }
 
@@ -54,7 +55,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
               }))
             )
           }
-        }).pipe(Effect.provide(SqliteMemoryStore.layer({ filename: file })))
+        }).pipe(
+          Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
+        )
       )
       const known: Array<number> = []
       const full: Array<number> = []

@@ -17,7 +17,7 @@
  */
 import { Background, MemoryOverlay, MemoryRecord, MemoryStore, PromotionStore, Routing } from "@engram/core"
 import { SaveGate } from "@engram/runtime"
-import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -190,8 +190,12 @@ const GATE_SCOPES = ["global", ...Array.from({ length: 9 }, (_, i) => `project:p
  */
 export const benchGateLookup = async (rows: number, lookups: number, seed = 7): Promise<GateFigures> => {
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-gate-"))
-  const stores = SqlitePromotionStore.layerSqlite.pipe(
-    Layer.provideMerge(SqliteMemoryStore.layer({ filename: NodePath.join(directory, "bench.db") }))
+  const stores = SqlitePromotionStore.layer.pipe(
+    Layer.provideMerge(
+      SqliteMemoryStore.layer.pipe(
+        Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(directory, "bench.db") }))
+      )
+    )
   )
   const random = prng(seed)
   // About four rows per address, in every scope alike, whatever the size.

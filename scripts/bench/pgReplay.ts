@@ -36,8 +36,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const shorts = generateShortQueries(200, 43).slice(0, n)
   turns.length = 0
   const runtime = ManagedRuntime.make(
-    PgMemoryStore.layerPgWithoutMigrations.pipe(
-      Layer.provideMerge(PgDatabase.layerClient({ url, schema, maxConnections: 2 })),
+    PgMemoryStore.layerWithoutMigrations.pipe(
+      Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     )
   )

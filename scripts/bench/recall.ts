@@ -31,7 +31,7 @@ import {
 } from "@engram/core"
 import { LocalEmbeddings } from "@engram/embedder-local"
 import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -136,8 +136,8 @@ const pgStore = (url: string) => {
       )
     )
   ).pipe(
-    Layer.provideMerge(PgMemoryStore.layerPg),
-    Layer.provideMerge(PgDatabase.layerClient({ url, schema, maxConnections: 2 }))
+    Layer.provideMerge(PgMemoryStore.layer),
+    Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 }))
   )
 }
 
@@ -280,7 +280,12 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         const [memory] = await measureStore(MemoryStore.layerMemory, d, variant, setting)
         rows.push(recallRow(d, variant, "Engram keyword — layerMemory", [[MAX_K, memory!]]))
         const filename = NodePath.join(directory, `${file++}.db`)
-        const [sqlite] = await measureStore(SqliteMemoryStore.layer({ filename }), d, variant, setting)
+        const [sqlite] = await measureStore(
+          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+          d,
+          variant,
+          setting
+        )
         rows.push(recallRow(d, variant, "Engram keyword — SQLite", [[MAX_K, sqlite!]]))
         if (pg !== undefined) {
           const [postgres] = await measureStore(pgStore(pg), d, variant, setting)
@@ -486,7 +491,11 @@ const neighbourSweep = async (
   const filename = NodePath.join(directory, "locomo.db")
   try {
     const writer = ManagedRuntime.make(
-      Layer.mergeAll(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("locomo"), quiet)
+      Layer.mergeAll(
+        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+        IdGenerator.sequential("locomo"),
+        quiet
+      )
     )
     await writer.runPromise(writeAll(locomo, "positions"))
     await writer.dispose()
@@ -576,8 +585,8 @@ const projectAll = (
     }
   }).pipe(
     Effect.provide(
-      Layer.merge(SqliteTelemetryStore.layerSqlite, SqlitePromotionStore.layerSqlite).pipe(
-        Layer.provideMerge(SqliteMemoryStore.layer({ filename }))
+      Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
+        Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
       )
     ),
     Effect.provide(quiet),

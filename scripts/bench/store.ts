@@ -22,7 +22,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { IdGenerator, type MemoryRecord, MemoryStore, MemoryWrite, SearchTokenizer } from "@engram/core"
 import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
 import { MemoryRow } from "@engram/store-sql"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -96,7 +96,7 @@ const columnList = ["seq", ...MemoryRow.COLUMNS, "search_length"]
  */
 const rawWriter = (filename: string) => {
   const db = new Database(filename)
-  // The store's own connection settings (SqliteDatabase.makeClient): WAL, and commits that do not
+  // The store's own connection settings (SqliteDatabase.make): WAL, and commits that do not
   // wait for the disk (synchronous = NORMAL). With SQLite's default (FULL) every raw commit would
   // also wait for an fsync the store's commits do not: a floor slower than the store's own layout.
   db.pragma("journal_mode = WAL")
@@ -185,7 +185,11 @@ const writeSideBySide = async (
 
 /** An empty database with the store's layout (its migrations), for the raw floor. */
 const emptyStoreFile = (filename: string) =>
-  Effect.runPromise(Effect.asVoid(Effect.scoped(Layer.build(SqliteMemoryStore.layer({ filename })))).pipe(quiet))
+  Effect.runPromise(
+    Effect.asVoid(
+      Effect.scoped(Layer.build(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))))
+    ).pipe(quiet)
+  )
 
 /**
  * The two FTS5 floors on one read-only connection: the top 20 by bm25 from the index alone, then
@@ -235,8 +239,8 @@ const copiedColumns = [...MemoryRow.COLUMNS, "search_tokens", "search_length"].j
 const partitionedCopy = async (url: string, source: string, partitions: number) => {
   const schema = PgDatabase.temporarySchemaName("engram_bench_part")
   const runtime = ManagedRuntime.make(
-    PgMemoryStore.layerPg.pipe(
-      Layer.provideMerge(PgDatabase.layerClient({ url, schema, maxConnections: 2 })),
+    PgMemoryStore.layer.pipe(
+      Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     )
   )
@@ -377,7 +381,10 @@ const benchSize = async (
   await emptyStoreFile(rawFile)
   const filename = NodePath.join(directory, `store-${size}.db`)
   const writer = ManagedRuntime.make(
-    Layer.provide(SqliteMemoryStore.layer({ filename }), Logger.minimumLogLevel(LogLevel.Warning))
+    Layer.provide(
+      SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+      Logger.minimumLogLevel(LogLevel.Warning)
+    )
   )
   const { prepareShare, raw: rawWritesPerSecond, store: writesPerSecond } = await writeSideBySide(
     writer,
@@ -404,7 +411,9 @@ const benchSize = async (
 
   // Cold open: a new connection on the written file, migrations checked, first question answered.
   const coldStart = performance.now()
-  const sqlite = ManagedRuntime.make(SqliteMemoryStore.layer({ filename }))
+  const sqlite = ManagedRuntime.make(
+    SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
+  )
   await storeEngine("cold", sqlite, true).search(questions[0]!.text)
   const coldOpenMs = performance.now() - coldStart
 
@@ -426,8 +435,8 @@ const benchSize = async (
   if (pg !== undefined) {
     const schema = PgDatabase.temporarySchemaName("engram_bench")
     const postgres = ManagedRuntime.make(
-      PgMemoryStore.layerPg.pipe(
-        Layer.provideMerge(PgDatabase.layerClient({ url: pg, schema, maxConnections: 2 })),
+      PgMemoryStore.layer.pipe(
+        Layer.provideMerge(PgDatabase.layer({ url: pg, schema, maxConnections: 2 })),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
       )
     )

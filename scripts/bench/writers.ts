@@ -28,8 +28,8 @@ export const USAGE = `usage: npm run bench -- writers --pg [url] [options]
 const open = (url: string, writers: number, name: string) => {
   const schema = PgDatabase.temporarySchemaName(`engram_bench_${name}`)
   const runtime = ManagedRuntime.make(
-    PgMemoryStore.layerPg.pipe(
-      Layer.provideMerge(PgDatabase.layerClient({ url, schema, maxConnections: writers })),
+    PgMemoryStore.layer.pipe(
+      Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: writers })),
       Layer.provideMerge(IdGenerator.sequential(name)),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     )

@@ -32,7 +32,7 @@ const makeStore = async (): Promise<string> => {
           kind: "note" as const
         }))
       )
-    }).pipe(Effect.provide(SqliteMemoryStore.layer({ filename: file })))
+    }).pipe(Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file })))))
   )
   const db = new Database(file)
   db.pragma("wal_checkpoint(TRUNCATE)")
@@ -44,7 +44,7 @@ const makeStore = async (): Promise<string> => {
 /** Opening the file as the store does; resolves with the open error's message, or "opened". */
 const openMessage = (file: string, options: SqliteDatabase.ClientOptions = {}): Promise<string> =>
   Effect.runPromise(
-    Effect.scoped(SqliteDatabase.makeClient({ filename: file, ...options })).pipe(
+    Effect.scoped(SqliteDatabase.make({ filename: file, ...options })).pipe(
       Effect.as("opened"),
       Effect.catchAll((error) => Effect.succeed(error.message))
     )
@@ -176,8 +176,8 @@ describe("read-only stores", () => {
   it("a store opened read-only lists and searches; a write fails and changes nothing", async () => {
     const file = await makeStore()
     const before = digest(file)
-    const readOnly = SqliteMemoryStore.layerSqlite.pipe(
-      Layer.provideMerge(SqliteDatabase.layerClient({ filename: file, create: false, readonly: true }))
+    const readOnly = SqliteMemoryStore.layer.pipe(
+      Layer.provideMerge(SqliteDatabase.layer({ filename: file, create: false, readonly: true }))
     )
     const outcome = await Effect.runPromise(
       Effect.gen(function*() {
@@ -210,7 +210,9 @@ describe("terminal hygiene", () => {
           content: "colour \u001b[31mred\u001b[0m and \u001b]0;title\u0007 and \u202Edesrever",
           kind: "note",
           label: "plain"
-        }])).pipe(Effect.provide(SqliteMemoryStore.layer({ filename: file })))
+        }])).pipe(
+          Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
+        )
     )
     for (const args of [["memory", "list"], ["memory", "search", "colour"]]) {
       const run = await engram("--db", file, ...args)

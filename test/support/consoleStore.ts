@@ -36,7 +36,7 @@ const BUDGET_TOKENS = 4_000
 const stores = (db: string) =>
   AccessTokens.layerSql.pipe(
     Layer.provideMerge(SqliteEngram.layerStores),
-    Layer.provideMerge(SqliteDatabase.layerClient({ filename: db }))
+    Layer.provideMerge(SqliteDatabase.layer({ filename: db }))
   )
 
 type Input = {

@@ -21,6 +21,7 @@ import type * as SessionStore from "@engram/core/SessionStore"
 import type * as StoreTransaction from "@engram/core/StoreTransaction"
 import type * as TelemetryStore from "@engram/core/TelemetryStore"
 import * as PgError from "@engram/store-pg/PgError"
+import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
 import * as SqliteMemoryStore from "@engram/store-sqlite/SqliteMemoryStore"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -231,7 +232,7 @@ const withPg = <A, E, R>(
  */
 export const pgClient = (location: PgLocation) =>
   withPg(({ PgDatabase }) =>
-    PgDatabase.layerClient({
+    PgDatabase.layer({
       url: location.url,
       schema: location.schema,
       maxConnections: PG_POOL_SIZE,
@@ -290,8 +291,10 @@ export const layer = <E = never>(
   embeddings: Layer.Layer<never, E> = Layer.empty
 ): Layer.Layer<StoreServices, StoreUnavailable | E> =>
   (location.pg === undefined
-    ? SqliteMemoryStore.layer({ filename: location.db, create: access === "write" })
-    : withPg(({ PgMemoryStore }) => PgMemoryStore.layerPg).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
+    ? SqliteMemoryStore.layer.pipe(
+      Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
+    )
+    : withPg(({ PgMemoryStore }) => PgMemoryStore.layer).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
       Layer.catchAllCause(unavailableAt(location)),
       Layer.provideMerge(embeddings)
@@ -312,11 +315,15 @@ export const layerWithPromotions = (
     ? Layer.unwrapEffect(Effect.map(
       Effect.promise(() => import("@engram/store-sqlite/SqlitePromotionStore")),
       (SqlitePromotionStore) =>
-        SqlitePromotionStore.layerSqlite.pipe(
-          Layer.provideMerge(SqliteMemoryStore.layer({ filename: location.db, create: access === "write" }))
+        SqlitePromotionStore.layer.pipe(
+          Layer.provideMerge(
+            SqliteMemoryStore.layer.pipe(
+              Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
+            )
+          )
         )
     ))
-    : withPg(({ PgMemoryStore, PgPromotionStore }) => Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg))
+    : withPg(({ PgMemoryStore, PgPromotionStore }) => Layer.mergeAll(PgMemoryStore.layer, PgPromotionStore.layer))
       .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
       Layer.catchAllCause(unavailableAt(location))
@@ -349,7 +356,7 @@ export const layerObserved = <E = never>(
       ),
       ([SqliteEngram, SqliteDatabase]) =>
         SqliteEngram.layerStores.pipe(
-          Layer.provideMerge(SqliteDatabase.layerClient({ filename: location.db, create: access === "write" }))
+          Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
         )
     ))
     : withPg(({ PgEngram }) => PgEngram.layerStores).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(

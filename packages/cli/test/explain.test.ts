@@ -2,7 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { ContextProjection, IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
 import { NativeRuntime, Promotion, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import {
+  SqliteDatabase,
+  SqliteMemoryStore,
+  SqlitePromotionStore,
+  SqliteSessionStore,
+  SqliteTelemetryStore
+} from "@engram/store-sqlite"
 import { Effect, Layer } from "effect"
 import * as Path from "node:path"
 import { engram, engramJson, tempDir } from "./utilities.js"
@@ -10,11 +16,11 @@ import { engram, engramJson, tempDir } from "./utilities.js"
 /** A promoted name and an unrelated fact on the SQLite file `db`, then one turn of session s-x. */
 const runSession = (db: string) => {
   const stores = Layer.mergeAll(
-    SqlitePromotionStore.layerSqlite,
-    SqliteSessionStore.layerSqlite,
-    SqliteTelemetryStore.layerSqlite
+    SqlitePromotionStore.layer,
+    SqliteSessionStore.layer,
+    SqliteTelemetryStore.layer
   )
-    .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
+    .pipe(Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
   return Effect.runPromise(
     Effect.gen(function*() {
       const written = yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>

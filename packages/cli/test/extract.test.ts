@@ -7,7 +7,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { ContextProjection, IdGenerator, RoutingPresets } from "@engram/core"
 import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import {
+  SqliteDatabase,
+  SqliteMemoryStore,
+  SqlitePromotionStore,
+  SqliteSessionStore,
+  SqliteTelemetryStore
+} from "@engram/store-sqlite"
 import { Effect, Layer } from "effect"
 import { existsSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
@@ -26,10 +32,10 @@ import {
 /** Runs the turns of a session on the SQLite file `db` with a model that only chats. */
 const runSession = (db: string, sessionId: string, inputs: ReadonlyArray<string>, mode?: "incognito") => {
   const stores = Layer.mergeAll(
-    SqlitePromotionStore.layerSqlite,
-    SqliteSessionStore.layerSqlite,
-    SqliteTelemetryStore.layerSqlite
-  ).pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
+    SqlitePromotionStore.layer,
+    SqliteSessionStore.layer,
+    SqliteTelemetryStore.layer
+  ).pipe(Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
   return Effect.runPromise(
     Effect.gen(function*() {
       const agent = yield* NativeRuntime.make({

@@ -2,7 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { ContextProjection, IdGenerator, RoutingPresets } from "@engram/core"
 import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import {
+  SqliteDatabase,
+  SqliteMemoryStore,
+  SqlitePromotionStore,
+  SqliteSessionStore,
+  SqliteTelemetryStore
+} from "@engram/store-sqlite"
 import { Effect, Layer } from "effect"
 import * as Path from "node:path"
 import { engram, engramJson, tempDir } from "./utilities.js"
@@ -27,11 +33,11 @@ const runSession = (
     }))
   )
   const stores = Layer.mergeAll(
-    SqlitePromotionStore.layerSqlite,
-    SqliteSessionStore.layerSqlite,
-    SqliteTelemetryStore.layerSqlite
+    SqlitePromotionStore.layer,
+    SqliteSessionStore.layer,
+    SqliteTelemetryStore.layer
   )
-    .pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
+    .pipe(Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
   return Effect.runPromise(
     Effect.gen(function*() {
       const agent = yield* NativeRuntime.make({

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PromotionConformance } from "@engram/conformance"
 import { InjectionLog, MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { PgDatabase } from "@engram/store-pg"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import {
+  SqliteDatabase,
+  SqliteMemoryStore,
+  SqlitePromotionStore,
+  SqliteSessionStore,
+  SqliteTelemetryStore
+} from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -103,10 +109,10 @@ const buildSource = (filename: string, count: number, sessions = 3) =>
   }).pipe(
     Effect.provide(
       Layer.mergeAll(
-        SqlitePromotionStore.layerSqlite,
-        SqliteSessionStore.layerSqlite,
-        SqliteTelemetryStore.layerSqlite
-      ).pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename })))
+        SqlitePromotionStore.layer,
+        SqliteSessionStore.layer,
+        SqliteTelemetryStore.layer
+      ).pipe(Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))))
     ),
     Effect.runPromise
   )

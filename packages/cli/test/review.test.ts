@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore, RoutingPresets } from "@engram/core"
 import { Extraction, Promotion } from "@engram/runtime"
-import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import { Effect, Layer } from "effect"
 import { writeFileSync } from "node:fs"
 import * as Path from "node:path"
@@ -42,7 +42,9 @@ const seed = (db: string) =>
       }])
     }).pipe(
       Effect.provide(
-        SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: db })))
+        SqlitePromotionStore.layer.pipe(
+          Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))))
+        )
       )
     )
   )

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { TelemetryStoreConformance } from "@engram/conformance"
 import { TelemetryStore } from "@engram/core"
-import { SqliteTelemetryStore } from "@engram/store-sqlite"
-import { Effect } from "effect"
+import { SqliteDatabase, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { Effect, Layer } from "effect"
 import * as Path from "node:path"
 import { engram, engramJson, tempDir } from "./utilities.js"
 
@@ -16,13 +16,13 @@ const seed = (db: string, sessions: ReadonlyArray<readonly [string, number]>) =>
         const { entries, snapshot } = TelemetryStoreConformance.snapshotFixture({ sessionId, at })
         yield* store.appendSnapshot(snapshot, entries)
       }
-    }).pipe(Effect.provide(SqliteTelemetryStore.layer({ filename: db })))
+    }).pipe(Effect.provide(SqliteTelemetryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
   )
 
 const count = (db: string, sessionId: string) =>
   Effect.runPromise(
     Effect.flatMap(TelemetryStore.TelemetryStore, (s) => s.listSnapshots(sessionId)).pipe(
-      Effect.provide(SqliteTelemetryStore.layer({ filename: db }))
+      Effect.provide(SqliteTelemetryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))))
     )
   ).then((list) => list.snapshots.length)
 

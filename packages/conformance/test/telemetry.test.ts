@@ -6,7 +6,7 @@ import { Effect, Layer, Schedule, TestClock } from "effect"
 runTelemetryStoreConformance("in-memory", TelemetryStore.layerMemory)
 
 describe("TelemetryStore retention", () => {
-  it.effect("layerRetention sweeps at start and on its schedule, by age and count", () =>
+  it.effect("TelemetryRetention.layer sweeps at start and on its schedule, by age and count", () =>
     Effect.gen(function*() {
       const store = yield* TelemetryStore.TelemetryStore
       const append = (sessionId: string, at: number) => {
@@ -18,7 +18,7 @@ describe("TelemetryStore retention", () => {
       yield* append("b", 15 * 60_000)
       yield* Effect.scoped(Effect.gen(function*() {
         yield* Layer.buildWithScope(
-          TelemetryRetention.layerRetention({ maxAge: "1 hour", maxSessions: 5 }, Schedule.spaced("10 minutes")),
+          TelemetryRetention.layer({ maxAge: "1 hour", maxSessions: 5 }, Schedule.spaced("10 minutes")),
           yield* Effect.scope
         ).pipe(Effect.provideService(TelemetryStore.TelemetryStore, store))
         yield* TestClock.adjust("30 minutes")

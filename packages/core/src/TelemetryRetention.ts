@@ -3,7 +3,7 @@
  * sessions — their snapshots and their trajectory — by age and by count; {@link sessionsToPrune}
  * is the one rule every backend picks those sessions with. A {@link RetentionPolicy} says how much
  * to keep: {@link sweep} applies it once (what `engram telemetry prune` runs), and
- * {@link layerRetention} applies it on a schedule for the lifetime of a layer.
+ * {@link layer} applies it on a schedule for the lifetime of a layer.
  *
  * @since 0.1.0
  */
@@ -71,7 +71,7 @@ export const sweep = (policy: RetentionPolicy): Effect.Effect<PruneResult, Telem
  * @since 0.1.0
  * @category retention
  */
-export const layerRetention = <Out>(
+export const layer = <Out>(
   policy: RetentionPolicy,
   schedule: Schedule.Schedule<Out, unknown>
 ): Layer.Layer<never, never, TelemetryStore> =>

@@ -67,7 +67,27 @@ import type * as Effect from "effect/Effect"
 import type * as Agent from "./Agent.js"
 import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
+import type {
+  CallLimitReached,
+  InvalidTurn,
+  NothingToResume,
+  SessionAwaitingApproval,
+  ToolNameClash
+} from "./NativeRuntimeError.js"
 import type * as StablePrefix from "./StablePrefix.js"
+
+export {
+  /** @since 0.1.0 @category errors */
+  CallLimitReached,
+  /** @since 0.1.0 @category errors */
+  InvalidTurn,
+  /** @since 0.1.0 @category errors */
+  NothingToResume,
+  /** @since 0.1.0 @category errors */
+  SessionAwaitingApproval,
+  /** @since 0.1.0 @category errors */
+  ToolNameClash
+} from "./NativeRuntimeError.js"
 
 /**
  * The memory tools of the native runtime: the memory toolkit's.
@@ -178,8 +198,8 @@ export interface NativeAgentOptions {
 export interface NativeAgent {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly composedIds: ReadonlyArray<string>
-  /** The overlay report the prefix was built with, if given (none for an incognito agent). */
-  readonly overlay: MemoryOverlay.OverlayReport | undefined
+  /** The overlay report the prefix was built with, if given (none for an incognito agent); `Agent.Agent`'s name. */
+  readonly report: MemoryOverlay.OverlayReport | undefined
   /** The provider options marking cache breakpoints, if any (see `ModelRequest.compose`). */
   readonly cacheHints: Prompt.ProviderOptions | undefined
   /** The memory tools' configuration (a subagent inherits it). */
@@ -206,17 +226,6 @@ export interface NativeAgent {
  * @category constants
  */
 export const DEFAULT_MAX_CALLS: number = internal.DEFAULT_MAX_CALLS
-
-/**
- * Two tools of an agent share a name (or a user tool takes a memory tool's name): the model could
- * not tell them apart. Rename one.
- *
- * @since 0.1.0
- * @category errors
- */
-export const ToolNameClash = internal.ToolNameClash
-/** @since 0.1.0 @category errors */
-export type ToolNameClash = internal.ToolNameClash
 
 /**
  * Why an agent could not be built: two tools share a name, or an incognito agent's prefix holds
@@ -386,48 +395,6 @@ export const approveOnly = (ids: ReadonlyArray<string>, reason?: string): Approv
   ids,
   reason
 })
-
-/**
- * A new turn was started on a session that is waiting for an approval. Resume (or deny) first.
- *
- * @since 0.1.0
- * @category errors
- */
-export const SessionAwaitingApproval = internal.SessionAwaitingApproval
-/** @since 0.1.0 @category errors */
-export type SessionAwaitingApproval = internal.SessionAwaitingApproval
-
-/**
- * `resume` found nothing to resume: no pending interrupt, or a stored session that does not end
- * with the suspended calls.
- *
- * @since 0.1.0
- * @category errors
- */
-export const NothingToResume = internal.NothingToResume
-/** @since 0.1.0 @category errors */
-export type NothingToResume = internal.NothingToResume
-
-/**
- * The model kept calling tools past the turn's limit of model calls. What it said and did so
- * far is stored.
- *
- * @since 0.1.0
- * @category errors
- */
-export const CallLimitReached = internal.CallLimitReached
-/** @since 0.1.0 @category errors */
-export type CallLimitReached = internal.CallLimitReached
-
-/**
- * The turn's input was refused before anything ran (an invalid session id).
- *
- * @since 0.1.0
- * @category errors
- */
-export const InvalidTurn = internal.InvalidTurn
-/** @since 0.1.0 @category errors */
-export type InvalidTurn = internal.InvalidTurn
 
 /**
  * Everything a turn can fail with.

@@ -128,7 +128,7 @@ export type ServerStores =
  * @since 0.1.0
  * @category layers
  */
-export const layerApi = (options: ServerOptions = {}) =>
+export const layer = (options: ServerOptions = {}) =>
   Layer.mergeAll(
     HttpApiSwagger.layer({ path: "/docs" }),
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
@@ -165,7 +165,7 @@ export const layerServe = (options: ServerOptions & { readonly port: number; rea
     })
   return HttpApiBuilder.serve(RequestGuard.guard(limits)).pipe(
     HttpServer.withLogAddress,
-    Layer.provide(layerApi(options)),
+    Layer.provide(layer(options)),
     Layer.provideMerge(NodeHttpServer.layer(server, { port: options.port, host: options.host ?? "127.0.0.1" }))
   )
 }

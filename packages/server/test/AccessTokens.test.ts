@@ -57,7 +57,7 @@ const suite = (name: string, layer: Layer.Layer<AccessTokens.AccessTokens, unkno
   })
 
 suite("in-memory", AccessTokens.layerMemory)
-suite("sqlite", Layer.provideMerge(AccessTokens.layerSql, SqliteDatabase.layerClient({ filename: ":memory:" })))
+suite("sqlite", Layer.provideMerge(AccessTokens.layerSql, SqliteDatabase.layer({ filename: ":memory:" })))
 describePg("AccessTokens on PostgreSQL", (url) => {
   suite(
     "postgres",

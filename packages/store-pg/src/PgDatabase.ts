@@ -5,10 +5,13 @@
  *
  * @example
  * ```ts
+ * import { Layer } from "effect"
  * import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
  *
  * // Every store table lives in schema "agents" of the database named by the URL.
- * const store = PgMemoryStore.layer({ url: "postgres://app@db:5432/engram", schema: "agents" })
+ * const store = PgMemoryStore.layer.pipe(
+ *   Layer.provideMerge(PgDatabase.layer({ url: "postgres://app@db:5432/engram", schema: "agents" }))
+ * )
  * ```
  *
  * @since 0.1.0
@@ -101,7 +104,7 @@ const ensureSchema = (sql: SqlClient.SqlClient, schema: string) =>
  * @since 0.1.0
  * @category constructors
  */
-export const makeClient = (
+export const make = (
   options: ConnectionOptions
 ): Effect.Effect<PgClient.PgClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
@@ -141,10 +144,10 @@ const toContext = (client: PgClient.PgClient) =>
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (
+export const layer = (
   options: ConnectionOptions
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
-  Layer.scopedContext(Effect.map(makeClient(options), toContext)).pipe(Layer.provide(Reactivity.layer))
+  Layer.scopedContext(Effect.map(make(options), toContext)).pipe(Layer.provide(Reactivity.layer))
 
 /**
  * The connection options read from the environment: `ENGRAM_PG_URL` (required, kept redacted),
@@ -170,13 +173,13 @@ export const config: Config.Config<ConnectionOptions> = Config.all({
 )
 
 /**
- * {@link layerClient} configured from the environment (see {@link config}).
+ * {@link layer} configured from the environment (see {@link config}).
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerConfig: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError | ConfigError.ConfigError> =
-  Layer.unwrapEffect(Effect.map(config, layerClient))
+  Layer.unwrapEffect(Effect.map(config, layer))
 
 let temporaryCounter = 0
 
@@ -212,7 +215,7 @@ export const layerTemporarySchema = (
     Effect.gen(function*() {
       const schema = temporarySchemaName(options.prefix)
       // Finalizers run in reverse: the schema is dropped before the pool closes.
-      const client = yield* makeClient({ ...options, schema })
+      const client = yield* make({ ...options, schema })
       yield* Effect.addFinalizer(() =>
         client.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).pipe(
           Effect.catchAll((error) => Effect.logWarning(`could not drop temporary schema ${schema}`, error))

@@ -57,10 +57,10 @@ export type Services =
  * @category layers
  */
 export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> = SqlEngram.layerStores({
-  memory: PgMemoryStore.layerPg,
-  promotions: PgPromotionStore.layerPg,
-  sessions: PgSessionStore.layerPg,
-  telemetry: PgTelemetryStore.layerPg,
+  memory: PgMemoryStore.layer,
+  promotions: PgPromotionStore.layer,
+  sessions: PgSessionStore.layer,
+  telemetry: PgTelemetryStore.layer,
   transaction: SqlTransaction.layer(PgError.reasonOf)
 })
 
@@ -72,7 +72,7 @@ export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient
  * @category layers
  */
 export const layer = (options: PgDatabase.ConnectionOptions): Layer.Layer<Services, PgMemoryStore.MakeError> =>
-  SqlEngram.layer(layerStores, PgDatabase.layerClient(options))
+  SqlEngram.layer(layerStores, PgDatabase.layer(options))
 
 /**
  * {@link layer} configured from the environment: `ENGRAM_PG_URL` (required), `ENGRAM_PG_SCHEMA`,

@@ -18,7 +18,6 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type Embeddings, MemoryStore, type MemoryStoreError } from "@engram/core"
-import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/pgMemoryStore.js"
@@ -49,12 +48,12 @@ export const make: Effect.Effect<
 > = internal.make
 
 /**
- * The store on a PostgreSQL `SqlClient` you provide (e.g. {@link PgDatabase.layerClient}).
+ * The store on a PostgreSQL `SqlClient` you provide (e.g. {@link PgDatabase.layer}).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerPg: Layer.Layer<MemoryStore.MemoryStore, MakeError, SqlClient.SqlClient> = Layer
+export const layer: Layer.Layer<MemoryStore.MemoryStore, MakeError, SqlClient.SqlClient> = Layer
   .effect(MemoryStore.MemoryStore, internal.make)
 
 /**
@@ -66,30 +65,9 @@ export const layerPg: Layer.Layer<MemoryStore.MemoryStore, MakeError, SqlClient.
  * @since 0.1.0
  * @category layers
  */
-export const layerPgWithoutMigrations: Layer.Layer<
+export const layerWithoutMigrations: Layer.Layer<
   MemoryStore.MemoryStore,
   Exclude<MakeError, MigrationError>,
   SqlClient.SqlClient
 > = Layer
   .effect(MemoryStore.MemoryStore, internal.makeWithoutMigrations)
-
-/**
- * The store with its own connection pool: `PgMemoryStore.layer({ url, schema? })`.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  options: PgDatabase.ConnectionOptions
-): Layer.Layer<MemoryStore.MemoryStore, MakeError> => layerPg.pipe(Layer.provide(PgDatabase.layerClient(options)))
-
-/**
- * The store connected from the environment (`ENGRAM_PG_URL`, optional `ENGRAM_PG_SCHEMA` and
- * `ENGRAM_PG_POOL_SIZE`).
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerConfig: Layer.Layer<MemoryStore.MemoryStore, MakeError | ConfigError.ConfigError> = layerPg.pipe(
-  Layer.provide(PgDatabase.layerConfig)
-)

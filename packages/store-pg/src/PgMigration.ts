@@ -101,7 +101,7 @@ export const open = (
         catch: (error) => fail(error instanceof Error ? error.message : String(error))
       })
       : options
-    const client = yield* Layer.build(PgDatabase.layerClient(connection)).pipe(
+    const client = yield* Layer.build(PgDatabase.layer(connection)).pipe(
       Effect.mapError((error) => fail(`cannot connect: ${describe(error)}`))
     )
     const sql = Context.get(client, SqlClient.SqlClient)
@@ -121,10 +121,10 @@ export const open = (
     >
     if (role === "target") {
       stores = Layer.mergeAll(
-        PgMemoryStore.layerPg,
-        PgPromotionStore.layerPg,
-        PgSessionStore.layerPg,
-        PgTelemetryStore.layerPg
+        PgMemoryStore.layer,
+        PgPromotionStore.layer,
+        PgSessionStore.layer,
+        PgTelemetryStore.layer
       )
     } else {
       const has = (table: string) =>
@@ -134,11 +134,11 @@ export const open = (
       }
       const sessions = (yield* has(PgSessionStore.MESSAGES_TABLE)) || (yield* has(PgSessionStore.INTERRUPTS_TABLE))
       stores = Layer.mergeAll(
-        PgMemoryStore.layerPgWithoutMigrations,
-        (yield* has(PgPromotionStore.TABLE)) ? PgPromotionStore.layerPgWithoutMigrations : PromotionStore.layerMemory,
-        sessions ? PgSessionStore.layerPgWithoutMigrations : SessionStore.layerMemory,
+        PgMemoryStore.layerWithoutMigrations,
+        (yield* has(PgPromotionStore.TABLE)) ? PgPromotionStore.layerWithoutMigrations : PromotionStore.layerMemory,
+        sessions ? PgSessionStore.layerWithoutMigrations : SessionStore.layerMemory,
         (yield* has(PgTelemetryStore.INJECTIONS_TABLE))
-          ? PgTelemetryStore.layerPgWithoutMigrations
+          ? PgTelemetryStore.layerWithoutMigrations
           : TelemetryStore.layerMemory
       )
     }

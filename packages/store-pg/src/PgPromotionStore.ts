@@ -13,8 +13,8 @@
  * import { PgDatabase, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
  *
  * // both stores on one pool, in one schema
- * const StoresLive = Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg).pipe(
- *   Layer.provide(PgDatabase.layerClient({ url: "postgres://engram@db:5432/app", schema: "engram" }))
+ * const StoresLive = Layer.mergeAll(PgMemoryStore.layer, PgPromotionStore.layer).pipe(
+ *   Layer.provide(PgDatabase.layer({ url: "postgres://engram@db:5432/app", schema: "engram" }))
  * )
  * ```
  *
@@ -24,12 +24,10 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PromotionStore } from "@engram/core"
-import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Migrations from "./internal/migrations.js"
 import * as internal from "./internal/pgPromotionStore.js"
-import * as PgDatabase from "./PgDatabase.js"
 
 /**
  * The table the rows live in.
@@ -65,7 +63,7 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerPg: Layer.Layer<PromotionStore.PromotionStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
+export const layer: Layer.Layer<PromotionStore.PromotionStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
   .effect(PromotionStore.PromotionStore, internal.make)
 
 /**
@@ -75,28 +73,5 @@ export const layerPg: Layer.Layer<PromotionStore.PromotionStore, SqlError | Migr
  * @since 0.1.0
  * @category layers
  */
-export const layerPgWithoutMigrations: Layer.Layer<PromotionStore.PromotionStore, SqlError, SqlClient.SqlClient> = Layer
+export const layerWithoutMigrations: Layer.Layer<PromotionStore.PromotionStore, SqlError, SqlClient.SqlClient> = Layer
   .effect(PromotionStore.PromotionStore, internal.makeWithoutMigrations)
-
-/**
- * The promotion store with its own connection pool.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  options: PgDatabase.ConnectionOptions
-): Layer.Layer<PromotionStore.PromotionStore, SqlError | MigrationError> =>
-  layerPg.pipe(Layer.provide(PgDatabase.layerClient(options)))
-
-/**
- * The promotion store connected from the environment (`ENGRAM_PG_URL`, optional
- * `ENGRAM_PG_SCHEMA` and `ENGRAM_PG_POOL_SIZE`).
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerConfig: Layer.Layer<
-  PromotionStore.PromotionStore,
-  SqlError | MigrationError | ConfigError.ConfigError
-> = layerPg.pipe(Layer.provide(PgDatabase.layerConfig))

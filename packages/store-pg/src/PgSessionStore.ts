@@ -13,12 +13,10 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { SessionStore } from "@engram/core"
-import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Migrations from "./internal/migrations.js"
 import * as internal from "./internal/pgSessionStore.js"
-import * as PgDatabase from "./PgDatabase.js"
 
 /**
  * The table messages live in.
@@ -79,7 +77,7 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerPg: Layer.Layer<SessionStore.SessionStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
+export const layer: Layer.Layer<SessionStore.SessionStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
   .effect(SessionStore.SessionStore, internal.make)
 
 /**
@@ -89,28 +87,5 @@ export const layerPg: Layer.Layer<SessionStore.SessionStore, SqlError | Migratio
  * @since 0.1.0
  * @category layers
  */
-export const layerPgWithoutMigrations: Layer.Layer<SessionStore.SessionStore, SqlError, SqlClient.SqlClient> = Layer
+export const layerWithoutMigrations: Layer.Layer<SessionStore.SessionStore, SqlError, SqlClient.SqlClient> = Layer
   .effect(SessionStore.SessionStore, internal.makeWithoutMigrations)
-
-/**
- * The session store with its own connection pool.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  options: PgDatabase.ConnectionOptions
-): Layer.Layer<SessionStore.SessionStore, SqlError | MigrationError> =>
-  layerPg.pipe(Layer.provide(PgDatabase.layerClient(options)))
-
-/**
- * The session store connected from the environment (`ENGRAM_PG_URL`, optional
- * `ENGRAM_PG_SCHEMA` and `ENGRAM_PG_POOL_SIZE`).
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerConfig: Layer.Layer<
-  SessionStore.SessionStore,
-  SqlError | MigrationError | ConfigError.ConfigError
-> = layerPg.pipe(Layer.provide(PgDatabase.layerConfig))

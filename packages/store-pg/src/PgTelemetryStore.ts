@@ -10,12 +10,10 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { TelemetryStore } from "@engram/core"
-import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Migrations from "./internal/migrations.js"
 import * as internal from "./internal/pgTelemetryStore.js"
-import * as PgDatabase from "./PgDatabase.js"
 
 /**
  * The table the injection log lives in.
@@ -51,7 +49,7 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerPg: Layer.Layer<TelemetryStore.TelemetryStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
+export const layer: Layer.Layer<TelemetryStore.TelemetryStore, SqlError | MigrationError, SqlClient.SqlClient> = Layer
   .effect(TelemetryStore.TelemetryStore, internal.make)
 
 /**
@@ -61,28 +59,5 @@ export const layerPg: Layer.Layer<TelemetryStore.TelemetryStore, SqlError | Migr
  * @since 0.1.0
  * @category layers
  */
-export const layerPgWithoutMigrations: Layer.Layer<TelemetryStore.TelemetryStore, SqlError, SqlClient.SqlClient> = Layer
+export const layerWithoutMigrations: Layer.Layer<TelemetryStore.TelemetryStore, SqlError, SqlClient.SqlClient> = Layer
   .effect(TelemetryStore.TelemetryStore, internal.makeWithoutMigrations)
-
-/**
- * The telemetry store with its own connection pool.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  options: PgDatabase.ConnectionOptions
-): Layer.Layer<TelemetryStore.TelemetryStore, SqlError | MigrationError> =>
-  layerPg.pipe(Layer.provide(PgDatabase.layerClient(options)))
-
-/**
- * The telemetry store connected from the environment (`ENGRAM_PG_URL`, optional
- * `ENGRAM_PG_SCHEMA` and `ENGRAM_PG_POOL_SIZE`).
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerConfig: Layer.Layer<
-  TelemetryStore.TelemetryStore,
-  SqlError | MigrationError | ConfigError.ConfigError
-> = layerPg.pipe(Layer.provide(PgDatabase.layerConfig))

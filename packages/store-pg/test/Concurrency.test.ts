@@ -23,7 +23,7 @@ const openClients = (url: string, schema: string): Effect.Effect<
     Array.from({ length: CLIENTS }, (_, i) => i),
     () =>
       Effect.map(
-        Layer.build(PgMemoryStore.layer({ url, schema, maxConnections: 2 })),
+        Layer.build(PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))),
         (context) => Context.get(context, MemoryStore.MemoryStore)
       ),
     { concurrency: "unbounded" }

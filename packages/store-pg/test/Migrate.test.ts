@@ -3,7 +3,7 @@ import { PromotionConformance } from "@engram/conformance"
 import { IdGenerator, MemoryStore, MemoryStoreError, MemoryWrite, PromotionStore } from "@engram/core"
 import { StoreMigration } from "@engram/migrate"
 import { PgDatabase, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
-import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -95,14 +95,16 @@ describePg("migrating a SQLite store to PostgreSQL", (url) => {
         yield* Effect.addFinalizer(() =>
           Effect.zipRight(Effect.sync(() => rmSync(dir, { recursive: true, force: true })), dropSchema(url, schema))
         )
-        const sqlite = SqlitePromotionStore.layerSqlite.pipe(
-          Layer.provideMerge(SqliteMemoryStore.layer({ filename: join(dir, "engram.db") }))
+        const sqlite = SqlitePromotionStore.layer.pipe(
+          Layer.provideMerge(
+            SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: join(dir, "engram.db") })))
+          )
         )
-        const client = PgDatabase.layerClient({ url, schema, maxConnections: 4 })
-        const pg = Layer.mergeAll(PgMemoryStore.layerPg, PgPromotionStore.layerPg).pipe(Layer.provide(client))
+        const client = PgDatabase.layer({ url, schema, maxConnections: 4 })
+        const pg = Layer.mergeAll(PgMemoryStore.layer, PgPromotionStore.layer).pipe(Layer.provide(client))
         // The same stores, except that the memory store's connection drops after two batches.
-        const flaky = Layer.merge(failingAfter(2), PgPromotionStore.layerPg).pipe(
-          Layer.provide(PgMemoryStore.layerPg.pipe(Layer.provideMerge(client)))
+        const flaky = Layer.merge(failingAfter(2), PgPromotionStore.layer).pipe(
+          Layer.provide(PgMemoryStore.layer.pipe(Layer.provideMerge(client)))
         )
         yield* Effect.provide(populate, sqlite)
         const source = yield* Effect.provide(everything, sqlite)

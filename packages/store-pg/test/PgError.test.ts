@@ -45,7 +45,7 @@ describe("PgError", () => {
 })
 
 describePg("PostgreSQL errors carry the SQLSTATE and the server's message", (url) => {
-  const fresh = Layer.mergeAll(PgMemoryStore.layerPg, PgSessionStore.layerPg).pipe(
+  const fresh = Layer.mergeAll(PgMemoryStore.layer, PgSessionStore.layer).pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 })),
     Layer.provideMerge(IdGenerator.sequential())
   )

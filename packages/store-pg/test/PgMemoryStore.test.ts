@@ -17,7 +17,7 @@ const hitIds = (result: MemoryStore.SearchResult) => ids(result.hits.map((h) => 
 
 describePg("PgMemoryStore", (url) => {
   // Each test gets an empty schema of its own, dropped when the test ends.
-  const fresh = PgMemoryStore.layerPg.pipe(
+  const fresh = PgMemoryStore.layer.pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 4 })),
     Layer.provideMerge(IdGenerator.sequential())
   )
@@ -181,7 +181,7 @@ describePg("PgMemoryStore", (url) => {
   it.effect("migrations run once per schema; the store reopens with its rows", () =>
     Effect.gen(function*() {
       const schema = PgDatabase.temporarySchemaName("engram_reopen")
-      const open = PgMemoryStore.layer({ url, schema, maxConnections: 2 })
+      const open = PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))
       yield* Effect.provide(
         Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write([{ id: "kept", content: "kept", kind: "fact" }])),
         open
@@ -204,7 +204,7 @@ describePg("PgMemoryStore", (url) => {
     Effect.gen(function*() {
       const schema = PgDatabase.temporarySchemaName("engram_reindex")
       yield* Effect.addFinalizer(() => dropSchema(url, schema))
-      const open = PgMemoryStore.layer({ url, schema, maxConnections: 2 })
+      const open = PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))
       const search = (text: string) =>
         Effect.provide(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.search(text)), open)
       yield* Effect.provide(
@@ -222,8 +222,8 @@ describePg("PgMemoryStore", (url) => {
           sql`UPDATE engram_memory_meta SET value = 'an-older-tokenizer' WHERE key = 'tokenizer'`
         ), schema)
       // A replica cannot repair it, and says so without failing.
-      const replica = PgMemoryStore.layerPgWithoutMigrations.pipe(
-        Layer.provide(PgDatabase.layerClient({ url, schema, maxConnections: 1 }))
+      const replica = PgMemoryStore.layerWithoutMigrations.pipe(
+        Layer.provide(PgDatabase.layer({ url, schema, maxConnections: 1 }))
       )
       const stale = yield* Effect.provide(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.search("cafe")), replica)
       expect(hitIds(stale)).toEqual([])
@@ -246,7 +246,9 @@ describePg("PgMemoryStore", (url) => {
       const listed = yield* Effect.provide(
         Effect.flatMap(MemoryStore.MemoryStore, (store) =>
           Effect.zipRight(store.write([{ id: "cfg", content: "configured", kind: "note" }]), store.list())),
-        PgMemoryStore.layerConfig.pipe(Layer.provide(Layer.setConfigProvider(provider)))
+        PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layerConfig)).pipe(
+          Layer.provide(Layer.setConfigProvider(provider))
+        )
       )
       expect(ids(listed.records)).toEqual(["cfg"])
       const tables = yield* withSql(url, (sql) =>
@@ -258,7 +260,9 @@ describePg("PgMemoryStore", (url) => {
       const missing = yield* Effect.exit(
         Effect.provide(
           MemoryStore.MemoryStore,
-          PgMemoryStore.layerConfig.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))))
+          PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layerConfig)).pipe(
+            Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
+          )
         )
       )
       expect(Exit.isFailure(missing)).toBe(true)
@@ -270,14 +274,14 @@ describePg("PgMemoryStore", (url) => {
       const schema = PgDatabase.temporarySchemaName("engram_replica")
       const readOnly = new URL(url)
       readOnly.searchParams.set("options", "-c default_transaction_read_only=on")
-      const replica = (store: typeof PgMemoryStore.layerPg | typeof PgMemoryStore.layerPgWithoutMigrations) =>
-        store.pipe(Layer.provide(PgDatabase.layerClient({ url: readOnly.toString(), schema, maxConnections: 1 })))
+      const replica = (store: typeof PgMemoryStore.layer | typeof PgMemoryStore.layerWithoutMigrations) =>
+        store.pipe(Layer.provide(PgDatabase.layer({ url: readOnly.toString(), schema, maxConnections: 1 })))
       yield* Effect.addFinalizer(() => dropSchema(url, schema))
       yield* withSql(url, (sql) => sql.unsafe(`CREATE SCHEMA "${schema}"`))
 
       // Before any store migrated the schema, the replica store says what to do.
       const early = yield* Effect.exit(
-        Effect.provide(MemoryStore.MemoryStore, replica(PgMemoryStore.layerPgWithoutMigrations))
+        Effect.provide(MemoryStore.MemoryStore, replica(PgMemoryStore.layerWithoutMigrations))
       )
       expect(String(Exit.isFailure(early) ? early.cause : "")).toContain("this version of Engram needs 10")
 
@@ -286,10 +290,10 @@ describePg("PgMemoryStore", (url) => {
           MemoryStore.MemoryStore,
           (s) => s.write([{ id: "primary", content: "written on the primary", kind: "fact" }])
         ),
-        PgMemoryStore.layer({ url, schema, maxConnections: 1 })
+        PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 1 })))
       )
       // A migrating store cannot even start on a read-only connection…
-      const migrating = yield* Effect.exit(Effect.provide(MemoryStore.MemoryStore, replica(PgMemoryStore.layerPg)))
+      const migrating = yield* Effect.exit(Effect.provide(MemoryStore.MemoryStore, replica(PgMemoryStore.layer)))
       expect(Exit.isFailure(migrating)).toBe(true)
       // …the non-migrating one reads, and its writes fail as backend failures, leaving nothing behind.
       yield* Effect.provide(
@@ -303,14 +307,17 @@ describePg("PgMemoryStore", (url) => {
           expect(Either.isLeft(review) && review.left._tag).toBe("MemoryStoreFailure")
           expect((yield* store.get(["primary"])).records[0]!.reviewState).toBe("pending")
         }),
-        replica(PgMemoryStore.layerPgWithoutMigrations)
+        replica(PgMemoryStore.layerWithoutMigrations)
       )
     }).pipe(Effect.scoped, Effect.provide(IdGenerator.sequential())))
 
   it.effect("refuses a schema name that would need quoting", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(
-        Effect.provide(MemoryStore.MemoryStore, PgMemoryStore.layer({ url, schema: "Robert'); DROP" }))
+        Effect.provide(
+          MemoryStore.MemoryStore,
+          PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema: "Robert'); DROP" })))
+        )
       )
       expect(Exit.isFailure(exit)).toBe(true)
       expect(String(Exit.isFailure(exit) ? exit.cause : "")).toContain("is not allowed")
@@ -318,7 +325,7 @@ describePg("PgMemoryStore", (url) => {
 })
 
 describePg("PgMemoryStore search statistics", (url) => {
-  const fresh = PgMemoryStore.layerPg.pipe(
+  const fresh = PgMemoryStore.layer.pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 4 })),
     Layer.provideMerge(IdGenerator.sequential())
   )
@@ -384,7 +391,7 @@ describePg("PgMemoryStore search statistics", (url) => {
           engram_memories_kind_idx;
         ALTER TABLE engram_memories DROP COLUMN valid_from, DROP COLUMN valid_to;
         DELETE FROM engram_memory_migrations WHERE migration_id >= 5`)
-      yield* Effect.provide(MemoryStore.MemoryStore, PgMemoryStore.layerPg)
+      yield* Effect.provide(MemoryStore.MemoryStore, PgMemoryStore.layer)
       const { kept, real } = yield* counted
       expect(kept).toEqual(real)
       expect(real.records).toBe("2")

@@ -13,7 +13,7 @@ const { promotionRow } = PromotionConformance
 
 describePg("PostgreSQL promotion store", (url) => {
   // Every build is an empty schema of its own, dropped on release.
-  const fresh = PgPromotionStore.layerPg.pipe(
+  const fresh = PgPromotionStore.layer.pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_promo", maxConnections: 2 }))
   )
 
@@ -52,7 +52,7 @@ describePg("PostgreSQL promotion store", (url) => {
         expect((yield* store.getByRecords([`r-${round}`])).rows).toHaveLength(1)
       }
     }).pipe(Effect.provide(
-      PgPromotionStore.layerPg.pipe(
+      PgPromotionStore.layer.pipe(
         Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_promo", maxConnections: 8 }))
       )
     )))
@@ -84,7 +84,7 @@ describePg("PostgreSQL promotion store", (url) => {
       const exit = yield* Effect.exit(
         Effect.provide(
           PromotionStore.PromotionStore,
-          PgPromotionStore.layerPgWithoutMigrations.pipe(
+          PgPromotionStore.layerWithoutMigrations.pipe(
             Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 1 }))
           )
         )

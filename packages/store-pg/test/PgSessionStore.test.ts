@@ -17,7 +17,7 @@ const texts = (history: SessionStore.SessionHistory) =>
 
 describePg("PostgreSQL session store", (url) => {
   // Every build is an empty schema of its own, dropped on release.
-  const fresh = PgSessionStore.layerPg.pipe(
+  const fresh = PgSessionStore.layer.pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_sess", maxConnections: 4 }))
   )
 
@@ -85,7 +85,7 @@ describePg("PostgreSQL session store", (url) => {
       const seqs = yield* sql<{ seq: number }>`SELECT seq FROM engram_session_messages ORDER BY seq`
       expect(seqs.map((r) => r.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i))
     }).pipe(Effect.provide(
-      PgSessionStore.layerPg.pipe(
+      PgSessionStore.layer.pipe(
         Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_sess", maxConnections: 8 }))
       )
     )))
@@ -101,7 +101,7 @@ describePg("PostgreSQL session store", (url) => {
     Effect.gen(function*() {
       const schema = PgDatabase.temporarySchemaName("engram_sess")
       yield* Effect.addFinalizer(() => dropSchema(url, schema))
-      const open = PgSessionStore.layer({ url, schema, maxConnections: 2 })
+      const open = PgSessionStore.layer.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))
       const withStore = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) =>
         Effect.provide(Effect.flatMap(SessionStore.SessionStore, f), open)
       yield* withStore((s) =>

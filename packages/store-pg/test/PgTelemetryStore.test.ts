@@ -12,7 +12,7 @@ const { injectionRow } = TelemetryStoreConformance
 
 describePg("PostgreSQL telemetry store", (url) => {
   // Every build is an empty schema of its own, dropped on release.
-  const fresh = PgTelemetryStore.layerPg.pipe(
+  const fresh = PgTelemetryStore.layer.pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_tele", maxConnections: 2 }))
   )
 
@@ -61,7 +61,7 @@ describePg("PostgreSQL telemetry store", (url) => {
     Effect.gen(function*() {
       const schema = PgDatabase.temporarySchemaName("engram_tele")
       yield* Effect.addFinalizer(() => dropSchema(url, schema))
-      const open = PgTelemetryStore.layer({ url, schema, maxConnections: 1 })
+      const open = PgTelemetryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 1 })))
       const withStore = <A, E>(f: (store: TelemetryStore.Service) => Effect.Effect<A, E>) =>
         Effect.provide(Effect.flatMap(TelemetryStore.TelemetryStore, f), open)
       yield* withStore((s) => s.appendInjection(injectionRow({ turn: 0 })))

@@ -26,7 +26,7 @@ const probe = async (): Promise<Gate> => {
   const url = process.env.ENGRAM_PG_URL
   if (url === undefined || url.trim() === "") return { _tag: "Unavailable", reason: "ENGRAM_PG_URL is not set" }
   const connected = await Effect.runPromise(
-    Layer.build(PgDatabase.layerClient({ url, maxConnections: 1, connectTimeout: "3 seconds" })).pipe(
+    Layer.build(PgDatabase.layer({ url, maxConnections: 1, connectTimeout: "3 seconds" })).pipe(
       Effect.scoped,
       Effect.either
     )

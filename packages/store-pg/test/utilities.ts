@@ -9,7 +9,7 @@ export const withSql = <A>(
   f: (sql: SqlClient.SqlClient) => Effect.Effect<A, SqlError>,
   schema?: string
 ): Effect.Effect<A, SqlError> =>
-  Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), PgDatabase.layerClient({ url, schema, maxConnections: 1 }))
+  Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), PgDatabase.layer({ url, schema, maxConnections: 1 }))
 
 /** Drops `schema` and everything in it; dies if the server refuses. */
 export const dropSchema = (url: string, schema: string): Effect.Effect<void> =>

@@ -12,7 +12,6 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { ErrorClass } from "@engram/core"
 import type { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 
 /**
  * One key/value marker the legacy import leaves in a store (`engram_meta`), so that importing the

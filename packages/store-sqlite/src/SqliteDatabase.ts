@@ -183,7 +183,7 @@ export class SqliteOpenError extends ErrorClass.TaggedError<SqliteOpenError>()("
 }) {}
 
 /**
- * Options for {@link layerClient}.
+ * Options for {@link layer}.
  *
  * @since 0.1.0
  * @category models
@@ -193,7 +193,7 @@ export interface ClientOptions {
   readonly filename?: string
   /**
    * Whether a missing file (and its directory) is created — the default. A store is created whole
-   * or not at all (see {@link makeClient}). With `false` the file must already exist, and one this
+   * or not at all (see {@link make}). With `false` the file must already exist, and one this
    * process cannot write is opened read-only: what read commands ask, so a mistyped path is
    * refused instead of becoming a new, empty store.
    */
@@ -209,7 +209,7 @@ export interface ClientOptions {
    * outside Engram checks every page. `"quick"`: `quick_check` always.
    * `"none"`: nothing, for tools that inspect damaged files (`engram doctor`). A header that
    * disagrees with the file while a write-ahead log or rollback journal lies beside it is not
-   * refused on its own: SQLite recovers first and its view decides (see {@link makeClient}).
+   * refused on its own: SQLite recovers first and its view decides (see {@link make}).
    */
   readonly integrityCheck?: "auto" | "quick" | "none"
 }
@@ -589,7 +589,7 @@ const recoverFirst = (
  * @since 0.1.0
  * @category constructors
  */
-export const makeClient = (
+export const make = (
   options?: ClientOptions
 ): Effect.Effect<SqliteClient.SqliteClient, SqliteOpenError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -685,16 +685,16 @@ export const makeClient = (
 /**
  * The SQL client over one SQLite database. Creates a missing file (whole) and its directory (unless
  * `create: false`), refuses an empty or damaged file but opens every file SQLite recovers (see
- * {@link makeClient}), runs `quick_check` (unless `integrityCheck: "none"`),
+ * {@link make}), runs `quick_check` (unless `integrityCheck: "none"`),
  * opens the database in WAL mode (writable files only), and sets `busy_timeout` and `foreign_keys`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (
+export const layer = (
   options?: ClientOptions
 ): Layer.Layer<SqlClient.SqlClient | SqliteClient.SqliteClient, SqliteOpenError> =>
   Layer.scopedContext(
-    Effect.map(makeClient(options), (client) =>
+    Effect.map(make(options), (client) =>
       Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
   )

@@ -54,10 +54,10 @@ export type Services =
  */
 export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> = SqlEngram
   .layerStores({
-    memory: SqliteMemoryStore.layerSqlite,
-    promotions: SqlitePromotionStore.layerSqlite,
-    sessions: SqliteSessionStore.layerSqlite,
-    telemetry: SqliteTelemetryStore.layerSqlite,
+    memory: SqliteMemoryStore.layer,
+    promotions: SqlitePromotionStore.layer,
+    sessions: SqliteSessionStore.layer,
+    telemetry: SqliteTelemetryStore.layer,
     transaction: SqlTransaction.layer((error) => causeOf(error, error.message))
   })
 
@@ -72,4 +72,4 @@ export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlCl
 export const layer = (
   options?: SqliteDatabase.ClientOptions
 ): Layer.Layer<Services, SqliteDatabase.SqliteOpenError | SqliteMemoryStore.MakeError> =>
-  SqlEngram.layer(layerStores, SqliteDatabase.layerClient(options))
+  SqlEngram.layer(layerStores, SqliteDatabase.layer(options))

@@ -11,15 +11,15 @@
  *
  * @example
  * ```ts
- * import { SqliteMemoryStore } from "@engram/store-sqlite"
+ * import { Layer } from "effect"
+ * import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
  *
- * // the default file ./.engram/engram.db, or { filename: ":memory:" } in tests
- * const StoreLive = SqliteMemoryStore.layer({ filename: "./data/engram.db" })
+ * // the store over a database of its own (the default file ./.engram/engram.db, or ":memory:" in tests)
+ * const StoreLive = SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" })))
  * ```
  *
  * @since 0.1.0
  */
-import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -29,7 +29,6 @@ import * as Layer from "effect/Layer"
 import * as Integrity from "./internal/integrity.js"
 import * as Reindex from "./internal/reindex.js"
 import * as internal from "./internal/sqliteMemoryStore.js"
-import * as SqliteDatabase from "./SqliteDatabase.js"
 
 /**
  * Why building the store can fail: the database, its migrations, and — with an `Embeddings`
@@ -66,25 +65,11 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerSqlite: Layer.Layer<
+export const layer: Layer.Layer<
   MemoryStore.MemoryStore,
   MakeError,
   SqlClient.SqlClient
 > = Layer.effect(MemoryStore.MemoryStore, internal.make)
-
-/**
- * The memory store with its own database: {@link layerSqlite} over `SqliteDatabase.layerClient`.
- * The SQL client is part of the output, for other SQLite stores and the legacy import.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  options?: SqliteDatabase.ClientOptions
-): Layer.Layer<
-  MemoryStore.MemoryStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
-  SqliteDatabase.SqliteOpenError | MakeError
-> => layerSqlite.pipe(Layer.provideMerge(SqliteDatabase.layerClient(options)))
 
 /**
  * What is wrong with the memory search index: FTS5's own structure check, and records the index

@@ -9,7 +9,6 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { ErrorClass } from "@engram/core"
 import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
 import { MigrationPort } from "@engram/store-sql"
@@ -102,7 +101,7 @@ export const open = (
       new SqliteMigrationError({ filename, reason, problem })
     if (SqliteDatabase.isInMemory(filename)) return yield* fail("name a SQLite file, not an in-memory database")
     const client = yield* Layer.build(
-      SqliteDatabase.layerClient({ filename, ...(role === "source" ? { create: false } : {}) })
+      SqliteDatabase.layer({ filename, ...(role === "source" ? { create: false } : {}) })
     ).pipe(Effect.mapError((error) => fail(error.detail)))
     const sql = Context.get(client, SqlClient.SqlClient)
     const rows = yield* sql<{ readonly name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`.pipe(
@@ -114,12 +113,12 @@ export const open = (
     }
     const has = (...names: ReadonlyArray<string>) => role === "target" || names.some((name) => tables.has(name))
     const stores = Layer.mergeAll(
-      SqliteMemoryStore.layerSqlite,
-      has(SqlitePromotionStore.TABLE) ? SqlitePromotionStore.layerSqlite : PromotionStore.layerMemory,
+      SqliteMemoryStore.layer,
+      has(SqlitePromotionStore.TABLE) ? SqlitePromotionStore.layer : PromotionStore.layerMemory,
       has(SqliteSessionStore.MESSAGES_TABLE, SqliteSessionStore.INTERRUPTS_TABLE)
-        ? SqliteSessionStore.layerSqlite
+        ? SqliteSessionStore.layer
         : SessionStore.layerMemory,
-      has(SqliteTelemetryStore.INJECTIONS_TABLE) ? SqliteTelemetryStore.layerSqlite : TelemetryStore.layerMemory
+      has(SqliteTelemetryStore.INJECTIONS_TABLE) ? SqliteTelemetryStore.layer : TelemetryStore.layerMemory
     ).pipe(Layer.provide(Layer.succeedContext(client)))
     const context = yield* Layer.build(stores).pipe(
       Effect.catchAllCause((cause) => Effect.fail(fail(describe(Cause.squash(cause)), "stores")))

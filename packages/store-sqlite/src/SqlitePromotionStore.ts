@@ -11,17 +11,16 @@
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+ * import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
  *
  * // both stores in one database file
- * const StoresLive = SqlitePromotionStore.layerSqlite.pipe(
- *   Layer.provideMerge(SqliteMemoryStore.layer({ filename: "./data/engram.db" }))
+ * const StoresLive = Layer.mergeAll(SqliteMemoryStore.layer, SqlitePromotionStore.layer).pipe(
+ *   Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" }))
  * )
  * ```
  *
  * @since 0.1.0
  */
-import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -29,7 +28,6 @@ import { PromotionStore } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/sqlitePromotionStore.js"
-import * as SqliteDatabase from "./SqliteDatabase.js"
 
 /**
  * The table the rows live in.
@@ -66,22 +64,8 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerSqlite: Layer.Layer<
+export const layer: Layer.Layer<
   PromotionStore.PromotionStore,
   SqlError | Migrator.MigrationError,
   SqlClient.SqlClient
 > = Layer.effect(PromotionStore.PromotionStore, internal.make)
-
-/**
- * The promotion store with its own database: {@link layerSqlite} over `SqliteDatabase.layerClient`.
- * The SQL client is part of the output.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  options?: SqliteDatabase.ClientOptions
-): Layer.Layer<
-  PromotionStore.PromotionStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
-  SqliteDatabase.SqliteOpenError | SqlError | Migrator.MigrationError
-> => layerSqlite.pipe(Layer.provideMerge(SqliteDatabase.layerClient(options)))

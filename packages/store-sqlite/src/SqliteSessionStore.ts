@@ -16,17 +16,16 @@
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { SqliteMemoryStore, SqliteSessionStore } from "@engram/store-sqlite"
+ * import { SqliteDatabase, SqliteMemoryStore, SqliteSessionStore } from "@engram/store-sqlite"
  *
  * // memories and sessions in one database file
- * const StoresLive = SqliteSessionStore.layerSqlite.pipe(
- *   Layer.provideMerge(SqliteMemoryStore.layer({ filename: "./data/engram.db" }))
+ * const StoresLive = Layer.mergeAll(SqliteMemoryStore.layer, SqliteSessionStore.layer).pipe(
+ *   Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" }))
  * )
  * ```
  *
  * @since 0.1.0
  */
-import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -34,7 +33,6 @@ import { SessionStore } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/sqliteSessionStore.js"
-import * as SqliteDatabase from "./SqliteDatabase.js"
 
 /**
  * The table messages live in.
@@ -96,22 +94,8 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerSqlite: Layer.Layer<
+export const layer: Layer.Layer<
   SessionStore.SessionStore,
   SqlError | Migrator.MigrationError,
   SqlClient.SqlClient
 > = Layer.effect(SessionStore.SessionStore, internal.make)
-
-/**
- * The session store with its own database: {@link layerSqlite} over `SqliteDatabase.layerClient`.
- * The SQL client is part of the output.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  options?: SqliteDatabase.ClientOptions
-): Layer.Layer<
-  SessionStore.SessionStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
-  SqliteDatabase.SqliteOpenError | SqlError | Migrator.MigrationError
-> => layerSqlite.pipe(Layer.provideMerge(SqliteDatabase.layerClient(options)))

@@ -12,16 +12,16 @@
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+ * import { SqliteDatabase, SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
  *
- * const StoresLive = SqliteTelemetryStore.layerSqlite.pipe(
- *   Layer.provideMerge(SqliteMemoryStore.layer({ filename: "./data/engram.db" }))
+ * // memories and telemetry in one database file
+ * const StoresLive = Layer.mergeAll(SqliteMemoryStore.layer, SqliteTelemetryStore.layer).pipe(
+ *   Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" }))
  * )
  * ```
  *
  * @since 0.1.0
  */
-import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -29,7 +29,6 @@ import { TelemetryStore } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/sqliteTelemetryStore.js"
-import * as SqliteDatabase from "./SqliteDatabase.js"
 
 /**
  * The table the injection log lives in.
@@ -66,22 +65,8 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layerSqlite: Layer.Layer<
+export const layer: Layer.Layer<
   TelemetryStore.TelemetryStore,
   SqlError | Migrator.MigrationError,
   SqlClient.SqlClient
 > = Layer.effect(TelemetryStore.TelemetryStore, internal.make)
-
-/**
- * The telemetry store with its own database: {@link layerSqlite} over `SqliteDatabase.layerClient`.
- * The SQL client is part of the output.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  options?: SqliteDatabase.ClientOptions
-): Layer.Layer<
-  TelemetryStore.TelemetryStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
-  SqliteDatabase.SqliteOpenError | SqlError | Migrator.MigrationError
-> => layerSqlite.pipe(Layer.provideMerge(SqliteDatabase.layerClient(options)))

@@ -6,7 +6,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryStore } from "@engram/core"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
@@ -19,7 +19,11 @@ afterAll(() => NodeFs.rmSync(directory, { recursive: true, force: true }))
 let files = 0
 const freshFile = () => NodePath.join(directory, `store-${++files}.db`)
 
-const storeOn = (filename: string) => Layer.merge(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("mem"))
+const storeOn = (filename: string) =>
+  Layer.merge(
+    SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+    IdGenerator.sequential("mem")
+  )
 
 const raw = <A extends object = Record<string, unknown>>(statement: string, ...params: Array<unknown>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(statement, params))

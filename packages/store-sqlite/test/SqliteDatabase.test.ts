@@ -15,12 +15,12 @@ const pragma = (name: string) =>
     Effect.map((rows) => Object.values(rows[0] ?? {})[0])
   )
 
-describe("SqliteDatabase.layerClient", () => {
+describe("SqliteDatabase.layer", () => {
   it.effect("opens a file in WAL mode, creating its missing directories", () =>
     Effect.gen(function*() {
       const filename = NodePath.join(directory, "nested", "deeper", "engram.db")
       const settings = yield* Effect.all([pragma("journal_mode"), pragma("busy_timeout"), pragma("foreign_keys")]).pipe(
-        Effect.provide(SqliteDatabase.layerClient({ filename }))
+        Effect.provide(SqliteDatabase.layer({ filename }))
       )
       expect(settings).toEqual(["wal", SqliteDatabase.BUSY_TIMEOUT_MS, 1])
       expect(NodeFs.existsSync(filename)).toBe(true)
@@ -35,8 +35,8 @@ describe("SqliteDatabase.layerClient", () => {
         return [yield* pragma("journal_mode"), (yield* sql<{ n: number }>`SELECT count(*) AS n FROM t`)[0]!.n]
       })
       // Each build is its own empty database.
-      expect(yield* Effect.provide(run, SqliteDatabase.layerClient({ filename: ":memory:" }))).toEqual(["memory", 1])
-      expect(yield* Effect.provide(run, SqliteDatabase.layerClient({ filename: ":memory:" }))).toEqual(["memory", 1])
+      expect(yield* Effect.provide(run, SqliteDatabase.layer({ filename: ":memory:" }))).toEqual(["memory", 1])
+      expect(yield* Effect.provide(run, SqliteDatabase.layer({ filename: ":memory:" }))).toEqual(["memory", 1])
     }))
 
   it.effect("fails with SqliteOpenError when the directory cannot be created", () =>
@@ -44,7 +44,7 @@ describe("SqliteDatabase.layerClient", () => {
       const blocker = NodePath.join(directory, "a-file")
       NodeFs.writeFileSync(blocker, "not a directory")
       const filename = NodePath.join(blocker, "engram.db")
-      const error = yield* Effect.flip(Effect.provide(pragma("journal_mode"), SqliteDatabase.layerClient({ filename })))
+      const error = yield* Effect.flip(Effect.provide(pragma("journal_mode"), SqliteDatabase.layer({ filename })))
       expect(error._tag).toBe("SqliteOpenError")
       expect(error.message).toContain(filename)
       expect(error.message).toContain("cannot be created")
@@ -57,7 +57,7 @@ describe("SqliteDatabase.layerClient", () => {
         filename,
         "These are plain notes, long enough to fill the header of a database page. ".repeat(20)
       )
-      const error = yield* Effect.flip(Effect.provide(pragma("journal_mode"), SqliteDatabase.layerClient({ filename })))
+      const error = yield* Effect.flip(Effect.provide(pragma("journal_mode"), SqliteDatabase.layer({ filename })))
       expect(error._tag).toBe("SqliteOpenError")
       expect(error.message).toMatch(/the file is damaged: it is not an SQLite database/)
       // Nothing was written over the file.

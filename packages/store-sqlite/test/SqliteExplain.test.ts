@@ -27,7 +27,7 @@ it.effect(
       const raw = yield* SqlClient.SqlClient
       const log: Array<Recorded> = []
       const client = yield* recording(raw, Statement.makeCompilerSqlite(), log)
-      const storeLayer = SqliteMemoryStore.layerSqlite.pipe(
+      const storeLayer = SqliteMemoryStore.layer.pipe(
         Layer.provide(Layer.succeed(SqlClient.SqlClient, client)),
         Layer.provideMerge(IdGenerator.sequential("explain"))
       )
@@ -70,6 +70,6 @@ it.effect(
       expect(scans).toEqual([])
       const [count] = yield* raw<{ n: number }>`SELECT count(*) AS n FROM engram_memories`
       expect(count!.n).toBeGreaterThan(0.95 * EXPLAIN_ROWS)
-    }).pipe(Effect.provide(SqliteDatabase.layerClient({ filename: ":memory:" }))),
+    }).pipe(Effect.provide(SqliteDatabase.layer({ filename: ":memory:" }))),
   120_000
 )

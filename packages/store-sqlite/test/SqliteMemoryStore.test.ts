@@ -6,7 +6,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryRecord, MemoryStore, ReindexProgress, SearchTokenizer } from "@engram/core"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
@@ -22,7 +22,10 @@ afterAll(() => NodeFs.rmSync(directory, { recursive: true, force: true }))
 let files = 0
 const freshFile = () => NodePath.join(directory, `store-${++files}.db`)
 
-const inMemory = Layer.merge(SqliteMemoryStore.layer({ filename: ":memory:" }), IdGenerator.sequential("mem"))
+const inMemory = Layer.merge(
+  SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+  IdGenerator.sequential("mem")
+)
 const store = MemoryStore.MemoryStore
 const ids = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) => records.map((r) => r.id)
 const hitIds = (result: MemoryStore.SearchResult) => result.hits.map((h) => h.record.id).sort()
@@ -45,13 +48,21 @@ describe("SqliteMemoryStore", () => {
       const [setting] = yield* raw<{ cache_size: number }>("PRAGMA cache_size")
       expect(setting?.cache_size).toBe(-65_536)
     }).pipe(
-      Effect.provide(Layer.merge(SqliteMemoryStore.layer({ filename: freshFile() }), IdGenerator.sequential("mem")))
+      Effect.provide(
+        Layer.merge(
+          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: freshFile() }))),
+          IdGenerator.sequential("mem")
+        )
+      )
     ))
 
   it.effect("keeps records across layer rebuilds on a file, migrating once", () =>
     Effect.gen(function*() {
       const filename = freshFile()
-      const layer = Layer.merge(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("mem"))
+      const layer = Layer.merge(
+        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+        IdGenerator.sequential("mem")
+      )
       yield* Effect.gen(function*() {
         const s = yield* store
         yield* s.write([
@@ -86,7 +97,10 @@ describe("SqliteMemoryStore", () => {
   it.effect("rebuilds the search index once when it was written by another tokenizer version", () =>
     Effect.gen(function*() {
       const filename = freshFile()
-      const layer = Layer.merge(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("mem"))
+      const layer = Layer.merge(
+        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+        IdGenerator.sequential("mem")
+      )
       yield* Effect.gen(function*() {
         yield* (yield* store).write([{ content: "Café crème at the Straße corner", kind: "note" }])
         // What an older tokenizer might have left: other tokens, another fingerprint.
@@ -111,7 +125,10 @@ describe("SqliteMemoryStore", () => {
   it.effect("re-indexes a store written by the unstemmed tokenizer before its first search, reporting progress", () =>
     Effect.gen(function*() {
       const filename = freshFile()
-      const layer = Layer.merge(SqliteMemoryStore.layer({ filename }), IdGenerator.sequential("mem"))
+      const layer = Layer.merge(
+        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+        IdGenerator.sequential("mem")
+      )
       yield* Effect.gen(function*() {
         yield* (yield* store).write([
           { content: "Deploys happen on Tuesdays after 10:00", kind: "note" },
@@ -327,8 +344,11 @@ describe("SqliteMemoryStore", () => {
 
   it.effect("shares its database with other stores: a second build on the same client migrates nothing", () =>
     Effect.gen(function*() {
-      const twice = Layer.merge(SqliteMemoryStore.layerSqlite, SqliteMemoryStore.layerSqlite)
-      const layer = Layer.provideMerge(twice, SqliteMemoryStore.layer({ filename: ":memory:" }))
+      const twice = Layer.merge(SqliteMemoryStore.layer, SqliteMemoryStore.layer)
+      const layer = Layer.provideMerge(
+        twice,
+        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+      )
       const rows = yield* raw<{ migration_id: number }>("SELECT migration_id FROM engram_memory_migrations").pipe(
         Effect.provide(layer)
       )

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryStore } from "@engram/core"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import { FastCheck as fc } from "effect"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -57,7 +57,11 @@ describe("SQLite ranking", () => {
           ...(r.thread === undefined ? {} : { position: { thread: r.thread, turn: r.turn } })
         }))
         const texts = queries.map((q) => q.join(" "))
-        const sqlite = yield* searchAll(inputs, texts, SqliteMemoryStore.layer({ filename: ":memory:" }))
+        const sqlite = yield* searchAll(
+          inputs,
+          texts,
+          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+        )
         const memory = yield* searchAll(inputs, texts, MemoryStore.layerMemory)
         expect(sqlite).toEqual(memory)
       }).pipe(Effect.orDie),

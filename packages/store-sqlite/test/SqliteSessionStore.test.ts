@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { runSessionStoreConformance, SessionStoreConformance } from "@engram/conformance"
 import { ProjectedContext, SessionStore } from "@engram/core"
-import { SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -12,7 +12,10 @@ import * as Path from "node:path"
 
 // The same behaviour suite, against the reference layer and the SQLite layer.
 runSessionStoreConformance("in-memory", SessionStore.layerMemory)
-runSessionStoreConformance("sqlite", SqliteSessionStore.layer({ filename: ":memory:" }))
+runSessionStoreConformance(
+  "sqlite",
+  SqliteSessionStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+)
 
 const { assistant, extractionRun, interrupt, operator, tool } = SessionStoreConformance
 
@@ -33,7 +36,9 @@ describe("SqliteSessionStore", () => {
         .toEqual(["one", "four", "five"])
       const [count] = yield* sql<{ n: number }>`SELECT COUNT(*) AS n FROM engram_session_messages`
       expect(count!.n).toBe(5)
-    }).pipe(Effect.provide(SqliteSessionStore.layer({ filename: ":memory:" }))))
+    }).pipe(
+      Effect.provide(SqliteSessionStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+    ))
 
   it.effect("a stored extraction run that no longer decodes degrades that run only; later ones number after it", () =>
     Effect.gen(function*() {
@@ -49,7 +54,9 @@ describe("SqliteSessionStore", () => {
       expect(SessionStore.summarizeExtractions(read.runs)).toMatchObject({ through: 8, tokens: 340, failures: 1 })
       const seqs = yield* sql<{ seq: number }>`SELECT seq FROM engram_session_extractions ORDER BY seq`
       expect(seqs.map((row) => row.seq)).toEqual([0, 1, 2])
-    }).pipe(Effect.provide(SqliteSessionStore.layer({ filename: ":memory:" }))))
+    }).pipe(
+      Effect.provide(SqliteSessionStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+    ))
 
   it.effect("a stored interrupt that no longer decodes reads as none", () =>
     Effect.gen(function*() {
@@ -60,7 +67,9 @@ describe("SqliteSessionStore", () => {
       expect(yield* store.getInterrupt("s-1")).toEqual(Option.none())
       yield* store.putInterrupt("s-1", interrupt(2))
       expect(Option.map(yield* store.getInterrupt("s-1"), (i) => i.turn)).toEqual(Option.some(2))
-    }).pipe(Effect.provide(SqliteSessionStore.layer({ filename: ":memory:" }))))
+    }).pipe(
+      Effect.provide(SqliteSessionStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+    ))
 
   it.effect("shares one database with the other stores, each with its own migrations table", () =>
     Effect.gen(function*() {
@@ -75,15 +84,19 @@ describe("SqliteSessionStore", () => {
       expect((yield* sql<{ name: string }>`SELECT name FROM engram_session_migrations`).map((m) => m.name))
         .toEqual(["sessions", "extraction_runs", "extraction_claims"])
     }).pipe(Effect.provide(
-      SqliteSessionStore.layerSqlite.pipe(
-        Layer.provideMerge(SqlitePromotionStore.layerSqlite),
-        Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" }))
+      SqliteSessionStore.layer.pipe(
+        Layer.provideMerge(SqlitePromotionStore.layer),
+        Layer.provideMerge(
+          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+        )
       )
     )))
 
   it.effect("keeps sessions and interrupts across reopening the file; never stores projected context", () => {
     const dir = mkdtempSync(Path.join(tmpdir(), "engram-session-"))
-    const open = SqliteSessionStore.layer({ filename: Path.join(dir, "engram.db") })
+    const open = SqliteSessionStore.layer.pipe(
+      Layer.provideMerge(SqliteDatabase.layer({ filename: Path.join(dir, "engram.db") }))
+    )
     const withStore = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) =>
       Effect.provide(Effect.flatMap(SessionStore.SessionStore, f), open)
     return Effect.gen(function*() {

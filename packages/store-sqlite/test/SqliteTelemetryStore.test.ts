@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { runTelemetryStoreConformance, TelemetryStoreConformance } from "@engram/conformance"
 import { TelemetryStore } from "@engram/core"
-import { SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -11,7 +11,10 @@ import * as Path from "node:path"
 
 // The same behaviour suite, against the reference layer and the SQLite layer.
 runTelemetryStoreConformance("in-memory", TelemetryStore.layerMemory)
-runTelemetryStoreConformance("sqlite", SqliteTelemetryStore.layer({ filename: ":memory:" }))
+runTelemetryStoreConformance(
+  "sqlite",
+  SqliteTelemetryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+)
 
 const { injectionRow } = TelemetryStoreConformance
 
@@ -27,7 +30,11 @@ describe("SqliteTelemetryStore", () => {
       const log = yield* store.listInjections("s-1")
       expect(log.skipped).toBe(3)
       expect(log.rows.map((row) => row.turn)).toEqual([0, 4])
-    }).pipe(Effect.provide(SqliteTelemetryStore.layer({ filename: ":memory:" }))))
+    }).pipe(
+      Effect.provide(
+        SqliteTelemetryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+      )
+    ))
 
   it.effect("stores the log as plain columns a person can query, indexed by session", () =>
     Effect.gen(function*() {
@@ -49,12 +56,18 @@ describe("SqliteTelemetryStore", () => {
       const migrated = yield* sql<{ name: string }>`SELECT name FROM engram_telemetry_migrations`
       expect(migrated.map((m) => m.name)).toEqual(["injection_log", "prompt_snapshots"])
     }).pipe(Effect.provide(
-      SqliteTelemetryStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
+      SqliteTelemetryStore.layer.pipe(
+        Layer.provideMerge(
+          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+        )
+      )
     )))
 
   it.effect("keeps the log across reopening the file", () => {
     const dir = mkdtempSync(Path.join(tmpdir(), "engram-telemetry-"))
-    const open = SqliteTelemetryStore.layer({ filename: Path.join(dir, "engram.db") })
+    const open = SqliteTelemetryStore.layer.pipe(
+      Layer.provideMerge(SqliteDatabase.layer({ filename: Path.join(dir, "engram.db") }))
+    )
     const withStore = <A, E>(f: (store: TelemetryStore.Service) => Effect.Effect<A, E>) =>
       Effect.provide(Effect.flatMap(TelemetryStore.TelemetryStore, f), open)
     return Effect.gen(function*() {

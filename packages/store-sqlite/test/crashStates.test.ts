@@ -9,6 +9,7 @@ import { MemoryStore } from "@engram/core"
 import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -33,7 +34,7 @@ const records = (prefix: string, count: number) =>
 
 const writeRecords = (filename: string, prefix: string, count: number) =>
   Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write(records(prefix, count))).pipe(
-    Effect.provide(SqliteMemoryStore.layer({ filename })),
+    Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
     Effect.asVoid
   )
 
@@ -64,7 +65,7 @@ const openStore = (filename: string, options: SqliteDatabase.ClientOptions = {})
     const page = yield* store.list({ limit: 10_000 })
     return { ids: page.records.map((record) => record.id).sort(), message: undefined }
   }).pipe(
-    Effect.provide(SqliteMemoryStore.layer({ filename, ...options })),
+    Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename, ...options })))),
     Effect.catchTag("SqliteOpenError", (error) => Effect.succeed({ ids: [], message: error.message }))
   )
 

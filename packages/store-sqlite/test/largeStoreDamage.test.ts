@@ -7,6 +7,7 @@
 import { MemoryStore } from "@engram/core"
 import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -34,7 +35,7 @@ const copyStore = (name: string): string => {
 
 const openMessage = (file: string): Promise<string> =>
   Effect.runPromise(
-    Effect.scoped(SqliteDatabase.makeClient({ filename: file })).pipe(
+    Effect.scoped(SqliteDatabase.make({ filename: file })).pipe(
       Effect.as("opened"),
       Effect.catchAll((error) => Effect.succeed(error.message))
     )
@@ -43,7 +44,7 @@ const openMessage = (file: string): Promise<string> =>
 const writeOne = (file: string): Promise<string> =>
   Effect.runPromise(
     Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write([{ content: "one more", kind: "note" }])).pipe(
-      Effect.provide(SqliteMemoryStore.layer({ filename: file })),
+      Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file })))),
       Effect.as("written"),
       Effect.catchAll((error) => Effect.succeed(error.message))
     )
@@ -61,7 +62,9 @@ beforeAll(async () => {
           }`,
           kind: "note" as const
         }))
-      )).pipe(Effect.provide(SqliteMemoryStore.layer({ filename: original })))
+      )).pipe(
+        Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: original }))))
+      )
   )
 }, 120_000)
 
@@ -123,7 +126,9 @@ describe("a small store", () => {
             { length: 400 },
             (_, i) => ({ content: `small record ${i} ${"filler ".repeat(40)}`, kind: "note" as const })
           )
-        )).pipe(Effect.provide(SqliteMemoryStore.layer({ filename: file })))
+        )).pipe(
+          Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
+        )
     )
     expect(NodeFs.statSync(file).size).toBeLessThan(1024 * 1024)
     expect(SqliteDatabase.isKnownSound(file)).toBe(true)

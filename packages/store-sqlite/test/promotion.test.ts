@@ -3,14 +3,17 @@ import { describe, expect, it } from "@effect/vitest"
 import { runPromotionStoreConformance } from "@engram/conformance"
 import { PromotionConformance } from "@engram/conformance"
 import { PromotionStore, Routing } from "@engram/core"
-import { SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 
-runPromotionStoreConformance("sqlite", SqlitePromotionStore.layer({ filename: ":memory:" }))
+runPromotionStoreConformance(
+  "sqlite",
+  SqlitePromotionStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+)
 
 const row = PromotionConformance.promotionRow
 const key = Routing.placementKey(Routing.background("about_user", "name"))
@@ -30,7 +33,11 @@ describe("SqlitePromotionStore", () => {
       expect(listed.rows.map((r) => r.recordId)).toEqual(["m-1"])
       expect(listed.skipped).toBe(2)
       expect((yield* store.getByRecords(["m-2", "m-1"])).skipped).toBe(1)
-    }).pipe(Effect.provide(SqlitePromotionStore.layer({ filename: ":memory:" }))))
+    }).pipe(
+      Effect.provide(
+        SqlitePromotionStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+      )
+    ))
 
   it.effect("shares one database with the memory store, each with its own migrations table", () =>
     Effect.gen(function*() {
@@ -49,14 +56,18 @@ describe("SqlitePromotionStore", () => {
       )
     }).pipe(
       Effect.provide(
-        SqlitePromotionStore.layerSqlite.pipe(Layer.provideMerge(SqliteMemoryStore.layer({ filename: ":memory:" })))
+        SqlitePromotionStore.layer.pipe(
+          Layer.provideMerge(
+            SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+          )
+        )
       )
     ))
 
   it.effect("keeps committed rows across reopening the file, and still refuses a second commit", () => {
     const dir = mkdtempSync(Path.join(tmpdir(), "engram-promotion-"))
     const filename = Path.join(dir, "engram.db")
-    const open = SqlitePromotionStore.layer({ filename })
+    const open = SqlitePromotionStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
     return Effect.gen(function*() {
       yield* Effect.provide(
         Effect.flatMap(PromotionStore.PromotionStore, (s) => s.commit([row("m-1", "about_user")])),

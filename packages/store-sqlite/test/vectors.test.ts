@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { runVectorConformance } from "@engram/conformance"
 import { Embeddings, MemoryQuery, MemoryRecord, MemoryStore, SearchTokenizer } from "@engram/core"
-import { SqliteMemoryStore, SqliteVectorIndex } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore, SqliteVectorIndex } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -12,9 +12,13 @@ import * as NodePath from "node:path"
 import * as SqliteVec from "sqlite-vec"
 import { afterAll } from "vitest"
 
-runVectorConformance("sqlite", SqliteMemoryStore.layer({ filename: ":memory:" }), {
-  vectorIndex: SqliteVectorIndex.make
-})
+runVectorConformance(
+  "sqlite",
+  SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+  {
+    vectorIndex: SqliteVectorIndex.make
+  }
+)
 
 const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-sqlite-vectors-"))
 afterAll(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
@@ -33,9 +37,12 @@ const withEmbedder = Layer.succeed(Embeddings.Embeddings, embedder)
 /** Vector ranking alone (a search's own fusion tuning): what the index returns, in its order. */
 const vectorOnly = { fusion: { lexicalWeight: 0, minSimilarity: -1 } } as const
 
-const lexical = (file: string, readonly = false) => SqliteMemoryStore.layer({ filename: file, readonly })
+const lexical = (file: string, readonly = false) =>
+  SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly })))
 const hybrid = (file: string, readonly = false) =>
-  SqliteMemoryStore.layer({ filename: file, readonly }).pipe(Layer.provide(withEmbedder))
+  SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly }))).pipe(
+    Layer.provide(withEmbedder)
+  )
 
 const ids = (result: MemoryStore.SearchResult) => result.hits.map((hit) => hit.record.id)
 const tables = (file: string) => {
@@ -214,7 +221,10 @@ describe("a read-only file with an embedder in context", () => {
       const other = Layer.succeed(Embeddings.Embeddings, Embeddings.makeTest({ dimensions: 128 }))
       const opened = yield* Effect.flip(
         search("postgres").pipe(
-          Effect.provide(SqliteMemoryStore.layer({ filename: file, readonly: true }).pipe(Layer.provide(other)))
+          Effect.provide(
+            SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly: true })))
+              .pipe(Layer.provide(other))
+          )
         )
       )
       expect(opened._tag).toBe("EmbedderMismatch")

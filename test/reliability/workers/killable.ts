@@ -17,8 +17,9 @@
  * millisecond rarely hits (or after a few seconds if it never sees it).
  */
 import { MemoryStore } from "@engram/core"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as NodeReadline from "node:readline"
 import * as NodeWorker from "node:worker_threads"
 
@@ -87,7 +88,10 @@ const operations = (count: number) =>
 
 // One burst: open, write, close (an aimed child writes in one burst until it is killed).
 const burst = (count: number) =>
-  Effect.provide(operations(count), SqliteMemoryStore.layer({ filename: filename! })).pipe(Effect.scoped)
+  Effect.provide(
+    operations(count),
+    SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: filename! })))
+  ).pipe(Effect.scoped)
 
 const program = aim === "checkpoint"
   ? burst(Number.POSITIVE_INFINITY)

@@ -5,8 +5,9 @@
  * failure it saw. Never exits early on a failure: the parent counts them.
  */
 import { MemoryStore } from "@engram/core"
-import { SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 const [filename, worker, countText] = process.argv.slice(2)
 const count = Number(countText)
@@ -39,7 +40,14 @@ const program = Effect.gen(function*() {
   process.stdout.write(JSON.stringify({ written, failures }) + "\n")
 })
 
-Effect.runPromise(Effect.scoped(Effect.provide(program, SqliteMemoryStore.layer({ filename: filename! })))).catch(
+Effect.runPromise(
+  Effect.scoped(
+    Effect.provide(
+      program,
+      SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: filename! })))
+    )
+  )
+).catch(
   (error: unknown) => {
     process.stdout.write(JSON.stringify({ written: [], failures: [`open: ${String(error)}`] }) + "\n")
   }

@@ -64,7 +64,7 @@ const isDemoDatabase = (db: string) =>
       SELECT name FROM sqlite_master WHERE type = 'table' AND name = ${MARKER_TABLE}
     `).pipe(
       Effect.map((rows) => rows.length > 0),
-      Effect.provide(SqliteDatabase.layerClient({ filename: db })),
+      Effect.provide(SqliteDatabase.layer({ filename: db })),
       Effect.catchAllCause((cause) => Effect.fail(unavailable(db)(cause)))
     )
 

@@ -97,7 +97,7 @@ export const command = Command.make(
         const after = yield* examine
         return { file, ...after, reindexed, ok: after.integrity.length === 0 && after.searchIndex.length === 0 }
       }).pipe(
-        Effect.provide(SqliteDatabase.layerClient({ filename: file, create: false, integrityCheck: "none" }))
+        Effect.provide(SqliteDatabase.layer({ filename: file, create: false, integrityCheck: "none" }))
       )
       const settings = yield* Root.settings
       yield* Console.log(settings.json ? Render.json(report) : human(report))

@@ -1,6 +1,6 @@
 /**
  * `engram telemetry prune [--older-than <age>] [--keep-sessions <n>]`: one retention sweep of the
- * prompt snapshots and their trajectory — the same sweep `TelemetryRetention.layerRetention` runs on
+ * prompt snapshots and their trajectory — the same sweep `TelemetryRetention.layer` runs on
  * a schedule. A session goes whole: sessions whose newest snapshot is older than the age, and
  * every session past the newest `n`. The injection log is left alone.
  *

@@ -406,7 +406,7 @@ export const ensureMigratedTo = (table: string, latest: number) =>
     if (applied < latest) {
       return yield* new SqlError({
         message: `the tables of ${table} are at migration ${applied}, this version of Engram needs ${latest}: ` +
-          `start a store with migrations (layerPg) against the primary first`
+          `start a store with migrations (layer) against the primary first`
       })
     }
   })

@@ -89,7 +89,7 @@ export const checkSearchTokens = (language: SearchTokenizer.Language) =>
     if (stored !== undefined && stored !== SearchTokenizer.fingerprintOf(language)) {
       yield* Effect.logWarning(
         "stored search tokens come from another version of the tokenizer; start a store with migrations " +
-          "(PgMemoryStore.layerPg) on the primary to re-index them"
+          "(PgMemoryStore.layer) on the primary to re-index them"
       ).pipe(Effect.annotateLogs({ backend: "postgres" }))
     }
   })
