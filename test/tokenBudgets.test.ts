@@ -84,7 +84,10 @@ describe("token budgets", () => {
         expect(quarter.section("recalled_memory")!.items).toBeGreaterThan(bpe.section("recalled_memory")!.items)
       }).pipe(
         Effect.provide(
-          Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ recallLimit: MemoryQuery.MAX_LIMIT })).pipe(Layer.provideMerge(store))
+          Layer.effect(
+            ContextProjection.ContextProjection,
+            ContextProjection.make({ recallLimit: MemoryQuery.MAX_LIMIT })
+          ).pipe(Layer.provideMerge(store))
         ),
         Effect.provide(IdGenerator.sequential("tok"))
       ))

@@ -224,15 +224,16 @@ export const run = async (args: ReadonlyArray<string>) => {
         const figures = await Effect.runPromise(
           projectAll(questions, budgets, textOf).pipe(
             Effect.provide(
-              Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ recallRelevance: relevance })).pipe(
-                Layer.provideMerge(
-                  Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
-                    Layer.provideMerge(
-                      SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
+              Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ recallRelevance: relevance }))
+                .pipe(
+                  Layer.provideMerge(
+                    Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
+                      Layer.provideMerge(
+                        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
+                      )
                     )
                   )
                 )
-              )
             ),
             Effect.provide(quiet)
           )

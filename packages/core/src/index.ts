@@ -6,6 +6,7 @@
  */
 export * as Background from "./Background.js"
 export * as Bm25 from "./Bm25.js"
+export * as Bounded from "./Bounded.js"
 export * as ContextProjection from "./ContextProjection.js"
 export * as ContextSection from "./ContextSection.js"
 export * as Embeddings from "./Embeddings.js"

@@ -26,9 +26,9 @@
  * Nothing here confirms anything: extraction has no review operation, and {@link approve} is the
  * operator's.
  *
- * **When it runs.** {@link layer} starts a background worker: after every completed native turn
- * the loop hands the session to it ({@link Trigger}) and returns at once — the turn's latency and
- * result never depend on extraction; a failed run is logged and retried on `retry`'s schedule,
+ * **When it runs.** {@link layer} starts a background worker: after every completed turn of an
+ * agent built with it (`NativeRuntime.make({ extraction })`), the loop hands the session to the
+ * worker and returns at once — the turn's latency and result never depend on extraction; a failed run is logged and retried on `retry`'s schedule,
  * and the turns stay in the session, so nothing is lost. {@link Service.endSession} runs what is
  * left when a session ends; {@link Service.run} runs once on demand. Each session has a token
  * budget: a run that would start over it makes no call. Incognito sessions extract nothing.
@@ -293,19 +293,6 @@ export interface Service {
  * @category tags
  */
 export class Extraction extends Context.Tag("@engram/runtime/Extraction")<Extraction, Service>() {}
-
-/**
- * What the native loop calls after a completed turn: by default nothing; {@link layer} sets it to
- * the background worker's `schedule`.
- *
- * @since 0.1.0
- * @category tags
- */
-export class Trigger extends Context.Reference<Trigger>()("@engram/runtime/ExtractionTrigger", {
-  defaultValue: (): { readonly afterTurn: (request: RunRequest) => Effect.Effect<void> } => ({
-    afterTurn: () => Effect.void
-  })
-}) {}
 
 /**
  * An extraction run failed: the model call, its answer or the stores. The turns are untouched;
@@ -1137,9 +1124,9 @@ export const make = (settings: Settings = {}) =>
   })
 
 /**
- * The extraction service with its background worker, and the native loop's {@link Trigger} set to
- * it: after every completed native turn the session is handed to the worker. Needs a
- * `LanguageModel`, a `MemoryStore`, a `PromotionStore` and a `SessionStore`.
+ * The extraction service with its background worker: an agent built with it
+ * (`NativeRuntime.make({ extraction })`) hands its session to the worker after every completed
+ * turn. Needs a `LanguageModel`, a `MemoryStore`, a `PromotionStore` and a `SessionStore`.
  *
  * @since 0.1.0
  * @category layers
@@ -1147,11 +1134,8 @@ export const make = (settings: Settings = {}) =>
 export const layer = (
   settings: Settings = {}
 ): Layer.Layer<
-  Extraction | Trigger,
+  Extraction,
   never,
   LanguageModel.LanguageModel | MemoryStore.MemoryStore | PromotionStore.PromotionStore | SessionStore.SessionStore
 > =>
-  Layer.scopedContext(
-    Effect.map(make(settings), (service) =>
-      Context.make(Extraction, service).pipe(Context.add(Trigger, { afterTurn: service.schedule })))
-  )
+  Layer.scoped(Extraction, make(settings))

@@ -1,12 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import {
-  Embeddings,
-  IdGenerator,
-  MemoryQuery,
-  MemoryStore,
-  SearchTokenizer,
-  VectorIndex
-} from "@engram/core"
+import { Embeddings, IdGenerator, MemoryQuery, MemoryStore, SearchTokenizer, VectorIndex } from "@engram/core"
 import type { MemoryRecord } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
