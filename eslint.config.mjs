@@ -70,6 +70,8 @@ export default [
       "packages/core/src/MemoryStore.ts",
       "packages/core/src/VectorIndex.ts",
       "packages/store-sqlite/src/internal/sqliteMemoryStore.ts",
+      // engram extract reads the embedder its --embedder flag put in context (the CLI's Embedder.layer).
+      "packages/cli/src/commands/Extract.ts",
       "packages/runtime/src/Extraction.ts",
       "packages/runtime/src/internal/extraction*.ts",
       "packages/runtime/src/internal/nearDuplicates.ts"

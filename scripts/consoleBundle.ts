@@ -7,6 +7,7 @@
  *
  * The server package's build runs it; `scripts/cliBundle.ts` writes the CLI bundle's copy.
  */
+import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { write } from "../packages/server/src/internal/consoleBuild.js"
@@ -21,7 +22,7 @@ export const DEFAULT_OUTDIR = NodePath.join(repoRoot, "packages/server/dist/cons
 
 /** Bundles the console into `outDir`; resolves with the names of the files written. */
 export const bundleConsole = (outDir: string = DEFAULT_OUTDIR): Promise<ReadonlyArray<string>> =>
-  write(CONSOLE_SOURCES, outDir)
+  Effect.runPromise(write(CONSOLE_SOURCES, outDir))
 
 if (process.argv[1] !== undefined && NodePath.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const outDir = NodePath.resolve(process.argv[2] ?? DEFAULT_OUTDIR)

@@ -81,9 +81,9 @@ describe("ACP prompt snapshots", () => {
       )
       expect(skipped).toBe(0)
       expect(snapshots.map((s) => [s.turn, s.call, s.mode, s.model])).toEqual([
-        [0, 0, "external", "echo-agent"],
         [1, 0, "external", "echo-agent"],
-        [2, 0, "external", "echo-agent"]
+        [2, 0, "external", "echo-agent"],
+        [3, 0, "external", "echo-agent"]
       ])
       // The prefix is stored once per distinct build, not once per prompt.
       const trajectory = yield* Effect.flatMap(TelemetryStore.TelemetryStore, (t) => t.readTrajectory("s-acp"))
@@ -120,7 +120,7 @@ describe("ACP prompt snapshots", () => {
       // answers for an external call as it does for a native one.
       expect(snapshots.map((s) => s.scopes)).toEqual([["global"], ["global"], ["global"]])
       expect(snapshots.every((s) => s.overlay !== null)).toBe(true)
-      const explained = yield* Explain.explain({ memoryId: home!.id, sessionId: "s-acp", turn: 2 })
+      const explained = yield* Explain.explain({ memoryId: home!.id, sessionId: "s-acp", turn: 3 })
       expect(explained.calls.map((c) => [c.verdict, c.overlayStored])).toEqual([["composed", true]])
     }).pipe(Effect.scoped, Effect.provide(world)))
 })

@@ -169,7 +169,7 @@ describe("2. identity is delivered whatever the kind and label", () => {
             for (const question of ["who am I?", "Write me a birthday card.", "sign this letter for me"]) {
               const { agent, text } = yield* turn(question, config)
               expect([question, text.split("The user's name is Doug").length - 1]).toEqual([question, 1])
-              const outcome = agent.overlay!.outcomes.find((o) => o.recordId === "mem-000001")!
+              const outcome = agent.report!.outcomes.find((o) => o.recordId === "mem-000001")!
               // The overlay report says where it went and why: the content states the declared key.
               expect(outcome.address).toMatchObject({ key: "name", keySource: "statement" })
             }
@@ -344,7 +344,7 @@ describe("4b. a narrower scope's value wins over the stable prefix's (decision 0
             expect(agent.composedIds).not.toContain("mem-000001")
             expect(snapshot.projection.section("identity_memory")?.memoryIds).toEqual(["mem-000002"])
             if (background === companion) {
-              expect(agent.overlay?.outcomes).toContainEqual(
+              expect(agent.report?.outcomes).toContainEqual(
                 expect.objectContaining({
                   recordId: "mem-000001",
                   status: "declined",

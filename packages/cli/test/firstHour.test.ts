@@ -82,6 +82,9 @@ describe("the demo leaves something to inspect", () => {
     const otherToken = (await json("--db", db, "token", "create", "--scope", "project:other")).secret as string
     const [node, ...rest] = engramArgs(["--db", db, "--json", "serve", "--port", "0"])
     const child = spawn(node!, rest, { cwd: repoRoot, env: environment({}), stdio: ["ignore", "pipe", "pipe"] })
+    // Awaited before the test ends: a server still closing its store writes in the directory
+    // afterAll removes.
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
     try {
       const line = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stdout }).once("line", resolve)
@@ -98,6 +101,7 @@ describe("the demo leaves something to inspect", () => {
       expect((await fetch(`${url}api/sessions`)).status).toBe(401)
     } finally {
       child.kill("SIGTERM")
+      await exited
     }
   }, 180_000)
 })

@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { execFile, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import * as Path from "node:path"
 import { createInterface } from "node:readline"
@@ -68,6 +69,23 @@ const firstLine = async (
         await stop()
       }
     }
+  }
+}
+
+/**
+ * Whether process `pid` has ended: no such process, or a zombie its new parent has not reaped yet
+ * (read from /proc where there is one).
+ */
+const processGone = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return true
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") === true
+  } catch {
+    return false
   }
 }
 
@@ -196,12 +214,16 @@ describe("a server whose starter is gone", () => {
   it("stops when the shell that started it is killed, as under npx", async () => {
     const [node, ...rest] = engramArgs(["--db", Path.join(dir, "orphan.db"), "serve", "--port", "0"])
     const quoted = [node!, ...rest].map((word) => `'${word.replace(/'/g, "'\\''")}'`).join(" ")
-    // `; true` keeps the shell alive as engram's parent (a lone command would be exec'd).
-    const shell = spawn("sh", ["-c", `${quoted}; true`], {
+    // The shell stays alive as engram's parent (a lone command would be exec'd) and names engram's
+    // process id on stderr, so that the test can wait for that process itself to end.
+    const shell = spawn("sh", ["-c", `${quoted} & echo "$!" >&2; wait; true`], {
       cwd: repoRoot,
       env: childEnv(),
       stdio: ["ignore", "pipe", "pipe"]
     })
+    const pid = new Promise<number>((resolve) =>
+      createInterface({ input: shell.stderr }).once("line", (line) => resolve(Number(line)))
+    )
     const ready = await new Promise<string>((resolve, reject) => {
       createInterface({ input: shell.stdout }).once("line", resolve)
       shell.once("exit", (code) => reject(new Error(`the shell exited ${code} before engram was ready`)))
@@ -209,11 +231,15 @@ describe("a server whose starter is gone", () => {
     const url = /listening on (\S+)/.exec(ready)![1]!
     expect((await fetch(url)).status).toBe(200)
     shell.kill("SIGKILL")
+    // Stopped means the process is gone, not only its port closed: until it exits it may still be
+    // closing its store in `dir` (removing the directory under it fails with ENOTEMPTY).
+    const engramPid = await pid
     let stopped = false
-    for (let waited = 0; waited < 20_000 && !stopped; waited += 250) {
-      await new Promise((resolve) => setTimeout(resolve, 250))
-      stopped = await fetch(url).then(() => false, () => true)
+    for (let waited = 0; waited < 20_000 && !stopped; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      stopped = processGone(engramPid)
     }
     expect(stopped).toBe(true)
+    expect(await fetch(url).then(() => "answered", () => "refused")).toBe("refused")
   }, 120_000)
 })

@@ -8,9 +8,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import * as Path from "node:path"
-import { childEnv, engram, engramArgs, engramJson, expectRefused, repoRoot, tempDir } from "./utilities.js"
+import { childEnv, engram, engramArgs, engramJson, expectRefused, repoRoot, startEngram, tempDir } from "./utilities.js"
 
 interface ToolResult {
   readonly isError?: boolean
@@ -19,16 +18,6 @@ interface ToolResult {
 
 // The server's environment: no store fallbacks (the tests name the store), strings only (the SDK's transport).
 const serverEnv = () => childEnv({}, ["ENGRAM_PG_URL", "ENGRAM_DB"]) as Record<string, string>
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
-    })
-  })
 
 // Each test starts the CLI from source (tsx) at least once: on a loaded machine that takes a while.
 describe("engram mcp", { timeout: 180_000 }, () => {
@@ -104,23 +93,12 @@ describe("engram mcp", { timeout: 180_000 }, () => {
 
   it("serves streamable HTTP with --http", async () => {
     const db = Path.join(tmp.dir, "http.db")
-    const port = await freePort()
-    const [command, ...args] = engramArgs(["mcp", "--db", db, "--scope", "project:web", "--http", String(port)])
-    const child = spawn(command!, args, { cwd: repoRoot, env: serverEnv(), stdio: ["ignore", "ignore", "pipe"] })
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+    // `--http 0` binds a free port and prints its URL once it listens: the client connects then.
+    const server = await startEngram(["mcp", "--db", db, "--scope", "project:web", "--http", "0"], { env: serverEnv() })
     try {
       const client = new Client({ name: "engram-test", version: "1.0.0" })
-      const url = new URL(`http://127.0.0.1:${port}/mcp`)
-      // The server is up when it answers; tsx takes a moment to start.
-      for (let attempt = 0;; attempt++) {
-        try {
-          await client.connect(new StreamableHTTPClientTransport(url))
-          break
-        } catch (error) {
-          if (attempt > 300 || child.exitCode !== null) throw error
-          await new Promise((resolve) => setTimeout(resolve, 200))
-        }
-      }
+      const url = new URL(/(http:\/\/\S+\/mcp)/.exec(server.line)![1]!)
+      await client.connect(new StreamableHTTPClientTransport(url))
       const saved = (await client.callTool({
         name: "memory_save",
         arguments: { kind: "decision", content: "Deploys go out on Tuesdays" }
@@ -130,8 +108,7 @@ describe("engram mcp", { timeout: 180_000 }, () => {
       expect(recalled.structuredContent).toMatchObject({ memories: [{ content: "Deploys go out on Tuesdays" }] })
       await client.close()
     } finally {
-      child.kill("SIGTERM")
-      await exited
+      await server.stop()
     }
     const listed = await engramJson("memory", "list", "--db", db, "--scope", "project:web") as {
       readonly records: ReadonlyArray<{ readonly scope: string }>
@@ -225,8 +202,9 @@ describe("engram mcp", { timeout: 180_000 }, () => {
         readonly call: number
         readonly verified: boolean
       }>
-      // Turn 0 is initialize's instructions, turn 1 the memory_context call; both rebuilt byte for byte.
-      expect(calls.map((c) => [c.turn, c.call, c.verified])).toEqual([[0, 0, true], [1, 0, true]])
+      // Turn 1 is initialize's instructions, turn 2 the memory_context call (counted from 1,
+      // decision 0166); both rebuilt byte for byte.
+      expect(calls.map((c) => [c.turn, c.call, c.verified])).toEqual([[1, 0, true], [2, 0, true]])
     }
   })
 

@@ -30,6 +30,7 @@ import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import { failure } from "./internal/harness.js"
 
 const T0 = Date.UTC(2025, 2, 14, 9, 26, 53, 589)
 
@@ -63,16 +64,6 @@ export const promotionRow = (
     ...fields
   }
 }
-
-const failure = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<E, never, R> =>
-  Effect.flatMap(
-    Effect.either(self),
-    Either.match({
-      onLeft: Effect.succeed,
-      onRight: (value) =>
-        Effect.dieMessage(`expected the operation to fail, but it succeeded with ${JSON.stringify(value)}`)
-    })
-  )
 
 const plain = (rows: ReadonlyArray<Row>) => rows.map((row) => encodeRow(row))
 const ids = (read: PromotionStore.PromotionRead) => read.rows.map((row) => `${row.recordId}/${row.specKey}`)

@@ -32,6 +32,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as Bounded from "./Bounded.js"
 import * as TopK from "./internal/topK.js"
 import type { ConversationPosition } from "./MemoryRecord.js"
 
@@ -46,22 +47,10 @@ import type { ConversationPosition } from "./MemoryRecord.js"
  * @category models
  */
 export const Parameters = Schema.Struct({
-  k1: Schema.Number.pipe(
-    Schema.between(0, 10),
-    Schema.annotations({ message: () => "k1 must be a number from 0 to 10" })
-  ),
-  b: Schema.Number.pipe(
-    Schema.between(0, 1),
-    Schema.annotations({ message: () => "b must be a number from 0 to 1" })
-  ),
-  neighbourWindow: Schema.Int.pipe(
-    Schema.between(0, 10),
-    Schema.annotations({ message: () => "neighbourWindow must be an integer from 0 to 10" })
-  ),
-  neighbourWeight: Schema.Number.pipe(
-    Schema.between(0, 1),
-    Schema.annotations({ message: () => "neighbourWeight must be a number from 0 to 1" })
-  )
+  k1: Bounded.number("k1", 0, 10),
+  b: Bounded.number("b", 0, 1),
+  neighbourWindow: Bounded.int("neighbourWindow", 0, 10),
+  neighbourWeight: Bounded.number("neighbourWeight", 0, 1)
 }).annotations({ identifier: "Bm25Parameters" })
 /** @since 0.1.0 @category models */
 export type Parameters = typeof Parameters.Type

@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Bounded from "./Bounded.js"
 import * as ErrorClass from "./ErrorClass.js"
 import * as TestEmbedder from "./internal/testEmbedder.js"
 
@@ -36,10 +37,7 @@ export const EmbedderIdentity = Schema.Struct({
     Schema.maxLength(200),
     Schema.annotations({ message: () => "the embedder's model name must be 1-200 characters" })
   ),
-  dimensions: Schema.Int.pipe(
-    Schema.between(1, 16_384),
-    Schema.annotations({ message: () => "the embedder's dimensions must be an integer from 1 to 16384" })
-  )
+  dimensions: Bounded.int("the embedder's dimensions", 1, 16_384)
 }).annotations({ identifier: "EmbedderIdentity" })
 /** @since 0.1.0 @category models */
 export type EmbedderIdentity = typeof EmbedderIdentity.Type

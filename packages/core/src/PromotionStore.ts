@@ -25,10 +25,10 @@ import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import * as ErrorClass from "./ErrorClass.js"
 import * as InMemoryPromotionStore from "./internal/inMemoryPromotionStore.js"
 import * as internal from "./internal/promotionRow.js"
 import type { MemoryId, Scope } from "./MemoryRecord.js"
+import type { DuplicatePromotion, InvalidPromotionRow, PromotionStoreFailure } from "./PromotionStoreError.js"
 
 /**
  * A promotion row: the record it is about, the record's scope, and the routing decision.
@@ -36,41 +36,18 @@ import type { MemoryId, Scope } from "./MemoryRecord.js"
  * @since 0.1.0
  * @category models
  */
+export {
+  /** @since 0.1.0 @category errors */
+  DuplicatePromotion,
+  /** @since 0.1.0 @category errors */
+  InvalidPromotionRow,
+  /** @since 0.1.0 @category errors */
+  PromotionStoreFailure
+} from "./PromotionStoreError.js"
+
 export const PromotionRow = internal.PromotionRow
 /** @since 0.1.0 @category models */
 export type PromotionRow = internal.PromotionRow
-
-/**
- * A second row for a record and spec that already has one (stored, or earlier in the batch).
- * Rows are committed once; nothing in the batch was stored.
- *
- * @since 0.1.0
- * @category errors
- */
-export const DuplicatePromotion = internal.DuplicatePromotion
-/** @since 0.1.0 @category errors */
-export type DuplicatePromotion = internal.DuplicatePromotion
-
-/**
- * A row that is not a consistent decision: a field fails its schema, or the address disagrees with
- * the placement. `index` is the row's position in the batch; nothing in the batch was stored.
- *
- * @since 0.1.0
- * @category errors
- */
-export const InvalidPromotionRow = internal.InvalidPromotionRow
-/** @since 0.1.0 @category errors */
-export type InvalidPromotionRow = internal.InvalidPromotionRow
-
-/**
- * The backend itself failed (I/O, connection, SQL). The operation left the store as it was.
- *
- * @since 0.1.0
- * @category errors
- */
-export class PromotionStoreFailure
-  extends ErrorClass.Failure<PromotionStoreFailure>()("PromotionStoreFailure", "promotion store")
-{}
 
 /**
  * Rows read back, in {@link compareRows} order, with the number of stored rows that failed to

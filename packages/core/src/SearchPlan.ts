@@ -21,6 +21,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Bm25 from "./Bm25.js"
+import * as Bounded from "./Bounded.js"
 import type { SearchHit, SearchResult } from "./MemoryStore.js"
 
 /**
@@ -49,14 +50,8 @@ export const PlannerOptions = Schema.Struct({
   minPrunedPostings: Schema.NonNegativeInt.annotations({
     message: () => "minPrunedPostings must be a non-negative integer"
   }),
-  maxRankedTokens: Schema.Int.pipe(
-    Schema.between(1, 1_000),
-    Schema.annotations({ message: () => "maxRankedTokens must be an integer from 1 to 1000" })
-  ),
-  idfPower: Schema.Number.pipe(
-    Schema.between(0.5, 4),
-    Schema.annotations({ message: () => "idfPower must be a number from 0.5 to 4" })
-  )
+  maxRankedTokens: Bounded.int("maxRankedTokens", 1, 1_000),
+  idfPower: Bounded.number("idfPower", 0.5, 4)
 }).annotations({ identifier: "PlannerOptions" })
 /** @since 0.1.0 @category models */
 export type PlannerOptions = typeof PlannerOptions.Type
@@ -260,27 +255,11 @@ const belowScores = (above: ReadonlyArray<SearchHit>, hits: ReadonlyArray<Search
  * @category models
  */
 export const FusionOptions = Schema.Struct({
-  k: Schema.Number.pipe(
-    Schema.greaterThanOrEqualTo(0),
-    Schema.lessThanOrEqualTo(10_000),
-    Schema.annotations({ message: () => "k must be a number from 0 to 10000" })
-  ),
-  lexicalWeight: Schema.Number.pipe(
-    Schema.between(0, 100),
-    Schema.annotations({ message: () => "lexicalWeight must be a number from 0 to 100" })
-  ),
-  vectorWeight: Schema.Number.pipe(
-    Schema.between(0, 100),
-    Schema.annotations({ message: () => "vectorWeight must be a number from 0 to 100" })
-  ),
-  minSimilarity: Schema.Number.pipe(
-    Schema.between(-1, 1),
-    Schema.annotations({ message: () => "minSimilarity must be a number from -1 to 1" })
-  ),
-  candidates: Schema.Int.pipe(
-    Schema.between(0, 1_000),
-    Schema.annotations({ message: () => "candidates must be an integer from 0 to 1000" })
-  )
+  k: Bounded.number("k", 0, 10_000),
+  lexicalWeight: Bounded.number("lexicalWeight", 0, 100),
+  vectorWeight: Bounded.number("vectorWeight", 0, 100),
+  minSimilarity: Bounded.number("minSimilarity", -1, 1),
+  candidates: Bounded.int("candidates", 0, 1_000)
 }).annotations({ identifier: "FusionOptions" })
 /** @since 0.1.0 @category models */
 export type FusionOptions = typeof FusionOptions.Type

@@ -41,7 +41,12 @@ const world = (settings: Partial<ContextProjection.ProjectionSettings> = {}) => 
     TelemetryStore.layerMemory,
     IdGenerator.sequential("mem")
   )
-  return { reads: spy.reads, layer: Layer.effect(ContextProjection.ContextProjection, ContextProjection.make(settings)).pipe(Layer.provideMerge(stores)) }
+  return {
+    reads: spy.reads,
+    layer: Layer.effect(ContextProjection.ContextProjection, ContextProjection.make(settings)).pipe(
+      Layer.provideMerge(stores)
+    )
+  }
 }
 
 /** Writes each input in its own call, one second apart, so creation order is newest-last. */

@@ -36,7 +36,12 @@ const world = (settings: Partial<ContextProjection.ProjectionSettings>) => {
     TelemetryStore.layerMemory,
     IdGenerator.sequential("rb")
   )
-  return { limits: spy.limits, layer: Layer.effect(ContextProjection.ContextProjection, ContextProjection.make(settings)).pipe(Layer.provideMerge(stores)) }
+  return {
+    limits: spy.limits,
+    layer: Layer.effect(ContextProjection.ContextProjection, ContextProjection.make(settings)).pipe(
+      Layer.provideMerge(stores)
+    )
+  }
 }
 
 // 300 facts, each ~90 chars, all sharing the query's word "ferry".

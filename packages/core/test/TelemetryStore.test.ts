@@ -20,7 +20,10 @@ describe("TelemetryStore (memory layer)", () => {
   it.effect("appends injection rows and lists them by session, in append order", () =>
     Effect.gen(function*() {
       const store = yield* TelemetryStore.TelemetryStore
-      const native = ProjectedContext.composeProjectedContext(input, { mode: "native", budget: ProjectedContext.tokens(16_000) })
+      const native = ProjectedContext.composeProjectedContext(input, {
+        mode: "native",
+        budget: ProjectedContext.tokens(16_000)
+      })
       const first = InjectionLog.fromProjection(native, { sessionId: "s-1", turn: 1, at })
       const resumed = InjectionLog.fromProjection(native, { sessionId: "s-1", turn: 1, at })
       const other = InjectionLog.fromProjection(native, { sessionId: "s-2", turn: 1, at })
@@ -43,7 +46,10 @@ describe("TelemetryStore (memory layer)", () => {
   it.effect("an incognito turn's row names no memory, and a row that would is refused", () =>
     Effect.gen(function*() {
       const store = yield* TelemetryStore.TelemetryStore
-      const incognito = ProjectedContext.composeProjectedContext(input, { mode: "incognito", budget: ProjectedContext.tokens(16_000) })
+      const incognito = ProjectedContext.composeProjectedContext(input, {
+        mode: "incognito",
+        budget: ProjectedContext.tokens(16_000)
+      })
       const row = InjectionLog.fromProjection(incognito, { sessionId: "s-1", turn: 2, at })
       expect(row.memoryIds).toEqual([])
       yield* store.appendInjection(row)
@@ -68,11 +74,14 @@ describe("TelemetryStore (memory layer)", () => {
     }).pipe(Effect.provide(TelemetryStore.layerMemory)))
 
   it("round-trips a row through plain JSON", () => {
-    const row = InjectionLog.fromProjection(ProjectedContext.composeProjectedContext(input, { budget: ProjectedContext.tokens(16_000) }), {
-      sessionId: "s-1",
-      turn: 0,
-      at
-    })
+    const row = InjectionLog.fromProjection(
+      ProjectedContext.composeProjectedContext(input, { budget: ProjectedContext.tokens(16_000) }),
+      {
+        sessionId: "s-1",
+        turn: 0,
+        at
+      }
+    )
     const decoded = InjectionLog.decodeStoredInjectionRow(JSON.parse(JSON.stringify(encode(row))))
     expect(decoded._tag).toBe("Right")
     if (decoded._tag === "Right") expect(encode(decoded.right)).toEqual(encode(row))

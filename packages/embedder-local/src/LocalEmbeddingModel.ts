@@ -15,6 +15,7 @@
  */
 import * as AiError from "@effect/ai/AiError"
 import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
+import * as Bounded from "@engram/core/Bounded"
 import type * as ErrorClass from "@engram/core/ErrorClass"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -45,18 +46,9 @@ export const DIMENSIONS = Encoder.DIMENSIONS
  * @category models
  */
 export const Options = Schema.Struct({
-  maxChunkChars: Schema.Int.pipe(
-    Schema.between(200, 16_000),
-    Schema.annotations({ message: () => "maxChunkChars must be an integer from 200 to 16000" })
-  ),
-  maxChunks: Schema.Int.pipe(
-    Schema.between(1, 64),
-    Schema.annotations({ message: () => "maxChunks must be an integer from 1 to 64" })
-  ),
-  batchSize: Schema.Int.pipe(
-    Schema.between(1, 256),
-    Schema.annotations({ message: () => "batchSize must be an integer from 1 to 256" })
-  )
+  maxChunkChars: Bounded.int("maxChunkChars", 200, 16_000),
+  maxChunks: Bounded.int("maxChunks", 1, 64),
+  batchSize: Bounded.int("batchSize", 1, 256)
 }).annotations({ identifier: "LocalEmbedderOptions" })
 /** @since 0.1.0 @category models */
 export type Options = typeof Options.Type

@@ -5,11 +5,10 @@
  * the prior-session digest and recall, inside the `<injected_memory>` envelope).
  *
  * It is built by the functions every runtime calls, never a mapping of its own:
- * `StablePrefix.buildAgent` (rebuilt on every call, so a memory promoted a moment ago is in it),
- * `Agent.planTurn` (the one turn → projection-request mapping, mode `external`),
- * `ContextProjection.project`, and `ModelRequest.compose` for the request reported to the
- * `PromptObserver` in context — so `engram inspect` shows what an MCP client was given, as it
- * shows a native turn. The server delivers it three ways (see `EngramMcp`): as the `instructions`
+ * `StablePrefix.buildAgent` (rebuilt on every call, so a memory promoted a moment ago is in it)
+ * and `Turn.compose` (the one assembly of a turn, mode `external`: plan, project, compose, and the
+ * request reported to the `PromptObserver` in context) — so `engram inspect` shows what an MCP
+ * client was given, as it shows a native turn. The server delivers it three ways (see `EngramMcp`): as the `instructions`
  * of `initialize`, as the resource {@link CONTEXT_URI}, and as the tool `memory_context`.
  *
  * @since 0.1.0
@@ -27,7 +26,7 @@ import {
   TelemetryStore,
   Trajectory
 } from "@engram/core"
-import { Agent, MemoryTools, ModelRequest, PromptObserver, StablePrefix } from "@engram/runtime"
+import { MemoryTools, ModelRequest, StablePrefix, Turn } from "@engram/runtime"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -199,7 +198,7 @@ export interface Service {
 /**
  * Where the session stands: the turn after the last one stored (injection log or snapshots), and
  * the messages its trajectory holds — the history every later call is composed over, so each
- * stored call rebuilds byte for byte. A new session: turn 0, no history.
+ * stored call rebuilds byte for byte. A new session: turn 1, no history.
  */
 const resume = (sessionId: string) =>
   Effect.gen(function*() {
@@ -215,14 +214,15 @@ const resume = (sessionId: string) =>
         history.push(message)
       }
     }
-    return { turn: Math.max(-1, ...logged, ...snapshots.map((snapshot) => snapshot.turn)) + 1, history }
+    // Turns are counted from 1, as the native loop counts them (decision 0166).
+    return { turn: Math.max(0, ...logged, ...snapshots.map((snapshot) => snapshot.turn)) + 1, history }
   }).pipe(
     Effect.catchAll((error) =>
       Effect.as(
-        Effect.logWarning("the session's stored turns could not be read; numbering from 0").pipe(
+        Effect.logWarning("the session's stored turns could not be read; numbering from 1").pipe(
           Effect.annotateLogs({ sessionId, problem: error.message })
         ),
-        { turn: 0, history: [] as Array<SessionStore.SessionMessage> }
+        { turn: 1, history: [] as Array<SessionStore.SessionMessage> }
       )
     )
   )
@@ -261,35 +261,16 @@ export const make = (
         const turn = yield* Ref.getAndUpdate(turns, (n) => n + 1)
         const input = new SessionStore.OperatorMessage({ text: query, at: yield* DateTime.now })
         const earlier = yield* Ref.getAndUpdate(history, (messages) => [...messages, input])
-        const agent = yield* StablePrefix.buildAgent(agentConfig).pipe(Effect.provide(specs), Effect.provide(context))
-        const plan = yield* Agent.planTurn(agent, {
+        const built = yield* StablePrefix.buildAgent(agentConfig).pipe(Effect.provide(specs), Effect.provide(context))
+        // The one assembly of a turn (decision 0166); an MCP client is an external agent.
+        const { inputs, request } = yield* Turn.compose({ ...built, mode: "external" }, {
           sessionId,
           turn,
-          query,
-          mode: "external",
-          scopes: agent.scopes
-        })
-        const projected = yield* projection.project(plan.request)
-        const inputs: ModelRequest.RequestInput = {
-          prefix: plan.prefix,
-          history: earlier,
           input,
-          rounds: [],
-          projection: projected
-        }
-        const request = ModelRequest.compose(inputs)
-        yield* PromptObserver.observe({
-          sessionId,
-          turn,
-          call: 0,
-          request,
-          tools: [],
-          projection: projected,
-          inputs,
-          scopes: agent.scopes,
-          overlay: plan.report
-        })
-        const background = PromptFragment.joinPrompt(plan.prefix)
+          history: earlier
+        }).pipe(Effect.provideService(ContextProjection.ContextProjection, projection))
+        const projected = inputs.projection
+        const background = PromptFragment.joinPrompt(inputs.prefix)
         return {
           text: [background, projected.text].filter((part) => part.length > 0).join("\n\n"),
           background,

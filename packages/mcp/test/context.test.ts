@@ -152,17 +152,17 @@ describe("the context an MCP client reads", () => {
       expect(served.structuredContent?.["projection"]).toBe(native.text)
       expect(native.text).toContain("The staging database runs Postgres 15")
       // Reported to the PromptObserver as a native call is: one snapshot per context turn (the
-      // session's instructions were turn 0).
+      // session's instructions were turn 1; turns are counted from 1, as the native loop counts).
       const captured = yield* Effect.provide(PromptObserver.captured, server.context)
       expect(captured.map((snapshot) => [snapshot.sessionId, snapshot.turn])).toEqual([
-        ["mcp-s", 0],
-        ["mcp-s", 1]
+        ["mcp-s", 1],
+        ["mcp-s", 2]
       ])
     })))
 })
 
 describe("a session per MCP connection", () => {
-  it.live("two clients in a row: two sessions, each numbered from turn 0 with a snapshot per call; instructions on an empty store", () =>
+  it.live("two clients in a row: two sessions, each numbered from turn 1 with a snapshot per call; instructions on an empty store", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* serving({ memory: withoutSections })
       for (const query of ["who am I?", "what do I like?"]) {
@@ -177,10 +177,10 @@ describe("a session per MCP connection", () => {
       expect(sessions).toHaveLength(2)
       for (const sessionId of sessions) expect(sessionId).toMatch(/^engram-test-[0-9a-f]{8}$/)
       expect(captured.map((snapshot) => [snapshot.sessionId, snapshot.turn, snapshot.call])).toEqual([
-        [sessions[0], 0, 0],
         [sessions[0], 1, 0],
-        [sessions[1], 0, 0],
-        [sessions[1], 1, 0]
+        [sessions[0], 2, 0],
+        [sessions[1], 1, 0],
+        [sessions[1], 2, 0]
       ])
     })))
 
@@ -193,10 +193,10 @@ describe("a session per MCP connection", () => {
       }
       const captured = yield* Effect.provide(PromptObserver.captured, server.context)
       expect(captured.map((snapshot) => [snapshot.sessionId, snapshot.turn])).toEqual([
-        ["desk", 0],
         ["desk", 1],
         ["desk", 2],
-        ["desk", 3]
+        ["desk", 3],
+        ["desk", 4]
       ])
     })))
 })

@@ -22,7 +22,7 @@
  * next turn, and the projection of that same turn withholds exactly the ids and addresses that
  * prefix holds — never the stale set of an earlier build (which would deliver a memory twice, or a
  * memory that left the prefix not at all). An `incognito` turn uses the authored prefix and no
- * composed ids. The prefix and the request come from `Agent.planTurn`, as on every runtime.
+ * composed ids. The prefix, the projection and the request come from `Turn` (decision 0166), as on every runtime.
  *
  * @example
  * ```ts
@@ -53,8 +53,8 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Agent from "./Agent.js"
 import * as ModelRequest from "./ModelRequest.js"
-import * as PromptObserver from "./PromptObserver.js"
 import type { BuiltAgent } from "./StablePrefix.js"
+import * as Turn from "./Turn.js"
 
 /**
  * The modes an external turn may be assembled in: `external` (the default), `autonomous` (a
@@ -102,7 +102,8 @@ export const configFromAgent = (
 
 /**
  * Per-turn options: the turn number (default: one more than the last turn assembled for the
- * session, starting at 0), the runtime's working state, and the mode (default `external`).
+ * session, starting at 1 as the native loop counts), the runtime's working state, and the mode
+ * (default `external`).
  *
  * @since 0.1.0
  * @category models
@@ -212,54 +213,55 @@ export const make = <R = never>(
         )
         : Effect.succeed(config.agent)
 
-    /** One turn against one build of the agent: the prefix it sends and the projection. */
-    const turnOf = (sessionId: string, query: string, options: AssembleOptions) =>
+    /**
+     * One turn against one build of the agent, through `Turn.open` (decision 0166): the assembler's
+     * scopes, skills and the call's mode and working state are the agent's. `advance` appends the
+     * input to the session's stream (`compose`); `assemble` only reads it.
+     */
+    const openTurn = (sessionId: string, query: string, options: AssembleOptions, advance: boolean) =>
       Effect.gen(function*() {
         const turn = yield* Ref.modify(nextTurn, (turns) => {
-          const turn = options.turn ?? turns.get(sessionId) ?? 0
-          return [turn, new Map(turns).set(sessionId, Math.max(turns.get(sessionId) ?? 0, turn + 1))] as const
+          // Counted from 1, as the native loop counts its turns.
+          const turn = options.turn ?? turns.get(sessionId) ?? 1
+          return [turn, new Map(turns).set(sessionId, Math.max(turns.get(sessionId) ?? 1, turn + 1))] as const
         })
         const agent = yield* agentOf(sessionId, turn)
-        // The prefix this mode sends and the request for its projection, as every runtime maps a turn.
-        const plan = yield* Agent.planTurn(agent, {
-          sessionId,
-          turn,
-          query,
-          mode: options.mode ?? "external",
+        const input = new SessionStore.OperatorMessage({ text: query, at: yield* DateTime.now })
+        const history = advance
+          ? yield* Ref.modify(streams, (all) => {
+            const before = all.get(sessionId) ?? []
+            return [before, new Map(all).set(sessionId, [...before, input])] as const
+          })
+          : (yield* Ref.get(streams)).get(sessionId) ?? []
+        const turnAgent: Turn.TurnAgent = {
+          ...agent,
           scopes: config.scopes,
+          mode: options.mode ?? "external",
           workingState: options.workingState,
-          skills: config.skills,
-          record: config.record
-        })
-        const projected = yield* projection.project(plan.request)
-        return { turn, prefix: plan.prefix, projection: projected, overlay: plan.report }
+          skills: config.skills
+        }
+        return yield* Turn.open(turnAgent, { sessionId, turn, input, history, record: config.record }).pipe(
+          Effect.provideService(ContextProjection.ContextProjection, projection),
+          // The assembler's callers are told the incognito rule by its own name (AssemblyError).
+          Effect.catchTag("ProjectionFailure", (failure) =>
+            Effect.fail(failure.cause instanceof Agent.IncognitoPrefixHoldsMemory ? failure.cause : failure))
+        )
       }).pipe(Effect.withSpan("engram.assembler.assemble", { attributes: { sessionId } }))
 
     const assemble = (sessionId: string, query: string, options: AssembleOptions = {}) =>
-      Effect.map(turnOf(sessionId, query, options), (assembled) => assembled.projection)
+      Effect.map(openTurn(sessionId, query, options, false), (opened) =>
+        opened.projection)
 
     const compose = (sessionId: string, query: string, options: AssembleOptions = {}) =>
       Effect.gen(function*() {
-        const { overlay, prefix, projection, turn } = yield* turnOf(sessionId, query, options)
-        const input = new SessionStore.OperatorMessage({ text: query, at: yield* DateTime.now })
-        const history = yield* Ref.modify(streams, (all) => {
-          const before = all.get(sessionId) ?? []
-          return [before, new Map(all).set(sessionId, [...before, input])] as const
-        })
-        const inputs: ModelRequest.RequestInput = { prefix, history, input, rounds: [], projection }
-        const request = ModelRequest.compose(inputs)
-        yield* PromptObserver.observe({
-          sessionId,
-          turn,
-          call: 0,
+        const opened = yield* openTurn(sessionId, query, options, true)
+        const { request } = yield* Turn.call(opened, { call: 0, rounds: [], tools: [] })
+        return {
           request,
-          tools: [],
-          projection,
-          inputs,
-          scopes: config.scopes,
-          overlay
-        })
-        return { request, prefix, projection, turn } satisfies AssembledRequest
+          prefix: opened.plan.prefix,
+          projection: opened.projection,
+          turn: opened.request.turn
+        } satisfies AssembledRequest
       })
 
     const answered = (sessionId: string, text: string) =>

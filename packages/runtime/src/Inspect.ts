@@ -78,7 +78,10 @@ export const rebuild = (
       ? []
       : yield* Either.flatMap(blob("prefix", snapshot.prefix.hash), Trajectory.prefixOf)
     const projection = snapshot.projection.hash === null
-      ? ProjectedContext.composeProjectedContext({ now: snapshot.at }, { mode: snapshot.mode, budget: ProjectedContext.unbounded })
+      ? ProjectedContext.composeProjectedContext({ now: snapshot.at }, {
+        mode: snapshot.mode,
+        budget: ProjectedContext.unbounded
+      })
       : yield* Either.flatMap(blob("projection", snapshot.projection.hash), Trajectory.projectionOf)
     const messages: Array<SessionStore.SessionMessage> = []
     for (let seq = 0; seq < snapshot.messages.count; seq++) {

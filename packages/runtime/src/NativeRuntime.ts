@@ -65,9 +65,24 @@ import type {
 } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import type * as Agent from "./Agent.js"
+import type * as Extraction from "./Extraction.js"
 import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
+import type * as NativeRuntimeError from "./NativeRuntimeError.js"
 import type * as StablePrefix from "./StablePrefix.js"
+
+export {
+  /** @since 0.1.0 @category errors */
+  CallLimitReached,
+  /** @since 0.1.0 @category errors */
+  InvalidTurn,
+  /** @since 0.1.0 @category errors */
+  NothingToResume,
+  /** @since 0.1.0 @category errors */
+  SessionAwaitingApproval,
+  /** @since 0.1.0 @category errors */
+  ToolNameClash
+} from "./NativeRuntimeError.js"
 
 /**
  * The memory tools of the native runtime: the memory toolkit's.
@@ -144,6 +159,9 @@ export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
  * - `cacheHints`: the provider options that mark prompt-cache breakpoints at the end of the stable
  *   prefix and at the turn's input (default `ModelRequest.CACHE_HINTS`, Anthropic's cache control;
  *   `false` for none). They are never put inside the projection.
+ * - `extraction`: the extraction service (`yield* Extraction.Extraction` under `Extraction.layer`)
+ *   each completed turn hands its session to (its `schedule`: the turn returns at once); without
+ *   it, nothing is extracted after a turn (decision 0166).
  *
  * @since 0.1.0
  * @category models
@@ -167,6 +185,7 @@ export interface NativeAgentOptions {
   readonly maxCalls?: number | undefined
   /** The agent's own projection settings (budget, window, recall) over the layer's (decision 0182). */
   readonly projection?: ContextProjection.ProjectionOverrides | undefined
+  readonly extraction?: Extraction.Service | undefined
 }
 
 /**
@@ -178,8 +197,8 @@ export interface NativeAgentOptions {
 export interface NativeAgent {
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
   readonly composedIds: ReadonlyArray<string>
-  /** The overlay report the prefix was built with, if given (none for an incognito agent). */
-  readonly overlay: MemoryOverlay.OverlayReport | undefined
+  /** The overlay report the prefix was built with, if given (none for an incognito agent); `Agent.Agent`'s name. */
+  readonly report: MemoryOverlay.OverlayReport | undefined
   /** The provider options marking cache breakpoints, if any (see `ModelRequest.compose`). */
   readonly cacheHints: Prompt.ProviderOptions | undefined
   /** The memory tools' configuration (a subagent inherits it). */
@@ -197,6 +216,8 @@ export interface NativeAgent {
   readonly needsApproval: (call: SessionStore.ToolCall) => boolean
   /** The agent's own projection settings, if any. */
   readonly projection: ContextProjection.ProjectionOverrides | undefined
+  /** The extraction each completed turn is handed to, if any. */
+  readonly extraction: Extraction.Service | undefined
 }
 
 /**
@@ -208,24 +229,13 @@ export interface NativeAgent {
 export const DEFAULT_MAX_CALLS: number = internal.DEFAULT_MAX_CALLS
 
 /**
- * Two tools of an agent share a name (or a user tool takes a memory tool's name): the model could
- * not tell them apart. Rename one.
- *
- * @since 0.1.0
- * @category errors
- */
-export const ToolNameClash = internal.ToolNameClash
-/** @since 0.1.0 @category errors */
-export type ToolNameClash = internal.ToolNameClash
-
-/**
  * Why an agent could not be built: two tools share a name, or an incognito agent's prefix holds
  * memory (`Agent.IncognitoPrefixHoldsMemory`).
  *
  * @since 0.1.0
  * @category errors
  */
-export type BuildError = ToolNameClash | Agent.IncognitoPrefixHoldsMemory
+export type BuildError = NativeRuntimeError.ToolNameClash | Agent.IncognitoPrefixHoldsMemory
 
 /**
  * Builds an agent: resolves its options, binds the memory tools' handlers to the stores in
@@ -388,48 +398,6 @@ export const approveOnly = (ids: ReadonlyArray<string>, reason?: string): Approv
 })
 
 /**
- * A new turn was started on a session that is waiting for an approval. Resume (or deny) first.
- *
- * @since 0.1.0
- * @category errors
- */
-export const SessionAwaitingApproval = internal.SessionAwaitingApproval
-/** @since 0.1.0 @category errors */
-export type SessionAwaitingApproval = internal.SessionAwaitingApproval
-
-/**
- * `resume` found nothing to resume: no pending interrupt, or a stored session that does not end
- * with the suspended calls.
- *
- * @since 0.1.0
- * @category errors
- */
-export const NothingToResume = internal.NothingToResume
-/** @since 0.1.0 @category errors */
-export type NothingToResume = internal.NothingToResume
-
-/**
- * The model kept calling tools past the turn's limit of model calls. What it said and did so
- * far is stored.
- *
- * @since 0.1.0
- * @category errors
- */
-export const CallLimitReached = internal.CallLimitReached
-/** @since 0.1.0 @category errors */
-export type CallLimitReached = internal.CallLimitReached
-
-/**
- * The turn's input was refused before anything ran (an invalid session id).
- *
- * @since 0.1.0
- * @category errors
- */
-export const InvalidTurn = internal.InvalidTurn
-/** @since 0.1.0 @category errors */
-export type InvalidTurn = internal.InvalidTurn
-
-/**
  * Everything a turn can fail with.
  *
  * @since 0.1.0
@@ -440,9 +408,9 @@ export type TurnError =
   | ContextProjection.ProjectionFailure
   | SessionStore.SessionStoreFailure
   | SessionStore.InvalidSessionData
-  | SessionAwaitingApproval
-  | CallLimitReached
-  | InvalidTurn
+  | NativeRuntimeError.SessionAwaitingApproval
+  | NativeRuntimeError.CallLimitReached
+  | NativeRuntimeError.InvalidTurn
 
 /**
  * What a turn needs: a language model, the session store and the projection. (The memory tools
@@ -478,5 +446,8 @@ export const resume = (options: {
   readonly agent: NativeAgent
   readonly sessionId: string
   readonly decision: ApprovalDecision
-}): Effect.Effect<TurnResult, Exclude<TurnError, SessionAwaitingApproval> | NothingToResume, TurnContext> =>
-  internal.resume(options)
+}): Effect.Effect<
+  TurnResult,
+  Exclude<TurnError, NativeRuntimeError.SessionAwaitingApproval> | NativeRuntimeError.NothingToResume,
+  TurnContext
+> => internal.resume(options)

@@ -29,6 +29,7 @@ import * as internal from "./internal/nativeLoop.js"
 import * as ModelRequest from "./ModelRequest.js"
 import type { NativeAgent } from "./NativeRuntime.js"
 import * as PromptObserver from "./PromptObserver.js"
+import * as Turn from "./Turn.js"
 
 /**
  * One replayed model call: where it sat in the session and the request it was (or would now be)
@@ -70,22 +71,21 @@ export const replaySession = (options: {
     for (const [t, start] of starts.entries()) {
       const end = starts[t + 1] ?? messages.length
       const input = messages[start] as SessionStore.OperatorMessage
-      const turn = { agent, sessionId, turn: t + 1, history: messages.slice(0, start), input }
-      const projection = yield* internal.project(turn, false)
+      // Neither recorded nor observed: a replay rebuilds the requests, it runs no turn.
+      const opened = yield* Turn.open(agent, {
+        sessionId,
+        turn: t + 1,
+        history: messages.slice(0, start),
+        input,
+        record: false
+      })
       const segment = messages.slice(start + 1, end)
       // Call 0 had no rounds; each stored tool message closed a round and opened the next call.
       const cuts = [0, ...segment.flatMap((message, i) => (message._tag === "ToolMessage" ? [i + 1] : []))]
-      cuts.forEach((cut, call) => {
-        const request = ModelRequest.compose({
-          prefix: agent.prefix,
-          history: turn.history,
-          input,
-          rounds: segment.slice(0, cut),
-          projection,
-          cacheHints: agent.cacheHints
-        })
-        calls.push({ sessionId, turn: turn.turn, call, request, projection })
-      })
+      for (const [call, cut] of cuts.entries()) {
+        const { request } = yield* Turn.call(opened, { call, rounds: segment.slice(0, cut), tools: agent.offered })
+        calls.push({ sessionId, turn: t + 1, call, request, projection: opened.projection })
+      }
     }
     return calls
   }).pipe(Effect.withSpan("agent.replay", { attributes: { sessionId: options.sessionId } }))

@@ -63,6 +63,7 @@ import type * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/stablePrefix.js"
 import type * as MemoryTools from "./MemoryTools.js"
+import type { DuplicateSection, SectionOrderCycle, UnknownSectionAnchor } from "./StablePrefixError.js"
 
 // ---------------------------------------------------------------------------------------------
 // Sections
@@ -220,36 +221,14 @@ export class InvalidAgentConfig extends ErrorClass.TaggedError<InvalidAgentConfi
   message: (self) => `invalid agent config: ${self.problem}`
 }) {}
 
-/**
- * A plugin section is placed relative to a section that does not exist.
- *
- * @since 0.1.0
- * @category errors
- */
-export const UnknownSectionAnchor = internal.UnknownSectionAnchor
-/** @since 0.1.0 @category errors */
-export type UnknownSectionAnchor = internal.UnknownSectionAnchor
-
-/**
- * Plugin sections are anchored on each other in a cycle, so none of them has a place. `cycle`
- * lists the sections in anchor order, the first repeated at the end.
- *
- * @since 0.1.0
- * @category errors
- */
-export const SectionOrderCycle = internal.SectionOrderCycle
-/** @since 0.1.0 @category errors */
-export type SectionOrderCycle = internal.SectionOrderCycle
-
-/**
- * Two sections share a name (a plugin reusing a built-in name, or two plugins).
- *
- * @since 0.1.0
- * @category errors
- */
-export const DuplicateSection = internal.DuplicateSection
-/** @since 0.1.0 @category errors */
-export type DuplicateSection = internal.DuplicateSection
+export {
+  /** @since 0.1.0 @category errors */
+  DuplicateSection,
+  /** @since 0.1.0 @category errors */
+  SectionOrderCycle,
+  /** @since 0.1.0 @category errors */
+  UnknownSectionAnchor
+} from "./StablePrefixError.js"
 
 /**
  * Why sections could not be ordered.

@@ -101,7 +101,7 @@ describe("ContextAssembler", () => {
       expect(projection.section("identity_memory")?.memoryIds).toEqual([m.nickname.id])
     }).pipe(Effect.provide(world())))
 
-  it.effect("assembles through ContextProjection in external mode, numbering turns per session", () =>
+  it.effect("assembles through ContextProjection in external mode, numbering turns per session from 1", () =>
     Effect.gen(function*() {
       yield* seed
       const assembler = yield* ContextAssembler.ContextAssembler
@@ -113,12 +113,13 @@ describe("ContextAssembler", () => {
       yield* assembler.assemble("s-1", "approved", { turn: 7 })
       yield* assembler.assemble("s-1", "next")
       expect((yield* injections("s-1")).rows.map((row) => [row.turn, row.mode])).toEqual([
-        [0, "external"],
         [1, "external"],
+        [2, "external"],
         [7, "external"],
         [8, "external"]
       ])
-      expect((yield* injections("s-2")).rows.map((row) => row.turn)).toEqual([0])
+      // Counted from 1, as the native loop counts (decision 0166).
+      expect((yield* injections("s-2")).rows.map((row) => row.turn)).toEqual([1])
     }).pipe(Effect.provide(world())))
 
   it.effect("incognito and autonomous external turns follow the mode table", () =>
@@ -208,7 +209,7 @@ describe("AcpClient against a real ACP agent over stdio", () => {
       expect(sent(again)[1]).toEqual({ type: "text", text: "what is my name?" })
       expect(sent(again)[0]!.text).toContain("My name is Doug")
       const log = yield* injections("s-acp")
-      expect(log.rows.map((row) => [row.turn, row.mode])).toEqual([[0, "external"], [1, "external"]])
+      expect(log.rows.map((row) => [row.turn, row.mode])).toEqual([[1, "external"], [2, "external"]])
       expect(log.rows[0]!.memoryIds).toEqual(outcome.projection.injection.memoryIds)
     }).pipe(Effect.scoped, Effect.provide(world())))
 

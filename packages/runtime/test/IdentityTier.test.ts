@@ -68,7 +68,7 @@ describe("the identity tier, through buildAgent and the native loop", () => {
     Effect.gen(function*() {
       const name = yield* save({ content: "My name is Doug", kind: "profile", label: "name" })
       const { agent, text } = yield* ask({ background: guarded }, "what should my name tag say?", "s-1")
-      expect(agent.overlay!.outcomes.map((o) => (o.status === "composed" ? o.status : o.reason))).toEqual([
+      expect(agent.report!.outcomes.map((o) => (o.status === "composed" ? o.status : o.reason))).toEqual([
         "review-required"
       ])
       expect(text).toContain(`- [${name.id} · profile · name · unconfirmed] My name is Doug`)

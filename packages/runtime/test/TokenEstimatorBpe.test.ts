@@ -81,7 +81,8 @@ describe("TokenEstimatorBpe", () => {
       })
       const projected = yield* projectOnce.pipe(
         Effect.provide(
-          Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ contextWindowTokens: 50_000 })).pipe(Layer.provideMerge(stores))
+          Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ contextWindowTokens: 50_000 }))
+            .pipe(Layer.provideMerge(stores))
         ),
         Effect.provide(
           TokenEstimatorBpe.layerTokenizer().pipe(Layer.provide(Layer.succeed(Tokenizer.Tokenizer, perChar)))

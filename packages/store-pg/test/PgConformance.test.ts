@@ -25,5 +25,9 @@ describePg("PostgreSQL memory store", (url) => {
       )
   })
 
-  runMemoryStoreModelCheck("postgres", layer, { numRuns: 100, timeout: 180_000 })
+  // The model check: each generated sequence builds a fresh schema (about half a second), so npm test
+  // runs 30 sequences (the SQLite and in-memory stores run 100 against the same model) and
+  // `npm run soak` 200 (decision 0195).
+  const modelRuns = Number(process.env.ENGRAM_PG_MODEL_RUNS ?? 30)
+  runMemoryStoreModelCheck("postgres", layer, { numRuns: modelRuns, timeout: Math.max(180_000, modelRuns * 3_000) })
 }, { concurrent: true })

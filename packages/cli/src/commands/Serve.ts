@@ -10,11 +10,12 @@ import * as Command from "@effect/cli/Command"
 import * as AccessTokens from "@engram/server/AccessTokens"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
+import { toCliFailure } from "../CliError.js"
 import * as Flags from "../Flags.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 import { agentFlag, readAgentConfig } from "./Compose.js"
+import { tokenTableUnavailable } from "./Token.js"
 
 /**
  * `engram serve`
@@ -45,14 +46,7 @@ export const command = Command.make(
         // Every store of the database: the prompt snapshots the session routes serve are there, and
         // forget removes their text in the same transaction. (The projection preview records nothing.)
         Layer.provideMerge(StoreBackend.layerObserved(location)),
-        Layer.mapError((error) =>
-          error._tag === "SqlError"
-            ? new CliFailure({
-              problem: `the token table cannot be opened: ${error.message}`,
-              exitCode: ExitCode.unavailable
-            })
-            : error
-        )
+        Layer.mapError(tokenTableUnavailable)
       )
       const settings = yield* Root.settings
       const [EngramServer, Listening] = yield* Effect.promise(() =>

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import type * as SqlError from "@effect/sql/SqlError"
 import * as AccessTokens from "@engram/server/AccessTokens"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
@@ -18,6 +19,17 @@ import * as Render from "../Render.js"
 import * as Root from "../Root.js"
 import * as StoreBackend from "../StoreBackend.js"
 
+/** A token table that cannot be opened is the CLI's "unavailable" failure; other errors pass through. */
+export const tokenTableUnavailable = <E extends { readonly _tag: string }>(
+  error: E | SqlError.SqlError
+): Exclude<E, SqlError.SqlError> | CliFailure =>
+  error._tag === "SqlError"
+    ? new CliFailure({
+      problem: `the token table cannot be opened: ${(error as SqlError.SqlError).message}`,
+      exitCode: ExitCode.unavailable
+    })
+    : error as Exclude<E, SqlError.SqlError>
+
 /** Runs `self` with the token store on the database the global options name (`list` never creates one). */
 const withTokens = <A, E>(
   self: Effect.Effect<A, E, AccessTokens.AccessTokens>,
@@ -28,14 +40,7 @@ const withTokens = <A, E>(
       self,
       AccessTokens.layerSql.pipe(
         Layer.provide(StoreBackend.layer(location, access)),
-        Layer.mapError((error) =>
-          error._tag === "SqlError"
-            ? new CliFailure({
-              problem: `the token table cannot be opened: ${error.message}`,
-              exitCode: ExitCode.unavailable
-            })
-            : error
-        )
+        Layer.mapError(tokenTableUnavailable)
       )
     ))
 

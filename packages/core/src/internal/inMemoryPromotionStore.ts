@@ -2,7 +2,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { MemoryId, Scope } from "../MemoryRecord.js"
 import type { ReadOptions, Service as PromotionStoreService } from "../PromotionStore.js"
-import { compareRows, DuplicatePromotion, type PromotionRow, rowIdentity, validateBatch } from "./promotionRow.js"
+import { DuplicatePromotion } from "../PromotionStoreError.js"
+import { compareRows, type PromotionRow, rowIdentity, validateBatch } from "./promotionRow.js"
 
 const addressOf = (scope: Scope, placementKey: string): string => JSON.stringify([scope, placementKey])
 

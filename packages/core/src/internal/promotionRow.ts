@@ -6,9 +6,9 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import * as ErrorClass from "../ErrorClass.js"
 import { MemoryId, Scope } from "../MemoryRecord.js"
 import { describeParseError } from "../MemoryWrite.js"
+import { DuplicatePromotion, InvalidPromotionRow } from "../PromotionStoreError.js"
 import { placementKey, PromotionDecision } from "../Routing.js"
 
 export const PromotionRow = Schema.Struct({
@@ -17,24 +17,6 @@ export const PromotionRow = Schema.Struct({
   ...PromotionDecision.fields
 }).annotations({ identifier: "PromotionRow" })
 export type PromotionRow = typeof PromotionRow.Type
-
-export class DuplicatePromotion extends ErrorClass.TaggedError<DuplicatePromotion>()("DuplicatePromotion", {
-  recordId: Schema.String,
-  specKey: Schema.String
-}, {
-  errorClass: "Conflict",
-  message: (self) =>
-    `memory "${self.recordId}" already has a promotion row for spec "${self.specKey}"; ` +
-    `rows are committed once and nothing in the batch was stored`
-}) {}
-
-export class InvalidPromotionRow extends ErrorClass.TaggedError<InvalidPromotionRow>()("InvalidPromotionRow", {
-  index: Schema.Number,
-  problem: Schema.String
-}, {
-  errorClass: "InvalidInput",
-  message: (self) => `promotion row #${self.index} is invalid: ${self.problem}`
-}) {}
 
 const compareRaw = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 

@@ -29,7 +29,8 @@ import * as Layer from "effect/Layer"
 import type { EvalCase, EvalOptions } from "../Eval.js"
 import { scriptedTurnLayer } from "./scriptedTurn.js"
 
-type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
+/** The stores every family's session provides. */
+export type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
 
 /** Runs a body against a freshly built store layer: one session. */
 export type Session<E> = <A, E2>(self: Effect.Effect<A, E2, Stores>) => Effect.Effect<A, E | E2>
@@ -827,6 +828,14 @@ const joinedScripts: ReadonlyArray<Scenario> = joinedNames.flatMap(([what, name]
   )
 )
 
+/** A hard family of scenarios, named once. */
+const scenarioFamily = (name: string, description: string, scenarios: ReadonlyArray<Scenario>): Family => ({
+  name,
+  hard: true,
+  description,
+  run: runScenarios(name, scenarios)
+})
+
 const identityFamilies: ReadonlyArray<Family> = [
   {
     name: "ideal-save",
@@ -852,98 +861,81 @@ const identityFamilies: ReadonlyArray<Family> = [
     description: "an unlabelled profile fact is keyed by its content and reaches the prompt without a hash",
     run: noLabel
   },
-  {
-    name: "correction-retry",
-    hard: true,
-    description:
-      "a correction under the same label: conflict, the envelope's retry (supersedes), only the new value shows",
-    run: runScenarios("correction-retry", correctionScenarios("retry"))
-  },
-  {
-    name: "correction-alias",
-    hard: true,
-    description: "a correction under an alias of the same key: conflict, retry, only the new value shows",
-    run: runScenarios("correction-alias", correctionScenarios("alias"))
-  },
-  {
-    name: "correction-gives-up",
-    hard: true,
-    description: "the model gives up after the conflict: the old value stays, alone (never both)",
-    run: runScenarios("correction-gives-up", correctionScenarios("give-up"))
-  },
-  {
-    name: "opt-out",
-    hard: true,
-    description: "an agent declaring no user sections gets the name through the identity tier",
-    run: runScenarios("opt-out", notComposed(agents.optOut))
-  },
-  {
-    name: "guarded-pending",
-    hard: true,
-    description: "About the User guarded, the record pending review: the identity tier delivers it",
-    run: runScenarios("guarded-pending", notComposed(agents.guarded))
-  },
-  {
-    name: "over-budget",
-    hard: true,
-    description: "About the User over its budget: the spilled fact reaches the prompt through the identity tier",
-    run: runScenarios("over-budget", notComposed(agents.overBudget))
-  },
-  {
-    name: "correction-unlabelled",
-    hard: true,
-    description: "a correction under an unknown label, or none: its content states the key, conflict, retry, one value",
-    run: runScenarios("correction-unlabelled", unlabelledCorrections)
-  },
-  {
-    name: "unknown-label",
-    hard: true,
-    description: "a name saved as a fact, note or profile under a label the vocabulary lacks reaches the prompt",
-    run: runScenarios("unknown-label", unknownLabels)
-  },
-  {
-    name: "many-facts",
-    hard: true,
-    description: "the name, then 100 newer facts: importance, not recency, keeps the name in the prompt",
-    run: runScenarios("many-facts", manyFacts)
-  },
-  {
-    name: "scope-isolation",
-    hard: true,
-    description: "reading global as well: another user's global name never rides along with the user's own",
-    run: runScenarios("scope-isolation", scopeIsolation)
-  },
-  {
-    name: "scope-narrower",
-    hard: true,
-    description: "a session's value for a slot the project's prefix composes: the prompt shows the session's, once",
-    run: runScenarios("scope-narrower", scopeNarrower)
-  },
-  {
-    name: "correction-any-label",
-    hard: true,
-    description:
-      "a correction stating a held slot under another key's label, an unknown one or none, any kind: one value",
-    run: runScenarios("correction-any-label", anyLabelCorrections)
-  },
-  {
-    name: "multi-part-identity",
-    hard: true,
-    description: "name, surname and preferred name are three slots: every part reaches the prompt, once",
-    run: runScenarios("multi-part-identity", multiPartIdentity)
-  },
-  {
-    name: "restatement",
-    hard: true,
-    description: "a held value said again in other words corroborates its holder: nothing written, shown once",
-    run: runScenarios("restatement", restatements)
-  },
-  {
-    name: "joined-scripts",
-    hard: true,
-    description: "names that need ZWNJ/ZWJ (Persian, Devanagari, emoji sequences) reach the prompt byte for byte",
-    run: runScenarios("joined-scripts", joinedScripts)
-  }
+  scenarioFamily(
+    "correction-retry",
+    "a correction under the same label: conflict, the envelope's retry (supersedes), only the new value shows",
+    correctionScenarios("retry")
+  ),
+  scenarioFamily(
+    "correction-alias",
+    "a correction under an alias of the same key: conflict, retry, only the new value shows",
+    correctionScenarios("alias")
+  ),
+  scenarioFamily(
+    "correction-gives-up",
+    "the model gives up after the conflict: the old value stays, alone (never both)",
+    correctionScenarios("give-up")
+  ),
+  scenarioFamily(
+    "opt-out",
+    "an agent declaring no user sections gets the name through the identity tier",
+    notComposed(agents.optOut)
+  ),
+  scenarioFamily(
+    "guarded-pending",
+    "About the User guarded, the record pending review: the identity tier delivers it",
+    notComposed(agents.guarded)
+  ),
+  scenarioFamily(
+    "over-budget",
+    "About the User over its budget: the spilled fact reaches the prompt through the identity tier",
+    notComposed(agents.overBudget)
+  ),
+  scenarioFamily(
+    "correction-unlabelled",
+    "a correction under an unknown label, or none: its content states the key, conflict, retry, one value",
+    unlabelledCorrections
+  ),
+  scenarioFamily(
+    "unknown-label",
+    "a name saved as a fact, note or profile under a label the vocabulary lacks reaches the prompt",
+    unknownLabels
+  ),
+  scenarioFamily(
+    "many-facts",
+    "the name, then 100 newer facts: importance, not recency, keeps the name in the prompt",
+    manyFacts
+  ),
+  scenarioFamily(
+    "scope-isolation",
+    "reading global as well: another user's global name never rides along with the user's own",
+    scopeIsolation
+  ),
+  scenarioFamily(
+    "scope-narrower",
+    "a session's value for a slot the project's prefix composes: the prompt shows the session's, once",
+    scopeNarrower
+  ),
+  scenarioFamily(
+    "correction-any-label",
+    "a correction stating a held slot under another key's label, an unknown one or none, any kind: one value",
+    anyLabelCorrections
+  ),
+  scenarioFamily(
+    "multi-part-identity",
+    "name, surname and preferred name are three slots: every part reaches the prompt, once",
+    multiPartIdentity
+  ),
+  scenarioFamily(
+    "restatement",
+    "a held value said again in other words corroborates its holder: nothing written, shown once",
+    restatements
+  ),
+  scenarioFamily(
+    "joined-scripts",
+    "names that need ZWNJ/ZWJ (Persian, Devanagari, emoji sequences) reach the prompt byte for byte",
+    joinedScripts
+  )
 ]
 
 // ---------------------------------------------------------------------------------------------

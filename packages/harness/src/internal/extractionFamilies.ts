@@ -1,21 +1,13 @@
 /**
  * The eval's extraction families: memories from the conversation itself, on the path that ships.
  * Each session is a fresh `NativeRuntime.fromConfig` + `NativeRuntime.runTurn` on a scripted
- * model that never calls `memory_save`, with `Extraction.layer` in context, so the memories come
+ * model that never calls `memory_save`, the agent built with `Extraction.layer`'s service, so the memories come
  * from the background extraction run after the turn; the next session's request (as
  * `PromptObserver` captured it) is what is checked.
  *
  * @internal
  */
-import {
-  Embeddings,
-  type MemoryRecord,
-  MemoryStore,
-  type PromotionStore,
-  RoutingPresets,
-  RoutingSpecs,
-  SessionStore
-} from "@engram/core"
+import { Embeddings, type MemoryRecord, MemoryStore, RoutingPresets, RoutingSpecs, SessionStore } from "@engram/core"
 import { Extraction, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Cause from "effect/Cause"
@@ -23,10 +15,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type { EvalCase, EvalOptions } from "../Eval.js"
+import type { Session, Stores } from "./evalFamilies.js"
 import { scriptedTurnLayer } from "./scriptedTurn.js"
-
-type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
-type Session<E> = <A, E2>(self: Effect.Effect<A, E2, Stores>) => Effect.Effect<A, E | E2>
 
 /** What an extraction family spent: model calls and tokens, and the memories it extracted. */
 export interface ExtractionCost {
@@ -102,6 +92,7 @@ const session = (
   embedder = false
 ) =>
   Effect.gen(function*() {
+    const extraction = yield* Extraction.Extraction
     const native = yield* NativeRuntime.fromConfig(
       {
         persona: "You are a friendly companion. Be warm and brief.",
@@ -110,10 +101,9 @@ const session = (
         scope,
         ...(options.projection !== undefined ? { projection: options.projection } : {})
       },
-      mode === undefined ? {} : { mode }
+      { extraction, ...(mode === undefined ? {} : { mode }) }
     ).pipe(Effect.provide(RoutingSpecs.layerPresets))
     yield* NativeRuntime.runTurn({ agent: native, sessionId: "eval", input })
-    const extraction = yield* Extraction.Extraction
     yield* extraction.idle
     const ledger = yield* extraction.ledger("eval")
     const { runs } = yield* (yield* SessionStore.SessionStore).loadExtractions("eval")
@@ -129,7 +119,7 @@ const session = (
     Effect.provide(
       (embedder
         ? Extraction.layer({ retry: Schedule.recurs(1) }).pipe(Layer.provide(Embeddings.layerTest()))
-        : Extraction.layer({ retry: Schedule.recurs(1) })).pipe(
+        : Extraction.layer({ retry: Schedule.recurs(1), nearDuplicates: false })).pipe(
           Layer.provideMerge(scriptedTurnLayer(options, script))
         )
     )

@@ -9,30 +9,14 @@
  *
  * @internal
  */
-import {
-  MemoryQuery,
-  type MemoryRecord,
-  MemoryStore,
-  type PromotionStore,
-  RoutingPresets,
-  RoutingSpecs,
-  Slot
-} from "@engram/core"
+import { MemoryQuery, type MemoryRecord, MemoryStore, RoutingPresets, RoutingSpecs, Slot } from "@engram/core"
 import { Extraction, MemoryTools, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { EvalCase, EvalOptions } from "../Eval.js"
-import { check, companionBackground } from "./evalFamilies.js"
+import { check, companionBackground, type FamilyResult, type Session } from "./evalFamilies.js"
 import { scriptedTurnLayer } from "./scriptedTurn.js"
-
-type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
-type Session<E> = <A, E2>(self: Effect.Effect<A, E2, Stores>) => Effect.Effect<A, E | E2>
-
-interface FamilyResult {
-  readonly cases: ReadonlyArray<EvalCase>
-  readonly routed: ReadonlyArray<string | undefined>
-}
 
 const spec = RoutingPresets.userBackground
 const configOf = (scope: MemoryRecord.Scope) => ({ scope, background: companionBackground, spec }) as const

@@ -5,14 +5,13 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import { ContextProjection, ErrorClass, type ProjectedContext, type PromptSnapshot, SessionStore } from "@engram/core"
+import { ContextProjection, type ProjectedContext, type PromptSnapshot, SessionStore } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Agent from "../Agent.js"
-import * as Extraction from "../Extraction.js"
 import * as MemoryTools from "../MemoryTools.js"
 import * as ModelRequest from "../ModelRequest.js"
 import type {
@@ -27,56 +26,16 @@ import type {
   TurnError,
   TurnResult
 } from "../NativeRuntime.js"
+import {
+  CallLimitReached,
+  InvalidTurn,
+  NothingToResume,
+  SessionAwaitingApproval,
+  ToolNameClash
+} from "../NativeRuntimeError.js"
 import * as PromptObserver from "../PromptObserver.js"
 import * as StablePrefix from "../StablePrefix.js"
-
-export class ToolNameClash extends ErrorClass.TaggedError<ToolNameClash>()("ToolNameClash", {
-  name: Schema.String
-}, {
-  errorClass: "Misconfigured",
-  message: (self) =>
-    `two tools of the agent are named ${self.name}: tool names must be unique ` +
-    `(memory_save and memory_recall are the memory toolkit's); rename one`
-}) {}
-
-export class SessionAwaitingApproval
-  extends ErrorClass.TaggedError<SessionAwaitingApproval>()("SessionAwaitingApproval", {
-    sessionId: Schema.String,
-    turn: Schema.Number,
-    tools: Schema.Array(Schema.String)
-  }, {
-    errorClass: "Conflict",
-    message: (self) =>
-      `session ${self.sessionId} is waiting for approval of ${self.tools.join(", ")} (turn ${self.turn}); ` +
-      `resume it with a decision before starting a new turn`
-  })
-{}
-
-export class NothingToResume extends ErrorClass.TaggedError<NothingToResume>()("NothingToResume", {
-  sessionId: Schema.String,
-  problem: Schema.String
-}, {
-  errorClass: "Conflict",
-  message: (self) => `cannot resume session ${self.sessionId}: ${self.problem}`
-}) {}
-
-export class CallLimitReached extends ErrorClass.TaggedError<CallLimitReached>()("CallLimitReached", {
-  sessionId: Schema.String,
-  turn: Schema.Number,
-  calls: Schema.Number
-}, {
-  errorClass: "Unavailable",
-  message: (self) =>
-    `turn ${self.turn} of session ${self.sessionId} stopped after ${self.calls} model calls: ` +
-    `the model was still calling tools (raise maxCalls if this is expected)`
-}) {}
-
-export class InvalidTurn extends ErrorClass.TaggedError<InvalidTurn>()("InvalidTurn", {
-  problem: Schema.String
-}, {
-  errorClass: "InvalidInput",
-  message: (self) => `the turn was refused: ${self.problem}`
-}) {}
+import * as TurnModule from "../Turn.js"
 
 export const DEFAULT_MAX_CALLS = 16
 
@@ -140,7 +99,7 @@ export const make = (options: NativeAgentOptions) =>
     const agent: NativeAgent = {
       prefix: sent.prefix,
       composedIds: sent.composedIds,
-      overlay: sent.report,
+      report: sent.report,
       identity: sent.identity,
       memory: options.memory,
       cacheHints: options.cacheHints === false ? undefined : options.cacheHints ?? ModelRequest.CACHE_HINTS,
@@ -155,7 +114,8 @@ export const make = (options: NativeAgentOptions) =>
       ],
       toolkit,
       needsApproval,
-      projection: options.projection
+      projection: options.projection,
+      extraction: options.extraction
     }
     return agent
   })
@@ -312,7 +272,8 @@ export interface Turn {
   readonly turn: number
   readonly history: ReadonlyArray<SessionStore.SessionMessage>
   readonly input: SessionStore.OperatorMessage
-  readonly projection: ProjectedContext.ProjectedContext
+  /** The turn's plan and projection (`Turn.open`): every call of the turn is composed from it. */
+  readonly opened: TurnModule.Opened
   /** This turn's own projection settings over the agent's. */
   readonly settings?: ContextProjection.ProjectionOverrides | undefined
 }
@@ -330,44 +291,19 @@ export const isOperatorInput = (message: SessionStore.SessionMessage): message i
 const nextTurn = (messages: ReadonlyArray<SessionStore.SessionMessage>): number =>
   messages.filter(isOperatorInput).length + 1
 
-/** A built native agent as `Agent.planTurn` reads it: its prefix was chosen for its mode at build. */
-const asAgent = (agent: NativeAgent): Agent.Agent => ({
-  prefix: agent.prefix,
-  composedIds: agent.composedIds,
-  identity: agent.identity,
-  report: agent.overlay,
-  projection: agent.projection
-})
-
-/** The turn's projection, requested as `Agent.planTurn` maps the turn. */
-export const project = (
-  turn: Omit<Turn, "projection">,
+/**
+ * The turn's plan and projection (`Turn.open`): the native agent is a `Turn.TurnAgent` (its mode,
+ * scopes, working state, skills, cache hints and settings), so nothing here maps it again.
+ */
+export const open = (
+  turn: Omit<Turn, "opened">,
   record = true
-): Effect.Effect<
-  ProjectedContext.ProjectedContext,
-  ContextProjection.ProjectionFailure,
-  ContextProjection.ContextProjection
-> =>
-  Effect.gen(function*() {
-    const plan = yield* Agent.planTurn(asAgent(turn.agent), {
-      sessionId: turn.sessionId,
-      turn: turn.turn,
-      query: turn.input.text,
-      mode: turn.agent.mode,
-      scopes: turn.agent.scopes,
-      workingState: turn.agent.workingState,
-      skills: turn.agent.skills,
-      record,
-      projection: turn.settings
-    }).pipe(
-      // Not reachable for an agent `make` built (it checked its mode then); a hand-made one fails here.
-      Effect.mapError((cause) =>
-        new ContextProjection.ProjectionFailure({ sessionId: turn.sessionId, turn: turn.turn, cause })
-      )
-    )
-    const projection = yield* ContextProjection.ContextProjection
-    return yield* projection.project(plan.request)
-  })
+): Effect.Effect<TurnModule.Opened, ContextProjection.ProjectionFailure, ContextProjection.ContextProjection> =>
+  TurnModule.open(
+    turn.agent,
+    { sessionId: turn.sessionId, turn: turn.turn, input: turn.input, history: turn.history, record },
+    turn.settings
+  )
 
 /** Calls the model until it answers without calling a tool, a call needs approval, or the limit. */
 const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage>, startCall: number) =>
@@ -380,26 +316,7 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
       if (call >= agent.maxCalls) {
         return yield* new CallLimitReached({ sessionId, turn: turn.turn, calls: call })
       }
-      const inputs: ModelRequest.RequestInput = {
-        prefix: agent.prefix,
-        history: turn.history,
-        input: turn.input,
-        rounds,
-        projection: turn.projection,
-        cacheHints: agent.cacheHints
-      }
-      const request = ModelRequest.compose(inputs)
-      yield* PromptObserver.observe({
-        sessionId,
-        turn: turn.turn,
-        call,
-        request,
-        tools: agent.offered,
-        projection: turn.projection,
-        inputs,
-        scopes: agent.scopes,
-        overlay: agent.overlay
-      })
+      const { request } = yield* TurnModule.call(turn.opened, { call, rounds, tools: agent.offered })
       const reply = yield* callModel(agent, request).pipe(
         Effect.tap((reply) => {
           const usage = usageOf(reply.usage)
@@ -437,7 +354,7 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
           sessionId,
           turn: turn.turn,
           text: reply.text,
-          projection: turn.projection,
+          projection: turn.opened.projection,
           calls: call
         }
         return done
@@ -463,7 +380,7 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
           sessionId,
           turn: turn.turn,
           pending: gated,
-          projection: turn.projection,
+          projection: turn.opened.projection,
           calls: call
         }
         return suspended
@@ -505,24 +422,23 @@ export const runTurn = (options: {
       ...(options.settings !== undefined ? { settings: options.settings } : {})
     }
     // Projected once per turn; the value stays in this fiber and goes nowhere else.
-    const projection = yield* project(base)
-    yield* annotateTurn(agent, turnNumber, projection)
+    const opened = yield* open(base)
+    yield* annotateTurn(agent, turnNumber, opened.projection)
     yield* sessions.append(sessionId, [input])
-    return yield* loop({ ...base, projection }, [], 0).pipe(
+    return yield* loop({ ...base, opened }, [], 0).pipe(
       Effect.tap((result) => Effect.annotateCurrentSpan("engram.calls", result.calls)),
       Effect.tap(afterTurn(agent))
     )
   }).pipe(Effect.withSpan("agent.turn", { attributes: { sessionId: options.sessionId } }))
 
 /**
- * Hands a completed turn's session to extraction (`Extraction.Trigger`: nothing unless an
- * extraction layer is provided). It only enqueues: the turn's result and latency never depend on it.
+ * Hands a completed turn's session to the agent's extraction (nothing when it was built without
+ * one). It only enqueues: the turn's result and latency never depend on it.
  */
 const afterTurn = (agent: NativeAgent) => (result: TurnResult) =>
-  result._tag !== "Completed" ? Effect.void : Effect.flatMap(
-    Extraction.Trigger,
-    (trigger) => trigger.afterTurn({ sessionId: result.sessionId, memory: agent.memory, mode: agent.mode })
-  )
+  result._tag !== "Completed" || agent.extraction === undefined
+    ? Effect.void
+    : agent.extraction.schedule({ sessionId: result.sessionId, memory: agent.memory, mode: agent.mode })
 
 /** The turn span's attributes: counts and sizes, never content. */
 const annotateTurn = (agent: NativeAgent, turn: number, projection: ProjectedContext.ProjectedContext) =>
@@ -567,8 +483,8 @@ export const resume = (options: {
     }
     const base = { agent, sessionId, turn: interrupt.value.turn, history: messages.slice(0, start), input }
     // A resumed turn starts without its projection: project again, once, with the newest input.
-    const projection = yield* project(base)
-    yield* annotateTurn(agent, base.turn, projection)
+    const opened = yield* open(base)
+    yield* annotateTurn(agent, base.turn, opened.projection)
 
     const approved = (call: SessionStore.ToolCall): boolean => {
       switch (decision._tag) {
@@ -590,5 +506,5 @@ export const resume = (options: {
     yield* sessions.append(sessionId, [tool])
     yield* sessions.clearInterrupt(sessionId)
     const calls = visible.filter((message) => message._tag === "AssistantMessage").length
-    return yield* loop({ ...base, projection }, [...rounds, tool], calls).pipe(Effect.tap(afterTurn(agent)))
+    return yield* loop({ ...base, opened }, [...rounds, tool], calls).pipe(Effect.tap(afterTurn(agent)))
   }).pipe(Effect.withSpan("agent.resume", { attributes: { sessionId: options.sessionId } }))

@@ -2,14 +2,13 @@
  * The body of `StablePrefix`: section ordering (a deterministic topological sort of the plugin
  * anchors over the built-in authority order), rendering, and building over the stores.
  *
- * It imports only types from the public module; the values both need (the authority order, the
- * ordering errors) are defined here and re-exported there.
+ * It imports only types from the public module; the authority order, which both need, is defined
+ * here and re-exported there; the ordering errors are in `StablePrefixError.ts`.
  */
 import {
   Background,
   ContextProjection,
   ContextSection,
-  ErrorClass,
   MemoryOverlay,
   PromptFragment,
   Routing,
@@ -18,9 +17,9 @@ import {
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Schema from "effect/Schema"
 import { composeAgentBackground } from "../AgentBackground.js"
 import type { AgentConfig, BuiltAgent, PluginSection, SectionOrderError, SectionPosition } from "../StablePrefix.js"
+import { DuplicateSection, SectionOrderCycle, UnknownSectionAnchor } from "../StablePrefixError.js"
 
 /** The built-in sections in authority order (first wins); `StablePrefix.BuiltinSection` is built from it. */
 export const AUTHORITY_ORDER = [
@@ -31,33 +30,6 @@ export const AUTHORITY_ORDER = [
   "Guidelines",
   "Context"
 ] as const
-
-export class UnknownSectionAnchor extends ErrorClass.TaggedError<UnknownSectionAnchor>()("UnknownSectionAnchor", {
-  section: Schema.String,
-  anchor: Schema.String,
-  known: Schema.Array(Schema.String)
-}, {
-  errorClass: "Misconfigured",
-  message: (self) =>
-    `section "${self.section}" is placed relative to "${self.anchor}", which is not a section ` +
-    `(known: ${self.known.map((name) => `"${name}"`).join(", ")})`
-}) {}
-
-export class SectionOrderCycle extends ErrorClass.TaggedError<SectionOrderCycle>()("SectionOrderCycle", {
-  cycle: Schema.Array(Schema.String)
-}, {
-  errorClass: "Misconfigured",
-  message: (self) =>
-    `plugin sections are anchored in a cycle: ${self.cycle.map((name) => `"${name}"`).join(" → ")}; ` +
-    `anchor one of them on a built-in section`
-}) {}
-
-export class DuplicateSection extends ErrorClass.TaggedError<DuplicateSection>()("DuplicateSection", {
-  name: Schema.String
-}, {
-  errorClass: "Misconfigured",
-  message: (self) => `two sections are named "${self.name}"; section names must be unique`
-}) {}
 
 const anchorOf = (position: SectionPosition): { readonly anchor: string; readonly side: -1 | 1 } =>
   "before" in position ? { anchor: position.before, side: -1 } : { anchor: position.after, side: 1 }

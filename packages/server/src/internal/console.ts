@@ -35,35 +35,37 @@ export interface ConsoleAssets {
 /** The `console/` folder beside this module's folder (`dist/console/`, `src/console/`, a bundle's `console/`). */
 const directory = fileURLToPath(new URL("../console/", import.meta.url))
 
+const unavailable = (problem: string) => new ConsoleUnavailable({ message: `the console cannot be served: ${problem}` })
+
 const exists = (path: string) =>
-  NodeFs.access(path).then(
-    () => true,
-    () => false
+  Effect.promise(() =>
+    NodeFs.access(path).then(
+      () => true,
+      () => false
+    )
   )
 
 /** The built files, or — beside the TypeScript sources — the sources bundled now. */
-const read = async (): Promise<ReadonlyArray<ConsoleFile>> => {
-  if (await exists(directory + "app.js")) {
-    return Promise.all(
-      [PAGE, "console.css", "app.js"].map(async (name) => ({
-        name,
-        contentType: contentTypeOf(name),
-        body: await NodeFs.readFile(directory + name, "utf8")
+const read: Effect.Effect<ReadonlyArray<ConsoleFile>, ConsoleUnavailable> = Effect.gen(function*() {
+  if (yield* exists(directory + "app.js")) {
+    return yield* Effect.forEach([PAGE, "console.css", "app.js"], (name) =>
+      Effect.tryPromise({
+        try: async (): Promise<ConsoleFile> => ({
+          name,
+          contentType: contentTypeOf(name),
+          body: await NodeFs.readFile(directory + name, "utf8")
+        }),
+        catch: (cause) => unavailable(cause instanceof Error ? cause.message : String(cause))
       }))
-    )
   }
-  if (await exists(directory + "app.ts")) return bundle(directory)
-  throw new Error(`no console at ${directory}: neither its build (app.js) nor its sources (app.ts)`)
-}
+  if (yield* exists(directory + "app.ts")) {
+    return yield* Effect.mapError(bundle(directory), (failure) => unavailable(failure.problem))
+  }
+  return yield* unavailable(`no console at ${directory}: neither its build (app.js) nor its sources (app.ts)`)
+})
 
 /** Loads the console's files (see the module's comment). */
-export const load: Effect.Effect<ConsoleAssets, ConsoleUnavailable> = Effect.tryPromise({
-  try: read,
-  catch: (cause) =>
-    new ConsoleUnavailable({
-      message: `the console cannot be served: ${cause instanceof Error ? cause.message : String(cause)}`
-    })
-}).pipe(
+export const load: Effect.Effect<ConsoleAssets, ConsoleUnavailable> = read.pipe(
   Effect.flatMap((all) => {
     const page = all.find((file) => file.name === PAGE)
     return page === undefined

@@ -8,8 +8,25 @@
  * bundles them in memory on its first console request (decision 0160). esbuild is a
  * devDependency of the workspace, loaded only when this runs: a built server never calls it.
  */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
+
+/** The console cannot be bundled: esbuild failed, wrote nothing, or would ship a module from outside its sources. */
+export class ConsoleBuildFailed extends Schema.TaggedError<ConsoleBuildFailed>()("ConsoleBuildFailed", {
+  problem: Schema.String
+}) {
+  override get message() {
+    return this.problem
+  }
+}
+
+const failed = (cause: unknown) =>
+  new ConsoleBuildFailed({ problem: cause instanceof Error ? cause.message : String(cause) })
+
+/** A file operation or esbuild call, its rejection a {@link ConsoleBuildFailed}. */
+const attempt = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: failed })
 
 /** One file of the built console: its name under `/console/` (or `index.html`, the page), type and text. */
 export interface ConsoleFile {
@@ -35,45 +52,51 @@ export const contentTypeOf = (name: string): string =>
  * imports only types from the server and core (they vanish in the bundle), so a value import
  * from there would ship Node-side code to the browser.
  */
-export const bundle = async (sourceDir: string): Promise<ReadonlyArray<ConsoleFile>> => {
-  const esbuild = await import("esbuild")
-  const result = await esbuild.build({
-    absWorkingDir: sourceDir,
-    entryPoints: ["app.ts"],
-    outfile: "app.js",
-    write: false,
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    charset: "utf8",
-    legalComments: "none",
-    metafile: true,
-    logLevel: "silent"
+export const bundle = (sourceDir: string): Effect.Effect<ReadonlyArray<ConsoleFile>, ConsoleBuildFailed> =>
+  Effect.gen(function*() {
+    const esbuild = yield* attempt(() => import("esbuild"))
+    const result = yield* attempt(() =>
+      esbuild.build({
+        absWorkingDir: sourceDir,
+        entryPoints: ["app.ts"],
+        outfile: "app.js",
+        write: false,
+        bundle: true,
+        format: "esm",
+        platform: "browser",
+        target: "es2022",
+        charset: "utf8",
+        legalComments: "none",
+        metafile: true,
+        logLevel: "silent"
+      })
+    )
+    const foreign = Object.keys(result.metafile.inputs).filter((input) =>
+      input.startsWith("..") || NodePath.isAbsolute(input) || input.includes("node_modules")
+    )
+    if (foreign.length > 0) {
+      return yield* new ConsoleBuildFailed({
+        problem: `the console bundle would carry modules from outside ${sourceDir}: ${foreign.join(", ")}`
+      })
+    }
+    const [app] = result.outputFiles
+    if (app === undefined) return yield* new ConsoleBuildFailed({ problem: "esbuild wrote no app.js" })
+    const copied = yield* Effect.forEach([PAGE, "console.css"], (name) =>
+      Effect.map(
+        attempt(() => NodeFs.readFile(NodePath.join(sourceDir, name), "utf8")),
+        (body): ConsoleFile => ({ name, contentType: contentTypeOf(name), body })
+      ))
+    return [...copied, { name: "app.js", contentType: javascript, body: app.text }]
   })
-  const foreign = Object.keys(result.metafile.inputs).filter((input) =>
-    input.startsWith("..") || NodePath.isAbsolute(input) || input.includes("node_modules")
-  )
-  if (foreign.length > 0) {
-    throw new Error(`the console bundle would carry modules from outside ${sourceDir}: ${foreign.join(", ")}`)
-  }
-  const [app] = result.outputFiles
-  if (app === undefined) throw new Error("esbuild wrote no app.js")
-  const copied = await Promise.all(
-    [PAGE, "console.css"].map(async (name) => ({
-      name,
-      contentType: contentTypeOf(name),
-      body: await NodeFs.readFile(NodePath.join(sourceDir, name), "utf8")
-    }))
-  )
-  return [...copied, { name: "app.js", contentType: javascript, body: app.text }]
-}
 
-/** Bundles the console from `sourceDir` and writes its files into `outDir`; resolves with their names. */
-export const write = async (sourceDir: string, outDir: string): Promise<ReadonlyArray<string>> => {
-  const files = await bundle(sourceDir)
-  await NodeFs.rm(outDir, { recursive: true, force: true })
-  await NodeFs.mkdir(outDir, { recursive: true })
-  await Promise.all(files.map((file) => NodeFs.writeFile(NodePath.join(outDir, file.name), file.body)))
-  return files.map((file) => file.name)
-}
+/** Bundles the console from `sourceDir` and writes its files into `outDir`; succeeds with their names. */
+export const write = (sourceDir: string, outDir: string): Effect.Effect<ReadonlyArray<string>, ConsoleBuildFailed> =>
+  Effect.gen(function*() {
+    const files = yield* bundle(sourceDir)
+    yield* attempt(async () => {
+      await NodeFs.rm(outDir, { recursive: true, force: true })
+      await NodeFs.mkdir(outDir, { recursive: true })
+      await Promise.all(files.map((file) => NodeFs.writeFile(NodePath.join(outDir, file.name), file.body)))
+    })
+    return files.map((file) => file.name)
+  })
