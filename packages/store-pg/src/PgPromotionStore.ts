@@ -10,10 +10,12 @@
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { PgDatabase, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
+ * import { PgDatabase, PgMemoryStore, PgPromotionStore, PgTelemetryStore } from "@engram/store-pg"
  *
  * // both stores on one pool, in one schema
- * const StoresLive = Layer.mergeAll(PgMemoryStore.layer, PgPromotionStore.layer).pipe(
+ * // (the memory store takes the promotion and telemetry stores its forget reaches)
+ * const StoresLive = PgMemoryStore.layer.pipe(
+ *   Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer)),
  *   Layer.provide(PgDatabase.layer({ url: "postgres://engram@db:5432/app", schema: "engram" }))
  * )
  * ```

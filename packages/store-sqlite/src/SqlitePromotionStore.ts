@@ -11,10 +11,17 @@
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+ * import {
+ *   SqliteDatabase,
+ *   SqliteMemoryStore,
+ *   SqlitePromotionStore,
+ *   SqliteTelemetryStore
+ * } from "@engram/store-sqlite"
  *
  * // both stores in one database file
- * const StoresLive = Layer.mergeAll(SqliteMemoryStore.layer, SqlitePromotionStore.layer).pipe(
+ * // (the memory store takes the promotion and telemetry stores its forget reaches)
+ * const StoresLive = SqliteMemoryStore.layer.pipe(
+ *   Layer.provideMerge(Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer)),
  *   Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" }))
  * )
  * ```

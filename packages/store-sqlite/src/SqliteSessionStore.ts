@@ -16,10 +16,18 @@
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { SqliteDatabase, SqliteMemoryStore, SqliteSessionStore } from "@engram/store-sqlite"
+ * import {
+ *   SqliteDatabase,
+ *   SqliteMemoryStore,
+ *   SqlitePromotionStore,
+ *   SqliteSessionStore,
+ *   SqliteTelemetryStore
+ * } from "@engram/store-sqlite"
  *
  * // memories and sessions in one database file
- * const StoresLive = Layer.mergeAll(SqliteMemoryStore.layer, SqliteSessionStore.layer).pipe(
+ * // (the memory store takes the promotion and telemetry stores its forget reaches)
+ * const StoresLive = SqliteMemoryStore.layer.pipe(
+ *   Layer.provideMerge(Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer, SqliteSessionStore.layer)),
  *   Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" }))
  * )
  * ```

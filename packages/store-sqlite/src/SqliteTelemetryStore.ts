@@ -12,10 +12,17 @@
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { SqliteDatabase, SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+ * import {
+ *   SqliteDatabase,
+ *   SqliteMemoryStore,
+ *   SqlitePromotionStore,
+ *   SqliteTelemetryStore
+ * } from "@engram/store-sqlite"
  *
  * // memories and telemetry in one database file
- * const StoresLive = Layer.mergeAll(SqliteMemoryStore.layer, SqliteTelemetryStore.layer).pipe(
+ * // (the memory store takes the promotion and telemetry stores its forget reaches)
+ * const StoresLive = SqliteMemoryStore.layer.pipe(
+ *   Layer.provideMerge(Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer)),
  *   Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" }))
  * )
  * ```
