@@ -74,7 +74,7 @@ import * as Either from "effect/Either"
 import type { LazyArg } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 import * as internal from "./internal/contextProjection.js"
 import { onFirstCall } from "./internal/onFirstCall.js"
 import * as Decisions from "./internal/projectionDecisions.js"
@@ -359,17 +359,14 @@ export const defaultSettings: ProjectionSettings = Schema.decodeSync(ProjectionS
  * @since 0.1.0
  * @category errors
  */
-export class InvalidProjectionSettings extends Schema.TaggedError<InvalidProjectionSettings>()(
+export class InvalidProjectionSettings extends ErrorClass.TaggedError<InvalidProjectionSettings>()(
   "InvalidProjectionSettings",
-  { problem: Schema.String }
-) {
-  override get message() {
-    return `invalid projection settings: ${this.problem}`
+  { problem: Schema.String },
+  {
+    errorClass: "Misconfigured",
+    message: (self) => `invalid projection settings: ${self.problem}`
   }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+) {}
 
 const decodeSettingsEither = onFirstCall(() => Schema.decodeUnknownEither(ProjectionSettings))
 
