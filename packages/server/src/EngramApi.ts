@@ -582,6 +582,22 @@ const strict = <A, I, R>(schema: Schema.Schema<A, I, R>): Schema.Schema<A, I, R>
   schema.annotations({ parseOptions: { onExcessProperty: "error" } })
 
 /**
+ * What every store-backed group shares: the errors its handlers answer (a store or runtime failure
+ * through its class, see `ErrorClass`), the bearer token, the `/api` prefix.
+ */
+const behindTheToken = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E, R>(
+  group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R>
+) =>
+  group
+    .addError(NotFound)
+    .addError(BadRequest)
+    .addError(Conflict)
+    .addError(Unavailable)
+    .addError(InsufficientStorage)
+    .middleware(Authorization)
+    .prefix("/api")
+
+/**
  * Memories: list, search, browse (sorted pages with totals), get (with history and promotion
  * rows), create (one, or a batch of up to {@link MAX_BATCH_WRITE} in one transaction), review (one,
  * or many at once), supersede, expire, forget, tombstones.
@@ -620,14 +636,8 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
     HttpApiEndpoint.post("forgetMany", "/forget").setPayload(strict(MemoryForget.ForgetTarget)).addSuccess(ForgetAnswer)
   )
   .add(HttpApiEndpoint.get("tombstones", "/tombstones").setUrlParams(ScopeParams).addSuccess(ForgetAnswer))
-  .addError(NotFound)
-  .addError(BadRequest)
-  .addError(Conflict)
   .addError(ReadOnlyToken)
-  .addError(Unavailable)
-  .addError(InsufficientStorage)
-  .middleware(Authorization)
-  .prefix("/api")
+  .pipe(behindTheToken)
 {}
 
 /**
@@ -641,13 +651,7 @@ export class CompositionGroup extends HttpApiGroup.make("composition")
   .add(HttpApiEndpoint.get("promotions", "/promotions").setUrlParams(ScopeParams).addSuccess(PromotionsAnswer))
   .add(HttpApiEndpoint.get("agent", "/agent").setUrlParams(ScopeParams).addSuccess(AgentAnswer))
   .add(HttpApiEndpoint.get("projection", "/projection").setUrlParams(ProjectionParams).addSuccess(ProjectionAnswer))
-  .addError(NotFound)
-  .addError(BadRequest)
-  .addError(Conflict)
-  .addError(Unavailable)
-  .addError(InsufficientStorage)
-  .middleware(Authorization)
-  .prefix("/api")
+  .pipe(behindTheToken)
 {}
 
 /**
@@ -673,13 +677,7 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
     HttpApiEndpoint.get("explain", "/memories/:id/explain").setPath(IdPath).setUrlParams(ExplainParams)
       .addSuccess(ExplainAnswer)
   )
-  .addError(NotFound)
-  .addError(BadRequest)
-  .addError(Conflict)
-  .addError(Unavailable)
-  .addError(InsufficientStorage)
-  .middleware(Authorization)
-  .prefix("/api")
+  .pipe(behindTheToken)
 {}
 
 /**
