@@ -1,10 +1,12 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { existsSync, rmSync, writeFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
-import { childEnv, engram, engramJson, engramWithin, repoRoot, runProcess, tempDir } from "./utilities.js"
+import { childEnv, engram, engramArgs, engramJson, engramWithin, repoRoot, runProcess, tempDir } from "./utilities.js"
 
-// Each test runs the eval (a few hundred sessions) in a child process; a loaded machine is slow.
+// Two tests run the whole eval (a few hundred sessions) in a child process; a loaded machine is slow.
+// They cover between them the table and --json, --keep and an explicit --db (decision 0195).
 const EVAL_TIMEOUT = 300_000
 
 const families = [
@@ -85,8 +87,11 @@ describe("engram eval", () => {
     rmSync(Path.dirname(kept!), { recursive: true, force: true })
   }, EVAL_TIMEOUT)
 
-  it("prints the report as JSON with --json", async () => {
-    const run = await engramWithin(EVAL_TIMEOUT - 10_000, {}, "eval", "--json")
+  // One full eval prints JSON and runs on an explicit, fresh --db file (in a directory that does not
+  // exist yet), which it leaves there; the temporary file's removal is the interrupted run's below.
+  it("prints the report as JSON with --json, on an explicit, fresh --db file it leaves there", async () => {
+    const db = Path.join(tmp.dir, "fresh", "eval.db")
+    const run = await engramWithin(EVAL_TIMEOUT - 10_000, {}, "eval", "--json", "--db", db)
     expect(run.code).toBe(0)
     const report = JSON.parse(run.stdout) as {
       passed: boolean
@@ -109,8 +114,29 @@ describe("engram eval", () => {
       ["poisoning-screen-heldout", false]
     ])
     expect(report.families.at(-2)!.passed).toBe(true)
-    // Without --keep the temporary database is removed.
-    expect(existsSync(report.db)).toBe(false)
+    expect(report.db).toBe(db)
+    expect(existsSync(db)).toBe(true)
+  }, EVAL_TIMEOUT)
+
+  it("without --keep removes its temporary database, even when interrupted (Ctrl-C)", async () => {
+    // The child's temp dir is a directory of this test's own, so what is left there is the eval's.
+    const temp = Path.join(tmp.dir, "tmp")
+    mkdirSync(temp)
+    const [node, ...args] = engramArgs(["eval"])
+    const child = spawn(node!, args, { cwd: repoRoot, env: childEnv({ TMPDIR: temp }, ["ENGRAM_DB", "ENGRAM_PG_URL"]) })
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    // Interrupted once the eval is under way: its database exists.
+    const started = () =>
+      readdirSync(temp, { recursive: true, encoding: "utf8" }).some((name) => name.endsWith("eval.db"))
+    for (let waited = 0; !started() && child.exitCode === null && waited < 60_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(started()).toBe(true)
+    child.kill("SIGINT")
+    expect(await exited, stderr).toBe(130)
+    expect(readdirSync(temp)).toEqual([])
   }, EVAL_TIMEOUT)
 
   it("exits 2 with one line when the database cannot be opened", async () => {
@@ -133,13 +159,6 @@ describe("engram eval", () => {
     expect(run.code).toBe(1)
     expect(run.stderr).toContain("the eval needs an empty store")
     expect(await engramJson("memory", "list", "--include-superseded", "--db", db)).toEqual(before)
-  }, EVAL_TIMEOUT)
-
-  it("runs on an explicit, fresh --db file and leaves it there", async () => {
-    const db = Path.join(tmp.dir, "fresh", "eval.db")
-    const run = await engramWithin(EVAL_TIMEOUT - 10_000, {}, "eval", "--db", db)
-    expect(run.code).toBe(0)
-    expect(existsSync(db)).toBe(true)
   }, EVAL_TIMEOUT)
 
   it("npm run eval is engram eval (from scripts/eval.ts it reaches the eval's own refusal)", async () => {

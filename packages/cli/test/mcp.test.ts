@@ -202,8 +202,9 @@ describe("engram mcp", { timeout: 180_000 }, () => {
         readonly call: number
         readonly verified: boolean
       }>
-      // Turn 0 is initialize's instructions, turn 1 the memory_context call; both rebuilt byte for byte.
-      expect(calls.map((c) => [c.turn, c.call, c.verified])).toEqual([[0, 0, true], [1, 0, true]])
+      // Turn 1 is initialize's instructions, turn 2 the memory_context call (counted from 1,
+      // decision 0166); both rebuilt byte for byte.
+      expect(calls.map((c) => [c.turn, c.call, c.verified])).toEqual([[1, 0, true], [2, 0, true]])
     }
   })
 

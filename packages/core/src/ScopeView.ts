@@ -126,6 +126,17 @@ export const tombstone = (grave: Tombstone, seen: Holdings): Tombstone => {
   }, { disableValidation: true })
 }
 
+/** Items of `scopes` through `view`, with one lookup for all their links. */
+const seenFrom = <A extends { readonly scope: Scope } & Parameters<typeof linksOf>[0]>(
+  scopes: ReadonlyArray<Scope>,
+  items: ReadonlyArray<A>,
+  view: (item: A, seen: Holdings) => A
+): Effect.Effect<ReadonlyArray<A>, MemoryStoreFailure, MemoryStore> =>
+  Effect.suspend(() => {
+    const shown = items.filter((item) => scopes.includes(item.scope))
+    return Effect.map(holdings(scopes, shown.flatMap(linksOf)), (seen) => shown.map((item) => view(item, seen)))
+  })
+
 /**
  * Records as a caller of `scopes` sees them: those of other scopes left out, the rest through
  * {@link record}, with one lookup for all their links.
@@ -136,11 +147,7 @@ export const tombstone = (grave: Tombstone, seen: Holdings): Tombstone => {
 export const records = (
   scopes: ReadonlyArray<Scope>,
   items: ReadonlyArray<MemoryRecord>
-): Effect.Effect<ReadonlyArray<MemoryRecord>, MemoryStoreFailure, MemoryStore> =>
-  Effect.suspend(() => {
-    const shown = items.filter((item) => scopes.includes(item.scope))
-    return Effect.map(holdings(scopes, shown.flatMap(linksOf)), (seen) => shown.map((item) => record(item, seen)))
-  })
+): Effect.Effect<ReadonlyArray<MemoryRecord>, MemoryStoreFailure, MemoryStore> => seenFrom(scopes, items, record)
 
 /**
  * Tombstones as a caller of `scopes` sees them: those of other scopes left out, the rest through
@@ -152,11 +159,7 @@ export const records = (
 export const tombstones = (
   scopes: ReadonlyArray<Scope>,
   graves: ReadonlyArray<Tombstone>
-): Effect.Effect<ReadonlyArray<Tombstone>, MemoryStoreFailure, MemoryStore> =>
-  Effect.suspend(() => {
-    const shown = graves.filter((grave) => scopes.includes(grave.scope))
-    return Effect.map(holdings(scopes, shown.flatMap(linksOf)), (seen) => shown.map((grave) => tombstone(grave, seen)))
-  })
+): Effect.Effect<ReadonlyArray<Tombstone>, MemoryStoreFailure, MemoryStore> => seenFrom(scopes, graves, tombstone)
 
 /**
  * The memory ids a stored call holds: `carried`, whose text reached the model (prefix fragments

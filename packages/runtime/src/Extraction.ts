@@ -26,8 +26,9 @@
  * Nothing here confirms anything: extraction has no review operation, and {@link approve} is the
  * operator's.
  *
- * **When it runs.** {@link layer} starts a background worker: after every completed native turn
- * the loop hands the session to it ({@link Trigger}) and returns at once — the turn's latency and
+ * **When it runs.** {@link layer} starts a background worker: after every completed turn of an
+ * agent built with it (`NativeRuntime.make({ extraction })`), the loop hands the session to the
+ * worker and returns at once — the turn's latency and
  * result never depend on extraction; a failed run is logged and retried on `retry`'s schedule,
  * and the turns stay in the session, so nothing is lost. {@link Service.endSession} runs what is
  * left when a session ends; {@link Service.run} runs once on demand. Each session has a token
@@ -241,19 +242,6 @@ export interface Service {
 export class Extraction extends Context.Tag("@engram/runtime/Extraction")<Extraction, Service>() {}
 
 /**
- * What the native loop calls after a completed turn: by default nothing; {@link layer} sets it to
- * the background worker's `schedule`.
- *
- * @since 0.1.0
- * @category tags
- */
-export class Trigger extends Context.Reference<Trigger>()("@engram/runtime/ExtractionTrigger", {
-  defaultValue: (): { readonly afterTurn: (request: RunRequest) => Effect.Effect<void> } => ({
-    afterTurn: () => Effect.void
-  })
-}) {}
-
-/**
  * What {@link make} and {@link layer} require besides the embedder: the model and the stores.
  *
  * @since 0.1.0
@@ -283,8 +271,9 @@ export function make(settings?: Settings) {
 }
 
 /**
- * The extraction service with its background worker, and the native loop's {@link Trigger} set to
- * it: after every completed native turn the session is handed to the worker. Needs a
+ * The extraction service with its background worker: an agent built with it
+ * (`NativeRuntime.make({ extraction })`) hands its session to the worker after every completed
+ * turn. Needs a
  * `LanguageModel`, a `MemoryStore`, a `PromotionStore` and a `SessionStore`, and an `Embeddings`
  * service unless `nearDuplicates` is `false` (a wiring without an embedder says so).
  *
@@ -293,15 +282,10 @@ export function make(settings?: Settings) {
  */
 export function layer(
   settings: Settings & { readonly nearDuplicates: false }
-): Layer.Layer<Extraction | Trigger, never, Requirements>
+): Layer.Layer<Extraction, never, Requirements>
 export function layer(
   settings?: Settings
-): Layer.Layer<Extraction | Trigger, never, Requirements | Embeddings.Embeddings>
+): Layer.Layer<Extraction, never, Requirements | Embeddings.Embeddings>
 export function layer(settings?: Settings) {
-  return Layer.scopedContext(
-    Effect.map(
-      internal.make(settings),
-      (service) => Context.make(Extraction, service).pipe(Context.add(Trigger, { afterTurn: service.schedule }))
-    )
-  )
+  return Layer.scoped(Extraction, internal.make(settings))
 }

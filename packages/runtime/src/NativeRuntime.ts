@@ -65,6 +65,7 @@ import type {
 } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import type * as Agent from "./Agent.js"
+import type * as Extraction from "./Extraction.js"
 import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
 import type * as NativeRuntimeError from "./NativeRuntimeError.js"
@@ -158,6 +159,9 @@ export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
  * - `cacheHints`: the provider options that mark prompt-cache breakpoints at the end of the stable
  *   prefix and at the turn's input (default `ModelRequest.CACHE_HINTS`, Anthropic's cache control;
  *   `false` for none). They are never put inside the projection.
+ * - `extraction`: the extraction service (`yield* Extraction.Extraction` under `Extraction.layer`)
+ *   each completed turn hands its session to (its `schedule`: the turn returns at once); without
+ *   it, nothing is extracted after a turn (decision 0166).
  *
  * @since 0.1.0
  * @category models
@@ -181,6 +185,7 @@ export interface NativeAgentOptions {
   readonly maxCalls?: number | undefined
   /** The agent's own projection settings (budget, window, recall) over the layer's (decision 0182). */
   readonly projection?: ContextProjection.ProjectionOverrides | undefined
+  readonly extraction?: Extraction.Service | undefined
 }
 
 /**
@@ -211,6 +216,8 @@ export interface NativeAgent {
   readonly needsApproval: (call: SessionStore.ToolCall) => boolean
   /** The agent's own projection settings, if any. */
   readonly projection: ContextProjection.ProjectionOverrides | undefined
+  /** The extraction each completed turn is handed to, if any. */
+  readonly extraction: Extraction.Service | undefined
 }
 
 /**

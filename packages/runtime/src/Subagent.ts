@@ -80,6 +80,8 @@ export const make = (
     scopes: parent.scopes,
     mode: "subagent",
     memoryTools: subagent.allow ?? ["memory_recall"],
+    // The parent's extraction reads the child's thread too: its memories land in the parent's scope.
+    extraction: parent.extraction,
     ...(subagent.toolkits !== undefined ? { toolkits: subagent.toolkits } : {}),
     ...(subagent.maxCalls !== undefined ? { maxCalls: subagent.maxCalls } : {})
   })

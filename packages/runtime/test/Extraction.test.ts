@@ -79,11 +79,13 @@ const env = (script: ScriptedModel.Script = chat, settings: Extraction.Settings 
     Layer.provideMerge(Layer.merge(environment(script), RoutingSpecs.layerPresets))
   )
 
+/** An agent whose completed turns are handed to the extraction in context (decision 0166). */
 const agentFor = (background: Background.Background = RoutingPresets.userBackgroundSections, mode?: "incognito") =>
-  NativeRuntime.fromConfig(
-    { spec: "user-background", persona: "You are a companion.", background },
-    mode === undefined ? {} : { mode }
-  )
+  Effect.flatMap(Extraction.Extraction, (extraction) =>
+    NativeRuntime.fromConfig(
+      { spec: "user-background", persona: "You are a companion.", background },
+      { extraction, ...(mode === undefined ? {} : { mode }) }
+    ))
 
 /** One turn, then the background extraction; the text of the turn's first request. */
 const turn = (sessionId: string, input: string, background?: Background.Background, mode?: "incognito") =>
@@ -406,8 +408,19 @@ describe("extraction through the native loop", () => {
 /** The stores and the model, with no extraction layer: nothing runs after a turn. */
 const bare = (script: ScriptedModel.Script = chat) => Layer.merge(environment(script), RoutingSpecs.layerPresets)
 
-/** Runs `inputs` as turns of `sessionId`, nothing extracted in the background. */
+/** Runs `inputs` as turns of `sessionId` on an agent built without extraction: nothing runs after a turn. */
 const turns = (sessionId: string, inputs: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const agent = yield* NativeRuntime.fromConfig({
+      spec: "user-background",
+      persona: "You are a companion.",
+      background: RoutingPresets.userBackgroundSections
+    })
+    for (const input of inputs) yield* NativeRuntime.runTurn({ agent, sessionId, input })
+  })
+
+/** Runs `inputs` as turns of `sessionId` on an agent built with the extraction in context. */
+const extractedTurns = (sessionId: string, inputs: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const agent = yield* agentFor()
     for (const input of inputs) yield* NativeRuntime.runTurn({ agent, sessionId, input })
@@ -505,7 +518,7 @@ describe("near-duplicates by embedding", () => {
   const withoutEmbedder = Extraction.layer({ nearDuplicates: false }).pipe(Layer.provideMerge(bare()))
 
   it("the layer requires an embedder unless near-duplicates are turned off", () => {
-    type Built = Layer.Layer<Extraction.Extraction | Extraction.Trigger, never, Extraction.Requirements>
+    type Built = Layer.Layer<Extraction.Extraction, never, Extraction.Requirements>
     const off: Built = Extraction.layer({ nearDuplicates: false })
     // @ts-expect-error without `nearDuplicates: false` the layer requires `Embeddings`
     const on: Built = Extraction.layer({ nearDuplicates: { threshold: 0.95 } })
@@ -515,9 +528,9 @@ describe("near-duplicates by embedding", () => {
   })
   const reworded = Effect.gen(function*() {
     // No slot pattern ("happen" is no copula): only the embedder can tell these are one fact.
-    yield* turns("s-1", ["Remember: Deploys happen on Tuesday"])
+    yield* extractedTurns("s-1", ["Remember: Deploys happen on Tuesday"])
     yield* (yield* Extraction.Extraction).idle
-    yield* turns("s-2", ["Remember: deploys happen on Tuesdays"])
+    yield* extractedTurns("s-2", ["Remember: deploys happen on Tuesdays"])
     yield* (yield* Extraction.Extraction).idle
     const { runs } = yield* (yield* SessionStore.SessionStore).loadExtractions("s-2")
     return { records: (yield* all).records, run: runs[0]! }
@@ -538,9 +551,9 @@ describe("near-duplicates by embedding", () => {
 
   it.effect("without an embedder, a restatement of a slot's value corroborates it (decision 0171)", () =>
     Effect.gen(function*() {
-      yield* turns("s-1", ["Remember: The report is due Friday"])
+      yield* extractedTurns("s-1", ["Remember: The report is due Friday"])
       yield* (yield* Extraction.Extraction).idle
-      yield* turns("s-2", ["Remember: Like I said, the report is due on Friday"])
+      yield* extractedTurns("s-2", ["Remember: Like I said, the report is due on Friday"])
       yield* (yield* Extraction.Extraction).idle
       const { runs } = yield* (yield* SessionStore.SessionStore).loadExtractions("s-2")
       const records = (yield* all).records
@@ -550,9 +563,9 @@ describe("near-duplicates by embedding", () => {
 
   it.effect("a changed value is never a near-duplicate, however near the vectors", () =>
     Effect.gen(function*() {
-      yield* turns("s-1", ["Remember: The standup is at 9am", "Remember: The report is due Friday"])
+      yield* extractedTurns("s-1", ["Remember: The standup is at 9am", "Remember: The report is due Friday"])
       yield* (yield* Extraction.Extraction).idle
-      yield* turns("s-2", ["Remember: The standup is at 10am", "Remember: The report is due Monday"])
+      yield* extractedTurns("s-2", ["Remember: The standup is at 10am", "Remember: The report is due Monday"])
       yield* (yield* Extraction.Extraction).idle
       expect((yield* all).records.map((r) => r.content).sort()).toEqual([
         "The report is due Friday",

@@ -501,15 +501,36 @@ export const AgentAnswer = Schema.Struct({
 })
 
 /**
+ * One attributed piece of a composed model request (`ModelRequest.RequestFragment`): the message
+ * it sits in, that message's role, where its bytes came from, its label, its text and the
+ * memories it carries.
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const RequestFragment = Schema.Struct({
+  message: Schema.Int,
+  role: Schema.String,
+  source: Schema.String,
+  label: Schema.String,
+  text: Schema.String,
+  memoryIds: Schema.Array(Schema.String)
+}).annotations({ identifier: "RequestFragment" })
+
+/**
  * A projection preview for a query: the per-section report, the budget summary, the ids the
- * envelope delivers, and the text. Nothing is recorded.
+ * envelope delivers, and the text; and `request`, the fragments of the first model call a native
+ * agent of the server's config would send for it in that scope — composed by `Turn.compose`, as
+ * every transport composes (decision 0166), so the preview shows the bytes a model would get.
+ * Nothing is recorded.
  *
  * @since 0.1.0
  * @category answers
  */
 export const ProjectionAnswer = Schema.Struct({
   scope: MemoryRecord.Scope,
-  projection: ProjectedContext.ProjectedContext
+  projection: ProjectedContext.ProjectedContext,
+  request: Schema.Array(RequestFragment)
 })
 
 /**

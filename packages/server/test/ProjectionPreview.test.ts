@@ -2,8 +2,8 @@
  * The console's projection preview (`GET /api/projection`) is the projection the native loop gets:
  * for the same store, agent config, scope, working state, skills and query, the preview served over
  * HTTP and the projection of a `NativeRuntime.runTurn` of an agent built from that config are the
- * same value — identity tier, working state and skills included (both map the turn with
- * `Agent.planTurn`).
+ * same value — identity tier, working state and skills included (both assemble the turn with
+ * `Turn`, decision 0166).
  */
 import { describe, expect, it } from "@effect/vitest"
 import {

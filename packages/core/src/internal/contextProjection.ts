@@ -215,202 +215,365 @@ export interface Given {
   readonly unboundedRecallLimit: number
 }
 
-export const make = (
-  base: ProjectionSettings,
-  given: Given
-): Effect.Effect<ContextProjectionService, never, Stores> =>
+/** The stores a projection reads, and the one it logs its injection row to. */
+export interface ProjectionStores {
+  readonly memories: MemoryStore.Service
+  readonly promotions: PromotionStore.Service
+  readonly telemetry: TelemetryStore.Service
+}
+
+// ---------------------------------------------------------------------------------------------
+// The steps of one projection, in the order `make`'s `project` runs them (0161 (d)).
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * This call's settings: the layer's defaults, then the request's own (the agent's merged with the
+ * call's by `Agent.planTurn`), decoded first (decisions 0182, 0165). A problem names the field.
+ */
+export const resolveSettings = (
+  defaults: ProjectionSettings,
+  request: Pick<ProjectionRequest, "settings">,
+  decodeOverrides: Given["decodeOverrides"]
+): Either.Either<ProjectionSettings, string> => {
+  if (request.settings === undefined) return Either.right(defaults)
+  return Either.match(decodeOverrides(request.settings), {
+    onLeft: (problem) => Either.left(`invalid projection settings: ${problem}`),
+    onRight: (overrides) => Either.right(Decisions.settingsFor(defaults, overrides))
+  })
+}
+
+/** A request the projection refuses before reading anything: a bad session id or turn number. */
+export const validateRequest = (
+  request: Pick<ProjectionRequest, "sessionId" | "turn">
+): Either.Either<void, string> => {
+  const invalid = SessionStore.validateSessionId(request.sessionId)
+  if (Either.isLeft(invalid)) return Either.left(invalid.left)
+  if (!Number.isInteger(request.turn) || request.turn < 0) {
+    return Either.left(`turn must be a non-negative integer, got ${request.turn}`)
+  }
+  return Either.right(undefined)
+}
+
+/** The identity tier: {@link identityHoldersFrom} over the scopes read, the agent's own among them. */
+export const readIdentity = (
+  stores: ProjectionStores,
+  settings: ProjectionSettings,
+  source: IdentitySource,
+  scopes: ReadonlyArray<MemoryRecord.Scope>,
+  inPrefix: ReadonlySet<string>,
+  now: DateTime.Utc
+) =>
+  identityHoldersFrom(
+    stores,
+    source.spec,
+    scopes.includes(source.scope) ? scopes : [source.scope, ...scopes],
+    { held: new Set(source.heldAddresses), inPrefix, now, limit: settings.identityLimit }
+  )
+
+/** Every deliverable, screened always-on record of the scopes, newest first. */
+export const readAlwaysOn = (stores: ProjectionStores, scopes: ReadonlyArray<MemoryRecord.Scope>) =>
+  readAlwaysOnFrom(stores.memories, scopes)
+
+/**
+ * Candidate prior sessions: summaries in the request's scopes of sessions other than the
+ * current one, newest first. A summary carries its session tag `session:<id>`, which the
+ * search index holds as the token "session"; a newest-first search for that token reads only
+ * records holding it (decision 0036), rather than every episode of the scopes. Summaries that
+ * name their session by scope alone (`session:<id>`, no tag) are listed from those scopes.
+ * `relevant` first finds sessions by the store's search for the query's content words, then
+ * reads those sessions' newest summaries, which `selectDigest` keeps or drops on their own words.
+ */
+export const readDigest = (
+  stores: ProjectionStores,
+  settings: ProjectionSettings,
+  request: Pick<ProjectionRequest, "sessionId" | "scopes" | "query">
+) =>
   Effect.gen(function*() {
-    const memories = yield* MemoryStore.MemoryStore
-    const promotions = yield* PromotionStore.PromotionStore
-    const telemetry = yield* TelemetryStore.TelemetryStore
-    const digestMode = base.digest ?? PriorSessionDigest.DEFAULT_DIGEST_MODE
-    const settings = base
-
+    const { memories } = stores
+    const sessionId = request.sessionId as SessionStore.SessionId
+    const digestMode = settings.digest ?? PriorSessionDigest.DEFAULT_DIGEST_MODE
+    const summaries = { kinds: [Decisions.SUMMARY_KIND], scopes: request.scopes, deliverable: true } as const
+    let skipped = 0
     /**
-     * Candidate prior sessions: summaries in the request's scopes of sessions other than the
-     * current one, newest first. A summary carries its session tag `session:<id>`, which the
-     * search index holds as the token "session"; a newest-first search for that token reads only
-     * records holding it (decision 0036), rather than every episode of the scopes. Summaries that
-     * name their session by scope alone (`session:<id>`, no tag) are listed from those scopes.
-     * `relevant` first finds sessions by the store's search for the query's content words, then
-     * reads those sessions' newest summaries, which `selectDigest` keeps or drops on their own words.
+     * The summaries of other sessions, newest first, until `enough` holds for the sessions
+     * found: a search for the session token with a growing limit (bounded by the scan
+     * limit), then the session scopes' own records.
      */
-    const readDigest = (request: ProjectionRequest, sessionId: SessionStore.SessionId) =>
+    const newestSummaries = (wanted: ReadonlySet<string> | undefined, enough: (sessions: number) => boolean) =>
       Effect.gen(function*() {
-        const summaries = { kinds: [Decisions.SUMMARY_KIND], scopes: request.scopes, deliverable: true } as const
-        let skipped = 0
-        /**
-         * The summaries of other sessions, newest first, until `enough` holds for the sessions
-         * found: a search for the session token with a growing limit (bounded by the scan
-         * limit), then the session scopes' own records.
-         */
-        const newestSummaries = (wanted: ReadonlySet<string> | undefined, enough: (sessions: number) => boolean) =>
-          Effect.gen(function*() {
-            const candidates: Array<PriorSessionDigest.PriorSession> = []
-            const sessions = new Set<string>()
-            const admit = (record: MemoryRecord.MemoryRecord) => {
-              // A held summary is no summary: it reaches the digest no more than any other tier.
-              if (!screened(record)) return
-              const session = PriorSessionDigest.fromRecord(record)
-              if (Option.isNone(session) || session.value.sessionId === sessionId) return
-              if (wanted !== undefined && !wanted.has(session.value.sessionId)) return
-              candidates.push(session.value)
-              sessions.add(session.value.sessionId)
-            }
-            for (let limit = DIGEST_PAGE;; limit = Math.min(DIGEST_SCAN_MAX, limit * 4)) {
-              candidates.length = 0
-              sessions.clear()
-              const found = yield* memories.search(sessionToken(), {
-                ...summaries,
-                limit,
-                order: "newest"
-              })
-              skipped += found.skipped
-              for (const hit of found.hits) admit(hit.record)
-              if (enough(sessions.size) || found.hits.length < limit || limit >= DIGEST_SCAN_MAX) break
-            }
-            const sessionScopes = request.scopes.filter((scope) =>
-              scope.startsWith(SESSION_SCOPE_PREFIX) && scope !== `${SESSION_SCOPE_PREFIX}${sessionId}`
-            )
-            if (sessionScopes.length > 0 && !enough(sessions.size)) {
-              let cursor: string | undefined
-              let scanned = 0
-              do {
-                const page = yield* memories.list({
-                  ...summaries,
-                  scopes: sessionScopes,
-                  limit: DIGEST_PAGE,
-                  ...(cursor !== undefined ? { cursor } : {})
-                })
-                skipped += page.skipped
-                scanned += page.records.length
-                for (const record of page.records) admit(record)
-                cursor = page.nextCursor
-              } while (cursor !== undefined && !enough(sessions.size) && scanned < DIGEST_SCAN_MAX)
-            }
-            return candidates
-          })
-        let candidates: ReadonlyArray<PriorSessionDigest.PriorSession> = []
-        const words = PriorSessionDigest.contentTokens(request.query)
-        if (settings.digestLimit > 0 && digestMode === "relevant" && words.length > 0) {
-          // The operator's whole message gives the words: clamp them to the store's limit rather than fail the turn.
-          const query = MemoryLimits.clampQuery(words.join(" "), yield* MemoryLimits.MemoryLimits)
-          const found = yield* memories.search(query, { ...summaries, limit: DIGEST_SEARCH_LIMIT })
-          skipped += found.skipped
-          const matched = new Set<string>()
-          for (const hit of found.hits) {
-            if (!screened(hit.record)) continue
-            const session = PriorSessionDigest.fromRecord(hit.record)
-            if (Option.isSome(session) && session.value.sessionId !== sessionId) matched.add(session.value.sessionId)
-          }
-          if (matched.size > 0) candidates = yield* newestSummaries(matched, (sessions) => sessions >= matched.size)
-        } else if (settings.digestLimit > 0 && digestMode === "newest") {
-          candidates = yield* newestSummaries(undefined, (sessions) => sessions >= settings.digestLimit)
+        const candidates: Array<PriorSessionDigest.PriorSession> = []
+        const sessions = new Set<string>()
+        const admit = (record: MemoryRecord.MemoryRecord) => {
+          // A held summary is no summary: it reaches the digest no more than any other tier.
+          if (!screened(record)) return
+          const session = PriorSessionDigest.fromRecord(record)
+          if (Option.isNone(session) || session.value.sessionId === sessionId) return
+          if (wanted !== undefined && !wanted.has(session.value.sessionId)) return
+          candidates.push(session.value)
+          sessions.add(session.value.sessionId)
         }
-        const entries = PriorSessionDigest.selectDigest(candidates, {
-          mode: digestMode,
-          currentSessionId: sessionId,
-          query: request.query,
-          limit: settings.digestLimit
-        })
-        return { value: entries, skipped } satisfies Read<ReadonlyArray<PriorSessionDigest.DigestEntry>>
-      })
-
-    const readAlwaysOn = (scopes: ReadonlyArray<MemoryRecord.Scope>) => readAlwaysOnFrom(memories, scopes)
-
-    /** The identity tier: {@link identityHoldersFrom} over the scopes read, the agent's own among them. */
-    const readIdentity = (
-      source: IdentitySource,
-      scopes: ReadonlyArray<MemoryRecord.Scope>,
-      inPrefix: ReadonlySet<string>,
-      now: DateTime.Utc
-    ) =>
-      identityHoldersFrom(
-        { memories, promotions },
-        source.spec,
-        scopes.includes(source.scope) ? scopes : [source.scope, ...scopes],
-        { held: new Set(source.heldAddresses), inPrefix, now, limit: settings.identityLimit }
-      )
-
-    const readRecall = (request: ProjectionRequest, settings: ProjectionSettings, limit: number) =>
-      limit === 0
-        ? Effect.succeed({ value: [], skipped: 0, returned: 0 })
-        : Effect.map(
-          Effect.flatMap(
-            MemoryLimits.MemoryLimits,
-            (limits) =>
-              memories.search(MemoryLimits.clampQuery(request.query, limits), {
-                scopes: request.scopes,
-                deliveryPolicies: Decisions.PROJECTED_POLICIES,
-                deliverable: true,
-                limit,
-                plan: { maxDocumentShare: settings.recallPruneShare }
-              })
-          ),
-          (found) => ({
-            value: found.hits.filter((hit) => screened(hit.record)),
-            skipped: found.skipped,
-            returned: found.hits.length
+        for (let limit = DIGEST_PAGE;; limit = Math.min(DIGEST_SCAN_MAX, limit * 4)) {
+          candidates.length = 0
+          sessions.clear()
+          const found = yield* memories.search(sessionToken(), {
+            ...summaries,
+            limit,
+            order: "newest"
           })
+          skipped += found.skipped
+          for (const hit of found.hits) admit(hit.record)
+          if (enough(sessions.size) || found.hits.length < limit || limit >= DIGEST_SCAN_MAX) break
+        }
+        const sessionScopes = request.scopes.filter((scope) =>
+          scope.startsWith(SESSION_SCOPE_PREFIX) && scope !== `${SESSION_SCOPE_PREFIX}${sessionId}`
         )
+        if (sessionScopes.length > 0 && !enough(sessions.size)) {
+          let cursor: string | undefined
+          let scanned = 0
+          do {
+            const page = yield* memories.list({
+              ...summaries,
+              scopes: sessionScopes,
+              limit: DIGEST_PAGE,
+              ...(cursor !== undefined ? { cursor } : {})
+            })
+            skipped += page.skipped
+            scanned += page.records.length
+            for (const record of page.records) admit(record)
+            cursor = page.nextCursor
+          } while (cursor !== undefined && !enough(sessions.size) && scanned < DIGEST_SCAN_MAX)
+        }
+        return candidates
+      })
+    let candidates: ReadonlyArray<PriorSessionDigest.PriorSession> = []
+    const words = PriorSessionDigest.contentTokens(request.query)
+    if (settings.digestLimit > 0 && digestMode === "relevant" && words.length > 0) {
+      // The operator's whole message gives the words: clamp them to the store's limit rather than fail the turn.
+      const query = MemoryLimits.clampQuery(words.join(" "), yield* MemoryLimits.MemoryLimits)
+      const found = yield* memories.search(query, { ...summaries, limit: DIGEST_SEARCH_LIMIT })
+      skipped += found.skipped
+      const matched = new Set<string>()
+      for (const hit of found.hits) {
+        if (!screened(hit.record)) continue
+        const session = PriorSessionDigest.fromRecord(hit.record)
+        if (Option.isSome(session) && session.value.sessionId !== sessionId) matched.add(session.value.sessionId)
+      }
+      if (matched.size > 0) candidates = yield* newestSummaries(matched, (sessions) => sessions >= matched.size)
+    } else if (settings.digestLimit > 0 && digestMode === "newest") {
+      candidates = yield* newestSummaries(undefined, (sessions) => sessions >= settings.digestLimit)
+    }
+    const entries = PriorSessionDigest.selectDigest(candidates, {
+      mode: digestMode,
+      currentSessionId: sessionId,
+      query: request.query,
+      limit: settings.digestLimit
+    })
+    return { value: entries, skipped } satisfies Read<ReadonlyArray<PriorSessionDigest.DigestEntry>>
+  })
 
-    /**
-     * The conversation neighbours of the hits that have a position: one `neighbours` read (one per
-     * `maxNeighbourPositions` hits), filtered like recall, attributed to the strongest hit near
-     * each (decision 0090). The hits are in hand already, so the read leaves them out: close hits
-     * are most of what their windows hold.
-     */
-    const readNeighbours = (
-      request: ProjectionRequest,
-      settings: ProjectionSettings,
-      hits: ReadonlyArray<ProjectedContext.RecallHit>
-    ) =>
-      Effect.gen(function*() {
-        const window = settings.neighbourWindow
-        const placed = hits.filter((hit) => hit.record.position !== undefined)
-        if (window === 0 || placed.length === 0) return { value: [], skipped: 0 }
-        const limits = yield* MemoryLimits.MemoryLimits
-        const chunk = Math.max(1, Math.min(limits.maxNeighbourPositions, limits.maxNeighbourExcluded))
-        const records: Array<MemoryRecord.MemoryRecord> = []
-        let skipped = 0
-        for (let start = 0; start < placed.length; start += chunk) {
-          const part = placed.slice(start, start + chunk)
-          const read = yield* memories.neighbours({
-            positions: part.map(({ record }) => ({ scope: record.scope, ...record.position! })),
-            exclude: part.map(({ record }) => record.id),
-            window: Math.min(window, limits.maxNeighbourWindow),
+/**
+ * One recall search of `limit` hits (none at 0), with this call's pruning share as the search's own
+ * planner tuning (decision 0165); held records left out. `returned` counts what the store returned.
+ */
+export const readRecall = (
+  stores: ProjectionStores,
+  settings: ProjectionSettings,
+  request: Pick<ProjectionRequest, "query" | "scopes">,
+  limit: number
+) =>
+  limit === 0
+    ? Effect.succeed({ value: [], skipped: 0, returned: 0 })
+    : Effect.map(
+      Effect.flatMap(
+        MemoryLimits.MemoryLimits,
+        (limits) =>
+          stores.memories.search(MemoryLimits.clampQuery(request.query, limits), {
             scopes: request.scopes,
             deliveryPolicies: Decisions.PROJECTED_POLICIES,
             deliverable: true,
-            limit: Math.min(MemoryQuery.MAX_LIMIT, part.length * (2 * window + 1))
+            limit,
+            plan: { maxDocumentShare: settings.recallPruneShare }
           })
-          records.push(...read.records)
-          skipped += read.skipped
-        }
-        const eligible = Decisions.withoutSummaries(
-          records.filter(screened).map((record) => ({ record }))
-        ).map(({ record }) => record)
-        return { value: NeighbourContext.assignNeighbours(hits, eligible, window), skipped }
+      ),
+      (found) => ({
+        value: found.hits.filter((hit) => screened(hit.record)),
+        skipped: found.skipped,
+        returned: found.hits.length
       })
+    )
+
+/**
+ * The conversation neighbours of the hits that have a position: one `neighbours` read (one per
+ * `maxNeighbourPositions` hits), filtered like recall, attributed to the strongest hit near
+ * each (decision 0090). The hits are in hand already, so the read leaves them out: close hits
+ * are most of what their windows hold.
+ */
+export const readNeighbours = (
+  stores: ProjectionStores,
+  settings: ProjectionSettings,
+  request: Pick<ProjectionRequest, "scopes">,
+  hits: ReadonlyArray<ProjectedContext.RecallHit>
+) =>
+  Effect.gen(function*() {
+    const window = settings.neighbourWindow
+    const placed = hits.filter((hit) => hit.record.position !== undefined)
+    if (window === 0 || placed.length === 0) return { value: [], skipped: 0 }
+    const limits = yield* MemoryLimits.MemoryLimits
+    const chunk = Math.max(1, Math.min(limits.maxNeighbourPositions, limits.maxNeighbourExcluded))
+    const records: Array<MemoryRecord.MemoryRecord> = []
+    let skipped = 0
+    for (let start = 0; start < placed.length; start += chunk) {
+      const part = placed.slice(start, start + chunk)
+      const read = yield* stores.memories.neighbours({
+        positions: part.map(({ record }) => ({ scope: record.scope, ...record.position! })),
+        exclude: part.map(({ record }) => record.id),
+        window: Math.min(window, limits.maxNeighbourWindow),
+        scopes: request.scopes,
+        deliveryPolicies: Decisions.PROJECTED_POLICIES,
+        deliverable: true,
+        limit: Math.min(MemoryQuery.MAX_LIMIT, part.length * (2 * window + 1))
+      })
+      records.push(...read.records)
+      skipped += read.skipped
+    }
+    const eligible = Decisions.withoutSummaries(
+      records.filter(screened).map((record) => ({ record }))
+    ).map(({ record }) => record)
+    return { value: NeighbourContext.assignNeighbours(hits, eligible, window), skipped }
+  })
+
+/**
+ * How recall is sized before its first search: `cap`, the most hits it may ever ask for (the
+ * settings' `recallLimit`; else `unboundedRecallLimit` under an unbounded budget, or
+ * `MemoryQuery.MAX_LIMIT`), and the first search's limit — 0 when the query holds no content word
+ * and the search is not trusted (decision 0180), else what the budget left after the other sections
+ * holds at an assumed line cost (decision 0181). `used` is read only when recall may run.
+ */
+export const recallLimitFor = (options: {
+  readonly settings: ProjectionSettings
+  readonly mode: ProjectedContext.ProjectionMode
+  readonly query: string
+  readonly budget: ProjectedContext.ProjectionBudget
+  readonly unboundedRecallLimit: number
+  readonly used: () => { readonly usedChars: number; readonly usedTokens: number }
+}): { readonly cap: number; readonly limit: number; readonly searchable: boolean } => {
+  const { budget, settings } = options
+  const searchable = settings.recallRelevance === "search" || Decisions.hasContentWords(options.query)
+  const cap = settings.recallLimit ??
+    (budget._tag === "Unbounded" ? options.unboundedRecallLimit : MemoryQuery.MAX_LIMIT)
+  const limit = searchable
+    ? Decisions.recallSearchLimit({ mode: options.mode, query: options.query, budget, used: options.used, cap })
+    : 0
+  return { cap, limit, searchable }
+}
+
+/**
+ * The layout of one round: every other memory gets the address routing gives it (so one held by
+ * the prefix or an identity line is not delivered beside it), then the pure composer places,
+ * budgets and sheds.
+ */
+export const layout = (
+  request: Pick<ProjectionRequest, "identity">,
+  settings: ProjectionSettings,
+  inputs: ProjectedContext.ProjectionInput,
+  options: ProjectedContext.ProjectionConfig,
+  read: {
+    readonly alwaysOn: ReadonlyArray<MemoryRecord.MemoryRecord>
+    readonly recalled: ReadonlyArray<ProjectedContext.RecallHit>
+    readonly neighbours: ReadonlyArray<ProjectedContext.NeighbourEntry>
+  }
+): ProjectedContext.ProjectedContext => {
+  const addresses = request.identity === undefined
+    ? undefined
+    : Decisions.addressesOf(request.identity, [
+      ...read.alwaysOn,
+      ...read.recalled.map((hit) => hit.record),
+      ...read.neighbours.map((n) => n.record)
+    ])
+  return ProjectedContext.composeProjectedContext(
+    {
+      ...inputs,
+      recall: read.recalled,
+      ...(read.neighbours.length > 0 ? { neighbours: read.neighbours } : {}),
+      ...(addresses !== undefined ? { addresses } : {})
+    },
+    { ...options, neighbourShed: settings.neighbourShed }
+  )
+}
+
+/**
+ * The injection-log row of a projection: none for a subagent (it has no projection) or when the
+ * request says `record: false`; an incognito row names sections only (its projection holds no
+ * memory).
+ */
+export const logInjection = (
+  stores: ProjectionStores,
+  request: Pick<ProjectionRequest, "sessionId" | "turn" | "mode" | "record">,
+  projection: ProjectedContext.ProjectedContext,
+  at: DateTime.Utc
+) =>
+  request.record !== false && request.mode !== "subagent"
+    ? stores.telemetry.appendInjection(
+      InjectionLog.fromProjection(projection, { sessionId: request.sessionId, turn: request.turn, at })
+    )
+    : Effect.void
+
+/**
+ * What a projection tells the operator besides its value, once its row is logged: a warning for
+ * stored rows that failed to decode, one per budget warning, the projection's metrics and its
+ * span's attributes.
+ */
+export const report = (
+  request: Pick<ProjectionRequest, "sessionId" | "turn">,
+  projection: ProjectedContext.ProjectedContext,
+  skipped: number
+) =>
+  Effect.gen(function*() {
+    const { sessionId, turn } = request
+    if (skipped > 0) {
+      yield* Effect.logWarning("projection skipped stored memory rows that failed to decode").pipe(
+        Effect.annotateLogs({ sessionId, turn, skipped })
+      )
+    }
+    for (const warning of projection.budget.warnings) {
+      yield* Effect.logWarning(warning.message).pipe(Effect.annotateLogs({ sessionId, turn, code: warning.code }))
+    }
+    yield* Instrumentation.recordProjection(projection)
+    yield* Effect.annotateCurrentSpan({
+      usedChars: projection.budget.usedChars,
+      usedTokens: projection.budget.usedTokens,
+      budgetChars: projection.budget.budgetChars ?? -1,
+      budgetTokens: projection.budget.budgetTokens ?? -1,
+      memories: projection.injection.memoryIds.length,
+      shed: projection.budget.shed.length
+    })
+  })
+
+// ---------------------------------------------------------------------------------------------
+// The service: the steps wired
+// ---------------------------------------------------------------------------------------------
+
+export const make = (
+  defaults: ProjectionSettings,
+  given: Given
+): Effect.Effect<ContextProjectionService, never, Stores> =>
+  Effect.gen(function*() {
+    const stores: ProjectionStores = {
+      memories: yield* MemoryStore.MemoryStore,
+      promotions: yield* PromotionStore.PromotionStore,
+      telemetry: yield* TelemetryStore.TelemetryStore
+    }
 
     const project = (request: ProjectionRequest) => {
       const failure = (cause: unknown) =>
         new ProjectionFailure({ sessionId: request.sessionId, turn: request.turn, cause })
+      const refuse = (problem: string) => Effect.fail(failure(new Error(problem)))
       return Effect.gen(function*() {
-        const sessionId = request.sessionId
-        const invalid = SessionStore.validateSessionId(sessionId)
-        if (Either.isLeft(invalid)) return yield* Effect.fail(failure(new Error(invalid.left)))
-        if (!Number.isInteger(request.turn) || request.turn < 0) {
-          return yield* Effect.fail(failure(new Error(`turn must be a non-negative integer, got ${request.turn}`)))
-        }
-        const overrides = request.settings === undefined
-          ? undefined
-          : given.decodeOverrides(request.settings)
-        if (overrides !== undefined && Either.isLeft(overrides)) {
-          return yield* Effect.fail(failure(new Error(`invalid projection settings: ${overrides.left}`)))
-        }
-        // This call's settings: the layer's, then the request's own (decision 0182).
-        const settings = overrides === undefined ? base : Decisions.settingsFor(base, overrides.right)
+        const valid = validateRequest(request)
+        if (Either.isLeft(valid)) return yield* refuse(valid.left)
+        const resolved = resolveSettings(defaults, request, given.decodeOverrides)
+        if (Either.isLeft(resolved)) return yield* refuse(resolved.left)
+        const settings = resolved.right
         const budget = Decisions.budgetOf(settings)
         const estimator = yield* TokenEstimator.resolve
         const now = yield* DateTime.now
@@ -420,17 +583,17 @@ export const make = (
         // Only what the mode composes is read: incognito and subagent projections never touch memory.
         const inPrefix = new Set(request.inPrefix ?? [])
         const identity = sections.has("identity_memory") && request.identity !== undefined && settings.identityLimit > 0
-          ? yield* readIdentity(request.identity, request.scopes, inPrefix, now)
+          ? yield* readIdentity(stores, settings, request.identity, request.scopes, inPrefix, now)
           : none
-        const alwaysOn = sections.has("always_on_memory") ? yield* readAlwaysOn(request.scopes) : none
-        const digest = sections.has("prior_sessions") ? yield* readDigest(request, sessionId) : none
-        const options = {
+        const alwaysOn = sections.has("always_on_memory") ? yield* readAlwaysOn(stores, request.scopes) : none
+        const digest = sections.has("prior_sessions") ? yield* readDigest(stores, settings, request) : none
+        const options: ProjectedContext.ProjectionConfig = {
           mode: request.mode,
           budget,
           estimator,
           ...(settings.skillsMinRows !== undefined ? { skillsMinRows: settings.skillsMinRows } : {})
         }
-        const inputs = {
+        const inputs: ProjectedContext.ProjectionInput = {
           now,
           ...(request.workingState !== undefined ? { workingState: request.workingState } : {}),
           identity: identity.value,
@@ -440,21 +603,18 @@ export const make = (
           ...(request.inPrefix !== undefined ? { inPrefix: request.inPrefix } : {}),
           ...(request.identity !== undefined ? { heldAddresses: request.identity.heldAddresses } : {})
         }
-        const trustSearch = settings.recallRelevance === "search"
-        const searchable = trustSearch || Decisions.hasContentWords(request.query)
         // The first search asks for as many hits as the budget left holds at an assumed line cost;
         // the ones after it are sized by what the lines delivered so far measured (decision 0181).
-        const cap = settings.recallLimit ??
-          (budget._tag === "Unbounded" ? given.unboundedRecallLimit : MemoryQuery.MAX_LIMIT)
-        let limit = searchable
-          ? Decisions.recallSearchLimit({
-            mode: request.mode,
-            query: request.query,
-            budget,
-            used: () => ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget,
-            cap
-          })
-          : 0
+        const sized = recallLimitFor({
+          settings,
+          mode: request.mode,
+          query: request.query,
+          budget,
+          unboundedRecallLimit: given.unboundedRecallLimit,
+          used: () => ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget
+        })
+        const { cap, searchable } = sized
+        let limit = sized.limit
         let searches = 0
         let skipped = identity.skipped + alwaysOn.skipped + digest.skipped
         let round: {
@@ -464,32 +624,21 @@ export const make = (
           readonly more: boolean
         }
         for (;;) {
-          const recall = yield* readRecall(request, settings, limit)
+          const recall = yield* readRecall(stores, settings, request, limit)
           searches += limit > 0 ? 1 : 0
           // The relevance step, after ranking and before the budget (decision 0180).
-          const relevant = Decisions.relevantHits(request.query, recall.value, { vectorFloor: trustSearch })
+          const relevant = Decisions.relevantHits(request.query, recall.value, {
+            vectorFloor: settings.recallRelevance === "search"
+          })
           // Session summaries reach a prompt through the digest alone.
           const recalled = Decisions.withoutSummaries(relevant)
-          const neighbours = yield* readNeighbours(request, settings, recalled)
+          const neighbours = yield* readNeighbours(stores, settings, request, recalled)
           skipped += recall.skipped + neighbours.skipped
-          // Every other memory gets the address routing gives it, so one held by the prefix or an
-          // identity line is not delivered beside it.
-          const addresses = request.identity === undefined
-            ? undefined
-            : Decisions.addressesOf(request.identity, [
-              ...alwaysOn.value,
-              ...recalled.map((hit) => hit.record),
-              ...neighbours.value.map((n) => n.record)
-            ])
-          const projection = ProjectedContext.composeProjectedContext(
-            {
-              ...inputs,
-              recall: recalled,
-              ...(neighbours.value.length > 0 ? { neighbours: neighbours.value } : {}),
-              ...(addresses !== undefined ? { addresses } : {})
-            },
-            { ...options, neighbourShed: settings.neighbourShed }
-          )
+          const projection = layout(request, settings, inputs, options, {
+            alwaysOn: alwaysOn.value,
+            recalled,
+            neighbours: neighbours.value
+          })
           // More candidates may exist when the search filled its limit with at least one relevant
           // hit (the planner's tail tier lists records holding only common tokens newest first, so
           // relevant and function-word-only matches mix there: the last hit says nothing).
@@ -506,11 +655,6 @@ export const make = (
           })
           if (next === undefined) break
           limit = next
-        }
-        if (skipped > 0) {
-          yield* Effect.logWarning("projection skipped stored memory rows that failed to decode").pipe(
-            Effect.annotateLogs({ sessionId, turn: request.turn, skipped })
-          )
         }
         const recallReport = sections.has("recalled_memory") && request.query.trim() !== ""
           ? Decisions.recallReport({
@@ -530,28 +674,8 @@ export const make = (
             ...round.projection,
             budget: { ...round.projection.budget, recall: recallReport }
           })
-
-        for (const warning of projection.budget.warnings) {
-          yield* Effect.logWarning(warning.message).pipe(
-            Effect.annotateLogs({ sessionId, turn: request.turn, code: warning.code })
-          )
-        }
-        // A subagent has no projection to log; every other mode logs what it delivered (an
-        // incognito row names sections only: its projection holds no memory).
-        if (request.record !== false && request.mode !== "subagent") {
-          yield* telemetry.appendInjection(
-            InjectionLog.fromProjection(projection, { sessionId, turn: request.turn, at: now })
-          )
-        }
-        yield* Instrumentation.recordProjection(projection)
-        yield* Effect.annotateCurrentSpan({
-          usedChars: projection.budget.usedChars,
-          usedTokens: projection.budget.usedTokens,
-          budgetChars: projection.budget.budgetChars ?? -1,
-          budgetTokens: projection.budget.budgetTokens ?? -1,
-          memories: projection.injection.memoryIds.length,
-          shed: projection.budget.shed.length
-        })
+        yield* logInjection(stores, request, projection, now)
+        yield* report(request, projection, skipped)
         return projection
       }).pipe(
         Effect.mapError((error) => (error instanceof ProjectionFailure ? error : failure(error))),

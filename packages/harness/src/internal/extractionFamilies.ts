@@ -1,7 +1,7 @@
 /**
  * The eval's extraction families: memories from the conversation itself, on the path that ships.
  * Each session is a fresh `NativeRuntime.fromConfig` + `NativeRuntime.runTurn` on a scripted
- * model that never calls `memory_save`, with `Extraction.layer` in context, so the memories come
+ * model that never calls `memory_save`, the agent built with `Extraction.layer`'s service, so the memories come
  * from the background extraction run after the turn; the next session's request (as
  * `PromptObserver` captured it) is what is checked.
  *
@@ -92,6 +92,7 @@ const session = (
   embedder = false
 ) =>
   Effect.gen(function*() {
+    const extraction = yield* Extraction.Extraction
     const native = yield* NativeRuntime.fromConfig(
       {
         persona: "You are a friendly companion. Be warm and brief.",
@@ -100,10 +101,9 @@ const session = (
         scope,
         ...(options.projection !== undefined ? { projection: options.projection } : {})
       },
-      mode === undefined ? {} : { mode }
+      { extraction, ...(mode === undefined ? {} : { mode }) }
     ).pipe(Effect.provide(RoutingSpecs.layerPresets))
     yield* NativeRuntime.runTurn({ agent: native, sessionId: "eval", input })
-    const extraction = yield* Extraction.Extraction
     yield* extraction.idle
     const ledger = yield* extraction.ledger("eval")
     const { runs } = yield* (yield* SessionStore.SessionStore).loadExtractions("eval")

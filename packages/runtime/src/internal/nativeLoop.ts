@@ -12,7 +12,6 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Agent from "../Agent.js"
-import * as Extraction from "../Extraction.js"
 import * as MemoryTools from "../MemoryTools.js"
 import * as ModelRequest from "../ModelRequest.js"
 import type {
@@ -115,7 +114,8 @@ export const make = (options: NativeAgentOptions) =>
       ],
       toolkit,
       needsApproval,
-      projection: options.projection
+      projection: options.projection,
+      extraction: options.extraction
     }
     return agent
   })
@@ -432,14 +432,13 @@ export const runTurn = (options: {
   }).pipe(Effect.withSpan("agent.turn", { attributes: { sessionId: options.sessionId } }))
 
 /**
- * Hands a completed turn's session to extraction (`Extraction.Trigger`: nothing unless an
- * extraction layer is provided). It only enqueues: the turn's result and latency never depend on it.
+ * Hands a completed turn's session to the agent's extraction (nothing when it was built without
+ * one). It only enqueues: the turn's result and latency never depend on it.
  */
 const afterTurn = (agent: NativeAgent) => (result: TurnResult) =>
-  result._tag !== "Completed" ? Effect.void : Effect.flatMap(
-    Extraction.Trigger,
-    (trigger) => trigger.afterTurn({ sessionId: result.sessionId, memory: agent.memory, mode: agent.mode })
-  )
+  result._tag !== "Completed" || agent.extraction === undefined
+    ? Effect.void
+    : agent.extraction.schedule({ sessionId: result.sessionId, memory: agent.memory, mode: agent.mode })
 
 /** The turn span's attributes: counts and sizes, never content. */
 const annotateTurn = (agent: NativeAgent, turn: number, projection: ProjectedContext.ProjectedContext) =>

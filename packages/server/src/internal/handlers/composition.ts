@@ -5,9 +5,11 @@ import {
   MemoryStore,
   PromotionStore,
   RoutingSpecs,
-  ScopeView
+  ScopeView,
+  SessionStore
 } from "@engram/core"
-import { Agent, StablePrefix } from "@engram/runtime"
+import { StablePrefix, Turn } from "@engram/runtime"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { CurrentAccess, EngramApi } from "../../EngramApi.js"
 import { type GroupLayer, http, oneScope, type ServerConfig } from "./shared.js"
@@ -63,21 +65,15 @@ export const layerComposition = (config: ServerConfig): GroupLayer<
             const access = yield* CurrentAccess
             const scope = yield* oneScope(access, urlParams.scope)
             const agent = yield* build(scope)
-            // The turn a native agent of this config would run in this scope, mapped to its
-            // projection request as every runtime maps it; previews write no injection row.
-            const projected = yield* http(Effect.flatMap(
-              Agent.planTurn(agent, {
-                sessionId: "console-preview",
-                turn: 0,
-                query: urlParams.q,
-                mode: "native",
-                scopes: agent.scopes,
-                workingState: config.workingState,
-                skills: config.skills,
-                record: false
-              }),
-              (plan) => projection.project(plan.request)
-            ))
-            return { scope, projection: projected }
+            // The first turn a native agent of this config would run in this scope, assembled as
+            // every transport assembles it (Turn, decision 0166); previews record nothing.
+            const input = new SessionStore.OperatorMessage({ text: urlParams.q, at: yield* DateTime.now })
+            const composed = yield* http(
+              Turn.compose(
+                { ...agent, mode: "native", workingState: config.workingState, skills: config.skills },
+                { sessionId: "console-preview", turn: 1, input, history: [], record: false }
+              ).pipe(Effect.provideService(ContextProjection.ContextProjection, projection))
+            )
+            return { scope, projection: composed.projection, request: composed.request.fragments }
           }))
     }))
