@@ -35,7 +35,7 @@ import {
 } from "@engram/core"
 import { ModelRequest, NativeRuntime, PromptObserver, TokenEstimatorBpe } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -89,7 +89,7 @@ const inputsFor = (turns: ReturnType<typeof generateTurns>): Array<MemoryRecord.
 /** Memory and telemetry stores in one SQLite file. */
 const sqliteStores = (filename: string) =>
   Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
-    Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+    Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
   )
 
 const quiet = <A, E>(effect: Effect.Effect<A, E>) =>

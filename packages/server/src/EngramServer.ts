@@ -22,6 +22,7 @@ import {
   type PromotionStore,
   RoutingPresets,
   RoutingSpecs,
+  type SessionStore,
   type StoreTransaction,
   type TelemetryStore
 } from "@engram/core"
@@ -117,6 +118,7 @@ export const defaultRequestLimits: RequestLimits = {
 export type ServerStores =
   | MemoryStore.MemoryStore
   | PromotionStore.PromotionStore
+  | SessionStore.SessionStore
   | TelemetryStore.TelemetryStore
   | StoreTransaction.StoreTransaction
   | AccessTokens

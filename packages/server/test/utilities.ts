@@ -22,12 +22,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 
-export const stores = Layer.mergeAll(
-  MemoryStore.layerMemory,
-  PromotionStore.layerMemory,
-  TelemetryStore.layerMemory,
-  StoreTransaction.layerNone,
-  AccessTokens.layerMemory
+export const stores = MemoryStore.layerMemoryCascading.pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    PromotionStore.layerMemory,
+    SessionStore.layerMemory,
+    TelemetryStore.layerMemory,
+    StoreTransaction.layerNone,
+    AccessTokens.layerMemory
+  ))
 )
 
 export interface Served {

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { runSessionStoreConformance, SessionStoreConformance } from "@engram/conformance"
 import { ProjectedContext, SessionStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteSessionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -87,7 +87,7 @@ describe("SqliteSessionStore", () => {
       SqliteSessionStore.layer.pipe(
         Layer.provideMerge(SqlitePromotionStore.layer),
         Layer.provideMerge(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
         )
       )
     )))

@@ -81,7 +81,6 @@ export const layerMemories = (config: ServerConfig): GroupLayer<
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
       const promotions = yield* PromotionStore.PromotionStore
-      const telemetry = yield* TelemetryStore.TelemetryStore
       const specs = yield* RoutingSpecs.RoutingSpecs
       const transaction = yield* StoreTransaction.StoreTransaction
       const spec = config.agent.spec === undefined ? undefined : yield* specs.resolve(config.agent.spec)
@@ -199,12 +198,9 @@ export const layerMemories = (config: ServerConfig): GroupLayer<
           const scoped: MemoryForget.ForgetTarget = "scope" in target
             ? { scope: yield* oneScope(access, target.scope) }
             : { ids: target.ids, scopes: yield* readScopes(access, target.scopes) }
-          // Forget also removes the records' text from prompt telemetry, in the same transaction.
-          const result = yield* http(
-            withPromotions(store.forget(scoped, { by: `api:${access.label}` })).pipe(
-              Effect.provideService(TelemetryStore.TelemetryStore, telemetry)
-            )
-          )
+          // The store's forget removes the promotion rows and the records' text from prompt
+          // telemetry too, in the same transaction (it took those stores when it was built).
+          const result = yield* http(store.forget(scoped, { by: `api:${access.label}` }))
           return { tombstones: yield* shownGraves(access, result.tombstones) }
         })
 

@@ -18,7 +18,7 @@ import { type GroupLayer, http } from "./shared.js"
 export const layerSessions: GroupLayer<
   "sessions",
   never,
-  MemoryStore.MemoryStore | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
+  MemoryStore.MemoryStore | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore
 > = HttpApiBuilder.group(EngramApi, "sessions", (handlers) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<
@@ -26,7 +26,7 @@ export const layerSessions: GroupLayer<
     >()
     const telemetry = yield* TelemetryStore.TelemetryStore
     const store = yield* MemoryStore.MemoryStore
-    const histories = yield* Effect.serviceOption(SessionStore.SessionStore)
+    const histories = yield* SessionStore.SessionStore
 
     /**
      * A session whose every stored call the one scope rule lets this token see (ScopeView: the
@@ -51,10 +51,7 @@ export const layerSessions: GroupLayer<
       .handle("list", () =>
         Effect.gen(function*() {
           const access = yield* CurrentAccess
-          // The histories too, when the server was given a session store (engram serve is).
-          const summaries = Option.isSome(histories)
-            ? Effect.provideService(SessionSummary.list, SessionStore.SessionStore, histories.value)
-            : SessionSummary.list
+          const summaries = Effect.provideService(SessionSummary.list, SessionStore.SessionStore, histories)
           const all = yield* http(Effect.provide(summaries, context))
           const shown = yield* Effect.forEach(all, (summary) =>
             Effect.map(
