@@ -1,4 +1,4 @@
-import { ErrorClass, type MemoryQuery, type MemoryRecord, type ProjectedContext } from "@engram/core"
+import { ErrorClass, type MemoryQuery, type MemoryRecord, type ProjectionLayout } from "@engram/core"
 import type { StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import {
@@ -18,7 +18,7 @@ import {
 export interface ServerConfig {
   readonly agent: StablePrefix.AgentConfig
   readonly workingState?: string | undefined
-  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills?: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
 }
 
 /** The HTTP errors a store or runtime failure becomes. */
