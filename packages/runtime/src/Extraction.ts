@@ -1137,5 +1137,4 @@ export const layer = (
   Extraction,
   never,
   LanguageModel.LanguageModel | MemoryStore.MemoryStore | PromotionStore.PromotionStore | SessionStore.SessionStore
-> =>
-  Layer.scoped(Extraction, make(settings))
+> => Layer.scoped(Extraction, make(settings))
