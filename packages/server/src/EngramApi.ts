@@ -18,7 +18,7 @@ import {
   MemoryForget,
   MemoryQuery,
   MemoryRecord,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   PromptFragment,
   PromptSnapshot,
@@ -529,7 +529,7 @@ export const RequestFragment = Schema.Struct({
  */
 export const ProjectionAnswer = Schema.Struct({
   scope: MemoryRecord.Scope,
-  projection: ProjectedContext.ProjectedContext,
+  projection: ProjectionLayout.ProjectedContext,
   request: Schema.Array(RequestFragment)
 })
 
@@ -577,8 +577,8 @@ export const InspectAnswer = Schema.Struct({
     verified: Schema.Boolean,
     redacted: Schema.Array(Schema.String),
     fragments: Schema.Unknown,
-    sections: Schema.Array(ProjectedContext.SectionReport),
-    budget: ProjectedContext.BudgetSummary
+    sections: Schema.Array(ProjectionLayout.SectionReport),
+    budget: ProjectionLayout.BudgetSummary
   }))
 })
 

@@ -5,7 +5,7 @@
  * It imports only types from the public module.
  */
 import { ContextProjection, ErrorClass } from "@engram/core"
-import type { ProjectedContext, PromptFragment } from "@engram/core"
+import type { ProjectionLayout, PromptFragment } from "@engram/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Agent, Sent, Turn, TurnPlan } from "../Agent.js"
@@ -32,7 +32,7 @@ export const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSection
 
 export const inMode = (
   agent: Agent,
-  mode: ProjectedContext.ProjectionMode
+  mode: ProjectionLayout.ProjectionMode
 ): Either.Either<Sent, IncognitoPrefixHoldsMemory> => {
   const incognito = mode === "incognito"
   // Incognito sends the Background as authored: no promoted memory reaches the model.

@@ -1,5 +1,5 @@
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import { ErrorClass, type MemoryQuery, type MemoryRecord, type ProjectedContext } from "@engram/core"
+import { ErrorClass, type MemoryQuery, type MemoryRecord, type ProjectionLayout } from "@engram/core"
 import type { StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -31,7 +31,7 @@ export type GroupLayer<Name extends string, E, R> = Layer.Layer<
 export interface ServerConfig {
   readonly agent: StablePrefix.AgentConfig
   readonly workingState?: string | undefined
-  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills?: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
 }
 
 /** The HTTP errors a store or runtime failure becomes. */
