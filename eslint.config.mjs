@@ -63,18 +63,16 @@ export default [
     rules: { "no-restricted-syntax": ["error", noNewDate] }
   },
   {
-    // Not yet explicit (decision 0164): whether a store keeps vectors (`Embeddings` in context) and
-    // whether extraction checks near-duplicates by meaning. Each file leaves this list when its
-    // look-up becomes an option or an argument.
+    // Not yet explicit (decision 0164): whether a store keeps vectors (`Embeddings` in context), and
+    // `engram extract` choosing near-duplicates by meaning when `--embedder` provided one (the
+    // library's Extraction requires the embedder in its type unless told `nearDuplicates: false`).
+    // Each file leaves this list when its look-up becomes an option or an argument.
     files: [
       "packages/core/src/MemoryStore.ts",
       "packages/core/src/VectorIndex.ts",
       "packages/store-sqlite/src/internal/sqliteMemoryStore.ts",
       // engram extract reads the embedder its --embedder flag put in context (the CLI's Embedder.layer).
-      "packages/cli/src/commands/Extract.ts",
-      "packages/runtime/src/Extraction.ts",
-      "packages/runtime/src/internal/extraction*.ts",
-      "packages/runtime/src/internal/nearDuplicates.ts"
+      "packages/cli/src/commands/Extract.ts"
     ],
     rules: { "no-restricted-syntax": ["error", noNewDate] }
   }

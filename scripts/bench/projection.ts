@@ -27,7 +27,7 @@ import {
   IdGenerator,
   type MemoryRecord,
   MemoryStore,
-  ProjectedContext,
+  ProjectionLayout,
   PromptFragment,
   RoutingPresets,
   SessionStore,
@@ -384,7 +384,7 @@ const PERSONA = "You are Ada, a careful assistant for a small engineering team. 
 /** Answers every turn; every third turn looks something up first. */
 const sessionScript: ScriptedModel.Script = (request) => {
   const input = ScriptedModel.lastUserText(request)
-  const turn = ScriptedModel.userTexts(request).filter((text) => !ProjectedContext.containsProjection(text)).length
+  const turn = ScriptedModel.userTexts(request).filter((text) => !ProjectionLayout.containsProjection(text)).length
   if (ScriptedModel.pendingToolResults(request).length === 0 && turn % 3 === 0) {
     return [ScriptedModel.toolCall("memory_recall", { query: input })]
   }

@@ -57,7 +57,7 @@ import type {
   MemoryRecord,
   MemoryStore,
   MemoryStoreError,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   PromptFragment,
   RoutingSpecs,
@@ -130,7 +130,7 @@ export const toolkit = <T extends Record<string, Tool.Any>>(
  * @since 0.1.0
  * @category models
  */
-export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
+export type NativeMode = Exclude<ProjectionLayout.ProjectionMode, "external">
 
 /**
  * How a native agent is built.
@@ -180,7 +180,7 @@ export interface NativeAgentOptions {
   readonly scopes?: ReadonlyArray<MemoryRecord.Scope> | undefined
   readonly mode?: NativeMode | undefined
   readonly workingState?: string | undefined
-  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills?: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
   readonly approval?: ReadonlyArray<string> | ((call: SessionStore.ToolCall) => boolean) | undefined
   readonly maxCalls?: number | undefined
   /** The agent's own projection settings (budget, window, recall) over the layer's (decision 0182). */
@@ -207,7 +207,7 @@ export interface NativeAgent {
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
   readonly mode: NativeMode
   readonly workingState: string | undefined
-  readonly skills: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
   readonly maxCalls: number
   /** The tool names offered to the model in this mode. */
   readonly offered: ReadonlyArray<string>
@@ -329,7 +329,7 @@ export interface TurnCompleted {
   readonly sessionId: string
   readonly turn: number
   readonly text: string
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
   readonly calls: number
 }
 
@@ -345,7 +345,7 @@ export interface TurnSuspended {
   readonly sessionId: string
   readonly turn: number
   readonly pending: ReadonlyArray<SessionStore.ToolCall>
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
   readonly calls: number
 }
 

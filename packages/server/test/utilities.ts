@@ -7,7 +7,7 @@ import {
   InjectionLog,
   type MemoryRecord,
   MemoryStore,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   PromptFragment,
   SessionStore,
@@ -135,11 +135,11 @@ export const seedSession = (
         history: [],
         input: new SessionStore.OperatorMessage({ text: `tell me ${options.secret}`, at }),
         rounds: [],
-        projection: ProjectedContext.composeProjectedContext({
+        projection: ProjectionLayout.composeProjectedContext({
           now: at,
           workingState: `holding ${options.secret}`,
           ...(options.recall !== undefined ? { recall: options.recall.map((record) => ({ record, score: 1 })) } : {})
-        }, { budget: ProjectedContext.tokens(16_000) })
+        }, { budget: ProjectionLayout.tokens(16_000) })
       }
       const { entries, snapshot } = PromptObserver.toStored({
         sessionId: options.sessionId,

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { runSessionStoreConformance, SessionStoreConformance } from "@engram/conformance"
-import { ProjectedContext, SessionStore } from "@engram/core"
+import { ProjectionLayout, SessionStore } from "@engram/core"
 import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteSessionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -108,7 +108,7 @@ describe("SqliteSessionStore", () => {
       expect(history.messages.map((m) => (m._tag === "ToolMessage" ? "" : m.text))).toEqual(["hi", "hello", "again"])
       expect(Option.map(pending, (i) => i.turn)).toEqual(Option.some(4))
       for (const message of history.messages) {
-        expect(ProjectedContext.containsProjection(JSON.stringify(message))).toBe(false)
+        expect(ProjectionLayout.containsProjection(JSON.stringify(message))).toBe(false)
       }
     }).pipe(Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
   })

@@ -1,5 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import {
   InstructionScreen,
   MemoryForget,
@@ -17,10 +16,8 @@ import {
 import { Extraction, Promotion } from "@engram/runtime"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
 import {
   type Access,
-  type Authorization,
   type BrowseSort,
   Conflict,
   CurrentAccess,
@@ -28,7 +25,17 @@ import {
   MAX_BROWSE_PAGE,
   NotFound
 } from "../../EngramApi.js"
-import { asArray, assignedIds, filtersOf, http, oneScope, readScopes, type ServerConfig, writable } from "./shared.js"
+import {
+  asArray,
+  assignedIds,
+  filtersOf,
+  type GroupLayer,
+  http,
+  oneScope,
+  readScopes,
+  type ServerConfig,
+  writable
+} from "./shared.js"
 
 const MAX_HISTORY = 100
 
@@ -61,15 +68,14 @@ const browseOrder = (sort: BrowseSort, order: "asc" | "desc") => (a: Browsed, b:
   (order === "asc" ? 1 : -1) * columns[sort](a, b) || MemoryQuery.compareListOrder(a.record, b.record)
 
 /** The memories routes: list, search, browse, read, write, review, supersede, expire and forget. */
-export const layerMemories = (config: ServerConfig): Layer.Layer<
-  HttpApiGroup.ApiGroup<"engram", "memories">,
+export const layerMemories = (config: ServerConfig): GroupLayer<
+  "memories",
   RoutingSpecs.RoutingSpecNotFound,
   | MemoryStore.MemoryStore
   | PromotionStore.PromotionStore
   | TelemetryStore.TelemetryStore
   | RoutingSpecs.RoutingSpecs
   | StoreTransaction.StoreTransaction
-  | Authorization
 > =>
   HttpApiBuilder.group(EngramApi, "memories", (handlers) =>
     Effect.gen(function*() {

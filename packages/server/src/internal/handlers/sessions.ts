@@ -1,5 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import {
   MemoryQuery,
   MemoryStore,
@@ -11,20 +10,15 @@ import {
 } from "@engram/core"
 import { Explain, Inspect } from "@engram/runtime"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type Access, type Authorization, CurrentAccess, EngramApi, NotFound } from "../../EngramApi.js"
-import { http } from "./shared.js"
+import { type Access, CurrentAccess, EngramApi, NotFound } from "../../EngramApi.js"
+import { type GroupLayer, http } from "./shared.js"
 
 /** The sessions routes: the session list, the stored calls, their inspection and a memory's explanation. */
-export const layerSessions: Layer.Layer<
-  HttpApiGroup.ApiGroup<"engram", "sessions">,
+export const layerSessions: GroupLayer<
+  "sessions",
   never,
-  | MemoryStore.MemoryStore
-  | PromotionStore.PromotionStore
-  | SessionStore.SessionStore
-  | TelemetryStore.TelemetryStore
-  | Authorization
+  MemoryStore.MemoryStore | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore
 > = HttpApiBuilder.group(EngramApi, "sessions", (handlers) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<
