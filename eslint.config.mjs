@@ -5,6 +5,19 @@
 import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
+const noNewDate = {
+  selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+  message: "Read the time from Effect's Clock: DateTime.now (or DateTime.toDate of it)."
+}
+
+// Requirements in the type (decision 0164): what changes a result is required by the layer or
+// passed as an argument, never looked up when present.
+const noServiceOption = {
+  selector: "CallExpression[callee.object.name='Effect'][callee.property.name='serviceOption']",
+  message: "Require the service in the type (or take it as an argument): an optional look-up hides a " +
+    "requirement that changes the result (decision 0164)."
+}
+
 export default [
   { ignores: ["**/dist/**", "**/node_modules/**", "**/.engram/**", "coverage/**"] },
   {
@@ -40,10 +53,27 @@ export default [
         property: "now",
         message: "Read the time from Effect's Clock: DateTime.now, or Clock.currentTimeMillis for a duration."
       }],
-      "no-restricted-syntax": ["error", {
-        selector: "NewExpression[callee.name='Date'][arguments.length=0]",
-        message: "Read the time from Effect's Clock: DateTime.now (or DateTime.toDate of it)."
-      }]
+      "no-restricted-syntax": ["error", noNewDate, noServiceOption]
     }
+  },
+  {
+    // The one look-up kept (decision 0164): whether a SQLite statement runs inside a transaction,
+    // read as Effect's own SQL clients read it; it changes no result.
+    files: ["packages/store-sqlite/src/SqliteDatabase.ts"],
+    rules: { "no-restricted-syntax": ["error", noNewDate] }
+  },
+  {
+    // Not yet explicit (decision 0164): whether a store keeps vectors (`Embeddings` in context) and
+    // whether extraction checks near-duplicates by meaning. Each file leaves this list when its
+    // look-up becomes an option or an argument.
+    files: [
+      "packages/core/src/MemoryStore.ts",
+      "packages/core/src/VectorIndex.ts",
+      "packages/store-sqlite/src/internal/sqliteMemoryStore.ts",
+      "packages/runtime/src/Extraction.ts",
+      "packages/runtime/src/internal/extraction*.ts",
+      "packages/runtime/src/internal/nearDuplicates.ts"
+    ],
+    rules: { "no-restricted-syntax": ["error", noNewDate] }
   }
 ]

@@ -20,7 +20,7 @@ import {
 import { EngramMcp } from "@engram/mcp"
 import { AcpClient, ContextAssembler, NativeRuntime, Promotion, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -148,7 +148,9 @@ describe("an ACP agent writes through `engram mcp` over stdio", () => {
           RoutingSpecs.layerPresets
         )
           .pipe(
-            Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))))
+            Layer.provideMerge(
+              SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))
+            )
           )
         const context = yield* Layer.build(
           Layer.merge(ContextProjection.layer, IdGenerator.sequential("mem")).pipe(

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ContextProjection, IdGenerator, MemoryStore, RoutingPresets, RoutingSpecs, TelemetryStore } from "@engram/core"
 import { AcpClient, ContextAssembler, Explain, Inspect, Promotion, PromptObserver, StablePrefix } from "@engram/runtime"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { fileURLToPath } from "node:url"
@@ -22,7 +22,7 @@ const memory = {
 } as const
 
 const stores = Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer).pipe(
-  Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+  Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
 )
 
 const world = Layer.mergeAll(

@@ -9,8 +9,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryQuery, MemoryRecord, MemoryStore, SearchTokenizer } from "@engram/core"
-import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { PgDatabase, PgEngram } from "@engram/store-pg"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import fc from "fast-check"
@@ -239,7 +239,7 @@ describe("differential search: generated corpus", () => {
     Effect.map(mismatches, (wrong) => expect(wrong).toEqual([])).pipe(
       Effect.provide(
         Layer.merge(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
           ids
         )
       )
@@ -251,7 +251,7 @@ describePg("differential search: PostgreSQL", (url) => {
     Effect.map(mismatches, (wrong) => expect(wrong).toEqual([])).pipe(
       Effect.provide(
         Layer.merge(
-          PgMemoryStore.layer.pipe(Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
+          PgEngram.layerStores.pipe(Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
           ids
         )
       )

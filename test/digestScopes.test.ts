@@ -12,8 +12,8 @@ import {
   PromotionStore,
   TelemetryStore
 } from "@engram/core"
-import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { PgDatabase, PgEngram } from "@engram/store-pg"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
@@ -96,11 +96,11 @@ suite("in-memory", () => MemoryStore.layerMemory)
 suite(
   "SQLite",
   () =>
-    SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))).pipe(Layer.orDie)
+    SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))).pipe(Layer.orDie)
 )
 describePg("prior-session digest: PostgreSQL", (url) => {
   suite("PostgreSQL", () =>
-    PgMemoryStore.layer.pipe(
+    PgEngram.layerStores.pipe(
       Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 })),
       Layer.orDie
     ))

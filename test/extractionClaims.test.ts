@@ -51,7 +51,12 @@ const race = (first: Context.Context<Stores>, second: Context.Context<Stores>) =
       return rememberingExtractor(request)
     }
     const run = (stores: Context.Context<Stores>, script: ScriptedModel.Script) =>
-      Effect.scoped(Effect.flatMap(Extraction.make(), (service) => service.run({ sessionId: "s-1", memory }))).pipe(
+      Effect.scoped(
+        Effect.flatMap(
+          Extraction.make({ nearDuplicates: false }),
+          (service) => service.run({ sessionId: "s-1", memory })
+        )
+      ).pipe(
         Effect.provide(Layer.merge(Layer.succeedContext(stores), ScriptedModel.layer(script)))
       )
     yield* Context.get(first, SessionStore.SessionStore).append("s-1", turns)

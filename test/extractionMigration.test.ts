@@ -37,7 +37,10 @@ const acpTurns = [new SessionStore.OperatorMessage({ text: "Remember: the ACP cl
 
 /** One run of a fresh extraction service (a new process, as `engram extract` is) over `stores`. */
 const extract = (stores: Context.Context<Stores>, request: Omit<Extraction.RunRequest, "memory">) =>
-  Effect.scoped(Effect.flatMap(Extraction.make({ maxTurns: 3 }), (service) => service.run({ ...request, memory })))
+  Effect.scoped(
+    Effect.flatMap(Extraction.make({ maxTurns: 3, nearDuplicates: false }), (service) =>
+      service.run({ ...request, memory }))
+  )
     .pipe(Effect.provide(Layer.merge(Layer.succeedContext(stores), ScriptedModel.layer(rememberingExtractor))))
 
 const notes = (stores: Context.Context<Stores>) =>

@@ -19,13 +19,7 @@ import {
 } from "@engram/core"
 import { Inspect, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import {
-  SqliteDatabase,
-  SqliteMemoryStore,
-  SqlitePromotionStore,
-  SqliteSessionStore,
-  SqliteTelemetryStore
-} from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
@@ -45,22 +39,14 @@ const common = Layer.mergeAll(
 )
 
 const sqlite = common.pipe(
-  Layer.provideMerge(
-    Layer.mergeAll(SqlitePromotionStore.layer, SqliteSessionStore.layer, SqliteTelemetryStore.layer)
-      .pipe(
-        Layer.provideMerge(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
-        )
-      )
-  )
+  Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
 )
 const memory = common.pipe(
   Layer.provideMerge(
-    Layer.mergeAll(
-      MemoryStore.layerMemory,
-      PromotionStore.layerMemory,
-      SessionStore.layerMemory,
-      TelemetryStore.layerMemory
+    MemoryStore.layerMemoryCascading.pipe(
+      Layer.provideMerge(
+        Layer.mergeAll(PromotionStore.layerMemory, SessionStore.layerMemory, TelemetryStore.layerMemory)
+      )
     )
   )
 )
@@ -146,18 +132,21 @@ describe("forget is one transaction with the telemetry on SQLite", () => {
         scope: "global",
         sourceType: "operator"
       }])
-      const real = yield* TelemetryStore.TelemetryStore
-      const failing: TelemetryStore.Service = {
-        ...real,
-        forgetMemories: () =>
-          Effect.fail(
-            new TelemetryStore.TelemetryStoreFailure({ operation: "forgetMemories", cause: new Error("disk full") })
-          )
+      // The memory store took this telemetry store when it was built (decision 0164): its
+      // forgetMemories fails for the length of this call.
+      const real = (yield* TelemetryStore.TelemetryStore) as {
+        forgetMemories: TelemetryStore.Service["forgetMemories"]
       }
-      const failed = yield* Effect.flip(
-        memories.forget({ ids: [record!.id] }, { by: "operator:test" }).pipe(
-          Effect.provideService(TelemetryStore.TelemetryStore, failing)
-        )
+      const working = real.forgetMemories
+      const failed = yield* Effect.acquireUseRelease(
+        Effect.sync(() => {
+          real.forgetMemories = () =>
+            Effect.fail(
+              new TelemetryStore.TelemetryStoreFailure({ operation: "forgetMemories", cause: new Error("disk full") })
+            )
+        }),
+        () => Effect.flip(memories.forget({ ids: [record!.id] }, { by: "operator:test" })),
+        () => Effect.sync(() => (real.forgetMemories = working))
       )
       expect(failed._tag).toBe("MemoryStoreFailure")
       // Rolled back: the record is still there and no tombstone was written.

@@ -18,7 +18,7 @@ import { Explain, type MemoryTools, NativeRuntime, PromptObserver, type StablePr
 import { ScriptedModel } from "@engram/runtime/testing"
 import {
   SqliteDatabase,
-  SqliteMemoryStore,
+  SqliteEngram,
   SqlitePromotionStore,
   SqliteSessionStore,
   SqliteTelemetryStore
@@ -63,7 +63,7 @@ const stores = Layer.mergeAll(
   SqliteSessionStore.layer,
   SqliteTelemetryStore.layer
 ).pipe(
-  Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+  Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
 )
 
 const environment = (lessons: Lessons, answers: Ref.Ref<ReadonlyArray<MemoryTools.SaveResult>>) =>

@@ -132,7 +132,7 @@ describe("no held record reaches a model", () => {
     Effect.gen(function*() {
       const held = yield* poison("global")
       const before = (yield* ScriptedModel.requests).length
-      const extraction = yield* Extraction.make({ shownMemories: 100 })
+      const extraction = yield* Extraction.make({ shownMemories: 100, nearDuplicates: false })
       const at = yield* DateTime.now
       const report = yield* extraction.run({
         sessionId: "s-probe",

@@ -12,7 +12,7 @@ import {
   ContextProjection,
   type MemoryRecord,
   MemoryStore,
-  type ProjectedContext,
+  type ProjectionLayout,
   RoutingPresets,
   RoutingSpecs,
   SessionStore
@@ -26,7 +26,7 @@ import { serveWith } from "../packages/server/test/utilities.js"
 
 const scope: MemoryRecord.Scope = "project:a"
 const workingState = "goal: plan the ferry trip"
-const skills: ReadonlyArray<ProjectedContext.SkillRow> = [{ name: "timetable", description: "reads ferry times" }]
+const skills: ReadonlyArray<ProjectionLayout.SkillRow> = [{ name: "timetable", description: "reads ferry times" }]
 
 const config: StablePrefix.AgentConfigInput = {
   persona: "You are a friendly companion.",

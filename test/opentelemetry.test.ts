@@ -20,7 +20,7 @@ import { NativeRuntime, Promotion, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import {
   SqliteDatabase,
-  SqliteMemoryStore,
+  SqliteEngram,
   SqlitePromotionStore,
   SqliteSessionStore,
   SqliteTelemetryStore
@@ -74,7 +74,7 @@ describe("OpenTelemetry export", () => {
       SqliteTelemetryStore.layer
     ).pipe(
       Layer.provideMerge(
-        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
       )
     )
     const environment = Layer.mergeAll(

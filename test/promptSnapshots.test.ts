@@ -20,7 +20,7 @@ import { Inspect, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import {
   SqliteDatabase,
-  SqliteMemoryStore,
+  SqliteEngram,
   SqlitePromotionStore,
   SqliteSessionStore,
   SqliteTelemetryStore
@@ -71,7 +71,9 @@ const stores = Layer.mergeAll(
   SqliteTelemetryStore.layer
 )
   .pipe(
-    Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+    Layer.provideMerge(
+      SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+    )
   )
 
 const environment = Layer.mergeAll(

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ContextProjection, IdGenerator, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -46,7 +46,7 @@ const recalled = (settings: Partial<ContextProjection.ProjectionSettings>) =>
   }).pipe(
     Effect.provide(
       Layer.mergeAll(
-        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
         PromotionStore.layerMemory,
         TelemetryStore.layerMemory,
         IdGenerator.sequential("rp")

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore, PromotionStore, Routing, RoutingPresets } from "@engram/core"
 import { Eval } from "@engram/harness"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -14,7 +14,7 @@ const TIMEOUT = 300_000
 
 const sqliteStores = (filename: string) =>
   SqlitePromotionStore.layer.pipe(
-    Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+    Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
   )
 
 const withTempDir = <A, E, R>(use: (dir: string) => Effect.Effect<A, E, R>) =>

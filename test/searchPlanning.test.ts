@@ -11,8 +11,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryQuery, MemoryStore } from "@engram/core"
-import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { PgDatabase, PgEngram } from "@engram/store-pg"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describePg } from "../packages/store-pg/test/pgGate.js"
@@ -93,7 +93,7 @@ describe("planned search", () => {
     checks().pipe(
       Effect.provide(
         Layer.merge(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
           ids
         )
       )
@@ -106,7 +106,7 @@ describe("planned search", () => {
     unprunedChecks().pipe(
       Effect.provide(
         Layer.merge(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
           ids
         )
       )
@@ -124,7 +124,7 @@ const analyzedPg = (
   }).pipe(
     Effect.provide(
       Layer.merge(
-        PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
+        PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
         ids
       )
     )

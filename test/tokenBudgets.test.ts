@@ -18,7 +18,7 @@ import {
   TokenEstimator
 } from "@engram/core"
 import { TokenEstimatorBpe } from "@engram/runtime"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
@@ -47,7 +47,9 @@ const project = Effect.gen(function*() {
 const stores = {
   "in-memory": Layer.mergeAll(MemoryStore.layerMemory, PromotionStore.layerMemory, TelemetryStore.layerMemory),
   SQLite: Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer).pipe(
-    Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+    Layer.provideMerge(
+      SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+    )
   )
 } as const
 

@@ -18,7 +18,7 @@
  * of sections aside).
  */
 import { ContextProjection, IdGenerator, MemoryStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -209,7 +209,7 @@ export const run = async (args: ReadonlyArray<string>) => {
       try {
         const writer = ManagedRuntime.make(
           Layer.mergeAll(
-            SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+            SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
             IdGenerator.sequential("budget"),
             quiet
           )
@@ -229,7 +229,7 @@ export const run = async (args: ReadonlyArray<string>) => {
                   Layer.provideMerge(
                     Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
                       Layer.provideMerge(
-                        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
+                        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
                       )
                     )
                   )

@@ -22,7 +22,7 @@
  */
 import * as MemoryStore from "@engram/core/MemoryStore"
 import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
-import * as SqliteMemoryStore from "@engram/store-sqlite/SqliteMemoryStore"
+import * as SqliteEngram from "@engram/store-sqlite/SqliteEngram"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -58,7 +58,7 @@ const writeStore = (filename: string, records: number) =>
     }).pipe(
       Effect.provide(
         Layer.provide(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
           Logger.minimumLogLevel(LogLevel.Warning)
         )
       )

@@ -15,7 +15,7 @@
  */
 import { Embeddings, IdGenerator, type MemoryRecord, MemoryStore } from "@engram/core"
 import { LocalEmbeddings } from "@engram/embedder-local"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -74,7 +74,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const quiet = Logger.minimumLogLevel(LogLevel.Warning)
   const store = (name: string, embeddings?: Embeddings.Service) =>
     ManagedRuntime.make(Layer.mergeAll(
-      SqliteMemoryStore.layer.pipe(
+      SqliteEngram.layerStores.pipe(
         Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(directory, `${name}.db`) }))
       ).pipe(
         Layer.provide(embeddings === undefined ? Layer.empty : Layer.succeed(Embeddings.Embeddings, embeddings))

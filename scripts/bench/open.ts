@@ -9,7 +9,7 @@
  *   open runs `quick_check` over every page — the first open after a crash, a copy or an edit.
  */
 import { MemoryStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
@@ -56,7 +56,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
             )
           }
         }).pipe(
-          Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
+          Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
         )
       )
       const known: Array<number> = []

@@ -17,7 +17,7 @@
  */
 import { Background, MemoryOverlay, MemoryRecord, MemoryStore, PromotionStore, Routing } from "@engram/core"
 import { SaveGate } from "@engram/runtime"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -192,7 +192,7 @@ export const benchGateLookup = async (rows: number, lookups: number, seed = 7): 
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-gate-"))
   const stores = SqlitePromotionStore.layer.pipe(
     Layer.provideMerge(
-      SqliteMemoryStore.layer.pipe(
+      SqliteEngram.layerStores.pipe(
         Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(directory, "bench.db") }))
       )
     )

@@ -8,7 +8,7 @@
  * for the SQLite floors of a full store bench pass.
  */
 import { MemoryStore } from "@engram/core"
-import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgMemoryStore, PgPromotionStore, PgTelemetryStore } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -37,6 +37,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   turns.length = 0
   const runtime = ManagedRuntime.make(
     PgMemoryStore.layerWithoutMigrations.pipe(
+      Layer.provideMerge(Layer.merge(PgPromotionStore.layerWithoutMigrations, PgTelemetryStore.layerWithoutMigrations)),
       Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     )

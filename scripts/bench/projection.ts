@@ -27,7 +27,7 @@ import {
   IdGenerator,
   type MemoryRecord,
   MemoryStore,
-  ProjectedContext,
+  ProjectionLayout,
   PromptFragment,
   RoutingPresets,
   SessionStore,
@@ -35,7 +35,7 @@ import {
 } from "@engram/core"
 import { ModelRequest, NativeRuntime, PromptObserver, TokenEstimatorBpe } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -89,7 +89,7 @@ const inputsFor = (turns: ReturnType<typeof generateTurns>): Array<MemoryRecord.
 /** Memory and telemetry stores in one SQLite file. */
 const sqliteStores = (filename: string) =>
   Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
-    Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+    Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
   )
 
 const quiet = <A, E>(effect: Effect.Effect<A, E>) =>
@@ -384,7 +384,7 @@ const PERSONA = "You are Ada, a careful assistant for a small engineering team. 
 /** Answers every turn; every third turn looks something up first. */
 const sessionScript: ScriptedModel.Script = (request) => {
   const input = ScriptedModel.lastUserText(request)
-  const turn = ScriptedModel.userTexts(request).filter((text) => !ProjectedContext.containsProjection(text)).length
+  const turn = ScriptedModel.userTexts(request).filter((text) => !ProjectionLayout.containsProjection(text)).length
   if (ScriptedModel.pendingToolResults(request).length === 0 && turn % 3 === 0) {
     return [ScriptedModel.toolCall("memory_recall", { query: input })]
   }

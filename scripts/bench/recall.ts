@@ -30,8 +30,8 @@ import {
   SearchTokenizer
 } from "@engram/core"
 import { LocalEmbeddings } from "@engram/embedder-local"
-import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { PgDatabase, PgEngram } from "@engram/store-pg"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -136,7 +136,7 @@ const pgStore = (url: string) => {
       )
     )
   ).pipe(
-    Layer.provideMerge(PgMemoryStore.layer),
+    Layer.provideMerge(PgEngram.layerStores),
     Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 }))
   )
 }
@@ -281,7 +281,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         rows.push(recallRow(d, variant, "Engram keyword — layerMemory", [[MAX_K, memory!]]))
         const filename = NodePath.join(directory, `${file++}.db`)
         const [sqlite] = await measureStore(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
           d,
           variant,
           setting
@@ -492,7 +492,7 @@ const neighbourSweep = async (
   try {
     const writer = ManagedRuntime.make(
       Layer.mergeAll(
-        SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
         IdGenerator.sequential("locomo"),
         quiet
       )
@@ -586,7 +586,7 @@ const projectAll = (
   }).pipe(
     Effect.provide(
       Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
-        Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+        Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
       )
     ),
     Effect.provide(quiet),

@@ -10,7 +10,7 @@
  * ratio is given by wall time and by the process's CPU time (steadier when other work shares the cores).
  */
 import { MemoryStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -110,7 +110,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     }
     floor.close()
   }).pipe(
-    Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
+    Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
     Logger.withMinimumLogLevel(LogLevel.Error),
     Effect.runPromise
   )

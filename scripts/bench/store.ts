@@ -20,9 +20,9 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { IdGenerator, type MemoryRecord, MemoryStore, MemoryWrite, SearchTokenizer } from "@engram/core"
-import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgEngram } from "@engram/store-pg"
 import { MemoryRow } from "@engram/store-sql"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -187,7 +187,7 @@ const writeSideBySide = async (
 const emptyStoreFile = (filename: string) =>
   Effect.runPromise(
     Effect.asVoid(
-      Effect.scoped(Layer.build(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))))
+      Effect.scoped(Layer.build(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))))
     ).pipe(quiet)
   )
 
@@ -239,7 +239,7 @@ const copiedColumns = [...MemoryRow.COLUMNS, "search_tokens", "search_length"].j
 const partitionedCopy = async (url: string, source: string, partitions: number) => {
   const schema = PgDatabase.temporarySchemaName("engram_bench_part")
   const runtime = ManagedRuntime.make(
-    PgMemoryStore.layer.pipe(
+    PgEngram.layerStores.pipe(
       Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     )
@@ -382,7 +382,7 @@ const benchSize = async (
   const filename = NodePath.join(directory, `store-${size}.db`)
   const writer = ManagedRuntime.make(
     Layer.provide(
-      SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+      SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
       Logger.minimumLogLevel(LogLevel.Warning)
     )
   )
@@ -412,7 +412,7 @@ const benchSize = async (
   // Cold open: a new connection on the written file, migrations checked, first question answered.
   const coldStart = performance.now()
   const sqlite = ManagedRuntime.make(
-    SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
+    SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
   )
   await storeEngine("cold", sqlite, true).search(questions[0]!.text)
   const coldOpenMs = performance.now() - coldStart
@@ -435,7 +435,7 @@ const benchSize = async (
   if (pg !== undefined) {
     const schema = PgDatabase.temporarySchemaName("engram_bench")
     const postgres = ManagedRuntime.make(
-      PgMemoryStore.layer.pipe(
+      PgEngram.layerStores.pipe(
         Layer.provideMerge(PgDatabase.layer({ url: pg, schema, maxConnections: 2 })),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
       )

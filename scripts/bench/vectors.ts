@@ -19,8 +19,8 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Embeddings, MemoryQuery, MemoryStore, type VectorIndex } from "@engram/core"
-import { PgDatabase, PgMemoryStore, PgVectorIndex } from "@engram/store-pg"
-import { SqliteDatabase, SqliteMemoryStore, SqliteVectorIndex } from "@engram/store-sqlite"
+import { PgDatabase, PgEngram, PgVectorIndex } from "@engram/store-pg"
+import { SqliteDatabase, SqliteEngram, SqliteVectorIndex } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -106,14 +106,14 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     console.log(`load average at start: ${load()}`)
 
     const lexicalDb = ManagedRuntime.make(
-      SqliteMemoryStore.layer.pipe(
+      SqliteEngram.layerStores.pipe(
         Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(dir, "lexical.db") }))
       ).pipe(Layer.provideMerge(quiet))
     )
     const lexicalRate = await lexicalDb.runPromise(writeAll)
     await lexicalDb.dispose()
     const sqlite = ManagedRuntime.make(
-      SqliteMemoryStore.layer.pipe(
+      SqliteEngram.layerStores.pipe(
         Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(dir, "vectors.db") }))
       ).pipe(
         Layer.provide(withEmbedder),
@@ -139,7 +139,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       | undefined
     if (pg !== undefined) {
       const runtime = ManagedRuntime.make(
-        PgMemoryStore.layer.pipe(
+        PgEngram.layerStores.pipe(
           Layer.provide(withEmbedder),
           Layer.provideMerge(PgDatabase.layerTemporarySchema({ url: pg, prefix: "engram_vbench", maxConnections: 2 })),
           Layer.provideMerge(quiet)

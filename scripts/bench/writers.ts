@@ -9,7 +9,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { IdGenerator, MemoryStore } from "@engram/core"
-import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgEngram } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -28,7 +28,7 @@ export const USAGE = `usage: npm run bench -- writers --pg [url] [options]
 const open = (url: string, writers: number, name: string) => {
   const schema = PgDatabase.temporarySchemaName(`engram_bench_${name}`)
   const runtime = ManagedRuntime.make(
-    PgMemoryStore.layer.pipe(
+    PgEngram.layerStores.pipe(
       Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: writers })),
       Layer.provideMerge(IdGenerator.sequential(name)),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))

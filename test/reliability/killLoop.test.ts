@@ -1,5 +1,5 @@
 import { MemoryStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -108,7 +108,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const engramRefusal = (filename: string): Promise<string | undefined> =>
   Effect.runPromise(
     Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({ limit: 1 })).pipe(
-      Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
+      Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
       Effect.as(undefined),
       Effect.catchAll((error) => Effect.succeed(error.message))
     )

@@ -122,7 +122,7 @@ export const poison = (scope: MemoryRecord.Scope) =>
       yield* tools.memory_save({ kind: "note", content, ...(i === 0 ? { label: "time zone" } : {}) })
     }
 
-    const extraction = yield* Extraction.make({ maxTurns: 20 })
+    const extraction = yield* Extraction.make({ maxTurns: 20, nearDuplicates: false })
     const at = yield* DateTime.now
     const messages = attacks.slice(17).map((_, i) => new SessionStore.OperatorMessage({ text: marker(17 + i), at }))
     yield* extraction.run({ sessionId: "s-poisoning", memory, messages })

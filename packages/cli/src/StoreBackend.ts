@@ -224,6 +224,18 @@ const withPg = <A, E, R>(
   make: (pg: typeof import("@engram/store-pg")) => Layer.Layer<A, E, R>
 ): Layer.Layer<A, E, R> => Layer.unwrapEffect(Effect.map(loadPg, make))
 
+// What a SQLite memory store's forget reaches on the same file (decision 0164), loaded when a
+// store is built, so commands that never open one do not load them.
+const sqliteCascade = Layer.unwrapEffect(Effect.map(
+  Effect.promise(() =>
+    Promise.all([
+      import("@engram/store-sqlite/SqlitePromotionStore"),
+      import("@engram/store-sqlite/SqliteTelemetryStore")
+    ])
+  ),
+  ([SqlitePromotionStore, SqliteTelemetryStore]) => Layer.merge(SqlitePromotionStore.layer, SqliteTelemetryStore.layer)
+))
+
 /**
  * A PostgreSQL client for the command: a small pool, confined to `schema` when given.
  *
@@ -292,9 +304,12 @@ export const layer = <E = never>(
 ): Layer.Layer<StoreServices, StoreUnavailable | E> =>
   (location.pg === undefined
     ? SqliteMemoryStore.layer.pipe(
+      Layer.provideMerge(sqliteCascade),
       Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
     )
-    : withPg(({ PgMemoryStore }) => PgMemoryStore.layer).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
+    : withPg(({ PgMemoryStore, PgPromotionStore, PgTelemetryStore }) =>
+      PgMemoryStore.layer.pipe(Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer)))
+    ).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
       Layer.catchAllCause(unavailableAt(location)),
       Layer.provideMerge(embeddings)
@@ -315,16 +330,15 @@ export const layerWithPromotions = (
     ? Layer.unwrapEffect(Effect.map(
       Effect.promise(() => import("@engram/store-sqlite/SqlitePromotionStore")),
       (SqlitePromotionStore) =>
-        SqlitePromotionStore.layer.pipe(
-          Layer.provideMerge(
-            SqliteMemoryStore.layer.pipe(
-              Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
-            )
-          )
+        SqliteMemoryStore.layer.pipe(
+          Layer.provideMerge(sqliteCascade),
+          Layer.provideMerge(SqlitePromotionStore.layer),
+          Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
         )
     ))
-    : withPg(({ PgMemoryStore, PgPromotionStore }) => Layer.mergeAll(PgMemoryStore.layer, PgPromotionStore.layer))
-      .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
+    : withPg(({ PgMemoryStore, PgPromotionStore, PgTelemetryStore }) =>
+      PgMemoryStore.layer.pipe(Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer)))
+    ).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
       Layer.catchAllCause(unavailableAt(location))
     )

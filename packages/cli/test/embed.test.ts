@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { inject } from "@effect/vitest"
 import { Embeddings, MemoryStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -24,7 +24,7 @@ describe("engram embed", { timeout: 120_000 }, () => {
       Effect.flatMap(MemoryStore.MemoryStore, (store) => store.search(query, { deliverable: true })).pipe(
         Effect.map((result) => result.hits.map((hit) => hit.record.content)),
         Effect.provide(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))).pipe(
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))).pipe(
             Layer.provide(Layer.succeed(Embeddings.Embeddings, embeddings))
           )
         )

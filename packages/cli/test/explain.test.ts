@@ -4,7 +4,7 @@ import { NativeRuntime, Promotion, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import {
   SqliteDatabase,
-  SqliteMemoryStore,
+  SqliteEngram,
   SqlitePromotionStore,
   SqliteSessionStore,
   SqliteTelemetryStore
@@ -20,7 +20,7 @@ const runSession = (db: string) => {
     SqliteSessionStore.layer,
     SqliteTelemetryStore.layer
   )
-    .pipe(Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
+    .pipe(Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
   return Effect.runPromise(
     Effect.gen(function*() {
       const written = yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>

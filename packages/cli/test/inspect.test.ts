@@ -4,7 +4,7 @@ import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import {
   SqliteDatabase,
-  SqliteMemoryStore,
+  SqliteEngram,
   SqlitePromotionStore,
   SqliteSessionStore,
   SqliteTelemetryStore
@@ -37,7 +37,7 @@ const runSession = (
     SqliteSessionStore.layer,
     SqliteTelemetryStore.layer
   )
-    .pipe(Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
+    .pipe(Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
   return Effect.runPromise(
     Effect.gen(function*() {
       const agent = yield* NativeRuntime.make({

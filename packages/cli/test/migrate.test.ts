@@ -4,7 +4,7 @@ import { InjectionLog, MemoryStore, PromotionStore, SessionStore, TelemetryStore
 import { PgDatabase } from "@engram/store-pg"
 import {
   SqliteDatabase,
-  SqliteMemoryStore,
+  SqliteEngram,
   SqlitePromotionStore,
   SqliteSessionStore,
   SqliteTelemetryStore
@@ -112,7 +112,7 @@ const buildSource = (filename: string, count: number, sessions = 3) =>
         SqlitePromotionStore.layer,
         SqliteSessionStore.layer,
         SqliteTelemetryStore.layer
-      ).pipe(Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))))
+      ).pipe(Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))))
     ),
     Effect.runPromise
   )

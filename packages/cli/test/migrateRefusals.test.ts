@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "@effect/vitest"
 import { MemoryLimits, MemoryStore } from "@engram/core"
-import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { PgDatabase, PgEngram } from "@engram/store-pg"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Path from "node:path"
@@ -39,12 +39,12 @@ describePg("engram migrate names a record the target refuses, and stops or skips
           const id = `r-${String(i).padStart(2, "0")}`
           return { id, content: `${REFUSED.includes(id) ? "refuse-me " : ""}record ${i}`, kind: "note" as const }
         }))).pipe(
-          Effect.provide(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: source }))))
+          Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: source }))))
         )
     )
     // The target's tables, with a constraint PostgreSQL enforces on two of the records.
     await Effect.runPromise(
-      Effect.scoped(Layer.build(PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema }))))).pipe(
+      Effect.scoped(Layer.build(PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema }))))).pipe(
         Effect.zipRight(
           withSql(
             url,
@@ -104,7 +104,7 @@ describePg("engram migrate names a record the target refuses, and stops or skips
         MemoryStore.MemoryStore,
         (store) => store.write([{ id: "big", content: "word ".repeat(8_000), kind: "note" }])
       ).pipe(
-        Effect.provide(PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema })))),
+        Effect.provide(PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema })))),
         Effect.provide(MemoryLimits.layer({ maxContentChars: 100_000 }))
       )
     )

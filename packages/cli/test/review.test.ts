@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryStore, RoutingPresets } from "@engram/core"
 import { Extraction, Promotion } from "@engram/runtime"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore } from "@engram/store-sqlite"
 import { Effect, Layer } from "effect"
 import { writeFileSync } from "node:fs"
 import * as Path from "node:path"
@@ -43,7 +43,7 @@ const seed = (db: string) =>
     }).pipe(
       Effect.provide(
         SqlitePromotionStore.layer.pipe(
-          Layer.provideMerge(SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))))
+          Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))))
         )
       )
     )

@@ -32,7 +32,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   InjectionLog,
-  ProjectedContext,
+  ProjectionLayout,
   PromptFragment,
   PromptSnapshot,
   SessionStore,
@@ -97,11 +97,11 @@ export const snapshotFixture = (
     { length: turn },
     (_, t) => new SessionStore.OperatorMessage({ text: `question ${t + 1}`, at: DateTime.unsafeMake(T0 + t) })
   )
-  const projection = ProjectedContext.composeProjectedContext({
+  const projection = ProjectionLayout.composeProjectedContext({
     now: at,
     workingState: `turn ${turn}`,
     alwaysOn: []
-  }, { mode: "native", budget: ProjectedContext.tokens(16_000) })
+  }, { mode: "native", budget: ProjectionLayout.tokens(16_000) })
   const prefixBlob = Trajectory.prefixBlob(prefix)
   const projectionBlob = Trajectory.projectionBlob(projection)
   const snapshot = new PromptSnapshot.PromptSnapshot({
@@ -231,10 +231,10 @@ export const runTelemetryStoreConformance = <RExtra = never, E = never>(
     it.effect("stores the row fromProjection builds: the delivered memories and sections", () =>
       provide(Effect.gen(function*() {
         const s = yield* store
-        const projection = ProjectedContext.composeProjectedContext({
+        const projection = ProjectionLayout.composeProjectedContext({
           now: DateTime.unsafeMake(T0),
           workingState: "step 1"
-        }, { mode: "native", budget: ProjectedContext.tokens(16_000) })
+        }, { mode: "native", budget: ProjectionLayout.tokens(16_000) })
         const row = InjectionLog.fromProjection(projection, {
           sessionId: "s-7",
           turn: 4,

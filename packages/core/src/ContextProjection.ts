@@ -2,7 +2,7 @@
  * `ContextProjection`: the one projection every runtime calls. For each model call it gathers
  * the derived context from the stores (working state, always-on memory, skills index,
  * prior-session digest, recall), composes it under the budget with
- * `ProjectedContext.composeProjectedContext`, and — when asked — writes one injection-log row.
+ * `ProjectionLayout.composeProjectedContext`, and — when asked — writes one injection-log row.
  * The result travels with the turn; it is never saved into the session.
  *
  * Where each section comes from:
@@ -74,7 +74,7 @@ import * as Either from "effect/Either"
 import type { LazyArg } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type * as ErrorClass from "./ErrorClass.js"
+import * as ErrorClass from "./ErrorClass.js"
 import * as internal from "./internal/contextProjection.js"
 import { onFirstCall } from "./internal/onFirstCall.js"
 import * as Decisions from "./internal/projectionDecisions.js"
@@ -84,7 +84,7 @@ import type * as MemoryStore from "./MemoryStore.js"
 import type * as MemoryStoreError from "./MemoryStoreError.js"
 import * as MemoryWrite from "./MemoryWrite.js"
 import * as PriorSessionDigest from "./PriorSessionDigest.js"
-import * as ProjectedContext from "./ProjectedContext.js"
+import * as ProjectionLayout from "./ProjectionLayout.js"
 import type * as PromotionStore from "./PromotionStore.js"
 import type * as Routing from "./Routing.js"
 import type * as TelemetryStore from "./TelemetryStore.js"
@@ -128,9 +128,9 @@ export interface ProjectionRequest {
   readonly turn: number
   readonly query: string
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
-  readonly mode: ProjectedContext.ProjectionMode
+  readonly mode: ProjectionLayout.ProjectionMode
   readonly workingState?: string
-  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow>
+  readonly skills?: ReadonlyArray<ProjectionLayout.SkillRow>
   readonly inPrefix?: ReadonlyArray<string>
   readonly identity?: IdentitySource | undefined
   readonly record?: boolean
@@ -143,8 +143,8 @@ export interface ProjectionRequest {
 }
 
 const BudgetTokens = Schema.Int.pipe(
-  Schema.greaterThanOrEqualTo(ProjectedContext.MIN_BUDGET_TOKENS, {
-    message: () => `budgetTokens must be an integer of at least ${ProjectedContext.MIN_BUDGET_TOKENS}`
+  Schema.greaterThanOrEqualTo(ProjectionLayout.MIN_BUDGET_TOKENS, {
+    message: () => `budgetTokens must be an integer of at least ${ProjectionLayout.MIN_BUDGET_TOKENS}`
   })
 )
 
@@ -216,7 +216,7 @@ export const DEFAULT_NEIGHBOUR_WINDOW = 2
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_NEIGHBOUR_SHED: ProjectedContext.NeighbourShed = "before-hits"
+export const DEFAULT_NEIGHBOUR_SHED: ProjectionLayout.NeighbourShed = "before-hits"
 
 /**
  * How projections are sized and what they include. Decoded from config at the edge (see
@@ -228,15 +228,15 @@ export const DEFAULT_NEIGHBOUR_SHED: ProjectedContext.NeighbourShed = "before-hi
 export const ProjectionSettings = Schema.Struct({
   /** The model's context window in tokens; with `budgetPct` it sets the budget (in tokens). */
   contextWindowTokens: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), {
-    default: () => ProjectedContext.DEFAULT_CONTEXT_WINDOW_TOKENS
+    default: () => ProjectionLayout.DEFAULT_CONTEXT_WINDOW_TOKENS
   }),
   /**
    * Percent of the window for projected context: a budget in tokens, counted by the
    * `TokenEstimator` in context (default 8, floored at 256 tokens, 0 = unbounded).
    */
-  budgetPct: Schema.optional(ProjectedContext.BudgetPct),
+  budgetPct: Schema.optional(ProjectionLayout.BudgetPct),
   /**
-   * The budget in tokens, from {@link ProjectedContext.MIN_BUDGET_TOKENS} (256) up; set, it wins
+   * The budget in tokens, from {@link ProjectionLayout.MIN_BUDGET_TOKENS} (256) up; set, it wins
    * over `contextWindowTokens` × `budgetPct` (decision 0182).
    */
   budgetTokens: Schema.optional(BudgetTokens),
@@ -273,9 +273,9 @@ export const ProjectionSettings = Schema.Struct({
   neighbourWindow: Schema.optionalWith(NeighbourWindow, { default: () => DEFAULT_NEIGHBOUR_WINDOW }),
   /**
    * When neighbours are shed for budget (default {@link DEFAULT_NEIGHBOUR_SHED}): `before-hits`
-   * or `with-hit` (`ProjectedContext.NeighbourShed`).
+   * or `with-hit` (`ProjectionLayout.NeighbourShed`).
    */
-  neighbourShed: Schema.optionalWith(ProjectedContext.NeighbourShed, { default: () => DEFAULT_NEIGHBOUR_SHED }),
+  neighbourShed: Schema.optionalWith(ProjectionLayout.NeighbourShed, { default: () => DEFAULT_NEIGHBOUR_SHED }),
   /**
    * Which recall hits count as relevant (decision 0180): `content-words` (default) — a hit whose
    * text shares a word with the query beyond function words; `search` — every hit the search
@@ -283,7 +283,7 @@ export const ProjectionSettings = Schema.Struct({
    * is set above 0, so its vector hits cleared it.
    */
   recallRelevance: Schema.optionalWith(RecallRelevance, { default: () => "content-words" as const }),
-  /** Skills rows that are never shed (default `ProjectedContext.DEFAULT_SKILLS_MIN_ROWS`). */
+  /** Skills rows that are never shed (default `ProjectionLayout.DEFAULT_SKILLS_MIN_ROWS`). */
   skillsMinRows: Schema.optional(Schema.NonNegativeInt)
 })
 /** @since 0.1.0 @category models */
@@ -302,7 +302,7 @@ export type ProjectionSettings = typeof ProjectionSettings.Type
  */
 export const ProjectionOverrides = Schema.Struct({
   contextWindowTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
-  budgetPct: Schema.optional(ProjectedContext.BudgetPct),
+  budgetPct: Schema.optional(ProjectionLayout.BudgetPct),
   budgetTokens: Schema.optional(BudgetTokens),
   digest: Schema.optional(PriorSessionDigest.DigestMode),
   digestLimit: Schema.optional(DigestLimit),
@@ -310,7 +310,7 @@ export const ProjectionOverrides = Schema.Struct({
   recallLimit: Schema.optional(Limit),
   recallPruneShare: Schema.optional(RecallPruneShare),
   neighbourWindow: Schema.optional(NeighbourWindow),
-  neighbourShed: Schema.optional(ProjectedContext.NeighbourShed),
+  neighbourShed: Schema.optional(ProjectionLayout.NeighbourShed),
   recallRelevance: Schema.optional(RecallRelevance),
   skillsMinRows: Schema.optional(Schema.NonNegativeInt)
 }).annotations({ identifier: "ProjectionOverrides" })
@@ -359,17 +359,14 @@ export const defaultSettings: ProjectionSettings = Schema.decodeSync(ProjectionS
  * @since 0.1.0
  * @category errors
  */
-export class InvalidProjectionSettings extends Schema.TaggedError<InvalidProjectionSettings>()(
+export class InvalidProjectionSettings extends ErrorClass.TaggedError<InvalidProjectionSettings>()(
   "InvalidProjectionSettings",
-  { problem: Schema.String }
-) {
-  override get message() {
-    return `invalid projection settings: ${this.problem}`
+  { problem: Schema.String },
+  {
+    errorClass: "Misconfigured",
+    message: (self) => `invalid projection settings: ${self.problem}`
   }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+) {}
 
 const decodeSettingsEither = onFirstCall(() => Schema.decodeUnknownEither(ProjectionSettings))
 
@@ -386,13 +383,13 @@ export const decodeSettings = (input: unknown): Either.Either<ProjectionSettings
   )
 
 /**
- * The projection budget the settings give: `ProjectedContext.budgetFromContextWindow` over the
+ * The projection budget the settings give: `ProjectionLayout.budgetFromContextWindow` over the
  * window and percentage — a token budget (or unbounded).
  *
  * @since 0.1.0
  * @category budget
  */
-export const budgetOf: (settings: ProjectionSettings) => ProjectedContext.ProjectionBudget = Decisions.budgetOf
+export const budgetOf: (settings: ProjectionSettings) => ProjectionLayout.ProjectionBudget = Decisions.budgetOf
 
 /**
  * How many recall hits the budget holds: the lines the budget left after the higher-priority
@@ -406,7 +403,7 @@ export const budgetOf: (settings: ProjectionSettings) => ProjectedContext.Projec
  * @category budget
  */
 export const recallLimitFor: (
-  budget: ProjectedContext.ProjectionBudget,
+  budget: ProjectionLayout.ProjectionBudget,
   used: { readonly usedChars: number; readonly usedTokens: number },
   cap: number
 ) => number = Decisions.recallLimitFor
@@ -422,9 +419,9 @@ export const recallLimitFor: (
  * @category budget
  */
 export const recallSearchLimit: (options: {
-  readonly mode: ProjectedContext.ProjectionMode
+  readonly mode: ProjectionLayout.ProjectionMode
   readonly query: string
-  readonly budget: ProjectedContext.ProjectionBudget
+  readonly budget: ProjectionLayout.ProjectionBudget
   readonly used: LazyArg<{ readonly usedChars: number; readonly usedTokens: number }>
   readonly cap: number
 }) => number = Decisions.recallSearchLimit
@@ -555,7 +552,7 @@ export type ProjectionFailure = internal.ProjectionFailure
  * @category models
  */
 export interface Service {
-  readonly project: (request: ProjectionRequest) => Effect.Effect<ProjectedContext.ProjectedContext, ProjectionFailure>
+  readonly project: (request: ProjectionRequest) => Effect.Effect<ProjectionLayout.ProjectedContext, ProjectionFailure>
 }
 
 /**

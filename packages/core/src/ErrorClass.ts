@@ -15,7 +15,9 @@
  * class to what they show, by an exhaustive table over {@link ErrorClass}; they accept only
  * {@link Classifiable} errors, so an error that reaches one of them without declaring a class does
  * not compile. The getter lives on the prototype: it is not a field, so it changes neither the
- * error's encoding nor its equality.
+ * error's encoding nor its equality. {@link TaggedError} declares the class and the message of an
+ * error at once, and {@link Failure} is the one constructor of the stores' `{ operation, cause }`
+ * failures (decision 0167); the example below writes the getters by hand, as they end up.
  *
  * @example
  * ```ts

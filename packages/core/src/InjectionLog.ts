@@ -19,7 +19,7 @@ import { onFirstCall } from "./internal/onFirstCall.js"
 import { InvalidTelemetryRow } from "./internal/telemetryRows.js"
 import { MemoryId } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
-import { type ProjectedContext, ProjectionMode, SectionLabel } from "./ProjectedContext.js"
+import { type ProjectedContext, ProjectionMode, SectionLabel } from "./ProjectionLayout.js"
 import { SessionId, validateSessionId } from "./SessionStore.js"
 
 const memoryFreeModes: ReadonlyArray<ProjectionMode> = ["incognito", "subagent"]

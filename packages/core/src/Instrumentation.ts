@@ -39,7 +39,7 @@ import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as Tracer from "effect/Tracer"
 import * as MemoryStore from "./MemoryStore.js"
-import type * as ProjectedContext from "./ProjectedContext.js"
+import type * as ProjectionLayout from "./ProjectionLayout.js"
 import * as PromotionStore from "./PromotionStore.js"
 import * as SessionStore from "./SessionStore.js"
 import * as TelemetryStore from "./TelemetryStore.js"
@@ -120,7 +120,7 @@ export const gateRestatements = Metric.counter("engram_gate_restatements", {
  * @since 0.1.0
  * @category metrics
  */
-export const recordProjection = (projection: ProjectedContext.ProjectedContext): Effect.Effect<void> =>
+export const recordProjection = (projection: ProjectionLayout.ProjectedContext): Effect.Effect<void> =>
   Effect.forEach(
     projection.sections,
     (section) =>

@@ -13,14 +13,13 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { onFirstCall } from "./internal/onFirstCall.js"
 import { MemoryId, type MemoryRecord, Scope } from "./MemoryRecord.js"
 import { type InvalidMemoryQuery, MemoryStoreFailure } from "./MemoryStoreError.js"
 import { decodeQuery } from "./MemoryWrite.js"
-import { PromotionStore } from "./PromotionStore.js"
-import { TelemetryStore } from "./TelemetryStore.js"
+import { PromotionStore, type Service as PromotionStoreService } from "./PromotionStore.js"
+import { type Service as TelemetryStoreService, TelemetryStore } from "./TelemetryStore.js"
 import type { ForgottenText } from "./Trajectory.js"
 
 /**
@@ -239,44 +238,45 @@ export const decodeForget = (
 ): Effect.Effect<typeof ForgetRequest.Type, InvalidMemoryQuery> => decodeQuery(ForgetRequest, { target, by })
 
 /**
- * Deletes the promotion rows of forgotten records through the `PromotionStore` in the caller's
- * context, when there is one. Backends call it inside their forget transaction; a backend that
- * shares one database with its promotion store therefore deletes both atomically.
+ * The stores a memory store's `forget` must reach to be complete: the promotion rows of a
+ * forgotten record and its text in prompt snapshots and the trajectory. A store takes them when it
+ * is built ({@link cascade}), so its layer's type names them and `forget` itself needs nothing.
  *
  * @since 0.1.0
- * @category lifecycle
+ * @category models
  */
-export const forgetPromotions = (ids: ReadonlyArray<MemoryId>): Effect.Effect<void, MemoryStoreFailure> =>
-  ids.length === 0 ? Effect.void : Effect.flatMap(
-    Effect.serviceOption(PromotionStore),
-    Option.match({
-      onNone: () => Effect.void,
-      onSome: (promotions) =>
-        promotions.forget(ids).pipe(
-          Effect.asVoid,
-          Effect.mapError((cause) => new MemoryStoreFailure({ operation: "forget", cause }))
-        )
-    })
-  )
+export interface Cascade {
+  readonly promotions: PromotionStoreService
+  readonly telemetry: TelemetryStoreService
+}
 
 /**
- * Removes forgotten records' text from the prompt snapshots and trajectory of the `TelemetryStore`
- * in the caller's context, when there is one (see `TelemetryStore.forgetMemories`). Backends call
- * it inside their forget transaction, with each record's id and content read before deletion; a
- * backend that shares one database with its telemetry store therefore forgets both atomically.
+ * The {@link Cascade} of the stores in context: what a memory store's constructor reads once.
  *
  * @since 0.1.0
  * @category lifecycle
  */
-export const forgetTelemetry = (forgotten: ReadonlyArray<ForgottenText>): Effect.Effect<void, MemoryStoreFailure> =>
-  forgotten.length === 0 ? Effect.void : Effect.flatMap(
-    Effect.serviceOption(TelemetryStore),
-    Option.match({
-      onNone: () => Effect.void,
-      onSome: (telemetry) =>
-        telemetry.forgetMemories(forgotten).pipe(
-          Effect.asVoid,
-          Effect.mapError((cause) => new MemoryStoreFailure({ operation: "forget", cause }))
-        )
-    })
-  )
+export const cascade: Effect.Effect<Cascade, never, PromotionStore | TelemetryStore> = Effect.all({
+  promotions: PromotionStore,
+  telemetry: TelemetryStore
+})
+
+/**
+ * Forgets what depends on forgotten records: their promotion rows (by `ids`) and their text in
+ * the telemetry (`forgotten`, each record's id and content read before deletion; see
+ * `TelemetryStore.forgetMemories`). Backends call it inside their forget transaction; a backend
+ * that shares one database with those stores therefore forgets all of it atomically. Promotion
+ * rows go first: if that store fails, the records are still all there.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const forgetDependents = (
+  stores: Cascade,
+  ids: ReadonlyArray<MemoryId>,
+  forgotten: ReadonlyArray<ForgottenText>
+): Effect.Effect<void, MemoryStoreFailure> =>
+  Effect.zipRight(
+    ids.length === 0 ? Effect.void : Effect.asVoid(stores.promotions.forget(ids)),
+    forgotten.length === 0 ? Effect.void : Effect.asVoid(stores.telemetry.forgetMemories(forgotten))
+  ).pipe(Effect.mapError((cause) => new MemoryStoreFailure({ operation: "forget", cause })))

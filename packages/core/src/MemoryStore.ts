@@ -10,11 +10,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import { Embeddings } from "./Embeddings.js"
+import { Embeddings, type Service as EmbeddingsService } from "./Embeddings.js"
 import * as HybridStore from "./internal/hybridStore.js"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
 import * as MemoryContract from "./internal/memoryContract.js"
-import type { ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
+import * as MemoryForget from "./MemoryForget.js"
+import type { Cascade, ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
 import type { ListQuery, NeighbourQuery, SearchOptions } from "./MemoryQuery.js"
 import type { MemoryId, MemoryRecord, MemoryWriteInput, ReviewState, Scope } from "./MemoryRecord.js"
 import type {
@@ -27,7 +28,9 @@ import type {
   MemoryNotFound,
   MemoryStoreFailure
 } from "./MemoryStoreError.js"
+import type { PromotionStore } from "./PromotionStore.js"
 import { SearchLanguage } from "./SearchTokenizer.js"
+import type { TelemetryStore } from "./TelemetryStore.js"
 
 /**
  * What a backend can do beyond Tier 1. `search: "keyword"` means whole-token matching over the
@@ -229,22 +232,69 @@ export const rowsSkipped = Metric.counter("engram_memory_rows_skipped", {
 export const withContract: (store: Service) => Service = MemoryContract.withContract
 
 /**
+ * What an in-memory store is built with: the stores its `forget` reaches (`MemoryForget.Cascade`;
+ * without them it forgets its own records only) and the embeddings its exact vector index uses
+ * (without them it searches by keyword).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MemoryOptions {
+  readonly cascade?: Cascade | undefined
+  readonly embeddings?: EmbeddingsService | undefined
+}
+
+/**
+ * Builds an in-memory reference store with what `options` gives it, stemming in the ambient
+ * `SearchTokenizer.SearchLanguage`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<Service> =>
+  Effect.gen(function*() {
+    const language = yield* SearchLanguage
+    if (options.embeddings === undefined) return withContract(InMemoryStore.make(language, options.cascade))
+    const { store, vectors } = InMemoryStore.makeWithVectors(language, options.cascade)
+    // A fresh store has no embedder yet: the claim cannot fail.
+    return yield* Effect.orDie(HybridStore.withVectors(withContract(store), vectors, options.embeddings))
+  })
+
+/**
  * The in-memory reference store: the same token semantics as every other backend, nothing
  * persisted. Each layer build starts empty, stemming in the ambient `SearchTokenizer.SearchLanguage`.
  * With an `Embeddings.Embeddings` service in the layer's context, it keeps an exact vector index
- * and searches hybrid (`VectorIndex.withVectors`); without one it is lexical.
+ * and searches hybrid (`VectorIndex.withVectors`); without one it is lexical. Its `forget` removes
+ * its own records only: the store whose forget reaches promotion rows and telemetry is
+ * {@link layerMemoryCascading}.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerMemory: Layer.Layer<MemoryStore> = Layer.effect(
   MemoryStore,
-  Effect.gen(function*() {
-    const language = yield* SearchLanguage
-    const embeddings = yield* Effect.serviceOption(Embeddings)
-    if (Option.isNone(embeddings)) return withContract(InMemoryStore.make(language))
-    const { store, vectors } = InMemoryStore.makeWithVectors(language)
-    // A fresh store has no embedder yet: the claim cannot fail.
-    return yield* Effect.orDie(HybridStore.withVectors(withContract(store), vectors, embeddings.value))
-  })
+  Effect.flatMap(
+    Effect.serviceOption(Embeddings),
+    (embeddings) => makeMemory({ embeddings: Option.getOrUndefined(embeddings) })
+  )
+)
+
+/**
+ * {@link layerMemory} over the promotion and telemetry stores in context, taken when the layer is
+ * built: its `forget` removes the forgotten records' promotion rows and their text in the
+ * telemetry, as a SQL store's does (`MemoryForget.Cascade`, decision 0164).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemoryCascading: Layer.Layer<
+  MemoryStore,
+  never,
+  PromotionStore | TelemetryStore
+> = Layer.effect(
+  MemoryStore,
+  Effect.flatMap(
+    Effect.all({ cascade: MemoryForget.cascade, embeddings: Effect.serviceOption(Embeddings) }),
+    ({ cascade, embeddings }) => makeMemory({ cascade, embeddings: Option.getOrUndefined(embeddings) })
+  )
 )

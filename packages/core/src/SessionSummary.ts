@@ -16,8 +16,7 @@ import * as TelemetryStore from "./TelemetryStore.js"
 
 /**
  * One session: its id; `turns` (operator inputs in its history, or stored turns when it has no
- * history); `messages` in its history (without a `SessionStore`, those the last stored call was
- * sent); `calls` stored as prompt snapshots; `lastCallAt`, when the latest stored call was sent
+ * history); `messages` in its history; `calls` stored as prompt snapshots; `lastCallAt`, when the latest stored call was sent
  * (`null` without one).
  *
  * @since 0.1.0
@@ -59,16 +58,16 @@ export const summarize = (
 ): Effect.Effect<
   SessionSummary,
   SessionStore.SessionStoreFailure | TelemetryStore.TelemetryStoreFailure,
-  TelemetryStore.TelemetryStore
+  SessionStore.SessionStore | TelemetryStore.TelemetryStore
 > =>
   Effect.gen(function*() {
-    const sessions = yield* Effect.serviceOption(SessionStore.SessionStore)
-    const history = sessions._tag === "Some" ? (yield* sessions.value.load(sessionId)).messages : undefined
+    const sessions = yield* SessionStore.SessionStore
+    const history = (yield* sessions.load(sessionId)).messages
     const { snapshots } = yield* Effect.flatMap(
       TelemetryStore.TelemetryStore,
       (store) => store.listSnapshots(sessionId)
     )
-    const inputs = (history ?? []).filter((message) => message._tag === "OperatorMessage").length
+    const inputs = history.filter((message) => message._tag === "OperatorMessage").length
     const storedTurns = new Set(snapshots.map((snapshot) => snapshot.turn)).size
     const lastCallAt = snapshots.reduce<DateTime.Utc | null>(
       (latest, snapshot) =>
@@ -78,8 +77,7 @@ export const summarize = (
     return new SessionSummary({
       sessionId,
       turns: Math.max(inputs, storedTurns),
-      messages: history?.length ??
-        snapshots.reduce((most, snapshot) => Math.max(most, snapshot.messages.count), 0),
+      messages: history.length,
       calls: snapshots.length,
       lastCallAt
     })
@@ -95,10 +93,9 @@ export const summarize = (
 export const list: Effect.Effect<
   ReadonlyArray<SessionSummary>,
   SessionStore.SessionStoreFailure | TelemetryStore.TelemetryStoreFailure,
-  TelemetryStore.TelemetryStore
+  SessionStore.SessionStore | TelemetryStore.TelemetryStore
 > = Effect.gen(function*() {
-  const sessions = yield* Effect.serviceOption(SessionStore.SessionStore)
-  const kept = sessions._tag === "Some" ? yield* sessions.value.listSessions() : []
+  const kept = yield* Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.listSessions())
   const logged = yield* Effect.flatMap(TelemetryStore.TelemetryStore, (store) => store.listSessions())
   const ids = [...new Set([...kept, ...logged])]
   const summaries = yield* Effect.forEach(ids, summarize)

@@ -5,7 +5,7 @@ import {
   MemoryLimits,
   type MemoryRecord,
   MemoryStore,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   SearchTokenizer,
   TelemetryStore,
@@ -125,7 +125,7 @@ describe("ContextProjection modes (one test per cell of the mode table)", () => 
           "<skills_index>\n- deploy: ship a build to staging\n</skills_index>",
           [
             "<injected_memory>",
-            ProjectedContext.UNTRUSTED_FRAMING,
+            ProjectionLayout.UNTRUSTED_FRAMING,
             "<always_on_memory>",
             `- [${m.name.id} · profile · name] My name is Doug`,
             "</always_on_memory>",
@@ -171,7 +171,7 @@ describe("ContextProjection modes (one test per cell of the mode table)", () => 
       expect(p.isEmpty).toBe(true)
       expect(p.text).toBe("")
       expect(p.sections).toEqual([])
-      expect(p.budget.suppressed).toEqual(ProjectedContext.SECTION_ORDER)
+      expect(p.budget.suppressed).toEqual(ProjectionLayout.SECTION_ORDER)
       expect(reads).toEqual([])
       expect((yield* injections()).rows).toEqual([])
     }).pipe(Effect.provide(layer))
@@ -207,7 +207,7 @@ describe("ContextProjection modes (one test per cell of the mode table)", () => 
         "<working_state>\ngoal: migrate staging\nstep: 2 of 3\n</working_state>\n\n" +
           "<skills_index>\n- deploy: ship a build to staging\n</skills_index>"
       )
-      expect(p.text).not.toContain(ProjectedContext.ENVELOPE_OPEN)
+      expect(p.text).not.toContain(ProjectionLayout.ENVELOPE_OPEN)
       expect(p.injection.memoryIds).toEqual([])
       const log = yield* injections()
       expect(log.rows).toHaveLength(1)
@@ -574,7 +574,7 @@ describe("ContextProjection settings", () => {
     })
     // Recall is sized by the budget: no cap unless one is set (decision 0181).
     expect(ContextProjection.defaultSettings.recallLimit).toBeUndefined()
-    expect(ProjectedContext.budgetFromContextWindow({ contextWindowTokens: 200_000 })).toEqual(
+    expect(ProjectionLayout.budgetFromContextWindow({ contextWindowTokens: 200_000 })).toEqual(
       ContextProjection.budgetOf(ContextProjection.defaultSettings)
     )
     const bad = ContextProjection.decodeSettings({ budgetPct: 120 })
@@ -610,11 +610,11 @@ describe("settings with the call (decision 0182)", () => {
     })
     expect(merged).toEqual({ recallLimit: 50, contextWindowTokens: 32_000 })
     const settings = ContextProjection.settingsFor(base.right, merged)
-    expect(ContextProjection.budgetOf(settings)).toEqual(ProjectedContext.tokens(2_560))
+    expect(ContextProjection.budgetOf(settings)).toEqual(ProjectionLayout.tokens(2_560))
     expect(settings).toMatchObject({ recallLimit: 50, neighbourWindow: 1 })
     // A level without a budget field keeps the one below.
     expect(ContextProjection.budgetOf(ContextProjection.settingsFor(base.right, { neighbourWindow: 0 }))).toEqual(
-      ProjectedContext.tokens(3_000)
+      ProjectionLayout.tokens(3_000)
     )
     expect(ContextProjection.settingsFor(base.right)).toBe(base.right)
     expect(ContextProjection.mergeOverrides(undefined, undefined)).toBeUndefined()

@@ -8,7 +8,7 @@ import {
   ContextProjection,
   MemoryRecord,
   PriorSessionDigest,
-  ProjectedContext,
+  ProjectionLayout,
   Routing,
   RoutingPresets
 } from "@engram/core"
@@ -17,20 +17,20 @@ import { aRecord } from "./utilities.js"
 
 const record = aRecord
 
-const modes: ReadonlyArray<ProjectedContext.ProjectionMode> = [
+const modes: ReadonlyArray<ProjectionLayout.ProjectionMode> = [
   "native",
   "external",
   "autonomous",
   "incognito",
   "subagent"
 ]
-const recalls = (mode: ProjectedContext.ProjectionMode) =>
-  ProjectedContext.sectionsFor(mode).includes("recalled_memory")
+const recalls = (mode: ProjectionLayout.ProjectionMode) =>
+  ProjectionLayout.sectionsFor(mode).includes("recalled_memory")
 
-const budgetArb: fc.Arbitrary<ProjectedContext.ProjectionBudget> = fc.oneof(
-  fc.nat({ max: 100_000 }).map(ProjectedContext.tokens),
-  fc.nat({ max: 400_000 }).map(ProjectedContext.chars),
-  fc.constant(ProjectedContext.unbounded)
+const budgetArb: fc.Arbitrary<ProjectionLayout.ProjectionBudget> = fc.oneof(
+  fc.nat({ max: 100_000 }).map(ProjectionLayout.tokens),
+  fc.nat({ max: 400_000 }).map(ProjectionLayout.chars),
+  fc.constant(ProjectionLayout.unbounded)
 )
 const usedArb = fc.record({ usedChars: fc.nat({ max: 500_000 }), usedTokens: fc.nat({ max: 120_000 }) })
 
@@ -41,7 +41,7 @@ describe("recallSearchLimit", () => {
     ContextProjection.recallSearchLimit({
       mode: "native",
       query: "who am I?",
-      budget: ProjectedContext.tokens(16_000),
+      budget: ProjectionLayout.tokens(16_000),
       used: () => ({ usedChars: 0, usedTokens: 0 }),
       cap: 300,
       ...fields
@@ -51,8 +51,8 @@ describe("recallSearchLimit", () => {
     expect(limit()).toBe(300) // 16,000 / 40 = 400 lines, capped at 300
     expect(limit({ used: () => ({ usedChars: 0, usedTokens: 15_000 }) })).toBe(25)
     expect(limit({ used: () => ({ usedChars: 0, usedTokens: 16_000 }) })).toBe(1)
-    expect(limit({ budget: ProjectedContext.chars(1_000), used: () => ({ usedChars: 500, usedTokens: 0 }) })).toBe(5)
-    expect(limit({ budget: ProjectedContext.unbounded, cap: 7 })).toBe(7)
+    expect(limit({ budget: ProjectionLayout.chars(1_000), used: () => ({ usedChars: 500, usedTokens: 0 }) })).toBe(5)
+    expect(limit({ budget: ProjectionLayout.unbounded, cap: 7 })).toBe(7)
   })
 
   it("does not search, nor measure the other sections, for a mode without recall or a blank query", () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryRecord, ProjectedContext } from "@engram/core"
+import { MemoryRecord, ProjectionLayout } from "@engram/core"
 import { DateTime, FastCheck as fc } from "effect"
 import * as NeighbourContext from "../src/internal/neighbourContext.js"
 
-const { chars, composeProjectedContext: compose, unbounded } = ProjectedContext
+const { chars, composeProjectedContext: compose, unbounded } = ProjectionLayout
 
 const now = DateTime.unsafeMake("2025-03-01T12:00:00.000Z")
 
@@ -20,7 +20,7 @@ const turn = (thread: string, n: number, extra: Partial<MemoryRecord.MemoryWrite
     { id: `${thread}-${n}`, now: DateTime.unsafeMake("2025-02-01T00:00:00Z") }
   )
 
-const recallLines = (p: ProjectedContext.ProjectedContext) => {
+const recallLines = (p: ProjectionLayout.ProjectedContext) => {
   const text = p.text
   const start = text.indexOf("<recalled_memory>\n")
   if (start < 0) return []
@@ -30,7 +30,7 @@ const recallLines = (p: ProjectedContext.ProjectedContext) => {
 }
 
 describe("composing neighbours", () => {
-  const input = (): ProjectedContext.ProjectionInput => ({
+  const input = (): ProjectionLayout.ProjectionInput => ({
     now,
     recall: [{ record: turn("a", 5), score: 3 }, { record: turn("b", 2), score: 1 }],
     neighbours: [
@@ -101,7 +101,7 @@ describe("composing neighbours", () => {
     scores: fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 8 }),
     neighbours: fc.array(fc.record({ hit: fc.nat(7), offset: fc.integer({ min: -2, max: 2 }) }), { maxLength: 16 }),
     cut: fc.double({ min: 0, max: 1, noNaN: true }),
-    shed: fc.constantFrom<ProjectedContext.NeighbourShed>("before-hits", "with-hit")
+    shed: fc.constantFrom<ProjectionLayout.NeighbourShed>("before-hits", "with-hit")
   })
 
   it.prop(
@@ -113,7 +113,7 @@ describe("composing neighbours", () => {
         const h = Math.min(hit, hits.length - 1)
         return { record: turn(`t${h}`, 10 + (offset === 0 ? 3 : offset)), of: `t${h}-10` }
       })
-      const base: ProjectedContext.ProjectionInput = { now, recall: hits, neighbours }
+      const base: ProjectionLayout.ProjectionInput = { now, recall: hits, neighbours }
       const full = compose(base, { budget: unbounded, neighbourShed: s.shed }).text.length
       const p = compose(base, { budget: chars(Math.floor(full * s.cut)), neighbourShed: s.shed })
       const kept = new Set(p.injection.memoryIds)

@@ -9,7 +9,7 @@ import {
   IdGenerator,
   MemoryQuery,
   MemoryStore,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   TelemetryStore
 } from "@engram/core"
@@ -31,7 +31,7 @@ describe("resolveSettings", () => {
       Steps.resolveSettings(defaults, { settings: { digest: "off", identityLimit: 0, budgetTokens: 900 } }, decode)
     )
     expect(resolved).toMatchObject({ digest: "off", identityLimit: 0, budgetTokens: 900 })
-    expect(ContextProjection.budgetOf(resolved)).toEqual(ProjectedContext.tokens(900))
+    expect(ContextProjection.budgetOf(resolved)).toEqual(ProjectionLayout.tokens(900))
     // The defaults are untouched for the next call.
     expect(defaults.digest).toBeUndefined()
   })
@@ -57,14 +57,14 @@ describe("recallLimitFor", () => {
   const base = { mode: "native" as const, query: "when does the ferry leave?", unboundedRecallLimit: 300, used }
 
   it("caps at the settings' recallLimit, else MAX_LIMIT, else the unbounded cap under an unbounded budget", () => {
-    const tokens = ProjectedContext.tokens(16_000)
+    const tokens = ProjectionLayout.tokens(16_000)
     expect(Steps.recallLimitFor({ ...base, settings: { ...defaults, recallLimit: 7 }, budget: tokens }).cap).toBe(7)
     expect(Steps.recallLimitFor({ ...base, settings: defaults, budget: tokens }).cap).toBe(MemoryQuery.MAX_LIMIT)
-    expect(Steps.recallLimitFor({ ...base, settings: defaults, budget: ProjectedContext.unbounded }).cap).toBe(300)
+    expect(Steps.recallLimitFor({ ...base, settings: defaults, budget: ProjectionLayout.unbounded }).cap).toBe(300)
   })
 
   it("does not search for a question of function words, unless the search is trusted", () => {
-    const budget = ProjectedContext.tokens(16_000)
+    const budget = ProjectionLayout.tokens(16_000)
     const plain = Steps.recallLimitFor({ ...base, query: "what about the", settings: defaults, budget })
     expect(plain).toMatchObject({ limit: 0, searchable: false })
     const trusted = Steps.recallLimitFor({
@@ -78,7 +78,7 @@ describe("recallLimitFor", () => {
   })
 
   it("sizes the first search by the budget left", () => {
-    const budget = ProjectedContext.tokens(4_000)
+    const budget = ProjectionLayout.tokens(4_000)
     const empty = Steps.recallLimitFor({ ...base, settings: defaults, budget })
     const half = Steps.recallLimitFor({
       ...base,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ProjectedContext, PromptSnapshot, Trajectory } from "@engram/core"
+import { ProjectionLayout, PromptSnapshot, Trajectory } from "@engram/core"
 import { DateTime, Either } from "effect"
 
 const hash = (text: string) => Trajectory.contentHash(text)
@@ -58,9 +58,9 @@ describe("PromptSnapshot", () => {
   })
 
   it("a projection blob stored before token budgets decodes, with no token budget or protected tokens", () => {
-    const projection = ProjectedContext.composeProjectedContext(
+    const projection = ProjectionLayout.composeProjectedContext(
       { now: DateTime.unsafeMake("2025-03-01T12:00:00.000Z"), workingState: "goal: ship it" },
-      { budget: ProjectedContext.chars(16_000) }
+      { budget: ProjectionLayout.chars(16_000) }
     )
     const encoded = JSON.parse(Trajectory.projectionBlob(projection).body)
     // What a projection blob held then: the budget summary without the token budget fields.

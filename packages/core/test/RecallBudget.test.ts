@@ -3,7 +3,7 @@ import {
   ContextProjection,
   IdGenerator,
   MemoryStore,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   TelemetryStore
 } from "@engram/core"
@@ -159,14 +159,14 @@ describe("recall uses its budget", () => {
     ([size, usedChars, usedTokens, cap, unit]) => {
       const [budget, bigger, used, perLine] = unit === "tokens"
         ? [
-          ProjectedContext.tokens(size),
-          ProjectedContext.tokens(size + 1_000),
+          ProjectionLayout.tokens(size),
+          ProjectionLayout.tokens(size + 1_000),
           usedTokens,
           ContextProjection.RECALL_LINE_TOKENS
         ]
         : [
-          ProjectedContext.chars(size),
-          ProjectedContext.chars(size + 1_000),
+          ProjectionLayout.chars(size),
+          ProjectionLayout.chars(size + 1_000),
           usedChars,
           ContextProjection.RECALL_LINE_CHARS
         ]
@@ -177,7 +177,7 @@ describe("recall uses its budget", () => {
       // As many lines as fit, up to the cap: one more would not.
       expect(limit === cap || (limit + 1) * perLine > size - used).toBe(true)
       expect(ContextProjection.recallLimitFor(bigger, { usedChars, usedTokens }, cap)).toBeGreaterThanOrEqual(limit)
-      expect(ContextProjection.recallLimitFor(ProjectedContext.unbounded, { usedChars, usedTokens }, cap)).toBe(cap)
+      expect(ContextProjection.recallLimitFor(ProjectionLayout.unbounded, { usedChars, usedTokens }, cap)).toBe(cap)
     }
   )
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { InjectionLog, MemoryRecord, ProjectedContext, TelemetryStore } from "@engram/core"
+import { InjectionLog, MemoryRecord, ProjectionLayout, TelemetryStore } from "@engram/core"
 import { DateTime, Effect, Either, Schema } from "effect"
 import * as fc from "fast-check"
 
@@ -8,7 +8,7 @@ const doug = MemoryRecord.fromWriteInput(
   { content: "My name is Doug", kind: "profile", label: "name", sourceType: "operator" },
   { id: "m-1", now: at }
 )
-const input: ProjectedContext.ProjectionInput = {
+const input: ProjectionLayout.ProjectionInput = {
   now: at,
   workingState: "step 1",
   alwaysOn: [doug],
@@ -20,9 +20,9 @@ describe("TelemetryStore (memory layer)", () => {
   it.effect("appends injection rows and lists them by session, in append order", () =>
     Effect.gen(function*() {
       const store = yield* TelemetryStore.TelemetryStore
-      const native = ProjectedContext.composeProjectedContext(input, {
+      const native = ProjectionLayout.composeProjectedContext(input, {
         mode: "native",
-        budget: ProjectedContext.tokens(16_000)
+        budget: ProjectionLayout.tokens(16_000)
       })
       const first = InjectionLog.fromProjection(native, { sessionId: "s-1", turn: 1, at })
       const resumed = InjectionLog.fromProjection(native, { sessionId: "s-1", turn: 1, at })
@@ -46,9 +46,9 @@ describe("TelemetryStore (memory layer)", () => {
   it.effect("an incognito turn's row names no memory, and a row that would is refused", () =>
     Effect.gen(function*() {
       const store = yield* TelemetryStore.TelemetryStore
-      const incognito = ProjectedContext.composeProjectedContext(input, {
+      const incognito = ProjectionLayout.composeProjectedContext(input, {
         mode: "incognito",
-        budget: ProjectedContext.tokens(16_000)
+        budget: ProjectionLayout.tokens(16_000)
       })
       const row = InjectionLog.fromProjection(incognito, { sessionId: "s-1", turn: 2, at })
       expect(row.memoryIds).toEqual([])
@@ -65,7 +65,7 @@ describe("TelemetryStore (memory layer)", () => {
   it.effect("refuses a row with an invalid turn", () =>
     Effect.gen(function*() {
       const store = yield* TelemetryStore.TelemetryStore
-      const projection = ProjectedContext.composeProjectedContext(input, { budget: ProjectedContext.tokens(16_000) })
+      const projection = ProjectionLayout.composeProjectedContext(input, { budget: ProjectionLayout.tokens(16_000) })
       const error = yield* Effect.flip(
         store.appendInjection(InjectionLog.fromProjection(projection, { sessionId: "s-1", turn: -1, at }))
       )
@@ -75,7 +75,7 @@ describe("TelemetryStore (memory layer)", () => {
 
   it("round-trips a row through plain JSON", () => {
     const row = InjectionLog.fromProjection(
-      ProjectedContext.composeProjectedContext(input, { budget: ProjectedContext.tokens(16_000) }),
+      ProjectionLayout.composeProjectedContext(input, { budget: ProjectionLayout.tokens(16_000) }),
       {
         sessionId: "s-1",
         turn: 0,
@@ -99,10 +99,10 @@ describe("TelemetryStore (memory layer)", () => {
         fc.array(oneOf(fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,20}$/), "", "a b", "-x", 3), { maxLength: 6 }),
         "m-1"
       ),
-      sectionLabels: fc.array(oneOf(fc.constantFrom(...ProjectedContext.SectionLabel.literals), "nope"), {
+      sectionLabels: fc.array(oneOf(fc.constantFrom(...ProjectionLayout.SectionLabel.literals), "nope"), {
         maxLength: 4
       }),
-      mode: oneOf(fc.constantFrom(...ProjectedContext.ProjectionMode.literals), "bogus"),
+      mode: oneOf(fc.constantFrom(...ProjectionLayout.ProjectionMode.literals), "bogus"),
       at: oneOf(
         fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => DateTime.unsafeMake(d)),
         DateTime.unsafeMakeZoned(at, { timeZone: "Europe/London" }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Background, ProjectedContext, TextSafety } from "@engram/core"
+import { Background, ProjectionLayout, TextSafety } from "@engram/core"
 import { FastCheck as fc } from "effect"
 
 // Every character the sanitiser must neutralise, by family.
@@ -131,7 +131,7 @@ describe("TextSafety.safeLine", () => {
   it.prop("never leaves a reserved tag that could open or close the envelope", [mixed], ([text]) => {
     const line = TextSafety.safeLine(text)
     expect(line).not.toMatch(/<\/?injected_memory/)
-    expect(ProjectedContext.containsProjection(`\n${line}\n`)).toBe(false)
+    expect(ProjectionLayout.containsProjection(`\n${line}\n`)).toBe(false)
   })
 
   it.prop(

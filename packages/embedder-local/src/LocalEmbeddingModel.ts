@@ -16,7 +16,7 @@
 import * as AiError from "@effect/ai/AiError"
 import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import * as Bounded from "@engram/core/Bounded"
-import type * as ErrorClass from "@engram/core/ErrorClass"
+import * as ErrorClass from "@engram/core/ErrorClass"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -71,16 +71,13 @@ export const defaultOptions: Options = { maxChunkChars: 4_000, maxChunks: 4, bat
  * @category errors
  */
 export class LocalEmbedderUnavailable
-  extends Schema.TaggedError<LocalEmbedderUnavailable>()("LocalEmbedderUnavailable", { reason: Schema.String })
-{
-  override get message() {
-    return `the local embedder could not start: ${this.reason} ` +
+  extends ErrorClass.TaggedError<LocalEmbedderUnavailable>()("LocalEmbedderUnavailable", { reason: Schema.String }, {
+    errorClass: "Misconfigured",
+    message: (self) =>
+      `the local embedder could not start: ${self.reason} ` +
       "(install @engram/embedder-local with its dependencies, or choose another embedder)"
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+  })
+{}
 
 /**
  * The model name a store records for vectors made with `options`: the encoder and how it read

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Embeddings, IdGenerator, MemoryStore } from "@engram/core"
 import { LocalEmbeddingModel, LocalEmbeddings } from "@engram/embedder-local"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -101,7 +101,7 @@ describe("LocalEmbeddings", { timeout: 120_000 }, () => {
     try {
       const layer = (embeddings: Embeddings.Service) =>
         Layer.mergeAll(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))).pipe(
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))).pipe(
             Layer.provide(Layer.succeed(Embeddings.Embeddings, embeddings))
           ),
           IdGenerator.sequential("local")

@@ -23,7 +23,7 @@ import {
   type MemoryRecord,
   MemoryStore,
   type MemoryStoreError,
-  type ProjectedContext,
+  type ProjectionLayout,
   PromotionStore,
   RoutingPresets,
   RoutingSpecs,
@@ -265,7 +265,7 @@ export const renderRequest = (request: ModelRequest.ModelRequest): ReadonlyArray
  * @since 0.1.0
  * @category rendering
  */
-export const renderBudget = (projection: ProjectedContext.ProjectedContext): ReadonlyArray<string> => {
+export const renderBudget = (projection: ProjectionLayout.ProjectedContext): ReadonlyArray<string> => {
   const budget = projection.budget
   const use = budget.budgetTokens !== null
     ? `used ${fmt(budget.usedTokens)} of ${fmt(budget.budgetTokens)} tokens (${fmt(budget.usedChars)} chars)`

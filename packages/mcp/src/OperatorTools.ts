@@ -12,19 +12,10 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import {
-  MemoryQuery,
-  MemoryRecord,
-  MemoryStore,
-  PromotionStore,
-  ScopeView,
-  TelemetryStore,
-  TextSafety
-} from "@engram/core"
+import { MemoryQuery, MemoryRecord, MemoryStore, PromotionStore, ScopeView, TextSafety } from "@engram/core"
 import { Extraction, MemoryTools } from "@engram/runtime"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 const operatorFields = {
@@ -198,10 +189,9 @@ const DEFAULT_LIST = 50
 export const make = (config: OperatorToolsConfig) =>
   Effect.gen(function*() {
     const memories = yield* MemoryStore.MemoryStore
-    // Forget deletes promotion rows through the promotion store in context; keep the server's.
-    const promotions = yield* Effect.serviceOption(PromotionStore.PromotionStore)
-    // …and removes the records' text from prompt telemetry through the telemetry store, if any.
-    const telemetry = yield* Effect.serviceOption(TelemetryStore.TelemetryStore)
+    // Reviewing confirms and supersedes through the promotion store (forget reaches it, and the
+    // telemetry, through the memory store, which took them when it was built).
+    const promotions = yield* PromotionStore.PromotionStore
     // What a tool answers goes through the one scope rule (ScopeView), as over HTTP.
     const views = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
       Effect.provideService(ScopeView.records([config.scope], records), MemoryStore.MemoryStore, memories).pipe(
@@ -236,20 +226,10 @@ export const make = (config: OperatorToolsConfig) =>
             })
           }
           // The one review path: confirming a supersede proposal carries it out (the successor is answered).
-          const reviewed = yield* Option.match(promotions, {
-            // Unreachable from `engram mcp` (its projection needs the promotion store); a bare toolkit says why.
-            onNone: () =>
-              Effect.fail(
-                new MemoryTools.MemoryToolError({
-                  message: "reviewing needs a promotion store in context; there is none"
-                })
-              ),
-            onSome: (store) =>
-              Extraction.review(params.id, params.state, config.promote).pipe(
-                Effect.provideService(PromotionStore.PromotionStore, store),
-                Effect.provideService(MemoryStore.MemoryStore, memories)
-              )
-          })
+          const reviewed = yield* Extraction.review(params.id, params.state, config.promote).pipe(
+            Effect.provideService(PromotionStore.PromotionStore, promotions),
+            Effect.provideService(MemoryStore.MemoryStore, memories)
+          )
           const [memory] = yield* views([reviewed])
           return { status: "reviewed" as const, memory: memory! }
         }).pipe(
@@ -258,14 +238,6 @@ export const make = (config: OperatorToolsConfig) =>
         ),
       memory_forget: (params) =>
         memories.forget({ ids: params.ids, scopes: [config.scope] }, { by: "mcp:operator" }).pipe(
-          Option.match(promotions, {
-            onNone: () => (self) => self,
-            onSome: (store) => Effect.provideService(PromotionStore.PromotionStore, store)
-          }),
-          (self) =>
-            Option.isSome(telemetry)
-              ? Effect.provideService(self, TelemetryStore.TelemetryStore, telemetry.value)
-              : self,
           Effect.flatMap(({ tombstones }) =>
             tombstones.length === 0
               ? Effect.fail(

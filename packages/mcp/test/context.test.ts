@@ -34,8 +34,8 @@ const withoutSections = { ...withSections, background: { sections: [] } } as con
 
 const stores = () =>
   Layer.mergeAll(ContextProjection.layer, PromptObserver.layerCapture).pipe(
+    Layer.provideMerge(MemoryStore.layerMemoryCascading),
     Layer.provideMerge(Layer.mergeAll(
-      MemoryStore.layerMemory,
       PromotionStore.layerMemory,
       TelemetryStore.layerMemory,
       IdGenerator.sequential("mem")

@@ -30,8 +30,8 @@ export const memory = {
 /** In-memory stores and the projection over them; `embeddings` (when given) reaches the store. */
 export const storesWith = (embeddings: Layer.Layer<never> | Layer.Layer<Embeddings.Embeddings> = Layer.empty) =>
   ContextProjection.layer.pipe(
+    Layer.provideMerge(MemoryStore.layerMemoryCascading),
     Layer.provideMerge(Layer.mergeAll(
-      MemoryStore.layerMemory,
       PromotionStore.layerMemory,
       TelemetryStore.layerMemory,
       IdGenerator.sequential("mem")

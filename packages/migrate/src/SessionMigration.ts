@@ -24,7 +24,7 @@
  *
  * @since 0.1.0
  */
-import type * as ErrorClass from "@engram/core/ErrorClass"
+import * as ErrorClass from "@engram/core/ErrorClass"
 import { InjectionLogRow } from "@engram/core/InjectionLog"
 import {
   compareSessionIds,
@@ -108,6 +108,16 @@ export interface SessionMigrationReport {
   readonly target: SessionDigest
 }
 
+/** What each side of a session copy holds: its counts and checksum. */
+const CopyCounts = Schema.Struct({
+  sessions: Schema.Number,
+  messages: Schema.Number,
+  interrupts: Schema.Number,
+  injections: Schema.Number,
+  extractions: Schema.Number,
+  checksum: Schema.String
+})
+
 /**
  * After copying, the target's sessions differ from the source's: the target held other sessions
  * or history, or the source changed during the copy. Nothing was deleted.
@@ -115,50 +125,35 @@ export interface SessionMigrationReport {
  * @since 0.1.0
  * @category errors
  */
-export class SessionMigrationMismatch extends Schema.TaggedError<SessionMigrationMismatch>()(
+export class SessionMigrationMismatch extends ErrorClass.TaggedError<SessionMigrationMismatch>()(
   "SessionMigrationMismatch",
   {
-    source: Schema.Struct({
-      sessions: Schema.Number,
-      messages: Schema.Number,
-      interrupts: Schema.Number,
-      injections: Schema.Number,
-      extractions: Schema.Number,
-      checksum: Schema.String
-    }),
-    target: Schema.Struct({
-      sessions: Schema.Number,
-      messages: Schema.Number,
-      interrupts: Schema.Number,
-      injections: Schema.Number,
-      extractions: Schema.Number,
-      checksum: Schema.String
-    })
+    source: CopyCounts,
+    target: CopyCounts
+  },
+  {
+    errorClass: "Conflict",
+    message: (self) => {
+      const counted = (["sessions", "messages", "interrupts", "injections", "extractions"] as const).find((key) =>
+        self.source[key] !== self.target[key]
+      )
+      const what = counted === "injections"
+        ? "injection rows"
+        : counted === "interrupts"
+        ? "pending interrupts"
+        : counted === "extractions"
+        ? "extraction runs"
+        : counted
+      return counted !== undefined
+        ? `the target holds ${self.target[counted]} ${what} but the source ${self.source[counted]}; ` +
+          `the target had other sessions, or the source changed during the copy`
+        : `source and target hold the same number of sessions, messages, interrupts, injection rows and extraction ` +
+          `runs but their ` +
+          `checksums differ (${self.source.checksum.slice(0, 12)}… vs ${self.target.checksum.slice(0, 12)}…); ` +
+          `a session differs — the target had other history, or the source changed during the copy`
+    }
   }
-) {
-  override get message() {
-    const counted = (["sessions", "messages", "interrupts", "injections", "extractions"] as const).find((key) =>
-      this.source[key] !== this.target[key]
-    )
-    const what = counted === "injections"
-      ? "injection rows"
-      : counted === "interrupts"
-      ? "pending interrupts"
-      : counted === "extractions"
-      ? "extraction runs"
-      : counted
-    return counted !== undefined
-      ? `the target holds ${this.target[counted]} ${what} but the source ${this.source[counted]}; ` +
-        `the target had other sessions, or the source changed during the copy`
-      : `source and target hold the same number of sessions, messages, interrupts, injection rows and extraction ` +
-        `runs but their ` +
-        `checksums differ (${this.source.checksum.slice(0, 12)}… vs ${this.target.checksum.slice(0, 12)}…); ` +
-        `a session differs — the target had other history, or the source changed during the copy`
-  }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Conflict"
-  }
-}
+) {}
 
 /**
  * Copy options: `batchSize` messages per append (default 500), and `onProgress`, called as the

@@ -38,7 +38,7 @@
  * @since 0.1.0
  */
 import type * as Acp from "@agentclientprotocol/sdk"
-import type { ProjectedContext } from "@engram/core"
+import type { ProjectionLayout } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { AssembleOptions, AssemblyError, ContextAssembler } from "./ContextAssembler.js"
@@ -114,7 +114,7 @@ export interface AcpSession {
 export interface PromptOutcome {
   readonly stopReason: Acp.StopReason
   readonly request: ModelRequest.ModelRequest
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
   readonly sent: ReadonlyArray<Acp.ContentBlock>
   readonly updates: ReadonlyArray<Acp.SessionUpdate>
   readonly text: string

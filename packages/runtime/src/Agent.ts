@@ -41,7 +41,7 @@
  *
  * @since 0.1.0
  */
-import type { ContextProjection, MemoryOverlay, MemoryRecord, ProjectedContext, PromptFragment } from "@engram/core"
+import type { ContextProjection, MemoryOverlay, MemoryRecord, ProjectionLayout, PromptFragment } from "@engram/core"
 import type * as Either from "effect/Either"
 import * as internal from "./internal/agent.js"
 
@@ -100,10 +100,10 @@ export interface Turn {
   readonly sessionId: string
   readonly turn: number
   readonly query: string
-  readonly mode: ProjectedContext.ProjectionMode
+  readonly mode: ProjectionLayout.ProjectionMode
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
   readonly workingState?: string | undefined
-  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills?: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
   readonly record?: boolean | undefined
   /** This turn's own projection settings, over the agent's (e.g. a smaller budget for one call). */
   readonly projection?: ContextProjection.ProjectionOverrides | undefined
@@ -143,7 +143,7 @@ export type IncognitoPrefixHoldsMemory = internal.IncognitoPrefixHoldsMemory
  */
 export const inMode: (
   agent: Agent,
-  mode: ProjectedContext.ProjectionMode
+  mode: ProjectionLayout.ProjectionMode
 ) => Either.Either<Sent, IncognitoPrefixHoldsMemory> = internal.inMode
 
 /**

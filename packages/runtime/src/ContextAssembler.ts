@@ -42,7 +42,7 @@
 import {
   ContextProjection,
   type MemoryRecord,
-  type ProjectedContext,
+  type ProjectionLayout,
   type PromptFragment,
   SessionStore
 } from "@engram/core"
@@ -63,7 +63,7 @@ import * as Turn from "./Turn.js"
  * @since 0.1.0
  * @category models
  */
-export type AssemblyMode = Extract<ProjectedContext.ProjectionMode, "external" | "autonomous" | "incognito">
+export type AssemblyMode = Extract<ProjectionLayout.ProjectionMode, "external" | "autonomous" | "incognito">
 
 /**
  * What every assembly of one agent shares.
@@ -80,7 +80,7 @@ export type AssemblyMode = Extract<ProjectedContext.ProjectionMode, "external" |
  */
 export interface AssemblerConfig<R = never> {
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
-  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills?: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
   readonly agent?: Agent.Agent | Effect.Effect<Agent.Agent, unknown, R> | undefined
   readonly record?: boolean | undefined
 }
@@ -134,7 +134,7 @@ export interface Service {
     sessionId: string,
     query: string,
     options?: AssembleOptions
-  ) => Effect.Effect<ProjectedContext.ProjectedContext, AssemblyError>
+  ) => Effect.Effect<ProjectionLayout.ProjectedContext, AssemblyError>
   /**
    * The request of one external turn, composed by `ModelRequest.compose` from the agent's prefix
    * (the authored one on an incognito turn), the session's earlier inputs and answers, the
@@ -164,7 +164,7 @@ export interface Service {
 export interface AssembledRequest {
   readonly request: ModelRequest.ModelRequest
   readonly prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
   readonly turn: number
 }
 

@@ -36,7 +36,7 @@ import {
   MemoryRecord,
   MemoryStore,
   type MemoryStoreError,
-  type ProjectedContext,
+  type ProjectionLayout,
   PromotionStore,
   type PromptSnapshot,
   SearchTokenizer,
@@ -91,7 +91,7 @@ export interface CallExplanation {
   readonly sessionId: string
   readonly turn: number
   readonly call: number
-  readonly mode: ProjectedContext.ProjectionMode
+  readonly mode: ProjectionLayout.ProjectionMode
   readonly reached: boolean
   readonly verdict: Verdict
   readonly reason: string
@@ -99,14 +99,14 @@ export interface CallExplanation {
   readonly overlayStored: boolean
   readonly overlay: Trajectory.OverlayReportData["outcomes"][number] | null
   readonly projection: {
-    readonly section: ProjectedContext.SectionLabel
+    readonly section: ProjectionLayout.SectionLabel
     readonly position: number
     /** Set when it was delivered as a conversation neighbour: the recall hit it sat beside. */
     readonly neighbourOf?: string
   } | null
-  readonly shed: ProjectedContext.ShedItem | null
-  readonly withheld: ProjectedContext.WithheldItem | null
-  readonly suppressed: ReadonlyArray<ProjectedContext.SectionLabel>
+  readonly shed: ProjectionLayout.ShedItem | null
+  readonly withheld: ProjectionLayout.WithheldItem | null
+  readonly suppressed: ReadonlyArray<ProjectionLayout.SectionLabel>
   readonly inScope: boolean | null
   readonly queryTokens: ReadonlyArray<string> | null
   readonly injectionLogged: boolean
@@ -205,7 +205,7 @@ export type ExplainError =
   | MemoryStoreError.MemoryStoreFailure
   | PromotionStore.PromotionStoreFailure
 
-const memoryFree: ReadonlyArray<ProjectedContext.ProjectionMode> = ["incognito", "subagent"]
+const memoryFree: ReadonlyArray<ProjectionLayout.ProjectionMode> = ["incognito", "subagent"]
 
 const describeOverlay = (outcome: Extract<Trajectory.OverlayReportData["outcomes"][number], { status: "declined" }>) =>
   `the overlay declined it (${outcome.reason}` +
@@ -218,7 +218,7 @@ const describeOverlay = (outcome: Extract<Trajectory.OverlayReportData["outcomes
 
 /** Where a section delivered a memory: its line, or in recall its rank among hits (a neighbour: its hit's). */
 const projectionPlace = (
-  section: ProjectedContext.SectionReport,
+  section: ProjectionLayout.SectionReport,
   id: string
 ): NonNullable<CallExplanation["projection"]> => {
   if (section.label !== "recalled_memory") {

@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { ErrorClass } from "@engram/core"
-import { ProjectedContext, type PromptSnapshot, type SessionStore, TelemetryStore, Trajectory } from "@engram/core"
+import { ProjectionLayout, type PromptSnapshot, type SessionStore, TelemetryStore, Trajectory } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -30,7 +30,7 @@ import * as PromptObserver from "./PromptObserver.js"
 export interface InspectedCall {
   readonly snapshot: PromptSnapshot.PromptSnapshot
   readonly request: ModelRequest.ModelRequest
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
   readonly verified: boolean
   /**
    * Memories forgotten since the call whose text was removed from what it refers to
@@ -78,9 +78,9 @@ export const rebuild = (
       ? []
       : yield* Either.flatMap(blob("prefix", snapshot.prefix.hash), Trajectory.prefixOf)
     const projection = snapshot.projection.hash === null
-      ? ProjectedContext.composeProjectedContext({ now: snapshot.at }, {
+      ? ProjectionLayout.composeProjectedContext({ now: snapshot.at }, {
         mode: snapshot.mode,
-        budget: ProjectedContext.unbounded
+        budget: ProjectionLayout.unbounded
       })
       : yield* Either.flatMap(blob("projection", snapshot.projection.hash), Trajectory.projectionOf)
     const messages: Array<SessionStore.SessionMessage> = []

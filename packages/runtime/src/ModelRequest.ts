@@ -23,7 +23,7 @@
  * @since 0.1.0
  */
 import * as Prompt from "@effect/ai/Prompt"
-import { ProjectedContext, PromptFragment, SessionStore } from "@engram/core"
+import { ProjectionLayout, PromptFragment, SessionStore } from "@engram/core"
 
 /**
  * Where a fragment of a request came from:
@@ -92,7 +92,7 @@ export interface RequestInput {
   readonly history: ReadonlyArray<SessionStore.SessionMessage>
   readonly input: SessionStore.OperatorMessage
   readonly rounds: ReadonlyArray<SessionStore.SessionMessage>
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
   readonly cacheHints?: Prompt.ProviderOptions | undefined
 }
 
@@ -132,13 +132,13 @@ const withOptions = (message: Prompt.Message, options: Prompt.ProviderOptions): 
  * @category models
  */
 export interface ProjectionSlice {
-  readonly label: ProjectedContext.SectionLabel | "envelope"
+  readonly label: ProjectionLayout.SectionLabel | "envelope"
   readonly text: string
   readonly memoryIds: ReadonlyArray<string>
 }
 
-const sectionOpen: ReadonlyMap<string, ProjectedContext.SectionLabel> = new Map(
-  ProjectedContext.SECTION_ORDER.map((label) => [`<${label}>`, label] as const)
+const sectionOpen: ReadonlyMap<string, ProjectionLayout.SectionLabel> = new Map(
+  ProjectionLayout.SECTION_ORDER.map((label) => [`<${label}>`, label] as const)
 )
 
 /**
@@ -149,7 +149,7 @@ const sectionOpen: ReadonlyMap<string, ProjectedContext.SectionLabel> = new Map(
  * @since 0.1.0
  * @category attribution
  */
-export const sliceProjection = (projection: ProjectedContext.ProjectedContext): ReadonlyArray<ProjectionSlice> => {
+export const sliceProjection = (projection: ProjectionLayout.ProjectedContext): ReadonlyArray<ProjectionSlice> => {
   const slices: Array<ProjectionSlice> = []
   const push = (label: ProjectionSlice["label"], text: string) => {
     const last = slices[slices.length - 1]
@@ -160,7 +160,7 @@ export const sliceProjection = (projection: ProjectedContext.ProjectedContext): 
       slices.push({ label, text, memoryIds })
     }
   }
-  let current: ProjectedContext.SectionLabel | undefined
+  let current: ProjectionLayout.SectionLabel | undefined
   for (const line of projection.text.split(/(?<=\n)/)) {
     const bare = line.endsWith("\n") ? line.slice(0, -1) : line
     const opened = sectionOpen.get(bare)

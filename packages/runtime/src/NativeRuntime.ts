@@ -57,7 +57,7 @@ import type {
   MemoryRecord,
   MemoryStore,
   MemoryStoreError,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   PromptFragment,
   RoutingSpecs,
@@ -68,13 +68,7 @@ import type * as Agent from "./Agent.js"
 import type * as Extraction from "./Extraction.js"
 import * as internal from "./internal/nativeLoop.js"
 import type * as MemoryTools from "./MemoryTools.js"
-import type {
-  CallLimitReached,
-  InvalidTurn,
-  NothingToResume,
-  SessionAwaitingApproval,
-  ToolNameClash
-} from "./NativeRuntimeError.js"
+import type * as NativeRuntimeError from "./NativeRuntimeError.js"
 import type * as StablePrefix from "./StablePrefix.js"
 
 export {
@@ -136,7 +130,7 @@ export const toolkit = <T extends Record<string, Tool.Any>>(
  * @since 0.1.0
  * @category models
  */
-export type NativeMode = Exclude<ProjectedContext.ProjectionMode, "external">
+export type NativeMode = Exclude<ProjectionLayout.ProjectionMode, "external">
 
 /**
  * How a native agent is built.
@@ -186,7 +180,7 @@ export interface NativeAgentOptions {
   readonly scopes?: ReadonlyArray<MemoryRecord.Scope> | undefined
   readonly mode?: NativeMode | undefined
   readonly workingState?: string | undefined
-  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills?: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
   readonly approval?: ReadonlyArray<string> | ((call: SessionStore.ToolCall) => boolean) | undefined
   readonly maxCalls?: number | undefined
   /** The agent's own projection settings (budget, window, recall) over the layer's (decision 0182). */
@@ -213,7 +207,7 @@ export interface NativeAgent {
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
   readonly mode: NativeMode
   readonly workingState: string | undefined
-  readonly skills: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
   readonly maxCalls: number
   /** The tool names offered to the model in this mode. */
   readonly offered: ReadonlyArray<string>
@@ -241,7 +235,7 @@ export const DEFAULT_MAX_CALLS: number = internal.DEFAULT_MAX_CALLS
  * @since 0.1.0
  * @category errors
  */
-export type BuildError = ToolNameClash | Agent.IncognitoPrefixHoldsMemory
+export type BuildError = NativeRuntimeError.ToolNameClash | Agent.IncognitoPrefixHoldsMemory
 
 /**
  * Builds an agent: resolves its options, binds the memory tools' handlers to the stores in
@@ -335,7 +329,7 @@ export interface TurnCompleted {
   readonly sessionId: string
   readonly turn: number
   readonly text: string
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
   readonly calls: number
 }
 
@@ -351,7 +345,7 @@ export interface TurnSuspended {
   readonly sessionId: string
   readonly turn: number
   readonly pending: ReadonlyArray<SessionStore.ToolCall>
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
   readonly calls: number
 }
 
@@ -414,9 +408,9 @@ export type TurnError =
   | ContextProjection.ProjectionFailure
   | SessionStore.SessionStoreFailure
   | SessionStore.InvalidSessionData
-  | SessionAwaitingApproval
-  | CallLimitReached
-  | InvalidTurn
+  | NativeRuntimeError.SessionAwaitingApproval
+  | NativeRuntimeError.CallLimitReached
+  | NativeRuntimeError.InvalidTurn
 
 /**
  * What a turn needs: a language model, the session store and the projection. (The memory tools
@@ -452,5 +446,8 @@ export const resume = (options: {
   readonly agent: NativeAgent
   readonly sessionId: string
   readonly decision: ApprovalDecision
-}): Effect.Effect<TurnResult, Exclude<TurnError, SessionAwaitingApproval> | NothingToResume, TurnContext> =>
-  internal.resume(options)
+}): Effect.Effect<
+  TurnResult,
+  Exclude<TurnError, NativeRuntimeError.SessionAwaitingApproval> | NativeRuntimeError.NothingToResume,
+  TurnContext
+> => internal.resume(options)

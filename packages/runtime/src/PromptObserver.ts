@@ -21,7 +21,7 @@
  */
 import {
   type MemoryOverlay,
-  type ProjectedContext,
+  type ProjectionLayout,
   PromptFragment,
   PromptSnapshot as Stored,
   SessionStore,
@@ -46,7 +46,7 @@ export interface ObservedCall {
   readonly call: number
   readonly request: ModelRequest.ModelRequest
   readonly tools: ReadonlyArray<string>
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
   /**
    * What the request was composed from. A producer that sets it can be persisted by
    * {@link layerTelemetry}; the native loop always does.

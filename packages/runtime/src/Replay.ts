@@ -22,7 +22,7 @@
  *
  * @since 0.1.0
  */
-import { type ContextProjection, type ProjectedContext, SessionStore, type TelemetryStore } from "@engram/core"
+import { type ContextProjection, type ProjectionLayout, SessionStore, type TelemetryStore } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Inspect from "./Inspect.js"
 import * as internal from "./internal/nativeLoop.js"
@@ -43,7 +43,7 @@ export interface ReplayedCall {
   readonly turn: number
   readonly call: number
   readonly request: ModelRequest.ModelRequest
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
 }
 
 /**

@@ -28,7 +28,7 @@
  * @since 0.1.0
  */
 import type * as Prompt from "@effect/ai/Prompt"
-import type { ContextProjection, MemoryRecord, ProjectedContext, SessionStore } from "@engram/core"
+import type { ContextProjection, MemoryRecord, ProjectionLayout, SessionStore } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import type * as Agent from "./Agent.js"
 import * as internal from "./internal/turn.js"
@@ -49,9 +49,9 @@ import type * as ModelRequest from "./ModelRequest.js"
  */
 export interface TurnAgent extends Agent.Agent {
   readonly scopes: ReadonlyArray<MemoryRecord.Scope>
-  readonly mode: ProjectedContext.ProjectionMode
+  readonly mode: ProjectionLayout.ProjectionMode
   readonly workingState?: string | undefined
-  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills?: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
   readonly cacheHints?: Prompt.ProviderOptions | undefined
 }
 
@@ -89,7 +89,7 @@ export interface Opened {
   readonly agent: TurnAgent
   readonly request: TurnRequest
   readonly plan: Agent.TurnPlan
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
 }
 
 /**
@@ -114,7 +114,7 @@ export interface Step {
 export interface Composed {
   readonly request: ModelRequest.ModelRequest
   readonly inputs: ModelRequest.RequestInput
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
 }
 
 /**

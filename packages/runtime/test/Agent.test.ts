@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   type ContextProjection,
   type MemoryOverlay,
-  type ProjectedContext,
+  type ProjectionLayout,
   type PromptFragment,
   Routing,
   RoutingPresets
@@ -39,7 +39,7 @@ const report: MemoryOverlay.OverlayReport = {
 }
 const built: Agent.Agent = { prefix: [composed], authoredPrefix: [authored], composedIds: ["m-name"], identity, report }
 
-const turn = (mode: ProjectedContext.ProjectionMode, fields: Partial<Agent.Turn> = {}): Agent.Turn => ({
+const turn = (mode: ProjectionLayout.ProjectionMode, fields: Partial<Agent.Turn> = {}): Agent.Turn => ({
   sessionId: "s-1",
   turn: 3,
   query: "who am I?",
@@ -118,7 +118,7 @@ describe("Agent.planTurn", () => {
       composedIds: fc.option(fc.array(fc.constantFrom("m1", "m2"), { maxLength: 2 }), { nil: undefined }),
       identity: fc.option(fc.constant(identity), { nil: undefined })
     })
-    const modeArb = fc.constantFrom<ProjectedContext.ProjectionMode>(
+    const modeArb = fc.constantFrom<ProjectionLayout.ProjectionMode>(
       "native",
       "external",
       "autonomous",

@@ -5,7 +5,7 @@
  */
 import type * as Prompt from "@effect/ai/Prompt"
 import { describe, expect, it } from "@effect/vitest"
-import { ProjectedContext } from "@engram/core"
+import { ProjectionLayout } from "@engram/core"
 import { ModelRequest, NativeRuntime } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
@@ -28,7 +28,7 @@ const marks = (request: ScriptedModel.ScriptedRequest) =>
     role: message.role,
     text: textOf(message).slice(0, 16),
     hinted: JSON.stringify(message.options) === JSON.stringify(ModelRequest.CACHE_HINTS),
-    projection: message.role === "user" && ProjectedContext.containsProjection(textOf(message))
+    projection: message.role === "user" && ProjectionLayout.containsProjection(textOf(message))
   }))
 
 describe("cache hints", () => {

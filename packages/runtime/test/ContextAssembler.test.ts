@@ -5,7 +5,7 @@ import {
   IdGenerator,
   type MemoryRecord,
   MemoryStore,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   PromptFragment,
   Routing,
@@ -161,7 +161,7 @@ describe("ContextAssembler", () => {
       const external = yield* assembler.assemble("s-1", "which staging database? Doug", {
         workingState: "goal: migrate\nstep: 2"
       })
-      expect(native.sections.map((s) => s.label)).toEqual(ProjectedContext.SECTION_ORDER)
+      expect(native.sections.map((s) => s.label)).toEqual(ProjectionLayout.SECTION_ORDER)
       expect(external.text).toBe(native.text)
       expect(external.sections).toEqual(native.sections)
       expect(external.injection).toEqual(native.injection)
@@ -231,7 +231,7 @@ describe("AcpClient against a real ACP agent over stdio", () => {
       const outcome = yield* agent.prompt(session, "which staging database?", { mode: "incognito" })
       const projected = sent(outcome)[0]!.text!
       expect(projected).not.toContain("db-2")
-      expect(projected).not.toContain(ProjectedContext.ENVELOPE_OPEN)
+      expect(projected).not.toContain(ProjectionLayout.ENVELOPE_OPEN)
       expect((yield* injections("s-private")).rows[0]).toMatchObject({ mode: "incognito", memoryIds: [] })
     }).pipe(Effect.scoped, Effect.provide(world())))
 

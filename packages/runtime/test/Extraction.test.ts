@@ -75,7 +75,7 @@ const guardedUser = Background.unsafeMake({
 })
 
 const env = (script: ScriptedModel.Script = chat, settings: Extraction.Settings = {}) =>
-  Extraction.layer({ retry: Schedule.recurs(2), ...settings }).pipe(
+  Extraction.layer({ retry: Schedule.recurs(2), ...settings, nearDuplicates: false }).pipe(
     Layer.provideMerge(Layer.merge(environment(script), RoutingSpecs.layerPresets))
   )
 
@@ -428,7 +428,10 @@ const extractedTurns = (sessionId: string, inputs: ReadonlyArray<string>) =>
 
 /** One run by a service of its own, as another process would run it: nothing shared but the stores. */
 const runInNewProcess = (sessionId: string, settings: Extraction.Settings = {}) =>
-  Effect.scoped(Effect.flatMap(Extraction.make(settings), (service) => service.run({ sessionId, memory: companion })))
+  Effect.scoped(
+    Effect.flatMap(Extraction.make({ ...settings, nearDuplicates: false }), (service) =>
+      service.run({ sessionId, memory: companion }))
+  )
 
 const extractionCalls = Effect.map(ScriptedModel.requests, (requests) => requests.filter(isExtraction).length)
 
@@ -476,7 +479,9 @@ describe("the extraction ledger, in the SessionStore", () => {
       yield* turns("s-1", ["Hi! My name is Doug."])
       const error = yield* Effect.flip(runInNewProcess("s-1"))
       expect(error).toBeInstanceOf(Extraction.ExtractionFailed)
-      const afterFailure = yield* Effect.scoped(Effect.flatMap(Extraction.make(), (service) => service.ledger("s-1")))
+      const afterFailure = yield* Effect.scoped(
+        Effect.flatMap(Extraction.make({ nearDuplicates: false }), (service) => service.ledger("s-1"))
+      )
       expect(afterFailure).toMatchObject({ through: 0, runs: 1, calls: 1, failures: 1 })
       expect(afterFailure.tokens).toBeGreaterThan(0)
       expect(afterFailure.lastProblem).toContain("down")
@@ -510,7 +515,17 @@ describe("near-duplicates by embedding", () => {
   const withEmbedder = Extraction.layer().pipe(
     Layer.provideMerge(Layer.merge(bare(), Embeddings.layerTest()))
   )
-  const withoutEmbedder = Extraction.layer().pipe(Layer.provideMerge(bare()))
+  const withoutEmbedder = Extraction.layer({ nearDuplicates: false }).pipe(Layer.provideMerge(bare()))
+
+  it("the layer requires an embedder unless near-duplicates are turned off", () => {
+    type Built = Layer.Layer<Extraction.Extraction, never, Extraction.Requirements>
+    const off: Built = Extraction.layer({ nearDuplicates: false })
+    // @ts-expect-error without `nearDuplicates: false` the layer requires `Embeddings`
+    const on: Built = Extraction.layer({ nearDuplicates: { threshold: 0.95 } })
+    // @ts-expect-error the defaults check near-duplicates, so they require `Embeddings` too
+    const byDefault: Built = Extraction.layer()
+    expect([off, on, byDefault].every(Layer.isLayer)).toBe(true)
+  })
   const reworded = Effect.gen(function*() {
     // No slot pattern ("happen" is no copula): only the embedder can tell these are one fact.
     yield* extractedTurns("s-1", ["Remember: Deploys happen on Tuesday"])
@@ -566,7 +581,7 @@ describe("near-duplicates by embedding", () => {
       expect(records).toHaveLength(2)
     }).pipe(
       Effect.provide(
-        Extraction.layer({ nearDuplicateThreshold: 0.99 }).pipe(
+        Extraction.layer({ nearDuplicates: { threshold: 0.99 } }).pipe(
           Layer.provideMerge(Layer.merge(bare(), Embeddings.layerTest()))
         )
       )

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryRecord, ProjectedContext, PromptFragment, SessionStore } from "@engram/core"
+import { MemoryRecord, ProjectionLayout, PromptFragment, SessionStore } from "@engram/core"
 import { ModelRequest } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as DateTime from "effect/DateTime"
@@ -27,11 +27,11 @@ const input = new SessionStore.OperatorMessage({ text: "who am I?", at })
 
 describe("ModelRequest.compose", () => {
   it("puts the projection right after the turn's input, and attributes every byte", () => {
-    const projection = ProjectedContext.composeProjectedContext({
+    const projection = ProjectionLayout.composeProjectedContext({
       now,
       workingState: "step 1",
       recall: [{ record: record("m-2", "Doug likes teal"), score: 1 }]
-    }, { budget: ProjectedContext.tokens(16_000) })
+    }, { budget: ProjectionLayout.tokens(16_000) })
     const history = [
       new SessionStore.OperatorMessage({ text: "hi", at }),
       new SessionStore.AssistantMessage({
@@ -71,7 +71,7 @@ describe("ModelRequest.compose", () => {
   })
 
   it("leaves an empty projection out and strips legacy frames", () => {
-    const projection = ProjectedContext.composeProjectedContext({ now }, { budget: ProjectedContext.tokens(16_000) })
+    const projection = ProjectionLayout.composeProjectedContext({ now }, { budget: ProjectionLayout.tokens(16_000) })
     const frame = new SessionStore.OperatorMessage({
       text: "<working_state>\nold\n</working_state>",
       at,
@@ -104,13 +104,13 @@ describe("ModelRequest.sliceProjection", () => {
         fc.array(content, { maxLength: 4 }),
         fc.array(fc.record({ name: content, description: text }), { maxLength: 3 }),
         (workingState, alwaysOn, recalled, skills) => {
-          const projection = ProjectedContext.composeProjectedContext({
+          const projection = ProjectionLayout.composeProjectedContext({
             now,
             ...(workingState !== undefined ? { workingState } : {}),
             alwaysOn: alwaysOn.map((c, i) => record(`a-${i}`, c, "standing")),
             recall: recalled.map((c, i) => ({ record: record(`r-${i}`, c), score: 1 })),
             skills
-          }, { budget: ProjectedContext.tokens(16_000) })
+          }, { budget: ProjectionLayout.tokens(16_000) })
           const slices = ModelRequest.sliceProjection(projection)
           expect(slices.map((s) => s.text).join("")).toBe(projection.text)
           for (const section of projection.sections) {

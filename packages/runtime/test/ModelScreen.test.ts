@@ -47,7 +47,7 @@ const recordsByContent = Effect.flatMap(MemoryStore.MemoryStore, (store) => stor
 describe("the second screen", () => {
   it.effect("flags what the language model calls an instruction, confirms nothing, and never sees what the rules flag", () =>
     Effect.gen(function*() {
-      const extraction = yield* Extraction.make({ modelScreen: true })
+      const extraction = yield* Extraction.make({ modelScreen: true, nearDuplicates: false })
       const at = yield* DateTime.now
       yield* extraction.run({
         sessionId: "s-1",

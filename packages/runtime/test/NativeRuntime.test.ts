@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryStore, ProjectedContext, SessionStore } from "@engram/core"
+import { MemoryStore, ProjectionLayout, SessionStore } from "@engram/core"
 import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as DateTime from "effect/DateTime"
@@ -45,7 +45,7 @@ describe("a turn", () => {
       expect(tool).toMatchObject({ results: [{ name: "memory_save", isFailure: false, result: { status: "saved" } }] })
       expect((yield* everything).records.map((r) => r.content)).toEqual(["The user's name is Doug"])
       for (const message of messages) {
-        for (const text of storedTexts(message)) expect(ProjectedContext.containsProjection(text)).toBe(false)
+        for (const text of storedTexts(message)) expect(ProjectionLayout.containsProjection(text)).toBe(false)
       }
     }).pipe(Effect.provide(environment(companionScript))))
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ProjectedContext } from "@engram/core"
+import { ProjectionLayout } from "@engram/core"
 import { NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
@@ -45,8 +45,8 @@ describe("a 20-turn session", () => {
       expect(messages).toHaveLength(TURNS * 4)
       for (const message of messages) {
         for (const text of storedTexts(message)) {
-          expect(ProjectedContext.containsProjection(text)).toBe(false)
-          expect(text).not.toContain(ProjectedContext.UNTRUSTED_FRAMING)
+          expect(ProjectionLayout.containsProjection(text)).toBe(false)
+          expect(text).not.toContain(ProjectionLayout.UNTRUSTED_FRAMING)
         }
       }
 

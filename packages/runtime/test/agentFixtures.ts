@@ -7,7 +7,7 @@ import {
   IdGenerator,
   type MemoryRecord,
   MemoryStore,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   type PromptFragment,
   RoutingPresets,
@@ -67,7 +67,7 @@ export const seed = (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
 
 /** The projection message of a request: the user message that begins with a projection tag. */
 export const projectionText = (request: ScriptedModel.ScriptedRequest): ReadonlyArray<string> =>
-  ScriptedModel.userTexts(request).filter((text) => ProjectedContext.containsProjection(text))
+  ScriptedModel.userTexts(request).filter((text) => ProjectionLayout.containsProjection(text))
 
 /** Every text a stored message holds: its text, tool parameters and tool results. */
 export const storedTexts = (message: SessionStore.SessionMessage): ReadonlyArray<string> => {

@@ -18,7 +18,7 @@ import {
   MemoryForget,
   MemoryQuery,
   MemoryRecord,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   PromptFragment,
   PromptSnapshot,
@@ -529,7 +529,7 @@ export const RequestFragment = Schema.Struct({
  */
 export const ProjectionAnswer = Schema.Struct({
   scope: MemoryRecord.Scope,
-  projection: ProjectedContext.ProjectedContext,
+  projection: ProjectionLayout.ProjectedContext,
   request: Schema.Array(RequestFragment)
 })
 
@@ -577,8 +577,8 @@ export const InspectAnswer = Schema.Struct({
     verified: Schema.Boolean,
     redacted: Schema.Array(Schema.String),
     fragments: Schema.Unknown,
-    sections: Schema.Array(ProjectedContext.SectionReport),
-    budget: ProjectedContext.BudgetSummary
+    sections: Schema.Array(ProjectionLayout.SectionReport),
+    budget: ProjectionLayout.BudgetSummary
   }))
 })
 
@@ -601,6 +601,22 @@ export const ExplainAnswer = Schema.Unknown
  */
 const strict = <A, I, R>(schema: Schema.Schema<A, I, R>): Schema.Schema<A, I, R> =>
   schema.annotations({ parseOptions: { onExcessProperty: "error" } })
+
+/**
+ * What every store-backed group shares: the errors its handlers answer (a store or runtime failure
+ * through its class, see `ErrorClass`), the bearer token, the `/api` prefix.
+ */
+const behindTheToken = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E, R>(
+  group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R>
+) =>
+  group
+    .addError(NotFound)
+    .addError(BadRequest)
+    .addError(Conflict)
+    .addError(Unavailable)
+    .addError(InsufficientStorage)
+    .middleware(Authorization)
+    .prefix("/api")
 
 /**
  * Memories: list, search, browse (sorted pages with totals), get (with history and promotion
@@ -641,14 +657,8 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
     HttpApiEndpoint.post("forgetMany", "/forget").setPayload(strict(MemoryForget.ForgetTarget)).addSuccess(ForgetAnswer)
   )
   .add(HttpApiEndpoint.get("tombstones", "/tombstones").setUrlParams(ScopeParams).addSuccess(ForgetAnswer))
-  .addError(NotFound)
-  .addError(BadRequest)
-  .addError(Conflict)
   .addError(ReadOnlyToken)
-  .addError(Unavailable)
-  .addError(InsufficientStorage)
-  .middleware(Authorization)
-  .prefix("/api")
+  .pipe(behindTheToken)
 {}
 
 /**
@@ -662,13 +672,7 @@ export class CompositionGroup extends HttpApiGroup.make("composition")
   .add(HttpApiEndpoint.get("promotions", "/promotions").setUrlParams(ScopeParams).addSuccess(PromotionsAnswer))
   .add(HttpApiEndpoint.get("agent", "/agent").setUrlParams(ScopeParams).addSuccess(AgentAnswer))
   .add(HttpApiEndpoint.get("projection", "/projection").setUrlParams(ProjectionParams).addSuccess(ProjectionAnswer))
-  .addError(NotFound)
-  .addError(BadRequest)
-  .addError(Conflict)
-  .addError(Unavailable)
-  .addError(InsufficientStorage)
-  .middleware(Authorization)
-  .prefix("/api")
+  .pipe(behindTheToken)
 {}
 
 /**
@@ -694,13 +698,7 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
     HttpApiEndpoint.get("explain", "/memories/:id/explain").setPath(IdPath).setUrlParams(ExplainParams)
       .addSuccess(ExplainAnswer)
   )
-  .addError(NotFound)
-  .addError(BadRequest)
-  .addError(Conflict)
-  .addError(Unavailable)
-  .addError(InsufficientStorage)
-  .middleware(Authorization)
-  .prefix("/api")
+  .pipe(behindTheToken)
 {}
 
 /**

@@ -18,10 +18,11 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import {
   ContextProjection,
   type MemoryStore,
-  type ProjectedContext,
+  type ProjectionLayout,
   type PromotionStore,
   RoutingPresets,
   RoutingSpecs,
+  type SessionStore,
   type StoreTransaction,
   type TelemetryStore
 } from "@engram/core"
@@ -66,7 +67,7 @@ export const defaultAgent: StablePrefix.AgentConfig = {
 export interface ServerOptions {
   readonly agent?: StablePrefix.AgentConfig | undefined
   readonly workingState?: string | undefined
-  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills?: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
   /** The request limits, each one given overriding its default ({@link defaultRequestLimits}). */
   readonly limits?: Partial<RequestLimits> | undefined
 }
@@ -117,6 +118,7 @@ export const defaultRequestLimits: RequestLimits = {
 export type ServerStores =
   | MemoryStore.MemoryStore
   | PromotionStore.PromotionStore
+  | SessionStore.SessionStore
   | TelemetryStore.TelemetryStore
   | StoreTransaction.StoreTransaction
   | AccessTokens

@@ -10,7 +10,7 @@ import {
   ContextProjection,
   type MemoryRecord,
   MemoryStore,
-  ProjectedContext,
+  ProjectionLayout,
   RoutingPresets,
   RoutingSpecs,
   SessionStore
@@ -31,7 +31,7 @@ const agent: StablePrefix.AgentConfigInput = {
   scope
 }
 const workingState = "goal: plan the team offsite"
-const skills: ReadonlyArray<ProjectedContext.SkillRow> = [{ name: "calendar", description: "books rooms and slots" }]
+const skills: ReadonlyArray<ProjectionLayout.SkillRow> = [{ name: "calendar", description: "books rooms and slots" }]
 
 describe("the console's projection preview", () => {
   it.live("is the projection the native loop gets for the same store, agent, scope and query", () =>
@@ -80,7 +80,7 @@ describe("the console's projection preview", () => {
         Effect.provide(served.context)
       )
 
-      const native = Schema.encodeSync(ProjectedContext.ProjectedContext)(turn.projection)
+      const native = Schema.encodeSync(ProjectionLayout.ProjectedContext)(turn.projection)
       expect(previewed).toEqual(native)
       // What makes the comparison worth having: every section a native turn gets is in the preview.
       expect(turn.projection.sections.map((section) => section.label)).toEqual(

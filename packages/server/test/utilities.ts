@@ -7,7 +7,7 @@ import {
   InjectionLog,
   type MemoryRecord,
   MemoryStore,
-  ProjectedContext,
+  ProjectionLayout,
   PromotionStore,
   PromptFragment,
   SessionStore,
@@ -22,12 +22,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 
-export const stores = Layer.mergeAll(
-  MemoryStore.layerMemory,
-  PromotionStore.layerMemory,
-  TelemetryStore.layerMemory,
-  StoreTransaction.layerNone,
-  AccessTokens.layerMemory
+export const stores = MemoryStore.layerMemoryCascading.pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    PromotionStore.layerMemory,
+    SessionStore.layerMemory,
+    TelemetryStore.layerMemory,
+    StoreTransaction.layerNone,
+    AccessTokens.layerMemory
+  ))
 )
 
 export interface Served {
@@ -133,11 +135,11 @@ export const seedSession = (
         history: [],
         input: new SessionStore.OperatorMessage({ text: `tell me ${options.secret}`, at }),
         rounds: [],
-        projection: ProjectedContext.composeProjectedContext({
+        projection: ProjectionLayout.composeProjectedContext({
           now: at,
           workingState: `holding ${options.secret}`,
           ...(options.recall !== undefined ? { recall: options.recall.map((record) => ({ record, score: 1 })) } : {})
-        }, { budget: ProjectedContext.tokens(16_000) })
+        }, { budget: ProjectionLayout.tokens(16_000) })
       }
       const { entries, snapshot } = PromptObserver.toStored({
         sessionId: options.sessionId,

@@ -17,7 +17,13 @@
 import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type Embeddings, MemoryStore, type MemoryStoreError } from "@engram/core"
+import {
+  type Embeddings,
+  MemoryStore,
+  type MemoryStoreError,
+  type PromotionStore,
+  type TelemetryStore
+} from "@engram/core"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/pgMemoryStore.js"
@@ -34,6 +40,16 @@ import * as PgDatabase from "./PgDatabase.js"
 export type MakeError = SqlError | MigrationError | MemoryStoreError.MemoryStoreFailure | Embeddings.EmbedderMismatch
 
 /**
+ * What the store is built on: the `SqlClient`, and the promotion and telemetry stores its `forget`
+ * reaches in the same transaction (`MemoryForget.Cascade`, decision 0164) — `SqliteEngram` and
+ * `PgEngram` provide them on the same database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements = SqlClient.SqlClient | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
+
+/**
  * Builds the store over the ambient `SqlClient`, migrating its tables first. With an `Embeddings`
  * service in context it also keeps a vector per record (pgvector's distance where the database has
  * the extension, an exact scan in SQL where not) and searches hybrid (`VectorIndex.withVectors`).
@@ -44,7 +60,7 @@ export type MakeError = SqlError | MigrationError | MemoryStoreError.MemoryStore
 export const make: Effect.Effect<
   MemoryStore.Service,
   MakeError,
-  SqlClient.SqlClient
+  Requirements
 > = internal.make
 
 /**
@@ -53,7 +69,7 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<MemoryStore.MemoryStore, MakeError, SqlClient.SqlClient> = Layer
+export const layer: Layer.Layer<MemoryStore.MemoryStore, MakeError, Requirements> = Layer
   .effect(MemoryStore.MemoryStore, internal.make)
 
 /**
@@ -68,6 +84,6 @@ export const layer: Layer.Layer<MemoryStore.MemoryStore, MakeError, SqlClient.Sq
 export const layerWithoutMigrations: Layer.Layer<
   MemoryStore.MemoryStore,
   Exclude<MakeError, MigrationError>,
-  SqlClient.SqlClient
+  Requirements
 > = Layer
   .effect(MemoryStore.MemoryStore, internal.makeWithoutMigrations)

@@ -120,11 +120,8 @@ export const open = (
       SqlClient.SqlClient
     >
     if (role === "target") {
-      stores = Layer.mergeAll(
-        PgMemoryStore.layer,
-        PgPromotionStore.layer,
-        PgSessionStore.layer,
-        PgTelemetryStore.layer
+      stores = PgMemoryStore.layer.pipe(
+        Layer.provideMerge(Layer.mergeAll(PgPromotionStore.layer, PgSessionStore.layer, PgTelemetryStore.layer))
       )
     } else {
       const has = (table: string) =>
@@ -133,14 +130,14 @@ export const open = (
         return yield* fail(`it is not an Engram store: it has no ${MEMORY_TABLE} table`)
       }
       const sessions = (yield* has(PgSessionStore.MESSAGES_TABLE)) || (yield* has(PgSessionStore.INTERRUPTS_TABLE))
-      stores = Layer.mergeAll(
-        PgMemoryStore.layerWithoutMigrations,
+      // A source is never forgotten from: its memory store's cascade may be an empty in-memory store.
+      stores = PgMemoryStore.layerWithoutMigrations.pipe(Layer.provideMerge(Layer.mergeAll(
         (yield* has(PgPromotionStore.TABLE)) ? PgPromotionStore.layerWithoutMigrations : PromotionStore.layerMemory,
         sessions ? PgSessionStore.layerWithoutMigrations : SessionStore.layerMemory,
         (yield* has(PgTelemetryStore.INJECTIONS_TABLE))
           ? PgTelemetryStore.layerWithoutMigrations
           : TelemetryStore.layerMemory
-      )
+      )))
     }
     const context = yield* Layer.build(Layer.provide(stores, Layer.succeedContext(client))).pipe(
       Effect.catchAllCause((cause) =>

@@ -1,7 +1,7 @@
 import { expect, it } from "@effect/vitest"
 import { MemoryStoreConformance } from "@engram/conformance"
 import { MemoryStore } from "@engram/core"
-import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgEngram } from "@engram/store-pg"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -23,7 +23,9 @@ const openClients = (url: string, schema: string): Effect.Effect<
     Array.from({ length: CLIENTS }, (_, i) => i),
     () =>
       Effect.map(
-        Layer.build(PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))),
+        Layer.build(
+          PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))
+        ),
         (context) => Context.get(context, MemoryStore.MemoryStore)
       ),
     { concurrency: "unbounded" }

@@ -2,8 +2,8 @@ import { expect, it } from "@effect/vitest"
 import { PromotionConformance } from "@engram/conformance"
 import { IdGenerator, MemoryStore, MemoryStoreError, MemoryWrite, PromotionStore } from "@engram/core"
 import { StoreMigration } from "@engram/migrate"
-import { PgDatabase, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { PgDatabase, PgEngram, PgPromotionStore } from "@engram/store-pg"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -97,14 +97,16 @@ describePg("migrating a SQLite store to PostgreSQL", (url) => {
         )
         const sqlite = SqlitePromotionStore.layer.pipe(
           Layer.provideMerge(
-            SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: join(dir, "engram.db") })))
+            SqliteEngram.layerStores.pipe(
+              Layer.provideMerge(SqliteDatabase.layer({ filename: join(dir, "engram.db") }))
+            )
           )
         )
         const client = PgDatabase.layer({ url, schema, maxConnections: 4 })
-        const pg = Layer.mergeAll(PgMemoryStore.layer, PgPromotionStore.layer).pipe(Layer.provide(client))
+        const pg = Layer.mergeAll(PgEngram.layerStores, PgPromotionStore.layer).pipe(Layer.provide(client))
         // The same stores, except that the memory store's connection drops after two batches.
         const flaky = Layer.merge(failingAfter(2), PgPromotionStore.layer).pipe(
-          Layer.provide(PgMemoryStore.layer.pipe(Layer.provideMerge(client)))
+          Layer.provide(PgEngram.layerStores.pipe(Layer.provideMerge(client)))
         )
         yield* Effect.provide(populate, sqlite)
         const source = yield* Effect.provide(everything, sqlite)

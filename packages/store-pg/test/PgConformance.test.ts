@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { runMemoryStoreConformance, runMemoryStoreModelCheck } from "@engram/conformance"
-import { PgDatabase, PgMemoryStore, PgPromotionStore } from "@engram/store-pg"
+import { PgDatabase, PgEngram } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describePg } from "./pgGate.js"
@@ -8,7 +8,7 @@ import { describePg } from "./pgGate.js"
 describePg("PostgreSQL memory store", (url) => {
   // Every build of this layer is an empty schema of its own, dropped when the build is released:
   // each conformance test and each model-check run starts from nothing.
-  const layer = PgMemoryStore.layer.pipe(
+  const layer = PgEngram.layerStores.pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_conf", maxConnections: 2 }))
   )
 
@@ -16,7 +16,7 @@ describePg("PostgreSQL memory store", (url) => {
   // The concurrency tier's race: 10,000 operations take about 12 s alone but minutes beside this
   // file's other tests on 2 shared cores, so npm test runs 2,000 and `npm run soak` the full 10,000.
   const raceOperations = Number(process.env.ENGRAM_RACE_OPERATIONS ?? 2_000)
-  runMemoryStoreConformance("postgres", Layer.provideMerge(PgPromotionStore.layer, layer), {
+  runMemoryStoreConformance("postgres", layer, {
     race: { operations: raceOperations },
     corruptRecord: (id) =>
       Effect.flatMap(

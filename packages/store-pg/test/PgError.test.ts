@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryLimits, MemoryRecord, MemoryStore, SessionStore } from "@engram/core"
-import { PgDatabase, PgError, PgMemoryStore, PgSessionStore } from "@engram/store-pg"
+import { PgDatabase, PgEngram, PgError, PgSessionStore } from "@engram/store-pg"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -45,7 +45,7 @@ describe("PgError", () => {
 })
 
 describePg("PostgreSQL errors carry the SQLSTATE and the server's message", (url) => {
-  const fresh = Layer.mergeAll(PgMemoryStore.layer, PgSessionStore.layer).pipe(
+  const fresh = Layer.mergeAll(PgEngram.layerStores, PgSessionStore.layer).pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 })),
     Layer.provideMerge(IdGenerator.sequential())
   )

@@ -8,7 +8,7 @@ import { PgClient } from "@effect/sql-pg"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
 import { IdGenerator } from "@engram/core"
-import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
+import { PgDatabase, PgEngram } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Recorded, recording } from "../../../test/lib/recordingSql.js"
@@ -38,7 +38,7 @@ describePg("PgMemoryStore EXPLAIN", (url) => {
         const raw = yield* SqlClient.SqlClient
         const log: Array<Recorded> = []
         const client = yield* recording(raw, PgClient.makeCompiler(), log)
-        const storeLayer = PgMemoryStore.layer.pipe(
+        const storeLayer = PgEngram.layerStores.pipe(
           Layer.provide(Layer.succeed(SqlClient.SqlClient, client)),
           Layer.provideMerge(IdGenerator.sequential("explain"))
         )

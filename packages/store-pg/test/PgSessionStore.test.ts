@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
 import { runSessionStoreConformance, SessionStoreConformance } from "@engram/conformance"
-import { ProjectedContext, SessionStore } from "@engram/core"
+import { ProjectionLayout, SessionStore } from "@engram/core"
 import { PgDatabase, PgSessionStore } from "@engram/store-pg"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -112,7 +112,7 @@ describePg("PostgreSQL session store", (url) => {
       expect(texts(history)).toEqual(["hi", "hello", "again"])
       expect(Option.map(pending, (i) => i.turn)).toEqual(Option.some(4))
       for (const message of history.messages) {
-        expect(ProjectedContext.containsProjection(JSON.stringify(message))).toBe(false)
+        expect(ProjectionLayout.containsProjection(JSON.stringify(message))).toBe(false)
       }
     }).pipe(Effect.scoped))
 }, { concurrent: true })

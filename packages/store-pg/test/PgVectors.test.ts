@@ -1,11 +1,11 @@
 import { runVectorConformance } from "@engram/conformance"
-import { PgDatabase, PgMemoryStore, PgVectorIndex } from "@engram/store-pg"
+import { PgDatabase, PgEngram, PgVectorIndex } from "@engram/store-pg"
 import * as Layer from "effect/Layer"
 import { describePg } from "./pgGate.js"
 
 describePg("PostgreSQL vectors", (url) => {
   // An empty schema per build; this server has no pgvector, so this runs the exact scan.
-  const layer = PgMemoryStore.layer.pipe(
+  const layer = PgEngram.layerStores.pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_vec", maxConnections: 2 }))
   )
   runVectorConformance("postgres", layer, { vectorIndex: PgVectorIndex.make })

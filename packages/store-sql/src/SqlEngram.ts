@@ -32,30 +32,35 @@ export type Stores =
   | StoreTransaction.StoreTransaction
 
 /**
- * One backend's store layers, each over the `SqlClient` in context.
+ * One backend's store layers, each over the `SqlClient` in context (`R`: the client and what the
+ * backend's driver adds to it, e.g. the `SqliteClient`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface StoreSet<E> {
-  readonly memory: Layer.Layer<MemoryStore.MemoryStore, E, SqlClient.SqlClient>
-  readonly promotions: Layer.Layer<PromotionStore.PromotionStore, E, SqlClient.SqlClient>
-  readonly sessions: Layer.Layer<SessionStore.SessionStore, E, SqlClient.SqlClient>
-  readonly telemetry: Layer.Layer<TelemetryStore.TelemetryStore, E, SqlClient.SqlClient>
-  readonly transaction: Layer.Layer<StoreTransaction.StoreTransaction, never, SqlClient.SqlClient>
+export interface StoreSet<E, R extends SqlClient.SqlClient = SqlClient.SqlClient> {
+  /** The memory store takes the promotion and telemetry stores its `forget` reaches (decision 0164). */
+  readonly memory: Layer.Layer<
+    MemoryStore.MemoryStore,
+    E,
+    R | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
+  >
+  readonly promotions: Layer.Layer<PromotionStore.PromotionStore, E, R>
+  readonly sessions: Layer.Layer<SessionStore.SessionStore, E, R>
+  readonly telemetry: Layer.Layer<TelemetryStore.TelemetryStore, E, R>
+  readonly transaction: Layer.Layer<StoreTransaction.StoreTransaction, never, R>
 }
 
 /**
  * The four stores and their transaction over the `SqlClient` in context. The memory store is
- * built first (it opens the database's own tables), then the others.
+ * built last, over the promotion and telemetry stores of the same database, so its `forget`
+ * removes their rows in its own transaction.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerStores = <E>(set: StoreSet<E>): Layer.Layer<Stores, E, SqlClient.SqlClient> =>
-  Layer.mergeAll(set.promotions, set.transaction, set.sessions, set.telemetry).pipe(
-    Layer.provideMerge(set.memory)
-  )
+export const layerStores = <E, R extends SqlClient.SqlClient>(set: StoreSet<E, R>): Layer.Layer<Stores, E, R> =>
+  set.memory.pipe(Layer.provideMerge(Layer.mergeAll(set.promotions, set.transaction, set.sessions, set.telemetry)))
 
 /**
  * The one-database layer: {@link layerStores} over `client`, the `ContextProjection` with its
@@ -66,7 +71,7 @@ export const layerStores = <E>(set: StoreSet<E>): Layer.Layer<Stores, E, SqlClie
  * @category layers
  */
 export const layer = <E, C, EC>(
-  stores: Layer.Layer<Stores, E, SqlClient.SqlClient>,
+  stores: Layer.Layer<Stores, E, C | SqlClient.SqlClient>,
   client: Layer.Layer<C | SqlClient.SqlClient, EC>
 ): Layer.Layer<
   Stores | ContextProjection.ContextProjection | RoutingSpecs.RoutingSpecs | C | SqlClient.SqlClient,

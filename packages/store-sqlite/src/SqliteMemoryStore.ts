@@ -20,10 +20,18 @@
  *
  * @since 0.1.0
  */
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type Embeddings, MemoryStore, type MemoryStoreError, SearchTokenizer } from "@engram/core"
+import {
+  type Embeddings,
+  MemoryStore,
+  type MemoryStoreError,
+  type PromotionStore,
+  SearchTokenizer,
+  type TelemetryStore
+} from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Integrity from "./internal/integrity.js"
@@ -45,6 +53,21 @@ export type MakeError =
   | Embeddings.EmbedderMismatch
 
 /**
+ * What the store is built on: the `SqlClient` (the `SqliteClient` under it, which sqlite-vec is
+ * loaded into), and the promotion and telemetry stores its `forget`
+ * reaches in the same transaction (`MemoryForget.Cascade`, decision 0164) — `SqliteEngram` and
+ * `PgEngram` provide them on the same database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements =
+  | SqlClient.SqlClient
+  | SqliteClient.SqliteClient
+  | PromotionStore.PromotionStore
+  | TelemetryStore.TelemetryStore
+
+/**
  * Migrates the memory tables (in the `engram_memory_migrations` table) and builds the store over
  * the ambient SQL client. With an `Embeddings` service in context it also keeps a vector per
  * record (sqlite-vec) and searches hybrid (`VectorIndex.withVectors`); without one it is lexical.
@@ -55,7 +78,7 @@ export type MakeError =
 export const make: Effect.Effect<
   MemoryStore.Service,
   MakeError,
-  SqlClient.SqlClient
+  Requirements
 > = internal.make
 
 /**
@@ -68,7 +91,7 @@ export const make: Effect.Effect<
 export const layer: Layer.Layer<
   MemoryStore.MemoryStore,
   MakeError,
-  SqlClient.SqlClient
+  Requirements
 > = Layer.effect(MemoryStore.MemoryStore, internal.make)
 
 /**

@@ -112,14 +112,17 @@ export const open = (
       return yield* fail(`is not an Engram store: it has no ${MEMORY_TABLE} table`, "not-a-store")
     }
     const has = (...names: ReadonlyArray<string>) => role === "target" || names.some((name) => tables.has(name))
-    const stores = Layer.mergeAll(
-      SqliteMemoryStore.layer,
-      has(SqlitePromotionStore.TABLE) ? SqlitePromotionStore.layer : PromotionStore.layerMemory,
-      has(SqliteSessionStore.MESSAGES_TABLE, SqliteSessionStore.INTERRUPTS_TABLE)
-        ? SqliteSessionStore.layer
-        : SessionStore.layerMemory,
-      has(SqliteTelemetryStore.INJECTIONS_TABLE) ? SqliteTelemetryStore.layer : TelemetryStore.layerMemory
-    ).pipe(Layer.provide(Layer.succeedContext(client)))
+    // A source is never forgotten from: its memory store's cascade may be an empty in-memory store.
+    const stores = SqliteMemoryStore.layer.pipe(
+      Layer.provideMerge(Layer.mergeAll(
+        has(SqlitePromotionStore.TABLE) ? SqlitePromotionStore.layer : PromotionStore.layerMemory,
+        has(SqliteSessionStore.MESSAGES_TABLE, SqliteSessionStore.INTERRUPTS_TABLE)
+          ? SqliteSessionStore.layer
+          : SessionStore.layerMemory,
+        has(SqliteTelemetryStore.INJECTIONS_TABLE) ? SqliteTelemetryStore.layer : TelemetryStore.layerMemory
+      )),
+      Layer.provide(Layer.succeedContext(client))
+    )
     const context = yield* Layer.build(stores).pipe(
       Effect.catchAllCause((cause) => Effect.fail(fail(describe(Cause.squash(cause)), "stores")))
     )

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { MemoryStoreError, VectorIndex } from "@engram/core"
 import type * as Effect from "effect/Effect"
@@ -17,5 +18,8 @@ import * as internal from "./internal/sqliteVectorIndex.js"
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemoryStoreFailure, SqlClient.SqlClient> =
-  internal.make
+export const make: Effect.Effect<
+  VectorIndex.Service,
+  MemoryStoreError.MemoryStoreFailure,
+  SqlClient.SqlClient | SqliteClient.SqliteClient
+> = internal.make

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryQuery, MemoryStore, MemoryWrite } from "@engram/core"
-import { LegacyImport, SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { LegacyImport, SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
@@ -21,7 +21,7 @@ const fixture = () => {
   return file
 }
 
-const target = () => SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+const target = () => SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
 
 const everything = Effect.flatMap(
   MemoryStore.MemoryStore,

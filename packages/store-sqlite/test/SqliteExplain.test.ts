@@ -8,7 +8,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Statement from "@effect/sql/Statement"
 import { expect, it } from "@effect/vitest"
 import { IdGenerator } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Recorded, recording } from "../../../test/lib/recordingSql.js"
@@ -27,7 +27,7 @@ it.effect(
       const raw = yield* SqlClient.SqlClient
       const log: Array<Recorded> = []
       const client = yield* recording(raw, Statement.makeCompilerSqlite(), log)
-      const storeLayer = SqliteMemoryStore.layer.pipe(
+      const storeLayer = SqliteEngram.layerStores.pipe(
         Layer.provide(Layer.succeed(SqlClient.SqlClient, client)),
         Layer.provideMerge(IdGenerator.sequential("explain"))
       )

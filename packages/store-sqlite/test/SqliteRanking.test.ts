@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import { FastCheck as fc } from "effect"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -60,7 +60,7 @@ describe("SQLite ranking", () => {
         const sqlite = yield* searchAll(
           inputs,
           texts,
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
         )
         const memory = yield* searchAll(inputs, texts, MemoryStore.layerMemory)
         expect(sqlite).toEqual(memory)

@@ -1,8 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { runSessionStoreConformance, SessionStoreConformance } from "@engram/conformance"
-import { ProjectedContext, SessionStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore, SqliteSessionStore } from "@engram/store-sqlite"
+import { ProjectionLayout, SessionStore } from "@engram/core"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteSessionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -87,7 +87,7 @@ describe("SqliteSessionStore", () => {
       SqliteSessionStore.layer.pipe(
         Layer.provideMerge(SqlitePromotionStore.layer),
         Layer.provideMerge(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
         )
       )
     )))
@@ -108,7 +108,7 @@ describe("SqliteSessionStore", () => {
       expect(history.messages.map((m) => (m._tag === "ToolMessage" ? "" : m.text))).toEqual(["hi", "hello", "again"])
       expect(Option.map(pending, (i) => i.turn)).toEqual(Option.some(4))
       for (const message of history.messages) {
-        expect(ProjectedContext.containsProjection(JSON.stringify(message))).toBe(false)
+        expect(ProjectionLayout.containsProjection(JSON.stringify(message))).toBe(false)
       }
     }).pipe(Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
   })

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { runTelemetryStoreConformance, TelemetryStoreConformance } from "@engram/conformance"
 import { TelemetryStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -58,7 +58,7 @@ describe("SqliteTelemetryStore", () => {
     }).pipe(Effect.provide(
       SqliteTelemetryStore.layer.pipe(
         Layer.provideMerge(
-          SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
         )
       )
     )))

@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { runPromotionStoreConformance } from "@engram/conformance"
 import { PromotionConformance } from "@engram/conformance"
 import { PromotionStore, Routing } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore, SqlitePromotionStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqlitePromotionStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -58,7 +58,7 @@ describe("SqlitePromotionStore", () => {
       Effect.provide(
         SqlitePromotionStore.layer.pipe(
           Layer.provideMerge(
-            SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+            SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
           )
         )
       )

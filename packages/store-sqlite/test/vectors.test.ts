@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { runVectorConformance } from "@engram/conformance"
 import { Embeddings, MemoryQuery, MemoryRecord, MemoryStore, SearchTokenizer } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore, SqliteVectorIndex } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram, SqliteVectorIndex } from "@engram/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -14,7 +14,7 @@ import { afterAll } from "vitest"
 
 runVectorConformance(
   "sqlite",
-  SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+  SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
   {
     vectorIndex: SqliteVectorIndex.make
   }
@@ -38,9 +38,9 @@ const withEmbedder = Layer.succeed(Embeddings.Embeddings, embedder)
 const vectorOnly = { fusion: { lexicalWeight: 0, minSimilarity: -1 } } as const
 
 const lexical = (file: string, readonly = false) =>
-  SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly })))
+  SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly })))
 const hybrid = (file: string, readonly = false) =>
-  SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly }))).pipe(
+  SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly }))).pipe(
     Layer.provide(withEmbedder)
   )
 
@@ -222,7 +222,7 @@ describe("a read-only file with an embedder in context", () => {
       const opened = yield* Effect.flip(
         search("postgres").pipe(
           Effect.provide(
-            SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly: true })))
+            SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly: true })))
               .pipe(Layer.provide(other))
           )
         )

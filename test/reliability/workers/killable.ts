@@ -17,7 +17,7 @@
  * millisecond rarely hits (or after a few seconds if it never sees it).
  */
 import { MemoryStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeReadline from "node:readline"
@@ -90,7 +90,7 @@ const operations = (count: number) =>
 const burst = (count: number) =>
   Effect.provide(
     operations(count),
-    SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: filename! })))
+    SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: filename! })))
   ).pipe(Effect.scoped)
 
 const program = aim === "checkpoint"

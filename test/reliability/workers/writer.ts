@@ -5,7 +5,7 @@
  * failure it saw. Never exits early on a failure: the parent counts them.
  */
 import { MemoryStore } from "@engram/core"
-import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
+import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
@@ -44,7 +44,7 @@ Effect.runPromise(
   Effect.scoped(
     Effect.provide(
       program,
-      SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: filename! })))
+      SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: filename! })))
     )
   )
 ).catch(

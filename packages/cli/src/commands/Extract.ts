@@ -19,6 +19,7 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import * as Embeddings from "@engram/core/Embeddings"
 import * as MemoryStore from "@engram/core/MemoryStore"
 import * as SessionStore from "@engram/core/SessionStore"
 import * as TelemetryStore from "@engram/core/TelemetryStore"
@@ -27,6 +28,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Embedder from "../Embedder.js"
 import * as Flags from "../Flags.js"
@@ -223,7 +225,11 @@ export const command = Command.make(
         // whole session incognito.
         const { snapshots } = yield* (yield* TelemetryStore.TelemetryStore).listSnapshots(session)
         const mode = snapshots.some((s) => s.mode === "incognito") ? "incognito" : undefined
-        const extraction = yield* ExtractionModule.make()
+        // Near-duplicates by meaning only with an embedder: the one `--embedder` chose, if any.
+        const embeddings = yield* Effect.serviceOption(Embeddings.Embeddings)
+        const extraction = yield* Option.isSome(embeddings)
+          ? Effect.provideService(ExtractionModule.make(), Embeddings.Embeddings, embeddings.value)
+          : ExtractionModule.make({ nearDuplicates: false })
         const memories = yield* MemoryStore.MemoryStore
         const view = (run: Extraction.RunReport) =>
           Effect.gen(function*() {

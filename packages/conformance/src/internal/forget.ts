@@ -172,13 +172,19 @@ export const forget = <RExtra, LE>(provide: Provide<PromotionStore.PromotionStor
       const rows = yield* promotions
       yield* s.write([{ id: "p1", content: "Ana", kind: "profile", label: "name" }])
       yield* rows.commit([placed("p1", "global", "name")])
-      const broken: PromotionStore.Service = {
-        ...rows,
-        forget: () =>
-          Effect.fail(new PromotionStore.PromotionStoreFailure({ operation: "forget", cause: new Error("disk full") }))
-      }
-      const error = yield* failure(
-        s.forget({ ids: ["p1"] }, { by: "t" }).pipe(Effect.provideService(PromotionStore.PromotionStore, broken))
+      // The store took this promotion store when it was built (decision 0164): its forget fails
+      // for the length of this call.
+      const mutable = rows as { forget: PromotionStore.Service["forget"] }
+      const working = mutable.forget
+      const error = yield* Effect.acquireUseRelease(
+        Effect.sync(() => {
+          mutable.forget = () =>
+            Effect.fail(
+              new PromotionStore.PromotionStoreFailure({ operation: "forget", cause: new Error("disk full") })
+            )
+        }),
+        () => failure(s.forget({ ids: ["p1"] }, { by: "t" })),
+        () => Effect.sync(() => (mutable.forget = working))
       )
       expect(error._tag).toBe("MemoryStoreFailure")
       expect(idsOf((yield* s.get(["p1"])).records)).toEqual(["p1"])

@@ -24,7 +24,7 @@ import * as MemoryQuery from "../MemoryQuery.js"
 import * as MemoryRecord from "../MemoryRecord.js"
 import * as MemoryStore from "../MemoryStore.js"
 import * as PriorSessionDigest from "../PriorSessionDigest.js"
-import * as ProjectedContext from "../ProjectedContext.js"
+import * as ProjectionLayout from "../ProjectionLayout.js"
 import * as PromotionStore from "../PromotionStore.js"
 import * as Routing from "../Routing.js"
 import * as SearchTokenizer from "../SearchTokenizer.js"
@@ -131,7 +131,7 @@ const identityHoldersFrom = (
       }
     }
     if (addressById.size === 0) {
-      return { value: [], skipped } satisfies Read<ReadonlyArray<ProjectedContext.IdentityEntry>>
+      return { value: [], skipped } satisfies Read<ReadonlyArray<ProjectionLayout.IdentityEntry>>
     }
     const records = yield* stores.memories.get([...addressById.keys()])
     const readScopes = new Set(scopes)
@@ -156,7 +156,7 @@ const identityHoldersFrom = (
       .slice(0, options.limit)
       .map(([placementKey, { record }]) => ({ record, placementKey }))
     return { value, skipped: skipped + records.skipped } satisfies Read<
-      ReadonlyArray<ProjectedContext.IdentityEntry>
+      ReadonlyArray<ProjectionLayout.IdentityEntry>
     >
   })
 
@@ -412,7 +412,7 @@ export const readNeighbours = (
   stores: ProjectionStores,
   settings: ProjectionSettings,
   request: Pick<ProjectionRequest, "scopes">,
-  hits: ReadonlyArray<ProjectedContext.RecallHit>
+  hits: ReadonlyArray<ProjectionLayout.RecallHit>
 ) =>
   Effect.gen(function*() {
     const window = settings.neighbourWindow
@@ -451,9 +451,9 @@ export const readNeighbours = (
  */
 export const recallLimitFor = (options: {
   readonly settings: ProjectionSettings
-  readonly mode: ProjectedContext.ProjectionMode
+  readonly mode: ProjectionLayout.ProjectionMode
   readonly query: string
-  readonly budget: ProjectedContext.ProjectionBudget
+  readonly budget: ProjectionLayout.ProjectionBudget
   readonly unboundedRecallLimit: number
   readonly used: () => { readonly usedChars: number; readonly usedTokens: number }
 }): { readonly cap: number; readonly limit: number; readonly searchable: boolean } => {
@@ -475,14 +475,14 @@ export const recallLimitFor = (options: {
 export const layout = (
   request: Pick<ProjectionRequest, "identity">,
   settings: ProjectionSettings,
-  inputs: ProjectedContext.ProjectionInput,
-  options: ProjectedContext.ProjectionConfig,
+  inputs: ProjectionLayout.ProjectionInput,
+  options: ProjectionLayout.ProjectionConfig,
   read: {
     readonly alwaysOn: ReadonlyArray<MemoryRecord.MemoryRecord>
-    readonly recalled: ReadonlyArray<ProjectedContext.RecallHit>
-    readonly neighbours: ReadonlyArray<ProjectedContext.NeighbourEntry>
+    readonly recalled: ReadonlyArray<ProjectionLayout.RecallHit>
+    readonly neighbours: ReadonlyArray<ProjectionLayout.NeighbourEntry>
   }
-): ProjectedContext.ProjectedContext => {
+): ProjectionLayout.ProjectedContext => {
   const addresses = request.identity === undefined
     ? undefined
     : Decisions.addressesOf(request.identity, [
@@ -490,7 +490,7 @@ export const layout = (
       ...read.recalled.map((hit) => hit.record),
       ...read.neighbours.map((n) => n.record)
     ])
-  return ProjectedContext.composeProjectedContext(
+  return ProjectionLayout.composeProjectedContext(
     {
       ...inputs,
       recall: read.recalled,
@@ -509,7 +509,7 @@ export const layout = (
 export const logInjection = (
   stores: ProjectionStores,
   request: Pick<ProjectionRequest, "sessionId" | "turn" | "mode" | "record">,
-  projection: ProjectedContext.ProjectedContext,
+  projection: ProjectionLayout.ProjectedContext,
   at: DateTime.Utc
 ) =>
   request.record !== false && request.mode !== "subagent"
@@ -525,7 +525,7 @@ export const logInjection = (
  */
 export const report = (
   request: Pick<ProjectionRequest, "sessionId" | "turn">,
-  projection: ProjectedContext.ProjectedContext,
+  projection: ProjectionLayout.ProjectedContext,
   skipped: number
 ) =>
   Effect.gen(function*() {
@@ -577,7 +577,7 @@ export const make = (
         const budget = Decisions.budgetOf(settings)
         const estimator = yield* TokenEstimator.resolve
         const now = yield* DateTime.now
-        const sections = new Set(ProjectedContext.sectionsFor(request.mode))
+        const sections = new Set(ProjectionLayout.sectionsFor(request.mode))
         const none = { value: [], skipped: 0 }
 
         // Only what the mode composes is read: incognito and subagent projections never touch memory.
@@ -587,13 +587,13 @@ export const make = (
           : none
         const alwaysOn = sections.has("always_on_memory") ? yield* readAlwaysOn(stores, request.scopes) : none
         const digest = sections.has("prior_sessions") ? yield* readDigest(stores, settings, request) : none
-        const options: ProjectedContext.ProjectionConfig = {
+        const options: ProjectionLayout.ProjectionConfig = {
           mode: request.mode,
           budget,
           estimator,
           ...(settings.skillsMinRows !== undefined ? { skillsMinRows: settings.skillsMinRows } : {})
         }
-        const inputs: ProjectedContext.ProjectionInput = {
+        const inputs: ProjectionLayout.ProjectionInput = {
           now,
           ...(request.workingState !== undefined ? { workingState: request.workingState } : {}),
           identity: identity.value,
@@ -611,14 +611,14 @@ export const make = (
           query: request.query,
           budget,
           unboundedRecallLimit: given.unboundedRecallLimit,
-          used: () => ProjectedContext.composeProjectedContext({ ...inputs, recall: [] }, options).budget
+          used: () => ProjectionLayout.composeProjectedContext({ ...inputs, recall: [] }, options).budget
         })
         const { cap, searchable } = sized
         let limit = sized.limit
         let searches = 0
         let skipped = identity.skipped + alwaysOn.skipped + digest.skipped
         let round: {
-          readonly projection: ProjectedContext.ProjectedContext
+          readonly projection: ProjectionLayout.ProjectedContext
           readonly returned: number
           readonly relevant: number
           readonly more: boolean
@@ -670,7 +670,7 @@ export const make = (
           : undefined
         const projection = recallReport === undefined
           ? round.projection
-          : new ProjectedContext.ProjectedContext({
+          : new ProjectionLayout.ProjectedContext({
             ...round.projection,
             budget: { ...round.projection.budget, recall: recallReport }
           })

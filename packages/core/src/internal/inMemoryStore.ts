@@ -4,10 +4,10 @@ import * as Option from "effect/Option"
 import * as Bm25 from "../Bm25.js"
 import { dot, type EmbedderIdentity, EmbedderMismatch, sameIdentity } from "../Embeddings.js"
 import {
+  type Cascade,
   compareTombstones,
   decodeForget,
-  forgetPromotions,
-  forgetTelemetry,
+  forgetDependents,
   targets,
   type Tombstone,
   tombstoneOf
@@ -126,14 +126,16 @@ const makeIndex = () => {
  * — a clock read, an id, another store's forget), then reads the state it changes and commits in
  * one synchronous step, so no reader sees half of it and no change is made against a stale read.
  */
-export const make = (language: Language = "english"): MemoryStoreService => makeWithVectors(language).store
+export const make = (language: Language = "english", cascade?: Cascade): MemoryStoreService =>
+  makeWithVectors(language, cascade).store
 
 /**
  * The in-memory store and its exact vector index over the same entries: a forgotten record's
  * vector goes with its entry.
  */
 export const makeWithVectors = (
-  language: Language = "english"
+  language: Language = "english",
+  cascade?: Cascade
 ): { readonly store: MemoryStoreService; readonly vectors: VectorIndexService } => {
   const permit = Effect.unsafeMakeSemaphore(1)
   const serial = permit.withPermits(1)
@@ -455,9 +457,13 @@ export const makeWithVectors = (
         const doomed = ordered.filter((record) => targets(target, record))
         const tombstones = doomed.map((record) => tombstoneOf(record, at, by)).sort(compareTombstones)
         const ids = new Set(doomed.map((record) => record.id))
-        // Promotion rows first: if that store fails, the records are still all there.
-        yield* forgetPromotions([...ids])
-        yield* forgetTelemetry(doomed.map((record) => ({ id: record.id, content: record.content })))
+        if (cascade !== undefined) {
+          yield* forgetDependents(
+            cascade,
+            [...ids],
+            doomed.map((record) => ({ id: record.id, content: record.content }))
+          )
+        }
         for (const id of ids) {
           const entry = byId.get(id)
           if (entry !== undefined) {

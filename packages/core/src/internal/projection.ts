@@ -11,7 +11,7 @@ import type {
   SectionReport,
   ShedItem,
   WithheldItem
-} from "../ProjectedContext.js"
+} from "../ProjectionLayout.js"
 import { safeBlock, safeLine as oneSafeLine } from "../TextSafety.js"
 import { heuristic, type Service as TokenEstimatorService } from "../TokenEstimator.js"
 import { fnv1a64 } from "./fnv1a64.js"

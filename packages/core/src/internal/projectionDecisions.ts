@@ -11,14 +11,14 @@ import * as Option from "effect/Option"
 import type { IdentitySource, ProjectionOverrides, ProjectionSettings } from "../ContextProjection.js"
 import type * as MemoryRecord from "../MemoryRecord.js"
 import * as PriorSessionDigest from "../PriorSessionDigest.js"
-import * as ProjectedContext from "../ProjectedContext.js"
+import * as ProjectionLayout from "../ProjectionLayout.js"
 import * as Routing from "../Routing.js"
 import { distinctTokens, searchableText } from "../SearchTokenizer.js"
 
-export const budgetOf = (settings: ProjectionSettings): ProjectedContext.ProjectionBudget =>
+export const budgetOf = (settings: ProjectionSettings): ProjectionLayout.ProjectionBudget =>
   settings.budgetTokens !== undefined
-    ? ProjectedContext.tokens(settings.budgetTokens)
-    : ProjectedContext.budgetFromContextWindow({
+    ? ProjectionLayout.tokens(settings.budgetTokens)
+    : ProjectionLayout.budgetFromContextWindow({
       contextWindowTokens: settings.contextWindowTokens,
       ...(settings.budgetPct !== undefined ? { budgetPct: settings.budgetPct } : {})
     })
@@ -65,7 +65,7 @@ export const settingsFor = (
   if (merged === undefined) return base
   const { budgetPct: _pct, budgetTokens: _tokens, ...rest } = base
   const below: ProjectionSettings = BUDGET_FIELDS.some((field) => merged[field] !== undefined)
-    ? { ...rest, contextWindowTokens: ProjectedContext.DEFAULT_CONTEXT_WINDOW_TOKENS }
+    ? { ...rest, contextWindowTokens: ProjectionLayout.DEFAULT_CONTEXT_WINDOW_TOKENS }
     : base
   // `merged` holds only defined fields (mergeOverrides), so each one it names wins.
   return { ...below, ...merged } as ProjectionSettings
@@ -109,7 +109,7 @@ export const RECALL_LINE_TOKENS = 40
  * nothing is left.
  */
 export const recallLimitFor = (
-  budget: ProjectedContext.ProjectionBudget,
+  budget: ProjectionLayout.ProjectionBudget,
   used: { readonly usedChars: number; readonly usedTokens: number },
   cap: number
 ): number => {
@@ -130,13 +130,13 @@ export const recallLimitFor = (
  * budget.
  */
 export const recallSearchLimit = (options: {
-  readonly mode: ProjectedContext.ProjectionMode
+  readonly mode: ProjectionLayout.ProjectionMode
   readonly query: string
-  readonly budget: ProjectedContext.ProjectionBudget
+  readonly budget: ProjectionLayout.ProjectionBudget
   readonly used: LazyArg<{ readonly usedChars: number; readonly usedTokens: number }>
   readonly cap: number
 }): number =>
-  !ProjectedContext.sectionsFor(options.mode).includes("recalled_memory") || options.query.trim() === ""
+  !ProjectionLayout.sectionsFor(options.mode).includes("recalled_memory") || options.query.trim() === ""
     ? 0
     : Math.max(1, recallLimitFor(options.budget, options.used(), options.cap))
 
@@ -151,8 +151,8 @@ export const MAX_RECALL_SEARCHES = 4
  * with a quarter more for the lines that will not fit. Pure.
  */
 export const nextRecallLimit = (options: {
-  readonly budget: ProjectedContext.ProjectionBudget
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly budget: ProjectionLayout.ProjectionBudget
+  readonly projection: ProjectionLayout.ProjectedContext
   readonly limit: number
   readonly cap: number
   readonly hits: number
@@ -173,19 +173,19 @@ export const nextRecallLimit = (options: {
   return next > options.limit ? next : undefined
 }
 
-/** Why recall stopped where it did, for the budget summary (see `ProjectedContext.RecallReport`). */
+/** Why recall stopped where it did, for the budget summary (see `ProjectionLayout.RecallReport`). */
 export const recallReport = (options: {
   readonly searchable: boolean
   readonly limit: number
   readonly searches: number
   readonly cap: number
-  readonly projection: ProjectedContext.ProjectedContext
+  readonly projection: ProjectionLayout.ProjectedContext
   readonly returned: number
   readonly relevant: number
   readonly more: boolean
-}): ProjectedContext.RecallReport => {
+}): ProjectionLayout.RecallReport => {
   const shed = options.projection.budget.shed.some((item) => item.section === "recalled_memory")
-  const stop: ProjectedContext.RecallReport["stop"] = !options.searchable
+  const stop: ProjectionLayout.RecallReport["stop"] = !options.searchable
     ? "no-content-words"
     : shed
     ? "budget-full"

@@ -119,7 +119,7 @@ const session = (
     Effect.provide(
       (embedder
         ? Extraction.layer({ retry: Schedule.recurs(1) }).pipe(Layer.provide(Embeddings.layerTest()))
-        : Extraction.layer({ retry: Schedule.recurs(1) })).pipe(
+        : Extraction.layer({ retry: Schedule.recurs(1), nearDuplicates: false })).pipe(
           Layer.provideMerge(scriptedTurnLayer(options, script))
         )
     )

@@ -4,24 +4,22 @@
  *
  * It imports only types from the public module.
  */
-import { ContextProjection } from "@engram/core"
-import type { ErrorClass, ProjectedContext, PromptFragment } from "@engram/core"
+import { ContextProjection, ErrorClass } from "@engram/core"
+import type { ProjectionLayout, PromptFragment } from "@engram/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Agent, Sent, Turn, TurnPlan } from "../Agent.js"
 
-export class IncognitoPrefixHoldsMemory extends Schema.TaggedError<IncognitoPrefixHoldsMemory>()(
+export class IncognitoPrefixHoldsMemory extends ErrorClass.TaggedError<IncognitoPrefixHoldsMemory>()(
   "IncognitoPrefixHoldsMemory",
-  { memoryIds: Schema.Array(Schema.String) }
-) {
-  override get message() {
-    return `an incognito agent must not send memory, but its prefix holds ${this.memoryIds.join(", ")}; ` +
+  { memoryIds: Schema.Array(Schema.String) },
+  {
+    errorClass: "Misconfigured",
+    message: (self) =>
+      `an incognito agent must not send memory, but its prefix holds ${self.memoryIds.join(", ")}; ` +
       `pass authoredPrefix (StablePrefix.buildAgent returns it)`
   }
-  get errorClass(): ErrorClass.ErrorClass {
-    return "Misconfigured"
-  }
-}
+) {}
 
 /** Ids of the memory a prefix holds, each once. */
 export const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSectionData>): ReadonlyArray<string> => [
@@ -34,7 +32,7 @@ export const memoryIn = (prefix: ReadonlyArray<PromptFragment.AgentPromptSection
 
 export const inMode = (
   agent: Agent,
-  mode: ProjectedContext.ProjectionMode
+  mode: ProjectionLayout.ProjectionMode
 ): Either.Either<Sent, IncognitoPrefixHoldsMemory> => {
   const incognito = mode === "incognito"
   // Incognito sends the Background as authored: no promoted memory reaches the model.

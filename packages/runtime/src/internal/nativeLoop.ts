@@ -5,7 +5,7 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import { ContextProjection, type ProjectedContext, type PromptSnapshot, SessionStore } from "@engram/core"
+import { ContextProjection, type ProjectionLayout, type PromptSnapshot, SessionStore } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -441,7 +441,7 @@ const afterTurn = (agent: NativeAgent) => (result: TurnResult) =>
     : agent.extraction.schedule({ sessionId: result.sessionId, memory: agent.memory, mode: agent.mode })
 
 /** The turn span's attributes: counts and sizes, never content. */
-const annotateTurn = (agent: NativeAgent, turn: number, projection: ProjectedContext.ProjectedContext) =>
+const annotateTurn = (agent: NativeAgent, turn: number, projection: ProjectionLayout.ProjectedContext) =>
   Effect.annotateCurrentSpan({
     "engram.turn": turn,
     "engram.mode": agent.mode,

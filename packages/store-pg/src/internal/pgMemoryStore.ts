@@ -209,6 +209,8 @@ const makeAfter = <E>(
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // forget reaches the promotion rows and telemetry of the same database (decision 0164).
+    const cascade = yield* MemoryForget.cascade
     const language = yield* SearchTokenizer.SearchLanguage
     yield* prepare(language)
 
@@ -527,8 +529,11 @@ const makeAfter = <E>(
                 ${rows.map((r) => r.forgotten_at)}::bigint[], ${rows.map((r) => r.forgotten_by)}::text[],
                 ${rows.map((r) => r.supersedes)}::text[], ${rows.map((r) => r.superseded_by)}::text[])`
             }
-            yield* MemoryForget.forgetPromotions(tombstones.map((t) => t.memoryId))
-            yield* MemoryForget.forgetTelemetry(gone.map((row) => ({ id: row.id, content: row.content })))
+            yield* MemoryForget.forgetDependents(
+              cascade,
+              tombstones.map((t) => t.memoryId),
+              gone.map((row) => ({ id: row.id, content: row.content }))
+            )
             return { tombstones }
           }))
         }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("forget")(e)))),

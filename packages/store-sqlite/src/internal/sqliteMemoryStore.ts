@@ -1,3 +1,4 @@
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -10,8 +11,10 @@ import {
   MemoryStore,
   MemoryStoreError,
   MemoryWrite,
+  type PromotionStore,
   SearchPlan,
   SearchTokenizer,
+  type TelemetryStore,
   VectorIndex
 } from "@engram/core"
 import { MemoryRow, StoredRows } from "@engram/store-sql"
@@ -168,9 +171,11 @@ const isCurrent = (language: SearchTokenizer.Language) =>
 export const make: Effect.Effect<
   MemoryStore.Service,
   SqlError | Migrator.MigrationError | MemoryStoreError.MemoryStoreFailure | Embeddings.EmbedderMismatch,
-  SqlClient.SqlClient
+  SqlClient.SqlClient | SqliteClient.SqliteClient | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // forget reaches the promotion rows and telemetry of the same database (decision 0164).
+  const cascade = yield* MemoryForget.cascade
   const language = yield* SearchTokenizer.SearchLanguage
   // A search reads every match's row by its key; with SQLite's default 2 MB page cache a store past
   // ~10,000 records reads most of them through the OS on every query (decision 0104).
@@ -583,8 +588,11 @@ export const make: Effect.Effect<
               chunk.flatMap((t) => Object.values(MemoryForget.tombstoneRow(t)))
             )
           }
-          yield* MemoryForget.forgetPromotions(tombstones.map((t) => t.memoryId))
-          yield* MemoryForget.forgetTelemetry(doomed.map((row) => ({ id: row.id, content: row.content })))
+          yield* MemoryForget.forgetDependents(
+            cascade,
+            tombstones.map((t) => t.memoryId),
+            doomed.map((row) => ({ id: row.id, content: row.content }))
+          )
           return { tombstones }
         }))
       }).pipe(Effect.catchTag("SqlError", toFailure("forget"))),

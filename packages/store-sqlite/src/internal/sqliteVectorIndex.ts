@@ -228,13 +228,8 @@ const loadExtension = (client: SqliteClient.SqliteClient) =>
     Effect.flatMap((path) => client.loadExtension(path).pipe(Effect.mapError(failure("load sqlite-vec"))))
   )
 
-const sqliteClient = Effect.flatMap(Effect.serviceOption(SqliteClient.SqliteClient), (client) =>
-  Option.isNone(client)
-    ? new MemoryStoreError.MemoryStoreFailure({
-      operation: "vectors",
-      cause: new Error("the SQLite vector index needs the SqliteClient (sqlite-vec is loaded into its connection)")
-    })
-    : Effect.succeed(client.value))
+// sqlite-vec is loaded into this connection: the index runs on the SqliteClient, never a bare SqlClient.
+const sqliteClient = SqliteClient.SqliteClient
 
 /**
  * For a store opened without an embedder: when the database holds the vec0 index and the
@@ -242,19 +237,20 @@ const sqliteClient = Effect.flatMap(Effect.serviceOption(SqliteClient.SqliteClie
  * can run. A failure to load is logged: reads work, and a write that fires a trigger fails with
  * SQLite's "no such module: vec0".
  */
-export const loadForWrites: Effect.Effect<void, never, SqlClient.SqlClient> = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const client = yield* Effect.serviceOption(SqliteClient.SqliteClient)
-  if (Option.isNone(client) || client.value.config.readonly === true) return
-  if (!(yield* tableExists(sql, VECTOR_TABLE))) return
-  yield* loadExtension(client.value)
-}).pipe(
-  Effect.catchAll((error) =>
-    Effect.logWarning("sqlite-vec could not be loaded: writes that change embedded records will fail").pipe(
-      Effect.annotateLogs({ cause: String(error) })
+export const loadForWrites: Effect.Effect<void, never, SqlClient.SqlClient | SqliteClient.SqliteClient> = Effect
+  .gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const client = yield* SqliteClient.SqliteClient
+    if (client.config.readonly === true) return
+    if (!(yield* tableExists(sql, VECTOR_TABLE))) return
+    yield* loadExtension(client)
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("sqlite-vec could not be loaded: writes that change embedded records will fail").pipe(
+        Effect.annotateLogs({ cause: String(error) })
+      )
     )
   )
-)
 
 /**
  * What a search reads before its KNN queries, in one statement: the stored embedder identity
@@ -303,7 +299,7 @@ const byScoreThenId = (a: Match, b: Match) => b.score - a.score || MemoryQuery.c
 export const open: Effect.Effect<
   Option.Option<VectorIndex.Service>,
   MemoryStoreError.MemoryStoreFailure,
-  SqlClient.SqlClient
+  SqlClient.SqlClient | SqliteClient.SqliteClient
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const client = yield* sqliteClient
@@ -482,7 +478,11 @@ export const open: Effect.Effect<
 })
 
 /** Loads sqlite-vec into the connection, migrates the vector tables and builds the index. */
-export const make: Effect.Effect<VectorIndex.Service, MemoryStoreError.MemoryStoreFailure, SqlClient.SqlClient> = Effect
+export const make: Effect.Effect<
+  VectorIndex.Service,
+  MemoryStoreError.MemoryStoreFailure,
+  SqlClient.SqlClient | SqliteClient.SqliteClient
+> = Effect
   .flatMap(
     open,
     (index) =>

@@ -1,10 +1,10 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { AccessTokens } from "../../AccessTokens.js"
 import { Authorization, CurrentAccess, EngramApi, Unauthorized, Unavailable } from "../../EngramApi.js"
+import type { GroupLayer } from "./shared.js"
 
 /** The bearer-token check: a known token that names at least one scope, else 401; 503 when the store is down. */
 export const authorization = Layer.effect(
@@ -36,7 +36,7 @@ export const authorization = Layer.effect(
 )
 
 /** The access route: who the bearer token is. */
-export const layerAccess: Layer.Layer<HttpApiGroup.ApiGroup<"engram", "access">, never, Authorization> = HttpApiBuilder
+export const layerAccess: GroupLayer<"access", never, never> = HttpApiBuilder
   .group(
     EngramApi,
     "access",

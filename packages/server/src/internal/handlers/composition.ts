@@ -1,5 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import {
   ContextProjection,
   type MemoryRecord,
@@ -12,19 +11,17 @@ import {
 import { StablePrefix, Turn } from "@engram/runtime"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
-import { type Authorization, CurrentAccess, EngramApi } from "../../EngramApi.js"
-import { http, oneScope, type ServerConfig } from "./shared.js"
+import { CurrentAccess, EngramApi } from "../../EngramApi.js"
+import { type GroupLayer, http, oneScope, type ServerConfig } from "./shared.js"
 
 /** The composition routes: the promotion rows, the agent prefix and the projection preview. */
-export const layerComposition = (config: ServerConfig): Layer.Layer<
-  HttpApiGroup.ApiGroup<"engram", "composition">,
+export const layerComposition = (config: ServerConfig): GroupLayer<
+  "composition",
   never,
   | MemoryStore.MemoryStore
   | PromotionStore.PromotionStore
   | RoutingSpecs.RoutingSpecs
   | ContextProjection.ContextProjection
-  | Authorization
 > =>
   HttpApiBuilder.group(EngramApi, "composition", (handlers) =>
     Effect.gen(function*() {

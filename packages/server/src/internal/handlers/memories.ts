@@ -1,5 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import {
   InstructionScreen,
   MemoryForget,
@@ -17,10 +16,8 @@ import {
 import { Extraction, Promotion } from "@engram/runtime"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
 import {
   type Access,
-  type Authorization,
   type BrowseSort,
   Conflict,
   CurrentAccess,
@@ -28,7 +25,17 @@ import {
   MAX_BROWSE_PAGE,
   NotFound
 } from "../../EngramApi.js"
-import { asArray, assignedIds, filtersOf, http, oneScope, readScopes, type ServerConfig, writable } from "./shared.js"
+import {
+  asArray,
+  assignedIds,
+  filtersOf,
+  type GroupLayer,
+  http,
+  oneScope,
+  readScopes,
+  type ServerConfig,
+  writable
+} from "./shared.js"
 
 const MAX_HISTORY = 100
 
@@ -61,21 +68,19 @@ const browseOrder = (sort: BrowseSort, order: "asc" | "desc") => (a: Browsed, b:
   (order === "asc" ? 1 : -1) * columns[sort](a, b) || MemoryQuery.compareListOrder(a.record, b.record)
 
 /** The memories routes: list, search, browse, read, write, review, supersede, expire and forget. */
-export const layerMemories = (config: ServerConfig): Layer.Layer<
-  HttpApiGroup.ApiGroup<"engram", "memories">,
+export const layerMemories = (config: ServerConfig): GroupLayer<
+  "memories",
   RoutingSpecs.RoutingSpecNotFound,
   | MemoryStore.MemoryStore
   | PromotionStore.PromotionStore
   | TelemetryStore.TelemetryStore
   | RoutingSpecs.RoutingSpecs
   | StoreTransaction.StoreTransaction
-  | Authorization
 > =>
   HttpApiBuilder.group(EngramApi, "memories", (handlers) =>
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
       const promotions = yield* PromotionStore.PromotionStore
-      const telemetry = yield* TelemetryStore.TelemetryStore
       const specs = yield* RoutingSpecs.RoutingSpecs
       const transaction = yield* StoreTransaction.StoreTransaction
       const spec = config.agent.spec === undefined ? undefined : yield* specs.resolve(config.agent.spec)
@@ -193,12 +198,9 @@ export const layerMemories = (config: ServerConfig): Layer.Layer<
           const scoped: MemoryForget.ForgetTarget = "scope" in target
             ? { scope: yield* oneScope(access, target.scope) }
             : { ids: target.ids, scopes: yield* readScopes(access, target.scopes) }
-          // Forget also removes the records' text from prompt telemetry, in the same transaction.
-          const result = yield* http(
-            withPromotions(store.forget(scoped, { by: `api:${access.label}` })).pipe(
-              Effect.provideService(TelemetryStore.TelemetryStore, telemetry)
-            )
-          )
+          // The store's forget removes the promotion rows and the records' text from prompt
+          // telemetry too, in the same transaction (it took those stores when it was built).
+          const result = yield* http(store.forget(scoped, { by: `api:${access.label}` }))
           return { tombstones: yield* shownGraves(access, result.tombstones) }
         })
 

@@ -1,5 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import {
   MemoryQuery,
   MemoryStore,
@@ -11,16 +10,15 @@ import {
 } from "@engram/core"
 import { Explain, Inspect } from "@engram/runtime"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type Access, type Authorization, CurrentAccess, EngramApi, NotFound } from "../../EngramApi.js"
-import { http } from "./shared.js"
+import { type Access, CurrentAccess, EngramApi, NotFound } from "../../EngramApi.js"
+import { type GroupLayer, http } from "./shared.js"
 
 /** The sessions routes: the session list, the stored calls, their inspection and a memory's explanation. */
-export const layerSessions: Layer.Layer<
-  HttpApiGroup.ApiGroup<"engram", "sessions">,
+export const layerSessions: GroupLayer<
+  "sessions",
   never,
-  MemoryStore.MemoryStore | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore | Authorization
+  MemoryStore.MemoryStore | PromotionStore.PromotionStore | SessionStore.SessionStore | TelemetryStore.TelemetryStore
 > = HttpApiBuilder.group(EngramApi, "sessions", (handlers) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<
@@ -28,7 +26,7 @@ export const layerSessions: Layer.Layer<
     >()
     const telemetry = yield* TelemetryStore.TelemetryStore
     const store = yield* MemoryStore.MemoryStore
-    const histories = yield* Effect.serviceOption(SessionStore.SessionStore)
+    const histories = yield* SessionStore.SessionStore
 
     /**
      * A session whose every stored call the one scope rule lets this token see (ScopeView: the
@@ -53,10 +51,7 @@ export const layerSessions: Layer.Layer<
       .handle("list", () =>
         Effect.gen(function*() {
           const access = yield* CurrentAccess
-          // The histories too, when the server was given a session store (engram serve is).
-          const summaries = Option.isSome(histories)
-            ? Effect.provideService(SessionSummary.list, SessionStore.SessionStore, histories.value)
-            : SessionSummary.list
+          const summaries = Effect.provideService(SessionSummary.list, SessionStore.SessionStore, histories)
           const all = yield* http(Effect.provide(summaries, context))
           const shown = yield* Effect.forEach(all, (summary) =>
             Effect.map(

@@ -1,8 +1,11 @@
-import { ErrorClass, type MemoryQuery, type MemoryRecord, type ProjectedContext } from "@engram/core"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import { ErrorClass, type MemoryQuery, type MemoryRecord, type ProjectionLayout } from "@engram/core"
 import type { StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import {
   type Access,
+  type Authorization,
   BadRequest,
   Conflict,
   InsufficientStorage,
@@ -12,13 +15,23 @@ import {
 } from "../../EngramApi.js"
 
 /**
+ * One group's handlers: built from `R` (what the group's handlers use) with the caller's
+ * `Authorization` at hand, failing with `E` while they are built.
+ */
+export type GroupLayer<Name extends string, E, R> = Layer.Layer<
+  HttpApiGroup.ApiGroup<"engram", Name>,
+  E,
+  R | Authorization
+>
+
+/**
  * What the server composes for the agent and projection views: the agent's config, and the
  * working state and skills index its runtime gives every turn (none by default).
  */
 export interface ServerConfig {
   readonly agent: StablePrefix.AgentConfig
   readonly workingState?: string | undefined
-  readonly skills?: ReadonlyArray<ProjectedContext.SkillRow> | undefined
+  readonly skills?: ReadonlyArray<ProjectionLayout.SkillRow> | undefined
 }
 
 /** The HTTP errors a store or runtime failure becomes. */

@@ -1,6 +1,8 @@
 /**
- * The projected context: the derived part of a model request, recomposed for every turn under a
- * fixed budget and never saved into the session.
+ * `ProjectionLayout`: the pure layout of the projected context — the derived part of a model
+ * request, recomposed for every turn under a fixed budget and never saved into the session. (The
+ * service that reads the stores for it is `ContextProjection`; the value it lays out keeps its
+ * name, {@link ProjectedContext}. Decision 0166: the module was `ProjectedContext`.)
  *
  * {@link composeProjectedContext} is the one pure function every runtime goes through. Given the
  * turn's inputs — working state, always-on memories, the skills index, the prior-session digest
