@@ -971,87 +971,44 @@ const reasonCases = (preset: {
   const id = (n: string) => `${preset.key}-${n}`
   const only = (promotion: Background.PromotionTier, entries: ReadonlyArray<Background.BackgroundEntry> = []) =>
     sections([{ id: preset.section, title: "Slot", promotion, entries }])
+  /** A case about one record, `n`, written as `write` makes it. */
+  const single = (
+    name: string,
+    expected: Expected,
+    background: Background.Background,
+    n: string,
+    write: (id: string) => MemoryRecord.MemoryWriteInput,
+    rest: Pick<RouteCase, "after" | "budget"> = {}
+  ): RouteCase => ({ name, expected, background, inputs: [write(id(n))], target: id(n), ...rest })
+  const confirmed = (target: string) => preset.guarded(target, { sourceType: "operator" })
   return [
-    {
-      name: "composed (auto section, pending record)",
-      expected: "composed",
-      background: preset.declared,
-      inputs: [preset.placed(id("c1"))],
-      target: id("c1")
-    },
-    {
-      name: "composed (guarded section, confirmed record)",
-      expected: "composed",
-      background: preset.declared,
-      inputs: [preset.guarded(id("c2"), { sourceType: "operator" })],
-      target: id("c2")
-    },
-    {
-      name: "spec-declined",
-      expected: "spec-declined",
-      background: preset.declared,
-      inputs: [preset.declined(id("d1"))],
-      target: id("d1")
-    },
-    {
-      name: "undeclared-section (the agent did not declare the guarded section)",
-      expected: "undeclared-section",
-      background: only("auto"),
-      inputs: [preset.guarded(id("u1"))],
-      target: id("u1")
-    },
-    {
-      name: "authored-wins",
-      expected: "authored-wins",
-      background: only("auto", [{ key: "slot", value: "written by the author", memoryIds: [] }]),
-      inputs: [preset.placed(id("a1"), { label: "Slot" })],
-      target: id("a1")
-    },
-    {
-      name: "review-required",
-      expected: "review-required",
-      background: preset.declared,
-      inputs: [preset.guarded(id("r1"))],
-      target: id("r1")
-    },
-    {
-      name: "locked",
-      expected: "locked",
-      background: only("locked"),
-      inputs: [preset.placed(id("l1"))],
-      target: id("l1")
-    },
-    {
-      name: "earned-inert",
-      expected: "earned-inert",
-      background: only("earned"),
-      inputs: [preset.placed(id("e1"))],
-      target: id("e1")
-    },
-    {
-      name: "rejected",
-      expected: "rejected",
-      background: preset.declared,
-      inputs: [preset.placed(id("j1"))],
-      target: id("j1"),
+    single("composed (auto section, pending record)", "composed", preset.declared, "c1", preset.placed),
+    single("composed (guarded section, confirmed record)", "composed", preset.declared, "c2", confirmed),
+    single("spec-declined", "spec-declined", preset.declared, "d1", preset.declined),
+    single(
+      "undeclared-section (the agent did not declare the guarded section)",
+      "undeclared-section",
+      only("auto"),
+      "u1",
+      preset.guarded
+    ),
+    single(
+      "authored-wins",
+      "authored-wins",
+      only("auto", [{ key: "slot", value: "written by the author", memoryIds: [] }]),
+      "a1",
+      (target) => preset.placed(target, { label: "Slot" })
+    ),
+    single("review-required", "review-required", preset.declared, "r1", preset.guarded),
+    single("locked", "locked", only("locked"), "l1", preset.placed),
+    single("earned-inert", "earned-inert", only("earned"), "e1", preset.placed),
+    single("rejected", "rejected", preset.declared, "j1", preset.placed, {
       after: (store) => store.setReviewState(id("j1"), "rejected")
-    },
-    {
-      name: "expired",
-      expected: "expired",
-      background: preset.declared,
-      inputs: [preset.placed(id("x1"))],
-      target: id("x1"),
-      after: (store) => store.expire(id("x1"))
-    },
-    {
-      name: "superseded",
-      expected: "superseded",
-      background: preset.declared,
-      inputs: [preset.placed(id("s1"))],
-      target: id("s1"),
+    }),
+    single("expired", "expired", preset.declared, "x1", preset.placed, { after: (store) => store.expire(id("x1")) }),
+    single("superseded", "superseded", preset.declared, "s1", preset.placed, {
       after: (store) => store.supersede(id("s1"), { ...preset.placed(id("s2")), content: "The newer value" })
-    },
+    }),
     {
       // One batch is stamped in input order (decision 0173): the later input is the newer value.
       name: "shadowed (same label, one batch: the later input holds the slot)",
@@ -1060,14 +1017,7 @@ const reasonCases = (preset: {
       inputs: [preset.placed(id("h1")), { ...preset.placed(id("h2")), content: "A second value for the same slot" }],
       target: id("h1")
     },
-    {
-      name: "over-budget",
-      expected: "over-budget",
-      background: preset.declared,
-      inputs: [preset.placed(id("b1"))],
-      target: id("b1"),
-      budget: { sectionChars: 10 }
-    }
+    single("over-budget", "over-budget", preset.declared, "b1", preset.placed, { budget: { sectionChars: 10 } })
   ]
 }
 

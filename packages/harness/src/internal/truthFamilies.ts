@@ -15,7 +15,7 @@ import { ScriptedModel } from "@engram/runtime/testing"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { EvalCase, EvalOptions } from "../Eval.js"
-import { check, companionBackground, type FamilyResult, type Session } from "./evalFamilies.js"
+import { check, companionBackground, type FamilyResult, type Session, type Stores } from "./evalFamilies.js"
 import { scriptedTurnLayer } from "./scriptedTurn.js"
 
 const spec = RoutingPresets.userBackground
@@ -23,6 +23,20 @@ const configOf = (scope: MemoryRecord.Scope) => ({ scope, background: companionB
 
 let scopeCounter = 0
 const freshScope = (family: string): MemoryRecord.Scope => `project:eval-${family}-${++scopeCounter}`
+
+/** One case per item, each in a fresh scope of the family's and a session of its own. */
+const eachCase = <A, E>(
+  session: Session<E>,
+  family: string,
+  items: ReadonlyArray<A>,
+  nameOf: (item: A) => string,
+  body: (item: A, scope: MemoryRecord.Scope) => Effect.Effect<string | undefined, unknown, Stores>
+): Effect.Effect<FamilyResult, E> =>
+  Effect.gen(function*() {
+    const cases: Array<EvalCase> = []
+    for (const item of items) cases.push(yield* session(check(family, nameOf(item))(body(item, freshScope(family)))))
+    return { cases, routed: [] }
+  })
 
 /** The first request of one turn asking `question`, as the model received it. */
 const ask = (scope: MemoryRecord.Scope, question: string, options: EvalOptions) =>
@@ -129,32 +143,27 @@ const labelScenarios: ReadonlyArray<LabelScenario> = [
 ]
 
 const sameLabelFacts = <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
-  Effect.gen(function*() {
-    const family = "same-label-facts"
-    const cases: Array<EvalCase> = []
-    for (const scenario of labelScenarios) {
-      const scope = freshScope(family)
-      cases.push(
-        yield* session(
-          check(family, scenario.name)(Effect.gen(function*() {
-            for (const params of scenario.saves) {
-              const result = yield* save(scope, params)
-              if (result.status !== "saved") return `saving "${params.content}" answered ${result.status}`
-            }
-            const text = yield* ask(scope, scenario.question, options)
-            for (const present of scenario.present) {
-              const times = text.split(present).length - 1
-              if (times !== 1) return `"${present}" appears ${times} times in the request`
-            }
-            const stale = scenario.absent.filter((value) => text.includes(value))
-            if (stale.length > 0) return `the request also holds ${stale.map((v) => `"${v}"`).join(", ")}`
-            return undefined
-          }))
-        )
-      )
-    }
-    return { cases, routed: [] }
-  })
+  eachCase(
+    session,
+    "same-label-facts",
+    labelScenarios,
+    (scenario) => scenario.name,
+    (scenario, scope) =>
+      Effect.gen(function*() {
+        for (const params of scenario.saves) {
+          const result = yield* save(scope, params)
+          if (result.status !== "saved") return `saving "${params.content}" answered ${result.status}`
+        }
+        const text = yield* ask(scope, scenario.question, options)
+        for (const present of scenario.present) {
+          const times = text.split(present).length - 1
+          if (times !== 1) return `"${present}" appears ${times} times in the request`
+        }
+        const stale = scenario.absent.filter((value) => text.includes(value))
+        if (stale.length > 0) return `the request also holds ${stale.map((v) => `"${v}"`).join(", ")}`
+        return undefined
+      })
+  )
 
 // ---------------------------------------------------------------------------------------------
 // approval-orders
@@ -179,64 +188,59 @@ const orders: ReadonlyArray<{ readonly steps: ReadonlyArray<Step>; readonly curr
 const slotOfStandup = "~standup"
 
 const approvalOrders = <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
-  Effect.gen(function*() {
-    const family = "approval-orders"
-    const cases: Array<EvalCase> = []
-    for (const order of orders) {
-      const scope = freshScope(family)
-      const memory = configOf(scope)
-      cases.push(
-        yield* session(
-          check(family, order.steps.join(", "))(Effect.gen(function*() {
-            const memories = yield* MemoryStore.MemoryStore
-            const [first] = yield* memories.write([{
-              content: "The team standup is at 9am",
-              kind: "fact",
-              scope,
-              sourceType: "operator"
-            }])
-            yield* memories.setReviewState(first!.id, "confirmed")
-            const propose = (value: number, wording: string) =>
-              Effect.gen(function*() {
-                // Statements a moment apart: which was said later is what the order is about.
-                yield* Effect.sleep("3 millis")
-                return yield* Extraction.writeCandidate(
-                  { content: wording.replace("N", String(value)), kind: "fact", turns: [1] },
-                  { sessionId: `s-${value}`, memory, shown: new Map(), turns: [1] }
-                )
-              })
-            const p10 = yield* propose(10, "Our standup moved to Nam")
-            const p11 = yield* propose(11, "Update: the standup is now at Nam")
-            if (p10._tag !== "Proposed" || p11._tag !== "Proposed") return `the corrections were not proposed`
-            const ids = { 10: p10.id, 11: p11.id } as const
-            for (const step of order.steps) {
-              if (step === "restate-10") {
-                const again = yield* propose(10, "FYI the standup is at N am now")
-                if (again._tag !== "Corroborated") return `restating 10am answered ${again._tag}`
-              } else if (step === "reject-current") {
-                const [live] = yield* liveIn(scope, slotOfStandup)
-                if (live === undefined) return "no value to reject"
-                yield* Extraction.review(live.id, "rejected")
-              } else {
-                const [verb, value] = step.split("-") as ["confirm" | "reject", "10" | "11"]
-                yield* Extraction.review(ids[value], verb === "confirm" ? "confirmed" : "rejected")
-              }
-            }
-            const live = yield* liveIn(scope, slotOfStandup)
-            const values = live.map((r) => /(\d+)\s*am/.exec(r.content)?.[1])
-            if (values.length !== 1 || values[0] !== String(order.current)) {
-              return `live values ${JSON.stringify(values)}, expected [${order.current}]`
-            }
-            const text = yield* ask(scope, "When is our standup?", options)
-            const others = [9, 10, 11].filter((v) => v !== order.current).map((v) => new RegExp(`\\b${v}\\s*am\\b`))
-            if (!text.includes(live[0]!.content)) return "the request does not show the current value"
-            return others.some((re) => re.test(text)) ? "the request shows another value" : undefined
-          }))
-        )
-      )
-    }
-    return { cases, routed: [] }
-  })
+  eachCase(
+    session,
+    "approval-orders",
+    orders,
+    (order) => order.steps.join(", "),
+    (order, scope) =>
+      Effect.gen(function*() {
+        const memory = configOf(scope)
+        const memories = yield* MemoryStore.MemoryStore
+        const [first] = yield* memories.write([{
+          content: "The team standup is at 9am",
+          kind: "fact",
+          scope,
+          sourceType: "operator"
+        }])
+        yield* memories.setReviewState(first!.id, "confirmed")
+        const propose = (value: number, wording: string) =>
+          Effect.gen(function*() {
+            // Statements a moment apart: which was said later is what the order is about.
+            yield* Effect.sleep("3 millis")
+            return yield* Extraction.writeCandidate(
+              { content: wording.replace("N", String(value)), kind: "fact", turns: [1] },
+              { sessionId: `s-${value}`, memory, shown: new Map(), turns: [1] }
+            )
+          })
+        const p10 = yield* propose(10, "Our standup moved to Nam")
+        const p11 = yield* propose(11, "Update: the standup is now at Nam")
+        if (p10._tag !== "Proposed" || p11._tag !== "Proposed") return `the corrections were not proposed`
+        const ids = { 10: p10.id, 11: p11.id } as const
+        for (const step of order.steps) {
+          if (step === "restate-10") {
+            const again = yield* propose(10, "FYI the standup is at N am now")
+            if (again._tag !== "Corroborated") return `restating 10am answered ${again._tag}`
+          } else if (step === "reject-current") {
+            const [live] = yield* liveIn(scope, slotOfStandup)
+            if (live === undefined) return "no value to reject"
+            yield* Extraction.review(live.id, "rejected")
+          } else {
+            const [verb, value] = step.split("-") as ["confirm" | "reject", "10" | "11"]
+            yield* Extraction.review(ids[value], verb === "confirm" ? "confirmed" : "rejected")
+          }
+        }
+        const live = yield* liveIn(scope, slotOfStandup)
+        const values = live.map((r) => /(\d+)\s*am/.exec(r.content)?.[1])
+        if (values.length !== 1 || values[0] !== String(order.current)) {
+          return `live values ${JSON.stringify(values)}, expected [${order.current}]`
+        }
+        const text = yield* ask(scope, "When is our standup?", options)
+        const others = [9, 10, 11].filter((v) => v !== order.current).map((v) => new RegExp(`\\b${v}\\s*am\\b`))
+        if (!text.includes(live[0]!.content)) return "the request does not show the current value"
+        return others.some((re) => re.test(text)) ? "the request shows another value" : undefined
+      })
+  )
 
 // ---------------------------------------------------------------------------------------------
 // knowledge-update
@@ -273,38 +277,31 @@ const updates: ReadonlyArray<
 ]
 
 const knowledgeUpdate = <E>(session: Session<E>, options: EvalOptions): Effect.Effect<FamilyResult, E> =>
-  Effect.gen(function*() {
-    const family = "knowledge-update"
-    const cases: Array<EvalCase> = []
-    for (const update of updates) {
-      for (const via of ["model", "extraction"] as const) {
-        const scope = freshScope(family)
-        cases.push(
-          yield* session(
-            check(family, `${update.name} (${via})`)(Effect.gen(function*() {
-              const saved = yield* save(scope, { content: update.old })
-              if (saved.status !== "saved") return `saving the old value answered ${saved.status}`
-              if (via === "model") {
-                const changed = yield* save(scope, { content: update.updated })
-                if (changed.status !== "saved") return `saving the update answered ${changed.status}`
-              } else {
-                yield* Effect.sleep("3 millis")
-                const outcome = yield* Extraction.writeCandidate(
-                  { content: update.updated, kind: "fact", turns: [1] },
-                  { sessionId: "s-1", memory: configOf(scope), shown: new Map(), turns: [1] }
-                )
-                if (outcome._tag !== "Proposed") return `the update was ${outcome._tag}, not proposed`
-                yield* Extraction.review(outcome.id, "confirmed")
-              }
-              const text = yield* ask(scope, update.question, options)
-              return ranksFirst(text, update.updated, [update.old])
-            }))
+  eachCase(
+    session,
+    "knowledge-update",
+    updates.flatMap((update) => (["model", "extraction"] as const).map((via) => ({ update, via }))),
+    ({ update, via }) => `${update.name} (${via})`,
+    ({ update, via }, scope) =>
+      Effect.gen(function*() {
+        const saved = yield* save(scope, { content: update.old })
+        if (saved.status !== "saved") return `saving the old value answered ${saved.status}`
+        if (via === "model") {
+          const changed = yield* save(scope, { content: update.updated })
+          if (changed.status !== "saved") return `saving the update answered ${changed.status}`
+        } else {
+          yield* Effect.sleep("3 millis")
+          const outcome = yield* Extraction.writeCandidate(
+            { content: update.updated, kind: "fact", turns: [1] },
+            { sessionId: "s-1", memory: configOf(scope), shown: new Map(), turns: [1] }
           )
-        )
-      }
-    }
-    return { cases, routed: [] }
-  })
+          if (outcome._tag !== "Proposed") return `the update was ${outcome._tag}, not proposed`
+          yield* Extraction.review(outcome.id, "confirmed")
+        }
+        const text = yield* ask(scope, update.question, options)
+        return ranksFirst(text, update.updated, [update.old])
+      })
+  )
 
 // ---------------------------------------------------------------------------------------------
 // as-of
@@ -318,57 +315,46 @@ const DAY_MS = 86_400_000
  * as of twenty days ago and now the update alone (decision 0173).
  */
 const asOf = <E>(session: Session<E>): Effect.Effect<FamilyResult, E> =>
-  Effect.gen(function*() {
-    const family = "as-of"
-    const cases: Array<EvalCase> = []
-    for (const update of updates) {
-      const scope = freshScope(family)
-      cases.push(
-        yield* session(
-          check(family, update.name)(Effect.gen(function*() {
-            const now = DateTime.toEpochMillis(yield* DateTime.now)
-            const daysAgo = (days: number) => DateTime.unsafeMake(now - days * DAY_MS)
-            const said = (content: string, days: number) =>
-              Extraction.writeCandidate({ content, kind: "fact", turns: [1] }, {
-                sessionId: `s-${days}`,
-                memory: configOf(scope),
-                shown: new Map(),
-                turns: [1],
-                turnTimes: new Map([[1, daysAgo(days)]])
-              })
-            const first = yield* said(update.old, 60)
-            if (first._tag !== "Saved") return `the old value was ${first._tag}, not saved`
-            const second = yield* said(update.updated, 30)
-            if (second._tag !== "Proposed") return `the update was ${second._tag}, not proposed`
-            yield* Extraction.review(second.id, "confirmed")
-            const store = yield* MemoryStore.MemoryStore
-            const read = (at: DateTime.Utc | undefined) =>
-              Effect.map(
-                store.search(update.question, {
-                  scopes: [scope],
-                  deliverable: true,
-                  ...(at !== undefined ? { asOf: at } : {})
-                }),
-                (found) => found.hits.map((hit) => hit.record.content)
-              )
-            const expectations: ReadonlyArray<readonly [string, DateTime.Utc | undefined, string]> = [
-              ["45 days ago", daysAgo(45), update.old],
-              ["20 days ago", daysAgo(20), update.updated],
-              ["now", undefined, update.updated]
-            ]
-            for (const [when, at, value] of expectations) {
-              const values = (yield* read(at)).filter((content) => content === update.old || content === update.updated)
-              if (values.length !== 1 || values[0] !== value) {
-                return `as of ${when} the search found ${JSON.stringify(values)}, not ${JSON.stringify([value])}`
-              }
-            }
-            return undefined
-          }))
+  eachCase(session, "as-of", updates, (update) => update.name, (update, scope) =>
+    Effect.gen(function*() {
+      const now = DateTime.toEpochMillis(yield* DateTime.now)
+      const daysAgo = (days: number) => DateTime.unsafeMake(now - days * DAY_MS)
+      const said = (content: string, days: number) =>
+        Extraction.writeCandidate({ content, kind: "fact", turns: [1] }, {
+          sessionId: `s-${days}`,
+          memory: configOf(scope),
+          shown: new Map(),
+          turns: [1],
+          turnTimes: new Map([[1, daysAgo(days)]])
+        })
+      const first = yield* said(update.old, 60)
+      if (first._tag !== "Saved") return `the old value was ${first._tag}, not saved`
+      const second = yield* said(update.updated, 30)
+      if (second._tag !== "Proposed") return `the update was ${second._tag}, not proposed`
+      yield* Extraction.review(second.id, "confirmed")
+      const store = yield* MemoryStore.MemoryStore
+      const read = (at: DateTime.Utc | undefined) =>
+        Effect.map(
+          store.search(update.question, {
+            scopes: [scope],
+            deliverable: true,
+            ...(at !== undefined ? { asOf: at } : {})
+          }),
+          (found) => found.hits.map((hit) => hit.record.content)
         )
-      )
-    }
-    return { cases, routed: [] }
-  })
+      const expectations: ReadonlyArray<readonly [string, DateTime.Utc | undefined, string]> = [
+        ["45 days ago", daysAgo(45), update.old],
+        ["20 days ago", daysAgo(20), update.updated],
+        ["now", undefined, update.updated]
+      ]
+      for (const [when, at, value] of expectations) {
+        const values = (yield* read(at)).filter((content) => content === update.old || content === update.updated)
+        if (values.length !== 1 || values[0] !== value) {
+          return `as of ${when} the search found ${JSON.stringify(values)}, not ${JSON.stringify([value])}`
+        }
+      }
+      return undefined
+    }))
 
 export const families = [
   {

@@ -28,6 +28,10 @@ const NEWLINE = 0x0a
 const errorLine = (id: string | number | null, code: number, message: string): string =>
   JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }) + "\n"
 
+/** The reply to a line the server answers itself with a JSON-RPC error. */
+const errorReply = (id: string | number | null, code: number, message: string) =>
+  ({ _tag: "Reply", line: errorLine(id, code, message) }) as const
+
 /** How much of an over-size line is kept to read its id from. */
 const HEAD_BYTES = 4096
 
@@ -62,38 +66,29 @@ export const judgeLine = (
     value = JSON.parse(line)
   } catch (error) {
     const problem = line.trim() === "" ? "the line is empty" : error instanceof Error ? error.message : String(error)
-    return { _tag: "Reply", line: errorLine(null, ErrorCode.ParseError, `Parse error: ${problem}`) }
+    return errorReply(null, ErrorCode.ParseError, `Parse error: ${problem}`)
   }
   if (Array.isArray(value)) {
-    return {
-      _tag: "Reply",
-      line: errorLine(null, ErrorCode.InvalidRequest, "Invalid Request: batches are not supported (MCP 2025-06-18)")
-    }
+    return errorReply(null, ErrorCode.InvalidRequest, "Invalid Request: batches are not supported (MCP 2025-06-18)")
   }
   const parsed = JSONRPCMessageSchema.safeParse(value)
   if (!parsed.success) {
-    return {
-      _tag: "Reply",
-      line: errorLine(
-        usableId(value),
-        ErrorCode.InvalidRequest,
-        "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
-      )
-    }
+    return errorReply(
+      usableId(value),
+      ErrorCode.InvalidRequest,
+      "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
+    )
   }
   const message = parsed.data as JSONRPCMessage
   // The SDK answers an initialize it cannot decode with an internal error; it is invalid params.
   if ("method" in message && message.method === "initialize" && "id" in message) {
     const initialize = InitializeRequestSchema.safeParse(message)
     if (!initialize.success) {
-      return {
-        _tag: "Reply",
-        line: errorLine(
-          usableId(message),
-          ErrorCode.InvalidParams,
-          "Invalid params: initialize takes protocolVersion (a string), capabilities and clientInfo (objects)"
-        )
-      }
+      return errorReply(
+        usableId(message),
+        ErrorCode.InvalidParams,
+        "Invalid params: initialize takes protocolVersion (a string), capabilities and clientInfo (objects)"
+      )
     }
   }
   return { _tag: "Message", message }
