@@ -8,6 +8,7 @@
  */
 export * as MemoryRow from "./MemoryRow.js"
 export * as MigrationPort from "./MigrationPort.js"
+export * as NeighbourWindow from "./NeighbourWindow.js"
 export * as SearchStatistics from "./SearchStatistics.js"
 export * as SqlEngram from "./SqlEngram.js"
 export * as SqlTransaction from "./SqlTransaction.js"

@@ -13,7 +13,7 @@ import {
   SearchTokenizer,
   VectorIndex
 } from "@engram/core"
-import { MemoryRow, SearchStatistics, StoredRows } from "@engram/store-sql"
+import { MemoryRow, NeighbourWindow, SearchStatistics, StoredRows } from "@engram/store-sql"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -124,27 +124,15 @@ const selectColumnsOf = (alias: string) =>
 /**
  * The ranked statement's middle, after `s` (each filtered match's own score and conversation
  * position): `f`, each match with its contextual bound `u` (`Bm25.bound`) and, with the context
- * on, its neighbours' own scores `n0…` in `Bm25.neighbourOffsets` order. A position's score is its
- * best match's (`p`); every position's neighbours are read in one pass of window functions over the
- * positions of each scope and thread in turn order — a frame of `RANGE BETWEEN o PRECEDING AND o
- * PRECEDING` holds exactly the position `o` turns before, as positions are distinct integers. The
- * same shape as SQLite's (decision 0113). Numbers only: safe as SQL text.
+ * on, its neighbours' own scores `n0…` in `Bm25.neighbourOffsets` order, read through the window
+ * both stores share (`NeighbourWindow`). Numbers only: safe as SQL text.
  */
 const rankedSql = (offsets: ReadonlyArray<number>, weight: number): string => {
   if (offsets.length === 0) return "f AS (SELECT s.*, s.score AS u FROM s)"
-  const frame = (offset: number) => {
-    const bound = offset < 0 ? `${-offset} PRECEDING` : `${offset} FOLLOWING`
-    return `RANGE BETWEEN ${bound} AND ${bound}`
-  }
-  const neighbours = offsets.map((offset, i) => `max(score) OVER (w ${frame(offset)}) AS n${i}`).join(", ")
-  const columns = offsets.map((_, i) => `x.n${i}`).join(", ")
-  const sum = offsets.map((_, i) => `coalesce(x.n${i}, 0)`).join(" + ")
+  const { columns, ctes, sum } = NeighbourWindow.windowSql(offsets)
   // One pass over the matches: a match without a position joins no `x` row, so its neighbours
   // read NULL and its bound is its own score (adding 0 is exact).
-  return `p AS MATERIALIZED (
-      SELECT scope, thread, turn, max(score) AS score FROM s WHERE thread IS NOT NULL GROUP BY scope, thread, turn),
-    x AS MATERIALIZED (
-      SELECT scope, thread, turn, ${neighbours} FROM p WINDOW w AS (PARTITION BY scope, thread ORDER BY turn)),
+  return `${ctes},
     f AS (
       SELECT s.*, ${columns}, s.score + ${weight}::float8 * (${sum}) AS u
       FROM s LEFT JOIN x ON x.scope = s.scope AND x.thread = s.thread AND x.turn = s.turn)`

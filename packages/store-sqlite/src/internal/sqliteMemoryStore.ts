@@ -17,7 +17,7 @@ import {
   type TelemetryStore,
   VectorIndex
 } from "@engram/core"
-import { MemoryRow, StoredRows } from "@engram/store-sql"
+import { MemoryRow, NeighbourWindow, StoredRows } from "@engram/store-sql"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -114,29 +114,16 @@ const toFailure = (operation: string) => (error: SqlError) => {
 }
 
 /**
- * The ranked statement's middle (decision 0113), after `s` (each filtered match's own score and
- * conversation position): `f`, each match with its contextual bound `u` (`Bm25.bound`) and, with
- * the context on, its neighbours' scores `n0…` in `Bm25.neighbourOffsets` order. A position's
- * score is its best match's (`p`); the neighbours of every position are read in one pass of window
- * functions over the positions of each scope and thread in turn order — a frame of `RANGE BETWEEN
- * o PRECEDING AND o PRECEDING` holds exactly the position `o` turns before, as positions are
- * distinct integers — instead of one join per offset, and only positioned matches are joined to
- * them. Numbers only: safe as SQL text.
+ * The ranked statement's middle, after `s` (each filtered match's own score and conversation
+ * position): `f`, each match with its contextual bound `u` (`Bm25.bound`) and, with the context
+ * on, its neighbours' scores `n0…` in `Bm25.neighbourOffsets` order, read through the window both
+ * stores share (`NeighbourWindow`); only positioned matches are joined to it. Numbers only: safe
+ * as SQL text.
  */
 const rankedSql = (offsets: ReadonlyArray<number>, weight: number): string => {
   if (offsets.length === 0) return "f AS (SELECT s.*, s.score AS u FROM s)"
-  const frame = (offset: number) => {
-    const bound = offset < 0 ? `${-offset} PRECEDING` : `${offset} FOLLOWING`
-    return `RANGE BETWEEN ${bound} AND ${bound}`
-  }
-  const neighbours = offsets.map((offset, i) => `max(score) OVER (w ${frame(offset)}) AS n${i}`).join(", ")
-  const none = offsets.map((_, i) => `NULL AS n${i}`).join(", ")
-  const columns = offsets.map((_, i) => `x.n${i}`).join(", ")
-  const sum = offsets.map((_, i) => `coalesce(x.n${i}, 0)`).join(" + ")
-  return `p AS MATERIALIZED (
-      SELECT scope, thread, turn, max(score) AS score FROM s WHERE thread IS NOT NULL GROUP BY scope, thread, turn),
-    x AS MATERIALIZED (
-      SELECT scope, thread, turn, ${neighbours} FROM p WINDOW w AS (PARTITION BY scope, thread ORDER BY turn)),
+  const { columns, ctes, none, sum } = NeighbourWindow.windowSql(offsets)
+  return `${ctes},
     f AS (
       SELECT s.*, ${none}, s.score AS u FROM s WHERE s.thread IS NULL
       UNION ALL
