@@ -17,7 +17,6 @@
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { ContextProjection, RoutingSpecs } from "@engram/core"
 import { SqlEngram, SqlTransaction } from "@engram/store-sql"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Layer from "effect/Layer"
@@ -43,12 +42,7 @@ export type Stores = SqlEngram.Stores
  * @since 0.1.0
  * @category models
  */
-export type Services =
-  | Stores
-  | ContextProjection.ContextProjection
-  | RoutingSpecs.RoutingSpecs
-  | SqlClient.SqlClient
-  | PgClient.PgClient
+export type Services = SqlEngram.Services<PgClient.PgClient>
 
 /**
  * The four stores over the SQL client in context (each migrates its own tables).

@@ -32,6 +32,20 @@ export type Stores =
   | StoreTransaction.StoreTransaction
 
 /**
+ * What {@link layer} provides over a client that provides `C`: the stores, the projection, the
+ * preset specs and the SQL client under them (with the driver's own services, `C`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services<C = never> =
+  | Stores
+  | ContextProjection.ContextProjection
+  | RoutingSpecs.RoutingSpecs
+  | SqlClient.SqlClient
+  | C
+
+/**
  * One backend's store layers, each over the `SqlClient` in context (`R`: the client and what the
  * backend's driver adds to it, e.g. the `SqliteClient`).
  *
@@ -73,10 +87,7 @@ export const layerStores = <E, R extends SqlClient.SqlClient>(set: StoreSet<E, R
 export const layer = <E, C, EC>(
   stores: Layer.Layer<Stores, E, C | SqlClient.SqlClient>,
   client: Layer.Layer<C | SqlClient.SqlClient, EC>
-): Layer.Layer<
-  Stores | ContextProjection.ContextProjection | RoutingSpecs.RoutingSpecs | C | SqlClient.SqlClient,
-  E | EC
-> =>
+): Layer.Layer<Services<C>, E | EC> =>
   Layer.mergeAll(ContextProjection.layer, RoutingSpecs.layerPresets).pipe(
     Layer.provideMerge(stores),
     Layer.provideMerge(client)

@@ -14,7 +14,6 @@
  */
 import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { ContextProjection, RoutingSpecs } from "@engram/core"
 import { SqlEngram, SqlTransaction } from "@engram/store-sql"
 import type * as Layer from "effect/Layer"
 import { causeOf } from "./internal/sqliteErrors.js"
@@ -39,12 +38,7 @@ export type Stores = SqlEngram.Stores
  * @since 0.1.0
  * @category models
  */
-export type Services =
-  | Stores
-  | ContextProjection.ContextProjection
-  | RoutingSpecs.RoutingSpecs
-  | SqlClient.SqlClient
-  | SqliteClient.SqliteClient
+export type Services = SqlEngram.Services<SqliteClient.SqliteClient>
 
 /**
  * The four stores over the SQL client in context (each migrates its own tables).
