@@ -14,6 +14,7 @@
  */
 import type * as Command from "@effect/cli/Command"
 import type * as SqlClient from "@effect/sql/SqlClient"
+import * as ErrorClass from "@engram/core/ErrorClass"
 import type * as MemoryStore from "@engram/core/MemoryStore"
 import type * as PromotionStore from "@engram/core/PromotionStore"
 import * as ReindexProgress from "@engram/core/ReindexProgress"
@@ -150,8 +151,7 @@ export const describeLocation = (location: StoreLocation): string =>
 const describeError = (error: unknown): string => {
   if (Predicate.hasProperty(error, "detail") && typeof error.detail === "string") return oneLine(error.detail)
   const parts: Array<string> = []
-  let current: unknown = error
-  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+  for (const current of ErrorClass.causeChain(error)) {
     // PostgreSQL's own answer reads "PostgreSQL <SQLSTATE>: <server message>".
     const server = PgError.fromDriverError(current)
     const text = server !== undefined
@@ -162,7 +162,6 @@ const describeError = (error: unknown): string => {
     const code = Predicate.hasProperty(current, "code") && typeof current.code === "string" ? current.code : ""
     const part = text.trim() !== "" ? text : code
     if (part !== "" && !parts.some((seen) => seen.includes(part))) parts.push(part)
-    current = Predicate.hasProperty(current, "cause") ? current.cause : undefined
   }
   return oneLine(parts.join(": "))
 }

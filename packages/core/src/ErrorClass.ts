@@ -139,6 +139,38 @@ export const ofStoreCause = (cause: unknown): ErrorClass =>
   Predicate.hasProperty(cause, "errorClass") && cause.errorClass === "StorageFull" ? "StorageFull" : "Unavailable"
 
 /**
+ * An error and its causes, outermost first, at most `depth` links (a driver's error can wrap
+ * another many times, or itself).
+ *
+ * @since 0.1.0
+ * @category describing
+ */
+export const causeChain = (error: unknown, depth: number = 4): ReadonlyArray<unknown> => {
+  const chain: Array<unknown> = []
+  for (let current = error; chain.length < depth && current !== undefined && current !== null;) {
+    chain.push(current)
+    current = Predicate.hasProperty(current, "cause") ? current.cause : undefined
+  }
+  return chain
+}
+
+/**
+ * The messages of an error and its causes ({@link causeChain}), outermost first, each once, joined
+ * by ": " — the driver's "connect ECONNREFUSED …" sits in a cause.
+ *
+ * @since 0.1.0
+ * @category describing
+ */
+export const causeMessages = (error: unknown): string => {
+  const parts: Array<string> = []
+  for (const link of causeChain(error)) {
+    const text = link instanceof Error ? link.message : String(link)
+    if (text !== "" && !parts.includes(text)) parts.push(text)
+  }
+  return parts.join(": ")
+}
+
+/**
  * The class {@link TaggedError} builds: a `Schema.TaggedError` class whose instances declare their
  * class and message (so they are {@link Classified}).
  *

@@ -127,3 +127,21 @@ describe("ErrorClass", () => {
     }))
   })
 })
+
+describe("ErrorClass.causeChain and causeMessages", () => {
+  it("walk an error's causes outermost first, four deep, each message once", () => {
+    const root = new Error("connect ECONNREFUSED 127.0.0.1:5432")
+    const middle = new Error("connection failed", { cause: root })
+    const top = new Error("connection failed", { cause: middle })
+    expect(ErrorClass.causeChain(top)).toEqual([top, middle, root])
+    expect(ErrorClass.causeMessages(top)).toBe("connection failed: connect ECONNREFUSED 127.0.0.1:5432")
+  })
+
+  it("stop at the depth even when an error is its own cause", () => {
+    const loop: { message: string; cause?: unknown } = { message: "loop" }
+    loop.cause = loop
+    expect(ErrorClass.causeChain(loop)).toHaveLength(4)
+    expect(ErrorClass.causeChain(loop, 2)).toHaveLength(2)
+    expect(ErrorClass.causeChain(undefined)).toEqual([])
+  })
+})

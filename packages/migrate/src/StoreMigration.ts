@@ -172,13 +172,11 @@ export const isRecordRefusal = (error: unknown): boolean => {
   const tag = tagOf(error)
   if (tag === "InvalidMemoryInput" || tag === "DuplicateMemoryId") return true
   if (tag !== "MemoryStoreFailure") return false
-  let current: unknown = fieldOf(error, "cause")
-  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
-    const sqlState = fieldOf(current, "sqlState")
+  for (const link of ErrorClass.causeChain(fieldOf(error, "cause"))) {
+    const sqlState = fieldOf(link, "sqlState")
     if (typeof sqlState === "string") return rowSqlState.test(sqlState)
-    const code = fieldOf(current, "code")
+    const code = fieldOf(link, "code")
     if (typeof code === "string" && rowSqliteCode.test(code)) return true
-    current = fieldOf(current, "cause")
   }
   return false
 }

@@ -55,14 +55,7 @@ const describe = (error: unknown): string => {
   if (typeof error === "object" && error !== null && "_tag" in error && error._tag === "SqlError") {
     return PgError.reasonOf(error as SqlError).message
   }
-  const parts: Array<string> = []
-  let current: unknown = error
-  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
-    const text = current instanceof Error ? current.message : String(current)
-    if (text !== "" && !parts.includes(text)) parts.push(text)
-    current = typeof current === "object" && "cause" in current ? current.cause : undefined
-  }
-  return PgError.redactUrls(parts.join(": "))
+  return PgError.redactUrls(ErrorClass.causeMessages(error))
 }
 
 const tablePresent = (sql: SqlClient.SqlClient, table: string) =>

@@ -49,18 +49,6 @@ export class SqliteMigrationError extends ErrorClass.TaggedError<SqliteMigration
  */
 export const MEMORY_TABLE = "engram_memories"
 
-// The deepest message of an error and its causes.
-const describe = (error: unknown): string => {
-  const parts: Array<string> = []
-  let current: unknown = error
-  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
-    const text = current instanceof Error ? current.message : String(current)
-    if (text !== "" && !parts.includes(text)) parts.push(text)
-    current = typeof current === "object" && "cause" in current ? current.cause : undefined
-  }
-  return parts.join(": ")
-}
-
 // SQLite's part of the markers' SQL: the table is looked up in `sqlite_master`.
 const markerDialect: MigrationPort.MarkerDialect = {
   tablePresent: (sql, table) =>
@@ -68,7 +56,7 @@ const markerDialect: MigrationPort.MarkerDialect = {
       sql<{ readonly n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ${table}`,
       (rows) => Number(rows[0]?.n ?? 0) > 0
     ),
-  causeOf: (error) => new Error(describe(error))
+  causeOf: (error) => new Error(ErrorClass.causeMessages(error))
 }
 
 type Stores =
@@ -105,7 +93,7 @@ export const open = (
     ).pipe(Effect.mapError((error) => fail(error.detail)))
     const sql = Context.get(client, SqlClient.SqlClient)
     const rows = yield* sql<{ readonly name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`.pipe(
-      Effect.mapError((error) => fail(`is not a SQLite database (${describe(error)})`, "not-a-store"))
+      Effect.mapError((error) => fail(`is not a SQLite database (${ErrorClass.causeMessages(error)})`, "not-a-store"))
     )
     const tables = new Set(rows.map((row) => row.name))
     if (role === "source" && !tables.has(MEMORY_TABLE)) {
@@ -124,7 +112,7 @@ export const open = (
       Layer.provide(Layer.succeedContext(client))
     )
     const context = yield* Layer.build(stores).pipe(
-      Effect.catchAllCause((cause) => Effect.fail(fail(describe(Cause.squash(cause)), "stores")))
+      Effect.catchAllCause((cause) => Effect.fail(fail(ErrorClass.causeMessages(Cause.squash(cause)), "stores")))
     )
     return endpointOf(context, sql)
   })
