@@ -80,19 +80,14 @@ export const ProjectionMode = Schema.Literal("native", "external", "autonomous",
 export type ProjectionMode = typeof ProjectionMode.Type
 
 /**
- * A projection section. The label is also the section's tag in the composed text.
+ * A projection section. The label is also the section's tag in the composed text. The labels are
+ * declared once, in priority order ({@link SECTION_ORDER}: working state, identity, always-on,
+ * skills, prior sessions, recalled memory).
  *
  * @since 0.1.0
  * @category models
  */
-export const SectionLabel = Schema.Literal(
-  "working_state",
-  "identity_memory",
-  "always_on_memory",
-  "skills_index",
-  "prior_sessions",
-  "recalled_memory"
-)
+export const SectionLabel = Schema.Literal(...Internal.SECTION_ORDER)
 /** @since 0.1.0 @category models */
 export type SectionLabel = typeof SectionLabel.Type
 

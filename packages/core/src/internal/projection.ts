@@ -18,14 +18,14 @@ import { fnv1a64 } from "./fnv1a64.js"
 import * as NeighbourContext from "./neighbourContext.js"
 
 /** The projection's sections in priority order (the order they are kept in; shed in reverse). */
-export const SECTION_ORDER: ReadonlyArray<SectionLabel> = [
+export const SECTION_ORDER = [
   "working_state",
   "identity_memory",
   "always_on_memory",
   "skills_index",
   "prior_sessions",
   "recalled_memory"
-]
+] as const satisfies ReadonlyArray<string>
 
 export const ENVELOPE_OPEN = "<injected_memory>"
 export const ENVELOPE_CLOSE = "</injected_memory>"
