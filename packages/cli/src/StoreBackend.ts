@@ -24,6 +24,8 @@ import type * as TelemetryStore from "@engram/core/TelemetryStore"
 import * as PgError from "@engram/store-pg/PgError"
 import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
 import * as SqliteMemoryStore from "@engram/store-sqlite/SqliteMemoryStore"
+import * as SqlitePromotionStore from "@engram/store-sqlite/SqlitePromotionStore"
+import * as SqliteTelemetryStore from "@engram/store-sqlite/SqliteTelemetryStore"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
@@ -223,17 +225,10 @@ const withPg = <A, E, R>(
   make: (pg: typeof import("@engram/store-pg")) => Layer.Layer<A, E, R>
 ): Layer.Layer<A, E, R> => Layer.unwrapEffect(Effect.map(loadPg, make))
 
-// What a SQLite memory store's forget reaches on the same file (decision 0164), loaded when a
-// store is built, so commands that never open one do not load them.
-const sqliteCascade = Layer.unwrapEffect(Effect.map(
-  Effect.promise(() =>
-    Promise.all([
-      import("@engram/store-sqlite/SqlitePromotionStore"),
-      import("@engram/store-sqlite/SqliteTelemetryStore")
-    ])
-  ),
-  ([SqlitePromotionStore, SqliteTelemetryStore]) => Layer.merge(SqlitePromotionStore.layer, SqliteTelemetryStore.layer)
-))
+// What a SQLite memory store's forget reaches on the same file (decision 0164). Imported with the
+// memory store: every command that opens a store builds them, so they belong on the start-up
+// path's shared chunks, not in entries of their own (decision 0119).
+const sqliteCascade = Layer.merge(SqlitePromotionStore.layer, SqliteTelemetryStore.layer)
 
 /**
  * A PostgreSQL client for the command: a small pool, confined to `schema` when given.
@@ -326,15 +321,10 @@ export const layerWithPromotions = (
   access: Access = "write"
 ): Layer.Layer<StoreServices | PromotionStore.PromotionStore, StoreUnavailable> =>
   (location.pg === undefined
-    ? Layer.unwrapEffect(Effect.map(
-      Effect.promise(() => import("@engram/store-sqlite/SqlitePromotionStore")),
-      (SqlitePromotionStore) =>
-        SqliteMemoryStore.layer.pipe(
-          Layer.provideMerge(sqliteCascade),
-          Layer.provideMerge(SqlitePromotionStore.layer),
-          Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
-        )
-    ))
+    ? SqliteMemoryStore.layer.pipe(
+      Layer.provideMerge(sqliteCascade),
+      Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
+    )
     : withPg(({ PgMemoryStore, PgPromotionStore, PgTelemetryStore }) =>
       PgMemoryStore.layer.pipe(Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer)))
     ).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(

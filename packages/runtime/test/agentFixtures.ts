@@ -21,10 +21,11 @@ import * as Layer from "effect/Layer"
 
 /** Fresh in-memory stores for each build. */
 export const memoryStores = Layer.mergeAll(
-  MemoryStore.layerMemory,
-  PromotionStore.layerMemory,
+  // Forget cascades to the promotion rows and the telemetry, as every shipped wiring's does.
+  MemoryStore.layerMemoryCascading.pipe(
+    Layer.provideMerge(Layer.mergeAll(PromotionStore.layerMemory, TelemetryStore.layerMemory))
+  ),
   SessionStore.layerMemory,
-  TelemetryStore.layerMemory,
   IdGenerator.sequential("mem")
 )
 
