@@ -68,7 +68,6 @@ export default [
     // library's Extraction requires the embedder in its type unless told `nearDuplicates: false`).
     // Each file leaves this list when its look-up becomes an option or an argument.
     files: [
-      "packages/core/src/MemoryStore.ts",
       "packages/core/src/VectorIndex.ts",
       "packages/store-sqlite/src/internal/sqliteMemoryStore.ts",
       // engram extract reads the embedder its --embedder flag put in context (the CLI's Embedder.layer).

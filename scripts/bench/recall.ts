@@ -380,7 +380,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
             MAX_K
           ])
           const [fused10, fused50] = await measureStore(
-            MemoryStore.layerMemory.pipe(Layer.provide(embedded)),
+            MemoryStore.layerMemoryWithVectors.pipe(Layer.provide(embedded)),
             held,
             variant,
             setting,

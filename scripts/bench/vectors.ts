@@ -125,7 +125,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     const sqliteIndex = await sqlite.runPromise(SqliteVectorIndex.make)
 
     const memory = ManagedRuntime.make(
-      MemoryStore.layerMemory.pipe(Layer.provide(withEmbedder), Layer.provideMerge(quiet))
+      MemoryStore.layerMemoryWithVectors.pipe(Layer.provide(withEmbedder), Layer.provideMerge(quiet))
     )
     runtimes.push(memory)
     await memory.runPromise(writeAll)

@@ -10,13 +10,13 @@
  * import { runVectorConformance } from "@engram/conformance"
  * import { MemoryStore } from "@engram/core"
  *
- * runVectorConformance("in-memory", MemoryStore.layerMemory)
+ * runVectorConformance("in-memory", MemoryStore.layerMemoryWithVectors)
  * ```
  *
  * @since 0.1.0
  */
 import { describe } from "@effect/vitest"
-import type { MemoryStore, VectorIndex } from "@engram/core"
+import type { Embeddings, MemoryStore, VectorIndex } from "@engram/core"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import { vectorTier } from "./internal/vectors.js"
@@ -33,16 +33,16 @@ export interface VectorConformanceOptions<RExtra = never> {
 }
 
 /**
- * Registers the vector tier for one backend. `layer` builds a fresh store; the kit provides the
- * embedder to it (the store layer must search hybrid when an `Embeddings` service is in its
- * context). Call it at the top level of a vitest file.
+ * Registers the vector tier for one backend. `layer` builds a fresh store that keeps vectors over
+ * the `Embeddings` service it requires (e.g. `MemoryStore.layerMemoryWithVectors`); the kit
+ * provides the embedder to it. Call it at the top level of a vitest file.
  *
  * @since 0.1.0
  * @category conformance
  */
 export const runVectorConformance = <RExtra = never, E = never>(
   name: string,
-  layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, E>,
+  layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, E, Embeddings.Embeddings>,
   options: VectorConformanceOptions<RExtra> = {}
 ): void => {
   describe(`MemoryStore vector tier: ${name}`, () => vectorTier(layer, options.vectorIndex))

@@ -9,7 +9,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import * as Option from "effect/Option"
 import { Embeddings, type Service as EmbeddingsService } from "./Embeddings.js"
 import * as HybridStore from "./internal/hybridStore.js"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
@@ -263,26 +262,34 @@ export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<Service> 
 /**
  * The in-memory reference store: the same token semantics as every other backend, nothing
  * persisted. Each layer build starts empty, stemming in the ambient `SearchTokenizer.SearchLanguage`.
- * With an `Embeddings.Embeddings` service in the layer's context, it keeps an exact vector index
- * and searches hybrid (`VectorIndex.withVectors`); without one it is lexical. Its `forget` removes
- * its own records only: the store whose forget reaches promotion rows and telemetry is
- * {@link layerMemoryCascading}.
+ * It searches by keyword: the store that keeps vectors is {@link layerMemoryWithVectors}. Its
+ * `forget` removes its own records only: the store whose forget reaches promotion rows and
+ * telemetry is {@link layerMemoryCascading}.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<MemoryStore> = Layer.effect(
+export const layerMemory: Layer.Layer<MemoryStore> = Layer.effect(MemoryStore, makeMemory())
+
+/**
+ * {@link layerMemory} with an exact vector index over the `Embeddings.Embeddings` service it
+ * requires: every record is embedded as it is stored and relevance searches are hybrid
+ * (`VectorIndex.withVectors`). Vectors are asked for by choosing this layer, never by what
+ * happens to be in context (decision 0161 (c)).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemoryWithVectors: Layer.Layer<MemoryStore, never, Embeddings> = Layer.effect(
   MemoryStore,
-  Effect.flatMap(
-    Effect.serviceOption(Embeddings),
-    (embeddings) => makeMemory({ embeddings: Option.getOrUndefined(embeddings) })
-  )
+  Effect.flatMap(Embeddings, (embeddings) => makeMemory({ embeddings }))
 )
 
 /**
  * {@link layerMemory} over the promotion and telemetry stores in context, taken when the layer is
  * built: its `forget` removes the forgotten records' promotion rows and their text in the
- * telemetry, as a SQL store's does (`MemoryForget.Cascade`, decision 0164).
+ * telemetry, as a SQL store's does (`MemoryForget.Cascade`, decision 0164). It searches by
+ * keyword: with vectors it is {@link layerMemoryCascadingWithVectors}.
  *
  * @since 0.1.0
  * @category layers
@@ -291,10 +298,23 @@ export const layerMemoryCascading: Layer.Layer<
   MemoryStore,
   never,
   PromotionStore | TelemetryStore
+> = Layer.effect(MemoryStore, Effect.flatMap(MemoryForget.cascade, (cascade) => makeMemory({ cascade })))
+
+/**
+ * {@link layerMemoryCascading} with an exact vector index over the `Embeddings.Embeddings`
+ * service it requires (as {@link layerMemoryWithVectors}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemoryCascadingWithVectors: Layer.Layer<
+  MemoryStore,
+  never,
+  PromotionStore | TelemetryStore | Embeddings
 > = Layer.effect(
   MemoryStore,
   Effect.flatMap(
-    Effect.all({ cascade: MemoryForget.cascade, embeddings: Effect.serviceOption(Embeddings) }),
-    ({ cascade, embeddings }) => makeMemory({ cascade, embeddings: Option.getOrUndefined(embeddings) })
+    Effect.all({ cascade: MemoryForget.cascade, embeddings: Embeddings }),
+    ({ cascade, embeddings }) => makeMemory({ cascade, embeddings })
   )
 )

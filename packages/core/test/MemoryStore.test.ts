@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { IdGenerator, MemoryQuery, MemoryStore, SearchTokenizer } from "@engram/core"
+import { Embeddings, IdGenerator, MemoryQuery, MemoryStore, SearchTokenizer } from "@engram/core"
 import { Effect, FastCheck as fc, Layer } from "effect"
 
 const words = [
@@ -65,4 +65,25 @@ describe("in-memory search", () => {
         )
       }).pipe(provideStore)
   )
+})
+
+describe("in-memory vectors are chosen by the layer (decision 0161 (c))", () => {
+  const stored = "Doug runs PostgreSQL 16 for the billing service"
+  const searchWith = (store: Layer.Layer<MemoryStore.MemoryStore>) =>
+    Effect.gen(function*() {
+      const s = yield* MemoryStore.MemoryStore
+      yield* s.write([{ content: stored, kind: "fact" }])
+      return (yield* s.search("postgres setup")).hits.map((hit) => hit.record.content)
+    }).pipe(Effect.provide(Layer.merge(store, IdGenerator.sequential("mem"))))
+
+  it.effect("layerMemoryWithVectors searches hybrid over the embeddings it requires", () =>
+    Effect.gen(function*() {
+      expect(yield* searchWith(MemoryStore.layerMemoryWithVectors.pipe(Layer.provide(Embeddings.layerTest()))))
+        .toEqual([stored])
+    }))
+
+  it.effect("layerMemory stays lexical even with an Embeddings service in context", () =>
+    Effect.gen(function*() {
+      expect(yield* searchWith(MemoryStore.layerMemory).pipe(Effect.provide(Embeddings.layerTest()))).toEqual([])
+    }))
 })

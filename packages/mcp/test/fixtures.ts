@@ -27,16 +27,19 @@ export const memory = {
   spec: RoutingPresets.userBackground
 } as const
 
-/** In-memory stores and the projection over them; `embeddings` (when given) reaches the store. */
-export const storesWith = (embeddings: Layer.Layer<never> | Layer.Layer<Embeddings.Embeddings> = Layer.empty) =>
+/** In-memory stores and the projection over them; with `embeddings` the store keeps vectors over it. */
+export const storesWith = (embeddings?: Layer.Layer<Embeddings.Embeddings>) =>
   ContextProjection.layer.pipe(
-    Layer.provideMerge(MemoryStore.layerMemoryCascading),
+    Layer.provideMerge(
+      embeddings === undefined
+        ? MemoryStore.layerMemoryCascading
+        : MemoryStore.layerMemoryCascadingWithVectors.pipe(Layer.provide(embeddings))
+    ),
     Layer.provideMerge(Layer.mergeAll(
       PromotionStore.layerMemory,
       TelemetryStore.layerMemory,
       IdGenerator.sequential("mem")
-    )),
-    Layer.provide(embeddings)
+    ))
   )
 
 /** The stores without an embedder. */

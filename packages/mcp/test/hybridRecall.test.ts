@@ -10,7 +10,7 @@ import * as Layer from "effect/Layer"
 import { connectedTo, storesWith, type ToolResult } from "./fixtures.js"
 
 const withClient = <A>(
-  embeddings: Layer.Layer<never> | Layer.Layer<Embeddings.Embeddings>,
+  embeddings: Layer.Layer<Embeddings.Embeddings> | undefined,
   body: (call: (name: string, args: Record<string, unknown>) => Effect.Effect<ToolResult>) => Effect.Effect<A>
 ) => Effect.scoped(Effect.flatMap(connectedTo(storesWith(embeddings)), ({ call }) => body(call)))
 
@@ -40,7 +40,7 @@ describe("memory_recall with the embedding tier", () => {
       })))
 
   it.live("without an embedder, recall is lexical and finds nothing", () =>
-    withClient(Layer.empty, (call) =>
+    withClient(undefined, (call) =>
       Effect.gen(function*() {
         expect(yield* recallIds(call)).toEqual([])
       })))

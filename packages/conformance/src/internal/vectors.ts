@@ -42,7 +42,7 @@ type Body<A, E, RExtra> = Effect.Effect<
 >
 
 const provideWith = <RExtra, LE>(
-  layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, LE>,
+  layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, LE, Embeddings.Embeddings>,
   embeddings: Embeddings.Service
 ) =>
 <A, E>(self: Body<A, E, RExtra>) =>
@@ -87,7 +87,7 @@ const shares = (a: string, b: string) => {
 }
 
 export const vectorTier = <RExtra, LE>(
-  layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, LE>,
+  layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, LE, Embeddings.Embeddings>,
   vectorIndex: Effect.Effect<VectorIndex.Service, unknown, RExtra> | undefined
 ) => {
   const hybrid = provideWith(layer, testEmbedder)
