@@ -63,13 +63,10 @@ export default [
     rules: { "no-restricted-syntax": ["error", noNewDate] }
   },
   {
-    // Not yet explicit (decision 0164): whether a store keeps vectors (`Embeddings` in context), and
-    // `engram extract` choosing near-duplicates by meaning when `--embedder` provided one (the
-    // library's Extraction requires the embedder in its type unless told `nearDuplicates: false`).
-    // Each file leaves this list when its look-up becomes an option or an argument.
+    // Not yet explicit (decision 0164): `engram extract` choosing near-duplicates by meaning when
+    // `--embedder` provided one (the library's Extraction requires the embedder in its type unless
+    // told `nearDuplicates: false`). It leaves this list when its look-up becomes an argument.
     files: [
-      "packages/core/src/VectorIndex.ts",
-      "packages/store-sqlite/src/internal/sqliteMemoryStore.ts",
       // engram extract reads the embedder its --embedder flag put in context (the CLI's Embedder.layer).
       "packages/cli/src/commands/Extract.ts"
     ],

@@ -69,16 +69,15 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     queryMillis.push(performance.now() - at)
   }
 
-  // Writes: two SQLite stores, one with the embedder in its context, batches alternating.
+  // Writes: two SQLite stores, one keeping vectors over the embedder, batches alternating.
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-embedder-"))
   const quiet = Logger.minimumLogLevel(LogLevel.Warning)
   const store = (name: string, embeddings?: Embeddings.Service) =>
     ManagedRuntime.make(Layer.mergeAll(
-      SqliteEngram.layerStores.pipe(
-        Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(directory, `${name}.db`) }))
-      ).pipe(
-        Layer.provide(embeddings === undefined ? Layer.empty : Layer.succeed(Embeddings.Embeddings, embeddings))
-      ),
+      (embeddings === undefined
+        ? SqliteEngram.layerStores
+        : SqliteEngram.layerStoresWithVectors.pipe(Layer.provide(Layer.succeed(Embeddings.Embeddings, embeddings))))
+        .pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(directory, `${name}.db`) }))),
       IdGenerator.sequential(name),
       quiet
     ))

@@ -142,16 +142,18 @@ export const make = (
 
 /**
  * The `Embeddings` service the recall options chose, for a store layer (and an extraction) to be
- * built with: the store then keeps vectors for what it writes and searches hybrid. The service is
- * optional — what reads it reads it with `Effect.serviceOption` — so the layer's type names none:
- * without `--embedder` it is the empty layer.
+ * built with: the store then keeps vectors for what it writes and searches hybrid
+ * (`StoreBackend.layer` picks the store's vectors layer when given one). Without `--embedder` there
+ * is none: `undefined`, and the store searches by keyword.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (choice: Choice): Layer.Layer<never, Provider.ProviderNotConfigured> =>
+export const layer = (
+  choice: Choice
+): Layer.Layer<Embeddings.Embeddings, Provider.ProviderNotConfigured> | undefined =>
   choice.embedder === undefined
-    ? Layer.empty
+    ? undefined
     : Layer.scoped(
       Embeddings.Embeddings,
       make(choice.embedder, { model: choice.embedderModel, dimensions: choice.embedderDimensions })

@@ -14,6 +14,7 @@
  */
 import type * as Command from "@effect/cli/Command"
 import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as Embeddings from "@engram/core/Embeddings"
 import * as ErrorClass from "@engram/core/ErrorClass"
 import type * as MemoryStore from "@engram/core/MemoryStore"
 import type * as PromotionStore from "@engram/core/PromotionStore"
@@ -230,6 +231,11 @@ const withPg = <A, E, R>(
 // path's shared chunks, not in entries of their own (decision 0119).
 const sqliteCascade = Layer.merge(SqlitePromotionStore.layer, SqliteTelemetryStore.layer)
 
+// Without an embedder the layers above are the lexical ones, which require no `Embeddings`: the
+// conditional between the two layers cannot narrow their union's requirement, so it is dropped here.
+const lexical = <A, E>(opened: Layer.Layer<A, E, Embeddings.Embeddings>): Layer.Layer<A, E> =>
+  opened as Layer.Layer<A, E>
+
 /**
  * A PostgreSQL client for the command: a small pool, confined to `schema` when given.
  *
@@ -284,9 +290,10 @@ const reindexProgress = Layer.sync(ReindexProgress.ReindexProgress, (): ReindexP
  * cannot be created, a missing file for a read, a file that is not a database or is damaged, a
  * server that does not answer, a failed migration — fails with {@link StoreUnavailable}.
  *
- * `embeddings` (`Embedder.layer`, empty by default) is the embedder the store is built with: with
- * one, it keeps vectors for what it writes and searches hybrid; the layer also passes it on, for
- * what else reads it (an extraction's near-duplicate check). A failure to build it is its own.
+ * `embeddings` (`Embedder.layer`, none by default) is the embedder the store is built with: with
+ * one, it is the store's vectors layer (it keeps vectors for what it writes and searches hybrid)
+ * and the layer also passes it on, for what else reads it (an extraction's near-duplicate check);
+ * without, the store searches by keyword. A failure to build it is its own.
  *
  * @since 0.1.0
  * @category layers
@@ -294,20 +301,22 @@ const reindexProgress = Layer.sync(ReindexProgress.ReindexProgress, (): ReindexP
 export const layer = <E = never>(
   location: StoreLocation,
   access: Access = "write",
-  embeddings: Layer.Layer<never, E> = Layer.empty
-): Layer.Layer<StoreServices, StoreUnavailable | E> =>
-  (location.pg === undefined
-    ? SqliteMemoryStore.layer.pipe(
+  embeddings?: Layer.Layer<Embeddings.Embeddings, E>
+): Layer.Layer<StoreServices, StoreUnavailable | E> => {
+  const opened = (location.pg === undefined
+    ? (embeddings === undefined ? SqliteMemoryStore.layer : SqliteMemoryStore.layerWithVectors).pipe(
       Layer.provideMerge(sqliteCascade),
       Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
     )
     : withPg(({ PgMemoryStore, PgPromotionStore, PgTelemetryStore }) =>
-      PgMemoryStore.layer.pipe(Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer)))
-    ).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
-      Layer.provide(reindexProgress),
-      Layer.catchAllCause(unavailableAt(location)),
-      Layer.provideMerge(embeddings)
-    )
+      (embeddings === undefined ? PgMemoryStore.layer : PgMemoryStore.layerWithVectors).pipe(
+        Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer))
+      )
+    ).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.provide(reindexProgress))
+  return embeddings === undefined
+    ? lexical(opened).pipe(Layer.catchAllCause(unavailableAt(location)))
+    : opened.pipe(Layer.catchAllCause(unavailableAt(location)), Layer.provideMerge(embeddings))
+}
 
 /**
  * The memory store and the promotion store of a location, on one database; `access` as for
@@ -342,7 +351,7 @@ export const layerWithPromotions = (
  */
 export const layerObserved = <E = never>(
   location: StoreLocation,
-  embeddings: Layer.Layer<never, E> = Layer.empty,
+  embeddings?: Layer.Layer<Embeddings.Embeddings, E>,
   access: Access = "write"
 ): Layer.Layer<
   | StoreServices
@@ -351,22 +360,23 @@ export const layerObserved = <E = never>(
   | TelemetryStore.TelemetryStore
   | StoreTransaction.StoreTransaction,
   StoreUnavailable | E
-> =>
-  (location.pg === undefined
+> => {
+  const opened = (location.pg === undefined
     ? Layer.unwrapEffect(Effect.map(
       Effect.promise(() =>
         Promise.all([import("@engram/store-sqlite/SqliteEngram"), import("@engram/store-sqlite/SqliteDatabase")])
       ),
       ([SqliteEngram, SqliteDatabase]) =>
-        SqliteEngram.layerStores.pipe(
+        (embeddings === undefined ? SqliteEngram.layerStores : SqliteEngram.layerStoresWithVectors).pipe(
           Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
         )
     ))
-    : withPg(({ PgEngram }) => PgEngram.layerStores).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
-      Layer.provide(reindexProgress),
-      Layer.catchAllCause(unavailableAt(location)),
-      Layer.provideMerge(embeddings)
-    )
+    : withPg(({ PgEngram }) => embeddings === undefined ? PgEngram.layerStores : PgEngram.layerStoresWithVectors)
+      .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.provide(reindexProgress))
+  return embeddings === undefined
+    ? lexical(opened).pipe(Layer.catchAllCause(unavailableAt(location)))
+    : opened.pipe(Layer.catchAllCause(unavailableAt(location)), Layer.provideMerge(embeddings))
+}
 
 /**
  * The environment variables a store location falls back to when neither `--db` nor `--pg` is

@@ -6,19 +6,15 @@
  * and {@link withVectors} puts it behind the one `MemoryStore` contract: writes embed, relevance
  * searches fuse BM25 with vectors (decision 0054).
  *
- * A store layer builds its index and applies {@link withVectors} when an `Embeddings` service is in
- * the layer's context, and only then: without an embedder the store is exactly the lexical one.
+ * A store layer builds its index and applies {@link withVectors} when it is asked to keep vectors
+ * (its `WithVectors` layer, which requires `Embeddings`), and only then: otherwise the store is
+ * exactly the lexical one.
  *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import {
-  type EmbedderIdentity,
-  type EmbedderMismatch,
-  Embeddings,
-  type Service as EmbeddingsService
-} from "./Embeddings.js"
+import type * as Option from "effect/Option"
+import { type EmbedderIdentity, type EmbedderMismatch, type Service as EmbeddingsService } from "./Embeddings.js"
 import * as HybridStore from "./internal/hybridStore.js"
 import type { MemoryFilters } from "./MemoryQuery.js"
 import type { MemoryId } from "./MemoryRecord.js"
@@ -125,18 +121,18 @@ export const withVectors: (
 export const embedRecords = HybridStore.embedRecords
 
 /**
- * What every store layer does after building its store: with an `Embeddings` service in context,
- * builds the backend's index (`makeIndex`) and returns the store {@link withVectors}; without one,
- * returns the store itself, untouched.
+ * What every store layer does after building its store: given `embeddings` (the store was asked to
+ * keep vectors), builds the backend's index (`makeIndex`) and returns the store {@link withVectors};
+ * given none, returns the store itself, untouched (decision 0161 (c)).
  *
  * @since 0.1.0
  * @category combinators
  */
 export const attach = <E, R>(
   store: MemoryStoreService,
-  makeIndex: Effect.Effect<Service, E, R>
+  makeIndex: Effect.Effect<Service, E, R>,
+  embeddings: EmbeddingsService | undefined
 ): Effect.Effect<MemoryStoreService, E | EmbedderMismatch | MemoryStoreFailure, R> =>
-  Effect.flatMap(Effect.serviceOption(Embeddings), (embeddings) =>
-    Option.isNone(embeddings)
-      ? Effect.succeed(store)
-      : Effect.flatMap(makeIndex, (index) => withVectors(store, index, embeddings.value)))
+  embeddings === undefined
+    ? Effect.succeed(store)
+    : Effect.flatMap(makeIndex, (index) => withVectors(store, index, embeddings))

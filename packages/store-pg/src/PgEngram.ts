@@ -17,6 +17,7 @@
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
+import type { Embeddings } from "@engram/core"
 import { SqlEngram, SqlTransaction } from "@engram/store-sql"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Layer from "effect/Layer"
@@ -59,6 +60,25 @@ export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient
 })
 
 /**
+ * {@link layerStores} with a memory store that keeps vectors over the `Embeddings` service it
+ * requires (`PgMemoryStore.layerWithVectors`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStoresWithVectors: Layer.Layer<
+  Stores,
+  PgMemoryStore.MakeError,
+  SqlClient.SqlClient | Embeddings.Embeddings
+> = SqlEngram.layerStores({
+  memory: PgMemoryStore.layerWithVectors,
+  promotions: PgPromotionStore.layer,
+  sessions: PgSessionStore.layer,
+  telemetry: PgTelemetryStore.layer,
+  transaction: SqlTransaction.layer(PgError.reasonOf)
+})
+
+/**
  * The four stores in the database of `options.url` (in `options.schema` when given), the
  * `ContextProjection` with its default settings and the preset routing specs.
  *
@@ -67,6 +87,18 @@ export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient
  */
 export const layer = (options: PgDatabase.ConnectionOptions): Layer.Layer<Services, PgMemoryStore.MakeError> =>
   SqlEngram.layer(layerStores, PgDatabase.layer(options))
+
+/**
+ * {@link layer} with a memory store that keeps vectors and searches hybrid over the `Embeddings`
+ * service it requires ({@link layerStoresWithVectors}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWithVectors = (
+  options: PgDatabase.ConnectionOptions
+): Layer.Layer<Services, PgMemoryStore.MakeError, Embeddings.Embeddings> =>
+  SqlEngram.layer(layerStoresWithVectors, PgDatabase.layer(options))
 
 /**
  * {@link layer} configured from the environment: `ENGRAM_PG_URL` (required), `ENGRAM_PG_SCHEMA`,

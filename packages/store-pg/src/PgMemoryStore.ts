@@ -17,21 +17,15 @@
 import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import {
-  type Embeddings,
-  MemoryStore,
-  type MemoryStoreError,
-  type PromotionStore,
-  type TelemetryStore
-} from "@engram/core"
-import type * as Effect from "effect/Effect"
+import { Embeddings, MemoryStore, type MemoryStoreError, type PromotionStore, type TelemetryStore } from "@engram/core"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/pgMemoryStore.js"
 import * as PgDatabase from "./PgDatabase.js"
 
 /**
- * Why building the store can fail: the database, its migrations, and — with an `Embeddings`
- * service in context — the vector index (`MemoryStoreFailure`) or an embedder other than the one
+ * Why building the store can fail: the database, its migrations, and — for a store that keeps
+ * vectors — the vector index (`MemoryStoreFailure`) or an embedder other than the one
  * the stored vectors came from (`EmbedderMismatch`: run `engram embed --reembed`).
  *
  * @since 0.1.0
@@ -50,9 +44,8 @@ export type MakeError = SqlError | MigrationError | MemoryStoreError.MemoryStore
 export type Requirements = SqlClient.SqlClient | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
 
 /**
- * Builds the store over the ambient `SqlClient`, migrating its tables first. With an `Embeddings`
- * service in context it also keeps a vector per record (pgvector's distance where the database has
- * the extension, an exact scan in SQL where not) and searches hybrid (`VectorIndex.withVectors`).
+ * Builds the store over the ambient `SqlClient`, migrating its tables first. It searches by
+ * keyword: the store that keeps vectors is {@link makeWithVectors}.
  *
  * @since 0.1.0
  * @category constructors
@@ -61,7 +54,22 @@ export const make: Effect.Effect<
   MemoryStore.Service,
   MakeError,
   Requirements
-> = internal.make
+> = internal.make()
+
+/**
+ * {@link make} keeping a vector per record over the `Embeddings` service it requires (pgvector's
+ * distance where the database has the extension, an exact scan in SQL where not) and searching
+ * hybrid (`VectorIndex.withVectors`). A store whose vectors came from another embedder fails with
+ * `EmbedderMismatch`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeWithVectors: Effect.Effect<
+  MemoryStore.Service,
+  MakeError,
+  Requirements | Embeddings.Embeddings
+> = Effect.flatMap(Embeddings.Embeddings, (embeddings) => internal.make(embeddings))
 
 /**
  * The store on a PostgreSQL `SqlClient` you provide (e.g. {@link PgDatabase.layer}).
@@ -70,7 +78,19 @@ export const make: Effect.Effect<
  * @category layers
  */
 export const layer: Layer.Layer<MemoryStore.MemoryStore, MakeError, Requirements> = Layer
-  .effect(MemoryStore.MemoryStore, internal.make)
+  .effect(MemoryStore.MemoryStore, make)
+
+/**
+ * {@link layer} keeping vectors over the `Embeddings` service it requires ({@link makeWithVectors}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWithVectors: Layer.Layer<
+  MemoryStore.MemoryStore,
+  MakeError,
+  Requirements | Embeddings.Embeddings
+> = Layer.effect(MemoryStore.MemoryStore, makeWithVectors)
 
 /**
  * The store for a connection that must not change the schema — a read replica, or a role
@@ -86,4 +106,4 @@ export const layerWithoutMigrations: Layer.Layer<
   Exclude<MakeError, MigrationError>,
   Requirements
 > = Layer
-  .effect(MemoryStore.MemoryStore, internal.makeWithoutMigrations)
+  .effect(MemoryStore.MemoryStore, internal.makeWithoutMigrations())

@@ -52,12 +52,15 @@ export type Services<C = never> =
  * @since 0.1.0
  * @category models
  */
-export interface StoreSet<E, R extends SqlClient.SqlClient = SqlClient.SqlClient> {
-  /** The memory store takes the promotion and telemetry stores its `forget` reaches (decision 0164). */
+export interface StoreSet<E, R extends SqlClient.SqlClient = SqlClient.SqlClient, RM = never> {
+  /**
+   * The memory store takes the promotion and telemetry stores its `forget` reaches (decision 0164),
+   * and `RM`: what else it requires (`Embeddings` for a store that keeps vectors).
+   */
   readonly memory: Layer.Layer<
     MemoryStore.MemoryStore,
     E,
-    R | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
+    R | RM | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
   >
   readonly promotions: Layer.Layer<PromotionStore.PromotionStore, E, R>
   readonly sessions: Layer.Layer<SessionStore.SessionStore, E, R>
@@ -73,21 +76,24 @@ export interface StoreSet<E, R extends SqlClient.SqlClient = SqlClient.SqlClient
  * @since 0.1.0
  * @category layers
  */
-export const layerStores = <E, R extends SqlClient.SqlClient>(set: StoreSet<E, R>): Layer.Layer<Stores, E, R> =>
+export const layerStores = <E, R extends SqlClient.SqlClient, RM = never>(
+  set: StoreSet<E, R, RM>
+): Layer.Layer<Stores, E, R | RM> =>
   set.memory.pipe(Layer.provideMerge(Layer.mergeAll(set.promotions, set.transaction, set.sessions, set.telemetry)))
 
 /**
  * The one-database layer: {@link layerStores} over `client`, the `ContextProjection` with its
  * default settings and the preset routing specs; the client's own services stay in the output
- * (for tools that read the same database).
+ * (for tools that read the same database). What the stores require beyond the client (`Embeddings`
+ * for a memory store that keeps vectors) stays required.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = <E, C, EC>(
-  stores: Layer.Layer<Stores, E, C | SqlClient.SqlClient>,
+export const layer = <E, C, EC, RS>(
+  stores: Layer.Layer<Stores, E, RS>,
   client: Layer.Layer<C | SqlClient.SqlClient, EC>
-): Layer.Layer<Services<C>, E | EC> =>
+): Layer.Layer<Services<C>, E | EC, Exclude<RS, C | SqlClient.SqlClient>> =>
   Layer.mergeAll(ContextProjection.layer, RoutingSpecs.layerPresets).pipe(
     Layer.provideMerge(stores),
     Layer.provideMerge(client)

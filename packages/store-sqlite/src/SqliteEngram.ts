@@ -14,6 +14,7 @@
  */
 import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
+import type { Embeddings } from "@engram/core"
 import { SqlEngram, SqlTransaction } from "@engram/store-sql"
 import type * as Layer from "effect/Layer"
 import { causeOf } from "./internal/sqliteErrors.js"
@@ -56,6 +57,25 @@ export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlCl
   })
 
 /**
+ * {@link layerStores} with a memory store that keeps vectors over the `Embeddings` service it
+ * requires (`SqliteMemoryStore.layerWithVectors`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStoresWithVectors: Layer.Layer<
+  Stores,
+  SqliteMemoryStore.MakeError,
+  SqlClient.SqlClient | Embeddings.Embeddings
+> = SqlEngram.layerStores({
+  memory: SqliteMemoryStore.layerWithVectors,
+  promotions: SqlitePromotionStore.layer,
+  sessions: SqliteSessionStore.layer,
+  telemetry: SqliteTelemetryStore.layer,
+  transaction: SqlTransaction.layer((error) => causeOf(error, error.message))
+})
+
+/**
  * The four stores on the SQLite file `options.filename` (default `./.engram/engram.db`, created
  * with its directory when missing; `:memory:` for tests), the `ContextProjection` with its
  * default settings and the preset routing specs.
@@ -67,3 +87,15 @@ export const layer = (
   options?: SqliteDatabase.ClientOptions
 ): Layer.Layer<Services, SqliteDatabase.SqliteOpenError | SqliteMemoryStore.MakeError> =>
   SqlEngram.layer(layerStores, SqliteDatabase.layer(options))
+
+/**
+ * {@link layer} with a memory store that keeps vectors (sqlite-vec) and searches hybrid over the
+ * `Embeddings` service it requires ({@link layerStoresWithVectors}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWithVectors = (
+  options?: SqliteDatabase.ClientOptions
+): Layer.Layer<Services, SqliteDatabase.SqliteOpenError | SqliteMemoryStore.MakeError, Embeddings.Embeddings> =>
+  SqlEngram.layer(layerStoresWithVectors, SqliteDatabase.layer(options))

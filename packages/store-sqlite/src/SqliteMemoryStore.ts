@@ -25,7 +25,7 @@ import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import {
-  type Embeddings,
+  Embeddings,
   MemoryStore,
   type MemoryStoreError,
   type PromotionStore,
@@ -39,8 +39,8 @@ import * as Reindex from "./internal/reindex.js"
 import * as internal from "./internal/sqliteMemoryStore.js"
 
 /**
- * Why building the store can fail: the database, its migrations, and — with an `Embeddings`
- * service in context — the vector index (`MemoryStoreFailure`) or an embedder other than the one
+ * Why building the store can fail: the database, its migrations, and — for a store that keeps
+ * vectors — the vector index (`MemoryStoreFailure`) or an embedder other than the one
  * the stored vectors came from (`EmbedderMismatch`: run `engram embed --reembed`).
  *
  * @since 0.1.0
@@ -69,8 +69,8 @@ export type Requirements =
 
 /**
  * Migrates the memory tables (in the `engram_memory_migrations` table) and builds the store over
- * the ambient SQL client. With an `Embeddings` service in context it also keeps a vector per
- * record (sqlite-vec) and searches hybrid (`VectorIndex.withVectors`); without one it is lexical.
+ * the ambient SQL client. It searches by keyword: the store that keeps vectors is
+ * {@link makeWithVectors}.
  *
  * @since 0.1.0
  * @category constructors
@@ -79,7 +79,22 @@ export const make: Effect.Effect<
   MemoryStore.Service,
   MakeError,
   Requirements
-> = internal.make
+> = internal.make()
+
+/**
+ * {@link make} keeping a vector per record (sqlite-vec) over the `Embeddings` service it requires
+ * and searching hybrid (`VectorIndex.withVectors`). A store whose vectors came from another
+ * embedder fails with `EmbedderMismatch`; a read-only file without a vector index searches by
+ * keyword (and logs why).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeWithVectors: Effect.Effect<
+  MemoryStore.Service,
+  MakeError,
+  Requirements | Embeddings.Embeddings
+> = Effect.flatMap(Embeddings.Embeddings, (embeddings) => internal.make(embeddings))
 
 /**
  * The memory store over an SQL client provided elsewhere (so several stores can share one
@@ -92,7 +107,19 @@ export const layer: Layer.Layer<
   MemoryStore.MemoryStore,
   MakeError,
   Requirements
-> = Layer.effect(MemoryStore.MemoryStore, internal.make)
+> = Layer.effect(MemoryStore.MemoryStore, make)
+
+/**
+ * {@link layer} keeping vectors over the `Embeddings` service it requires ({@link makeWithVectors}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWithVectors: Layer.Layer<
+  MemoryStore.MemoryStore,
+  MakeError,
+  Requirements | Embeddings.Embeddings
+> = Layer.effect(MemoryStore.MemoryStore, makeWithVectors)
 
 /**
  * What is wrong with the memory search index: FTS5's own structure check, and records the index

@@ -14,7 +14,7 @@ import { afterAll } from "vitest"
 
 runVectorConformance(
   "sqlite",
-  SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+  SqliteEngram.layerStoresWithVectors.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
   {
     vectorIndex: SqliteVectorIndex.make
   }
@@ -40,7 +40,7 @@ const vectorOnly = { fusion: { lexicalWeight: 0, minSimilarity: -1 } } as const
 const lexical = (file: string, readonly = false) =>
   SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly })))
 const hybrid = (file: string, readonly = false) =>
-  SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly }))).pipe(
+  SqliteEngram.layerStoresWithVectors.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly }))).pipe(
     Layer.provide(withEmbedder)
   )
 
@@ -222,8 +222,9 @@ describe("a read-only file with an embedder in context", () => {
       const opened = yield* Effect.flip(
         search("postgres").pipe(
           Effect.provide(
-            SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly: true })))
-              .pipe(Layer.provide(other))
+            SqliteEngram.layerStoresWithVectors.pipe(
+              Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly: true }))
+            ).pipe(Layer.provide(other))
           )
         )
       )
@@ -236,4 +237,20 @@ describe("sqlite-vec", () => {
   it("ships a loadable binary for this platform", () => {
     expect(NodeFs.existsSync(SqliteVec.getLoadablePath())).toBe(true)
   })
+})
+
+describe("vectors are chosen by the layer (decision 0161 (c))", () => {
+  it.effect("the lexical layer ignores an Embeddings service in context; the vectors layer searches hybrid", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      yield* write(hybrid(file))
+      const lexicalHits = yield* search("postgres setup", { scopes: [DOUG], limit: 1 }).pipe(
+        Effect.provide(lexical(file).pipe(Layer.provide(withEmbedder)))
+      )
+      expect(ids(lexicalHits)).toEqual([])
+      const hybridHits = yield* search("postgres setup", { scopes: [DOUG], limit: 1 }).pipe(
+        Effect.provide(hybrid(file))
+      )
+      expect(ids(hybridHits)).toEqual(["pg"])
+    }))
 })

@@ -12,7 +12,6 @@ import * as Command from "@effect/cli/Command"
 import type * as Explain from "@engram/runtime/Explain"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Flags from "../Flags.js"
@@ -139,7 +138,7 @@ export const command = Command.make(
       const explanation = yield* Effect.flatMap(
         resolveId(memoryId),
         (fullId) => explain({ memoryId: fullId, sessionId: session, turn, call })
-      ).pipe(Effect.provide(StoreBackend.layerObserved(where, Layer.empty, "read")))
+      ).pipe(Effect.provide(StoreBackend.layerObserved(where, undefined, "read")))
       if (isUnknown(explanation)) {
         return yield* new CliFailure({
           problem:

@@ -11,7 +11,6 @@ import type * as Demo from "@engram/harness/Demo"
 import type * as Inspect from "@engram/runtime/Inspect"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Flags from "../Flags.js"
@@ -78,7 +77,7 @@ export const command = Command.make(
         Promise.all([import("@engram/runtime/Inspect"), import("@engram/harness/Demo")])
       )
       const calls = yield* Inspect.inspectSession(session, { turn, call }).pipe(
-        Effect.provide(StoreBackend.layerObserved(where, Layer.empty, "read"))
+        Effect.provide(StoreBackend.layerObserved(where, undefined, "read"))
       )
       if (calls.length === 0) {
         return yield* new CliFailure({

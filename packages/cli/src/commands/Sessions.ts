@@ -10,7 +10,6 @@ import * as SessionSummary from "@engram/core/SessionSummary"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { toCliFailure } from "../CliError.js"
 import * as Render from "../Render.js"
@@ -56,7 +55,7 @@ export const command = Command.make("sessions", {}, () =>
   Effect.gen(function*() {
     const where = yield* StoreBackend.location
     const sessions = yield* SessionSummary.list.pipe(
-      Effect.provide(StoreBackend.layerObserved(where, Layer.empty, "read"))
+      Effect.provide(StoreBackend.layerObserved(where, undefined, "read"))
     )
     const settings = yield* Root.settings
     const store = StoreBackend.describeLocation(where)

@@ -3,6 +3,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import {
   Bm25,
+  type Embeddings,
   MemoryForget,
   MemoryQuery,
   type MemoryRecord,
@@ -195,6 +196,7 @@ const makeStatistics = (sql: SqlClient.SqlClient) =>
 const makeAfter = <E>(
   prepare: (language: SearchTokenizer.Language) => Effect.Effect<unknown, E, SqlClient.SqlClient>
 ) =>
+(embeddings?: Embeddings.Service) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // forget reaches the promotion rows and telemetry of the same database (decision 0164).
@@ -538,7 +540,7 @@ const makeAfter = <E>(
           return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
         }).pipe(Effect.mapError(failure("tombstones")))
     }
-    return yield* VectorIndex.attach(MemoryStore.withContract(service), PgVectorIndex.make)
+    return yield* VectorIndex.attach(MemoryStore.withContract(service), PgVectorIndex.make, embeddings)
   })
 
 /** The store, after bringing its tables and stored search tokens up to date. */

@@ -4,7 +4,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import {
   Bm25,
-  Embeddings,
+  type Embeddings,
   MemoryForget,
   MemoryQuery,
   type MemoryRecord,
@@ -154,10 +154,10 @@ const isCurrent = (language: SearchTokenizer.Language) =>
       tokenizer?.value === SearchTokenizer.fingerprintOf(language)
   }).pipe(Effect.orElseSucceed(() => false))
 
-/** Builds the SQLite memory store over the ambient SQL client. Migrates first. */
-export const make: Effect.Effect<
+/** The lexical SQLite memory store over the ambient SQL client. Migrates first. */
+const makeLexical: Effect.Effect<
   MemoryStore.Service,
-  SqlError | Migrator.MigrationError | MemoryStoreError.MemoryStoreFailure | Embeddings.EmbedderMismatch,
+  SqlError | Migrator.MigrationError | MemoryStoreError.MemoryStoreFailure,
   SqlClient.SqlClient | SqliteClient.SqliteClient | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -595,20 +595,32 @@ export const make: Effect.Effect<
         return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
       }).pipe(Effect.catchTag("SqlError", toFailure("tombstones")))
   }
-  const store = MemoryStore.withContract(service)
-  const embeddings = yield* Effect.serviceOption(Embeddings.Embeddings)
-  if (Option.isNone(embeddings)) {
-    // The memory table's triggers update the vec0 index: a writer needs the module loaded.
-    yield* SqliteVectorIndex.loadForWrites
-    return store
-  }
-  const index = yield* SqliteVectorIndex.open
-  if (Option.isNone(index)) {
-    yield* Effect.logWarning(
-      "the database is open read-only and has no vector index for an embedder yet: searching lexically " +
-        "(open it writable once, or run `engram embed`, to build it)"
-    )
-    return store
-  }
-  return yield* VectorIndex.withVectors(store, index.value, embeddings.value)
+  return MemoryStore.withContract(service)
 })
+
+/**
+ * Builds the SQLite memory store over the ambient SQL client. Migrates first. With `embeddings` it
+ * keeps vectors (sqlite-vec) and searches hybrid; without, it is lexical (decision 0161 (c)).
+ */
+export const make = (embeddings?: Embeddings.Service): Effect.Effect<
+  MemoryStore.Service,
+  SqlError | Migrator.MigrationError | MemoryStoreError.MemoryStoreFailure | Embeddings.EmbedderMismatch,
+  SqlClient.SqlClient | SqliteClient.SqliteClient | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
+> =>
+  Effect.gen(function*() {
+    const store = yield* makeLexical
+    if (embeddings === undefined) {
+      // The memory table's triggers update the vec0 index: a writer needs the module loaded.
+      yield* SqliteVectorIndex.loadForWrites
+      return store
+    }
+    const index = yield* SqliteVectorIndex.open
+    if (Option.isNone(index)) {
+      yield* Effect.logWarning(
+        "the database is open read-only and has no vector index for an embedder yet: searching lexically " +
+          "(open it writable once, or run `engram embed`, to build it)"
+      )
+      return store
+    }
+    return yield* VectorIndex.withVectors(store, index.value, embeddings)
+  })
