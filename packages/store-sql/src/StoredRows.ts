@@ -70,3 +70,28 @@ export const reportSkipped = <K>(
     }),
     counter === undefined ? Effect.void : Metric.incrementBy(counter, skipped.length)
   )
+
+/**
+ * A session's stored rows decoded in `seq` order: each one that fails to decode is logged with its
+ * session and `seq` ("skipped a stored <what> that failed to decode") and counted, and the rest
+ * are read — what every session store's `load` and `loadExtractions` do.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeSessionRows = <R extends { readonly seq: number }, A>(
+  sessionId: string,
+  rows: ReadonlyArray<R>,
+  decode: (row: R) => Either.Either<A, string>,
+  what: string
+): Effect.Effect<{ readonly values: ReadonlyArray<A>; readonly skipped: number }> => {
+  const { skipped, values } = decodeEach(rows, decode, (row) => row.seq)
+  return Effect.as(
+    reportSkipped(
+      skipped,
+      `skipped a stored ${what} that failed to decode`,
+      ({ key, reason }) => ({ sessionId, seq: key, reason })
+    ),
+    { values, skipped: skipped.length }
+  )
+}

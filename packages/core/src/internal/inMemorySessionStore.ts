@@ -9,7 +9,6 @@ import {
   decodeStoredExtractionRun,
   encodeRunForStore,
   type ExtractionClaim,
-  type ExtractionRun,
   validateClaimForStore
 } from "./extractionRuns.js"
 import {
@@ -18,7 +17,6 @@ import {
   encodeInterrupt,
   encodeMessages,
   InvalidSessionData,
-  type SessionMessage,
   sortSessionIds
 } from "./sessionData.js"
 
@@ -26,6 +24,21 @@ import {
  * The in-memory session store. Messages are kept in encoded form and decoded on load, exactly as
  * a database backend would.
  */
+
+/** Decodes each stored row, counting those that fail (kept out of the result, as a SQL store does). */
+const decodeAll = <S, A, E>(
+  rows: ReadonlyArray<S>,
+  decode: (row: S) => Either.Either<A, E>
+): { readonly values: ReadonlyArray<A>; readonly skipped: number } => {
+  const values: Array<A> = []
+  let skipped = 0
+  for (const row of rows) {
+    const decoded = decode(row)
+    if (Either.isRight(decoded)) values.push(decoded.right)
+    else skipped++
+  }
+  return { values, skipped }
+}
 export const make = (): SessionStoreService => {
   const sessions = new Map<SessionId, Array<unknown>>()
   const interrupts = new Map<SessionId, unknown>()
@@ -39,14 +52,8 @@ export const make = (): SessionStoreService => {
       }),
     load: (sessionId) =>
       Effect.sync(() => {
-        const messages: Array<SessionMessage> = []
-        let skipped = 0
-        for (const row of sessions.get(sessionId) ?? []) {
-          const decoded = decodeStoredMessage(row)
-          if (Either.isRight(decoded)) messages.push(decoded.right)
-          else skipped++
-        }
-        return { messages, skipped }
+        const { skipped, values } = decodeAll(sessions.get(sessionId) ?? [], decodeStoredMessage)
+        return { messages: values, skipped }
       }),
     putInterrupt: (sessionId, interrupt) =>
       Either.match(encodeInterrupt(interrupt), {
@@ -73,14 +80,8 @@ export const make = (): SessionStoreService => {
       }),
     loadExtractions: (sessionId) =>
       Effect.sync(() => {
-        const runs: Array<ExtractionRun> = []
-        let skipped = 0
-        for (const row of extractions.get(sessionId) ?? []) {
-          const decoded = decodeStoredExtractionRun(row)
-          if (Either.isRight(decoded)) runs.push(decoded.right)
-          else skipped++
-        }
-        return { runs, skipped }
+        const { skipped, values } = decodeAll(extractions.get(sessionId) ?? [], decodeStoredExtractionRun)
+        return { runs: values, skipped }
       }),
     claimExtraction: (sessionId, claim) =>
       Effect.map(validateClaimForStore(claim), (valid) => {

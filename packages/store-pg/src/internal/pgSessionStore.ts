@@ -89,13 +89,13 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         Effect.gen(function*() {
           const rows = yield* sql<{ seq: number; message: string }>`SELECT seq, message FROM ${messages}
             WHERE session_id = ${sessionId} ORDER BY seq`
-          const { skipped, values } = StoredRows.decodeEach(rows, (row) => decodeMessage(row.message), (row) => row.seq)
-          yield* StoredRows.reportSkipped(
-            skipped,
-            "skipped a stored session message that does not decode",
-            ({ key, reason }) => ({ backend: "postgres", sessionId, seq: key, problem: reason })
+          const read = yield* StoredRows.decodeSessionRows(
+            sessionId,
+            rows,
+            (row) => decodeMessage(row.message),
+            "session message"
           )
-          return { messages: values, skipped: skipped.length }
+          return { messages: read.values, skipped: read.skipped }
         }).pipe(Effect.catchTag("SqlError", failure("load"))),
 
       putInterrupt: (sessionId, interrupt) =>
@@ -160,17 +160,13 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         Effect.gen(function*() {
           const rows = yield* sql<{ seq: number; run: string }>`SELECT seq, run FROM ${extractions}
             WHERE session_id = ${sessionId} ORDER BY seq`
-          const { skipped, values } = StoredRows.decodeEach(
+          const read = yield* StoredRows.decodeSessionRows(
+            sessionId,
             rows,
             (row) => decodeExtractionRun(row.run),
-            (row) => row.seq
+            "extraction run"
           )
-          yield* StoredRows.reportSkipped(
-            skipped,
-            "skipped a stored extraction run that does not decode",
-            ({ key, reason }) => ({ backend: "postgres", sessionId, seq: key, problem: reason })
-          )
-          return { runs: values, skipped: skipped.length }
+          return { runs: read.values, skipped: read.skipped }
         }).pipe(Effect.catchTag("SqlError", failure("loadExtractions"))),
 
       claimExtraction: (sessionId, claim) =>

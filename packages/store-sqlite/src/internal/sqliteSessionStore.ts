@@ -158,13 +158,9 @@ export const make: Effect.Effect<
       Effect.gen(function*() {
         const rows = yield* sql<{ seq: number; message: unknown }>`SELECT seq, message FROM ${sql(MESSAGES_TABLE)}
           WHERE session_id = ${sessionId} ORDER BY seq`
-        const { skipped, values } = StoredRows.decodeEach(rows, (row) => decodeMessage(row.message), (row) => row.seq)
-        yield* StoredRows.reportSkipped(
-          skipped,
-          "skipped a stored session message that failed to decode",
-          ({ key, reason }) => ({ sessionId, seq: key, reason })
-        )
-        return { messages: values, skipped: skipped.length }
+        const read = yield* StoredRows.decodeSessionRows(sessionId, rows, (row) =>
+          decodeMessage(row.message), "session message")
+        return { messages: read.values, skipped: read.skipped }
       }).pipe(Effect.catchTag("SqlError", toFailure("load"))),
 
     putInterrupt: (sessionId, interrupt) =>
@@ -225,13 +221,9 @@ export const make: Effect.Effect<
       Effect.gen(function*() {
         const rows = yield* sql<{ seq: number; run: unknown }>`SELECT seq, run FROM ${sql(EXTRACTIONS_TABLE)}
           WHERE session_id = ${sessionId} ORDER BY seq`
-        const { skipped, values } = StoredRows.decodeEach(rows, (row) => decodeExtractionRun(row.run), (row) => row.seq)
-        yield* StoredRows.reportSkipped(
-          skipped,
-          "skipped a stored extraction run that failed to decode",
-          ({ key, reason }) => ({ sessionId, seq: key, reason })
-        )
-        return { runs: values, skipped: skipped.length }
+        const read = yield* StoredRows.decodeSessionRows(sessionId, rows, (row) =>
+          decodeExtractionRun(row.run), "extraction run")
+        return { runs: read.values, skipped: read.skipped }
       }).pipe(Effect.catchTag("SqlError", toFailure("loadExtractions"))),
 
     claimExtraction: (sessionId, claim) =>
