@@ -61,15 +61,5 @@ export default [
     // read as Effect's own SQL clients read it; it changes no result.
     files: ["packages/store-sqlite/src/SqliteDatabase.ts"],
     rules: { "no-restricted-syntax": ["error", noNewDate] }
-  },
-  {
-    // Not yet explicit (decision 0164): `engram extract` choosing near-duplicates by meaning when
-    // `--embedder` provided one (the library's Extraction requires the embedder in its type unless
-    // told `nearDuplicates: false`). It leaves this list when its look-up becomes an argument.
-    files: [
-      // engram extract reads the embedder its --embedder flag put in context (the CLI's Embedder.layer).
-      "packages/cli/src/commands/Extract.ts"
-    ],
-    rules: { "no-restricted-syntax": ["error", noNewDate] }
   }
 ]

@@ -28,7 +28,6 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import { CliFailure, ExitCode, toCliFailure } from "../CliError.js"
 import * as Embedder from "../Embedder.js"
 import * as Flags from "../Flags.js"
@@ -213,6 +212,11 @@ export const command = Command.make(
       const where = yield* StoreBackend.locationFor({ configured: db })
       const store = StoreBackend.describeLocation(where)
       const ExtractionModule = yield* Effect.promise(() => import("@engram/runtime/Extraction"))
+      // The embedder `--embedder` chose, if any: the store keeps vectors with it and the extraction
+      // catches near-duplicates by meaning with it; built once, for both.
+      const embeddings = embedder === undefined
+        ? undefined
+        : yield* Embedder.make(embedder, { model: embedderModel, dimensions: embedderDimensions })
       const report = yield* Effect.gen(function*() {
         const { messages } = yield* (yield* SessionStore.SessionStore).load(session)
         if (messages.length === 0) {
@@ -225,11 +229,10 @@ export const command = Command.make(
         // whole session incognito.
         const { snapshots } = yield* (yield* TelemetryStore.TelemetryStore).listSnapshots(session)
         const mode = snapshots.some((s) => s.mode === "incognito") ? "incognito" : undefined
-        // Near-duplicates by meaning only with an embedder: the one `--embedder` chose, if any.
-        const embeddings = yield* Effect.serviceOption(Embeddings.Embeddings)
-        const extraction = yield* Option.isSome(embeddings)
-          ? Effect.provideService(ExtractionModule.make(), Embeddings.Embeddings, embeddings.value)
-          : ExtractionModule.make({ nearDuplicates: false })
+        // Near-duplicates by meaning only with an embedder.
+        const extraction = yield* embeddings === undefined
+          ? ExtractionModule.make({ nearDuplicates: false })
+          : Effect.provideService(ExtractionModule.make(), Embeddings.Embeddings, embeddings)
         const memories = yield* MemoryStore.MemoryStore
         const view = (run: Extraction.RunReport) =>
           Effect.gen(function*() {
@@ -304,7 +307,10 @@ export const command = Command.make(
           ...(all ? { runs } : {})
         } satisfies ExtractReport
       }).pipe(Effect.provide(Layer.merge(
-        StoreBackend.layerObserved(where, Embedder.layer({ embedder, embedderModel, embedderDimensions })),
+        StoreBackend.layerObserved(
+          where,
+          embeddings === undefined ? undefined : Layer.succeed(Embeddings.Embeddings, embeddings)
+        ),
         language.layer
       )))
       const settings = yield* Root.settings
