@@ -2,8 +2,8 @@
  * The `Embeddings` service: vectors for records and queries, for the optional embedding tier of
  * search. Engram ships no model: a user provides one (for example `@engram/runtime`'s
  * `ModelEmbeddings.layer` over `@effect/ai`'s `EmbeddingModel`, which `@effect/ai-openai`
- * implements), and a store layer built with an `Embeddings` service in its context stores a vector
- * for every deliverable record and fuses vector search with BM25 (decisions 0052-0054).
+ * implements), and a store's `WithVectors` layer (which requires this service) stores a vector
+ * for every deliverable record and fuses vector search with BM25 (decisions 0052-0054, 0161 (c)).
  *
  * The embedder's identity — its model name and dimensions — is stored with the vectors: a store
  * whose vectors came from another model is refused ({@link EmbedderMismatch}) until it is

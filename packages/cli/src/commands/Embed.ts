@@ -1,7 +1,7 @@
 /**
  * `engram embed --embedder test|local|openai [--model m] [--dimensions n] [--reembed]`: gives every
  * deliverable record of the store a vector — the ones a write stored without one (the embedder
- * failed, or the store was written with no embedder in context) — with a progress bar on stderr.
+ * failed, or the store was written without vectors) — with a progress bar on stderr.
  * A store whose vectors came from another embedder is refused until `--reembed`, which deletes
  * them all and embeds every deliverable record again with the new one.
  *
