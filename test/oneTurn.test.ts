@@ -39,6 +39,15 @@ const config: StablePrefix.AgentConfigInput = {
 
 const query = "when does the ferry to the island leave?"
 
+/** What every transport runs on besides the stores: the projection, the specs, a capture of each request. */
+const transports = Layer.mergeAll(
+  ContextProjection.layer,
+  RoutingSpecs.layerPresets,
+  SessionStore.layerMemory,
+  PromptObserver.layerCapture,
+  ScriptedModel.layer(() => [ScriptedModel.text("At nine.")])
+)
+
 describe("one turn (decision 0166)", () => {
   it.live("MCP, ACP, the server's preview and the native loop produce byte-identical requests", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -81,15 +90,7 @@ describe("one turn (decision 0166)", () => {
         yield* NativeRuntime.runTurn({ agent: native, sessionId: "native", input: query })
         return yield* PromptObserver.captured
       }).pipe(
-        Effect.provide(
-          Layer.mergeAll(
-            ContextProjection.layer,
-            RoutingSpecs.layerPresets,
-            SessionStore.layerMemory,
-            PromptObserver.layerCapture,
-            ScriptedModel.layer(() => [ScriptedModel.text("At nine.")])
-          )
-        ),
+        Effect.provide(transports),
         Effect.provide(served.context)
       )
       const snapshots = yield* turns
@@ -144,15 +145,7 @@ describe("one turn (decision 0166)", () => {
         yield* NativeRuntime.runTurn({ agent: native, sessionId: "native", input: query })
         return yield* PromptObserver.captured
       }).pipe(
-        Effect.provide(
-          Layer.mergeAll(
-            ContextProjection.layer,
-            RoutingSpecs.layerPresets,
-            SessionStore.layerMemory,
-            PromptObserver.layerCapture,
-            ScriptedModel.layer(() => [ScriptedModel.text("At nine.")])
-          )
-        ),
+        Effect.provide(transports),
         Effect.provide(served.context)
       )
       const preview = yield* served.request(
