@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as fc from "fast-check"
 import * as Bounded from "../src/Bounded.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 
 const messageOf = <A, I>(schema: Schema.Schema<A, I>, value: unknown): string | undefined =>
   Either.match(Schema.decodeUnknownEither(schema)(value), {
@@ -30,4 +32,14 @@ describe("Bounded", () => {
     expect(messageOf(schema, 2.5)).toBe("batchSize must be an integer from 1 to 256")
     expect(messageOf(schema, "3")).toBe("batchSize must be an integer from 1 to 256")
   })
+})
+
+describe("Bounded, through a store's search", () => {
+  it.effect("a tuning value out of range fails the search naming the field and its range", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const error = yield* Effect.flip(store.search("ferry", { ranking: { k1: 50 } }))
+      expect(error._tag).toBe("InvalidMemoryQuery")
+      expect(error.message).toContain("k1 must be a number from 0 to 10")
+    }).pipe(Effect.provide(MemoryStore.layerMemory)))
 })
