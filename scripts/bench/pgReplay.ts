@@ -36,7 +36,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const shorts = generateShortQueries(200, 43).slice(0, n)
   turns.length = 0
   const runtime = ManagedRuntime.make(
-    PgMemoryStore.layerWithoutMigrations.pipe(
+    PgMemoryStore.layerWithoutMigrations().pipe(
       Layer.provideMerge(Layer.merge(PgPromotionStore.layerWithoutMigrations, PgTelemetryStore.layerWithoutMigrations)),
       Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))

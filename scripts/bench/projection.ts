@@ -89,7 +89,7 @@ const inputsFor = (turns: ReturnType<typeof generateTurns>): Array<MemoryRecord.
 /** Memory and telemetry stores in one SQLite file. */
 const sqliteStores = (filename: string) =>
   Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
-    Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+    Layer.provideMerge(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
   )
 
 const quiet = <A, E>(effect: Effect.Effect<A, E>) =>

@@ -304,12 +304,12 @@ export const layer = <E = never>(
   embeddings?: Layer.Layer<Embeddings.Embeddings, E>
 ): Layer.Layer<StoreServices, StoreUnavailable | E> => {
   const opened = (location.pg === undefined
-    ? (embeddings === undefined ? SqliteMemoryStore.layer : SqliteMemoryStore.layerWithVectors).pipe(
+    ? (embeddings === undefined ? SqliteMemoryStore.layer() : SqliteMemoryStore.layerWithVectors()).pipe(
       Layer.provideMerge(sqliteCascade),
       Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
     )
     : withPg(({ PgMemoryStore, PgPromotionStore, PgTelemetryStore }) =>
-      (embeddings === undefined ? PgMemoryStore.layer : PgMemoryStore.layerWithVectors).pipe(
+      (embeddings === undefined ? PgMemoryStore.layer() : PgMemoryStore.layerWithVectors()).pipe(
         Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer))
       )
     ).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.provide(reindexProgress))
@@ -330,12 +330,12 @@ export const layerWithPromotions = (
   access: Access = "write"
 ): Layer.Layer<StoreServices | PromotionStore.PromotionStore, StoreUnavailable> =>
   (location.pg === undefined
-    ? SqliteMemoryStore.layer.pipe(
+    ? SqliteMemoryStore.layer().pipe(
       Layer.provideMerge(sqliteCascade),
       Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
     )
     : withPg(({ PgMemoryStore, PgPromotionStore, PgTelemetryStore }) =>
-      PgMemoryStore.layer.pipe(Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer)))
+      PgMemoryStore.layer().pipe(Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer)))
     ).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
       Layer.provide(reindexProgress),
       Layer.catchAllCause(unavailableAt(location))
@@ -367,11 +367,11 @@ export const layerObserved = <E = never>(
         Promise.all([import("@engram/store-sqlite/SqliteEngram"), import("@engram/store-sqlite/SqliteDatabase")])
       ),
       ([SqliteEngram, SqliteDatabase]) =>
-        (embeddings === undefined ? SqliteEngram.layerStores : SqliteEngram.layerStoresWithVectors).pipe(
+        (embeddings === undefined ? SqliteEngram.layerStores() : SqliteEngram.layerStoresWithVectors()).pipe(
           Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
         )
     ))
-    : withPg(({ PgEngram }) => embeddings === undefined ? PgEngram.layerStores : PgEngram.layerStoresWithVectors)
+    : withPg(({ PgEngram }) => embeddings === undefined ? PgEngram.layerStores() : PgEngram.layerStoresWithVectors())
       .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.provide(reindexProgress))
   return embeddings === undefined
     ? lexical(opened).pipe(Layer.catchAllCause(unavailableAt(location)))

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+export * as IndexLanguage from "./IndexLanguage.js"
 export * as MemoryRow from "./MemoryRow.js"
 export * as MigrationPort from "./MigrationPort.js"
 export * as NeighbourWindow from "./NeighbourWindow.js"
