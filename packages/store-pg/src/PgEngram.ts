@@ -54,8 +54,9 @@ export type Services = SqlEngram.Services<PgClient.PgClient>
  */
 export interface Options extends PgDatabase.ConnectionOptions, MemoryStore.StoreOptions {}
 
-const storeSet = <RM>(memory: Layer.Layer<MemoryStore.MemoryStore, PgMemoryStore.MakeError, RM>) => ({
-  memory,
+const stores = SqlEngram.layers({
+  memory: PgMemoryStore.layer,
+  memoryWithVectors: PgMemoryStore.layerWithVectors,
   promotions: PgPromotionStore.layer,
   sessions: PgSessionStore.layer,
   telemetry: PgTelemetryStore.layer,
@@ -64,27 +65,26 @@ const storeSet = <RM>(memory: Layer.Layer<MemoryStore.MemoryStore, PgMemoryStore
 
 /**
  * The four stores over the SQL client in context (each migrates its own tables), the memory
- * store with its `options` (`PgMemoryStore.layer()`).
+ * store with its `options` (`PgMemoryStore.layer`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerStores = (
+export const layerStores: (
   options?: MemoryStore.StoreOptions
-): Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> =>
-  SqlEngram.layerStores(storeSet(PgMemoryStore.layer(options)))
+) => Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> = stores.layerStores
 
 /**
  * {@link layerStores} with a memory store that keeps vectors over the `Embeddings` service it
- * requires (`PgMemoryStore.layerWithVectors()`).
+ * requires (`PgMemoryStore.layerWithVectors`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerStoresWithVectors = (
+export const layerStoresWithVectors: (
   options?: MemoryStore.StoreOptions
-): Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient | Embeddings.Embeddings> =>
-  SqlEngram.layerStores(storeSet(PgMemoryStore.layerWithVectors(options)))
+) => Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient | Embeddings.Embeddings> =
+  stores.layerStoresWithVectors
 
 /**
  * The four stores in the database of `options.url` (in `options.schema` when given), the memory

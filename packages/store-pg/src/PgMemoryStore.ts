@@ -18,14 +18,14 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import {
-  Embeddings,
+  type Embeddings,
   MemoryStore,
   type MemoryStoreError,
   type PromotionStore,
   type SearchTokenizer,
   type TelemetryStore
 } from "@engram/core"
-import * as Effect from "effect/Effect"
+import { MemoryStoreLayers } from "@engram/store-sql"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/pgMemoryStore.js"
 import * as PgDatabase from "./PgDatabase.js"
@@ -59,6 +59,16 @@ export type MakeError =
 export type Requirements = SqlClient.SqlClient | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
 
 /**
+ * The store's constructors, derived from its one `make` (`MemoryStoreLayers.fromMake`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Constructors = MemoryStoreLayers.Constructors<MakeError, Requirements>
+
+const constructors: Constructors = MemoryStoreLayers.fromMake(internal.make)
+
+/**
  * Builds the store over the ambient `SqlClient`, migrating its tables first, in
  * `options.language` and with `options.search` as its search defaults (`MemoryStore.StoreOptions`).
  * It searches by keyword: the store that keeps vectors is {@link makeWithVectors}.
@@ -66,9 +76,7 @@ export type Requirements = SqlClient.SqlClient | PromotionStore.PromotionStore |
  * @since 0.1.0
  * @category constructors
  */
-export const make = (
-  options: MemoryStore.StoreOptions = {}
-): Effect.Effect<MemoryStore.Service, MakeError, Requirements> => internal.make(options)
+export const make: Constructors["make"] = constructors.make
 
 /**
  * {@link make} keeping a vector per record over the `Embeddings` service it requires (pgvector's
@@ -79,10 +87,7 @@ export const make = (
  * @since 0.1.0
  * @category constructors
  */
-export const makeWithVectors = (
-  options: MemoryStore.StoreOptions = {}
-): Effect.Effect<MemoryStore.Service, MakeError, Requirements | Embeddings.Embeddings> =>
-  Effect.flatMap(Embeddings.Embeddings, (embeddings) => internal.make(options, embeddings))
+export const makeWithVectors: Constructors["makeWithVectors"] = constructors.makeWithVectors
 
 /**
  * The store on a PostgreSQL `SqlClient` you provide (e.g. {@link PgDatabase.layer}), with its
@@ -91,9 +96,7 @@ export const makeWithVectors = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options?: MemoryStore.StoreOptions
-): Layer.Layer<MemoryStore.MemoryStore, MakeError, Requirements> => Layer.effect(MemoryStore.MemoryStore, make(options))
+export const layer: Constructors["layer"] = constructors.layer
 
 /**
  * {@link layer} keeping vectors over the `Embeddings` service it requires ({@link makeWithVectors}).
@@ -101,10 +104,7 @@ export const layer = (
  * @since 0.1.0
  * @category layers
  */
-export const layerWithVectors = (
-  options?: MemoryStore.StoreOptions
-): Layer.Layer<MemoryStore.MemoryStore, MakeError, Requirements | Embeddings.Embeddings> =>
-  Layer.effect(MemoryStore.MemoryStore, makeWithVectors(options))
+export const layerWithVectors: Constructors["layerWithVectors"] = constructors.layerWithVectors
 
 /**
  * The store for a connection that must not change the schema — a read replica, or a role

@@ -50,8 +50,9 @@ export type Services = SqlEngram.Services<SqliteClient.SqliteClient>
  */
 export interface Options extends SqliteDatabase.ClientOptions, MemoryStore.StoreOptions {}
 
-const storeSet = <RM>(memory: Layer.Layer<MemoryStore.MemoryStore, SqliteMemoryStore.MakeError, RM>) => ({
-  memory,
+const stores = SqlEngram.layers({
+  memory: SqliteMemoryStore.layer,
+  memoryWithVectors: SqliteMemoryStore.layerWithVectors,
   promotions: SqlitePromotionStore.layer,
   sessions: SqliteSessionStore.layer,
   telemetry: SqliteTelemetryStore.layer,
@@ -60,27 +61,26 @@ const storeSet = <RM>(memory: Layer.Layer<MemoryStore.MemoryStore, SqliteMemoryS
 
 /**
  * The four stores over the SQL client in context (each migrates its own tables), the memory
- * store with its `options` (`SqliteMemoryStore.layer()`).
+ * store with its `options` (`SqliteMemoryStore.layer`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerStores = (
+export const layerStores: (
   options?: MemoryStore.StoreOptions
-): Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> =>
-  SqlEngram.layerStores(storeSet(SqliteMemoryStore.layer(options)))
+) => Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> = stores.layerStores
 
 /**
  * {@link layerStores} with a memory store that keeps vectors over the `Embeddings` service it
- * requires (`SqliteMemoryStore.layerWithVectors()`).
+ * requires (`SqliteMemoryStore.layerWithVectors`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerStoresWithVectors = (
+export const layerStoresWithVectors: (
   options?: MemoryStore.StoreOptions
-): Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient | Embeddings.Embeddings> =>
-  SqlEngram.layerStores(storeSet(SqliteMemoryStore.layerWithVectors(options)))
+) => Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient | Embeddings.Embeddings> =
+  stores.layerStoresWithVectors
 
 /**
  * The four stores on the SQLite file `options.filename` (default `./.engram/engram.db`, created

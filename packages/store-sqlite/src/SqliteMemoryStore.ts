@@ -27,16 +27,9 @@ import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import {
-  Embeddings,
-  MemoryStore,
-  type MemoryStoreError,
-  type PromotionStore,
-  type SearchTokenizer,
-  type TelemetryStore
-} from "@engram/core"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type { Embeddings, MemoryStoreError, PromotionStore, SearchTokenizer, TelemetryStore } from "@engram/core"
+import { MemoryStoreLayers } from "@engram/store-sql"
+import type * as Effect from "effect/Effect"
 import * as Integrity from "./internal/integrity.js"
 import * as Reindex from "./internal/reindex.js"
 import * as internal from "./internal/sqliteMemoryStore.js"
@@ -75,6 +68,16 @@ export type Requirements =
   | TelemetryStore.TelemetryStore
 
 /**
+ * The store's constructors, derived from its one `make` (`MemoryStoreLayers.fromMake`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Constructors = MemoryStoreLayers.Constructors<MakeError, Requirements>
+
+const constructors: Constructors = MemoryStoreLayers.fromMake(internal.make)
+
+/**
  * Migrates the memory tables (in the `engram_memory_migrations` table) and builds the store over
  * the ambient SQL client, in `options.language` and with `options.search` as its search defaults
  * (`MemoryStore.StoreOptions`). It searches by keyword: the store that keeps vectors is
@@ -83,9 +86,7 @@ export type Requirements =
  * @since 0.1.0
  * @category constructors
  */
-export const make = (
-  options: MemoryStore.StoreOptions = {}
-): Effect.Effect<MemoryStore.Service, MakeError, Requirements> => internal.make(options)
+export const make: Constructors["make"] = constructors.make
 
 /**
  * {@link make} keeping a vector per record (sqlite-vec) over the `Embeddings` service it requires
@@ -96,10 +97,7 @@ export const make = (
  * @since 0.1.0
  * @category constructors
  */
-export const makeWithVectors = (
-  options: MemoryStore.StoreOptions = {}
-): Effect.Effect<MemoryStore.Service, MakeError, Requirements | Embeddings.Embeddings> =>
-  Effect.flatMap(Embeddings.Embeddings, (embeddings) => internal.make(options, embeddings))
+export const makeWithVectors: Constructors["makeWithVectors"] = constructors.makeWithVectors
 
 /**
  * The memory store over an SQL client provided elsewhere (so several stores can share one
@@ -108,9 +106,7 @@ export const makeWithVectors = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options?: MemoryStore.StoreOptions
-): Layer.Layer<MemoryStore.MemoryStore, MakeError, Requirements> => Layer.effect(MemoryStore.MemoryStore, make(options))
+export const layer: Constructors["layer"] = constructors.layer
 
 /**
  * {@link layer} keeping vectors over the `Embeddings` service it requires ({@link makeWithVectors}).
@@ -118,10 +114,7 @@ export const layer = (
  * @since 0.1.0
  * @category layers
  */
-export const layerWithVectors = (
-  options?: MemoryStore.StoreOptions
-): Layer.Layer<MemoryStore.MemoryStore, MakeError, Requirements | Embeddings.Embeddings> =>
-  Layer.effect(MemoryStore.MemoryStore, makeWithVectors(options))
+export const layerWithVectors: Constructors["layerWithVectors"] = constructors.layerWithVectors
 
 /**
  * What is wrong with the memory search index: FTS5's own structure check, and records the index
