@@ -6,10 +6,21 @@
  *
  * @since 0.1.0
  */
-import { InjectionLog, MemoryWrite, PromptSnapshot, TelemetryRedaction, TelemetryStore, Trajectory } from "@engram/core"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import {
+  InjectionLog,
+  MemoryWrite,
+  PromptSnapshot,
+  TelemetryRedaction,
+  TelemetryRetention,
+  TelemetryStore,
+  Trajectory
+} from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as StoredRows from "./StoredRows.js"
 
 /**
  * The injection-log columns, as the driver returned them (JSON columns already parsed).
@@ -166,4 +177,91 @@ export const appendSnapshot = <E>(
       })
     }
     for (const entry of entries) yield* writer.entry(encoded.sessionId, Trajectory.toColumns(entry))
+  })
+
+/**
+ * A session's snapshots from `table`, in turn then call order (only `filter`'s turn or call when
+ * given), decoded row by row: `parse` reads a JSON column as the driver returns it (text on SQLite,
+ * parsed already on PostgreSQL); a row that fails is logged and counted in `skipped`.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const listSnapshots = (sql: SqlClient.SqlClient, table: string, parse: (column: unknown) => unknown) =>
+(
+  sessionId: string,
+  filter: { readonly turn?: number | undefined; readonly call?: number | undefined } = {}
+): Effect.Effect<TelemetryStore.SnapshotList, SqlError> =>
+  Effect.gen(function*() {
+    const rows = yield* sql<{ id: unknown; body: unknown; usage: unknown }>`SELECT id, body, usage FROM ${sql(table)}
+      WHERE session_id = ${sessionId}
+      ${filter.turn !== undefined ? sql`AND turn = ${filter.turn}` : sql``}
+      ${filter.call !== undefined ? sql`AND call = ${filter.call}` : sql``}
+      ORDER BY turn, call`
+    const { skipped, values } = StoredRows.decodeEach(
+      rows,
+      (row) => TelemetryStore.decodeSnapshotRow(parse(row.body), parse(row.usage)),
+      (row) => String(row.id)
+    )
+    yield* StoredRows.reportSkipped(
+      skipped,
+      "skipped a stored prompt snapshot that failed to decode",
+      ({ key, reason }) => ({ sessionId, rowId: key, reason })
+    )
+    return { snapshots: values, skipped: skipped.length }
+  })
+
+/**
+ * A session's trajectory from `table`, in the order it was appended; an entry that fails to decode
+ * is logged and counted.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const readTrajectory =
+  (sql: SqlClient.SqlClient, table: string) =>
+  (sessionId: string): Effect.Effect<Trajectory.StoredTrajectory, SqlError> =>
+    Effect.gen(function*() {
+      const rows = yield* sql<Omit<EntryColumns<unknown>, "session_id">>`SELECT id, kind, seq, hash, body
+      FROM ${sql(table)} WHERE session_id = ${sessionId} ORDER BY id`
+      const { skipped, values } = StoredRows.decodeEach(rows, Trajectory.fromColumns, (row) => String(row.id))
+      yield* StoredRows.reportSkipped(
+        skipped,
+        "skipped a stored trajectory entry that failed to decode",
+        ({ key, reason }) => ({ sessionId, rowId: key, reason })
+      )
+      return Trajectory.collect(values, skipped.length)
+    })
+
+/**
+ * Removes the snapshots and trajectory of the sessions `TelemetryRetention.sessionsToPrune` picks
+ * for `request` (by each session's latest snapshot), in the caller's transaction.
+ *
+ * @since 0.1.0
+ * @category retention
+ */
+export const prune = (
+  sql: SqlClient.SqlClient,
+  tables: { readonly snapshots: string; readonly trajectory: string }
+) =>
+(
+  request: TelemetryStore.PruneRequest
+): Effect.Effect<TelemetryStore.PruneResult, SqlError> =>
+  Effect.gen(function*() {
+    const latest = yield* sql<{ session_id: string; at: unknown }>`SELECT session_id, MAX(at) AS at
+      FROM ${sql(tables.snapshots)} GROUP BY session_id`
+    const gone = TelemetryRetention.sessionsToPrune(
+      latest.map((row) => ({ sessionId: row.session_id, at: Number(row.at) })),
+      request,
+      DateTime.toEpochMillis
+    )
+    let snapshots = 0
+    let entries = 0
+    for (const sessionId of gone) {
+      const s = yield* sql`DELETE FROM ${sql(tables.snapshots)} WHERE session_id = ${sessionId} RETURNING id`
+      const e = yield* sql`DELETE FROM ${sql(tables.trajectory)} WHERE session_id = ${sessionId} RETURNING id`
+      snapshots += s.length
+      entries += e.length
+    }
+    return { sessions: gone, snapshots, entries }
   })

@@ -1,9 +1,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { InjectionLog, SessionStore, TelemetryRetention, TelemetryStore, Trajectory } from "@engram/core"
+import { InjectionLog, SessionStore, TelemetryStore, Trajectory } from "@engram/core"
 import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
 import { reasonOf } from "../PgError.js"
 import { ensure, injectionsTable, run, snapshotsTable, telemetry, trajectoryTable } from "./migrations.js"
 
@@ -90,39 +91,15 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           Effect.catchTag("SqlError", failure("appendSnapshot"))
         ),
 
-      listSnapshots: (sessionId, filter = {}) =>
-        Effect.gen(function*() {
-          const rows = yield* sql<{ id: string; body: unknown; usage: unknown }>`SELECT id, body, usage
-            FROM ${snapshots} WHERE session_id = ${sessionId}
-            ${filter.turn !== undefined ? sql`AND turn = ${filter.turn}` : sql``}
-            ${filter.call !== undefined ? sql`AND call = ${filter.call}` : sql``}
-            ORDER BY turn, call`
-          const { skipped, values } = StoredRows.decodeEach(
-            rows,
-            (row) => TelemetryStore.decodeSnapshotRow(row.body, row.usage),
-            (row) => row.id
-          )
-          yield* StoredRows.reportSkipped(
-            skipped,
-            "skipped a stored prompt snapshot that does not decode",
-            ({ key, reason }) => ({ backend: "postgres", sessionId, rowId: key, problem: reason })
-          )
-          return { snapshots: values, skipped: skipped.length }
-        }).pipe(Effect.catchTag("SqlError", failure("listSnapshots"))),
+      listSnapshots: (sessionId, filter) =>
+        TelemetryRows.listSnapshots(sql, snapshotsTable, identity)(sessionId, filter).pipe(
+          Effect.catchTag("SqlError", failure("listSnapshots"))
+        ),
 
       readTrajectory: (sessionId) =>
-        Effect.gen(function*() {
-          const rows = yield* sql<
-            { id: string; kind: unknown; seq: unknown; hash: unknown; body: unknown }
-          >`SELECT id, kind, seq, hash, body FROM ${trajectory} WHERE session_id = ${sessionId} ORDER BY id`
-          const { skipped, values } = StoredRows.decodeEach(rows, Trajectory.fromColumns, (row) => row.id)
-          yield* StoredRows.reportSkipped(
-            skipped,
-            "skipped a stored trajectory entry that does not decode",
-            ({ key, reason }) => ({ backend: "postgres", sessionId, rowId: key, problem: reason })
-          )
-          return Trajectory.collect(values, skipped.length)
-        }).pipe(Effect.catchTag("SqlError", failure("readTrajectory"))),
+        TelemetryRows.readTrajectory(sql, trajectoryTable)(sessionId).pipe(
+          Effect.catchTag("SqlError", failure("readTrajectory"))
+        ),
 
       recordUsage: (key, usage) =>
         Effect.gen(function*() {
@@ -191,24 +168,10 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", failure("forgetMemories"))),
 
       prune: (request) =>
-        Effect.gen(function*() {
-          const latest = yield* sql<{ session_id: string; at: string | number }>`SELECT session_id, MAX(at) AS at
-            FROM ${snapshots} GROUP BY session_id`
-          const gone = TelemetryRetention.sessionsToPrune(
-            latest.map((row) => ({ sessionId: row.session_id, at: Number(row.at) })),
-            request,
-            DateTime.toEpochMillis
-          )
-          let removed = 0
-          let entries = 0
-          for (const sessionId of gone) {
-            const s = yield* sql<{ id: string }>`DELETE FROM ${snapshots} WHERE session_id = ${sessionId} RETURNING id`
-            const e = yield* sql<{ id: string }>`DELETE FROM ${trajectory} WHERE session_id = ${sessionId} RETURNING id`
-            removed += s.length
-            entries += e.length
-          }
-          return { sessions: gone, snapshots: removed, entries }
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", failure("prune")))
+        TelemetryRows.prune(sql, { snapshots: snapshotsTable, trajectory: trajectoryTable })(request).pipe(
+          sql.withTransaction,
+          Effect.catchTag("SqlError", failure("prune"))
+        )
     }
     return service
   })

@@ -8,7 +8,7 @@
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { InjectionLog, SessionStore, TelemetryRetention, TelemetryStore, Trajectory } from "@engram/core"
+import { InjectionLog, SessionStore, TelemetryStore, Trajectory } from "@engram/core"
 import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -155,38 +155,15 @@ export const make: Effect.Effect<
         Effect.catchTag("SqlError", toFailure("appendSnapshot"))
       ),
 
-    listSnapshots: (sessionId, filter = {}) =>
-      Effect.gen(function*() {
-        const rows = yield* sql<Row>`SELECT id, body, usage FROM ${sql(SNAPSHOTS_TABLE)}
-          WHERE session_id = ${sessionId}
-          ${filter.turn !== undefined ? sql`AND turn = ${filter.turn}` : sql``}
-          ${filter.call !== undefined ? sql`AND call = ${filter.call}` : sql``}
-          ORDER BY turn, call`
-        const { skipped, values } = StoredRows.decodeEach(
-          rows,
-          (row) => TelemetryStore.decodeSnapshotRow(parseJsonOrUndefined(row.body), parseJsonOrUndefined(row.usage)),
-          (row) => String(row.id)
-        )
-        yield* StoredRows.reportSkipped(
-          skipped,
-          "skipped a stored prompt snapshot that failed to decode",
-          ({ key, reason }) => ({ sessionId, rowId: key, reason })
-        )
-        return { snapshots: values, skipped: skipped.length }
-      }).pipe(Effect.catchTag("SqlError", toFailure("listSnapshots"))),
+    listSnapshots: (sessionId, filter) =>
+      TelemetryRows.listSnapshots(sql, SNAPSHOTS_TABLE, parseJsonOrUndefined)(sessionId, filter).pipe(
+        Effect.catchTag("SqlError", toFailure("listSnapshots"))
+      ),
 
     readTrajectory: (sessionId) =>
-      Effect.gen(function*() {
-        const rows = yield* sql<EntryRow>`SELECT id, kind, seq, hash, body FROM ${sql(TRAJECTORY_TABLE)}
-          WHERE session_id = ${sessionId} ORDER BY id`
-        const { skipped, values } = StoredRows.decodeEach(rows, Trajectory.fromColumns, (row) => String(row.id))
-        yield* StoredRows.reportSkipped(
-          skipped,
-          "skipped a stored trajectory entry that failed to decode",
-          ({ key, reason }) => ({ sessionId, rowId: key, reason })
-        )
-        return Trajectory.collect(values, skipped.length)
-      }).pipe(Effect.catchTag("SqlError", toFailure("readTrajectory"))),
+      TelemetryRows.readTrajectory(sql, TRAJECTORY_TABLE)(sessionId).pipe(
+        Effect.catchTag("SqlError", toFailure("readTrajectory"))
+      ),
 
     recordUsage: (key, usage) =>
       Effect.gen(function*() {
@@ -255,26 +232,10 @@ export const make: Effect.Effect<
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", toFailure("forgetMemories"))),
 
     prune: (request) =>
-      Effect.gen(function*() {
-        const latest = yield* sql<{ session_id: string; at: number }>`SELECT session_id, MAX(at) AS at
-          FROM ${sql(SNAPSHOTS_TABLE)} GROUP BY session_id`
-        const gone = TelemetryRetention.sessionsToPrune(
-          latest.map((row) => ({ sessionId: row.session_id, at: Number(row.at) })),
-          request,
-          DateTime.toEpochMillis
-        )
-        let snapshots = 0
-        let entries = 0
-        for (const sessionId of gone) {
-          const s = yield* sql<{ id: number }>`DELETE FROM ${sql(SNAPSHOTS_TABLE)}
-            WHERE session_id = ${sessionId} RETURNING id`
-          const e = yield* sql<{ id: number }>`DELETE FROM ${sql(TRAJECTORY_TABLE)}
-            WHERE session_id = ${sessionId} RETURNING id`
-          snapshots += s.length
-          entries += e.length
-        }
-        return { sessions: gone, snapshots, entries }
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", toFailure("prune")))
+      TelemetryRows.prune(sql, { snapshots: SNAPSHOTS_TABLE, trajectory: TRAJECTORY_TABLE })(request).pipe(
+        sql.withTransaction,
+        Effect.catchTag("SqlError", toFailure("prune"))
+      )
   }
   return service
 })
