@@ -58,15 +58,8 @@ export const decodeExtractionRun: (text: unknown) => Either.Either<SessionStore.
   SessionStore.decodeStoredExtractionRun
 )
 
-/**
- * Reads one session's ledger through `sql` — `column` of `table`'s rows for the session, in `seq` order — and
- * decodes each row with `decode` (`StoredRows.decodeSessionRows`: a row that fails is logged as a
- * "<what>" and counted). What both stores' `load` (messages) and `loadExtractions` (runs) are.
- *
- * @since 0.1.0
- * @category reading
- */
-export const readLedger = <A>(
+/** One session's ledger — `column` of `table`'s rows for it, in `seq` order — decoded row by row. */
+const readLedger = <A>(
   sql: SqlClient.SqlClient,
   table: string,
   column: string,
@@ -79,6 +72,36 @@ export const readLedger = <A>(
       WHERE session_id = ${sessionId} ORDER BY seq`,
     (rows) => StoredRows.decodeSessionRows(sessionId, rows, (row) => decode(row.value), what)
   )
+
+/**
+ * A session's messages from `table` (column `message`) through `sql`, in `seq` order; a row that
+ * fails to decode is logged ("skipped a stored session message…") and counted. Both stores' `load`.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const readMessages =
+  (sql: SqlClient.SqlClient, table: string) =>
+  (sessionId: string): Effect.Effect<SessionStore.SessionHistory, SqlError> =>
+    Effect.map(
+      readLedger(sql, table, "message", decodeMessage, "session message")(sessionId),
+      (read) => ({ messages: read.values, skipped: read.skipped })
+    )
+
+/**
+ * A session's extraction runs from `table` (column `run`) through `sql`, in `seq` order, bad rows
+ * logged and counted. Both stores' `loadExtractions`.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const readExtractionRuns =
+  (sql: SqlClient.SqlClient, table: string) =>
+  (sessionId: string): Effect.Effect<SessionStore.ExtractionRuns, SqlError> =>
+    Effect.map(
+      readLedger(sql, table, "run", decodeExtractionRun, "extraction run")(sessionId),
+      (read) => ({ runs: read.values, skipped: read.skipped })
+    )
 
 /**
  * A pending interrupt encoded for storage, or `InvalidSessionData` naming what is wrong with it.

@@ -265,3 +265,47 @@ export const prune = (
     }
     return { sessions: gone, snapshots, entries }
   })
+
+/** Rows read per page when forgetting looks for a forgotten memory's text. */
+const FORGET_PAGE = 500
+
+/**
+ * The trajectory half of `forgetMemories`, in the caller's transaction: reads `table` once, a page
+ * at a time (one query per needle would scan it once per forgotten record), plans the redaction of
+ * the rows whose body holds a forgotten id or content ({@link planForget}), and applies it — a
+ * message rewritten in place, a blob stored under its redacted address (collapsing into one already
+ * stored) and its old row removed. Returns the plan, whose changed sessions the snapshot half reads.
+ *
+ * @since 0.1.0
+ * @category forgetting
+ */
+export const redactTrajectory = (
+  sql: SqlClient.SqlClient,
+  table: string,
+  forgotten: ReadonlyArray<Trajectory.ForgottenText>
+): Effect.Effect<TelemetryRedaction.ForgetPlan<unknown>, SqlError> =>
+  Effect.gen(function*() {
+    const holds = holdsAny(forgotten)
+    const found = new Map<string, EntryColumns<unknown>>()
+    let after: unknown = 0
+    while (true) {
+      const page = yield* sql<EntryColumns<unknown>>`SELECT id, session_id, kind, seq, hash, body FROM ${sql(table)}
+        WHERE id > ${after} ORDER BY id LIMIT ${FORGET_PAGE}`
+      for (const row of page) if (holds(row.body)) found.set(String(row.id), row)
+      if (page.length < FORGET_PAGE) break
+      after = page[page.length - 1]!.id
+    }
+    const plan = planForget(found.values(), forgotten)
+    for (const change of plan.changed) {
+      const c = Trajectory.toColumns(change.after)
+      if (change.after._tag === "Message") {
+        yield* sql`UPDATE ${sql(table)} SET hash = ${c.hash}, body = ${c.body} WHERE id = ${change.key}`
+      } else {
+        yield* sql`INSERT INTO ${sql(table)} (session_id, address, kind, seq, hash, body)
+          VALUES (${change.sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})
+          ON CONFLICT (session_id, address) DO NOTHING`
+        yield* sql`DELETE FROM ${sql(table)} WHERE id = ${change.key}`
+      }
+    }
+    return plan
+  })

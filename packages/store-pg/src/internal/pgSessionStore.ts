@@ -58,11 +58,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         }).pipe(Effect.catchTag("SqlError", failure("append"))),
 
       load: (sessionId) =>
-        SessionRows.readLedger(sql, messagesTable, "message", SessionRows.decodeMessage, "session message")(sessionId)
-          .pipe(
-            Effect.map((read) => ({ messages: read.values, skipped: read.skipped })),
-            Effect.catchTag("SqlError", failure("load"))
-          ),
+        Effect.catchTag(SessionRows.readMessages(sql, messagesTable)(sessionId), "SqlError", failure("load")),
 
       putInterrupt: (sessionId, interrupt) =>
         Effect.gen(function*() {
@@ -111,13 +107,11 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         }).pipe(Effect.catchTag("SqlError", failure("recordExtraction"))),
 
       loadExtractions: (sessionId) =>
-        SessionRows.readLedger(sql, extractionsTable, "run", SessionRows.decodeExtractionRun, "extraction run")(
-          sessionId
-        )
-          .pipe(
-            Effect.map((read) => ({ runs: read.values, skipped: read.skipped })),
-            Effect.catchTag("SqlError", failure("loadExtractions"))
-          ),
+        Effect.catchTag(
+          SessionRows.readExtractionRuns(sql, extractionsTable)(sessionId),
+          "SqlError",
+          failure("loadExtractions")
+        ),
 
       claimExtraction: (sessionId, claim) =>
         Effect.gen(function*() {

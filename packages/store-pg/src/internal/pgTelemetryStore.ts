@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { InjectionLog, SessionStore, TelemetryStore, Trajectory } from "@engram/core"
+import { InjectionLog, SessionStore, TelemetryStore } from "@engram/core"
 import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -112,32 +112,8 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
       forgetMemories: (forgotten) =>
         Effect.gen(function*() {
           if (forgotten.length === 0) return { entries: 0, snapshots: 0 }
-          type EntryRow = TelemetryRows.EntryColumns<string>
           const holds = TelemetryRows.holdsAny(forgotten)
-          // One pass over the table, a page at a time (one query per needle would scan it once per
-          // forgotten record): only rows whose body holds an id or the content can change.
-          const found = new Map<string, EntryRow>()
-          let after = "0"
-          while (true) {
-            const page = yield* sql<EntryRow>`SELECT id, session_id, kind, seq, hash, body FROM ${trajectory}
-              WHERE id > ${after}::bigint ORDER BY id LIMIT ${FORGET_PAGE}`
-            for (const row of page) if (holds(row.body)) found.set(String(row.id), row)
-            if (page.length < FORGET_PAGE) break
-            after = String(page[page.length - 1]!.id)
-          }
-          const plan = TelemetryRows.planForget(found.values(), forgotten)
-          for (const change of plan.changed) {
-            const c = Trajectory.toColumns(change.after)
-            if (change.after._tag === "Message") {
-              yield* sql`UPDATE ${trajectory} SET hash = ${c.hash}, body = ${c.body} WHERE id = ${change.key}`
-            } else {
-              // A blob whose redacted body is already stored collapses into it.
-              yield* sql`INSERT INTO ${trajectory} (session_id, address, kind, seq, hash, body)
-                VALUES (${change.sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})
-                ON CONFLICT (session_id, address) DO NOTHING`
-              yield* sql`DELETE FROM ${trajectory} WHERE id = ${change.key}`
-            }
-          }
+          const plan = yield* TelemetryRows.redactTrajectory(sql, trajectoryTable, forgotten)
           // Snapshots of the sessions that changed, and any whose full text holds the content.
           const sessions = [...new Set(plan.changed.map((c) => c.sessionId))]
           const rows = new Map<string, { id: string; body: unknown }>()

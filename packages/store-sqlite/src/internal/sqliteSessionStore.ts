@@ -123,11 +123,7 @@ export const make: Effect.Effect<
       }),
 
     load: (sessionId) =>
-      SessionRows.readLedger(sql, MESSAGES_TABLE, "message", SessionRows.decodeMessage, "session message")(sessionId)
-        .pipe(
-          Effect.map((read) => ({ messages: read.values, skipped: read.skipped })),
-          Effect.catchTag("SqlError", toFailure("load"))
-        ),
+      Effect.catchTag(SessionRows.readMessages(sql, MESSAGES_TABLE)(sessionId), "SqlError", toFailure("load")),
 
     putInterrupt: (sessionId, interrupt) =>
       Effect.gen(function*() {
@@ -172,13 +168,11 @@ export const make: Effect.Effect<
       }),
 
     loadExtractions: (sessionId) =>
-      SessionRows.readLedger(sql, EXTRACTIONS_TABLE, "run", SessionRows.decodeExtractionRun, "extraction run")(
-        sessionId
-      )
-        .pipe(
-          Effect.map((read) => ({ runs: read.values, skipped: read.skipped })),
-          Effect.catchTag("SqlError", toFailure("loadExtractions"))
-        ),
+      Effect.catchTag(
+        SessionRows.readExtractionRuns(sql, EXTRACTIONS_TABLE)(sessionId),
+        "SqlError",
+        toFailure("loadExtractions")
+      ),
 
     claimExtraction: (sessionId, claim) =>
       Effect.gen(function*() {

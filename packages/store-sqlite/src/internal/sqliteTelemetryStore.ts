@@ -8,7 +8,7 @@
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { InjectionLog, SessionStore, TelemetryStore, Trajectory } from "@engram/core"
+import { InjectionLog, SessionStore, TelemetryStore } from "@engram/core"
 import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -78,7 +78,6 @@ type Row = Record<string, unknown>
 
 /** Rows read per page when forget looks for a forgotten memory's text. */
 const FORGET_PAGE = 500
-type EntryRow = TelemetryRows.EntryColumns<number>
 
 /** A stored row as an injection row, or why it cannot be read (its JSON columns are text here). */
 export const decodeRow = (row: Row): Either.Either<InjectionLog.InjectionLogRow, string> =>
@@ -177,29 +176,7 @@ export const make: Effect.Effect<
       Effect.gen(function*() {
         if (forgotten.length === 0) return { entries: 0, snapshots: 0 }
         const holds = TelemetryRows.holdsAny(forgotten)
-        // One pass over the table, a page at a time: only rows whose body holds an id or the
-        // content can change. (One query per needle would scan the table once per forgotten record.)
-        const candidates = new Map<number, EntryRow>()
-        let after = 0
-        while (true) {
-          const page = yield* sql<EntryRow>`SELECT id, session_id, kind, seq, hash, body
-            FROM ${sql(TRAJECTORY_TABLE)} WHERE id > ${after} ORDER BY id LIMIT ${FORGET_PAGE}`
-          for (const row of page) if (holds(row.body)) candidates.set(row.id, row)
-          if (page.length < FORGET_PAGE) break
-          after = page[page.length - 1]!.id
-        }
-        const plan = TelemetryRows.planForget(candidates.values(), forgotten)
-        for (const change of plan.changed) {
-          const c = Trajectory.toColumns(change.after)
-          // A blob whose redacted body is already stored collapses into it.
-          yield* sql`INSERT OR IGNORE INTO ${sql(TRAJECTORY_TABLE)} (session_id, address, kind, seq, hash, body)
-            VALUES (${change.sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})`
-          if (change.after._tag === "Message") {
-            yield* sql`UPDATE ${sql(TRAJECTORY_TABLE)} SET hash = ${c.hash}, body = ${c.body} WHERE id = ${change.key}`
-          } else {
-            yield* sql`DELETE FROM ${sql(TRAJECTORY_TABLE)} WHERE id = ${change.key}`
-          }
-        }
+        const plan = yield* TelemetryRows.redactTrajectory(sql, TRAJECTORY_TABLE, forgotten)
         // Snapshots of the sessions that changed, and any whose full text holds the content.
         const sessions = [...new Set(plan.changed.map((c) => c.sessionId))]
         const rows = new Map<number, Row>()
