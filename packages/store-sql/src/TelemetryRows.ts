@@ -12,6 +12,7 @@ import {
   InjectionLog,
   MemoryWrite,
   PromptSnapshot,
+  SessionStore,
   TelemetryRedaction,
   TelemetryRetention,
   TelemetryStore,
@@ -309,3 +310,59 @@ export const redactTrajectory = (
     }
     return plan
   })
+
+/**
+ * A SQL telemetry store's tables.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Tables {
+  readonly injections: string
+  readonly snapshots: string
+  readonly trajectory: string
+}
+
+/**
+ * The operations of a telemetry store that every SQL backend runs alike, over `sql` and its
+ * `tables`: the sessions with injection rows, the snapshot write (`writer`, {@link appendSnapshot}),
+ * the snapshot and trajectory reads (`parse` reads a JSON column as the driver returns it) and
+ * retention — each a transaction where it writes, a `SqlError` turned into the store's failure by
+ * `failure`. A backend adds the injection log, usage and `forgetMemories` in its own dialect.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const operations = <E extends SqlError | TelemetryStore.InvalidTelemetryRow>(
+  sql: SqlClient.SqlClient,
+  tables: Tables,
+  options: {
+    readonly parse: (column: unknown) => unknown
+    readonly writer: SnapshotWriter<E>
+    readonly failure: (
+      operation: string
+    ) => (error: SqlError) => Effect.Effect<never, TelemetryStore.TelemetryStoreFailure>
+  }
+): Pick<TelemetryStore.Service, "listSessions" | "appendSnapshot" | "listSnapshots" | "readTrajectory" | "prune"> => ({
+  listSessions: () =>
+    sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${sql(tables.injections)}`.pipe(
+      // Sorted here: the database orders by UTF-8 bytes, the contract by UTF-16 code units.
+      Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
+      Effect.catchTag("SqlError", options.failure("listSessions"))
+    ),
+  appendSnapshot: (snapshot, given) =>
+    appendSnapshot(options.writer, snapshot, given).pipe(
+      sql.withTransaction,
+      Effect.catchTag("SqlError", options.failure("appendSnapshot"))
+    ),
+  listSnapshots: (sessionId, filter) =>
+    listSnapshots(sql, tables.snapshots, options.parse)(sessionId, filter).pipe(
+      Effect.catchTag("SqlError", options.failure("listSnapshots"))
+    ),
+  readTrajectory: (sessionId) =>
+    readTrajectory(sql, tables.trajectory)(sessionId).pipe(
+      Effect.catchTag("SqlError", options.failure("readTrajectory"))
+    ),
+  prune: (request) =>
+    prune(sql, tables)(request).pipe(sql.withTransaction, Effect.catchTag("SqlError", options.failure("prune")))
+})

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { InjectionLog, SessionStore, TelemetryStore } from "@engram/core"
+import { InjectionLog, TelemetryStore } from "@engram/core"
 import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -50,6 +50,11 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     }
 
     const service: TelemetryStore.Service = {
+      ...TelemetryRows.operations(
+        sql,
+        { injections: injectionsTable, snapshots: snapshotsTable, trajectory: trajectoryTable },
+        { parse: identity, writer: snapshotWriter, failure }
+      ),
       appendInjection: (row) =>
         Effect.gen(function*() {
           // Encoding first: an invalid row (an incognito row naming memories, say) is never written.
@@ -77,29 +82,6 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           )
           return { rows: values, skipped: skipped.length }
         }).pipe(Effect.catchTag("SqlError", failure("listInjections"))),
-
-      listSessions: () =>
-        sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${table}`.pipe(
-          // Sorted here: "C" collation orders by UTF-8 bytes, the contract by UTF-16 code units.
-          Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
-          Effect.catchTag("SqlError", failure("listSessions"))
-        ),
-
-      appendSnapshot: (snapshot, given) =>
-        TelemetryRows.appendSnapshot(snapshotWriter, snapshot, given).pipe(
-          sql.withTransaction,
-          Effect.catchTag("SqlError", failure("appendSnapshot"))
-        ),
-
-      listSnapshots: (sessionId, filter) =>
-        TelemetryRows.listSnapshots(sql, snapshotsTable, identity)(sessionId, filter).pipe(
-          Effect.catchTag("SqlError", failure("listSnapshots"))
-        ),
-
-      readTrajectory: (sessionId) =>
-        TelemetryRows.readTrajectory(sql, trajectoryTable)(sessionId).pipe(
-          Effect.catchTag("SqlError", failure("readTrajectory"))
-        ),
 
       recordUsage: (key, usage) =>
         Effect.gen(function*() {
@@ -141,13 +123,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             updated++
           }
           return { entries: plan.changed.length, snapshots: updated }
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", failure("forgetMemories"))),
-
-      prune: (request) =>
-        TelemetryRows.prune(sql, { snapshots: snapshotsTable, trajectory: trajectoryTable })(request).pipe(
-          sql.withTransaction,
-          Effect.catchTag("SqlError", failure("prune"))
-        )
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", failure("forgetMemories")))
     }
     return service
   })

@@ -8,7 +8,7 @@
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { InjectionLog, SessionStore, TelemetryStore } from "@engram/core"
+import { InjectionLog, TelemetryStore } from "@engram/core"
 import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -117,6 +117,11 @@ export const make: Effect.Effect<
   }
 
   const service: TelemetryStore.Service = {
+    ...TelemetryRows.operations(
+      sql,
+      { injections: INJECTIONS_TABLE, snapshots: SNAPSHOTS_TABLE, trajectory: TRAJECTORY_TABLE },
+      { parse: parseJsonOrUndefined, writer: snapshotWriter, failure: toFailure }
+    ),
     appendInjection: (row) =>
       Effect.gen(function*() {
         // Encoding first: an invalid row (an incognito row naming memories, say) is never written.
@@ -140,29 +145,6 @@ export const make: Effect.Effect<
         )
         return { rows: values, skipped: skipped.length }
       }).pipe(Effect.catchTag("SqlError", toFailure("listInjections"))),
-
-    listSessions: () =>
-      sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${sql(INJECTIONS_TABLE)}`.pipe(
-        // Sorted here: SQLite orders by UTF-8 bytes, the contract by UTF-16 code units.
-        Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
-        Effect.catchTag("SqlError", toFailure("listSessions"))
-      ),
-
-    appendSnapshot: (snapshot, given) =>
-      TelemetryRows.appendSnapshot(snapshotWriter, snapshot, given).pipe(
-        sql.withTransaction,
-        Effect.catchTag("SqlError", toFailure("appendSnapshot"))
-      ),
-
-    listSnapshots: (sessionId, filter) =>
-      TelemetryRows.listSnapshots(sql, SNAPSHOTS_TABLE, parseJsonOrUndefined)(sessionId, filter).pipe(
-        Effect.catchTag("SqlError", toFailure("listSnapshots"))
-      ),
-
-    readTrajectory: (sessionId) =>
-      TelemetryRows.readTrajectory(sql, TRAJECTORY_TABLE)(sessionId).pipe(
-        Effect.catchTag("SqlError", toFailure("readTrajectory"))
-      ),
 
     recordUsage: (key, usage) =>
       Effect.gen(function*() {
@@ -206,13 +188,7 @@ export const make: Effect.Effect<
           snapshots++
         }
         return { entries: plan.changed.length, snapshots }
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", toFailure("forgetMemories"))),
-
-    prune: (request) =>
-      TelemetryRows.prune(sql, { snapshots: SNAPSHOTS_TABLE, trajectory: TRAJECTORY_TABLE })(request).pipe(
-        sql.withTransaction,
-        Effect.catchTag("SqlError", toFailure("prune"))
-      )
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", toFailure("forgetMemories")))
   }
   return service
 })
