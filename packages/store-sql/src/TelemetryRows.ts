@@ -181,6 +181,27 @@ export const appendSnapshot = <E>(
   })
 
 /**
+ * A session's stored rows decoded one by one (keyed by their `id`): each that fails is logged as
+ * "skipped a stored <what> that failed to decode" with the session and row, and counted.
+ */
+const decodeLogged = <R extends { readonly id: unknown }, A>(
+  sessionId: string,
+  rows: ReadonlyArray<R>,
+  decode: (row: R) => Either.Either<A, string>,
+  what: string
+): Effect.Effect<{ readonly values: ReadonlyArray<A>; readonly skipped: number }> => {
+  const { skipped, values } = StoredRows.decodeEach(rows, decode, (row) => String(row.id))
+  return Effect.as(
+    StoredRows.reportSkipped(
+      skipped,
+      `skipped a stored ${what} that failed to decode`,
+      ({ key, reason }) => ({ sessionId, rowId: key, reason })
+    ),
+    { values, skipped: skipped.length }
+  )
+}
+
+/**
  * A session's snapshots from `table`, in turn then call order (only `filter`'s turn or call when
  * given), decoded row by row: `parse` reads a JSON column as the driver returns it (text on SQLite,
  * parsed already on PostgreSQL); a row that fails is logged and counted in `skipped`.
@@ -199,17 +220,13 @@ export const listSnapshots = (sql: SqlClient.SqlClient, table: string, parse: (c
       ${filter.turn !== undefined ? sql`AND turn = ${filter.turn}` : sql``}
       ${filter.call !== undefined ? sql`AND call = ${filter.call}` : sql``}
       ORDER BY turn, call`
-    const { skipped, values } = StoredRows.decodeEach(
+    const read = yield* decodeLogged(
+      sessionId,
       rows,
       (row) => TelemetryStore.decodeSnapshotRow(parse(row.body), parse(row.usage)),
-      (row) => String(row.id)
+      "prompt snapshot"
     )
-    yield* StoredRows.reportSkipped(
-      skipped,
-      "skipped a stored prompt snapshot that failed to decode",
-      ({ key, reason }) => ({ sessionId, rowId: key, reason })
-    )
-    return { snapshots: values, skipped: skipped.length }
+    return { snapshots: read.values, skipped: read.skipped }
   })
 
 /**
@@ -225,13 +242,8 @@ export const readTrajectory =
     Effect.gen(function*() {
       const rows = yield* sql<Omit<EntryColumns<unknown>, "session_id">>`SELECT id, kind, seq, hash, body
       FROM ${sql(table)} WHERE session_id = ${sessionId} ORDER BY id`
-      const { skipped, values } = StoredRows.decodeEach(rows, Trajectory.fromColumns, (row) => String(row.id))
-      yield* StoredRows.reportSkipped(
-        skipped,
-        "skipped a stored trajectory entry that failed to decode",
-        ({ key, reason }) => ({ sessionId, rowId: key, reason })
-      )
-      return Trajectory.collect(values, skipped.length)
+      const read = yield* decodeLogged(sessionId, rows, Trajectory.fromColumns, "trajectory entry")
+      return Trajectory.collect(read.values, read.skipped)
     })
 
 /**
@@ -325,10 +337,10 @@ export interface Tables {
 
 /**
  * The operations of a telemetry store that every SQL backend runs alike, over `sql` and its
- * `tables`: the sessions with injection rows, the snapshot write (`writer`, {@link appendSnapshot}),
+ * `tables`: the injection log's read and the sessions it holds, the snapshot write (`writer`, {@link appendSnapshot}),
  * the snapshot and trajectory reads (`parse` reads a JSON column as the driver returns it) and
  * retention — each a transaction where it writes, a `SqlError` turned into the store's failure by
- * `failure`. A backend adds the injection log, usage and `forgetMemories` in its own dialect.
+ * `failure`. A backend adds the injection write, usage and `forgetMemories` in its own dialect.
  *
  * @since 0.1.0
  * @category constructors
@@ -343,7 +355,27 @@ export const operations = <E extends SqlError | TelemetryStore.InvalidTelemetryR
       operation: string
     ) => (error: SqlError) => Effect.Effect<never, TelemetryStore.TelemetryStoreFailure>
   }
-): Pick<TelemetryStore.Service, "listSessions" | "appendSnapshot" | "listSnapshots" | "readTrajectory" | "prune"> => ({
+): Pick<
+  TelemetryStore.Service,
+  "listInjections" | "listSessions" | "appendSnapshot" | "listSnapshots" | "readTrajectory" | "prune"
+> => ({
+  listInjections: (sessionId) =>
+    Effect.gen(function*() {
+      const rows = yield* sql<InjectionColumns & { readonly id: unknown }>`SELECT id, session_id, turn, mode, at,
+        memory_ids, section_labels FROM ${sql(tables.injections)} WHERE session_id = ${sessionId} ORDER BY id`
+      const read = yield* decodeLogged(
+        sessionId,
+        rows,
+        (row) =>
+          decodeInjection({
+            ...row,
+            memory_ids: options.parse(row.memory_ids),
+            section_labels: options.parse(row.section_labels)
+          }),
+        "injection row"
+      )
+      return { rows: read.values, skipped: read.skipped }
+    }).pipe(Effect.catchTag("SqlError", options.failure("listInjections"))),
   listSessions: () =>
     sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${sql(tables.injections)}`.pipe(
       // Sorted here: the database orders by UTF-8 bytes, the contract by UTF-16 code units.
@@ -366,3 +398,28 @@ export const operations = <E extends SqlError | TelemetryStore.InvalidTelemetryR
   prune: (request) =>
     prune(sql, tables)(request).pipe(sql.withTransaction, Effect.catchTag("SqlError", options.failure("prune")))
 })
+
+/**
+ * The snapshot half of `forgetMemories`' last step: each stored snapshot body (parsed, by row key)
+ * redacted under `plan` ({@link redactedBody}) and written back with `update` where it changed.
+ * Returns how many were rewritten.
+ *
+ * @since 0.1.0
+ * @category forgetting
+ */
+export const rewriteSnapshots = <K, E>(
+  bodies: Iterable<readonly [K, unknown]>,
+  plan: TelemetryRedaction.ForgetPlan<unknown>,
+  forgotten: ReadonlyArray<Trajectory.ForgottenText>,
+  update: (key: K, body: string) => Effect.Effect<unknown, E>
+): Effect.Effect<number, E> =>
+  Effect.gen(function*() {
+    let rewritten = 0
+    for (const [key, body] of bodies) {
+      const redacted = redactedBody(body, plan, forgotten)
+      if (redacted === undefined) continue
+      yield* update(key, redacted)
+      rewritten++
+    }
+    return rewritten
+  })

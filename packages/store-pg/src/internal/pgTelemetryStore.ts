@@ -1,14 +1,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { InjectionLog, TelemetryStore } from "@engram/core"
-import { StoredRows, TelemetryRows } from "@engram/store-sql"
+import { TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
 import { reasonOf } from "../PgError.js"
 import { ensure, injectionsTable, run, snapshotsTable, telemetry, trajectoryTable } from "./migrations.js"
-
-type Row = TelemetryRows.InjectionColumns & { readonly id: string }
 
 /** Rows read per page when forget looks for a forgotten memory's text. */
 const FORGET_PAGE = 500
@@ -70,19 +68,6 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
               ${JSON.stringify(encoded.memoryIds)}::jsonb, ${JSON.stringify(encoded.sectionLabels)}::jsonb)`
         }).pipe(Effect.catchTag("SqlError", failure("appendInjection"))),
 
-      listInjections: (sessionId) =>
-        Effect.gen(function*() {
-          const rows = yield* sql<Row>`SELECT id, session_id, turn, mode, at, memory_ids, section_labels
-            FROM ${table} WHERE session_id = ${sessionId} ORDER BY id`
-          const { skipped, values } = StoredRows.decodeEach(rows, TelemetryRows.decodeInjection, (row) => row.id)
-          yield* StoredRows.reportSkipped(
-            skipped,
-            "skipped a stored injection row that does not decode",
-            ({ key, reason }) => ({ backend: "postgres", sessionId, rowId: key, problem: reason })
-          )
-          return { rows: values, skipped: skipped.length }
-        }).pipe(Effect.catchTag("SqlError", failure("listInjections"))),
-
       recordUsage: (key, usage) =>
         Effect.gen(function*() {
           const encoded = yield* TelemetryStore.encodeUsage(usage)
@@ -115,13 +100,12 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             if (page.length < FORGET_PAGE) break
             afterSnapshot = String(page[page.length - 1]!.id)
           }
-          let updated = 0
-          for (const [id, row] of rows) {
-            const body = TelemetryRows.redactedBody(row.body, plan, forgotten)
-            if (body === undefined) continue
-            yield* sql`UPDATE ${snapshots} SET body = ${body}::jsonb WHERE id = ${id}`
-            updated++
-          }
+          const updated = yield* TelemetryRows.rewriteSnapshots(
+            [...rows].map(([id, row]) => [id, row.body] as const),
+            plan,
+            forgotten,
+            (id, body) => sql`UPDATE ${snapshots} SET body = ${body}::jsonb WHERE id = ${id}`
+          )
           return { entries: plan.changed.length, snapshots: updated }
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", failure("forgetMemories")))
     }

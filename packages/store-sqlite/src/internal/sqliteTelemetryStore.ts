@@ -9,10 +9,9 @@ import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { InjectionLog, TelemetryStore } from "@engram/core"
-import { StoredRows, TelemetryRows } from "@engram/store-sql"
+import { TelemetryRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { runMigrations } from "./migrations.js"
 import { causeOf } from "./sqliteErrors.js"
 import { parseJsonOrUndefined } from "./sqlText.js"
@@ -79,17 +78,6 @@ type Row = Record<string, unknown>
 /** Rows read per page when forget looks for a forgotten memory's text. */
 const FORGET_PAGE = 500
 
-/** A stored row as an injection row, or why it cannot be read (its JSON columns are text here). */
-export const decodeRow = (row: Row): Either.Either<InjectionLog.InjectionLogRow, string> =>
-  TelemetryRows.decodeInjection({
-    session_id: row.session_id,
-    turn: row.turn,
-    mode: row.mode,
-    at: row.at,
-    memory_ids: parseJsonOrUndefined(row.memory_ids),
-    section_labels: parseJsonOrUndefined(row.section_labels)
-  })
-
 const toFailure = (operation: string) => (cause: SqlError) =>
   Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause: causeOf(cause, cause.message) }))
 
@@ -133,19 +121,6 @@ export const make: Effect.Effect<
           .pipe(Effect.catchTag("SqlError", toFailure("appendInjection")))
       }),
 
-    listInjections: (sessionId) =>
-      Effect.gen(function*() {
-        const rows = yield* sql<Row>`SELECT id, session_id, turn, mode, at, memory_ids, section_labels
-          FROM ${sql(INJECTIONS_TABLE)} WHERE session_id = ${sessionId} ORDER BY id`
-        const { skipped, values } = StoredRows.decodeEach(rows, decodeRow, (row) => String(row.id))
-        yield* StoredRows.reportSkipped(
-          skipped,
-          "skipped a stored injection row that failed to decode",
-          ({ key, reason }) => ({ sessionId, rowId: key, reason })
-        )
-        return { rows: values, skipped: skipped.length }
-      }).pipe(Effect.catchTag("SqlError", toFailure("listInjections"))),
-
     recordUsage: (key, usage) =>
       Effect.gen(function*() {
         const encoded = yield* TelemetryStore.encodeUsage(usage)
@@ -180,13 +155,12 @@ export const make: Effect.Effect<
           if (page.length < FORGET_PAGE) break
           afterSnapshot = page[page.length - 1]!.id
         }
-        let snapshots = 0
-        for (const [id, row] of rows) {
-          const body = TelemetryRows.redactedBody(parseJsonOrUndefined(row.body), plan, forgotten)
-          if (body === undefined) continue
-          yield* sql`UPDATE ${sql(SNAPSHOTS_TABLE)} SET body = ${body} WHERE id = ${id}`
-          snapshots++
-        }
+        const snapshots = yield* TelemetryRows.rewriteSnapshots(
+          [...rows].map(([id, row]) => [id, parseJsonOrUndefined(row.body)] as const),
+          plan,
+          forgotten,
+          (id, body) => sql`UPDATE ${sql(SNAPSHOTS_TABLE)} SET body = ${body} WHERE id = ${id}`
+        )
         return { entries: plan.changed.length, snapshots }
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", toFailure("forgetMemories")))
   }
