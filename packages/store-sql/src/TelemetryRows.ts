@@ -8,6 +8,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import {
   InjectionLog,
   MemoryWrite,
@@ -339,8 +340,8 @@ export interface Tables {
  * The operations of a telemetry store that every SQL backend runs alike, over `sql` and its
  * `tables`: the injection log's read and the sessions it holds, the snapshot write (`writer`, {@link appendSnapshot}),
  * the snapshot and trajectory reads (`parse` reads a JSON column as the driver returns it) and
- * retention — each a transaction where it writes, a `SqlError` turned into the store's failure by
- * `failure`. A backend adds the injection write, usage and `forgetMemories` in its own dialect.
+ * usage, retention — each a transaction where it writes, a `SqlError` turned into the store's failure by
+ * `failure`. A backend adds the injection write and `forgetMemories` in its own dialect.
  *
  * @since 0.1.0
  * @category constructors
@@ -350,6 +351,8 @@ export const operations = <E extends SqlError | TelemetryStore.InvalidTelemetryR
   tables: Tables,
   options: {
     readonly parse: (column: unknown) => unknown
+    /** A JSON text bound as the driver stores a JSON column (PostgreSQL casts it to `jsonb`). */
+    readonly json: (text: string) => Statement.Fragment
     readonly writer: SnapshotWriter<E>
     readonly failure: (
       operation: string
@@ -357,7 +360,7 @@ export const operations = <E extends SqlError | TelemetryStore.InvalidTelemetryR
   }
 ): Pick<
   TelemetryStore.Service,
-  "listInjections" | "listSessions" | "appendSnapshot" | "listSnapshots" | "readTrajectory" | "prune"
+  "listInjections" | "listSessions" | "appendSnapshot" | "listSnapshots" | "readTrajectory" | "recordUsage" | "prune"
 > => ({
   listInjections: (sessionId) =>
     Effect.gen(function*() {
@@ -395,6 +398,13 @@ export const operations = <E extends SqlError | TelemetryStore.InvalidTelemetryR
     readTrajectory(sql, tables.trajectory)(sessionId).pipe(
       Effect.catchTag("SqlError", options.failure("readTrajectory"))
     ),
+  recordUsage: (key, usage) =>
+    Effect.gen(function*() {
+      const encoded = yield* TelemetryStore.encodeUsage(usage)
+      const found = yield* sql`UPDATE ${sql(tables.snapshots)} SET usage = ${options.json(JSON.stringify(encoded))}
+        WHERE session_id = ${key.sessionId} AND turn = ${key.turn} AND call = ${key.call} RETURNING id`
+      return found.length > 0
+    }).pipe(Effect.catchTag("SqlError", options.failure("recordUsage"))),
   prune: (request) =>
     prune(sql, tables)(request).pipe(sql.withTransaction, Effect.catchTag("SqlError", options.failure("prune")))
 })

@@ -51,7 +51,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
       ...TelemetryRows.operations(
         sql,
         { injections: injectionsTable, snapshots: snapshotsTable, trajectory: trajectoryTable },
-        { parse: identity, writer: snapshotWriter, failure }
+        { parse: identity, json: (text) => sql`${text}::jsonb`, writer: snapshotWriter, failure }
       ),
       appendInjection: (row) =>
         Effect.gen(function*() {
@@ -67,14 +67,6 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
             VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.mode}, ${epochMillis(encoded.at)},
               ${JSON.stringify(encoded.memoryIds)}::jsonb, ${JSON.stringify(encoded.sectionLabels)}::jsonb)`
         }).pipe(Effect.catchTag("SqlError", failure("appendInjection"))),
-
-      recordUsage: (key, usage) =>
-        Effect.gen(function*() {
-          const encoded = yield* TelemetryStore.encodeUsage(usage)
-          const found = yield* sql<{ id: string }>`UPDATE ${snapshots} SET usage = ${JSON.stringify(encoded)}::jsonb
-            WHERE session_id = ${key.sessionId} AND turn = ${key.turn} AND call = ${key.call} RETURNING id`
-          return found.length > 0
-        }).pipe(Effect.catchTag("SqlError", failure("recordUsage"))),
 
       forgetMemories: (forgotten) =>
         Effect.gen(function*() {

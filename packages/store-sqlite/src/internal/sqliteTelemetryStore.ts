@@ -108,7 +108,7 @@ export const make: Effect.Effect<
     ...TelemetryRows.operations(
       sql,
       { injections: INJECTIONS_TABLE, snapshots: SNAPSHOTS_TABLE, trajectory: TRAJECTORY_TABLE },
-      { parse: parseJsonOrUndefined, writer: snapshotWriter, failure: toFailure }
+      { parse: parseJsonOrUndefined, json: (text) => sql`${text}`, writer: snapshotWriter, failure: toFailure }
     ),
     appendInjection: (row) =>
       Effect.gen(function*() {
@@ -120,14 +120,6 @@ export const make: Effect.Effect<
             ${JSON.stringify(encoded.memoryIds)}, ${JSON.stringify(encoded.sectionLabels)})`
           .pipe(Effect.catchTag("SqlError", toFailure("appendInjection")))
       }),
-
-    recordUsage: (key, usage) =>
-      Effect.gen(function*() {
-        const encoded = yield* TelemetryStore.encodeUsage(usage)
-        const found = yield* sql<{ id: number }>`UPDATE ${sql(SNAPSHOTS_TABLE)} SET usage = ${JSON.stringify(encoded)}
-          WHERE session_id = ${key.sessionId} AND turn = ${key.turn} AND call = ${key.call} RETURNING id`
-        return found.length > 0
-      }).pipe(Effect.catchTag("SqlError", toFailure("recordUsage"))),
 
     forgetMemories: (forgotten) =>
       Effect.gen(function*() {
