@@ -21,15 +21,13 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as InMemoryPromotionStore from "./internal/inMemoryPromotionStore.js"
 import * as internal from "./internal/promotionRow.js"
 import type { MemoryId, Scope } from "./MemoryRecord.js"
-import { MemoryStore, type ReadResult } from "./MemoryStore.js"
-import type { MemoryStoreFailure } from "./MemoryStoreError.js"
 import type { DuplicatePromotion, InvalidPromotionRow, PromotionStoreFailure } from "./PromotionStoreError.js"
 
 /**
@@ -183,23 +181,3 @@ export const validateBatch: (
  * @category layers
  */
 export const layerMemory: Layer.Layer<PromotionStore> = Layer.sync(PromotionStore, () => InMemoryPromotionStore.make())
-
-/**
- * The records `rows` promote that live in `scope`, in the memory store's answer order, with the
- * number of stored rows that failed to decode (`MemoryStore.ReadResult`). They are
- * read by id alone and kept to the scope here: a scope filter would let a backend pick its scope
- * index and scan the whole scope once per batch of ids. What the composed Background and the
- * save gate's holders both read.
- *
- * @since 0.1.0
- * @category reading
- */
-export const recordsOf = (
-  rows: ReadonlyArray<Pick<PromotionRow, "recordId">>,
-  scope: Scope
-): Effect.Effect<ReadResult, MemoryStoreFailure, MemoryStore> =>
-  Effect.flatMap(MemoryStore, (memories) =>
-    Effect.map(
-      memories.get(rows.map((row) => row.recordId)),
-      (read) => ({ records: read.records.filter((record) => record.scope === scope), skipped: read.skipped })
-    ))

@@ -139,7 +139,7 @@ export const composeAgentBackground = (
   Effect.gen(function*() {
     const promotions = yield* PromotionStore.PromotionStore
     const rows = yield* promotions.listByScope(options.scope, { specKey: options.spec.key })
-    const read = yield* PromotionStore.recordsOf(rows.rows, options.scope)
+    const read = yield* MemoryStore.readInScope(rows.rows.map((row) => row.recordId), options.scope)
     const { invalid, missing, placed } = joinPlaced(rows.rows, read.records)
     yield* Effect.forEach(invalid, ({ error, recordId }) =>
       Effect.logWarning("a promotion row holds a malformed placement; it is not composed").pipe(

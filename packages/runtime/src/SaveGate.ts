@@ -58,7 +58,7 @@ export const liveHolders = (options: {
     const excluded = new Set(options.exclude ?? [])
     const rows = found.rows.filter((row) => !excluded.has(row.recordId))
     if (rows.length === 0) return []
-    const read = yield* PromotionStore.recordsOf(rows, options.scope)
+    const read = yield* MemoryStore.readInScope(rows.map((row) => row.recordId), options.scope)
     const at = yield* DateTime.now
     const rowOf = new Map(rows.map((row) => [row.recordId, row] as const))
     return read.records
