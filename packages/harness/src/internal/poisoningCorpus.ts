@@ -133,7 +133,8 @@ const homoglyphs = (text: string, seed: number): string => {
 }
 
 /** Text spelled in Unicode tag characters: invisible in most renderers, readable by some models. */
-export const tags = (text: string): string => [...text].map((ch) => String.fromCodePoint(0xe0000 + ch.charCodeAt(0))).join("")
+export const tags = (text: string): string =>
+  [...text].map((ch) => String.fromCodePoint(0xe0000 + ch.charCodeAt(0))).join("")
 
 // ---------------------------------------------------------------------------------------------
 // Plain payloads the disguised styles are built from (one pool per half)

@@ -36,7 +36,16 @@
  *
  * @internal
  */
-import { type Attack, type AttackStyle, base64, type Lookalike, type LookalikeKind, reverse, rot13, tags } from "./poisoningCorpus.js"
+import {
+  type Attack,
+  type AttackStyle,
+  base64,
+  type Lookalike,
+  type LookalikeKind,
+  reverse,
+  rot13,
+  tags
+} from "./poisoningCorpus.js"
 
 // ---------------------------------------------------------------------------------------------
 // Disguises beyond the first two halves'
@@ -140,7 +149,11 @@ const disguise = (
   encode: (payload: string, n: number) => string,
   leadIns: ReadonlyArray<string>
 ): ReadonlyArray<Attack> =>
-  hidden.map((payload, n) => ({ style, half: "blind" as const, text: `${leadIns[n % leadIns.length]!}${encode(payload, n)}` }))
+  hidden.map((payload, n) => ({
+    style,
+    half: "blind" as const,
+    text: `${leadIns[n % leadIns.length]!}${encode(payload, n)}`
+  }))
 
 // ---------------------------------------------------------------------------------------------
 // Attacks written out
