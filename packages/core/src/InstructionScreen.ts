@@ -126,8 +126,9 @@ const markedByModel = (record: { readonly tags?: ReadonlyArray<string> | undefin
   record.tags?.includes(MODEL_FLAG_TAG) === true
 
 /**
- * True when a record's content or label reads as an instruction to the agent, or the record
- * carries {@link MODEL_FLAG_TAG}.
+ * True when a record's content, label or one of its tags reads as an instruction to the agent, or
+ * the record carries {@link MODEL_FLAG_TAG}. Tags count: an MCP client's model reads them in
+ * `memory_list`, and a model's `memory_save` writes them.
  *
  * @since 0.1.0
  * @category screening
@@ -140,10 +141,11 @@ export const isFlagged = (
   }
 ): boolean =>
   markedByModel(record) || screen(record.content).flagged ||
-  (record.label !== undefined && screen(record.label).flagged)
+  (record.label !== undefined && screen(record.label).flagged) ||
+  (record.tags?.some((tag) => tag !== MODEL_FLAG_TAG && screen(tag).flagged) ?? false)
 
 /**
- * Why a record's content or label reads as an instruction to the agent: the rules that matched,
+ * Why a record's content, label or tags read as an instruction to the agent: the rules that matched,
  * each once (`[]` for a record the screen passes). What `explain` and the HTTP API show as
  * `flaggedFor`.
  *
@@ -160,6 +162,7 @@ export const reasonsFor = (
   ...new Set([
     ...screen(record.content).reasons,
     ...(record.label === undefined ? [] : screen(record.label).reasons),
+    ...(record.tags ?? []).flatMap((tag) => (tag === MODEL_FLAG_TAG ? [] : screen(tag).reasons)),
     ...(markedByModel(record) ? ["flagged-by-model" as const] : [])
   ])
 ]
