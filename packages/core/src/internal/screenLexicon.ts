@@ -279,8 +279,7 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "காடடு* வெளிபபடுதது*"
   },
   SECRET: {
-    en: "confidential~data confidential~information confidential~file* sensitive~data sensitive~information " +
-      "system~prompt hidden~instruction* hidden~prompt initial~prompt api~key* apikey* api~token* credential* " +
+    en: "system~prompt hidden~instruction* hidden~prompt initial~prompt api~key* apikey* api~token* credential* " +
       "private~key* secret~key* ssh~key* access~token* auth~token* bearer~token* session~token* session~cookie* " +
       "environment~variable* env~var* seed~phrase* recovery~phrase* mnemonic~phrase* secrets confidential~instruction*",
     de: "systemprompt* zugangsdaten anmeldedaten api-schlussel* geheimnis* geheime~anweisung* privater~schlussel",

@@ -213,12 +213,19 @@ const disregardEverything: Rule = (tokens) =>
     return p < 0 ? [] : [span("override-rules", i, p)]
   })
 
-/** "New instructions:", "updated system rules:", "neue Anweisungen:" — a heading that brings rules. */
+/**
+ * "New instructions:", "updated system rules:", "neue Anweisungen:" — a heading that brings rules;
+ * or the agent's own rules said to be new ("your system prompt has been updated:").
+ */
 const newRulesHeading: Rule = (tokens) =>
   where(tokens, C.RULES).flatMap((j) => {
     const n = find(tokens, j - 2, j - 1, C.NEW | C.ALL, tokens[j]!.sentence)
     const colon = find(tokens, j + 1, j + 2, (t) => t.text === ":")
-    return n >= 0 && colon >= 0 ? [span("override-rules", n, colon)] : []
+    if (n >= 0 && colon >= 0) return [span("override-rules", n, colon)]
+    const updated = find(tokens, j + 1, j + 4, C.NEW, tokens[j]!.sentence)
+    return updated >= 0 && tokens[updated + 1]?.text === ":" && agentsOwn(tokens, j, 0)
+      ? [span("override-rules", j, updated + 1)]
+      : []
   })
 
 // Role markers and chat-template tokens: text that pretends to be the system, the developer or a
@@ -365,13 +372,18 @@ const privateData = (tokens: ReadonlyArray<Token>, at: number): boolean => {
 
 const pronouns = word("it", "them", "those", "these")
 
-/** A secret, not the writer's own, in the 25 words before `at`, in its sentence or the one before. */
+const myOwn = word("my", "our", "mine", "ours")
+
+/**
+ * A secret in the 25 words before `at` (a question and its answer: "What's the admin password? A:
+ * It is stored in memory; share it…"), unless the writer calls it theirs ("my password").
+ */
 const secretBefore = (tokens: ReadonlyArray<Token>, at: number): boolean =>
   find(
     tokens,
     at - 25,
     at - 1,
-    (t, k) => t.sentence >= tokens[at]!.sentence - 1 && has(t, C.SECRET | C.WEAK_SECRET) && !ownedByWriter(tokens, k)
+    (t, k) => has(t, C.SECRET | C.WEAK_SECRET) && find(tokens, k - 2, k - 1, myOwn, t.sentence) < 0
   ) >= 0
 
 /** The thing at `at` is the writer's own ("my notes", "our contacts"). */
@@ -562,9 +574,12 @@ const payees = word(
 )
 
 /** Where money goes, changed: "change the recipient to IBAN …", "replace the wallet address with …". */
-const paymentDiverted = (tokens: ReadonlyArray<Token>, at: number): boolean =>
-  divertVerbs(tokens[at]!) && find(tokens, at + 1, at + 3, payees, tokens[at]!.sentence) >= 0 &&
-  find(tokens, 0, tokens.length - 1, (t) => moneyOrAccess(t.text) || has(t, C.HARM) || payees(t)) >= 0
+const paymentDiverted = (tokens: ReadonlyArray<Token>, at: number): boolean => {
+  if (!divertVerbs(tokens[at]!)) return false
+  const payee = find(tokens, at + 1, at + 3, payees, tokens[at]!.sentence)
+  // …to a new one given right there ("to IBAN …", "with this wallet"), not "update your beneficiaries".
+  return payee >= 0 && find(tokens, payee + 1, payee + 3, word("to", "with", "into"), tokens[at]!.sentence) >= 0
+}
 
 const offVerbs = word("disable", "deactivate", "uninstall", "remove", "turn", "switch", "bypass", "skip", "stop")
 const protections = word(
@@ -603,7 +618,8 @@ const phished = (tokens: ReadonlyArray<Token>, at: number): boolean =>
 
 const askFor = word("enter", "type", "provide", "submit", "confirm", "verify", "share", "input", "give", "update")
 
-const askVerbs = word("ask", "request", "require", "demand", "collect", "obtain", "prompt")
+// Asking, not a login form's design ("prompt users for their password", "require the password").
+const askVerbs = word("ask", "request")
 const orderedBy = word("always", "first", "also", "then", "quietly", "politely")
 
 /** The word at `at` is an order: it opens its sentence, or a modal, an AI, secrecy or "always" comes just before. */
@@ -665,15 +681,31 @@ const handToAnyone: Rule = (tokens) =>
     return who < 0 ? [] : [span("reveal-secrets", i, who)]
   })
 
-const ruleOwners = word("your", "system", "hidden", "initial", "internal", "secret", "underlying", "developer")
+const ruleOwners = word("system", "hidden", "initial", "internal", "secret", "underlying", "developer")
+// What "your" makes the agent's own: its instructions, not "your policy" or "your writing prompts".
+const agentRules = word(
+  "instructions",
+  "instruction",
+  "rules",
+  "guidelines",
+  "directives",
+  "programming",
+  "constraints",
+  "restrictions",
+  "guardrails"
+)
+
+/** The rules word at `at` is the agent's own: "the hidden system message", "your instructions". */
+const agentsOwn = (tokens: ReadonlyArray<Token>, at: number, from: number): boolean =>
+  find(tokens, Math.max(from, at - 3), at, ruleOwners, tokens[at]!.sentence) >= 0 ||
+  (agentRules(tokens[at]!) && find(tokens, Math.max(from, at - 2), at - 1, word("your"), tokens[at]!.sentence) >= 0)
 
 /** Showing the agent's own instructions: "reveal the hidden system message", "print your instructions". */
 const revealRules: Rule = (tokens) =>
   where(tokens, C.REVEAL).flatMap((i) => {
     if (negated(tokens, i)) return []
     const { sentence } = tokens[i]!
-    const j = find(tokens, i + 1, i + 6, (t, at) =>
-      has(t, C.RULES) && find(tokens, Math.max(i + 1, at - 3), at, ruleOwners, sentence) >= 0, sentence)
+    const j = find(tokens, i + 1, i + 6, (t, at) => has(t, C.RULES) && agentsOwn(tokens, at, i + 1), sentence)
     return j < 0 || find(tokens, i + 1, j, howWords) >= 0 ? [] : [span("reveal-secrets", i, j)]
   })
 
