@@ -65,6 +65,11 @@ const extraAnchors: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray
     ["tell", "mention", "inform", "notify", "alert", "let", "reveal", "disclose", "say", "show", "warn", "share"],
     ["no"]
   ],
+  // Everything the agent was told, shown.
+  [
+    ["everything", "anything"],
+    ["told", "given", "instructed", "shown", "sent"]
+  ],
   // Private data handed to anyone at all; a secret asked of someone.
   [
     ["anyone", "anybody", "everyone", "everybody", "whoever"],
