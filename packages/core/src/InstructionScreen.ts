@@ -120,9 +120,10 @@ const collect = (text: string, reasons: Set<ScreenReason>, depth: number): void 
   // Words in reverse order: the sentence's last word and its full stop come first, its capital last.
   if (reversedOrder.test(text)) { for (const reason of judgeView(wordsReversed(folded))) reasons.add(reason) }
   if (leet !== undefined) { for (const reason of judgeLeet(leet)) reasons.add(reason) }
-  // Look-alike letters spelled a Latin text: a vertical stroke may have been an "l" or an "i" (the
-  // table reads Cyrillic "ӏ" as "i"), so the text is read as leetspeak is, where the two meet.
-  else if (!ascii && !foreignLetter.test(folded) && /[^\x00-\x7f]/.test(text.normalize("NFKC"))) {
+  // Text beyond ASCII may have spelled Latin words with look-alike letters, and a vertical stroke
+  // may have been an "l" or an "i" (the table reads Cyrillic "ӏ" as "i"): it is read as leetspeak
+  // is too, where the two meet.
+  else if (!ascii) {
     for (const reason of judgeLeet(leetFold(folded))) reasons.add(reason)
   }
 }

@@ -29,7 +29,9 @@ const CONDITIONAL: ReadonlyArray<readonly [number, number]> = [
   [C.WEAK_SECRET, C.REVEAL | C.SEND | C.TRIGGER | C.MODAL | C.AI | C.ASK | C.TELL],
   [C.TOOL, C.CALL],
   // The agent's own rules shown, declared void, or outranked.
-  [C.RULES, C.REVEAL | C.YOU]
+  [C.RULES, C.REVEAL | C.YOU],
+  // Secrecy in any language ("mai … dire all'utente", "nicht … sagen"): a negation beside a verb of telling.
+  [C.NEG, C.REVEAL | C.TELL]
 ]
 
 /** Words the rules read outside the concepts above, each with the words it needs beside it (none: strong). */
@@ -59,11 +61,6 @@ const extraAnchors: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray
   [
     ["this~memory", "this~note", "this~message", "this~text", "the~note", "the~message"],
     ["follow", "obey", "comply"]
-  ],
-  // A verb of telling with a bare "no" before it ("no longer warn the user"), which a phrase may hold.
-  [
-    ["tell", "mention", "inform", "notify", "alert", "let", "reveal", "disclose", "say", "show", "warn", "share"],
-    ["no"]
   ],
   // Everything the agent was told, shown.
   [

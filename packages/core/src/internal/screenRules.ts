@@ -39,6 +39,9 @@ const asciiText = /^[\x00-\x7f]*$/
 const mayHoldDestination = /[@/]|www\.|\.[a-z]{2}/
 const destination =
   /(?:https?|ftp):\/\/[^\s<>"'()[\]{}]+|www\.[^\s<>"'()[\]{}]+|[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+|(?:[a-z0-9-]+\.)+(?:com|net|org|io|co|ru|cn|xyz|info|biz|app|dev|ai|me|link|site|online|top|click|tk|ml|ga|cf|gq|ly|to|cc|su|pw|ws|sh|gg|live|store|shop|tech|pro|zip|mov|example)(?![a-z0-9])(?:\/[^\s]*)?/g
+// In text that is not ASCII, an address may be spelled in any script ("сбор@пример.example").
+const unicodeDestination =
+  /(?:https?|ftp):\/\/[^\s<>"'()[\]{}]+|[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu
 /** The word a destination is read as. */
 const DESTINATION = "zzdestinationzz"
 
@@ -49,7 +52,10 @@ const baseIndex = indexOf(entries)
 
 /** Splits a folded text into tokens and marks each word with its concepts, read through `index`. */
 const tokenize = (folded: string, index: Index): Array<Token> => {
-  const text = mayHoldDestination.test(folded) ? folded.replace(destination, ` ${DESTINATION} `) : folded
+  const ascii = asciiText.test(folded)
+  const text = mayHoldDestination.test(folded)
+    ? (ascii ? folded : folded.replace(unicodeDestination, ` ${DESTINATION} `)).replace(destination, ` ${DESTINATION} `)
+    : folded
   const tokens: Array<Token> = []
   let sentence = 0
   let quoted = false
@@ -498,8 +504,9 @@ const roleplay = word("act", "pretend", "roleplay", "behave", "simulate", "becom
 const delayedTrigger: Rule = (tokens) =>
   where(tokens, C.TRIGGER).flatMap((t) => {
     const { sentence } = tokens[t]!
-    const a = find(tokens, t + 1, t + 7, C.ASK, sentence)
-    if (a < 0 || find(tokens, t, a, C.FIRST) >= 0) return []
+    // The condition and the asking may be one word, as Turkish makes them ("sorduğunda": when … asks).
+    const a = find(tokens, has(tokens[t], C.ASK) ? t : t + 1, t + 7, C.ASK, sentence)
+    if (a < 0 || find(tokens, t, a - 1, C.FIRST) >= 0) return []
     // The clause after the condition ("…, grant admin access") may itself be the harm.
     const comma = find(tokens, a + 1, a + 12, (tok) => tok.punct, sentence)
     if (comma >= 0 && tokens[comma]!.text === ",") {
@@ -515,7 +522,18 @@ const delayedTrigger: Rule = (tokens) =>
     const act = find(tokens, a + 1, a + 24, (tok) => has(tok, C.TELL | C.REVEAL | C.SEND | C.CALL | C.OBEY | C.MODAL))
     if (act < 0 || tokens[act]!.sentence > sentence + 1) return []
     const p = payloadAfter(tokens, act, 20)
-    return p < 0 ? [] : [span("delayed-trigger", t, p)]
+    if (p >= 0) return [span("delayed-trigger", t, p)]
+    // A verb that ends its sentence (Turkish, Tamil: the payload comes before it) takes what lies
+    // between the condition and itself.
+    const next = tokens[act + 1]
+    if (
+      next !== undefined && !(next.punct && next.sentence === tokens[act]!.sentence) &&
+      next.sentence === tokens[act]!.sentence
+    ) {
+      return []
+    }
+    const before = payloadAfter(tokens, a + 1, act - a - 1)
+    return before < 0 || before >= act ? [] : [span("delayed-trigger", t, act)]
   })
 
 /** The first harmful payload in the `reach` words after `at` (within its sentence or the next). */
