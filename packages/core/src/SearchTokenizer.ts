@@ -166,6 +166,27 @@ export const tokenize = (text: string, language: Language = DEFAULT_LANGUAGE): R
 }
 
 /**
+ * True when a token of `text` is one of `tokens`: what `distinctTokens(text, language)` holding one
+ * of them says, stopping at the first word whose stem is found (no array, no set of the text's
+ * tokens). The projection's relevance step asks it of every recalled record (decision 0144).
+ *
+ * @since 0.1.0
+ * @category tokenizing
+ */
+export const holdsAnyToken = (
+  text: string,
+  tokens: ReadonlySet<string>,
+  language: Language = DEFAULT_LANGUAGE
+): boolean => {
+  if (tokens.size === 0) return false
+  const stem = stemmerFor(language)
+  for (const word of words(text)) {
+    if (tokens.has(stem === undefined ? word : stem(word))) return true
+  }
+  return false
+}
+
+/**
  * The distinct tokens of a text, in first-seen order.
  *
  * @since 0.1.0

@@ -125,6 +125,27 @@ describe("tokenize", () => {
     expect(SearchTokenizer.tokenize("Doug prefers coffee", "none")).toEqual(["doug", "prefers", "coffee"])
   })
 
+  it.prop(
+    "holdsAnyToken says what distinctTokens says: one of the text's tokens is in the set",
+    [text, fc.array(text, { maxLength: 4 }), fc.constantFrom(...SearchTokenizer.Language.literals)],
+    ([s, others, language]) => {
+      // Tokens of the text itself (some held, some not) and of other texts.
+      const own = SearchTokenizer.distinctTokens(s, language)
+      const tokens = new Set([
+        ...own.filter((_, i) => i % 2 === 1),
+        ...others.flatMap((o) => SearchTokenizer.distinctTokens(o, language))
+      ])
+      expect(SearchTokenizer.holdsAnyToken(s, tokens, language)).toBe(own.some((t) => tokens.has(t)))
+    }
+  )
+
+  it("holdsAnyToken matches by stem, never by substring", () => {
+    expect(SearchTokenizer.holdsAnyToken("Deploys happen weekly", new Set(["deploy"]))).toBe(true)
+    expect(SearchTokenizer.holdsAnyToken("My name is Doug", new Set(["am"]))).toBe(false)
+    expect(SearchTokenizer.holdsAnyToken("Doug prefers coffee", new Set(["prefers"]), "none")).toBe(true)
+    expect(SearchTokenizer.holdsAnyToken("anything", new Set())).toBe(false)
+  })
+
   it("distinctTokens keeps first-seen order without repeats", () => {
     expect(SearchTokenizer.distinctTokens("b a B c A")).toEqual(["b", "a", "c"])
   })
