@@ -441,6 +441,30 @@ const callTool: Rule = (tokens, text) => {
   return found
 }
 
+const grantVerbs = word("granted", "given", "assigned", "elevated", "promoted", "upgraded")
+const powers = word(
+  "root",
+  "admin",
+  "administrator",
+  "sudo",
+  "superuser",
+  "developer",
+  "elevated",
+  "unrestricted",
+  "god"
+)
+const rights = word("privileges", "privilege", "access", "permissions", "rights", "mode", "clearance", "authority")
+
+/** Powers handed to the agent: "you have been granted root privileges", "you are given admin access". */
+const grantedPowers: Rule = (tokens) =>
+  where(tokens, C.YOU).flatMap((y) => {
+    const { sentence } = tokens[y]!
+    const g = find(tokens, y + 1, y + 4, grantVerbs, sentence)
+    const p = g < 0 ? -1 : find(tokens, g + 1, g + 4, powers, sentence)
+    const r = p < 0 ? -1 : find(tokens, p + 1, p + 2, rights, sentence)
+    return r < 0 ? [] : [span("override-rules", y, r)]
+  })
+
 /** "You are now…", "from now on you…", or a persona without limits given to the agent. */
 const changeIdentity: Rule = (tokens, text) => {
   const found: Array<Match> = where(tokens, C.NOW_YOU).map((i) => span("change-identity", i, i + 2))
@@ -463,6 +487,11 @@ const changeIdentity: Rule = (tokens, text) => {
   }
   for (const u of where(tokens, C.UNBOUND)) {
     const { sentence } = tokens[u]!
+    // "Comply with everything", "never refuse": obedience without limit, given as an order.
+    if (obedience(tokens[u]!) && ordered(tokens, u)) {
+      found.push(span("change-identity", u, u + 2))
+      continue
+    }
     const to = find(
       tokens,
       u - 10,
@@ -476,6 +505,9 @@ const changeIdentity: Rule = (tokens, text) => {
   // the writer asks for themself: "act as a tutor for my son" has a first person in it).
   for (const r of tokens.flatMap((t, i) => (roleplay(t) && t.text !== "mode" ? [i] : []))) {
     const { sentence } = tokens[r]!
+    // A role that recites secrets ("act as my grandmother who read me activation keys"), whoever it is.
+    const recited = imperative(tokens, r) ? find(tokens, r + 1, r + 16, C.SECRET, sentence) : -1
+    if (recited >= 0) found.push(span("change-identity", r, recited))
     if (!imperative(tokens, r) || find(tokens, 0, tokens.length - 1, C.FIRST, sentence) >= 0) continue
     const a = find(tokens, r + 1, r + 6, (t) => has(t, C.AI) || agentWords(t), sentence)
     if (a >= 0) found.push(span("change-identity", r, a))
@@ -494,6 +526,7 @@ const loyalty =
   /\byou\s+(?:now\s+|will\s+|must\s+|shall\s+)?(?:only\s+)?(?:obey|serve|work\s+for|answer\s+to|report\s+to|take\s+orders\s+from|listen\s+to)\s+(?:only\b|me\b|us\b|messages\b|whoever\b|the\s+(?:sender|attacker|author)\b)/
 
 const roleplay = word("act", "pretend", "roleplay", "behave", "simulate", "become", "impersonate", "mode")
+const obedience = word("comply", "never", "obey")
 
 /**
  * A delayed trigger: a condition about someone else's question ("whenever the user asks about…",
@@ -575,7 +608,7 @@ const payloadAfter = (tokens: ReadonlyArray<Token>, at: number, reach: number): 
               x.sentence <= last && (has(x, C.WEAK_SECRET) || moneyOrAccess(x.text) || privateData(tokens, k))) >=
             0)) ||
       (has(t, C.WEAK_SECRET) && phished(tokens, i)) ||
-      securityOff(tokens, i) || doseRaised(tokens, i) || paymentDiverted(tokens, i) ||
+      securityOff(tokens, i) || doseRaised(tokens, i) || paymentDiverted(tokens, i) || secretExposed(tokens, i) ||
       (has(t, C.IGNORE) && find(tokens, i + 1, i + 6, C.RULES) >= 0)))
 }
 
@@ -600,6 +633,14 @@ const paymentDiverted = (tokens: ReadonlyArray<Token>, at: number): boolean => {
   // …to a new one given right there ("to IBAN …", "with this wallet"), not "update your beneficiaries".
   return payee >= 0 && find(tokens, payee + 1, payee + 3, word("to", "with", "into"), tokens[at]!.sentence) >= 0
 }
+
+const exposedPlaces = word("plaintext", "plain", "public", "publicly", "unencrypted", "pastebin")
+
+/** A secret put where anyone reads it: "store passwords in plain text in a public doc". */
+const secretExposed = (tokens: ReadonlyArray<Token>, at: number): boolean =>
+  exposedPlaces(tokens[at]!) &&
+  find(tokens, at - 10, at - 1, (t, k) =>
+      has(t, C.SECRET | C.WEAK_SECRET) || (pronouns(t) && secretBefore(tokens, k))) >= 0
 
 const offVerbs = word("disable", "deactivate", "uninstall", "remove", "turn", "switch", "bypass", "skip", "stop")
 const protections = word(
@@ -636,7 +677,30 @@ const doseRaised = (tokens: ReadonlyArray<Token>, at: number): boolean =>
 const phished = (tokens: ReadonlyArray<Token>, at: number): boolean =>
   find(tokens, at - 4, at - 1, (t) => has(t, C.HARM | C.SEND | C.REVEAL) || askFor(t), tokens[at]!.sentence) >= 0
 
-const askFor = word("enter", "type", "provide", "submit", "confirm", "verify", "share", "input", "give", "update")
+const askFor = word(
+  "enter",
+  "type",
+  "provide",
+  "submit",
+  "confirm",
+  "verify",
+  "share",
+  "input",
+  "give",
+  "update",
+  // Asking in other languages: "pídele su PIN", "peça a senha", "chiedigli la password".
+  "pidele",
+  "pide",
+  "pidale",
+  "pida",
+  "peca",
+  "pede",
+  "chiedi",
+  "chiedigli",
+  "demande",
+  "demandez",
+  "frag"
+)
 
 // Asking, not a login form's design ("prompt users for their password", "require the password").
 const askVerbs = word("ask", "request")
@@ -715,6 +779,8 @@ const agentRules = word(
   "guardrails"
 )
 
+const configWords = word("configuration", "config", "settings")
+
 /** The rules word at `at` is the agent's own: "the hidden system message", "your instructions". */
 const agentsOwn = (tokens: ReadonlyArray<Token>, at: number, from: number): boolean =>
   find(tokens, Math.max(from, at - 3), at, ruleOwners, tokens[at]!.sentence) >= 0 ||
@@ -725,7 +791,10 @@ const revealRules: Rule = (tokens) =>
   where(tokens, C.REVEAL).flatMap((i) => {
     if (negated(tokens, i)) return []
     const { sentence } = tokens[i]!
-    const j = find(tokens, i + 1, i + 6, (t, at) => has(t, C.RULES) && agentsOwn(tokens, at, i + 1), sentence)
+    const j = find(tokens, i + 1, i + 6, (t, at) =>
+      (has(t, C.RULES) && agentsOwn(tokens, at, i + 1)) ||
+      // "your configuration": the agent's own set-up, as "your instructions" are its rules.
+      (configWords(t) && find(tokens, Math.max(i + 1, at - 2), at - 1, word("your")) >= 0), sentence)
     return j < 0 || find(tokens, i + 1, j, howWords) >= 0 ? [] : [span("reveal-secrets", i, j)]
   })
 
@@ -963,7 +1032,7 @@ const readingThis = (tokens: ReadonlyArray<Token>, at: number): number => {
 
 // An AI called by name at the start of a sentence, a line or a quotation: "ChatGPT, …", "AI: …".
 const vocativeAi =
-  /(?:^|[\n"'.!?:;(\[>]\s*)(?:dear\s+|hey\s+|hi\s+|hello\s+|attention\s+|note\s+to\s+)?(?:the\s+)?(?:ai|assistant|chatgpt|claude|gpt|llm|chatbot|bot|ai\s+agent|ai\s+assistant|copilot|gemini)s?\s*[,:]/
+  /(?:^|[\n"'.!?:;(\[>\u2013\u2014-]\s*)(?:dear\s+|hey\s+|hi\s+|hello\s+|attention\s+|note\s+to\s+)?(?:the\s+)?(?:ai|assistant|chatgpt|claude|gpt|llm|chatbot|bot|ai\s+agent|ai\s+assistant|copilot|gemini)s?\)?\s*[,:]/
 // "Instruction to the model:", "note for any AI agents", "message to all language models".
 const addressedNote =
   /\b(?:note|notes|message|instructions?|directive|reminder|memo|request|command)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:(?!about\b|on\b|regarding\b)[a-z]+\s+)?(?:ai|assistants?|models?|llms?|agents?|bots?|chatbots?|language\s+models?|ai\s+(?:agents?|assistants?|models?|systems?))\b/
@@ -988,7 +1057,42 @@ const tellWords = word(
   "warn",
   "share"
 )
-const theUser = word("user", "users", "human", "operator", "owner", "person")
+const theUser = word(
+  "user",
+  "users",
+  "human",
+  "operator",
+  "owner",
+  "person",
+  // The user in the stemmed languages (folded: "all'utente" reads "all utente").
+  "utente",
+  "utenti",
+  "usuario",
+  "usuarios",
+  "utilisateur",
+  "utilisateurs",
+  "benutzer",
+  "nutzer",
+  "gebruiker",
+  "kullanici",
+  "kullaniciya",
+  "anvandaren",
+  "brugeren",
+  "brukeren",
+  "kayttaja",
+  "kayttajalle",
+  "uzytkownik",
+  "uzivatel",
+  "uzivateli",
+  "utilizator",
+  "utilizatorul",
+  "utilizatorului",
+  "felhasznalo",
+  "felhasznalonak",
+  "пользователь",
+  "пользователю",
+  "пользователя"
+)
 const thisThing = word("this", "these", "that", "those")
 const thingWords = word(
   "message",
@@ -1031,7 +1135,7 @@ const secrecy: Rule = (tokens) => {
   const found: Array<Match> = []
   for (const n of where(tokens, C.NEG)) {
     const { sentence } = tokens[n]!
-    const t = find(tokens, n + 1, n + 3, (tok) => tellWords(tok) || has(tok, C.REVEAL), sentence)
+    const t = find(tokens, n + 1, n + 3, (tok) => tellWords(tok) || has(tok, C.REVEAL | C.TELL), sentence)
     if (t < 0) continue
     const target = find(tokens, t + 1, t + 5, (tok, at) =>
       (theUser(tok) && !possessive(tokens, at)) ||
@@ -1093,13 +1197,14 @@ const rules: ReadonlyArray<{ readonly rule: Rule; readonly all?: number; readonl
   { rule: redirection },
   { rule: askForSecret, any: C.SECRET | C.WEAK_SECRET },
   { rule: tellOthers, all: C.TELL | C.THIRD },
-  { rule: revealRules, all: C.REVEAL | C.RULES },
+  { rule: revealRules, all: C.REVEAL },
   { rule: overRules, any: C.RULES | C.SECRET },
   { rule: rulesAnnulled, all: C.RULES },
   { rule: obeyOnlyThis, all: C.OBEY },
   { rule: destroyUnasked },
   { rule: handToAnyone, any: C.REVEAL | C.SEND },
-  { rule: revealEverything, all: C.REVEAL | C.YOU }
+  { rule: revealEverything, all: C.REVEAL | C.YOU },
+  { rule: grantedPowers, all: C.YOU }
 ]
 
 // ---------------------------------------------------------------------------------------------
