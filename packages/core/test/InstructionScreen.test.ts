@@ -111,7 +111,14 @@ const facts = [
   "I keep my passwords in Bitwarden, never in plain text",
   "Unrestricted parking on Sundays",
   "Always comply with the building's fire code",
-  "Check your settings before the demo"
+  "Check your settings before the demo",
+  // Ordinary chat about AI tools and code (BEAM's user turns).
+  "Do I need to get Jessica involved in the training sessions for the AI tool?",
+  "Is it a good idea to switch to AI hiring tools?",
+  "Do I need to inform the beneficiaries about the cryptocurrency transfer beforehand?",
+  "print(login(\"user1\", \"password123\"))  # Invalid credentials",
+  "const response = await axios.post('https://formspree.io/f/myform', data)",
+  "<!-- card grid -->\n<div class=\"modal\" style=\"display: none\"></div>\nCan you review this for WCAG?"
 ]
 
 const tags = (text: string) => [...text].map((ch) => String.fromCodePoint(0xe0000 + ch.charCodeAt(0))).join("")

@@ -42,6 +42,7 @@ const destination =
 // In text that is not ASCII, an address may be spelled in any script ("сбор@пример.example").
 const unicodeDestination =
   /(?:https?|ftp):\/\/[^\s<>"'()[\]{}]+|[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu
+const functionCall = /\b([a-z_][a-z0-9_]*)\(/g
 /** The word a destination is read as. */
 const DESTINATION = "zzdestinationzz"
 
@@ -53,9 +54,12 @@ const baseIndex = indexOf(entries)
 /** Splits a folded text into tokens and marks each word with its concepts, read through `index`. */
 const tokenize = (folded: string, index: Index): Array<Token> => {
   const ascii = asciiText.test(folded)
-  const text = mayHoldDestination.test(folded)
-    ? (ascii ? folded : folded.replace(unicodeDestination, ` ${DESTINATION} `)).replace(destination, ` ${DESTINATION} `)
-    : folded
+  // A name written right against "(" is a function call in code ("print(login(…))", "axios.post("),
+  // not an order to print or post.
+  const called = folded.includes("(") ? folded.replace(functionCall, "fn_$1 (") : folded
+  const text = mayHoldDestination.test(called)
+    ? (ascii ? called : called.replace(unicodeDestination, ` ${DESTINATION} `)).replace(destination, ` ${DESTINATION} `)
+    : called
   const tokens: Array<Token> = []
   let sentence = 0
   let quoted = false
@@ -899,6 +903,8 @@ const destroyUnasked: Rule = (tokens) =>
 const standingOrder: Rule = (tokens) =>
   where(tokens, C.MODAL | C.AI).flatMap((m) => {
     const { sentence } = tokens[m]!
+    // The writer's own obligation ("do I need to inform the beneficiaries…?") orders no agent.
+    if (has(tokens[m], C.MODAL) && find(tokens, m - 2, m - 1, C.FIRST, sentence) >= 0) return []
     const act = find(tokens, m + 1, m + 8, C.TELL | C.REVEAL | C.SEND | C.CALL | C.OBEY, sentence)
     if (act < 0) return []
     const p = find(tokens, act + 1, act + 20, (t, i) =>
@@ -967,7 +973,11 @@ const addressedToAssistant: Rule = (tokens, text) => {
   for (const a of where(tokens, C.AI)) {
     named = true
     const { sentence } = tokens[a]!
-    const v = find(tokens, a - 2, a - 1, vocatives, sentence)
+    // "the AI tool", "AI hiring": an AI word before a noun it qualifies names no addressee.
+    const next = tokens[a + 1]
+    const qualifies = next !== undefined && !next.punct && next.sentence === sentence &&
+      !has(next, C.AI | C.READ | C.MODAL | C.YOU) && !agentWords(next)
+    const v = qualifies ? -1 : find(tokens, a - 2, a - 1, vocatives, sentence)
     if (v >= 0) {
       const payload = find(
         tokens,
@@ -1008,12 +1018,17 @@ const addressedToAssistant: Rule = (tokens, text) => {
     if (ifYouAreAnAi.test(text) || asAnAiYouMust.test(text)) found.push(whole)
   }
   if (
-    text.includes("<!--") && /<!--[\s\S]{0,600}?-->/.test(text) &&
-    tokens.some((t) => has(t, C.AI | C.YOU | C.IGNORE) && !t.quoted)
+    text.includes("<!--") &&
+    // The words for the agent are in the comment itself: an HTML comment in code beside a question
+    // to "you" addresses no one.
+    [...text.matchAll(/<!--([\s\S]{0,600}?)-->/g)].some(([, body]) =>
+      tokenize(body!, baseIndex).some((t) => has(t, C.AI | C.YOU | C.IGNORE) && !t.quoted)
+    )
   ) {
     found.push({ reason: "addressed-to-assistant", start: 0, end: tokens.length })
   }
-  if (text.includes(":") && hiddenStyle.test(text) && tokens.some((t) => has(t, C.AI | C.YOU | C.IGNORE | C.RULES))) {
+  // Hidden by a style, with words for the agent in it: a stylesheet beside a question to "you" is code.
+  if (text.includes(":") && hiddenStyle.test(text) && tokens.some((t) => has(t, C.AI | C.IGNORE | C.RULES))) {
     found.push({ reason: "addressed-to-assistant", start: 0, end: tokens.length })
   }
   return found
