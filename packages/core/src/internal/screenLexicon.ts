@@ -252,7 +252,8 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "நீ நீஙகள*"
   },
   REVEAL: {
-    en: "reply~with respond~with answer~with " +
+    en: "repeating recites reciting " +
+      "reply~with respond~with answer~with " +
       "reveal revealing print show output leak disclose expose repeat dump display list recite divulge spill " +
       "echo tell give share provide write~out read~out include insert append paste",
     de: "zeig* gib* verrat* offenbar* ausgeb* nenn* wiederhol* teile* preisgeb*",
