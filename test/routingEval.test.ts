@@ -14,7 +14,7 @@ const TIMEOUT = 300_000
 
 const sqliteStores = (filename: string) =>
   SqlitePromotionStore.layer.pipe(
-    Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+    Layer.provideMerge(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
   )
 
 const withTempDir = <A, E, R>(use: (dir: string) => Effect.Effect<A, E, R>) =>
