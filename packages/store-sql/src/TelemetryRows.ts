@@ -338,7 +338,8 @@ export interface Tables {
 
 /**
  * The operations of a telemetry store that every SQL backend runs alike, over `sql` and its
- * `tables`: the injection log's read and the sessions it holds, the snapshot write (`writer`, {@link appendSnapshot}),
+ * `tables`: the injection log's read and the sessions it holds, the snapshot write ({@link appendSnapshot};
+ * a session id the backend cannot store refused with `InvalidTelemetryRow`),
  * the snapshot and trajectory reads (`parse` reads a JSON column as the driver returns it) and
  * usage, retention — each a transaction where it writes, a `SqlError` turned into the store's failure by
  * `failure`. A backend adds the injection write and `forgetMemories` in its own dialect.
@@ -346,14 +347,15 @@ export interface Tables {
  * @since 0.1.0
  * @category constructors
  */
-export const operations = <E extends SqlError | TelemetryStore.InvalidTelemetryRow>(
+export const operations = (
   sql: SqlClient.SqlClient,
   tables: Tables,
   options: {
     readonly parse: (column: unknown) => unknown
     /** A JSON text bound as the driver stores a JSON column (PostgreSQL casts it to `jsonb`). */
     readonly json: (text: string) => Statement.Fragment
-    readonly writer: SnapshotWriter<E>
+    /** Why the backend cannot store a session id, when it cannot (PostgreSQL: an unpaired surrogate). */
+    readonly sessionIdProblem?: ((sessionId: string) => string | undefined) | undefined
     readonly failure: (
       operation: string
     ) => (error: SqlError) => Effect.Effect<never, TelemetryStore.TelemetryStoreFailure>
@@ -361,53 +363,75 @@ export const operations = <E extends SqlError | TelemetryStore.InvalidTelemetryR
 ): Pick<
   TelemetryStore.Service,
   "listInjections" | "listSessions" | "appendSnapshot" | "listSnapshots" | "readTrajectory" | "recordUsage" | "prune"
-> => ({
-  listInjections: (sessionId) =>
-    Effect.gen(function*() {
-      const rows = yield* sql<InjectionColumns & { readonly id: unknown }>`SELECT id, session_id, turn, mode, at,
-        memory_ids, section_labels FROM ${sql(tables.injections)} WHERE session_id = ${sessionId} ORDER BY id`
-      const read = yield* decodeLogged(
-        sessionId,
-        rows,
-        (row) =>
-          decodeInjection({
-            ...row,
-            memory_ids: options.parse(row.memory_ids),
-            section_labels: options.parse(row.section_labels)
-          }),
-        "injection row"
+> => {
+  const writer: SnapshotWriter<SqlError | TelemetryStore.InvalidTelemetryRow> = {
+    snapshot: (encoded, at) => {
+      const problem = options.sessionIdProblem?.(encoded.sessionId)
+      if (problem !== undefined) {
+        return Effect.fail(new TelemetryStore.InvalidTelemetryRow({ problem: `sessionId: ${problem}` }))
+      }
+      return Effect.map(
+        sql`INSERT INTO ${sql(tables.snapshots)} (session_id, turn, call, at, body)
+          VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.call}, ${at}, ${
+          options.json(JSON.stringify(encoded))
+        })
+          ON CONFLICT (session_id, turn, call) DO NOTHING RETURNING id`,
+        (inserted) => inserted.length > 0
       )
-      return { rows: read.values, skipped: read.skipped }
-    }).pipe(Effect.catchTag("SqlError", options.failure("listInjections"))),
-  listSessions: () =>
-    sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${sql(tables.injections)}`.pipe(
-      // Sorted here: the database orders by UTF-8 bytes, the contract by UTF-16 code units.
-      Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
-      Effect.catchTag("SqlError", options.failure("listSessions"))
-    ),
-  appendSnapshot: (snapshot, given) =>
-    appendSnapshot(options.writer, snapshot, given).pipe(
-      sql.withTransaction,
-      Effect.catchTag("SqlError", options.failure("appendSnapshot"))
-    ),
-  listSnapshots: (sessionId, filter) =>
-    listSnapshots(sql, tables.snapshots, options.parse)(sessionId, filter).pipe(
-      Effect.catchTag("SqlError", options.failure("listSnapshots"))
-    ),
-  readTrajectory: (sessionId) =>
-    readTrajectory(sql, tables.trajectory)(sessionId).pipe(
-      Effect.catchTag("SqlError", options.failure("readTrajectory"))
-    ),
-  recordUsage: (key, usage) =>
-    Effect.gen(function*() {
-      const encoded = yield* TelemetryStore.encodeUsage(usage)
-      const found = yield* sql`UPDATE ${sql(tables.snapshots)} SET usage = ${options.json(JSON.stringify(encoded))}
+    },
+    entry: (sessionId, c) =>
+      sql`INSERT INTO ${sql(tables.trajectory)} (session_id, address, kind, seq, hash, body)
+        VALUES (${sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})
+        ON CONFLICT (session_id, address) DO NOTHING`
+  }
+  return {
+    listInjections: (sessionId) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<InjectionColumns & { readonly id: unknown }>`SELECT id, session_id, turn, mode, at,
+        memory_ids, section_labels FROM ${sql(tables.injections)} WHERE session_id = ${sessionId} ORDER BY id`
+        const read = yield* decodeLogged(
+          sessionId,
+          rows,
+          (row) =>
+            decodeInjection({
+              ...row,
+              memory_ids: options.parse(row.memory_ids),
+              section_labels: options.parse(row.section_labels)
+            }),
+          "injection row"
+        )
+        return { rows: read.values, skipped: read.skipped }
+      }).pipe(Effect.catchTag("SqlError", options.failure("listInjections"))),
+    listSessions: () =>
+      sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${sql(tables.injections)}`.pipe(
+        // Sorted here: the database orders by UTF-8 bytes, the contract by UTF-16 code units.
+        Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
+        Effect.catchTag("SqlError", options.failure("listSessions"))
+      ),
+    appendSnapshot: (snapshot, given) =>
+      appendSnapshot(writer, snapshot, given).pipe(
+        sql.withTransaction,
+        Effect.catchTag("SqlError", options.failure("appendSnapshot"))
+      ),
+    listSnapshots: (sessionId, filter) =>
+      listSnapshots(sql, tables.snapshots, options.parse)(sessionId, filter).pipe(
+        Effect.catchTag("SqlError", options.failure("listSnapshots"))
+      ),
+    readTrajectory: (sessionId) =>
+      readTrajectory(sql, tables.trajectory)(sessionId).pipe(
+        Effect.catchTag("SqlError", options.failure("readTrajectory"))
+      ),
+    recordUsage: (key, usage) =>
+      Effect.gen(function*() {
+        const encoded = yield* TelemetryStore.encodeUsage(usage)
+        const found = yield* sql`UPDATE ${sql(tables.snapshots)} SET usage = ${options.json(JSON.stringify(encoded))}
         WHERE session_id = ${key.sessionId} AND turn = ${key.turn} AND call = ${key.call} RETURNING id`
-      return found.length > 0
-    }).pipe(Effect.catchTag("SqlError", options.failure("recordUsage"))),
-  prune: (request) =>
-    prune(sql, tables)(request).pipe(sql.withTransaction, Effect.catchTag("SqlError", options.failure("prune")))
-})
+        return found.length > 0
+      }).pipe(Effect.catchTag("SqlError", options.failure("recordUsage"))),
+    prune: (request) =>
+      prune(sql, tables)(request).pipe(sql.withTransaction, Effect.catchTag("SqlError", options.failure("prune")))
+  }
+}
 
 /**
  * The snapshot half of `forgetMemories`' last step: each stored snapshot body (parsed, by row key)

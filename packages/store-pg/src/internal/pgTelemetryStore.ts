@@ -15,6 +15,7 @@ const epochMillis = (iso: string): number => DateTime.toEpochMillis(DateTime.uns
 
 // An unpaired surrogate cannot be encoded as UTF-8: such a session id would be stored as another.
 const unpairedSurrogate = /[\uD800-\uDFFF]/u
+const SURROGATE_PROBLEM = "contains an unpaired surrogate, which PostgreSQL cannot store"
 
 const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =>
   Effect.gen(function*() {
@@ -22,36 +23,20 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     yield* prepare
     const table = sql(injectionsTable)
     const snapshots = sql(snapshotsTable)
-    const trajectory = sql(trajectoryTable)
 
     const failure = (operation: string) => (cause: SqlError) =>
       Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause: reasonOf(cause) }))
-
-    const snapshotWriter: TelemetryRows.SnapshotWriter<SqlError | TelemetryStore.InvalidTelemetryRow> = {
-      snapshot: (encoded, at) =>
-        unpairedSurrogate.test(encoded.sessionId)
-          ? Effect.fail(
-            new TelemetryStore.InvalidTelemetryRow({
-              problem: "sessionId: contains an unpaired surrogate, which PostgreSQL cannot store"
-            })
-          )
-          : Effect.map(
-            sql<{ id: string }>`INSERT INTO ${snapshots} (session_id, turn, call, at, body)
-              VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.call}, ${at}, ${JSON.stringify(encoded)}::jsonb)
-              ON CONFLICT (session_id, turn, call) DO NOTHING RETURNING id`,
-            (inserted) => inserted.length > 0
-          ),
-      entry: (sessionId, c) =>
-        sql`INSERT INTO ${trajectory} (session_id, address, kind, seq, hash, body)
-          VALUES (${sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})
-          ON CONFLICT (session_id, address) DO NOTHING`
-    }
 
     const service: TelemetryStore.Service = {
       ...TelemetryRows.operations(
         sql,
         { injections: injectionsTable, snapshots: snapshotsTable, trajectory: trajectoryTable },
-        { parse: identity, json: (text) => sql`${text}::jsonb`, writer: snapshotWriter, failure }
+        {
+          parse: identity,
+          json: (text) => sql`${text}::jsonb`,
+          sessionIdProblem: (sessionId) => (unpairedSurrogate.test(sessionId) ? SURROGATE_PROBLEM : undefined),
+          failure
+        }
       ),
       appendInjection: (row) =>
         Effect.gen(function*() {
@@ -59,7 +44,7 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
           const encoded = yield* InjectionLog.encodeInjectionRow(row)
           if (unpairedSurrogate.test(encoded.sessionId)) {
             return yield* new TelemetryStore.InvalidTelemetryRow({
-              problem: "sessionId: contains an unpaired surrogate, which PostgreSQL cannot store"
+              problem: `sessionId: ${SURROGATE_PROBLEM}`
             })
           }
           // JSON text cast to JSONB: a JS array bound directly would be sent as a PostgreSQL array.

@@ -90,25 +90,11 @@ export const make: Effect.Effect<
   const sql = yield* SqlClient.SqlClient
   yield* migrate
 
-  const snapshotWriter: TelemetryRows.SnapshotWriter<SqlError> = {
-    snapshot: (encoded, at) =>
-      Effect.map(
-        sql<{ id: number }>`INSERT INTO ${sql(SNAPSHOTS_TABLE)} (session_id, turn, call, at, body)
-          VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.call}, ${at}, ${JSON.stringify(encoded)})
-          ON CONFLICT (session_id, turn, call) DO NOTHING RETURNING id`,
-        (inserted) => inserted.length > 0
-      ),
-    entry: (sessionId, c) =>
-      sql`INSERT INTO ${sql(TRAJECTORY_TABLE)} (session_id, address, kind, seq, hash, body)
-        VALUES (${sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})
-        ON CONFLICT (session_id, address) DO NOTHING`
-  }
-
   const service: TelemetryStore.Service = {
     ...TelemetryRows.operations(
       sql,
       { injections: INJECTIONS_TABLE, snapshots: SNAPSHOTS_TABLE, trajectory: TRAJECTORY_TABLE },
-      { parse: parseJsonOrUndefined, json: (text) => sql`${text}`, writer: snapshotWriter, failure: toFailure }
+      { parse: parseJsonOrUndefined, json: (text) => sql`${text}`, failure: toFailure }
     ),
     appendInjection: (row) =>
       Effect.gen(function*() {
