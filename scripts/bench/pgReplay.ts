@@ -55,7 +55,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   turns.length = 0
   if (n === 0) return
   const runtime = ManagedRuntime.make(
-    PgMemoryStore.layerWithoutMigrations.pipe(
+    PgMemoryStore.layerWithoutMigrations().pipe(
       Layer.provideMerge(Layer.merge(PgPromotionStore.layerWithoutMigrations, PgTelemetryStore.layerWithoutMigrations)),
       Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))

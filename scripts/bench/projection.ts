@@ -95,7 +95,7 @@ const WRITE_BATCH = 1_000
 /** Memory and telemetry stores in one SQLite file. */
 const sqliteStores = (filename: string) =>
   Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
-    Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+    Layer.provideMerge(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
   )
 
 const quiet = <A, E>(effect: Effect.Effect<A, E>) =>

@@ -18,7 +18,7 @@ const BATCH = 1_000
 /** The stores of `schema` (migrated), on a pool of `maxConnections`. */
 export const pgRuntime = (url: string, schema: string, maxConnections = 2) =>
   ManagedRuntime.make(
-    PgEngram.layerStores.pipe(
+    PgEngram.layerStores().pipe(
       Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections })),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     )

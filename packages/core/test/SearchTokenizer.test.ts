@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SearchTokenizer } from "@engram/core"
-import { FastCheck as fc } from "effect"
+import { Either, FastCheck as fc } from "effect"
 
 // Characters where tokenizers usually disagree: accents (precomposed and combining), special
 // case mappings, compatibility forms, kana voicing, Hangul, scripts without case, punctuation.
@@ -174,5 +174,40 @@ describe("the tokenizer fingerprint (decision 0095)", () => {
     const { createRequire } = await import("node:module")
     const manifest = createRequire(import.meta.url).resolve("snowball-stemmers/package.json")
     expect(JSON.parse(NodeFs.readFileSync(manifest, "utf8")).version).toBe("0.6.0")
+  })
+})
+
+describe("SearchTokenizer.chooseLanguage (decision 0196)", () => {
+  const language = fc.constantFrom(...SearchTokenizer.Language.literals)
+
+  it.prop(
+    "a store opens in the language it records unless asked for another, which fails naming both",
+    [language, fc.option(language, { nil: undefined })],
+    ([stored, given]) => {
+      const chosen = SearchTokenizer.chooseLanguage(stored, given)
+      if (given === undefined || given === stored) {
+        expect(chosen).toEqual(Either.right(stored))
+      } else {
+        expect(Either.isLeft(chosen) && chosen.left.stored === stored && chosen.left.given === given).toBe(true)
+        expect(Either.isLeft(chosen) && chosen.left.message).toContain(`${stored}, not ${given}`)
+      }
+    }
+  )
+
+  it.prop("a store that records no language opens in the one asked for, English by default", [
+    fc.option(language, { nil: undefined })
+  ], ([given]) => {
+    expect(SearchTokenizer.chooseLanguage(undefined, given)).toEqual(Either.right(given ?? "english"))
+  })
+
+  it("the recorded language, else the one the current fingerprint names", () => {
+    for (const language of SearchTokenizer.Language.literals) {
+      expect(SearchTokenizer.recordedLanguage({ tokenizer: SearchTokenizer.fingerprintOf(language) })).toBe(language)
+    }
+    expect(SearchTokenizer.recordedLanguage({ language: "german", tokenizer: SearchTokenizer.fingerprint })).toBe(
+      "german"
+    )
+    expect(SearchTokenizer.recordedLanguage({ tokenizer: "an older tokenizer" })).toBeUndefined()
+    expect(SearchTokenizer.recordedLanguage({})).toBeUndefined()
   })
 })

@@ -9,7 +9,7 @@
  * import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
  *
  * // Every store table lives in schema "agents" of the database named by the URL.
- * const store = PgMemoryStore.layer.pipe(
+ * const store = PgMemoryStore.layer().pipe(
  *   Layer.provideMerge(PgDatabase.layer({ url: "postgres://app@db:5432/engram", schema: "agents" }))
  * )
  * ```

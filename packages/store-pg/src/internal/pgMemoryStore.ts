@@ -14,7 +14,7 @@ import {
   SearchTokenizer,
   VectorIndex
 } from "@engram/core"
-import { MemoryRow, NeighbourWindow, SearchStatistics, StoredRows } from "@engram/store-sql"
+import { IndexLanguage, MemoryRow, NeighbourWindow, SearchStatistics, StoredRows } from "@engram/store-sql"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -28,6 +28,7 @@ import {
   ensureMigrated,
   frequencyTable,
   memoryTable,
+  metaTable,
   migrate,
   run,
   tombstones,
@@ -198,17 +199,23 @@ const makeStatistics = (sql: SqlClient.SqlClient) =>
       )
   }).statistics
 
-/** Creates the store over the ambient `SqlClient`, after `prepare` (migrating, or checking the version). */
-const makeAfter = <E>(
-  prepare: (language: SearchTokenizer.Language) => Effect.Effect<unknown, E, SqlClient.SqlClient>
+/**
+ * Creates the store over the ambient `SqlClient` in its language (decision 0196), after `prepare`
+ * (migrating, or checking the version) and `index` (bringing the stored search tokens up to date
+ * in that language, or checking them).
+ */
+const makeAfter = <E, EI>(
+  prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>,
+  index: (language: SearchTokenizer.Language) => Effect.Effect<unknown, EI, SqlClient.SqlClient>
 ) =>
-(embeddings?: Embeddings.Service) =>
+(options: MemoryStore.StoreOptions, embeddings?: Embeddings.Service) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // forget reaches the promotion rows and telemetry of the same database (decision 0164).
     const cascade = yield* MemoryForget.cascade
-    const language = yield* SearchTokenizer.SearchLanguage
-    yield* prepare(language)
+    yield* prepare
+    const { language, recorded } = yield* IndexLanguage.open(metaTable, options.language)
+    if (!IndexLanguage.isCurrent(recorded, language)) yield* index(language)
 
     const failure = (operation: string) => (cause: SqlError) =>
       new MemoryStoreError.MemoryStoreFailure({ operation, cause: reasonOf(cause) })
@@ -546,15 +553,15 @@ const makeAfter = <E>(
           return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
         }).pipe(Effect.mapError(failure("tombstones")))
     }
-    return yield* VectorIndex.attach(MemoryStore.withContract(service), PgVectorIndex.make, embeddings)
+    const store = yield* VectorIndex.attach(MemoryStore.withContract(service), PgVectorIndex.make, embeddings)
+    return yield* MemoryStore.withSearchDefaults(store, options.search)
   })
 
 /** The store, after bringing its tables and stored search tokens up to date. */
-export const make = makeAfter((language) =>
-  Effect.zipRight(Effect.zipRight(migrate, run(tombstones)), syncSearchTokens(language))
-)
+export const make = makeAfter(Effect.zipRight(migrate, run(tombstones)), syncSearchTokens)
 
 /** The store, after checking that the tables are already up to date (no DDL, no writes). */
-export const makeWithoutMigrations = makeAfter((language) =>
-  Effect.zipRight(Effect.zipRight(ensureMigrated, ensure(tombstones)), checkSearchTokens(language))
+export const makeWithoutMigrations = makeAfter(
+  Effect.zipRight(ensureMigrated, ensure(tombstones)),
+  () => checkSearchTokens
 )
