@@ -38,6 +38,12 @@ const runSession = (db: string) => {
         background: RoutingPresets.userBackgroundSections
       })
       yield* NativeRuntime.runTurn({ agent, sessionId: "s-x", input: "tell me a joke" })
+      // The fact said again in two sessions (decision 0174).
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
+        Effect.zipRight(
+          store.corroborate(written[1]!.id, { session: "s-y" }),
+          store.corroborate(written[1]!.id, { session: "s-z" })
+        ))
       return written.map((r) => r.id)
     }).pipe(
       Effect.provide(
@@ -79,6 +85,9 @@ describe("engram explain", () => {
       expect(human.stdout).toContain("not promoted")
       expect(human.stdout).toContain("turn 1, call 0 (native): not reached — not-recalled")
       expect(human.stdout).toContain("shares no search token")
+      expect(human.stdout).toMatch(/corroborated: said again 2 times, in sessions s-y, s-z; last \d{4}-/)
+      const shown = await engram("--db", db, "memory", "show", fact!)
+      expect(shown.stdout).toMatch(/corroborated said again 2 times, in sessions s-y, s-z; last/)
 
       const unknown = await engram("--db", db, "explain", "mem-nope", "--session", "s-x")
       expect(unknown.code).not.toBe(0)

@@ -328,6 +328,24 @@ export const describeValidity = (record: MemoryRecord): string | null =>
   ].join(" ")
 
 /**
+ * A record's corroboration in one line (decision 0174) — "said again 3 times, in sessions s-1,
+ * s-2; last 2026-01-15T12:00:00.000Z" — or null when its value was never said again. Explain and
+ * `engram memory show` print it.
+ *
+ * @since 0.1.0
+ * @category corroboration
+ */
+export const describeCorroboration = (record: MemoryRecord): string | null => {
+  const c = record.corroboration
+  if (c === undefined) return null
+  const times = c.count === 1 ? "once" : `${c.count} times`
+  const sessions = c.sessions.length === 0
+    ? ""
+    : `, in session${c.sessions.length === 1 ? "" : "s"} ${c.sessions.join(", ")}`
+  return `said again ${times}${sessions}; last ${DateTime.formatIso(c.lastAt)}`
+}
+
+/**
  * Looks up the `validFrom` of a superseded record's successor, for {@link matchesFilters} with
  * `asOf`: `undefined` when the successor has none (or is not at hand).
  *

@@ -178,6 +178,17 @@ export interface Service {
     MemoryNotFound | MemoryConflict | DuplicateMemoryId | InvalidMemoryInput | MemoryStoreFailure
   >
 
+  /**
+   * Records that the record's value was said again (decision 0174): its corroboration count goes
+   * up by one, `session` joins the sessions it names (`MemoryWrite.corroborated`), and its
+   * `lastAt` is now. Nothing else about the record changes, whatever its review or lifecycle
+   * state. A `session` that is not a session id fails with `InvalidMemoryInput`.
+   */
+  readonly corroborate: (
+    id: MemoryId,
+    options?: { readonly session?: string | undefined }
+  ) => Effect.Effect<MemoryRecord, MemoryNotFound | InvalidMemoryInput | MemoryStoreFailure>
+
   /** Expires a record now (keeps an earlier expiry). Expired records stay stored but are not deliverable. */
   readonly expire: (id: MemoryId) => Effect.Effect<MemoryRecord, MemoryNotFound | MemoryStoreFailure>
 

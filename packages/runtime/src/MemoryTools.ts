@@ -358,6 +358,11 @@ export interface MemoryToolsConfig {
    * the time of the turn a memory rests on. Absent, a save carries no world time.
    */
   readonly validFrom?: DateTime.Utc | undefined
+  /**
+   * The session this toolkit's saves come from: a restatement it recognises names it on the
+   * holder's corroboration (decision 0174). Absent, the corroboration is counted without a session.
+   */
+  readonly sessionId?: string | undefined
 }
 
 /**
@@ -557,6 +562,8 @@ export const make = (config: MemoryToolsConfig) =>
           const pending = MemoryRecord.fromWriteInput(input, { id, now: yield* DateTime.now })
           const verdict = yield* SaveGate.check(pending, { ...config, supersedes })
           if (verdict._tag === "Restated") {
+            // Nothing is written; the holder counts the restatement (decision 0174).
+            yield* memories.corroborate(verdict.holder.id, { session: config.sessionId })
             const key = Routing.isContentKey(verdict.key) ? undefined : verdict.key
             return {
               status: "corroborated" as const,

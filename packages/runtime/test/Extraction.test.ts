@@ -236,6 +236,20 @@ describe("extraction through the native loop", () => {
         "The user's name is Doug",
         "the deploy window is Tuesday"
       ])
+      // Each holder counts its restatement with the session it was said in (decision 0174).
+      expect(
+        (yield* all).records.map((r) => [r.content, r.corroboration?.count, r.corroboration?.sessions]).sort()
+      ).toEqual([
+        ["The user's name is Doug", 1, ["s-4"]],
+        ["the deploy window is Tuesday", 1, ["s-2"]]
+      ])
+      const name = (yield* all).records.find((r) => r.content === "The user's name is Doug")!
+      expect((yield* Explain.explain({ memoryId: name.id })).record?.corroboration).toEqual({
+        count: 1,
+        sessions: ["s-4"],
+        lastAt: DateTime.formatIso(name.corroboration!.lastAt),
+        text: `said again once, in session s-4; last ${DateTime.formatIso(name.corroboration!.lastAt)}`
+      })
       const report = yield* (yield* Extraction.Extraction).run({
         sessionId: "s-2",
         memory: {

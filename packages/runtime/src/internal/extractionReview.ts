@@ -88,8 +88,14 @@ export const writeCandidate = (
       deliverable: true,
       limit: 50
     })
+    // A restatement writes nothing: the holder counts it, with this session (decision 0174).
+    const corroborate = (holder: string) =>
+      Effect.as(
+        memories.corroborate(holder, { session: options.sessionId }),
+        { _tag: "Corroborated", holder } satisfies Outcome as Outcome
+      )
     const exact = found.hits.find((hit) => sameWords(hit.record.content, candidate.content))
-    if (exact !== undefined) return { _tag: "Corroborated", holder: exact.record.id } satisfies Outcome as Outcome
+    if (exact !== undefined) return yield* corroborate(exact.record.id)
 
     const propose = (holder: MemoryRecord.MemoryRecord) =>
       Effect.gen(function*() {
@@ -115,9 +121,7 @@ export const writeCandidate = (
     const named = candidate.supersedes === undefined ? undefined : options.shown.get(candidate.supersedes)
     if (named !== undefined) {
       // A "correction" that states the value already held is a restatement (decision 0171).
-      if (Slot.restates(candidate.content, named.content)) {
-        return { _tag: "Corroborated", holder: named.id } satisfies Outcome as Outcome
-      }
+      if (Slot.restates(candidate.content, named.content)) return yield* corroborate(named.id)
       return yield* propose(named)
     }
 
@@ -139,7 +143,7 @@ export const writeCandidate = (
       )
       if (near !== undefined) {
         yield* Effect.annotateCurrentSpan({ "engram.extraction.near_duplicate": near.similarity })
-        return { _tag: "Corroborated", holder: near.record.id } satisfies Outcome as Outcome
+        return yield* corroborate(near.record.id)
       }
     }
 
@@ -148,7 +152,8 @@ export const writeCandidate = (
       sourceType: "extracted",
       provenanceTags: tags,
       modelScreen: undefined,
-      validFrom
+      validFrom,
+      sessionId: options.sessionId
     })
     const saved = yield* tools.memory_save({
       content: candidate.content,
@@ -157,6 +162,7 @@ export const writeCandidate = (
     }).pipe(Effect.either)
     if (saved._tag === "Left") return { _tag: "Refused", problem: saved.left.message } satisfies Outcome as Outcome
     const result = saved.right
+    // memory_save counted it on the holder already.
     if (result.status === "corroborated") {
       return { _tag: "Corroborated", holder: result.holder } satisfies Outcome as Outcome
     }
@@ -167,16 +173,14 @@ export const writeCandidate = (
     // The holder as stored: the conflict reply names a held holder without its words.
     const [holder] = (yield* memories.get([result.holder.id], { scopes: [memory.scope] })).records
     if (holder === undefined) return { _tag: "Refused", problem: `memory ${result.holder.id} is gone` } as Outcome
-    if (sameWords(holder.content, candidate.content)) {
-      return { _tag: "Corroborated", holder: holder.id } satisfies Outcome as Outcome
-    }
+    if (sameWords(holder.content, candidate.content)) return yield* corroborate(holder.id)
     // The same new value said again while its proposal waits for review corroborates that
     // proposal: one proposal per value (decision 0171).
     const waiting = found.hits.find((hit) =>
       proposedHolder(hit.record) !== undefined && hit.record.reviewState === "pending" &&
       Slot.sameSlot(memory.spec, hit.record, candidate) && Slot.restates(candidate.content, hit.record.content)
     )
-    if (waiting !== undefined) return { _tag: "Corroborated", holder: waiting.record.id } satisfies Outcome as Outcome
+    if (waiting !== undefined) return yield* corroborate(waiting.record.id)
     return yield* propose(holder)
   })
 
