@@ -241,6 +241,19 @@ export const isDeliverable = (record: MemoryRecord, now: DateTime.Utc): boolean 
   record.reviewState !== "rejected" && !isExpired(record, now) && !isInvalidated(record) && isCurrent(record, now)
 
 /**
+ * True when the record may reach a prompt that reads as of `asOf` (decision 0175): not rejected,
+ * not expired at `now`, invalidated only by a supersession (a value replaced since still held
+ * then), and current at `asOf` by its own bounds. Where a superseded value ends is its successor's
+ * business: the read that found it (`MemoryFilters.asOf`) decided that.
+ *
+ * @since 0.1.0
+ * @category world time
+ */
+export const isDeliverableAsOf = (record: MemoryRecord, now: DateTime.Utc, asOf: DateTime.Utc): boolean =>
+  record.reviewState !== "rejected" && !isExpired(record, now) &&
+  (record.supersededBy !== undefined || !isInvalidated(record)) && isCurrent(record, asOf)
+
+/**
  * Where a record stands in its life, as an operator reads it — one word, the first that applies:
  * `superseded` (an edit replaced it), `invalidated` (closed for another reason), `expired`,
  * `rejected`, `confirmed`, `pending`. Whether the poisoning screen flags it is a separate fact
