@@ -175,6 +175,22 @@ describe("extraction through the native loop", () => {
       expect(mentions(next.text, "Doug")).toBe(false)
     }).pipe(Effect.provide(env())))
 
+  it.effect("world time from the words: a date the text names as the start is validFrom, read against the turn's time", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-01-15T12:00:00Z"))
+      yield* turn("s-1", "Remember: Since March 2025 the team deploys on Tuesdays")
+      yield* TestClock.setTime(Date.parse("2026-02-20T09:00:00Z"))
+      yield* turn("s-2", "Remember: The office moved to Bergen two weeks ago")
+      yield* turn("s-3", "Remember: The deploy day is Tuesday")
+      const byContent = new Map((yield* all).records.map((r) => [r.content, r.validFrom] as const))
+      const iso = (at: DateTime.Utc | undefined) => at === undefined ? undefined : DateTime.formatIso(at)
+      expect(iso(byContent.get("Since March 2025 the team deploys on Tuesdays"))).toBe("2025-03-01T00:00:00.000Z")
+      // Two weeks before the turn that said it, not before the extraction ran.
+      expect(iso(byContent.get("The office moved to Bergen two weeks ago"))).toBe("2026-02-06T00:00:00.000Z")
+      // A date that is the value is no start: the turn's time stands.
+      expect(iso(byContent.get("The deploy day is Tuesday"))).toMatch(/^2026-02-20T09:0/)
+    }).pipe(Effect.provide(env())))
+
   it.effect("world time: each value is valid from the turn that said it, and an as-of read gives the value of then", () =>
     Effect.gen(function*() {
       const sessions = yield* SessionStore.SessionStore

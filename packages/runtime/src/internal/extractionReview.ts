@@ -2,7 +2,15 @@
  * What happens to a candidate, and to a proposal under review: the write through the save path
  * (corroborated, proposed or saved), an operator's approval and review.
  */
-import { IdGenerator, MemoryRecord, MemoryStore, type PromotionStore, Slot, TurnProvenance } from "@engram/core"
+import {
+  IdGenerator,
+  MemoryRecord,
+  MemoryStore,
+  type PromotionStore,
+  Slot,
+  StatedTime,
+  TurnProvenance
+} from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -77,7 +85,10 @@ export const writeCandidate = (
     const memories = yield* MemoryStore.MemoryStore
     const { memory } = options
     const turns = candidate.turns.filter((t) => options.turns.includes(t))
-    const validFrom = validFromOf(turns.length > 0 ? turns : options.turns, options.turnTimes)
+    // When it was said (the newest cited turn's time), unless its words name when it began:
+    // "since March 2025", read against that time (decision 0176).
+    const said = validFromOf(turns.length > 0 ? turns : options.turns, options.turnTimes)
+    const validFrom = StatedTime.validFromIn(candidate.content, said ?? (yield* DateTime.now)) ?? said
     const provenance = TurnProvenance.tags(options.sessionId, turns.length > 0 ? turns : options.turns)
     // The second screen, asked once per candidate (whichever way it is written): its mark, if any.
     const marked = memory.modelScreen === undefined ? [] : yield* memory.modelScreen.classify(candidate)
