@@ -9,7 +9,7 @@ import {
   SqliteSessionStore,
   SqliteTelemetryStore
 } from "@engram/store-sqlite"
-import { Effect, Layer } from "effect"
+import { DateTime, Effect, Layer } from "effect"
 import * as Path from "node:path"
 import { engram, engramJson, tempDir } from "./utilities.js"
 
@@ -25,7 +25,14 @@ const runSession = (db: string) => {
     Effect.gen(function*() {
       const written = yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
         store.write([
-          { content: "My name is Doug", kind: "profile", label: "name", scope: "global", sourceType: "conversation" },
+          {
+            content: "My name is Doug",
+            kind: "profile",
+            label: "name",
+            scope: "global",
+            sourceType: "conversation",
+            validFrom: DateTime.unsafeMake("2024-05-03T00:00:00.000Z")
+          },
           { content: "The staging database is db-2", kind: "fact", scope: "global", sourceType: "conversation" }
         ]))
       yield* Promotion.promoteNew(written, {
@@ -93,6 +100,11 @@ describe("engram explain", () => {
       expect(unknown.code).not.toBe(0)
       expect(unknown.stderr).toContain("nothing is known of memory mem-nope")
 
+      // inspect lists the memories a call carried with their world time as stored now (decision 0175).
+      const carried = await engram("--db", db, "inspect", "s-x")
+      expect(carried.stdout).toContain("Memories carried, as stored now")
+      expect(carried.stdout).toContain(`  ${name}  pending · valid from 2024-05-03T00:00:00.000Z`)
+
       // engram memory forget takes the name's text out of the stored call; inspect says so.
       expect((await engram("--db", db, "memory", "forget", name!)).code).toBe(0)
       const inspected = await engramJson("--db", db, "inspect", "s-x") as ReadonlyArray<{
@@ -101,6 +113,8 @@ describe("engram explain", () => {
         fragments: ReadonlyArray<{ text: string }>
       }>
       expect(inspected.map((c) => [c.verified, c.redacted])).toEqual([[false, [name]]])
+      expect((inspected[0] as unknown as { memories: ReadonlyArray<{ id: string; state: string }> }).memories)
+        .toContainEqual({ id: name, validity: null, state: "forgotten", supersededBy: null })
       expect(inspected[0]!.fragments.map((f) => f.text).join("")).not.toContain("My name is Doug")
     } finally {
       cleanup()

@@ -108,8 +108,9 @@ export interface Service {
 
   /**
    * Creates records from inputs, atomically: a duplicate id (stored, or repeated in the batch)
-   * or an invalid input fails the whole batch and stores nothing. All records of one call share
-   * one `createdAt`. Returns the created records in input order.
+   * or an invalid input fails the whole batch and stores nothing. The records of one call are
+   * stamped the clock's instant plus their index in milliseconds, so the last input is the newest
+   * (decision 0173; why not otherwise, decision 0177). Returns the created records in input order.
    */
   readonly write: (
     inputs: ReadonlyArray<MemoryWriteInput>
