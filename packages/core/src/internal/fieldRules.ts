@@ -6,6 +6,7 @@
  * costs about as much as the database work of a row; these cost a few regular-expression tests.
  * Property tests (`MemoryRow.test.ts`, `MemoryWriteInput.test.ts`) check that both paths agree.
  */
+import * as DateTime from "effect/DateTime"
 import {
   DeliveryPolicy,
   MAX_CORROBORATION_SESSIONS,
@@ -49,11 +50,10 @@ export const isPosition = (thread: unknown, turn: unknown): boolean =>
 export const isFreeText = (value: unknown): boolean => typeof value === "string" && isWellFormed(value)
 export const isCorroboratingSession = (value: unknown): boolean =>
   typeof value === "string" && sessionPattern.test(value) && isWellFormed(value)
-// `lastAt` is a DateTime the row codec built from checked epoch milliseconds.
 export const isCorroboration = (value: unknown): boolean => {
   if (typeof value !== "object" || value === null) return false
   const { count, lastAt, sessions } = value as { count?: unknown; sessions?: unknown; lastAt?: unknown }
   return typeof count === "number" && Number.isInteger(count) && count >= 1 && count <= 2_147_483_647 &&
     Array.isArray(sessions) && sessions.length <= MAX_CORROBORATION_SESSIONS &&
-    sessions.every(isCorroboratingSession) && lastAt !== undefined && typeof lastAt === "object"
+    sessions.every(isCorroboratingSession) && DateTime.isDateTime(lastAt) && DateTime.isUtc(lastAt)
 }
