@@ -90,7 +90,8 @@ describe("SqliteMemoryStore", () => {
         { name: "conversation_index" },
         { name: "search_totals" },
         { name: "listing_indexes" },
-        { name: "world_time" }
+        { name: "world_time" },
+        { name: "corroboration" }
       ])
     }))
 
@@ -362,7 +363,8 @@ describe("SqliteMemoryStore", () => {
         },
         { migration_id: 6 },
         { migration_id: 7 },
-        { migration_id: 10 }
+        { migration_id: 10 },
+        { migration_id: 11 }
       ])
     }))
 })

@@ -528,6 +528,23 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
           return updated
         })).pipe(Effect.catchTag("SqlError", toFailure("expire"))),
 
+      corroborate: (id, options) =>
+        Effect.flatMap(
+          MemoryWrite.checkCorroboratingSession(options?.session),
+          (session) =>
+            sql.withTransaction(Effect.gen(function*() {
+              const updated = MemoryWrite.corroborated(yield* readOne("corroborate", id), {
+                session,
+                at: yield* DateTime.now
+              })
+              const row = MemoryRow.toRow(updated)
+              yield* sql`UPDATE ${sql(TABLE)} SET corroborations = ${row.corroborations},
+              corroboration_sessions = ${row.corroboration_sessions}, corroborated_at = ${row.corroborated_at}
+              WHERE id = ${id}`
+              return updated
+            }))
+        ).pipe(Effect.catchTag("SqlError", toFailure("corroborate"))),
+
       forget: (rawTarget, options) =>
         Effect.gen(function*() {
           const { by, target } = yield* MemoryForget.decodeForget(rawTarget, options.by)
