@@ -3,7 +3,7 @@
  * language date parser) relative to when the text was said, kept only where the text says a fact
  * *starts* then, plus the two forms chrono does not read (a bare year, a season).
  */
-import * as chrono from "chrono-node"
+import { parse as parseDates, type ParsedResult } from "chrono-node"
 
 const DAY_MS = 86_400_000
 
@@ -33,7 +33,7 @@ interface Found {
 }
 
 /** The start (UTC midnight) of the day, month or year a chrono result names. */
-const startOf = (result: chrono.ParsedResult, said: number): number => {
+const startOf = (result: ParsedResult, said: number): number => {
   const c = result.start
   const year = c.get("year") ?? new Date(said).getUTCFullYear()
   const month = c.isCertain("month") || c.isCertain("day") || !c.isCertain("year") ? (c.get("month") ?? 1) : 1
@@ -112,7 +112,7 @@ const introducedOrAnchor = (text: string, index: number, anchor: boolean): numbe
  */
 export const validFromIn = (text: string, said: number): number | undefined => {
   const found: Array<Found> = []
-  const results = chrono.casual.parse(text, { instant: new Date(said), timezone: 0 }, { forwardDate: false })
+  const results = parseDates(text, { instant: new Date(said), timezone: 0 }, { forwardDate: false })
   for (const result of results) {
     if (result.start.isCertain("hour") && !result.start.isCertain("day") && !result.start.isCertain("month")) {
       continue // a time of day ("at 10") is a value, never when a fact started
