@@ -5,15 +5,18 @@
  * the same records (scripts/lib/httpBenchServer.ts):
  *
  * - **mixed**: 16 clients on keep-alive connections, each sending one request after another —
- *   80% single-record writes (`POST /api/memories`), 20% searches (`GET /api/memories/search`) —
- *   for a fixed time; requests per second, and p50/p99 latency of writes and searches. Rounds
+ *   80% single-record writes (`POST /api/memories`), 20% searches (`GET /api/memories/search`;
+ *   `--searches PCT` changes the share, 0 for writes only) — for a fixed time; requests per second, and p50/p99 latency of writes and searches. Rounds
  *   alternate Engram, floor, Engram, floor… so load drifts over both alike.
  * - **batch**: one request of 1,000 records (`POST /api/memories/batch`, one transaction) against
- *   the floor's same request doing 1,000 raw inserts (record and FTS5 row) in one transaction.
+ *   the floor's same request doing 1,000 raw inserts (record, FTS5 row, promotion row) in one
+ *   transaction.
  *
- * The floor is a bare `node:http` server over better-sqlite3 doing the same job per request: the
- * bearer token looked up by SHA-256, the JSON body decoded, the record inserted with its FTS5 row,
- * the stored record answered. Ratios are Engram / floor (rps: higher is better; time: lower).
+ * The floor is a bare `node:http` server over better-sqlite3 doing the same job per request
+ * (decision 0154): the bearer token looked up by SHA-256, the JSON body decoded, the record
+ * inserted into a table with the memory table's columns and indexes, with its stemmed FTS5 row and
+ * its promotion row, the stored record answered; a search is filtered to the caller's scope and to
+ * current records, as Engram's is. Ratios are Engram / floor (rps: higher is better; time: lower).
  */
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -31,6 +34,7 @@ export const USAGE = `usage: npm run bench -- http [options]
   --seconds N       length of one mixed round (default 8)
   --rounds N        mixed rounds per server, alternated (default 3)
   --batches N       batch requests per server, alternated (default 5)
+  --searches PCT    share of the mixed requests that are searches, 0-100 (default 20)
   --profile DIR     run the Engram server under node --cpu-prof, profiles written to DIR
   --json FILE       write every figure as JSON`
 
@@ -101,7 +105,7 @@ interface Round {
 
 let sequence = 0
 
-const mixed = async (served: Served, clients: number, seconds: number): Promise<Round> => {
+const mixed = async (served: Served, clients: number, seconds: number, searchShare: number): Promise<Round> => {
   const writes: Array<number> = []
   const searches: Array<number> = []
   let errors = 0
@@ -110,7 +114,7 @@ const mixed = async (served: Served, clients: number, seconds: number): Promise<
   await Promise.all(Array.from({ length: clients }, async () => {
     while (performance.now() < until) {
       const n = sequence++
-      const isWrite = n % 5 !== 0
+      const isWrite = n % 100 >= searchShare
       const at = performance.now()
       const status = isWrite
         ? await send(served, "POST", "/api/memories", {
@@ -143,6 +147,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const rounds = Number(option(args, "--rounds") ?? 3)
   const batches = Number(option(args, "--batches") ?? 5)
   const profile = option(args, "--profile")
+  const searchShare = Number(option(args, "--searches") ?? 20)
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-http-"))
   try {
     console.log(`HTTP bench: ${records} records, ${clients} clients, ${rounds} × ${seconds}s rounds each; ${machine()}`)
@@ -152,8 +157,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     const batch = { engram: [] as Array<number>, bare: [] as Array<number> }
     try {
       // Warm-up: one short round each (JIT, page cache), not counted.
-      await mixed(engram, clients, 2)
-      await mixed(bare, clients, 2)
+      await mixed(engram, clients, 2, searchShare)
+      await mixed(bare, clients, 2, searchShare)
       for (let round = 0; round < rounds; round++) {
         for (
           const [name, served] of (round % 2 === 0 ? [["engram", engram], ["bare", bare]] : [["bare", bare], [
@@ -161,7 +166,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
             engram
           ]]) as Array<["engram" | "bare", Served]>
         ) {
-          results[name].push(await mixed(served, clients, seconds))
+          results[name].push(await mixed(served, clients, seconds, searchShare))
         }
       }
       for (let round = 0; round < batches + 1; round++) {
