@@ -132,24 +132,52 @@ export const promoteNew = (
   PromoteResult,
   Routing.InvalidPlacement | PromotionStore.InvalidPromotionRow | PromotionStore.PromotionStoreFailure,
   PromotionStore.PromotionStore
-> => {
+> => promote(records, options, true)
+
+/**
+ * {@link promoteNew} for records the caller has just created (in the transaction that wrote
+ * them, with ids it assigned): no row can exist for them yet, so the rows are committed without
+ * reading the store first. Should one exist anyway, the store refuses it by its key and the step
+ * falls back to {@link promoteNew}'s read and commit, so the result is the same as promoteNew's.
+ *
+ * @since 0.1.0
+ * @category promotion
+ */
+export const promoteCreated = (
+  records: ReadonlyArray<Routing.RoutableRecord>,
+  options: PromoteOptions
+): Effect.Effect<
+  PromoteResult,
+  Routing.InvalidPlacement | PromotionStore.InvalidPromotionRow | PromotionStore.PromotionStoreFailure,
+  PromotionStore.PromotionStore
+> => promote(records, options, false)
+
+const promote = (
+  records: ReadonlyArray<Routing.RoutableRecord>,
+  options: PromoteOptions,
+  readFirst: boolean
+) => {
   const { spec } = options
   const ctx = Routing.routingContext(options.background)
   const unique = [...new Map(records.map((record) => [record.id, record] as const)).values()]
-  const attempt = Effect.gen(function*() {
-    const store = yield* PromotionStore.PromotionStore
-    if (unique.length === 0) return { committed: [], alreadyPromoted: [] }
-    const existing = yield* store.getByRecords(unique.map((record) => record.id), { specKey: spec.key })
-    const have = new Set(existing.rows.map((row) => row.recordId))
-    const at = yield* DateTime.now
-    const rows = yield* Either.all(
-      unique.filter((record) => !have.has(record.id)).map((record) => rowFor(record, ctx, spec, at))
-    )
-    const committed = yield* store.commit(rows)
-    return { committed, alreadyPromoted: unique.filter((record) => have.has(record.id)).map((record) => record.id) }
-  })
-  return attempt.pipe(
-    Effect.retry({ times: 3, while: (error) => error._tag === "DuplicatePromotion" }),
+  const attempt = (read: boolean) =>
+    Effect.gen(function*() {
+      const store = yield* PromotionStore.PromotionStore
+      if (unique.length === 0) return { committed: [], alreadyPromoted: [] }
+      const have = new Set<string>()
+      if (read) {
+        const existing = yield* store.getByRecords(unique.map((record) => record.id), { specKey: spec.key })
+        for (const row of existing.rows) have.add(row.recordId)
+      }
+      const at = yield* DateTime.now
+      const rows = yield* Either.all(
+        unique.filter((record) => !have.has(record.id)).map((record) => rowFor(record, ctx, spec, at))
+      )
+      const committed = yield* store.commit(rows)
+      return { committed, alreadyPromoted: unique.filter((record) => have.has(record.id)).map((record) => record.id) }
+    })
+  const reading = Effect.retry(attempt(true), { times: 3, while: (error) => error._tag === "DuplicatePromotion" })
+  return (readFirst ? reading : Effect.catchTag(attempt(false), "DuplicatePromotion", () => reading)).pipe(
     // After repeated races the rows exist; what is left to report is a store failure.
     Effect.catchTag(
       "DuplicatePromotion",

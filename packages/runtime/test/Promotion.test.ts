@@ -116,6 +116,57 @@ describe("Promotion.promoteNew", () => {
     }).pipe(Effect.provide(stores)))
 })
 
+describe("Promotion.promoteCreated", () => {
+  // The promotion store, counting its reads.
+  const countingReads = Effect.map(PromotionStore.PromotionStore, (store) => {
+    let reads = 0
+    const service: PromotionStore.Service = {
+      ...store,
+      getByRecords: (ids, readOptions) => Effect.suspend(() => (reads++, store.getByRecords(ids, readOptions)))
+    }
+    return { service, reads: () => reads }
+  })
+
+  it.effect("commits the rows of records just created without reading the store first", () =>
+    Effect.gen(function*() {
+      const records = yield* write([
+        { content: "My name is Doug", kind: "profile", label: "name" },
+        { content: "It rained", kind: "episode" }
+      ])
+      const counting = yield* countingReads
+      const result = yield* Effect.provideService(
+        Promotion.promoteCreated(records, options),
+        PromotionStore.PromotionStore,
+        counting.service
+      )
+      expect(counting.reads()).toBe(0)
+      expect(result).toEqual(
+        yield* Effect.map(
+          Effect.flatMap(PromotionStore.PromotionStore, (s) => s.getByRecords(records.map((r) => r.id))),
+          (stored) => ({ committed: stored.rows, alreadyPromoted: [] })
+        )
+      )
+    }).pipe(Effect.provide(stores)))
+
+  it.effect("a record that has a row after all: falls back to promoteNew's read, and answers as promoteNew does", () =>
+    Effect.gen(function*() {
+      const [a, b] = yield* write([
+        { content: "My name is Doug", kind: "profile", label: "name" },
+        { content: "Lives in Oslo", kind: "profile" }
+      ])
+      yield* Promotion.promoteNew([a!], options)
+      const counting = yield* countingReads
+      const result = yield* Effect.provideService(
+        Promotion.promoteCreated([a!, b!], options),
+        PromotionStore.PromotionStore,
+        counting.service
+      )
+      expect(counting.reads()).toBe(1)
+      expect(result.committed.map((row) => row.recordId)).toEqual([b!.id])
+      expect(result.alreadyPromoted).toEqual([a!.id])
+    }).pipe(Effect.provide(stores)))
+})
+
 describe("Promotion.rowFor", () => {
   const recordArb = fc.record({
     kind: fc.constantFrom(...MemoryRecord.MemoryKind.literals),
