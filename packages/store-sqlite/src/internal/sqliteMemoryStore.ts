@@ -64,7 +64,12 @@ export const PAGE_CACHE_KIB = -65_536
 /** Ids per `IN (…)` lookup. */
 const LOOKUP_CHUNK = 500
 
-const insertSql = multiRowInsert(TABLE, ["seq", ...MemoryRow.COLUMNS, "search_length"])
+const insertRows = multiRowInsert(TABLE, [...MemoryRow.COLUMNS, "search_length"])
+/**
+ * The multi-row INSERT of `n` records: SQLite numbers each row (`seq`, the largest so far plus
+ * one) and says which record got which, so the index rows need no look-up of their own.
+ */
+const insertSql = (rows: number) => `${insertRows(rows)} RETURNING seq, id`
 const tombstoneInsertSql = multiRowInsert(TOMBSTONE_TABLE, TOMBSTONE_COLUMNS)
 
 /** A stored row's conversation position, when both columns hold one (a bad row's are ignored). */
@@ -229,22 +234,19 @@ const makeLexical: Effect.Effect<
     records: ReadonlyArray<MemoryRecord.MemoryRecord>
   ): Effect.Effect<void, MemoryStoreError.DuplicateMemoryId | SqlError> =>
     records.length === 0 ? Effect.void : sql.withTransaction(Effect.gen(function*() {
-      const [head] = yield* sql.unsafe<{ next: number }>(`SELECT coalesce(max(seq), 0) + 1 AS next FROM ${TABLE}`)
-      let seq = head!.next
       let lengths = 0
       for (const chunk of chunksOf(records, INSERT_CHUNK)) {
         const values: Array<string | number | null> = []
-        const index: Array<string | number> = []
+        const tokensOf = new Map<string, string>()
         for (const record of chunk) {
           const tokens = indexedTokens(record, language)
           const length = searchLength(tokens)
           lengths += length
-          values.push(seq, ...MemoryRow.rowValues(record), length)
-          index.push(seq, tokens.join(" "))
-          seq++
+          values.push(...MemoryRow.rowValues(record), length)
+          tokensOf.set(record.id, tokens.join(" "))
         }
-        yield* sql.unsafe(insertSql(chunk.length), values)
-        yield* sql.unsafe(ftsInsertSql(chunk.length), index)
+        const numbered = yield* sql.unsafe<{ seq: number; id: string }>(insertSql(chunk.length), values)
+        yield* sql.unsafe(ftsInsertSql(chunk.length), numbered.flatMap((row) => [row.seq, tokensOf.get(row.id)!]))
       }
       yield* SearchTotals.add(sql, records.length, lengths)
       return lengths
