@@ -23,6 +23,7 @@ import { type Background, PromotionStore, Routing } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 
 /**
@@ -97,21 +98,41 @@ export const rowFor = (
     ...Routing.toPromotionDecision(evaluation, spec, promotedAt)
   }))
 
+/**
+ * Counts the committed rows by outcome (one increment per outcome, not per row) and, when debug
+ * logging is on, logs each row: a batch of a thousand rows pays for its log lines only when they
+ * are wanted.
+ */
 const instrument = (spec: Routing.MemoryRoutingSpec, rows: ReadonlyArray<PromotionStore.PromotionRow>) =>
-  Effect.forEach(rows, (row) => {
-    const outcome = outcomeOf(row)
+  Effect.suspend(() => {
+    const counts = new Map<PromotionOutcome, number>()
+    for (const row of rows) {
+      const outcome = outcomeOf(row)
+      counts.set(outcome, (counts.get(outcome) ?? 0) + 1)
+    }
     return Effect.zipRight(
-      Metric.increment(Metric.tagged(Metric.tagged(promoted, "spec", spec.key), "outcome", outcome)),
-      Effect.logDebug("promoted a memory").pipe(
-        Effect.annotateLogs({
-          memoryId: row.recordId,
-          spec: `${spec.key}@${spec.version}`,
-          outcome,
-          ...(row.placementKey !== null ? { placementKey: row.placementKey } : {})
-        })
+      Effect.forEach(
+        counts,
+        ([outcome, count]) =>
+          Metric.incrementBy(Metric.tagged(Metric.tagged(promoted, "spec", spec.key), "outcome", outcome), count),
+        {
+          discard: true
+        }
+      ),
+      Effect.whenLogLevel(
+        Effect.forEach(rows, (row) =>
+          Effect.logDebug("promoted a memory").pipe(
+            Effect.annotateLogs({
+              memoryId: row.recordId,
+              spec: `${spec.key}@${spec.version}`,
+              outcome: outcomeOf(row),
+              ...(row.placementKey !== null ? { placementKey: row.placementKey } : {})
+            })
+          ), { discard: true }),
+        LogLevel.Debug
       )
     )
-  }, { discard: true })
+  })
 
 /**
  * Promotes the records that have no row under `options.spec` yet: evaluates routing for each and

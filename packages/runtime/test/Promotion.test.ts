@@ -5,8 +5,12 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
+import * as HashMap from "effect/HashMap"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
+import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { companionBackground, stores } from "./utilities.js"
@@ -81,12 +85,32 @@ describe("Promotion.promoteNew", () => {
       const declinedBefore = yield* counted("user-background", "spec-declined")
       const records = yield* write([
         { content: "My name is Doug", kind: "profile", label: "name" },
-        { content: "It rained", kind: "episode" }
+        { content: "It rained", kind: "episode" },
+        { content: "It snowed", kind: "episode" }
       ])
       yield* Promotion.promoteNew(records, options)
       yield* Promotion.promoteNew(records, options)
       expect((yield* counted("user-background", "routed")) - before).toBe(1)
-      expect((yield* counted("user-background", "spec-declined")) - declinedBefore).toBe(1)
+      expect((yield* counted("user-background", "spec-declined")) - declinedBefore).toBe(2)
+    }).pipe(Effect.provide(stores)))
+
+  it.effect("logs each committed row at debug level", () =>
+    Effect.gen(function*() {
+      const lines: Array<unknown> = []
+      const records = yield* write([
+        { content: "My name is Doug", kind: "profile", label: "name" },
+        { content: "It rained", kind: "episode" }
+      ])
+      yield* Promotion.promoteCreated(records, options).pipe(
+        Effect.provide(Logger.replace(
+          Logger.defaultLogger,
+          Logger.make(({ annotations }) => {
+            lines.push(HashMap.get(annotations, "memoryId").pipe(Option.getOrUndefined))
+          })
+        )),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
+      )
+      expect(lines).toEqual(records.map((record) => record.id))
     }).pipe(Effect.provide(stores)))
 
   it.effect("fails with InvalidPlacement when the spec returns a malformed placement, committing nothing", () =>
