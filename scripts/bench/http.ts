@@ -16,7 +16,10 @@
  * (decision 0154): the bearer token looked up by SHA-256, the JSON body decoded, the record
  * inserted into a table with the memory table's columns and indexes, with its stemmed FTS5 row and
  * its promotion row, the stored record answered; a search is filtered to the caller's scope and to
- * current records, as Engram's is. Ratios are Engram / floor (rps: higher is better; time: lower).
+ * current records, as Engram's is.
+ *
+ * Each figure is also given per second of the server's own CPU time (from `/proc`): on a machine
+ * other work loads, wall-clock rates stretch with that load, CPU time much less. Ratios are Engram / floor (rps: higher is better; time: lower).
  */
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -39,6 +42,7 @@ export const USAGE = `usage: npm run bench -- http [options]
   --json FILE       write every figure as JSON`
 
 interface Served {
+  readonly pid: number
   readonly port: number
   readonly token: string
   readonly stop: () => Promise<void>
@@ -61,6 +65,7 @@ const start = async (kind: "engram" | "bare", db: string, records: number, profi
   })
   const { port, token } = JSON.parse(line) as { port: number; token: string }
   return {
+    pid: child.pid!,
     port,
     token,
     stop: () =>
@@ -96,8 +101,25 @@ const send = (served: Served, method: string, path: string, body?: unknown): Pro
 
 const queries = ["deploy friday", "build cache", "postgres schema", "review token", "index budget", "cache"]
 
+/**
+ * The CPU time a process has used so far, in milliseconds (user + system, from `/proc`; `NaN`
+ * where there is none): what a server spent on a round, however the machine's other load
+ * stretched its wall-clock time.
+ */
+const cpuMillis = (pid: number): number => {
+  try {
+    const fields = NodeFs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 a second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
+
 interface Round {
   readonly rps: number
+  /** Requests answered per second of the server's own CPU time. */
+  readonly perCpuSecond: number
   readonly writes: Array<number>
   readonly searches: Array<number>
   readonly errors: number
@@ -111,6 +133,7 @@ const mixed = async (served: Served, clients: number, seconds: number, searchSha
   let errors = 0
   const until = performance.now() + seconds * 1_000
   const began = performance.now()
+  const cpuBefore = cpuMillis(served.pid)
   await Promise.all(Array.from({ length: clients }, async () => {
     while (performance.now() < until) {
       const n = sequence++
@@ -127,7 +150,14 @@ const mixed = async (served: Served, clients: number, seconds: number, searchSha
       ;(isWrite ? writes : searches).push(took)
     }
   }))
-  return { rps: (writes.length + searches.length) / ((performance.now() - began) / 1_000), writes, searches, errors }
+  const answered = writes.length + searches.length
+  return {
+    rps: answered / ((performance.now() - began) / 1_000),
+    perCpuSecond: answered / ((cpuMillis(served.pid) - cpuBefore) / 1_000),
+    writes,
+    searches,
+    errors
+  }
 }
 
 const batchOf = (n: number, round: number) => ({
@@ -155,6 +185,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     const bare = await start("bare", NodePath.join(directory, "bare.db"), records)
     const results = { engram: [] as Array<Round>, bare: [] as Array<Round> }
     const batch = { engram: [] as Array<number>, bare: [] as Array<number> }
+    const batchCpu = { engram: [] as Array<number>, bare: [] as Array<number> }
     try {
       // Warm-up: one short round each (JIT, page cache), not counted.
       await mixed(engram, clients, 2, searchShare)
@@ -172,9 +203,13 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       for (let round = 0; round < batches + 1; round++) {
         for (const [name, served] of [["engram", engram], ["bare", bare]] as Array<["engram" | "bare", Served]>) {
           const at = performance.now()
+          const cpuBefore = cpuMillis(served.pid)
           const status = await send(served, "POST", "/api/memories/batch", batchOf(1_000, round))
           if (status !== 201) throw new Error(`${name} batch answered ${status}`)
-          if (round > 0) batch[name].push(performance.now() - at)
+          if (round > 0) {
+            batch[name].push(performance.now() - at)
+            batchCpu[name].push(cpuMillis(served.pid) - cpuBefore)
+          }
         }
       }
     } finally {
@@ -187,18 +222,26 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       const searches = all.flatMap((round) => round.searches)
       return {
         rps: median(all.map((round) => round.rps)),
+        perCpuSecond: median(all.map((round) => round.perCpuSecond)),
         writeP50: percentile(writes, 50),
         writeP99: percentile(writes, 99),
         searchP50: percentile(searches, 50),
         searchP99: percentile(searches, 99),
         errors: all.reduce((sum, round) => sum + round.errors, 0),
-        batchMs: median(batch[name])
+        batchMs: median(batch[name]),
+        batchCpuMs: median(batchCpu[name])
       }
     }
     const e = summary("engram")
     const b = summary("bare")
     console.log(table(["", "Engram", "bare floor", "ratio"], [
       ["requests/s (median round)", fmt(e.rps, 0), fmt(b.rps, 0), `${fmt(e.rps / b.rps)}×`],
+      [
+        "requests per CPU-second of the server",
+        fmt(e.perCpuSecond, 0),
+        fmt(b.perCpuSecond, 0),
+        `${fmt(e.perCpuSecond / b.perCpuSecond)}×`
+      ],
       ["write p50 ms", fmt(e.writeP50, 1), fmt(b.writeP50, 1), `${fmt(e.writeP50 / b.writeP50)}×`],
       ["write p99 ms", fmt(e.writeP99, 1), fmt(b.writeP99, 1), `${fmt(e.writeP99 / b.writeP99)}×`],
       ["search p50 ms", fmt(e.searchP50, 1), fmt(b.searchP50, 1), `${fmt(e.searchP50 / b.searchP50)}×`],
@@ -209,6 +252,12 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         fmt(e.batchMs, 1),
         fmt(b.batchMs, 1),
         `${fmt(e.batchMs / b.batchMs)}× time = ${fmt(b.batchMs / e.batchMs)}× throughput`
+      ],
+      [
+        "batch of 1,000, server CPU ms (median)",
+        fmt(e.batchCpuMs, 0),
+        fmt(b.batchCpuMs, 0),
+        `${fmt(e.batchCpuMs / b.batchCpuMs)}× CPU = ${fmt(b.batchCpuMs / e.batchCpuMs)}× throughput`
       ]
     ]))
     console.log(`load average at the end: ${loadAverage()}`)
