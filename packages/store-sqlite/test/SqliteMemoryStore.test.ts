@@ -292,6 +292,22 @@ describe("SqliteMemoryStore", () => {
         expect(reference.hits.map((h) => h.record.content)).toEqual(newest.slice(0, 5).map((r) => r.content))
       }).pipe(Effect.provide(inMemory)))
 
+    it.effect("a tie read past its capped rows asks again: a conversation turn of the same score does not jump the tie", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        // The oldest record sits in a conversation (its score is final only in core, so the
+        // statement returns it whatever the cap) and ties with 300 newer records.
+        yield* s.write([{ content: "tied word pos", kind: "note", position: { thread: "t1", turn: 1 } }])
+        const written = yield* s.write(
+          Array.from({ length: 300 }, (_, i) => ({ content: `tied word n${i}`, kind: "note" as const }))
+        )
+        const newest = [...written].reverse()
+        // Five bad rows: the first read's nine capped rows hold four good ones, the turn a fifth.
+        for (const record of newest.slice(0, 5)) yield* corrupt(record.id)
+        const result = yield* s.search("tied", { limit: 5 })
+        expect(result.hits.map((h) => h.record.id)).toEqual(ids(newest.slice(5, 10)))
+      }).pipe(Effect.provide(inMemory)))
+
     it.effect("a lifecycle operation on a bad row fails with MemoryStoreFailure naming the row and changes nothing", () =>
       Effect.gen(function*() {
         const s = yield* store
