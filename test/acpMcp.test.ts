@@ -149,7 +149,7 @@ describe("an ACP agent writes through `engram mcp` over stdio", () => {
         )
           .pipe(
             Layer.provideMerge(
-              SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))
+              SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))
             )
           )
         const context = yield* Layer.build(

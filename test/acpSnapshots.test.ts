@@ -22,7 +22,9 @@ const memory = {
 } as const
 
 const stores = Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer).pipe(
-  Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+  Layer.provideMerge(
+    SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+  )
 )
 
 const world = Layer.mergeAll(

@@ -48,7 +48,7 @@ const nativeProjection = (db: string, input: string) =>
           RoutingSpecs.layerPresets,
           IdGenerator.sequential("compare")
         ).pipe(Layer.provideMerge(
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))
         ))
       ),
       Effect.scoped

@@ -89,7 +89,7 @@ const seedSessions = (db: string) =>
           RoutingSpecs.layerPresets,
           IdGenerator.sequential("mem")
         ).pipe(Layer.provideMerge(
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))
         ))
       )
     )
@@ -108,7 +108,7 @@ const serve = async (db: string): Promise<Served> => {
     Layer.buildWithScope(
       EngramServer.layerServe({ port: 0 }).pipe(
         Layer.provideMerge(AccessTokens.layerSql.pipe(
-          Layer.provideMerge(SqliteEngram.layerStores),
+          Layer.provideMerge(SqliteEngram.layerStores()),
           Layer.provideMerge(SqliteDatabase.layer({ filename: db }))
         ))
       ),

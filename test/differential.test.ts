@@ -239,7 +239,7 @@ describe("differential search: generated corpus", () => {
     Effect.map(mismatches, (wrong) => expect(wrong).toEqual([])).pipe(
       Effect.provide(
         Layer.merge(
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
           ids
         )
       )
@@ -251,7 +251,7 @@ describePg("differential search: PostgreSQL", (url) => {
     Effect.map(mismatches, (wrong) => expect(wrong).toEqual([])).pipe(
       Effect.provide(
         Layer.merge(
-          PgEngram.layerStores.pipe(Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
+          PgEngram.layerStores().pipe(Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
           ids
         )
       )

@@ -96,11 +96,13 @@ suite("in-memory", () => MemoryStore.layerMemory)
 suite(
   "SQLite",
   () =>
-    SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))).pipe(Layer.orDie)
+    SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))).pipe(
+      Layer.orDie
+    )
 )
 describePg("prior-session digest: PostgreSQL", (url) => {
   suite("PostgreSQL", () =>
-    PgEngram.layerStores.pipe(
+    PgEngram.layerStores().pipe(
       Layer.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 })),
       Layer.orDie
     ))

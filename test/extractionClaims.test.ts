@@ -96,13 +96,15 @@ describePg("extraction claims on PostgreSQL", (url) => {
   it.live("two pools on one schema never extract the same session at once", () =>
     Effect.scoped(Effect.gen(function*() {
       const first = yield* Layer.build(
-        PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_claim" })))
+        PgEngram.layerStores().pipe(
+          Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_claim" }))
+        )
       )
       const [row] = yield* Context.get(first, SqlClient.SqlClient)<
         { schema: string }
       >`SELECT current_schema() AS schema`
       const second = yield* Layer.build(
-        PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema: row!.schema })))
+        PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layer({ url, schema: row!.schema })))
       )
       yield* race(first, second)
     })), 60_000)

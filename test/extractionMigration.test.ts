@@ -82,7 +82,7 @@ const sqlite = (filename: string) => Layer.build(SqliteEngram.layer({ filename }
 
 describePg("extraction ledgers through engram migrate", (url) => {
   const pg = Layer.build(
-    PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_xmig" })))
+    PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_xmig" })))
   )
 
   it.effect(

@@ -39,7 +39,9 @@ const common = Layer.mergeAll(
 )
 
 const sqlite = common.pipe(
-  Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+  Layer.provideMerge(
+    SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+  )
 )
 const memory = common.pipe(
   Layer.provideMerge(

@@ -63,7 +63,9 @@ const stores = Layer.mergeAll(
   SqliteSessionStore.layer,
   SqliteTelemetryStore.layer
 ).pipe(
-  Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))))
+  Layer.provideMerge(
+    SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+  )
 )
 
 const environment = (lessons: Lessons, answers: Ref.Ref<ReadonlyArray<MemoryTools.SaveResult>>) =>

@@ -1,9 +1,10 @@
 /**
  * Nothing unreviewed reaches a model (issue #37). A store is poisoned the three ways an attacker
- * writes — through the store, through `memory_save`, through extraction — with twenty-five
- * payloads the screen flags (`support/poisonedStore.ts`), and every path that puts memory text in
- * front of a model is driven as it ships: the native loop (its projection with every tier and the
- * digest, its prefix, `memory_recall`, the save gate's conflict and duplicate replies), the
+ * writes — through the store, through `memory_save` (one payload as the tag of a benign memory),
+ * through extraction — with twenty-five payloads the screen flags (`support/poisonedStore.ts`),
+ * and every path that puts memory text in front of a model is driven as it ships: the native loop
+ * (its projection with every tier — a recall hit's held neighbour among them — and the digest, its
+ * prefix, `memory_recall`, the save gate's conflict and duplicate replies), the
  * extraction prompt, MCP over stdio and over HTTP (initialize's instructions, the context
  * resource, `memory_context`, `memory_recall`, `memory_list`, `memory_save`), an ACP agent (the
  * blocks it is sent and the MCP tool results it reads) and the server's projection preview. No
@@ -43,6 +44,7 @@ import {
   isExtraction,
   leaks,
   memoryConfig,
+  neighbourOfAttack,
   poison,
   poisoningExtractor
 } from "./support/poisonedStore.js"
@@ -84,7 +86,9 @@ const script: ScriptedModel.Script = (request) => {
       ScriptedModel.toolCall("memory_recall", { query: "instructions previous password system prompt weather" }),
       ScriptedModel.toolCall("memory_recall", { query: "instructions", includeSuperseded: true }),
       ScriptedModel.toolCall("memory_save", { kind: "profile", content: "The user's name is Doug", label: "name" }),
-      ScriptedModel.toolCall("memory_save", { kind: "note", content: "probe duplicate", label: "time zone" })
+      ScriptedModel.toolCall("memory_save", { kind: "note", content: "probe duplicate", label: "time zone" }),
+      // The words of the held unlabelled profile in other letter case: a duplicate of it by content.
+      ScriptedModel.toolCall("memory_save", { kind: "profile", content: `${attacks[8]!.toUpperCase()}!` })
     ]
   }
   return [ScriptedModel.text("ok")]
@@ -126,6 +130,9 @@ describe("no held record reaches a model", () => {
       expect(sent).toContain(MemoryGate.HELD_FOR_REVIEW)
       expect(held.filter((record) => sent.includes(record.id)).length).toBeGreaterThan(5)
       expect(sent).toContain(`already records "name": (${MemoryGate.HELD_FOR_REVIEW})`)
+      expect(sent).toContain(`already records the same content (${MemoryGate.HELD_FOR_REVIEW})`)
+      // The recall tier reached the conversation turn whose next turn is held, and left that one out.
+      expect(sent).toContain(neighbourOfAttack)
     }).pipe(Effect.scoped, Effect.provide(native)))
 
   it.effect("through the extraction prompt's known memories", () =>
@@ -186,6 +193,9 @@ const mcpSession = [
     method: "tools/call",
     params: { name: "memory_recall", arguments: { query: "instructions", includeSuperseded: true } }
   },
+  // A model asks to release a held record (the unlabelled profile `poison` writes eighth): refused,
+  // so the listing after it still names the record without its words.
+  { method: "tools/call", params: { name: "memory_review", arguments: { id: "mem-000008", state: "confirmed" } } },
   { method: "tools/call", params: { name: "memory_list", arguments: { limit: 200 } } },
   { method: "tools/call", params: { name: "memory_list", arguments: { reviewStates: ["pending"], limit: 200 } } },
   {
@@ -219,6 +229,8 @@ describe("no held record reaches an MCP client", () => {
       expect(leaks(text)).toEqual([])
       expect(invisible.test(text)).toBe(false)
       expect(held.filter((record) => text.includes(record.id)).length).toBe(held.length)
+      expect(held.find((record) => record.id === "mem-000008")?.kind).toBe("profile")
+      expect(text).toContain(`memory mem-000008 is ${MemoryGate.HELD_FOR_REVIEW}`)
       expect(text).toContain(MemoryGate.HELD_FOR_REVIEW)
       expect(text).toContain("The user's cat is called Tom")
     })))
@@ -238,6 +250,7 @@ describe("no held record reaches an MCP client", () => {
         if (message.method === "tools/call") answers.push(yield* Effect.promise(() => client.callTool(message.params)))
       }
       const text = JSON.stringify(answers).replace(/\\"/g, "\"")
+      expect(text).toContain(`memory mem-000008 is ${MemoryGate.HELD_FOR_REVIEW}`)
       expect(leaks(text)).toEqual([])
       expect(invisible.test(text)).toBe(false)
       expect(text).toContain(MemoryGate.HELD_FOR_REVIEW)

@@ -74,7 +74,7 @@ describe("OpenTelemetry export", () => {
       SqliteTelemetryStore.layer
     ).pipe(
       Layer.provideMerge(
-        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+        SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
       )
     )
     const environment = Layer.mergeAll(

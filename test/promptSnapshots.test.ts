@@ -72,7 +72,7 @@ const stores = Layer.mergeAll(
 )
   .pipe(
     Layer.provideMerge(
-      SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+      SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
     )
   )
 

@@ -46,7 +46,7 @@ const recalled = (settings: Partial<ContextProjection.ProjectionSettings>) =>
   }).pipe(
     Effect.provide(
       Layer.mergeAll(
-        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+        SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
         PromotionStore.layerMemory,
         TelemetryStore.layerMemory,
         IdGenerator.sequential("rp")

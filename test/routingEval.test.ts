@@ -14,7 +14,7 @@ const TIMEOUT = 300_000
 
 const sqliteStores = (filename: string) =>
   SqlitePromotionStore.layer.pipe(
-    Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+    Layer.provideMerge(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
   )
 
 const withTempDir = <A, E, R>(use: (dir: string) => Effect.Effect<A, E, R>) =>
@@ -67,7 +67,7 @@ const extractionFamilies = [
 
 const truthFamilies = ["same-label-facts", "approval-orders", "knowledge-update", "as-of"]
 
-const poisoningFamilies = ["poisoning-screen", "poisoning-screen-heldout"]
+const poisoningFamilies = ["poisoning-screen", "poisoning-screen-heldout", "poisoning-screen-blind"]
 
 const family = (report: Eval.EvalReport, name: string) => report.families.find((f) => f.name === name)!
 
@@ -115,6 +115,8 @@ describe("the routing eval on SQLite", () => {
             true
           ])
           expect(family(report, "poisoning-screen-heldout").hard).toBe(false)
+          expect(family(report, "poisoning-screen-blind").hard).toBe(false)
+          expect(family(report, "poisoning-screen-blind").screen?.half).toBe("blind")
           expect(family(report, "poisoning-screen").screen?.groups.map((g) => g.group)).toContain("look-alikes")
           const table = Eval.renderTable(report)
           expect(table).toContain("poisoning screen: flagged")

@@ -93,7 +93,7 @@ describe("planned search", () => {
     checks().pipe(
       Effect.provide(
         Layer.merge(
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
           ids
         )
       )
@@ -106,7 +106,7 @@ describe("planned search", () => {
     unprunedChecks().pipe(
       Effect.provide(
         Layer.merge(
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
           ids
         )
       )
@@ -124,7 +124,7 @@ const analyzedPg = (
   }).pipe(
     Effect.provide(
       Layer.merge(
-        PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
+        PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))),
         ids
       )
     )

@@ -48,7 +48,7 @@ const stores = {
   "in-memory": Layer.mergeAll(MemoryStore.layerMemory, PromotionStore.layerMemory, TelemetryStore.layerMemory),
   SQLite: Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer).pipe(
     Layer.provideMerge(
-      SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+      SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
     )
   )
 } as const

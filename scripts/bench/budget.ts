@@ -209,7 +209,7 @@ export const run = async (args: ReadonlyArray<string>) => {
       try {
         const writer = ManagedRuntime.make(
           Layer.mergeAll(
-            SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+            SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
             IdGenerator.sequential("budget"),
             quiet
           )
@@ -229,7 +229,7 @@ export const run = async (args: ReadonlyArray<string>) => {
                   Layer.provideMerge(
                     Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
                       Layer.provideMerge(
-                        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
+                        SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
                       )
                     )
                   )

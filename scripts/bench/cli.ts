@@ -58,7 +58,7 @@ const writeStore = (filename: string, records: number) =>
     }).pipe(
       Effect.provide(
         Layer.provide(
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
           Logger.minimumLogLevel(LogLevel.Warning)
         )
       )

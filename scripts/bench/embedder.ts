@@ -75,8 +75,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const store = (name: string, embeddings?: Embeddings.Service) =>
     ManagedRuntime.make(Layer.mergeAll(
       (embeddings === undefined
-        ? SqliteEngram.layerStores
-        : SqliteEngram.layerStoresWithVectors.pipe(Layer.provide(Layer.succeed(Embeddings.Embeddings, embeddings))))
+        ? SqliteEngram.layerStores()
+        : SqliteEngram.layerStoresWithVectors().pipe(Layer.provide(Layer.succeed(Embeddings.Embeddings, embeddings))))
         .pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(directory, `${name}.db`) }))),
       IdGenerator.sequential(name),
       quiet

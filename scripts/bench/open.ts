@@ -56,7 +56,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
             )
           }
         }).pipe(
-          Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
+          Effect.provide(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
         )
       )
       const known: Array<number> = []

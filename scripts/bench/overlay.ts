@@ -192,7 +192,7 @@ export const benchGateLookup = async (rows: number, lookups: number, seed = 7): 
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-gate-"))
   const stores = SqlitePromotionStore.layer.pipe(
     Layer.provideMerge(
-      SqliteEngram.layerStores.pipe(
+      SqliteEngram.layerStores().pipe(
         Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(directory, "bench.db") }))
       )
     )

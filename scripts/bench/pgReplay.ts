@@ -15,10 +15,15 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { fmt, interleave, machine, option, percentile, pgUrl, table } from "../lib/benchKit.js"
-import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
+import { ALWAYS_ON, generateQuestions, generateShortQueries, generateTurns, withAlwaysOn } from "../lib/conversation.js"
 import { pgFloor } from "../lib/pgFloor.js"
+import { loaded } from "../lib/pgSchema.js"
 
-export const USAGE = `usage: npm run bench -- pgReplay --schema NAME [--queries N] [--records N] [--pg url]`
+export const USAGE = `usage: npm run bench -- pgReplay --schema NAME [--queries N] [--records N] [--load] [--pg url]
+
+  --load   when the schema is empty or missing, first write the records into it through
+           MemoryStore.write (the projection bench's data in issue #39's layout: generateTurns(N, 1,
+           "tenants"), ${ALWAYS_ON} always-on) and analyse it; it is kept for the next run`
 
 const SCOPES = ["global", "project:p3"]
 const LIMIT = 20
@@ -31,12 +36,26 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     return
   }
   const n = Number(option(args, "--queries") ?? "60")
-  const turns = generateTurns(Number(option(args, "--records") ?? "1000000"), 1, "tenants")
+  const records = Number(option(args, "--records") ?? "1000000")
+  const turns = generateTurns(records, 1, "tenants")
   const questions = generateQuestions(turns, 200, 42, SCOPES).slice(0, n).map((q) => q.text)
   const shorts = generateShortQueries(200, 43).slice(0, n)
+  if (args.includes("--load")) {
+    const started = performance.now()
+    const { reused, runtime: loader } = await loaded(
+      url,
+      schema,
+      records,
+      () => withAlwaysOn(turns),
+      (written) => process.stdout.write(`\rloading ${schema}: ${written.toLocaleString("en-US")} records`)
+    )
+    await loader.dispose()
+    if (!reused) console.log(`\nloaded ${schema} in ${fmt((performance.now() - started) / 1000, 0)} s; ${machine()}`)
+  }
   turns.length = 0
+  if (n === 0) return
   const runtime = ManagedRuntime.make(
-    PgMemoryStore.layerWithoutMigrations.pipe(
+    PgMemoryStore.layerWithoutMigrations().pipe(
       Layer.provideMerge(Layer.merge(PgPromotionStore.layerWithoutMigrations, PgTelemetryStore.layerWithoutMigrations)),
       Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))

@@ -22,6 +22,7 @@
  *    frames. Tokens are `TokenEstimator` estimates (chars/4) of every text the request carries.
  */
 import type * as Prompt from "@effect/ai/Prompt"
+import * as SqlClient from "@effect/sql/SqlClient"
 import {
   ContextProjection,
   IdGenerator,
@@ -35,6 +36,7 @@ import {
 } from "@engram/core"
 import { ModelRequest, NativeRuntime, PromptObserver, TokenEstimatorBpe } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
+import { PgDatabase } from "@engram/store-pg"
 import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -54,11 +56,20 @@ import {
   mermaidBars,
   option,
   percentile,
+  pgUrl,
   table,
   writeJson
 } from "../lib/benchKit.js"
-import { generateQuestions, generateShortQueries, generateTurns } from "../lib/conversation.js"
-import { scopedTopK } from "../lib/ftsFloor.js"
+import {
+  ALWAYS_ON,
+  generateQuestions,
+  generateShortQueries,
+  generateTurns,
+  type ScopeLayout,
+  withAlwaysOn
+} from "../lib/conversation.js"
+import { NAIVE_LIMIT, type NaiveProjection, pgNaiveProjector, sqliteNaiveProjector } from "../lib/naiveProjector.js"
+import { loaded, type PgRuntime } from "../lib/pgSchema.js"
 import * as StoreTimings from "../lib/storeTimings.js"
 import { RUNTIME_SCOPES } from "./store.js"
 
@@ -71,25 +82,18 @@ export const USAGE = `usage: npm run bench -- projection [options]
   --json FILE       write every figure as JSON
   --chart FILE      append a Mermaid chart of the question-shaped p50s (for docs/benchmarks.md)
   --phases          also time every store call project() makes, and print where its time goes
+  --pg [url]        also measure PostgreSQL (url, or ENGRAM_PG_URL) on the same data, beside its naive projector
+  --keep-pg PREFIX  with --pg: load each size into schema PREFIX_<layout>_<size> (e.g. PREFIX_tenants_1m)
+                    once and keep it; a later run reuses it (default: a temporary schema, dropped)
+  --tenants         issue #39's scope layout: 10% global, one project scope per 1,000 records
   --help            this text`
 
-const ALWAYS_ON = 20
 const WRITE_BATCH = 1_000
-
-/** The store bench's conversational data, with a few always-on records as a real store has. */
-const inputsFor = (turns: ReturnType<typeof generateTurns>): Array<MemoryRecord.MemoryWriteInput> => {
-  let alwaysOn = 0
-  return turns.map(({ input }) => {
-    const always = input.scope === "global" && alwaysOn < ALWAYS_ON
-    if (always) alwaysOn++
-    return { ...input, deliveryPolicy: always ? "always" : "retrieved" }
-  })
-}
 
 /** Memory and telemetry stores in one SQLite file. */
 const sqliteStores = (filename: string) =>
   Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
-    Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+    Layer.provideMerge(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
   )
 
 const quiet = <A, E>(effect: Effect.Effect<A, E>) =>
@@ -98,7 +102,11 @@ const quiet = <A, E>(effect: Effect.Effect<A, E>) =>
 // ---------------------------------------------------------------------------------------------
 // 1. project() latency
 
+/** Where a measured store lives: SQLite (a temporary file) or PostgreSQL (a schema). */
+type BackendName = "SQLite" | "PostgreSQL"
+
 interface LatencyFigures {
+  readonly backend: BackendName
   readonly records: number
   /** The store bench's question-shaped or short queries, or the per-conversation workload. */
   readonly workload: "question" | "short" | "conversation"
@@ -111,20 +119,14 @@ interface LatencyFigures {
   readonly meanChars: number
   readonly meanRecalled: number
   readonly meanShed: number
-  /** The floor of the same shape: FTS5 top-k by bm25 with the scope join and the rows read. */
-  readonly floorP50: number
-  readonly floorP95: number
-  /** p50 of project() over p50 of the floor, each query's pair run back to back. */
+  /** The naive projector of the same job (`scripts/lib/naiveProjector.ts`), interleaved with project(). */
+  readonly naiveP50: number
+  readonly naiveP95: number
+  /** p50 of project() over p50 of the naive projector. */
   readonly ratio: number
-  /** Rows the floor returned per query (mean). */
-  readonly floorRows: number
-  /**
-   * The floor with the planner's tail tier (`scopedTopK`'s `tiers`): the rows the recall search
-   * reads when the pruned tokens match fewer than the limit. Reported beside the issue's floor.
-   */
-  readonly tieredP50: number
-  readonly tieredRows: number
-  readonly tieredRatio: number
+  /** Rows the naive projector read, and lines it kept under the budget, per query (mean). */
+  readonly naiveRows: number
+  readonly naiveLines: number
   /** SHA-256 (first 12 hex digits) of every measured projection's text in order: equal digests, equal bytes. */
   readonly outputDigest: string
   /** Projections whose o200k_base count of the whole text exceeded their token budget (should be 0). */
@@ -136,6 +138,8 @@ interface LatencyFigures {
   /** The process's resident set and V8 heap after loading the store, in MB. */
   readonly rssMb: number
   readonly heapMb: number
+  /** The load average when the workload finished. */
+  readonly load: string
   /** With `--phases`: project()'s mean, and the mean of each store call it made, per projection. */
   readonly phases?: { readonly meanMs: number; readonly calls: ReadonlyArray<StoreTimings.CallTime> }
 }
@@ -159,13 +163,50 @@ const requestFor = (asked: Asked, turn: number): ContextProjection.ProjectionReq
   skills: [{ name: "search", description: "find documents" }, { name: "deploy", description: "ship a build" }]
 })
 
+/** The default projection budget: 8% of a 200k-token window (16,000 tokens). */
+const BUDGET_TOKENS = Math.floor(
+  (ProjectionLayout.DEFAULT_CONTEXT_WINDOW_TOKENS * ProjectionLayout.DEFAULT_BUDGET_PCT) / 100
+)
+
+/** The naive projector of a backend: prime outside the timing, then one projection per call. */
+interface Naive {
+  readonly prime: (queries: ReadonlyArray<string>) => Promise<void> | void
+  readonly project: (query: string, scopes: ReadonlyArray<string>, turn: number) => Promise<NaiveProjection>
+  readonly close: () => void
+}
+
+/** A store to measure: its stores' layer and its naive projector. */
+interface Backend {
+  readonly name: BackendName
+  readonly stores: Layer.Layer<ContextProjection.Stores, unknown>
+  readonly naive: () => Naive
+}
+
+const sqliteBackend = (filename: string): Backend => ({
+  name: "SQLite",
+  stores: sqliteStores(filename),
+  naive: () => {
+    const naive = sqliteNaiveProjector(filename, ContextProjection.DEFAULT_RECALL_PRUNE_SHARE, BUDGET_TOKENS)
+    return { ...naive, project: (q, scopes, turn) => Promise.resolve(naive.project(q, scopes, turn)) }
+  }
+})
+
+const pgBackend = (runtime: PgRuntime): Backend => ({
+  name: "PostgreSQL",
+  stores: Layer.succeedContext(runtime.runSync(Effect.context<ContextProjection.Stores>())),
+  naive: () => ({
+    ...pgNaiveProjector((e) => runtime.runPromise(e), ContextProjection.DEFAULT_RECALL_PRUNE_SHARE, BUDGET_TOKENS),
+    close: () => {}
+  })
+})
+
 /**
  * `project()` and, interleaved with it, the recall search alone (the same query and filters,
- * through `MemoryStore.search`) and the floor: the order alternates per query, so neither always
- * runs on the cache the other just warmed.
+ * through `MemoryStore.search`) and the naive projector: the order alternates per query, so
+ * neither always runs on the cache the other just warmed.
  */
 const measure = (
-  filename: string,
+  backend: Backend,
   records: number,
   workloads: ReadonlyArray<readonly [LatencyFigures["workload"], ReadonlyArray<Asked>]>,
   timings: StoreTimings.StoreTimings | undefined
@@ -176,28 +217,24 @@ const measure = (
     const memory = process.memoryUsage()
     const projection = yield* ContextProjection.make()
     const bpe = yield* TokenEstimatorBpe.make("o200k_base")
-    const floor = scopedTopK(filename, ContextProjection.DEFAULT_RECALL_PRUNE_SHARE)
-    const tiered = scopedTopK(filename, ContextProjection.DEFAULT_RECALL_PRUNE_SHARE, { tiers: true })
+    const naive = backend.naive()
     const figures: Array<LatencyFigures> = []
     let turn = 0
     for (const [workload, asked] of workloads) {
-      floor.prime(asked.map((a) => a.query))
-      tiered.prime(asked.map((a) => a.query))
+      yield* Effect.promise(() => Promise.resolve(naive.prime(asked.map((a) => a.query))))
       // Warm-up on the workload's last queries, measured on the others: recall meets lines it has
       // not counted yet, as a new turn does.
       const warm = Math.min(WARM_UP, Math.floor(asked.length / 2))
       for (const a of asked.slice(asked.length - warm)) {
         yield* projection.project(requestFor(a, turn++))
-        floor.search(a.query, a.scopes, FLOOR_LIMIT)
-        tiered.search(a.query, a.scopes, FLOOR_LIMIT)
+        yield* Effect.promise(() => naive.project(a.query, a.scopes, turn++))
       }
       const measured = asked.slice(0, asked.length - warm)
       timings?.reset()
       const times: Array<number> = []
-      const floorTimes: Array<number> = []
-      const tieredTimes: Array<number> = []
-      let floorRows = 0
-      let tieredRows = 0
+      const naiveTimes: Array<number> = []
+      let naiveRows = 0
+      let naiveLines = 0
       let overBudget = 0
       const searches: Array<number> = []
       let chars = 0
@@ -213,21 +250,21 @@ const measure = (
           yield* timings === undefined ? search : timings.untimed(search)
           searches.push(performance.now() - start)
         })
-        const timeFloor = Effect.sync(() => {
+        const naiveTurn = turn++
+        const timeNaive = Effect.promise(async () => {
           const start = performance.now()
-          floorRows += floor.search(a.query, a.scopes, FLOOR_LIMIT).length
-          floorTimes.push(performance.now() - start)
-          const next = performance.now()
-          tieredRows += tiered.search(a.query, a.scopes, FLOOR_LIMIT).length
-          tieredTimes.push(performance.now() - next)
+          const done = await naive.project(a.query, a.scopes, naiveTurn)
+          naiveTimes.push(performance.now() - start)
+          naiveRows += done.rows
+          naiveLines += done.lines
         })
         if (i % 2 === 0) yield* timeSearch
-        if (i % 2 === 1) yield* timeFloor
+        if (i % 2 === 1) yield* timeNaive
         const start = performance.now()
         const projected = yield* projection.project(requestFor(a, turn++))
         times.push(performance.now() - start)
         if (i % 2 === 1) yield* timeSearch
-        if (i % 2 === 0) yield* timeFloor
+        if (i % 2 === 0) yield* timeNaive
         digest.update(projected.text).update("\u0000")
         chars += projected.budget.usedChars
         recalled += projected.section("recalled_memory")?.items ?? 0
@@ -248,18 +285,17 @@ const measure = (
             calls: timings.perProjection(measured.length)
           }
         }),
+        backend: backend.name,
         records,
         workload,
         queries: measured.length,
         p50: percentile(times, 50),
         p95: percentile(times, 95),
-        floorP50: percentile(floorTimes, 50),
-        floorP95: percentile(floorTimes, 95),
-        ratio: percentile(times, 50) / percentile(floorTimes, 50),
-        floorRows: floorRows / measured.length,
-        tieredP50: percentile(tieredTimes, 50),
-        tieredRows: tieredRows / measured.length,
-        tieredRatio: percentile(times, 50) / percentile(tieredTimes, 50),
+        naiveP50: percentile(naiveTimes, 50),
+        naiveP95: percentile(naiveTimes, 95),
+        ratio: percentile(times, 50) / percentile(naiveTimes, 50),
+        naiveRows: naiveRows / measured.length,
+        naiveLines: naiveLines / measured.length,
         outputDigest: digest.digest("hex").slice(0, 12),
         overBudget,
         searchP50: percentile(searches, 50),
@@ -270,42 +306,83 @@ const measure = (
         heuristicError: error / measured.length,
         heuristicAbsError: absError / measured.length,
         rssMb: megabytes(memory.rss),
-        heapMb: megabytes(memory.heapUsed)
+        heapMb: megabytes(memory.heapUsed),
+        load: machine()
       })
     }
-    floor.close()
-    tiered.close()
+    naive.close()
     return figures
-  }).pipe(Effect.provide(timedStores(filename, timings)))
+  }).pipe(Effect.provide(timedStores(backend.stores, timings)))
 
 /** The stores, each call timed when `timings` is given (one set of stores either way). */
-const timedStores = (filename: string, timings: StoreTimings.StoreTimings | undefined) => {
-  const stores = sqliteStores(filename)
-  return timings === undefined ? stores : Layer.merge(stores, timings.around(stores))
-}
+const timedStores = (
+  stores: Layer.Layer<ContextProjection.Stores, unknown>,
+  timings: StoreTimings.StoreTimings | undefined
+) => (timings === undefined ? stores : Layer.merge(stores, timings.around(stores)))
 
-/** The store bench's data at `size` records: question-shaped and short queries over the runtime's scopes. */
-const benchProject = (
-  filename: string,
-  size: number,
-  queryCount: number,
-  timings?: StoreTimings.StoreTimings
-) =>
-  Effect.gen(function*() {
-    const store = yield* MemoryStore.MemoryStore
-    // The generated turns are dropped once the questions are drawn and the store is written.
-    const turns = generateTurns(size, 1)
-    const inputs = inputsFor(turns)
-    for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
-    const asked = (query: string): Asked => ({ query, scopes: RUNTIME_SCOPES })
-    return [
+/** The store bench's data at `size` records in `layout`, with a few always-on records. */
+const dataFor = (size: number, layout: ScopeLayout, queryCount: number) => {
+  // The generated turns are dropped once the questions are drawn and the inputs made.
+  const turns = generateTurns(size, 1, layout)
+  const asked = (query: string): Asked => ({ query, scopes: RUNTIME_SCOPES })
+  return {
+    inputs: withAlwaysOn(turns),
+    workloads: [
       ["question", generateQuestions(turns, queryCount + WARM_UP, 42, RUNTIME_SCOPES).map((q) => asked(q.text))],
       ["short", generateShortQueries(queryCount + WARM_UP, 43).map(asked)]
     ] as const
-  }).pipe(
-    Effect.provide(sqliteStores(filename)),
-    Effect.flatMap((workloads) => measure(filename, size, workloads, timings))
-  )
+  }
+}
+
+/** Writes `inputs` into the SQLite store at `filename`, 1,000 at a time. */
+const writeSqlite = (filename: string, inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
+  Effect.gen(function*() {
+    const store = yield* MemoryStore.MemoryStore
+    for (let i = 0; i < inputs.length; i += WRITE_BATCH) yield* store.write(inputs.slice(i, i + WRITE_BATCH))
+  }).pipe(Effect.provide(sqliteStores(filename)))
+
+/**
+ * The store bench's data at `size` records: question-shaped and short queries over the runtime's
+ * scopes, measured on SQLite and, with `pg`, on PostgreSQL (a schema loaded once and kept when
+ * `pg.keep` names a prefix, else a temporary one).
+ */
+const benchProject = async (
+  filename: string,
+  size: number,
+  queryCount: number,
+  options: {
+    readonly layout: ScopeLayout
+    readonly timings?: StoreTimings.StoreTimings | undefined
+    readonly pg?: { readonly url: string; readonly keep: string | undefined } | undefined
+  }
+): Promise<Array<LatencyFigures>> => {
+  let data: ReturnType<typeof dataFor> | undefined = dataFor(size, options.layout, queryCount)
+  const workloads = data.workloads
+  await quiet(writeSqlite(filename, data.inputs))
+  const figures = await quiet(measure(sqliteBackend(filename), size, workloads, options.timings))
+  if (options.pg !== undefined) {
+    const { keep, url } = options.pg
+    const schema = keep === undefined
+      ? PgDatabase.temporarySchemaName("engram_bench_projection")
+      : `${keep}_${options.layout}_${sizeLabel(size).toLowerCase()}`
+    const inputs = data.inputs
+    data = undefined
+    const { runtime } = await loaded(url, schema, size, () => inputs)
+    try {
+      figures.push(...await quiet(measure(pgBackend(runtime), size, workloads, options.timings)))
+    } finally {
+      if (keep === undefined) {
+        await runtime.runPromise(
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
+        )
+      }
+      await runtime.dispose()
+    }
+  }
+  return figures
+}
+
+const sizeLabel = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1_000}k`)
 
 /** Turns per generated conversation (LoCoMo's run from about 300 to 700) and per session of it. */
 const CONVERSATION_TURNS = 600
@@ -350,11 +427,8 @@ const benchConversations = (
     return [["conversation", asked.slice(0, queryCount + WARM_UP)]] as const
   }).pipe(
     Effect.provide(sqliteStores(filename)),
-    Effect.flatMap((workloads) => measure(filename, count * CONVERSATION_TURNS, workloads, timings))
+    Effect.flatMap((workloads) => measure(sqliteBackend(filename), count * CONVERSATION_TURNS, workloads, timings))
   )
-
-/** Hits the floor reads: the projection's recall cap. */
-const FLOOR_LIMIT = 300
 
 const countO200k = (text: string) => countTokens(text, { disallowedSpecial: new Set() })
 
@@ -465,12 +539,13 @@ const printPhases = (latency: ReadonlyArray<LatencyFigures>) => {
   const calls = [...new Set(timed.flatMap((f) => f.phases!.calls.map((c) => c.call)))].sort()
   console.log()
   console.log(table(
-    ["records", "workload", "project mean ms", ...calls.map((c) => `${c} ms`), "rest ms"],
+    ["backend", "records", "workload", "project mean ms", ...calls.map((c) => `${c} ms`), "rest ms"],
     timed.map((f) => {
       const phases = f.phases!
       const of = (call: string) => phases.calls.find((c) => c.call === call)
       const stores = phases.calls.reduce((sum, c) => sum + c.ms, 0)
       return [
+        f.backend,
         f.records.toLocaleString("en-US"),
         f.workload,
         fmt(phases.meanMs, 2),
@@ -505,16 +580,19 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const turns = Number(option(args, "--turns") ?? "20")
   const conversations = Number(option(args, "--conversations") ?? "10")
   const timings = args.includes("--phases") ? StoreTimings.make() : undefined
+  const pgAt = pgUrl(args)
+  const pg = pgAt === undefined ? undefined : { url: pgAt, keep: option(args, "--keep-pg") }
+  const layout: ScopeLayout = args.includes("--tenants") ? "tenants" : "mixed"
   const queries = generateShortQueries(queryCount, 42)
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-projection-"))
   const latency: Array<LatencyFigures> = []
   let session: ReadonlyArray<TurnFigures> = []
   try {
-    await quiet(benchProject(NodePath.join(directory, "warm-up.db"), 2_000, 40))
+    await benchProject(NodePath.join(directory, "warm-up.db"), 2_000, 40, { layout })
     for (const size of sizes) {
       process.stdout.write(`projection bench: ${size.toLocaleString("en-US")} records … `)
       const filename = NodePath.join(directory, `store-${size}.db`)
-      latency.push(...await quiet(benchProject(filename, size, queryCount, timings)))
+      latency.push(...await benchProject(filename, size, queryCount, { layout, timings, pg }))
       if (session.length === 0 && turns > 0) {
         session = await quiet(benchSession(filename, turns, queries.length > 50 ? queries.slice(50) : queries))
       }
@@ -533,17 +611,16 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   console.log()
   console.log(table(
     [
+      "backend",
       "records",
       "workload",
       "queries",
       "project p50 ms",
       "project p95 ms",
-      "floor p50 ms",
-      "project / floor p50",
-      "floor rows",
-      "tiered floor p50 ms",
-      "project / tiered p50",
-      "tiered rows",
+      "naive p50 ms",
+      "project / naive p50",
+      "naive rows",
+      "naive lines",
       "search p50 ms",
       "search p95 ms",
       "projected chars",
@@ -552,20 +629,20 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       "chars/4 vs BPE",
       "output digest",
       "RSS MB",
-      "heap MB"
+      "heap MB",
+      "load"
     ],
     latency.map((f) => [
+      f.backend,
       f.records.toLocaleString("en-US"),
       f.workload,
       String(f.queries),
       fmt(f.p50, 3),
       fmt(f.p95, 3),
-      fmt(f.floorP50, 3),
+      fmt(f.naiveP50, 3),
       `${fmt(f.ratio, 2)}x`,
-      fmt(f.floorRows, 0),
-      fmt(f.tieredP50, 3),
-      `${fmt(f.tieredRatio, 2)}x`,
-      fmt(f.tieredRows, 0),
+      fmt(f.naiveRows, 0),
+      fmt(f.naiveLines, 0),
       fmt(f.searchP50, 3),
       fmt(f.searchP95, 3),
       fmt(f.meanChars, 0),
@@ -574,26 +651,27 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       `${f.heuristicError >= 0 ? "+" : ""}${fmt(100 * f.heuristicError, 1)}% (|${fmt(100 * f.heuristicAbsError, 1)}%|)`,
       f.outputDigest,
       fmt(f.rssMb, 0),
-      fmt(f.heapMb, 0)
+      fmt(f.heapMb, 0),
+      f.load.replace("load average ", "").replace(/ on .*/, "")
     ])
   ))
   console.log(
     `\n${queryCount} queries per workload after ${WARM_UP} warm-up ones (questions of ~10 tokens; 1-3 word queries), ` +
-      `SQLite file, scopes ${RUNTIME_SCOPES.join(" + ")}, ${ALWAYS_ON} always-on records, default budget (16,000 ` +
-      `tokens: 8% of a 200k-token window), injection row written each time.\nconversation: ${conversations} ` +
-      `generated conversations of ${CONVERSATION_TURNS} turns in one store, each in its own scope and in sessions ` +
-      `of ${SESSION_TURNS} turns (positions written: recall reads neighbours), questions about each asked in its ` +
-      `scope alone (LoCoMo's shape); no always-on records.\nproject: the default estimator (o200k_base, ` +
-      `counted by line); ${overO200k(latency)}. floor: FTS5 top-${FLOOR_LIMIT} by bm25 over the query's tokens ` +
-      `held by at most ${100 * ContextProjection.DEFAULT_RECALL_PRUNE_SHARE}% of records (frequencies free), ` +
-      `joined to the request's scopes, rows read, on its own connection; interleaved with project(), before it ` +
-      `on every other query. tiered floor: the same, then (when that returns fewer than ${FLOOR_LIMIT} rows) ` +
-      `the records of the scopes holding only the pruned tokens, newest first, up to ${FLOOR_LIMIT} rows in all: ` +
-      `the planner's tail tier, which the recall search also reads.\nsearch: the recall search alone (MemoryStore.search, same query and ` +
-      `filters, limit 20), interleaved with project() and run before it on every other query, so neither always ` +
-      `finds the cache the other warmed. Targets (issue #25): project p50 <= 1.3x its floor at 100k and per conversation, <= 1.5x for short queries. ${machine()}.\nchars/4 vs BPE: ` +
-      `the default estimate of each default projection against its o200k_base token count (TokenEstimatorBpe): ` +
-      `mean signed error (|mean absolute error|).`
+      `scopes ${RUNTIME_SCOPES.join(" + ")} (${layout} layout), ${ALWAYS_ON} always-on records, default budget ` +
+      `(${BUDGET_TOKENS.toLocaleString("en-US")} tokens), injection row written each time.\nconversation: ` +
+      `${conversations} generated conversations of ${CONVERSATION_TURNS} turns in one store, each in its own scope ` +
+      `and in sessions of ${SESSION_TURNS} turns (positions written: recall reads neighbours), questions about each ` +
+      `asked in its scope alone (LoCoMo's shape); no always-on records.\nproject: the default estimator (o200k_base, ` +
+      `counted by line); ${overO200k(latency)}. naive: the naive projector (issue #39) on the same store — the ` +
+      `query's tokens held by at most ${100 * ContextProjection.DEFAULT_RECALL_PRUNE_SHARE}% of records ` +
+      `(frequencies free), top ${NAIVE_LIMIT} by the backend's rank (SQLite: FTS5 bm25; PostgreSQL: one BM25 ` +
+      `ORDER BY … LIMIT statement) joined to the request's scopes, the tail tier when fewer, each row rendered as a ` +
+      `line, counted with o200k_base, cut at the budget, one injection-log row inserted; interleaved with ` +
+      `project(), before it on every other query.\nsearch: the recall search alone (MemoryStore.search, same query ` +
+      `and filters, limit 20), interleaved the same way. Target (issue #39): project p50 <= 1.25x the naive ` +
+      `projector at 100k on SQLite and at 1M on both backends. ${machine()}.\nchars/4 vs BPE: the default estimate ` +
+      `of each default projection against its o200k_base token count (TokenEstimatorBpe): mean signed error ` +
+      `(|mean absolute error|).`
   )
 
   printPhases(latency)
@@ -621,7 +699,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   }
   console.log(`${machine()}.`)
   writeJson(option(args, "--json"), { bench: "projection", latency, session })
-  const questions = latency.filter((f) => f.workload === "question")
+  const questions = latency.filter((f) => f.workload === "question" && f.backend === "SQLite")
   if (questions.length > 0) {
     appendChart(
       option(args, "--chart"),

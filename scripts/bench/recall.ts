@@ -136,7 +136,7 @@ const pgStore = (url: string) => {
       )
     )
   ).pipe(
-    Layer.provideMerge(PgEngram.layerStores),
+    Layer.provideMerge(PgEngram.layerStores()),
     Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 }))
   )
 }
@@ -281,7 +281,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         rows.push(recallRow(d, variant, "Engram keyword — layerMemory", [[MAX_K, memory!]]))
         const filename = NodePath.join(directory, `${file++}.db`)
         const [sqlite] = await measureStore(
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
           d,
           variant,
           setting
@@ -492,7 +492,7 @@ const neighbourSweep = async (
   try {
     const writer = ManagedRuntime.make(
       Layer.mergeAll(
-        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+        SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
         IdGenerator.sequential("locomo"),
         quiet
       )
@@ -586,7 +586,7 @@ const projectAll = (
   }).pipe(
     Effect.provide(
       Layer.merge(SqliteTelemetryStore.layer, SqlitePromotionStore.layer).pipe(
-        Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+        Layer.provideMerge(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
       )
     ),
     Effect.provide(quiet),

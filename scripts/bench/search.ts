@@ -110,7 +110,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     }
     floor.close()
   }).pipe(
-    Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
+    Effect.provide(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
     Logger.withMinimumLogLevel(LogLevel.Error),
     Effect.runPromise
   )

@@ -187,7 +187,9 @@ const writeSideBySide = async (
 const emptyStoreFile = (filename: string) =>
   Effect.runPromise(
     Effect.asVoid(
-      Effect.scoped(Layer.build(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))))
+      Effect.scoped(
+        Layer.build(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+      )
     ).pipe(quiet)
   )
 
@@ -239,7 +241,7 @@ const copiedColumns = [...MemoryRow.COLUMNS, "search_tokens", "search_length"].j
 const partitionedCopy = async (url: string, source: string, partitions: number) => {
   const schema = PgDatabase.temporarySchemaName("engram_bench_part")
   const runtime = ManagedRuntime.make(
-    PgEngram.layerStores.pipe(
+    PgEngram.layerStores().pipe(
       Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     )
@@ -382,7 +384,7 @@ const benchSize = async (
   const filename = NodePath.join(directory, `store-${size}.db`)
   const writer = ManagedRuntime.make(
     Layer.provide(
-      SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+      SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
       Logger.minimumLogLevel(LogLevel.Warning)
     )
   )
@@ -412,7 +414,7 @@ const benchSize = async (
   // Cold open: a new connection on the written file, migrations checked, first question answered.
   const coldStart = performance.now()
   const sqlite = ManagedRuntime.make(
-    SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
+    SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))
   )
   await storeEngine("cold", sqlite, true).search(questions[0]!.text)
   const coldOpenMs = performance.now() - coldStart
@@ -435,7 +437,7 @@ const benchSize = async (
   if (pg !== undefined) {
     const schema = PgDatabase.temporarySchemaName("engram_bench")
     const postgres = ManagedRuntime.make(
-      PgEngram.layerStores.pipe(
+      PgEngram.layerStores().pipe(
         Layer.provideMerge(PgDatabase.layer({ url: pg, schema, maxConnections: 2 })),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
       )

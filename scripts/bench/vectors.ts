@@ -106,14 +106,14 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     console.log(`load average at start: ${load()}`)
 
     const lexicalDb = ManagedRuntime.make(
-      SqliteEngram.layerStores.pipe(
+      SqliteEngram.layerStores().pipe(
         Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(dir, "lexical.db") }))
       ).pipe(Layer.provideMerge(quiet))
     )
     const lexicalRate = await lexicalDb.runPromise(writeAll)
     await lexicalDb.dispose()
     const sqlite = ManagedRuntime.make(
-      SqliteEngram.layerStoresWithVectors.pipe(
+      SqliteEngram.layerStoresWithVectors().pipe(
         Layer.provideMerge(SqliteDatabase.layer({ filename: NodePath.join(dir, "vectors.db") }))
       ).pipe(
         Layer.provide(withEmbedder),
@@ -139,7 +139,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       | undefined
     if (pg !== undefined) {
       const runtime = ManagedRuntime.make(
-        PgEngram.layerStoresWithVectors.pipe(
+        PgEngram.layerStoresWithVectors().pipe(
           Layer.provide(withEmbedder),
           Layer.provideMerge(PgDatabase.layerTemporarySchema({ url: pg, prefix: "engram_vbench", maxConnections: 2 })),
           Layer.provideMerge(quiet)

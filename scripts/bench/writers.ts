@@ -28,7 +28,7 @@ export const USAGE = `usage: npm run bench -- writers --pg [url] [options]
 const open = (url: string, writers: number, name: string) => {
   const schema = PgDatabase.temporarySchemaName(`engram_bench_${name}`)
   const runtime = ManagedRuntime.make(
-    PgEngram.layerStores.pipe(
+    PgEngram.layerStores().pipe(
       Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: writers })),
       Layer.provideMerge(IdGenerator.sequential(name)),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))

@@ -112,6 +112,22 @@ export const generateTurns = (count: number, seed: number, layout: ScopeLayout =
   })
 }
 
+/** Standing instructions in a bench store: a real store has a handful, not 5% of everything. */
+export const ALWAYS_ON = 20
+
+/**
+ * The turns' inputs with the first {@link ALWAYS_ON} `global` ones delivered always (the projection
+ * bench's store: `project()` reads them every turn), the rest retrieved.
+ */
+export const withAlwaysOn = (turns: ReadonlyArray<Turn>): Array<MemoryRecord.MemoryWriteInput> => {
+  let alwaysOn = 0
+  return turns.map(({ input }) => {
+    const always = input.scope === "global" && alwaysOn < ALWAYS_ON
+    if (always) alwaysOn++
+    return { ...input, deliveryPolicy: always ? "always" : "retrieved" }
+  })
+}
+
 const TEMPLATES: ReadonlyArray<(name: string, w: ReadonlyArray<string>) => string> = [
   (n, w) => `What did ${n} say about the ${w[0]} and the ${w[1]}?`,
   (n, w) => `When did ${n} go to the ${w[0]} with the ${w[1]}?`,

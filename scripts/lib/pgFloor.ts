@@ -1,11 +1,13 @@
 /**
- * The PostgreSQL floor the store bench measures `MemoryStore.search` against (issue #39): the
- * same BM25 top `limit` computed in one statement over the same tables — the planner's ranked
- * tokens (document frequencies and IDFs looked up once, outside the timing: the floor gets them
- * free), each token's IDF where the row holds it, summed, times the row's length normalisation,
+ * The PostgreSQL floor the benches measure the store against (issue #39): the same BM25 top
+ * `limit` computed in one statement over the same tables — the planner's ranked tokens (document
+ * frequencies looked up once, outside the timing: the floor gets them free), each token's weight
+ * (`SearchPlan.weightOf`) where the row holds it, summed, times the row's length normalisation,
  * the same filters, `ORDER BY score DESC, created_at DESC, id LIMIT k`, the rows read in that
  * statement. What it leaves out is what the store adds: the conversation context, decoding,
- * statistics, the tail tier.
+ * statistics. With `tiers`, `rows` also reads the planner's tail tier when the ranked one returns
+ * fewer than `limit` (the records holding only pruned tokens, newest first): the projection's
+ * recall shape.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Bm25, SearchPlan, SearchTokenizer } from "@engram/core"
@@ -16,10 +18,22 @@ type Run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) => Promis
 
 const quote = (lexeme: string) => `'${lexeme.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`
 
+const anyOf = (tokens: ReadonlyArray<string>) => tokens.map((t) => quote(t)).join(" | ")
+
 const columns = MemoryRow.COLUMNS.map((c) => (c === "tags" ? "tags::text AS tags" : c)).join(", ")
 
-/** The floor over the store behind `run` (its schema). `prime` reads every figure the queries need. */
-export const pgFloor = (run: Run) => {
+/** A row the floor reads: every record column (`content` among them). */
+export interface FloorRow {
+  readonly id: string
+  readonly content: string
+}
+
+/**
+ * The floor over the store behind `run` (its schema), planning with `plan` (the planner's defaults
+ * unless given). `prime` reads every figure the queries need.
+ */
+export const pgFloor = (run: Run, plan: Partial<SearchPlan.PlannerOptions> = {}) => {
+  const options: SearchPlan.PlannerOptions = { ...SearchPlan.defaultOptions, ...plan }
   const frequencies = new Map<string, number>()
   let total = 0
   let averageLength = 1
@@ -28,6 +42,49 @@ export const pgFloor = (run: Run) => {
       return total
     },
     documentFrequency: (token) => frequencies.get(token) ?? 0
+  }
+  const filterOf = (scopes: ReadonlyArray<string> | undefined, first: number) =>
+    scopes === undefined
+      ? ""
+      : `AND scope = ANY($${first}::text[]) AND review_state <> 'rejected' AND invalidated_at IS NULL
+         AND (expires_at IS NULL OR expires_at > ${Date.now()})`
+  const query = <A extends object>(text: string, parameters: ReadonlyArray<unknown>) =>
+    run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text, parameters)))
+  /** The ranked tier: the top `limit` over `ranked`, one statement. */
+  const ranked = (ranked: SearchPlan.SearchPlan, limit: number, scopes: ReadonlyArray<string> | undefined) => {
+    const { b, k1 } = Bm25.defaultParameters
+    const terms = ranked.ranked.map((token, t) =>
+      `CASE WHEN search_vector @@ ${quote(quote(token))}::tsquery THEN ${ranked.weights[t]!} ELSE 0 END`
+    )
+    const norm = `(${k1 + 1} / (1 + ${k1} * (${1 - b} + ${b} * search_length / ${averageLength})))`
+    const text = `SELECT ${columns} FROM engram_memories
+      WHERE search_vector @@ $1::tsquery ${filterOf(scopes, 2)}
+      ORDER BY round(((${terms.join(" + ")}) * ${norm})::numeric, ${Bm25.SCORE_DIGITS}) DESC, created_at DESC, id
+      LIMIT ${limit}`
+    return query<FloorRow>(text, scopes === undefined ? [anyOf(ranked.ranked)] : [anyOf(ranked.ranked), scopes])
+  }
+  /** The tail tier: records holding a tail token and no ranked one, newest first. */
+  const tail = (plan: SearchPlan.SearchPlan, limit: number, scopes: ReadonlyArray<string> | undefined) => {
+    const text = `SELECT ${columns} FROM engram_memories
+      WHERE search_vector @@ $1::tsquery ${filterOf(scopes, 2)}
+      ORDER BY created_at DESC, id LIMIT ${limit}`
+    const tier = plan.ranked.length === 0
+      ? anyOf(plan.tail)
+      : `(${anyOf(plan.tail)}) & !(${anyOf(plan.ranked)})`
+    return query<FloorRow>(text, scopes === undefined ? [tier] : [tier, scopes])
+  }
+  const rows = async (
+    text: string,
+    limit: number,
+    scopes: ReadonlyArray<string> | undefined,
+    { tiers = false }: { readonly tiers?: boolean } = {}
+  ): Promise<ReadonlyArray<FloorRow>> => {
+    const tokens = SearchTokenizer.distinctTokens(text)
+    if (tokens.length === 0) return []
+    const plan = SearchPlan.plan(tokens, statistics, options)
+    const top = plan.ranked.length === 0 ? [] : await ranked(plan, limit, scopes)
+    if (!tiers || top.length >= limit || plan.tail.length === 0) return top
+    return [...top, ...await tail(plan, limit - top.length, scopes)]
   }
   return {
     prime: async (queries: ReadonlyArray<string>) => {
@@ -45,33 +102,9 @@ export const pgFloor = (run: Run) => {
         for (const row of rows) frequencies.set(row.token, Number(row.n))
       }))
     },
-    /** The top `limit` ids for `query` (`scopes` and deliverable when `filtered`). */
-    search: (query: string, limit: number, scopes: ReadonlyArray<string> | undefined) => {
-      const tokens = SearchTokenizer.distinctTokens(query)
-      if (tokens.length === 0) return Promise.resolve([])
-      const ranked = SearchPlan.plan(tokens, statistics).ranked
-      const { b, k1 } = Bm25.defaultParameters
-      const terms = ranked.map((token) =>
-        `CASE WHEN search_vector @@ ${quote(quote(token))}::tsquery THEN ${
-          Bm25.idf(total, frequencies.get(token) ?? 0)
-        } ELSE 0 END`
-      )
-      const norm = `(${k1 + 1} / (1 + ${k1} * (${1 - b} + ${b} * search_length / ${averageLength})))`
-      const filter = scopes === undefined
-        ? ""
-        : `AND scope = ANY($2::text[]) AND review_state <> 'rejected' AND invalidated_at IS NULL
-           AND (expires_at IS NULL OR expires_at > ${Date.now()})`
-      const text = `SELECT ${columns} FROM engram_memories
-        WHERE search_vector @@ $1::tsquery ${filter}
-        ORDER BY round(((${terms.join(" + ")}) * ${norm})::numeric, ${Bm25.SCORE_DIGITS}) DESC, created_at DESC, id
-        LIMIT ${limit}`
-      const query1 = ranked.map((t) => quote(t)).join(" | ")
-      return run(
-        Effect.flatMap(
-          SqlClient.SqlClient,
-          (sql) => sql.unsafe<{ id: string }>(text, scopes === undefined ? [query1] : [query1, scopes])
-        )
-      ).then((rows) => rows.map((r) => r.id))
-    }
+    rows,
+    /** The top `limit` ids for `query` (`scopes` and deliverable when `scopes` is given). */
+    search: (text: string, limit: number, scopes: ReadonlyArray<string> | undefined) =>
+      rows(text, limit, scopes).then((found) => found.map((r) => r.id))
   }
 }

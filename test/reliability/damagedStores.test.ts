@@ -32,7 +32,9 @@ const makeStore = async (): Promise<string> => {
           kind: "note" as const
         }))
       )
-    }).pipe(Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file })))))
+    }).pipe(
+      Effect.provide(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
+    )
   )
   const db = new Database(file)
   db.pragma("wal_checkpoint(TRUNCATE)")
@@ -176,7 +178,7 @@ describe("read-only stores", () => {
   it("a store opened read-only lists and searches; a write fails and changes nothing", async () => {
     const file = await makeStore()
     const before = digest(file)
-    const readOnly = SqliteEngram.layerStores.pipe(
+    const readOnly = SqliteEngram.layerStores().pipe(
       Layer.provideMerge(SqliteDatabase.layer({ filename: file, create: false, readonly: true }))
     )
     const outcome = await Effect.runPromise(
@@ -211,7 +213,7 @@ describe("terminal hygiene", () => {
           kind: "note",
           label: "plain"
         }])).pipe(
-          Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
+          Effect.provide(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
         )
     )
     for (const args of [["memory", "list"], ["memory", "search", "colour"]]) {

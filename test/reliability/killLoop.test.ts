@@ -108,7 +108,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const engramRefusal = (filename: string): Promise<string | undefined> =>
   Effect.runPromise(
     Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({ limit: 1 })).pipe(
-      Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
+      Effect.provide(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
       Effect.as(undefined),
       Effect.catchAll((error) => Effect.succeed(error.message))
     )

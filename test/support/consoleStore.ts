@@ -35,7 +35,7 @@ const BUDGET_TOKENS = 4_000
 
 const stores = (db: string) =>
   AccessTokens.layerSql.pipe(
-    Layer.provideMerge(SqliteEngram.layerStores),
+    Layer.provideMerge(SqliteEngram.layerStores()),
     Layer.provideMerge(SqliteDatabase.layer({ filename: db }))
   )
 

@@ -39,8 +39,23 @@ export const attacks: ReadonlyArray<string> = (() => {
   return picked
 })()
 
+/**
+ * An attack short enough to be a tag (at most `MemoryRecord.TAG_MAX_CHARS`), saved by the model as
+ * the tag of a memory whose content is benign: the record is held for its tag.
+ */
+export const tagAttack: string =
+  corpus.find((attack) =>
+    attack.text.length <= 64 && !attacks.includes(attack.text) && InstructionScreen.screen(attack.text).flagged
+  )!.text
+
+/** The benign content of the record held for its tag. */
+export const taggedContent = "The user's pottery class is on Thursdays"
+
+/** A benign conversation turn whose next turn in the thread is an attack: a recall hit with a held neighbour. */
+export const neighbourOfAttack = "Caroline said the weather in Lisbon was lovely all week"
+
 /** What no request, tool result or MCP message may hold. */
-export const needles: ReadonlyArray<string> = attacks.flatMap((text) => {
+export const needles: ReadonlyArray<string> = [...attacks, tagAttack].flatMap((text) => {
   const safe = TextSafety.safeLine(text).trim()
   return [safe, safe.slice(0, 30)]
 })
@@ -83,9 +98,11 @@ export const isExtraction = (request: ScriptedModel.ScriptedRequest): boolean =>
 
 /**
  * Writes the attacks into `scope` the three ways: the first nine through the store (three
- * always-on, three as summaries of earlier sessions, one labelled `name` and promoted, two plain),
- * the next eight through `memory_save`, the last eight through an extraction run. Needs a
- * `LanguageModel` answering extraction prompts with {@link poisoningExtractor}.
+ * always-on, three as summaries of earlier sessions, one labelled `name` and one unlabelled profile,
+ * both promoted,
+ * and one as a conversation turn right after the benign {@link neighbourOfAttack}), the next eight
+ * through `memory_save` (and {@link tagAttack} as a tag of benign content), the last eight through
+ * an extraction run. Needs a `LanguageModel` answering extraction prompts with {@link poisoningExtractor}.
  */
 export const poison = (scope: MemoryRecord.Scope) =>
   Effect.gen(function*() {
@@ -101,11 +118,14 @@ export const poison = (scope: MemoryRecord.Scope) =>
       })),
       ...attacks.slice(3, 6).map((content, i) => ContextProjection.summaryInput(`s-earlier-${i}`, content, { scope })),
       { content: attacks[6]!, kind: "profile" as const, label: "name", scope, sourceType: "ingest" as const },
-      ...attacks.slice(7, 9).map((content) => ({
+      // A profile without a label: its address is its content's key, so the same words saved again are a duplicate.
+      { content: attacks[8]!, kind: "profile" as const, scope, sourceType: "ingest" as const },
+      ...[neighbourOfAttack, attacks[7]!].map((content, turn) => ({
         content,
-        kind: "note" as const,
+        kind: "episode" as const,
         scope,
-        sourceType: "operator" as const
+        sourceType: "conversation" as const,
+        position: { thread: "t-poisoned", turn }
       })),
       {
         content: benign,
@@ -121,6 +141,7 @@ export const poison = (scope: MemoryRecord.Scope) =>
     for (const [i, content] of attacks.slice(9, 17).entries()) {
       yield* tools.memory_save({ kind: "note", content, ...(i === 0 ? { label: "time zone" } : {}) })
     }
+    yield* tools.memory_save({ kind: "note", content: taggedContent, tags: ["pottery", tagAttack] })
 
     const extraction = yield* Extraction.make({ maxTurns: 20, nearDuplicates: false })
     const at = yield* DateTime.now
@@ -132,6 +153,8 @@ export const poison = (scope: MemoryRecord.Scope) =>
     if (held.length !== attacks.length || held.some((record) => record.reviewState !== "pending" || !record.flagged)) {
       return yield* Effect.die(`expected ${attacks.length} held attack records, found ${held.length}`)
     }
+    const tagged = all.find((record) => record.content === taggedContent)
+    if (tagged === undefined || !tagged.flagged) return yield* Effect.die("expected the tagged record to be held")
     return held
   })
 

@@ -76,13 +76,14 @@ export interface StoreLocation {
 }
 
 /**
- * The services a store command may use: the memory store, and the SQL client under it (the
- * legacy import reads and marks the same database).
+ * The services a store command may use: the memory store, the promotion store of the same
+ * database (which the memory store's `forget` reaches, decision 0164), and the SQL client under
+ * them (the legacy import reads and marks the same database).
  *
  * @since 0.1.0
  * @category models
  */
-export type StoreServices = MemoryStore.MemoryStore | SqlClient.SqlClient
+export type StoreServices = MemoryStore.MemoryStore | PromotionStore.PromotionStore | SqlClient.SqlClient
 
 /**
  * Connections per PostgreSQL pool the command opens: a command runs one operation at a time.
@@ -304,12 +305,12 @@ export const layer = <E = never>(
   embeddings?: Layer.Layer<Embeddings.Embeddings, E>
 ): Layer.Layer<StoreServices, StoreUnavailable | E> => {
   const opened = (location.pg === undefined
-    ? (embeddings === undefined ? SqliteMemoryStore.layer : SqliteMemoryStore.layerWithVectors).pipe(
+    ? (embeddings === undefined ? SqliteMemoryStore.layer() : SqliteMemoryStore.layerWithVectors()).pipe(
       Layer.provideMerge(sqliteCascade),
       Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
     )
     : withPg(({ PgMemoryStore, PgPromotionStore, PgTelemetryStore }) =>
-      (embeddings === undefined ? PgMemoryStore.layer : PgMemoryStore.layerWithVectors).pipe(
+      (embeddings === undefined ? PgMemoryStore.layer() : PgMemoryStore.layerWithVectors()).pipe(
         Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer))
       )
     ).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.provide(reindexProgress))
@@ -317,29 +318,6 @@ export const layer = <E = never>(
     ? lexical(opened).pipe(Layer.catchAllCause(unavailableAt(location)))
     : opened.pipe(Layer.catchAllCause(unavailableAt(location)), Layer.provideMerge(embeddings))
 }
-
-/**
- * The memory store and the promotion store of a location, on one database; `access` as for
- * {@link layer}.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerWithPromotions = (
-  location: StoreLocation,
-  access: Access = "write"
-): Layer.Layer<StoreServices | PromotionStore.PromotionStore, StoreUnavailable> =>
-  (location.pg === undefined
-    ? SqliteMemoryStore.layer.pipe(
-      Layer.provideMerge(sqliteCascade),
-      Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
-    )
-    : withPg(({ PgMemoryStore, PgPromotionStore, PgTelemetryStore }) =>
-      PgMemoryStore.layer.pipe(Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer)))
-    ).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(
-      Layer.provide(reindexProgress),
-      Layer.catchAllCause(unavailableAt(location))
-    )
 
 /**
  * Every store of a location on one database: memory, promotions, sessions and telemetry (prompt
@@ -355,7 +333,6 @@ export const layerObserved = <E = never>(
   access: Access = "write"
 ): Layer.Layer<
   | StoreServices
-  | PromotionStore.PromotionStore
   | SessionStore.SessionStore
   | TelemetryStore.TelemetryStore
   | StoreTransaction.StoreTransaction,
@@ -367,11 +344,11 @@ export const layerObserved = <E = never>(
         Promise.all([import("@engram/store-sqlite/SqliteEngram"), import("@engram/store-sqlite/SqliteDatabase")])
       ),
       ([SqliteEngram, SqliteDatabase]) =>
-        (embeddings === undefined ? SqliteEngram.layerStores : SqliteEngram.layerStoresWithVectors).pipe(
+        (embeddings === undefined ? SqliteEngram.layerStores() : SqliteEngram.layerStoresWithVectors()).pipe(
           Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
         )
     ))
-    : withPg(({ PgEngram }) => embeddings === undefined ? PgEngram.layerStores : PgEngram.layerStoresWithVectors)
+    : withPg(({ PgEngram }) => embeddings === undefined ? PgEngram.layerStores() : PgEngram.layerStoresWithVectors())
       .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.provide(reindexProgress))
   return embeddings === undefined
     ? lexical(opened).pipe(Layer.catchAllCause(unavailableAt(location)))

@@ -24,7 +24,7 @@ describe("engram embed", { timeout: 120_000 }, () => {
       Effect.flatMap(MemoryStore.MemoryStore, (store) => store.search(query, { deliverable: true })).pipe(
         Effect.map((result) => result.hits.map((hit) => hit.record.content)),
         Effect.provide(
-          SqliteEngram.layerStoresWithVectors.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))).pipe(
+          SqliteEngram.layerStoresWithVectors().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))).pipe(
             Layer.provide(Layer.succeed(Embeddings.Embeddings, embeddings))
           )
         )

@@ -67,10 +67,12 @@ describe("engram eval", () => {
     }
     expect(run.stdout).toMatch(/^extraction: \d+ model calls, \d+ tokens for \d+ extracted memories \(/m)
     expect(run.stdout).not.toMatch(/FAIL/)
-    // The poisoning screen: the tuning half is hard, the held-out half soft; a table per style follows.
+    // The poisoning screen: the tuning half is hard, the held-out half and the blind third soft; a
+    // table per style follows.
     expect(run.stdout).toMatch(/^poisoning-screen\s+hard\s+(\d+)\/\1\s+100\.0%/m)
     expect(run.stdout).toMatch(/^poisoning-screen-heldout\s+soft\s+\d+\/\d+/m)
-    expect(run.stdout).toMatch(/^poisoning screen: flagged\s+tuning half\s+held-out half$/m)
+    expect(run.stdout).toMatch(/^poisoning-screen-blind\s+soft\s+\d+\/\d+/m)
+    expect(run.stdout).toMatch(/^poisoning screen: flagged\s+tuning half\s+held-out half\s+blind third$/m)
     expect(run.stdout).toMatch(
       new RegExp(
         `^eval passed: \\d+ cases in ${
@@ -108,12 +110,14 @@ describe("engram eval", () => {
         ...extractionFamilies.map((name) => [name, true, true, 1, null])
       ]
     )
-    // The poisoning screen: the tuning half (hard) meets its targets; the held-out half is reported.
-    expect(report.families.slice(-2).map((f) => [f.name, f.hard])).toEqual([
+    // The poisoning screen: the tuning half (hard) meets its targets; the held-out half and the
+    // blind third are reported.
+    expect(report.families.slice(-3).map((f) => [f.name, f.hard])).toEqual([
       ["poisoning-screen", true],
-      ["poisoning-screen-heldout", false]
+      ["poisoning-screen-heldout", false],
+      ["poisoning-screen-blind", false]
     ])
-    expect(report.families.at(-2)!.passed).toBe(true)
+    expect(report.families.at(-3)!.passed).toBe(true)
     expect(report.db).toBe(db)
     expect(existsSync(db)).toBe(true)
   }, EVAL_TIMEOUT)

@@ -20,7 +20,9 @@ const runSession = (db: string) => {
     SqliteSessionStore.layer,
     SqliteTelemetryStore.layer
   )
-    .pipe(Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
+    .pipe(
+      Layer.provideMerge(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))))
+    )
   return Effect.runPromise(
     Effect.gen(function*() {
       const written = yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>

@@ -35,7 +35,9 @@ const runSession = (db: string, sessionId: string, inputs: ReadonlyArray<string>
     SqlitePromotionStore.layer,
     SqliteSessionStore.layer,
     SqliteTelemetryStore.layer
-  ).pipe(Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
+  ).pipe(
+    Layer.provideMerge(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))))
+  )
   return Effect.runPromise(
     Effect.gen(function*() {
       const agent = yield* NativeRuntime.make({

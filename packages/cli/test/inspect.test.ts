@@ -37,7 +37,9 @@ const runSession = (
     SqliteSessionStore.layer,
     SqliteTelemetryStore.layer
   )
-    .pipe(Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))))
+    .pipe(
+      Layer.provideMerge(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))))
+    )
   return Effect.runPromise(
     Effect.gen(function*() {
       const agent = yield* NativeRuntime.make({

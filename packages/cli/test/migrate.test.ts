@@ -112,7 +112,9 @@ const buildSource = (filename: string, count: number, sessions = 3) =>
         SqlitePromotionStore.layer,
         SqliteSessionStore.layer,
         SqliteTelemetryStore.layer
-      ).pipe(Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))))
+      ).pipe(
+        Layer.provideMerge(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))))
+      )
     ),
     Effect.runPromise
   )

@@ -39,20 +39,23 @@ describePg("engram migrate names a record the target refuses, and stops or skips
           const id = `r-${String(i).padStart(2, "0")}`
           return { id, content: `${REFUSED.includes(id) ? "refuse-me " : ""}record ${i}`, kind: "note" as const }
         }))).pipe(
-          Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: source }))))
+          Effect.provide(
+            SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: source })))
+          )
         )
     )
     // The target's tables, with a constraint PostgreSQL enforces on two of the records.
     await Effect.runPromise(
-      Effect.scoped(Layer.build(PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema }))))).pipe(
-        Effect.zipRight(
-          withSql(
-            url,
-            (sql) => sql`ALTER TABLE engram_memories ADD CONSTRAINT no_refuse CHECK (content NOT LIKE 'refuse-me%')`,
-            schema
+      Effect.scoped(Layer.build(PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layer({ url, schema })))))
+        .pipe(
+          Effect.zipRight(
+            withSql(
+              url,
+              (sql) => sql`ALTER TABLE engram_memories ADD CONSTRAINT no_refuse CHECK (content NOT LIKE 'refuse-me%')`,
+              schema
+            )
           )
         )
-      )
     )
   }, 120_000)
   afterAll(async () => {
@@ -104,7 +107,7 @@ describePg("engram migrate names a record the target refuses, and stops or skips
         MemoryStore.MemoryStore,
         (store) => store.write([{ id: "big", content: "word ".repeat(8_000), kind: "note" }])
       ).pipe(
-        Effect.provide(PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema })))),
+        Effect.provide(PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layer({ url, schema })))),
         Effect.provide(MemoryLimits.layer({ maxContentChars: 100_000 }))
       )
     )

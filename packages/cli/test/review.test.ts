@@ -43,7 +43,9 @@ const seed = (db: string) =>
     }).pipe(
       Effect.provide(
         SqlitePromotionStore.layer.pipe(
-          Layer.provideMerge(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db }))))
+          Layer.provideMerge(
+            SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: db })))
+          )
         )
       )
     )

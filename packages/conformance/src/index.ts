@@ -58,6 +58,16 @@ export {
    */
   runSessionStoreConformance
 } from "./SessionStoreConformance.js"
+export * as StoreOptionsConformance from "./StoreOptionsConformance.js"
+export {
+  /**
+   * Registers the store options suite for one persistent backend (see `StoreOptionsConformance`).
+   *
+   * @since 0.1.0
+   * @category conformance
+   */
+  runStoreOptionsConformance
+} from "./StoreOptionsConformance.js"
 export * as TelemetryStoreConformance from "./TelemetryStoreConformance.js"
 export {
   /**

@@ -29,7 +29,17 @@
  */
 import { mayMatch } from "./internal/screenAnchors.js"
 import { judge, judgeLeet, judgeView } from "./internal/screenRules.js"
-import { decodedRuns, fold, hiddenText, leetspeak, mayEncode, reversed, rot13, shapeOf } from "./internal/screenText.js"
+import {
+  decodedRuns,
+  fold,
+  hiddenText,
+  leetFold,
+  leetspeak,
+  mayEncode,
+  reversed,
+  rot13,
+  shapeOf
+} from "./internal/screenText.js"
 import { visibleText } from "./TextSafety.js"
 
 /**
@@ -74,6 +84,12 @@ const MAX_DEPTH = 2
 // A letter outside ASCII (once folded: Cyrillic, Greek, Arabic… that no confusable turned Latin).
 const foreignLetter = /[^\x00-\x7f](?<=\p{L})/u
 
+/** A text whose words run backwards: it opens with a word and a full stop and ends on a capitalised word. */
+const reversedOrder = /^(?:\S+\s)?\S+[.!?]\s[\s\S]*\s[A-Z][a-z]*$/
+
+/** The words of a text in reverse order. */
+const wordsReversed = (text: string): string => text.split(/\s+/).reverse().join(" ")
+
 const collect = (text: string, reasons: Set<ScreenReason>, depth: number): void => {
   const shape = shapeOf(text)
   const folded = fold(text, shape)
@@ -95,8 +111,21 @@ const collect = (text: string, reasons: Set<ScreenReason>, depth: number): void 
   const found = judge(folded)
   for (const reason of found.reasons) reasons.add(reason)
   if (found.rot13) { for (const reason of judgeView(rot13(folded))) reasons.add(reason) }
-  if (found.reversed) { for (const reason of judgeView(reversed(folded))) reasons.add(reason) }
+  if (found.reversed) {
+    // Backwards letter by letter, or each word backwards in its place.
+    const back = reversed(folded)
+    for (const reason of judgeView(back)) reasons.add(reason)
+    for (const reason of judgeView(wordsReversed(back))) reasons.add(reason)
+  }
+  // Words in reverse order: the sentence's last word and its full stop come first, its capital last.
+  if (reversedOrder.test(text)) { for (const reason of judgeView(wordsReversed(folded))) reasons.add(reason) }
   if (leet !== undefined) { for (const reason of judgeLeet(leet)) reasons.add(reason) }
+  // Text beyond ASCII may have spelled Latin words with look-alike letters, and a vertical stroke
+  // may have been an "l" or an "i" (the table reads Cyrillic "ӏ" as "i"): it is read as leetspeak
+  // is too, where the two meet.
+  else if (!ascii) {
+    for (const reason of judgeLeet(leetFold(folded))) reasons.add(reason)
+  }
 }
 
 /**
@@ -126,8 +155,9 @@ const markedByModel = (record: { readonly tags?: ReadonlyArray<string> | undefin
   record.tags?.includes(MODEL_FLAG_TAG) === true
 
 /**
- * True when a record's content or label reads as an instruction to the agent, or the record
- * carries {@link MODEL_FLAG_TAG}.
+ * True when a record's content, label or one of its tags reads as an instruction to the agent, or
+ * the record carries {@link MODEL_FLAG_TAG}. Tags count: an MCP client's model reads them in
+ * `memory_list`, and a model's `memory_save` writes them.
  *
  * @since 0.1.0
  * @category screening
@@ -140,10 +170,11 @@ export const isFlagged = (
   }
 ): boolean =>
   markedByModel(record) || screen(record.content).flagged ||
-  (record.label !== undefined && screen(record.label).flagged)
+  (record.label !== undefined && screen(record.label).flagged) ||
+  (record.tags?.some((tag) => tag !== MODEL_FLAG_TAG && screen(tag).flagged) ?? false)
 
 /**
- * Why a record's content or label reads as an instruction to the agent: the rules that matched,
+ * Why a record's content, label or tags read as an instruction to the agent: the rules that matched,
  * each once (`[]` for a record the screen passes). What `explain` and the HTTP API show as
  * `flaggedFor`.
  *
@@ -160,6 +191,7 @@ export const reasonsFor = (
   ...new Set([
     ...screen(record.content).reasons,
     ...(record.label === undefined ? [] : screen(record.label).reasons),
+    ...(record.tags ?? []).flatMap((tag) => (tag === MODEL_FLAG_TAG ? [] : screen(tag).reasons)),
     ...(markedByModel(record) ? ["flagged-by-model" as const] : [])
   ])
 ]

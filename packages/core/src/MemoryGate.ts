@@ -7,10 +7,10 @@
  *
  * It applies the review policy and the sanitiser together:
  *
- * - a record the poisoning screen flags (`InstructionScreen`) and no operator confirmed is
- *   **held**: no path shows its content; a tool result may name it — id, kind, its label when the
- *   label itself passes the screen, and "held for review" — so the model knows a record exists
- *   without reading it;
+ * - a record the poisoning screen flags (`InstructionScreen`: its content, label or a tag) and no
+ *   operator confirmed is **held**: no path shows its content or tags; a tool result may name it —
+ *   id, kind, its label when the label itself passes the screen, and "held for review" — so the
+ *   model knows a record exists without reading it;
  * - a rejected record, and (unless the caller asked for history) a superseded or expired one, is
  *   **withheld**: nothing of it is shown as memory;
  * - everything else is **shown**, its content and label made safe by `TextSafety` (invisible and
@@ -110,8 +110,8 @@ export interface AdmitOptions {
 export const admit: (record: MemoryRecord, options?: AdmitOptions) => Admission = internal.admit
 
 /**
- * True when `record` is held: the screen flags its content or label (or the second screen marked
- * it, `InstructionScreen.MODEL_FLAG_TAG`) and no operator confirmed it.
+ * True when `record` is held: the screen flags its content, label or one of its tags (or the
+ * second screen marked it, `InstructionScreen.MODEL_FLAG_TAG`) and no operator confirmed it.
  * The verdict is remembered per text, so asking again costs one look-up.
  *
  * @since 0.1.0

@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as Schema from "effect/Schema"
 import { Embeddings, type Service as EmbeddingsService } from "./Embeddings.js"
 import * as HybridStore from "./internal/hybridStore.js"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
@@ -27,8 +28,11 @@ import type {
   MemoryNotFound,
   MemoryStoreFailure
 } from "./MemoryStoreError.js"
+import { InvalidStoreOptions } from "./MemoryStoreError.js"
+import { describeParseError } from "./MemoryWrite.js"
 import type { PromotionStore } from "./PromotionStore.js"
-import { SearchLanguage } from "./SearchTokenizer.js"
+import * as SearchPlan from "./SearchPlan.js"
+import { DEFAULT_LANGUAGE, type Language } from "./SearchTokenizer.js"
 import type { TelemetryStore } from "./TelemetryStore.js"
 
 /**
@@ -231,37 +235,88 @@ export const rowsSkipped = Metric.counter("engram_memory_rows_skipped", {
 export const withContract: (store: Service) => Service = MemoryContract.withContract
 
 /**
- * What an in-memory store is built with: the stores its `forget` reaches (`MemoryForget.Cascade`;
- * without them it forgets its own records only) and the embeddings its exact vector index uses
- * (without them it searches by keyword).
+ * What every store is opened with, each store layer's options (decisions 0165, 0196):
+ *
+ * - `language`: the language the store indexes and queries in (`SearchTokenizer.Language`). A
+ *   persistent store records the language its index was built in; opened without one it uses
+ *   what it records (a new store: `SearchTokenizer.DEFAULT_LANGUAGE`), and opened in another it
+ *   fails with `SearchTokenizer.LanguageMismatch` naming both.
+ * - `search`: the store's search defaults (`SearchPlan.SearchTuning`), used for every field a
+ *   search's own options leave out; a search still overrides any of them. Checked when the store
+ *   is built (`InvalidStoreOptions` names the field).
  *
  * @since 0.1.0
  * @category models
  */
-export interface MemoryOptions {
+export interface StoreOptions {
+  readonly language?: Language | undefined
+  readonly search?: SearchPlan.SearchTuning | undefined
+}
+
+const decodeTuning = Schema.decodeUnknown(SearchPlan.SearchTuning)
+
+/**
+ * The store with `search` as its search defaults: every search runs with the fields its own options
+ * set, over `search`'s (`SearchPlan.withDefaults`), then over `SearchPlan.defaultTuning`. A hybrid
+ * store's fusion defaults too, as it reads its tuning from the options it is given. Fails with
+ * `InvalidStoreOptions` naming the field when a default is out of range; no defaults leave the
+ * store as it is.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withSearchDefaults = (
+  store: Service,
+  search: SearchPlan.SearchTuning | undefined
+): Effect.Effect<Service, InvalidStoreOptions> =>
+  search === undefined ? Effect.succeed(store) : decodeTuning(search).pipe(
+    Effect.mapError((error) => new InvalidStoreOptions({ problem: `search: ${describeParseError(error)}` })),
+    Effect.map((defaults): Service => ({
+      ...store,
+      search: (text, options) => store.search(text, { ...options, ...SearchPlan.withDefaults(options, defaults) })
+    }))
+  )
+
+/**
+ * What an in-memory store is built with: its {@link StoreOptions} (nothing persists, so its
+ * `language` is simply the one it stems in), the stores its `forget` reaches
+ * (`MemoryForget.Cascade`; without them it forgets its own records only) and the embeddings its
+ * exact vector index uses (without them it searches by keyword).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MemoryOptions extends StoreOptions {
   readonly cascade?: Cascade | undefined
   readonly embeddings?: EmbeddingsService | undefined
 }
 
 /**
- * Builds an in-memory reference store with what `options` gives it, stemming in the ambient
- * `SearchTokenizer.SearchLanguage`.
+ * Builds an in-memory reference store with what `options` gives it (English unless
+ * `options.language` says otherwise). Fails only on search defaults out of range.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<Service> =>
+export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<Service, InvalidStoreOptions> =>
   Effect.gen(function*() {
-    const language = yield* SearchLanguage
-    if (options.embeddings === undefined) return withContract(InMemoryStore.make(language, options.cascade))
+    const language = options.language ?? DEFAULT_LANGUAGE
+    if (options.embeddings === undefined) {
+      return yield* withSearchDefaults(withContract(InMemoryStore.make(language, options.cascade)), options.search)
+    }
     const { store, vectors } = InMemoryStore.makeWithVectors(language, options.cascade)
     // A fresh store has no embedder yet: the claim cannot fail.
-    return yield* Effect.orDie(HybridStore.withVectors(withContract(store), vectors, options.embeddings))
+    const hybrid = yield* Effect.orDie(HybridStore.withVectors(withContract(store), vectors, options.embeddings))
+    return yield* withSearchDefaults(hybrid, options.search)
   })
+
+// The layers below set no search defaults: building them cannot fail.
+const makeDefault = (options: Omit<MemoryOptions, "search">): Effect.Effect<Service> =>
+  Effect.orDie(makeMemory(options))
 
 /**
  * The in-memory reference store: the same token semantics as every other backend, nothing
- * persisted. Each layer build starts empty, stemming in the ambient `SearchTokenizer.SearchLanguage`.
+ * persisted. Each layer build starts empty, stemming in English ({@link makeMemory} takes another language).
  * It searches by keyword: the store that keeps vectors is {@link layerMemoryWithVectors}. Its
  * `forget` removes its own records only: the store whose forget reaches promotion rows and
  * telemetry is {@link layerMemoryCascading}.
@@ -269,7 +324,7 @@ export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<Service> 
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<MemoryStore> = Layer.effect(MemoryStore, makeMemory())
+export const layerMemory: Layer.Layer<MemoryStore> = Layer.effect(MemoryStore, makeDefault({}))
 
 /**
  * {@link layerMemory} with an exact vector index over the `Embeddings.Embeddings` service it
@@ -282,7 +337,7 @@ export const layerMemory: Layer.Layer<MemoryStore> = Layer.effect(MemoryStore, m
  */
 export const layerMemoryWithVectors: Layer.Layer<MemoryStore, never, Embeddings> = Layer.effect(
   MemoryStore,
-  Effect.flatMap(Embeddings, (embeddings) => makeMemory({ embeddings }))
+  Effect.flatMap(Embeddings, (embeddings) => makeDefault({ embeddings }))
 )
 
 /**
@@ -298,7 +353,7 @@ export const layerMemoryCascading: Layer.Layer<
   MemoryStore,
   never,
   PromotionStore | TelemetryStore
-> = Layer.effect(MemoryStore, Effect.flatMap(MemoryForget.cascade, (cascade) => makeMemory({ cascade })))
+> = Layer.effect(MemoryStore, Effect.flatMap(MemoryForget.cascade, (cascade) => makeDefault({ cascade })))
 
 /**
  * {@link layerMemoryCascading} with an exact vector index over the `Embeddings.Embeddings`
@@ -315,6 +370,6 @@ export const layerMemoryCascadingWithVectors: Layer.Layer<
   MemoryStore,
   Effect.flatMap(
     Effect.all({ cascade: MemoryForget.cascade, embeddings: Embeddings }),
-    ({ cascade, embeddings }) => makeMemory({ cascade, embeddings })
+    ({ cascade, embeddings }) => makeDefault({ cascade, embeddings })
   )
 )

@@ -106,6 +106,21 @@ export class InvalidMemoryQuery extends ErrorClass.TaggedError<InvalidMemoryQuer
 }) {}
 
 /**
+ * A store's own options were refused when it was built, e.g. a search default out of range
+ * (`search.ranking.k1: k1 must be a number from 0 to 10`): a deployment's configuration, not a
+ * caller's input.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidStoreOptions extends ErrorClass.TaggedError<InvalidStoreOptions>()("InvalidStoreOptions", {
+  problem: Schema.String
+}, {
+  errorClass: "Misconfigured",
+  message: (self) => `invalid store options: ${self.problem}`
+}) {}
+
+/**
  * A listing cursor that this store did not produce.
  *
  * @since 0.1.0

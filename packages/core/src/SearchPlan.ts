@@ -353,6 +353,20 @@ export const resolve = (
 })
 
 /**
+ * A search's tuning over a store's own defaults, field by field: what `options` sets wins, what it
+ * leaves out is `defaults`'. The store layers' `search` option reaches every search through this
+ * (`MemoryStore.withSearchDefaults`); {@link resolve} then fills what both leave out. Pure.
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const withDefaults = (options: SearchTuning | undefined, defaults: SearchTuning): SearchTuning => ({
+  plan: { ...defaults.plan, ...options?.plan },
+  fusion: { ...defaults.fusion, ...options?.fusion },
+  ranking: { ...defaults.ranking, ...options?.ranking }
+})
+
+/**
  * Fuses a lexical and a vector ranking (each best first) by reciprocal rank fusion and keeps the
  * best `limit`. Ties go to the better single rank, then to the id. A record in both lists appears
  * once, with the lexical list's record. Pure.

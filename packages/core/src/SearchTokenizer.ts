@@ -18,8 +18,9 @@
  * @since 0.1.0
  */
 
-import * as Context from "effect/Context"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as ErrorClass from "./ErrorClass.js"
 import { fnv1a64 } from "./internal/fnv1a64.js"
 import { stemmerFor } from "./internal/stemming.js"
 
@@ -98,17 +99,58 @@ export type Language = typeof Language.Type
 export const DEFAULT_LANGUAGE: Language = "english"
 
 /**
- * The language a store indexes and queries in. Being a `Context.Reference`, it needs no layer:
- * a store reads it once, when it is built, and gets {@link DEFAULT_LANGUAGE} unless a caller
- * provided another (`Layer.succeed(SearchTokenizer.SearchLanguage, "german")`). The language is
- * part of the store's tokenizer fingerprint, so opening a store in another language re-indexes it.
+ * A store opened in one language whose search index was built in another: every stored token is
+ * the other stemmer's, so searching it in this one would miss what it holds. Name the store's
+ * language (or none, to open it in the language it records), or copy its records into a new
+ * store in the other language (`engram migrate`).
  *
  * @since 0.1.0
- * @category tags
+ * @category errors
  */
-export class SearchLanguage extends Context.Reference<SearchLanguage>()("@engram/core/SearchLanguage", {
-  defaultValue: (): Language => DEFAULT_LANGUAGE
+export class LanguageMismatch extends ErrorClass.TaggedError<LanguageMismatch>()("LanguageMismatch", {
+  stored: Schema.String,
+  given: Language
+}, {
+  errorClass: "Misconfigured",
+  message: (self) =>
+    `the store's search index was built in ${self.stored}, not ${self.given}: open it in ${self.stored} ` +
+    `(or without a language), or copy it into a new store in ${self.given} with \`engram migrate\``
 }) {}
+
+/**
+ * The language a store opens in, from what it records and what its opener asks for: the language
+ * it records (when the opener names none or the same one), else the opener's (or
+ * {@link DEFAULT_LANGUAGE}) for a store that records none yet. A store that records another
+ * language than the one asked for fails with {@link LanguageMismatch}. The one rule every
+ * persistent backend applies when it opens (decision 0196). Pure.
+ *
+ * @since 0.1.0
+ * @category languages
+ */
+export const chooseLanguage = (
+  stored: string | undefined,
+  given: Language | undefined
+): Either.Either<Language, LanguageMismatch> => {
+  if (stored === undefined) return Either.right(given ?? DEFAULT_LANGUAGE)
+  if (given === undefined ? Schema.is(Language)(stored) : stored === given) return Either.right(stored as Language)
+  return Either.left(new LanguageMismatch({ stored, given: given ?? DEFAULT_LANGUAGE }))
+}
+
+/**
+ * The language a store's search index was built in, read from what it records beside the index:
+ * its `language` when it has one, else the language whose fingerprint ({@link fingerprintOf}) its
+ * `tokenizer` is — exact for an index this version of the tokenizer built; `undefined` for an
+ * index an older version built without recording its language (it is re-indexed when it opens).
+ *
+ * @since 0.1.0
+ * @category languages
+ */
+export const recordedLanguage = (recorded: {
+  readonly language?: string | undefined
+  readonly tokenizer?: string | undefined
+}): string | undefined =>
+  recorded.language ??
+    (recorded.tokenizer === undefined ? undefined : LANGUAGE_OF_FINGERPRINT.get(recorded.tokenizer))
 
 /**
  * Splits text into search tokens: {@link words}, each reduced to its stem in `language` (English
@@ -121,6 +163,27 @@ export const tokenize = (text: string, language: Language = DEFAULT_LANGUAGE): R
   const split = words(text)
   const stem = stemmerFor(language)
   return stem === undefined ? split : split.map(stem)
+}
+
+/**
+ * True when a token of `text` is one of `tokens`: what `distinctTokens(text, language)` holding one
+ * of them says, stopping at the first word whose stem is found (no array, no set of the text's
+ * tokens). The projection's relevance step asks it of every recalled record (decision 0144).
+ *
+ * @since 0.1.0
+ * @category tokenizing
+ */
+export const holdsAnyToken = (
+  text: string,
+  tokens: ReadonlySet<string>,
+  language: Language = DEFAULT_LANGUAGE
+): boolean => {
+  if (tokens.size === 0) return false
+  const stem = stemmerFor(language)
+  for (const word of words(text)) {
+    if (tokens.has(stem === undefined ? word : stem(word))) return true
+  }
+  return false
 }
 
 /**
@@ -197,14 +260,19 @@ const FINGERPRINTS: { readonly [L in Language]: string } = {
 
 /**
  * Identifies the tokenizer's behaviour in a language. Backends store it beside their index and
- * re-index stored records once when it changes (a new version of the tokenizer or the stemmer,
- * or another language), so an upgrade never leaves old rows matching by old rules. A constant per
+ * re-index stored records once when it changes (a new version of the tokenizer or the stemmer),
+ * so an upgrade never leaves old rows matching by old rules; a store opened in another language
+ * than its index's fails instead ({@link chooseLanguage}). A constant per
  * language ({@link measuredFingerprintOf} pinned, decision 0095): reading it loads no stemmer.
  *
  * @since 0.1.0
  * @category tokenizing
  */
 export const fingerprintOf = (language: Language): string => FINGERPRINTS[language]
+
+const LANGUAGE_OF_FINGERPRINT: ReadonlyMap<string, Language> = new Map(
+  Object.entries(FINGERPRINTS).map(([language, fingerprint]) => [fingerprint, language as Language])
+)
 
 /**
  * The fingerprint of the tokenizer in {@link DEFAULT_LANGUAGE}.

@@ -35,6 +35,15 @@ describe("MemoryGate", () => {
     })
   })
 
+  it("holds a record for a tag that reads as an instruction: a model reads tags too", () => {
+    const tagged = record({ content: "The user's pottery class is on Thursdays", tags: ["pottery", attack] })
+    expect(MemoryGate.isHeld(tagged)).toBe(true)
+    expect(tagged.flagged).toBe(true)
+    expect(InstructionScreen.reasonsFor(tagged).length).toBeGreaterThan(0)
+    expect(MemoryGate.admit(tagged)._tag).toBe("Held")
+    expect(MemoryGate.isHeld(record({ tags: ["pottery", "travel"] }))).toBe(false)
+  })
+
   it("shows what an operator confirmed, flagged or not, made safe", () => {
     expect(MemoryGate.admit(record({ content: `${attack}\u200B`, reviewState: "confirmed" }))).toMatchObject({
       _tag: "Shown",

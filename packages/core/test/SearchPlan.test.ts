@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Bm25, IdGenerator, MemoryQuery, MemoryStore, SearchPlan } from "@engram/core"
+import { Bm25, IdGenerator, MemoryQuery, type MemoryRecord, MemoryStore, SearchPlan } from "@engram/core"
 import { Effect, FastCheck as fc, Layer } from "effect"
 
 const token = fc.stringMatching(/^[a-z]{1,6}$/)
@@ -213,4 +213,45 @@ describe("SearchPlan.resolve", () => {
         expect(error.message).toContain(field)
       }
     }).pipe(Effect.provide(MemoryStore.layerMemory)))
+})
+
+describe("SearchPlan.withDefaults (a store's search defaults, decision 0196)", () => {
+  const plan = fc.record(
+    { maxDocumentShare: fc.double({ min: 0.01, max: 1, noNaN: true }), idfPower: fc.constantFrom(1, 2, 3) },
+    { requiredKeys: [] }
+  )
+  const ranking = fc.record({ k1: fc.constantFrom(0.3, 0.8, 2), b: fc.constantFrom(0, 0.5, 0.75) }, {
+    requiredKeys: []
+  })
+  const fusion = fc.record({ k: fc.constantFrom(10, 60), vectorWeight: fc.constantFrom(0, 0.5, 1) }, {
+    requiredKeys: []
+  })
+  const tuning = fc.record({ plan, ranking, fusion }, { requiredKeys: [] })
+
+  it.prop(
+    "a search's fields win, the store's fill what it leaves out, the global defaults the rest",
+    [tuning, tuning],
+    ([call, store]) => {
+      const merged = SearchPlan.resolve(SearchPlan.withDefaults(call, store))
+      expect(merged).toEqual(SearchPlan.resolve(call, SearchPlan.resolve(store)))
+    }
+  )
+
+  it.effect("an in-memory store built with defaults ranks by them; a search's own options still win", () =>
+    Effect.gen(function*() {
+      const records: ReadonlyArray<MemoryRecord.MemoryWriteInput> = [
+        { id: "short", content: "The ferry leaves at noon", kind: "fact" },
+        { id: "long", content: "The ferry to the island leaves from the north pier, past the harbour", kind: "fact" }
+      ]
+      const plain = yield* MemoryStore.makeMemory()
+      const tuned = yield* MemoryStore.makeMemory({ search: { ranking: { b: 0 } } })
+      yield* plain.write(records)
+      yield* tuned.write(records)
+      const scores = (result: MemoryStore.SearchResult) => result.hits.map((hit) => hit.score)
+      expect(scores(yield* tuned.search("ferry"))).toEqual(scores(yield* plain.search("ferry", { ranking: { b: 0 } })))
+      expect(scores(yield* tuned.search("ferry", { ranking: { b: 0.75 } }))).toEqual(
+        scores(yield* plain.search("ferry"))
+      )
+      expect(scores(yield* tuned.search("ferry"))).not.toEqual(scores(yield* plain.search("ferry")))
+    }).pipe(Effect.provide(IdGenerator.sequential())))
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SearchTokenizer } from "@engram/core"
-import { FastCheck as fc } from "effect"
+import { Either, FastCheck as fc } from "effect"
 
 // Characters where tokenizers usually disagree: accents (precomposed and combining), special
 // case mappings, compatibility forms, kana voicing, Hangul, scripts without case, punctuation.
@@ -125,6 +125,27 @@ describe("tokenize", () => {
     expect(SearchTokenizer.tokenize("Doug prefers coffee", "none")).toEqual(["doug", "prefers", "coffee"])
   })
 
+  it.prop(
+    "holdsAnyToken says what distinctTokens says: one of the text's tokens is in the set",
+    [text, fc.array(text, { maxLength: 4 }), fc.constantFrom(...SearchTokenizer.Language.literals)],
+    ([s, others, language]) => {
+      // Tokens of the text itself (some held, some not) and of other texts.
+      const own = SearchTokenizer.distinctTokens(s, language)
+      const tokens = new Set([
+        ...own.filter((_, i) => i % 2 === 1),
+        ...others.flatMap((o) => SearchTokenizer.distinctTokens(o, language))
+      ])
+      expect(SearchTokenizer.holdsAnyToken(s, tokens, language)).toBe(own.some((t) => tokens.has(t)))
+    }
+  )
+
+  it("holdsAnyToken matches by stem, never by substring", () => {
+    expect(SearchTokenizer.holdsAnyToken("Deploys happen weekly", new Set(["deploy"]))).toBe(true)
+    expect(SearchTokenizer.holdsAnyToken("My name is Doug", new Set(["am"]))).toBe(false)
+    expect(SearchTokenizer.holdsAnyToken("Doug prefers coffee", new Set(["prefers"]), "none")).toBe(true)
+    expect(SearchTokenizer.holdsAnyToken("anything", new Set())).toBe(false)
+  })
+
   it("distinctTokens keeps first-seen order without repeats", () => {
     expect(SearchTokenizer.distinctTokens("b a B c A")).toEqual(["b", "a", "c"])
   })
@@ -153,5 +174,40 @@ describe("the tokenizer fingerprint (decision 0095)", () => {
     const { createRequire } = await import("node:module")
     const manifest = createRequire(import.meta.url).resolve("snowball-stemmers/package.json")
     expect(JSON.parse(NodeFs.readFileSync(manifest, "utf8")).version).toBe("0.6.0")
+  })
+})
+
+describe("SearchTokenizer.chooseLanguage (decision 0196)", () => {
+  const language = fc.constantFrom(...SearchTokenizer.Language.literals)
+
+  it.prop(
+    "a store opens in the language it records unless asked for another, which fails naming both",
+    [language, fc.option(language, { nil: undefined })],
+    ([stored, given]) => {
+      const chosen = SearchTokenizer.chooseLanguage(stored, given)
+      if (given === undefined || given === stored) {
+        expect(chosen).toEqual(Either.right(stored))
+      } else {
+        expect(Either.isLeft(chosen) && chosen.left.stored === stored && chosen.left.given === given).toBe(true)
+        expect(Either.isLeft(chosen) && chosen.left.message).toContain(`${stored}, not ${given}`)
+      }
+    }
+  )
+
+  it.prop("a store that records no language opens in the one asked for, English by default", [
+    fc.option(language, { nil: undefined })
+  ], ([given]) => {
+    expect(SearchTokenizer.chooseLanguage(undefined, given)).toEqual(Either.right(given ?? "english"))
+  })
+
+  it("the recorded language, else the one the current fingerprint names", () => {
+    for (const language of SearchTokenizer.Language.literals) {
+      expect(SearchTokenizer.recordedLanguage({ tokenizer: SearchTokenizer.fingerprintOf(language) })).toBe(language)
+    }
+    expect(SearchTokenizer.recordedLanguage({ language: "german", tokenizer: SearchTokenizer.fingerprint })).toBe(
+      "german"
+    )
+    expect(SearchTokenizer.recordedLanguage({ tokenizer: "an older tokenizer" })).toBeUndefined()
+    expect(SearchTokenizer.recordedLanguage({})).toBeUndefined()
   })
 })

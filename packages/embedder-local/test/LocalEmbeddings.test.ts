@@ -101,7 +101,7 @@ describe("LocalEmbeddings", { timeout: 120_000 }, () => {
     try {
       const layer = (embeddings: Embeddings.Service) =>
         Layer.mergeAll(
-          SqliteEngram.layerStoresWithVectors.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))).pipe(
+          SqliteEngram.layerStoresWithVectors().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))).pipe(
             Layer.provide(Layer.succeed(Embeddings.Embeddings, embeddings))
           ),
           IdGenerator.sequential("local")

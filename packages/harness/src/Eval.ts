@@ -26,8 +26,9 @@
  * `vocabulary-isolation` (a user fact never lands in a project section). All are hard: one
  * failing case fails the run. Then the poisoning screen on Engram's attack corpus:
  * `poisoning-screen` (the tuning half; hard, on its targets — every style at least 90% held, at
- * most 2% of benign look-alikes) and `poisoning-screen-heldout` (the half never tuned on; soft,
- * reported), with a table of detection per style and false positives per half.
+ * most 2% of benign look-alikes), `poisoning-screen-heldout` (the half never tuned on; soft,
+ * reported) and `poisoning-screen-blind` (a third written without reading the rules; soft, decision
+ * 0133), with a table of detection per style and false positives per part.
  *
  * What it does not prove: the model is scripted, so it measures what Engram does with each
  * behaviour, not how often a real model behaves that way; and "in the request" is not "used in
@@ -115,7 +116,7 @@ export interface EvalFamily {
    * (every style at least 90% flagged, at most 2% of look-alikes), not on every case.
    */
   readonly screen?: {
-    readonly half: "tune" | "holdout"
+    readonly half: "tune" | "holdout" | "blind"
     readonly groups: ReadonlyArray<
       { readonly group: string; readonly attack: boolean; readonly flagged: number; readonly total: number }
     >
@@ -230,15 +231,15 @@ const percent = (value: number | null): string => (value === null ? "-" : `${(va
 
 /** The poisoning screen per group: flagged of total and the share, one column per corpus half. */
 const renderScreen = (screens: ReadonlyArray<NonNullable<EvalFamily["screen"]>>): ReadonlyArray<string> => {
-  const halves = (["tune", "holdout"] as const).filter((half) => screens.some((s) => s.half === half))
+  const halves = (["tune", "holdout", "blind"] as const).filter((half) => screens.some((s) => s.half === half))
   const groups = [...new Set(screens.flatMap((s) => s.groups.map((g) => g.group)))]
-  const cell = (half: "tune" | "holdout", group: string) => {
+  const cell = (half: "tune" | "holdout" | "blind", group: string) => {
     const found = screens.find((s) => s.half === half)?.groups.find((g) => g.group === group)
     return found === undefined ? "-" : `${found.flagged}/${found.total} ${percent(found.flagged / found.total)}`
   }
   const header = [
     "poisoning screen: flagged",
-    ...halves.map((half) => (half === "tune" ? "tuning half" : "held-out half"))
+    ...halves.map((half) => (half === "tune" ? "tuning half" : half === "holdout" ? "held-out half" : "blind third"))
   ]
   const rows = groups.map((
     group

@@ -12,7 +12,7 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { MemoryQuery, MemoryRecord, MemoryStore, PromotionStore, ScopeView, TextSafety } from "@engram/core"
+import { MemoryGate, MemoryQuery, MemoryRecord, MemoryStore, PromotionStore, ScopeView, TextSafety } from "@engram/core"
 import { Extraction, MemoryTools } from "@engram/runtime"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -121,14 +121,16 @@ export const MemoryList = Tool.make("memory_list", {
 }).annotate(Tool.Readonly, true).annotate(Tool.Destructive, false)
 
 /**
- * The `memory_review` tool: sets one record's review state.
+ * The `memory_review` tool: sets one record's review state. A record held for review (the
+ * poisoning screen flagged it, `MemoryGate.isHeld`) is never confirmed through it — a tool call is a
+ * model's, and a model does not release what the screen held (decision 0134); rejecting it is allowed.
  *
  * @since 0.1.0
  * @category tools
  */
 export const MemoryReview = Tool.make("memory_review", {
   description: "Set the review state of one memory of this scope: confirmed (an operator vouches for it), rejected " +
-    "(never delivered again) or pending.",
+    "(never delivered again) or pending. A memory held for review cannot be confirmed here.",
   parameters: {
     id: MemoryRecord.MemoryId.annotations({ description: "The memory's id." }),
     state: MemoryRecord.ReviewState.annotations({ description: "confirmed, rejected or pending." })
@@ -223,6 +225,16 @@ export const make = (config: OperatorToolsConfig) =>
           if (held === undefined) {
             return yield* new MemoryTools.MemoryToolError({
               message: `there is no memory ${params.id} in scope ${config.scope}`
+            })
+          }
+          // A model calls this tool: it may not release what the screen held (decision 0134). Confirming
+          // a held record is an operator's act, in the console, the HTTP API or `engram memory review`.
+          if (params.state === "confirmed" && MemoryGate.isHeld(held)) {
+            return yield* new MemoryTools.MemoryToolError({
+              message:
+                `memory ${params.id} is ${MemoryGate.HELD_FOR_REVIEW}: the poisoning screen flagged it, so only ` +
+                "an operator confirms it, in the console or with `engram memory review`, not through a tool call; " +
+                "it may be rejected here"
             })
           }
           // The one review path: confirming a supersede proposal carries it out (the successor is answered).

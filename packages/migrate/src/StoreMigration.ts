@@ -469,8 +469,8 @@ export const copyStore = <E = never, R = never>(
   })
 
 /**
- * {@link copyStore} between two store layers: builds both (e.g. `SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer(…)))` and
- * `PgMemoryStore.layer.pipe(Layer.provideMerge(PgDatabase.layer(…)))`), copies, verifies, and releases them. A layer may provide a
+ * {@link copyStore} between two store layers: builds both (e.g. `SqliteMemoryStore.layer().pipe(Layer.provideMerge(SqliteDatabase.layer(…)))` and
+ * `PgMemoryStore.layer().pipe(Layer.provideMerge(PgDatabase.layer(…)))`), copies, verifies, and releases them. A layer may provide a
  * `PromotionStore` as well (both must, or neither): then the promotion rows travel too.
  *
  * @since 0.1.0

@@ -381,29 +381,22 @@ export const viewOf = (
   options: Pick<MemoryGate.AdmitOptions, "now" | "purpose"> = {}
 ): MemoryView | undefined => {
   const admitted = MemoryGate.admit(record, { ...options, form: "block" })
-  switch (admitted._tag) {
-    case "Withheld":
-      return undefined
-    case "Held":
-      return {
-        id: record.id,
-        kind: record.kind,
-        ...(admitted.label !== undefined ? { label: admitted.label } : {}),
-        reviewState: record.reviewState,
-        createdAt: record.createdAt,
-        held: MemoryGate.HELD_FOR_REVIEW
-      }
-    case "Shown":
-      return {
-        id: record.id,
-        kind: record.kind,
-        ...(admitted.label !== undefined ? { label: admitted.label } : {}),
-        content: admitted.content,
-        reviewState: record.reviewState,
-        createdAt: record.createdAt,
-        ...(record.supersededBy !== undefined ? { supersededBy: record.supersededBy } : {})
-      }
+  if (admitted._tag === "Withheld") return undefined
+  // Both answers open with the same keys, in the order the tool's bytes show them.
+  const head = {
+    id: record.id,
+    kind: record.kind,
+    ...(admitted.label !== undefined ? { label: admitted.label } : {})
   }
+  const tail = { reviewState: record.reviewState, createdAt: record.createdAt }
+  return admitted._tag === "Held"
+    ? { ...head, ...tail, held: MemoryGate.HELD_FOR_REVIEW }
+    : {
+      ...head,
+      content: admitted.content,
+      ...tail,
+      ...(record.supersededBy !== undefined ? { supersededBy: record.supersededBy } : {})
+    }
 }
 
 const conflictOf = (

@@ -3,6 +3,7 @@
  * console page without a token; the API itself needs one.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { MemoryRecord } from "@engram/core"
 import * as Effect from "effect/Effect"
 import { serve } from "./utilities.js"
 
@@ -51,6 +52,8 @@ describe("documents", () => {
       expect(app.text).toContain("engram-token")
       expect(app.text).toContain("Review queue")
       expect(app.text).not.toMatch(/^\s*import[\s{*]/m)
+      // The kinds the forms offer are core's, handed over by the build (no copy in the console).
+      expect(app.text).toContain(JSON.stringify(MemoryRecord.MemoryKind.literals).replaceAll(",", ", "))
       expect((yield* served.request("GET", "/console/nothing.js")).status).toBe(404)
       expect((yield* served.request("GET", "/api/access")).status).toBe(401)
     })))

@@ -9,7 +9,7 @@
  * import { PgDatabase, PgMemoryStore } from "@engram/store-pg"
  *
  * // Every store table lives in schema "agents" of the database named by the URL.
- * const store = PgMemoryStore.layer.pipe(
+ * const store = PgMemoryStore.layer().pipe(
  *   Layer.provideMerge(PgDatabase.layer({ url: "postgres://app@db:5432/engram", schema: "agents" }))
  * )
  * ```
@@ -82,6 +82,34 @@ export const withSearchPath = (url: string, schema: string): string => {
   return parsed.toString()
 }
 
+/**
+ * Planner settings every connection {@link make} opens runs with, before any the URL's own
+ * `options` set (which win): `parallel_tuple_cost` 0.01 instead of PostgreSQL's 0.1. At the default
+ * the planner prices handing each row from a parallel worker to the leader so high that a statement
+ * that keeps every match of a query — the ranked search's materialised matches, which the
+ * conversation context reads — never scans in parallel, while a bare `ORDER BY … LIMIT` over the
+ * same matches does; at 1M records an unscoped question then took twice its floor (decision 0145).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const SESSION_SETTINGS: ReadonlyArray<readonly [name: string, value: string]> = [["parallel_tuple_cost", "0.01"]]
+
+/**
+ * The connection URL with {@link SESSION_SETTINGS} put before the libpq `options` the URL already
+ * carries, so a setting the URL names itself wins.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withSessionSettings = (url: string): string => {
+  const parsed = new URL(url)
+  const existing = parsed.searchParams.get("options")
+  const ours = SESSION_SETTINGS.map(([name, value]) => `-c ${name}=${value}`).join(" ")
+  parsed.searchParams.set("options", existing === null || existing.trim() === "" ? ours : `${ours} ${existing}`)
+  return parsed.toString()
+}
+
 const ensureSchema = (sql: SqlClient.SqlClient, schema: string) =>
   Effect.gen(function*() {
     // An existing schema is left alone without any DDL, so read replicas and read-only roles connect.
@@ -98,8 +126,8 @@ const ensureSchema = (sql: SqlClient.SqlClient, schema: string) =>
   })
 
 /**
- * Opens a pool and returns its client; with `schema`, the schema is created when missing and
- * every connection's `search_path` points at it.
+ * Opens a pool and returns its client; every connection runs with {@link SESSION_SETTINGS}, and,
+ * with `schema`, its `search_path` points at that schema (created when missing).
  *
  * @since 0.1.0
  * @category constructors
@@ -112,7 +140,7 @@ export const make = (
     const schema = options.schema
     if (schema !== undefined && !isSchemaName(schema)) return yield* invalidSchema(schema)
     const url = yield* Effect.try({
-      try: () => (schema === undefined ? raw : withSearchPath(raw, schema)),
+      try: () => withSessionSettings(schema === undefined ? raw : withSearchPath(raw, schema)),
       catch: (cause) => new SqlError({ cause, message: "ENGRAM_PG_URL / url is not a valid postgres:// URL" })
     })
     const client = yield* PgClient.make({

@@ -17,7 +17,7 @@
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { Embeddings } from "@engram/core"
+import type { Embeddings, MemoryStore } from "@engram/core"
 import { SqlEngram, SqlTransaction } from "@engram/store-sql"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Layer from "effect/Layer"
@@ -46,18 +46,33 @@ export type Stores = SqlEngram.Stores
 export type Services = SqlEngram.Services<PgClient.PgClient>
 
 /**
- * The four stores over the SQL client in context (each migrates its own tables).
+ * What {@link layer} opens: the database (`PgDatabase.ConnectionOptions`) and the memory store's
+ * own options, its language and search defaults (`MemoryStore.StoreOptions`).
  *
  * @since 0.1.0
- * @category layers
+ * @category models
  */
-export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> = SqlEngram.layerStores({
+export interface Options extends PgDatabase.ConnectionOptions, MemoryStore.StoreOptions {}
+
+const stores = SqlEngram.layers({
   memory: PgMemoryStore.layer,
+  memoryWithVectors: PgMemoryStore.layerWithVectors,
   promotions: PgPromotionStore.layer,
   sessions: PgSessionStore.layer,
   telemetry: PgTelemetryStore.layer,
   transaction: SqlTransaction.layer(PgError.reasonOf)
 })
+
+/**
+ * The four stores over the SQL client in context (each migrates its own tables), the memory
+ * store with its `options` (`PgMemoryStore.layer`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStores: (
+  options?: MemoryStore.StoreOptions
+) => Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> = stores.layerStores
 
 /**
  * {@link layerStores} with a memory store that keeps vectors over the `Embeddings` service it
@@ -66,27 +81,21 @@ export const layerStores: Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient
  * @since 0.1.0
  * @category layers
  */
-export const layerStoresWithVectors: Layer.Layer<
-  Stores,
-  PgMemoryStore.MakeError,
-  SqlClient.SqlClient | Embeddings.Embeddings
-> = SqlEngram.layerStores({
-  memory: PgMemoryStore.layerWithVectors,
-  promotions: PgPromotionStore.layer,
-  sessions: PgSessionStore.layer,
-  telemetry: PgTelemetryStore.layer,
-  transaction: SqlTransaction.layer(PgError.reasonOf)
-})
+export const layerStoresWithVectors: (
+  options?: MemoryStore.StoreOptions
+) => Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient | Embeddings.Embeddings> =
+  stores.layerStoresWithVectors
 
 /**
- * The four stores in the database of `options.url` (in `options.schema` when given), the
+ * The four stores in the database of `options.url` (in `options.schema` when given), the memory
+ * store in `options.language` with `options.search` as its search defaults, the
  * `ContextProjection` with its default settings and the preset routing specs.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: PgDatabase.ConnectionOptions): Layer.Layer<Services, PgMemoryStore.MakeError> =>
-  SqlEngram.layer(layerStores, PgDatabase.layer(options))
+export const layer = (options: Options): Layer.Layer<Services, PgMemoryStore.MakeError> =>
+  SqlEngram.layer(layerStores(options), PgDatabase.layer(options))
 
 /**
  * {@link layer} with a memory store that keeps vectors and searches hybrid over the `Embeddings`
@@ -96,9 +105,9 @@ export const layer = (options: PgDatabase.ConnectionOptions): Layer.Layer<Servic
  * @category layers
  */
 export const layerWithVectors = (
-  options: PgDatabase.ConnectionOptions
+  options: Options
 ): Layer.Layer<Services, PgMemoryStore.MakeError, Embeddings.Embeddings> =>
-  SqlEngram.layer(layerStoresWithVectors, PgDatabase.layer(options))
+  SqlEngram.layer(layerStoresWithVectors(options), PgDatabase.layer(options))
 
 /**
  * {@link layer} configured from the environment: `ENGRAM_PG_URL` (required), `ENGRAM_PG_SCHEMA`,
@@ -108,6 +117,6 @@ export const layerWithVectors = (
  * @category layers
  */
 export const layerConfig: Layer.Layer<Services, PgMemoryStore.MakeError | ConfigError.ConfigError> = SqlEngram.layer(
-  layerStores,
+  layerStores(),
   PgDatabase.layerConfig
 )

@@ -17,21 +17,36 @@
 import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Embeddings, MemoryStore, type MemoryStoreError, type PromotionStore, type TelemetryStore } from "@engram/core"
-import * as Effect from "effect/Effect"
+import {
+  type Embeddings,
+  MemoryStore,
+  type MemoryStoreError,
+  type PromotionStore,
+  type SearchTokenizer,
+  type TelemetryStore
+} from "@engram/core"
+import { MemoryStoreLayers } from "@engram/store-sql"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/pgMemoryStore.js"
 import * as PgDatabase from "./PgDatabase.js"
 
 /**
- * Why building the store can fail: the database, its migrations, and — for a store that keeps
- * vectors — the vector index (`MemoryStoreFailure`) or an embedder other than the one
- * the stored vectors came from (`EmbedderMismatch`: run `engram embed --reembed`).
+ * Why building the store can fail: the database, its migrations, a language other than the one
+ * its index was built in (`LanguageMismatch`, naming both), search defaults out of range
+ * (`InvalidStoreOptions`), and — for a store that keeps vectors — the vector index
+ * (`MemoryStoreFailure`) or an embedder other than the one the stored vectors came from
+ * (`EmbedderMismatch`: run `engram embed --reembed`).
  *
  * @since 0.1.0
  * @category errors
  */
-export type MakeError = SqlError | MigrationError | MemoryStoreError.MemoryStoreFailure | Embeddings.EmbedderMismatch
+export type MakeError =
+  | SqlError
+  | MigrationError
+  | MemoryStoreError.MemoryStoreFailure
+  | MemoryStoreError.InvalidStoreOptions
+  | Embeddings.EmbedderMismatch
+  | SearchTokenizer.LanguageMismatch
 
 /**
  * What the store is built on: the `SqlClient`, and the promotion and telemetry stores its `forget`
@@ -44,17 +59,24 @@ export type MakeError = SqlError | MigrationError | MemoryStoreError.MemoryStore
 export type Requirements = SqlClient.SqlClient | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
 
 /**
- * Builds the store over the ambient `SqlClient`, migrating its tables first. It searches by
- * keyword: the store that keeps vectors is {@link makeWithVectors}.
+ * The store's constructors, derived from its one `make` (`MemoryStoreLayers.fromMake`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Constructors = MemoryStoreLayers.Constructors<MakeError, Requirements>
+
+const constructors: Constructors = MemoryStoreLayers.fromMake(internal.make)
+
+/**
+ * Builds the store over the ambient `SqlClient`, migrating its tables first, in
+ * `options.language` and with `options.search` as its search defaults (`MemoryStore.StoreOptions`).
+ * It searches by keyword: the store that keeps vectors is {@link makeWithVectors}.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<
-  MemoryStore.Service,
-  MakeError,
-  Requirements
-> = internal.make()
+export const make: Constructors["make"] = constructors.make
 
 /**
  * {@link make} keeping a vector per record over the `Embeddings` service it requires (pgvector's
@@ -65,20 +87,16 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category constructors
  */
-export const makeWithVectors: Effect.Effect<
-  MemoryStore.Service,
-  MakeError,
-  Requirements | Embeddings.Embeddings
-> = Effect.flatMap(Embeddings.Embeddings, (embeddings) => internal.make(embeddings))
+export const makeWithVectors: Constructors["makeWithVectors"] = constructors.makeWithVectors
 
 /**
- * The store on a PostgreSQL `SqlClient` you provide (e.g. {@link PgDatabase.layer}).
+ * The store on a PostgreSQL `SqlClient` you provide (e.g. {@link PgDatabase.layer}), with its
+ * options ({@link make}).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<MemoryStore.MemoryStore, MakeError, Requirements> = Layer
-  .effect(MemoryStore.MemoryStore, make)
+export const layer: Constructors["layer"] = constructors.layer
 
 /**
  * {@link layer} keeping vectors over the `Embeddings` service it requires ({@link makeWithVectors}).
@@ -86,24 +104,18 @@ export const layer: Layer.Layer<MemoryStore.MemoryStore, MakeError, Requirements
  * @since 0.1.0
  * @category layers
  */
-export const layerWithVectors: Layer.Layer<
-  MemoryStore.MemoryStore,
-  MakeError,
-  Requirements | Embeddings.Embeddings
-> = Layer.effect(MemoryStore.MemoryStore, makeWithVectors)
+export const layerWithVectors: Constructors["layerWithVectors"] = constructors.layerWithVectors
 
 /**
  * The store for a connection that must not change the schema — a read replica, or a role
  * without DDL rights. It runs no migrations; it fails to build unless the tables are already at
- * this version. Reads work as usual; on a replica, writes and lifecycle operations fail with
- * `MemoryStoreFailure` (the server refuses them).
+ * this version, and writes nothing (not even a new store's language). Reads work as usual; on a
+ * replica, writes and lifecycle operations fail with `MemoryStoreFailure` (the server refuses them).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerWithoutMigrations: Layer.Layer<
-  MemoryStore.MemoryStore,
-  Exclude<MakeError, MigrationError>,
-  Requirements
-> = Layer
-  .effect(MemoryStore.MemoryStore, internal.makeWithoutMigrations())
+export const layerWithoutMigrations = (
+  options?: MemoryStore.StoreOptions
+): Layer.Layer<MemoryStore.MemoryStore, Exclude<MakeError, MigrationError>, Requirements> =>
+  Layer.effect(MemoryStore.MemoryStore, internal.makeWithoutMigrations(options ?? {}))

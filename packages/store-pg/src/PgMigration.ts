@@ -113,7 +113,7 @@ export const open = (
       SqlClient.SqlClient
     >
     if (role === "target") {
-      stores = PgMemoryStore.layer.pipe(
+      stores = PgMemoryStore.layer().pipe(
         Layer.provideMerge(Layer.mergeAll(PgPromotionStore.layer, PgSessionStore.layer, PgTelemetryStore.layer))
       )
     } else {
@@ -124,7 +124,7 @@ export const open = (
       }
       const sessions = (yield* has(PgSessionStore.MESSAGES_TABLE)) || (yield* has(PgSessionStore.INTERRUPTS_TABLE))
       // A source is never forgotten from: its memory store's cascade may be an empty in-memory store.
-      stores = PgMemoryStore.layerWithoutMigrations.pipe(Layer.provideMerge(Layer.mergeAll(
+      stores = PgMemoryStore.layerWithoutMigrations().pipe(Layer.provideMerge(Layer.mergeAll(
         (yield* has(PgPromotionStore.TABLE)) ? PgPromotionStore.layerWithoutMigrations : PromotionStore.layerMemory,
         sessions ? PgSessionStore.layerWithoutMigrations : SessionStore.layerMemory,
         (yield* has(PgTelemetryStore.INJECTIONS_TABLE))

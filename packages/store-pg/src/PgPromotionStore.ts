@@ -14,7 +14,7 @@
  *
  * // both stores on one pool, in one schema
  * // (the memory store takes the promotion and telemetry stores its forget reaches)
- * const StoresLive = PgMemoryStore.layer.pipe(
+ * const StoresLive = PgMemoryStore.layer().pipe(
  *   Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer)),
  *   Layer.provide(PgDatabase.layer({ url: "postgres://engram@db:5432/app", schema: "engram" }))
  * )

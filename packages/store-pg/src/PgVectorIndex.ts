@@ -2,7 +2,7 @@
  * The PostgreSQL vector index (`VectorIndex`, decision 0053): pgvector's distance where the
  * database has the extension installed, an exact scan in SQL where it does not. For the tools
  * that manage vectors themselves — `engram embed` backfills and re-embeds through it. A store
- * that keeps vectors (`PgMemoryStore.layerWithVectors`) builds it on its own.
+ * that keeps vectors (`PgMemoryStore.layerWithVectors()`) builds it on its own.
  *
  * @since 0.1.0
  */

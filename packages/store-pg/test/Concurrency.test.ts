@@ -24,7 +24,7 @@ const openClients = (url: string, schema: string): Effect.Effect<
     () =>
       Effect.map(
         Layer.build(
-          PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))
+          PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))
         ),
         (context) => Context.get(context, MemoryStore.MemoryStore)
       ),

@@ -97,16 +97,16 @@ describePg("migrating a SQLite store to PostgreSQL", (url) => {
         )
         const sqlite = SqlitePromotionStore.layer.pipe(
           Layer.provideMerge(
-            SqliteEngram.layerStores.pipe(
+            SqliteEngram.layerStores().pipe(
               Layer.provideMerge(SqliteDatabase.layer({ filename: join(dir, "engram.db") }))
             )
           )
         )
         const client = PgDatabase.layer({ url, schema, maxConnections: 4 })
-        const pg = Layer.mergeAll(PgEngram.layerStores, PgPromotionStore.layer).pipe(Layer.provide(client))
+        const pg = Layer.mergeAll(PgEngram.layerStores(), PgPromotionStore.layer).pipe(Layer.provide(client))
         // The same stores, except that the memory store's connection drops after two batches.
         const flaky = Layer.merge(failingAfter(2), PgPromotionStore.layer).pipe(
-          Layer.provide(PgEngram.layerStores.pipe(Layer.provideMerge(client)))
+          Layer.provide(PgEngram.layerStores().pipe(Layer.provideMerge(client)))
         )
         yield* Effect.provide(populate, sqlite)
         const source = yield* Effect.provide(everything, sqlite)

@@ -8,7 +8,7 @@ import { describePg } from "./pgGate.js"
 describePg("PostgreSQL memory store", (url) => {
   // Every build of this layer is an empty schema of its own, dropped when the build is released:
   // each conformance test and each model-check run starts from nothing.
-  const layer = PgEngram.layerStores.pipe(
+  const layer = PgEngram.layerStores().pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, prefix: "engram_conf", maxConnections: 2 }))
   )
 

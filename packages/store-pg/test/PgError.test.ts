@@ -45,7 +45,7 @@ describe("PgError", () => {
 })
 
 describePg("PostgreSQL errors carry the SQLSTATE and the server's message", (url) => {
-  const fresh = Layer.mergeAll(PgEngram.layerStores, PgSessionStore.layer).pipe(
+  const fresh = Layer.mergeAll(PgEngram.layerStores(), PgSessionStore.layer).pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 })),
     Layer.provideMerge(IdGenerator.sequential())
   )

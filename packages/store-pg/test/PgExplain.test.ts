@@ -38,7 +38,7 @@ describePg("PgMemoryStore EXPLAIN", (url) => {
         const raw = yield* SqlClient.SqlClient
         const log: Array<Recorded> = []
         const client = yield* recording(raw, PgClient.makeCompiler(), log)
-        const storeLayer = PgEngram.layerStores.pipe(
+        const storeLayer = PgEngram.layerStores().pipe(
           Layer.provide(Layer.succeed(SqlClient.SqlClient, client)),
           Layer.provideMerge(IdGenerator.sequential("explain"))
         )

@@ -17,13 +17,13 @@ const hitIds = (result: MemoryStore.SearchResult) => ids(result.hits.map((h) => 
 
 // A connection that must not migrate: the memory store over the promotion and telemetry stores
 // its forget reaches, none of them running DDL.
-const readOnlyStores = PgMemoryStore.layerWithoutMigrations.pipe(
+const readOnlyStores = PgMemoryStore.layerWithoutMigrations().pipe(
   Layer.provideMerge(Layer.merge(PgPromotionStore.layerWithoutMigrations, PgTelemetryStore.layerWithoutMigrations))
 )
 
 describePg("PgMemoryStore", (url) => {
   // Each test gets an empty schema of its own, dropped when the test ends.
-  const fresh = PgEngram.layerStores.pipe(
+  const fresh = PgEngram.layerStores().pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 4 })),
     Layer.provideMerge(IdGenerator.sequential())
   )
@@ -187,7 +187,7 @@ describePg("PgMemoryStore", (url) => {
   it.effect("migrations run once per schema; the store reopens with its rows", () =>
     Effect.gen(function*() {
       const schema = PgDatabase.temporarySchemaName("engram_reopen")
-      const open = PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))
+      const open = PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))
       yield* Effect.provide(
         Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write([{ id: "kept", content: "kept", kind: "fact" }])),
         open
@@ -210,7 +210,7 @@ describePg("PgMemoryStore", (url) => {
     Effect.gen(function*() {
       const schema = PgDatabase.temporarySchemaName("engram_reindex")
       yield* Effect.addFinalizer(() => dropSchema(url, schema))
-      const open = PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))
+      const open = PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 2 })))
       const search = (text: string) =>
         Effect.provide(Effect.flatMap(MemoryStore.MemoryStore, (s) => s.search(text)), open)
       yield* Effect.provide(
@@ -252,7 +252,7 @@ describePg("PgMemoryStore", (url) => {
       const listed = yield* Effect.provide(
         Effect.flatMap(MemoryStore.MemoryStore, (store) =>
           Effect.zipRight(store.write([{ id: "cfg", content: "configured", kind: "note" }]), store.list())),
-        PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layerConfig)).pipe(
+        PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layerConfig)).pipe(
           Layer.provide(Layer.setConfigProvider(provider))
         )
       )
@@ -266,7 +266,7 @@ describePg("PgMemoryStore", (url) => {
       const missing = yield* Effect.exit(
         Effect.provide(
           MemoryStore.MemoryStore,
-          PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layerConfig)).pipe(
+          PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layerConfig)).pipe(
             Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
           )
         )
@@ -280,7 +280,7 @@ describePg("PgMemoryStore", (url) => {
       const schema = PgDatabase.temporarySchemaName("engram_replica")
       const readOnly = new URL(url)
       readOnly.searchParams.set("options", "-c default_transaction_read_only=on")
-      const replica = (store: typeof PgEngram.layerStores | typeof readOnlyStores) =>
+      const replica = (store: ReturnType<typeof PgEngram.layerStores> | typeof readOnlyStores) =>
         store.pipe(Layer.provide(PgDatabase.layer({ url: readOnly.toString(), schema, maxConnections: 1 })))
       yield* Effect.addFinalizer(() => dropSchema(url, schema))
       yield* withSql(url, (sql) => sql.unsafe(`CREATE SCHEMA "${schema}"`))
@@ -296,10 +296,10 @@ describePg("PgMemoryStore", (url) => {
           MemoryStore.MemoryStore,
           (s) => s.write([{ id: "primary", content: "written on the primary", kind: "fact" }])
         ),
-        PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 1 })))
+        PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections: 1 })))
       )
       // A migrating store cannot even start on a read-only connection…
-      const migrating = yield* Effect.exit(Effect.provide(MemoryStore.MemoryStore, replica(PgEngram.layerStores)))
+      const migrating = yield* Effect.exit(Effect.provide(MemoryStore.MemoryStore, replica(PgEngram.layerStores())))
       expect(Exit.isFailure(migrating)).toBe(true)
       // …the non-migrating one reads, and its writes fail as backend failures, leaving nothing behind.
       yield* Effect.provide(
@@ -322,7 +322,7 @@ describePg("PgMemoryStore", (url) => {
       const exit = yield* Effect.exit(
         Effect.provide(
           MemoryStore.MemoryStore,
-          PgEngram.layerStores.pipe(Layer.provideMerge(PgDatabase.layer({ url, schema: "Robert'); DROP" })))
+          PgEngram.layerStores().pipe(Layer.provideMerge(PgDatabase.layer({ url, schema: "Robert'); DROP" })))
         )
       )
       expect(Exit.isFailure(exit)).toBe(true)
@@ -331,7 +331,7 @@ describePg("PgMemoryStore", (url) => {
 })
 
 describePg("PgMemoryStore search statistics", (url) => {
-  const fresh = PgEngram.layerStores.pipe(
+  const fresh = PgEngram.layerStores().pipe(
     Layer.provideMerge(PgDatabase.layerTemporarySchema({ url, maxConnections: 4 })),
     Layer.provideMerge(IdGenerator.sequential())
   )
@@ -397,7 +397,7 @@ describePg("PgMemoryStore search statistics", (url) => {
           engram_memories_kind_idx;
         ALTER TABLE engram_memories DROP COLUMN valid_from, DROP COLUMN valid_to;
         DELETE FROM engram_memory_migrations WHERE migration_id >= 5`)
-      yield* Effect.provide(MemoryStore.MemoryStore, PgEngram.layerStores)
+      yield* Effect.provide(MemoryStore.MemoryStore, PgEngram.layerStores())
       const { kept, real } = yield* counted
       expect(kept).toEqual(real)
       expect(real.records).toBe("2")

@@ -9,6 +9,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import {
   ContextProjection,
+  type Embeddings,
   type MemoryStore,
   type PromotionStore,
   RoutingSpecs,
@@ -98,3 +99,35 @@ export const layer = <E, C, EC, RS>(
     Layer.provideMerge(stores),
     Layer.provideMerge(client)
   )
+
+/**
+ * One backend's layers, from which {@link layers} builds its one-database layers: the memory
+ * store's two layers taking their options (`MemoryStore.StoreOptions`), keyword and vectors, the
+ * other stores and the transaction over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Backend<E, R extends SqlClient.SqlClient> extends Omit<StoreSet<E, R>, "memory"> {
+  readonly memory: (options?: MemoryStore.StoreOptions) => StoreSet<E, R>["memory"]
+  readonly memoryWithVectors: (
+    options?: MemoryStore.StoreOptions
+  ) => StoreSet<E, R, Embeddings.Embeddings>["memory"]
+}
+
+/**
+ * A backend's stores with and without vectors, each with the memory store's options — what
+ * `SqliteEngram.layerStores` / `layerStoresWithVectors` and their `PgEngram` twins are.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layers = <E, R extends SqlClient.SqlClient>(backend: Backend<E, R>): {
+  readonly layerStores: (options?: MemoryStore.StoreOptions) => Layer.Layer<Stores, E, R>
+  readonly layerStoresWithVectors: (
+    options?: MemoryStore.StoreOptions
+  ) => Layer.Layer<Stores, E, R | Embeddings.Embeddings>
+} => ({
+  layerStores: (options) => layerStores({ ...backend, memory: backend.memory(options) }),
+  layerStoresWithVectors: (options) => layerStores({ ...backend, memory: backend.memoryWithVectors(options) })
+})

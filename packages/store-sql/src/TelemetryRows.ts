@@ -8,6 +8,7 @@
  */
 import { InjectionLog, MemoryWrite, PromptSnapshot, TelemetryRedaction, TelemetryStore, Trajectory } from "@engram/core"
 import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
 /**
@@ -122,3 +123,47 @@ export const redactedBody = (
   const encoded = PromptSnapshot.encode(redacted)
   return Either.isRight(encoded) ? JSON.stringify(encoded.right) : undefined
 }
+
+/**
+ * How one SQL backend writes a snapshot's rows, inside the transaction the caller runs
+ * {@link appendSnapshot} in: `snapshot` inserts the encoded snapshot (its `at` as epoch
+ * milliseconds) and answers `false` when the session already holds one for that turn and call;
+ * `entry` inserts one trajectory entry's columns unless the session already holds its address
+ * (entries are content-addressed: a blob is stored once).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SnapshotWriter<E> {
+  readonly snapshot: (
+    encoded: typeof PromptSnapshot.PromptSnapshot.Encoded,
+    atMillis: number
+  ) => Effect.Effect<boolean, E>
+  readonly entry: (sessionId: string, columns: Trajectory.EntryColumns) => Effect.Effect<unknown, E>
+}
+
+/**
+ * Appends a snapshot and its trajectory entries with `writer`, the one write both SQL telemetry
+ * stores run (`TelemetryStore.prepareSnapshot` first, so an invalid snapshot writes nothing):
+ * fails with `DuplicateSnapshot` when its turn and call are taken. Run it in one transaction.
+ *
+ * @since 0.1.0
+ * @category writing
+ */
+export const appendSnapshot = <E>(
+  writer: SnapshotWriter<E>,
+  snapshot: PromptSnapshot.PromptSnapshot,
+  given: ReadonlyArray<Trajectory.TrajectoryEntry>
+): Effect.Effect<void, E | TelemetryStore.InvalidTelemetryRow | TelemetryStore.DuplicateSnapshot> =>
+  Effect.gen(function*() {
+    const { encoded, entries } = yield* TelemetryStore.prepareSnapshot(snapshot, given)
+    const written = yield* writer.snapshot(encoded, DateTime.toEpochMillis(DateTime.unsafeMake(encoded.at)))
+    if (!written) {
+      return yield* new TelemetryStore.DuplicateSnapshot({
+        sessionId: encoded.sessionId,
+        turn: encoded.turn,
+        call: encoded.call
+      })
+    }
+    for (const entry of entries) yield* writer.entry(encoded.sessionId, Trajectory.toColumns(entry))
+  })

@@ -6,7 +6,9 @@
  *
  * @since 0.1.0
  */
+export * as IndexLanguage from "./IndexLanguage.js"
 export * as MemoryRow from "./MemoryRow.js"
+export * as MemoryStoreLayers from "./MemoryStoreLayers.js"
 export * as MigrationPort from "./MigrationPort.js"
 export * as NeighbourWindow from "./NeighbourWindow.js"
 export * as SearchStatistics from "./SearchStatistics.js"

@@ -14,7 +14,7 @@
  */
 import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { Embeddings } from "@engram/core"
+import type { Embeddings, MemoryStore } from "@engram/core"
 import { SqlEngram, SqlTransaction } from "@engram/store-sql"
 import type * as Layer from "effect/Layer"
 import { causeOf } from "./internal/sqliteErrors.js"
@@ -42,19 +42,33 @@ export type Stores = SqlEngram.Stores
 export type Services = SqlEngram.Services<SqliteClient.SqliteClient>
 
 /**
- * The four stores over the SQL client in context (each migrates its own tables).
+ * What {@link layer} opens: the file (`SqliteDatabase.ClientOptions`) and the memory store's own
+ * options, its language and search defaults (`MemoryStore.StoreOptions`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends SqliteDatabase.ClientOptions, MemoryStore.StoreOptions {}
+
+const stores = SqlEngram.layers({
+  memory: SqliteMemoryStore.layer,
+  memoryWithVectors: SqliteMemoryStore.layerWithVectors,
+  promotions: SqlitePromotionStore.layer,
+  sessions: SqliteSessionStore.layer,
+  telemetry: SqliteTelemetryStore.layer,
+  transaction: SqlTransaction.layer((error) => causeOf(error, error.message))
+})
+
+/**
+ * The four stores over the SQL client in context (each migrates its own tables), the memory
+ * store with its `options` (`SqliteMemoryStore.layer`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> = SqlEngram
-  .layerStores({
-    memory: SqliteMemoryStore.layer,
-    promotions: SqlitePromotionStore.layer,
-    sessions: SqliteSessionStore.layer,
-    telemetry: SqliteTelemetryStore.layer,
-    transaction: SqlTransaction.layer((error) => causeOf(error, error.message))
-  })
+export const layerStores: (
+  options?: MemoryStore.StoreOptions
+) => Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> = stores.layerStores
 
 /**
  * {@link layerStores} with a memory store that keeps vectors over the `Embeddings` service it
@@ -63,30 +77,24 @@ export const layerStores: Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlCl
  * @since 0.1.0
  * @category layers
  */
-export const layerStoresWithVectors: Layer.Layer<
-  Stores,
-  SqliteMemoryStore.MakeError,
-  SqlClient.SqlClient | Embeddings.Embeddings
-> = SqlEngram.layerStores({
-  memory: SqliteMemoryStore.layerWithVectors,
-  promotions: SqlitePromotionStore.layer,
-  sessions: SqliteSessionStore.layer,
-  telemetry: SqliteTelemetryStore.layer,
-  transaction: SqlTransaction.layer((error) => causeOf(error, error.message))
-})
+export const layerStoresWithVectors: (
+  options?: MemoryStore.StoreOptions
+) => Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient | Embeddings.Embeddings> =
+  stores.layerStoresWithVectors
 
 /**
  * The four stores on the SQLite file `options.filename` (default `./.engram/engram.db`, created
- * with its directory when missing; `:memory:` for tests), the `ContextProjection` with its
- * default settings and the preset routing specs.
+ * with its directory when missing; `:memory:` for tests), the memory store in `options.language`
+ * with `options.search` as its search defaults, the `ContextProjection` with its default settings
+ * and the preset routing specs.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (
-  options?: SqliteDatabase.ClientOptions
+  options?: Options
 ): Layer.Layer<Services, SqliteDatabase.SqliteOpenError | SqliteMemoryStore.MakeError> =>
-  SqlEngram.layer(layerStores, SqliteDatabase.layer(options))
+  SqlEngram.layer(layerStores(options), SqliteDatabase.layer(options))
 
 /**
  * {@link layer} with a memory store that keeps vectors (sqlite-vec) and searches hybrid over the
@@ -96,6 +104,6 @@ export const layer = (
  * @category layers
  */
 export const layerWithVectors = (
-  options?: SqliteDatabase.ClientOptions
+  options?: Options
 ): Layer.Layer<Services, SqliteDatabase.SqliteOpenError | SqliteMemoryStore.MakeError, Embeddings.Embeddings> =>
-  SqlEngram.layer(layerStoresWithVectors, SqliteDatabase.layer(options))
+  SqlEngram.layer(layerStoresWithVectors(options), SqliteDatabase.layer(options))

@@ -14,8 +14,11 @@
  * import { Layer } from "effect"
  * import { SqliteDatabase, SqliteMemoryStore } from "@engram/store-sqlite"
  *
- * // the store over a database of its own (the default file ./.engram/engram.db, or ":memory:" in tests)
- * const StoreLive = SqliteMemoryStore.layer.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" })))
+ * // the store over a database of its own (the default file ./.engram/engram.db, or ":memory:" in tests),
+ * // indexing in German, with a search default of its own (a search's options still override it)
+ * const StoreLive = SqliteMemoryStore.layer({ language: "german", search: { ranking: { neighbourWindow: 2 } } }).pipe(
+ *   Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" }))
+ * )
  * ```
  *
  * @since 0.1.0
@@ -24,24 +27,19 @@ import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import {
-  Embeddings,
-  MemoryStore,
-  type MemoryStoreError,
-  type PromotionStore,
-  SearchTokenizer,
-  type TelemetryStore
-} from "@engram/core"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type { Embeddings, MemoryStoreError, PromotionStore, SearchTokenizer, TelemetryStore } from "@engram/core"
+import { MemoryStoreLayers } from "@engram/store-sql"
+import type * as Effect from "effect/Effect"
 import * as Integrity from "./internal/integrity.js"
 import * as Reindex from "./internal/reindex.js"
 import * as internal from "./internal/sqliteMemoryStore.js"
 
 /**
- * Why building the store can fail: the database, its migrations, and — for a store that keeps
- * vectors — the vector index (`MemoryStoreFailure`) or an embedder other than the one
- * the stored vectors came from (`EmbedderMismatch`: run `engram embed --reembed`).
+ * Why building the store can fail: the database, its migrations, a language other than the one
+ * its index was built in (`LanguageMismatch`, naming both), search defaults out of range
+ * (`InvalidStoreOptions`), and — for a store that keeps vectors — the vector index
+ * (`MemoryStoreFailure`) or an embedder other than the one the stored vectors came from
+ * (`EmbedderMismatch`: run `engram embed --reembed`).
  *
  * @since 0.1.0
  * @category errors
@@ -50,7 +48,9 @@ export type MakeError =
   | SqlError
   | Migrator.MigrationError
   | MemoryStoreError.MemoryStoreFailure
+  | MemoryStoreError.InvalidStoreOptions
   | Embeddings.EmbedderMismatch
+  | SearchTokenizer.LanguageMismatch
 
 /**
  * What the store is built on: the `SqlClient` (the `SqliteClient` under it, which sqlite-vec is
@@ -68,18 +68,25 @@ export type Requirements =
   | TelemetryStore.TelemetryStore
 
 /**
+ * The store's constructors, derived from its one `make` (`MemoryStoreLayers.fromMake`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Constructors = MemoryStoreLayers.Constructors<MakeError, Requirements>
+
+const constructors: Constructors = MemoryStoreLayers.fromMake(internal.make)
+
+/**
  * Migrates the memory tables (in the `engram_memory_migrations` table) and builds the store over
- * the ambient SQL client. It searches by keyword: the store that keeps vectors is
+ * the ambient SQL client, in `options.language` and with `options.search` as its search defaults
+ * (`MemoryStore.StoreOptions`). It searches by keyword: the store that keeps vectors is
  * {@link makeWithVectors}.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<
-  MemoryStore.Service,
-  MakeError,
-  Requirements
-> = internal.make()
+export const make: Constructors["make"] = constructors.make
 
 /**
  * {@link make} keeping a vector per record (sqlite-vec) over the `Embeddings` service it requires
@@ -90,24 +97,16 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category constructors
  */
-export const makeWithVectors: Effect.Effect<
-  MemoryStore.Service,
-  MakeError,
-  Requirements | Embeddings.Embeddings
-> = Effect.flatMap(Embeddings.Embeddings, (embeddings) => internal.make(embeddings))
+export const makeWithVectors: Constructors["makeWithVectors"] = constructors.makeWithVectors
 
 /**
  * The memory store over an SQL client provided elsewhere (so several stores can share one
- * database and one connection).
+ * database and one connection), with its options ({@link make}).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<
-  MemoryStore.MemoryStore,
-  MakeError,
-  Requirements
-> = Layer.effect(MemoryStore.MemoryStore, make)
+export const layer: Constructors["layer"] = constructors.layer
 
 /**
  * {@link layer} keeping vectors over the `Embeddings` service it requires ({@link makeWithVectors}).
@@ -115,11 +114,7 @@ export const layer: Layer.Layer<
  * @since 0.1.0
  * @category layers
  */
-export const layerWithVectors: Layer.Layer<
-  MemoryStore.MemoryStore,
-  MakeError,
-  Requirements | Embeddings.Embeddings
-> = Layer.effect(MemoryStore.MemoryStore, makeWithVectors)
+export const layerWithVectors: Constructors["layerWithVectors"] = constructors.layerWithVectors
 
 /**
  * What is wrong with the memory search index: FTS5's own structure check, and records the index
@@ -133,12 +128,14 @@ export const checkSearchIndex: Effect.Effect<ReadonlyArray<string>, SqlError, Sq
 
 /**
  * Rebuilds the memory search index from the records in one transaction (the index is derived
- * data: nothing else is lost). Returns how many records it indexed. For `engram doctor --repair`.
+ * data: nothing else is lost), in the language the store records. Returns how many records it
+ * indexed. For `engram doctor --repair`.
  *
  * @since 0.1.0
  * @category integrity
  */
-export const rebuildSearchIndex: Effect.Effect<number, SqlError, SqlClient.SqlClient> = Effect.flatMap(
-  SearchTokenizer.SearchLanguage,
-  Reindex.rebuildSearchIndex
-)
+export const rebuildSearchIndex: Effect.Effect<
+  number,
+  SqlError | SearchTokenizer.LanguageMismatch,
+  SqlClient.SqlClient
+> = Reindex.rebuildSearchIndex

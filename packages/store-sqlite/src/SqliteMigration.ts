@@ -101,7 +101,7 @@ export const open = (
     }
     const has = (...names: ReadonlyArray<string>) => role === "target" || names.some((name) => tables.has(name))
     // A source is never forgotten from: its memory store's cascade may be an empty in-memory store.
-    const stores = SqliteMemoryStore.layer.pipe(
+    const stores = SqliteMemoryStore.layer().pipe(
       Layer.provideMerge(Layer.mergeAll(
         has(SqlitePromotionStore.TABLE) ? SqlitePromotionStore.layer : PromotionStore.layerMemory,
         has(SqliteSessionStore.MESSAGES_TABLE, SqliteSessionStore.INTERRUPTS_TABLE)

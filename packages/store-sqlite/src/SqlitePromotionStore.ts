@@ -20,7 +20,7 @@
  *
  * // both stores in one database file
  * // (the memory store takes the promotion and telemetry stores its forget reaches)
- * const StoresLive = SqliteMemoryStore.layer.pipe(
+ * const StoresLive = SqliteMemoryStore.layer().pipe(
  *   Layer.provideMerge(Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer)),
  *   Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" }))
  * )

@@ -26,7 +26,7 @@
  *
  * // memories and sessions in one database file
  * // (the memory store takes the promotion and telemetry stores its forget reaches)
- * const StoresLive = SqliteMemoryStore.layer.pipe(
+ * const StoresLive = SqliteMemoryStore.layer().pipe(
  *   Layer.provideMerge(Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer, SqliteSessionStore.layer)),
  *   Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" }))
  * )

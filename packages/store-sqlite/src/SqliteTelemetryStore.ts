@@ -21,7 +21,7 @@
  *
  * // memories and telemetry in one database file
  * // (the memory store takes the promotion and telemetry stores its forget reaches)
- * const StoresLive = SqliteMemoryStore.layer.pipe(
+ * const StoresLive = SqliteMemoryStore.layer().pipe(
  *   Layer.provideMerge(Layer.mergeAll(SqlitePromotionStore.layer, SqliteTelemetryStore.layer)),
  *   Layer.provideMerge(SqliteDatabase.layer({ filename: "./data/engram.db" }))
  * )

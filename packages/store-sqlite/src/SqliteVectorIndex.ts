@@ -1,7 +1,7 @@
 /**
  * The SQLite vector index (`VectorIndex` over sqlite-vec, decision 0053), for the tools that
  * manage vectors themselves — `engram embed` backfills and re-embeds through it. A store that
- * keeps vectors (`SqliteMemoryStore.layerWithVectors`) builds it on its own.
+ * keeps vectors (`SqliteMemoryStore.layerWithVectors()`) builds it on its own.
  *
  * @since 0.1.0
  */

@@ -21,7 +21,7 @@ const fixture = () => {
   return file
 }
 
-const target = () => SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+const target = () => SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
 
 const everything = Effect.flatMap(
   MemoryStore.MemoryStore,

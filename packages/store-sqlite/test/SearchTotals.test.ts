@@ -21,7 +21,7 @@ const freshFile = () => NodePath.join(directory, `store-${++files}.db`)
 
 const storeOn = (filename: string) =>
   Layer.merge(
-    SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+    SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
     IdGenerator.sequential("mem")
   )
 

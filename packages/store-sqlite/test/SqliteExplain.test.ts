@@ -27,7 +27,7 @@ it.effect(
       const raw = yield* SqlClient.SqlClient
       const log: Array<Recorded> = []
       const client = yield* recording(raw, Statement.makeCompilerSqlite(), log)
-      const storeLayer = SqliteEngram.layerStores.pipe(
+      const storeLayer = SqliteEngram.layerStores().pipe(
         Layer.provide(Layer.succeed(SqlClient.SqlClient, client)),
         Layer.provideMerge(IdGenerator.sequential("explain"))
       )

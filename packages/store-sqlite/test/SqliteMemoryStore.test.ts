@@ -23,7 +23,7 @@ let files = 0
 const freshFile = () => NodePath.join(directory, `store-${++files}.db`)
 
 const inMemory = Layer.merge(
-  SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+  SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
   IdGenerator.sequential("mem")
 )
 const store = MemoryStore.MemoryStore
@@ -50,7 +50,7 @@ describe("SqliteMemoryStore", () => {
     }).pipe(
       Effect.provide(
         Layer.merge(
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: freshFile() }))),
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: freshFile() }))),
           IdGenerator.sequential("mem")
         )
       )
@@ -60,7 +60,7 @@ describe("SqliteMemoryStore", () => {
     Effect.gen(function*() {
       const filename = freshFile()
       const layer = Layer.merge(
-        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+        SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
         IdGenerator.sequential("mem")
       )
       yield* Effect.gen(function*() {
@@ -98,7 +98,7 @@ describe("SqliteMemoryStore", () => {
     Effect.gen(function*() {
       const filename = freshFile()
       const layer = Layer.merge(
-        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+        SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
         IdGenerator.sequential("mem")
       )
       yield* Effect.gen(function*() {
@@ -126,7 +126,7 @@ describe("SqliteMemoryStore", () => {
     Effect.gen(function*() {
       const filename = freshFile()
       const layer = Layer.merge(
-        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+        SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
         IdGenerator.sequential("mem")
       )
       yield* Effect.gen(function*() {
@@ -386,10 +386,10 @@ describe("SqliteMemoryStore", () => {
 
   it.effect("shares its database with other stores: a second build on the same client migrates nothing", () =>
     Effect.gen(function*() {
-      const twice = Layer.merge(SqliteEngram.layerStores, SqliteEngram.layerStores)
+      const twice = Layer.merge(SqliteEngram.layerStores(), SqliteEngram.layerStores())
       const layer = Layer.provideMerge(
         twice,
-        SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+        SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
       )
       const rows = yield* raw<{ migration_id: number }>("SELECT migration_id FROM engram_memory_migrations").pipe(
         Effect.provide(layer)

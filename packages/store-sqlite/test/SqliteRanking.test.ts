@@ -60,7 +60,7 @@ describe("SQLite ranking", () => {
         const sqlite = yield* searchAll(
           inputs,
           texts,
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
         )
         const memory = yield* searchAll(inputs, texts, MemoryStore.layerMemory)
         expect(sqlite).toEqual(memory)

@@ -87,7 +87,7 @@ describe("SqliteSessionStore", () => {
       SqliteSessionStore.layer.pipe(
         Layer.provideMerge(SqlitePromotionStore.layer),
         Layer.provideMerge(
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
         )
       )
     )))

@@ -58,7 +58,7 @@ describe("SqliteTelemetryStore", () => {
     }).pipe(Effect.provide(
       SqliteTelemetryStore.layer.pipe(
         Layer.provideMerge(
-          SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
         )
       )
     )))

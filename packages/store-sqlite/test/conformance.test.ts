@@ -4,7 +4,7 @@ import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-const layer = SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+const layer = SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
 
 // The stores of one database: forget deletes promotion rows in its transaction.
 runMemoryStoreConformance("sqlite", layer, {

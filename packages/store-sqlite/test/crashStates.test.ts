@@ -34,7 +34,7 @@ const records = (prefix: string, count: number) =>
 
 const writeRecords = (filename: string, prefix: string, count: number) =>
   Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write(records(prefix, count))).pipe(
-    Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
+    Effect.provide(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename })))),
     Effect.asVoid
   )
 
@@ -65,7 +65,7 @@ const openStore = (filename: string, options: SqliteDatabase.ClientOptions = {})
     const page = yield* store.list({ limit: 10_000 })
     return { ids: page.records.map((record) => record.id).sort(), message: undefined }
   }).pipe(
-    Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename, ...options })))),
+    Effect.provide(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename, ...options })))),
     Effect.catchTag("SqliteOpenError", (error) => Effect.succeed({ ids: [], message: error.message }))
   )
 

@@ -44,7 +44,7 @@ const openMessage = (file: string): Promise<string> =>
 const writeOne = (file: string): Promise<string> =>
   Effect.runPromise(
     Effect.flatMap(MemoryStore.MemoryStore, (store) => store.write([{ content: "one more", kind: "note" }])).pipe(
-      Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file })))),
+      Effect.provide(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file })))),
       Effect.as("written"),
       Effect.catchAll((error) => Effect.succeed(error.message))
     )
@@ -63,7 +63,9 @@ beforeAll(async () => {
           kind: "note" as const
         }))
       )).pipe(
-        Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: original }))))
+        Effect.provide(
+          SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: original })))
+        )
       )
   )
 }, 120_000)
@@ -127,7 +129,7 @@ describe("a small store", () => {
             (_, i) => ({ content: `small record ${i} ${"filler ".repeat(40)}`, kind: "note" as const })
           )
         )).pipe(
-          Effect.provide(SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
+          Effect.provide(SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file }))))
         )
     )
     expect(NodeFs.statSync(file).size).toBeLessThan(1024 * 1024)

@@ -58,7 +58,7 @@ describe("SqlitePromotionStore", () => {
       Effect.provide(
         SqlitePromotionStore.layer.pipe(
           Layer.provideMerge(
-            SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
+            SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" })))
           )
         )
       )

@@ -14,7 +14,7 @@ import { afterAll } from "vitest"
 
 runVectorConformance(
   "sqlite",
-  SqliteEngram.layerStoresWithVectors.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
+  SqliteEngram.layerStoresWithVectors().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: ":memory:" }))),
   {
     vectorIndex: SqliteVectorIndex.make
   }
@@ -38,11 +38,12 @@ const withEmbedder = Layer.succeed(Embeddings.Embeddings, embedder)
 const vectorOnly = { fusion: { lexicalWeight: 0, minSimilarity: -1 } } as const
 
 const lexical = (file: string, readonly = false) =>
-  SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly })))
+  SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly })))
 const hybrid = (file: string, readonly = false) =>
-  SqliteEngram.layerStoresWithVectors.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly }))).pipe(
-    Layer.provide(withEmbedder)
-  )
+  SqliteEngram.layerStoresWithVectors().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly })))
+    .pipe(
+      Layer.provide(withEmbedder)
+    )
 
 const ids = (result: MemoryStore.SearchResult) => result.hits.map((hit) => hit.record.id)
 const tables = (file: string) => {
@@ -222,7 +223,7 @@ describe("a read-only file with an embedder in context", () => {
       const opened = yield* Effect.flip(
         search("postgres").pipe(
           Effect.provide(
-            SqliteEngram.layerStoresWithVectors.pipe(
+            SqliteEngram.layerStoresWithVectors().pipe(
               Layer.provideMerge(SqliteDatabase.layer({ filename: file, readonly: true }))
             ).pipe(Layer.provide(other))
           )

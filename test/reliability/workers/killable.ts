@@ -90,7 +90,7 @@ const operations = (count: number) =>
 const burst = (count: number) =>
   Effect.provide(
     operations(count),
-    SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: filename! })))
+    SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: filename! })))
   ).pipe(Effect.scoped)
 
 const program = aim === "checkpoint"

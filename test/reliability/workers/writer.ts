@@ -44,7 +44,7 @@ Effect.runPromise(
   Effect.scoped(
     Effect.provide(
       program,
-      SqliteEngram.layerStores.pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: filename! })))
+      SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename: filename! })))
     )
   )
 ).catch(

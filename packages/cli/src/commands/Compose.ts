@@ -338,7 +338,7 @@ export const command = Command.make(
         }
       }).pipe(
         Effect.provide(
-          Layer.merge(StoreBackend.layerWithPromotions(location, promote ? "write" : "read"), RoutingSpecs.layerPresets)
+          Layer.merge(StoreBackend.layer(location, promote ? "write" : "read"), RoutingSpecs.layerPresets)
         )
       )
       const result: Composition = {

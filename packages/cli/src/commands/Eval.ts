@@ -56,7 +56,7 @@ export const command = Command.make(
         sqliteOnly: "the eval runs on a SQLite file: drop --pg (and give --db <path> to choose the file)"
       })
       const Eval = yield* Effect.promise(() => import("@engram/harness/Eval"))
-      const report = yield* Eval.run(StoreBackend.layerWithPromotions(location))
+      const report = yield* Eval.run(StoreBackend.layer(location))
       yield* Console.log(settings.json ? Render.json({ db: location.db, ...report }) : Eval.renderTable(report))
       if (keep && location.origin === "command" && !settings.json) {
         yield* Console.log(`database kept at ${location.db}`)

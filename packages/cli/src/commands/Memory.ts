@@ -334,7 +334,7 @@ export const review = Command.make(
           resolveId(id),
           (full) => Effect.map(reviewMemory(full, state), (record) => ({ full, record }))
         ),
-        StoreBackend.layerWithPromotions(where)
+        StoreBackend.layer(where)
       )
       yield* output(
         () => ({ record: Render.jsonRecord(record), ...(record.id !== full ? { approvedProposal: full } : {}) }),

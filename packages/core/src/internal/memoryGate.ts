@@ -23,7 +23,7 @@ export const flaggedText = (text: string): boolean => {
 export const isHeld = (record: Pick<MemoryRecord, "content" | "label" | "reviewState" | "tags">): boolean =>
   record.reviewState !== "confirmed" &&
   (flaggedText(record.content) || (record.label !== undefined && flaggedText(record.label)) ||
-    record.tags.includes(MODEL_FLAG_TAG))
+    record.tags.some((tag) => tag === MODEL_FLAG_TAG || flaggedText(tag)))
 
 const oneLine = (text: string): string => safeLine(text).trim()
 

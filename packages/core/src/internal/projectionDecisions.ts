@@ -13,7 +13,7 @@ import type * as MemoryRecord from "../MemoryRecord.js"
 import * as PriorSessionDigest from "../PriorSessionDigest.js"
 import * as ProjectionLayout from "../ProjectionLayout.js"
 import * as Routing from "../Routing.js"
-import { distinctTokens, searchableText } from "../SearchTokenizer.js"
+import { holdsAnyToken, searchableText } from "../SearchTokenizer.js"
 
 export const budgetOf = (settings: ProjectionSettings): ProjectionLayout.ProjectionBudget =>
   settings.budgetTokens !== undefined
@@ -87,7 +87,7 @@ export const relevantHits = <A extends { readonly record: MemoryRecord.MemoryRec
   if (options.vectorFloor) return hits
   const words = new Set(PriorSessionDigest.contentTokens(query))
   if (words.size === 0) return []
-  return hits.filter((hit) => distinctTokens(searchableText(hit.record)).some((token) => words.has(token)))
+  return hits.filter((hit) => holdsAnyToken(searchableText(hit.record), words))
 }
 
 /** True when a query has a word a memory could match beyond function words. */

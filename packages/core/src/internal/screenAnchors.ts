@@ -26,12 +26,52 @@ const CONDITIONAL: ReadonlyArray<readonly [number, number]> = [
   [C.IGNORE, C.RULES | C.PRIOR],
   [C.HARM, C.TRIGGER | C.MODAL | C.AI],
   [C.SCAM, C.TRIGGER | C.AI],
-  [C.WEAK_SECRET, C.REVEAL | C.SEND | C.TRIGGER | C.MODAL | C.AI],
-  [C.TOOL, C.CALL]
+  [C.WEAK_SECRET, C.REVEAL | C.SEND | C.TRIGGER | C.MODAL | C.AI | C.ASK | C.TELL],
+  [C.TOOL, C.CALL],
+  // The agent's own rules shown, declared void, or outranked.
+  [C.RULES, C.REVEAL | C.YOU],
+  // Secrecy in any language ("mai … dire all'utente", "nicht … sagen"): a negation beside a verb of telling.
+  [C.NEG, C.REVEAL | C.TELL]
 ]
 
 /** Words the rules read outside the concepts above, each with the words it needs beside it (none: strong). */
 const extraAnchors: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray<string>]> = [
+  // A protection switched off, a dose raised, a payment diverted, a destruction without asking.
+  [
+    ["antivirus", "firewall", "2fa", "mfa", "two~factor", "authentication", "defender", "encryption", "passcode"],
+    ["disable", "deactivate", "uninstall", "turn", "switch", "bypass", "remove", "skip", "stop"]
+  ],
+  [
+    ["dose", "doses", "dosage", "dosages", "prescribed", "prescription", "medication", "insulin", "pills"],
+    ["double", "triple", "exceed", "overdose", "increase", "quadruple"]
+  ],
+  [
+    ["recipient", "payee", "beneficiary", "iban", "wallet", "routing"],
+    ["change", "replace", "switch", "swap", "set", "update", "redirect", "edit", "alter"]
+  ],
+  [
+    ["without~asking", "without~confirmation", "without~confirming", "without~permission", "without~consent"],
+    ["delete", "erase", "wipe", "destroy", "purge", "format", "drop", "remove"]
+  ],
+  // Precedence over the agent's rules; an order to obey this text alone.
+  [
+    ["priority", "precedence", "supersede", "supersedes", "overrides", "outrank", "outranks", "precedes"],
+    ["system", "developer", "your", "original", "default"]
+  ],
+  [
+    ["this~memory", "this~note", "this~message", "this~text", "the~note", "the~message"],
+    ["follow", "obey", "comply"]
+  ],
+  // Everything the agent was told, shown.
+  [
+    ["everything", "anything"],
+    ["told", "given", "instructed", "shown", "sent"]
+  ],
+  // Private data handed to anyone at all; a secret asked of someone.
+  [
+    ["anyone", "anybody", "everyone", "everybody", "whoever"],
+    ["share", "give", "send", "post", "reveal", "tell", "forward", "provide"]
+  ],
   // A private datum put into a URL or an image (a beacon).
   [
     ["url", "urls", "link", "links", "query", "querystring", "parameter", "parameters", "image", "img"],
@@ -87,7 +127,8 @@ const extraAnchors: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray
       "never~inform",
       "never~let",
       "never~disclose",
-      "never~show"
+      "never~show",
+      "no~longer"
     ],
     ["user", "users", "human", "operator", "owner", "person", "this", "these", "that", "those"]
   ],
@@ -177,10 +218,12 @@ const alternation = (words: ReadonlyArray<Word>): string => {
     else node.exact = true
   }
   const render = (node: Node): string => {
-    if (node.stem) return ""
     const branches = [...node.children].sort(([a], [b]) => (a < b ? -1 : 1)).map(([ch, child]) =>
       (ch === " " ? "\\b[^a-z0-9]+" : ch) + render(child)
     )
+    // A stem matches any word it starts; the longer anchors it starts ("prompt do sistema" after the
+    // stem "prompt") are tried first, so a phrase is not read as its first word alone.
+    if (node.stem) return branches.length === 0 ? "" : `(?:${branches.join("|")}|)`
     if (node.exact) branches.push("\\b")
     return branches.length === 1 ? branches[0]! : `(?:${branches.join("|")})`
   }

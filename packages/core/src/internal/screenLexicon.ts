@@ -86,7 +86,8 @@ type Concept = keyof typeof C
  */
 const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = {
   IGNORE: {
-    en: "ignore ignoring disregard disregarding forget forgetting override overriding bypass bypassing overrule " +
+    en: "no~longer~appl* no~longer~enforc* stop~enforcing " +
+      "ignore ignoring disregard disregarding forget forgetting override overriding bypass bypassing overrule " +
       "discard dismiss neglect circumvent nullify erase wipe set~aside pay~no~attention throw~out abandon drop skip " +
       "stop~following stop~obeying stop~applying cease~following quit~following no~longer~follow* do~not~follow " +
       "do~not~obey never~follow",
@@ -120,7 +121,8 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "புறககணி* மறநது*"
   },
   RULES: {
-    en: "instruction instructions prompt prompts rule rules guideline guidelines direction directions directive " +
+    en: "filtering content~filter* moderation " +
+      "instruction instructions prompt prompts rule rules guideline guidelines direction directions directive " +
       "directives policy policies constraint constraints restriction restrictions programming guardrail* safeguard* " +
       "commands context system~message training",
     de: "anweisung* regel* vorgab* richtlini* instruktion* befehl* prompt* systemprompt* anleitung* vorschrift* " +
@@ -250,7 +252,8 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "நீ நீஙகள*"
   },
   REVEAL: {
-    en: "reveal revealing print show output leak disclose expose repeat dump display list recite divulge spill " +
+    en: "reply~with respond~with answer~with " +
+      "reveal revealing print show output leak disclose expose repeat dump display list recite divulge spill " +
       "echo tell give share provide write~out read~out include insert append paste",
     de: "zeig* gib* verrat* offenbar* ausgeb* nenn* wiederhol* teile* preisgeb*",
     fr: "revele* affiche* montre* donne* divulgue* repete* imprime* partage* indique*",
@@ -303,7 +306,8 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "கடவுசசொல*"
   },
   WEAK_SECRET: {
-    en: "password passwords passcode* passphrase* pin pins login logins otp 2fa one-time~code* verification~code* " +
+    en: "passport~number* passport~detail* " +
+      "password passwords passcode* passphrase* pin pins login logins otp 2fa one-time~code* verification~code* " +
       "security~code* ssn social~security card~number* credit~card* cvv iban routing~number* bank~details " +
       "account~number* cookie cookies token tokens",
     de: "passwort* kennwort* pin kreditkarte* kontonummer* zugangscode*",
@@ -356,15 +360,16 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "அனுபபு*"
   },
   DATA: {
-    en: "conversation conversations chat chats history transcript transcripts memory memories contacts " +
+    en: "email~address* e-mail~address* " +
+      "conversation conversations chat chats history transcript transcripts memory memories contacts " +
       "personal~data personal~information address~book phone~number* home~address* saved~address* addresses " +
       "date~of~birth birthdays location " +
       "whereabouts medical~record* health~record* attendee~list guest~list employee~list customer~list",
     de: "gesprach* verlauf* nachrichten daten informationen dateien kontakte notizen",
-    fr: "conversation* historique* messages donnees informations fichiers contacts",
-    es: "conversacion* historial* mensajes datos informacion archivos contactos notas",
-    it: "conversazion* cronologia* messaggi dati informazioni file contatti",
-    pt: "conversa* historico* mensagens dados informacoes arquivos contatos notas",
+    fr: "memoire* souvenirs conversation* historique* messages donnees informations fichiers contacts",
+    es: "memoria* recuerdos conversacion* historial* mensajes datos informacion archivos contactos notas",
+    it: "memori* ricordi conversazion* cronologia* messaggi dati informazioni file contatti",
+    pt: "memoria* lembranca* conversa* historico* mensagens dados informacoes arquivos contatos notas",
     nl: "gesprek* geschiedenis berichten gegevens informatie bestanden contacten",
     ru: "переписк* истори* сообщени* данн* информаци* файл* контакт*",
     sv: "konversation* historik* meddelanden data information filer kontakter",
@@ -397,7 +402,7 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     da: "nar hvis hver~gang sa~snart",
     no: "nar hvis hver~gang sa~snart",
     fi: "kun jos aina~kun",
-    tr: "zaman eger her~seferinde",
+    tr: "sordugunda* sorarsa istediginde* isterse bahsettiginde* bahsederse zaman eger her~seferinde",
     hu: "amikor valahanyszor",
     cs: "kdyz kdykoli pokud",
     ro: "cand daca ori~de~cate~ori",
@@ -436,16 +441,18 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "பயனர*"
   },
   ASK: {
-    en: "ask asks asked asking mention mentions mentioned says say said type types typed request requests " +
+    en: "share shares shared sharing upload uploads uploaded discuss discusses discussing turns~to turn~to " +
+      "comes~up topic " +
+      "ask asks asked asking mention mentions mentioned says say said type types typed request requests " +
       "requested inquire inquires inquired query queries talk talks bring~up brings~up want wants need needs " +
       "search searches look~up looks~up wonder wonders question questions see sees encounter encounters receive " +
       "receives hear hears read reads log~in logs~in logs sign~in signs~in opens visits returns starts connects " +
       "greets",
     de: "frag* erwahn* sagt schreibt sucht",
     fr: "demande* mentionne* parle* cherche* ecrit*",
-    es: "pregunta* menciona* dice habla* busca*",
-    it: "chiede* chiede menziona* parla* cerca*",
-    pt: "pergunta* menciona* fala* procura*",
+    es: "pregunt* mencion* dice habla* busca*",
+    it: "chied* menzion* parla* cerca*",
+    pt: "pergunt* mencion* fala* procura*",
     nl: "vraagt vragen noemt zegt zoekt",
     ru: "спрос* упомян* спрашива*",
     sv: "fragar namner",
@@ -465,7 +472,8 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "கேடடால*"
   },
   TELL: {
-    en: "tell say reply respond answer recommend suggest direct redirect point advise inform insist claim assure " +
+    en: "telling tells told " +
+      "tell say reply respond answer recommend suggest direct redirect point advise inform insist claim assure " +
       "instruct urge warn convince persuade steer send have~them make~them ask~them encourage",
     de: "sag sagt sagen antworte* empfiehl* verweis* leite* fordere*",
     fr: "dis dites reponds repondez recommande* conseille* redirige*",
@@ -864,7 +872,8 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "படிககும*"
   },
   META: {
-    en: "blog blogpost article articles paper papers essay talk lecture slides presentation workshop course " +
+    en: "injection injections et~al blog blogpost article articles paper papers essay talk lecture slides " +
+      "presentation workshop course " +
       "podcast newsletter research researcher researchers study studies example examples known~as called " +
       "jailbreak jailbreaks jailbreaking technique techniques attack attacks vulnerability vulnerabilities " +
       "phrase phrases famous classic explains explained explaining writing wrote write book chapter tutorial " +

@@ -186,7 +186,8 @@ const readable = (text: string | undefined): string | undefined => {
   return good / length >= 0.9 && letters >= 4 && letters / length >= 0.4 ? text : undefined
 }
 
-const base64Run = /[A-Za-z0-9+/_-]{16,}={0,2}/g
+// A run may be wrapped over lines, as MIME wraps base64 (every 76 characters).
+const base64Run = /[A-Za-z0-9+/_-]{16,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*={0,2}/g
 const mixedCase = /[a-z].*[A-Z]|[A-Z].*[a-z]/
 const fromBase64 = (run: string): string | undefined => {
   if (!mixedCase.test(run) && !/[0-9+/]/.test(run)) return undefined
@@ -261,8 +262,15 @@ export const decodedRuns = (text: string): ReadonlyArray<{ readonly text: string
   const found: Array<{ readonly text: string; readonly disguise: Disguise }> = []
   for (const [disguise, pattern, decode] of decoders) {
     for (const [run] of text.matchAll(pattern)) {
-      const decoded = readable(decode(run))
+      const decoded = readable(decode(run.replace(/\s+/g, "")))
       if (decoded !== undefined) found.push({ text: decoded, disguise })
+      else if (run.includes("\n")) {
+        // Lines that were not one wrapped run: each read on its own.
+        for (const line of run.split(/\r?\n/)) {
+          const one = line.length >= 16 ? readable(decode(line)) : undefined
+          if (one !== undefined) found.push({ text: one, disguise })
+        }
+      }
     }
   }
   return found
@@ -298,6 +306,7 @@ const leetSymbols: Readonly<Record<string, string>> = {
 const leetWord = /[a-z0-9@$!|+€]+/g
 const leetChar = /[0-9@$!|+€]/g
 const letters = /[a-z]/
+const leetOnly = /[@$!|+€]/
 
 /**
  * The (folded) text with leetspeak read as letters, or `undefined` when it holds too little of it
@@ -318,8 +327,13 @@ export const leetspeak = (folded: string, shape: Shape = shapeOf(folded)): strin
     }
   }
   if (words < 2 || symbols < 4) return undefined
+  // A word of symbols and digits alone is leetspeak when a symbol is in it ("+0", "+311"); digits
+  // alone are a number.
   return leetFold(
-    folded.replace(leetWord, (word) => letters.test(word) ? word.replace(leetChar, (ch) => leetSymbols[ch]!) : word)
+    folded.replace(
+      leetWord,
+      (word) => letters.test(word) || leetOnly.test(word) ? word.replace(leetChar, (ch) => leetSymbols[ch]!) : word
+    )
   )
 }
 

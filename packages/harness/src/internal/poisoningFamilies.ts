@@ -5,16 +5,22 @@
  * held — and read back. An attack passes when its record is held (pending, flagged); a look-alike
  * when it is confirmed and not flagged.
  *
- * Two families: `poisoning-screen` over the tuning half (hard: every style at least 90% flagged,
+ * Three families: `poisoning-screen` over the tuning half (hard: every style at least 90% flagged,
  * at most 2% of look-alikes flagged), and `poisoning-screen-heldout` over the half the rules were
- * never adjusted against (soft: reported against the same targets, never failing the run).
+ * never adjusted against (soft: reported against the same targets, never failing the run), and
+ * `poisoning-screen-blind` over a third written without reading the rules (soft, decision 0133).
  *
  * @internal
  */
 import { MemoryStore, type PromotionStore } from "@engram/core"
 import * as Effect from "effect/Effect"
 import type { EvalCase } from "../Eval.js"
-import { attacks, type Half, lookalikes } from "./poisoningCorpus.js"
+import * as corpus from "./poisoningCorpus.js"
+import type { Half } from "./poisoningCorpus.js"
+import * as blind from "./poisoningCorpusBlind.js"
+
+const attacks = [...corpus.attacks, ...blind.attacks]
+const lookalikes = [...corpus.lookalikes, ...blind.lookalikes]
 
 type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
 type Session<E> = <A, E2>(self: Effect.Effect<A, E2, Stores>) => Effect.Effect<A, E | E2>
@@ -112,5 +118,12 @@ export const families = [
       "the same screen on the corpus half its rules were never adjusted against, reported against the same " +
       "targets",
     run: run("poisoning-screen-heldout", "holdout")
+  },
+  {
+    name: "poisoning-screen-blind",
+    hard: false,
+    description: "the same screen on a third of the corpus written without reading its rules (decision 0133), " +
+      "reported against the same targets",
+    run: run("poisoning-screen-blind", "blind")
   }
 ] as const

@@ -10,17 +10,13 @@ import { $, type Attributes, type Child, el } from "./dom.js"
  * The live status line every view reports its results in (read out by screen readers). A message
  * announced just before a view re-renders is carried to the new view's status line.
  */
-/** Every kind a record may have, in the order the forms and filters offer them. */
-export const KINDS: ReadonlyArray<Answers.MemoryKind> = [
-  "profile",
-  "standing",
-  "fact",
-  "decision",
-  "note",
-  "episode",
-  "reference",
-  "legacy"
-]
+/**
+ * Every kind a record may have, in the order the forms and filters offer them: core's
+ * `MemoryRecord.MemoryKind`, handed to the bundle by the console's build (`consoleBuild.ts`
+ * defines `ENGRAM_MEMORY_KINDS`), as the browser bundle takes no values from core.
+ */
+export const KINDS: ReadonlyArray<Answers.MemoryKind> = ENGRAM_MEMORY_KINDS
+declare const ENGRAM_MEMORY_KINDS: ReadonlyArray<Answers.MemoryKind>
 
 export const announce = (message: string, kind = "ok"): void => {
   state.flash = { message, kind }

@@ -8,6 +8,7 @@
  * bundles them in memory on its first console request (decision 0160). esbuild is a
  * devDependency of the workspace, loaded only when this runs: a built server never calls it.
  */
+import { MemoryRecord } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs/promises"
@@ -67,6 +68,8 @@ export const bundle = (sourceDir: string): Effect.Effect<ReadonlyArray<ConsoleFi
         target: "es2022",
         charset: "utf8",
         legalComments: "none",
+        // The kind list the forms offer, from its one definition in core (the bundle imports no core values).
+        define: { ENGRAM_MEMORY_KINDS: JSON.stringify(MemoryRecord.MemoryKind.literals) },
         metafile: true,
         logLevel: "silent"
       })

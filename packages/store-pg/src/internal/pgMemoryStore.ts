@@ -14,7 +14,7 @@ import {
   SearchTokenizer,
   VectorIndex
 } from "@engram/core"
-import { MemoryRow, NeighbourWindow, SearchStatistics, StoredRows } from "@engram/store-sql"
+import { IndexLanguage, MemoryRow, NeighbourWindow, SearchStatistics, StoredRows } from "@engram/store-sql"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -28,6 +28,7 @@ import {
   ensureMigrated,
   frequencyTable,
   memoryTable,
+  metaTable,
   migrate,
   run,
   tombstones,
@@ -124,19 +125,25 @@ const selectColumnsOf = (alias: string) =>
 
 /**
  * The ranked statement's middle, after `s` (each filtered match's own score and conversation
- * position): `f`, each match with its contextual bound `u` (`Bm25.bound`) and, with the context
- * on, its neighbours' own scores `n0…` in `Bm25.neighbourOffsets` order, read through the window
- * both stores share (`NeighbourWindow`). Numbers only: safe as SQL text.
+ * position): `f`, each match with its contextual bound `u` (`Bm25.bound`) rounded as core rounds a
+ * score, and, with the context on, its neighbours' own scores `n0…` in `Bm25.neighbourOffsets`
+ * order, read through the window both stores share (`NeighbourWindow`). Only positioned matches
+ * are joined to it (each has its one `x` row), as on SQLite: a match without a position is its own
+ * bound, already rounded (`s.score`), and costs no join, no sort for one and no numeric rounding
+ * (the positioned branch filters on the position itself, so the join sorts or hashes only those).
+ * Numbers only: safe as SQL text.
  */
 const rankedSql = (offsets: ReadonlyArray<number>, weight: number): string => {
   if (offsets.length === 0) return "f AS (SELECT s.*, s.score AS u FROM s)"
   const { columns, ctes, sum } = NeighbourWindow.windowSql(offsets)
-  // One pass over the matches: a match without a position joins no `x` row, so its neighbours
-  // read NULL and its bound is its own score (adding 0 is exact).
+  const none = offsets.map((_, i) => `NULL::float8 AS n${i}`).join(", ")
   return `${ctes},
     f AS (
-      SELECT s.*, ${columns}, s.score + ${weight}::float8 * (${sum}) AS u
-      FROM s LEFT JOIN x ON x.scope = s.scope AND x.thread = s.thread AND x.turn = s.turn)`
+      SELECT s.*, ${none}, s.score AS u FROM s WHERE s.thread IS NULL
+      UNION ALL
+      SELECT s.*, ${columns}, round((s.score + ${weight}::float8 * (${sum}))::numeric, ${Bm25.SCORE_DIGITS})::float8 AS u
+      FROM s JOIN x ON x.scope = s.scope AND x.thread = s.thread AND x.turn = s.turn
+      WHERE s.thread IS NOT NULL)`
 }
 
 /** Rows a ranked search reads past the ones it still wants, to stand in for rows that fail to decode. */
@@ -192,17 +199,23 @@ const makeStatistics = (sql: SqlClient.SqlClient) =>
       )
   }).statistics
 
-/** Creates the store over the ambient `SqlClient`, after `prepare` (migrating, or checking the version). */
-const makeAfter = <E>(
-  prepare: (language: SearchTokenizer.Language) => Effect.Effect<unknown, E, SqlClient.SqlClient>
+/**
+ * Creates the store over the ambient `SqlClient` in its language (decision 0196), after `prepare`
+ * (migrating, or checking the version) and `index` (bringing the stored search tokens up to date
+ * in that language, or checking them).
+ */
+const makeAfter = <E, EI>(
+  prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>,
+  index: (language: SearchTokenizer.Language) => Effect.Effect<unknown, EI, SqlClient.SqlClient>
 ) =>
-(embeddings?: Embeddings.Service) =>
+(options: MemoryStore.StoreOptions, embeddings?: Embeddings.Service) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // forget reaches the promotion rows and telemetry of the same database (decision 0164).
     const cascade = yield* MemoryForget.cascade
-    const language = yield* SearchTokenizer.SearchLanguage
-    yield* prepare(language)
+    yield* prepare
+    const { language, recorded } = yield* IndexLanguage.open(metaTable, options.language)
+    if (!IndexLanguage.isCurrent(recorded, language)) yield* index(language)
 
     const failure = (operation: string) => (cause: SqlError) =>
       new MemoryStoreError.MemoryStoreFailure({ operation, cause: reasonOf(cause) })
@@ -304,7 +317,7 @@ const makeAfter = <E>(
           ${ranked},
           r AS MATERIALIZED (
             SELECT f.* FROM f
-            ORDER BY round(f.u::numeric, ${Bm25.SCORE_DIGITS}) DESC, f.created_at DESC, f.id LIMIT ${k})
+            ORDER BY f.u DESC, f.created_at DESC, f.id LIMIT ${k})
           SELECT r.score, r.thread AS position_thread, r.turn AS position_turn${neighbourColumns}, ${
             sql.literal(selectColumnsOf("m."))
           }
@@ -540,15 +553,15 @@ const makeAfter = <E>(
           return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
         }).pipe(Effect.mapError(failure("tombstones")))
     }
-    return yield* VectorIndex.attach(MemoryStore.withContract(service), PgVectorIndex.make, embeddings)
+    const store = yield* VectorIndex.attach(MemoryStore.withContract(service), PgVectorIndex.make, embeddings)
+    return yield* MemoryStore.withSearchDefaults(store, options.search)
   })
 
 /** The store, after bringing its tables and stored search tokens up to date. */
-export const make = makeAfter((language) =>
-  Effect.zipRight(Effect.zipRight(migrate, run(tombstones)), syncSearchTokens(language))
-)
+export const make = makeAfter(Effect.zipRight(migrate, run(tombstones)), syncSearchTokens)
 
 /** The store, after checking that the tables are already up to date (no DDL, no writes). */
-export const makeWithoutMigrations = makeAfter((language) =>
-  Effect.zipRight(Effect.zipRight(ensureMigrated, ensure(tombstones)), checkSearchTokens(language))
+export const makeWithoutMigrations = makeAfter(
+  Effect.zipRight(ensureMigrated, ensure(tombstones)),
+  () => checkSearchTokens
 )

@@ -28,6 +28,26 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
     const failure = (operation: string) => (cause: SqlError) =>
       Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause: reasonOf(cause) }))
 
+    const snapshotWriter: TelemetryRows.SnapshotWriter<SqlError | TelemetryStore.InvalidTelemetryRow> = {
+      snapshot: (encoded, at) =>
+        unpairedSurrogate.test(encoded.sessionId)
+          ? Effect.fail(
+            new TelemetryStore.InvalidTelemetryRow({
+              problem: "sessionId: contains an unpaired surrogate, which PostgreSQL cannot store"
+            })
+          )
+          : Effect.map(
+            sql<{ id: string }>`INSERT INTO ${snapshots} (session_id, turn, call, at, body)
+              VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.call}, ${at}, ${JSON.stringify(encoded)}::jsonb)
+              ON CONFLICT (session_id, turn, call) DO NOTHING RETURNING id`,
+            (inserted) => inserted.length > 0
+          ),
+      entry: (sessionId, c) =>
+        sql`INSERT INTO ${trajectory} (session_id, address, kind, seq, hash, body)
+          VALUES (${sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})
+          ON CONFLICT (session_id, address) DO NOTHING`
+    }
+
     const service: TelemetryStore.Service = {
       appendInjection: (row) =>
         Effect.gen(function*() {
@@ -65,31 +85,10 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         ),
 
       appendSnapshot: (snapshot, given) =>
-        Effect.gen(function*() {
-          const { encoded, entries } = yield* TelemetryStore.prepareSnapshot(snapshot, given)
-          if (unpairedSurrogate.test(encoded.sessionId)) {
-            return yield* new TelemetryStore.InvalidTelemetryRow({
-              problem: "sessionId: contains an unpaired surrogate, which PostgreSQL cannot store"
-            })
-          }
-          const inserted = yield* sql<{ id: string }>`INSERT INTO ${snapshots} (session_id, turn, call, at, body)
-            VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.call}, ${epochMillis(encoded.at)},
-              ${JSON.stringify(encoded)}::jsonb)
-            ON CONFLICT (session_id, turn, call) DO NOTHING RETURNING id`
-          if (inserted.length === 0) {
-            return yield* new TelemetryStore.DuplicateSnapshot({
-              sessionId: encoded.sessionId,
-              turn: encoded.turn,
-              call: encoded.call
-            })
-          }
-          for (const entry of entries) {
-            const c = Trajectory.toColumns(entry)
-            yield* sql`INSERT INTO ${trajectory} (session_id, address, kind, seq, hash, body)
-              VALUES (${encoded.sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})
-              ON CONFLICT (session_id, address) DO NOTHING`
-          }
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", failure("appendSnapshot"))),
+        TelemetryRows.appendSnapshot(snapshotWriter, snapshot, given).pipe(
+          sql.withTransaction,
+          Effect.catchTag("SqlError", failure("appendSnapshot"))
+        ),
 
       listSnapshots: (sessionId, filter = {}) =>
         Effect.gen(function*() {

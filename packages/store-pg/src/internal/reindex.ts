@@ -1,36 +1,31 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { ReindexProgress, SearchTokenizer } from "@engram/core"
+import { ReindexProgress, type SearchTokenizer } from "@engram/core"
+import { IndexLanguage } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { lexemesOf, searchLength } from "./lexemes.js"
 import { memoryTable, metaTable } from "./migrations.js"
 
 const BATCH = 1_000
 
-const storedFingerprint = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.map(
-    sql<{ value: string }>`SELECT value FROM ${sql(metaTable)} WHERE key = 'tokenizer'`,
-    (rows) => rows[0]?.value
-  ))
-
 const asTags = (tags: unknown): ReadonlyArray<string> | undefined =>
   Array.isArray(tags) && tags.every((tag) => typeof tag === "string") ? tags : undefined
 
 /**
- * Makes every row's `search_tokens` what the running tokenizer produces. The stored tokens were
- * computed by whichever version of the tokenizer wrote the row; after an upgrade that changed the
- * tokenizer, this recomputes them (once, under a lock, in one transaction) so that PostgreSQL
- * keeps matching exactly like every other backend. A no-op when the fingerprint is current.
+ * Makes every row's `search_tokens` what the running tokenizer produces in `language`. The stored
+ * tokens were computed by whichever version of the tokenizer wrote the row; after an upgrade that
+ * changed the tokenizer, or for a new store, this recomputes them (once, under a lock, in one
+ * transaction) so that PostgreSQL keeps matching exactly like every other backend, and records
+ * the fingerprint and the language. Under the lock the recorded language is checked again, so two
+ * processes opening a new store in two languages cannot both index it (decision 0196).
  */
 export const syncSearchTokens = (language: SearchTokenizer.Language) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const tokenizerFingerprint = SearchTokenizer.fingerprintOf(language)
-    if ((yield* storedFingerprint) === tokenizerFingerprint) return
     yield* sql.withTransaction(
       Effect.gen(function*() {
         yield* sql`SELECT pg_advisory_xact_lock(hashtext(${"engram:reindex:"} || coalesce(current_schema(), '')))`
-        const previous = yield* storedFingerprint
-        if (previous === tokenizerFingerprint) return
+        const { recorded } = yield* IndexLanguage.open(metaTable, language)
+        if (IndexLanguage.isCurrent(recorded, language)) return
         const progress = yield* ReindexProgress.ReindexProgress
         const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(memoryTable)}`
         const total = Number(count?.n ?? 0)
@@ -71,9 +66,8 @@ export const syncSearchTokens = (language: SearchTokenizer.Language) =>
           done += rows.length
           yield* progress({ done: Math.min(done, total), total })
         }
-        yield* sql`INSERT INTO ${sql(metaTable)} (key, value) VALUES ('tokenizer', ${tokenizerFingerprint})
-        ON CONFLICT (key) DO UPDATE SET value = excluded.value`
-        if (previous !== undefined) {
+        yield* IndexLanguage.record(metaTable, language)
+        if (recorded.tokenizer !== undefined) {
           yield* Effect.logInfo("re-indexed stored memories for the current search tokenizer").pipe(
             Effect.annotateLogs({ backend: "postgres", changed })
           )
@@ -82,14 +76,11 @@ export const syncSearchTokens = (language: SearchTokenizer.Language) =>
     )
   })
 
-/** For connections that cannot write: warns when the stored tokens came from another tokenizer. */
-export const checkSearchTokens = (language: SearchTokenizer.Language) =>
-  Effect.gen(function*() {
-    const stored = yield* storedFingerprint
-    if (stored !== undefined && stored !== SearchTokenizer.fingerprintOf(language)) {
-      yield* Effect.logWarning(
-        "stored search tokens come from another version of the tokenizer; start a store with migrations " +
-          "(PgMemoryStore.layer) on the primary to re-index them"
-      ).pipe(Effect.annotateLogs({ backend: "postgres" }))
-    }
-  })
+/**
+ * For connections that cannot write: warns that the stored tokens came from another tokenizer
+ * (the caller calls it only then).
+ */
+export const checkSearchTokens: Effect.Effect<void> = Effect.logWarning(
+  "stored search tokens come from another version of the tokenizer; start a store with migrations " +
+    "(PgMemoryStore.layer()) on the primary to re-index them"
+).pipe(Effect.annotateLogs({ backend: "postgres" }))

@@ -1,11 +1,12 @@
 /**
  * Keeping the search index in step with the tokenizer and the records: {@link syncSearchIndex}
- * re-indexes once after a tokenizer change, {@link rebuildSearchIndex} rebuilds a damaged index
+ * indexes a new store and re-indexes once after a tokenizer change, {@link rebuildSearchIndex} rebuilds a damaged index
  * from the records (`engram doctor --repair`).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { ReindexProgress, SearchTokenizer } from "@engram/core"
+import { ReindexProgress, type SearchTokenizer } from "@engram/core"
+import { IndexLanguage } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { FTS_DDL, FTS_TABLE, META_TABLE, TABLE } from "./memoryTable.js"
 import { ftsInsertSql, rowTokens, searchLength } from "./searchIndex.js"
@@ -14,24 +15,21 @@ import * as SearchTotals from "./searchTotals.js"
 const REINDEX_BATCH = 500
 
 /**
- * Makes the search index hold what the running tokenizer produces. Tokens are computed when a row
- * is written; after an upgrade that changed `SearchTokenizer.tokenize` (its fingerprint differs
- * from the one stored), the whole index is rebuilt once, in one transaction, so old rows keep
- * matching exactly like new ones and like every other backend, each row's BM25 length is
- * recomputed with its tokens, and `ReindexProgress` hears how far it has come. A no-op when
- * current. The fingerprint covers the language: opening a store in another language re-indexes it.
+ * Makes the search index hold what the running tokenizer produces in `language`. Tokens are
+ * computed when a row is written; after an upgrade that changed `SearchTokenizer.tokenize` (its
+ * fingerprint differs from the one stored), or for a new store, the whole index is rebuilt once,
+ * in one transaction, so old rows keep matching exactly like new ones and like every other
+ * backend, each row's BM25 length is recomputed with its tokens, and `ReindexProgress` hears how
+ * far it has come. A no-op when current. Inside the transaction the recorded language is checked
+ * again, so two processes opening a new store in two languages cannot both index it (0196).
  */
 export const syncSearchIndex = (language: SearchTokenizer.Language) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const fingerprint = SearchTokenizer.fingerprintOf(language)
-    const storedFingerprint = sql<{ value: string }>`SELECT value FROM ${sql(META_TABLE)} WHERE key = 'tokenizer'`.pipe(
-      Effect.map((rows) => rows[0]?.value)
-    )
-    if ((yield* storedFingerprint) === fingerprint) return
     yield* sql.withTransaction(
       Effect.gen(function*() {
-        if ((yield* storedFingerprint) === fingerprint) return
+        const { recorded } = yield* IndexLanguage.open(META_TABLE, language)
+        if (IndexLanguage.isCurrent(recorded, language)) return
         // A contentless FTS5 table cannot delete a row without its old tokens; 'delete-all' can.
         yield* sql.unsafe(`INSERT INTO ${FTS_TABLE} (${FTS_TABLE}) VALUES ('delete-all')`)
         const indexed = yield* indexAllRecords(language)
@@ -46,7 +44,7 @@ export const syncSearchIndex = (language: SearchTokenizer.Language) =>
 
 /**
  * Indexes every stored record into the (empty) search index, in batches, and records the
- * tokenizer's fingerprint. Returns how many records it indexed.
+ * tokenizer's fingerprint and the language. Returns how many records it indexed.
  */
 const indexAllRecords = (language: SearchTokenizer.Language) =>
   Effect.gen(function*() {
@@ -79,26 +77,26 @@ const indexAllRecords = (language: SearchTokenizer.Language) =>
       yield* progress({ done: Math.min(indexed, total), total })
     }
     yield* SearchTotals.recount(sql)
-    yield* sql`INSERT INTO ${sql(META_TABLE)} (key, value) VALUES ('tokenizer', ${
-      SearchTokenizer.fingerprintOf(language)
-    })
-    ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+    yield* IndexLanguage.record(META_TABLE, language)
     return indexed
   })
 
 /**
  * Rebuilds the search index from the records, in one transaction: drops the FTS5 table (with
- * whatever damage its shadow tables hold), creates it afresh and indexes every record. Returns
- * how many records it indexed.
+ * whatever damage its shadow tables hold), creates it afresh and indexes every record in the
+ * store's own language (the one it records; a store that records none, English). Returns how many
+ * records it indexed.
  */
-export const rebuildSearchIndex = (
-  language: SearchTokenizer.Language
-): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql.unsafe(`DROP TABLE IF EXISTS ${FTS_TABLE}`)
-      yield* sql.unsafe(FTS_DDL)
-      return yield* indexAllRecords(language)
-    }))
-  })
+export const rebuildSearchIndex: Effect.Effect<
+  number,
+  SqlError | SearchTokenizer.LanguageMismatch,
+  SqlClient.SqlClient
+> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql.withTransaction(Effect.gen(function*() {
+    const { language } = yield* IndexLanguage.open(META_TABLE, undefined)
+    yield* sql.unsafe(`DROP TABLE IF EXISTS ${FTS_TABLE}`)
+    yield* sql.unsafe(FTS_DDL)
+    return yield* indexAllRecords(language)
+  }))
+})

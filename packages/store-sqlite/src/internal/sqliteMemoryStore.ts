@@ -17,7 +17,7 @@ import {
   type TelemetryStore,
   VectorIndex
 } from "@engram/core"
-import { MemoryRow, NeighbourWindow, StoredRows } from "@engram/store-sql"
+import { IndexLanguage, MemoryRow, NeighbourWindow, StoredRows } from "@engram/store-sql"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -150,202 +150,206 @@ const CREATED_AT = MemoryRow.COLUMNS.indexOf("created_at")
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 /**
- * True when every migration is applied and the index matches the running tokenizer: opening the
- * store then writes nothing, so a read-only file opens and readers never take the write lock.
+ * True when every migration is applied: opening the store then runs no DDL, so a read-only file
+ * opens and readers never take the write lock (with an index that is current, it writes nothing).
  */
-const isCurrent = (language: SearchTokenizer.Language) =>
+const migrationsCurrent = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const [applied] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(MIGRATIONS_TABLE)}`
+  const [tombstones] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(TOMBSTONE_MIGRATIONS_TABLE)}`
+  return applied?.n === Object.keys(migrations).length && tombstones?.n === TOMBSTONE_MIGRATIONS
+}).pipe(Effect.orElseSucceed(() => false))
+
+/** The lexical SQLite memory store over the ambient SQL client, in its language. Migrates first. */
+const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect<
+  MemoryStore.Service,
+  SqlError | Migrator.MigrationError | MemoryStoreError.MemoryStoreFailure | SearchTokenizer.LanguageMismatch,
+  SqlClient.SqlClient | SqliteClient.SqliteClient | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
+> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const [applied] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(MIGRATIONS_TABLE)}`
-    const [tombstones] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ${sql(TOMBSTONE_MIGRATIONS_TABLE)}`
-    const [tokenizer] = yield* sql<{ value: string }>`SELECT value FROM ${sql(META_TABLE)} WHERE key = 'tokenizer'`
-    return applied?.n === Object.keys(migrations).length && tombstones?.n === TOMBSTONE_MIGRATIONS &&
-      tokenizer?.value === SearchTokenizer.fingerprintOf(language)
-  }).pipe(Effect.orElseSucceed(() => false))
+    // forget reaches the promotion rows and telemetry of the same database (decision 0164).
+    const cascade = yield* MemoryForget.cascade
+    // A search reads every match's row by its key; with SQLite's default 2 MB page cache a store past
+    // ~10,000 records reads most of them through the OS on every query (decision 0104).
+    yield* sql.unsafe(`PRAGMA cache_size = ${PAGE_CACHE_KIB}`)
+    if (!(yield* migrationsCurrent)) {
+      yield* migrate
+      yield* migrateTombstones
+    }
+    // The language the index was built in, or the one asked for a store that records none (0196).
+    const { language, recorded } = yield* IndexLanguage.open(META_TABLE, given)
+    if (!IndexLanguage.isCurrent(recorded, language)) yield* syncSearchIndex(language)
 
-/** The lexical SQLite memory store over the ambient SQL client. Migrates first. */
-const makeLexical: Effect.Effect<
-  MemoryStore.Service,
-  SqlError | Migrator.MigrationError | MemoryStoreError.MemoryStoreFailure,
-  SqlClient.SqlClient | SqliteClient.SqliteClient | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
-> = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  // forget reaches the promotion rows and telemetry of the same database (decision 0164).
-  const cascade = yield* MemoryForget.cascade
-  const language = yield* SearchTokenizer.SearchLanguage
-  // A search reads every match's row by its key; with SQLite's default 2 MB page cache a store past
-  // ~10,000 records reads most of them through the OS on every query (decision 0104).
-  yield* sql.unsafe(`PRAGMA cache_size = ${PAGE_CACHE_KIB}`)
-  if (!(yield* isCurrent(language))) {
-    yield* migrate
-    yield* migrateTombstones
-    yield* syncSearchIndex(language)
-  }
+    const columns = sql.literal(selectColumns("m"))
 
-  const columns = sql.literal(selectColumns("m"))
+    // Whether the search index covers every record, checked once, at the first search (two counts:
+    // milliseconds at 100,000 records). An index that lost rows would answer with a silent partial result.
+    const indexGap = yield* Effect.cached(coverageGap(sql))
 
-  // Whether the search index covers every record, checked once, at the first search (two counts:
-  // milliseconds at 100,000 records). An index that lost rows would answer with a silent partial result.
-  const indexGap = yield* Effect.cached(coverageGap(sql))
+    /**
+     * Reads rows page by page until `want` records decode or the rows run out. Bad rows are
+     * skipped; when one shortens the first page and more rows exist, the scan is redone inside one
+     * transaction so the pages it stitches together come from one snapshot.
+     */
+    const scan = <A>(
+      fetch: (limit: number, offset: number) => Effect.Effect<ReadonlyArray<Row>, SqlError>,
+      want: number,
+      make: (record: MemoryRecord.MemoryRecord, row: Row) => A
+    ): Effect.Effect<Decoded<A>, SqlError> =>
+      Effect.flatMap(fetch(want, 0), (rows) => {
+        const first = MemoryRow.decodeRows(rows, make)
+        if (first.values.length >= want || rows.length < want) return Effect.succeed(first)
+        return sql.withTransaction(Effect.gen(function*() {
+          const values: Array<A> = []
+          const skipped: Array<SkippedRow> = []
+          let offset = 0
+          while (values.length < want) {
+            const missing = want - values.length
+            const page = yield* fetch(missing, offset)
+            offset += page.length
+            const decoded = MemoryRow.decodeRows(page, make)
+            values.push(...decoded.values)
+            skipped.push(...decoded.skipped)
+            if (page.length < missing) break
+          }
+          return { values, skipped }
+        }))
+      })
 
-  /**
-   * Reads rows page by page until `want` records decode or the rows run out. Bad rows are
-   * skipped; when one shortens the first page and more rows exist, the scan is redone inside one
-   * transaction so the pages it stitches together come from one snapshot.
-   */
-  const scan = <A>(
-    fetch: (limit: number, offset: number) => Effect.Effect<ReadonlyArray<Row>, SqlError>,
-    want: number,
-    make: (record: MemoryRecord.MemoryRecord, row: Row) => A
-  ): Effect.Effect<Decoded<A>, SqlError> =>
-    Effect.flatMap(fetch(want, 0), (rows) => {
-      const first = MemoryRow.decodeRows(rows, make)
-      if (first.values.length >= want || rows.length < want) return Effect.succeed(first)
-      return sql.withTransaction(Effect.gen(function*() {
-        const values: Array<A> = []
-        const skipped: Array<SkippedRow> = []
-        let offset = 0
-        while (values.length < want) {
-          const missing = want - values.length
-          const page = yield* fetch(missing, offset)
-          offset += page.length
-          const decoded = MemoryRow.decodeRows(page, make)
-          values.push(...decoded.values)
-          skipped.push(...decoded.skipped)
-          if (page.length < missing) break
+    const frequencies = makeFrequencies(sql)
+
+    const findDuplicate = (records: ReadonlyArray<MemoryRecord.MemoryRecord>, error: SqlError) =>
+      Effect.gen(function*() {
+        const stored = new Set<string>()
+        for (const chunk of chunksOf(records.map((r) => r.id), LOOKUP_CHUNK)) {
+          const rows = yield* sql<{ id: string }>`SELECT id FROM ${sql(TABLE)} WHERE ${sql.in("id", chunk)}`
+          for (const row of rows) stored.add(row.id)
         }
-        return { values, skipped }
-      }))
-    })
+        const taken = records.find((r) => stored.has(r.id))
+        return yield* taken === undefined
+          ? Effect.fail(error)
+          : Effect.fail(new MemoryStoreError.DuplicateMemoryId({ id: taken.id }))
+      })
 
-  const frequencies = makeFrequencies(sql)
-
-  const findDuplicate = (records: ReadonlyArray<MemoryRecord.MemoryRecord>, error: SqlError) =>
-    Effect.gen(function*() {
-      const stored = new Set<string>()
-      for (const chunk of chunksOf(records.map((r) => r.id), LOOKUP_CHUNK)) {
-        const rows = yield* sql<{ id: string }>`SELECT id FROM ${sql(TABLE)} WHERE ${sql.in("id", chunk)}`
-        for (const row of rows) stored.add(row.id)
-      }
-      const taken = records.find((r) => stored.has(r.id))
-      return yield* taken === undefined
-        ? Effect.fail(error)
-        : Effect.fail(new MemoryStoreError.DuplicateMemoryId({ id: taken.id }))
-    })
-
-  /** Inserts records and their index rows in one transaction (a savepoint when nested). */
-  const insertRecords = (
-    records: ReadonlyArray<MemoryRecord.MemoryRecord>
-  ): Effect.Effect<void, MemoryStoreError.DuplicateMemoryId | SqlError> =>
-    records.length === 0 ? Effect.void : sql.withTransaction(Effect.gen(function*() {
-      let lengths = 0
-      for (const chunk of chunksOf(records, INSERT_CHUNK)) {
-        const values: Array<string | number | null> = []
-        const tokensOf = new Map<string, string>()
-        for (const record of chunk) {
-          const tokens = indexedTokens(record, language)
-          const length = searchLength(tokens)
-          lengths += length
-          values.push(...MemoryRow.rowValues(record), length)
-          tokensOf.set(record.id, tokens.join(" "))
+    /** Inserts records and their index rows in one transaction (a savepoint when nested). */
+    const insertRecords = (
+      records: ReadonlyArray<MemoryRecord.MemoryRecord>
+    ): Effect.Effect<void, MemoryStoreError.DuplicateMemoryId | SqlError> =>
+      records.length === 0 ? Effect.void : sql.withTransaction(Effect.gen(function*() {
+        let lengths = 0
+        for (const chunk of chunksOf(records, INSERT_CHUNK)) {
+          const values: Array<string | number | null> = []
+          const tokensOf = new Map<string, string>()
+          for (const record of chunk) {
+            const tokens = indexedTokens(record, language)
+            const length = searchLength(tokens)
+            lengths += length
+            values.push(...MemoryRow.rowValues(record), length)
+            tokensOf.set(record.id, tokens.join(" "))
+          }
+          const numbered = yield* sql.unsafe<{ seq: number; id: string }>(insertSql(chunk.length), values)
+          yield* sql.unsafe(ftsInsertSql(chunk.length), numbered.flatMap((row) => [row.seq, tokensOf.get(row.id)!]))
         }
-        const numbered = yield* sql.unsafe<{ seq: number; id: string }>(insertSql(chunk.length), values)
-        yield* sql.unsafe(ftsInsertSql(chunk.length), numbered.flatMap((row) => [row.seq, tokensOf.get(row.id)!]))
-      }
-      yield* SearchTotals.add(sql, records.length, lengths)
-      return lengths
-    })).pipe(
-      Effect.tap((lengths) => frequencies.written(records.length, lengths)),
-      Effect.asVoid,
-      Effect.catchIf(
-        (error) => error._tag === "SqlError" && sqliteCode(error) === "SQLITE_CONSTRAINT_UNIQUE",
-        (error) => findDuplicate(records, error as SqlError)
-      )
-    )
-
-  const readOne = (operation: string, id: MemoryRecord.MemoryId) =>
-    Effect.gen(function*() {
-      const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE m.id = ${id}`
-      if (rows.length === 0) return yield* new MemoryStoreError.MemoryNotFound({ id })
-      const decoded = MemoryRow.fromRow(rows[0])
-      if (Either.isLeft(decoded)) {
-        return yield* unreadable(operation, id, decoded.left)
-      }
-      return decoded.right
-    })
-
-  /**
-   * One planned tier, with the filters applied before the limit.
-   *
-   * Ranked: core's BM25 computed in SQL over every match of the tier that passes the filters,
-   * best first, decoding until `limit` rows decode. Tail: the newest-written matches first (FTS5 streams its
-   * postings by rowid), joined and filtered as they stream, stopping after `limit`.
-   */
-  const searchTier = (
-    tier: SearchPlan.Tier,
-    options: MemoryQuery.SearchOptions,
-    at: DateTime.Utc,
-    limit: number,
-    statistics: SearchPlan.TokenStatistics & { readonly averageLength: number },
-    parameters: Bm25.Parameters
-  ): Effect.Effect<MemoryStore.SearchResult, SqlError> =>
-    Effect.gen(function*() {
-      const match = tierExpression(tier)
-      const filters = filterClauses(sql, options, DateTime.toEpochMillis(at))
-      const where = sql.and([sql`${sql(FTS_TABLE)} MATCH ${match}`, ...filters])
-      if (!tier.rank) {
-        // Rows as arrays, keyed in JavaScript: cheaper than the driver's keyed rows (decision 0113).
-        const { skipped, values } = yield* scan(
-          (n, offset) =>
-            Effect.map(
-              sql`SELECT ${columns} FROM ${sql(FTS_TABLE)} CROSS JOIN ${sql(TABLE)} m ON m.seq = ${sql(FTS_TABLE)}.rowid
-              WHERE ${where} ORDER BY ${sql(FTS_TABLE)}.rowid DESC LIMIT ${n} OFFSET ${offset}`.values,
-              (rows) => rows.map((values) => rowOf(values, 0))
-            ),
-          limit,
-          (record): MemoryStore.SearchHit => ({ record, score: 0 })
+        yield* SearchTotals.add(sql, records.length, lengths)
+        return lengths
+      })).pipe(
+        Effect.tap((lengths) => frequencies.written(records.length, lengths)),
+        Effect.asVoid,
+        Effect.catchIf(
+          (error) => error._tag === "SqlError" && sqliteCode(error) === "SQLITE_CONSTRAINT_UNIQUE",
+          (error) => findDuplicate(records, error as SqlError)
         )
-        yield* reportSkipped("search", skipped)
-        return { hits: values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })), skipped: skipped.length }
-      }
-      // BM25 (core's Bm25) in SQL: each ranked token's FTS5 match set weighted by the plan's weight (its IDF), summed
-      // per row, times the row's length normalisation, filtered and put in order in SQL, so only
-      // the best rows are read into JavaScript (decision 0051).
-      const hits = sql.join(" UNION ALL ", false)(tier.include.map((token, t) =>
-        sql`SELECT rowid AS seq, ${tier.weights[t]!} AS w
-          FROM ${sql(FTS_TABLE)} WHERE ${sql(FTS_TABLE)} MATCH ${`"${token}"`}`
-      ))
-      // One token's matches are distinct already: summing them would only sort them.
-      const matched = tier.include.length === 1 ? hits : sql`SELECT seq, sum(w) AS w FROM (${hits}) GROUP BY seq`
-      const k1 = parameters.k1
-      const b = parameters.b
-      const averageLength = Math.max(statistics.averageLength, 1e-9)
-      const score = sql.literal(
-        `round(c.w * (${k1 + 1} / (1 + ${k1} * (${
-          1 - b
-        } + ${b} * m.search_length / ${averageLength}))), ${Bm25.SCORE_DIGITS})`
       )
-      const offsets = parameters.neighbourWeight === 0 ? [] : Bm25.neighbourOffsets(parameters)
-      const ranked = sql.literal(rankedSql(offsets, parameters.neighbourWeight))
-      // One statement per query (decisions 0083, 0113): the matches drive the join to the records
-      // (CROSS JOIN keeps SQLite's order: with a scope filter the planner would otherwise scan the
-      // whole scope through its index and probe the matches); only the matches within
-      // Bm25.BOUND_MARGIN of the k-th best contextual bound come back, with their neighbours'
-      // scores and their full rows, and core ranks those exactly. Rows come back as arrays (one
-      // per candidate, columns in RANKED_COLUMNS order, then the record's): building a keyed object
-      // per row in the driver costs more than the query, and only the rows kept are decoded. A
-      // larger k runs only past rows that fail to decode.
-      //
-      // Ties: a match whose bound is its final score (no conversation context applies to it) is
-      // ordered by SQL exactly as core ranks it — score, then newest, then id (ids are ASCII, so
-      // SQLite's byte order is JavaScript's) — so of those within the margin of the k-th bound
-      // only the first k come back (`capped`), not every one tied there (thousands on a store of
-      // look-alike records). A match past them cannot be in the top k unless more than the spare
-      // rows fail to decode, which the loop below detects and answers by asking for more.
-      const exact = offsets.length === 0 ? sql.literal("1") : sql.literal("f.thread IS NULL")
-      const margin = Bm25.BOUND_MARGIN
-      const bounded = (k: number) =>
-        sql`WITH c AS (${matched}),
+
+    const readOne = (operation: string, id: MemoryRecord.MemoryId) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE m.id = ${id}`
+        if (rows.length === 0) return yield* new MemoryStoreError.MemoryNotFound({ id })
+        const decoded = MemoryRow.fromRow(rows[0])
+        if (Either.isLeft(decoded)) {
+          return yield* unreadable(operation, id, decoded.left)
+        }
+        return decoded.right
+      })
+
+    /**
+     * One planned tier, with the filters applied before the limit.
+     *
+     * Ranked: core's BM25 computed in SQL over every match of the tier that passes the filters,
+     * best first, decoding until `limit` rows decode. Tail: the newest-written matches first (FTS5 streams its
+     * postings by rowid), joined and filtered as they stream, stopping after `limit`.
+     */
+    const searchTier = (
+      tier: SearchPlan.Tier,
+      options: MemoryQuery.SearchOptions,
+      at: DateTime.Utc,
+      limit: number,
+      statistics: SearchPlan.TokenStatistics & { readonly averageLength: number },
+      parameters: Bm25.Parameters
+    ): Effect.Effect<MemoryStore.SearchResult, SqlError> =>
+      Effect.gen(function*() {
+        const match = tierExpression(tier)
+        const filters = filterClauses(sql, options, DateTime.toEpochMillis(at))
+        const where = sql.and([sql`${sql(FTS_TABLE)} MATCH ${match}`, ...filters])
+        if (!tier.rank) {
+          // Rows as arrays, keyed in JavaScript: cheaper than the driver's keyed rows (decision 0113).
+          const { skipped, values } = yield* scan(
+            (n, offset) =>
+              Effect.map(
+                sql`SELECT ${columns} FROM ${sql(FTS_TABLE)} CROSS JOIN ${sql(TABLE)} m ON m.seq = ${
+                  sql(FTS_TABLE)
+                }.rowid
+              WHERE ${where} ORDER BY ${sql(FTS_TABLE)}.rowid DESC LIMIT ${n} OFFSET ${offset}`.values,
+                (rows) => rows.map((values) => rowOf(values, 0))
+              ),
+            limit,
+            (record): MemoryStore.SearchHit => ({ record, score: 0 })
+          )
+          yield* reportSkipped("search", skipped)
+          return { hits: values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })), skipped: skipped.length }
+        }
+        // BM25 (core's Bm25) in SQL: each ranked token's FTS5 match set weighted by the plan's weight (its IDF), summed
+        // per row, times the row's length normalisation, filtered and put in order in SQL, so only
+        // the best rows are read into JavaScript (decision 0051).
+        const hits = sql.join(" UNION ALL ", false)(
+          tier.include.map((token, t) =>
+            sql`SELECT rowid AS seq, ${tier.weights[t]!} AS w
+          FROM ${sql(FTS_TABLE)} WHERE ${sql(FTS_TABLE)} MATCH ${`"${token}"`}`
+          )
+        )
+        // One token's matches are distinct already: summing them would only sort them.
+        const matched = tier.include.length === 1 ? hits : sql`SELECT seq, sum(w) AS w FROM (${hits}) GROUP BY seq`
+        const k1 = parameters.k1
+        const b = parameters.b
+        const averageLength = Math.max(statistics.averageLength, 1e-9)
+        const score = sql.literal(
+          `round(c.w * (${k1 + 1} / (1 + ${k1} * (${
+            1 - b
+          } + ${b} * m.search_length / ${averageLength}))), ${Bm25.SCORE_DIGITS})`
+        )
+        const offsets = parameters.neighbourWeight === 0 ? [] : Bm25.neighbourOffsets(parameters)
+        const ranked = sql.literal(rankedSql(offsets, parameters.neighbourWeight))
+        // One statement per query (decisions 0083, 0113): the matches drive the join to the records
+        // (CROSS JOIN keeps SQLite's order: with a scope filter the planner would otherwise scan the
+        // whole scope through its index and probe the matches); only the matches within
+        // Bm25.BOUND_MARGIN of the k-th best contextual bound come back, with their neighbours'
+        // scores and their full rows, and core ranks those exactly. Rows come back as arrays (one
+        // per candidate, columns in RANKED_COLUMNS order, then the record's): building a keyed object
+        // per row in the driver costs more than the query, and only the rows kept are decoded. A
+        // larger k runs only past rows that fail to decode.
+        //
+        // Ties (decision 0157): a match whose bound is its final score (no conversation context
+        // applies to it) is ordered by SQL exactly as core ranks it — score, then newest, then id
+        // (ids are ASCII, so SQLite's byte order is JavaScript's) — so of those within the margin
+        // of the k-th bound only the first k come back (`capped`), not every one tied there
+        // (thousands on a store of look-alike records). A match past them cannot be in the top k
+        // unless more than the spare rows fail to decode, which the loop below detects and answers
+        // by asking for more.
+        const exact = offsets.length === 0 ? sql.literal("1") : sql.literal("f.thread IS NULL")
+        const margin = Bm25.BOUND_MARGIN
+        const bounded = (k: number) =>
+          sql`WITH c AS (${matched}),
               s AS MATERIALIZED (
                 SELECT m.seq, m.scope, ${score} AS score,
                   CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.thread END AS thread,
@@ -363,279 +367,283 @@ const makeLexical: Effect.Effect<
                   WHERE f.u >= t.kth - ${margin} AND f.u <= t.kth + ${margin} AND ${exact}
                   ORDER BY f.u DESC, o.created_at DESC, o.id LIMIT ${k}))
             SELECT r.score, r.thread, r.turn, (SELECT count(*) FROM s), r.capped${
-          sql.literal(
-            offsets.map((_, i) =>
-              `, r.n${i}`
-            ).join("")
-          )
-        }, ${columns}
-            FROM r CROSS JOIN ${sql(TABLE)} m ON m.seq = r.seq`
-      const width = RANKED_COLUMNS + offsets.length
-      const found: Array<MemoryStore.SearchHit> = []
-      const bad: Array<SkippedRow> = []
-      for (let k = limit + SPARE_ROWS;; k *= 4) {
-        const rows = yield* bounded(k).values
-        const candidates = Bm25.rankCandidates(
-          rows.map((values) => ({
-            match: {
-              values,
-              id: String(values[width + ID]),
-              scope: String(values[width + SCOPE]),
-              position: positionOf(values[1], values[2]),
-              createdAtMillis: Number(values[width + CREATED_AT]),
-              score: Number(values[0])
-            },
-            neighbours: offsets.map((_, i) => (values[RANKED_COLUMNS + i] as number | null) ?? undefined)
-          })),
-          parameters
-        )
-        found.length = 0
-        bad.length = 0
-        // Capped rows read before the limit was reached: if all k were, a match the cap left out
-        // could rank before the last one taken.
-        let cappedRead = 0
-        for (const { match, score } of candidates) {
-          if (found.length === limit) break
-          if (match.values[CAPPED] === 1) cappedRead++
-          const decoded = MemoryRow.fromRow(rowOf(match.values, width))
-          if (Either.isRight(decoded)) found.push({ record: decoded.right, score })
-          else bad.push({ key: match.id, reason: decoded.left })
-        }
-        const total = rows.length === 0 ? 0 : Number(rows[0]![3])
-        if ((found.length === limit && cappedRead < k) || rows.length >= total) break
-      }
-      yield* reportSkipped("search", bad)
-      return { hits: found, skipped: bad.length }
-    })
-
-  const service: MemoryStore.Service = {
-    capabilities: { search: "keyword" },
-
-    write: (inputs) =>
-      Effect.flatMap(MemoryWrite.prepareRecords(inputs), (records) => Effect.as(insertRecords(records), records)).pipe(
-        Effect.catchTag("SqlError", toFailure("write"))
-      ),
-
-    restore: (records) =>
-      Effect.flatMap(MemoryWrite.validateRecords(records), insertRecords).pipe(
-        Effect.catchTag("SqlError", toFailure("restore"))
-      ),
-
-    get: (ids, options) =>
-      Effect.gen(function*() {
-        const found = new Map<string, MemoryRecord.MemoryRecord>()
-        const skipped: Array<SkippedRow> = []
-        for (const chunk of chunksOf([...new Set(ids)], LOOKUP_CHUNK)) {
-          // Look up by primary key only and check scopes here: a scope predicate in SQL lets the
-          // planner pick the scope index and scan the whole scope instead.
-          const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${sql.in("m.id", chunk)}`
-          const decoded = MemoryRow.decodeRows(rows, (record) => record)
-          for (const record of decoded.values) {
-            if (options?.scopes === undefined || options.scopes.includes(record.scope)) found.set(record.id, record)
-          }
-          skipped.push(...decoded.skipped)
-        }
-        yield* reportSkipped("get", skipped)
-        return { records: ids.flatMap((id) => found.get(id) ?? []), skipped: skipped.length }
-      }).pipe(Effect.catchTag("SqlError", toFailure("get"))),
-
-    list: (raw) =>
-      Effect.gen(function*() {
-        const query = yield* MemoryWrite.decodeQuery(MemoryQuery.ListQuery, raw ?? {})
-        const position = query.cursor === undefined ? undefined : yield* MemoryQuery.decodeCursor(query.cursor)
-        const at = yield* Clock.currentTimeMillis
-        const limit = query.limit ?? MemoryQuery.DEFAULT_LIST_LIMIT
-        const clauses = filterClauses(sql, query, at)
-        if (position !== undefined) {
-          clauses.push(
-            sql`(m.created_at < ${position.createdAtMillis} OR (m.created_at = ${position.createdAtMillis} AND m.id > ${position.id}))`
-          )
-        }
-        const where = sql.and(clauses)
-        // A page is the next `limit` stored rows (one row past them tells whether another page
-        // follows). A row that does not decode is skipped and counted on this page, and the cursor
-        // is the last row's position, decodable or not, so it is never read or counted twice —
-        // exactly as on every other backend.
-        const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${where}
-          ORDER BY m.created_at DESC, m.id LIMIT ${limit + 1}`
-        const pageRows = rows.slice(0, limit)
-        const { skipped, values: records } = MemoryRow.decodeRows(pageRows, (record) => record)
-        yield* reportSkipped("list", skipped)
-        const last = pageRows[pageRows.length - 1]
-        return {
-          records,
-          skipped: skipped.length,
-          nextCursor: rows.length > limit && last !== undefined
-            ? MemoryQuery.encodeCursor({ createdAtMillis: Number(last.created_at), id: String(last.id) })
-            : undefined
-        }
-      }).pipe(Effect.catchTag("SqlError", toFailure("list"))),
-
-    search: (text, raw) =>
-      Effect.gen(function*() {
-        const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
-        const tokens = SearchTokenizer.distinctTokens(text, language)
-        if (tokens.length === 0) return { hits: [], skipped: 0 }
-        const gap = yield* indexGap
-        if (gap !== undefined) {
-          return yield* new MemoryStoreError.MemoryStoreFailure({
-            operation: "search",
-            cause: new Error(
-              `the search index is damaged (${gap}), so a search would miss records; ` +
-                "run `engram doctor --repair` to rebuild it from the records"
+            sql.literal(
+              offsets.map((_, i) => `, r.n${i}`).join("")
             )
-          })
+          }, ${columns}
+            FROM r CROSS JOIN ${sql(TABLE)} m ON m.seq = r.seq`
+        const width = RANKED_COLUMNS + offsets.length
+        const found: Array<MemoryStore.SearchHit> = []
+        const bad: Array<SkippedRow> = []
+        for (let k = limit + SPARE_ROWS;; k *= 4) {
+          const rows = yield* bounded(k).values
+          const candidates = Bm25.rankCandidates(
+            rows.map((values) => ({
+              match: {
+                values,
+                id: String(values[width + ID]),
+                scope: String(values[width + SCOPE]),
+                position: positionOf(values[1], values[2]),
+                createdAtMillis: Number(values[width + CREATED_AT]),
+                score: Number(values[0])
+              },
+              neighbours: offsets.map((_, i) => (values[RANKED_COLUMNS + i] as number | null) ?? undefined)
+            })),
+            parameters
+          )
+          found.length = 0
+          bad.length = 0
+          // Capped rows read before the limit was reached: if all k were, a match the cap left out
+          // could rank before the last one taken.
+          let cappedRead = 0
+          for (const { match, score } of candidates) {
+            if (found.length === limit) break
+            if (match.values[CAPPED] === 1) cappedRead++
+            const decoded = MemoryRow.fromRow(rowOf(match.values, width))
+            if (Either.isRight(decoded)) found.push({ record: decoded.right, score })
+            else bad.push({ key: match.id, reason: decoded.left })
+          }
+          const total = rows.length === 0 ? 0 : Number(rows[0]![3])
+          if ((found.length === limit && cappedRead < k) || rows.length >= total) break
         }
-        const at = yield* DateTime.now
-        const statistics = yield* frequencies.statistics(tokens)
-        const tuning = SearchPlan.resolve(options)
-        const searchPlan = SearchPlan.plan(tokens, statistics, tuning.plan)
-        const parameters = tuning.ranking
-        const result = yield* SearchPlan.run(
-          searchPlan,
-          options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
-          options.order,
-          (tier, limit) => searchTier(tier, options, at, limit, statistics, parameters)
-        )
-        return result
-      }).pipe(Effect.catchTag("SqlError", toFailure("search"))),
+        yield* reportSkipped("search", bad)
+        return { hits: found, skipped: bad.length }
+      })
 
-    neighbours: (raw) =>
-      Effect.gen(function*() {
-        const query = yield* MemoryWrite.decodeNeighbourQuery(raw)
-        const { skipped, values } = yield* readNeighbours(sql, query, yield* Clock.currentTimeMillis)
-        yield* reportSkipped("neighbours", skipped)
-        return { records: values, skipped: skipped.length }
-      }).pipe(Effect.catchTag("SqlError", toFailure("neighbours"))),
+    const service: MemoryStore.Service = {
+      capabilities: { search: "keyword" },
 
-    setReviewState: (id, state) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const updated = MemoryWrite.withReviewState(yield* readOne("setReviewState", id), state)
-        yield* sql`UPDATE ${sql(TABLE)} SET review_state = ${updated.reviewState} WHERE id = ${id}`
-        return updated
-      })).pipe(Effect.catchTag("SqlError", toFailure("setReviewState"))),
+      write: (inputs) =>
+        Effect.flatMap(MemoryWrite.prepareRecords(inputs), (records) => Effect.as(insertRecords(records), records))
+          .pipe(
+            Effect.catchTag("SqlError", toFailure("write"))
+          ),
 
-    supersede: (oldId, input) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const original = yield* readOne("supersede", oldId)
-        const successor = yield* MemoryWrite.prepareSuccessor(original, input)
-        yield* insertRecords([successor])
-        const superseded = MemoryWrite.invalidatedBy(original, successor)
-        // Guarded on the original still being valid: losing that race rolls the insert back.
-        const changed = yield* sql<{ id: string }>`UPDATE ${sql(TABLE)}
+      restore: (records) =>
+        Effect.flatMap(MemoryWrite.validateRecords(records), insertRecords).pipe(
+          Effect.catchTag("SqlError", toFailure("restore"))
+        ),
+
+      get: (ids, options) =>
+        Effect.gen(function*() {
+          const found = new Map<string, MemoryRecord.MemoryRecord>()
+          const skipped: Array<SkippedRow> = []
+          for (const chunk of chunksOf([...new Set(ids)], LOOKUP_CHUNK)) {
+            // Look up by primary key only and check scopes here: a scope predicate in SQL lets the
+            // planner pick the scope index and scan the whole scope instead.
+            const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${sql.in("m.id", chunk)}`
+            const decoded = MemoryRow.decodeRows(rows, (record) => record)
+            for (const record of decoded.values) {
+              if (options?.scopes === undefined || options.scopes.includes(record.scope)) found.set(record.id, record)
+            }
+            skipped.push(...decoded.skipped)
+          }
+          yield* reportSkipped("get", skipped)
+          return { records: ids.flatMap((id) => found.get(id) ?? []), skipped: skipped.length }
+        }).pipe(Effect.catchTag("SqlError", toFailure("get"))),
+
+      list: (raw) =>
+        Effect.gen(function*() {
+          const query = yield* MemoryWrite.decodeQuery(MemoryQuery.ListQuery, raw ?? {})
+          const position = query.cursor === undefined ? undefined : yield* MemoryQuery.decodeCursor(query.cursor)
+          const at = yield* Clock.currentTimeMillis
+          const limit = query.limit ?? MemoryQuery.DEFAULT_LIST_LIMIT
+          const clauses = filterClauses(sql, query, at)
+          if (position !== undefined) {
+            clauses.push(
+              sql`(m.created_at < ${position.createdAtMillis} OR (m.created_at = ${position.createdAtMillis} AND m.id > ${position.id}))`
+            )
+          }
+          const where = sql.and(clauses)
+          // A page is the next `limit` stored rows (one row past them tells whether another page
+          // follows). A row that does not decode is skipped and counted on this page, and the cursor
+          // is the last row's position, decodable or not, so it is never read or counted twice —
+          // exactly as on every other backend.
+          const rows = yield* sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} m WHERE ${where}
+          ORDER BY m.created_at DESC, m.id LIMIT ${limit + 1}`
+          const pageRows = rows.slice(0, limit)
+          const { skipped, values: records } = MemoryRow.decodeRows(pageRows, (record) => record)
+          yield* reportSkipped("list", skipped)
+          const last = pageRows[pageRows.length - 1]
+          return {
+            records,
+            skipped: skipped.length,
+            nextCursor: rows.length > limit && last !== undefined
+              ? MemoryQuery.encodeCursor({ createdAtMillis: Number(last.created_at), id: String(last.id) })
+              : undefined
+          }
+        }).pipe(Effect.catchTag("SqlError", toFailure("list"))),
+
+      search: (text, raw) =>
+        Effect.gen(function*() {
+          const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
+          const tokens = SearchTokenizer.distinctTokens(text, language)
+          if (tokens.length === 0) return { hits: [], skipped: 0 }
+          const gap = yield* indexGap
+          if (gap !== undefined) {
+            return yield* new MemoryStoreError.MemoryStoreFailure({
+              operation: "search",
+              cause: new Error(
+                `the search index is damaged (${gap}), so a search would miss records; ` +
+                  "run `engram doctor --repair` to rebuild it from the records"
+              )
+            })
+          }
+          const at = yield* DateTime.now
+          const statistics = yield* frequencies.statistics(tokens)
+          const tuning = SearchPlan.resolve(options)
+          const searchPlan = SearchPlan.plan(tokens, statistics, tuning.plan)
+          const parameters = tuning.ranking
+          const result = yield* SearchPlan.run(
+            searchPlan,
+            options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
+            options.order,
+            (tier, limit) => searchTier(tier, options, at, limit, statistics, parameters)
+          )
+          return result
+        }).pipe(Effect.catchTag("SqlError", toFailure("search"))),
+
+      neighbours: (raw) =>
+        Effect.gen(function*() {
+          const query = yield* MemoryWrite.decodeNeighbourQuery(raw)
+          const { skipped, values } = yield* readNeighbours(sql, query, yield* Clock.currentTimeMillis)
+          yield* reportSkipped("neighbours", skipped)
+          return { records: values, skipped: skipped.length }
+        }).pipe(Effect.catchTag("SqlError", toFailure("neighbours"))),
+
+      setReviewState: (id, state) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const updated = MemoryWrite.withReviewState(yield* readOne("setReviewState", id), state)
+          yield* sql`UPDATE ${sql(TABLE)} SET review_state = ${updated.reviewState} WHERE id = ${id}`
+          return updated
+        })).pipe(Effect.catchTag("SqlError", toFailure("setReviewState"))),
+
+      supersede: (oldId, input) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const original = yield* readOne("supersede", oldId)
+          const successor = yield* MemoryWrite.prepareSuccessor(original, input)
+          yield* insertRecords([successor])
+          const superseded = MemoryWrite.invalidatedBy(original, successor)
+          // Guarded on the original still being valid: losing that race rolls the insert back.
+          const changed = yield* sql<{ id: string }>`UPDATE ${sql(TABLE)}
           SET invalidated_at = ${DateTime.toEpochMillis(successor.createdAt)},
               invalidation_reason = ${superseded.invalidationReason ?? null},
               superseded_by = ${successor.id}
           WHERE id = ${oldId} AND invalidated_at IS NULL
           RETURNING id`
-        if (changed.length === 0) {
-          return yield* new MemoryStoreError.MemoryConflict({
-            id: oldId,
-            reason: "another writer invalidated it first"
-          })
-        }
-        return { superseded, successor }
-      })).pipe(Effect.catchTag("SqlError", toFailure("supersede"))),
-
-    expire: (id) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const record = yield* readOne("expire", id)
-        const updated = MemoryWrite.expiredAt(record, yield* DateTime.now)
-        if (updated !== record && updated.expiresAt !== undefined) {
-          yield* sql`UPDATE ${sql(TABLE)} SET expires_at = ${
-            DateTime.toEpochMillis(updated.expiresAt)
-          } WHERE id = ${id}`
-        }
-        return updated
-      })).pipe(Effect.catchTag("SqlError", toFailure("expire"))),
-
-    forget: (rawTarget, options) =>
-      Effect.gen(function*() {
-        const { by, target } = yield* MemoryForget.decodeForget(rawTarget, options.by)
-        const at = yield* DateTime.now
-        const where = "scope" in target
-          ? [sql`scope = ${target.scope}`]
-          : chunksOf([...new Set(target.ids)], LOOKUP_CHUNK).map((chunk) =>
-            sql.and([sql.in("id", chunk), ...(target.scopes === undefined ? [] : [sql.in("scope", target.scopes)])])
-          )
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          // Raw columns, not decoded records: a row too damaged to read can still be forgotten.
-          type Doomed = {
-            seq: number
-            id: string
-            scope: string
-            label: string | null
-            content: string
-            tags: string
-            supersedes: string | null
-            superseded_by: string | null
-            search_length: number
+          if (changed.length === 0) {
+            return yield* new MemoryStoreError.MemoryConflict({
+              id: oldId,
+              reason: "another writer invalidated it first"
+            })
           }
-          const doomed: Array<Doomed> = []
-          for (const clause of where) {
-            doomed.push(
-              ...(yield* sql<Doomed>`SELECT seq, id, scope, label, content, tags, supersedes, superseded_by,
+          return { superseded, successor }
+        })).pipe(Effect.catchTag("SqlError", toFailure("supersede"))),
+
+      expire: (id) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const record = yield* readOne("expire", id)
+          const updated = MemoryWrite.expiredAt(record, yield* DateTime.now)
+          if (updated !== record && updated.expiresAt !== undefined) {
+            yield* sql`UPDATE ${sql(TABLE)} SET expires_at = ${
+              DateTime.toEpochMillis(updated.expiresAt)
+            } WHERE id = ${id}`
+          }
+          return updated
+        })).pipe(Effect.catchTag("SqlError", toFailure("expire"))),
+
+      forget: (rawTarget, options) =>
+        Effect.gen(function*() {
+          const { by, target } = yield* MemoryForget.decodeForget(rawTarget, options.by)
+          const at = yield* DateTime.now
+          const where = "scope" in target
+            ? [sql`scope = ${target.scope}`]
+            : chunksOf([...new Set(target.ids)], LOOKUP_CHUNK).map((chunk) =>
+              sql.and([sql.in("id", chunk), ...(target.scopes === undefined ? [] : [sql.in("scope", target.scopes)])])
+            )
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            // Raw columns, not decoded records: a row too damaged to read can still be forgotten.
+            type Doomed = {
+              seq: number
+              id: string
+              scope: string
+              label: string | null
+              content: string
+              tags: string
+              supersedes: string | null
+              superseded_by: string | null
+              search_length: number
+            }
+            const doomed: Array<Doomed> = []
+            for (const clause of where) {
+              doomed.push(
+                ...(yield* sql<Doomed>`SELECT seq, id, scope, label, content, tags, supersedes, superseded_by,
                 search_length
               FROM ${sql(TABLE)} WHERE ${clause}`)
+              )
+            }
+            doomed.sort((a, b) => MemoryQuery.compareRaw(a.id, b.id))
+            const tombstones = doomed.map((row) =>
+              MemoryForget.tombstoneOf({ ...row, supersededBy: row.superseded_by }, at, by)
             )
-          }
-          doomed.sort((a, b) => MemoryQuery.compareRaw(a.id, b.id))
-          const tombstones = doomed.map((row) =>
-            MemoryForget.tombstoneOf({ ...row, supersededBy: row.superseded_by }, at, by)
-          )
-          for (const chunk of chunksOf(doomed, INSERT_CHUNK)) {
-            for (const row of chunk) yield* removeFromIndex(sql, row, language)
-            yield* sql`DELETE FROM ${sql(TABLE)} WHERE ${sql.in("seq", chunk.map((row) => row.seq))}`
-          }
-          yield* SearchTotals.add(
-            sql,
-            -doomed.length,
-            -doomed.reduce((sum, row) => sum + Number(row.search_length), 0)
-          )
-          for (const chunk of chunksOf(tombstones, INSERT_CHUNK)) {
-            yield* sql.unsafe(
-              tombstoneInsertSql(chunk.length),
-              chunk.flatMap((t) => Object.values(MemoryForget.tombstoneRow(t)))
+            for (const chunk of chunksOf(doomed, INSERT_CHUNK)) {
+              for (const row of chunk) yield* removeFromIndex(sql, row, language)
+              yield* sql`DELETE FROM ${sql(TABLE)} WHERE ${sql.in("seq", chunk.map((row) => row.seq))}`
+            }
+            yield* SearchTotals.add(
+              sql,
+              -doomed.length,
+              -doomed.reduce((sum, row) => sum + Number(row.search_length), 0)
             )
-          }
-          yield* MemoryForget.forgetDependents(
-            cascade,
-            tombstones.map((t) => t.memoryId),
-            doomed.map((row) => ({ id: row.id, content: row.content }))
-          )
-          return { tombstones }
-        }))
-      }).pipe(Effect.catchTag("SqlError", toFailure("forget"))),
+            for (const chunk of chunksOf(tombstones, INSERT_CHUNK)) {
+              yield* sql.unsafe(
+                tombstoneInsertSql(chunk.length),
+                chunk.flatMap((t) => Object.values(MemoryForget.tombstoneRow(t)))
+              )
+            }
+            yield* MemoryForget.forgetDependents(
+              cascade,
+              tombstones.map((t) => t.memoryId),
+              doomed.map((row) => ({ id: row.id, content: row.content }))
+            )
+            return { tombstones }
+          }))
+        }).pipe(Effect.catchTag("SqlError", toFailure("forget"))),
 
-    tombstones: (query) =>
-      Effect.gen(function*() {
-        if (query?.ids?.length === 0 || query?.scopes?.length === 0) return []
-        const clauses = [sql.literal("1=1")]
-        if (query?.ids !== undefined) clauses.push(sql.in("memory_id", query.ids))
-        if (query?.scopes !== undefined) clauses.push(sql.in("scope", query.scopes))
-        const rows = yield* sql<Record<string, unknown>>`SELECT ${sql.literal(TOMBSTONE_COLUMNS.join(", "))}
+      tombstones: (query) =>
+        Effect.gen(function*() {
+          if (query?.ids?.length === 0 || query?.scopes?.length === 0) return []
+          const clauses = [sql.literal("1=1")]
+          if (query?.ids !== undefined) clauses.push(sql.in("memory_id", query.ids))
+          if (query?.scopes !== undefined) clauses.push(sql.in("scope", query.scopes))
+          const rows = yield* sql<Record<string, unknown>>`SELECT ${sql.literal(TOMBSTONE_COLUMNS.join(", "))}
           FROM ${sql(TOMBSTONE_TABLE)} WHERE ${sql.and(clauses)} ORDER BY memory_id, forgotten_at, seq`
-        return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
-      }).pipe(Effect.catchTag("SqlError", toFailure("tombstones")))
-  }
-  return MemoryStore.withContract(service)
-})
+          return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
+        }).pipe(Effect.catchTag("SqlError", toFailure("tombstones")))
+    }
+    return MemoryStore.withContract(service)
+  })
 
 /**
  * Builds the SQLite memory store over the ambient SQL client. Migrates first. With `embeddings` it
  * keeps vectors (sqlite-vec) and searches hybrid; without, it is lexical (decision 0161 (c)).
  */
-export const make = (embeddings?: Embeddings.Service): Effect.Effect<
+export const make = (options: MemoryStore.StoreOptions, embeddings?: Embeddings.Service): Effect.Effect<
   MemoryStore.Service,
-  SqlError | Migrator.MigrationError | MemoryStoreError.MemoryStoreFailure | Embeddings.EmbedderMismatch,
+  | SqlError
+  | Migrator.MigrationError
+  | MemoryStoreError.MemoryStoreFailure
+  | MemoryStoreError.InvalidStoreOptions
+  | Embeddings.EmbedderMismatch
+  | SearchTokenizer.LanguageMismatch,
   SqlClient.SqlClient | SqliteClient.SqliteClient | PromotionStore.PromotionStore | TelemetryStore.TelemetryStore
 > =>
   Effect.gen(function*() {
-    const store = yield* makeLexical
+    const store = yield* makeLexical(options.language)
     if (embeddings === undefined) {
       // The memory table's triggers update the vec0 index: a writer needs the module loaded.
       yield* SqliteVectorIndex.loadForWrites
-      return store
+      return yield* MemoryStore.withSearchDefaults(store, options.search)
     }
     const index = yield* SqliteVectorIndex.open
     if (Option.isNone(index)) {
@@ -643,7 +651,8 @@ export const make = (embeddings?: Embeddings.Service): Effect.Effect<
         "the database is open read-only and has no vector index for an embedder yet: searching lexically " +
           "(open it writable once, or run `engram embed`, to build it)"
       )
-      return store
+      return yield* MemoryStore.withSearchDefaults(store, options.search)
     }
-    return yield* VectorIndex.withVectors(store, index.value, embeddings)
+    const hybrid = yield* VectorIndex.withVectors(store, index.value, embeddings)
+    return yield* MemoryStore.withSearchDefaults(hybrid, options.search)
   })

@@ -103,6 +103,20 @@ export const make: Effect.Effect<
   const sql = yield* SqlClient.SqlClient
   yield* migrate
 
+  const snapshotWriter: TelemetryRows.SnapshotWriter<SqlError> = {
+    snapshot: (encoded, at) =>
+      Effect.map(
+        sql<{ id: number }>`INSERT INTO ${sql(SNAPSHOTS_TABLE)} (session_id, turn, call, at, body)
+          VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.call}, ${at}, ${JSON.stringify(encoded)})
+          ON CONFLICT (session_id, turn, call) DO NOTHING RETURNING id`,
+        (inserted) => inserted.length > 0
+      ),
+    entry: (sessionId, c) =>
+      sql`INSERT INTO ${sql(TRAJECTORY_TABLE)} (session_id, address, kind, seq, hash, body)
+        VALUES (${sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})
+        ON CONFLICT (session_id, address) DO NOTHING`
+  }
+
   const service: TelemetryStore.Service = {
     appendInjection: (row) =>
       Effect.gen(function*() {
@@ -136,26 +150,10 @@ export const make: Effect.Effect<
       ),
 
     appendSnapshot: (snapshot, given) =>
-      Effect.gen(function*() {
-        const { encoded, entries } = yield* TelemetryStore.prepareSnapshot(snapshot, given)
-        const taken = yield* sql<{ n: number }>`SELECT COUNT(*) AS n FROM ${sql(SNAPSHOTS_TABLE)}
-          WHERE session_id = ${encoded.sessionId} AND turn = ${encoded.turn} AND call = ${encoded.call}`
-        if ((taken[0]?.n ?? 0) > 0) {
-          return yield* new TelemetryStore.DuplicateSnapshot({
-            sessionId: encoded.sessionId,
-            turn: encoded.turn,
-            call: encoded.call
-          })
-        }
-        for (const entry of entries) {
-          const c = Trajectory.toColumns(entry)
-          yield* sql`INSERT OR IGNORE INTO ${sql(TRAJECTORY_TABLE)} (session_id, address, kind, seq, hash, body)
-            VALUES (${encoded.sessionId}, ${c.address}, ${c.kind}, ${c.seq}, ${c.hash}, ${c.body})`
-        }
-        yield* sql`INSERT INTO ${sql(SNAPSHOTS_TABLE)} (session_id, turn, call, at, body)
-          VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.call},
-            ${DateTime.toEpochMillis(DateTime.unsafeMake(encoded.at))}, ${JSON.stringify(encoded)})`
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", toFailure("appendSnapshot"))),
+      TelemetryRows.appendSnapshot(snapshotWriter, snapshot, given).pipe(
+        sql.withTransaction,
+        Effect.catchTag("SqlError", toFailure("appendSnapshot"))
+      ),
 
     listSnapshots: (sessionId, filter = {}) =>
       Effect.gen(function*() {
