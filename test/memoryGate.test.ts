@@ -4,7 +4,7 @@
  * through extraction — with twenty-five payloads the screen flags (`support/poisonedStore.ts`),
  * and every path that puts memory text in front of a model is driven as it ships: the native loop
  * (its projection with every tier — a recall hit's held neighbour among them — and the digest, its
- * prefix, `memory_recall`, the save gate's conflict and duplicate replies), the
+ * prefix, `memory_recall`, the save gate's conflict and duplicate replies), a subagent's tools, the
  * extraction prompt, MCP over stdio and over HTTP (initialize's instructions, the context
  * resource, `memory_context`, `memory_recall`, `memory_list`, `memory_save`), an ACP agent (the
  * blocks it is sent and the MCP tool results it reads) and the server's projection preview. No
@@ -25,7 +25,7 @@ import {
   TelemetryStore
 } from "@engram/core"
 import { EngramMcp } from "@engram/mcp"
-import { AcpClient, ContextAssembler, Extraction, NativeRuntime, StablePrefix } from "@engram/runtime"
+import { AcpClient, ContextAssembler, Extraction, NativeRuntime, StablePrefix, Subagent } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -133,6 +133,27 @@ describe("no held record reaches a model", () => {
       expect(sent).toContain(`already records the same content (${MemoryGate.HELD_FOR_REVIEW})`)
       // The recall tier reached the conversation turn whose next turn is held, and left that one out.
       expect(sent).toContain(neighbourOfAttack)
+    }).pipe(Effect.scoped, Effect.provide(native)))
+
+  it.effect("through a subagent's memory tools (its own prompt, no projection)", () =>
+    Effect.gen(function*() {
+      const held = yield* poison("global")
+      const before = (yield* ScriptedModel.requests).length
+      const parent = yield* NativeRuntime.fromConfig(agentConfig)
+      const delegation = yield* Subagent.delegate({
+        parent,
+        sessionId: "s-parent",
+        subagent: { name: "researcher", prompt: "You look things up.", allow: ["memory_recall", "memory_save"] },
+        task: `probe: ${probe}`
+      })
+      expect(delegation.result._tag).toBe("Completed")
+      const requests = (yield* ScriptedModel.requests).slice(before)
+      expect(requests.length).toBe(2)
+      const sent = requests.map(requestText).join("\n")
+      expect(leaks(sent)).toEqual([])
+      expect(invisible.test(sent)).toBe(false)
+      expect(sent).toContain(MemoryGate.HELD_FOR_REVIEW)
+      expect(held.filter((record) => sent.includes(record.id)).length).toBeGreaterThan(5)
     }).pipe(Effect.scoped, Effect.provide(native)))
 
   it.effect("through the extraction prompt's known memories", () =>

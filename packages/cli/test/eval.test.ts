@@ -76,7 +76,7 @@ describe("engram eval", () => {
     expect(run.stdout).toMatch(
       new RegExp(
         `^eval passed: \\d+ cases in ${
-          families.length + truthFamilies.length + extractionFamilies.length + 2
+          families.length + truthFamilies.length + extractionFamilies.length + 3
         } families, `,
         "m"
       )
@@ -103,7 +103,7 @@ describe("engram eval", () => {
       >
     }
     expect(report.passed).toBe(true)
-    expect(report.families.map((f) => [f.name, f.hard, f.passed, f.rate, f.routingAccuracy]).slice(0, -2)).toEqual(
+    expect(report.families.map((f) => [f.name, f.hard, f.passed, f.rate, f.routingAccuracy]).slice(0, -3)).toEqual(
       [
         ...families.map((name) => [name, true, true, 1, 1]),
         ...truthFamilies.map((name) => [name, true, true, 1, null]),

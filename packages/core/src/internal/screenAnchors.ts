@@ -62,6 +62,12 @@ const extraAnchors: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray
     ["this~memory", "this~note", "this~message", "this~text", "the~note", "the~message"],
     ["follow", "obey", "comply"]
   ],
+  // Powers handed to the agent; its set-up shown.
+  [
+    ["granted", "given", "assigned", "elevated", "promoted", "upgraded"],
+    ["root", "admin", "administrator", "sudo", "superuser", "unrestricted"]
+  ],
+  [["configuration", "config", "settings"], ["your"]],
   // Everything the agent was told, shown.
   [
     ["everything", "anything"],

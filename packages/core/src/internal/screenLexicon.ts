@@ -252,7 +252,8 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "நீ நீஙகள*"
   },
   REVEAL: {
-    en: "reply~with respond~with answer~with " +
+    en: "repeating recites reciting " +
+      "reply~with respond~with answer~with " +
       "reveal revealing print show output leak disclose expose repeat dump display list recite divulge spill " +
       "echo tell give share provide write~out read~out include insert append paste",
     de: "zeig* gib* verrat* offenbar* ausgeb* nenn* wiederhol* teile* preisgeb*",
@@ -279,7 +280,8 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "காடடு* வெளிபபடுதது*"
   },
   SECRET: {
-    en: "system~prompt hidden~instruction* hidden~prompt initial~prompt api~key* apikey* api~token* credential* " +
+    en: "activation~key* license~key* licence~key* product~key* process~env " +
+      " system~prompt hidden~instruction* hidden~prompt initial~prompt api~key* apikey* api~token* credential* " +
       "private~key* secret~key* ssh~key* access~token* auth~token* bearer~token* session~token* session~cookie* " +
       "environment~variable* env~var* seed~phrase* recovery~phrase* mnemonic~phrase* secrets confidential~instruction*",
     de: "systemprompt* zugangsdaten anmeldedaten api-schlussel* geheimnis* geheime~anweisung* privater~schlussel",
@@ -475,13 +477,14 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     en: "telling tells told " +
       "tell say reply respond answer recommend suggest direct redirect point advise inform insist claim assure " +
       "instruct urge warn convince persuade steer send have~them make~them ask~them encourage",
-    de: "sag sagt sagen antworte* empfiehl* verweis* leite* fordere*",
-    fr: "dis dites reponds repondez recommande* conseille* redirige*",
-    es: "di dile responde* recomienda* sugiere* dirige* redirige* aconseja*",
-    it: "digli rispondi* raccomanda* consiglia* suggerisci* indirizza*",
-    pt: "diga* responda* recomende* sugira* direcione* redirecione* aconselhe*",
+    de: "frag bitte~ihn bitte~sie sag sagt sagen antworte* empfiehl* verweis* leite* fordere*",
+    fr: "demande demandez demandes dis dites reponds repondez recommande* conseille* redirige*",
+    es: "pidele pide pidale pida solicita solicitale " +
+      "di dile responde* recomienda* sugiere* dirige* redirige* aconseja*",
+    it: "dire dica dite chiedi chiedigli chiedile digli rispondi* raccomanda* consiglia* suggerisci* indirizza*",
+    pt: "peca pede pecam solicite diga* responda* recomende* sugira* direcione* redirecione* aconselhe*",
     nl: "zeg antwoord* raad* verwijs*",
-    ru: "скажи* ответь* порекомендуи* посоветуи* направь* перенаправь*",
+    ru: "попроси* запроси* скажи* ответь* порекомендуи* посоветуи* направь* перенаправь*",
     sv: "saga svara rekommendera hanvisa",
     da: "sig svar anbefal henvis",
     no: "si svar anbefal henvis",
@@ -589,7 +592,8 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     ta: "இபபோது~நீ"
   },
   UNBOUND: {
-    en:
+    en: "comply~with~everything comply~with~anything comply~with~any~request* comply~with~every~request* " +
+      "comply~with~all~request* never~refuse* obey~every~command* " +
       "dan~mode act~as~dan you~are~dan do~anything~now evil~ai evil~assistant evil~confidant unrestricted unfiltered uncensored jailbroken jailbreak~mode developer~mode god~mode " +
       "no~restrictions no~limits no~rules no~filters no~guidelines without~restrictions without~limits " +
       "without~rules without~filters without~any~restrictions without~any~rules without~any~limits " +
