@@ -191,11 +191,38 @@ const extraAnchors: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray
   [["anyone~who", "anybody~who", "everyone~who", "everybody~who", "whoever", "someone~who"], []],
   [
     ["grant*", "approve*", "execute*", "authoris*", "authoriz*", "honour*", "honor*", "accept*", "process*"],
-    ["without~checking", "without~check", "without~verif*", "without~confirm*", "without~asking", "without~question*",
-      "without~review*", "check", "checking", "verify", "verifying", "review", "reviewing"]
+    [
+      "without~checking",
+      "without~check",
+      "without~verif*",
+      "without~confirm*",
+      "without~asking",
+      "without~question*",
+      "without~review*",
+      "check",
+      "checking",
+      "verify",
+      "verifying",
+      "review",
+      "reviewing"
+    ]
   ],
   [
-    ["doctor", "doctors", "physician", "hospital", "emergency", "ambulance", "911", "112", "999", "police", "er", "gp", "poison"],
+    [
+      "doctor",
+      "doctors",
+      "physician",
+      "hospital",
+      "emergency",
+      "ambulance",
+      "911",
+      "112",
+      "999",
+      "police",
+      "er",
+      "gp",
+      "poison"
+    ],
     ["see", "call", "contact", "visit", "go", "seek", "phone", "ring", "dial"]
   ],
   // "You are now…"; and the commonest words of English under ROT13 (the, and, you, your, all, this,

@@ -1414,7 +1414,13 @@ const standingRedirect: Rule = (tokens, text) =>
   tokens.flatMap((token, s) => {
     if (!standingScope(tokens, s)) return []
     const { sentence } = token
-    const act = find(tokens, s - 12, s + 16, (t, at) => (recordActs(t) || pointActs(t)) && !negated(tokens, at), sentence)
+    const act = find(
+      tokens,
+      s - 12,
+      s + 16,
+      (t, at) => (recordActs(t) || pointActs(t)) && !negated(tokens, at),
+      sentence
+    )
     if (act < 0) return []
     const target = redirectTarget(tokens, act, text)
     return target < 0 ? [] : [span("redirection", s, target)]
