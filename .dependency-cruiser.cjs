@@ -28,11 +28,12 @@ module.exports = {
         "@noble/hashes behind core's Sha256 module (decision 0045), snowball-stemmers behind the " +
         "tokenizer's internal/stemming module (decision 0049), gpt-tokenizer behind the token estimator's " +
         "internal/bpe module, imported dynamically (decision 0070), and unhomoglyph (Unicode's confusables table) " +
-        "behind the poisoning screen's internal/confusables module (decision 0131).",
+        "behind the poisoning screen's internal/confusables module (decision 0131), and chrono-node (an English " +
+        "date parser) behind StatedTime's internal/statedTime module (decision 0176).",
       from: { path: "^packages/core/src/" },
       to: {
         pathNot:
-          "^(packages/core/src/|node_modules/effect/)|^node_modules/(@noble/hashes|snowball-stemmers|gpt-tokenizer|unhomoglyph)/"
+          "^(packages/core/src/|node_modules/effect/)|^node_modules/(@noble/hashes|snowball-stemmers|gpt-tokenizer|unhomoglyph|chrono-node)/"
       }
     },
     {

@@ -54,12 +54,16 @@ export const EXTERNAL: ReadonlyArray<string> = [
  * (its stop words are pinned, decision 0107), so `memory list` never requires them. The
  * confusables table (`unhomoglyph`, ~100 kB of JSON and a pattern built from it, ~17 ms to load)
  * is imported by the poisoning screen, which every record imports, yet only text outside ASCII
- * ever needs it (decision 0131). Each entry names the functions of its default export that callers
- * use; none (`[]`) when the default export is itself the function.
+ * ever needs it (decision 0131). chrono-node (~150 ms to load) reads the dates a text states, which
+ * only extraction asks for (decision 0176). Each entry names the functions callers use, offered
+ * both on the stub's default export and by name; none (`[]`) when the default export is itself
+ * the function.
  */
 const DEFERRED: ReadonlyArray<{ readonly module: string; readonly functions: ReadonlyArray<string> }> = [
   { module: "snowball-stemmers", functions: ["newStemmer", "algorithms"] },
-  { module: "unhomoglyph", functions: [] }
+  { module: "unhomoglyph", functions: [] },
+  // chrono-node (~150 ms to load) reads stated dates for extraction only (decision 0176).
+  { module: "chrono-node", functions: ["parse"] }
 ]
 
 const deferredModules: Plugin = {
@@ -72,7 +76,9 @@ const deferredModules: Plugin = {
       build.onResolve({ filter }, (args) => {
         if (args.namespace === "engram-deferred") {
           const file = createRequire(NodePath.join(args.resolveDir, "index.js")).resolve(module)
-          return { path: `${file.replace(/\.c?js$/, "")}.cjs`, namespace: "engram-deferred-file", pluginData: file }
+          // Named after the module, so the copy says what it is (chrono-node's main is index.js).
+          const named = NodePath.join(NodePath.dirname(file), `${module}.cjs`)
+          return { path: named, namespace: "engram-deferred-file", pluginData: file }
         }
         return { path: module, namespace: "engram-deferred", pluginData: args.resolveDir }
       })
@@ -101,7 +107,10 @@ const deferredModules: Plugin = {
           `const real = () => (loaded ??= createRequire(import.meta.url)(fileURLToPath(new URL(file, import.meta.url))))`,
           functions.length === 0
             ? `export default (...args) => real()(...args)`
-            : `export default { ${functions.map((f) => `${f}: (...args) => real().${f}(...args)`).join(", ")} }`
+            : [
+              `export default { ${functions.map((f) => `${f}: (...args) => real().${f}(...args)`).join(", ")} }`,
+              ...functions.map((f) => `export const ${f} = (...args) => real().${f}(...args)`)
+            ].join("\n")
         ].join("\n")
       }))
     }

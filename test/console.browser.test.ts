@@ -157,8 +157,20 @@ describeChromium("the console in Chromium", { timeout: 300_000 }, () => {
     expect(await idButton.getAttribute("title")).toBe(lessons)
 
     // Explain from a memory: the session that delivered it, then its verdict in each call.
+    // Said again in the session (decision 0174): the page shows the count and the session.
+    await seeded.store((s) => s.corroborate(lessons, { session: SESSION }))
     await settle(page, () => page.locator(`tr[data-id="${lessons}"] [data-testid=open]`).click())
     expect(await page.getByTestId("content").textContent()).toBe("French lessons are on Tuesday evenings")
+    // World time and corroboration on the memory's page and in its explain panel (decisions 0174, 0175).
+    expect(await page.locator("[data-attr=validFrom]").textContent()).toBe("2025-09-01T00:00:00.000Z")
+    expect(await page.locator("[data-attr=corroboration]").textContent()).toMatch(
+      new RegExp(`^said again once in ${SESSION} · last \\d{4}-`)
+    )
+    await page.getByTestId("explain-validity").waitFor()
+    expect(await page.getByTestId("explain-validity").textContent()).toBe(" · valid from 2025-09-01T00:00:00.000Z")
+    expect(await page.getByTestId("explain-corroboration").textContent()).toContain(
+      `said again once, in session ${SESSION}; last `
+    )
     // The memory's page names the call that delivered it, read from the stored calls.
     const delivered = page.locator(`[data-testid=explain] li[data-call="${SESSION}/1.0"]`)
     await delivered.waitFor()
@@ -348,6 +360,11 @@ describeChromium("the console in Chromium", { timeout: 300_000 }, () => {
     expect(previewed).toContain("French lessons are on Tuesday evenings")
     const native = await nativeProjection(seeded.db, "when are the French lessons")
     expect(previewed).toBe(native)
+    // As of a day before the lessons were valid, the preview does not deliver them (decision 0175).
+    await page.getByTestId("as-of").fill("2025-06-01")
+    await settle(page, () => page.getByTestId("inspect").click())
+    expect(page.url()).toContain("asOf=2025-06-01")
+    expect(await page.getByTestId("projection-text").textContent()).not.toContain("French lessons are on Tuesday")
     await page.close()
   })
 

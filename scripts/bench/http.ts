@@ -5,15 +5,21 @@
  * the same records (scripts/lib/httpBenchServer.ts):
  *
  * - **mixed**: 16 clients on keep-alive connections, each sending one request after another —
- *   80% single-record writes (`POST /api/memories`), 20% searches (`GET /api/memories/search`) —
- *   for a fixed time; requests per second, and p50/p99 latency of writes and searches. Rounds
+ *   80% single-record writes (`POST /api/memories`), 20% searches (`GET /api/memories/search`;
+ *   `--searches PCT` changes the share, 0 for writes only) — for a fixed time; requests per second, and p50/p99 latency of writes and searches. Rounds
  *   alternate Engram, floor, Engram, floor… so load drifts over both alike.
  * - **batch**: one request of 1,000 records (`POST /api/memories/batch`, one transaction) against
- *   the floor's same request doing 1,000 raw inserts (record and FTS5 row) in one transaction.
+ *   the floor's same request doing 1,000 raw inserts (record, FTS5 row, promotion row) in one
+ *   transaction.
  *
- * The floor is a bare `node:http` server over better-sqlite3 doing the same job per request: the
- * bearer token looked up by SHA-256, the JSON body decoded, the record inserted with its FTS5 row,
- * the stored record answered. Ratios are Engram / floor (rps: higher is better; time: lower).
+ * The floor is a bare `node:http` server over better-sqlite3 doing the same job per request
+ * (decision 0154): the bearer token looked up by SHA-256, the JSON body decoded, the record
+ * inserted into a table with the memory table's columns and indexes, with its stemmed FTS5 row and
+ * its promotion row, the stored record answered; a search is filtered to the caller's scope and to
+ * current records, as Engram's is.
+ *
+ * Each figure is also given per second of the server's own CPU time (from `/proc`): on a machine
+ * other work loads, wall-clock rates stretch with that load, CPU time much less. Ratios are Engram / floor (rps: higher is better; time: lower).
  */
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -31,10 +37,12 @@ export const USAGE = `usage: npm run bench -- http [options]
   --seconds N       length of one mixed round (default 8)
   --rounds N        mixed rounds per server, alternated (default 3)
   --batches N       batch requests per server, alternated (default 5)
+  --searches PCT    share of the mixed requests that are searches, 0-100 (default 20)
   --profile DIR     run the Engram server under node --cpu-prof, profiles written to DIR
   --json FILE       write every figure as JSON`
 
 interface Served {
+  readonly pid: number
   readonly port: number
   readonly token: string
   readonly stop: () => Promise<void>
@@ -57,6 +65,7 @@ const start = async (kind: "engram" | "bare", db: string, records: number, profi
   })
   const { port, token } = JSON.parse(line) as { port: number; token: string }
   return {
+    pid: child.pid!,
     port,
     token,
     stop: () =>
@@ -92,8 +101,25 @@ const send = (served: Served, method: string, path: string, body?: unknown): Pro
 
 const queries = ["deploy friday", "build cache", "postgres schema", "review token", "index budget", "cache"]
 
+/**
+ * The CPU time a process has used so far, in milliseconds (user + system, from `/proc`; `NaN`
+ * where there is none): what a server spent on a round, however the machine's other load
+ * stretched its wall-clock time.
+ */
+const cpuMillis = (pid: number): number => {
+  try {
+    const fields = NodeFs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 a second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
+
 interface Round {
   readonly rps: number
+  /** Requests answered per second of the server's own CPU time. */
+  readonly perCpuSecond: number
   readonly writes: Array<number>
   readonly searches: Array<number>
   readonly errors: number
@@ -101,16 +127,17 @@ interface Round {
 
 let sequence = 0
 
-const mixed = async (served: Served, clients: number, seconds: number): Promise<Round> => {
+const mixed = async (served: Served, clients: number, seconds: number, searchShare: number): Promise<Round> => {
   const writes: Array<number> = []
   const searches: Array<number> = []
   let errors = 0
   const until = performance.now() + seconds * 1_000
   const began = performance.now()
+  const cpuBefore = cpuMillis(served.pid)
   await Promise.all(Array.from({ length: clients }, async () => {
     while (performance.now() < until) {
       const n = sequence++
-      const isWrite = n % 5 !== 0
+      const isWrite = n % 100 >= searchShare
       const at = performance.now()
       const status = isWrite
         ? await send(served, "POST", "/api/memories", {
@@ -123,7 +150,14 @@ const mixed = async (served: Served, clients: number, seconds: number): Promise<
       ;(isWrite ? writes : searches).push(took)
     }
   }))
-  return { rps: (writes.length + searches.length) / ((performance.now() - began) / 1_000), writes, searches, errors }
+  const answered = writes.length + searches.length
+  return {
+    rps: answered / ((performance.now() - began) / 1_000),
+    perCpuSecond: answered / ((cpuMillis(served.pid) - cpuBefore) / 1_000),
+    writes,
+    searches,
+    errors
+  }
 }
 
 const batchOf = (n: number, round: number) => ({
@@ -143,6 +177,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const rounds = Number(option(args, "--rounds") ?? 3)
   const batches = Number(option(args, "--batches") ?? 5)
   const profile = option(args, "--profile")
+  const searchShare = Number(option(args, "--searches") ?? 20)
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-http-"))
   try {
     console.log(`HTTP bench: ${records} records, ${clients} clients, ${rounds} × ${seconds}s rounds each; ${machine()}`)
@@ -150,10 +185,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     const bare = await start("bare", NodePath.join(directory, "bare.db"), records)
     const results = { engram: [] as Array<Round>, bare: [] as Array<Round> }
     const batch = { engram: [] as Array<number>, bare: [] as Array<number> }
+    const batchCpu = { engram: [] as Array<number>, bare: [] as Array<number> }
     try {
       // Warm-up: one short round each (JIT, page cache), not counted.
-      await mixed(engram, clients, 2)
-      await mixed(bare, clients, 2)
+      await mixed(engram, clients, 2, searchShare)
+      await mixed(bare, clients, 2, searchShare)
       for (let round = 0; round < rounds; round++) {
         for (
           const [name, served] of (round % 2 === 0 ? [["engram", engram], ["bare", bare]] : [["bare", bare], [
@@ -161,15 +197,19 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
             engram
           ]]) as Array<["engram" | "bare", Served]>
         ) {
-          results[name].push(await mixed(served, clients, seconds))
+          results[name].push(await mixed(served, clients, seconds, searchShare))
         }
       }
       for (let round = 0; round < batches + 1; round++) {
         for (const [name, served] of [["engram", engram], ["bare", bare]] as Array<["engram" | "bare", Served]>) {
           const at = performance.now()
+          const cpuBefore = cpuMillis(served.pid)
           const status = await send(served, "POST", "/api/memories/batch", batchOf(1_000, round))
           if (status !== 201) throw new Error(`${name} batch answered ${status}`)
-          if (round > 0) batch[name].push(performance.now() - at)
+          if (round > 0) {
+            batch[name].push(performance.now() - at)
+            batchCpu[name].push(cpuMillis(served.pid) - cpuBefore)
+          }
         }
       }
     } finally {
@@ -182,18 +222,26 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       const searches = all.flatMap((round) => round.searches)
       return {
         rps: median(all.map((round) => round.rps)),
+        perCpuSecond: median(all.map((round) => round.perCpuSecond)),
         writeP50: percentile(writes, 50),
         writeP99: percentile(writes, 99),
         searchP50: percentile(searches, 50),
         searchP99: percentile(searches, 99),
         errors: all.reduce((sum, round) => sum + round.errors, 0),
-        batchMs: median(batch[name])
+        batchMs: median(batch[name]),
+        batchCpuMs: median(batchCpu[name])
       }
     }
     const e = summary("engram")
     const b = summary("bare")
     console.log(table(["", "Engram", "bare floor", "ratio"], [
       ["requests/s (median round)", fmt(e.rps, 0), fmt(b.rps, 0), `${fmt(e.rps / b.rps)}×`],
+      [
+        "requests per CPU-second of the server",
+        fmt(e.perCpuSecond, 0),
+        fmt(b.perCpuSecond, 0),
+        `${fmt(e.perCpuSecond / b.perCpuSecond)}×`
+      ],
       ["write p50 ms", fmt(e.writeP50, 1), fmt(b.writeP50, 1), `${fmt(e.writeP50 / b.writeP50)}×`],
       ["write p99 ms", fmt(e.writeP99, 1), fmt(b.writeP99, 1), `${fmt(e.writeP99 / b.writeP99)}×`],
       ["search p50 ms", fmt(e.searchP50, 1), fmt(b.searchP50, 1), `${fmt(e.searchP50 / b.searchP50)}×`],
@@ -204,6 +252,12 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         fmt(e.batchMs, 1),
         fmt(b.batchMs, 1),
         `${fmt(e.batchMs / b.batchMs)}× time = ${fmt(b.batchMs / e.batchMs)}× throughput`
+      ],
+      [
+        "batch of 1,000, server CPU ms (median)",
+        fmt(e.batchCpuMs, 0),
+        fmt(b.batchCpuMs, 0),
+        `${fmt(e.batchCpuMs / b.batchCpuMs)}× CPU = ${fmt(b.batchCpuMs / e.batchCpuMs)}× throughput`
       ]
     ]))
     console.log(`load average at the end: ${loadAverage()}`)

@@ -3,17 +3,19 @@
  *
  * Two figure sets.
  *
- * 1. **`project()` latency** on SQLite: for each size, a fresh temporary file with that many
- *    records (the store bench's deterministic data; 20 always-on records, as a real store has a
- *    handful of standing instructions rather than 5% of everything), then `ContextProjection.project`
- *    for each query — always-on read, `newest` prior-session digest, keyword recall (as many hits
- *    as the budget left holds, at most 300, pruned at 3%), composition under the default budget (16,000 tokens)
- *    and one injection-log row written to SQLite. p50/p95 over the queries, after a warm-up round.
- *    Target: p50 ≤ 1.3× the floor of the same shape, measured interleaved in the same run (FTS5
- *    top-300 by bm25 over the pruned tokens, joined to the request's scopes, rows read), ≤ 1.5× for
- *    1-3 word queries. Every projection's whole text is counted by o200k_base against its budget.
- *    The same figures for the per-conversation workload (`--conversations`): generated
- *    conversations, LoCoMo-shaped, each in its own scope with its own questions.
+ * 1. **`project()` latency** on SQLite and, with `--pg`, PostgreSQL: for each size, the store
+ *    bench's deterministic data (20 always-on records, as a real store has a handful of standing
+ *    instructions rather than 5% of everything) in a fresh temporary file and in a schema (kept and
+ *    reused with `--keep-pg`), then `ContextProjection.project` for each query — always-on read,
+ *    `newest` prior-session digest, keyword recall (sized by the budget, pruned at 3%), composition
+ *    under the default budget (16,000 tokens) and one injection-log row. p50/p95 over the queries,
+ *    after a warm-up round, next to issue #39's naive projector of the same job on the same store
+ *    (`scripts/lib/naiveProjector.ts`: top 300 with the scope join and the tail tier, each row a
+ *    line counted with o200k_base, cut at the budget, one injection-log row), interleaved.
+ *    Target: p50 ≤ 1.25× the naive projector at 100k on SQLite and at 1M on both backends. Every
+ *    projection's whole text is counted by o200k_base against its budget. The same figures for the
+ *    per-conversation workload (`--conversations`, SQLite): generated conversations,
+ *    LoCoMo-shaped, each in its own scope with its own questions.
  *
  * 2. **Model-visible tokens per turn** across a scripted session on the first size's store, run by
  *    the native agent loop: what each turn's first model call carried (prefix + history + one

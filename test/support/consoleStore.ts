@@ -45,6 +45,8 @@ type Input = {
   label?: string
   tags?: Array<string>
   sourceType: string
+  /** When the fact starts to hold, ISO 8601 (world time, decision 0173). */
+  validFrom?: string
 }
 
 const garden = [
@@ -151,7 +153,13 @@ const memories: ReadonlyArray<Input> = [
     kind: i % 4 === 0 ? "decision" : "fact",
     sourceType: "operator"
   })),
-  { content: "French lessons are on Tuesday evenings", kind: "fact", sourceType: "operator" },
+  {
+    content: "French lessons are on Tuesday evenings",
+    kind: "fact",
+    sourceType: "operator",
+    // World time, shown on the memory's page and in its explain panel (decision 0175).
+    validFrom: "2025-09-01T00:00:00.000Z"
+  },
   { content: "The lesson room is upstairs at the library", kind: "fact", sourceType: "operator" },
   { content: "Answer in short sentences", kind: "standing", label: "length", sourceType: "operator" },
   { content: "Use metric units", kind: "standing", label: "units", sourceType: "operator" },

@@ -197,6 +197,9 @@ export const recordDetail = (record: MemoryRecord.MemoryRecord, now: DateTime.Ut
     `delivery    ${record.deliveryPolicy}`,
     `created     ${DateTime.formatIso(record.createdAt)}`,
     ...(MemoryQuery.describeValidity(record) !== null ? [`valid       ${MemoryQuery.describeValidity(record)}`] : []),
+    ...(MemoryQuery.describeCorroboration(record) !== null
+      ? [`corroborated ${MemoryQuery.describeCorroboration(record)}`]
+      : []),
     ...provenanceLines(record),
     ...optionalLines(record)
   ].join("\n")

@@ -9,7 +9,7 @@ import {
   SqliteSessionStore,
   SqliteTelemetryStore
 } from "@engram/store-sqlite"
-import { Effect, Layer } from "effect"
+import { DateTime, Effect, Layer } from "effect"
 import * as Path from "node:path"
 import { engram, engramJson, tempDir } from "./utilities.js"
 
@@ -27,7 +27,14 @@ const runSession = (db: string) => {
     Effect.gen(function*() {
       const written = yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
         store.write([
-          { content: "My name is Doug", kind: "profile", label: "name", scope: "global", sourceType: "conversation" },
+          {
+            content: "My name is Doug",
+            kind: "profile",
+            label: "name",
+            scope: "global",
+            sourceType: "conversation",
+            validFrom: DateTime.unsafeMake("2024-05-03T00:00:00.000Z")
+          },
           { content: "The staging database is db-2", kind: "fact", scope: "global", sourceType: "conversation" }
         ]))
       yield* Promotion.promoteNew(written, {
@@ -40,6 +47,12 @@ const runSession = (db: string) => {
         background: RoutingPresets.userBackgroundSections
       })
       yield* NativeRuntime.runTurn({ agent, sessionId: "s-x", input: "tell me a joke" })
+      // The fact said again in two sessions (decision 0174).
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (store) =>
+        Effect.zipRight(
+          store.corroborate(written[1]!.id, { session: "s-y" }),
+          store.corroborate(written[1]!.id, { session: "s-z" })
+        ))
       return written.map((r) => r.id)
     }).pipe(
       Effect.provide(
@@ -81,10 +94,18 @@ describe("engram explain", () => {
       expect(human.stdout).toContain("not promoted")
       expect(human.stdout).toContain("turn 1, call 0 (native): not reached — not-recalled")
       expect(human.stdout).toContain("shares no search token")
+      expect(human.stdout).toMatch(/corroborated: said again 2 times, in sessions s-y, s-z; last \d{4}-/)
+      const shown = await engram("--db", db, "memory", "show", fact!)
+      expect(shown.stdout).toMatch(/corroborated said again 2 times, in sessions s-y, s-z; last/)
 
       const unknown = await engram("--db", db, "explain", "mem-nope", "--session", "s-x")
       expect(unknown.code).not.toBe(0)
       expect(unknown.stderr).toContain("nothing is known of memory mem-nope")
+
+      // inspect lists the memories a call carried with their world time as stored now (decision 0175).
+      const carried = await engram("--db", db, "inspect", "s-x")
+      expect(carried.stdout).toContain("Memories carried, as stored now")
+      expect(carried.stdout).toContain(`  ${name}  pending · valid from 2024-05-03T00:00:00.000Z`)
 
       // engram memory forget takes the name's text out of the stored call; inspect says so.
       expect((await engram("--db", db, "memory", "forget", name!)).code).toBe(0)
@@ -94,6 +115,8 @@ describe("engram explain", () => {
         fragments: ReadonlyArray<{ text: string }>
       }>
       expect(inspected.map((c) => [c.verified, c.redacted])).toEqual([[false, [name]]])
+      expect((inspected[0] as unknown as { memories: ReadonlyArray<{ id: string; state: string }> }).memories)
+        .toContainEqual({ id: name, validity: null, state: "forgotten", supersededBy: null })
       expect(inspected[0]!.fragments.map((f) => f.text).join("")).not.toContain("My name is Doug")
     } finally {
       cleanup()

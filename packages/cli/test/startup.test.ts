@@ -131,5 +131,9 @@ describe("start-up", () => {
     const search = await requiresOf("--db", db, "memory", "search", "garden")
     expect(search.stdout).toContain("The gardens were watered.")
     expect(stemmers(search.requires)).toHaveLength(1)
+    // The date reader (chrono-node, deferred like the stemmers) is extraction's alone.
+    const dates = (requires: ReadonlyArray<string>) => requires.filter((file) => file.includes("chrono-node"))
+    expect(dates(list.requires)).toEqual([])
+    expect(dates(search.requires)).toEqual([])
   })
 })

@@ -13,6 +13,9 @@
  * - World time (every backend): `validFrom` / `validTo` round-trip, a deliverable read is current
  *   (valid now), and `asOf` reads the records valid at an instant — superseded ones until their
  *   successor's `validFrom` — with the same ids from a listing and (keyword backends) a search.
+ * - Corroboration (every backend): a restatement's count, distinct sessions (the newest kept) and
+ *   last time on its holder, the same from every read; nothing else about the record changes;
+ *   concurrent corroborations are all counted.
  * - Hostile input (every backend): invalid review states, NUL and unpaired surrogates in every
  *   text field, ids and scopes no record can have, oversized content and queries — refused or
  *   answered identically everywhere.
@@ -45,6 +48,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import { badRows } from "./internal/badRows.js"
 import { concurrency, raceLifecycle, type RaceReport } from "./internal/concurrency.js"
+import { corroboration } from "./internal/corroboration.js"
 import { forget } from "./internal/forget.js"
 import { makeProvide } from "./internal/harness.js"
 import { hostile } from "./internal/hostile.js"
@@ -140,6 +144,7 @@ export const runMemoryStoreConformance = <RExtra = never, E = never>(
     describe("hostile input", () => hostile(provide))
     describe("Tier 1: conversation neighbours", () => neighbours(provide))
     describe("Tier 1: world time", () => worldTime(provide, capabilities.search === "keyword"))
+    describe("Tier 1: corroboration", () => corroboration(provide, capabilities.search === "keyword"))
     describe("concurrency", () =>
       concurrency(provide, {
         operations: options.race?.operations ?? RACE_OPERATIONS,

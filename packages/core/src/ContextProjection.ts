@@ -79,7 +79,7 @@ import * as internal from "./internal/contextProjection.js"
 import { onFirstCall } from "./internal/onFirstCall.js"
 import * as Decisions from "./internal/projectionDecisions.js"
 import * as MemoryQuery from "./MemoryQuery.js"
-import type * as MemoryRecord from "./MemoryRecord.js"
+import * as MemoryRecord from "./MemoryRecord.js"
 import type * as MemoryStore from "./MemoryStore.js"
 import type * as MemoryStoreError from "./MemoryStoreError.js"
 import * as MemoryWrite from "./MemoryWrite.js"
@@ -284,7 +284,14 @@ export const ProjectionSettings = Schema.Struct({
    */
   recallRelevance: Schema.optionalWith(RecallRelevance, { default: () => "content-words" as const }),
   /** Skills rows that are never shed (default `ProjectionLayout.DEFAULT_SKILLS_MIN_ROWS`). */
-  skillsMinRows: Schema.optional(Schema.NonNegativeInt)
+  skillsMinRows: Schema.optional(Schema.NonNegativeInt),
+  /**
+   * World time the projection reads as of (decision 0175): every memory tier (identity, always-on,
+   * digest, recall, neighbours) delivers the values valid at this instant (`MemoryFilters.asOf`) —
+   * a value superseded since is delivered when it held then, one that started later is not.
+   * Absent (the default), the values valid now. A `DateTime` or ISO 8601 text.
+   */
+  asOf: Schema.optional(MemoryRecord.Instant)
 })
 /** @since 0.1.0 @category models */
 export type ProjectionSettings = typeof ProjectionSettings.Type
@@ -293,7 +300,7 @@ export type ProjectionSettings = typeof ProjectionSettings.Type
  * The settings an agent or a single request may set over the layer's defaults: any field of
  * {@link ProjectionSettings} (decisions 0182, 0165) — the budget (`budgetTokens` from 256, or
  * `contextWindowTokens` × `budgetPct`), the recall cap, share and relevance, the conversation
- * window, the digest, the identity and skills rows. Every field is optional and has no default of
+ * window, the digest, the identity and skills rows, the instant it reads as of (`asOf`). Every field is optional and has no default of
  * its own (the one default of each is {@link defaultSettings}); a level that names any budget field
  * replaces the level below's budget whole (`budgetTokens` wins over a window at the same level).
  *
@@ -312,7 +319,8 @@ export const ProjectionOverrides = Schema.Struct({
   neighbourWindow: Schema.optional(NeighbourWindow),
   neighbourShed: Schema.optional(ProjectionLayout.NeighbourShed),
   recallRelevance: Schema.optional(RecallRelevance),
-  skillsMinRows: Schema.optional(Schema.NonNegativeInt)
+  skillsMinRows: Schema.optional(Schema.NonNegativeInt),
+  asOf: Schema.optional(MemoryRecord.Instant)
 }).annotations({ identifier: "ProjectionOverrides" })
 /** @since 0.1.0 @category models */
 export type ProjectionOverrides = typeof ProjectionOverrides.Type

@@ -241,6 +241,19 @@ export const isDeliverable = (record: MemoryRecord, now: DateTime.Utc): boolean 
   record.reviewState !== "rejected" && !isExpired(record, now) && !isInvalidated(record) && isCurrent(record, now)
 
 /**
+ * True when the record may reach a prompt that reads as of `asOf` (decision 0175): not rejected,
+ * not expired at `now`, invalidated only by a supersession (a value replaced since still held
+ * then), and current at `asOf` by its own bounds. Where a superseded value ends is its successor's
+ * business: the read that found it (`MemoryFilters.asOf`) decided that.
+ *
+ * @since 0.1.0
+ * @category world time
+ */
+export const isDeliverableAsOf = (record: MemoryRecord, now: DateTime.Utc, asOf: DateTime.Utc): boolean =>
+  record.reviewState !== "rejected" && !isExpired(record, now) &&
+  (record.supersededBy !== undefined || !isInvalidated(record)) && isCurrent(record, asOf)
+
+/**
  * Where a record stands in its life, as an operator reads it — one word, the first that applies:
  * `superseded` (an edit replaced it), `invalidated` (closed for another reason), `expired`,
  * `rejected`, `confirmed`, `pending`. Whether the poisoning screen flags it is a separate fact
@@ -326,6 +339,24 @@ export const describeValidity = (record: MemoryRecord): string | null =>
     ...(record.validFrom !== undefined ? [`from ${DateTime.formatIso(record.validFrom)}`] : []),
     ...(record.validTo !== undefined ? [`until ${DateTime.formatIso(record.validTo)}`] : [])
   ].join(" ")
+
+/**
+ * A record's corroboration in one line (decision 0174) — "said again 3 times, in sessions s-1,
+ * s-2; last 2026-01-15T12:00:00.000Z" — or null when its value was never said again. Explain and
+ * `engram memory show` print it.
+ *
+ * @since 0.1.0
+ * @category corroboration
+ */
+export const describeCorroboration = (record: MemoryRecord): string | null => {
+  const c = record.corroboration
+  if (c === undefined) return null
+  const times = c.count === 1 ? "once" : `${c.count} times`
+  const sessions = c.sessions.length === 0
+    ? ""
+    : `, in session${c.sessions.length === 1 ? "" : "s"} ${c.sessions.join(", ")}`
+  return `said again ${times}${sessions}; last ${DateTime.formatIso(c.lastAt)}`
+}
 
 /**
  * Looks up the `validFrom` of a superseded record's successor, for {@link matchesFilters} with

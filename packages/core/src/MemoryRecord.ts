@@ -231,6 +231,53 @@ const OneLineText = Schema.String.pipe(Schema.minLength(1), noControlCharacters(
 const FreeText = Schema.String.pipe(wellFormed("this field"))
 
 /**
+ * How many sessions a {@link Corroboration} names at most: the newest, first seen oldest first.
+ * The count keeps counting past it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_CORROBORATION_SESSIONS = 16
+
+/**
+ * A session a corroboration came from: its id, 1-200 characters with no whitespace or control
+ * characters (the rule of `SessionStore.SessionId`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const CorroboratingSession = Schema.String.pipe(
+  Schema.pattern(/^[^\s\p{Cc}]{1,200}$/u, {
+    message: () => "a corroborating session is a session id: 1-200 characters, no whitespace or control characters"
+  }),
+  wellFormed("a corroborating session"),
+  Schema.annotations({ identifier: "CorroboratingSession" })
+)
+
+/**
+ * Restatements a record has had (decision 0174): how many times its value was said again
+ * (`count`), the sessions it was said in (distinct, oldest first, at most
+ * {@link MAX_CORROBORATION_SESSIONS}: the newest are kept) and when it was last said. Nothing else
+ * about the record changes: the restatement itself is not written (decision 0171).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Corroboration = Schema.Struct({
+  count: Schema.Int.pipe(
+    Schema.between(1, 2_147_483_647, { message: () => "a corroboration count is an integer from 1 to 2147483647" })
+  ),
+  sessions: Schema.Array(CorroboratingSession).pipe(
+    Schema.maxItems(MAX_CORROBORATION_SESSIONS, {
+      message: () => `a corroboration names at most ${MAX_CORROBORATION_SESSIONS} sessions`
+    })
+  ),
+  lastAt: Schema.DateTimeUtc
+}).annotations({ identifier: "Corroboration" })
+/** @since 0.1.0 @category models */
+export type Corroboration = typeof Corroboration.Type
+
+/**
  * A stored memory.
  *
  * @since 0.1.0
@@ -256,7 +303,8 @@ export class MemoryRecord extends Schema.Class<MemoryRecord>("MemoryRecord")({
   domain: Schema.optional(FreeText),
   position: Schema.optional(ConversationPosition),
   validFrom: Schema.optional(Schema.DateTimeUtc),
-  validTo: Schema.optional(Schema.DateTimeUtc)
+  validTo: Schema.optional(Schema.DateTimeUtc),
+  corroboration: Schema.optional(Corroboration)
 }) {
   /** Derived from provenance, never stored, so it can never disagree with `sourceType`. */
   get trustTier(): TrustTier {

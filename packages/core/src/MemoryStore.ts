@@ -112,8 +112,9 @@ export interface Service {
 
   /**
    * Creates records from inputs, atomically: a duplicate id (stored, or repeated in the batch)
-   * or an invalid input fails the whole batch and stores nothing. All records of one call share
-   * one `createdAt`. Returns the created records in input order.
+   * or an invalid input fails the whole batch and stores nothing. The records of one call are
+   * stamped the clock's instant plus their index in milliseconds, so the last input is the newest
+   * (decision 0173; why not otherwise, decision 0177). Returns the created records in input order.
    */
   readonly write: (
     inputs: ReadonlyArray<MemoryWriteInput>
@@ -181,6 +182,17 @@ export interface Service {
     Supersession,
     MemoryNotFound | MemoryConflict | DuplicateMemoryId | InvalidMemoryInput | MemoryStoreFailure
   >
+
+  /**
+   * Records that the record's value was said again (decision 0174): its corroboration count goes
+   * up by one, `session` joins the sessions it names (`MemoryWrite.corroborated`), and its
+   * `lastAt` is now. Nothing else about the record changes, whatever its review or lifecycle
+   * state. A `session` that is not a session id fails with `InvalidMemoryInput`.
+   */
+  readonly corroborate: (
+    id: MemoryId,
+    options?: { readonly session?: string | undefined }
+  ) => Effect.Effect<MemoryRecord, MemoryNotFound | InvalidMemoryInput | MemoryStoreFailure>
 
   /** Expires a record now (keeps an earlier expiry). Expired records stay stored but are not deliverable. */
   readonly expire: (id: MemoryId) => Effect.Effect<MemoryRecord, MemoryNotFound | MemoryStoreFailure>

@@ -15,7 +15,10 @@ import * as Rules from "./internal/fieldRules.js"
 import { onFirstCall } from "./internal/onFirstCall.js"
 import { isInvalidated, MAX_LIMIT, NeighbourQuery } from "./MemoryQuery.js"
 import {
+  CorroboratingSession,
+  type Corroboration,
   fromWriteInput,
+  MAX_CORROBORATION_SESSIONS,
   MemoryRecord,
   MemoryWriteInput,
   type ReviewState,
@@ -221,7 +224,8 @@ const passesFieldRules = (fields: Record<string, unknown>): boolean =>
   (fields.supersededBy === undefined || Rules.isMemoryId(fields.supersededBy)) &&
   (fields.supersedes === undefined || Rules.isMemoryId(fields.supersedes)) &&
   (fields.position === undefined ||
-    Rules.isPosition((fields.position as { thread?: unknown }).thread, (fields.position as { turn?: unknown }).turn))
+    Rules.isPosition((fields.position as { thread?: unknown }).thread, (fields.position as { turn?: unknown }).turn)) &&
+  (fields.corroboration === undefined || Rules.isCorroboration(fields.corroboration))
 
 /**
  * Whether decoded record fields (a `MemoryRecord.recordDraft` filled in by a row codec, say)
@@ -395,6 +399,52 @@ export const expiredAt = (record: MemoryRecord, at: DateTime.Utc): MemoryRecord 
   record.expiresAt !== undefined && DateTime.lessThanOrEqualTo(record.expiresAt, at)
     ? record
     : new MemoryRecord({ ...record, expiresAt: at }, { disableValidation: true })
+
+/**
+ * The record corroborated once more at `at` (decision 0174): its count up by one, `session` (when
+ * given) added to its sessions unless named already — the oldest dropped past
+ * `MemoryRecord.MAX_CORROBORATION_SESSIONS` — and `lastAt` set. Nothing else changes. Pure: every
+ * backend stores what this returns.
+ *
+ * @since 0.1.0
+ * @category lifecycle
+ */
+export const corroborated = (
+  record: MemoryRecord,
+  options: { readonly session?: string | undefined; readonly at: DateTime.Utc }
+): MemoryRecord => {
+  const before = record.corroboration
+  const known = before?.sessions ?? []
+  const sessions = options.session === undefined || known.includes(options.session)
+    ? known
+    : [...known, options.session].slice(-MAX_CORROBORATION_SESSIONS)
+  const corroboration: Corroboration = {
+    count: Math.min((before?.count ?? 0) + 1, 2_147_483_647),
+    sessions,
+    lastAt: options.at
+  }
+  return new MemoryRecord({ ...record, corroboration }, { disableValidation: true })
+}
+
+const isCorroboratingSession = onFirstCall(() => Schema.is(CorroboratingSession))
+
+/**
+ * Checks the session a corroboration names, failing with {@link InvalidMemoryInput} (index 0)
+ * when it is not a session id.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const checkCorroboratingSession = (session: unknown): Effect.Effect<string | undefined, InvalidMemoryInput> =>
+  session === undefined || isCorroboratingSession(session)
+    ? Effect.succeed(session as string | undefined)
+    : Effect.fail(
+      new InvalidMemoryInput({
+        index: 0,
+        problem:
+          "session: a corroborating session is a session id: 1-200 characters, no whitespace or control characters"
+      })
+    )
 
 /**
  * Decodes a stored, already-encoded record (as a backend reads it back), or reports why not.

@@ -260,6 +260,9 @@ export type NeighbourShed = typeof NeighbourShed.Type
  *
  * - `now`: the turn's time; records that are not deliverable at `now` (rejected, expired,
  *   superseded) are withheld even if a caller passes them.
+ * - `asOf`: the instant the memories were read as of (decision 0175), when not now: a record is
+ *   then withheld unless it is deliverable as of it (`MemoryQuery.isDeliverableAsOf`) — a value
+ *   superseded since is delivered, one not yet or no longer valid then is not.
  * - `workingState`: the runtime's working state, trusted and rendered as given (trimmed).
  * - `identity`: the identity tier — for each address the agent's routing spec gives a deliverable
  *   record and the stable prefix did not compose, the record that should hold it.
@@ -286,6 +289,7 @@ export type NeighbourShed = typeof NeighbourShed.Type
  */
 export const ProjectionInput = Schema.Struct({
   now: Schema.DateTimeUtc,
+  asOf: Schema.optional(Schema.DateTimeUtc),
   workingState: Schema.optional(Schema.String),
   identity: Schema.optional(Schema.Array(IdentityEntry)),
   alwaysOn: Schema.optional(Schema.Array(MemoryRecord)),

@@ -547,6 +547,7 @@ describe("ContextProjection delivery rules", () => {
         setReviewState: () => Effect.die("unused"),
         supersede: () => Effect.die("unused"),
         expire: () => Effect.die("unused"),
+        corroborate: () => Effect.die("unused"),
         forget: () => Effect.die("unused"),
         neighbours: () => Effect.die("unused"),
         tombstones: () => Effect.die("unused")

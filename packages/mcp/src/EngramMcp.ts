@@ -211,8 +211,7 @@ export const toolsOf: <Tools extends Record<string, Tool.Any>>(
 const registry = (config: McpConfig): Effect.Effect<Internal.Registry, never, Requirements> =>
   Effect.gen(function*() {
     const stores = yield* Effect.context<Requirements>()
-    const shared = [
-      ...Internal.toolsOf(yield* MemoryTools.handled(config.memory)),
+    const operator = [
       ...(config.operator === false ? [] : Internal.toolsOf(
         yield* Effect.provide(
           OperatorTools.OperatorToolkit,
@@ -242,7 +241,9 @@ const registry = (config: McpConfig): Effect.Effect<Internal.Registry, never, Re
         return {
           tools: [
             ...Internal.toolsOf(yield* Effect.provide(AgentContext.ContextToolkit, AgentContext.layer(context))),
-            ...shared
+            // The connection's session is where its restatements came from (decision 0174).
+            ...Internal.toolsOf(yield* MemoryTools.handled({ ...config.memory, sessionId: context.sessionId })),
+            ...operator
           ],
           resources: [{
             uri: AgentContext.CONTEXT_URI,

@@ -119,6 +119,24 @@ describe("EngramMcp over streamable HTTP", () => {
       })
     ))
 
+  it.live("a restatement writes nothing and counts on the holder with the connection's session", () =>
+    run(({ call, context }) =>
+      Effect.gen(function*() {
+        yield* call("memory_save", { kind: "profile", content: "The user's name is Doug", label: "name" })
+        const again = yield* call("memory_save", { kind: "profile", content: "Like I said, my name is Doug." })
+        expect(again.structuredContent).toMatchObject({ status: "corroborated", holder: "mem-000001" })
+        const stored = yield* Effect.provide(
+          Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({})),
+          context
+        )
+        expect(stored.records.map((record) => [record.content, record.corroboration?.count])).toEqual([
+          ["The user's name is Doug", 1]
+        ])
+        // The session is the connection's: the client's name and a connection id (decision 0191).
+        expect(stored.records[0]!.corroboration!.sessions).toEqual([expect.stringMatching(/.+/)])
+      })
+    ))
+
   it.live("a conflicting save returns the conflict envelope and writes nothing", () =>
     run(({ call, context }) =>
       Effect.gen(function*() {

@@ -159,6 +159,16 @@ export interface Explanation {
     readonly proposesToSupersede: string | null
     /** When the fact holds (`MemoryQuery.describeValidity`, decision 0173), or null when unbounded. */
     readonly validity: string | null
+    /**
+     * How often its value was said again (decision 0174): the count, the sessions (newest kept),
+     * when last (ISO), and the line `MemoryQuery.describeCorroboration` prints; null when never.
+     */
+    readonly corroboration: {
+      readonly count: number
+      readonly sessions: ReadonlyArray<string>
+      readonly lastAt: string
+      readonly text: string
+    } | null
   } | null
   readonly tombstone: { readonly forgottenAt: string; readonly forgottenBy: string } | null
   readonly routing: ReadonlyArray<RoutingExplanation>
@@ -493,7 +503,13 @@ export const explain = (options: {
         flaggedFor: InstructionScreen.reasonsFor(record),
         source: TurnProvenance.of(record) ?? null,
         proposesToSupersede: proposedHolder(record) ?? null,
-        validity: MemoryQuery.describeValidity(record)
+        validity: MemoryQuery.describeValidity(record),
+        corroboration: record.corroboration === undefined ? null : {
+          count: record.corroboration.count,
+          sessions: record.corroboration.sessions,
+          lastAt: DateTime.formatIso(record.corroboration.lastAt),
+          text: MemoryQuery.describeCorroboration(record) ?? ""
+        }
       },
       tombstone: tombstone === undefined
         ? null

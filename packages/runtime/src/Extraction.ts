@@ -12,8 +12,8 @@
  *
  * - an **exact duplicate** (the same content key as a live memory of the scope) or a
  *   **canonical-key duplicate** (the gate's holder already says the same words) is not written:
- *   the run reports the holder as `corroborated` (records are create-only; the evidence is kept on
- *   the run and in the `engram_extraction_corroborated` counter);
+ *   the run reports the holder as `corroborated`, and the holder counts it with the session
+ *   (`MemoryStore.corroborate`, decision 0174; also in the `engram_extraction_corroborated` counter);
  * - a **conflict** (the gate's holder says something else), or a candidate naming a memory it
  *   `supersedes`, becomes a **supersede proposal**: a pending, `on_demand` record tagged
  *   `supersede-proposal:<holder>` — never promoted, never composed, never an overwrite. The holder

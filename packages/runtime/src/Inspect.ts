@@ -12,8 +12,9 @@
  *
  * @since 0.1.0
  */
-import { ErrorClass } from "@engram/core"
+import { ErrorClass, MemoryQuery, MemoryStore, type MemoryStoreError } from "@engram/core"
 import { ProjectionLayout, type PromptSnapshot, type SessionStore, TelemetryStore, Trajectory } from "@engram/core"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -136,3 +137,47 @@ export const inspectSession = (
         onRight: Effect.succeed
       }))
   }).pipe(Effect.withSpan("engram.inspect", { attributes: { sessionId } }))
+
+/**
+ * A memory a stored call carried, as the store holds it now: when the fact holds (world time,
+ * `MemoryQuery.describeValidity`: null when unbounded), its lifecycle now (`forgotten` when it is no
+ * longer stored) and the memory that replaced it, if one did.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InspectedMemory {
+  readonly id: string
+  readonly validity: string | null
+  readonly state: MemoryQuery.Lifecycle | "forgotten"
+  readonly supersededBy: string | null
+}
+
+/**
+ * The memories `call` carried (prefix and projection, in the order they appear), each with its
+ * world time and lifecycle now (decision 0175): what `engram inspect` prints under the call.
+ *
+ * @since 0.1.0
+ * @category inspecting
+ */
+export const memoriesOf = (
+  call: InspectedCall
+): Effect.Effect<ReadonlyArray<InspectedMemory>, MemoryStoreError.MemoryStoreFailure, MemoryStore.MemoryStore> =>
+  Effect.gen(function*() {
+    const ids = [...new Set(call.request.fragments.flatMap((fragment) => fragment.memoryIds))]
+    if (ids.length === 0) return []
+    const { records } = yield* (yield* MemoryStore.MemoryStore).get(ids)
+    const byId = new Map(records.map((record) => [record.id, record]))
+    const now = yield* DateTime.now
+    return ids.map((id): InspectedMemory => {
+      const record = byId.get(id)
+      return record === undefined
+        ? { id, validity: null, state: "forgotten", supersededBy: null }
+        : {
+          id,
+          validity: MemoryQuery.describeValidity(record),
+          state: MemoryQuery.lifecycleOf(record, now),
+          supersededBy: record.supersededBy ?? null
+        }
+    })
+  })

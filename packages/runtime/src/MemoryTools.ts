@@ -50,6 +50,7 @@ import {
 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Schema from "effect/Schema"
 import type * as ModelScreen from "./ModelScreen.js"
 import * as Promotion from "./Promotion.js"
@@ -358,7 +359,25 @@ export interface MemoryToolsConfig {
    * the time of the turn a memory rests on. Absent, a save carries no world time.
    */
   readonly validFrom?: DateTime.Utc | undefined
+  /**
+   * The session this toolkit's saves come from: a restatement it recognises names it on the
+   * holder's corroboration (decision 0174). Absent, the session the call runs in
+   * ({@link currentSession}, set by the native loop), or none.
+   */
+  readonly sessionId?: string | undefined
 }
+
+/**
+ * The session the running tool call belongs to (decision 0174), for a toolkit built without a
+ * `sessionId` (the native loop builds its toolkit once per agent): the loop sets it around each
+ * call, and a restatement `memory_save` recognises names it on its holder's corroboration.
+ *
+ * @since 0.1.0
+ * @category sessions
+ */
+export const currentSession: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(
+  undefined
+)
 
 /**
  * The default number of memories `memory_recall` returns.
@@ -550,6 +569,9 @@ export const make = (config: MemoryToolsConfig) =>
           const pending = MemoryRecord.fromWriteInput(input, { id, now: yield* DateTime.now })
           const verdict = yield* SaveGate.check(pending, { ...config, supersedes })
           if (verdict._tag === "Restated") {
+            // Nothing is written; the holder counts the restatement (decision 0174).
+            const session = config.sessionId ?? (yield* FiberRef.get(currentSession))
+            yield* memories.corroborate(verdict.holder.id, { session })
             const key = Routing.isContentKey(verdict.key) ? undefined : verdict.key
             return {
               status: "corroborated" as const,

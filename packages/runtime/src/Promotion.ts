@@ -23,6 +23,7 @@ import { type Background, PromotionStore, Routing } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 
 /**
@@ -97,21 +98,41 @@ export const rowFor = (
     ...Routing.toPromotionDecision(evaluation, spec, promotedAt)
   }))
 
+/**
+ * Counts the committed rows by outcome (one increment per outcome, not per row) and, when debug
+ * logging is on, logs each row: a batch of a thousand rows pays for its log lines only when they
+ * are wanted.
+ */
 const instrument = (spec: Routing.MemoryRoutingSpec, rows: ReadonlyArray<PromotionStore.PromotionRow>) =>
-  Effect.forEach(rows, (row) => {
-    const outcome = outcomeOf(row)
+  Effect.suspend(() => {
+    const counts = new Map<PromotionOutcome, number>()
+    for (const row of rows) {
+      const outcome = outcomeOf(row)
+      counts.set(outcome, (counts.get(outcome) ?? 0) + 1)
+    }
     return Effect.zipRight(
-      Metric.increment(Metric.tagged(Metric.tagged(promoted, "spec", spec.key), "outcome", outcome)),
-      Effect.logDebug("promoted a memory").pipe(
-        Effect.annotateLogs({
-          memoryId: row.recordId,
-          spec: `${spec.key}@${spec.version}`,
-          outcome,
-          ...(row.placementKey !== null ? { placementKey: row.placementKey } : {})
-        })
+      Effect.forEach(
+        counts,
+        ([outcome, count]) =>
+          Metric.incrementBy(Metric.tagged(Metric.tagged(promoted, "spec", spec.key), "outcome", outcome), count),
+        {
+          discard: true
+        }
+      ),
+      Effect.whenLogLevel(
+        Effect.forEach(rows, (row) =>
+          Effect.logDebug("promoted a memory").pipe(
+            Effect.annotateLogs({
+              memoryId: row.recordId,
+              spec: `${spec.key}@${spec.version}`,
+              outcome: outcomeOf(row),
+              ...(row.placementKey !== null ? { placementKey: row.placementKey } : {})
+            })
+          ), { discard: true }),
+        LogLevel.Debug
       )
     )
-  }, { discard: true })
+  })
 
 /**
  * Promotes the records that have no row under `options.spec` yet: evaluates routing for each and
@@ -132,24 +153,52 @@ export const promoteNew = (
   PromoteResult,
   Routing.InvalidPlacement | PromotionStore.InvalidPromotionRow | PromotionStore.PromotionStoreFailure,
   PromotionStore.PromotionStore
-> => {
+> => promote(records, options, true)
+
+/**
+ * {@link promoteNew} for records the caller has just created (in the transaction that wrote
+ * them, with ids it assigned): no row can exist for them yet, so the rows are committed without
+ * reading the store first. Should one exist anyway, the store refuses it by its key and the step
+ * falls back to {@link promoteNew}'s read and commit, so the result is the same as promoteNew's.
+ *
+ * @since 0.1.0
+ * @category promotion
+ */
+export const promoteCreated = (
+  records: ReadonlyArray<Routing.RoutableRecord>,
+  options: PromoteOptions
+): Effect.Effect<
+  PromoteResult,
+  Routing.InvalidPlacement | PromotionStore.InvalidPromotionRow | PromotionStore.PromotionStoreFailure,
+  PromotionStore.PromotionStore
+> => promote(records, options, false)
+
+const promote = (
+  records: ReadonlyArray<Routing.RoutableRecord>,
+  options: PromoteOptions,
+  readFirst: boolean
+) => {
   const { spec } = options
   const ctx = Routing.routingContext(options.background)
   const unique = [...new Map(records.map((record) => [record.id, record] as const)).values()]
-  const attempt = Effect.gen(function*() {
-    const store = yield* PromotionStore.PromotionStore
-    if (unique.length === 0) return { committed: [], alreadyPromoted: [] }
-    const existing = yield* store.getByRecords(unique.map((record) => record.id), { specKey: spec.key })
-    const have = new Set(existing.rows.map((row) => row.recordId))
-    const at = yield* DateTime.now
-    const rows = yield* Either.all(
-      unique.filter((record) => !have.has(record.id)).map((record) => rowFor(record, ctx, spec, at))
-    )
-    const committed = yield* store.commit(rows)
-    return { committed, alreadyPromoted: unique.filter((record) => have.has(record.id)).map((record) => record.id) }
-  })
-  return attempt.pipe(
-    Effect.retry({ times: 3, while: (error) => error._tag === "DuplicatePromotion" }),
+  const attempt = (read: boolean) =>
+    Effect.gen(function*() {
+      const store = yield* PromotionStore.PromotionStore
+      if (unique.length === 0) return { committed: [], alreadyPromoted: [] }
+      const have = new Set<string>()
+      if (read) {
+        const existing = yield* store.getByRecords(unique.map((record) => record.id), { specKey: spec.key })
+        for (const row of existing.rows) have.add(row.recordId)
+      }
+      const at = yield* DateTime.now
+      const rows = yield* Either.all(
+        unique.filter((record) => !have.has(record.id)).map((record) => rowFor(record, ctx, spec, at))
+      )
+      const committed = yield* store.commit(rows)
+      return { committed, alreadyPromoted: unique.filter((record) => have.has(record.id)).map((record) => record.id) }
+    })
+  const reading = Effect.retry(attempt(true), { times: 3, while: (error) => error._tag === "DuplicatePromotion" })
+  return (readFirst ? reading : Effect.catchTag(attempt(false), "DuplicatePromotion", () => reading)).pipe(
     // After repeated races the rows exist; what is left to report is a store failure.
     Effect.catchTag(
       "DuplicatePromotion",

@@ -5,7 +5,7 @@
  * and not the old one.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { RoutingPresets, RoutingSpecs } from "@engram/core"
+import { MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
 import { type MemoryTools, NativeRuntime, PromptObserver } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
 import * as Effect from "effect/Effect"
@@ -109,4 +109,16 @@ describe("a correction, through the native loop", () => {
       expect(mentions(next.text, "Doug")).toBe(true)
       expect(mentions(next.text, "Douglas")).toBe(false)
     }))
+
+  it.effect("a model's restatement in a later session writes nothing and counts on the holder with that session", () =>
+    Effect.gen(function*() {
+      yield* turn("s-1", "Hi! My name is Doug.")
+      yield* TestClock.adjust("1 minute")
+      yield* turn("s-2", "As I said, my name is Doug.")
+      const store = yield* MemoryStore.MemoryStore
+      const { records } = yield* store.list({ includeSuperseded: true })
+      expect(records.map((r) => [r.content, r.corroboration?.count, r.corroboration?.sessions])).toEqual([
+        ["The user's name is Doug", 1, ["s-2"]]
+      ])
+    }).pipe(Effect.provide(env(model("name", "retry")))))
 })

@@ -175,6 +175,22 @@ describe("extraction through the native loop", () => {
       expect(mentions(next.text, "Doug")).toBe(false)
     }).pipe(Effect.provide(env())))
 
+  it.effect("world time from the words: a date the text names as the start is validFrom, read against the turn's time", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-01-15T12:00:00Z"))
+      yield* turn("s-1", "Remember: Since March 2025 the team deploys on Tuesdays")
+      yield* TestClock.setTime(Date.parse("2026-02-20T09:00:00Z"))
+      yield* turn("s-2", "Remember: The office moved to Bergen two weeks ago")
+      yield* turn("s-3", "Remember: The deploy day is Tuesday")
+      const byContent = new Map((yield* all).records.map((r) => [r.content, r.validFrom] as const))
+      const iso = (at: DateTime.Utc | undefined) => at === undefined ? undefined : DateTime.formatIso(at)
+      expect(iso(byContent.get("Since March 2025 the team deploys on Tuesdays"))).toBe("2025-03-01T00:00:00.000Z")
+      // Two weeks before the turn that said it, not before the extraction ran.
+      expect(iso(byContent.get("The office moved to Bergen two weeks ago"))).toBe("2026-02-06T00:00:00.000Z")
+      // A date that is the value is no start: the turn's time stands.
+      expect(iso(byContent.get("The deploy day is Tuesday"))).toMatch(/^2026-02-20T09:0/)
+    }).pipe(Effect.provide(env())))
+
   it.effect("world time: each value is valid from the turn that said it, and an as-of read gives the value of then", () =>
     Effect.gen(function*() {
       const sessions = yield* SessionStore.SessionStore
@@ -236,6 +252,20 @@ describe("extraction through the native loop", () => {
         "The user's name is Doug",
         "the deploy window is Tuesday"
       ])
+      // Each holder counts its restatement with the session it was said in (decision 0174).
+      expect(
+        (yield* all).records.map((r) => [r.content, r.corroboration?.count, r.corroboration?.sessions]).sort()
+      ).toEqual([
+        ["The user's name is Doug", 1, ["s-4"]],
+        ["the deploy window is Tuesday", 1, ["s-2"]]
+      ])
+      const name = (yield* all).records.find((r) => r.content === "The user's name is Doug")!
+      expect((yield* Explain.explain({ memoryId: name.id })).record?.corroboration).toEqual({
+        count: 1,
+        sessions: ["s-4"],
+        lastAt: DateTime.formatIso(name.corroboration!.lastAt),
+        text: `said again once, in session s-4; last ${DateTime.formatIso(name.corroboration!.lastAt)}`
+      })
       const report = yield* (yield* Extraction.Extraction).run({
         sessionId: "s-2",
         memory: {

@@ -119,6 +119,12 @@ describe("memory_save", () => {
       })
       const other = yield* kit.handle("memory_save", { kind: "profile", content: "Works in Bergen" })
       expect(other.result).toMatchObject({ status: "saved" })
+      // The holder counts the restatement (decision 0174); a toolkit with a session names it.
+      const held = yield* toolkit(companion({ sessionId: "s-later" }))
+      yield* held.handle("memory_save", { kind: "profile", content: "Lives in Oslo." })
+      const [holder] = (yield* (yield* MemoryStore.MemoryStore).get(["mem-000001"])).records
+      expect(holder!.corroboration).toMatchObject({ count: 2, sessions: ["s-later"] })
+      expect((yield* everything).records.map((r) => r.id).sort()).toEqual(["mem-000001", "mem-000003"])
     }).pipe(Effect.provide(stores)))
 
   it.effect("does not gate records the spec declines, or addresses in another scope", () =>

@@ -5,8 +5,12 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
+import * as HashMap from "effect/HashMap"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
+import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { companionBackground, stores } from "./utilities.js"
@@ -81,12 +85,32 @@ describe("Promotion.promoteNew", () => {
       const declinedBefore = yield* counted("user-background", "spec-declined")
       const records = yield* write([
         { content: "My name is Doug", kind: "profile", label: "name" },
-        { content: "It rained", kind: "episode" }
+        { content: "It rained", kind: "episode" },
+        { content: "It snowed", kind: "episode" }
       ])
       yield* Promotion.promoteNew(records, options)
       yield* Promotion.promoteNew(records, options)
       expect((yield* counted("user-background", "routed")) - before).toBe(1)
-      expect((yield* counted("user-background", "spec-declined")) - declinedBefore).toBe(1)
+      expect((yield* counted("user-background", "spec-declined")) - declinedBefore).toBe(2)
+    }).pipe(Effect.provide(stores)))
+
+  it.effect("logs each committed row at debug level", () =>
+    Effect.gen(function*() {
+      const lines: Array<unknown> = []
+      const records = yield* write([
+        { content: "My name is Doug", kind: "profile", label: "name" },
+        { content: "It rained", kind: "episode" }
+      ])
+      yield* Promotion.promoteCreated(records, options).pipe(
+        Effect.provide(Logger.replace(
+          Logger.defaultLogger,
+          Logger.make(({ annotations }) => {
+            lines.push(HashMap.get(annotations, "memoryId").pipe(Option.getOrUndefined))
+          })
+        )),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
+      )
+      expect(lines).toEqual(records.map((record) => record.id))
     }).pipe(Effect.provide(stores)))
 
   it.effect("fails with InvalidPlacement when the spec returns a malformed placement, committing nothing", () =>
@@ -113,6 +137,57 @@ describe("Promotion.promoteNew", () => {
   it.effect("promoting nothing commits nothing", () =>
     Effect.gen(function*() {
       expect(yield* Promotion.promoteNew([], options)).toEqual({ committed: [], alreadyPromoted: [] })
+    }).pipe(Effect.provide(stores)))
+})
+
+describe("Promotion.promoteCreated", () => {
+  // The promotion store, counting its reads.
+  const countingReads = Effect.map(PromotionStore.PromotionStore, (store) => {
+    let reads = 0
+    const service: PromotionStore.Service = {
+      ...store,
+      getByRecords: (ids, readOptions) => Effect.suspend(() => (reads++, store.getByRecords(ids, readOptions)))
+    }
+    return { service, reads: () => reads }
+  })
+
+  it.effect("commits the rows of records just created without reading the store first", () =>
+    Effect.gen(function*() {
+      const records = yield* write([
+        { content: "My name is Doug", kind: "profile", label: "name" },
+        { content: "It rained", kind: "episode" }
+      ])
+      const counting = yield* countingReads
+      const result = yield* Effect.provideService(
+        Promotion.promoteCreated(records, options),
+        PromotionStore.PromotionStore,
+        counting.service
+      )
+      expect(counting.reads()).toBe(0)
+      expect(result).toEqual(
+        yield* Effect.map(
+          Effect.flatMap(PromotionStore.PromotionStore, (s) => s.getByRecords(records.map((r) => r.id))),
+          (stored) => ({ committed: stored.rows, alreadyPromoted: [] })
+        )
+      )
+    }).pipe(Effect.provide(stores)))
+
+  it.effect("a record that has a row after all: falls back to promoteNew's read, and answers as promoteNew does", () =>
+    Effect.gen(function*() {
+      const [a, b] = yield* write([
+        { content: "My name is Doug", kind: "profile", label: "name" },
+        { content: "Lives in Oslo", kind: "profile" }
+      ])
+      yield* Promotion.promoteNew([a!], options)
+      const counting = yield* countingReads
+      const result = yield* Effect.provideService(
+        Promotion.promoteCreated([a!, b!], options),
+        PromotionStore.PromotionStore,
+        counting.service
+      )
+      expect(counting.reads()).toBe(1)
+      expect(result.committed.map((row) => row.recordId)).toEqual([b!.id])
+      expect(result.alreadyPromoted).toEqual([a!.id])
     }).pipe(Effect.provide(stores)))
 })
 

@@ -15,6 +15,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { ErrorClass } from "@engram/core"
 import { MemoryRecord, MemoryWrite, Sha256 } from "@engram/core"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -222,8 +223,24 @@ const fromRow = (row: Row): AccessToken | undefined => {
 }
 
 /**
+ * How long the SQL token store trusts a token it has read, in milliseconds, before reading it
+ * again: a token revoked through the same store is refused at once, one revoked by another process
+ * (`engram token revoke` beside a running server) within this time. Unknown secrets are never
+ * remembered, so a token just created works at once (decision 0156).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const VERIFIED_FOR_MS = 1_000
+
+/** The most verified tokens the SQL store remembers; the oldest is forgotten first. */
+const MAX_VERIFIED = 1_024
+
+/**
  * The token store over the ambient SQL client: one table, `engram_access_tokens`, created when
- * missing, with the same SQL on SQLite and PostgreSQL.
+ * missing, with the same SQL on SQLite and PostgreSQL. A verified token is remembered for
+ * {@link VERIFIED_FOR_MS}, so a server answering many requests with one token reads it about once
+ * a second instead of once a request.
  *
  * @since 0.1.0
  * @category constructors
@@ -240,6 +257,8 @@ export const makeSql: Effect.Effect<Service, SqlError, SqlClient.SqlClient> = Ef
   )`)
   const failure = (operation: string) => (cause: SqlError) => new TokenStoreFailure({ operation, cause })
   const columns = sql.literal("id, label, scopes, read_only, created_at")
+  // Tokens read lately, by secret hash, each with the time it must be read again.
+  const verified = new Map<string, { readonly token: AccessToken; readonly until: number }>()
   return {
     create: (request) =>
       Effect.gen(function*() {
@@ -250,10 +269,23 @@ export const makeSql: Effect.Effect<Service, SqlError, SqlClient.SqlClient> = Ef
         return { token, secret }
       }),
     verify: (secret) =>
-      Effect.map(
-        sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} WHERE token_hash = ${hashSecret(secret)}`,
-        (rows) => (rows[0] === undefined ? undefined : fromRow(rows[0]))
-      ).pipe(Effect.mapError(failure("verify"))),
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const hash = hashSecret(secret)
+        const held = verified.get(hash)
+        if (held !== undefined && now < held.until) return Effect.succeed(held.token)
+        return Effect.map(
+          sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} WHERE token_hash = ${hash}`,
+          (rows) => {
+            const token = rows[0] === undefined ? undefined : fromRow(rows[0])
+            verified.delete(hash)
+            if (token !== undefined) {
+              if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!)
+              verified.set(hash, { token, until: now + VERIFIED_FOR_MS })
+            }
+            return token
+          }
+        ).pipe(Effect.mapError(failure("verify")))
+      }),
     list: () =>
       Effect.map(
         sql<Row>`SELECT ${columns} FROM ${sql(TABLE)} ORDER BY created_at, id`,
@@ -262,7 +294,12 @@ export const makeSql: Effect.Effect<Service, SqlError, SqlClient.SqlClient> = Ef
     revoke: (id) =>
       Effect.map(
         sql<{ id: string }>`DELETE FROM ${sql(TABLE)} WHERE id = ${id} RETURNING id`,
-        (rows) => rows.length > 0
+        (rows) => {
+          for (const [hash, held] of verified) {
+            if (held.token.id === id) verified.delete(hash)
+          }
+          return rows.length > 0
+        }
       ).pipe(Effect.mapError(failure("revoke")))
   }
 })

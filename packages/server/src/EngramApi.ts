@@ -204,14 +204,16 @@ export const IdPath = Schema.Struct({ id: MemoryRecord.MemoryId })
 export const ScopeParams = Schema.Struct({ scope: Schema.optional(MemoryRecord.Scope) })
 
 /**
- * Projection preview parameters: the query and the scope.
+ * Projection preview parameters: the query, the scope and the instant to project as of.
  *
  * @since 0.1.0
  * @category parameters
  */
 export const ProjectionParams = Schema.Struct({
   q: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2_000)),
-  scope: Schema.optional(MemoryRecord.Scope)
+  scope: Schema.optional(MemoryRecord.Scope),
+  /** World time to project as of (ISO 8601, decision 0175): the values valid then. Absent, now. */
+  asOf: Schema.optional(Schema.DateTimeUtc)
 })
 
 const Position = Schema.NumberFromString.pipe(

@@ -10,6 +10,7 @@ import { SqliteDatabase } from "@engram/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 import { describePg } from "../../store-pg/test/pgGate.js"
 
 const suite = (name: string, layer: Layer.Layer<AccessTokens.AccessTokens, unknown>) =>
@@ -53,6 +54,24 @@ const suite = (name: string, layer: Layer.Layer<AccessTokens.AccessTokens, unkno
           yield* sql.value`UPDATE engram_access_tokens SET scopes = '[]'`
           expect(yield* tokens.verify(issued.secret)).toBeUndefined()
         }
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("a token revoked behind the store's back (another process) is refused once VERIFIED_FOR_MS passes", () =>
+      Effect.gen(function*() {
+        const tokens = yield* AccessTokens.AccessTokens
+        const issued = yield* tokens.create({ label: "ana", scopes: ["global"], readOnly: false })
+        expect((yield* tokens.verify(issued.secret))?.id).toBe(issued.token.id)
+        const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+        if (Option.isNone(sql)) return
+        yield* sql.value`DELETE FROM engram_access_tokens`
+        // Remembered for a moment, then read again (and refused).
+        yield* TestClock.adjust(AccessTokens.VERIFIED_FOR_MS - 1)
+        expect((yield* tokens.verify(issued.secret))?.id).toBe(issued.token.id)
+        yield* TestClock.adjust(1)
+        expect(yield* tokens.verify(issued.secret)).toBeUndefined()
+        // An unknown secret is not remembered: a token created now works at once.
+        const next = yield* tokens.create({ label: "bo", scopes: ["global"], readOnly: false })
+        expect((yield* tokens.verify(next.secret))?.id).toBe(next.token.id)
       }).pipe(Effect.provide(layer)))
   })
 

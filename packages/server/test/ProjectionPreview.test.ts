@@ -17,6 +17,7 @@ import {
 } from "@engram/core"
 import { NativeRuntime, Promotion, StablePrefix } from "@engram/runtime"
 import { ScriptedModel } from "@engram/runtime/testing"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -94,5 +95,50 @@ describe("the console's projection preview", () => {
       )
       expect(turn.projection.text).toContain("Answer briefly")
       expect(turn.projection.text).not.toContain("My name is Doug")
+    })))
+
+  it.live("projects as of an instant when asked (asOf, decision 0175): the values valid then", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const served = yield* serveWith({ agent: yield* StablePrefix.decodeConfig(agent) })
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const store = yield* MemoryStore.MemoryStore
+          yield* store.write([{
+            id: "venue-old",
+            content: "The offsite venue is the Oslo office",
+            kind: "fact",
+            scope,
+            sourceType: "operator",
+            validFrom: DateTime.unsafeMake("2024-01-01T00:00:00Z")
+          }])
+          yield* store.supersede("venue-old", {
+            id: "venue-new",
+            content: "The offsite venue is the Bergen office",
+            kind: "fact",
+            sourceType: "operator",
+            validFrom: DateTime.unsafeMake("2025-06-01T00:00:00Z")
+          })
+        }),
+        served.context
+      ).pipe(Effect.orDie)
+      const preview = (asOf?: string) =>
+        Effect.map(
+          served.request(
+            "GET",
+            `/api/projection?scope=${encodeURIComponent(scope)}&q=${encodeURIComponent("where is the offsite venue?")}${
+              asOf === undefined ? "" : `&asOf=${encodeURIComponent(asOf)}`
+            }`,
+            { token: served.tokens.a }
+          ),
+          (answer) => (answer.json as { readonly projection: { readonly text: string } }).projection.text
+        )
+      const now = yield* preview()
+      const then = yield* preview("2025-01-01T00:00:00.000Z")
+      expect([now.includes("Bergen"), now.includes("Oslo")]).toEqual([true, false])
+      expect([then.includes("Bergen"), then.includes("Oslo")]).toEqual([false, true])
+      const bad = yield* served.request("GET", `/api/projection?scope=${encodeURIComponent(scope)}&q=x&asOf=spring`, {
+        token: served.tokens.a
+      })
+      expect(bad.status).toBe(400)
     })))
 })

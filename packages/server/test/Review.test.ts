@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type MemoryRecord, MemoryStore, RoutingPresets, RoutingSpecs } from "@engram/core"
 import { Extraction, Promotion, StablePrefix } from "@engram/runtime"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { serveWith } from "./utilities.js"
 
@@ -119,6 +120,41 @@ describe("HTTP review", () => {
       const explained = yield* served.request("GET", "/api/memories/m-poison/explain", { token: served.tokens.a })
       expect(explained.json).toMatchObject({
         record: { flagged: true, source: { session: "s-1", turns: { first: 3, last: 4 } } }
+      })
+
+      // World time and corroboration travel with the record and explain (decisions 0173, 0174).
+      yield* Effect.provide(
+        Effect.flatMap(MemoryStore.MemoryStore, (store) =>
+          Effect.zipRight(
+            store.write([{
+              id: "m-city",
+              content: "The user lives in Oslo",
+              kind: "profile",
+              scope,
+              sourceType: "operator",
+              validFrom: DateTime.unsafeMake("2025-03-01T00:00:00.000Z")
+            }]),
+            store.corroborate("m-city", { session: "s-2" })
+          )),
+        served.context
+      )
+      const city = yield* served.request("GET", "/api/memories/m-city", { token: served.tokens.a })
+      expect(city.json).toMatchObject({
+        record: {
+          validFrom: "2025-03-01T00:00:00.000Z",
+          corroboration: { count: 1, sessions: ["s-2"], lastAt: expect.stringMatching(/^\d{4}-/) }
+        }
+      })
+      const cityExplained = yield* served.request("GET", "/api/memories/m-city/explain", { token: served.tokens.a })
+      expect(cityExplained.json).toMatchObject({
+        record: {
+          validity: "from 2025-03-01T00:00:00.000Z",
+          corroboration: {
+            count: 1,
+            sessions: ["s-2"],
+            text: expect.stringContaining("said again once, in session s-2")
+          }
+        }
       })
     })))
 })

@@ -202,7 +202,7 @@ describePg("PgMemoryStore", (url) => {
         (sql) => sql<{ n: string }>`SELECT count(*) AS n FROM engram_memory_migrations`,
         schema
       )
-      expect(Number(migrations[0]!.n)).toBe(7)
+      expect(Number(migrations[0]!.n)).toBe(8)
       yield* dropSchema(url, schema)
     }).pipe(Effect.provide(IdGenerator.sequential())))
 
@@ -390,12 +390,13 @@ describePg("PgMemoryStore search statistics", (url) => {
       const store = yield* MemoryStore.MemoryStore
       const sql = yield* SqlClient.SqlClient
       yield* store.write([{ content: "alpha beta", kind: "note" }, { content: "beta gamma", kind: "note" }])
-      // As a store before migration 0005 left it (so without 0010's columns too), then migrated again.
+      // As a store before migration 0005 left it (so without 0010's and 0011's columns too), then migrated again.
       yield* sql.unsafe(`DROP TABLE engram_memory_totals, engram_memory_frequencies;
         DROP FUNCTION engram_memories_count_insert, engram_memories_count_delete, engram_memories_count_update CASCADE;
         DROP INDEX engram_memories_always_idx, engram_memories_delivery_idx, engram_memories_review_idx,
           engram_memories_kind_idx;
-        ALTER TABLE engram_memories DROP COLUMN valid_from, DROP COLUMN valid_to;
+        ALTER TABLE engram_memories DROP COLUMN valid_from, DROP COLUMN valid_to, DROP COLUMN corroborations,
+          DROP COLUMN corroboration_sessions, DROP COLUMN corroborated_at;
         DELETE FROM engram_memory_migrations WHERE migration_id >= 5`)
       yield* Effect.provide(MemoryStore.MemoryStore, PgEngram.layerStores())
       const { kept, real } = yield* counted

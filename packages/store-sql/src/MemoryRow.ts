@@ -47,7 +47,10 @@ export const COLUMNS = [
   "thread",
   "turn",
   "valid_from",
-  "valid_to"
+  "valid_to",
+  "corroborations",
+  "corroboration_sessions",
+  "corroborated_at"
 ] as const
 
 /**
@@ -97,7 +100,10 @@ export const MemoryRow = Schema.Struct({
   thread: Schema.NullOr(Schema.String),
   turn: Schema.NullOr(Schema.Number),
   valid_from: Schema.NullOr(EpochMillis),
-  valid_to: Schema.NullOr(EpochMillis)
+  valid_to: Schema.NullOr(EpochMillis),
+  corroborations: Schema.NullOr(Schema.Number),
+  corroboration_sessions: Schema.NullOr(Schema.parseJson(Schema.Array(Schema.String))),
+  corroborated_at: Schema.NullOr(EpochMillis)
 })
 
 /**
@@ -141,12 +147,22 @@ export const fromRowSlowly = (row: unknown): Either.Either<MemoryRecord, string>
       ...(row.domain !== null ? { domain: row.domain } : {}),
       ...(row.thread !== null || row.turn !== null ? { position: { thread: row.thread, turn: row.turn } } : {}),
       ...(row.valid_from !== null ? { validFrom: iso(row.valid_from) } : {}),
-      ...(row.valid_to !== null ? { validTo: iso(row.valid_to) } : {})
+      ...(row.valid_to !== null ? { validTo: iso(row.valid_to) } : {}),
+      ...(row.corroborations !== null || row.corroborated_at !== null || row.corroboration_sessions !== null
+        ? {
+          corroboration: {
+            count: row.corroborations,
+            sessions: row.corroboration_sessions ?? [],
+            lastAt: row.corroborated_at === null ? null : iso(row.corroborated_at)
+          }
+        }
+        : {})
     })).pipe(Either.mapLeft(MemoryWrite.describeParseError))
 
 const isEpochMillis = (value: unknown): value is number =>
   typeof value === "number" && Number.isInteger(value) && Math.abs(value) <= MAX_EPOCH_MILLIS
 
+/** A JSON array column (tags, corroborating sessions) read back; `undefined` when it is not JSON. */
 const parseTags = (value: unknown): unknown => {
   if (typeof value !== "string") return undefined
   try {
@@ -162,6 +178,12 @@ const fromRowQuickly = (row: Readonly<Record<string, unknown>>): MemoryRecord | 
   // Rows read before world time existed have neither column (undefined): unknown bounds.
   const valid_from = row.valid_from ?? null
   const valid_to = row.valid_to ?? null
+  // Rows read before corroboration existed have none of its columns: never corroborated.
+  const corroborations = typeof row.corroborations === "bigint"
+    ? Number(row.corroborations)
+    : row.corroborations ?? null
+  const corroborated_at = row.corroborated_at ?? null
+  const corroboration_sessions = row.corroboration_sessions ?? null
   if (!isEpochMillis(created_at)) return undefined
   if (expires_at !== null && !isEpochMillis(expires_at)) return undefined
   if (invalidated_at !== null && !isEpochMillis(invalidated_at)) return undefined
@@ -192,6 +214,14 @@ const fromRowQuickly = (row: Readonly<Record<string, unknown>>): MemoryRecord | 
   }
   if (valid_from !== null) fields.validFrom = DateTime.unsafeMake(valid_from)
   if (valid_to !== null) fields.validTo = DateTime.unsafeMake(valid_to)
+  if (corroborations !== null || corroborated_at !== null || corroboration_sessions !== null) {
+    if (!isEpochMillis(corroborated_at)) return undefined
+    fields.corroboration = {
+      count: corroborations,
+      sessions: corroboration_sessions === null ? [] : parseTags(corroboration_sessions),
+      lastAt: DateTime.unsafeMake(corroborated_at)
+    }
+  }
   return MemoryWrite.satisfiesFieldRules(fields)
     ? Records.unsafeFromDraft(fields as unknown as Records.RecordDraft)
     : undefined
@@ -253,7 +283,10 @@ export const toRow = (record: MemoryRecord): Row => ({
   thread: record.position?.thread ?? null,
   turn: record.position?.turn ?? null,
   valid_from: millisOrNull(record.validFrom),
-  valid_to: millisOrNull(record.validTo)
+  valid_to: millisOrNull(record.validTo),
+  corroborations: record.corroboration?.count ?? null,
+  corroboration_sessions: record.corroboration === undefined ? null : JSON.stringify(record.corroboration.sessions),
+  corroborated_at: millisOrNull(record.corroboration?.lastAt)
 })
 
 /**

@@ -95,14 +95,15 @@ const noTransaction = (error: SqlError): boolean =>
  * a failed `COMMIT` is rolled back. And SQLite rolls a transaction back itself when a statement
  * fails `SQLITE_FULL` (or `SQLITE_IOERR`, `SQLITE_NOMEM`), so the `ROLLBACK` (or `ROLLBACK TO
  * SAVEPOINT`, when nested) that follows finds no transaction: that is the state asked for, and the
- * statement's own error is the one to report.
+ * statement's own error is the one to report. `BEGIN`, `SAVEPOINT` and `COMMIT` run prepared once
+ * per connection (the driver's statement cache), not prepared again for every transaction.
  */
 const rollingBackConnection = (connection: Connection): Connection => ({
   ...connection,
   executeUnprepared: (sql, params, transformRows) =>
     sql === "COMMIT"
       ? Effect.tapError(
-        connection.executeUnprepared(sql, params, transformRows),
+        connection.execute(sql, params, transformRows),
         () => Effect.ignore(connection.executeUnprepared("ROLLBACK", [], undefined))
       )
       : sql.startsWith("ROLLBACK")
@@ -111,6 +112,10 @@ const rollingBackConnection = (connection: Connection): Connection => ({
         noTransaction,
         () => Effect.succeed([])
       )
+      // `BEGIN IMMEDIATE` and `SAVEPOINT effect_sql_<depth>` are the same few texts every time: run
+      // from the connection's statement cache instead of prepared again for every transaction.
+      : sql.startsWith("BEGIN") || sql.startsWith("SAVEPOINT")
+      ? connection.execute(sql, params, transformRows)
       : connection.executeUnprepared(sql, params, transformRows)
 })
 

@@ -92,12 +92,16 @@ describe("search totals", () => {
           { content: "alpha beta gamma", kind: "note" },
           { content: "beta delta", kind: "note" }
         ])
-        // As a store before migration 0006 left it (so without 0010's world-time columns too).
+        // As a store before migration 0006 left it (so without 0010's world-time columns and 0011's
+        // corroboration columns too).
         yield* raw("DROP TABLE engram_memory_totals")
         yield* raw("DROP INDEX engram_memories_always")
         yield* raw("DROP INDEX engram_memories_review")
         yield* raw("ALTER TABLE engram_memories DROP COLUMN valid_from")
         yield* raw("ALTER TABLE engram_memories DROP COLUMN valid_to")
+        yield* raw("ALTER TABLE engram_memories DROP COLUMN corroborations")
+        yield* raw("ALTER TABLE engram_memories DROP COLUMN corroboration_sessions")
+        yield* raw("ALTER TABLE engram_memories DROP COLUMN corroborated_at")
         yield* raw("DELETE FROM engram_memory_migrations WHERE migration_id >= 6")
       }).pipe(Effect.provide(storeOn(file)))
       yield* Effect.gen(function*() {

@@ -90,7 +90,8 @@ describe("SqliteMemoryStore", () => {
         { name: "conversation_index" },
         { name: "search_totals" },
         { name: "listing_indexes" },
-        { name: "world_time" }
+        { name: "world_time" },
+        { name: "corroboration" }
       ])
     }))
 
@@ -266,6 +267,48 @@ describe("SqliteMemoryStore", () => {
         expect(result.hits.every((h) => h.score > 0)).toBe(true)
       }).pipe(Effect.provide(inMemory)))
 
+    it.effect("a tie of hundreds of equal scores answers the newest first, past bad rows, as the in-memory store does", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        // 300 records of one length share one score for "tied"; written in one batch, each is 1 ms
+        // newer than the one before, so the ranking order among them is newest first.
+        const inputs = Array.from({ length: 300 }, (_, i) => ({ content: `tied word n${i}`, kind: "note" as const }))
+        const written = yield* s.write(inputs)
+        const newest = [...written].reverse()
+        expect((yield* s.search("tied", { limit: 5 })).hits.map((h) => h.record.id)).toEqual(
+          ids(newest.slice(0, 5))
+        )
+        // More bad rows among the newest than the spare rows the statement reads past its limit.
+        for (const record of newest.slice(0, 7)) yield* corrupt(record.id)
+        const past = yield* s.search("tied", { limit: 5 })
+        expect(past.hits.map((h) => h.record.id)).toEqual(ids(newest.slice(7, 12)))
+        expect(past.skipped).toBe(7)
+        const reference = yield* Effect.provide(
+          Effect.flatMap(
+            store,
+            (memory) => Effect.flatMap(memory.write(inputs), () => memory.search("tied", { limit: 5 }))
+          ),
+          Layer.merge(MemoryStore.layerMemory, IdGenerator.sequential("mem"))
+        )
+        expect(reference.hits.map((h) => h.record.content)).toEqual(newest.slice(0, 5).map((r) => r.content))
+      }).pipe(Effect.provide(inMemory)))
+
+    it.effect("a tie read past its capped rows asks again: a conversation turn of the same score does not jump the tie", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        // The oldest record sits in a conversation (its score is final only in core, so the
+        // statement returns it whatever the cap) and ties with 300 newer records.
+        yield* s.write([{ content: "tied word pos", kind: "note", position: { thread: "t1", turn: 1 } }])
+        const written = yield* s.write(
+          Array.from({ length: 300 }, (_, i) => ({ content: `tied word n${i}`, kind: "note" as const }))
+        )
+        const newest = [...written].reverse()
+        // Five bad rows: the first read's nine capped rows hold four good ones, the turn a fifth.
+        for (const record of newest.slice(0, 5)) yield* corrupt(record.id)
+        const result = yield* s.search("tied", { limit: 5 })
+        expect(result.hits.map((h) => h.record.id)).toEqual(ids(newest.slice(5, 10)))
+      }).pipe(Effect.provide(inMemory)))
+
     it.effect("a lifecycle operation on a bad row fails with MemoryStoreFailure naming the row and changes nothing", () =>
       Effect.gen(function*() {
         const s = yield* store
@@ -362,7 +405,8 @@ describe("SqliteMemoryStore", () => {
         },
         { migration_id: 6 },
         { migration_id: 7 },
-        { migration_id: 10 }
+        { migration_id: 10 },
+        { migration_id: 11 }
       ])
     }))
 })

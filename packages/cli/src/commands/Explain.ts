@@ -56,6 +56,7 @@ export const renderExplanation = (e: Explain.Explanation): string => {
       lines.push(`  proposal: would supersede ${e.record.proposesToSupersede} once an operator approves it`)
     }
     if (e.record.validity !== null) lines.push(`  valid: ${e.record.validity}`)
+    if (e.record.corroboration !== null) lines.push(`  corroborated: ${e.record.corroboration.text}`)
   } else if (e.tombstone !== null) {
     lines.push(`  forgotten at ${e.tombstone.forgottenAt} by ${e.tombstone.forgottenBy}`)
   } else {

@@ -2,7 +2,8 @@
  * `engram inspect <session> [--turn N] [--call K] [--json]`: what the model saw on stored calls,
  * rebuilt from the session's trajectory (`Inspect.inspectSession`) and printed the way the demo
  * prints a call — each fragment with its source and memory ids, then the projection's budget
- * table. A call whose rebuild does not hash to what was recorded when it was sent is flagged.
+ * table, then the memories it carried with their lifecycle and world time as stored now. A call
+ * whose rebuild does not hash to what was recorded when it was sent is flagged.
  *
  * @since 0.1.0
  */
@@ -21,6 +22,10 @@ import * as StoreBackend from "../StoreBackend.js"
 const position = (name: string, description: string) =>
   Flags.optional(Flags.text(name, Flags.WholeNumber, description, "n"))
 
+/** One memory a call carried: its id, its lifecycle now, and when it holds (world time, decision 0175). */
+const memoryLine = (m: Inspect.InspectedMemory): string =>
+  `  ${m.id}  ${m.state}${m.supersededBy === null ? "" : ` by ${m.supersededBy}`} · valid ${m.validity ?? "always"}`
+
 /**
  * One call as text: header, tools, fragments, budget (the fragments and budget drawn by the demo's
  * renderers, passed in: the command loads them with the call).
@@ -30,7 +35,8 @@ const position = (name: string, description: string) =>
  */
 export const renderCall = (
   call: Inspect.InspectedCall,
-  render: Pick<typeof Demo, "renderRequest" | "renderBudget">
+  render: Pick<typeof Demo, "renderRequest" | "renderBudget">,
+  memories: ReadonlyArray<Inspect.InspectedMemory> = []
 ): string => {
   const s = call.snapshot
   const rule = (title: string) => `── ${title} ${"─".repeat(Math.max(3, 76 - title.length))}`
@@ -53,7 +59,8 @@ export const renderCall = (
     ...(s.usage === null ? [] : [`  usage: ${s.usage.inputTokens ?? "?"} in, ${s.usage.outputTokens ?? "?"} out`]),
     ...render.renderRequest(call.request),
     rule("Projection budget"),
-    ...render.renderBudget(call.projection)
+    ...render.renderBudget(call.projection),
+    ...(memories.length === 0 ? [] : [rule("Memories carried, as stored now"), ...memories.map(memoryLine)])
   ].join("\n")
 }
 
@@ -76,9 +83,10 @@ export const command = Command.make(
       const [Inspect, Demo] = yield* Effect.promise(() =>
         Promise.all([import("@engram/runtime/Inspect"), import("@engram/harness/Demo")])
       )
-      const calls = yield* Inspect.inspectSession(session, { turn, call }).pipe(
-        Effect.provide(StoreBackend.layerObserved(where, undefined, "read"))
-      )
+      const { calls, memories } = yield* Effect.gen(function*() {
+        const calls = yield* Inspect.inspectSession(session, { turn, call })
+        return { calls, memories: yield* Effect.forEach(calls, Inspect.memoriesOf) }
+      }).pipe(Effect.provide(StoreBackend.layerObserved(where, undefined, "read")))
       if (calls.length === 0) {
         return yield* new CliFailure({
           problem: `no stored prompt snapshot matches session ${session}` +
@@ -89,7 +97,7 @@ export const command = Command.make(
       const settings = yield* Root.settings
       yield* Console.log(
         settings.json
-          ? Render.json(calls.map((c) => ({
+          ? Render.json(calls.map((c, i) => ({
             turn: c.snapshot.turn,
             call: c.snapshot.call,
             verified: c.verified,
@@ -97,9 +105,10 @@ export const command = Command.make(
             snapshot: c.snapshot,
             fragments: c.request.fragments,
             budget: c.projection.budget,
-            sections: c.projection.sections
+            sections: c.projection.sections,
+            memories: memories[i]
           })))
-          : calls.map((c) => renderCall(c, Demo)).join("\n\n")
+          : calls.map((c, i) => renderCall(c, Demo, memories[i])).join("\n\n")
       )
     }).pipe(Effect.mapError(toCliFailure))
 ).pipe(Command.withDescription("Show what the model saw on stored calls, rebuilt from the trajectory."))

@@ -76,8 +76,31 @@ interface Read<A> {
  */
 const screened = (record: MemoryRecord.MemoryRecord): boolean => !MemoryGate.isHeld(record)
 
+/** The filters of a read as of `asOf` (decision 0175): none when it reads now. */
+const asOfFilter = (asOf: DateTime.Utc | undefined): { readonly asOf?: DateTime.Utc } =>
+  asOf === undefined ? {} : { asOf }
+
+/**
+ * Whether a record a promotion row names is delivered: deliverable now, or — as of `asOf` — the
+ * filters a search as of then applies (`MemoryQuery.matchesFilters`), its successor's `validFrom`
+ * looked up in `successors`.
+ */
+const deliveredAt = (
+  record: MemoryRecord.MemoryRecord,
+  now: DateTime.Utc,
+  asOf: DateTime.Utc | undefined,
+  successors: ReadonlyMap<string, MemoryRecord.MemoryRecord>
+): boolean =>
+  asOf === undefined
+    ? MemoryQuery.isDeliverable(record, now)
+    : MemoryQuery.matchesFilters(record, { deliverable: true, asOf }, now, (id) => successors.get(id)?.validFrom)
+
 /** Every deliverable always-on record in the scopes, newest first (the flagged unconfirmed left out). */
-const readAlwaysOnFrom = (memories: MemoryStore.Service, scopes: ReadonlyArray<MemoryRecord.Scope>) =>
+const readAlwaysOnFrom = (
+  memories: MemoryStore.Service,
+  scopes: ReadonlyArray<MemoryRecord.Scope>,
+  asOf?: DateTime.Utc | undefined
+) =>
   Effect.gen(function*() {
     const records: Array<MemoryRecord.MemoryRecord> = []
     let skipped = 0
@@ -87,6 +110,7 @@ const readAlwaysOnFrom = (memories: MemoryStore.Service, scopes: ReadonlyArray<M
         scopes,
         deliveryPolicies: ["always"],
         deliverable: true,
+        ...asOfFilter(asOf),
         limit: PAGE,
         ...(cursor !== undefined ? { cursor } : {})
       })
@@ -111,6 +135,7 @@ const identityHoldersFrom = (
     readonly held: ReadonlySet<string>
     readonly inPrefix: ReadonlySet<string>
     readonly now: DateTime.Utc
+    readonly asOf?: DateTime.Utc | undefined
     readonly limit: number
   }
 ) =>
@@ -134,6 +159,13 @@ const identityHoldersFrom = (
       return { value: [], skipped } satisfies Read<ReadonlyArray<ProjectionLayout.IdentityEntry>>
     }
     const records = yield* stores.memories.get([...addressById.keys()])
+    // As of a time, a superseded holder held until its successor's validFrom: read the successors.
+    const successorIds = options.asOf === undefined ? [] : records.records.flatMap((r) => r.supersededBy ?? [])
+    const successors = new Map(
+      successorIds.length === 0
+        ? []
+        : (yield* stores.memories.get(successorIds)).records.map((record) => [record.id, record] as const)
+    )
     const readScopes = new Set(scopes)
     const holders = new Map<string, { readonly record: MemoryRecord.MemoryRecord; readonly importance: number }>()
     const beats = (a: MemoryRecord.MemoryRecord, b: MemoryRecord.MemoryRecord) => {
@@ -141,7 +173,10 @@ const identityHoldersFrom = (
       return specific !== 0 ? specific > 0 : MemoryQuery.compareListOrder(a, b) < 0
     }
     for (const record of records.records) {
-      if (!readScopes.has(record.scope) || !MemoryQuery.isDeliverable(record, options.now) || !screened(record)) {
+      if (
+        !readScopes.has(record.scope) || !deliveredAt(record, options.now, options.asOf, successors) ||
+        !screened(record)
+      ) {
         continue
       }
       const { importance, placementKey } = addressById.get(record.id)!
@@ -267,12 +302,15 @@ export const readIdentity = (
     stores,
     source.spec,
     scopes.includes(source.scope) ? scopes : [source.scope, ...scopes],
-    { held: new Set(source.heldAddresses), inPrefix, now, limit: settings.identityLimit }
+    { held: new Set(source.heldAddresses), inPrefix, now, asOf: settings.asOf, limit: settings.identityLimit }
   )
 
-/** Every deliverable, screened always-on record of the scopes, newest first. */
-export const readAlwaysOn = (stores: ProjectionStores, scopes: ReadonlyArray<MemoryRecord.Scope>) =>
-  readAlwaysOnFrom(stores.memories, scopes)
+/** Every deliverable, screened always-on record of the scopes, newest first (as of `asOf` when given). */
+export const readAlwaysOn = (
+  stores: ProjectionStores,
+  scopes: ReadonlyArray<MemoryRecord.Scope>,
+  asOf?: DateTime.Utc | undefined
+) => readAlwaysOnFrom(stores.memories, scopes, asOf)
 
 /**
  * Candidate prior sessions: summaries in the request's scopes of sessions other than the
@@ -292,7 +330,12 @@ export const readDigest = (
     const { memories } = stores
     const sessionId = request.sessionId as SessionStore.SessionId
     const digestMode = settings.digest ?? PriorSessionDigest.DEFAULT_DIGEST_MODE
-    const summaries = { kinds: [Decisions.SUMMARY_KIND], scopes: request.scopes, deliverable: true } as const
+    const summaries = {
+      kinds: [Decisions.SUMMARY_KIND],
+      scopes: request.scopes,
+      deliverable: true,
+      ...asOfFilter(settings.asOf)
+    } as const
     let skipped = 0
     /**
      * The summaries of other sessions, newest first, until `enough` holds for the sessions
@@ -391,6 +434,7 @@ export const readRecall = (
             scopes: request.scopes,
             deliveryPolicies: Decisions.PROJECTED_POLICIES,
             deliverable: true,
+            ...asOfFilter(settings.asOf),
             limit,
             plan: { maxDocumentShare: settings.recallPruneShare }
           })
@@ -431,6 +475,7 @@ export const readNeighbours = (
         scopes: request.scopes,
         deliveryPolicies: Decisions.PROJECTED_POLICIES,
         deliverable: true,
+        ...asOfFilter(settings.asOf),
         limit: Math.min(MemoryQuery.MAX_LIMIT, part.length * (2 * window + 1))
       })
       records.push(...read.records)
@@ -585,7 +630,9 @@ export const make = (
         const identity = sections.has("identity_memory") && request.identity !== undefined && settings.identityLimit > 0
           ? yield* readIdentity(stores, settings, request.identity, request.scopes, inPrefix, now)
           : none
-        const alwaysOn = sections.has("always_on_memory") ? yield* readAlwaysOn(stores, request.scopes) : none
+        const alwaysOn = sections.has("always_on_memory")
+          ? yield* readAlwaysOn(stores, request.scopes, settings.asOf)
+          : none
         const digest = sections.has("prior_sessions") ? yield* readDigest(stores, settings, request) : none
         const options: ProjectionLayout.ProjectionConfig = {
           mode: request.mode,
@@ -595,6 +642,7 @@ export const make = (
         }
         const inputs: ProjectionLayout.ProjectionInput = {
           now,
+          ...asOfFilter(settings.asOf),
           ...(request.workingState !== undefined ? { workingState: request.workingState } : {}),
           identity: identity.value,
           alwaysOn: alwaysOn.value,

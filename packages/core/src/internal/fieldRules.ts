@@ -6,10 +6,20 @@
  * costs about as much as the database work of a row; these cost a few regular-expression tests.
  * Property tests (`MemoryRow.test.ts`, `MemoryWriteInput.test.ts`) check that both paths agree.
  */
-import { DeliveryPolicy, MemoryKind, ReviewState, SourceType, TAG_MAX_CHARS, textProblem } from "../MemoryRecord.js"
+import * as DateTime from "effect/DateTime"
+import {
+  DeliveryPolicy,
+  MAX_CORROBORATION_SESSIONS,
+  MemoryKind,
+  ReviewState,
+  SourceType,
+  TAG_MAX_CHARS,
+  textProblem
+} from "../MemoryRecord.js"
 
 const memoryIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
 const scopePattern = /^(global|(project|session):[^\s\p{Cc}]{1,200})$/u
+const sessionPattern = /^[^\s\p{Cc}]{1,200}$/u
 const controlCharacter = /[\p{Cc}\u2028\u2029]/u
 const kinds: ReadonlySet<unknown> = new Set(MemoryKind.literals)
 const sourceTypes: ReadonlySet<unknown> = new Set(SourceType.literals)
@@ -38,3 +48,12 @@ export const isPosition = (thread: unknown, turn: unknown): boolean =>
   typeof thread === "string" && thread.length >= 1 && thread.length <= 200 && isOneLine(thread) &&
   typeof turn === "number" && Number.isInteger(turn) && turn >= 0 && turn <= 2_147_483_647
 export const isFreeText = (value: unknown): boolean => typeof value === "string" && isWellFormed(value)
+export const isCorroboratingSession = (value: unknown): boolean =>
+  typeof value === "string" && sessionPattern.test(value) && isWellFormed(value)
+export const isCorroboration = (value: unknown): boolean => {
+  if (typeof value !== "object" || value === null) return false
+  const { count, lastAt, sessions } = value as { count?: unknown; sessions?: unknown; lastAt?: unknown }
+  return typeof count === "number" && Number.isInteger(count) && count >= 1 && count <= 2_147_483_647 &&
+    Array.isArray(sessions) && sessions.length <= MAX_CORROBORATION_SESSIONS &&
+    sessions.every(isCorroboratingSession) && DateTime.isDateTime(lastAt) && DateTime.isUtc(lastAt)
+}

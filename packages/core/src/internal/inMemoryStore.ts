@@ -33,6 +33,8 @@ import type { MemoryId, MemoryRecord } from "../MemoryRecord.js"
 import type { SearchHit, Service as MemoryStoreService } from "../MemoryStore.js"
 import { DuplicateMemoryId, MemoryNotFound } from "../MemoryStoreError.js"
 import {
+  checkCorroboratingSession,
+  corroborated,
   decodeNeighbourQuery,
   decodeQuery,
   expiredAt,
@@ -449,6 +451,19 @@ export const makeWithVectors = (
             replace(updated)
             return updated
           })))),
+
+    corroborate: (id, options) =>
+      Effect.flatMap(
+        checkCorroboratingSession(options?.session),
+        (session) =>
+          serial(Effect.flatMap(DateTime.now, (at) =>
+            Effect.flatMap(find(id), (record) =>
+              Effect.sync(() => {
+                const updated = corroborated(record, { session, at })
+                replace(updated)
+                return updated
+              }))))
+      ),
 
     forget: (rawTarget, options) =>
       serial(Effect.gen(function*() {

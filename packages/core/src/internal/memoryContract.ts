@@ -10,6 +10,7 @@ import {
   InvalidReviewState,
   MemoryNotFound
 } from "../MemoryStoreError.js"
+import { checkCorroboratingSession } from "../MemoryWrite.js"
 import { onFirstCall } from "./onFirstCall.js"
 
 const isId = onFirstCall(() => Schema.is(MemoryId))
@@ -98,5 +99,10 @@ export const withContract = (store: MemoryStoreService): MemoryStoreService => (
       : Effect.fail(new InvalidReviewState({ state })),
   supersede: (oldId, input) =>
     Effect.zipRight(checkSizes([input]), Effect.flatMap(knownId(oldId), (valid) => store.supersede(valid, input))),
-  expire: (id) => Effect.flatMap(knownId(id), store.expire)
+  expire: (id) => Effect.flatMap(knownId(id), store.expire),
+  corroborate: (id, options) =>
+    Effect.flatMap(
+      checkCorroboratingSession(options?.session),
+      (session) => Effect.flatMap(knownId(id), (valid) => store.corroborate(valid, { session }))
+    )
 })

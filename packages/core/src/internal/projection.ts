@@ -1,5 +1,5 @@
 import * as DateTime from "effect/DateTime"
-import { isDeliverable } from "../MemoryQuery.js"
+import { isDeliverable, isDeliverableAsOf } from "../MemoryQuery.js"
 import { type MemoryId, type MemoryRecord, scopeSpecificity } from "../MemoryRecord.js"
 import type {
   BudgetWarning,
@@ -382,7 +382,10 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   const addressOf = input.addresses ?? {}
   const deliveredIds = new Set<string>()
   const deliveredAddresses = new Set<string>()
-  const candidate = (record: MemoryRecord) => isDeliverable(record, input.now) && record.deliveryPolicy !== "on_demand"
+  const asOf = input.asOf
+  const deliverable = (record: MemoryRecord) =>
+    asOf === undefined ? isDeliverable(record, input.now) : isDeliverableAsOf(record, input.now, asOf)
+  const candidate = (record: MemoryRecord) => deliverable(record) && record.deliveryPolicy !== "on_demand"
   // Per address, the most specific scope a deliverable input holds it in: a less specific scope's
   // record there is withheld, so the scopes a request reads never give one slot two values.
   const mostSpecific = new Map<string, number>()
@@ -407,7 +410,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     }
   }
   const admit = (section: SectionLabel, record: MemoryRecord, address: string | undefined): boolean => {
-    const reason = !isDeliverable(record, input.now)
+    const reason = !deliverable(record)
       ? "not-deliverable"
       : record.deliveryPolicy === "on_demand"
       ? "on-demand"

@@ -221,6 +221,11 @@ const approvalOrders = <E>(session: Session<E>, options: EvalOptions): Effect.Ef
           if (step === "restate-10") {
             const again = yield* propose(10, "FYI the standup is at N am now")
             if (again._tag !== "Corroborated") return `restating 10am answered ${again._tag}`
+            // The restatement counts on the value it restates, with its session (decision 0174).
+            const [holder] = (yield* memories.get([again.holder])).records
+            if (holder?.corroboration?.sessions.includes("s-10") !== true) {
+              return `restating 10am left ${again.holder} uncorroborated`
+            }
           } else if (step === "reject-current") {
             const [live] = yield* liveIn(scope, slotOfStandup)
             if (live === undefined) return "no value to reject"

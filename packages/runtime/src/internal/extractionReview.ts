@@ -2,7 +2,15 @@
  * What happens to a candidate, and to a proposal under review: the write through the save path
  * (corroborated, proposed or saved), an operator's approval and review.
  */
-import { IdGenerator, MemoryRecord, MemoryStore, type PromotionStore, Slot, TurnProvenance } from "@engram/core"
+import {
+  IdGenerator,
+  MemoryRecord,
+  MemoryStore,
+  type PromotionStore,
+  Slot,
+  StatedTime,
+  TurnProvenance
+} from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -77,7 +85,10 @@ export const writeCandidate = (
     const memories = yield* MemoryStore.MemoryStore
     const { memory } = options
     const turns = candidate.turns.filter((t) => options.turns.includes(t))
-    const validFrom = validFromOf(turns.length > 0 ? turns : options.turns, options.turnTimes)
+    // When it was said (the newest cited turn's time), unless its words name when it began:
+    // "since March 2025", read against that time (decision 0176).
+    const said = validFromOf(turns.length > 0 ? turns : options.turns, options.turnTimes)
+    const validFrom = StatedTime.validFromIn(candidate.content, said ?? (yield* DateTime.now)) ?? said
     const provenance = TurnProvenance.tags(options.sessionId, turns.length > 0 ? turns : options.turns)
     // The second screen, asked once per candidate (whichever way it is written): its mark, if any.
     const marked = memory.modelScreen === undefined ? [] : yield* memory.modelScreen.classify(candidate)
@@ -88,8 +99,14 @@ export const writeCandidate = (
       deliverable: true,
       limit: 50
     })
+    // A restatement writes nothing: the holder counts it, with this session (decision 0174).
+    const corroborate = (holder: string) =>
+      Effect.as(
+        memories.corroborate(holder, { session: options.sessionId }),
+        { _tag: "Corroborated", holder } satisfies Outcome as Outcome
+      )
     const exact = found.hits.find((hit) => sameWords(hit.record.content, candidate.content))
-    if (exact !== undefined) return { _tag: "Corroborated", holder: exact.record.id } satisfies Outcome as Outcome
+    if (exact !== undefined) return yield* corroborate(exact.record.id)
 
     const propose = (holder: MemoryRecord.MemoryRecord) =>
       Effect.gen(function*() {
@@ -115,9 +132,7 @@ export const writeCandidate = (
     const named = candidate.supersedes === undefined ? undefined : options.shown.get(candidate.supersedes)
     if (named !== undefined) {
       // A "correction" that states the value already held is a restatement (decision 0171).
-      if (Slot.restates(candidate.content, named.content)) {
-        return { _tag: "Corroborated", holder: named.id } satisfies Outcome as Outcome
-      }
+      if (Slot.restates(candidate.content, named.content)) return yield* corroborate(named.id)
       return yield* propose(named)
     }
 
@@ -139,7 +154,7 @@ export const writeCandidate = (
       )
       if (near !== undefined) {
         yield* Effect.annotateCurrentSpan({ "engram.extraction.near_duplicate": near.similarity })
-        return { _tag: "Corroborated", holder: near.record.id } satisfies Outcome as Outcome
+        return yield* corroborate(near.record.id)
       }
     }
 
@@ -148,7 +163,8 @@ export const writeCandidate = (
       sourceType: "extracted",
       provenanceTags: tags,
       modelScreen: undefined,
-      validFrom
+      validFrom,
+      sessionId: options.sessionId
     })
     const saved = yield* tools.memory_save({
       content: candidate.content,
@@ -157,6 +173,7 @@ export const writeCandidate = (
     }).pipe(Effect.either)
     if (saved._tag === "Left") return { _tag: "Refused", problem: saved.left.message } satisfies Outcome as Outcome
     const result = saved.right
+    // memory_save counted it on the holder already.
     if (result.status === "corroborated") {
       return { _tag: "Corroborated", holder: result.holder } satisfies Outcome as Outcome
     }
@@ -167,16 +184,14 @@ export const writeCandidate = (
     // The holder as stored: the conflict reply names a held holder without its words.
     const [holder] = (yield* memories.get([result.holder.id], { scopes: [memory.scope] })).records
     if (holder === undefined) return { _tag: "Refused", problem: `memory ${result.holder.id} is gone` } as Outcome
-    if (sameWords(holder.content, candidate.content)) {
-      return { _tag: "Corroborated", holder: holder.id } satisfies Outcome as Outcome
-    }
+    if (sameWords(holder.content, candidate.content)) return yield* corroborate(holder.id)
     // The same new value said again while its proposal waits for review corroborates that
     // proposal: one proposal per value (decision 0171).
     const waiting = found.hits.find((hit) =>
       proposedHolder(hit.record) !== undefined && hit.record.reviewState === "pending" &&
       Slot.sameSlot(memory.spec, hit.record, candidate) && Slot.restates(candidate.content, hit.record.content)
     )
-    if (waiting !== undefined) return { _tag: "Corroborated", holder: waiting.record.id } satisfies Outcome as Outcome
+    if (waiting !== undefined) return yield* corroborate(waiting.record.id)
     return yield* propose(holder)
   })
 

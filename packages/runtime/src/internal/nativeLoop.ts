@@ -157,7 +157,11 @@ const describe = (error: unknown): string =>
     ? error.message
     : String(error)
 
-const runCall = (agent: NativeAgent, call: SessionStore.ToolCall): Effect.Effect<SessionStore.ToolResult> => {
+const runCall = (
+  agent: NativeAgent,
+  sessionId: string,
+  call: SessionStore.ToolCall
+): Effect.Effect<SessionStore.ToolResult> => {
   if (!(agent.offered as ReadonlyArray<string>).includes(call.name)) {
     return Effect.succeed({
       id: call.id,
@@ -166,7 +170,9 @@ const runCall = (agent: NativeAgent, call: SessionStore.ToolCall): Effect.Effect
       result: { error: `the tool ${call.name} is not available to this agent` }
     })
   }
+  // The memory tools name the session a restatement came from (decision 0174).
   return agent.toolkit.handle(call.name, call.params).pipe(
+    Effect.locally(MemoryTools.currentSession, sessionId),
     Effect.map((outcome): SessionStore.ToolResult => ({
       id: call.id,
       name: call.name,
@@ -385,7 +391,7 @@ const loop = (turn: Turn, startRounds: ReadonlyArray<SessionStore.SessionMessage
         }
         return suspended
       }
-      const results = yield* Effect.forEach(calls, (c) => runCall(agent, c))
+      const results = yield* Effect.forEach(calls, (c) => runCall(agent, sessionId, c))
       const tool = new SessionStore.ToolMessage({ results, at: yield* DateTime.now })
       yield* sessions.append(sessionId, [assistant, tool])
       rounds = [...rounds, assistant, tool]
@@ -500,7 +506,8 @@ export const resume = (options: {
     const isWaiting = (call: SessionStore.ToolCall) => waiting.some((pending) => pending.id === call.id)
     const results = yield* Effect.forEach(
       last.toolCalls,
-      (call) => !isWaiting(call) || approved(call) ? runCall(agent, call) : Effect.succeed(denied(call, reason))
+      (call) =>
+        !isWaiting(call) || approved(call) ? runCall(agent, sessionId, call) : Effect.succeed(denied(call, reason))
     )
     const tool = new SessionStore.ToolMessage({ results, at: yield* DateTime.now })
     yield* sessions.append(sessionId, [tool])

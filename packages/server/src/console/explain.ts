@@ -178,6 +178,10 @@ const recordNow = (x: Answers.Explanation): Child => {
         : null,
       r.proposesToSupersede
         ? [" · proposes to replace ", link(memoryHref(r.proposesToSupersede), idText(r.proposesToSupersede))]
+        : null,
+      r.validity ? el("span", { "data-testid": "explain-validity", text: " · valid " + r.validity }) : null,
+      r.corroboration
+        ? el("span", { "data-testid": "explain-corroboration", text: " · " + r.corroboration.text })
         : null
     )
   }

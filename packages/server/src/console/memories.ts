@@ -204,6 +204,8 @@ const ATTRS: ReadonlyArray<readonly [keyof Answers.MemoryRecordJson, string]> = 
   ["deliveryPolicy", "delivery"],
   ["reviewState", "review"],
   ["createdAt", "created"],
+  ["validFrom", "valid from"],
+  ["validTo", "valid until"],
   ["expiresAt", "expires"],
   ["invalidatedAt", "invalidated"],
   ["invalidationReason", "why"],
@@ -225,6 +227,25 @@ const tagNodes = (tags: ReadonlyArray<string>): Child => {
     )
   )
 }
+
+/**
+ * How often the record's value was said again (decision 0174), each session a link to it; null
+ * when never.
+ */
+const corroborationNodes = (c: Answers.MemoryRecordJson["corroboration"]): Child =>
+  c === undefined ? null : [
+    "said again " + (c.count === 1 ? "once" : c.count + " times"),
+    c.sessions.length > 0
+      ? [
+        " in ",
+        c.sessions.map((s, i) => [
+          i > 0 ? ", " : "",
+          el("a", { href: "#/session/" + encodeURIComponent(s), text: s })
+        ])
+      ]
+      : "",
+    " · last " + c.lastAt.slice(0, 16).replace("T", " ")
+  ]
 
 /** One link of the history chain: the record it names, or that it was forgotten or is missing. */
 const historyEntry = (h: Answers.HistoryLink, current: string): Child => {
@@ -324,6 +345,12 @@ export const memoryView = async (main: HTMLElement, id: string, go: Go): Promise
         ATTRS.filter(([k]) => record[k] !== undefined).map((
           [k, title]
         ) => [el("dt", { text: title }), el("dd", { "data-attr": k, text: String(record[k]) })]),
+        record.corroboration
+          ? [
+            el("dt", { text: "corroborated" }),
+            el("dd", { "data-attr": "corroboration" }, corroborationNodes(record.corroboration))
+          ]
+          : null,
         el("dt", { text: "tags" }),
         el("dd", {}, tagNodes(record.tags))
       ),

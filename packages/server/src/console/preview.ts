@@ -1,20 +1,31 @@
 /**
  * The projection preview: what the projection would add to the next model call for a query, with
  * its budget per section — the projection a native turn of the server's agent gets, byte for
- * byte. Nothing is recorded.
+ * byte, as of a date when one is given. Nothing is recorded.
  */
 import { api } from "./client.js"
 import { el, form } from "./dom.js"
 import type { Go } from "./router.js"
 import { budgetChart, errorBox, scopeField, scopes } from "./widgets.js"
 
-/** `#/preview?q=&scope=`: the projection for a query and its budget chart; nothing is recorded. */
+/** A `YYYY-MM-DD` date as the instant the projection reads as of: that day's start, UTC. */
+const asOfInstant = (date: string): string => date + "T00:00:00.000Z"
+
+/**
+ * `#/preview?q=&scope=&asOf=`: the projection for a query and its budget chart; nothing is
+ * recorded. With `asOf` (a date), the values valid on that day (decision 0175).
+ */
 export const previewView = async (main: HTMLElement, params: URLSearchParams, go: Go): Promise<void> => {
   const q = params.get("q") || ""
   const scope = params.get("scope") || scopes()[0]!
+  const asOf = params.get("asOf") || ""
   const query = form(
     { class: "inline" },
-    (data) => go("#/preview?" + new URLSearchParams({ q: String(data.get("q")), scope: String(data.get("scope")) })),
+    (data) => {
+      const next = new URLSearchParams({ q: String(data.get("q")), scope: String(data.get("scope")) })
+      if (data.get("asOf")) next.set("asOf", String(data.get("asOf")))
+      go("#/preview?" + next)
+    },
     el(
       "label",
       {},
@@ -28,6 +39,7 @@ export const previewView = async (main: HTMLElement, params: URLSearchParams, go
       })
     ),
     scopeField(scope, "scope", false),
+    el("label", {}, "as of", el("input", { name: "asOf", type: "date", "data-testid": "as-of", value: asOf })),
     el("button", { class: "primary", type: "submit", "data-testid": "inspect", text: "Preview" })
   )
   main.append(
@@ -48,7 +60,9 @@ export const previewView = async (main: HTMLElement, params: URLSearchParams, go
   )
   main.append(loading)
   try {
-    const { projection } = await api.projection(new URLSearchParams({ q, scope }))
+    const { projection } = await api.projection(
+      new URLSearchParams({ q, scope, ...(asOf ? { asOf: asOfInstant(asOf) } : {}) })
+    )
     loading.remove()
     main.append(el(
       "div",

@@ -163,7 +163,13 @@ const memorySteps = {
   // 0007-0009 were left unused by parallel work; the migrator runs ids in order, gaps allowed.
   "0010_world_time": statements((
     sql
-  ) => [sql`ALTER TABLE engram_memories ADD COLUMN valid_from BIGINT, ADD COLUMN valid_to BIGINT`])
+  ) => [sql`ALTER TABLE engram_memories ADD COLUMN valid_from BIGINT, ADD COLUMN valid_to BIGINT`]),
+  // Corroboration (decision 0174): how many times the value was said again, the sessions it was
+  // said in (JSON text, as the row codec reads it) and when last; NULL until the first restatement.
+  "0011_corroboration": statements((sql) => [
+    sql`ALTER TABLE engram_memories ADD COLUMN corroborations INTEGER,
+        ADD COLUMN corroboration_sessions TEXT, ADD COLUMN corroborated_at BIGINT`
+  ])
 }
 
 /** The memory table's migrations. */

@@ -62,7 +62,8 @@ const readable = <R extends Row>(row: R) => ({
   expires_at: fromBigint(row.expires_at),
   invalidated_at: fromBigint(row.invalidated_at),
   valid_from: fromBigint(row.valid_from),
-  valid_to: fromBigint(row.valid_to)
+  valid_to: fromBigint(row.valid_to),
+  corroborated_at: fromBigint(row.corroborated_at)
 })
 
 /** Decodes rows one by one: a row that fails is logged, counted and left out; the rest stand. */
@@ -234,10 +235,12 @@ const makeAfter = <E, EI>(
           const inserted = yield* sql<{ id: string }>`
           INSERT INTO ${table} (id, content, kind, label, tags, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
-            thread, turn, valid_from, valid_to, search_tokens, search_length)
+            thread, turn, valid_from, valid_to, corroborations, corroboration_sessions, corroborated_at,
+            search_tokens, search_length)
           SELECT id, content, kind, label, tags::jsonb, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
-            thread, turn, valid_from, valid_to, search_tokens, search_length
+            thread, turn, valid_from, valid_to, corroborations, corroboration_sessions, corroborated_at,
+            search_tokens, search_length
           FROM unnest(
             ${column("id")}::text[], ${column("content")}::text[], ${column("kind")}::text[],
             ${column("label")}::text[], ${column("tags")}::text[], ${column("source_type")}::text[],
@@ -247,10 +250,12 @@ const makeAfter = <E, EI>(
             ${column("superseded_by")}::text[], ${column("supersedes")}::text[], ${column("domain")}::text[],
             ${column("thread")}::text[], ${column("turn")}::int[],
             ${column("valid_from")}::bigint[], ${column("valid_to")}::bigint[],
+            ${column("corroborations")}::int[], ${column("corroboration_sessions")}::text[],
+            ${column("corroborated_at")}::bigint[],
             ${lexemes.map((l) => l.join(" "))}::text[], ${lexemes.map(searchLength)}::int[]
           ) AS u(id, content, kind, label, tags, source_type, scope, delivery_policy, review_state, created_at,
             epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain, thread, turn,
-            valid_from, valid_to, search_tokens, search_length)
+            valid_from, valid_to, corroborations, corroboration_sessions, corroborated_at, search_tokens, search_length)
           ON CONFLICT (id) DO NOTHING
           RETURNING id`
           if (inserted.length < chunk.length) {
@@ -507,6 +512,21 @@ const makeAfter = <E, EI>(
             return updated
           })
         ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("expire")(e)))),
+
+      corroborate: (id, options) =>
+        Effect.flatMap(MemoryWrite.checkCorroboratingSession(options?.session), (session) =>
+          sql.withTransaction(
+            Effect.gen(function*() {
+              // The row lock makes concurrent corroborations of one record take turns: none is lost.
+              const record = yield* lockForUpdate(id, "corroborate")
+              const updated = MemoryWrite.corroborated(record, { session, at: yield* DateTime.now })
+              const row = MemoryRow.toRow(updated)
+              yield* sql`UPDATE ${table} SET corroborations = ${row.corroborations},
+              corroboration_sessions = ${row.corroboration_sessions}, corroborated_at = ${row.corroborated_at}
+              WHERE id = ${id}`
+              return updated
+            })
+          )).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("corroborate")(e)))),
 
       forget: (rawTarget, options) =>
         Effect.gen(function*() {

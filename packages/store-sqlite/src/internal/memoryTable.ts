@@ -126,5 +126,13 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN valid_from INTEGER`)
     yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN valid_to INTEGER`)
+  }),
+  // Corroboration (decision 0174): how many times the value was said again, the sessions it was
+  // said in (a JSON array) and when last; NULL until the first restatement.
+  "0011_corroboration": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN corroborations INTEGER`)
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN corroboration_sessions TEXT`)
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN corroborated_at INTEGER`)
   })
 }

@@ -64,7 +64,12 @@ export const PAGE_CACHE_KIB = -65_536
 /** Ids per `IN (…)` lookup. */
 const LOOKUP_CHUNK = 500
 
-const insertSql = multiRowInsert(TABLE, ["seq", ...MemoryRow.COLUMNS, "search_length"])
+const insertRows = multiRowInsert(TABLE, [...MemoryRow.COLUMNS, "search_length"])
+/**
+ * The multi-row INSERT of `n` records: SQLite numbers each row (`seq`, the largest so far plus
+ * one) and says which record got which, so the index rows need no look-up of their own.
+ */
+const insertSql = (rows: number) => `${insertRows(rows)} RETURNING seq, id`
 const tombstoneInsertSql = multiRowInsert(TOMBSTONE_TABLE, TOMBSTONE_COLUMNS)
 
 /** A stored row's conversation position, when both columns hold one (a bad row's are ignored). */
@@ -131,8 +136,12 @@ const rankedSql = (offsets: ReadonlyArray<number>, weight: number): string => {
       FROM s JOIN x ON x.scope = s.scope AND x.thread = s.thread AND x.turn = s.turn)`
 }
 
-/** The ranked statement's leading columns: own score, thread, turn, the tier's match count. */
-const RANKED_COLUMNS = 4
+/**
+ * The ranked statement's leading columns: own score, thread, turn, the tier's match count, and
+ * whether the row came from the capped band (see `searchTier`).
+ */
+const RANKED_COLUMNS = 5
+const CAPPED = 4
 const ID = MemoryRow.COLUMNS.indexOf("id")
 const SCOPE = MemoryRow.COLUMNS.indexOf("scope")
 const CREATED_AT = MemoryRow.COLUMNS.indexOf("created_at")
@@ -228,22 +237,19 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
       records: ReadonlyArray<MemoryRecord.MemoryRecord>
     ): Effect.Effect<void, MemoryStoreError.DuplicateMemoryId | SqlError> =>
       records.length === 0 ? Effect.void : sql.withTransaction(Effect.gen(function*() {
-        const [head] = yield* sql.unsafe<{ next: number }>(`SELECT coalesce(max(seq), 0) + 1 AS next FROM ${TABLE}`)
-        let seq = head!.next
         let lengths = 0
         for (const chunk of chunksOf(records, INSERT_CHUNK)) {
           const values: Array<string | number | null> = []
-          const index: Array<string | number> = []
+          const tokensOf = new Map<string, string>()
           for (const record of chunk) {
             const tokens = indexedTokens(record, language)
             const length = searchLength(tokens)
             lengths += length
-            values.push(seq, ...MemoryRow.rowValues(record), length)
-            index.push(seq, tokens.join(" "))
-            seq++
+            values.push(...MemoryRow.rowValues(record), length)
+            tokensOf.set(record.id, tokens.join(" "))
           }
-          yield* sql.unsafe(insertSql(chunk.length), values)
-          yield* sql.unsafe(ftsInsertSql(chunk.length), index)
+          const numbered = yield* sql.unsafe<{ seq: number; id: string }>(insertSql(chunk.length), values)
+          yield* sql.unsafe(ftsInsertSql(chunk.length), numbered.flatMap((row) => [row.seq, tokensOf.get(row.id)!]))
         }
         yield* SearchTotals.add(sql, records.length, lengths)
         return lengths
@@ -332,6 +338,16 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
         // per candidate, columns in RANKED_COLUMNS order, then the record's): building a keyed object
         // per row in the driver costs more than the query, and only the rows kept are decoded. A
         // larger k runs only past rows that fail to decode.
+        //
+        // Ties (decision 0157): a match whose bound is its final score (no conversation context
+        // applies to it) is ordered by SQL exactly as core ranks it — score, then newest, then id
+        // (ids are ASCII, so SQLite's byte order is JavaScript's) — so of those within the margin
+        // of the k-th bound only the first k come back (`capped`), not every one tied there
+        // (thousands on a store of look-alike records). A match past them cannot be in the top k
+        // unless more than the spare rows fail to decode, which the loop below detects and answers
+        // by asking for more.
+        const exact = offsets.length === 0 ? sql.literal("1") : sql.literal("f.thread IS NULL")
+        const margin = Bm25.BOUND_MARGIN
         const bounded = (k: number) =>
           sql`WITH c AS (${matched}),
               s AS MATERIALIZED (
@@ -341,12 +357,16 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
                 FROM c CROSS JOIN ${sql(TABLE)} m ON m.seq = c.seq
                 WHERE ${sql.and(filters)}),
               ${ranked},
+              t AS (SELECT coalesce((SELECT u FROM f ORDER BY u DESC LIMIT 1 OFFSET ${k - 1}), -1e300) AS kth),
               r AS MATERIALIZED (
-                SELECT f.* FROM f
-                WHERE f.u >= coalesce((SELECT u FROM f ORDER BY u DESC LIMIT 1 OFFSET ${
-            k - 1
-          }), -1e300) - ${Bm25.BOUND_MARGIN})
-            SELECT r.score, r.thread, r.turn, (SELECT count(*) FROM s)${
+                SELECT f.*, 0 AS capped FROM f CROSS JOIN t
+                WHERE f.u > t.kth + ${margin} OR (f.u >= t.kth - ${margin} AND NOT ${exact})
+                UNION ALL
+                SELECT * FROM (
+                  SELECT f.*, 1 AS capped FROM f CROSS JOIN t CROSS JOIN ${sql(TABLE)} o ON o.seq = f.seq
+                  WHERE f.u >= t.kth - ${margin} AND f.u <= t.kth + ${margin} AND ${exact}
+                  ORDER BY f.u DESC, o.created_at DESC, o.id LIMIT ${k}))
+            SELECT r.score, r.thread, r.turn, (SELECT count(*) FROM s), r.capped${
             sql.literal(
               offsets.map((_, i) => `, r.n${i}`).join("")
             )
@@ -373,14 +393,18 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
           )
           found.length = 0
           bad.length = 0
+          // Capped rows read before the limit was reached: if all k were, a match the cap left out
+          // could rank before the last one taken.
+          let cappedRead = 0
           for (const { match, score } of candidates) {
             if (found.length === limit) break
+            if (match.values[CAPPED] === 1) cappedRead++
             const decoded = MemoryRow.fromRow(rowOf(match.values, width))
             if (Either.isRight(decoded)) found.push({ record: decoded.right, score })
             else bad.push({ key: match.id, reason: decoded.left })
           }
           const total = rows.length === 0 ? 0 : Number(rows[0]![3])
-          if (found.length === limit || rows.length >= total) break
+          if ((found.length === limit && cappedRead < k) || rows.length >= total) break
         }
         yield* reportSkipped("search", bad)
         return { hits: found, skipped: bad.length }
@@ -527,6 +551,23 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
           }
           return updated
         })).pipe(Effect.catchTag("SqlError", toFailure("expire"))),
+
+      corroborate: (id, options) =>
+        Effect.flatMap(
+          MemoryWrite.checkCorroboratingSession(options?.session),
+          (session) =>
+            sql.withTransaction(Effect.gen(function*() {
+              const updated = MemoryWrite.corroborated(yield* readOne("corroborate", id), {
+                session,
+                at: yield* DateTime.now
+              })
+              const row = MemoryRow.toRow(updated)
+              yield* sql`UPDATE ${sql(TABLE)} SET corroborations = ${row.corroborations},
+              corroboration_sessions = ${row.corroboration_sessions}, corroborated_at = ${row.corroborated_at}
+              WHERE id = ${id}`
+              return updated
+            }))
+        ).pipe(Effect.catchTag("SqlError", toFailure("corroborate"))),
 
       forget: (rawTarget, options) =>
         Effect.gen(function*() {

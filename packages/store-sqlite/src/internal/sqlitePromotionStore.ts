@@ -193,10 +193,14 @@ export const make: Effect.Effect<
           onRight: (checked) => Effect.succeed(checked)
         })
         if (valid.length === 0) return valid
-        yield* sql.withTransaction(Effect.forEach(chunksOf(valid, INSERT_CHUNK), (chunk) =>
-          sql.unsafe(insertSql(chunk.length), chunk.flatMap(rowValues)), { discard: true })).pipe(
-            Effect.catchIf(isKeyViolation, (error) =>
-              findStored(valid, error))
+        const chunks = chunksOf(valid, INSERT_CHUNK)
+        const insert = (chunk: ReadonlyArray<PromotionStore.PromotionRow>) =>
+          sql.unsafe(insertSql(chunk.length), chunk.flatMap(rowValues))
+        // One statement is atomic by itself; several need a transaction (a savepoint in the caller's).
+        yield* (chunks.length === 1
+          ? insert(chunks[0]!)
+          : sql.withTransaction(Effect.forEach(chunks, insert, { discard: true }))).pipe(
+            Effect.catchIf(isKeyViolation, (error) => findStored(valid, error))
           )
         return valid
       }).pipe(Effect.catchTag("SqlError", toFailure("commit"))),

@@ -71,7 +71,8 @@ export const layerComposition = (config: ServerConfig): GroupLayer<
             const composed = yield* http(
               Turn.compose(
                 { ...agent, mode: "native", workingState: config.workingState, skills: config.skills },
-                { sessionId: "console-preview", turn: 1, input, history: [], record: false }
+                { sessionId: "console-preview", turn: 1, input, history: [], record: false },
+                urlParams.asOf === undefined ? undefined : { asOf: urlParams.asOf }
               ).pipe(Effect.provideService(ContextProjection.ContextProjection, projection))
             )
             return { scope, projection: composed.projection, request: composed.request.fragments }

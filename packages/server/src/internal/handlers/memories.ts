@@ -103,11 +103,12 @@ export const layerMemories = (config: ServerConfig): GroupLayer<
             ? Effect.fail(new NotFound({ message: `no memory ${id}` }))
             : Effect.succeed(records[0]))
 
+      /** Promotes records this request has just created (so none has a row yet). */
       const promote = (records: ReadonlyArray<Routing.RoutableRecord>) =>
         spec === undefined
           ? Effect.succeed([])
           : Effect.map(
-            http(withPromotions(Promotion.promoteNew(records, { background: config.agent.background, spec }))),
+            http(withPromotions(Promotion.promoteCreated(records, { background: config.agent.background, spec }))),
             (result) => result.committed
           )
 
@@ -129,12 +130,15 @@ export const layerMemories = (config: ServerConfig): GroupLayer<
             const rows = spec === undefined
               ? []
               : (yield* withPromotions(
-                Promotion.promoteNew(records, { background: config.agent.background, spec })
+                Promotion.promoteCreated(records, { background: config.agent.background, spec })
               )).committed
-            return records.map((record) => ({
-              record,
-              promotions: rows.filter((row) => row.recordId === record.id)
-            }))
+            const byRecord = new Map<string, Array<PromotionStore.PromotionRow>>()
+            for (const row of rows) {
+              const held = byRecord.get(row.recordId)
+              if (held === undefined) byRecord.set(row.recordId, [row])
+              else held.push(row)
+            }
+            return records.map((record) => ({ record, promotions: byRecord.get(record.id) ?? [] }))
           }))).pipe(Effect.flatMap((created) =>
             Effect.map(
               shown(
