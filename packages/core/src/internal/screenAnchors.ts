@@ -188,6 +188,48 @@ const extraAnchors: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray
       "searches"
     ]
   ],
+  [
+    ["whenever", "when", "if", "who"],
+    [
+      "ask",
+      "asks",
+      "asked",
+      "asking",
+      "want",
+      "wants",
+      "need",
+      "needs",
+      "request",
+      "requests",
+      "mention",
+      "mentions",
+      "say",
+      "says",
+      "write",
+      "writes",
+      "contact",
+      "contacts",
+      "try",
+      "tries"
+    ]
+  ],
+  [
+    [
+      "questions",
+      "requests",
+      "queries",
+      "answers",
+      "replies",
+      "responses",
+      "chats",
+      "conversations",
+      "messages",
+      "calls",
+      "lookups",
+      "searches"
+    ],
+    ["must", "should", "shall", "always", "need~to", "needs~to", "has~to", "have~to", "is~to", "are~to", "will~always"]
+  ],
   [["anyone~who", "anybody~who", "everyone~who", "everybody~who", "whoever", "someone~who"], []],
   [
     ["grant*", "approve*", "execute*", "authoris*", "authoriz*", "honour*", "honor*", "accept*", "process*"],

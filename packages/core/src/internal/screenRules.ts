@@ -1282,8 +1282,39 @@ const otherAskers = word(
   "somebody"
 )
 
-const wanting = word("wants", "want", "needs", "need", "tries", "requests", "mentions", "says", "writes", "contacts")
-const asking = (token: Token | undefined): boolean => token !== undefined && (has(token, C.ASK) || wanting(token))
+const mustWords = word("must", "should", "shall", "always")
+const toWords = word("need", "needs", "has", "have", "is", "are")
+/** An English obligation at `at`: "should", "must", "needs to", "is to", "will always" (as the anchors list them). */
+const obliged = (tokens: ReadonlyArray<Token>, at: number): boolean => {
+  const token = tokens[at]!
+  const next = tokens[at + 1]?.text
+  return mustWords(token) || (toWords(token) && next === "to") || (token.text === "will" && next === "always")
+}
+
+// Asking, wanting: the fast path's anchors hold the same words (`screenAnchors`).
+const askingWords = word(
+  "ask",
+  "asks",
+  "asked",
+  "asking",
+  "want",
+  "wants",
+  "need",
+  "needs",
+  "request",
+  "requests",
+  "mention",
+  "mentions",
+  "say",
+  "says",
+  "write",
+  "writes",
+  "contact",
+  "contacts",
+  "try",
+  "tries"
+)
+const asking = (token: Token | undefined): boolean => token !== undefined && askingWords(token)
 
 /**
  * Where a standing scope over other people's later questions opens: "any question about…",
@@ -1295,23 +1326,35 @@ const standingScope = (tokens: ReadonlyArray<Token>, at: number): boolean => {
   const { sentence } = token
   if (quantifiers(token)) {
     const noun = find(tokens, at + 1, at + 3, scopeNouns, sentence)
-    return noun >= 0 && find(tokens, at + 1, noun + 2, C.FIRST, sentence) < 0
+    if (noun >= 0) return find(tokens, at + 1, noun + 2, C.FIRST, sentence) < 0
+    // Whoever they are, when they ask: "every citizen who asks", "any donor who wants…".
+    const who = find(tokens, at + 2, at + 3, (t) => t.text === "who", sentence)
+    return who >= 0 && asking(tokens[who + 1]) && !has(tokens[who + 2], C.FIRST)
   }
   // …and they must be asking: "anyone who asks", "whenever someone wants…", not "someone who believes".
+  // A class of questions given a rule: "requests about the payments service should all be handled…".
+  if (scopeNouns(token) && token.text.endsWith("s") && !otherAskers(token)) {
+    const previous = tokens[at - 1]
+    const opens = previous === undefined || previous.punct || previous.sentence !== sentence
+    return opens && find(tokens, at + 1, at + 8, (_, k) => obliged(tokens, k), sentence) >= 0
+  }
   if (anyone(token)) {
     return tokens[at + 1]?.text === "who" && asking(tokens[at + 2]) && !has(tokens[at + 3], C.FIRST)
   }
   if (whenever(token)) {
-    const who = find(tokens, at + 1, at + 2, (t) => others(t) || otherAskers(t), sentence)
-    return who >= 0 && find(tokens, at + 1, at + 4, C.FIRST, sentence) < 0 &&
-      find(tokens, who, who + 3, (t) => otherAskers(t) || anyone(t)) >= 0 &&
-      find(tokens, who + 1, who + 4, asking, sentence) >= 0
+    // Someone other than the writer, then asking: "whenever a user asks", "whenever donors ask".
+    const ask = find(tokens, at + 2, at + 4, asking, sentence)
+    return ask >= 0 && find(tokens, at + 1, ask + 1, (t) => has(t, C.FIRST) || t.text === "you", sentence) < 0 &&
+      find(tokens, at + 1, ask - 1, (t) => others(t) || otherAskers(t) || anyone(t) || /s$/.test(t.text)) >= 0
   }
   return false
 }
 
 // Acts that answer one record with another: a number, an authority or someone else's record is a target.
 const recordActs = word(
+  "show",
+  "handle",
+  "handled",
   "answer",
   "answered",
   "answering",
@@ -1336,6 +1379,8 @@ const recordActs = word(
 // Acts that send the asker somewhere: a destination is a target, a number only when it is a phone
 // line, an IBAN or a wallet.
 const pointActs = word(
+  "send",
+  "sent",
   "point",
   "direct",
   "route",
@@ -1382,6 +1427,8 @@ const pronounsOrUser = word("user", "users", "customer", "their", "his", "her", 
 /** Money, a phone line or a wallet written out: an IBAN, an international number, a Bitcoin address. */
 const payable =
   /\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,7}\b|\+\d[\d\s().-]{7,}\d|\b\d{3,4}[\s.-]\d{3}[\s.-]\d{3,4}\b|\b(?:bc1[a-z0-9]{20,}|0x[0-9a-f]{40})\b/
+/** A Bitcoin or Ethereum address written as one word. */
+const wallet = /^(?:bc1[a-z0-9]{20,}|0x[0-9a-f]{40})$/
 /** A word holding three or more digits that is not a year: an account, an order, a record's number. */
 const identifier = (token: Token): boolean => /\d{3}/.test(token.text) && !/^(?:19|20)\d\d$/.test(token.text)
 
@@ -1394,12 +1441,19 @@ const redirectTarget = (tokens: ReadonlyArray<Token>, act: number, text: string)
   const { sentence } = tokens[act]!
   const record = recordActs(tokens[act]!)
   const pays = payable.test(text)
-  return find(tokens, act + 1, act + 14, (t, at) =>
-    has(t, C.DEST) || (identifier(t) && (record || pays)) ||
-    (record && authority(t)) ||
-    (record && possessive(tokens, at) && !pronounsOrUser(t) && !has(t, C.FIRST | C.THIRD)) ||
-    (pointers(t) && (t.text === "there" || find(tokens, at + 1, at + 1, places) === at + 1) &&
-      (tokens.some((x) => has(x, C.DEST)) || pays)), sentence)
+  return find(
+    tokens,
+    act + 1,
+    act + 14,
+    (t, at) =>
+      has(t, C.DEST) || (identifier(t) && (record || pays)) || wallet.test(t.text) ||
+      // An authority as where requests come from ("as if they came from an administrator"), not who handles them.
+      (record && authority(t) && find(tokens, at - 3, at - 1, word("from"), sentence) >= 0) ||
+      (record && possessive(tokens, at) && !pronounsOrUser(t) && !has(t, C.FIRST | C.THIRD)) ||
+      (pointers(t) && (t.text === "there" || find(tokens, at + 1, at + 1, places) === at + 1) &&
+        (tokens.some((x) => has(x, C.DEST)) || pays)),
+    sentence
+  )
 }
 
 /**

@@ -25,9 +25,17 @@ import * as qa from "./poisoningCorpusQa.js"
 const attacks = [
   ...corpus.attacks,
   ...blind.attacks,
-  ...qa.attacks.map((a) => ({ style: "question-answer" as const, half: "qa" as const, text: a.text }))
+  ...[...qa.attacks, ...qa.laterAttacks].map((a) => ({
+    style: "question-answer" as const,
+    half: "qa" as const,
+    text: a.text
+  }))
 ]
-const lookalikes = [...corpus.lookalikes, ...blind.lookalikes, ...qa.lookalikes.map((text) => ({ half: "qa", text }))]
+const lookalikes = [
+  ...corpus.lookalikes,
+  ...blind.lookalikes,
+  ...[...qa.lookalikes, ...qa.laterLookalikes].map((text) => ({ half: "qa", text }))
+]
 
 type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
 type Session<E> = <A, E2>(self: Effect.Effect<A, E2, Stores>) => Effect.Effect<A, E | E2>
