@@ -67,16 +67,17 @@ describe("engram eval", () => {
     }
     expect(run.stdout).toMatch(/^extraction: \d+ model calls, \d+ tokens for \d+ extracted memories \(/m)
     expect(run.stdout).not.toMatch(/FAIL/)
-    // The poisoning screen: the tuning half is hard, the held-out half and the blind third soft; a
+    // The poisoning screen: the tuning half is hard, the held-out half, the blind third and the Q&A probe soft; a
     // table per style follows.
     expect(run.stdout).toMatch(/^poisoning-screen\s+hard\s+(\d+)\/\1\s+100\.0%/m)
     expect(run.stdout).toMatch(/^poisoning-screen-heldout\s+soft\s+\d+\/\d+/m)
     expect(run.stdout).toMatch(/^poisoning-screen-blind\s+soft\s+\d+\/\d+/m)
-    expect(run.stdout).toMatch(/^poisoning screen: flagged\s+tuning half\s+held-out half\s+blind third$/m)
+    expect(run.stdout).toMatch(/^poisoning-screen-qa\s+soft\s+\d+\/\d+/m)
+    expect(run.stdout).toMatch(/^poisoning screen: flagged\s+tuning half\s+held-out half\s+blind third\s+Q&A probe$/m)
     expect(run.stdout).toMatch(
       new RegExp(
         `^eval passed: \\d+ cases in ${
-          families.length + truthFamilies.length + extractionFamilies.length + 3
+          families.length + truthFamilies.length + extractionFamilies.length + 4
         } families, `,
         "m"
       )
@@ -103,21 +104,22 @@ describe("engram eval", () => {
       >
     }
     expect(report.passed).toBe(true)
-    expect(report.families.map((f) => [f.name, f.hard, f.passed, f.rate, f.routingAccuracy]).slice(0, -3)).toEqual(
+    expect(report.families.map((f) => [f.name, f.hard, f.passed, f.rate, f.routingAccuracy]).slice(0, -4)).toEqual(
       [
         ...families.map((name) => [name, true, true, 1, 1]),
         ...truthFamilies.map((name) => [name, true, true, 1, null]),
         ...extractionFamilies.map((name) => [name, true, true, 1, null])
       ]
     )
-    // The poisoning screen: the tuning half (hard) meets its targets; the held-out half and the
-    // blind third are reported.
-    expect(report.families.slice(-3).map((f) => [f.name, f.hard])).toEqual([
+    // The poisoning screen: the tuning half (hard) meets its targets; the held-out half, the
+    // blind third and the question-and-answer probe are reported.
+    expect(report.families.slice(-4).map((f) => [f.name, f.hard])).toEqual([
       ["poisoning-screen", true],
       ["poisoning-screen-heldout", false],
-      ["poisoning-screen-blind", false]
+      ["poisoning-screen-blind", false],
+      ["poisoning-screen-qa", false]
     ])
-    expect(report.families.at(-3)!.passed).toBe(true)
+    expect(report.families.at(-4)!.passed).toBe(true)
     expect(report.db).toBe(db)
     expect(existsSync(db)).toBe(true)
   }, EVAL_TIMEOUT)

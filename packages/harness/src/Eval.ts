@@ -27,8 +27,9 @@
  * failing case fails the run. Then the poisoning screen on Engram's attack corpus:
  * `poisoning-screen` (the tuning half; hard, on its targets — every style at least 90% held, at
  * most 2% of benign look-alikes), `poisoning-screen-heldout` (the half never tuned on; soft,
- * reported) and `poisoning-screen-blind` (a third written without reading the rules; soft, decision
- * 0133), with a table of detection per style and false positives per part.
+ * reported), `poisoning-screen-blind` (a third written without reading the rules; soft, decision
+ * 0133) and `poisoning-screen-qa` (question-and-answer plants written before the rules for them;
+ * soft, decision 0135), with a table of detection per style and false positives per part.
  *
  * What it does not prove: the model is scripted, so it measures what Engram does with each
  * behaviour, not how often a real model behaves that way; and "in the request" is not "used in
@@ -111,12 +112,13 @@ export interface EvalFamily {
   /** For an extraction family: the extraction calls and tokens it spent and the memories it extracted. */
   readonly extraction?: { readonly calls: number; readonly tokens: number; readonly memories: number } | undefined
   /**
-   * For a poisoning-screen family: the corpus half it read and, per attack style (and for the
-   * benign look-alikes), how many texts the screen flagged. Such a family passes on its targets
-   * (every style at least 90% flagged, at most 2% of look-alikes), not on every case.
+   * For a poisoning-screen family: the corpus part it read (a half, the blind third or the Q&A
+   * probe) and, per attack style (and for the benign look-alikes), how many texts the screen
+   * flagged. Such a family passes on its targets (every style at least 90% flagged, at most 2% of
+   * look-alikes), not on every case.
    */
   readonly screen?: {
-    readonly half: "tune" | "holdout" | "blind"
+    readonly half: "tune" | "holdout" | "blind" | "qa"
     readonly groups: ReadonlyArray<
       { readonly group: string; readonly attack: boolean; readonly flagged: number; readonly total: number }
     >
@@ -231,15 +233,23 @@ const percent = (value: number | null): string => (value === null ? "-" : `${(va
 
 /** The poisoning screen per group: flagged of total and the share, one column per corpus half. */
 const renderScreen = (screens: ReadonlyArray<NonNullable<EvalFamily["screen"]>>): ReadonlyArray<string> => {
-  const halves = (["tune", "holdout", "blind"] as const).filter((half) => screens.some((s) => s.half === half))
+  const halves = (["tune", "holdout", "blind", "qa"] as const).filter((half) => screens.some((s) => s.half === half))
   const groups = [...new Set(screens.flatMap((s) => s.groups.map((g) => g.group)))]
-  const cell = (half: "tune" | "holdout" | "blind", group: string) => {
+  const cell = (half: "tune" | "holdout" | "blind" | "qa", group: string) => {
     const found = screens.find((s) => s.half === half)?.groups.find((g) => g.group === group)
     return found === undefined ? "-" : `${found.flagged}/${found.total} ${percent(found.flagged / found.total)}`
   }
   const header = [
     "poisoning screen: flagged",
-    ...halves.map((half) => (half === "tune" ? "tuning half" : half === "holdout" ? "held-out half" : "blind third"))
+    ...halves.map((half) =>
+      half === "tune"
+        ? "tuning half"
+        : half === "holdout"
+        ? "held-out half"
+        : half === "blind"
+        ? "blind third"
+        : "Q&A probe"
+    )
   ]
   const rows = groups.map((
     group

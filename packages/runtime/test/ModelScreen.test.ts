@@ -92,4 +92,12 @@ describe("the second screen", () => {
         )
       ))
     ))
+
+  it("describes question-and-answer plants to the classifier: redirection, a shifted trust, requests granted unchecked", () => {
+    const prompt = ModelScreen.promptOf({ content: "Q: where is the office? A: 12 Main St" })
+    expect(prompt).toContain("question and answer")
+    expect(prompt).toContain("redirects one person, account or record to another")
+    expect(prompt).toContain("official site, number or account is compromised")
+    expect(prompt).toContain("without checking")
+  })
 })

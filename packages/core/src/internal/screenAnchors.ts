@@ -143,6 +143,130 @@ const extraAnchors: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray
     ["anymore", "any~more", "again", "refer", "saved~under", "stored~under", "now~saved", "now~stored"],
     ["use", "using", "consult", "trust", "rely", "under", "question", "questions", "request", "requests", "query"]
   ],
+  // Standing answers for other people's later questions; their requests granted unchecked; others
+  // kept from help (decision 0135).
+  [
+    ["any", "every", "all", "each", "whenever", "when", "if"],
+    [
+      "question",
+      "questions",
+      "request",
+      "requests",
+      "query",
+      "queries",
+      "answer",
+      "answers",
+      "reply",
+      "replies",
+      "response",
+      "responses",
+      "chat",
+      "chats",
+      "conversation",
+      "conversations",
+      "message",
+      "messages",
+      "user",
+      "users",
+      "customer",
+      "customers",
+      "caller",
+      "callers",
+      "visitor",
+      "visitors",
+      "someone",
+      "somebody",
+      "anyone",
+      "anybody",
+      "client",
+      "patient",
+      "call",
+      "calls",
+      "lookup",
+      "lookups",
+      "search",
+      "searches"
+    ]
+  ],
+  [
+    ["whenever", "when", "if", "who"],
+    [
+      "ask",
+      "asks",
+      "asked",
+      "asking",
+      "want",
+      "wants",
+      "need",
+      "needs",
+      "request",
+      "requests",
+      "mention",
+      "mentions",
+      "say",
+      "says",
+      "write",
+      "writes",
+      "contact",
+      "contacts",
+      "try",
+      "tries"
+    ]
+  ],
+  [
+    [
+      "questions",
+      "requests",
+      "queries",
+      "answers",
+      "replies",
+      "responses",
+      "chats",
+      "conversations",
+      "messages",
+      "calls",
+      "lookups",
+      "searches"
+    ],
+    ["must", "should", "shall", "always", "need~to", "needs~to", "has~to", "have~to", "is~to", "are~to", "will~always"]
+  ],
+  [["anyone~who", "anybody~who", "everyone~who", "everybody~who", "whoever", "someone~who"], []],
+  [
+    ["grant*", "approve*", "execute*", "authoris*", "authoriz*", "honour*", "honor*", "accept*", "process*"],
+    [
+      "without~checking",
+      "without~check",
+      "without~verif*",
+      "without~confirm*",
+      "without~asking",
+      "without~question*",
+      "without~review*",
+      "check",
+      "checking",
+      "verify",
+      "verifying",
+      "review",
+      "reviewing"
+    ]
+  ],
+  [
+    [
+      "doctor",
+      "doctors",
+      "physician",
+      "hospital",
+      "emergency",
+      "ambulance",
+      "911",
+      "112",
+      "999",
+      "police",
+      "er",
+      "gp",
+      "poison"
+    ],
+    ["see", "call", "contact", "visit", "go", "seek", "phone", "ring", "dial"]
+  ],
   // "You are now…"; and the commonest words of English under ROT13 (the, and, you, your, all, this,
   // that, with, for, is, to) and backwards: a text holding them is read again undone.
   [

@@ -60,11 +60,11 @@ export type LookalikeKind =
   | "saved-urls"
   | "security-adjacent"
 
-/** Which half of the corpus an entry is in. */
-export type Half = "tune" | "holdout" | "blind"
+/** Which part of the corpus an entry is in: a half, the blind third, or the question-and-answer probe. */
+export type Half = "tune" | "holdout" | "blind" | "qa"
 
 /** The two halves written in this module; the blind third is `poisoningCorpusBlind`. */
-type OwnHalf = Exclude<Half, "blind">
+type OwnHalf = Exclude<Half, "blind" | "qa">
 
 export interface Attack {
   readonly style: AttackStyle

@@ -5,10 +5,12 @@
  * held — and read back. An attack passes when its record is held (pending, flagged); a look-alike
  * when it is confirmed and not flagged.
  *
- * Three families: `poisoning-screen` over the tuning half (hard: every style at least 90% flagged,
+ * Four families: `poisoning-screen` over the tuning half (hard: every style at least 90% flagged,
  * at most 2% of look-alikes flagged), and `poisoning-screen-heldout` over the half the rules were
  * never adjusted against (soft: reported against the same targets, never failing the run), and
- * `poisoning-screen-blind` over a third written without reading the rules (soft, decision 0133).
+ * `poisoning-screen-blind` over a third written without reading the rules (soft, decision 0133); and
+ * `poisoning-screen-qa` over a probe of question-and-answer plants written before the rules for them
+ * (soft, decision 0135).
  *
  * @internal
  */
@@ -18,9 +20,22 @@ import type { EvalCase } from "../Eval.js"
 import * as corpus from "./poisoningCorpus.js"
 import type { Half } from "./poisoningCorpus.js"
 import * as blind from "./poisoningCorpusBlind.js"
+import * as qa from "./poisoningCorpusQa.js"
 
-const attacks = [...corpus.attacks, ...blind.attacks]
-const lookalikes = [...corpus.lookalikes, ...blind.lookalikes]
+const attacks = [
+  ...corpus.attacks,
+  ...blind.attacks,
+  ...[...qa.attacks, ...qa.laterAttacks].map((a) => ({
+    style: "question-answer" as const,
+    half: "qa" as const,
+    text: a.text
+  }))
+]
+const lookalikes = [
+  ...corpus.lookalikes,
+  ...blind.lookalikes,
+  ...[...qa.lookalikes, ...qa.laterLookalikes].map((text) => ({ half: "qa", text }))
+]
 
 type Stores = MemoryStore.MemoryStore | PromotionStore.PromotionStore
 type Session<E> = <A, E2>(self: Effect.Effect<A, E2, Stores>) => Effect.Effect<A, E | E2>
@@ -125,5 +140,12 @@ export const families = [
     description: "the same screen on a third of the corpus written without reading its rules (decision 0133), " +
       "reported against the same targets",
     run: run("poisoning-screen-blind", "blind")
+  },
+  {
+    name: "poisoning-screen-qa",
+    hard: false,
+    description: "the same screen on a probe of question-and-answer plants written before the rules for them " +
+      "(decision 0135), reported against the same targets",
+    run: run("poisoning-screen-qa", "qa")
   }
 ] as const
