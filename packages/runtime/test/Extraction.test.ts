@@ -214,7 +214,11 @@ describe("extraction through the native loop", () => {
         "2025-03-01T00:00:00.000Z",
         "2025-06-11T00:00:00.000Z"
       ])
-      // Ended, it reaches no prompt; the office's closure does until Monday.
+      const closed = (yield* all).records.find((r) => r.content === "The office is closed until Monday")!
+      expect((yield* Explain.explain({ memoryId: closed.id })).record?.validity).toBe(
+        "from 2026-01-15T12:00:00.000Z until 2026-01-19T00:00:00.000Z"
+      )
+      // Ended, it reaches no prompt.
       const store = yield* MemoryStore.MemoryStore
       const current = (yield* store.list({ deliverable: true })).records.map((r) => r.content)
       expect(current).not.toContain("Until 2024-05-03 the user lived in Oslo")
