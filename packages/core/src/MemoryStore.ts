@@ -385,3 +385,22 @@ export const layerMemoryCascadingWithVectors: Layer.Layer<
     ({ cascade, embeddings }) => makeDefault({ cascade, embeddings })
   )
 )
+
+/**
+ * The records of `ids` that live in `scope`, in the store's answer order, with the number of
+ * stored rows that failed to decode. They are read by id alone and kept to the scope here: a scope
+ * filter would let a backend pick its scope index and scan the whole scope once per batch of ids.
+ * What the composed Background and the save gate read for their promotion rows.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const readInScope = (
+  ids: ReadonlyArray<MemoryId>,
+  scope: Scope
+): Effect.Effect<ReadResult, MemoryStoreFailure, MemoryStore> =>
+  Effect.flatMap(MemoryStore, (memories) =>
+    Effect.map(
+      memories.get(ids),
+      (read) => ({ records: read.records.filter((record) => record.scope === scope), skipped: read.skipped })
+    ))

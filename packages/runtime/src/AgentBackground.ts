@@ -138,13 +138,9 @@ export const composeAgentBackground = (
 > =>
   Effect.gen(function*() {
     const promotions = yield* PromotionStore.PromotionStore
-    const memories = yield* MemoryStore.MemoryStore
     const rows = yield* promotions.listByScope(options.scope, { specKey: options.spec.key })
-    // Read by id alone and keep the scope's records here (a scope filter would let a backend scan
-    // the whole scope once per batch of ids).
-    const read = yield* memories.get(rows.rows.map((row) => row.recordId))
-    const inScope = read.records.filter((record) => record.scope === options.scope)
-    const { invalid, missing, placed } = joinPlaced(rows.rows, inScope)
+    const read = yield* MemoryStore.readInScope(rows.rows.map((row) => row.recordId), options.scope)
+    const { invalid, missing, placed } = joinPlaced(rows.rows, read.records)
     yield* Effect.forEach(invalid, ({ error, recordId }) =>
       Effect.logWarning("a promotion row holds a malformed placement; it is not composed").pipe(
         Effect.annotateLogs({ memoryId: recordId, spec: error.specKey, problem: error.problem })

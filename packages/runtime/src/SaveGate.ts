@@ -54,18 +54,15 @@ export const liveHolders = (options: {
 > =>
   Effect.gen(function*() {
     const promotions = yield* PromotionStore.PromotionStore
-    const memories = yield* MemoryStore.MemoryStore
     const found = yield* promotions.lookup(options.scope, options.placementKey, { specKey: options.specKey })
     const excluded = new Set(options.exclude ?? [])
     const rows = found.rows.filter((row) => !excluded.has(row.recordId))
     if (rows.length === 0) return []
-    // Read by id alone and check the scope here: a scope filter would let a backend pick its scope
-    // index and scan the whole scope.
-    const read = yield* memories.get(rows.map((row) => row.recordId))
+    const read = yield* MemoryStore.readInScope(rows.map((row) => row.recordId), options.scope)
     const at = yield* DateTime.now
     const rowOf = new Map(rows.map((row) => [row.recordId, row] as const))
     return read.records
-      .filter((record) => record.scope === options.scope && MemoryQuery.isDeliverable(record, at))
+      .filter((record) => MemoryQuery.isDeliverable(record, at))
       .sort(MemoryQuery.compareListOrder)
       .map((record) => ({ record, row: rowOf.get(record.id)! }))
   })

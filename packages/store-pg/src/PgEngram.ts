@@ -16,7 +16,6 @@
  * @since 0.1.0
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Embeddings, MemoryStore } from "@engram/core"
 import { SqlEngram, SqlTransaction } from "@engram/store-sql"
 import type * as ConfigError from "effect/ConfigError"
@@ -54,9 +53,7 @@ export type Services = SqlEngram.Services<PgClient.PgClient>
  */
 export interface Options extends PgDatabase.ConnectionOptions, MemoryStore.StoreOptions {}
 
-const stores = SqlEngram.layers({
-  memory: PgMemoryStore.layer,
-  memoryWithVectors: PgMemoryStore.layerWithVectors,
+const stores = SqlEngram.layers(PgMemoryStore, {
   promotions: PgPromotionStore.layer,
   sessions: PgSessionStore.layer,
   telemetry: PgTelemetryStore.layer,
@@ -70,9 +67,7 @@ const stores = SqlEngram.layers({
  * @since 0.1.0
  * @category layers
  */
-export const layerStores: (
-  options?: MemoryStore.StoreOptions
-) => Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient> = stores.layerStores
+export const layerStores = stores.layerStores
 
 /**
  * {@link layerStores} with a memory store that keeps vectors over the `Embeddings` service it
@@ -81,10 +76,7 @@ export const layerStores: (
  * @since 0.1.0
  * @category layers
  */
-export const layerStoresWithVectors: (
-  options?: MemoryStore.StoreOptions
-) => Layer.Layer<Stores, PgMemoryStore.MakeError, SqlClient.SqlClient | Embeddings.Embeddings> =
-  stores.layerStoresWithVectors
+export const layerStoresWithVectors = stores.layerStoresWithVectors
 
 /**
  * The four stores in the database of `options.url` (in `options.schema` when given), the memory

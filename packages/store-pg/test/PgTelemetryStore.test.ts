@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import { describePg } from "./pgGate.js"
 import { dropSchema } from "./utilities.js"
 
-const { injectionRow } = TelemetryStoreConformance
+const { injectionRow, snapshotFixture } = TelemetryStoreConformance
 
 describePg("PostgreSQL telemetry store", (url) => {
   // Every build is an empty schema of its own, dropped on release.
@@ -55,6 +55,16 @@ describePg("PostgreSQL telemetry store", (url) => {
         )
       )
       expect(plan.map((p) => p["QUERY PLAN"]).join(" ")).toContain("engram_injection_log_session_idx")
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("refuses a snapshot whose session id PostgreSQL cannot store, naming why, and stores nothing", () =>
+    Effect.gen(function*() {
+      const store = yield* TelemetryStore.TelemetryStore
+      const { entries, snapshot } = snapshotFixture({ sessionId: "s-\uD800" })
+      const error = yield* Effect.flip(store.appendSnapshot(snapshot, entries))
+      expect(error._tag).toBe("InvalidTelemetryRow")
+      expect(error.message).toContain("unpaired surrogate")
+      expect((yield* store.readTrajectory("s-\uD800")).messages).toEqual([])
     }).pipe(Effect.provide(fresh)))
 
   it.effect("keeps the log across reopening", () =>

@@ -101,33 +101,36 @@ export const layer = <E, C, EC, RS>(
   )
 
 /**
- * One backend's layers, from which {@link layers} builds its one-database layers: the memory
- * store's two layers taking their options (`MemoryStore.StoreOptions`), keyword and vectors, the
- * other stores and the transaction over the `SqlClient` in context.
+ * A memory store's two layers, each taking the store's options: what a store module exports
+ * (`SqliteMemoryStore`, `PgMemoryStore`; see `MemoryStoreLayers`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Backend<E, R extends SqlClient.SqlClient> extends Omit<StoreSet<E, R>, "memory"> {
-  readonly memory: (options?: MemoryStore.StoreOptions) => StoreSet<E, R>["memory"]
-  readonly memoryWithVectors: (
+export interface MemoryLayers<E, R extends SqlClient.SqlClient> {
+  readonly layer: (options?: MemoryStore.StoreOptions) => StoreSet<E, R>["memory"]
+  readonly layerWithVectors: (
     options?: MemoryStore.StoreOptions
   ) => StoreSet<E, R, Embeddings.Embeddings>["memory"]
 }
 
 /**
  * A backend's stores with and without vectors, each with the memory store's options — what
- * `SqliteEngram.layerStores` / `layerStoresWithVectors` and their `PgEngram` twins are.
+ * `SqliteEngram.layerStores` / `layerStoresWithVectors` and their `PgEngram` twins are: `memory`
+ * is the backend's memory store module, `others` its other stores and transaction.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layers = <E, R extends SqlClient.SqlClient>(backend: Backend<E, R>): {
+export const layers = <E, R extends SqlClient.SqlClient>(
+  memory: MemoryLayers<E, R>,
+  others: Omit<StoreSet<E, R>, "memory">
+): {
   readonly layerStores: (options?: MemoryStore.StoreOptions) => Layer.Layer<Stores, E, R>
   readonly layerStoresWithVectors: (
     options?: MemoryStore.StoreOptions
   ) => Layer.Layer<Stores, E, R | Embeddings.Embeddings>
 } => ({
-  layerStores: (options) => layerStores({ ...backend, memory: backend.memory(options) }),
-  layerStoresWithVectors: (options) => layerStores({ ...backend, memory: backend.memoryWithVectors(options) })
+  layerStores: (options) => layerStores({ ...others, memory: memory.layer(options) }),
+  layerStoresWithVectors: (options) => layerStores({ ...others, memory: memory.layerWithVectors(options) })
 })

@@ -13,7 +13,6 @@
  * @since 0.1.0
  */
 import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Embeddings, MemoryStore } from "@engram/core"
 import { SqlEngram, SqlTransaction } from "@engram/store-sql"
 import type * as Layer from "effect/Layer"
@@ -50,9 +49,7 @@ export type Services = SqlEngram.Services<SqliteClient.SqliteClient>
  */
 export interface Options extends SqliteDatabase.ClientOptions, MemoryStore.StoreOptions {}
 
-const stores = SqlEngram.layers({
-  memory: SqliteMemoryStore.layer,
-  memoryWithVectors: SqliteMemoryStore.layerWithVectors,
+const stores = SqlEngram.layers(SqliteMemoryStore, {
   promotions: SqlitePromotionStore.layer,
   sessions: SqliteSessionStore.layer,
   telemetry: SqliteTelemetryStore.layer,
@@ -66,9 +63,7 @@ const stores = SqlEngram.layers({
  * @since 0.1.0
  * @category layers
  */
-export const layerStores: (
-  options?: MemoryStore.StoreOptions
-) => Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient> = stores.layerStores
+export const layerStores = stores.layerStores
 
 /**
  * {@link layerStores} with a memory store that keeps vectors over the `Embeddings` service it
@@ -77,10 +72,7 @@ export const layerStores: (
  * @since 0.1.0
  * @category layers
  */
-export const layerStoresWithVectors: (
-  options?: MemoryStore.StoreOptions
-) => Layer.Layer<Stores, SqliteMemoryStore.MakeError, SqlClient.SqlClient | Embeddings.Embeddings> =
-  stores.layerStoresWithVectors
+export const layerStoresWithVectors = stores.layerStoresWithVectors
 
 /**
  * The four stores on the SQLite file `options.filename` (default `./.engram/engram.db`, created

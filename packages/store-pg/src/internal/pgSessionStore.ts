@@ -1,39 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore } from "@engram/core"
-import { StoredRows } from "@engram/store-sql"
+import { SessionStore } from "@engram/core"
+import { SessionRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import { reasonOf } from "../PgError.js"
 import { claimsTable, ensure, extractionsTable, interruptsTable, messagesTable, run, sessions } from "./migrations.js"
-
-const parseJson = (text: string): Either.Either<unknown, string> => {
-  try {
-    return Either.right(JSON.parse(text))
-  } catch (error) {
-    return Either.left(`not JSON (${error instanceof Error ? error.message : String(error)})`)
-  }
-}
-
-const decodeMessage = (text: string): Either.Either<SessionStore.SessionMessage, string> =>
-  Either.flatMap(
-    parseJson(text),
-    (json) => Either.mapLeft(SessionStore.decodeStoredMessage(json), MemoryWrite.describeParseError)
-  )
-
-const decodeInterrupt = (text: string): Either.Either<SessionStore.PendingInterrupt, string> =>
-  Either.flatMap(
-    parseJson(text),
-    (json) => Either.mapLeft(SessionStore.decodeStoredInterrupt(json), MemoryWrite.describeParseError)
-  )
-
-const decodeExtractionRun = (text: string): Either.Either<SessionStore.ExtractionRun, string> =>
-  Either.flatMap(
-    parseJson(text),
-    (json) => Either.mapLeft(SessionStore.decodeStoredExtractionRun(json), MemoryWrite.describeParseError)
-  )
 
 const epochMillis = (iso: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(iso))
 
@@ -86,28 +58,12 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         }).pipe(Effect.catchTag("SqlError", failure("append"))),
 
       load: (sessionId) =>
-        Effect.gen(function*() {
-          const rows = yield* sql<{ seq: number; message: string }>`SELECT seq, message FROM ${messages}
-            WHERE session_id = ${sessionId} ORDER BY seq`
-          const read = yield* StoredRows.decodeSessionRows(
-            sessionId,
-            rows,
-            (row) => decodeMessage(row.message),
-            "session message"
-          )
-          return { messages: read.values, skipped: read.skipped }
-        }).pipe(Effect.catchTag("SqlError", failure("load"))),
+        Effect.catchTag(SessionRows.readMessages(sql, messagesTable)(sessionId), "SqlError", failure("load")),
 
       putInterrupt: (sessionId, interrupt) =>
         Effect.gen(function*() {
           yield* checkSessionId(sessionId)
-          const encoded = yield* Either.match(SessionStore.encodeInterrupt(interrupt), {
-            onLeft: (error) =>
-              Effect.fail(
-                new SessionStore.InvalidSessionData({ problem: `interrupt: ${MemoryWrite.describeParseError(error)}` })
-              ),
-            onRight: Effect.succeed
-          })
+          const encoded = yield* SessionRows.encodeInterrupt(interrupt)
           yield* sql`INSERT INTO ${interrupts} (session_id, turn, at, interrupt)
             VALUES (${sessionId}, ${encoded.turn}, ${epochMillis(encoded.at)}, ${JSON.stringify(encoded)})
             ON CONFLICT (session_id) DO UPDATE
@@ -116,15 +72,9 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
 
       getInterrupt: (sessionId) =>
         Effect.gen(function*() {
-          const [row] = yield* sql<{ interrupt: string }>`SELECT interrupt FROM ${interrupts}
+          const [row] = yield* sql<{ interrupt: unknown }>`SELECT interrupt FROM ${interrupts}
             WHERE session_id = ${sessionId}`
-          if (row === undefined) return Option.none()
-          const decoded = decodeInterrupt(row.interrupt)
-          if (Either.isRight(decoded)) return Option.some(decoded.right)
-          yield* Effect.logWarning("a stored pending interrupt does not decode; reading it as none").pipe(
-            Effect.annotateLogs({ backend: "postgres", sessionId, problem: decoded.left })
-          )
-          return Option.none()
+          return yield* SessionRows.interruptOf(sessionId, row?.interrupt)
         }).pipe(Effect.catchTag("SqlError", failure("getInterrupt"))),
 
       clearInterrupt: (sessionId) =>
@@ -157,17 +107,11 @@ const makeAfter = <E>(prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>) =
         }).pipe(Effect.catchTag("SqlError", failure("recordExtraction"))),
 
       loadExtractions: (sessionId) =>
-        Effect.gen(function*() {
-          const rows = yield* sql<{ seq: number; run: string }>`SELECT seq, run FROM ${extractions}
-            WHERE session_id = ${sessionId} ORDER BY seq`
-          const read = yield* StoredRows.decodeSessionRows(
-            sessionId,
-            rows,
-            (row) => decodeExtractionRun(row.run),
-            "extraction run"
-          )
-          return { runs: read.values, skipped: read.skipped }
-        }).pipe(Effect.catchTag("SqlError", failure("loadExtractions"))),
+        Effect.catchTag(
+          SessionRows.readExtractionRuns(sql, extractionsTable)(sessionId),
+          "SqlError",
+          failure("loadExtractions")
+        ),
 
       claimExtraction: (sessionId, claim) =>
         Effect.gen(function*() {

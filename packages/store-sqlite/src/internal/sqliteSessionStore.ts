@@ -9,12 +9,10 @@
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MemoryWrite, SessionStore } from "@engram/core"
-import { StoredRows } from "@engram/store-sql"
+import { SessionStore } from "@engram/core"
+import { SessionRows } from "@engram/store-sql"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import { runMigrations } from "./migrations.js"
 import { causeOf } from "./sqliteErrors.js"
 import { chunksOf, multiRowInsert } from "./sqlText.js"
@@ -83,36 +81,6 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
 /** Runs the store's migrations (idempotent), in their own migrations table. */
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
-const parseJson = (text: unknown): Either.Either<unknown, string> => {
-  if (typeof text !== "string") return Either.left(`not text: ${String(text)}`)
-  try {
-    return Either.right(JSON.parse(text))
-  } catch (error) {
-    return Either.left(`not JSON (${error instanceof Error ? error.message : String(error)})`)
-  }
-}
-
-/** A stored message column as a message, or why it cannot be read. */
-export const decodeMessage = (text: unknown): Either.Either<SessionStore.SessionMessage, string> =>
-  Either.flatMap(
-    parseJson(text),
-    (json) => Either.mapLeft(SessionStore.decodeStoredMessage(json), MemoryWrite.describeParseError)
-  )
-
-/** A stored extraction run column as a run, or why it cannot be read. */
-export const decodeExtractionRun = (text: unknown): Either.Either<SessionStore.ExtractionRun, string> =>
-  Either.flatMap(
-    parseJson(text),
-    (json) => Either.mapLeft(SessionStore.decodeStoredExtractionRun(json), MemoryWrite.describeParseError)
-  )
-
-/** A stored interrupt column as an interrupt, or why it cannot be read. */
-export const decodeInterrupt = (text: unknown): Either.Either<SessionStore.PendingInterrupt, string> =>
-  Either.flatMap(
-    parseJson(text),
-    (json) => Either.mapLeft(SessionStore.decodeStoredInterrupt(json), MemoryWrite.describeParseError)
-  )
-
 const insertSql = multiRowInsert(MESSAGES_TABLE, ["session_id", "seq", "tag", "at", "message"])
 
 const toFailure = (operation: string) => (cause: SqlError) =>
@@ -155,23 +123,11 @@ export const make: Effect.Effect<
       }),
 
     load: (sessionId) =>
-      Effect.gen(function*() {
-        const rows = yield* sql<{ seq: number; message: unknown }>`SELECT seq, message FROM ${sql(MESSAGES_TABLE)}
-          WHERE session_id = ${sessionId} ORDER BY seq`
-        const read = yield* StoredRows.decodeSessionRows(sessionId, rows, (row) =>
-          decodeMessage(row.message), "session message")
-        return { messages: read.values, skipped: read.skipped }
-      }).pipe(Effect.catchTag("SqlError", toFailure("load"))),
+      Effect.catchTag(SessionRows.readMessages(sql, MESSAGES_TABLE)(sessionId), "SqlError", toFailure("load")),
 
     putInterrupt: (sessionId, interrupt) =>
       Effect.gen(function*() {
-        const encoded = yield* Either.match(SessionStore.encodeInterrupt(interrupt), {
-          onLeft: (error) =>
-            Effect.fail(
-              new SessionStore.InvalidSessionData({ problem: `interrupt: ${MemoryWrite.describeParseError(error)}` })
-            ),
-          onRight: Effect.succeed
-        })
+        const encoded = yield* SessionRows.encodeInterrupt(interrupt)
         yield* sql`INSERT INTO ${sql(INTERRUPTS_TABLE)} (session_id, turn, at, interrupt)
           VALUES (${sessionId}, ${encoded.turn}, ${epochMillis(encoded.at)}, ${JSON.stringify(encoded)})
           ON CONFLICT (session_id) DO UPDATE SET turn = excluded.turn, at = excluded.at, interrupt = excluded.interrupt`
@@ -182,13 +138,7 @@ export const make: Effect.Effect<
       Effect.gen(function*() {
         const [row] = yield* sql<{ interrupt: unknown }>`SELECT interrupt FROM ${sql(INTERRUPTS_TABLE)}
           WHERE session_id = ${sessionId}`
-        if (row === undefined) return Option.none()
-        const decoded = decodeInterrupt(row.interrupt)
-        if (Either.isRight(decoded)) return Option.some(decoded.right)
-        yield* Effect.logWarning("a stored pending interrupt failed to decode; reading it as none").pipe(
-          Effect.annotateLogs({ sessionId, reason: decoded.left })
-        )
-        return Option.none()
+        return yield* SessionRows.interruptOf(sessionId, row?.interrupt)
       }).pipe(Effect.catchTag("SqlError", toFailure("getInterrupt"))),
 
     clearInterrupt: (sessionId) =>
@@ -218,13 +168,11 @@ export const make: Effect.Effect<
       }),
 
     loadExtractions: (sessionId) =>
-      Effect.gen(function*() {
-        const rows = yield* sql<{ seq: number; run: unknown }>`SELECT seq, run FROM ${sql(EXTRACTIONS_TABLE)}
-          WHERE session_id = ${sessionId} ORDER BY seq`
-        const read = yield* StoredRows.decodeSessionRows(sessionId, rows, (row) =>
-          decodeExtractionRun(row.run), "extraction run")
-        return { runs: read.values, skipped: read.skipped }
-      }).pipe(Effect.catchTag("SqlError", toFailure("loadExtractions"))),
+      Effect.catchTag(
+        SessionRows.readExtractionRuns(sql, EXTRACTIONS_TABLE)(sessionId),
+        "SqlError",
+        toFailure("loadExtractions")
+      ),
 
     claimExtraction: (sessionId, claim) =>
       Effect.gen(function*() {
