@@ -59,6 +59,21 @@ export interface PromoteResult {
 }
 
 /**
+ * A promotion step over records: {@link promoteNew} and {@link promoteCreated}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Promote = (
+  records: ReadonlyArray<Routing.RoutableRecord>,
+  options: PromoteOptions
+) => Effect.Effect<
+  PromoteResult,
+  Routing.InvalidPlacement | PromotionStore.InvalidPromotionRow | PromotionStore.PromotionStoreFailure,
+  PromotionStore.PromotionStore
+>
+
+/**
  * Counts promoted records by spec and outcome (`routed`, `spec-declined`, `undeclared-section`).
  *
  * @since 0.1.0
@@ -146,14 +161,7 @@ const instrument = (spec: Routing.MemoryRoutingSpec, rows: ReadonlyArray<Promoti
  * @since 0.1.0
  * @category promotion
  */
-export const promoteNew = (
-  records: ReadonlyArray<Routing.RoutableRecord>,
-  options: PromoteOptions
-): Effect.Effect<
-  PromoteResult,
-  Routing.InvalidPlacement | PromotionStore.InvalidPromotionRow | PromotionStore.PromotionStoreFailure,
-  PromotionStore.PromotionStore
-> => promote(records, options, true)
+export const promoteNew: Promote = (records, options) => promote(records, options, true)
 
 /**
  * {@link promoteNew} for records the caller has just created (in the transaction that wrote
@@ -164,14 +172,7 @@ export const promoteNew = (
  * @since 0.1.0
  * @category promotion
  */
-export const promoteCreated = (
-  records: ReadonlyArray<Routing.RoutableRecord>,
-  options: PromoteOptions
-): Effect.Effect<
-  PromoteResult,
-  Routing.InvalidPlacement | PromotionStore.InvalidPromotionRow | PromotionStore.PromotionStoreFailure,
-  PromotionStore.PromotionStore
-> => promote(records, options, false)
+export const promoteCreated: Promote = (records, options) => promote(records, options, false)
 
 const promote = (
   records: ReadonlyArray<Routing.RoutableRecord>,
