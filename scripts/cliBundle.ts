@@ -55,14 +55,14 @@ export const EXTERNAL: ReadonlyArray<string> = [
  * confusables table (`unhomoglyph`, ~100 kB of JSON and a pattern built from it, ~17 ms to load)
  * is imported by the poisoning screen, which every record imports, yet only text outside ASCII
  * ever needs it (decision 0131). chrono-node (~150 ms to load) reads the dates a text states, which
- * only extraction asks for (decision 0176). Each entry names the functions callers use, offered
+ * only extraction and a memory save ask for (decisions 0176, 0178). Each entry names the functions callers use, offered
  * both on the stub's default export and by name; none (`[]`) when the default export is itself
  * the function.
  */
 const DEFERRED: ReadonlyArray<{ readonly module: string; readonly functions: ReadonlyArray<string> }> = [
   { module: "snowball-stemmers", functions: ["newStemmer", "algorithms"] },
   { module: "unhomoglyph", functions: [] },
-  // chrono-node (~150 ms to load) reads stated dates for extraction only (decision 0176).
+  // chrono-node (~150 ms to load) reads stated dates for extraction and saves only (decisions 0176, 0178).
   { module: "chrono-node", functions: ["parse"] }
 ]
 

@@ -9,7 +9,9 @@
  * "started", "joined"…); or as a past time on its own ("two weeks ago", "yesterday", "last year",
  * "last spring"). A date that is the value ("My birthday is March 3", "The deploy day is Tuesday")
  * is none. A date after the moment it was said is left out: a fact that starts later would leave its
- * slot with no current value until then (decision 0173). English only. Pure.
+ * slot with no current value until then (decision 0173). An end the text states ("until Monday",
+ * "through 2026-01-10") is `validToIn`, and `boundsIn` gives both as a record takes them (decision
+ * 0178). English only. Pure.
  *
  * @example
  * ```ts
@@ -38,4 +40,56 @@ import * as internal from "./internal/statedTime.js"
 export const validFromIn = (text: string, said: DateTime.Utc): DateTime.Utc | undefined => {
   const millis = internal.validFromIn(text, DateTime.toEpochMillis(said))
   return millis === undefined ? undefined : DateTime.unsafeMake(millis)
+}
+
+/**
+ * The instant `text` says its fact stops holding, relative to `said` (decision 0178): after
+ * "until"/"till" the start of the day, month or year it names ("The office is closed until Monday"
+ * ends as Monday begins); after "through", or for "the end of …", the start of the one after
+ * ("through 2026-01-10" ends as the 11th begins, "till the end of March" as April begins). A date
+ * without a year is the next one after `said`; an end at or before `said` counts only when the text
+ * writes its year ("until 2024-05-03 the user lived in Oslo"). `undefined` when the text names no end.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const validToIn = (text: string, said: DateTime.Utc): DateTime.Utc | undefined => {
+  const millis = internal.validToIn(text, DateTime.toEpochMillis(said))
+  return millis === undefined ? undefined : DateTime.unsafeMake(millis)
+}
+
+/**
+ * The world time a text states, as a record takes it (decision 0178): `validFrom` is the start the
+ * text names ({@link validFromIn}), else `defaultFrom` (extraction passes when it was said);
+ * `validTo` is the end it names ({@link validToIn}). `validFrom` is always before `validTo`: an end
+ * not after the stated start is dropped, and a default start not before the stated end is left
+ * out ("until 2024 the user lived in Oslo", said in 2026, has an open start).
+ *
+ * @example
+ * ```ts
+ * import { StatedTime } from "@engram/core"
+ * import * as DateTime from "effect/DateTime"
+ *
+ * const said = DateTime.unsafeMake("2026-01-15T12:00:00Z")
+ * StatedTime.boundsIn("The office is closed until Monday", said, said)
+ * // { validFrom: 2026-01-15T12:00:00Z, validTo: 2026-01-19T00:00:00Z }
+ * ```
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const boundsIn = (
+  text: string,
+  said: DateTime.Utc,
+  defaultFrom?: DateTime.Utc | undefined
+): { readonly validFrom?: DateTime.Utc; readonly validTo?: DateTime.Utc } => {
+  const bounds = internal.boundsIn(
+    text,
+    DateTime.toEpochMillis(said),
+    defaultFrom === undefined ? undefined : DateTime.toEpochMillis(defaultFrom)
+  )
+  return {
+    ...(bounds.validFrom !== undefined ? { validFrom: DateTime.unsafeMake(bounds.validFrom) } : {}),
+    ...(bounds.validTo !== undefined ? { validTo: DateTime.unsafeMake(bounds.validTo) } : {})
+  }
 }

@@ -10,6 +10,7 @@ import { EngramMcp } from "@engram/mcp"
 import { Extraction, StablePrefix } from "@engram/runtime"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
@@ -134,6 +135,27 @@ describe("EngramMcp over streamable HTTP", () => {
         ])
         // The session is the connection's: the client's name and a connection id (decision 0191).
         expect(stored.records[0]!.corroboration!.sessions).toEqual([expect.stringMatching(/.+/)])
+      })
+    ))
+
+  it.live("a save takes the world time its words state, and none when they state none (decision 0178)", () =>
+    run(({ call, context }) =>
+      Effect.gen(function*() {
+        yield* call("memory_save", { kind: "fact", content: "Since March 2025 the user lives on Oak Avenue" })
+        yield* call("memory_save", { kind: "fact", content: "Until 2024-05-03 the user worked at Acme" })
+        yield* call("memory_save", { kind: "profile", content: "The user's name is Doug", label: "name" })
+        const stored = yield* Effect.provide(
+          Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({})),
+          context
+        )
+        const iso = (at: DateTime.Utc | undefined) => at === undefined ? undefined : DateTime.formatIso(at)
+        const bounds = new Map(stored.records.map((r) => [r.content, [iso(r.validFrom), iso(r.validTo)]] as const))
+        expect(bounds.get("Since March 2025 the user lives on Oak Avenue")).toEqual([
+          "2025-03-01T00:00:00.000Z",
+          undefined
+        ])
+        expect(bounds.get("Until 2024-05-03 the user worked at Acme")).toEqual([undefined, "2024-05-03T00:00:00.000Z"])
+        expect(bounds.get("The user's name is Doug")).toEqual([undefined, undefined])
       })
     ))
 

@@ -46,7 +46,8 @@ import {
   MemoryStore,
   PromotionStore,
   Routing,
-  ScopeView
+  ScopeView,
+  StatedTime
 } from "@engram/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -356,9 +357,13 @@ export interface MemoryToolsConfig {
   readonly modelScreen?: ModelScreen.Service | undefined
   /**
    * When what this toolkit saves starts to hold (`validFrom`, decision 0173): extraction passes
-   * the time of the turn a memory rests on. Absent, a save carries no world time.
+   * the start the candidate states, else the time of the turn it rests on. With neither this nor
+   * `validTo`, a save takes the world time its content states, read against the clock (a model's
+   * save, decision 0178): a start or end it names, else none.
    */
   readonly validFrom?: DateTime.Utc | undefined
+  /** When what this toolkit saves stops holding (`validTo`, decision 0178): the end a candidate states. */
+  readonly validTo?: DateTime.Utc | undefined
   /**
    * The session this toolkit's saves come from: a restatement it recognises names it on the
    * holder's corroboration (decision 0174). Absent, the session the call runs in
@@ -537,6 +542,11 @@ export const make = (config: MemoryToolsConfig) =>
         Effect.gen(function*() {
           // The second screen, when configured, may add its mark; it never takes one away.
           const marked = config.modelScreen === undefined ? [] : yield* config.modelScreen.classify(params)
+          // World time: as given (extraction), else what the content states, read against now —
+          // never the session's time, which `createdAt` already is (decision 0178).
+          const worldTime = config.validFrom !== undefined || config.validTo !== undefined
+            ? { validFrom: config.validFrom, validTo: config.validTo }
+            : StatedTime.boundsIn(params.content, yield* DateTime.now)
           const input: MemoryRecord.MemoryWriteInput = {
             content: params.content,
             kind: params.kind,
@@ -546,7 +556,8 @@ export const make = (config: MemoryToolsConfig) =>
               : {}),
             sourceType,
             scope: config.scope,
-            ...(config.validFrom !== undefined ? { validFrom: config.validFrom } : {})
+            ...(worldTime.validFrom !== undefined ? { validFrom: worldTime.validFrom } : {}),
+            ...(worldTime.validTo !== undefined ? { validTo: worldTime.validTo } : {})
           }
           const supersedes = params.supersedes
           if (supersedes !== undefined) {

@@ -191,6 +191,39 @@ describe("extraction through the native loop", () => {
       expect(iso(byContent.get("The deploy day is Tuesday"))).toMatch(/^2026-02-20T09:0/)
     }).pipe(Effect.provide(env())))
 
+  it.effect("world time from the words: an end the text states is validTo, read against the turn's time", () =>
+    Effect.gen(function*() {
+      // A Thursday.
+      yield* TestClock.setTime(Date.parse("2026-01-15T12:00:00Z"))
+      yield* turn("s-1", "Remember: The office is closed until Monday")
+      yield* TestClock.setTime(Date.parse("2026-02-20T09:00:00Z"))
+      yield* turn("s-2", "Remember: Until 2024-05-03 the user lived in Oslo")
+      yield* turn("s-3", "Remember: From March 2025 through 2025-06-10 the user rented in Bergen")
+      const iso = (at: DateTime.Utc | undefined) => at === undefined ? undefined : DateTime.formatIso(at)
+      const bounds = new Map(
+        (yield* all).records.map((r) => [r.content, [iso(r.validFrom), iso(r.validTo)]] as const)
+      )
+      // The Monday after the turn that said it (not after the extraction ran), from the turn's time.
+      expect(bounds.get("The office is closed until Monday")).toEqual([
+        "2026-01-15T12:00:00.000Z",
+        "2026-01-19T00:00:00.000Z"
+      ])
+      // An end in the past, its year written: the turn's time would come after it, so the start is open.
+      expect(bounds.get("Until 2024-05-03 the user lived in Oslo")).toEqual([undefined, "2024-05-03T00:00:00.000Z"])
+      expect(bounds.get("From March 2025 through 2025-06-10 the user rented in Bergen")).toEqual([
+        "2025-03-01T00:00:00.000Z",
+        "2025-06-11T00:00:00.000Z"
+      ])
+      const closed = (yield* all).records.find((r) => r.content === "The office is closed until Monday")!
+      expect((yield* Explain.explain({ memoryId: closed.id })).record?.validity).toBe(
+        "from 2026-01-15T12:00:00.000Z until 2026-01-19T00:00:00.000Z"
+      )
+      // Ended, it reaches no prompt.
+      const store = yield* MemoryStore.MemoryStore
+      const current = (yield* store.list({ deliverable: true })).records.map((r) => r.content)
+      expect(current).not.toContain("Until 2024-05-03 the user lived in Oslo")
+    }).pipe(Effect.provide(env())))
+
   it.effect("world time: each value is valid from the turn that said it, and an as-of read gives the value of then", () =>
     Effect.gen(function*() {
       const sessions = yield* SessionStore.SessionStore

@@ -3,6 +3,7 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import { describe, expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryStore, PromotionStore, Routing, RoutingPresets } from "@engram/core"
 import { AgentBackground, MemoryTools } from "@engram/runtime"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -272,6 +273,30 @@ describe("memory_save", () => {
           name: "memory_save",
           params: { kind: "profile", content: "My name is Doug", label: "name" }
         }]),
+        MemoryTools.layer(companion())
+      )),
+      Effect.provide(stores)
+    ))
+
+  it.effect("a model's save takes the world time its content states, read against now, and no other", () =>
+    Effect.gen(function*() {
+      // A Thursday.
+      yield* TestClock.setTime(Date.parse("2026-01-15T12:00:00Z"))
+      yield* LanguageModel.generateText({ prompt: "Remember these", toolkit: MemoryTools.MemoryToolkit })
+      const iso = (at: DateTime.Utc | undefined) => at === undefined ? undefined : DateTime.formatIso(at)
+      expect((yield* everything).records.map((r) => [r.content, iso(r.validFrom), iso(r.validTo)])).toEqual([
+        ["Since March 2025 the user lives on Oak Avenue", "2025-03-01T00:00:00.000Z", undefined],
+        ["The office is closed until Monday", undefined, "2026-01-19T00:00:00.000Z"],
+        // No date stated: no world time, not the time of the save (`createdAt` is that already).
+        ["My name is Doug", undefined, undefined]
+      ])
+    }).pipe(
+      Effect.provide(Layer.mergeAll(
+        scriptedModel([
+          { name: "memory_save", params: { kind: "fact", content: "Since March 2025 the user lives on Oak Avenue" } },
+          { name: "memory_save", params: { kind: "fact", content: "The office is closed until Monday" } },
+          { name: "memory_save", params: { kind: "profile", content: "My name is Doug", label: "name" } }
+        ]),
         MemoryTools.layer(companion())
       )),
       Effect.provide(stores)

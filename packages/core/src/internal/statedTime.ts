@@ -125,3 +125,104 @@ export const validFromIn = (text: string, said: number): number | undefined => {
   const first = found.filter((f) => f.millis <= said).sort((a, b) => a.index - b.index)[0]
   return first === undefined ? undefined : Math.floor(first.millis / DAY_MS) * DAY_MS
 }
+
+/**
+ * Words right before a date that make it the end of what the sentence states (decision 0178):
+ * "until", "till", "through", "ending", "expires"… — "through" counts the period it names in.
+ */
+const END_MARKER_ANYWHERE =
+  /\b(?:until|till|til|through|thru|ending(?: on| in)?|ends(?: on| in)?|expires?(?: on| in)?|expiring(?: on| in)?)\s+/gi
+
+/** An end marker that keeps the named day, month or year in: "through 2026-01-10" ends on the 11th. */
+const INCLUSIVE_MARKER = /^(?:through|thru)\b/i
+
+/** The text of a date that writes its year: a past end counts only when the text says which one. */
+const WRITTEN_YEAR = /\b(?:19|20)\d\d\b/
+
+/** The first instant of the day, month or year a chrono component names, and of the one after it. */
+const periodOf = (c: ParsedResult["start"], said: number): { readonly start: number; readonly next: number } => {
+  const year = c.get("year") ?? new Date(said).getUTCFullYear()
+  if (c.isCertain("day") || c.isCertain("weekday") || !c.isCertain("month") && !c.isCertain("year")) {
+    const start = Date.UTC(year, (c.get("month") ?? 1) - 1, c.get("day") ?? 1)
+    return { start, next: start + DAY_MS }
+  }
+  if (c.isCertain("month")) {
+    const month = (c.get("month") ?? 1) - 1
+    return { start: Date.UTC(year, month, 1), next: Date.UTC(year, month + 1, 1) }
+  }
+  return { start: Date.UTC(year, 0, 1), next: Date.UTC(year + 1, 0, 1) }
+}
+
+/**
+ * When `text` says the fact it states stops holding, read relative to `said` (epoch ms): after
+ * "until"/"till" the start of the day, month or year it names ("until Monday" ends as Monday
+ * begins); after "through", or for "the end of …", the start of the one after ("through
+ * 2026-01-10" ends as the 11th begins). A date without a year is the next one after `said`; an
+ * end at or before `said` only when the text writes its year ("until 2024-05-03 I lived in Oslo").
+ * A range after a start marker ("from March to May 2025") ends after its last period.
+ */
+export const validToIn = (text: string, said: number): number | undefined => {
+  const found: Array<Found> = []
+  const instant = { instant: new Date(said), timezone: 0 }
+  // A range after a start marker: "from March to May 2025" ends after May, "… until June 10" as it begins.
+  for (const result of parseDates(text, instant, { forwardDate: true })) {
+    if (result.end === null || result.end === undefined || !START_MARKER.test(text.slice(0, result.index))) continue
+    const period = periodOf(result.end, said)
+    found.push({
+      index: result.index,
+      millis: /\b(?:until|till|til)\b/i.test(result.text) ? period.start : period.next
+    })
+  }
+  // Each end marker, and the date right after it (read on its own: chrono reads "lasts until March"
+  // as "last s…", so the words before the marker are left out).
+  for (const marker of text.matchAll(END_MARKER_ANYWHERE)) {
+    const at = marker.index + marker[0].length
+    const rest = text.slice(at)
+    const inclusive = INCLUSIVE_MARKER.test(marker[0])
+    const [result] = parseDates(rest, instant, { forwardDate: true })
+    if (result !== undefined && /^(?:the\s+)?$/i.test(rest.slice(0, result.index))) {
+      const c = result.start
+      if (c.isCertain("hour") && !c.isCertain("day") && !c.isCertain("month") && !c.isCertain("weekday")) continue
+      const period = periodOf(c, said)
+      let millis = inclusive || /^end of\b/i.test(result.text) ? period.next : period.start
+      if (millis <= said && !WRITTEN_YEAR.test(result.text)) {
+        // A weekday or a date without a year is the next one ("until Monday", said on a Monday).
+        if (c.isCertain("weekday") && !c.isCertain("day")) millis += 7 * DAY_MS
+        else if ((c.isCertain("month") || c.isCertain("day")) && !c.isCertain("year")) {
+          const next = new Date(millis)
+          millis = Date.UTC(next.getUTCFullYear() + 1, next.getUTCMonth(), next.getUTCDate())
+        }
+      }
+      if (millis > said || WRITTEN_YEAR.test(result.text)) found.push({ index: at + result.index, millis })
+      continue
+    }
+    // A bare year chrono does not read: "until 2027", "through 2025".
+    const year = /^\s*((?:19|20)\d\d)\b(?!-)/.exec(rest)?.[1]
+    if (year !== undefined) {
+      found.push({ index: at, millis: Date.UTC(inclusive ? Number(year) + 1 : Number(year), 0, 1) })
+    }
+  }
+  return found.sort((a, b) => a.index - b.index)[0]?.millis
+}
+
+/**
+ * The bounds `text` states, read against `said`, with `defaultFrom` as the start when the text
+ * names none: an end not after the start is dropped (the text's own start wins), and a default
+ * start not before the stated end is left out (the end the text states wins). So `validFrom` is
+ * always before `validTo` when both are there.
+ */
+export const boundsIn = (
+  text: string,
+  said: number,
+  defaultFrom: number | undefined
+): { readonly validFrom?: number; readonly validTo?: number } => {
+  const statedFrom = validFromIn(text, said)
+  let validTo = validToIn(text, said)
+  if (statedFrom !== undefined && validTo !== undefined && validTo <= statedFrom) validTo = undefined
+  const validFrom = statedFrom ??
+    (defaultFrom !== undefined && (validTo === undefined || defaultFrom < validTo) ? defaultFrom : undefined)
+  return {
+    ...(validFrom !== undefined ? { validFrom } : {}),
+    ...(validTo !== undefined ? { validTo } : {})
+  }
+}

@@ -86,9 +86,10 @@ export const writeCandidate = (
     const { memory } = options
     const turns = candidate.turns.filter((t) => options.turns.includes(t))
     // When it was said (the newest cited turn's time), unless its words name when it began:
-    // "since March 2025", read against that time (decision 0176).
+    // "since March 2025", read against that time (decision 0176); and when it ends, if its words
+    // say: "until Monday" (decision 0178). The start is always before the end.
     const said = validFromOf(turns.length > 0 ? turns : options.turns, options.turnTimes)
-    const validFrom = StatedTime.validFromIn(candidate.content, said ?? (yield* DateTime.now)) ?? said
+    const { validFrom, validTo } = StatedTime.boundsIn(candidate.content, said ?? (yield* DateTime.now), said)
     const provenance = TurnProvenance.tags(options.sessionId, turns.length > 0 ? turns : options.turns)
     // The second screen, asked once per candidate (whichever way it is written): its mark, if any.
     const marked = memory.modelScreen === undefined ? [] : yield* memory.modelScreen.classify(candidate)
@@ -124,7 +125,8 @@ export const writeCandidate = (
           sourceType: "extracted",
           scope: memory.scope,
           deliveryPolicy: "on_demand",
-          ...(validFrom !== undefined ? { validFrom } : {})
+          ...(validFrom !== undefined ? { validFrom } : {}),
+          ...(validTo !== undefined ? { validTo } : {})
         }])
         return { _tag: "Proposed", id: written!.id, supersedes: holder.id, flagged: written!.flagged } as Outcome
       })
@@ -164,6 +166,7 @@ export const writeCandidate = (
       provenanceTags: tags,
       modelScreen: undefined,
       validFrom,
+      validTo,
       sessionId: options.sessionId
     })
     const saved = yield* tools.memory_save({
