@@ -122,6 +122,17 @@ const labelScenarios: ReadonlyArray<LabelScenario> = [
     absent: ["9am"]
   },
   {
+    // Only the label names this slot: the content states no key and no subject pattern.
+    name: "book club first Monday → second Tuesday, both labelled book club",
+    saves: [{ content: "Book club meets on the first Monday", label: "book club" }, {
+      content: "Book club meets on the second Tuesday",
+      label: "book club"
+    }],
+    question: "When does book club meet?",
+    present: ["Book club meets on the second Tuesday"],
+    absent: ["first Monday"]
+  },
+  {
     name: "deploy day Tuesday → Thursday, the second unlabelled",
     saves: [{ content: "Atlas's deploy day is Tuesday", label: "deploy" }, {
       content: "The deploy day for Atlas is Thursday"
