@@ -203,7 +203,7 @@ describe("the README's quick start is what CI runs", () => {
     const manifest = JSON.parse(NodeFs.readFileSync(NodePath.join(repoRoot, "package.json"), "utf8")) as {
       readonly scripts: Record<string, string>
     }
-    expect(manifest.scripts["prepare"]).toBe("node --import tsx scripts/cliBundle.ts")
+    expect(manifest.scripts["prepare"]).toBe("node --conditions=engram-source --import tsx scripts/cliBundle.ts")
   })
 })
 
