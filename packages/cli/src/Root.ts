@@ -1,6 +1,6 @@
 /**
  * The `engram` root command and the global options every subcommand reads (`--db`, `--pg`,
- * `--pg-schema`, `--json`).
+ * `--pg-schema`, `--language`, `--json`).
  *
  * A subcommand reads them with `yield* Root.settings`; the options may be written before or
  * after the subcommand (`engram --json memory list` and `engram memory list --json` agree).
@@ -8,9 +8,11 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import * as SearchTokenizer from "@engram/core/SearchTokenizer"
 import * as PgSchemaName from "@engram/store-pg/PgSchemaName"
 import * as SqliteDatabase from "@engram/store-sqlite/SqliteDatabase"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Flags from "./Flags.js"
@@ -110,6 +112,85 @@ export const pgSchema = Flags.optional(Flags.text(
 ))
 
 /**
+ * The ISO 639-1 code of each language a store can stem in (`SearchTokenizer.Language`); `none`
+ * (no stemming) has no code and is written `none`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const LANGUAGE_CODES: { readonly [L in Exclude<SearchTokenizer.Language, "none">]: string } = {
+  english: "en",
+  arabic: "ar",
+  armenian: "hy",
+  basque: "eu",
+  catalan: "ca",
+  czech: "cs",
+  danish: "da",
+  dutch: "nl",
+  finnish: "fi",
+  french: "fr",
+  german: "de",
+  hungarian: "hu",
+  irish: "ga",
+  italian: "it",
+  norwegian: "no",
+  portuguese: "pt",
+  romanian: "ro",
+  russian: "ru",
+  slovene: "sl",
+  spanish: "es",
+  swedish: "sv",
+  tamil: "ta",
+  turkish: "tr"
+}
+
+/**
+ * Every way a language may be written on the command line: `code (name)`, then `none`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const languageChoices: string = [
+  ...Object.entries(LANGUAGE_CODES).map(([name, code]) => `${code} (${name})`),
+  "none"
+].join(", ")
+
+/**
+ * The store language a command-line word names — an ISO 639-1 code (`de`) or the tokenizer's name
+ * (`german`), either case — or the problem with it, listing every language there is.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const parseLanguage = (text: string): Either.Either<SearchTokenizer.Language, string> => {
+  const word = text.trim().toLowerCase()
+  const byCode = Object.entries(LANGUAGE_CODES).find(([, code]) => code === word)?.[0]
+  const language = byCode ?? word
+  return Schema.is(SearchTokenizer.Language)(language)
+    ? Either.right(language)
+    : Either.left(
+      `${JSON.stringify(text.slice(0, 40))} is not a language Engram stems in; use one of ${languageChoices}`
+    )
+}
+
+/**
+ * `--language <code>`: the language a store's search index stems in. A new store is created in it;
+ * an existing store in another language is refused (decision 0196). Absent: `$ENGRAM_LANGUAGE`, else
+ * the language the store records (a new store: English).
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const language = Flags.optional(Flags.make(
+  "language",
+  (value) => Either.match(parseLanguage(value), { onLeft: Effect.fail, onRight: Effect.succeed }),
+  "The language the store's search index stems words in, as an ISO 639-1 code (de) or a name (german); " +
+    "none indexes words unstemmed. A new store is created in it; a store built in another language is " +
+    "refused. Default: $ENGRAM_LANGUAGE, else the language the store records (English for a new store).",
+  "code"
+))
+
+/**
  * `--json`: machine-readable output, one JSON document on stdout.
  *
  * @since 0.1.0
@@ -123,7 +204,7 @@ export const json = Flags.boolean("json", "Print one JSON document instead of th
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make("engram", { db, pg, pgSchema, json }).pipe(
+export const command = Command.make("engram", { db, pg, pgSchema, language, json }).pipe(
   Command.withDescription("Engram: agent memory you can inspect, review and trust.")
 )
 
@@ -141,6 +222,8 @@ export interface Settings {
   readonly pg: Redacted.Redacted<string> | undefined
   /** The PostgreSQL schema of `--pg-schema`. */
   readonly pgSchema: string | undefined
+  /** The store language of `--language`. */
+  readonly language: SearchTokenizer.Language | undefined
   /** Print JSON instead of the human view. */
   readonly json: boolean
 }

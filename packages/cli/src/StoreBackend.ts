@@ -19,6 +19,7 @@ import * as ErrorClass from "@engram/core/ErrorClass"
 import type * as MemoryStore from "@engram/core/MemoryStore"
 import type * as PromotionStore from "@engram/core/PromotionStore"
 import * as ReindexProgress from "@engram/core/ReindexProgress"
+import * as SearchTokenizer from "@engram/core/SearchTokenizer"
 import type * as SessionStore from "@engram/core/SessionStore"
 import type * as StoreTransaction from "@engram/core/StoreTransaction"
 import type * as TelemetryStore from "@engram/core/TelemetryStore"
@@ -32,6 +33,7 @@ import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -73,6 +75,11 @@ export interface StoreLocation {
   readonly pg?: PgLocation | undefined
   /** What named it (see {@link locationOf}). */
   readonly origin?: Origin | undefined
+  /**
+   * The language the store is opened in (`--language`, else `ENGRAM_LANGUAGE`): a new store is
+   * created in it, a store built in another is refused. None: the language the store records.
+   */
+  readonly language?: SearchTokenizer.Language | undefined
 }
 
 /**
@@ -208,8 +215,27 @@ export const commandFor = (location: StoreLocation, env: NodeJS.ProcessEnv = pro
 export const describeCause = (cause: Cause.Cause<unknown>): string =>
   describeError(Option.getOrElse(Chunk.head(Cause.failures(cause)), () => Cause.squash(cause)))
 
-/** Turns any failure to build a layer into `StoreUnavailable` at `location`, password removed. */
-const unavailableAt = (location: StoreLocation) => (cause: Cause.Cause<unknown>) => {
+/**
+ * Turns any failure to build a layer into `StoreUnavailable` at `location`, password removed; a
+ * store built in another language than `--language` is refused instead (exit 1: the store is
+ * fine, the command line asked for the wrong language), naming both.
+ */
+const unavailableAt = (location: StoreLocation) =>
+(
+  cause: Cause.Cause<unknown>
+): Layer.Layer<unknown, StoreUnavailable | CliFailure> => {
+  const mismatch = Option.filter(
+    Chunk.head(Cause.failures(cause)),
+    (error) => error instanceof SearchTokenizer.LanguageMismatch
+  ) as Option.Option<SearchTokenizer.LanguageMismatch>
+  if (Option.isSome(mismatch)) {
+    const { given, stored } = mismatch.value
+    return Layer.fail(refused(
+      `the memory store at ${describeLocation(location)} is in ${languageName(stored)}, not ` +
+        `${languageName(given)} (--language ${languageCode(given)}): give --language ${languageCode(stored)} or ` +
+        `no --language to open it, or copy it into a new store in ${given} with \`engram migrate\``
+    ))
+  }
   const detail = describeCause(cause)
   return Layer.fail(
     new StoreUnavailable({
@@ -303,14 +329,15 @@ export const layer = <E = never>(
   location: StoreLocation,
   access: Access = "write",
   embeddings?: Layer.Layer<Embeddings.Embeddings, E>
-): Layer.Layer<StoreServices, StoreUnavailable | E> => {
+): Layer.Layer<StoreServices, StoreUnavailable | CliFailure | E> => {
+  const options = { language: location.language }
   const opened = (location.pg === undefined
-    ? (embeddings === undefined ? SqliteMemoryStore.layer() : SqliteMemoryStore.layerWithVectors()).pipe(
+    ? (embeddings === undefined ? SqliteMemoryStore.layer(options) : SqliteMemoryStore.layerWithVectors(options)).pipe(
       Layer.provideMerge(sqliteCascade),
       Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
     )
     : withPg(({ PgMemoryStore, PgPromotionStore, PgTelemetryStore }) =>
-      (embeddings === undefined ? PgMemoryStore.layer() : PgMemoryStore.layerWithVectors()).pipe(
+      (embeddings === undefined ? PgMemoryStore.layer(options) : PgMemoryStore.layerWithVectors(options)).pipe(
         Layer.provideMerge(Layer.merge(PgPromotionStore.layer, PgTelemetryStore.layer))
       )
     ).pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.provide(reindexProgress))
@@ -336,19 +363,24 @@ export const layerObserved = <E = never>(
   | SessionStore.SessionStore
   | TelemetryStore.TelemetryStore
   | StoreTransaction.StoreTransaction,
-  StoreUnavailable | E
+  StoreUnavailable | CliFailure | E
 > => {
+  const options = { language: location.language }
   const opened = (location.pg === undefined
     ? Layer.unwrapEffect(Effect.map(
       Effect.promise(() =>
         Promise.all([import("@engram/store-sqlite/SqliteEngram"), import("@engram/store-sqlite/SqliteDatabase")])
       ),
       ([SqliteEngram, SqliteDatabase]) =>
-        (embeddings === undefined ? SqliteEngram.layerStores() : SqliteEngram.layerStoresWithVectors()).pipe(
-          Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
-        )
+        (embeddings === undefined
+          ? SqliteEngram.layerStores(options)
+          : SqliteEngram.layerStoresWithVectors(options)).pipe(
+            Layer.provideMerge(SqliteDatabase.layer({ filename: location.db, create: access === "write" }))
+          )
     ))
-    : withPg(({ PgEngram }) => embeddings === undefined ? PgEngram.layerStores() : PgEngram.layerStoresWithVectors())
+    : withPg(({ PgEngram }) =>
+      embeddings === undefined ? PgEngram.layerStores(options) : PgEngram.layerStoresWithVectors(options)
+    )
       .pipe(Layer.provideMerge(pgClient(location.pg)))).pipe(Layer.provide(reindexProgress))
   return embeddings === undefined
     ? lexical(opened).pipe(Layer.catchAllCause(unavailableAt(location)))
@@ -362,7 +394,32 @@ export const layerObserved = <E = never>(
  * @since 0.1.0
  * @category constants
  */
-export const ENVIRONMENT = { db: "ENGRAM_DB", pg: "ENGRAM_PG_URL" } as const
+export const ENVIRONMENT = { db: "ENGRAM_DB", pg: "ENGRAM_PG_URL", language: "ENGRAM_LANGUAGE" } as const
+
+// A language as messages name it: "german", "none (no stemming)"; a recorded language this
+// version does not know is shown as recorded.
+const languageName = (language: string): string => language === "none" ? "none (no stemming)" : language
+
+// A language as `--language` takes it: its ISO 639-1 code, else its name.
+const languageCode = (language: string): string =>
+  (Root.LANGUAGE_CODES as Readonly<Record<string, string>>)[language] ?? language
+
+/**
+ * The language of the global options: `--language`, else `ENGRAM_LANGUAGE` (refused, listing the
+ * languages, when it names none), else `undefined` (the store's own).
+ */
+const languageOf = (settings: Root.Settings): Effect.Effect<SearchTokenizer.Language | undefined, CliFailure> =>
+  settings.language !== undefined
+    ? Effect.succeed(settings.language)
+    : Effect.flatMap(fromEnvironment(ENVIRONMENT.language), (env) =>
+      Option.match(env, {
+        onNone: () => Effect.succeed(undefined),
+        onSome: (text) =>
+          Either.match(Root.parseLanguage(text), {
+            onLeft: (problem) => Effect.fail(refused(`${ENVIRONMENT.language}: ${problem}; fix or unset it`)),
+            onRight: (language) => Effect.succeed(language)
+          })
+      }))
 
 const fromEnvironment = (name: string) =>
   Effect.orDie(Effect.map(Config.option(Config.string(name)), Option.filter((value) => value.trim() !== "")))
@@ -431,9 +488,10 @@ export const locationOf = <E = never, R = never>(
     if (chosen.pg === undefined && settings.pgSchema !== undefined) {
       return yield* refused("--pg-schema names a PostgreSQL schema; add --pg <url> to use PostgreSQL")
     }
+    const language = yield* languageOf(settings)
     const note = describeChoice(chosen)
     if (note !== undefined) yield* Console.error(`engram: ${note}`)
-    return chosen
+    return language === undefined ? chosen : { ...chosen, language }
   })
 
 /**
@@ -499,8 +557,14 @@ export const location: Effect.Effect<StoreLocation, CliFailure, Command.Command.
  * @category constructors
  */
 export const refuseStoreFlags = (settings: Root.Settings, why: string): Effect.Effect<void, CliFailure> =>
-  settings.pg !== undefined || settings.db !== undefined
-    ? Effect.fail(refused(`${why}; ${settings.pg !== undefined ? "--pg" : "--db"} does not apply to it`))
+  settings.pg !== undefined || settings.db !== undefined || settings.language !== undefined
+    ? Effect.fail(
+      refused(
+        `${why}; ${
+          settings.pg !== undefined ? "--pg" : settings.db !== undefined ? "--db" : "--language"
+        } does not apply to it`
+      )
+    )
     : Effect.void
 
 /**

@@ -44,7 +44,13 @@ interface Case {
 
 const choose = (c: Case) =>
   StoreBackend.locationOf(
-    { db: c.db, pg: c.pg === true ? Redacted.make(PG) : undefined, pgSchema: undefined, json: false },
+    {
+      db: c.db,
+      pg: c.pg === true ? Redacted.make(PG) : undefined,
+      pgSchema: undefined,
+      language: undefined,
+      json: false
+    },
     c.choice
   ).pipe(
     Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(c.env)))),

@@ -105,7 +105,7 @@ export const engramWithin = (
   ...args: ReadonlyArray<string>
 ): Promise<Run> =>
   runProcess(process.execPath, engramArgs(args).slice(1), {
-    env: childEnv(extra, ["ENGRAM_DB", "ENGRAM_PG_URL"]),
+    env: childEnv(extra, ["ENGRAM_DB", "ENGRAM_PG_URL", "ENGRAM_LANGUAGE"]),
     timeout
   })
 
@@ -121,7 +121,7 @@ export const startEngram = (
   const [node, ...rest] = engramArgs(args)
   const child = spawn(node!, rest, {
     cwd: options.cwd ?? repoRoot,
-    env: options.env ?? childEnv({}, ["ENGRAM_DB", "ENGRAM_PG_URL"]),
+    env: options.env ?? childEnv({}, ["ENGRAM_DB", "ENGRAM_PG_URL", "ENGRAM_LANGUAGE"]),
     stdio: ["ignore", "pipe", "pipe"]
   })
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
