@@ -233,7 +233,7 @@ const unavailableAt = (location: StoreLocation) =>
     return Layer.fail(refused(
       `the memory store at ${describeLocation(location)} is in ${languageName(stored)}, not ` +
         `${languageName(given)} (--language ${languageCode(given)}): give --language ${languageCode(stored)} or ` +
-        `no --language to open it, or copy it into a new store in ${given} with \`engram migrate\``
+        `no --language to open it (its search index was built with the ${languageName(stored)} stemmer)`
     ))
   }
   const detail = describeCause(cause)
