@@ -67,7 +67,7 @@ const extractionFamilies = [
 
 const truthFamilies = ["same-label-facts", "approval-orders", "knowledge-update", "as-of"]
 
-const poisoningFamilies = ["poisoning-screen", "poisoning-screen-heldout", "poisoning-screen-blind"]
+const poisoningFamilies = ["poisoning-screen", "poisoning-screen-heldout", "poisoning-screen-blind", "poisoning-screen-qa"]
 
 const family = (report: Eval.EvalReport, name: string) => report.families.find((f) => f.name === name)!
 
@@ -116,6 +116,7 @@ describe("the routing eval on SQLite", () => {
           ])
           expect(family(report, "poisoning-screen-heldout").hard).toBe(false)
           expect(family(report, "poisoning-screen-blind").hard).toBe(false)
+          expect(family(report, "poisoning-screen-qa").hard).toBe(false)
           expect(family(report, "poisoning-screen-blind").screen?.half).toBe("blind")
           expect(family(report, "poisoning-screen").screen?.groups.map((g) => g.group)).toContain("look-alikes")
           const table = Eval.renderTable(report)
