@@ -150,6 +150,45 @@ describe("the routing eval on SQLite", () => {
     ))
 })
 
+describe("the routing eval's family filter", () => {
+  it.live(
+    "runs only the named families, in the eval's order; the verdict covers only them",
+    () =>
+      Effect.gen(function*() {
+        // A spec that declines profile records fails the identity families (below); same-label-facts alone passes.
+        const preset = RoutingPresets.userBackground
+        const noProfiles: Routing.MemoryRoutingSpec = {
+          ...preset,
+          route: (record, ctx) => (record.kind === "profile" ? null : preset.route(record, ctx))
+        }
+        const report = yield* runOnMemory({ spec: noProfiles, families: ["as-of", "same-label-facts"] })
+        expect(report.families.map((f) => [f.name, f.passed])).toEqual([["same-label-facts", true], ["as-of", true]])
+        expect(report.passed).toBe(true)
+        const failing = yield* runOnMemory({ spec: noProfiles, families: ["ideal-save", "same-label-facts"] })
+        expect(failing.families.map((f) => [f.name, f.passed])).toEqual([["ideal-save", false], [
+          "same-label-facts",
+          true
+        ]])
+        expect(failing.passed).toBe(false)
+      }),
+    TIMEOUT
+  )
+
+  it.live("fails with EvalUnknownFamily, naming every family, before the store is read", () =>
+    Effect.gen(function*() {
+      const known = Eval.families.map((f) => f.name)
+      // A store that cannot even be built: the filter is checked first.
+      const broken = Layer.fail("the store was touched")
+      const unknown = yield* Effect.either(Eval.run(broken, { families: ["same-label-facts", "nope"] }))
+      expect(unknown).toEqual(Either.left(new Eval.EvalUnknownFamily({ unknown: ["nope"], known })))
+      expect(new Eval.EvalUnknownFamily({ unknown: ["nope"], known }).message).toBe(
+        `no eval family named "nope"; the families are: ${known.join(", ")}`
+      )
+      const none = yield* Effect.either(Eval.run(broken, { families: [] }))
+      expect(none).toEqual(Either.left(new Eval.EvalUnknownFamily({ unknown: [], known })))
+    }), TIMEOUT)
+})
+
 describe("the routing eval notices when what ships is broken", () => {
   it.live("fails when the store forgets between sessions", () =>
     Effect.gen(function*() {

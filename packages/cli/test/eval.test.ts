@@ -167,6 +167,61 @@ describe("engram eval", () => {
     expect(await engramJson("memory", "list", "--include-superseded", "--db", db)).toEqual(before)
   }, EVAL_TIMEOUT)
 
+  it("--family runs only the named families, in the eval's order, and the verdict covers only them", async () => {
+    const table = await engramWithin(EVAL_TIMEOUT - 10_000, {}, "eval", "--family", "same-label-facts")
+    expect(table.stderr).toBe("")
+    expect(table.code).toBe(0)
+    const rows = table.stdout.split("\n").slice(2).filter((line) => /^\S+\s+(hard|soft)\s/.test(line))
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatch(/^same-label-facts\s+hard\s+(\d+)\/\1\s+100\.0%\s+-/)
+    expect(table.stdout).toMatch(/^eval passed: \d+ cases in 1 family, 0 failed$/m)
+
+    const json = await engramWithin(
+      EVAL_TIMEOUT - 10_000,
+      {},
+      "eval",
+      "--json",
+      "--family",
+      "as-of",
+      "--family",
+      "same-label-facts"
+    )
+    expect(json.code).toBe(0)
+    const report = JSON.parse(json.stdout) as { passed: boolean; families: ReadonlyArray<{ name: string }> }
+    expect(report.passed).toBe(true)
+    expect(report.families.map((f) => f.name)).toEqual(["same-label-facts", "as-of"])
+  }, EVAL_TIMEOUT)
+
+  it("refuses an unknown --family with one line naming every family, before any store is opened (exit 1)", async () => {
+    const db = Path.join(tmp.dir, "never", "eval.db")
+    const run = await engramWithin(EVAL_TIMEOUT - 10_000, {}, "eval", "--family", "no-such-family", "--db", db)
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe("")
+    expect(run.stderr.trimEnd().split("\n")).toHaveLength(1)
+    expect(run.stderr).toMatch(/^engram: --family: no eval family named "no-such-family"; the families are: /)
+    const known = run.stderr.trimEnd().split("the families are: ")[1]!.split(", ")
+    expect(known).toEqual([
+      ...families,
+      ...truthFamilies,
+      ...extractionFamilies,
+      "poisoning-screen",
+      "poisoning-screen-heldout",
+      "poisoning-screen-blind",
+      "poisoning-screen-qa"
+    ])
+    expect(existsSync(Path.dirname(db))).toBe(false)
+  }, EVAL_TIMEOUT)
+
+  it("npm run eval passes --family through (scripts/eval.ts reaches the flag's refusal)", async () => {
+    const script = await runProcess(
+      process.execPath,
+      ["--conditions=engram-source", "--import", "tsx", Path.join(repoRoot, "scripts/eval.ts"), "--family", "nope"],
+      { env: childEnv(), timeout: 180_000 }
+    )
+    expect(script.code).toBe(1)
+    expect(script.stderr).toMatch(/^engram: --family: no eval family named "nope"; the families are: ideal-save, /)
+  }, EVAL_TIMEOUT)
+
   it("npm run eval is engram eval (from scripts/eval.ts it reaches the eval's own refusal)", async () => {
     const env = childEnv()
     const script = await runProcess(

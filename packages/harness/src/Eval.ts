@@ -51,6 +51,7 @@ import {
 } from "@engram/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as internal from "./internal/evalFamilies.js"
 import * as extraction from "./internal/extractionFamilies.js"
 import * as poisoning from "./internal/poisoningFamilies.js"
@@ -78,12 +79,18 @@ export interface EvalCase {
  * (their config's `projection`; `identityLimit: 0` turns the identity tier off). Defaults: the
  * preset and the default settings.
  *
+ * `families` runs only the families so named (in the eval's own order), and the report and its
+ * verdict cover only them; absent, every family runs. A name that is not a family (see
+ * {@link families}), or an empty list, fails the run with {@link EvalUnknownFamily} before the
+ * store is touched.
+ *
  * @since 0.1.0
  * @category models
  */
 export interface EvalOptions {
   readonly spec?: Routing.MemoryRoutingSpec | undefined
   readonly projection?: ContextProjection.ProjectionOverrides | undefined
+  readonly families?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -149,6 +156,26 @@ export class EvalStoreNotEmpty extends ErrorClass.TaggedError<EvalStoreNotEmpty>
 }) {}
 
 /**
+ * The family filter named a family the eval does not have (or named none at all): `unknown` holds
+ * the names it does not know, `known` every family's name.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class EvalUnknownFamily extends ErrorClass.TaggedError<EvalUnknownFamily>()("EvalUnknownFamily", {
+  unknown: Schema.Array(Schema.String),
+  known: Schema.Array(Schema.String)
+}, {
+  errorClass: "InvalidInput",
+  message: (self) =>
+    (self.unknown.length === 0
+      ? "the family filter names no family"
+      : `no eval famil${self.unknown.length === 1 ? "y" : "ies"} named ${
+        self.unknown.map((name) => JSON.stringify(name)).join(", ")
+      }`) + `; the families are: ${self.known.join(", ")}`
+}) {}
+
+/**
  * The families, in the order they run, with whether each is hard.
  *
  * @since 0.1.0
@@ -164,6 +191,23 @@ export const families: ReadonlyArray<{ readonly name: string; readonly hard: boo
   }))
 
 /**
+ * Checks a family filter: succeeds with the names when every one is a family (and there is at
+ * least one), fails with {@link EvalUnknownFamily} otherwise.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const checkFamilies = (
+  names: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<string>, EvalUnknownFamily> => {
+  const known = families.map((family) => family.name)
+  const unknown = names.filter((name) => !known.includes(name))
+  return names.length === 0 || unknown.length > 0
+    ? Effect.fail(new EvalUnknownFamily({ unknown, known }))
+    : Effect.succeed(names)
+}
+
+/**
  * The phrasings the identity families ask in a new session.
  *
  * @since 0.1.0
@@ -172,9 +216,9 @@ export const families: ReadonlyArray<{ readonly name: string; readonly hard: boo
 export const identityQuestions: ReadonlyArray<string> = internal.identityQuestions
 
 /**
- * Runs every family against stores built by `stores` — built anew for each session. Fails only
- * when the stores cannot be built, cannot be read, or are not empty; a case that fails is a failed
- * row in the report.
+ * Runs every family (or those `options.families` names) against stores built by `stores` — built
+ * anew for each session. Fails only when the filter names an unknown family, or the stores cannot
+ * be built, cannot be read, or are not empty; a case that fails is a failed row in the report.
  *
  * @since 0.1.0
  * @category running
@@ -182,8 +226,9 @@ export const identityQuestions: ReadonlyArray<string> = internal.identityQuestio
 export const run = <E>(
   stores: Layer.Layer<MemoryStore.MemoryStore | PromotionStore.PromotionStore, E>,
   options: EvalOptions = {}
-): Effect.Effect<EvalReport, E | EvalStoreNotEmpty | MemoryStoreError.MemoryStoreFailure> =>
+): Effect.Effect<EvalReport, E | EvalStoreNotEmpty | EvalUnknownFamily | MemoryStoreError.MemoryStoreFailure> =>
   Effect.gen(function*() {
+    const selected = options.families === undefined ? undefined : yield* checkFamilies(options.families)
     const session = internal.sessionOf(stores)
     const empty = yield* session(internal.storeIsEmpty)
     if (!empty) return yield* new EvalStoreNotEmpty()
@@ -201,6 +246,7 @@ export const run = <E>(
       }
     > = [...internal.families, ...truth.families, ...extraction.families, ...poisoning.families]
     for (const family of all) {
+      if (selected !== undefined && !selected.includes(family.name)) continue
       const result = yield* family.run(session, options)
       const { cases, routed } = result
       const passed = cases.filter((c) => c.passed).length
@@ -305,7 +351,9 @@ export const renderTable = (report: EvalReport): string => {
   out.push("")
   out.push(
     report.passed
-      ? `eval passed: ${total} cases in ${report.families.length} families, ${failed.length} failed`
+      ? `eval passed: ${total} cases in ${report.families.length} famil${
+        report.families.length === 1 ? "y" : "ies"
+      }, ${failed.length} failed`
       : `eval FAILED: hard families below 100%: ${
         report.families.filter((f) => f.hard && !f.passed).map((f) => f.name).join(", ")
       }`

@@ -1,14 +1,16 @@
 /**
- * `engram eval [--db <path>] [--keep]`: runs the routing eval (`Eval` in `@engram/harness`) on a
- * SQLite file and prints one row per family — cases, rate, routing accuracy, mean request bytes —
- * and every failed case (`--json`: the whole report, every case).
+ * `engram eval [--db <path>] [--keep] [--family <name>]…`: runs the routing eval (`Eval` in
+ * `@engram/harness`) on a SQLite file and prints one row per family — cases, rate, routing
+ * accuracy, mean request bytes — and every failed case (`--json`: the whole report, every case).
+ * `--family` (repeatable) runs only the named families, and the verdict covers only them; a name
+ * that is not a family is refused while the command line is parsed, naming the families (exit 1).
  *
  * Unless `--db` is given explicitly, the eval creates a fresh file in a new directory under the OS
  * temp dir and removes it afterwards (`--keep` leaves it, and prints where); the default store is
  * never used. A file named with `--db` must not hold memories yet.
  *
- * Exit codes: `0` every hard family passed; `1` a hard family failed (or the file already holds
- * memories); `2` the file could not be opened.
+ * Exit codes: `0` every hard family run passed; `1` a hard family failed (or the file already holds
+ * memories, or `--family` named no family); `2` the file could not be opened.
  *
  * @since 0.1.0
  */
@@ -38,7 +40,23 @@ export const temporaryDatabase = (keep: boolean) =>
   ).pipe(Effect.map((directory) => NodePath.join(directory, "eval.db")))
 
 /**
- * `engram eval [--db <path>] [--keep]`
+ * `--family <name>`: one of the eval's families, checked against `Eval.families` (the harness is
+ * loaded only when the flag is given).
+ */
+const familyFlag = Flags.make(
+  "family",
+  (name) =>
+    Effect.promise(() => import("@engram/harness/Eval")).pipe(
+      Effect.flatMap((Eval) => Eval.checkFamilies([name])),
+      Effect.map(() => name),
+      Effect.mapError((error) => error.message)
+    ),
+  "Run only this family (e.g. same-label-facts); repeat the flag for several. Default: every family.",
+  "name"
+)
+
+/**
+ * `engram eval [--db <path>] [--keep] [--family <name>]…`
  *
  * @since 0.1.0
  * @category commands
@@ -46,9 +64,10 @@ export const temporaryDatabase = (keep: boolean) =>
 export const command = Command.make(
   "eval",
   {
-    keep: Flags.boolean("keep", "Keep the temporary database and print its path.")
+    keep: Flags.boolean("keep", "Keep the temporary database and print its path."),
+    families: Flags.repeated(familyFlag)
   },
-  ({ keep }) =>
+  ({ families, keep }) =>
     Effect.scoped(Effect.gen(function*() {
       const settings = yield* Root.settings
       const location = yield* StoreBackend.locationOf(settings, {
@@ -56,7 +75,7 @@ export const command = Command.make(
         sqliteOnly: "the eval runs on a SQLite file: drop --pg (and give --db <path> to choose the file)"
       })
       const Eval = yield* Effect.promise(() => import("@engram/harness/Eval"))
-      const report = yield* Eval.run(StoreBackend.layer(location))
+      const report = yield* Eval.run(StoreBackend.layer(location), Flags.defined({ families }))
       yield* Console.log(settings.json ? Render.json({ db: location.db, ...report }) : Eval.renderTable(report))
       if (keep && location.origin === "command" && !settings.json) {
         yield* Console.log(`database kept at ${location.db}`)
