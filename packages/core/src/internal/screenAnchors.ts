@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { C, entries } from "./screenLexicon.js"
+import { C, entries, STANDING_WORDS } from "./screenLexicon.js"
 
 /** Concepts rare enough that one of their words sends a text the long way. */
 const STRONG = C.SECRET | C.COVERT | C.UNBOUND | C.NOW_YOU | C.AI | C.DECODE
@@ -147,72 +147,9 @@ const extraAnchors: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray
   // kept from help (decision 0135).
   [
     ["any", "every", "all", "each", "whenever", "when", "if"],
-    [
-      "question",
-      "questions",
-      "request",
-      "requests",
-      "query",
-      "queries",
-      "answer",
-      "answers",
-      "reply",
-      "replies",
-      "response",
-      "responses",
-      "chat",
-      "chats",
-      "conversation",
-      "conversations",
-      "message",
-      "messages",
-      "user",
-      "users",
-      "customer",
-      "customers",
-      "caller",
-      "callers",
-      "visitor",
-      "visitors",
-      "someone",
-      "somebody",
-      "anyone",
-      "anybody",
-      "client",
-      "patient",
-      "call",
-      "calls",
-      "lookup",
-      "lookups",
-      "search",
-      "searches"
-    ]
+    [...STANDING_WORDS.scopeNouns, ...STANDING_WORDS.askers, "anyone", "anybody"]
   ],
-  [
-    ["whenever", "when", "if", "who"],
-    [
-      "ask",
-      "asks",
-      "asked",
-      "asking",
-      "want",
-      "wants",
-      "need",
-      "needs",
-      "request",
-      "requests",
-      "mention",
-      "mentions",
-      "say",
-      "says",
-      "write",
-      "writes",
-      "contact",
-      "contacts",
-      "try",
-      "tries"
-    ]
-  ],
+  [["whenever", "when", "if", "who"], STANDING_WORDS.asking],
   [
     [
       "questions",

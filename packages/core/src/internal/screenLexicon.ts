@@ -942,3 +942,84 @@ export const wordMatches = (word: Entry["words"][number], token: string): boolea
 
 /** The index key a token is looked up under. */
 export const lookupKey = keyOf
+
+/**
+ * The words of a standing answer (decision 0135), read by its rule (`screenRules`) and sent the
+ * long way by the fast path (`screenAnchors`): written once, so the anchors cannot miss a word
+ * the rule reads.
+ */
+export const STANDING_WORDS = {
+  /** What other people's later questions are called: "any question", "every customer". */
+  scopeNouns: [
+    "question",
+    "questions",
+    "request",
+    "requests",
+    "query",
+    "queries",
+    "answer",
+    "answers",
+    "reply",
+    "replies",
+    "response",
+    "responses",
+    "chat",
+    "chats",
+    "conversation",
+    "conversations",
+    "message",
+    "messages",
+    "user",
+    "users",
+    "customer",
+    "customers",
+    "caller",
+    "callers",
+    "visitor",
+    "visitors",
+    "call",
+    "calls",
+    "lookup",
+    "lookups",
+    "search",
+    "searches"
+  ],
+  /** Who asks, by name: "whenever a customer asks". */
+  askers: [
+    "user",
+    "users",
+    "customer",
+    "customers",
+    "caller",
+    "callers",
+    "visitor",
+    "visitors",
+    "client",
+    "patient",
+    "someone",
+    "somebody"
+  ],
+  /** Asking, wanting: "anyone who asks", "when someone wants". */
+  asking: [
+    "ask",
+    "asks",
+    "asked",
+    "asking",
+    "want",
+    "wants",
+    "need",
+    "needs",
+    "request",
+    "requests",
+    "mention",
+    "mentions",
+    "say",
+    "says",
+    "write",
+    "writes",
+    "contact",
+    "contacts",
+    "try",
+    "tries"
+  ]
+} as const

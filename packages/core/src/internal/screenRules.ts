@@ -14,7 +14,17 @@
  * @internal
  */
 import type { ScreenReason } from "../InstructionScreen.js"
-import { C, englishEntries, entries, type Entry, type Index, indexOf, lookupKey, wordMatches } from "./screenLexicon.js"
+import {
+  C,
+  englishEntries,
+  entries,
+  type Entry,
+  type Index,
+  indexOf,
+  lookupKey,
+  STANDING_WORDS,
+  wordMatches
+} from "./screenLexicon.js"
 import { leetFold } from "./screenText.js"
 
 /** One token of a folded text. */
@@ -1228,59 +1238,13 @@ const redirection: Rule = (tokens, text) =>
 // Standing answers (decision 0135): a question-and-answer record that plants a rule for how later
 // questions from others are answered — MINJA's bridge, PoisonedRAG's trusted source swapped.
 
-const scopeNouns = word(
-  "question",
-  "questions",
-  "request",
-  "requests",
-  "query",
-  "queries",
-  "answer",
-  "answers",
-  "reply",
-  "replies",
-  "response",
-  "responses",
-  "chat",
-  "chats",
-  "conversation",
-  "conversations",
-  "message",
-  "messages",
-  "user",
-  "users",
-  "customer",
-  "customers",
-  "caller",
-  "callers",
-  "visitor",
-  "visitors",
-  "call",
-  "calls",
-  "lookup",
-  "lookups",
-  "search",
-  "searches"
-)
+const scopeNouns = word(...STANDING_WORDS.scopeNouns)
 const quantifiers = word("any", "every", "all", "each")
 const anyone = word("anyone", "anybody", "everyone", "everybody", "whoever", "someone", "somebody")
 const whenever = word("whenever", "when", "if")
 const others = word("someone", "somebody", "anyone", "anybody", "a", "the", "any", "every")
-// Who asks, by name: the fast path's anchors hold the same words (`screenAnchors`).
-const otherAskers = word(
-  "user",
-  "users",
-  "customer",
-  "customers",
-  "caller",
-  "callers",
-  "visitor",
-  "visitors",
-  "client",
-  "patient",
-  "someone",
-  "somebody"
-)
+// Who asks, by name.
+const otherAskers = word(...STANDING_WORDS.askers)
 
 const mustWords = word("must", "should", "shall", "always")
 const toWords = word("need", "needs", "has", "have", "is", "are")
@@ -1291,29 +1255,8 @@ const obliged = (tokens: ReadonlyArray<Token>, at: number): boolean => {
   return mustWords(token) || (toWords(token) && next === "to") || (token.text === "will" && next === "always")
 }
 
-// Asking, wanting: the fast path's anchors hold the same words (`screenAnchors`).
-const askingWords = word(
-  "ask",
-  "asks",
-  "asked",
-  "asking",
-  "want",
-  "wants",
-  "need",
-  "needs",
-  "request",
-  "requests",
-  "mention",
-  "mentions",
-  "say",
-  "says",
-  "write",
-  "writes",
-  "contact",
-  "contacts",
-  "try",
-  "tries"
-)
+// Asking, wanting.
+const askingWords = word(...STANDING_WORDS.asking)
 const asking = (token: Token | undefined): boolean => token !== undefined && askingWords(token)
 
 /**
