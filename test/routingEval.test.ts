@@ -67,7 +67,12 @@ const extractionFamilies = [
 
 const truthFamilies = ["same-label-facts", "approval-orders", "knowledge-update", "as-of"]
 
-const poisoningFamilies = ["poisoning-screen", "poisoning-screen-heldout", "poisoning-screen-blind", "poisoning-screen-qa"]
+const poisoningFamilies = [
+  "poisoning-screen",
+  "poisoning-screen-heldout",
+  "poisoning-screen-blind",
+  "poisoning-screen-qa"
+]
 
 const family = (report: Eval.EvalReport, name: string) => report.families.find((f) => f.name === name)!
 
