@@ -226,8 +226,8 @@ const unavailableAt = (location: StoreLocation) =>
 ): Layer.Layer<unknown, StoreUnavailable | CliFailure> => {
   const mismatch = Option.filter(
     Chunk.head(Cause.failures(cause)),
-    (error) => error instanceof SearchTokenizer.LanguageMismatch
-  ) as Option.Option<SearchTokenizer.LanguageMismatch>
+    (error): error is SearchTokenizer.LanguageMismatch => error instanceof SearchTokenizer.LanguageMismatch
+  )
   if (Option.isSome(mismatch)) {
     const { given, stored } = mismatch.value
     return Layer.fail(refused(

@@ -186,24 +186,7 @@ const extraAnchors: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray
       "reviewing"
     ]
   ],
-  [
-    [
-      "doctor",
-      "doctors",
-      "physician",
-      "hospital",
-      "emergency",
-      "ambulance",
-      "911",
-      "112",
-      "999",
-      "police",
-      "er",
-      "gp",
-      "poison"
-    ],
-    ["see", "call", "contact", "visit", "go", "seek", "phone", "ring", "dial"]
-  ],
+  [STANDING_WORDS.helpPlaces, STANDING_WORDS.seekVerbs],
   // "You are now…"; and the commonest words of English under ROT13 (the, and, you, your, all, this,
   // that, with, for, is, to) and backwards: a text holding them is read again undone.
   [

@@ -944,9 +944,9 @@ export const wordMatches = (word: Entry["words"][number], token: string): boolea
 export const lookupKey = keyOf
 
 /**
- * The words of a standing answer (decision 0135), read by its rule (`screenRules`) and sent the
- * long way by the fast path (`screenAnchors`): written once, so the anchors cannot miss a word
- * the rule reads.
+ * The words of a standing answer and of help kept away (decision 0135), read by their rules
+ * (`screenRules`) and sent the long way by the fast path (`screenAnchors`): written once, so the
+ * anchors cannot miss a word a rule reads.
  */
 export const STANDING_WORDS = {
   /** What other people's later questions are called: "any question", "every customer". */
@@ -999,6 +999,23 @@ export const STANDING_WORDS = {
     "someone",
     "somebody"
   ],
+  /** Where help is sought, and the verbs of seeking it: "no need to see a doctor". */
+  helpPlaces: [
+    "doctor",
+    "doctors",
+    "physician",
+    "hospital",
+    "emergency",
+    "ambulance",
+    "911",
+    "112",
+    "999",
+    "police",
+    "er",
+    "gp",
+    "poison"
+  ],
+  seekVerbs: ["see", "call", "contact", "visit", "go", "seek", "phone", "ring", "dial"],
   /** Asking, wanting: "anyone who asks", "when someone wants". */
   asking: [
     "ask",

@@ -1483,22 +1483,8 @@ const grantedUnchecked: Rule = (tokens) =>
     return rule < 0 ? [] : [span("delayed-trigger", rule, unchecked)]
   })
 
-const helpPlaces = word(
-  "doctor",
-  "doctors",
-  "physician",
-  "hospital",
-  "emergency",
-  "ambulance",
-  "911",
-  "112",
-  "999",
-  "police",
-  "er",
-  "gp",
-  "poison"
-)
-const seekVerbs = word("see", "call", "contact", "visit", "go", "seek", "phone", "ring", "dial")
+const helpPlaces = word(...STANDING_WORDS.helpPlaces)
+const seekVerbs = word(...STANDING_WORDS.seekVerbs)
 
 /**
  * Others told to stay away from help: "tell them there is no need to see a doctor or call emergency
