@@ -38,6 +38,9 @@ export const USAGE = `usage: npm run bench -- http [options]
   --rounds N        mixed rounds per server, alternated (default 3)
   --batches N       batch requests per server, alternated (default 5)
   --searches PCT    share of the mixed requests that are searches, 0-100 (default 20)
+  --ceiling         also serve the floor's exact job through @effect/platform (an HttpApi and a
+                    bare HttpRouter on the same node:http), alternated with the others: what the
+                    framework itself costs
   --profile DIR     run the Engram server under node --cpu-prof, profiles written to DIR
   --json FILE       write every figure as JSON`
 
@@ -48,7 +51,17 @@ interface Served {
   readonly stop: () => Promise<void>
 }
 
-const start = async (kind: "engram" | "bare", db: string, records: number, profile?: string): Promise<Served> => {
+type Kind = "engram" | "api" | "router" | "bare"
+
+/** What each server is, in the table's header. */
+const titles: Record<Kind, string> = {
+  engram: "Engram",
+  api: "HttpApi ceiling",
+  router: "HttpRouter ceiling",
+  bare: "bare floor"
+}
+
+const start = async (kind: Kind, db: string, records: number, profile?: string): Promise<Served> => {
   const child = spawn(process.execPath, [
     ...(profile !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
     "--conditions=engram-source",
@@ -181,43 +194,45 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-http-"))
   try {
     console.log(`HTTP bench: ${records} records, ${clients} clients, ${rounds} × ${seconds}s rounds each; ${machine()}`)
-    const engram = await start("engram", NodePath.join(directory, "engram.db"), records, profile)
-    const bare = await start("bare", NodePath.join(directory, "bare.db"), records)
-    const results = { engram: [] as Array<Round>, bare: [] as Array<Round> }
-    const batch = { engram: [] as Array<number>, bare: [] as Array<number> }
-    const batchCpu = { engram: [] as Array<number>, bare: [] as Array<number> }
+    const kinds: Array<Kind> = args.includes("--ceiling") ? ["engram", "api", "router", "bare"] : ["engram", "bare"]
+    const servers = new Map<Kind, Served>()
+    for (const kind of kinds) {
+      servers.set(
+        kind,
+        await start(kind, NodePath.join(directory, `${kind}.db`), records, kind === "engram" ? profile : undefined)
+      )
+    }
+    const results = new Map(kinds.map((kind) => [kind, [] as Array<Round>]))
+    const batch = new Map(kinds.map((kind) => [kind, [] as Array<number>]))
+    const batchCpu = new Map(kinds.map((kind) => [kind, [] as Array<number>]))
     try {
       // Warm-up: one short round each (JIT, page cache), not counted.
-      await mixed(engram, clients, 2, searchShare)
-      await mixed(bare, clients, 2, searchShare)
+      for (const kind of kinds) await mixed(servers.get(kind)!, clients, 2, searchShare)
+      // Each round runs every server once, the order rotated round by round so load drifts over all alike.
       for (let round = 0; round < rounds; round++) {
-        for (
-          const [name, served] of (round % 2 === 0 ? [["engram", engram], ["bare", bare]] : [["bare", bare], [
-            "engram",
-            engram
-          ]]) as Array<["engram" | "bare", Served]>
-        ) {
-          results[name].push(await mixed(served, clients, seconds, searchShare))
+        for (let k = 0; k < kinds.length; k++) {
+          const kind = kinds[(k + round) % kinds.length]!
+          results.get(kind)!.push(await mixed(servers.get(kind)!, clients, seconds, searchShare))
         }
       }
       for (let round = 0; round < batches + 1; round++) {
-        for (const [name, served] of [["engram", engram], ["bare", bare]] as Array<["engram" | "bare", Served]>) {
+        for (const kind of kinds) {
+          const served = servers.get(kind)!
           const at = performance.now()
           const cpuBefore = cpuMillis(served.pid)
           const status = await send(served, "POST", "/api/memories/batch", batchOf(1_000, round))
-          if (status !== 201) throw new Error(`${name} batch answered ${status}`)
+          if (status !== 201) throw new Error(`${kind} batch answered ${status}`)
           if (round > 0) {
-            batch[name].push(performance.now() - at)
-            batchCpu[name].push(cpuMillis(served.pid) - cpuBefore)
+            batch.get(kind)!.push(performance.now() - at)
+            batchCpu.get(kind)!.push(cpuMillis(served.pid) - cpuBefore)
           }
         }
       }
     } finally {
-      await engram.stop()
-      await bare.stop()
+      for (const served of servers.values()) await served.stop()
     }
-    const summary = (name: "engram" | "bare") => {
-      const all = results[name]
+    const summary = (kind: Kind) => {
+      const all = results.get(kind)!
       const writes = all.flatMap((round) => round.writes)
       const searches = all.flatMap((round) => round.searches)
       return {
@@ -228,37 +243,41 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         searchP50: percentile(searches, 50),
         searchP99: percentile(searches, 99),
         errors: all.reduce((sum, round) => sum + round.errors, 0),
-        batchMs: median(batch[name]),
-        batchCpuMs: median(batchCpu[name])
+        batchMs: median(batch.get(kind)!),
+        batchCpuMs: median(batchCpu.get(kind)!)
       }
     }
-    const e = summary("engram")
-    const b = summary("bare")
-    console.log(table(["", "Engram", "bare floor", "ratio"], [
-      ["requests/s (median round)", fmt(e.rps, 0), fmt(b.rps, 0), `${fmt(e.rps / b.rps)}×`],
-      [
-        "requests per CPU-second of the server",
-        fmt(e.perCpuSecond, 0),
-        fmt(b.perCpuSecond, 0),
-        `${fmt(e.perCpuSecond / b.perCpuSecond)}×`
-      ],
-      ["write p50 ms", fmt(e.writeP50, 1), fmt(b.writeP50, 1), `${fmt(e.writeP50 / b.writeP50)}×`],
-      ["write p99 ms", fmt(e.writeP99, 1), fmt(b.writeP99, 1), `${fmt(e.writeP99 / b.writeP99)}×`],
-      ["search p50 ms", fmt(e.searchP50, 1), fmt(b.searchP50, 1), `${fmt(e.searchP50 / b.searchP50)}×`],
-      ["search p99 ms", fmt(e.searchP99, 1), fmt(b.searchP99, 1), `${fmt(e.searchP99 / b.searchP99)}×`],
-      ["errors", String(e.errors), String(b.errors), ""],
-      [
-        "batch of 1,000 ms (median)",
-        fmt(e.batchMs, 1),
-        fmt(b.batchMs, 1),
-        `${fmt(e.batchMs / b.batchMs)}× time = ${fmt(b.batchMs / e.batchMs)}× throughput`
-      ],
-      [
-        "batch of 1,000, server CPU ms (median)",
-        fmt(e.batchCpuMs, 0),
-        fmt(b.batchCpuMs, 0),
-        `${fmt(e.batchCpuMs / b.batchCpuMs)}× CPU = ${fmt(b.batchCpuMs / e.batchCpuMs)}× throughput`
-      ]
+    const figures = new Map(kinds.map((kind) => [kind, summary(kind)]))
+    const b = figures.get("bare")!
+    // Each server's figure, then its ratio to the floor: rates as Engram / floor (higher is
+    // better), times as the floor's throughput over the server's (higher is better) where noted.
+    const row = (
+      label: string,
+      value: (f: ReturnType<typeof summary>) => number,
+      digits: number,
+      ratio: (f: ReturnType<typeof summary>) => number
+    ) => [
+      label,
+      ...kinds.map((kind) => {
+        const f = figures.get(kind)!
+        return kind === "bare" ? fmt(value(f), digits) : `${fmt(value(f), digits)} (${fmt(ratio(f))}×)`
+      })
+    ]
+    console.log(table(["", ...kinds.map((kind) => titles[kind])], [
+      row("requests/s (median round) (× floor)", (f) => f.rps, 0, (f) => f.rps / b.rps),
+      row("requests per CPU-second (× floor)", (f) => f.perCpuSecond, 0, (f) => f.perCpuSecond / b.perCpuSecond),
+      row("write p50 ms (× floor's)", (f) => f.writeP50, 1, (f) => f.writeP50 / b.writeP50),
+      row("write p99 ms (× floor's)", (f) => f.writeP99, 1, (f) => f.writeP99 / b.writeP99),
+      row("search p50 ms (× floor's)", (f) => f.searchP50, 1, (f) => f.searchP50 / b.searchP50),
+      row("search p99 ms (× floor's)", (f) => f.searchP99, 1, (f) => f.searchP99 / b.searchP99),
+      ["errors", ...kinds.map((kind) => String(figures.get(kind)!.errors))],
+      row("batch of 1,000 ms (× floor's throughput)", (f) => f.batchMs, 1, (f) => b.batchMs / f.batchMs),
+      row(
+        "batch of 1,000, server CPU ms (× floor's throughput)",
+        (f) => f.batchCpuMs,
+        0,
+        (f) => b.batchCpuMs / f.batchCpuMs
+      )
     ]))
     console.log(`load average at the end: ${loadAverage()}`)
     writeJson(option(args, "--json"), {
@@ -266,8 +285,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       clients,
       seconds,
       rounds,
-      engram: e,
-      bare: b,
+      ...Object.fromEntries(figures),
       loadAverage: loadAverage()
     })
   } finally {
