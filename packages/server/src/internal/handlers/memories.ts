@@ -22,9 +22,11 @@ import {
   Conflict,
   CurrentAccess,
   EngramApi,
+  MAX_BATCH_WRITE,
   MAX_BROWSE_PAGE,
   NotFound
 } from "../../EngramApi.js"
+import * as GroupCommit from "../groupCommit.js"
 import {
   asArray,
   assignedIds,
@@ -113,8 +115,33 @@ export const layerMemories = (config: ServerConfig): GroupLayer<
           )
 
       /**
-       * Stores records and their promotion rows in one transaction: every input checked first (one
-       * refused stores none), one write for all of them, one promotion pass; one result per input.
+       * Stores records and their promotion rows in one transaction: one write for all of them, one
+       * promotion pass; one result per input, in order.
+       */
+      const storeAll = (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
+        transaction.run(Effect.gen(function*() {
+          const records = yield* store.write(inputs)
+          const rows = spec === undefined
+            ? []
+            : (yield* withPromotions(
+              Promotion.promoteCreated(records, { background: config.agent.background, spec })
+            )).committed
+          const byRecord = new Map<string, Array<PromotionStore.PromotionRow>>()
+          for (const row of rows) {
+            const held = byRecord.get(row.recordId)
+            if (held === undefined) byRecord.set(row.recordId, [row])
+            else held.push(row)
+          }
+          return records.map((record) => ({ record, promotions: byRecord.get(record.id) ?? [] }))
+        }))
+
+      // Write requests that arrive together share a transaction; each is answered after the commit,
+      // and one that fails is retried alone so it cannot fail the others (decision 0206).
+      const submit = yield* GroupCommit.make(storeAll, { maxItems: MAX_BATCH_WRITE })
+
+      /**
+       * Stores a request's records (every input checked first: one refused stores none) and their
+       * promotion rows, all or none of them; one result per input.
        */
       const createAll = (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
         Effect.gen(function*() {
@@ -125,29 +152,9 @@ export const layerMemories = (config: ServerConfig): GroupLayer<
             yield* assignedIds(input)
             scoped.push({ ...input, scope: yield* oneScope(access, input.scope) })
           }
-          return yield* http(transaction.run(Effect.gen(function*() {
-            const records = yield* store.write(scoped)
-            const rows = spec === undefined
-              ? []
-              : (yield* withPromotions(
-                Promotion.promoteCreated(records, { background: config.agent.background, spec })
-              )).committed
-            const byRecord = new Map<string, Array<PromotionStore.PromotionRow>>()
-            for (const row of rows) {
-              const held = byRecord.get(row.recordId)
-              if (held === undefined) byRecord.set(row.recordId, [row])
-              else held.push(row)
-            }
-            return records.map((record) => ({ record, promotions: byRecord.get(record.id) ?? [] }))
-          }))).pipe(Effect.flatMap((created) =>
-            Effect.map(
-              shown(
-                access,
-                created.map((result) => result.record)
-              ),
-              (visible) => created.map((result, index) => ({ ...result, record: visible[index] ?? result.record }))
-            )
-          ))
+          const created = yield* http(submit(scoped))
+          const visible = yield* shown(access, created.map((result) => result.record))
+          return created.map((result, index) => ({ ...result, record: visible[index] ?? result.record }))
         })
 
       /** The record's supersession chain, through stored records and tombstones. */
