@@ -102,39 +102,43 @@ const until = async (done: () => boolean) => {
 }
 
 describe("group commit through the server (SQLite)", () => {
-  it("a request whose commit fails fails alone: the others of its group are stored and answered after their own commit", async () => {
-    const served = await serve()
-    try {
-      // Request 0 opens the first group and is held in its transaction; 1-6 arrive meanwhile and
-      // wait for the next group, with the poisoned request 3 among them.
-      const first = served.call("POST", "/api/memories", { content: "note 0", kind: "note" })
-      await until(() => served.transactions() === 1)
-      const rest = [1, 2, 3, 4, 5, 6].map((i) =>
-        served.call("POST", "/api/memories", { content: i === 3 ? "note 3 poison" : `note ${i}`, kind: "note" })
-      )
-      await until(() => served.verified() === 7)
-      // Every token is checked; let the six handlers reach the queue before the first group ends.
-      for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve))
-      served.release()
-      const answers = await Promise.all([first, ...rest])
+  it(
+    "a request whose commit fails fails alone: the others of its group are stored and answered after their own commit",
+    async () => {
+      const served = await serve()
+      try {
+        // Request 0 opens the first group and is held in its transaction; 1-6 arrive meanwhile and
+        // wait for the next group, with the poisoned request 3 among them.
+        const first = served.call("POST", "/api/memories", { content: "note 0", kind: "note" })
+        await until(() => served.transactions() === 1)
+        const rest = [1, 2, 3, 4, 5, 6].map((i) =>
+          served.call("POST", "/api/memories", { content: i === 3 ? "note 3 poison" : `note ${i}`, kind: "note" })
+        )
+        await until(() => served.verified() === 7)
+        // Every token is checked; let the six handlers reach the queue before the first group ends.
+        for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve))
+        served.release()
+        const answers = await Promise.all([first, ...rest])
 
-      expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 503, 201, 201, 201])
-      // One transaction for request 0, one for the group of six that failed at COMMIT, then one
-      // for each of the six on its own: the group was shared, and retried request by request.
-      expect(served.transactions()).toBe(1 + 1 + 6)
-      // Every acknowledged write is stored (nothing was answered from the group that rolled back),
-      // and the poisoned one is not.
-      for (const answer of answers.filter((answer) => answer.status === 201)) {
-        expect((await served.call("GET", `/api/memories/${answer.json.record!.id}`)).status).toBe(200)
+        expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 503, 201, 201, 201])
+        // One transaction for request 0, one for the group of six that failed at COMMIT, then one
+        // for each of the six on its own: the group was shared, and retried request by request.
+        expect(served.transactions()).toBe(1 + 1 + 6)
+        // Every acknowledged write is stored (nothing was answered from the group that rolled back),
+        // and the poisoned one is not.
+        for (const answer of answers.filter((answer) => answer.status === 201)) {
+          expect((await served.call("GET", `/api/memories/${answer.json.record!.id}`)).status).toBe(200)
+        }
+        const stored = await served.run(
+          Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({ scopes: ["global"] }))
+        )
+        expect(stored.records.map((record) => record.content).sort()).toEqual(
+          ["note 0", "note 1", "note 2", "note 4", "note 5", "note 6"]
+        )
+      } finally {
+        await served.close()
       }
-      const stored = await served.run(
-        Effect.flatMap(MemoryStore.MemoryStore, (store) => store.list({ scopes: ["global"] }))
-      )
-      expect(stored.records.map((record) => record.content).sort()).toEqual(
-        ["note 0", "note 1", "note 2", "note 4", "note 5", "note 6"]
-      )
-    } finally {
-      await served.close()
-    }
-  }, 60_000)
+    },
+    60_000
+  )
 })

@@ -52,7 +52,14 @@ export const make = <I, O, E>(
       group.length === 1 ? alone(group[0]!) : Effect.flatMap(
         Effect.exit(run(group.flatMap((pending) => pending.items))),
         (exit) => {
-          if (Exit.isFailure(exit)) return Effect.forEach(group, alone, { discard: true })
+          if (Exit.isFailure(exit)) {
+            return Effect.zipRight(
+              Effect.logDebug("a group commit failed; writing its requests one by one").pipe(
+                Effect.annotateLogs({ requests: group.length })
+              ),
+              Effect.forEach(group, alone, { discard: true })
+            )
+          }
           let offset = 0
           return Effect.forEach(group, (pending) => {
             const outputs = exit.value.slice(offset, offset + pending.items.length)
