@@ -18,6 +18,10 @@
  * its promotion row, the stored record answered; a search is filtered to the caller's scope and to
  * current records, as Engram's is.
  *
+ * With `--ceiling`, the floor's exact job is also served through `@effect/platform` on the same
+ * `node:http` — a minimal `HttpApi` and a bare `HttpRouter` over the floor's own statements — and
+ * alternated with the others: what the framework costs by itself (decision 0207).
+ *
  * Each figure is also given per second of the server's own CPU time (from `/proc`): on a machine
  * other work loads, wall-clock rates stretch with that load, CPU time much less. Ratios are Engram / floor (rps: higher is better; time: lower).
  */
