@@ -108,11 +108,16 @@ describe("group commit through the server (SQLite)", () => {
       const served = await serve()
       try {
         // Request 0 opens the first group and is held in its transaction; 1-6 arrive meanwhile and
-        // wait for the next group, with the poisoned request 3 among them.
+        // wait for the next group, with request 3 among them: a batch of three whose middle record
+        // is poisoned, so the batch must be stored whole or not at all.
         const first = served.call("POST", "/api/memories", { content: "note 0", kind: "note" })
         await until(() => served.transactions() === 1)
         const rest = [1, 2, 3, 4, 5, 6].map((i) =>
-          served.call("POST", "/api/memories", { content: i === 3 ? "note 3 poison" : `note ${i}`, kind: "note" })
+          i === 3
+            ? served.call("POST", "/api/memories/batch", {
+              records: ["batch a", "batch poison", "batch b"].map((content) => ({ content, kind: "note" }))
+            })
+            : served.call("POST", "/api/memories", { content: `note ${i}`, kind: "note" })
         )
         await until(() => served.verified() === 7)
         // Every token is checked; let the six handlers reach the queue before the first group ends.
@@ -125,7 +130,7 @@ describe("group commit through the server (SQLite)", () => {
         // for each of the six on its own: the group was shared, and retried request by request.
         expect(served.transactions()).toBe(1 + 1 + 6)
         // Every acknowledged write is stored (nothing was answered from the group that rolled back),
-        // and the poisoned one is not.
+        // and no record of the poisoned batch is.
         for (const answer of answers.filter((answer) => answer.status === 201)) {
           expect((await served.call("GET", `/api/memories/${answer.json.record!.id}`)).status).toBe(200)
         }
