@@ -442,14 +442,30 @@ export const searchRecall = (
 
 /**
  * A round's recall of `limit` hits out of a search that asked for at least `limit`: its first
- * `limit` hits, held records left out. A limit keeps the top of the ranking a search would return
- * without one (the conformance kit's ranking tier), so these are the hits a search of `limit`
- * returns, and a round needs no search of its own while the hits in hand cover it (decision 0200).
- * `returned` counts what that search would have returned.
+ * `limit` hits that `shown` keeps (by default {@link screened}: held records left out). A limit keeps the
+ * top of the ranking a search would return without one (the conformance kit's ranking tier), so
+ * these are the hits a search of `limit` returns, and a round needs no search of its own while the
+ * hits in hand cover it (decision 0200). `returned` counts what that search would have returned.
  */
-export const recallOf = (found: MemoryStore.SearchResult, limit: number) => {
+export const recallOf = (
+  found: MemoryStore.SearchResult,
+  limit: number,
+  shown: (record: MemoryRecord.MemoryRecord) => boolean = screened
+) => {
   const hits = found.hits.length > limit ? found.hits.slice(0, limit) : found.hits
-  return { value: hits.filter((hit) => screened(hit.record)), returned: hits.length }
+  return { value: hits.filter((hit) => shown(hit.record)), returned: hits.length }
+}
+
+/** `verdict` remembered per record object: a projection's rounds ask again about the hits in hand. */
+const remembered = (
+  verdict: (record: MemoryRecord.MemoryRecord) => boolean
+): (record: MemoryRecord.MemoryRecord) => boolean => {
+  const verdicts = new WeakMap<MemoryRecord.MemoryRecord, boolean>()
+  return (record) => {
+    let known = verdicts.get(record)
+    if (known === undefined) verdicts.set(record, known = verdict(record))
+    return known
+  }
 }
 
 /**
@@ -677,7 +693,9 @@ export const make = (
         let rounds = 0
         let searches = 0
         let skipped = identity.skipped + alwaysOn.skipped + digest.skipped
-        const relevantOf = Decisions.relevance(request.query, { vectorFloor: settings.recallRelevance === "search" })
+        const isRelevant = Decisions.relevance(request.query, { vectorFloor: settings.recallRelevance === "search" })
+        // Relevance first: a hit it drops needs no screen.
+        const kept = remembered((record) => isRelevant(record) && screened(record))
         let round: {
           readonly projection: ProjectionLayout.ProjectedContext
           readonly returned: number
@@ -687,15 +705,15 @@ export const make = (
         for (;;) {
           // A search that returned fewer hits than it asked for found every match: it covers any limit.
           if (limit > asked && found.hits.length === asked) {
-            asked = rounds === 0 ? reach.ask(limit, cap) : Math.min(cap, Math.max(limit, reach.ask(limit, cap)))
+            asked = reach.ask(limit, cap)
             found = yield* searchRecall(stores, settings, request, asked)
             searches += asked > 0 ? 1 : 0
             skipped += found.skipped
           }
-          const recall = recallOf(found, limit)
+          // The relevance step, after ranking and before the budget (decision 0180), with the screen.
+          const recall = recallOf(found, limit, kept)
           rounds += limit > 0 ? 1 : 0
-          // The relevance step, after ranking and before the budget (decision 0180).
-          const relevant = recall.value.filter(relevantOf)
+          const relevant = recall.value
           // Session summaries reach a prompt through the digest alone.
           const recalled = Decisions.withoutSummaries(relevant)
           const neighbours = yield* readNeighbours(stores, settings, request, recalled)

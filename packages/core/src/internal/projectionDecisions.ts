@@ -83,26 +83,20 @@ export const relevantHits = <A extends { readonly record: MemoryRecord.MemoryRec
   query: string,
   hits: ReadonlyArray<A>,
   options: { readonly vectorFloor: boolean } = { vectorFloor: false }
-): ReadonlyArray<A> => hits.filter(relevance(query, options))
+): ReadonlyArray<A> => {
+  const relevant = relevance(query, options)
+  return hits.filter((hit) => relevant(hit.record))
+}
 
-/**
- * {@link relevantHits}'s rule for one query, as a predicate on a hit: the query's content words
- * read once, each record's verdict remembered (a projection's rounds ask again about the hits of
- * the rounds before).
- */
+/** {@link relevantHits}'s rule for one query, as a predicate on a record: the query's content words read once. */
 export const relevance = (
   query: string,
   options: { readonly vectorFloor: boolean } = { vectorFloor: false }
-): (hit: { readonly record: MemoryRecord.MemoryRecord }) => boolean => {
+): (record: MemoryRecord.MemoryRecord) => boolean => {
   if (options.vectorFloor) return () => true
   const words = new Set(PriorSessionDigest.contentTokens(query))
   if (words.size === 0) return () => false
-  const verdicts = new WeakMap<MemoryRecord.MemoryRecord, boolean>()
-  return ({ record }) => {
-    let verdict = verdicts.get(record)
-    if (verdict === undefined) verdicts.set(record, verdict = holdsAnyToken(searchableText(record), words))
-    return verdict
-  }
+  return (record) => holdsAnyToken(searchableText(record), words)
 }
 
 /** True when a query has a word a memory could match beyond function words. */
