@@ -759,7 +759,7 @@ export const make = (
           : new ProjectionLayout.ProjectedContext({
             ...round.projection,
             budget: { ...round.projection.budget, recall: recallReport }
-          })
+          }, { disableValidation: true }) // the composer's own output, with a report built here
         yield* logInjection(stores, request, projection, now)
         yield* report(request, projection, skipped)
         return projection
