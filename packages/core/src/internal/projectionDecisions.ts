@@ -72,23 +72,14 @@ export const settingsFor = (
 }
 
 /**
- * The relevance step (decision 0180), applied to recall's hits after ranking and before the budget:
- * a hit is relevant when its searchable text (what every store indexes) shares a token with the
- * query beyond function words (`PriorSessionDigest.contentTokens`, through the one
- * `SearchTokenizer`) — or, when the store fuses vectors under a similarity floor above 0
- * (`vectorFloor`), any hit (the vector list admitted only hits above that floor, and a fused hit
- * does not say which list found it). A query with no content word recalls nothing. Order kept.
+ * The relevance step (decision 0180), applied to recall's hits after ranking and before the budget,
+ * as a predicate on a hit's record for one query (its content words read once): a hit is relevant
+ * when its searchable text (what every store indexes) shares a token with the query beyond
+ * function words (`PriorSessionDigest.contentTokens`, through the one `SearchTokenizer`) — or,
+ * when the store fuses vectors under a similarity floor above 0 (`vectorFloor`), any hit (the
+ * vector list admitted only hits above that floor, and a fused hit does not say which list found
+ * it). A query with no content word recalls nothing.
  */
-export const relevantHits = <A extends { readonly record: MemoryRecord.MemoryRecord }>(
-  query: string,
-  hits: ReadonlyArray<A>,
-  options: { readonly vectorFloor: boolean } = { vectorFloor: false }
-): ReadonlyArray<A> => {
-  const relevant = relevance(query, options)
-  return hits.filter((hit) => relevant(hit.record))
-}
-
-/** {@link relevantHits}'s rule for one query, as a predicate on a record: the query's content words read once. */
 export const relevance = (
   query: string,
   options: { readonly vectorFloor: boolean } = { vectorFloor: false }
