@@ -559,11 +559,12 @@ export type BudgetWarning = typeof BudgetWarning.Type
  *   function words (decision 0180);
  * - `no-content-words`: the query holds only function words, so nothing was searched;
  * - `cap`: the search reached the configured `recallLimit` with room left;
- * - `search-limit`: the most searches a projection runs (4) ran with room and candidates left.
+ * - `search-limit`: the most rounds a projection runs (4) ran with room and candidates left.
  *
- * `limit` is the last search's limit, `searches` how many searches ran (each sized by the
- * measured cost of the lines before it), `candidates` the hits the last search returned and
- * `relevant` how many of them the relevance step kept.
+ * `limit` is the last round's limit (each round sized by the measured cost of the lines before
+ * it), `searches` how many store searches ran (a round the hits of an earlier search cover runs
+ * none, decision 0200), `candidates` the hits the last round took and `relevant` how many of them
+ * the relevance step kept.
  *
  * @since 0.1.0
  * @category models

@@ -77,12 +77,18 @@ describe("recall uses its budget", () => {
       expect(recalled.memoryIds.length).toBe(300)
       expect(projected.budget.budgetTokens).toBe(16_000)
       expect(projected.budget.usedTokens).toBeLessThanOrEqual(16_000)
-      // One search, sized at the opening guess (more than 300), returned fewer: nothing more to find.
+      // One round, sized at the opening guess (more than 300), served by one search for at least
+      // that many, which returned fewer: nothing more to find.
       expect(limits.length).toBe(1)
-      expect(limits[0]!).toBeGreaterThan(300)
+      const limit = ContextProjection.recallLimitFor(ProjectionLayout.tokens(16_000), {
+        usedChars: 0,
+        usedTokens: 0
+      }, 10_000)
+      expect(limit).toBeGreaterThan(300)
+      expect(limits[0]!).toBeGreaterThanOrEqual(limit)
       expect(projected.budget.recall).toEqual({
         stop: "candidates-exhausted",
-        limit: limits[0],
+        limit,
         searches: 1,
         candidates: 300,
         relevant: 300
@@ -103,6 +109,39 @@ describe("recall uses its budget", () => {
       expect(projected.section("recalled_memory")!.status).toBe("truncated")
       // Every search asked for more than the one before it.
       for (let i = 1; i < limits.length; i++) expect(limits[i]!).toBeGreaterThan(limits[i - 1]!)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("rounds past the first are served by one search: the search runs once however many rounds fill the budget", () => {
+    const { layer, limits } = world({ budgetTokens: 1_000 })
+    return Effect.gen(function*() {
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(facts))
+      const projected = yield* project("when does the ferry leave")
+      const recall = projected.budget.recall!
+      // The first round asks for what 1,000 tokens hold at 40 a line; lines cost less, so the
+      // rounds go on (decision 0181) — past the first round's limit, to a full budget.
+      const first = ContextProjection.recallLimitFor(ProjectionLayout.tokens(1_000), {
+        usedChars: 0,
+        usedTokens: 0
+      }, 10_000)
+      expect(recall.limit).toBeGreaterThan(first)
+      expect(recall.stop).toBe("budget-full")
+      // One store search, for at least the last round's limit: each round took its prefix.
+      expect(limits.length).toBe(1)
+      expect(limits[0]!).toBeGreaterThanOrEqual(recall.limit)
+      expect(recall.searches).toBe(1)
+      // The same lines as the search of the last round's limit alone would give.
+      const store = yield* MemoryStore.MemoryStore
+      const own = yield* store.search("when does the ferry leave", {
+        scopes: ["global"],
+        deliverable: true,
+        deliveryPolicies: ["always", "retrieved"],
+        limit: recall.limit,
+        plan: { maxDocumentShare: ContextProjection.DEFAULT_RECALL_PRUNE_SHARE }
+      })
+      const delivered = projected.section("recalled_memory")!.memoryIds
+      const shedIds = projected.budget.shed.filter((s) => s.section === "recalled_memory").map((s) => s.ref)
+      expect([...delivered, ...shedIds.reverse()]).toEqual(own.hits.map((h) => h.record.id))
     }).pipe(Effect.provide(layer))
   })
 
@@ -142,8 +181,10 @@ describe("recall uses its budget", () => {
         })
         expect(projected.section("recalled_memory")?.status).toBe("dropped")
         expect(projected.budget.recall?.stop).toBe("budget-full")
+        expect(projected.budget.recall?.limit).toBe(1)
       }).pipe(Effect.provide(full.layer))
-      expect(full.limits).toEqual([1])
+      // One search; its round asked for the one hit.
+      expect(full.limits.length).toBe(1)
     })
   })
 

@@ -416,35 +416,57 @@ export const readDigest = (
 
 /**
  * One recall search of `limit` hits (none at 0), with this call's pruning share as the search's own
- * planner tuning (decision 0165); held records left out. `returned` counts what the store returned.
+ * planner tuning (decision 0165). Every hit the store returned, held ones included: a round takes
+ * its share with {@link recallOf}.
  */
-export const readRecall = (
+export const searchRecall = (
   stores: ProjectionStores,
   settings: ProjectionSettings,
   request: Pick<ProjectionRequest, "query" | "scopes">,
   limit: number
 ) =>
   limit === 0
-    ? Effect.succeed({ value: [], skipped: 0, returned: 0 })
-    : Effect.map(
-      Effect.flatMap(
-        MemoryLimits.MemoryLimits,
-        (limits) =>
-          stores.memories.search(MemoryLimits.clampQuery(request.query, limits), {
-            scopes: request.scopes,
-            deliveryPolicies: Decisions.PROJECTED_POLICIES,
-            deliverable: true,
-            ...asOfFilter(settings.asOf),
-            limit,
-            plan: { maxDocumentShare: settings.recallPruneShare }
-          })
-      ),
-      (found) => ({
-        value: found.hits.filter((hit) => screened(hit.record)),
-        skipped: found.skipped,
-        returned: found.hits.length
-      })
+    ? Effect.succeed<MemoryStore.SearchResult>({ hits: [], skipped: 0 })
+    : Effect.flatMap(
+      MemoryLimits.MemoryLimits,
+      (limits) =>
+        stores.memories.search(MemoryLimits.clampQuery(request.query, limits), {
+          scopes: request.scopes,
+          deliveryPolicies: Decisions.PROJECTED_POLICIES,
+          deliverable: true,
+          ...asOfFilter(settings.asOf),
+          limit,
+          plan: { maxDocumentShare: settings.recallPruneShare }
+        })
     )
+
+/**
+ * A round's recall of `limit` hits out of a search that asked for at least `limit`: its first
+ * `limit` hits that `shown` keeps (by default {@link screened}: held records left out). A limit keeps the
+ * top of the ranking a search would return without one (the conformance kit's ranking tier), so
+ * these are the hits a search of `limit` returns, and a round needs no search of its own while the
+ * hits in hand cover it (decision 0200). `returned` counts what that search would have returned.
+ */
+export const recallOf = (
+  found: MemoryStore.SearchResult,
+  limit: number,
+  shown: (record: MemoryRecord.MemoryRecord) => boolean = screened
+) => {
+  const hits = found.hits.length > limit ? found.hits.slice(0, limit) : found.hits
+  return { value: hits.filter((hit) => shown(hit.record)), returned: hits.length }
+}
+
+/** `verdict` remembered per record object: a projection's rounds ask again about the hits in hand. */
+const remembered = (
+  verdict: (record: MemoryRecord.MemoryRecord) => boolean
+): (record: MemoryRecord.MemoryRecord) => boolean => {
+  const verdicts = new WeakMap<MemoryRecord.MemoryRecord, boolean>()
+  return (record) => {
+    let known = verdicts.get(record)
+    if (known === undefined) verdicts.set(record, known = verdict(record))
+    return known
+  }
+}
 
 /**
  * The conversation neighbours of the hits that have a position: one `neighbours` read (one per
@@ -608,6 +630,7 @@ export const make = (
       promotions: yield* PromotionStore.PromotionStore,
       telemetry: yield* TelemetryStore.TelemetryStore
     }
+    const reach = Decisions.recallReach()
 
     const project = (request: ProjectionRequest) => {
       const failure = (cause: unknown) =>
@@ -663,8 +686,16 @@ export const make = (
         })
         const { cap, searchable } = sized
         let limit = sized.limit
+        // Rounds are served from the hits of the last search while they cover the round's limit:
+        // the first search asks for what the rounds of recent projections reached (decision 0200).
+        let found: MemoryStore.SearchResult = { hits: [], skipped: 0 }
+        let asked = 0
+        let rounds = 0
         let searches = 0
         let skipped = identity.skipped + alwaysOn.skipped + digest.skipped
+        const isRelevant = Decisions.relevance(request.query, { vectorFloor: settings.recallRelevance === "search" })
+        // Relevance first: a hit it drops needs no screen.
+        const kept = remembered((record) => isRelevant(record) && screened(record))
         let round: {
           readonly projection: ProjectionLayout.ProjectedContext
           readonly returned: number
@@ -672,16 +703,21 @@ export const make = (
           readonly more: boolean
         }
         for (;;) {
-          const recall = yield* readRecall(stores, settings, request, limit)
-          searches += limit > 0 ? 1 : 0
-          // The relevance step, after ranking and before the budget (decision 0180).
-          const relevant = Decisions.relevantHits(request.query, recall.value, {
-            vectorFloor: settings.recallRelevance === "search"
-          })
+          // A search that returned fewer hits than it asked for found every match: it covers any limit.
+          if (limit > asked && found.hits.length === asked) {
+            asked = reach.ask(limit, cap)
+            found = yield* searchRecall(stores, settings, request, asked)
+            searches += asked > 0 ? 1 : 0
+            skipped += found.skipped
+          }
+          // The relevance step, after ranking and before the budget (decision 0180), with the screen.
+          const recall = recallOf(found, limit, kept)
+          rounds += limit > 0 ? 1 : 0
+          const relevant = recall.value
           // Session summaries reach a prompt through the digest alone.
           const recalled = Decisions.withoutSummaries(relevant)
           const neighbours = yield* readNeighbours(stores, settings, request, recalled)
-          skipped += recall.skipped + neighbours.skipped
+          skipped += neighbours.skipped
           const projection = layout(request, settings, inputs, options, {
             alwaysOn: alwaysOn.value,
             recalled,
@@ -699,15 +735,17 @@ export const make = (
             cap,
             hits: recalled.length,
             more,
-            searches
+            rounds
           })
           if (next === undefined) break
           limit = next
         }
+        if (rounds > 0) reach.observe(sized.limit, limit)
         const recallReport = sections.has("recalled_memory") && request.query.trim() !== ""
           ? Decisions.recallReport({
             searchable,
             limit,
+            rounds,
             searches,
             cap,
             projection: round.projection,
@@ -721,7 +759,7 @@ export const make = (
           : new ProjectionLayout.ProjectedContext({
             ...round.projection,
             budget: { ...round.projection.budget, recall: recallReport }
-          })
+          }, { disableValidation: true }) // the composer's own output, with a report built here
         yield* logInjection(stores, request, projection, now)
         yield* report(request, projection, skipped)
         return projection

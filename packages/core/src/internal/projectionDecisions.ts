@@ -72,22 +72,22 @@ export const settingsFor = (
 }
 
 /**
- * The relevance step (decision 0180), applied to recall's hits after ranking and before the budget:
- * a hit is relevant when its searchable text (what every store indexes) shares a token with the
- * query beyond function words (`PriorSessionDigest.contentTokens`, through the one
- * `SearchTokenizer`) — or, when the store fuses vectors under a similarity floor above 0
- * (`vectorFloor`), any hit (the vector list admitted only hits above that floor, and a fused hit
- * does not say which list found it). A query with no content word recalls nothing. Order kept.
+ * The relevance step (decision 0180), applied to recall's hits after ranking and before the budget,
+ * as a predicate on a hit's record for one query (its content words read once): a hit is relevant
+ * when its searchable text (what every store indexes) shares a token with the query beyond
+ * function words (`PriorSessionDigest.contentTokens`, through the one `SearchTokenizer`) — or,
+ * when the store fuses vectors under a similarity floor above 0 (`vectorFloor`), any hit (the
+ * vector list admitted only hits above that floor, and a fused hit does not say which list found
+ * it). A query with no content word recalls nothing.
  */
-export const relevantHits = <A extends { readonly record: MemoryRecord.MemoryRecord }>(
+export const relevance = (
   query: string,
-  hits: ReadonlyArray<A>,
   options: { readonly vectorFloor: boolean } = { vectorFloor: false }
-): ReadonlyArray<A> => {
-  if (options.vectorFloor) return hits
+): (record: MemoryRecord.MemoryRecord) => boolean => {
+  if (options.vectorFloor) return () => true
   const words = new Set(PriorSessionDigest.contentTokens(query))
-  if (words.size === 0) return []
-  return hits.filter((hit) => holdsAnyToken(searchableText(hit.record), words))
+  if (words.size === 0) return () => false
+  return (record) => holdsAnyToken(searchableText(record), words)
 }
 
 /** True when a query has a word a memory could match beyond function words. */
@@ -140,13 +140,13 @@ export const recallSearchLimit = (options: {
     ? 0
     : Math.max(1, recallLimitFor(options.budget, options.used(), options.cap))
 
-/** Searches a projection runs at most to fill its budget (the first one included). */
-export const MAX_RECALL_SEARCHES = 4
+/** Rounds a projection runs at most to fill its budget (the first one included). */
+export const MAX_RECALL_ROUNDS = 4
 
 /**
- * The next recall search's limit, or `undefined` to stop (decision 0181): stop when the budget is
+ * The next recall round's limit, or `undefined` to stop (decision 0181): stop when the budget is
  * unbounded, recall lines were shed (the budget is full), no more candidates exist (`more`), the
- * cap is reached or {@link MAX_RECALL_SEARCHES} searches ran; otherwise ask for the hits the room
+ * cap is reached or {@link MAX_RECALL_ROUNDS} rounds ran; otherwise ask for the hits the room
  * left holds at the cost the delivered recall lines measured per hit (their neighbours included),
  * with a quarter more for the lines that will not fit. Pure.
  */
@@ -157,11 +157,11 @@ export const nextRecallLimit = (options: {
   readonly cap: number
   readonly hits: number
   readonly more: boolean
-  readonly searches: number
+  readonly rounds: number
 }): number | undefined => {
   const { budget, projection } = options
   if (budget._tag === "Unbounded" || !options.more || options.limit >= options.cap) return undefined
-  if (options.searches >= MAX_RECALL_SEARCHES) return undefined
+  if (options.rounds >= MAX_RECALL_ROUNDS) return undefined
   if (projection.budget.shed.some((item) => item.section === "recalled_memory")) return undefined
   const recall = projection.section("recalled_memory")
   const [room, spent] = budget._tag === "Tokens"
@@ -173,10 +173,38 @@ export const nextRecallLimit = (options: {
   return next > options.limit ? next : undefined
 }
 
+/** The most a first recall search asks for, as a multiple of the first round's limit. */
+export const MAX_RECALL_REACH = 4
+
+/**
+ * How far past its first round's limit a projection's recall search reads (decision 0200): the
+ * rounds that fill a budget (decision 0181) take growing prefixes of one ranking, and a search's
+ * first `limit` hits are the search of `limit` (the conformance kit's ranking tier), so one search
+ * for the last round's limit serves every round. That limit is known only after the rounds; the
+ * first search asks for the first round's limit times `reach` — the mean ratio of the last round's
+ * limit to the first's over recent projections (recalled lines cost more or less than assumed,
+ * the relevance step drops a share of the hits), with a tenth more, at most
+ * {@link MAX_RECALL_REACH}. It changes how many searches run, never which hits a round takes.
+ */
+export const recallReach = () => {
+  // Starts where the projection bench's questions land (about two rounds' worth).
+  let reach = 2
+  return {
+    /** The first search's limit for a first round of `limit`, at most `cap`. */
+    ask: (limit: number, cap: number): number =>
+      Math.min(cap, Math.max(limit, Math.ceil(limit * Math.min(MAX_RECALL_REACH, reach * 1.1)))),
+    /** Records how far one projection's rounds went: `last` over `first`. */
+    observe: (first: number, last: number): void => {
+      if (first > 0) reach = 0.75 * reach + 0.25 * Math.max(1, last / first)
+    }
+  }
+}
+
 /** Why recall stopped where it did, for the budget summary (see `ProjectionLayout.RecallReport`). */
 export const recallReport = (options: {
   readonly searchable: boolean
   readonly limit: number
+  readonly rounds: number
   readonly searches: number
   readonly cap: number
   readonly projection: ProjectionLayout.ProjectedContext
@@ -193,7 +221,7 @@ export const recallReport = (options: {
     ? "no-relevant-match"
     : options.more && options.limit >= options.cap
     ? "cap"
-    : options.more && options.searches >= MAX_RECALL_SEARCHES
+    : options.more && options.rounds >= MAX_RECALL_ROUNDS
     ? "search-limit"
     : options.more
     ? "budget-full"
