@@ -13,7 +13,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { ErrorClass } from "@engram/core"
-import { MemoryStore, PromotionStore, type SearchTokenizer, SessionStore, TelemetryStore } from "@engram/core"
+import { PromotionStore, type SearchTokenizer, SessionStore, TelemetryStore } from "@engram/core"
 import { MigrationPort } from "@engram/store-sql"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -107,14 +107,7 @@ export const open = (
       )
       if (found.length === 0) return yield* fail(`it has no schema "${schema}", so it holds no Engram store`)
     }
-    let stores: Layer.Layer<
-      | MemoryStore.MemoryStore
-      | PromotionStore.PromotionStore
-      | SessionStore.SessionStore
-      | TelemetryStore.TelemetryStore,
-      unknown,
-      SqlClient.SqlClient
-    >
+    let stores: Layer.Layer<MigrationPort.Stores, unknown, SqlClient.SqlClient>
     if (role === "target") {
       stores = PgMemoryStore.layer({ language: store.language }).pipe(
         Layer.provideMerge(Layer.mergeAll(PgPromotionStore.layer, PgSessionStore.layer, PgTelemetryStore.layer))
@@ -141,15 +134,7 @@ export const open = (
       Layer.provide(stores, Layer.succeedContext(client)),
       (cause) => fail(`its stores cannot be opened: ${describe(Cause.squash(cause))}`)
     )
-    const language = yield* MigrationPort.languageOf(sql, metaTable).pipe(
+    return yield* MigrationPort.endpoint(context, sql, markerDialect, metaTable).pipe(
       Effect.catchTag("SqlError", (error) => fail(`cannot be read: ${describe(error)}`))
     )
-    return {
-      language,
-      memory: Context.get(context, MemoryStore.MemoryStore),
-      promotions: Context.get(context, PromotionStore.PromotionStore),
-      sessions: Context.get(context, SessionStore.SessionStore),
-      telemetry: Context.get(context, TelemetryStore.TelemetryStore),
-      markers: MigrationPort.markers(sql, markerDialect)
-    }
   })

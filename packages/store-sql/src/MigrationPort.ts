@@ -9,10 +9,9 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { ErrorClass, SearchTokenizer } from "@engram/core"
-import type { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import { ErrorClass, MemoryStore, PromotionStore, SearchTokenizer, SessionStore, TelemetryStore } from "@engram/core"
 import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -173,18 +172,38 @@ export const buildStores = <A, E>(
   })
 
 /**
- * The language an opened memory store's index stems in, as its meta table (`metaTable`) records it
- * ({@link Endpoint}'s `language`).
+ * The four stores an {@link Endpoint} is made of.
  *
  * @since 0.1.0
- * @category reading
+ * @category models
  */
-export const languageOf = (
+export type Stores =
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+  | SessionStore.SessionStore
+  | TelemetryStore.TelemetryStore
+
+/**
+ * The endpoint over the stores opened in `context` on the database `sql`: the import markers in
+ * `dialect`, and the language the memory store's meta table (`metaTable`) records.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const endpoint = (
+  context: Context.Context<Stores>,
   sql: SqlClient.SqlClient,
+  dialect: MarkerDialect,
   metaTable: string
-): Effect.Effect<SearchTokenizer.Language, SqlError | SearchTokenizer.LanguageMismatch> =>
-  Effect.provideService(
-    Effect.map(IndexLanguage.open(metaTable, undefined), (opened) => opened.language),
-    SqlClient.SqlClient,
-    sql
+): Effect.Effect<Endpoint, SqlError | SearchTokenizer.LanguageMismatch> =>
+  Effect.map(
+    Effect.provideService(IndexLanguage.open(metaTable, undefined), SqlClient.SqlClient, sql),
+    ({ language }) => ({
+      language,
+      memory: Context.get(context, MemoryStore.MemoryStore),
+      promotions: Context.get(context, PromotionStore.PromotionStore),
+      sessions: Context.get(context, SessionStore.SessionStore),
+      telemetry: Context.get(context, TelemetryStore.TelemetryStore),
+      markers: markers(sql, dialect)
+    })
   )

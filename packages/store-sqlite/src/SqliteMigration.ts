@@ -10,7 +10,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { ErrorClass } from "@engram/core"
-import { MemoryStore, PromotionStore, type SearchTokenizer, SessionStore, TelemetryStore } from "@engram/core"
+import { PromotionStore, type SearchTokenizer, SessionStore, TelemetryStore } from "@engram/core"
 import { MigrationPort } from "@engram/store-sql"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -60,25 +60,6 @@ const markerDialect: MigrationPort.MarkerDialect = {
   causeOf: (error) => new Error(ErrorClass.causeMessages(error))
 }
 
-type Stores =
-  | MemoryStore.MemoryStore
-  | PromotionStore.PromotionStore
-  | SessionStore.SessionStore
-  | TelemetryStore.TelemetryStore
-
-const endpointOf = (
-  context: Context.Context<Stores>,
-  sql: SqlClient.SqlClient,
-  language: SearchTokenizer.Language
-): MigrationPort.Endpoint => ({
-  language,
-  memory: Context.get(context, MemoryStore.MemoryStore),
-  promotions: Context.get(context, PromotionStore.PromotionStore),
-  sessions: Context.get(context, SessionStore.SessionStore),
-  telemetry: Context.get(context, TelemetryStore.TelemetryStore),
-  markers: MigrationPort.markers(sql, markerDialect)
-})
-
 /**
  * Opens `filename` as one side of a copy (see the module description), its memory store in
  * `options.language` (`MigrationPort.EndpointOptions`: a target that records another language
@@ -123,8 +104,7 @@ export const open = (
       stores,
       (cause) => fail(ErrorClass.causeMessages(Cause.squash(cause)), "stores")
     )
-    const language = yield* MigrationPort.languageOf(sql, META_TABLE).pipe(
+    return yield* MigrationPort.endpoint(context, sql, markerDialect, META_TABLE).pipe(
       Effect.catchTag("SqlError", (error) => fail(ErrorClass.causeMessages(error), "stores"))
     )
-    return endpointOf(context, sql, language)
   })
