@@ -210,7 +210,7 @@ export const operations = (
         yield* checkSessionId(options.sessionIdProblem, sessionId)
         const encoded = yield* encodeInterrupt(interrupt)
         yield* sql`INSERT INTO ${interrupts} (session_id, turn, at, interrupt)
-          VALUES (${sessionId}, ${encoded.turn}, ${DateTime.toEpochMillis(DateTime.unsafeMake(encoded.at))},
+          VALUES (${sessionId}, ${encoded.turn}, ${StoredRows.epochMillis(encoded.at)},
             ${JSON.stringify(encoded)})
           ON CONFLICT (session_id) DO UPDATE
             SET turn = excluded.turn, at = excluded.at, interrupt = excluded.interrupt`

@@ -1,12 +1,9 @@
 import { SessionStore } from "@engram/core"
-import { SessionRows } from "@engram/store-sql"
-import * as DateTime from "effect/DateTime"
+import { SessionRows, StoredRows } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { claimsTable, extractionsTable, interruptsTable, messagesTable, sessions } from "./migrations.js"
 import * as PgText from "./pgText.js"
 import { build } from "./storeBuild.js"
-
-const epochMillis = (iso: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(iso))
 
 const store = build(sessions, SessionStore.SessionStoreFailure, (sql, failure) => {
   const messages = sql(messagesTable)
@@ -36,7 +33,7 @@ const store = build(sessions, SessionStore.SessionStoreFailure, (sql, failure) =
             SELECT ${sessionId}, ${first} + ordinality - 1, tag, at, message
             FROM unnest(
               ${encoded.map((m) => m._tag)}::text[],
-              ${encoded.map((m) => epochMillis(m.at))}::bigint[],
+              ${encoded.map((m) => StoredRows.epochMillis(m.at))}::bigint[],
               ${encoded.map((m) => JSON.stringify(m))}::text[]
             ) WITH ORDINALITY AS u(tag, at, message, ordinality)`
         }))
@@ -50,7 +47,7 @@ const store = build(sessions, SessionStore.SessionStoreFailure, (sql, failure) =
           // Records of one session take turns (a transaction-scoped lock), so each gets the next number.
           yield* sql`SELECT pg_advisory_xact_lock(hashtext(${"engram:extraction:"} || ${sessionId}))`
           yield* sql`INSERT INTO ${extractions} (session_id, seq, outcome, at, run)
-            SELECT ${sessionId}, COALESCE(max(seq), -1) + 1, ${encoded.outcome}, ${epochMillis(encoded.at)},
+            SELECT ${sessionId}, COALESCE(max(seq), -1) + 1, ${encoded.outcome}, ${StoredRows.epochMillis(encoded.at)},
               ${JSON.stringify(encoded)}
             FROM ${extractions} WHERE session_id = ${sessionId}`
         }))

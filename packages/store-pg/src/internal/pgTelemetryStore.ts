@@ -1,6 +1,5 @@
 import { InjectionLog, TelemetryStore } from "@engram/core"
-import { TelemetryRows } from "@engram/store-sql"
-import * as DateTime from "effect/DateTime"
+import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
 import { injectionsTable, snapshotsTable, telemetry, trajectoryTable } from "./migrations.js"
@@ -9,8 +8,6 @@ import { build } from "./storeBuild.js"
 
 /** Rows read per page when forget looks for a forgotten memory's text. */
 const FORGET_PAGE = 500
-
-const epochMillis = (iso: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(iso))
 
 const store = build(telemetry, TelemetryStore.TelemetryStoreFailure, (sql, failure) => {
   const table = sql(injectionsTable)
@@ -37,7 +34,7 @@ const store = build(telemetry, TelemetryStore.TelemetryStoreFailure, (sql, failu
         }
         // JSON text cast to JSONB: a JS array bound directly would be sent as a PostgreSQL array.
         yield* sql`INSERT INTO ${table} (session_id, turn, mode, at, memory_ids, section_labels)
-          VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.mode}, ${epochMillis(encoded.at)},
+          VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.mode}, ${StoredRows.epochMillis(encoded.at)},
             ${JSON.stringify(encoded.memoryIds)}::jsonb, ${JSON.stringify(encoded.sectionLabels)}::jsonb)`
       }).pipe(Effect.catchTag("SqlError", failure("appendInjection"))),
 

@@ -9,8 +9,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { SessionStore } from "@engram/core"
-import { SessionRows } from "@engram/store-sql"
-import * as DateTime from "effect/DateTime"
+import { SessionRows, StoredRows } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { runMigrations } from "./migrations.js"
 import { chunksOf, multiRowInsert } from "./sqlText.js"
@@ -82,8 +81,6 @@ export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 const insertSql = multiRowInsert(MESSAGES_TABLE, ["session_id", "seq", "tag", "at", "message"])
 
-const epochMillis = (at: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(at))
-
 /** Builds the SQLite session store over the ambient SQL client. Migrates first. */
 export const make = build(migrate, SessionStore.SessionStoreFailure, (sql, toFailure) => {
   const service: SessionStore.Service = {
@@ -106,7 +103,7 @@ export const make = build(migrate, SessionStore.SessionStoreFailure, (sql, toFai
             sessionId,
             first + i,
             message._tag,
-            epochMillis(message.at),
+            StoredRows.epochMillis(message.at),
             JSON.stringify(message)
           ])
           yield* Effect.forEach(
@@ -122,7 +119,7 @@ export const make = build(migrate, SessionStore.SessionStoreFailure, (sql, toFai
         const encoded = yield* SessionStore.encodeExtractionRunForStore(run)
         // One statement: the next number is read and used atomically.
         yield* sql`INSERT INTO ${sql(EXTRACTIONS_TABLE)} (session_id, seq, outcome, at, run)
-          SELECT ${sessionId}, COALESCE(MAX(seq), -1) + 1, ${encoded.outcome}, ${epochMillis(encoded.at)},
+          SELECT ${sessionId}, COALESCE(MAX(seq), -1) + 1, ${encoded.outcome}, ${StoredRows.epochMillis(encoded.at)},
             ${JSON.stringify(encoded)}
           FROM ${sql(EXTRACTIONS_TABLE)} WHERE session_id = ${sessionId}`
           .pipe(Effect.catchTag("SqlError", toFailure("recordExtraction")))

@@ -8,8 +8,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { InjectionLog, TelemetryStore } from "@engram/core"
-import { TelemetryRows } from "@engram/store-sql"
-import * as DateTime from "effect/DateTime"
+import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { runMigrations } from "./migrations.js"
 import { parseJsonOrUndefined } from "./sqlText.js"
@@ -91,7 +90,7 @@ export const make = build(migrate, TelemetryStore.TelemetryStoreFailure, (sql, t
         const encoded = yield* InjectionLog.encodeInjectionRow(row)
         yield* sql`INSERT INTO ${sql(INJECTIONS_TABLE)} (session_id, turn, mode, at, memory_ids, section_labels)
           VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.mode},
-            ${DateTime.toEpochMillis(DateTime.unsafeMake(encoded.at))},
+            ${StoredRows.epochMillis(encoded.at)},
             ${JSON.stringify(encoded.memoryIds)}, ${JSON.stringify(encoded.sectionLabels)})`
           .pipe(Effect.catchTag("SqlError", toFailure("appendInjection")))
       }),
