@@ -396,12 +396,22 @@ export const layerObserved = <E = never>(
  */
 export const ENVIRONMENT = { db: "ENGRAM_DB", pg: "ENGRAM_PG_URL", language: "ENGRAM_LANGUAGE" } as const
 
-// A language as messages name it: "german", "none (no stemming)"; a recorded language this
-// version does not know is shown as recorded.
-const languageName = (language: string): string => language === "none" ? "none (no stemming)" : language
+/**
+ * A store language as messages name it: "german", "none (no stemming)"; a recorded language this
+ * version does not know is shown as recorded.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const languageName = (language: string): string => language === "none" ? "none (no stemming)" : language
 
-// A language as `--language` takes it: its ISO 639-1 code, else its name.
-const languageCode = (language: string): string =>
+/**
+ * A store language as `--language` takes it: its ISO 639-1 code, else its name.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const languageCode = (language: string): string =>
   (Root.LANGUAGE_CODES as Readonly<Record<string, string>>)[language] ?? language
 
 /**
@@ -552,19 +562,14 @@ export const location: Effect.Effect<StoreLocation, CliFailure, Command.Command.
 /**
  * Refuses the store flags for a command that names its stores otherwise (`migrate` reads
  * `--from` and writes `--to`): `why` says how, e.g. "migrate reads --from and writes --to".
+ * `--language` is the command's own to read (`migrate`: the target's language).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const refuseStoreFlags = (settings: Root.Settings, why: string): Effect.Effect<void, CliFailure> =>
-  settings.pg !== undefined || settings.db !== undefined || settings.language !== undefined
-    ? Effect.fail(
-      refused(
-        `${why}; ${
-          settings.pg !== undefined ? "--pg" : settings.db !== undefined ? "--db" : "--language"
-        } does not apply to it`
-      )
-    )
+  settings.pg !== undefined || settings.db !== undefined
+    ? Effect.fail(refused(`${why}; ${settings.pg !== undefined ? "--pg" : "--db"} does not apply to it`))
     : Effect.void
 
 /**

@@ -2,6 +2,7 @@
  * `--language` (and `ENGRAM_LANGUAGE`) through the shipped bundle: a new store is created in the
  * language given and stems in it; reopened without one it keeps its own; reopened in another it
  * is refused naming both (decision 0196); a word that names no language is refused with the list.
+ * `engram migrate` takes `--language` as its target's: `migrateLanguage.test.ts`.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { existsSync } from "node:fs"
@@ -83,12 +84,5 @@ describe("engram --language", { timeout: 120_000 }, () => {
       `ENGRAM_LANGUAGE: "xx" is not a language Engram stems in`
     )
     expect(existsSync(missing)).toBe(false)
-  })
-
-  it("is refused by migrate, which names its stores with --from and --to", async () => {
-    expectRefused(
-      await engram("migrate", "--from", german, "--to", Path.join(tmp.dir, "copy.db"), "--language", "de"),
-      "migrate reads --from and writes --to; --language does not apply to it"
-    )
   })
 })

@@ -206,21 +206,19 @@ export const supersessionChain = (
       : {}
   const start = lookup(id)
   const seen = new Set<string>([id])
-  const before: Array<ChainLink> = []
-  for (let next = links(start).back; next !== undefined && !seen.has(next);) {
-    seen.add(next)
-    const link = lookup(next)
-    before.unshift(link)
-    next = links(link).back
+  // The links met walking one way from `start`, nearest first; `seen` (shared by both walks) ends a cycle.
+  const walk = (direction: "back" | "forward"): Array<ChainLink> => {
+    const walked: Array<ChainLink> = []
+    for (let next = links(start)[direction]; next !== undefined && !seen.has(next);) {
+      seen.add(next)
+      const link = lookup(next)
+      walked.push(link)
+      next = links(link)[direction]
+    }
+    return walked
   }
-  const after: Array<ChainLink> = []
-  for (let next = links(start).forward; next !== undefined && !seen.has(next);) {
-    seen.add(next)
-    const link = lookup(next)
-    after.push(link)
-    next = links(link).forward
-  }
-  return [...before, start, ...after]
+  const before = walk("back").reverse()
+  return [...before, start, ...walk("forward")]
 }
 
 const ForgetRequest = Schema.Struct({ target: ForgetTarget, by: ForgottenBy })

@@ -184,11 +184,15 @@ const DEFAULT_BATCH = 500
 // Lines hashed per digest step: the checksum chains SHA-256 over groups of this many lines.
 const DIGEST_GROUP = 1_000
 
-const encodeMessage = Schema.encodeSync(SessionMessage)
-const encodeInterrupt = Schema.encodeSync(PendingInterrupt)
-const encodeInjection = Schema.encodeSync(InjectionLogRow)
-const encodeExtraction = Schema.encodeSync(ExtractionRun)
-const encodedRun = (run: ExtractionRun): string => JSON.stringify(encodeExtraction(run))
+// Each item in its encoded JSON text: what the digest hashes and what the copy compares.
+const encodedAs = <A, I>(schema: Schema.Schema<A, I>) => {
+  const encode = Schema.encodeSync(schema)
+  return (item: A): string => JSON.stringify(encode(item))
+}
+const encodedMessage = encodedAs(SessionMessage)
+const encodedInterrupt = encodedAs(PendingInterrupt)
+const encodedInjection = encodedAs(InjectionLogRow)
+const encodedRun = encodedAs(ExtractionRun)
 
 /** Everything one store holds for one session, each item in its encoded JSON text. */
 interface SessionContents {
@@ -219,9 +223,9 @@ const contentsOf = (stores: SessionStores, side: Side, sessionId: SessionId) =>
     const log = telemetry === undefined ? { rows: [], skipped: 0 } : yield* telemetry.listInjections(sessionId)
     const ledger = sessions === undefined ? { runs: [], skipped: 0 } : yield* sessions.loadExtractions(sessionId)
     const contents: SessionContents = {
-      messages: history.messages.map((message) => JSON.stringify(encodeMessage(message))),
-      interrupt: Option.getOrUndefined(Option.map(interrupt, (i) => JSON.stringify(encodeInterrupt(i)))),
-      injections: log.rows.map((row) => JSON.stringify(encodeInjection(row))),
+      messages: history.messages.map(encodedMessage),
+      interrupt: Option.getOrUndefined(Option.map(interrupt, encodedInterrupt)),
+      injections: log.rows.map(encodedInjection),
       extractions: ledger.runs.map(encodedRun),
       unreadable: history.skipped + log.skipped + ledger.skipped
     }
@@ -272,9 +276,24 @@ export const digest = (
     return { ...counts, checksum: chain }
   })
 
-/** True when `prefix` is a prefix of `items`. */
-const isPrefix = (prefix: ReadonlyArray<string>, items: ReadonlyArray<string>): boolean =>
-  prefix.length <= items.length && prefix.every((item, i) => item === items[i])
+/**
+ * What a ledger copy appends: the items `read` finds on the source past those it finds on the
+ * target, when the target's are a prefix of the source's (compared by `encoded`); none otherwise —
+ * a ledger is never rewritten, so a target that went another way is left alone and verification
+ * reports it.
+ */
+const missingTail = <S, A, E>(
+  stores: { readonly from: S; readonly to: S },
+  read: (store: S) => Effect.Effect<ReadonlyArray<A>, E>,
+  encoded: (item: A) => string
+): Effect.Effect<ReadonlyArray<A>, E> =>
+  Effect.map(
+    Effect.all([read(stores.from), read(stores.to)]),
+    ([source, target]) =>
+      target.length <= source.length && target.every((item, i) => encoded(item) === encoded(source[i]!))
+        ? source.slice(target.length)
+        : []
+  )
 
 /**
  * Copies every session of `stores` from `from` to `to` (see the module description), then
@@ -310,48 +329,46 @@ export const copySessions = <E = never, R = never>(
     for (const sessionId of ids) {
       const sessions = stores.sessions
       if (sessions !== undefined) {
-        const from = yield* sessions.from.load(sessionId)
-        const to = yield* sessions.to.load(sessionId)
-        const have = to.messages.map((message) => JSON.stringify(encodeMessage(message)))
-        const want = from.messages.map((message) => JSON.stringify(encodeMessage(message)))
-        if (isPrefix(have, want)) {
-          for (let i = have.length; i < from.messages.length; i += batchSize) {
-            const batch = from.messages.slice(i, i + batchSize)
-            yield* sessions.to.append(sessionId, batch)
-            messagesCopied += batch.length
-          }
+        const messages = yield* missingTail(
+          sessions,
+          (store) => Effect.map(store.load(sessionId), (history) => history.messages),
+          encodedMessage
+        )
+        for (let i = 0; i < messages.length; i += batchSize) {
+          const batch = messages.slice(i, i + batchSize)
+          yield* sessions.to.append(sessionId, batch)
+          messagesCopied += batch.length
         }
         const interrupt = yield* sessions.from.getInterrupt(sessionId)
         if (Option.isSome(interrupt)) {
           const current = yield* sessions.to.getInterrupt(sessionId)
-          const same = Option.isSome(current) &&
-            JSON.stringify(encodeInterrupt(current.value)) === JSON.stringify(encodeInterrupt(interrupt.value))
+          const same = Option.isSome(current) && encodedInterrupt(current.value) === encodedInterrupt(interrupt.value)
           if (!same) {
             yield* sessions.to.putInterrupt(sessionId, interrupt.value)
             interruptsCopied++
           }
         }
         // The ledger: what the target has not recorded yet, in record order (runs are never rewritten).
-        const ran = (yield* sessions.from.loadExtractions(sessionId)).runs
-        const recorded = (yield* sessions.to.loadExtractions(sessionId)).runs
-        if (isPrefix(recorded.map(encodedRun), ran.map(encodedRun))) {
-          for (const run of ran.slice(recorded.length)) {
-            yield* sessions.to.recordExtraction(sessionId, run)
-            extractionsCopied++
-          }
+        const runs = yield* missingTail(
+          sessions,
+          (store) => Effect.map(store.loadExtractions(sessionId), (ledger) => ledger.runs),
+          encodedRun
+        )
+        for (const run of runs) {
+          yield* sessions.to.recordExtraction(sessionId, run)
+          extractionsCopied++
         }
       }
       const telemetry = stores.telemetry
       if (telemetry !== undefined) {
-        const from = yield* telemetry.from.listInjections(sessionId)
-        const to = yield* telemetry.to.listInjections(sessionId)
-        const have = to.rows.map((row) => JSON.stringify(encodeInjection(row)))
-        const want = from.rows.map((row) => JSON.stringify(encodeInjection(row)))
-        if (isPrefix(have, want)) {
-          for (const row of from.rows.slice(have.length)) {
-            yield* telemetry.to.appendInjection(row)
-            injectionsCopied++
-          }
+        const rows = yield* missingTail(
+          telemetry,
+          (store) => Effect.map(store.listInjections(sessionId), (log) => log.rows),
+          encodedInjection
+        )
+        for (const row of rows) {
+          yield* telemetry.to.appendInjection(row)
+          injectionsCopied++
         }
       }
       done++

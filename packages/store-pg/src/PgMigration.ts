@@ -13,7 +13,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { ErrorClass } from "@engram/core"
-import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import { PromotionStore, type SearchTokenizer, SessionStore, TelemetryStore } from "@engram/core"
 import { MigrationPort } from "@engram/store-sql"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -22,6 +22,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import { metaTable } from "./internal/migrations.js"
 import * as PgDatabase from "./PgDatabase.js"
 import * as PgError from "./PgError.js"
 import * as PgMemoryStore from "./PgMemoryStore.js"
@@ -68,16 +69,18 @@ const tablePresent = (sql: SqlClient.SqlClient, table: string) =>
 const markerDialect: MigrationPort.MarkerDialect = { tablePresent, causeOf: PgError.reasonOf }
 
 /**
- * Opens the database as one side of a copy (see the module description), on a pool of its own.
- * Scoped: the pool closes with the scope.
+ * Opens the database as one side of a copy (see the module description), on a pool of its own, its
+ * memory store in `store.language` (`MigrationPort.EndpointOptions`: a target that records another
+ * language fails with `LanguageMismatch`). Scoped: the pool closes with the scope.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const open = (
   options: PgDatabase.ConnectionOptions,
-  role: MigrationPort.EndpointRole
-): Effect.Effect<MigrationPort.Endpoint, PgMigrationError, Scope.Scope> =>
+  role: MigrationPort.EndpointRole,
+  store: MigrationPort.EndpointOptions = {}
+): Effect.Effect<MigrationPort.Endpoint, PgMigrationError | SearchTokenizer.LanguageMismatch, Scope.Scope> =>
   Effect.gen(function*() {
     const fail = (problem: string) => new PgMigrationError({ problem })
     // A source's schema is only pointed at, never created (the client would create a missing one).
@@ -104,16 +107,9 @@ export const open = (
       )
       if (found.length === 0) return yield* fail(`it has no schema "${schema}", so it holds no Engram store`)
     }
-    let stores: Layer.Layer<
-      | MemoryStore.MemoryStore
-      | PromotionStore.PromotionStore
-      | SessionStore.SessionStore
-      | TelemetryStore.TelemetryStore,
-      unknown,
-      SqlClient.SqlClient
-    >
+    let stores: Layer.Layer<MigrationPort.Stores, unknown, SqlClient.SqlClient>
     if (role === "target") {
-      stores = PgMemoryStore.layer().pipe(
+      stores = PgMemoryStore.layer({ language: store.language }).pipe(
         Layer.provideMerge(Layer.mergeAll(PgPromotionStore.layer, PgSessionStore.layer, PgTelemetryStore.layer))
       )
     } else {
@@ -124,24 +120,21 @@ export const open = (
       }
       const sessions = (yield* has(PgSessionStore.MESSAGES_TABLE)) || (yield* has(PgSessionStore.INTERRUPTS_TABLE))
       // A source is never forgotten from: its memory store's cascade may be an empty in-memory store.
-      stores = PgMemoryStore.layerWithoutMigrations().pipe(Layer.provideMerge(Layer.mergeAll(
-        (yield* has(PgPromotionStore.TABLE)) ? PgPromotionStore.layerWithoutMigrations : PromotionStore.layerMemory,
-        sessions ? PgSessionStore.layerWithoutMigrations : SessionStore.layerMemory,
-        (yield* has(PgTelemetryStore.INJECTIONS_TABLE))
-          ? PgTelemetryStore.layerWithoutMigrations
-          : TelemetryStore.layerMemory
-      )))
-    }
-    const context = yield* Layer.build(Layer.provide(stores, Layer.succeedContext(client))).pipe(
-      Effect.catchAllCause((cause) =>
-        Effect.fail(fail(`its stores cannot be opened: ${describe(Cause.squash(cause))}`))
+      stores = PgMemoryStore.layerWithoutMigrations({ language: store.language }).pipe(
+        Layer.provideMerge(Layer.mergeAll(
+          (yield* has(PgPromotionStore.TABLE)) ? PgPromotionStore.layerWithoutMigrations : PromotionStore.layerMemory,
+          sessions ? PgSessionStore.layerWithoutMigrations : SessionStore.layerMemory,
+          (yield* has(PgTelemetryStore.INJECTIONS_TABLE))
+            ? PgTelemetryStore.layerWithoutMigrations
+            : TelemetryStore.layerMemory
+        ))
       )
-    )
-    return {
-      memory: Context.get(context, MemoryStore.MemoryStore),
-      promotions: Context.get(context, PromotionStore.PromotionStore),
-      sessions: Context.get(context, SessionStore.SessionStore),
-      telemetry: Context.get(context, TelemetryStore.TelemetryStore),
-      markers: MigrationPort.markers(sql, markerDialect)
     }
+    const context = yield* MigrationPort.buildStores(
+      Layer.provide(stores, Layer.succeedContext(client)),
+      (cause) => fail(`its stores cannot be opened: ${describe(Cause.squash(cause))}`)
+    )
+    return yield* MigrationPort.endpoint(context, sql, markerDialect, metaTable).pipe(
+      Effect.catchTag("SqlError", (error) => fail(`cannot be read: ${describe(error)}`))
+    )
   })

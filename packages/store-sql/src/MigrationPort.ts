@@ -7,11 +7,16 @@
  *
  * @since 0.1.0
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { ErrorClass } from "@engram/core"
-import type { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import { ErrorClass, MemoryStore, PromotionStore, SearchTokenizer, SessionStore, TelemetryStore } from "@engram/core"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as IndexLanguage from "./IndexLanguage.js"
 
 /**
  * One key/value marker the legacy import leaves in a store (`engram_meta`), so that importing the
@@ -61,6 +66,20 @@ export interface Endpoint {
   readonly sessions: SessionStore.Service
   readonly telemetry: TelemetryStore.Service
   readonly markers: ImportMarkers
+  /** The language the memory store's search index stems in: the one it records, or a new store's. */
+  readonly language: SearchTokenizer.Language
+}
+
+/**
+ * How an endpoint's memory store is opened: `language`, the language its search index stems in —
+ * a new store is created in it, a store that records another fails with
+ * `SearchTokenizer.LanguageMismatch` naming both. Without it, the store's own (English for a new one).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EndpointOptions {
+  readonly language?: SearchTokenizer.Language | undefined
 }
 
 /**
@@ -133,3 +152,58 @@ export const markers = (sql: SqlClient.SqlClient, dialect: MarkerDialect): Impor
       }).pipe(sql.withTransaction, Effect.mapError(failure("add")))
   }
 }
+
+/**
+ * Builds an endpoint's stores with `layer`: a `SearchTokenizer.LanguageMismatch` stays itself (the
+ * copy named a language the store was not built in), any other failure becomes `fail(cause)`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const buildStores = <A, E>(
+  layer: Layer.Layer<A, unknown>,
+  fail: (cause: Cause.Cause<unknown>) => E
+): Effect.Effect<Context.Context<A>, E | SearchTokenizer.LanguageMismatch, Scope.Scope> =>
+  Effect.catchAllCause(Layer.build(layer), (cause): Effect.Effect<never, E | SearchTokenizer.LanguageMismatch> => {
+    const failure = Cause.failureOption(cause)
+    return Option.isSome(failure) && failure.value instanceof SearchTokenizer.LanguageMismatch
+      ? Effect.fail(failure.value)
+      : Effect.fail(fail(cause))
+  })
+
+/**
+ * The four stores an {@link Endpoint} is made of.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Stores =
+  | MemoryStore.MemoryStore
+  | PromotionStore.PromotionStore
+  | SessionStore.SessionStore
+  | TelemetryStore.TelemetryStore
+
+/**
+ * The endpoint over the stores opened in `context` on the database `sql`: the import markers in
+ * `dialect`, and the language the memory store's meta table (`metaTable`) records.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const endpoint = (
+  context: Context.Context<Stores>,
+  sql: SqlClient.SqlClient,
+  dialect: MarkerDialect,
+  metaTable: string
+): Effect.Effect<Endpoint, SqlError | SearchTokenizer.LanguageMismatch> =>
+  Effect.map(
+    Effect.provideService(IndexLanguage.open(metaTable, undefined), SqlClient.SqlClient, sql),
+    ({ language }) => ({
+      language,
+      memory: Context.get(context, MemoryStore.MemoryStore),
+      promotions: Context.get(context, PromotionStore.PromotionStore),
+      sessions: Context.get(context, SessionStore.SessionStore),
+      telemetry: Context.get(context, TelemetryStore.TelemetryStore),
+      markers: markers(sql, dialect)
+    })
+  )

@@ -1,9 +1,11 @@
 /**
  * Reading stored rows one by one: a row that fails to decode is set aside with the reason, the
  * rest stand. Every SQL backend reads this way, so a damaged row degrades that row, not the query.
+ * And the one way a row's time is stored: epoch milliseconds ({@link epochMillis}).
  *
  * @since 0.1.0
  */
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
@@ -95,3 +97,12 @@ export const decodeSessionRows = <R extends { readonly seq: number }, A>(
     { values, skipped: skipped.length }
   )
 }
+
+/**
+ * An encoded time (ISO 8601 text, as the schemas encode a `DateTime.Utc`) as the epoch
+ * milliseconds a SQL store's time column holds.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const epochMillis = (iso: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(iso))

@@ -170,7 +170,7 @@ export const appendSnapshot = <E>(
 ): Effect.Effect<void, E | TelemetryStore.InvalidTelemetryRow | TelemetryStore.DuplicateSnapshot> =>
   Effect.gen(function*() {
     const { encoded, entries } = yield* TelemetryStore.prepareSnapshot(snapshot, given)
-    const written = yield* writer.snapshot(encoded, DateTime.toEpochMillis(DateTime.unsafeMake(encoded.at)))
+    const written = yield* writer.snapshot(encoded, StoredRows.epochMillis(encoded.at))
     if (!written) {
       return yield* new TelemetryStore.DuplicateSnapshot({
         sessionId: encoded.sessionId,

@@ -10,7 +10,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { ErrorClass } from "@engram/core"
-import { MemoryStore, PromotionStore, SessionStore, TelemetryStore } from "@engram/core"
+import { PromotionStore, type SearchTokenizer, SessionStore, TelemetryStore } from "@engram/core"
 import { MigrationPort } from "@engram/store-sql"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import { META_TABLE } from "./internal/memoryTable.js"
 import * as SqliteDatabase from "./SqliteDatabase.js"
 import * as SqliteMemoryStore from "./SqliteMemoryStore.js"
 import * as SqlitePromotionStore from "./SqlitePromotionStore.js"
@@ -59,31 +60,19 @@ const markerDialect: MigrationPort.MarkerDialect = {
   causeOf: (error) => new Error(ErrorClass.causeMessages(error))
 }
 
-type Stores =
-  | MemoryStore.MemoryStore
-  | PromotionStore.PromotionStore
-  | SessionStore.SessionStore
-  | TelemetryStore.TelemetryStore
-
-const endpointOf = (context: Context.Context<Stores>, sql: SqlClient.SqlClient): MigrationPort.Endpoint => ({
-  memory: Context.get(context, MemoryStore.MemoryStore),
-  promotions: Context.get(context, PromotionStore.PromotionStore),
-  sessions: Context.get(context, SessionStore.SessionStore),
-  telemetry: Context.get(context, TelemetryStore.TelemetryStore),
-  markers: MigrationPort.markers(sql, markerDialect)
-})
-
 /**
- * Opens `filename` as one side of a copy (see the module description). Scoped: the file closes
- * with the scope.
+ * Opens `filename` as one side of a copy (see the module description), its memory store in
+ * `options.language` (`MigrationPort.EndpointOptions`: a target that records another language
+ * fails with `LanguageMismatch`). Scoped: the file closes with the scope.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const open = (
   filename: string,
-  role: MigrationPort.EndpointRole
-): Effect.Effect<MigrationPort.Endpoint, SqliteMigrationError, Scope.Scope> =>
+  role: MigrationPort.EndpointRole,
+  options: MigrationPort.EndpointOptions = {}
+): Effect.Effect<MigrationPort.Endpoint, SqliteMigrationError | SearchTokenizer.LanguageMismatch, Scope.Scope> =>
   Effect.gen(function*() {
     const fail = (problem: string, reason: SqliteMigrationError["reason"] = "unopenable") =>
       new SqliteMigrationError({ filename, reason, problem })
@@ -101,7 +90,7 @@ export const open = (
     }
     const has = (...names: ReadonlyArray<string>) => role === "target" || names.some((name) => tables.has(name))
     // A source is never forgotten from: its memory store's cascade may be an empty in-memory store.
-    const stores = SqliteMemoryStore.layer().pipe(
+    const stores = SqliteMemoryStore.layer({ language: options.language }).pipe(
       Layer.provideMerge(Layer.mergeAll(
         has(SqlitePromotionStore.TABLE) ? SqlitePromotionStore.layer : PromotionStore.layerMemory,
         has(SqliteSessionStore.MESSAGES_TABLE, SqliteSessionStore.INTERRUPTS_TABLE)
@@ -111,8 +100,11 @@ export const open = (
       )),
       Layer.provide(Layer.succeedContext(client))
     )
-    const context = yield* Layer.build(stores).pipe(
-      Effect.catchAllCause((cause) => Effect.fail(fail(ErrorClass.causeMessages(Cause.squash(cause)), "stores")))
+    const context = yield* MigrationPort.buildStores(
+      stores,
+      (cause) => fail(ErrorClass.causeMessages(Cause.squash(cause)), "stores")
     )
-    return endpointOf(context, sql)
+    return yield* MigrationPort.endpoint(context, sql, markerDialect, META_TABLE).pipe(
+      Effect.catchTag("SqlError", (error) => fail(ErrorClass.causeMessages(error), "stores"))
+    )
   })

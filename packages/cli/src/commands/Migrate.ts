@@ -20,10 +20,16 @@
  * - The source must exist and be an Engram store (it is never created or migrated); tables it
  *   lacks (no sessions yet, say) count as empty and are not created in it. The SQL against each
  *   backend's tables lives in the store packages (`SqliteMigration`, `PgMigration`).
+ * - **The language travels.** The target's search index stems in the source's language (read from
+ *   the source's meta table), so a copy stays in its language; `--language` names another (a copy
+ *   is how a store changes language, decision 0196). A target that already records another
+ *   language is refused, naming both (`ENGRAM_LANGUAGE` does not apply: it names the language of
+ *   the store other commands open).
  *
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import type * as SearchTokenizer from "@engram/core/SearchTokenizer"
 import * as Sha256 from "@engram/core/Sha256"
 import type * as SessionMigration from "@engram/migrate/SessionMigration"
 import type * as StoreMigration from "@engram/migrate/StoreMigration"
@@ -138,17 +144,23 @@ const loadCopying = Effect.promise(() =>
   ])
 )
 
-/** Opens one side of the copy through its store package. */
+/**
+ * Opens one side of the copy through its store package, its memory store in `language` (none: the
+ * store's own); a store that records another language fails with `LanguageMismatch`.
+ */
 const openSide = (
   sqlite: typeof SqliteMigration,
   side: Side,
   schema: string | undefined,
-  role: MigrationPort.EndpointRole
-): Effect.Effect<MigrationPort.Endpoint, CliFailure, Scope.Scope> =>
+  role: MigrationPort.EndpointRole,
+  language?: SearchTokenizer.Language
+): Effect.Effect<MigrationPort.Endpoint, CliFailure | SearchTokenizer.LanguageMismatch, Scope.Scope> =>
   side._tag === "Sqlite"
-    ? sqlite.open(side.file, role).pipe(
+    ? sqlite.open(side.file, role, { language }).pipe(
       Effect.mapError((error) =>
-        error.reason === "unopenable"
+        error._tag === "LanguageMismatch"
+          ? error
+          : error.reason === "unopenable"
           ? refused(`cannot read ${side.file}: ${error.problem}`)
           : error.reason === "stores"
           ? toCliFailure(new StoreUnavailable({ location: side.file, detail: error.problem }))
@@ -157,14 +169,18 @@ const openSide = (
     )
     // The PostgreSQL driver is loaded only for a PostgreSQL side.
     : Effect.flatMap(Effect.promise(() => import("@engram/store-pg/PgMigration")), (PgMigration) =>
-      PgMigration.open({
-        url: side.url,
-        schema,
-        maxConnections: StoreBackend.PG_POOL_SIZE,
-        applicationName: "engram-cli"
-      }, role)).pipe(
+      PgMigration.open(
+        {
+          url: side.url,
+          schema,
+          maxConnections: StoreBackend.PG_POOL_SIZE,
+          applicationName: "engram-cli"
+        },
+        role,
+        { language }
+      )).pipe(
         Effect.mapError((error) =>
-          toCliFailure(
+          error._tag === "LanguageMismatch" ? error : toCliFailure(
             new StoreUnavailable({
               location: describeSide(side, schema),
               detail: StoreBackend.scrubPassword(error.problem, side.url)
@@ -172,6 +188,21 @@ const openSide = (
           )
         )
       )
+
+/**
+ * The target records another language than the copy's (`--language` when `flag`, else the
+ * source's): refused, naming both and the two ways on.
+ */
+const languageRefused = (target: string, mismatch: SearchTokenizer.LanguageMismatch, flag: boolean) => {
+  const { given, stored } = mismatch
+  return refused(
+    `the target ${target} is a store in ${StoreBackend.languageName(stored)}, not ` +
+      `${StoreBackend.languageName(given)} (${
+        flag ? `--language ${StoreBackend.languageCode(given)}` : "the source's language"
+      }): copy into a new target, or give --language ${StoreBackend.languageCode(stored)} to copy into this ` +
+      `one in ${StoreBackend.languageName(stored)}`
+  )
+}
 
 /** One count on both sides, and how much of it this run wrote. */
 interface Tally {
@@ -190,6 +221,8 @@ export interface Summary {
   readonly from: string
   readonly to: string
   readonly schema: string | null
+  /** The languages the two search indexes stem in: the target's is the source's unless `--language` named another. */
+  readonly language: { readonly source: string; readonly target: string }
   readonly verified: true
   readonly records: Tally & {
     readonly copied: number
@@ -251,7 +284,12 @@ export const renderSummary = (summary: Summary): string => {
     ),
     `checksum        ${summary.checksum.target} (${
       summary.records.skipped === 0 ? "source" : "the source without the skipped records"
-    } and target agree)`
+    } and target agree)`,
+    `language        ${StoreBackend.languageName(summary.language.target)}${
+      summary.language.source === summary.language.target
+        ? " (the source's)"
+        : ` (the source's: ${StoreBackend.languageName(summary.language.source)})`
+    }`
   ]
   const notes: Array<string> = []
   if (summary.records.alreadyPresent > 0) {
@@ -285,18 +323,33 @@ const copy = (
   from: Side,
   to: Side,
   schema: string | undefined,
-  options: { readonly batchSize: number; readonly onError: StoreMigration.OnError },
+  options: {
+    readonly batchSize: number
+    readonly onError: StoreMigration.OnError
+    /** `--language`: the target's language; none, the source's. */
+    readonly language: SearchTokenizer.Language | undefined
+  },
   output: Progress.Output
 ) =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
     const [StoreMigration, SessionMigration, SqliteMigration] = yield* loadCopying
-    const source = yield* openSide(SqliteMigration, from, schema, "source")
-    const target = yield* openSide(SqliteMigration, to, schema, "target")
+    // Opened in the language it records, which it cannot refuse.
+    const source = yield* openSide(SqliteMigration, from, schema, "source").pipe(
+      Effect.catchTag("LanguageMismatch", (mismatch) => Effect.die(mismatch))
+    )
+    const target = yield* openSide(SqliteMigration, to, schema, "target", options.language ?? source.language).pipe(
+      Effect.catchTag("LanguageMismatch", (mismatch) =>
+        Effect.fail(languageRefused(describeSide(to, schema), mismatch, options.language !== undefined)))
+    )
     const fromText = describeSide(from, schema)
     let display: Progress.Display | undefined
     const note = (text: string) =>
-      display === undefined ? Effect.sync(() => output.write(`${PREFIX}: ${text}\n`)) : display.note(text)
+      display === undefined
+        ? Effect.sync(() =>
+          output.write(`${PREFIX}: ${text}\n`)
+        )
+        : display.note(text)
 
     const records = yield* StoreMigration.copyStore(source.memory, target.memory, {
       batchSize: options.batchSize,
@@ -361,6 +414,7 @@ const copy = (
       from: fromText,
       to: describeSide(to, schema),
       schema: schema ?? null,
+      language: { source: source.language, target: target.language },
       verified: true,
       records: {
         source: records.source.count,
@@ -428,7 +482,8 @@ const copy = (
   )
 
 /**
- * `engram migrate --from <file|url> --to <url|file> [--pg-schema <name>] [--batch-size n] [--on-error stop|skip]`
+ * `engram migrate --from <file|url> --to <url|file> [--pg-schema <name>] [--language <code>] [--batch-size n]
+ * [--on-error stop|skip]`
  *
  * @since 0.1.0
  * @category commands
@@ -448,7 +503,11 @@ export const command = Command.make(
         )
       }
       const output = Progress.stderr
-      const summary = yield* copy(from, to, settings.pgSchema, { batchSize, onError }, output).pipe(
+      const summary = yield* copy(from, to, settings.pgSchema, {
+        batchSize,
+        onError,
+        language: settings.language
+      }, output).pipe(
         Effect.onInterrupt(() =>
           Effect.sync(() =>
             output.write(`${PREFIX}: interrupted; what was copied stays — run the same command again to resume\n`)
@@ -470,6 +529,7 @@ export const command = Command.make(
     "Copy a whole store between a SQLite file and PostgreSQL, either way — records with their lifecycle, " +
       "promotion rows, sessions and the injection log — with progress on stderr; resumable (run it again after " +
       "an interruption), verified by counts and a SHA-256 checksum, and naming any record the target refuses " +
-      "(--on-error stop|skip)."
+      "(--on-error stop|skip). The target's search index stems in the source's language unless --language " +
+      "names another; a target in another language is refused."
   )
 )

@@ -36,6 +36,7 @@ import {
   totalsTable
 } from "./migrations.js"
 import { readNeighbours } from "./neighbourRead.js"
+import * as PgText from "./pgText.js"
 import * as PgVectorIndex from "./pgVectorIndex.js"
 import { checkSearchTokens, syncSearchTokens } from "./reindex.js"
 
@@ -81,13 +82,8 @@ const decodeRows = <R extends Row, A>(rows: ReadonlyArray<R>, make: (record: Mem
 
 const millis = (at: DateTime.Utc | undefined): number | null => (at === undefined ? null : DateTime.toEpochMillis(at))
 
-// PostgreSQL text cannot hold U+0000, and a lone surrogate cannot be encoded as UTF-8 (it would
-// come back as U+FFFD). Both are refused up front, naming the field, instead of failing in SQL
-// or silently changing the content.
-const unstorable = /\u0000|[\uD800-\uDFFF]/u
-
-const unstorableField = (record: MemoryRecord.MemoryRecord): string | undefined => {
-  const fields: ReadonlyArray<readonly [string, string | undefined]> = [
+const unstorableField = (record: MemoryRecord.MemoryRecord): string | undefined =>
+  PgText.unstorableField([
     ["id", record.id],
     ["content", record.content],
     ["label", record.label],
@@ -98,12 +94,7 @@ const unstorableField = (record: MemoryRecord.MemoryRecord): string | undefined 
     ["supersedes", record.supersedes],
     ["domain", record.domain],
     ...record.tags.map((tag, i) => [`tags.${i}`, tag] as const)
-  ]
-  for (const [name, value] of fields) {
-    if (value !== undefined && unstorable.test(value)) return name
-  }
-  return undefined
-}
+  ])
 
 const ensureStorable = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) => {
   for (let index = 0; index < records.length; index++) {
@@ -112,7 +103,7 @@ const ensureStorable = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) => {
       return Effect.fail(
         new MemoryStoreError.InvalidMemoryInput({
           index,
-          problem: `${field}: contains U+0000 or an unpaired surrogate, which PostgreSQL cannot store`
+          problem: `${field}: ${PgText.UNSTORABLE}`
         })
       )
     }

@@ -6,7 +6,6 @@
  * `placement_key`, and `(scope, placement_key)` is indexed for the save gate's exact lookup.
  * Timestamps are INTEGER epoch milliseconds.
  */
-import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { MemoryRecord, PromotionStore, Routing } from "@engram/core"
@@ -17,8 +16,8 @@ import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
 import { runMigrations } from "./migrations.js"
-import { causeOf } from "./sqliteErrors.js"
 import { chunksOf, isEpochMillis, multiRowInsert, parseJsonOrUndefined } from "./sqlText.js"
+import { build } from "./storeBuild.js"
 
 /** @internal */
 export const TABLE = "engram_promotions"
@@ -140,17 +139,8 @@ const isKeyViolation = (error: unknown): boolean => {
 
 const skippedRows = Metric.tagged(PromotionStore.rowsSkipped, "backend", "sqlite")
 
-const toFailure = (operation: string) => (cause: SqlError) =>
-  Effect.fail(new PromotionStore.PromotionStoreFailure({ operation, cause: causeOf(cause, cause.message) }))
-
 /** Builds the SQLite promotion store over the ambient SQL client. Migrates first. */
-export const make: Effect.Effect<
-  PromotionStore.Service,
-  SqlError | Migrator.MigrationError,
-  SqlClient.SqlClient
-> = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* migrate
+export const make = build(migrate, PromotionStore.PromotionStoreFailure, (sql, toFailure) => {
   const columns = sql.literal(COLUMNS.join(", "))
 
   const read = (operation: string, rows: ReadonlyArray<Row>): Effect.Effect<PromotionStore.PromotionRead> => {

@@ -6,16 +6,14 @@
  * tag and time, so an operator can query the table directly. Interrupts: at most one row per
  * session. Timestamps are INTEGER epoch milliseconds.
  */
-import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { SessionStore } from "@engram/core"
-import { SessionRows } from "@engram/store-sql"
-import * as DateTime from "effect/DateTime"
+import { SessionRows, StoredRows } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { runMigrations } from "./migrations.js"
-import { causeOf } from "./sqliteErrors.js"
 import { chunksOf, multiRowInsert } from "./sqlText.js"
+import { build } from "./storeBuild.js"
 
 /** @internal */
 export const MESSAGES_TABLE = "engram_session_messages"
@@ -83,21 +81,15 @@ export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
 const insertSql = multiRowInsert(MESSAGES_TABLE, ["session_id", "seq", "tag", "at", "message"])
 
-const toFailure = (operation: string) => (cause: SqlError) =>
-  Effect.fail(new SessionStore.SessionStoreFailure({ operation, cause: causeOf(cause, cause.message) }))
-
-const epochMillis = (at: string): number => DateTime.toEpochMillis(DateTime.unsafeMake(at))
-
 /** Builds the SQLite session store over the ambient SQL client. Migrates first. */
-export const make: Effect.Effect<
-  SessionStore.Service,
-  SqlError | Migrator.MigrationError,
-  SqlClient.SqlClient
-> = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* migrate
-
+export const make = build(migrate, SessionStore.SessionStoreFailure, (sql, toFailure) => {
   const service: SessionStore.Service = {
+    ...SessionRows.operations(
+      sql,
+      { messages: MESSAGES_TABLE, interrupts: INTERRUPTS_TABLE, extractions: EXTRACTIONS_TABLE, claims: CLAIMS_TABLE },
+      { failure: toFailure }
+    ),
+
     append: (sessionId, messages) =>
       Effect.gen(function*() {
         // Encoding first: an invalid message fails the batch before anything is written.
@@ -111,7 +103,7 @@ export const make: Effect.Effect<
             sessionId,
             first + i,
             message._tag,
-            epochMillis(message.at),
+            StoredRows.epochMillis(message.at),
             JSON.stringify(message)
           ])
           yield* Effect.forEach(
@@ -122,90 +114,16 @@ export const make: Effect.Effect<
         })).pipe(Effect.catchTag("SqlError", toFailure("append")))
       }),
 
-    load: (sessionId) =>
-      Effect.catchTag(SessionRows.readMessages(sql, MESSAGES_TABLE)(sessionId), "SqlError", toFailure("load")),
-
-    putInterrupt: (sessionId, interrupt) =>
-      Effect.gen(function*() {
-        const encoded = yield* SessionRows.encodeInterrupt(interrupt)
-        yield* sql`INSERT INTO ${sql(INTERRUPTS_TABLE)} (session_id, turn, at, interrupt)
-          VALUES (${sessionId}, ${encoded.turn}, ${epochMillis(encoded.at)}, ${JSON.stringify(encoded)})
-          ON CONFLICT (session_id) DO UPDATE SET turn = excluded.turn, at = excluded.at, interrupt = excluded.interrupt`
-          .pipe(Effect.catchTag("SqlError", toFailure("putInterrupt")))
-      }),
-
-    getInterrupt: (sessionId) =>
-      Effect.gen(function*() {
-        const [row] = yield* sql<{ interrupt: unknown }>`SELECT interrupt FROM ${sql(INTERRUPTS_TABLE)}
-          WHERE session_id = ${sessionId}`
-        return yield* SessionRows.interruptOf(sessionId, row?.interrupt)
-      }).pipe(Effect.catchTag("SqlError", toFailure("getInterrupt"))),
-
-    clearInterrupt: (sessionId) =>
-      sql`DELETE FROM ${sql(INTERRUPTS_TABLE)} WHERE session_id = ${sessionId}`.pipe(
-        Effect.asVoid,
-        Effect.catchTag("SqlError", toFailure("clearInterrupt"))
-      ),
-
-    listSessions: () =>
-      sql<{ session_id: string }>`SELECT DISTINCT session_id FROM ${sql(MESSAGES_TABLE)}
-        UNION SELECT session_id FROM ${sql(INTERRUPTS_TABLE)}
-        UNION SELECT session_id FROM ${sql(EXTRACTIONS_TABLE)}`.pipe(
-        // Sorted here: SQLite orders by UTF-8 bytes, the contract by UTF-16 code units.
-        Effect.map((rows) => SessionStore.sortSessionIds(rows.map((row) => row.session_id))),
-        Effect.catchTag("SqlError", toFailure("listSessions"))
-      ),
-
     recordExtraction: (sessionId, run) =>
       Effect.gen(function*() {
         const encoded = yield* SessionStore.encodeExtractionRunForStore(run)
         // One statement: the next number is read and used atomically.
         yield* sql`INSERT INTO ${sql(EXTRACTIONS_TABLE)} (session_id, seq, outcome, at, run)
-          SELECT ${sessionId}, COALESCE(MAX(seq), -1) + 1, ${encoded.outcome}, ${epochMillis(encoded.at)},
+          SELECT ${sessionId}, COALESCE(MAX(seq), -1) + 1, ${encoded.outcome}, ${StoredRows.epochMillis(encoded.at)},
             ${JSON.stringify(encoded)}
           FROM ${sql(EXTRACTIONS_TABLE)} WHERE session_id = ${sessionId}`
           .pipe(Effect.catchTag("SqlError", toFailure("recordExtraction")))
-      }),
-
-    loadExtractions: (sessionId) =>
-      Effect.catchTag(
-        SessionRows.readExtractionRuns(sql, EXTRACTIONS_TABLE)(sessionId),
-        "SqlError",
-        toFailure("loadExtractions")
-      ),
-
-    claimExtraction: (sessionId, claim) =>
-      Effect.gen(function*() {
-        const valid = yield* SessionStore.validateClaimForStore(claim)
-        const at = DateTime.toEpochMillis(valid.at)
-        const until = DateTime.toEpochMillis(valid.until)
-        // One upsert that takes the claim only where `SessionStore.claimable` allows, and the
-        // claim in force read back, in one (immediate) transaction: no other process can come between.
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO ${sql(CLAIMS_TABLE)} (session_id, holder, claimed_at, expires_at)
-            VALUES (${sessionId}, ${valid.holder}, ${at}, ${until})
-            ON CONFLICT (session_id) DO UPDATE
-              SET holder = excluded.holder, claimed_at = excluded.claimed_at, expires_at = excluded.expires_at
-              WHERE ${sql(CLAIMS_TABLE)}.expires_at <= excluded.claimed_at
-                OR ${sql(CLAIMS_TABLE)}.holder = excluded.holder`
-          const [row] = yield* sql<{ holder: string; claimed_at: number; expires_at: number }>`SELECT holder,
-            claimed_at, expires_at FROM ${sql(CLAIMS_TABLE)} WHERE session_id = ${sessionId}`
-          return SessionStore.claimOutcome(
-            valid,
-            row === undefined ? undefined : {
-              holder: row.holder,
-              atMillis: row.claimed_at,
-              untilMillis: row.expires_at
-            }
-          )
-        }))
-      }).pipe(Effect.catchTag("SqlError", toFailure("claimExtraction"))),
-
-    releaseExtraction: (sessionId, holder) =>
-      sql`DELETE FROM ${sql(CLAIMS_TABLE)} WHERE session_id = ${sessionId} AND holder = ${holder}`.pipe(
-        Effect.asVoid,
-        Effect.catchTag("SqlError", toFailure("releaseExtraction"))
-      )
+      })
   }
   return service
 })

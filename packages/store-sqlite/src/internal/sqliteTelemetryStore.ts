@@ -5,16 +5,14 @@
  * the session, turn, mode and time as columns and the delivered memory ids and section labels as
  * JSON arrays — readable with plain SQL. Timestamps are INTEGER epoch milliseconds.
  */
-import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { InjectionLog, TelemetryStore } from "@engram/core"
-import { TelemetryRows } from "@engram/store-sql"
-import * as DateTime from "effect/DateTime"
+import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { runMigrations } from "./migrations.js"
-import { causeOf } from "./sqliteErrors.js"
 import { parseJsonOrUndefined } from "./sqlText.js"
+import { build } from "./storeBuild.js"
 
 /** @internal */
 export const INJECTIONS_TABLE = "engram_injection_log"
@@ -78,18 +76,8 @@ type Row = Record<string, unknown>
 /** Rows read per page when forget looks for a forgotten memory's text. */
 const FORGET_PAGE = 500
 
-const toFailure = (operation: string) => (cause: SqlError) =>
-  Effect.fail(new TelemetryStore.TelemetryStoreFailure({ operation, cause: causeOf(cause, cause.message) }))
-
 /** Builds the SQLite telemetry store over the ambient SQL client. Migrates first. */
-export const make: Effect.Effect<
-  TelemetryStore.Service,
-  SqlError | Migrator.MigrationError,
-  SqlClient.SqlClient
-> = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* migrate
-
+export const make = build(migrate, TelemetryStore.TelemetryStoreFailure, (sql, toFailure) => {
   const service: TelemetryStore.Service = {
     ...TelemetryRows.operations(
       sql,
@@ -102,7 +90,7 @@ export const make: Effect.Effect<
         const encoded = yield* InjectionLog.encodeInjectionRow(row)
         yield* sql`INSERT INTO ${sql(INJECTIONS_TABLE)} (session_id, turn, mode, at, memory_ids, section_labels)
           VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.mode},
-            ${DateTime.toEpochMillis(DateTime.unsafeMake(encoded.at))},
+            ${StoredRows.epochMillis(encoded.at)},
             ${JSON.stringify(encoded.memoryIds)}, ${JSON.stringify(encoded.sectionLabels)})`
           .pipe(Effect.catchTag("SqlError", toFailure("appendInjection")))
       }),
