@@ -282,7 +282,7 @@ export type FusionOptions = typeof FusionOptions.Type
  * rule every held-out figure was chosen by (decisions 0151, 0187): the largest worst gain over
  * keyword-only search at R@5 and R@10, on every dataset and both ways of storing it. Standardised
  * scores, the vector list weighing 0.3 of the keyword list, each list read 100 deep: on the largest
- * sample embedded its worst gain is +1.1 points, where reciprocal rank fusion's best is −0.0 and
+ * sample embedded its worst gain is +1.1 points, where reciprocal rank fusion's best is +0.3 and
  * its former default (k 10, vector 0.5) −0.4. `k` is reciprocal rank fusion's, kept for
  * `method: "rank"`. The similarity floor stays at decision 0054's 0, which suits any model.
  * Another model's scores spread differently: measure with `npm run bench -- recall`.
