@@ -338,7 +338,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
           return [
             i,
             Object.fromEntries(
-              Datasets.VARIANTS.map((v) => [v, Replay.rankAll(preparedSample[i]!, matches, v, setting.bm25, 100)])
+              Datasets.VARIANTS.map((v) => [v, Replay.rankAllScored(preparedSample[i]!, matches, v, setting.bm25, 100)])
             )
           ]
         }))
@@ -349,9 +349,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
           for (const i of training) {
             for (const v of Datasets.VARIANTS) {
               const lexical = keyword.get(i)![v]!
+              const ids = lexical.map((hits) => hits.map((h) => h.id))
               const base = {
-                r5: Datasets.recallAt(sampled[i]!.questions, lexical, 5),
-                r10: Datasets.recallAt(sampled[i]!.questions, lexical, 10)
+                r5: Datasets.recallAt(sampled[i]!.questions, ids, 5),
+                r10: Datasets.recallAt(sampled[i]!.questions, ids, 10)
               }
               const fused = FusionReplay.recallOf(sampled[i]!, lexical, vectorLists[i]!, options)
               margins.push(fused.r10 - base.r10, fused.r5 - base.r5)
@@ -369,7 +370,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
         }
         const fusion = best!.options
         console.log(
-          `  ${held.name}: fusion chosen on ${training.map((i) => sampled[i]!.name).join(" + ")} → k ${fusion.k}, ` +
+          `  ${held.name}: fusion chosen on ${
+            training.map((i) => sampled[i]!.name).join(" + ")
+          } → ${fusion.method}, k ${fusion.k}, ` +
             `vector weight ${fusion.vectorWeight}, min similarity ${fusion.minSimilarity}, candidates ${fusion.candidates} ` +
             `(worst training gain over keyword-only at R@5/R@10 ${fmt(100 * best!.worst, 1)} points)`
         )

@@ -38,36 +38,59 @@ export const vectorLists = (
 // `SearchPlan.fuse` reads a hit's record id and nothing else of the record.
 const hit = (id: string, score: number) => ({ record: { id }, score }) as unknown as MemoryStore.SearchHit
 
-/** The first `limit` ids of the fused ranking of one question. */
+/** The first `limit` ids of the fused ranking of one question (`lexical` with the store's scores). */
 export const fusedIds = (
-  lexical: ReadonlyArray<string>,
+  lexical: ReadonlyArray<{ readonly id: string; readonly score: number }>,
   vector: ReadonlyArray<{ readonly id: string; readonly score: number }>,
   limit: number,
   options: SearchPlan.FusionOptions
 ): Array<string> => {
   const depth = Math.max(limit, options.candidates)
   return SearchPlan.fuse(
-    lexical.slice(0, depth).map((id, i) => hit(id, -i)),
+    lexical.slice(0, depth).map((h) => hit(h.id, h.score)),
     vector.filter((v) => v.score > options.minSimilarity).slice(0, depth).map((v) => hit(v.id, v.score)),
     limit,
     options
   ).map((h) => h.record.id)
 }
 
-/** The fusion options the grid tries. */
-export const grid = (): Array<SearchPlan.FusionOptions> =>
-  [10, 30, 60, 120].flatMap((k) =>
+/**
+ * The fusion options the grid tries: decision 0151's reciprocal-rank grid (320) and decision
+ * 0187's standardised scores (56; the rank constant does not apply to them).
+ */
+export const grid = (): Array<SearchPlan.FusionOptions> => [
+  ...[10, 30, 60, 120].flatMap((k) =>
     [0.25, 0.5, 0.75, 1, 1.5].flatMap((vectorWeight) =>
       [-1, 0.2, 0.3, 0.4].flatMap((minSimilarity) =>
-        [0, 20, 50, 100].map((candidates) => ({ k, lexicalWeight: 1, vectorWeight, minSimilarity, candidates }))
+        [0, 20, 50, 100].map((candidates) => ({
+          method: "rank" as const,
+          k,
+          lexicalWeight: 1,
+          vectorWeight,
+          minSimilarity,
+          candidates
+        }))
       )
     )
+  ),
+  ...[0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5].flatMap((vectorWeight) =>
+    [-1, 0.3].flatMap((minSimilarity) =>
+      [10, 20, 50, 100].map((candidates) => ({
+        method: "score" as const,
+        k: 10,
+        lexicalWeight: 1,
+        vectorWeight,
+        minSimilarity,
+        candidates
+      }))
+    )
   )
+]
 
 /** R@5 and R@10 of the fused ranking (searches of limit 10), one dataset stored one way. */
 export const recallOf = (
   dataset: Dataset,
-  lexical: ReadonlyArray<ReadonlyArray<string>>,
+  lexical: ReadonlyArray<ReadonlyArray<{ readonly id: string; readonly score: number }>>,
   vector: ReadonlyArray<ReadonlyArray<{ readonly id: string; readonly score: number }>>,
   options: SearchPlan.FusionOptions
 ): { readonly r5: number; readonly r10: number } => {

@@ -155,7 +155,19 @@ export const topIds = (
   parameters: Bm25.Parameters,
   positioned: boolean,
   k: number
-): Array<string> => {
+): Array<string> => topScored(matches, averageLength, parameters, positioned, k).map((hit) => hit.id)
+
+/**
+ * {@link topIds} with each hit's score, as the store's keyword search gives it (the unranked tail
+ * scores 0): what score-reading fusion needs.
+ */
+export const topScored = (
+  matches: Matches,
+  averageLength: number,
+  parameters: Bm25.Parameters,
+  positioned: boolean,
+  k: number
+): Array<{ readonly id: string; readonly score: number }> => {
   const n = matches.ids.length
   const own = new Float64Array(n)
   for (let i = 0; i < n; i++) {
@@ -185,8 +197,8 @@ export const topIds = (
     best.splice(at, 0, i)
     if (best.length > k) best.pop()
   }
-  const ids = best.map((i) => matches.ids[i]!)
-  return ids.length >= k ? ids : [...ids, ...matches.tail.slice(0, k - ids.length)]
+  const hits = best.map((i) => ({ id: matches.ids[i]!, score: final[i]! }))
+  return hits.length >= k ? hits : [...hits, ...matches.tail.slice(0, k - hits.length).map((id) => ({ id, score: 0 }))]
 }
 
 /** The ids the store returns for every question of a prepared dataset, stored the `variant` way. */
@@ -198,3 +210,13 @@ export const rankAll = (
   k: number
 ): Array<Array<string>> =>
   collected.map((matches) => topIds(matches, prepared.averageLength, parameters, variant === "positions", k))
+
+/** {@link rankAll} with each hit's score ({@link topScored}). */
+export const rankAllScored = (
+  prepared: Prepared,
+  collected: ReadonlyArray<Matches>,
+  variant: Variant,
+  parameters: Bm25.Parameters,
+  k: number
+): Array<Array<{ readonly id: string; readonly score: number }>> =>
+  collected.map((matches) => topScored(matches, prepared.averageLength, parameters, variant === "positions", k))

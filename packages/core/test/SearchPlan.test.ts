@@ -255,3 +255,72 @@ describe("SearchPlan.withDefaults (a store's search defaults, decision 0196)", (
       expect(scores(yield* tuned.search("ferry"))).not.toEqual(scores(yield* plain.search("ferry")))
     }).pipe(Effect.provide(IdGenerator.sequential())))
 })
+
+describe("SearchPlan.fuse by standardised scores (decision 0187)", () => {
+  const score = { ...SearchPlan.defaultFusion, method: "score", vectorWeight: 0.5 } as const
+  const fusedIds = (
+    lexical: ReadonlyArray<MemoryStore.SearchHit>,
+    vector: ReadonlyArray<MemoryStore.SearchHit>,
+    options: SearchPlan.FusionOptions,
+    limit = 10
+  ) => SearchPlan.fuse(lexical, vector, limit, options).map((h) => h.record.id)
+  const hits = (pairs: ReadonlyArray<readonly [string, number]>) => pairs.map(([id, s]) => hit(id, s))
+  // Distinct ids, scores best first, as a store returns them: BM25 scores above 0, similarities in [-1, 1].
+  const list = (prefix: string, min: number, max: number, scale: number) =>
+    fc.uniqueArray(fc.integer({ min, max }), { minLength: 1, maxLength: 12 })
+      .map((scores) => scores.sort((a, b) => b - a).map((s, i) => hit(`${prefix}${i}`, s / scale)))
+  // The vector list holds some of the keyword list's records.
+  const lists = fc.tuple(
+    list("r", 1, 3_000, 100),
+    list("v", -1_000, 1_000, 1_000),
+    fc.array(fc.boolean(), { maxLength: 12 })
+  )
+    .map(([lexical, vector, shared]) => ({
+      lexical,
+      vector: vector.map((h, i) => (shared[i] === true && i < lexical.length ? hit(`r${i}`, h.score) : h))
+    }))
+
+  it.prop("with no vector weight, the keyword list's order stands", [lists], ([{ lexical, vector }]) => {
+    const expected = lexical.map((h) => h.record.id)
+    expect(fusedIds(lexical, vector, { ...score, vectorWeight: 0 }, lexical.length)).toEqual(expected)
+    expect(fusedIds(lexical, [], score, lexical.length)).toEqual(expected)
+  })
+
+  it.prop(
+    "the lists' units cancel: keyword scores scaled, similarities scaled and shifted, every fused score is the same",
+    [
+      lists,
+      fc.integer({ min: 1, max: 1_000 }),
+      fc.integer({ min: 1, max: 1_000 }),
+      fc.integer({ min: -500, max: 500 })
+    ],
+    ([{ lexical, vector }, c, a, b]) => {
+      const scores = (fused: ReadonlyArray<MemoryStore.SearchHit>) => new Map(fused.map((h) => [h.record.id, h.score]))
+      const before = scores(SearchPlan.fuse(lexical, vector, 100, score))
+      const after = scores(SearchPlan.fuse(
+        lexical.map((h) => hit(h.record.id, (h.score * c) / 10)),
+        vector.map((h) => hit(h.record.id, (h.score * a) / 100 + b / 1_000)),
+        100,
+        score
+      ))
+      expect([...after.keys()].sort()).toEqual([...before.keys()].sort())
+      for (const [id, s] of before) expect(after.get(id)!).toBeCloseTo(s, 6)
+    }
+  )
+
+  it("a keyword hit far above the rest of its list stays first, where rank fusion lets the vector list's head pass it", () => {
+    const lexical = hits([["a", 9], ["b", 5], ["c", 4.8], ["d", 4.6], ["e", 4.5]])
+    const vector = hits([["x", 0.52], ["e", 0.5], ["d", 0.49], ["c", 0.48], ["y", 0.47]])
+    expect(fusedIds(lexical, vector, score, 3)).toEqual(["a", "e", "d"])
+    expect(fusedIds(lexical, vector, { ...score, method: "rank" }, 3)).toEqual(["c", "d", "e"])
+  })
+
+  it("a record only the vector list holds must stand far above that list to pass records the words match", () => {
+    const lexical = hits([["a", 9], ["b", 5], ["c", 4.8], ["d", 4.6], ["e", 4.5]])
+    const near = hits([["x", 0.52], ["e", 0.5], ["d", 0.49], ["c", 0.48], ["y", 0.47]])
+    expect(fusedIds(lexical, near, score).indexOf("x")).toBe(5)
+    const lexicalFew = hits([["a", 3], ["b", 2.9], ["both", 2.8], ["c", 1]])
+    const vector = hits([["v", 0.9], ["both", 0.6], ["w", 0.5], ["z", 0.4]])
+    expect(fusedIds(lexicalFew, vector, { ...score, vectorWeight: 1 })).toEqual(["both", "a", "b", "v", "c", "w", "z"])
+  })
+})

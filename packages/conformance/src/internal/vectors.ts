@@ -107,6 +107,20 @@ export const vectorTier = <RExtra, LE>(
         }
       }).pipe(hybrid))
 
+    it.effect("fused by standardised scores (decision 0187): the vectors alone rank exactly, the memory no word matches is found", () =>
+      Effect.gen(function*() {
+        const s = yield* writeCorpus
+        const filters = { scopes: [DOUG], deliverable: true } as const
+        const alone = yield* s.search("postgres setup", {
+          ...filters,
+          limit: 3,
+          fusion: { ...vectorOnly.fusion, method: "score" }
+        })
+        expect(ids(alone)).toEqual(yield* reference("postgres setup", filters, 3))
+        const fused = yield* s.search("postgres setup", { ...filters, limit: 3, fusion: { method: "score" } })
+        expect(ids(fused)[0]).toBe("pg")
+      }).pipe(hybrid))
+
     it.effect("newest-order searches stay lexical", () =>
       Effect.gen(function*() {
         const s = yield* writeCorpus
