@@ -26,8 +26,9 @@ export const WINDOWS = [0, 1, 2] as const
 export const WEIGHTS = [0.1, 0.2, 0.5] as const
 /**
  * The pruning shares. Decision 0150's grid tried 3, 5, 10 and 20%: 10% ranked best on every dataset
- * and fold, so since decision 0153 (which adds the IDF's power) the grid holds it fixed, keeping the
- * grid at 105 settings — a size this project's shared 2-core machine replays in minutes.
+ * and fold, so since decision 0153 (which adds the IDF's power) the grid holds it fixed: 105
+ * settings, 210 with the function-word rule (decision 0209) — about 20 minutes of replay on this
+ * project's shared 2-core machine under load.
  */
 export const SHARES = [0.1] as const
 /** The powers a ranked token's IDF is raised to (`SearchPlan.PlannerOptions.idfPower`, decision 0153). */
