@@ -42,7 +42,8 @@ import type { SearchHit, SearchResult } from "./MemoryStore.js"
  *   "her"…) go to the tail however rare they are, so a record ranks on the words that say what the
  *   question is about. Chat turns are short, so in a store of them such words fall under the share
  *   and, squared, outweigh a content word ("What instruments does Melanie play?" ranked "What does
- *   it mean to you?" high; decision 0209). A query of function words alone still ranks its rarest.
+ *   it mean to you?" high). A query of function words alone still ranks its rarest. Off by
+ *   default: held out, the rule chooses it only with `idfPower` 1, not yet shipped (decision 0209).
  *
  * @since 0.1.0
  * @category models
@@ -78,7 +79,7 @@ export const defaultOptions: PlannerOptions = {
   minPrunedPostings: 256,
   maxRankedTokens: 16,
   idfPower: 2,
-  pruneFunctionWords: true
+  pruneFunctionWords: false
 }
 
 /**
