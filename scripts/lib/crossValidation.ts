@@ -26,12 +26,15 @@ export const WINDOWS = [0, 1, 2] as const
 export const WEIGHTS = [0.1, 0.2, 0.5] as const
 /**
  * The pruning shares. Decision 0150's grid tried 3, 5, 10 and 20%: 10% ranked best on every dataset
- * and fold, so since decision 0153 (which adds the IDF's power) the grid holds it fixed, keeping the
- * grid at 105 settings — a size this project's shared 2-core machine replays in minutes.
+ * and fold, so since decision 0153 (which adds the IDF's power) the grid holds it fixed: 105
+ * settings, 210 with the function-word rule (decision 0209) — about 20 minutes of replay on this
+ * project's shared 2-core machine under load.
  */
 export const SHARES = [0.1] as const
 /** The powers a ranked token's IDF is raised to (`SearchPlan.PlannerOptions.idfPower`, decision 0153). */
 export const POWERS = [1, 2, 3] as const
+/** Whether the query's function words are pruned to the tail (`PlannerOptions.pruneFunctionWords`, decision 0209). */
+export const FUNCTION_WORDS = [false, true] as const
 
 /** `k1` and `b` for a halving length `h`: `b = 0.75`, `k1 = 1 / (0.75 h − 0.25)`; `b = 0` for `Infinity`. */
 export const bm25For = (halving: number): { readonly k1: number; readonly b: number } =>
@@ -43,11 +46,12 @@ export interface Setting {
   readonly bm25: Bm25.Parameters
   readonly share: number
   readonly power: number
+  readonly pruneFunctionWords: boolean
 }
 
 export const describeSetting = (s: Setting): string =>
   `k1 ${s.bm25.k1.toFixed(3)}, b ${s.bm25.b}, window ${s.bm25.neighbourWindow}, weight ${s.bm25.neighbourWeight}, ` +
-  `prune > ${100 * s.share}%, idf^${s.power}`
+  `prune > ${100 * s.share}%, idf^${s.power}, function words ${s.pruneFunctionWords ? "pruned" : "ranked"}`
 
 /** Every setting of the grid. */
 export const grid = (): Array<Setting> =>
@@ -55,22 +59,28 @@ export const grid = (): Array<Setting> =>
     WINDOWS.flatMap((neighbourWindow) =>
       (neighbourWindow === 0 ? [0] : WEIGHTS).flatMap((neighbourWeight) =>
         SHARES.flatMap((share) =>
-          POWERS.map((power) => ({
-            halving,
-            bm25: { ...bm25For(halving), neighbourWindow, neighbourWeight },
-            share,
-            power
-          }))
+          POWERS.flatMap((power) =>
+            FUNCTION_WORDS.map((pruneFunctionWords) => ({
+              halving,
+              bm25: { ...bm25For(halving), neighbourWindow, neighbourWeight },
+              share,
+              power,
+              pruneFunctionWords
+            }))
+          )
         )
       )
     )
   )
 
-/** The planner options of a setting: the defaults but for the pruning share and the IDF's power. */
-export const plannerFor = (setting: Pick<Setting, "share" | "power">): SearchPlan.PlannerOptions => ({
+/** The planner options of a setting: the defaults but for the pruning share, the IDF's power and the function words. */
+export const plannerFor = (
+  setting: Pick<Setting, "share" | "power" | "pruneFunctionWords">
+): SearchPlan.PlannerOptions => ({
   ...SearchPlan.defaultOptions,
   maxDocumentShare: setting.share,
-  idfPower: setting.power
+  idfPower: setting.power,
+  pruneFunctionWords: setting.pruneFunctionWords
 })
 
 /** R@10 of every setting on every dataset and variant: `scores[setting][dataset][variant]`. */
@@ -82,11 +92,11 @@ export interface GridScores {
 
 /** Replays every grid setting on every prepared dataset. */
 export const evaluateGrid = (prepared: ReadonlyArray<Replay.Prepared>, settings = grid()): GridScores => {
-  // Matches depend on the planner options only: collected once per share and power.
+  // Matches depend on the planner options only: collected once per share, power and function-word rule.
   const collected = prepared.map(() => new Map<string, ReadonlyArray<Replay.Matches>>())
   const scores = settings.map((setting) =>
     prepared.map((p, i) => {
-      const key = `${setting.share}/${setting.power}`
+      const key = `${setting.share}/${setting.power}/${setting.pruneFunctionWords}`
       let matches = collected[i]!.get(key)
       if (matches === undefined) {
         matches = Replay.collect(p, plannerFor(setting), 10)

@@ -30,6 +30,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as FunctionWords from "./internal/functionWords.js"
 import { onFirstCall } from "./internal/onFirstCall.js"
 import { compareRaw } from "./MemoryQuery.js"
 import { MemoryId, type MemoryRecord } from "./MemoryRecord.js"
@@ -104,14 +105,7 @@ export class DigestEntry extends Schema.Class<DigestEntry>("DigestEntry")({
  * @since 0.1.0
  * @category relevance
  */
-export const FUNCTION_WORDS: ReadonlyArray<string> =
-  ("a about above after again against all also am an and any are as at be because been before being " +
-    "below between both but by can could did do does down during each few for from further had has " +
-    "have he her here hers herself him himself his how i if in into is it its itself just me might " +
-    "more most must my myself no not now of off on once only or other our ours ourselves out over own " +
-    "same shall she should so some such than that the their them themselves then there these they " +
-    "this those through to too under until up us very was we were what when where which while who " +
-    "whom why will with would you your yours yourself").split(" ")
+export const FUNCTION_WORDS: ReadonlyArray<string> = FunctionWords.FUNCTION_WORDS
 
 /**
  * {@link FUNCTION_WORDS} as the shared tokenizer folds them ("does" -> "doe"), so a stemmed query
@@ -122,15 +116,7 @@ export const FUNCTION_WORDS: ReadonlyArray<string> =
  * @since 0.1.0
  * @category relevance
  */
-export const STOPWORDS: ReadonlySet<string> = new Set(
-  ("a about abov after again against all also am an and ani are as at be becaus been befor below " +
-    "between both but by can could did do doe down dure each few for from further had has have he her " +
-    "here herself him himself his how i if in into is it itself just me might more most must my " +
-    "myself no not now of off on onc onli or other our ourselv out over own same shall she should so " +
-    "some such than that the their them themselv then there these they this those through to too " +
-    "under until up us veri was we were what when where whi which while who whom will with would you " +
-    "your yourself").split(" ")
-)
+export const STOPWORDS: ReadonlySet<string> = FunctionWords.STOPWORDS
 
 /**
  * The distinct tokens of `text` that carry meaning: `SearchTokenizer.distinctTokens` without

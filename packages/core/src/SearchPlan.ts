@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Bm25 from "./Bm25.js"
 import * as Bounded from "./Bounded.js"
+import { STOPWORDS } from "./internal/functionWords.js"
 import type { SearchHit, SearchResult } from "./MemoryStore.js"
 
 /**
@@ -37,6 +38,12 @@ import type { SearchHit, SearchResult } from "./MemoryStore.js"
  *   BM25's own weight; 2 weighs the query's tokens by their IDF as well as the record's, as TF-IDF's
  *   cosine does, so one rare word a record shares with the query outweighs several common ones
  *   (decision 0153).
+ * - `pruneFunctionWords`: the query's function words (`PriorSessionDigest.STOPWORDS`: "does", "when",
+ *   "her"…) go to the tail however rare they are, so a record ranks on the words that say what the
+ *   question is about. Chat turns are short, so in a store of them such words fall under the share
+ *   and, squared, outweigh a content word ("What instruments does Melanie play?" ranked "What does
+ *   it mean to you?" high). A query of function words alone still ranks its rarest. Off by
+ *   default: held out, the rule chooses it only with `idfPower` 1, not yet shipped (decision 0209).
  *
  * @since 0.1.0
  * @category models
@@ -51,7 +58,8 @@ export const PlannerOptions = Schema.Struct({
     message: () => "minPrunedPostings must be a non-negative integer"
   }),
   maxRankedTokens: Bounded.int("maxRankedTokens", 1, 1_000),
-  idfPower: Bounded.number("idfPower", 0.5, 4)
+  idfPower: Bounded.number("idfPower", 0.5, 4),
+  pruneFunctionWords: Schema.Boolean
 }).annotations({ identifier: "PlannerOptions" })
 /** @since 0.1.0 @category models */
 export type PlannerOptions = typeof PlannerOptions.Type
@@ -70,7 +78,8 @@ export const defaultOptions: PlannerOptions = {
   maxDocumentShare: 0.1,
   minPrunedPostings: 256,
   maxRankedTokens: 16,
-  idfPower: 2
+  idfPower: 2,
+  pruneFunctionWords: false
 }
 
 /**
@@ -123,14 +132,18 @@ export const plan = (
 ): SearchPlan => {
   const distinct = [...new Set(tokens)]
   const limit = Math.max(options.minPrunedPostings, options.maxDocumentShare * statistics.total)
+  const pruned = (token: string) => options.pruneFunctionWords && STOPWORDS.has(token)
+  // Function words sort after every other token when pruned, so the one token always ranked is a
+  // content word whenever the query has one.
   const byFrequency = distinct
-    .map((token, position) => ({ token, position, frequency: statistics.documentFrequency(token) }))
-    .sort((a, b) => a.frequency - b.frequency || a.position - b.position)
+    .map((token, position) => ({ token, position, frequency: statistics.documentFrequency(token), fn: pruned(token) }))
+    .sort((a, b) => Number(a.fn) - Number(b.fn) || a.frequency - b.frequency || a.position - b.position)
   const ranked: Array<string> = []
   const weights: Array<number> = []
   const tail: Array<string> = []
-  for (const { frequency, token } of byFrequency) {
-    const keep = ranked.length === 0 || (frequency <= limit && ranked.length < Math.max(1, options.maxRankedTokens))
+  for (const { fn, frequency, token } of byFrequency) {
+    const keep = ranked.length === 0 ||
+      (!fn && frequency <= limit && ranked.length < Math.max(1, options.maxRankedTokens))
     if (keep) {
       ranked.push(token)
       weights.push(weightOf(statistics.total, frequency, options))

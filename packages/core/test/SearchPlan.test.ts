@@ -1,8 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Bm25, IdGenerator, MemoryQuery, type MemoryRecord, MemoryStore, SearchPlan } from "@engram/core"
+import {
+  Bm25,
+  IdGenerator,
+  MemoryQuery,
+  type MemoryRecord,
+  MemoryStore,
+  PriorSessionDigest,
+  SearchPlan
+} from "@engram/core"
 import { Effect, FastCheck as fc, Layer } from "effect"
 
-const token = fc.stringMatching(/^[a-z]{1,6}$/)
+// Function words mixed in, so the planner's pruning of them (decision 0209) is exercised.
+const token = fc.oneof(fc.stringMatching(/^[a-z]{1,6}$/), fc.constantFrom(...PriorSessionDigest.STOPWORDS))
 const scenario = fc.record({
   tokens: fc.uniqueArray(token, { maxLength: 30 }),
   frequencies: fc.dictionary(token, fc.nat(10_000)),
@@ -11,7 +20,8 @@ const scenario = fc.record({
     maxDocumentShare: fc.double({ min: 0, max: 1, noNaN: true }),
     minPrunedPostings: fc.nat(1_000),
     maxRankedTokens: fc.nat(20),
-    idfPower: fc.constantFrom(0.5, 1, 1.5, 2, 3, 4)
+    idfPower: fc.constantFrom(0.5, 1, 1.5, 2, 3, 4),
+    pruneFunctionWords: fc.boolean()
   })
 })
 
@@ -29,13 +39,17 @@ describe("SearchPlan.plan", () => {
     expect(ranked.length).toBeLessThanOrEqual(Math.max(1, s.options.maxRankedTokens))
     const limit = Math.max(s.options.minPrunedPostings, s.options.maxDocumentShare * s.total)
     const df = statistics.documentFrequency
-    // Every ranked token after the first is below the threshold; no tail token is rarer than a ranked one.
-    for (const t of ranked.slice(1)) expect(df(t)).toBeLessThanOrEqual(limit)
-    for (const t of tail) for (const r of ranked) expect(df(t)).toBeGreaterThanOrEqual(df(r))
-    // A tail token is there because it is frequent, or because the ranked tier is full.
+    const pruned = (t: string) => s.options.pruneFunctionWords && PriorSessionDigest.STOPWORDS.has(t)
+    // Every ranked token after the first is below the threshold and not a pruned function word; no
+    // other tail token is rarer than a ranked one.
+    for (const t of ranked.slice(1)) expect(df(t) <= limit && !pruned(t)).toBe(true)
+    for (const t of tail.filter((t) => !pruned(t))) for (const r of ranked) expect(df(t)).toBeGreaterThanOrEqual(df(r))
+    // A tail token is there because it is a pruned function word, frequent, or the ranked tier is full.
     for (const t of tail) {
-      expect(df(t) > limit || ranked.length === Math.max(1, s.options.maxRankedTokens)).toBe(true)
+      expect(pruned(t) || df(t) > limit || ranked.length === Math.max(1, s.options.maxRankedTokens)).toBe(true)
     }
+    // Pruning function words ranks a function word only when the query holds nothing else.
+    if (ranked.some(pruned)) expect(s.tokens.every(pruned)).toBe(true)
   })
 
   it.prop("weighs each ranked token by its IDF raised to the planner's power, rarest heaviest", [scenario], ([s]) => {
@@ -83,6 +97,18 @@ describe("SearchPlan.plan", () => {
     )
     expect(ranked).toEqual(["lisbon", "ferry"])
     expect(tail).toEqual(["say", "did", "what", "the"])
+  })
+
+  it("prunes a question's function words however rare, unless they are all it holds", () => {
+    const statistics = statisticsOf(100_000, { when: 3, did: 5, melani: 400, paint: 900 })
+    const question = ["when", "did", "melani", "paint"]
+    const pruning = { ...SearchPlan.defaultOptions, pruneFunctionWords: true }
+    expect(SearchPlan.plan(question, statistics, pruning)).toMatchObject({
+      ranked: ["melani", "paint"],
+      tail: ["when", "did"]
+    })
+    expect(SearchPlan.plan(question, statistics).ranked).toEqual(["when", "did", "melani", "paint"])
+    expect(SearchPlan.plan(["when", "did"], statistics, pruning)).toMatchObject({ ranked: ["when"], tail: ["did"] })
   })
 
   it("ranks the rarest token when every token is frequent, and bounds long queries", () => {

@@ -89,7 +89,39 @@ const weightCorpus: ReadonlyArray<MemoryRecord.MemoryWriteInput & { readonly id:
   )
 ].map((r) => ({ ...r, kind: "fact" as const, scope: "global" }))
 
+/**
+ * A question's function words against its content word: `fn-question` holds the only "what" and
+ * "when", "instrument" is held by four records (`fn-answer` and three others). Ranked, the two rare
+ * function words outweigh the content word and `fn-question` leads; pruned (`pruneFunctionWords`,
+ * decision 0209), the record holding only function words falls to the tail, after the four.
+ */
+const functionWordCorpus: ReadonlyArray<MemoryRecord.MemoryWriteInput & { readonly id: string }> = [
+  { id: "fn-question", content: "what when" },
+  { id: "fn-answer", content: "clarinet instrument" },
+  ...[1, 2, 3].map((i) => ({ id: `fn-i${i}`, content: `instrument brass${i}` })),
+  ...Array.from({ length: 15 }, (_, i) => ({ id: `fn-f${String(i).padStart(2, "0")}`, content: `meadow willow${i}` }))
+].map((r) => ({ ...r, kind: "fact" as const, scope: "global" }))
+
 export const ranking = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
+  describe("the plan's function words", () => {
+    for (const [pruneFunctionWords, at] of [[false, 0], [true, 4]] as const) {
+      it.effect(
+        `rank the record of function words ${at === 0 ? "first" : "last"} when they are ${
+          pruneFunctionWords ? "pruned" : "ranked"
+        }`,
+        () =>
+          Effect.gen(function*() {
+            const s = yield* store
+            yield* s.write(functionWordCorpus)
+            const result = yield* s.search("what instrument, and when?", { limit: 5, plan: { pruneFunctionWords } })
+            const ids = result.hits.map((hit) => hit.record.id)
+            expect(ids.indexOf("fn-question")).toBe(at)
+            expect(ids.filter((id) => id !== "fn-question").sort()).toEqual(["fn-answer", "fn-i1", "fn-i2", "fn-i3"])
+          }).pipe(provide)
+      )
+    }
+  })
+
   describe("the plan's token weights", () => {
     for (const [idfPower, first] of [[1, "weight-pair"], [2, "weight-rare"]] as const) {
       it.effect(`rank with the IDF to the power ${idfPower}`, () =>
