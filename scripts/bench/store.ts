@@ -14,7 +14,10 @@
  *   query — on `MemoryStore.search` (SQLite; `layerMemory` with `--memory`; PostgreSQL with
  *   `--pg`) and two floors of the same shape on the same file:
  *     - naive: FTS5 MATCH of all tokens OR-joined, `ORDER BY rank LIMIT 20`, then the 20 rows read;
- *     - pruned: the same without the tokens held by more than 5% of the records.
+ *     - pruned: the same without the tokens held by more than 5% of the records;
+ *     - SQLite BM25 floor (`bm25Floor`, decision 0204): the store's own ranking — the planner's
+ *       tokens at its share, its weights, the same filters — in one statement, without the
+ *       conversation context: the like-for-like floor (same top k, as PostgreSQL's).
  *   For questions, hit@10 is the share whose evidence record is in an engine's top 10.
  * - **memory use**: the process's RSS and heap after loading, per size.
  */
@@ -48,7 +51,7 @@ import {
   writeJson
 } from "../lib/benchKit.js"
 import { generateQuestions, generateShortQueries, generateTurns, type ScopeLayout } from "../lib/conversation.js"
-import { floorConnection, orQuery } from "../lib/ftsFloor.js"
+import { bm25Floor, floorConnection, orQuery } from "../lib/ftsFloor.js"
 import { pgFloor } from "../lib/pgFloor.js"
 
 export const USAGE = `usage: npm run bench -- store [options]
@@ -71,6 +74,8 @@ export const RUNTIME_SCOPES = ["global", "project:p3"]
 const SEARCH_LIMIT = 20
 /** The single-statement BM25 floor on PostgreSQL (`scripts/lib/pgFloor.ts`). */
 const PG_FLOOR = "PostgreSQL BM25 floor"
+/** SQLite's like-for-like floor (`bm25Floor`, decision 0204). */
+const SQLITE_FLOOR = "SQLite BM25 floor"
 const WRITE_BATCH = 1_000
 /**
  * The pruned floor as issue #14 defines it: tokens held by more than 5% of the records dropped
@@ -421,6 +426,10 @@ const benchSize = async (
 
   const floors = sqliteFloors(filename)
   floors.prime([...questions.map((q) => q.text), ...shorts])
+  const bm25 = bm25Floor(filename)
+  bm25.prime([...questions.map((q) => q.text), ...shorts])
+  const bm25Scoped: Engine = { name: SQLITE_FLOOR, search: (q) => bm25.search(q, SEARCH_LIMIT, RUNTIME_SCOPES) }
+  const bm25Plain: Engine = { name: SQLITE_FLOOR, search: (q) => bm25.search(q, SEARCH_LIMIT, undefined) }
   let memoryStoreHeapMb: number | undefined
   const extra: Array<{ filtered: Engine; plain: Engine; dispose: () => Promise<void> }> = []
   if (withMemory) {
@@ -476,18 +485,25 @@ const benchSize = async (
   const memoryUse = process.memoryUsage()
 
   const question = await interleave(
-    [storeEngine("SQLite search", sqlite, true), floors.naive, floors.pruned, ...extra.map((e) => e.filtered)],
+    [
+      storeEngine("SQLite search", sqlite, true),
+      floors.naive,
+      floors.pruned,
+      bm25Scoped,
+      ...extra.map((e) => e.filtered)
+    ],
     questions.map((q) => q.text)
   )
   const short = await interleave(
-    [storeEngine("SQLite search", sqlite, false), floors.naive, floors.pruned, ...extra.map((e) => e.plain)],
+    [storeEngine("SQLite search", sqlite, false), floors.naive, floors.pruned, bm25Plain, ...extra.map((e) => e.plain)],
     shorts
   )
   const unscoped = await interleave(
-    [storeEngine("SQLite search", sqlite, false), floors.naive, floors.pruned, ...extra.map((e) => e.plain)],
+    [storeEngine("SQLite search", sqlite, false), floors.naive, floors.pruned, bm25Plain, ...extra.map((e) => e.plain)],
     questions.map((q) => q.text)
   )
   floors.close()
+  bm25.close()
   await sqlite.dispose()
   for (const e of extra) await e.dispose()
   return {
@@ -534,6 +550,7 @@ const print = (figures: SizeFigures) => {
     const naive = w.engines.find((e) => e.name === "FTS5 naive floor")!
     const pgFloorTiming = w.engines.find((e) => e.name === PG_FLOOR)
     const pruned = w.engines.find((e) => e.name === "FTS5 pruned floor")!
+    const sqliteFloor = w.engines.find((e) => e.name === SQLITE_FLOOR)!
     console.log(
       `\n${
         w.workload === "question"
@@ -550,6 +567,7 @@ const print = (figures: SizeFigures) => {
         "p95 ms",
         "vs naive",
         "vs pruned",
+        "vs SQLite BM25 floor",
         ...(pgFloorTiming === undefined ? [] : ["vs PG floor"]),
         ...(w.workload === "short" ? [] : ["hit@10"])
       ],
@@ -559,6 +577,7 @@ const print = (figures: SizeFigures) => {
         fmt(e.p95, 3),
         `${fmt(e.p50 / naive.p50)}x`,
         `${fmt(e.p50 / pruned.p50)}x`,
+        `${fmt(e.p50 / sqliteFloor.p50)}x`,
         ...(pgFloorTiming === undefined ? [] : [`${fmt(e.p50 / pgFloorTiming.p50)}x`]),
         ...(e.hitAt10 === undefined ? [] : [`${fmt(100 * e.hitAt10, 1)}%`])
       ])
@@ -607,7 +626,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   console.log(
     `\n${queryCount} queries per workload, limit ${SEARCH_LIMIT}, interleaved with the engine order rotated per query ` +
       `after ${20} warm-up queries. Floors: FTS5 top-${SEARCH_LIMIT} by bm25 from the index, then those rows read; ` +
-      `"pruned" drops tokens held by > ${PRUNE_SHARE * 100}% of records. Floors apply no scope filter.`
+      `"pruned" drops tokens held by > ${PRUNE_SHARE * 100}% of records; the FTS5 floors apply no scope filter. ` +
+      `"SQLite BM25 floor": the store's own ranking (planner's tokens and weights, same filters) in one ` +
+      `statement, without the conversation context.`
   )
   const chart = option(args, "--chart")
   for (const f of all) {

@@ -12,7 +12,7 @@
  *   records holding only pruned tokens, newest first, up to the limit. Without it a floor on a
  *   small scope returns a handful of rows where the search returns `limit`.
  */
-import { SearchTokenizer } from "@engram/core"
+import { Bm25, SearchPlan, SearchTokenizer } from "@engram/core"
 import Database from "better-sqlite3"
 
 /** A read-only floor connection to the store at `filename`. */
@@ -89,6 +89,81 @@ export const scopedTopK = (filename: string, share: number, options: { readonly 
         limit - ranked.length
       )
       return [...ranked, ...tail]
+    },
+    close: connection.close
+  }
+}
+
+/**
+ * The like-for-like floor of SQLite's search (decision 0204): what `MemoryStore.search` ranks,
+ * computed naively in one statement over the same file — the planner's ranked tokens at the
+ * store's own share (`SearchPlan.plan` with its defaults; document frequencies and the size looked
+ * up once, outside the timing), each token's weight (`SearchPlan.weightOf`) summed over its FTS5
+ * matches, times the row's length normalisation, the same filters, `ORDER BY score DESC,
+ * created_at DESC, id LIMIT k`, the rows read in that statement. What it leaves out is what the
+ * store adds: the conversation context, decoding, statistics, the tail tier.
+ */
+export const bm25Floor = (filename: string) => {
+  const connection = floorConnection(filename)
+  const db = connection.db
+  const size = db.prepare("SELECT count(*) AS n, coalesce(avg(search_length), 1) AS length FROM engram_memories")
+    .get() as { n: number; length: number }
+  const frequency = db.prepare("SELECT doc FROM temp.floor_vocab WHERE term = ?")
+  const frequencies = new Map<string, number>()
+  const statistics: SearchPlan.TokenStatistics = {
+    total: size.n,
+    documentFrequency: (token) => {
+      let n = frequencies.get(token)
+      if (n === undefined) {
+        n = (frequency.get(token) as { doc: number } | undefined)?.doc ?? 0
+        frequencies.set(token, n)
+      }
+      return n
+    }
+  }
+  const { b, k1 } = Bm25.defaultParameters
+  const norm = `(${k1 + 1} / (1 + ${k1} * (${1 - b} + ${b} * m.search_length / ${size.length})))`
+  const statements = new Map<string, Database.Statement>()
+  const statement = (tokens: number, scopes: number, limit: number) => {
+    const key = `${tokens}/${scopes}/${limit}`
+    let prepared = statements.get(key)
+    if (prepared === undefined) {
+      const matches = Array.from(
+        { length: tokens },
+        () => "SELECT rowid AS seq, ? AS w FROM engram_memories_fts WHERE engram_memories_fts MATCH ?"
+      ).join(" UNION ALL ")
+      const filter = scopes === 0 ?
+        "m.invalidated_at IS NULL" :
+        `m.scope IN (${
+          Array.from({ length: scopes }, () => "?").join(", ")
+        }) AND m.review_state <> 'rejected' AND m.invalidated_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)
+        AND (m.valid_from IS NULL OR m.valid_from <= ?) AND (m.valid_to IS NULL OR m.valid_to > ?)`
+      prepared = db.prepare(
+        `SELECT m.* FROM (SELECT seq, sum(w) AS w FROM (${matches}) GROUP BY seq) c
+         JOIN engram_memories m ON m.seq = c.seq
+         WHERE ${filter}
+         ORDER BY round(c.w * ${norm}, ${Bm25.SCORE_DIGITS}) DESC, m.created_at DESC, m.id LIMIT ${limit}`
+      )
+      statements.set(key, prepared)
+    }
+    return prepared
+  }
+  return {
+    /** Looks up every token of `queries` now, so no timed search pays for a frequency. */
+    prime: (queries: ReadonlyArray<string>) => {
+      for (const q of queries) for (const t of SearchTokenizer.distinctTokens(q)) statistics.documentFrequency(t)
+    },
+    /** The top `limit` ids for `query` (`scopes` and deliverable when `scopes` is given). */
+    search: (query: string, limit: number, scopes: ReadonlyArray<string> | undefined): Promise<Array<string>> => {
+      const tokens = SearchTokenizer.distinctTokens(query)
+      if (tokens.length === 0) return Promise.resolve([])
+      const plan = SearchPlan.plan(tokens, statistics)
+      const now = Date.now()
+      const rows = statement(plan.ranked.length, scopes?.length ?? 0, limit).all(
+        ...plan.ranked.flatMap((token, t) => [plan.weights[t]!, `"${token}"`]),
+        ...(scopes === undefined ? [] : [...scopes, now, now, now])
+      ) as Array<{ id: string }>
+      return Promise.resolve(rows.map((row) => row.id))
     },
     close: connection.close
   }

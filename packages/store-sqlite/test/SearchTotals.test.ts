@@ -97,6 +97,7 @@ describe("search totals", () => {
         yield* raw("DROP TABLE engram_memory_totals")
         yield* raw("DROP INDEX engram_memories_always")
         yield* raw("DROP INDEX engram_memories_review")
+        yield* raw("DROP INDEX engram_memories_search")
         yield* raw("ALTER TABLE engram_memories DROP COLUMN valid_from")
         yield* raw("ALTER TABLE engram_memories DROP COLUMN valid_to")
         yield* raw("ALTER TABLE engram_memories DROP COLUMN corroborations")

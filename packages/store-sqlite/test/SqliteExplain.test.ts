@@ -57,6 +57,9 @@ it.effect(
       // that stops recording and makes this test pass on nothing).
       expect(statements.filter((s) => s.sql.includes("engram_memories")).length).toBeGreaterThan(25)
       const scans: Array<string> = []
+      // The ranked statements, and how each reads its matches' rows: through the search-rows index
+      // alone (decision 0203), never the wide rows of the table.
+      const rankedReads: Array<string> = []
       for (const statement of statements) {
         const steps = yield* raw.unsafe<{ detail: string }>(
           `EXPLAIN QUERY PLAN ${statement.sql}`,
@@ -68,6 +71,23 @@ it.effect(
         }
       }
       expect(scans).toEqual([])
+      // The store never runs ANALYZE: its files have no statistics, and without them SQLite would
+      // read each match's row by rowid unless the statement names the index. Planned so.
+      yield* raw.unsafe("DELETE FROM sqlite_stat1")
+      yield* raw.unsafe("ANALYZE sqlite_schema")
+      for (const statement of statements.filter((s) => /\bAS score\b/.test(s.sql) && /\bMATCH\b/.test(s.sql))) {
+        const steps = yield* raw.unsafe<{ detail: string }>(
+          `EXPLAIN QUERY PLAN ${statement.sql}`,
+          statement.params as Array<unknown>
+        )
+        rankedReads.push(
+          steps.some((step) => /^SEARCH m USING COVERING INDEX engram_memories_search \(seq=\?/.test(step.detail))
+            ? "covering"
+            : steps.map((step) => step.detail).join("; ")
+        )
+      }
+      expect(rankedReads.length).toBeGreaterThan(0)
+      expect(rankedReads.filter((read) => read !== "covering")).toEqual([])
       const [count] = yield* raw<{ n: number }>`SELECT count(*) AS n FROM engram_memories`
       expect(count!.n).toBeGreaterThan(0.95 * EXPLAIN_ROWS)
     }).pipe(Effect.provide(SqliteDatabase.layer({ filename: ":memory:" }))),

@@ -21,6 +21,29 @@ export const FTS_TABLE = "engram_memories_fts"
 export const META_TABLE = "engram_memory_meta"
 /** @internal */
 export const MIGRATIONS_TABLE = "engram_memory_migrations"
+/** The index a ranked search reads its matches' rows from (migration 0013, decision 0203). */
+export const SEARCH_ROWS_INDEX = `${TABLE}_search`
+/**
+ * Its columns: `seq` first (the matches are looked up by it), then every column the ranked
+ * statement reads of a match — BM25's length, the position, and each filter's (`sqlFilters.ts`).
+ */
+export const SEARCH_ROWS_COLUMNS = [
+  "seq",
+  "scope",
+  "search_length",
+  "thread",
+  "turn",
+  "review_state",
+  "invalidated_at",
+  "expires_at",
+  "valid_from",
+  "valid_to",
+  "kind",
+  "delivery_policy",
+  "created_at",
+  "supersedes",
+  "superseded_by"
+] as const
 /** The store's record count and search-length sum in one row (`searchTotals.ts`). */
 export const TOTALS_TABLE = "engram_memory_totals"
 
@@ -134,5 +157,12 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
     yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN corroborations INTEGER`)
     yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN corroboration_sessions TEXT`)
     yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN corroborated_at INTEGER`)
+  }),
+  // What a ranked search reads of every match (decision 0203): its BM25 length, its conversation
+  // position and the filters' columns, keyed by `seq` — a narrow copy the search reads instead of
+  // the wide rows (a 1M-record table is ~10× the page cache; this index is about its size).
+  "0013_search_rows": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`CREATE INDEX ${SEARCH_ROWS_INDEX} ON ${TABLE} (${SEARCH_ROWS_COLUMNS.join(", ")})`)
   })
 }

@@ -25,7 +25,16 @@ import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import { coverageGap } from "./integrity.js"
-import { FTS_TABLE, META_TABLE, migrations, MIGRATIONS_TABLE, rowOf, selectColumns, TABLE } from "./memoryTable.js"
+import {
+  FTS_TABLE,
+  META_TABLE,
+  migrations,
+  MIGRATIONS_TABLE,
+  rowOf,
+  SEARCH_ROWS_INDEX,
+  selectColumns,
+  TABLE
+} from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
 import { readNeighbours } from "./neighbourRead.js"
 import { syncSearchIndex } from "./reindex.js"
@@ -354,7 +363,7 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
                 SELECT m.seq, m.scope, ${score} AS score,
                   CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.thread END AS thread,
                   CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.turn END AS turn
-                FROM c CROSS JOIN ${sql(TABLE)} m ON m.seq = c.seq
+                FROM c CROSS JOIN ${sql(TABLE)} m INDEXED BY ${sql(SEARCH_ROWS_INDEX)} ON m.seq = c.seq
                 WHERE ${sql.and(filters)}),
               ${ranked},
               t AS (SELECT coalesce((SELECT u FROM f ORDER BY u DESC LIMIT 1 OFFSET ${k - 1}), -1e300) AS kth),
