@@ -91,7 +91,8 @@ describe("SqliteMemoryStore", () => {
         { name: "search_totals" },
         { name: "listing_indexes" },
         { name: "world_time" },
-        { name: "corroboration" }
+        { name: "corroboration" },
+        { name: "search_rows" }
       ])
     }))
 
@@ -406,7 +407,8 @@ describe("SqliteMemoryStore", () => {
         { migration_id: 6 },
         { migration_id: 7 },
         { migration_id: 10 },
-        { migration_id: 11 }
+        { migration_id: 11 },
+        { migration_id: 12 }
       ])
     }))
 })

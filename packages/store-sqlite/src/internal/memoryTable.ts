@@ -21,7 +21,7 @@ export const FTS_TABLE = "engram_memories_fts"
 export const META_TABLE = "engram_memory_meta"
 /** @internal */
 export const MIGRATIONS_TABLE = "engram_memory_migrations"
-/** The index a ranked search reads its matches' rows from (migration 0013, decision 0203). */
+/** The index a ranked search reads its matches' rows from (migration 0012, decision 0203). */
 export const SEARCH_ROWS_INDEX = `${TABLE}_search`
 /**
  * Its columns: `seq` first (the matches are looked up by it), then every column the ranked
@@ -161,7 +161,7 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   // What a ranked search reads of every match (decision 0203): its BM25 length, its conversation
   // position and the filters' columns, keyed by `seq` — a narrow copy the search reads instead of
   // the wide rows (a 1M-record table is ~10× the page cache; this index is about its size).
-  "0013_search_rows": Effect.gen(function*() {
+  "0012_search_rows": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(`CREATE INDEX ${SEARCH_ROWS_INDEX} ON ${TABLE} (${SEARCH_ROWS_COLUMNS.join(", ")})`)
   })
