@@ -12,7 +12,8 @@ import {
   Routing,
   RoutingPresets
 } from "@engram/core"
-import { FastCheck as fc, Option } from "effect"
+import { DateTime, FastCheck as fc, Option } from "effect"
+import * as Decisions from "../src/internal/projectionDecisions.js"
 import { aRecord } from "./utilities.js"
 
 const record = aRecord
@@ -196,5 +197,46 @@ describe("addressesOf", () => {
         }
       )
     )
+  })
+})
+
+describe("nextRecallLimit", () => {
+  // A round of 40 hits whose delivered lines leave most of a 4,000-token budget free.
+  const projection = ProjectionLayout.composeProjectedContext({
+    now: DateTime.unsafeMake("2025-03-01T12:00:00.000Z"),
+    recall: Array.from({ length: 10 }, (_, i) => ({
+      record: record({ id: `r-${i}`, content: `the ferry to island ${i} leaves at noon` }),
+      score: 10 - i
+    }))
+  }, { budget: ProjectionLayout.tokens(4_000) })
+  const next = (relevant: number) =>
+    Decisions.nextRecallLimit({
+      budget: ProjectionLayout.tokens(4_000),
+      projection,
+      limit: 40,
+      cap: 10_000,
+      hits: 10,
+      returned: 40,
+      relevant,
+      more: true,
+      rounds: 1
+    })!
+
+  it("asks for more the more of the round's hits the relevance step dropped (decision 0181)", () => {
+    // Every hit kept: the room at the lines' measured cost, a quarter more.
+    const perHit = projection.section("recalled_memory")!.tokens / 10
+    const room = 4_000 - projection.budget.usedTokens
+    expect(next(40)).toBe(Math.ceil(40 + (room / perHit) * 1.25) + 1)
+    // A quarter kept: four times the hits for the same room.
+    expect(next(10)).toBe(Math.ceil(40 + (room / perHit / 0.25) * 1.25) + 1)
+    // None kept is read as a tenth, so one bad round cannot ask for the whole cap.
+    expect(next(0)).toBe(Math.ceil(40 + (room / perHit / 0.1) * 1.25) + 1)
+  })
+
+  it("never asks for less when fewer hits were kept", () => {
+    fc.assert(fc.property(fc.nat({ max: 40 }), fc.nat({ max: 40 }), (a, b) => {
+      const [fewer, more] = a <= b ? [a, b] : [b, a]
+      expect(next(fewer)).toBeGreaterThanOrEqual(next(more))
+    }))
   })
 })

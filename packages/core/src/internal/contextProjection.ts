@@ -734,6 +734,8 @@ export const make = (
             limit,
             cap,
             hits: recalled.length,
+            returned: recall.returned,
+            relevant: relevant.length,
             more,
             rounds
           })

@@ -148,7 +148,8 @@ export const MAX_RECALL_ROUNDS = 4
  * unbounded, recall lines were shed (the budget is full), no more candidates exist (`more`), the
  * cap is reached or {@link MAX_RECALL_ROUNDS} rounds ran; otherwise ask for the hits the room
  * left holds at the cost the delivered recall lines measured per hit (their neighbours included),
- * with a quarter more for the lines that will not fit. Pure.
+ * divided by the share of the round's hits the relevance step kept (the next hits are dropped at
+ * about the same rate), with a quarter more for the lines that will not fit. Pure.
  */
 export const nextRecallLimit = (options: {
   readonly budget: ProjectionLayout.ProjectionBudget
@@ -156,6 +157,9 @@ export const nextRecallLimit = (options: {
   readonly limit: number
   readonly cap: number
   readonly hits: number
+  /** The hits the round took from the ranking, and how many of them the relevance step kept. */
+  readonly returned: number
+  readonly relevant: number
   readonly more: boolean
   readonly rounds: number
 }): number | undefined => {
@@ -169,7 +173,9 @@ export const nextRecallLimit = (options: {
     : [budget.chars - projection.budget.usedChars, recall?.chars ?? 0]
   if (room <= 0) return undefined
   const perHit = Math.max(1, spent / Math.max(1, options.hits))
-  const next = Math.min(options.cap, Math.ceil(options.limit + (room / perHit) * 1.25) + 1)
+  // At least a tenth kept, so one round of mostly dropped hits cannot ask for the whole cap.
+  const kept = Math.max(0.1, Math.min(1, options.relevant / Math.max(1, options.returned)))
+  const next = Math.min(options.cap, Math.ceil(options.limit + (room / perHit / kept) * 1.25) + 1)
   return next > options.limit ? next : undefined
 }
 
