@@ -943,6 +943,9 @@ export const wordMatches = (word: Entry["words"][number], token: string): boolea
 /** The index key a token is looked up under. */
 export const lookupKey = keyOf
 
+/** The people whose later questions a standing answer reaches: "any user", "whenever a customer asks". */
+const PEOPLE_ASKING = ["user", "users", "customer", "customers", "caller", "callers", "visitor", "visitors"]
+
 /**
  * The words of a standing answer and of help kept away (decision 0135), read by their rules
  * (`screenRules`) and sent the long way by the fast path (`screenAnchors`): written once, so the
@@ -969,14 +972,7 @@ export const STANDING_WORDS = {
     "conversations",
     "message",
     "messages",
-    "user",
-    "users",
-    "customer",
-    "customers",
-    "caller",
-    "callers",
-    "visitor",
-    "visitors",
+    ...PEOPLE_ASKING,
     "call",
     "calls",
     "lookup",
@@ -986,14 +982,7 @@ export const STANDING_WORDS = {
   ],
   /** Who asks, by name: "whenever a customer asks". */
   askers: [
-    "user",
-    "users",
-    "customer",
-    "customers",
-    "caller",
-    "callers",
-    "visitor",
-    "visitors",
+    ...PEOPLE_ASKING,
     "client",
     "patient",
     "someone",
