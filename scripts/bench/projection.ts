@@ -72,6 +72,7 @@ import {
 } from "../lib/conversation.js"
 import { NAIVE_LIMIT, type NaiveProjection, pgNaiveProjector, sqliteNaiveProjector } from "../lib/naiveProjector.js"
 import { loaded, type PgRuntime } from "../lib/pgSchema.js"
+import * as StatementTimings from "../lib/statementTimings.js"
 import * as StoreTimings from "../lib/storeTimings.js"
 import { RUNTIME_SCOPES } from "./store.js"
 
@@ -84,6 +85,7 @@ export const USAGE = `usage: npm run bench -- projection [options]
   --json FILE       write every figure as JSON
   --chart FILE      append a Mermaid chart of the question-shaped p50s (for docs/benchmarks.md)
   --phases          also time every store call project() makes, and print where its time goes
+  --statements      SQLite: also time every statement project() and the naive projector run, per projection
   --pg [url]        also measure PostgreSQL (url, or ENGRAM_PG_URL) on the same data, beside its naive projector
   --keep-pg PREFIX  with --pg: load each size into schema PREFIX_<layout>_<size> (e.g. PREFIX_tenants_1m)
                     once and keep it; a later run reuses it (default: a temporary schema, dropped)
@@ -126,9 +128,12 @@ interface LatencyFigures {
   readonly naiveP95: number
   /** p50 of project() over p50 of the naive projector. */
   readonly ratio: number
-  /** Rows the naive projector read, and lines it kept under the budget, per query (mean). */
+  /** Rows the naive projector read, lines it kept under the budget and their o200k_base tokens, per query (mean). */
   readonly naiveRows: number
   readonly naiveLines: number
+  readonly naiveTokens: number
+  /** project()'s tokens (its budget summary's `usedTokens`, o200k_base), per query (mean): the two outputs' sizes. */
+  readonly meanTokens: number
   /** SHA-256 (first 12 hex digits) of every measured projection's text in order: equal digests, equal bytes. */
   readonly outputDigest: string
   /** Projections whose o200k_base count of the whole text exceeded their token budget (should be 0). */
@@ -144,6 +149,8 @@ interface LatencyFigures {
   readonly load: string
   /** With `--phases`: project()'s mean, and the mean of each store call it made, per projection. */
   readonly phases?: { readonly meanMs: number; readonly calls: ReadonlyArray<StoreTimings.CallTime> }
+  /** With `--statements` (SQLite): each statement's time, executions and rows per projection, by party. */
+  readonly statements?: ReadonlyArray<StatementTimings.StatementTime>
 }
 
 /** Projections before the measured ones, per workload. */
@@ -177,16 +184,18 @@ interface Naive {
   readonly close: () => void
 }
 
-/** A store to measure: its stores' layer and its naive projector. */
+/** A store to measure: its stores' layer, its naive projector and (SQLite) its statements' timings. */
 interface Backend {
   readonly name: BackendName
   readonly stores: Layer.Layer<ContextProjection.Stores, unknown>
   readonly naive: () => Naive
+  readonly statements?: StatementTimings.StatementTimings | undefined
 }
 
-const sqliteBackend = (filename: string): Backend => ({
+const sqliteBackend = (filename: string, statements?: StatementTimings.StatementTimings): Backend => ({
   name: "SQLite",
   stores: sqliteStores(filename),
+  statements,
   naive: () => {
     const naive = sqliteNaiveProjector(filename, ContextProjection.DEFAULT_RECALL_PRUNE_SHARE, BUDGET_TOKENS)
     return { ...naive, project: (q, scopes, turn) => Promise.resolve(naive.project(q, scopes, turn)) }
@@ -233,10 +242,15 @@ const measure = (
       }
       const measured = asked.slice(0, asked.length - warm)
       timings?.reset()
+      const statements = backend.statements
+      statements?.reset()
+      const as = (party: string | undefined) => Effect.sync(() => statements?.as(party))
       const times: Array<number> = []
       const naiveTimes: Array<number> = []
       let naiveRows = 0
       let naiveLines = 0
+      let naiveTokens = 0
+      let projectTokens = 0
       let overBudget = 0
       const searches: Array<number> = []
       let chars = 0
@@ -255,20 +269,26 @@ const measure = (
         const naiveTurn = turn++
         const timeNaive = Effect.promise(async () => {
           const start = performance.now()
+          statements?.as("naive projector")
           const done = await naive.project(a.query, a.scopes, naiveTurn)
+          statements?.as(undefined)
           naiveTimes.push(performance.now() - start)
           naiveRows += done.rows
           naiveLines += done.lines
+          naiveTokens += done.tokens
         })
         if (i % 2 === 0) yield* timeSearch
         if (i % 2 === 1) yield* timeNaive
         const start = performance.now()
+        yield* as("project()")
         const projected = yield* projection.project(requestFor(a, turn++))
+        yield* as(undefined)
         times.push(performance.now() - start)
         if (i % 2 === 1) yield* timeSearch
         if (i % 2 === 0) yield* timeNaive
         digest.update(projected.text).update("\u0000")
         chars += projected.budget.usedChars
+        projectTokens += projected.budget.usedTokens
         recalled += projected.section("recalled_memory")?.items ?? 0
         shed += projected.budget.shed.length
         const tokens = bpe.estimate(projected.text)
@@ -281,6 +301,7 @@ const measure = (
         }
       }
       figures.push({
+        ...(statements === undefined ? {} : { statements: statements.perProjection(measured.length) }),
         ...(timings === undefined ? {} : {
           phases: {
             meanMs: times.reduce((sum, t) => sum + t, 0) / times.length,
@@ -298,6 +319,8 @@ const measure = (
         ratio: percentile(times, 50) / percentile(naiveTimes, 50),
         naiveRows: naiveRows / measured.length,
         naiveLines: naiveLines / measured.length,
+        naiveTokens: naiveTokens / measured.length,
+        meanTokens: projectTokens / measured.length,
         outputDigest: digest.digest("hex").slice(0, 12),
         overBudget,
         searchP50: percentile(searches, 50),
@@ -355,13 +378,16 @@ const benchProject = async (
   options: {
     readonly layout: ScopeLayout
     readonly timings?: StoreTimings.StoreTimings | undefined
+    readonly statements?: StatementTimings.StatementTimings | undefined
     readonly pg?: { readonly url: string; readonly keep: string | undefined } | undefined
   }
 ): Promise<Array<LatencyFigures>> => {
   let data: ReturnType<typeof dataFor> | undefined = dataFor(size, options.layout, queryCount)
   const workloads = data.workloads
   await quiet(writeSqlite(filename, data.inputs))
-  const figures = await quiet(measure(sqliteBackend(filename), size, workloads, options.timings))
+  const figures = await quiet(
+    measure(sqliteBackend(filename, options.statements), size, workloads, options.timings)
+  )
   if (options.pg !== undefined) {
     const { keep, url } = options.pg
     const schema = keep === undefined
@@ -566,6 +592,31 @@ const printPhases = (latency: ReadonlyArray<LatencyFigures>) => {
   )
 }
 
+/** With `--statements`: per SQLite workload, each statement's time, executions and rows per projection, by party. */
+const printStatements = (latency: ReadonlyArray<LatencyFigures>) => {
+  const timed = latency.filter((f) => f.statements !== undefined)
+  if (timed.length === 0) return
+  console.log()
+  console.log(table(
+    ["records", "workload", "party", "statement", "ms / projection", "runs / projection", "rows / run"],
+    timed.flatMap((f) =>
+      f.statements!.map((s) => [
+        f.records.toLocaleString("en-US"),
+        f.workload,
+        s.party,
+        s.statement,
+        fmt(s.ms, 2),
+        fmt(s.calls, 2),
+        fmt(s.calls > 0 ? s.rows / s.calls : 0, 0)
+      ])
+    )
+  ))
+  console.log(
+    "\nstatements: every SQLite statement run inside project() and inside the naive projector, per projection of " +
+      "the workload (better-sqlite3's execution, the rows it returned; not the Effect or decoding around it)."
+  )
+}
+
 /** How many projections went over their budget as o200k_base counts their whole text. */
 const overO200k = (latency: ReadonlyArray<LatencyFigures>): string => {
   const over = latency.reduce((sum, f) => sum + f.overBudget, 0)
@@ -582,6 +633,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const turns = Number(option(args, "--turns") ?? "20")
   const conversations = Number(option(args, "--conversations") ?? "10")
   const timings = args.includes("--phases") ? StoreTimings.make() : undefined
+  const statements = args.includes("--statements") ? StatementTimings.make() : undefined
   const pgAt = pgUrl(args)
   const pg = pgAt === undefined ? undefined : { url: pgAt, keep: option(args, "--keep-pg") }
   const layout: ScopeLayout = args.includes("--tenants") ? "tenants" : "mixed"
@@ -594,7 +646,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     for (const size of sizes) {
       process.stdout.write(`projection bench: ${size.toLocaleString("en-US")} records … `)
       const filename = NodePath.join(directory, `store-${size}.db`)
-      latency.push(...await benchProject(filename, size, queryCount, { layout, timings, pg }))
+      latency.push(...await benchProject(filename, size, queryCount, { layout, timings, statements, pg }))
       if (session.length === 0 && turns > 0) {
         session = await quiet(benchSession(filename, turns, queries.length > 50 ? queries.slice(50) : queries))
       }
@@ -623,9 +675,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       "project / naive p50",
       "naive rows",
       "naive lines",
+      "naive tokens",
       "search p50 ms",
       "search p95 ms",
       "projected chars",
+      "projected tokens",
       "recalled/turn",
       "shed/turn",
       "chars/4 vs BPE",
@@ -645,9 +699,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
       `${fmt(f.ratio, 2)}x`,
       fmt(f.naiveRows, 0),
       fmt(f.naiveLines, 0),
+      fmt(f.naiveTokens, 0),
       fmt(f.searchP50, 3),
       fmt(f.searchP95, 3),
       fmt(f.meanChars, 0),
+      fmt(f.meanTokens, 0),
       fmt(f.meanRecalled, 1),
       fmt(f.meanShed, 1),
       `${f.heuristicError >= 0 ? "+" : ""}${fmt(100 * f.heuristicError, 1)}% (|${fmt(100 * f.heuristicAbsError, 1)}%|)`,
@@ -677,6 +733,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   )
 
   printPhases(latency)
+  printStatements(latency)
 
   console.log()
   console.log(table(
