@@ -233,6 +233,31 @@ describe("recall uses its budget", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("rounds stop when the hits a round added held no relevant one, and say so", () => {
+    const { layer } = world({ budgetTokens: 4_000 })
+    return Effect.gen(function*() {
+      // Newest first past the "zanzibar" record: twenty facts about the ferry, then 2,000 notes
+      // sharing only "the" with the question, then 300 older facts.
+      const records = [
+        ...Array.from({ length: 300 }, (_, i) => ({ content: `Old fact ${i}: the ferry to cove ${i} leaves at dawn` })),
+        ...Array.from({ length: 2_000 }, (_, i) => ({ content: `Note ${i}: the day was mild` })),
+        ...Array.from({ length: 20 }, (_, i) => ({
+          content: `Fact ${i}: the ferry to island ${i} leaves${i === 19 ? " for Zanzibar" : ""}`
+        }))
+      ].map((r) => ({ ...r, kind: "fact" as const }))
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(records))
+      const projected = yield* project("When does the ferry leave for Zanzibar?")
+      const recall = projected.budget.recall!
+      // The second round read only notes: the rounds stop there, with room left, rather than page
+      // on through a run of matches on function words alone (decision 0216).
+      expect(recall.stop).toBe("search-limit")
+      expect(recall.rounds).toBe(2)
+      expect(projected.section("recalled_memory")!.memoryIds).toHaveLength(20)
+      expect(projected.text).not.toContain("Old fact")
+      expect(projected.budget.usedTokens).toBeLessThan(4_000 / 2)
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("the limit grows with the budget: a 64k budget delivers more than the old 300-hit cap", () => {
     const { layer } = world({ budgetTokens: 64_000 })
     return Effect.gen(function*() {
