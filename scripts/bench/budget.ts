@@ -13,9 +13,10 @@
  *
  * Every text is counted with o200k_base (gpt-tokenizer) as a whole: `over` counts texts over their
  * budget. For `project()` it also prints how much of the budget the text fills when more relevant
- * candidates were left (`budget.recall.stop` is `budget-full`), and the overhead of a recalled line
- * over the turn it carries (line tokens less content tokens, over content tokens; envelope and tags
- * of sections aside).
+ * candidates were left (`budget.recall.stop` is `budget-full` or `search-limit`: mean and least),
+ * the recall rounds a projection ran (mean and most), and the overhead of a recalled line over the
+ * turn it carries (line tokens less content tokens, over content tokens; envelope and tags of
+ * sections aside).
  */
 import { ContextProjection, IdGenerator, MemoryStore } from "@engram/core"
 import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
@@ -59,7 +60,9 @@ interface Row {
   readonly meanTokens: number
   readonly over: number
   readonly fill?: number
+  readonly leastFill?: number
   readonly fillQuestions?: number
+  readonly rounds?: { readonly mean: number; readonly most: number }
   readonly overhead?: number
   readonly stops?: Record<string, number>
 }
@@ -106,7 +109,10 @@ const projectAll = (
       tokens: number
       over: number
       fill: number
+      leastFill: number
       fillQuestions: number
+      rounds: number
+      mostRounds: number
       lineTokens: number
       contentTokens: number
       stops: Record<string, number>
@@ -117,7 +123,10 @@ const projectAll = (
         tokens: 0,
         over: 0,
         fill: 0,
+        leastFill: Number.POSITIVE_INFINITY,
         fillQuestions: 0,
+        rounds: 0,
+        mostRounds: 0,
         lineTokens: 0,
         contentTokens: 0,
         stops: {} as Record<string, number>
@@ -138,10 +147,14 @@ const projectAll = (
         if (real > budget) figures.over++
         const stop = p.budget.recall?.stop ?? "none"
         figures.stops[stop] = (figures.stops[stop] ?? 0) + 1
-        if (stop === "budget-full") {
+        if (stop === "budget-full" || stop === "search-limit") {
           figures.fill += real / budget
+          figures.leastFill = Math.min(figures.leastFill, real / budget)
           figures.fillQuestions++
         }
+        const rounds = p.budget.recall?.rounds ?? 0
+        figures.rounds += rounds
+        figures.mostRounds = Math.max(figures.mostRounds, rounds)
         // Overhead of a recalled line over the turn it carries.
         const recalled = new Set(p.section("recalled_memory")?.memoryIds ?? [])
         const byHandle = new Map<string, string>()
@@ -253,7 +266,9 @@ export const run = async (args: ReadonlyArray<string>) => {
             meanTokens: f.tokens / questions.length,
             over: f.over,
             fill: f.fillQuestions === 0 ? Number.NaN : f.fill / f.fillQuestions,
+            leastFill: f.fillQuestions === 0 ? Number.NaN : f.leastFill,
             fillQuestions: f.fillQuestions,
+            rounds: { mean: f.rounds / questions.length, most: f.mostRounds },
             overhead: f.contentTokens === 0 ? Number.NaN : (f.lineTokens - f.contentTokens) / f.contentTokens,
             stops: f.stops
           })
@@ -284,7 +299,18 @@ export const run = async (args: ReadonlyArray<string>) => {
   ))
   console.log("\nevidence share (%) per budget (o200k_base tokens)\n")
   console.log(table(
-    ["dataset", "stored", "method", "budget", "mean tokens", "over", "fill when full", "line overhead", "recall stops"],
+    [
+      "dataset",
+      "stored",
+      "method",
+      "budget",
+      "mean tokens",
+      "over",
+      "fill when candidates left (least)",
+      "rounds (most)",
+      "line overhead",
+      "recall stops"
+    ],
     rows.map((r) => [
       r.dataset,
       r.variant,
@@ -292,7 +318,8 @@ export const run = async (args: ReadonlyArray<string>) => {
       String(r.budget),
       fmt(r.meanTokens, 0),
       String(r.over),
-      r.fill === undefined ? "" : `${pct(r.fill)}% (${r.fillQuestions})`,
+      r.fill === undefined ? "" : `${pct(r.fill)}% (${pct(r.leastFill ?? Number.NaN)}%) of ${r.fillQuestions}`,
+      r.rounds === undefined ? "" : `${fmt(r.rounds.mean, 2)} (${r.rounds.most})`,
       r.overhead === undefined ? "" : `${pct(r.overhead)}%`,
       r.stops === undefined ? "" : Object.entries(r.stops).map(([k, v]) => `${k} ${v}`).join(", ")
     ])

@@ -559,12 +559,14 @@ export type BudgetWarning = typeof BudgetWarning.Type
  *   function words (decision 0180);
  * - `no-content-words`: the query holds only function words, so nothing was searched;
  * - `cap`: the search reached the configured `recallLimit` with room left;
- * - `search-limit`: the most rounds a projection runs (4) ran with room and candidates left.
+ * - `search-limit`: the rounds stopped paging the ranking with room and candidates left, because
+ *   the hits the last round added held none the relevance step keeps (decision 0216).
  *
  * `limit` is the last round's limit (each round sized by the measured cost of the lines before
- * it), `searches` how many store searches ran (a round the hits of an earlier search cover runs
- * none, decision 0200), `candidates` the hits the last round took and `relevant` how many of them
- * the relevance step kept.
+ * it), `rounds` how many rounds ran (absent in projections recorded before decision 0216),
+ * `searches` how many store searches ran (a round the hits of an earlier search cover runs none,
+ * decision 0200), `candidates` the hits the last round took and `relevant` how many of them the
+ * relevance step kept.
  *
  * @since 0.1.0
  * @category models
@@ -579,6 +581,7 @@ export const RecallReport = Schema.Struct({
     "search-limit"
   ),
   limit: Schema.NonNegativeInt,
+  rounds: Schema.optional(Schema.NonNegativeInt),
   searches: Schema.NonNegativeInt,
   candidates: Schema.NonNegativeInt,
   relevant: Schema.NonNegativeInt

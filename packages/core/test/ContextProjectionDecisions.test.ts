@@ -209,34 +209,50 @@ describe("nextRecallLimit", () => {
       score: 10 - i
     }))
   }, { budget: ProjectionLayout.tokens(4_000) })
-  const next = (relevant: number) =>
+  const next = (relevant: number, options: { readonly limit?: number; readonly more?: boolean } = {}) =>
     Decisions.nextRecallLimit({
       budget: ProjectionLayout.tokens(4_000),
       projection,
-      limit: 40,
+      limit: options.limit ?? 40,
       cap: 10_000,
       hits: 10,
-      returned: 40,
-      relevant,
-      more: true,
-      rounds: 1
-    })!
+      added: { returned: 40, relevant },
+      more: options.more ?? true
+    })
 
-  it("asks for more the more of the round's hits the relevance step dropped (decision 0181)", () => {
+  it("asks for more the more of the round's new hits the relevance step dropped (decisions 0181, 0216)", () => {
     // Every hit kept: the room at the lines' measured cost, a quarter more.
     const perHit = projection.section("recalled_memory")!.tokens / 10
     const room = 4_000 - projection.budget.usedTokens
     expect(next(40)).toBe(Math.ceil(40 + (room / perHit) * 1.25) + 1)
     // A quarter kept: four times the hits for the same room.
     expect(next(10)).toBe(Math.ceil(40 + (room / perHit / 0.25) * 1.25) + 1)
-    // None kept is read as a tenth, so one bad round cannot ask for the whole cap.
-    expect(next(0)).toBe(Math.ceil(40 + (room / perHit / 0.1) * 1.25) + 1)
+    // Fewer than a tenth kept is read as a tenth, so one bad round cannot ask for the whole cap.
+    expect(next(2)).toBe(Math.ceil(40 + (room / perHit / 0.1) * 1.25) + 1)
+  })
+
+  it("stops when the round's new hits held no relevant one, or no more candidates exist", () => {
+    expect(next(0)).toBeUndefined()
+    expect(next(40, { more: false })).toBeUndefined()
+  })
+
+  it("at least doubles the limit, so the rounds are at most 1 + log2(cap / first limit)", () => {
+    // The room holds a few lines more than a limit of 1,000 already took: the next asks for 2,000.
+    expect(next(40, { limit: 1_000 })).toBe(2_000)
+    let limit = 1
+    let rounds = 1
+    for (let n = next(40, { limit }); n !== undefined && n < 10_000; n = next(40, { limit })) {
+      expect(n).toBeGreaterThanOrEqual(2 * limit)
+      limit = n
+      rounds++
+    }
+    expect(rounds).toBeLessThanOrEqual(1 + Math.log2(10_000))
   })
 
   it("never asks for less when fewer hits were kept", () => {
-    fc.assert(fc.property(fc.nat({ max: 40 }), fc.nat({ max: 40 }), (a, b) => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 40 }), (a, b) => {
       const [fewer, more] = a <= b ? [a, b] : [b, a]
-      expect(next(fewer)).toBeGreaterThanOrEqual(next(more))
+      expect(next(fewer)!).toBeGreaterThanOrEqual(next(more)!)
     }))
   })
 })

@@ -89,6 +89,7 @@ describe("recall uses its budget", () => {
       expect(projected.budget.recall).toEqual({
         stop: "candidates-exhausted",
         limit,
+        rounds: 1,
         searches: 1,
         candidates: 300,
         relevant: 300
@@ -142,6 +143,118 @@ describe("recall uses its budget", () => {
       const delivered = projected.section("recalled_memory")!.memoryIds
       const shedIds = projected.budget.shed.filter((s) => s.section === "recalled_memory").map((s) => s.ref)
       expect([...delivered, ...shedIds.reverse()]).toEqual(own.hits.map((h) => h.record.id))
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a round whose hits the relevance step mostly drops asks for more: the budget still fills", () => {
+    const { layer } = world({ budgetTokens: 1_000 })
+    return Effect.gen(function*() {
+      // Every query word but "zanzibar" is held by more records than the planner ranks, so after
+      // the one record holding it the ranking is the tail tier, newest first: one fact about the
+      // ferry, then nine notes sharing only "the" with the question, which the relevance step drops.
+      const records = Array.from({ length: 300 }, (_, i) => [
+        { content: `Fact ${i}: the ferry to island ${i} leaves from pier ${i % 7}${i === 0 ? " for Zanzibar" : ""}` },
+        ...Array.from({ length: 9 }, (_, j) => ({ content: `Note ${i}-${j}: the weather on day ${i} was mild` }))
+      ]).flat().map((r) => ({ ...r, kind: "fact" as const }))
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(records))
+      const projected = yield* project("When does the ferry leave for Zanzibar?")
+      const recall = projected.budget.recall!
+      // A tenth of each round's new hits is kept, so the next round asks for ten times the hits the
+      // room holds: the lines fill the budget in three rounds, and the last ones are shed (read as
+      // all kept, the rounds would grow by the room alone and take five).
+      expect(recall.relevant).toBeLessThan(recall.candidates / 5)
+      expect(recall.stop).toBe("budget-full")
+      expect(recall.rounds).toBeLessThanOrEqual(3)
+      expect(projected.budget.usedTokens).toBeLessThanOrEqual(1_000)
+      expect(projected.budget.usedTokens).toBeGreaterThanOrEqual(0.95 * 1_000)
+      expect(projected.text).toContain("the ferry to island")
+      expect(projected.text).not.toContain("weather")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("rounds go on while each adds a relevant hit: a ranking whose relevant hits thin out still fills the budget", () => {
+    const { layer } = world({ budgetTokens: 1_000 })
+    return Effect.gen(function*() {
+      // As above, the ranking past the one record holding "zanzibar" is the tail tier, newest first:
+      // five facts about the ferry in each block, the newest block with one note per fact, each
+      // older one with twice as many and one more, so each round's kept share overstates the next's.
+      // 300 older facts make "ferry" too common to rank.
+      const records = [
+        ...Array.from({ length: 300 }, (_, i) => ({ content: `Old fact ${i}: the ferry to cove ${i} leaves at dawn` })),
+        ...[6, 5, 4, 3, 2, 1, 0].flatMap((block) =>
+          Array.from({ length: 5 }, (_, i) => [
+            { content: `Fact ${block}-${i}: the ferry to island ${i} leaves${block + i === 4 ? " for Zanzibar" : ""}` },
+            ...Array.from(
+              { length: 2 ** (block + 1) - 1 },
+              (_, j) => ({ content: `Note ${block}-${i}-${j}: the day was mild` })
+            )
+          ]).flat()
+        )
+      ].map((r) => ({ ...r, kind: "fact" as const }))
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(records))
+      const projected = yield* project("When does the ferry leave for Zanzibar?")
+      const recall = projected.budget.recall!
+      // More rounds than the four that once were the most (decision 0216), each adding relevant hits.
+      expect(recall.rounds).toBeGreaterThan(4)
+      expect(recall.stop).toBe("budget-full")
+      expect(projected.budget.usedTokens).toBeLessThanOrEqual(1_000)
+      expect(projected.budget.usedTokens).toBeGreaterThanOrEqual(0.95 * 1_000)
+      // Bounded: each round at least doubles the limit of the one before.
+      expect(recall.rounds!).toBeLessThanOrEqual(
+        1 + Math.log2(
+          recall.limit / ContextProjection.recallLimitFor(ProjectionLayout.tokens(1_000), {
+            usedChars: 0,
+            usedTokens: 0
+          }, 10_000)
+        )
+      )
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a round is sized by the share of its new hits the relevance step kept: a dense head does not slow the sparse tail", () => {
+    const { layer } = world({ budgetTokens: 1_000 })
+    return Effect.gen(function*() {
+      // Newest first: twenty facts about the ferry, then one in twenty records (the rest share
+      // only "the" with the question). The first round keeps most of its hits, the second few.
+      const records = [
+        ...Array.from({ length: 300 }, (_, i) => [
+          { content: `Old fact ${i}: the ferry to cove ${i} leaves at dawn` },
+          ...Array.from({ length: 19 }, (_, j) => ({ content: `Note ${i}-${j}: the day was mild` }))
+        ]).flat(),
+        ...Array.from({ length: 20 }, (_, i) => ({
+          content: `Fact ${i}: the ferry to island ${i} leaves${i === 19 ? " for Zanzibar" : ""}`
+        }))
+      ].map((r) => ({ ...r, kind: "fact" as const }))
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(records))
+      const recall = (yield* project("When does the ferry leave for Zanzibar?")).budget.recall!
+      expect(recall.stop).toBe("budget-full")
+      // Four rounds; sized by the share of all the hits so far (the head's included), five.
+      expect(recall.rounds).toBeLessThanOrEqual(4)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("rounds stop when the hits a round added held no relevant one, and say so", () => {
+    const { layer } = world({ budgetTokens: 4_000 })
+    return Effect.gen(function*() {
+      // Newest first past the "zanzibar" record: twenty facts about the ferry, then 2,000 notes
+      // sharing only "the" with the question, then 300 older facts.
+      const records = [
+        ...Array.from({ length: 300 }, (_, i) => ({ content: `Old fact ${i}: the ferry to cove ${i} leaves at dawn` })),
+        ...Array.from({ length: 2_000 }, (_, i) => ({ content: `Note ${i}: the day was mild` })),
+        ...Array.from({ length: 20 }, (_, i) => ({
+          content: `Fact ${i}: the ferry to island ${i} leaves${i === 19 ? " for Zanzibar" : ""}`
+        }))
+      ].map((r) => ({ ...r, kind: "fact" as const }))
+      yield* Effect.flatMap(MemoryStore.MemoryStore, (s) => s.write(records))
+      const projected = yield* project("When does the ferry leave for Zanzibar?")
+      const recall = projected.budget.recall!
+      // The second round read only notes: the rounds stop there, with room left, rather than page
+      // on through a run of matches on function words alone (decision 0216).
+      expect(recall.stop).toBe("search-limit")
+      expect(recall.rounds).toBe(2)
+      expect(projected.section("recalled_memory")!.memoryIds).toHaveLength(20)
+      expect(projected.text).not.toContain("Old fact")
+      expect(projected.budget.usedTokens).toBeLessThan(4_000 / 2)
     }).pipe(Effect.provide(layer))
   })
 

@@ -700,8 +700,11 @@ export const make = (
           readonly projection: ProjectionLayout.ProjectedContext
           readonly returned: number
           readonly relevant: number
+          readonly added: { readonly returned: number; readonly relevant: number }
           readonly more: boolean
         }
+        // What the rounds before took from the ranking, and how much of it the relevance step kept.
+        let before = { returned: 0, relevant: 0 }
         for (;;) {
           // A search that returned fewer hits than it asked for found every match: it covers any limit.
           if (limit > asked && found.hits.length === asked) {
@@ -727,17 +730,21 @@ export const make = (
           // hit (the planner's tail tier lists records holding only common tokens newest first, so
           // relevant and function-word-only matches mix there: the last hit says nothing).
           const more = limit > 0 && recall.returned === limit && relevant.length > 0
-          round = { projection, returned: recall.returned, relevant: relevant.length, more }
+          // The hits past the last round's limit: what the ranking holds where the next round reads.
+          const added = {
+            returned: recall.returned - before.returned,
+            relevant: relevant.length - before.relevant
+          }
+          round = { projection, returned: recall.returned, relevant: relevant.length, added, more }
+          before = { returned: recall.returned, relevant: relevant.length }
           const next = Decisions.nextRecallLimit({
             budget,
             projection,
             limit,
             cap,
             hits: recalled.length,
-            returned: recall.returned,
-            relevant: relevant.length,
-            more,
-            rounds
+            added,
+            more
           })
           if (next === undefined) break
           limit = next
@@ -753,6 +760,7 @@ export const make = (
             projection: round.projection,
             returned: round.returned,
             relevant: round.relevant,
+            addedRelevant: round.added.relevant,
             more: round.more
           })
           : undefined

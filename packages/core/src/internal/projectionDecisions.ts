@@ -140,16 +140,16 @@ export const recallSearchLimit = (options: {
     ? 0
     : Math.max(1, recallLimitFor(options.budget, options.used(), options.cap))
 
-/** Rounds a projection runs at most to fill its budget (the first one included). */
-export const MAX_RECALL_ROUNDS = 4
-
 /**
- * The next recall round's limit, or `undefined` to stop (decision 0181): stop when the budget is
- * unbounded, recall lines were shed (the budget is full), no more candidates exist (`more`), the
- * cap is reached or {@link MAX_RECALL_ROUNDS} rounds ran; otherwise ask for the hits the room
- * left holds at the cost the delivered recall lines measured per hit (their neighbours included),
- * divided by the share of the round's hits the relevance step kept (the next hits are dropped at
- * about the same rate), with a quarter more for the lines that will not fit. Pure.
+ * The next recall round's limit, or `undefined` to stop (decisions 0181, 0216). Stop when the budget
+ * is unbounded, recall lines were shed (the budget is full), no more candidates exist (`more`), the
+ * cap is reached, or the hits the round added held none the relevance step keeps (the ranking has
+ * run into matches on function words alone). Otherwise ask for the hits the room left holds at the
+ * cost the delivered recall lines measured per hit (their neighbours included), divided by the
+ * share of the round's new hits the step kept (the next hits are dropped at about the rate the
+ * last ones were), with a quarter more for the lines that will not fit — and at least twice the
+ * round's limit, which bounds the work: a projection runs at most `1 + ⌈log2(cap / first limit)⌉`
+ * rounds, and all its rounds page fewer than twice the hits of the last. Pure.
  */
 export const nextRecallLimit = (options: {
   readonly budget: ProjectionLayout.ProjectionBudget
@@ -157,15 +157,13 @@ export const nextRecallLimit = (options: {
   readonly limit: number
   readonly cap: number
   readonly hits: number
-  /** The hits the round took from the ranking, and how many of them the relevance step kept. */
-  readonly returned: number
-  readonly relevant: number
+  /** The hits this round took past the last round's limit, and how many of them the relevance step kept. */
+  readonly added: { readonly returned: number; readonly relevant: number }
   readonly more: boolean
-  readonly rounds: number
 }): number | undefined => {
-  const { budget, projection } = options
+  const { added, budget, projection } = options
   if (budget._tag === "Unbounded" || !options.more || options.limit >= options.cap) return undefined
-  if (options.rounds >= MAX_RECALL_ROUNDS) return undefined
+  if (added.relevant === 0) return undefined
   if (projection.budget.shed.some((item) => item.section === "recalled_memory")) return undefined
   const recall = projection.section("recalled_memory")
   const [room, spent] = budget._tag === "Tokens"
@@ -174,9 +172,9 @@ export const nextRecallLimit = (options: {
   if (room <= 0) return undefined
   const perHit = Math.max(1, spent / Math.max(1, options.hits))
   // At least a tenth kept, so one round of mostly dropped hits cannot ask for the whole cap.
-  const kept = Math.max(0.1, Math.min(1, options.relevant / Math.max(1, options.returned)))
-  const next = Math.min(options.cap, Math.ceil(options.limit + (room / perHit / kept) * 1.25) + 1)
-  return next > options.limit ? next : undefined
+  const kept = Math.max(0.1, Math.min(1, added.relevant / Math.max(1, added.returned)))
+  const sized = Math.ceil(options.limit + (room / perHit / kept) * 1.25) + 1
+  return Math.min(options.cap, Math.max(2 * options.limit, sized))
 }
 
 /** The most a first recall search asks for, as a multiple of the first round's limit. */
@@ -216,6 +214,8 @@ export const recallReport = (options: {
   readonly projection: ProjectionLayout.ProjectedContext
   readonly returned: number
   readonly relevant: number
+  /** How many of the last round's new hits the relevance step kept. */
+  readonly addedRelevant: number
   readonly more: boolean
 }): ProjectionLayout.RecallReport => {
   const shed = options.projection.budget.shed.some((item) => item.section === "recalled_memory")
@@ -227,7 +227,7 @@ export const recallReport = (options: {
     ? "no-relevant-match"
     : options.more && options.limit >= options.cap
     ? "cap"
-    : options.more && options.rounds >= MAX_RECALL_ROUNDS
+    : options.more && options.addedRelevant === 0
     ? "search-limit"
     : options.more
     ? "budget-full"
@@ -235,6 +235,7 @@ export const recallReport = (options: {
   return {
     stop,
     limit: options.limit,
+    rounds: options.rounds,
     searches: options.searches,
     candidates: options.returned,
     relevant: options.relevant
