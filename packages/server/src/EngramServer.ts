@@ -34,6 +34,7 @@ import { EngramApi } from "./EngramApi.js"
 import * as Console from "./internal/console.js"
 import * as Handlers from "./internal/handlers.js"
 import * as RequestGuard from "./internal/requestGuard.js"
+import * as Tracing from "./internal/tracing.js"
 
 /**
  * The agent the console composes when none is configured: the user-background vocabulary and
@@ -152,7 +153,9 @@ export const layer = (options: ServerOptions = {}) =>
  * logging the address. Every request passes the {@link RequestLimits} first; every answer carries
  * the security headers (a content security policy, `nosniff`, `X-Frame-Options: DENY`, no
  * referrer, same-origin opener and resource policies; `no-store` under `/api`) and every error
- * answer a JSON body naming the problem.
+ * answer a JSON body naming the problem. Requests are traced (an HTTP span, the store's spans)
+ * when a tracer is installed, such as OpenTelemetry's `NodeSdk.layer` provided to this layer;
+ * under Effect's built-in tracer, which records nothing, tracing is off (decision 0214).
  *
  * @since 0.1.0
  * @category layers
@@ -165,9 +168,11 @@ export const layerServe = (options: ServerOptions & { readonly port: number; rea
       headersTimeout: Math.min(limits.requestTimeoutMs, 60_000),
       connectionsCheckingInterval: Math.min(1_000, limits.requestTimeoutMs)
     })
-  return HttpApiBuilder.serve(RequestGuard.guard(limits)).pipe(
-    HttpServer.withLogAddress,
-    Layer.provide(layer(options)),
-    Layer.provideMerge(NodeHttpServer.layer(server, { port: options.port, host: options.host ?? "127.0.0.1" }))
+  return Tracing.onlyWhenRecorded(
+    HttpApiBuilder.serve(RequestGuard.guard(limits)).pipe(
+      HttpServer.withLogAddress,
+      Layer.provide(layer(options)),
+      Layer.provideMerge(NodeHttpServer.layer(server, { port: options.port, host: options.host ?? "127.0.0.1" }))
+    )
   )
 }
