@@ -81,51 +81,86 @@ const scopeOf = (random: () => number) => {
  */
 export type ScopeLayout = "mixed" | "tenants"
 
-/** `count` chat turns from a fixed seed. */
-export const generateTurns = (count: number, seed: number, layout: ScopeLayout = "mixed"): Array<Turn> => {
-  const random = prng(seed)
-  return Array.from({ length: count }, (_, i) => {
-    const speaker = NAMES[zipf(random, NAMES.length)]!
-    const length = 8 + Math.floor(random() * 32)
-    const words: Array<string> = []
-    const parts: Array<string> = []
-    for (let w = 0; w < length; w++) {
-      if (random() < 0.6) parts.push(FUNCTION_WORDS[zipf(random, FUNCTION_WORDS.length)]!)
-      else {
-        const word = CONTENT[zipf(random, CONTENT.length)]!
+/**
+ * Turn `i`, drawn from `random` (which must have drawn turns 0 … i − 1). With `build` false the same
+ * draws are made and no text is built: a cheap way past turns a caller does not want.
+ */
+const drawTurn = (random: () => number, i: number, layout: ScopeLayout, build: boolean): Turn => {
+  const speaker = NAMES[zipf(random, NAMES.length)]!
+  const length = 8 + Math.floor(random() * 32)
+  const words: Array<string> = []
+  const parts: Array<string> = []
+  for (let w = 0; w < length; w++) {
+    if (random() < 0.6) {
+      const word = FUNCTION_WORDS[zipf(random, FUNCTION_WORDS.length)]!
+      if (build) parts.push(word)
+    } else {
+      const word = CONTENT[zipf(random, CONTENT.length)]!
+      if (build) {
         words.push(word)
         parts.push(word)
       }
     }
-    return {
-      speaker,
-      words,
-      input: {
-        id: `turn-${String(i).padStart(7, "0")}`,
-        content: `${speaker}: ${parts.join(" ")}.`,
-        kind: "episode",
-        sourceType: "conversation",
-        scope: layout === "mixed" ? scopeOf(random) : random() < 0.1 ? "global" : `project:p${Math.floor(i / 1000)}`,
-        tags: []
-      }
+  }
+  return {
+    speaker,
+    words,
+    input: {
+      id: `turn-${String(i).padStart(7, "0")}`,
+      content: build ? `${speaker}: ${parts.join(" ")}.` : "",
+      kind: "episode",
+      sourceType: "conversation",
+      scope: layout === "mixed" ? scopeOf(random) : random() < 0.1 ? "global" : `project:p${Math.floor(i / 1000)}`,
+      tags: []
     }
-  })
+  }
+}
+
+/** `count` chat turns from a fixed seed. */
+export const generateTurns = (count: number, seed: number, layout: ScopeLayout = "mixed"): Array<Turn> => {
+  const random = prng(seed)
+  return Array.from({ length: count }, (_, i) => drawTurn(random, i, layout, true))
 }
 
 /** Standing instructions in a bench store: a real store has a handful, not 5% of everything. */
 export const ALWAYS_ON = 20
 
 /**
- * The turns' inputs with the first {@link ALWAYS_ON} `global` ones delivered always (the projection
- * bench's store: `project()` reads them every turn), the rest retrieved.
+ * The delivery policy of each turn in order: the first {@link ALWAYS_ON} `global` ones delivered
+ * always (the projection bench's store: `project()` reads them every turn), the rest retrieved.
  */
+const alwaysOnPolicy = () => {
+  let globals = 0
+  return (turn: Turn): MemoryRecord.DeliveryPolicy => {
+    if (turn.input.scope !== "global") return "retrieved"
+    globals++
+    return globals <= ALWAYS_ON ? "always" : "retrieved"
+  }
+}
+
+/** The turns' inputs with their delivery policies ({@link alwaysOnPolicy}). */
 export const withAlwaysOn = (turns: ReadonlyArray<Turn>): Array<MemoryRecord.MemoryWriteInput> => {
-  let alwaysOn = 0
-  return turns.map(({ input }) => {
-    const always = input.scope === "global" && alwaysOn < ALWAYS_ON
-    if (always) alwaysOn++
-    return { ...input, deliveryPolicy: always ? "always" : "retrieved" }
-  })
+  const policy = alwaysOnPolicy()
+  return turns.map((turn) => ({ ...turn.input, deliveryPolicy: policy(turn) }))
+}
+
+/**
+ * `withAlwaysOn(generateTurns(to, seed, layout)).slice(from)`, one input at a time, without
+ * building the turns before `from` nor holding the ones after: a slice of a 10M-record store.
+ */
+export function* inputsBetween(
+  from: number,
+  to: number,
+  seed: number,
+  layout: ScopeLayout
+): Generator<MemoryRecord.MemoryWriteInput> {
+  const random = prng(seed)
+  const policy = alwaysOnPolicy()
+  for (let i = 0; i < to; i++) {
+    const turn = drawTurn(random, i, layout, i >= from)
+    const deliveryPolicy = policy(turn)
+    if (i >= from) yield { ...turn.input, deliveryPolicy }
+  }
 }
 
 const TEMPLATES: ReadonlyArray<(name: string, w: ReadonlyArray<string>) => string> = [

@@ -12,6 +12,8 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import type { ScopeLayout } from "./conversation.js"
+import { bulkLoad } from "./pgBulkLoad.js"
 
 const BATCH = 1_000
 
@@ -35,16 +37,19 @@ const count = (runtime: PgRuntime) =>
   )
 
 /**
- * The stores of `schema`, holding the records `inputs()` generates: loaded now through
- * `MemoryStore.write` (batches of 1,000, then `VACUUM (ANALYZE)`, as autovacuum would after a bulk
- * load) when the schema is empty, reused when it already holds `records` rows.
+ * The stores of `schema`, holding the records `inputs()` generates: loaded now when the schema is
+ * empty, reused when it already holds `records` rows. Loaded through `MemoryStore.write` (batches
+ * of 1,000, then `VACUUM (ANALYZE)`, as autovacuum would after a bulk load), or with `bulk` by
+ * `bulkLoad` — the same records, as `inputsBetween(0, records, seed, layout)` draws them, by
+ * parallel writers with the indexes and statistics built once at the end.
  */
 export const loaded = async (
   url: string,
   schema: string,
   records: number,
   inputs: () => ReadonlyArray<MemoryRecord.MemoryWriteInput>,
-  progress: (written: number) => void = () => {}
+  progress: (written: number) => void = () => {},
+  { bulk }: { readonly bulk?: { readonly seed: number; readonly layout: ScopeLayout } | undefined } = {}
 ): Promise<{ readonly runtime: PgRuntime; readonly reused: boolean }> => {
   const runtime = pgRuntime(url, schema)
   const held = await count(runtime)
@@ -52,6 +57,10 @@ export const loaded = async (
   if (held !== 0) {
     await runtime.dispose()
     throw new Error(`schema ${schema} holds ${held} records, not ${records}: drop it or name another`)
+  }
+  if (bulk !== undefined) {
+    await runtime.runPromise(bulkLoad({ url, records, ...bulk, at: Date.now() }, progress))
+    return { runtime, reused: false }
   }
   const all = inputs()
   await runtime.runPromise(Effect.gen(function*() {

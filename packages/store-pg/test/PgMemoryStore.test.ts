@@ -1,3 +1,4 @@
+import { PgClient } from "@effect/sql-pg"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
 import { IdGenerator, MemoryStore, SearchTokenizer } from "@engram/core"
@@ -8,6 +9,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import { type Recorded, recording } from "../../../test/lib/recordingSql.js"
 import { lexemeOf, quoteLexeme, searchQuery } from "../src/internal/lexemes.js"
 import { describePg } from "./pgGate.js"
 import { dropSchema, withSql } from "./utilities.js"
@@ -384,6 +386,28 @@ describePg("PgMemoryStore search statistics", (url) => {
       expect(Number(shared!.n)).toBeGreaterThan(0)
       expect(kept.frequencies.find((f) => f.token === token)?.docs).toBe(shared!.n)
     }).pipe(Effect.provide(fresh)))
+
+  it.effect("a search reads its size and its tokens' frequencies in one statement, then ranks in one", () =>
+    Effect.gen(function*() {
+      const raw = yield* SqlClient.SqlClient
+      const log: Array<Recorded> = []
+      const client = yield* recording(raw, PgClient.makeCompiler(), log)
+      const store = yield* Effect.provide(
+        MemoryStore.MemoryStore,
+        PgEngram.layerStores().pipe(
+          Layer.provide(Layer.succeed(SqlClient.SqlClient, client)),
+          Layer.provideMerge(IdGenerator.sequential())
+        )
+      )
+      yield* store.write([{ content: "alpha beta", kind: "note" }, { content: "beta gamma", kind: "note" }])
+      log.length = 0
+      // A new store: its size is due and no frequency is cached.
+      const found = yield* store.search("gamma beta")
+      expect(found.hits.map((hit) => hit.record.content)).toEqual(["beta gamma", "alpha beta"])
+      expect(log).toHaveLength(2)
+      expect(log[0]!.sql).toContain("engram_memory_totals")
+      expect(log[0]!.sql).toContain("engram_memory_frequencies")
+    }).pipe(Effect.provide(PgDatabase.layerTemporarySchema({ url, maxConnections: 2 }))))
 
   it.effect("the migration counts the records already stored", () =>
     Effect.gen(function*() {

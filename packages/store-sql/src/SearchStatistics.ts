@@ -7,7 +7,9 @@
  *   second); a store's own writes are counted at once ({@link Cache.written});
  * - document frequencies are cached until the size has moved by {@link FREQUENCY_DRIFT} of what it
  *   was when the cache was filled, or the cache holds more than {@link FREQUENCY_CACHE} tokens;
- *   then the cache empties and refills from the figures read next.
+ *   then the cache empties and refills from the figures read next;
+ * - when the size is due and tokens are missing, a source that can read both at once
+ *   (`sizeAndFrequencies`) is asked once (decision 0210).
  *
  * Frequencies steer rank and cost, never the match set, so a slightly stale figure is fine.
  *
@@ -64,6 +66,18 @@ export interface Source<E, R> {
   readonly frequencies: (
     tokens: ReadonlyArray<string>
   ) => Effect.Effect<Iterable<readonly [token: string, frequency: number]>, E, R>
+  /**
+   * Both in one read, for a source where each read is a round trip to a server (PostgreSQL): used
+   * when the size is due and tokens are missing, so a search waits on one read instead of two.
+   */
+  readonly sizeAndFrequencies?: (tokens: ReadonlyArray<string>) => Effect.Effect<
+    {
+      readonly size: { readonly total: number; readonly length: number }
+      readonly frequencies: Iterable<readonly [token: string, frequency: number]>
+    },
+    E,
+    R
+  >
 }
 
 /**
@@ -117,22 +131,31 @@ export const cached = <E, R>(source: Source<E, R>): Cache<E, R> => {
     statistics: (tokens) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
+        const distinct = [...new Set(tokens)]
+        const missingNow = () => distinct.filter((token) => !cache.has(token))
+        const remember = (asked: ReadonlyArray<string>, read: Iterable<readonly [string, number]>) => {
+          for (const token of asked) cache.set(token, 0)
+          for (const [token, frequency] of read) cache.set(token, frequency)
+        }
+        let readWithSize: { asked: ReadonlyArray<string>; read: Iterable<readonly [string, number]> } | undefined
         if (sizeStale(readAt, now)) {
-          const size = yield* source.size
-          total = size.total
-          totalLength = size.length
+          const asked = missingNow()
+          const both = asked.length > 0 && source.sizeAndFrequencies !== undefined
+            ? yield* source.sizeAndFrequencies(asked)
+            : { size: yield* source.size, frequencies: undefined }
+          total = both.size.total
+          totalLength = both.size.length
           readAt = now
+          if (both.frequencies !== undefined) readWithSize = { asked, read: both.frequencies }
         }
         if (frequenciesStale(filledAt, total, cache.size)) {
           cache.clear()
           filledAt = total
         }
-        const missing = [...new Set(tokens)].filter((token) => !cache.has(token))
-        if (missing.length > 0) {
-          const read = yield* source.frequencies(missing)
-          for (const token of missing) cache.set(token, 0)
-          for (const [token, frequency] of read) cache.set(token, frequency)
-        }
+        // Figures read with the size are current whether or not the cache just emptied.
+        if (readWithSize !== undefined) remember(readWithSize.asked, readWithSize.read)
+        const missing = missingNow()
+        if (missing.length > 0) remember(missing, yield* source.frequencies(missing))
         const snapshot = total
         return {
           total: snapshot,

@@ -2,25 +2,40 @@ import { describe, expect, it } from "@effect/vitest"
 import { SearchStatistics } from "@engram/store-sql"
 import { Effect, FastCheck as fc, TestClock } from "effect"
 
-/** A store whose figures a test changes, counting the reads the cache makes. */
-const fakeStore = () => {
+/**
+ * A store whose figures a test changes, counting the reads the cache makes; with `combined`, it
+ * also reads the size and frequencies in one read (`sizeAndFrequencies`).
+ */
+const fakeStore = ({ combined = false } = {}) => {
   const store = {
     total: 100,
     length: 1_000,
     frequencies: new Map<string, number>(),
     sizeReads: 0,
-    lookups: [] as Array<string>
+    lookups: [] as Array<string>,
+    combinedLookups: [] as Array<ReadonlyArray<string>>
   }
+  const size = Effect.sync(() => ({ total: store.total, length: store.length }))
+  const frequencies = (tokens: ReadonlyArray<string>) =>
+    Effect.sync(() =>
+      tokens.flatMap((t) => (store.frequencies.has(t) ? [[t, store.frequencies.get(t)!] as const] : []))
+    )
   const source: SearchStatistics.Source<never, never> = {
-    size: Effect.sync(() => {
+    size: Effect.tap(size, () => {
       store.sizeReads++
-      return { total: store.total, length: store.length }
     }),
-    frequencies: (tokens) =>
-      Effect.sync(() => {
-        store.lookups.push(...tokens)
-        return tokens.flatMap((t) => (store.frequencies.has(t) ? [[t, store.frequencies.get(t)!] as const] : []))
-      })
+    frequencies: (tokens) => {
+      store.lookups.push(...tokens)
+      return frequencies(tokens)
+    },
+    ...(combined
+      ? {
+        sizeAndFrequencies: (tokens: ReadonlyArray<string>) => {
+          store.combinedLookups.push(tokens)
+          return Effect.all({ size, frequencies: frequencies(tokens) })
+        }
+      }
+      : {})
   }
   return { store, cache: SearchStatistics.cached(source) }
 }
@@ -78,5 +93,32 @@ describe("SearchStatistics", () => {
       yield* TestClock.adjust(SearchStatistics.TOTAL_TTL_MILLIS)
       expect((yield* cache.statistics([])).total).toBe(500)
       expect(store.sizeReads).toBe(2)
+    }))
+
+  it.effect("reads the size and missing frequencies in one read when both are due, where the source can", () =>
+    Effect.gen(function*() {
+      const { cache, store } = fakeStore({ combined: true })
+      store.frequencies.set("deploy", 7)
+      const first = yield* cache.statistics(["deploy", "absent"])
+      expect([first.total, first.documentFrequency("deploy"), first.documentFrequency("absent")]).toEqual([100, 7, 0])
+      expect(store.combinedLookups).toEqual([["deploy", "absent"]])
+      expect([store.sizeReads, store.lookups]).toEqual([0, []])
+      // Within the time to live a new token is a frequency read alone.
+      yield* cache.statistics(["deploy", "rollback"])
+      expect(store.lookups).toEqual(["rollback"])
+      // Size due, every token cached: the size alone.
+      yield* TestClock.adjust(SearchStatistics.TOTAL_TTL_MILLIS)
+      yield* cache.statistics(["deploy"])
+      expect(store.sizeReads).toBe(1)
+      // Size due, the size moved past the drift: the cache empties but keeps what the combined
+      // read brought, and reads the rest.
+      store.total = 200
+      store.frequencies.set("deploy", 9)
+      store.frequencies.set("canary", 3)
+      yield* TestClock.adjust(SearchStatistics.TOTAL_TTL_MILLIS)
+      const moved = yield* cache.statistics(["canary", "deploy"])
+      expect([moved.total, moved.documentFrequency("canary"), moved.documentFrequency("deploy")]).toEqual([200, 3, 9])
+      expect(store.combinedLookups).toEqual([["deploy", "absent"], ["canary"]])
+      expect(store.lookups).toEqual(["rollback", "deploy"])
     }))
 })

@@ -171,25 +171,37 @@ const bm25Score = (
  * most `SHARDS` rows each, never a scan of the memory table — cached by core's
  * `SearchStatistics` policy.
  */
-const makeStatistics = (sql: SqlClient.SqlClient) =>
-  SearchStatistics.cached({
-    size: Effect.map(
-      sql<{ total: number | null; length: number | null }>`
-        SELECT coalesce(sum(records), 0)::float8 AS total, coalesce(sum(search_length), 0)::float8 AS length
-        FROM ${sql(totalsTable)}`,
-      ([row]) => ({ total: Number(row?.total ?? 0), length: Number(row?.length ?? 0) })
-    ),
+const makeStatistics = (sql: SqlClient.SqlClient) => {
+  const totals = sql<{ total: number | null; length: number | null }>`
+    SELECT coalesce(sum(records), 0)::float8 AS total, coalesce(sum(search_length), 0)::float8 AS length
+    FROM ${sql(totalsTable)}`
+  const sizeOf = (row: { total: number | null; length: number | null } | undefined) => ({
+    total: Number(row?.total ?? 0),
+    length: Number(row?.length ?? 0)
+  })
+  const frequency = sql`coalesce((SELECT sum(f.docs) FROM ${
+    sql(frequencyTable)
+  } f WHERE f.token = t.lexeme), 0)::float8`
+  const tokensOf = (tokens: ReadonlyArray<string>) =>
+    sql`unnest(${tokens}::text[], ${tokens.map(lexemeOf)}::text[]) AS t(token, lexeme)`
+  const pairs = (rows: ReadonlyArray<{ token: string; doc: number }>) =>
+    rows.map((row) => [row.token, Number(row.doc)] as const)
+  return SearchStatistics.cached({
+    size: Effect.map(totals, ([row]) => sizeOf(row)),
     frequencies: (tokens) =>
       Effect.map(
-        sql<{ token: string; doc: number }>`
-          SELECT t.token, coalesce((SELECT sum(f.docs) FROM ${
-          sql(frequencyTable)
-        } f WHERE f.token = t.lexeme), 0)::float8
-            AS doc
-          FROM unnest(${tokens}::text[], ${tokens.map(lexemeOf)}::text[]) AS t(token, lexeme)`,
-        (rows) => rows.map((row) => [row.token, Number(row.doc)] as const)
+        sql<{ token: string; doc: number }>`SELECT t.token, ${frequency} AS doc FROM ${tokensOf(tokens)}`,
+        pairs
+      ),
+    // One round trip where the size is due too (decision 0210): every row carries the totals.
+    sizeAndFrequencies: (tokens) =>
+      Effect.map(
+        sql<{ total: number | null; length: number | null; token: string; doc: number }>`
+          SELECT s.total, s.length, t.token, ${frequency} AS doc FROM (${totals}) AS s, ${tokensOf(tokens)}`,
+        (rows) => ({ size: sizeOf(rows[0]), frequencies: pairs(rows) })
       )
   }).statistics
+}
 
 /**
  * Creates the store over the ambient `SqlClient` in its language (decision 0196), after `prepare`
