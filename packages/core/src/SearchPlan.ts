@@ -296,7 +296,7 @@ export type FusionOptions = typeof FusionOptions.Type
  * keyword-only search at R@5 and R@10, on every dataset and both ways of storing it. Standardised
  * scores, the vector list weighing 0.75 of the keyword list, each list read 100 deep, with the
  * query embedded as the statement it asks about (`Embeddings.queryText`, decision 0220): worst gain
- * +3.0 points on LoCoMo and BEAM 128K, where decision 0187's 0.3 gains +1.5. `k` is reciprocal
+ * +3.0 points on LoCoMo, BEAM 128K and BEAM 500K, where decision 0187's 0.3 gains +1.4. `k` is reciprocal
  * rank fusion's, kept for `method: "rank"`. The similarity floor stays at decision 0054's 0, which
  * suits any model. Another model's scores spread differently: measure with
  * `npm run bench -- recall`.
