@@ -197,7 +197,7 @@ const vectorsOf = (dataset: Datasets.Dataset, embeddings: Embeddings.Service) =>
       const vectors = yield* embeddings.embed(turnTexts.slice(i, i + 256))
       vectors.forEach((v, j) => turns.set(dataset.turns[i + j]!.id, v))
     }
-    const questions = yield* embeddings.embed(dataset.questions.map((q) => q.text))
+    const questions = yield* embeddings.embed(dataset.questions.map((q) => Embeddings.queryText(q.text)))
     return { turns, questions } satisfies FusionReplay.DatasetVectors
   })
 

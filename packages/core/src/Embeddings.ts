@@ -168,6 +168,26 @@ export const normalise = (vector: ReadonlyArray<number> | Float32Array): Float32
   return out
 }
 
+// An English question's opening: its interrogative (with "many", "long"… after "how") and the
+// auxiliary that follows it ("What did", "How often does", "Where is").
+const interrogative =
+  /^\s*(?:what|when|where|who|whom|which|why|how)(?:\s+(?:many|much|long|often|old))?\s+(?:(?:is|are|was|were|do|does|did|has|have|had|can|could|would|will|should|might)\s+)?/i
+
+/**
+ * The text a search embeds for its query (decision 0220): an English question without its opening
+ * interrogative and auxiliary and without its question mark — "When did Caroline go to the support
+ * group?" is embedded as "Caroline go to the support group". A sentence encoder places a question
+ * near other questions; the records are statements, and what the question is about is in its
+ * rest. A query that is nothing but the opening is embedded as it is.
+ *
+ * @since 0.1.0
+ * @category vectors
+ */
+export const queryText = (query: string): string => {
+  const rest = query.replace(interrogative, "").replace(/\?+\s*$/, "")
+  return rest.trim().length > 0 ? rest : query
+}
+
 /**
  * The dot product of two vectors of the same length: their cosine similarity when both are unit
  * length, which is what every backend ranks by.

@@ -87,3 +87,28 @@ describe("in-memory vectors are chosen by the layer (decision 0161 (c))", () => 
       expect(yield* searchWith(MemoryStore.layerMemory).pipe(Effect.provide(Embeddings.layerTest()))).toEqual([])
     }))
 })
+
+describe("hybrid search embeds a question as the statement it asks about (decision 0220)", () => {
+  const seen: Array<string> = []
+  const recording = Layer.succeed(
+    Embeddings.Embeddings,
+    Embeddings.make({
+      identity: { model: "recording-test", dimensions: 2 },
+      embedMany: (texts) => Effect.sync(() => (seen.push(...texts), texts.map(() => [1, 0])))
+    })
+  )
+
+  it.effect("the embedder reads the question without its interrogative and question mark", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      yield* store.write([{ content: "Doug runs PostgreSQL 16", kind: "fact" }])
+      seen.length = 0
+      yield* store.search("When did Doug set up postgres?")
+      yield* store.search("postgres setup")
+      expect(seen).toEqual(["Doug set up postgres", "postgres setup"])
+    }).pipe(
+      Effect.provide(
+        Layer.merge(MemoryStore.layerMemoryWithVectors.pipe(Layer.provide(recording)), IdGenerator.sequential("q"))
+      )
+    ))
+})

@@ -7,7 +7,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type { EmbeddingFailure, Service as EmbeddingsService } from "../Embeddings.js"
+import { type EmbeddingFailure, queryText, type Service as EmbeddingsService } from "../Embeddings.js"
 import { DEFAULT_SEARCH_LIMIT, isDeliverable, matchesFilters, type SearchOptions } from "../MemoryQuery.js"
 import type { MemoryRecord } from "../MemoryRecord.js"
 import type { SearchHit, Service as MemoryStoreService } from "../MemoryStore.js"
@@ -59,7 +59,7 @@ export const withVectors = (
 
     const vectorHits = (text: string, options: SearchOptions, limit: number, minSimilarity: number) =>
       Effect.gen(function*() {
-        const [query] = yield* embeddings.embed([text])
+        const [query] = yield* embeddings.embed([queryText(text)])
         const matches = (yield* index.search(embeddings.identity, query!, options, limit))
           .filter((match) => match.score > minSimilarity)
         if (matches.length === 0) return { hits: [] as ReadonlyArray<SearchHit>, skipped: 0 }
