@@ -185,6 +185,18 @@ export const runPromotionStoreConformance = <RExtra = never, E = never>(
           "a malformed placement",
           { ...promotionRow("m-9", "about_user"), placement: { primitive: "background", section: "", key: "name" } },
           "placement"
+        ],
+        // Rows a caller built without the types (from JSON, say): the store checks every field.
+        ["an unknown tier", { ...promotionRow("m-9", "about_user"), tier: "bogus" } as unknown as Row, "tier"],
+        [
+          "an unknown key source",
+          { ...promotionRow("m-9", "about_user"), keySource: "guess" } as unknown as Row,
+          "keySource"
+        ],
+        [
+          "a promotion instant that is not a DateTime",
+          { ...promotionRow("m-9", null), promotedAt: "2026-01-01T00:00:00Z" } as unknown as Row,
+          "promotedAt"
         ]
       ]
       for (const [what, bad, problem] of invalid) {

@@ -24,6 +24,7 @@ import { CONTENT_KEY } from "./internal/contentKey.js"
 import { deepFreeze } from "./internal/deepFreeze.js"
 import { fnv1a64 } from "./internal/fnv1a64.js"
 import { onFirstCall } from "./internal/onFirstCall.js"
+import { isPlacement } from "./internal/placementRule.js"
 import { type MemoryRecord, Tag } from "./MemoryRecord.js"
 import { describeParseError } from "./MemoryWrite.js"
 
@@ -249,13 +250,6 @@ export class InvalidPlacement extends ErrorClass.TaggedError<InvalidPlacement>()
   message: (self) => `routing spec "${self.specKey}" produced an invalid placement (a bug in the spec): ${self.problem}`
 }) {}
 
-// The same check as `Schema.is(Placement)`, written out: it runs once per placed record.
-const isPlacement = (u: unknown): u is Placement => {
-  if (typeof u !== "object" || u === null) return false
-  const p = u as { readonly primitive?: unknown; readonly section?: unknown; readonly key?: unknown }
-  return p.primitive === "background" && typeof p.section === "string" && p.section.length > 0 &&
-    typeof p.key === "string" && p.key.length > 0
-}
 const decodePlacement = onFirstCall(() => Schema.decodeUnknownEither(Placement))
 
 /**

@@ -4,12 +4,16 @@
  *
  * @internal
  */
+import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { PromotionTier } from "../Background.js"
 import { MemoryId, Scope } from "../MemoryRecord.js"
 import { describeParseError } from "../MemoryWrite.js"
 import { DuplicatePromotion, InvalidPromotionRow } from "../PromotionStoreError.js"
-import { placementKey, PromotionDecision } from "../Routing.js"
+import { KeySource, placementKey, PromotionDecision } from "../Routing.js"
+import * as Rules from "./fieldRules.js"
+import { isPlacement } from "./placementRule.js"
 
 export const PromotionRow = Schema.Struct({
   recordId: MemoryId,
@@ -27,10 +31,29 @@ export const rowIdentity = (row: Pick<PromotionRow, "recordId" | "specKey">): st
   JSON.stringify([row.recordId, row.specKey])
 
 const validateFields = Schema.validateEither(PromotionRow)
+const keySources: ReadonlySet<unknown> = new Set(KeySource.literals)
+const tiers: ReadonlySet<unknown> = new Set(PromotionTier.literals)
+
+// The schema's field rules, hand-written for the rows that pass them (nearly all: a batch write
+// commits one row per record); whatever they refuse goes to the schema, which names the problem.
+const passesFieldRules = (row: unknown): row is PromotionRow => {
+  if (typeof row !== "object" || row === null) return false
+  const r = row as { readonly [K in keyof PromotionRow]?: unknown }
+  return Rules.isMemoryId(r.recordId) && Rules.isScope(r.scope) &&
+    (r.placement === null || isPlacement(r.placement)) &&
+    (r.placementKey === null || typeof r.placementKey === "string") &&
+    (r.keySource === null || keySources.has(r.keySource)) &&
+    typeof r.specKey === "string" && typeof r.specVersion === "string" &&
+    DateTime.isDateTime(r.promotedAt) && DateTime.isUtc(r.promotedAt) &&
+    (r.tier === null || tiers.has(r.tier))
+}
+
+const validRow = (row: unknown): Either.Either<PromotionRow, string> =>
+  passesFieldRules(row) ? Either.right(row) : Either.mapLeft(validateFields(row), describeParseError)
 
 export const rowProblem = (row: unknown): string | undefined => {
-  const checked = validateFields(row)
-  if (Either.isLeft(checked)) return describeParseError(checked.left)
+  const checked = validRow(row)
+  if (Either.isLeft(checked)) return checked.left
   const valid = checked.right
   if (valid.specKey.length === 0) return "specKey must not be empty"
   if (valid.specVersion.length === 0) return "specVersion must not be empty"

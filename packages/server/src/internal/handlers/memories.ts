@@ -27,6 +27,7 @@ import {
   NotFound
 } from "../../EngramApi.js"
 import * as GroupCommit from "../groupCommit.js"
+import { batchWritten } from "./createdAnswer.js"
 import {
   asArray,
   assignedIds,
@@ -341,7 +342,10 @@ export const layerMemories = (config: ServerConfig): GroupLayer<
             }
           }))
         .handle("create", ({ payload }) => Effect.map(createAll([payload]), ([created]) => created!))
-        .handle("createMany", ({ payload }) => Effect.map(createAll(payload.records), (results) => ({ results })))
+        .handle(
+          "createMany",
+          ({ payload }) => Effect.map(createAll(payload.records), (results) => batchWritten({ results }))
+        )
         .handle("review", ({ path, payload }) =>
           Effect.gen(function*() {
             const access = yield* CurrentAccess
