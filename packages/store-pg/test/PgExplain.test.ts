@@ -27,14 +27,6 @@ const sequentialScans = (node: PlanNode): Array<string> => [
   ...(node.Plans ?? []).flatMap(sequentialScans)
 ]
 
-/** Whether a plan reads the memory table itself (not a CTE holding its rows). */
-const readsMemory = (node: PlanNode): boolean =>
-  node["Relation Name"] === "engram_memories" || (node.Plans ?? []).some(readsMemory)
-
-/** Whether a plan cuts a read of the memory table to a top `k`: a Limit with a scan of the table itself beneath it. */
-const limitsAMemoryRead = (node: PlanNode): boolean =>
-  (node["Node Type"] === "Limit" && readsMemory(node)) || (node.Plans ?? []).some(limitsAMemoryRead)
-
 /** Statements with a plan worth reading: reads and writes of rows, not transaction control or DDL. */
 const planned = (statement: Recorded) => /^\s*(SELECT|WITH|UPDATE|DELETE|INSERT)\b/i.test(statement.sql)
 
@@ -70,23 +62,15 @@ describePg("PgMemoryStore EXPLAIN", (url) => {
         // that stops recording and makes this test pass on nothing).
         expect(touching.length).toBeGreaterThan(25)
         const scans: Array<string> = []
-        const unlimited: Array<string> = []
         for (const statement of statements) {
           const [row] = yield* raw.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(
             `EXPLAIN (FORMAT JSON) ${statement.sql}`,
             statement.params as Array<unknown>
           )
           const relations = sequentialScans(row!["QUERY PLAN"][0]!.Plan)
-          const text = statement.sql.replace(/\s+/g, " ").slice(0, 400)
-          if (relations.includes("engram_memories")) scans.push(text)
-          // The ranked statement keeps the top `k` of the matches without a position where it reads
-          // them (in each parallel worker at scale), not after gathering every match (decision 0224).
-          if (/\bAS position_thread\b/.test(statement.sql) && !limitsAMemoryRead(row!["QUERY PLAN"][0]!.Plan)) {
-            unlimited.push(text)
-          }
+          if (relations.includes("engram_memories")) scans.push(statement.sql.replace(/\s+/g, " ").slice(0, 400))
         }
         expect(scans).toEqual([])
-        expect(unlimited).toEqual([])
         // Rows per search: the ranked statements return at most the limit (20) plus the spare (4),
         // however many records match ("v5" alone matches ~1,000; "common" every record).
         const ranked = log.filter((s) => /\bAS position_thread\b/.test(s.sql))

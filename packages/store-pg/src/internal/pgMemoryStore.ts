@@ -116,24 +116,26 @@ const selectColumnsOf = (alias: string) =>
   MemoryRow.COLUMNS.map((column) => (column === "tags" ? `${alias}tags::text AS tags` : `${alias}${column}`)).join(", ")
 
 /**
- * The ranked statement's middle, after `s` (the positioned matches, each with its own score and
- * conversation position) and `o` (the best `k` matches without a position, each its own bound,
- * already rounded): `f`, every candidate with its contextual bound `u` (`Bm25.bound`) rounded as
- * core rounds a score, and, with the context on, its neighbours' own scores `n0…` in
- * `Bm25.neighbourOffsets` order, read through the window both stores share (`NeighbourWindow`).
- * Only positioned matches are joined to it (each has its one `x` row), as on SQLite. Numbers only:
- * safe as SQL text.
+ * The ranked statement's middle, after `s` (each filtered match's own score and conversation
+ * position): `f`, each match with its contextual bound `u` (`Bm25.bound`) rounded as core rounds a
+ * score, and, with the context on, its neighbours' own scores `n0…` in `Bm25.neighbourOffsets`
+ * order, read through the window both stores share (`NeighbourWindow`). Only positioned matches
+ * are joined to it (each has its one `x` row), as on SQLite: a match without a position is its own
+ * bound, already rounded (`s.score`), and costs no join, no sort for one and no numeric rounding
+ * (the positioned branch filters on the position itself, so the join sorts or hashes only those).
+ * Numbers only: safe as SQL text.
  */
 const rankedSql = (offsets: ReadonlyArray<number>, weight: number): string => {
-  if (offsets.length === 0) return "f AS (SELECT o.*, o.score AS u FROM o UNION ALL SELECT s.*, s.score AS u FROM s)"
+  if (offsets.length === 0) return "f AS (SELECT s.*, s.score AS u FROM s)"
   const { columns, ctes, sum } = NeighbourWindow.windowSql(offsets)
   const none = offsets.map((_, i) => `NULL::float8 AS n${i}`).join(", ")
   return `${ctes},
     f AS (
-      SELECT o.*, ${none}, o.score AS u FROM o
+      SELECT s.*, ${none}, s.score AS u FROM s WHERE s.thread IS NULL
       UNION ALL
       SELECT s.*, ${columns}, round((s.score + ${weight}::float8 * (${sum}))::numeric, ${Bm25.SCORE_DIGITS})::float8 AS u
-      FROM s JOIN x ON x.scope = s.scope AND x.thread = s.thread AND x.turn = s.turn)`
+      FROM s JOIN x ON x.scope = s.scope AND x.thread = s.thread AND x.turn = s.turn
+      WHERE s.thread IS NOT NULL)`
 }
 
 /** Rows a ranked search reads past the ones it still wants, to stand in for rows that fail to decode. */
@@ -312,22 +314,14 @@ const makeAfter = <E, EI>(
         const ranked = sql.literal(rankedSql(offsets, parameters.neighbourWeight))
         const neighbourColumns = sql.literal(offsets.map((_, i) => `, r.n${i}`).join(""))
         const score = bm25Score(sql, tier, tokenStatistics, parameters)
-        const matches = (position: Statement.Fragment) =>
-          sql`SELECT id, scope, created_at, ${score} AS score,
+        const bounded = (k: number) =>
+          sql<Row & { score: number; position_thread: unknown; position_turn: unknown }>`
+          WITH s AS MATERIALIZED (
+            SELECT id, scope, created_at, ${score} AS score,
               CASE WHEN turn IS NOT NULL THEN thread END AS thread,
               CASE WHEN thread IS NOT NULL THEN turn END AS turn
             FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
-            WHERE search_vector @@ q.query AND ${sql.and(clauses)} AND ${position}`
-        // A match without a position is its own bound, so the best `k` of those are the only ones
-        // that can rank: as a bare `ORDER BY … LIMIT` PostgreSQL keeps that top `k` in each
-        // parallel worker and merges `k` rows, where holding every match for the neighbours'
-        // window gathered and sorted all of them in one process (decision 0224). Only positioned
-        // matches are held, for the window (`position_idx` finds them).
-        const bounded = (k: number) =>
-          sql<Row & { score: number; position_thread: unknown; position_turn: unknown }>`
-          WITH s AS MATERIALIZED (${matches(sql`thread IS NOT NULL AND turn IS NOT NULL`)}),
-          o AS (${matches(sql`(thread IS NULL OR turn IS NULL)`)}
-            ORDER BY score DESC, created_at DESC, id LIMIT ${k}),
+            WHERE search_vector @@ q.query AND ${sql.and(clauses)}),
           ${ranked},
           r AS MATERIALIZED (
             SELECT f.* FROM f
