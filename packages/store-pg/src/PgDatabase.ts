@@ -89,11 +89,19 @@ export const withSearchPath = (url: string, schema: string): string => {
  * that keeps every match of a query — the ranked search's materialised matches, which the
  * conversation context reads — never scans in parallel, while a bare `ORDER BY … LIMIT` over the
  * same matches does; at 1M records an unscoped question then took twice its floor (decision 0145).
+ * And `jit` off: a search's cost is reading and matching rows, which JIT compilation does not
+ * speed up, while compiling each statement's expressions (once per process, so in each parallel
+ * worker) took seconds at 10M records on a busy machine — more than the ranking itself, and
+ * more for the ranked statement's many expressions than for a bare `ORDER BY … LIMIT` (decision
+ * 0224).
  *
  * @since 0.1.0
  * @category constants
  */
-export const SESSION_SETTINGS: ReadonlyArray<readonly [name: string, value: string]> = [["parallel_tuple_cost", "0.01"]]
+export const SESSION_SETTINGS: ReadonlyArray<readonly [name: string, value: string]> = [
+  ["parallel_tuple_cost", "0.01"],
+  ["jit", "off"]
+]
 
 /**
  * The connection URL with {@link SESSION_SETTINGS} put before the libpq `options` the URL already

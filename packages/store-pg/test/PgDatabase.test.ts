@@ -1,6 +1,6 @@
 /**
  * The connections `PgDatabase` opens: every one runs with the planner settings Engram's statements
- * are planned for (decision 0145), and a setting the URL names itself wins.
+ * are planned for (decisions 0145, 0224), and a setting the URL names itself wins.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
@@ -22,7 +22,7 @@ describePg("PgDatabase", (url) => {
       for (const [name, value] of PgDatabase.SESSION_SETTINGS) {
         // Every connection of the pool, not only the first: two reads held open at once.
         const values = yield* Effect.all([show(name), show(name)], { concurrency: 2 })
-        expect(values.map(Number)).toEqual([Number(value), Number(value)])
+        expect(values).toEqual([value, value])
       }
     }).pipe(Effect.provide(PgDatabase.layer({ url, maxConnections: 2 }))))
 
@@ -40,8 +40,8 @@ describePg("PgDatabase", (url) => {
 
   it("withSessionSettings puts Engram's settings before the URL's own options", () => {
     const plain = new URL(PgDatabase.withSessionSettings("postgres://u@h:5432/db"))
-    expect(plain.searchParams.get("options")).toBe("-c parallel_tuple_cost=0.01")
-    const own = new URL(PgDatabase.withSessionSettings("postgres://u@h:5432/db?options=-c%20jit%3Doff"))
-    expect(own.searchParams.get("options")).toBe("-c parallel_tuple_cost=0.01 -c jit=off")
+    expect(plain.searchParams.get("options")).toBe("-c parallel_tuple_cost=0.01 -c jit=off")
+    const own = new URL(PgDatabase.withSessionSettings("postgres://u@h:5432/db?options=-c%20work_mem%3D8MB"))
+    expect(own.searchParams.get("options")).toBe("-c parallel_tuple_cost=0.01 -c jit=off -c work_mem=8MB")
   })
 })
