@@ -288,6 +288,37 @@ describe("recall uses its budget", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("filling past a long hit never delivers its neighbours without it", () => {
+    const { layer } = world({ budgetTokens: 1_000, neighbourShed: "with-hit" })
+    return Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const turn = (content: string, thread: string, turn: number) => ({
+        content,
+        kind: "episode" as const,
+        sourceType: "conversation" as const,
+        position: { thread, turn }
+      })
+      // A hit too long for any room, a short turn beside it, and short hits in other threads.
+      const long = `Caroline: the lighthouse ferry log, ${
+        Array.from({ length: 300 }, (_, i) => `entry ${i} calm`).join(", ")
+      }`
+      const written = yield* store.write([
+        turn("Mel: ok.", "log", 0),
+        turn(long, "log", 1),
+        ...Array.from({ length: 5 }, (_, i) => turn(`Mel: the lighthouse ferry leaves at ${i + 6}:00`, `t${i}`, 10))
+      ])
+      const projected = yield* project("when does the lighthouse ferry leave")
+      const recalled = projected.section("recalled_memory")!
+      expect(projected.budget.shed.map((item) => item.ref)).toEqual(
+        expect.arrayContaining([written[0]!.id, written[1]!.id])
+      )
+      expect(recalled.memoryIds).toEqual(expect.arrayContaining(written.slice(2).map((r) => r.id)))
+      // The neighbour is short enough for the room the fill had; only its hit's absence keeps it out.
+      expect(recalled.memoryIds).not.toContain(written[0]!.id)
+      expect(projected.budget.usedTokens).toBeLessThanOrEqual(1_000)
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("the limit grows with the budget: a 64k budget delivers more than the old 300-hit cap", () => {
     const { layer } = world({ budgetTokens: 64_000 })
     return Effect.gen(function*() {
