@@ -272,11 +272,10 @@ describe("recall uses its budget", () => {
       const longId = written[300]!.id
       const projected = yield* project("when does the ferry leave for the lighthouse")
       const recalled = projected.section("recalled_memory")!
-      // The log ranks among the lighthouse hits, above every ferry-only fact, and alone costs
-      // most of the budget (~865 of 1,000 tokens), more than the room the hits above it leave: the
-      // longest fitting prefix of the ranking stops at it (under a fifth of
-      // the budget: 174 of 1,000 tokens); filling past it, the ferry facts below it take the rest
-      // (decision 0222).
+      // The log ranks among the lighthouse hits, above every ferry-only fact, and alone costs most
+      // of the budget (~865 of 1,000 tokens), more than the room the hits above it leave: the
+      // longest fitting prefix of the ranking stops at it (174 of 1,000 tokens); filling past it,
+      // the ferry facts below it take the rest (decision 0222).
       expect(projected.budget.shed.map((item) => item.ref)).toContain(longId)
       expect(recalled.memoryIds).not.toContain(longId)
       expect(projected.text).toContain("Lighthouse fact 3")
