@@ -245,7 +245,8 @@ export type NeighbourEntry = typeof NeighbourEntry.Type
 /**
  * When a recall hit's neighbours are shed: `before-hits` (the default) before every hit, so they
  * only take budget the hits leave; `with-hit` just before their own hit, after every weaker hit.
- * In both, a neighbour is never kept while its own hit, or a stronger one, is shed.
+ * In both, a neighbour is never kept while its own hit is shed, nor while a stronger hit is shed
+ * other than one too long for the room left, which the budget fills past (decision 0222).
  *
  * @since 0.1.0
  * @category models

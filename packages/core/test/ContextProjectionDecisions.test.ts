@@ -231,6 +231,30 @@ describe("nextRecallLimit", () => {
     expect(next(2)).toBe(Math.ceil(40 + (room / perHit / 0.1) * 1.25) + 1)
   })
 
+  it("stops for budget when the round's last hit or a delivered hit's neighbour was shed, not for a line filled past (decision 0222)", () => {
+    const shedding = (shed: ReadonlyArray<ProjectionLayout.ShedItem>) =>
+      Decisions.nextRecallLimit({
+        budget: ProjectionLayout.tokens(4_000),
+        projection: new ProjectionLayout.ProjectedContext({
+          ...projection,
+          budget: { ...projection.budget, shed }
+        }),
+        limit: 40,
+        cap: 10_000,
+        hits: 11,
+        lastHit: "r-9",
+        added: { returned: 40, relevant: 40 },
+        more: true
+      })
+    const long = { section: "recalled_memory", ref: "long", chars: 30_000 } as const
+    // A long hit and its neighbour filled past: the hits below may still fit.
+    expect(shedding([{ ...long }, { section: "recalled_memory", ref: "n-1", chars: 20, neighbourOf: "long" }]))
+      .toBeGreaterThan(40)
+    expect(shedding([long, { section: "recalled_memory", ref: "r-9", chars: 40 }])).toBeUndefined()
+    expect(shedding([long, { section: "recalled_memory", ref: "n-2", chars: 20, neighbourOf: "r-3" }]))
+      .toBeUndefined()
+  })
+
   it("stops when the round's new hits held no relevant one, or no more candidates exist", () => {
     expect(next(0)).toBeUndefined()
     expect(next(40, { more: false })).toBeUndefined()

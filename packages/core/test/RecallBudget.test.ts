@@ -258,6 +258,66 @@ describe("recall uses its budget", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("a long hit that does not fit is shed and the shorter hits below it fill the budget", () => {
+    const { layer } = world({ budgetTokens: 1_000 })
+    return Effect.gen(function*() {
+      // Four short facts and one long log name the lighthouse; 300 short facts name only the ferry.
+      const log = `Lighthouse ferry log: ${Array.from({ length: 170 }, (_, i) => `entry ${i} calm`).join(", ")}`
+      const lighthouse = Array.from({ length: 4 }, (_, i) => ({
+        content: `Lighthouse fact ${i}: the ferry to the lighthouse leaves at ${i + 6}:00`,
+        kind: "fact" as const
+      }))
+      const store = yield* MemoryStore.MemoryStore
+      const written = yield* store.write([...manyFacts(300), { content: log, kind: "fact" as const }, ...lighthouse])
+      const longId = written[300]!.id
+      const projected = yield* project("when does the ferry leave for the lighthouse")
+      const recalled = projected.section("recalled_memory")!
+      // The log ranks among the lighthouse hits, above every ferry-only fact, and alone costs most
+      // of the budget (~865 of 1,000 tokens), more than the room the hits above it leave: the
+      // longest fitting prefix of the ranking stops at it (174 of 1,000 tokens); filling past it,
+      // the ferry facts below it take the rest (decision 0222).
+      expect(projected.budget.shed.map((item) => item.ref)).toContain(longId)
+      expect(recalled.memoryIds).not.toContain(longId)
+      expect(projected.text).toContain("Lighthouse fact 3")
+      expect(recalled.memoryIds.filter((id) => written.findIndex((r) => r.id === id) < 300).length)
+        .toBeGreaterThan(10)
+      expect(projected.budget.usedTokens).toBeLessThanOrEqual(1_000)
+      expect(projected.budget.usedTokens).toBeGreaterThanOrEqual(0.95 * 1_000)
+      expect(projected.budget.recall?.stop).toBe("budget-full")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("filling past a long hit never delivers its neighbours without it", () => {
+    const { layer } = world({ budgetTokens: 1_000, neighbourShed: "with-hit" })
+    return Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const turn = (content: string, thread: string, turn: number) => ({
+        content,
+        kind: "episode" as const,
+        sourceType: "conversation" as const,
+        position: { thread, turn }
+      })
+      // A hit too long for any room, a short turn beside it, and short hits in other threads.
+      const long = `Caroline: the lighthouse ferry log, ${
+        Array.from({ length: 300 }, (_, i) => `entry ${i} calm`).join(", ")
+      }`
+      const written = yield* store.write([
+        turn("Mel: ok.", "log", 0),
+        turn(long, "log", 1),
+        ...Array.from({ length: 5 }, (_, i) => turn(`Mel: the lighthouse ferry leaves at ${i + 6}:00`, `t${i}`, 10))
+      ])
+      const projected = yield* project("when does the lighthouse ferry leave")
+      const recalled = projected.section("recalled_memory")!
+      expect(projected.budget.shed.map((item) => item.ref)).toEqual(
+        expect.arrayContaining([written[0]!.id, written[1]!.id])
+      )
+      expect(recalled.memoryIds).toEqual(expect.arrayContaining(written.slice(2).map((r) => r.id)))
+      // The neighbour is short enough for the room the fill had; only its hit's absence keeps it out.
+      expect(recalled.memoryIds).not.toContain(written[0]!.id)
+      expect(projected.budget.usedTokens).toBeLessThanOrEqual(1_000)
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("the limit grows with the budget: a 64k budget delivers more than the old 300-hit cap", () => {
     const { layer } = world({ budgetTokens: 64_000 })
     return Effect.gen(function*() {

@@ -743,6 +743,7 @@ export const make = (
             limit,
             cap,
             hits: recalled.length,
+            lastHit: recalled.at(-1)?.record.id,
             added,
             more
           })

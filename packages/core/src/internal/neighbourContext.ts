@@ -10,8 +10,9 @@ import type { MemoryRecord } from "../MemoryRecord.js"
 /**
  * When a neighbour is shed: `before-hits` — before every hit (neighbours take only the budget
  * the hits leave); `with-hit` — just before its own hit, after every weaker hit (a strong hit's
- * context outranks a weak hit). Either way a neighbour is never kept while its own hit, or any hit
- * stronger than it, is shed.
+ * context outranks a weak hit). Either way a neighbour is never kept while its own hit is shed,
+ * nor while a stronger hit is, unless that hit was too long for the room the composer had left
+ * and it filled past it (decision 0222).
  */
 export type NeighbourShed = "before-hits" | "with-hit"
 

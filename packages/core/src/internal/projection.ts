@@ -321,6 +321,21 @@ const bisect = (fits: (shed: number) => boolean, lo: number, hi: number): number
 }
 
 /**
+ * Which lines are shed: the first `count` of the shed order, except those the fill put `back`.
+ */
+interface Cut {
+  readonly count: number
+  readonly back: ReadonlySet<Line>
+}
+
+/**
+ * How many lines in a row the fill may try and find over the budget before it stops (decision
+ * 0222). A line longer than the room left is passed over without a try (its own count says so);
+ * a try fails only where the count is not additive, so this bounds the estimates such counts cost.
+ */
+export const FILL_MISSES = 4
+
+/**
  * The fewest sheds that fit, when shedding nothing does not (`fits(0)` false) and shedding all
  * does (`fits(n)` true): start where the cheap `guess` bisects to, gallop from there with `fits`
  * towards the answer, then bisect. The result fits and one shed fewer does not. With a close
@@ -541,8 +556,15 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     ...[...all.identity_memory].reverse()
   ]
   const shedPosition = new Map<Line, number>(shedOrder.map((line, i) => [line, i]))
-  const keptAfter = (shed: number): Sections => {
-    const keep = (line: Line) => (shedPosition.get(line) ?? Number.POSITIVE_INFINITY) >= shed
+  // One cut per shed count, so that the texts of a count are rendered and estimated once.
+  const prefixes = new Map<number, Cut>()
+  const prefix = (count: number): Cut => {
+    let cut = prefixes.get(count)
+    if (cut === undefined) prefixes.set(count, cut = { count, back: new Set() })
+    return cut
+  }
+  const keptAfter = (cut: Cut): Sections => {
+    const keep = (line: Line) => (shedPosition.get(line) ?? Number.POSITIVE_INFINITY) >= cut.count || cut.back.has(line)
     return {
       working_state: all.working_state,
       identity_memory: all.identity_memory.filter(keep),
@@ -552,13 +574,13 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
       recalled_memory: all.recalled_memory.filter(keep)
     }
   }
-  const lengthAfter = (shed: number): number => layout(measuring, keptAfter(shed)).total
-  // Texts are rendered and estimated at most once per shed count: the search, the report and the
-  // protected figure share them.
-  const renders = new Map<number, { readonly layout: ReturnType<typeof layout<string>>; tokens?: number }>()
-  const renderAfter = (shed: number) => {
-    let render = renders.get(shed)
-    if (render === undefined) renders.set(shed, render = { layout: layout(rendering, keptAfter(shed)) })
+  const lengthAfter = (cut: Cut): number => layout(measuring, keptAfter(cut)).total
+  // Texts are rendered and estimated at most once per cut: the search, the fill, the report and
+  // the protected figure share them.
+  const renders = new Map<Cut, { readonly layout: ReturnType<typeof layout<string>>; tokens?: number }>()
+  const renderAfter = (cut: Cut) => {
+    let render = renders.get(cut)
+    if (render === undefined) renders.set(cut, render = { layout: layout(rendering, keptAfter(cut)) })
     return render
   }
   // An estimator that declares a join margin (and is not chars/c, searched by length) is counted
@@ -566,58 +588,62 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   // estimate of the text (exact at margin 0 for the BPE encodings, decision 0070).
   const margin = estimator.charsPerToken === undefined ? estimator.joinMargin : undefined
   const rowAlgebra = margin !== undefined ? { algebra: counting(estimator), margin } : undefined
-  const counts = new Map<number, ReturnType<typeof layout<Rows>>>()
-  const countAfter = (algebra: Algebra<Rows>, shed: number) => {
-    let count = counts.get(shed)
-    if (count === undefined) counts.set(shed, count = layout(algebra, keptAfter(shed)))
+  const counts = new Map<Cut, ReturnType<typeof layout<Rows>>>()
+  const countAfter = (algebra: Algebra<Rows>, cut: Cut) => {
+    let count = counts.get(cut)
+    if (count === undefined) counts.set(cut, count = layout(algebra, keptAfter(cut)))
     return count
   }
-  const tokensAfter = (shed: number): number => {
+  const tokensAfter = (cut: Cut): number => {
     if (rowAlgebra !== undefined) {
-      return finishRows(estimator, rowAlgebra.margin, countAfter(rowAlgebra.algebra, shed).total)
+      return finishRows(estimator, rowAlgebra.margin, countAfter(rowAlgebra.algebra, cut).total)
     }
-    const render = renderAfter(shed)
+    const render = renderAfter(cut)
     return render.tokens ??= render.layout.total.length === 0 ? 0 : estimator.estimate(render.layout.total)
   }
-  const blockTokens = (shed: number, label: SectionLabel, block: string): number => {
+  const blockTokens = (cut: Cut, label: SectionLabel, block: string): number => {
     if (rowAlgebra === undefined) return block.length === 0 ? 0 : estimator.estimate(block)
-    const rows = countAfter(rowAlgebra.algebra, shed).blocks.get(label)
+    const rows = countAfter(rowAlgebra.algebra, cut).blocks.get(label)
     return rows === undefined ? 0 : finishRows(estimator, rowAlgebra.margin, rows)
   }
 
-  // How a budget is searched: `fits` says whether the text fits after `shed` sheds, `guess` gives
-  // a cheap stand-in for it that says where to look.
-  const byLength = (limit: number) => {
-    const fits = (shed: number) => lengthAfter(shed) <= limit
+  // How a budget is searched: `room` is what the text after a cut leaves of the limit (it fits
+  // when that is not negative), `guess` a cheap stand-in for it over shed counts that says where
+  // to look, and `cost` what a line adds at least — where the count is additive, exactly.
+  const byLength = (limit: number) => ({
+    room: (cut: Cut) => limit - lengthAfter(cut),
     // Length is additive: the cheap measure is the exact one.
-    return { fits, guess: () => fits }
-  }
+    guess: () => (shed: number) => lengthAfter(prefix(shed)) <= limit,
+    cost: (line: Line) => line.text.length + 1
+  })
   // Counted row by row, the text after `shed` sheds counts what it did with none, less the rows
   // shed — and less the tags of a section left empty, so the guess is never under the count: a
   // bisection over running sums, no layout, that lands on the answer or just past it.
-  const byRows = (algebra: Algebra<Rows>, limit: number) => {
-    const fits = (shed: number) => tokensAfter(shed) <= limit
+  const byRows = (algebra: Algebra<Rows>, margin: number, limit: number) => ({
+    room: (cut: Cut) => limit - tokensAfter(cut),
+    guess: () => {
+      const whole = tokensAfter(prefix(0))
+      const sums = new Float64Array(shedOrder.length + 1)
+      for (let i = 0; i < shedOrder.length; i++) sums[i + 1] = sums[i]! + algebra.line(shedOrder[i]!).tokens
+      return (shed: number) => whole - sums[shed]! <= limit
+    },
+    cost: (line: Line) => algebra.line(line).tokens + margin
+  })
+  const byEstimate = (limit: number) => {
+    const algebra = guessing(estimator)
     return {
-      fits,
+      room: (cut: Cut) => limit - tokensAfter(cut),
       guess: () => {
-        const whole = tokensAfter(0)
-        const sums = new Float64Array(shedOrder.length + 1)
-        for (let i = 0; i < shedOrder.length; i++) sums[i + 1] = sums[i]! + algebra.line(shedOrder[i]!).tokens
-        return (shed: number) => whole - sums[shed]! <= limit
-      }
+        const guessAfter = (shed: number) => layout(algebra, keptAfter(prefix(shed))).total
+        // Scaled by how far the guess is off on the whole text (estimated to find it over budget),
+        // so that it lands next to the answer and the search estimates about two more texts.
+        const scale = tokensAfter(prefix(0)) / Math.max(1, guessAfter(0))
+        return (shed: number) => guessAfter(shed) * scale <= limit
+      },
+      // Not additive: only where to try, the try decides.
+      cost: (line: Line) => algebra.line(line)
     }
   }
-  const byEstimate = (limit: number) => ({
-    fits: (shed: number) => tokensAfter(shed) <= limit,
-    guess: () => {
-      const algebra = guessing(estimator)
-      const guessAfter = (shed: number) => layout(algebra, keptAfter(shed)).total
-      // Scaled by how far the guess is off on the whole text (estimated to find it over budget),
-      // so that it lands next to the answer and the search estimates about two more texts.
-      const scale = tokensAfter(0) / Math.max(1, guessAfter(0))
-      return (shed: number) => guessAfter(shed) * scale <= limit
-    }
-  })
   // A token budget is held to the estimate of the text itself. An estimator that counts
   // ceil(chars / c) (the default heuristic, c = 4) fits T tokens exactly when chars <= c × T, so
   // there it is searched as a char budget, by length, with no text rendered; a test holds the two
@@ -629,19 +655,55 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     : estimator.charsPerToken !== undefined && estimator.charsPerToken > 0
     ? byLength(Math.floor(budgetTokens * estimator.charsPerToken))
     : rowAlgebra !== undefined
-    ? byRows(rowAlgebra.algebra, budgetTokens)
+    ? byRows(rowAlgebra.algebra, rowAlgebra.margin, budgetTokens)
     : byEstimate(budgetTokens)
 
+  // Recall fills past a line that does not fit (decision 0222): the fewest sheds keep the longest
+  // prefix of the ranking that fits, and when every line shed is a recall line, the ones ranked
+  // below the line whose shed made the text fit are tried again in rank order, each kept if the
+  // text still fits with it — a long hit no longer costs every shorter one below it. A neighbour
+  // is tried after its hit and only while its hit is kept. The sections' shed order is unchanged:
+  // nothing is put back while a line of another section is shed.
+  const fillPast = (
+    measure: { readonly room: (cut: Cut) => number; readonly cost: (line: Line) => number },
+    count: number
+  ): Cut => {
+    let cut = prefix(count)
+    if (count > recallShed.length) return cut
+    const hitOf = new Map(
+      all.recalled_memory.flatMap((line) => line.neighbourOf === undefined ? [[line.memoryId, line] as const] : [])
+    )
+    let room = measure.room(cut)
+    let misses = 0
+    for (let i = count - 2; i >= 0 && misses < FILL_MISSES; i--) {
+      const line = shedOrder[i]!
+      const hit = line.neighbourOf === undefined ? undefined : hitOf.get(line.neighbourOf)
+      if (hit !== undefined && (shedPosition.get(hit) ?? 0) < count && !cut.back.has(hit)) continue
+      if (measure.cost(line) > room) continue
+      const tried: Cut = { count, back: new Set([...cut.back, line]) }
+      const left = measure.room(tried)
+      if (left < 0) {
+        misses++
+        continue
+      }
+      cut = tried
+      room = left
+      misses = 0
+    }
+    return cut
+  }
+
   const sheddable = shedOrder.length
-  const protectedChars = lengthAfter(sheddable)
-  const protectedTokens = tokensAfter(sheddable)
+  const protectedChars = lengthAfter(prefix(sheddable))
+  const protectedTokens = tokensAfter(prefix(sheddable))
   const warnings: Array<BudgetWarning> = []
-  let shedCount = 0
-  if (search !== undefined && !search.fits(0)) {
-    if (search.fits(sheddable)) {
-      shedCount = fewestSheds(sheddable, search.fits, search.guess())
+  let cut = prefix(0)
+  if (search !== undefined && search.room(cut) < 0) {
+    const fits = (shed: number) => search.room(prefix(shed)) >= 0
+    if (fits(sheddable)) {
+      cut = fillPast(search, fewestSheds(sheddable, fits, search.guess()))
     } else {
-      shedCount = sheddable
+      cut = prefix(sheddable)
       const [need, limit] = budgetTokens !== null
         ? [`${protectedTokens} tokens`, `${budgetTokens}-token`]
         : [`${protectedChars} chars`, `${budgetChars}-char`]
@@ -654,8 +716,8 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     }
   }
 
-  const kept = keptAfter(shedCount)
-  const { blocks, total: text } = renderAfter(shedCount).layout
+  const kept = keptAfter(cut)
+  const { blocks, total: text } = renderAfter(cut).layout
 
   const sections: Array<SectionReport> = []
   for (const label of SECTION_ORDER) {
@@ -670,7 +732,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
       label,
       status: delivered.length === offered ? "included" : delivered.length === 0 ? "dropped" : "truncated",
       chars: block.length,
-      tokens: blockTokens(shedCount, label, block),
+      tokens: blockTokens(cut, label, block),
       items: delivered.length,
       shed: offered - delivered.length,
       memoryIds: delivered.flatMap((line) => (line.memoryId !== undefined ? [line.memoryId] : [])),
@@ -686,7 +748,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
       ) => line.memoryId !== undefined ? [line.memoryId] : [])
     )
   ]
-  const shed: Array<ShedItem> = shedOrder.slice(0, shedCount).map((line) => ({
+  const shed: Array<ShedItem> = shedOrder.slice(0, cut.count).filter((line) => !cut.back.has(line)).map((line) => ({
     section: line.section,
     ref: line.ref,
     chars: line.text.length,
@@ -711,7 +773,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
       budgetTokens,
       budgetChars,
       usedChars: text.length,
-      usedTokens: tokensAfter(shedCount),
+      usedTokens: tokensAfter(cut),
       protectedChars,
       protectedTokens,
       shed,

@@ -141,8 +141,9 @@ export const recallSearchLimit = (options: {
     : Math.max(1, recallLimitFor(options.budget, options.used(), options.cap))
 
 /**
- * The next recall round's limit, or `undefined` to stop (decisions 0181, 0216). Stop when the budget
- * is unbounded, recall lines were shed (the budget is full), no more candidates exist (`more`), the
+ * The next recall round's limit, or `undefined` to stop (decisions 0181, 0216, 0222). Stop when the
+ * budget is unbounded, the round's lowest-ranked hit or a neighbour of a delivered hit was shed
+ * (the budget is full), no more candidates exist (`more`), the
  * cap is reached, or the hits the round added held none the relevance step keeps (the ranking has
  * run into matches on function words alone). Otherwise ask for the hits the room left holds at the
  * cost the delivered recall lines measured per hit (their neighbours included), divided by the
@@ -157,6 +158,8 @@ export const nextRecallLimit = (options: {
   readonly limit: number
   readonly cap: number
   readonly hits: number
+  /** The id of the round's lowest-ranked hit, if it has any. */
+  readonly lastHit?: string | undefined
   /** The hits this round took past the last round's limit, and how many of them the relevance step kept. */
   readonly added: { readonly returned: number; readonly relevant: number }
   readonly more: boolean
@@ -164,12 +167,20 @@ export const nextRecallLimit = (options: {
   const { added, budget, projection } = options
   if (budget._tag === "Unbounded" || !options.more || options.limit >= options.cap) return undefined
   if (added.relevant === 0) return undefined
-  if (projection.budget.shed.some((item) => item.section === "recalled_memory")) return undefined
   const recall = projection.section("recalled_memory")
   const [room, spent] = budget._tag === "Tokens"
     ? [budget.tokens - projection.budget.usedTokens, recall?.tokens ?? 0]
     : [budget.chars - projection.budget.usedChars, recall?.chars ?? 0]
   if (room <= 0) return undefined
+  // Full when the round ran out of room at the bottom of its order: its lowest-ranked hit shed, or
+  // a neighbour of a delivered hit. Other shed lines were too long for the room and filled past
+  // (decision 0222), or neighbours of those: the hits below them may still fit.
+  const shed = projection.budget.shed.filter((item) => item.section === "recalled_memory")
+  const shedRefs = new Set(shed.map((item) => item.ref))
+  const full = shed.some((item) =>
+    item.ref === options.lastHit || (item.neighbourOf !== undefined && !shedRefs.has(item.neighbourOf))
+  )
+  if (full) return undefined
   const perHit = Math.max(1, spent / Math.max(1, options.hits))
   // At least a tenth kept, so one round of mostly dropped hits cannot ask for the whole cap.
   const kept = Math.max(0.1, Math.min(1, added.relevant / Math.max(1, added.returned)))
