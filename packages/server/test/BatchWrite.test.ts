@@ -9,7 +9,7 @@ import { EngramApi } from "@engram/server"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { batchWritten } from "../src/internal/handlers/createdAnswer.js"
+import { batchWritten } from "../src/internal/handlers/batchAnswer.js"
 import { serveWith } from "./utilities.js"
 
 /** The JSON `BatchWriteAnswer`'s own encode gives: what the answer's body must equal. */

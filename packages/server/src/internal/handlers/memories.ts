@@ -27,7 +27,7 @@ import {
   NotFound
 } from "../../EngramApi.js"
 import * as GroupCommit from "../groupCommit.js"
-import { batchWritten } from "./createdAnswer.js"
+import { batchWritten } from "./batchAnswer.js"
 import {
   asArray,
   assignedIds,
