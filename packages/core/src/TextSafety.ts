@@ -9,8 +9,8 @@
  * U+2066–U+2069), zero-width characters (U+200B, U+2060, U+FEFF, U+180E), Unicode tag characters
  * (U+E0000–U+E007F, which can spell hidden ASCII), and the joiners U+200C (ZWNJ) and U+200D (ZWJ)
  * wherever they join nothing. A joiner is text, not a hiding place, where it does its work
- * (decision 0057): a ZWJ inside an emoji sequence (it is inside one grapheme cluster, by
- * `Intl.Segmenter`, that holds an `Extended_Pictographic` character after it — 👩‍💻, 🏳️‍🌈), and a ZWNJ
+ * (decision 0057): a ZWJ inside an emoji sequence (right after a pictograph, its VS16 or skin-tone
+ * modifier between, and right before another — 👩‍💻, 🏳️‍🌈), and a ZWNJ
  * or ZWJ between two letters or marks of one script whose shaping joiners control (the cursive
  * scripts — Arabic, Syriac, N'Ko, Mongolian, … — and the Brahmic scripts, where they choose
  * between a conjunct and a half form), so a Persian name written with a ZWNJ keeps its shape.
@@ -39,14 +39,12 @@ const ZWJ = 0x200d
 const hasJoiner = /[\u200C\u200D]/u
 const joiners = /[\u200C\u200D]/gu
 const letter = /^[\p{L}\p{M}]$/u
-const pictographic = /\p{Extended_Pictographic}/u
-// Made on first use, as are the script patterns below: building them costs some 25 ms of CPU
-// (ICU's segmentation data, 38 Script_Extensions sets), and only text with a joiner needs them.
-const graphemes = onFirstCall(() => {
-  const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" })
-  return (text: string) => segmenter.segment(text)
-})
-
+// An emoji element ending a text (a pictograph with its VS16 or skin-tone modifiers; the window
+// read is 16 code units, room for seven modifiers), and a pictograph starting one.
+const emojiElementBefore = /\p{Extended_Pictographic}[\uFE0F\p{Emoji_Modifier}]*$/u
+const pictographAfter = /^\p{Extended_Pictographic}/u
+// Made on first use: building the 38 Script_Extensions sets below costs some 25 ms of CPU, and
+// only text with a joiner needs them.
 /**
  * The scripts whose shaping a ZWNJ or ZWJ between two of their letters changes: the cursive
  * (joining) scripts, and the Brahmic scripts whose conjuncts they break or keep. JavaScript exposes
@@ -102,22 +100,19 @@ const sameJoiningScript = (before: string, after: string): boolean =>
 
 /**
  * The UTF-16 offsets of the joiners in `text` that join something (see the module description):
- * a ZWJ inside an emoji grapheme cluster, before a pictograph of that cluster; a ZWNJ or ZWJ
- * between two letters or marks of one joining script. Every other joiner is unsafe.
+ * a ZWJ right after a pictograph (its VS16 or skin-tone modifier between) and right before
+ * another; a ZWNJ or ZWJ between two letters or marks of one joining script. Every other joiner is
+ * unsafe. Only the joiner's own neighbours are read, so a joiner beside a character the caller
+ * removes or escapes is unsafe with it, and whatever is kept still joins in the output.
  */
 const joins = (text: string): ReadonlySet<number> => {
   const kept = new Set<number>()
   if (!hasJoiner.test(text)) return kept
-  // The grapheme segmenter is asked only when the text holds a pictograph (it is the costly part).
-  let emoji: ReadonlySet<number> | undefined
   for (const match of text.matchAll(joiners)) {
     const at = match.index
-    if (text.charCodeAt(at) === ZWJ && pictographic.test(text)) {
-      emoji ??= emojiJoiners(text)
-      if (emoji.has(at)) {
-        kept.add(at)
-        continue
-      }
+    if (text.charCodeAt(at) === ZWJ && joinsEmoji(text, at)) {
+      kept.add(at)
+      continue
     }
     const before = codePointBefore(text, at)
     const after = at + 1 < text.length ? String.fromCodePoint(text.codePointAt(at + 1)!) : ""
@@ -126,16 +121,15 @@ const joins = (text: string): ReadonlySet<number> => {
   return kept
 }
 
-/** The offsets of the ZWJs inside an emoji grapheme cluster, each with a pictograph before and after it there. */
-const emojiJoiners = (text: string): ReadonlySet<number> => {
-  const found = new Set<number>()
-  for (const { index, segment } of graphemes(text)) {
-    for (let i = segment.indexOf("\u200D"); i >= 0; i = segment.indexOf("\u200D", i + 1)) {
-      if (pictographic.test(segment.slice(0, i)) && pictographic.test(segment.slice(i + 1))) found.add(index + i)
-    }
-  }
-  return found
-}
+/**
+ * True when the ZWJ at `at` binds an emoji ZWJ sequence (UTS #51, ED-16): an emoji element ends
+ * right before it (a pictograph, then any VS16 or skin-tone modifiers) and a pictograph follows.
+ * The grapheme segmenter is not asked: a cluster also holds `Extend` characters — a ZWNJ, a tag
+ * character, a combining mark — between the pictograph and the joiner, and the sanitiser removes
+ * those, which would leave the joiner beside something it never joined.
+ */
+const joinsEmoji = (text: string, at: number): boolean =>
+  pictographAfter.test(text.slice(at + 1, at + 3)) && emojiElementBefore.test(text.slice(Math.max(0, at - 16), at))
 
 /** The code point that ends just before `at` (a surrogate pair read whole), or "". */
 const codePointBefore = (text: string, at: number): string => {

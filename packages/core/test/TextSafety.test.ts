@@ -89,7 +89,8 @@ describe("TextSafety.safeLine", () => {
 
   it.prop(
     "only removes: the letters, digits and pictographs of the text stay, in order",
-    [mixed.map((text) => text.replace(/</g, ""))],
+    // Without less-than signs and their look-alikes: defusing a tag turns one into "&lt;".
+    [mixed.map((text) => text.replace(/[<\u226E\uFE64\uFF1C]/g, ""))],
     ([text]) => {
       const kept = (t: string) => t.replace(/[^\p{L}\p{N}\p{Extended_Pictographic}]/gu, "")
       expect(kept(TextSafety.safeLine(text))).toBe(kept(text))
@@ -126,6 +127,14 @@ describe("TextSafety.safeLine", () => {
     expect(TextSafety.safeLine("\u{1F600}\u200Dab")).toBe("\u{1F600}ab")
     expect(TextSafety.safeLine("a\uFE0F\u200D\u{1F600}")).toBe("a\uFE0F\u{1F600}")
     expect(TextSafety.escapeForTerminal("a\u200Cb")).toBe("a\\u{200C}b")
+    // One grapheme cluster, but something the sanitiser drops or escapes stands between the
+    // pictograph and the ZWJ: the ZWJ would join "}" on a terminal, or nothing once it is gone.
+    expect(TextSafety.escapeForTerminal("\u{1F250}\u200C\u200D\u{1F4BB}")).toBe(
+      "\u{1F250}\\u{200C}\\u{200D}\u{1F4BB}"
+    )
+    expect(TextSafety.safeLine("\u{1F250}\u200C\u200D\u{1F4BB}")).toBe("\u{1F250}\u{1F4BB}")
+    expect(TextSafety.safeLine("\u{1F469}\u{E0067}\u200D\u{1F4BB}")).toBe("\u{1F469}\u{1F4BB}")
+    expect(TextSafety.safeLine("\u{1F469}\u094D\u200D\u{1F4BB}")).toBe("\u{1F469}\u094D\u{1F4BB}")
   })
 
   it.prop("never leaves a reserved tag that could open or close the envelope", [mixed], ([text]) => {
