@@ -414,6 +414,7 @@ const benchProject = async (
     const { runtime } = await loaded(url, schema, size, () => inputs, undefined, { around: pgStatements?.layer })
     try {
       figures.push(...await quiet(measure(pgBackend(runtime, pgStatements), size, workloads, options.timings)))
+      if (pgStatements !== undefined) pgSamples[`${size}`] = pgStatements.samples()
     } finally {
       if (keep === undefined) {
         await runtime.runPromise(
@@ -438,6 +439,9 @@ const sqliteRecords = (file: string): number => {
     db.close()
   }
 }
+
+/** With `--pg --statements`: one text and its parameters per PostgreSQL statement kind, by size (in `--json`). */
+const pgSamples: Record<string, unknown> = {}
 
 const sizeLabel = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1_000}k`)
 
@@ -794,7 +798,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     )
   }
   console.log(`${machine()}.`)
-  writeJson(option(args, "--json"), { bench: "projection", latency, session })
+  writeJson(option(args, "--json"), { bench: "projection", latency, session, pgStatementSamples: pgSamples })
   const questions = latency.filter((f) => f.workload === "question" && f.backend === "SQLite")
   if (questions.length > 0) {
     appendChart(

@@ -20,11 +20,10 @@ export const kindOf = (source: string): string => {
   const text = source.replace(/\s+/g, " ").trim()
   if (/INSERT INTO "?engram_injection_log"?/i.test(text)) return "injection row"
   if (/\bAS position_thread\b/.test(text)) return "ranked tier (Engram's BM25 in SQL)"
-  if (/engram_search_(statistics|totals|lexemes|frequencies)|engram_lexeme|document_frequency/i.test(text)) {
-    return "table totals, token frequencies"
-  }
-  if (/ts_rank|bm25|idf/i.test(text) && /LIMIT/i.test(text)) return "ranked tier (single-statement BM25, top 300)"
-  if (/ORDER BY [^ ]*created_at DESC/i.test(text) && /@@|search_tokens|tsvector|&&/i.test(text)) {
+  if (/^SELECT t\.token, coalesce\(\(SELECT sum\(f\.docs\)/.test(text)) return "token frequencies"
+  if (/^SELECT coalesce\(sum\(records\), 0\)/.test(text)) return "table totals"
+  if (/ORDER BY round\(\(\(CASE WHEN search_vector @@/.test(text)) return "ranked tier (one BM25 statement, top 300)"
+  if (/ORDER BY [^ ]*created_at DESC/i.test(text) && /@@/.test(text)) {
     return /"?kind"? (IN|=)/i.test(text) ? "tail tier (newest first), one kind" : "tail tier (newest first)"
   }
   if (/ORDER BY [^ ]*created_at DESC/i.test(text)) return "listing (newest first)"
@@ -34,14 +33,22 @@ export const kindOf = (source: string): string => {
 
 export const make = () => {
   const totals = new Map<string, { ms: number; calls: number; rows: number }>()
+  /** The first text and parameters of each statement kind run by a party (for EXPLAIN by hand). */
+  const samples = new Map<string, { readonly sql: string; readonly params: ReadonlyArray<unknown> }>()
   let party: string | undefined
-  const timed = <A>(sql: string, effect: Effect.Effect<A, any>): Effect.Effect<A, any> =>
+  const timed = <A>(
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    effect: Effect.Effect<A, any>
+  ): Effect.Effect<A, any> =>
     Effect.suspend(() => {
       const who = party
       if (who === undefined) return effect
       const start = performance.now()
       return Effect.tap(effect, (result) => {
-        const key = `${who}\u0000${kindOf(sql)}`
+        const kind = kindOf(sql)
+        if (!samples.has(kind)) samples.set(kind, { sql, params })
+        const key = `${who}\u0000${kind}`
         const total = totals.get(key) ?? { ms: 0, calls: 0, rows: 0 }
         total.ms += performance.now() - start
         total.calls++
@@ -50,12 +57,12 @@ export const make = () => {
       })
     })
   const wrap = (connection: SqlConnection.Connection): SqlConnection.Connection => ({
-    execute: (sql, params, transformRows) => timed(sql, connection.execute(sql, params, transformRows)),
-    executeRaw: (sql, params) => timed(sql, connection.executeRaw(sql, params)),
+    execute: (sql, params, transformRows) => timed(sql, params, connection.execute(sql, params, transformRows)),
+    executeRaw: (sql, params) => timed(sql, params, connection.executeRaw(sql, params)),
     executeStream: (sql, params, transformRows) => connection.executeStream(sql, params, transformRows),
-    executeValues: (sql, params) => timed(sql, connection.executeValues(sql, params)),
+    executeValues: (sql, params) => timed(sql, params, connection.executeValues(sql, params)),
     executeUnprepared: (sql, params, transformRows) =>
-      timed(sql, connection.executeUnprepared(sql, params, transformRows))
+      timed(sql, params, connection.executeUnprepared(sql, params, transformRows))
   })
   /** The SQL client underneath, with every statement timed while a party is named. */
   const layer: Layer.Layer<SqlClient.SqlClient, never, SqlClient.SqlClient> = Layer.effect(
@@ -75,6 +82,8 @@ export const make = () => {
       party = name
     },
     reset: () => totals.clear(),
+    /** One text and its parameters per statement kind met so far. */
+    samples: () => Object.fromEntries(samples),
     /** Each statement's mean per projection, over `projections`, most time first. */
     perProjection: (projections: number): ReadonlyArray<StatementTime> =>
       [...totals].map(([key, { calls, ms, rows }]) => {
