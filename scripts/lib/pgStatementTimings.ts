@@ -70,7 +70,12 @@ export const make = () => {
     Effect.flatMap(SqlClient.SqlClient, (client) => {
       const acquirer = Effect.map(client.reserve, wrap)
       return Effect.provide(
-        SqlClient.make({ acquirer, transactionAcquirer: acquirer, compiler: PgClient.makeCompiler(), spanAttributes: [] }),
+        SqlClient.make({
+          acquirer,
+          transactionAcquirer: acquirer,
+          compiler: PgClient.makeCompiler(),
+          spanAttributes: []
+        }),
         Reactivity.layer
       )
     })
