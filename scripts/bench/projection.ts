@@ -40,6 +40,7 @@ import { ModelRequest, NativeRuntime, PromptObserver, TokenEstimatorBpe } from "
 import { ScriptedModel } from "@engram/runtime/testing"
 import { PgDatabase } from "@engram/store-pg"
 import { SqliteDatabase, SqliteEngram, SqlitePromotionStore, SqliteTelemetryStore } from "@engram/store-sqlite"
+import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -72,6 +73,7 @@ import {
 } from "../lib/conversation.js"
 import { NAIVE_LIMIT, type NaiveProjection, pgNaiveProjector, sqliteNaiveProjector } from "../lib/naiveProjector.js"
 import { loaded, type PgRuntime } from "../lib/pgSchema.js"
+import * as PgStatementTimings from "../lib/pgStatementTimings.js"
 import * as StatementTimings from "../lib/statementTimings.js"
 import * as StoreTimings from "../lib/storeTimings.js"
 import { RUNTIME_SCOPES } from "./store.js"
@@ -85,10 +87,14 @@ export const USAGE = `usage: npm run bench -- projection [options]
   --json FILE       write every figure as JSON
   --chart FILE      append a Mermaid chart of the question-shaped p50s (for docs/benchmarks.md)
   --phases          also time every store call project() makes, and print where its time goes
-  --statements      SQLite: also time every statement project() and the naive projector run, per projection
+  --statements      also time every statement project() and the naive projector run, per projection (SQLite:
+                    better-sqlite3's execution; PostgreSQL: each statement's round trip through the SQL client)
   --pg [url]        also measure PostgreSQL (url, or ENGRAM_PG_URL) on the same data, beside its naive projector
   --keep-pg PREFIX  with --pg: load each size into schema PREFIX_<layout>_<size> (e.g. PREFIX_tenants_1m)
                     once and keep it; a later run reuses it (default: a temporary schema, dropped)
+  --keep-sqlite DIR write each size's SQLite store to DIR/store-<layout>-<size>.db once and keep it; a later
+                    run reuses it (default: a temporary file, deleted; 1M records take minutes to write)
+  --no-sqlite       with --pg: measure PostgreSQL only (the SQLite store is neither written nor measured)
   --tenants         issue #39's scope layout: 10% global, one project scope per 1,000 records
   --help            this text`
 
@@ -189,7 +195,7 @@ interface Backend {
   readonly name: BackendName
   readonly stores: Layer.Layer<ContextProjection.Stores, unknown>
   readonly naive: () => Naive
-  readonly statements?: StatementTimings.StatementTimings | undefined
+  readonly statements?: Pick<StatementTimings.StatementTimings, "as" | "reset" | "perProjection"> | undefined
 }
 
 const sqliteBackend = (filename: string, statements?: StatementTimings.StatementTimings): Backend => ({
@@ -202,8 +208,9 @@ const sqliteBackend = (filename: string, statements?: StatementTimings.Statement
   }
 })
 
-const pgBackend = (runtime: PgRuntime): Backend => ({
+const pgBackend = (runtime: PgRuntime, statements?: PgStatementTimings.PgStatementTimings): Backend => ({
   name: "PostgreSQL",
+  statements,
   stores: Layer.succeedContext(runtime.runSync(Effect.context<ContextProjection.Stores>())),
   naive: () => ({
     ...pgNaiveProjector((e) => runtime.runPromise(e), ContextProjection.DEFAULT_RECALL_PRUNE_SHARE, BUDGET_TOKENS),
@@ -380,14 +387,22 @@ const benchProject = async (
     readonly timings?: StoreTimings.StoreTimings | undefined
     readonly statements?: StatementTimings.StatementTimings | undefined
     readonly pg?: { readonly url: string; readonly keep: string | undefined } | undefined
+    /** `reuse`: the file at `filename` is kept across runs (reused when it holds the data); `false`: no SQLite. */
+    readonly sqlite?: { readonly reuse: boolean } | false | undefined
   }
 ): Promise<Array<LatencyFigures>> => {
   let data: ReturnType<typeof dataFor> | undefined = dataFor(size, options.layout, queryCount)
   const workloads = data.workloads
-  await quiet(writeSqlite(filename, data.inputs))
-  const figures = await quiet(
-    measure(sqliteBackend(filename, options.statements), size, workloads, options.timings)
-  )
+  const figures: Array<LatencyFigures> = []
+  if (options.sqlite !== false) {
+    if (options.sqlite?.reuse !== true || sqliteRecords(filename) !== data.inputs.length) {
+      NodeFs.rmSync(filename, { force: true })
+      await quiet(writeSqlite(filename, data.inputs))
+    }
+    figures.push(
+      ...await quiet(measure(sqliteBackend(filename, options.statements), size, workloads, options.timings))
+    )
+  }
   if (options.pg !== undefined) {
     const { keep, url } = options.pg
     const schema = keep === undefined
@@ -395,9 +410,11 @@ const benchProject = async (
       : `${keep}_${options.layout}_${sizeLabel(size).toLowerCase()}`
     const inputs = data.inputs
     data = undefined
-    const { runtime } = await loaded(url, schema, size, () => inputs)
+    const pgStatements = options.statements === undefined ? undefined : PgStatementTimings.make()
+    const { runtime } = await loaded(url, schema, size, () => inputs, undefined, { around: pgStatements?.layer })
     try {
-      figures.push(...await quiet(measure(pgBackend(runtime), size, workloads, options.timings)))
+      figures.push(...await quiet(measure(pgBackend(runtime, pgStatements), size, workloads, options.timings)))
+      if (pgStatements !== undefined) pgSamples[`${size}`] = pgStatements.samples()
     } finally {
       if (keep === undefined) {
         await runtime.runPromise(
@@ -409,6 +426,22 @@ const benchProject = async (
   }
   return figures
 }
+
+/** Records in the SQLite store at `file` (0 when there is none). */
+const sqliteRecords = (file: string): number => {
+  if (!NodeFs.existsSync(file)) return 0
+  const db = new Database(file, { readonly: true })
+  try {
+    return (db.prepare("SELECT count(*) AS n FROM engram_memories").get() as { n: number }).n
+  } catch {
+    return 0
+  } finally {
+    db.close()
+  }
+}
+
+/** With `--pg --statements`: one text and its parameters per PostgreSQL statement kind, by size (in `--json`). */
+const pgSamples: Record<string, unknown> = {}
 
 const sizeLabel = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1_000}k`)
 
@@ -592,15 +625,16 @@ const printPhases = (latency: ReadonlyArray<LatencyFigures>) => {
   )
 }
 
-/** With `--statements`: per SQLite workload, each statement's time, executions and rows per projection, by party. */
+/** With `--statements`: per workload, each statement's time, executions and rows per projection, by party. */
 const printStatements = (latency: ReadonlyArray<LatencyFigures>) => {
   const timed = latency.filter((f) => f.statements !== undefined)
   if (timed.length === 0) return
   console.log()
   console.log(table(
-    ["records", "workload", "party", "statement", "ms / projection", "runs / projection", "rows / run"],
+    ["backend", "records", "workload", "party", "statement", "ms / projection", "runs / projection", "rows / run"],
     timed.flatMap((f) =>
       f.statements!.map((s) => [
+        f.backend,
         f.records.toLocaleString("en-US"),
         f.workload,
         s.party,
@@ -612,8 +646,9 @@ const printStatements = (latency: ReadonlyArray<LatencyFigures>) => {
     )
   ))
   console.log(
-    "\nstatements: every SQLite statement run inside project() and inside the naive projector, per projection of " +
-      "the workload (better-sqlite3's execution, the rows it returned; not the Effect or decoding around it)."
+    "\nstatements: every statement run inside project() and inside the naive projector, per projection of the " +
+      "workload, and the rows it returned (SQLite: better-sqlite3's execution, not the Effect or decoding around " +
+      "it; PostgreSQL: the round trip through the SQL client, the driver's decoding included)."
   )
 }
 
@@ -637,6 +672,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
   const pgAt = pgUrl(args)
   const pg = pgAt === undefined ? undefined : { url: pgAt, keep: option(args, "--keep-pg") }
   const layout: ScopeLayout = args.includes("--tenants") ? "tenants" : "mixed"
+  const keepSqlite = option(args, "--keep-sqlite")
+  if (keepSqlite !== undefined) NodeFs.mkdirSync(keepSqlite, { recursive: true })
+  const noSqlite = args.includes("--no-sqlite") && pg !== undefined
   const queries = generateShortQueries(queryCount, 42)
   const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "engram-bench-projection-"))
   const latency: Array<LatencyFigures> = []
@@ -645,9 +683,12 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     await benchProject(NodePath.join(directory, "warm-up.db"), 2_000, 40, { layout })
     for (const size of sizes) {
       process.stdout.write(`projection bench: ${size.toLocaleString("en-US")} records … `)
-      const filename = NodePath.join(directory, `store-${size}.db`)
-      latency.push(...await benchProject(filename, size, queryCount, { layout, timings, statements, pg }))
-      if (session.length === 0 && turns > 0) {
+      const filename = keepSqlite === undefined
+        ? NodePath.join(directory, `store-${size}.db`)
+        : NodePath.join(keepSqlite, `store-${layout}-${sizeLabel(size).toLowerCase()}.db`)
+      const sqlite = noSqlite ? false : { reuse: keepSqlite !== undefined }
+      latency.push(...await benchProject(filename, size, queryCount, { layout, timings, statements, pg, sqlite }))
+      if (session.length === 0 && turns > 0 && !noSqlite) {
         session = await quiet(benchSession(filename, turns, queries.length > 50 ? queries.slice(50) : queries))
       }
       process.stdout.write("done\n")
@@ -757,7 +798,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<void> => {
     )
   }
   console.log(`${machine()}.`)
-  writeJson(option(args, "--json"), { bench: "projection", latency, session })
+  writeJson(option(args, "--json"), { bench: "projection", latency, session, pgStatementSamples: pgSamples })
   const questions = latency.filter((f) => f.workload === "question" && f.backend === "SQLite")
   if (questions.length > 0) {
     appendChart(

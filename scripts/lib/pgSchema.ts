@@ -17,10 +17,19 @@ import { bulkLoad } from "./pgBulkLoad.js"
 
 const BATCH = 1_000
 
-/** The stores of `schema` (migrated), on a pool of `maxConnections`. */
-export const pgRuntime = (url: string, schema: string, maxConnections = 2) =>
+/**
+ * The stores of `schema` (migrated), on a pool of `maxConnections`; with `around`, the stores'
+ * SQL client is the pool's wrapped by it (e.g. timing each statement).
+ */
+export const pgRuntime = (
+  url: string,
+  schema: string,
+  maxConnections = 2,
+  around?: Layer.Layer<SqlClient.SqlClient, never, SqlClient.SqlClient>
+) =>
   ManagedRuntime.make(
     PgEngram.layerStores().pipe(
+      Layer.provideMerge(around === undefined ? Layer.empty : around),
       Layer.provideMerge(PgDatabase.layer({ url, schema, maxConnections })),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     )
@@ -49,9 +58,12 @@ export const loaded = async (
   records: number,
   inputs: () => ReadonlyArray<MemoryRecord.MemoryWriteInput>,
   progress: (written: number) => void = () => {},
-  { bulk }: { readonly bulk?: { readonly seed: number; readonly layout: ScopeLayout } | undefined } = {}
+  { around, bulk }: {
+    readonly bulk?: { readonly seed: number; readonly layout: ScopeLayout } | undefined
+    readonly around?: Layer.Layer<SqlClient.SqlClient, never, SqlClient.SqlClient> | undefined
+  } = {}
 ): Promise<{ readonly runtime: PgRuntime; readonly reused: boolean }> => {
-  const runtime = pgRuntime(url, schema)
+  const runtime = pgRuntime(url, schema, 2, around)
   const held = await count(runtime)
   if (held === records) return { runtime, reused: true }
   if (held !== 0) {

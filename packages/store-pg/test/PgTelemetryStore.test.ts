@@ -57,6 +57,33 @@ describePg("PostgreSQL telemetry store", (url) => {
       expect(plan.map((p) => p["QUERY PLAN"]).join(" ")).toContain("engram_injection_log_session_idx")
     }).pipe(Effect.provide(fresh)))
 
+  it.effect("commits an injection row alone without waiting for the disk, and inside a caller's transaction as the caller does", () =>
+    Effect.gen(function*() {
+      const store = yield* TelemetryStore.TelemetryStore
+      const sql = yield* SqlClient.SqlClient
+      // A trigger notes the commit setting each inserted row's transaction runs with.
+      yield* sql`CREATE TABLE commit_seen (turn int, setting text)`
+      yield* sql.unsafe(`CREATE FUNCTION note_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO commit_seen VALUES (NEW.turn, current_setting('synchronous_commit')); RETURN NEW; END $$`)
+      yield* sql`CREATE TRIGGER note_commit BEFORE INSERT ON engram_injection_log
+        FOR EACH ROW EXECUTE FUNCTION note_commit()`
+      yield* store.appendInjection(injectionRow({ turn: 1 }))
+      // The setting lasted for the row's own transaction: the pooled connection is as it was.
+      const after = yield* sql<{ setting: string }>`SELECT current_setting('synchronous_commit') AS setting`
+      expect(after[0]!.setting).toBe("on")
+      // In the caller's transaction the row is a plain insert: the caller's writes stay synchronous.
+      const inside = yield* sql.withTransaction(
+        Effect.zipRight(
+          store.appendInjection(injectionRow({ turn: 2 })),
+          sql<{ setting: string }>`SELECT current_setting('synchronous_commit') AS setting`
+        )
+      )
+      expect(inside[0]!.setting).toBe("on")
+      const seen = yield* sql<{ turn: number; setting: string }>`SELECT turn, setting FROM commit_seen ORDER BY turn`
+      expect(seen).toEqual([{ turn: 1, setting: "off" }, { turn: 2, setting: "on" }])
+      expect((yield* store.listInjections("s-1")).rows.map((row) => row.turn)).toEqual([1, 2])
+    }).pipe(Effect.provide(fresh)))
+
   it.effect("refuses a snapshot whose session id PostgreSQL cannot store, naming why, and stores nothing", () =>
     Effect.gen(function*() {
       const store = yield* TelemetryStore.TelemetryStore

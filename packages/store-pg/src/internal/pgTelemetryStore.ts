@@ -1,7 +1,9 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import { InjectionLog, TelemetryStore } from "@engram/core"
 import { StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
+import * as Option from "effect/Option"
 import { injectionsTable, snapshotsTable, telemetry, trajectoryTable } from "./migrations.js"
 import * as PgText from "./pgText.js"
 import { build } from "./storeBuild.js"
@@ -33,9 +35,18 @@ const store = build(telemetry, TelemetryStore.TelemetryStoreFailure, (sql, failu
           return yield* new TelemetryStore.InvalidTelemetryRow({ problem: `sessionId: ${problem}` })
         }
         // JSON text cast to JSONB: a JS array bound directly would be sent as a PostgreSQL array.
-        yield* sql`INSERT INTO ${table} (session_id, turn, mode, at, memory_ids, section_labels)
-          VALUES (${encoded.sessionId}, ${encoded.turn}, ${encoded.mode}, ${StoredRows.epochMillis(encoded.at)},
-            ${JSON.stringify(encoded.memoryIds)}::jsonb, ${JSON.stringify(encoded.sectionLabels)}::jsonb)`
+        const values = sql`${encoded.sessionId}, ${encoded.turn}, ${encoded.mode}, ${
+          StoredRows.epochMillis(encoded.at)
+        }, ${JSON.stringify(encoded.memoryIds)}::jsonb, ${JSON.stringify(encoded.sectionLabels)}::jsonb`
+        // On its own, the row commits without waiting for its WAL to reach the disk (decision
+        // 0227): `synchronous_commit` off for this statement's own transaction alone, set in the
+        // statement. Inside a caller's transaction it is a plain insert, so the caller's other
+        // writes keep their durability.
+        const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
+        yield* inTransaction
+          ? sql`INSERT INTO ${table} (session_id, turn, mode, at, memory_ids, section_labels) VALUES (${values})`
+          : sql`INSERT INTO ${table} (session_id, turn, mode, at, memory_ids, section_labels)
+          SELECT ${values} FROM set_config('synchronous_commit', 'off', true)`
       }).pipe(Effect.catchTag("SqlError", failure("appendInjection"))),
 
     forgetMemories: (forgotten) =>
