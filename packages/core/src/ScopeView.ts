@@ -134,7 +134,11 @@ const seenFrom = <A extends { readonly scope: Scope } & Parameters<typeof linksO
 ): Effect.Effect<ReadonlyArray<A>, MemoryStoreFailure, MemoryStore> =>
   Effect.suspend(() => {
     const shown = items.filter((item) => scopes.includes(item.scope))
-    return Effect.map(holdings(scopes, shown.flatMap(linksOf)), (seen) => shown.map((item) => view(item, seen)))
+    const links = shown.flatMap(linksOf)
+    // Nothing links anywhere (a record just created, say): no lookup, and every item is as stored.
+    return links.length === 0
+      ? Effect.succeed(shown)
+      : Effect.map(holdings(scopes, links), (seen) => shown.map((item) => view(item, seen)))
   })
 
 /**

@@ -8,16 +8,15 @@
  * again on its own, in its own transaction, and answered with its own outcome: one bad request
  * neither loses nor answers for the others, and each answer is the one it would have got alone.
  */
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
+import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 
 interface Pending<I, O, E> {
   readonly items: ReadonlyArray<I>
-  readonly done: Deferred.Deferred<ReadonlyArray<O>, E>
+  /** Answers the waiting request: called once, with its outcome. */
+  readonly done: (exit: Exit.Exit<ReadonlyArray<O>, E>) => void
 }
 
 /**
@@ -35,18 +34,25 @@ const afterPendingIo = Effect.async<void>((resume) => {
  * whatever else is waiting, `run` taking every request's items in order and returning one output
  * per item, in the same order. A group holds at most `maxItems` items (a request larger than that
  * runs alone).
+ *
+ * The waiting requests are a plain array and each waits in one `Effect.async`, resumed with its
+ * own outcome: a write request pays for no queue or deferred of its own (decision 0228). When the
+ * scope closes, requests still waiting are interrupted.
  */
 export const make = <I, O, E>(
   run: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<O>, E>,
   options: { readonly maxItems: number }
 ): Effect.Effect<(items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<O>, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending<I, O, E>>(), Queue.shutdown)
-    // A request that did not fit in the group just closed opens the next one.
-    let carried: Pending<I, O, E> | undefined
+    // Requests waiting for a group, oldest first; the first may be one that did not fit in the
+    // group just closed, which opens the next one.
+    let waiting: Array<Pending<I, O, E>> = []
+    // The idle worker's wake-up, while it waits for a first request.
+    let wake: (() => void) | undefined
+    let closed = false
 
     const alone = (pending: Pending<I, O, E>) =>
-      Effect.flatMap(Effect.exit(run(pending.items)), (exit) => Deferred.done(pending.done, exit))
+      Effect.map(Effect.exit(run(pending.items)), (exit) => pending.done(exit))
 
     const writeGroup = (group: ReadonlyArray<Pending<I, O, E>>) =>
       group.length === 1 ? alone(group[0]!) : Effect.flatMap(
@@ -60,39 +66,55 @@ export const make = <I, O, E>(
               Effect.forEach(group, alone, { discard: true })
             )
           }
-          let offset = 0
-          return Effect.forEach(group, (pending) => {
-            const outputs = exit.value.slice(offset, offset + pending.items.length)
-            offset += pending.items.length
-            return Deferred.succeed(pending.done, outputs)
-          }, { discard: true })
+          return Effect.sync(() => {
+            let offset = 0
+            for (const pending of group) {
+              pending.done(Exit.succeed(exit.value.slice(offset, offset + pending.items.length)))
+              offset += pending.items.length
+            }
+          })
         }
       )
 
-    const nextGroup = Effect.gen(function*() {
-      const first = carried ?? (yield* Queue.take(queue))
-      carried = undefined
-      yield* afterPendingIo
-      const group = [first]
-      let size = first.items.length
-      while (size < options.maxItems) {
-        const next = yield* Queue.poll(queue)
-        if (Option.isNone(next)) break
-        if (size + next.value.items.length > options.maxItems) {
-          carried = next.value
-          break
-        }
-        group.push(next.value)
-        size += next.value.items.length
-      }
-      return group
+    const firstRequest = Effect.async<void>((resume) => {
+      if (waiting.length > 0) return resume(Effect.void)
+      wake = () => resume(Effect.void)
+      return Effect.sync(() => {
+        wake = undefined
+      })
     })
 
+    /** Every request waiting, up to `maxItems` items (always the first, whatever its size). */
+    const takeGroup = (): ReadonlyArray<Pending<I, O, E>> => {
+      let size = waiting[0]!.items.length
+      let count = 1
+      while (count < waiting.length && size + waiting[count]!.items.length <= options.maxItems) {
+        size += waiting[count]!.items.length
+        count++
+      }
+      const group = waiting.slice(0, count)
+      waiting = waiting.slice(count)
+      return group
+    }
+
+    const nextGroup = Effect.zipRight(firstRequest, Effect.zipRight(afterPendingIo, Effect.sync(takeGroup)))
+
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        closed = true
+        const left = waiting
+        waiting = []
+        for (const pending of left) pending.done(Exit.interrupt(FiberId.none))
+      })
+    )
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(nextGroup, writeGroup)))
 
     return (items) =>
-      Effect.flatMap(
-        Deferred.make<ReadonlyArray<O>, E>(),
-        (done) => Effect.zipRight(Queue.offer(queue, { items, done }), Deferred.await(done))
-      )
+      Effect.async<ReadonlyArray<O>, E>((resume) => {
+        if (closed) return resume(Effect.interrupt)
+        waiting.push({ items, done: resume })
+        const idle = wake
+        wake = undefined
+        idle?.()
+      })
   })

@@ -27,10 +27,11 @@ import {
   NotFound
 } from "../../EngramApi.js"
 import * as GroupCommit from "../groupCommit.js"
-import { batchWritten } from "./batchAnswer.js"
+import { batchWritten, created } from "./batchAnswer.js"
 import {
   asArray,
   assignedIds,
+  creatable,
   filtersOf,
   type GroupLayer,
   http,
@@ -145,18 +146,15 @@ export const layerMemories = (config: ServerConfig): GroupLayer<
        * promotion rows, all or none of them; one result per input.
        */
       const createAll = (inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>) =>
-        Effect.gen(function*() {
-          const access = yield* CurrentAccess
-          yield* writable(access)
-          const scoped: Array<MemoryRecord.MemoryWriteInput> = []
-          for (const input of inputs) {
-            yield* assignedIds(input)
-            scoped.push({ ...input, scope: yield* oneScope(access, input.scope) })
-          }
-          const created = yield* http(submit(scoped))
-          const visible = yield* shown(access, created.map((result) => result.record))
-          return created.map((result, index) => ({ ...result, record: visible[index] ?? result.record }))
-        })
+        Effect.flatMap(CurrentAccess, (access) =>
+          Effect.flatMap(
+            Effect.flatMap(creatable(access, inputs), (scoped) => http(submit(scoped))),
+            (created) =>
+              Effect.map(
+                shown(access, created.map((result) => result.record)),
+                (visible) => created.map((result, index) => ({ ...result, record: visible[index] ?? result.record }))
+              )
+          ))
 
       /** The record's supersession chain, through stored records and tombstones. */
       const historyOf = (access: Access, record: MemoryRecord.MemoryRecord) =>
@@ -341,7 +339,7 @@ export const layerMemories = (config: ServerConfig): GroupLayer<
               proposesToSupersede: Extraction.proposedHolder(record) ?? null
             }
           }))
-        .handle("create", ({ payload }) => Effect.map(createAll([payload]), ([created]) => created!))
+        .handle("create", ({ payload }) => Effect.map(createAll([payload]), ([result]) => created(result!)))
         .handle(
           "createMany",
           ({ payload }) => Effect.map(createAll(payload.records), (results) => batchWritten({ results }))

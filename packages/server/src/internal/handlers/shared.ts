@@ -2,6 +2,7 @@ import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import { ErrorClass, type MemoryQuery, type MemoryRecord, type ProjectionLayout } from "@engram/core"
 import type { StablePrefix } from "@engram/runtime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import {
   type Access,
@@ -78,15 +79,24 @@ export const readScopes = (access: Access, requested: ReadonlyArray<MemoryRecord
 }
 
 /** One scope: the requested one (held by the token), or the token's only scope. */
-export const oneScope = (access: Access, requested: MemoryRecord.Scope | undefined) => {
+export const scopeOf = (
+  access: Access,
+  requested: MemoryRecord.Scope | undefined
+): Either.Either<MemoryRecord.Scope, NotFound | BadRequest> => {
   if (requested !== undefined) {
-    return access.scopes.includes(requested) ? Effect.succeed(requested) : Effect.fail(notInScope(requested))
+    return access.scopes.includes(requested) ? Either.right(requested) : Either.left(notInScope(requested))
   }
   const [only, ...rest] = access.scopes
   return only !== undefined && rest.length === 0
-    ? Effect.succeed(only)
-    : Effect.fail(new BadRequest({ message: `name a scope: this token holds ${access.scopes.join(", ")}` }))
+    ? Either.right(only)
+    : Either.left(new BadRequest({ message: `name a scope: this token holds ${access.scopes.join(", ")}` }))
 }
+
+/** {@link scopeOf} as an effect (an `Either` is one). */
+export const oneScope = (
+  access: Access,
+  requested: MemoryRecord.Scope | undefined
+): Effect.Effect<MemoryRecord.Scope, NotFound | BadRequest> => scopeOf(access, requested)
 
 /**
  * The server assigns every id it creates (decision 0048): a caller's id could be taken by a record
@@ -94,19 +104,38 @@ export const oneScope = (access: Access, requested: MemoryRecord.Scope | undefin
  * same whatever the id, tells nothing.
  */
 export const assignedIds = (input: { readonly id?: string | undefined }) =>
-  input.id === undefined
-    ? Effect.void
-    : Effect.fail(
-      new BadRequest({
-        message: "remove \"id\": the server assigns the id of every record it creates (the answer carries it)"
-      })
-    )
+  input.id === undefined ? Effect.void : Effect.fail(callerId())
+
+const callerId = () =>
+  new BadRequest({
+    message: "remove \"id\": the server assigns the id of every record it creates (the answer carries it)"
+  })
 
 /** Refuses a write for a read-only token. */
-export const writable = (access: Access) =>
-  access.readOnly
-    ? Effect.fail(new ReadOnlyToken({ message: `token "${access.label}" is read-only` }))
-    : Effect.void
+export const writable = (access: Access) => access.readOnly ? Effect.fail(readOnly(access)) : Effect.void
+
+const readOnly = (access: Access) => new ReadOnlyToken({ message: `token "${access.label}" is read-only` })
+
+/**
+ * The records a create request stores, each in its scope, or the first refusal: a read-only
+ * token, then input by input a caller-chosen id or a scope the token does not hold (in that order,
+ * as {@link writable}, {@link assignedIds} and {@link oneScope} refuse them). Plain checks, no
+ * effect per input: this runs on every write request.
+ */
+export const creatable = (
+  access: Access,
+  inputs: ReadonlyArray<MemoryRecord.MemoryWriteInput>
+): Either.Either<Array<MemoryRecord.MemoryWriteInput>, ReadOnlyToken | BadRequest | NotFound> => {
+  if (access.readOnly) return Either.left(readOnly(access))
+  const scoped: Array<MemoryRecord.MemoryWriteInput> = []
+  for (const input of inputs) {
+    if (input.id !== undefined) return Either.left(callerId())
+    const scope = scopeOf(access, input.scope)
+    if (Either.isLeft(scope)) return Either.left(scope.left)
+    scoped.push({ ...input, scope: scope.right })
+  }
+  return Either.right(scoped)
+}
 
 /** A query parameter given once or repeated, as a list. */
 export const asArray = <A>(value: A | ReadonlyArray<A> | undefined): ReadonlyArray<A> | undefined =>
