@@ -333,7 +333,10 @@ export const withSearchDefaults = (
       const paged = Pages.pagesOf(store)
       return paged === undefined
         ? wrapped
-        : Pages.withPages(wrapped, (text, options) => paged(text, { ...options, ...SearchPlan.withDefaults(options, defaults) }))
+        : Pages.withPages(
+          wrapped,
+          (text, options) => paged(text, { ...options, ...SearchPlan.withDefaults(options, defaults) })
+        )
     })
   )
 

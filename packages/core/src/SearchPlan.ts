@@ -245,7 +245,10 @@ export const run = <E, R>(
  * @since 0.1.0
  * @category planning
  */
-export const belowScores = (above: ReadonlyArray<SearchHit>, hits: ReadonlyArray<SearchHit>): ReadonlyArray<SearchHit> => {
+export const belowScores = (
+  above: ReadonlyArray<SearchHit>,
+  hits: ReadonlyArray<SearchHit>
+): ReadonlyArray<SearchHit> => {
   if (above.length === 0) return hits
   const lowest = above[above.length - 1]!.score
   return hits.map((hit) => {

@@ -87,7 +87,10 @@ const contracted = (store: MemoryStoreService): MemoryStoreService => ({
       options?.scopes === undefined ? options : { ...options, scopes: options.scopes.filter(isScope) }
     ),
   search: (text, options) =>
-    Effect.zipRight(checkQuery(text), Effect.suspend(() => store.search(typeof text === "string" ? text : "", options))),
+    Effect.zipRight(
+      checkQuery(text),
+      Effect.suspend(() => store.search(typeof text === "string" ? text : "", options))
+    ),
   neighbours: (query) =>
     Effect.flatMap(MemoryLimits, (limits) => {
       const window = field(query, "window")
