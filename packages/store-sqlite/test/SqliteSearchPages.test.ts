@@ -154,7 +154,7 @@ describe("SQLite search pages", () => {
       expect(MemoryStore.pagesOf({ ...store })).toBeUndefined()
     }).pipe(Effect.provide(inMemory()), Effect.orDie))
 
-  it.effect("a projection over pages is the projection over searches, text and report, reading fewer rows", () =>
+  it.effect("a projection over pages is the projection over searches, text and report, ranking no more often", () =>
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
       // Relevant records thin out down the ranking, and most of the store holds the question's
