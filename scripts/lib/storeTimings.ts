@@ -54,7 +54,20 @@ export const make = () => {
       stores: Layer.Layer<MemoryStore.MemoryStore | TelemetryStore.TelemetryStore, E, R>
     ) =>
       Layer.merge(
-        Layer.effect(MemoryStore.MemoryStore, Effect.map(MemoryStore.MemoryStore, (s) => timed("memory", s))),
+        Layer.effect(
+          MemoryStore.MemoryStore,
+          Effect.map(MemoryStore.MemoryStore, (s) => {
+            const wrapped = timed("memory", s)
+            // A store reading searches in pages (decision 0226) keeps doing so, each take timed.
+            const paged = MemoryStore.pagesOf(s)
+            return paged === undefined
+              ? wrapped
+              : MemoryStore.withPages(wrapped, (text, options) => {
+                const pages = paged(text, options)
+                return { ...pages, take: timed("memory", { "search pages": pages.take })["search pages"] }
+              })
+          })
+        ),
         Layer.effect(
           TelemetryStore.TelemetryStore,
           Effect.map(TelemetryStore.TelemetryStore, (s) => timed("telemetry", s))

@@ -14,6 +14,7 @@ import { Embeddings, type Service as EmbeddingsService } from "./Embeddings.js"
 import * as HybridStore from "./internal/hybridStore.js"
 import * as InMemoryStore from "./internal/inMemoryStore.js"
 import * as MemoryContract from "./internal/memoryContract.js"
+import * as Pages from "./internal/searchPages.js"
 import * as MemoryForget from "./MemoryForget.js"
 import type { Cascade, ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
 import type { ListQuery, NeighbourQuery, SearchOptions } from "./MemoryQuery.js"
@@ -88,6 +89,47 @@ export interface SearchResult {
   readonly hits: ReadonlyArray<SearchHit>
   readonly skipped: number
 }
+
+/**
+ * One search read on demand (decision 0226), for a caller that takes the head of a ranking in
+ * growing prefixes (a projection's recall rounds): `take(limit, ahead)` is the first `limit` hits
+ * of the search — exactly what `search(text, { ...options, limit })` would return, `skipped`
+ * included — where the store continues from the rows it read for the takes before instead of
+ * searching again from the start. `ahead` (at least `limit`) is how far to read ahead when the
+ * store must run its ranking again. The search's time and statistics are those of its first take.
+ * `searches()` counts the times the ranking ran.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SearchPages extends Pages.SearchPages {}
+
+/**
+ * Opens one search's pages (see {@link SearchPages}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Paged = Pages.Paged
+
+/**
+ * Registers `paged` as how `store` searches in pages, and returns `store`. Only the service object
+ * given holds it: a wrapper building a service of its own does not offer pages unless it registers
+ * them ({@link withContract} and {@link withSearchDefaults} pass them on).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withPages: (store: Service, paged: Paged) => Service = Pages.withPages
+
+/**
+ * How `store` searches in pages ({@link SearchPages}), when it registered a way; otherwise the caller
+ * searches.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const pagesOf: (store: Service) => Paged | undefined = Pages.pagesOf
 
 /**
  * The outcome of a supersession: the invalidated original and its successor.
@@ -283,10 +325,19 @@ export const withSearchDefaults = (
 ): Effect.Effect<Service, InvalidStoreOptions> =>
   search === undefined ? Effect.succeed(store) : decodeTuning(search).pipe(
     Effect.mapError((error) => new InvalidStoreOptions({ problem: `search: ${describeParseError(error)}` })),
-    Effect.map((defaults): Service => ({
-      ...store,
-      search: (text, options) => store.search(text, { ...options, ...SearchPlan.withDefaults(options, defaults) })
-    }))
+    Effect.map((defaults): Service => {
+      const wrapped: Service = {
+        ...store,
+        search: (text, options) => store.search(text, { ...options, ...SearchPlan.withDefaults(options, defaults) })
+      }
+      const paged = Pages.pagesOf(store)
+      return paged === undefined
+        ? wrapped
+        : Pages.withPages(
+          wrapped,
+          (text, options) => paged(text, { ...options, ...SearchPlan.withDefaults(options, defaults) })
+        )
+    })
   )
 
 /**

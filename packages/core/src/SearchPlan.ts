@@ -237,8 +237,18 @@ export const run = <E, R>(
 ): Effect.Effect<SearchResult, E, R> =>
   order === "newest" ? runNewest(searchPlan, limit, fetch) : runTiers(searchPlan, limit, fetch)
 
-/** `hits` rescaled strictly below the lowest score of `above`, order kept; unchanged when `above` is empty. */
-const belowScores = (above: ReadonlyArray<SearchHit>, hits: ReadonlyArray<SearchHit>): ReadonlyArray<SearchHit> => {
+/**
+ * `hits` rescaled strictly below the lowest score of `above`, order kept; unchanged when `above`
+ * is empty: how {@link runTiers} scores the tail tier's hits after the ranked tier's (for a backend
+ * that reads the tiers itself).
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const belowScores = (
+  above: ReadonlyArray<SearchHit>,
+  hits: ReadonlyArray<SearchHit>
+): ReadonlyArray<SearchHit> => {
   if (above.length === 0) return hits
   const lowest = above[above.length - 1]!.score
   return hits.map((hit) => {

@@ -441,6 +441,30 @@ export const searchRecall = (
     )
 
 /**
+ * The recall search of {@link searchRecall} read in pages, when the memory store reads searches
+ * so (`MemoryStore.pagesOf`, decision 0226): each take is what {@link searchRecall} of its limit
+ * returns.
+ */
+export const recallPages = (
+  stores: ProjectionStores,
+  settings: ProjectionSettings,
+  request: Pick<ProjectionRequest, "query" | "scopes">
+): Effect.Effect<MemoryStore.SearchPages | undefined> => {
+  const paged = MemoryStore.pagesOf(stores.memories)
+  return paged === undefined ? Effect.succeed(undefined) : Effect.map(
+    MemoryLimits.MemoryLimits,
+    (limits) =>
+      paged(MemoryLimits.clampQuery(request.query, limits), {
+        scopes: request.scopes,
+        deliveryPolicies: Decisions.PROJECTED_POLICIES,
+        deliverable: true,
+        ...asOfFilter(settings.asOf),
+        plan: { maxDocumentShare: settings.recallPruneShare }
+      })
+  )
+}
+
+/**
  * A round's recall of `limit` hits out of a search that asked for at least `limit`: its first
  * `limit` hits that `shown` keeps (by default {@link screened}: held records left out). A limit keeps the
  * top of the ranking a search would return without one (the conformance kit's ranking tier), so
@@ -705,13 +729,26 @@ export const make = (
         }
         // What the rounds before took from the ranking, and how much of it the relevance step kept.
         let before = { returned: 0, relevant: 0 }
+        // A store that reads a search in pages (decision 0226) serves each round the hits it takes,
+        // continuing where the last round's read stopped; the reach then only sizes how far it
+        // ranks ahead when it must rank again.
+        const pages = limit > 0 ? yield* recallPages(stores, settings, request) : undefined
         for (;;) {
           // A search that returned fewer hits than it asked for found every match: it covers any limit.
           if (limit > asked && found.hits.length === asked) {
-            asked = reach.ask(limit, cap)
-            found = yield* searchRecall(stores, settings, request, asked)
-            searches += asked > 0 ? 1 : 0
-            skipped += found.skipped
+            const ahead = reach.ask(limit, cap)
+            if (pages === undefined) {
+              asked = ahead
+              found = yield* searchRecall(stores, settings, request, asked)
+              searches += asked > 0 ? 1 : 0
+              skipped += found.skipped
+            } else {
+              const before = found.skipped
+              asked = limit
+              found = yield* pages.take(limit, ahead)
+              searches = pages.searches()
+              skipped += Math.max(0, found.skipped - before)
+            }
           }
           // The relevance step, after ranking and before the budget (decision 0180), with the screen.
           const recall = recallOf(found, limit, kept)

@@ -12,6 +12,7 @@ import {
 } from "../MemoryStoreError.js"
 import { checkCorroboratingSession } from "../MemoryWrite.js"
 import { onFirstCall } from "./onFirstCall.js"
+import { pagesOf, withPages } from "./searchPages.js"
 
 const isId = onFirstCall(() => Schema.is(MemoryId))
 const isScope = onFirstCall(() => Schema.is(Scope))
@@ -53,7 +54,30 @@ const knownId = (id: unknown): Effect.Effect<MemoryId, MemoryNotFound> =>
  * admits nothing. Schema decoding of write inputs and filters stays in `MemoryWrite`, where every
  * backend already runs it.
  */
-export const withContract = (store: MemoryStoreService): MemoryStoreService => ({
+export const withContract = (store: MemoryStoreService): MemoryStoreService => {
+  const checked = contracted(store)
+  const paged = pagesOf(store)
+  if (paged === undefined) return checked
+  // The same check of the text as `search`, at each take (a take after a failed one fails the same).
+  return withPages(checked, (text, options) => {
+    const pages = paged(typeof text === "string" ? text : "", options)
+    return {
+      searches: pages.searches,
+      take: (limit, ahead) => Effect.zipRight(checkQuery(text), pages.take(limit, ahead))
+    }
+  })
+}
+
+const checkQuery = (text: unknown): Effect.Effect<void, InvalidMemoryQuery> =>
+  Effect.flatMap(MemoryLimits, (limits) => {
+    if (typeof text === "string" && text.length > limits.maxQueryChars) {
+      const limit = { name: "maxQueryChars", max: limits.maxQueryChars, size: text.length } as const
+      return Effect.fail(new InvalidMemoryQuery({ problem: describeLimit("the search text", limit), limit }))
+    }
+    return Effect.void
+  })
+
+const contracted = (store: MemoryStoreService): MemoryStoreService => ({
   ...store,
   write: (inputs) => Effect.zipRight(checkSizes(inputs), store.write(inputs)),
   restore: (records) => Effect.zipRight(checkSizes(records), store.restore(records)),
@@ -63,13 +87,10 @@ export const withContract = (store: MemoryStoreService): MemoryStoreService => (
       options?.scopes === undefined ? options : { ...options, scopes: options.scopes.filter(isScope) }
     ),
   search: (text, options) =>
-    Effect.flatMap(MemoryLimits, (limits) => {
-      if (typeof text === "string" && text.length > limits.maxQueryChars) {
-        const limit = { name: "maxQueryChars", max: limits.maxQueryChars, size: text.length } as const
-        return Effect.fail(new InvalidMemoryQuery({ problem: describeLimit("the search text", limit), limit }))
-      }
-      return store.search(typeof text === "string" ? text : "", options)
-    }),
+    Effect.zipRight(
+      checkQuery(text),
+      Effect.suspend(() => store.search(typeof text === "string" ? text : "", options))
+    ),
   neighbours: (query) =>
     Effect.flatMap(MemoryLimits, (limits) => {
       const window = field(query, "window")

@@ -2,6 +2,7 @@ import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import {
   Bm25,
   type Embeddings,
@@ -90,7 +91,6 @@ const sqliteCode = (error: SqlError): unknown =>
   typeof error.cause === "object" && error.cause !== null && "code" in error.cause ? error.cause.code : undefined
 
 type SkippedRow = StoredRows.Skipped<string>
-type Decoded<A> = StoredRows.Decoded<A, string>
 
 const skippedRows = Metric.tagged(MemoryStore.rowsSkipped, "backend", "sqlite")
 
@@ -155,6 +155,38 @@ const ID = MemoryRow.COLUMNS.indexOf("id")
 const SCOPE = MemoryRow.COLUMNS.indexOf("scope")
 const CREATED_AT = MemoryRow.COLUMNS.indexOf("created_at")
 
+/** The ranked tier's statement for a bound `k`, and how its rows are laid out. */
+interface RankedStatement {
+  readonly bounded: (k: number) => Statement.Statement<Row>
+  readonly width: number
+  readonly offsets: ReadonlyArray<number>
+}
+
+/** A search's plan, fixed at its first take: its tiers' statements and its ranking parameters. */
+interface Opened {
+  readonly ranked: RankedStatement | undefined
+  readonly tail: Statement.Fragment | undefined
+  readonly parameters: Bm25.Parameters
+}
+
+/** A ranked match as the statement returned it. */
+interface RankedMatch extends Bm25.Match {
+  readonly values: ReadonlyArray<unknown>
+  readonly id: string
+}
+
+/** One run of the ranked statement: its bound, rows and match count, candidates ranked, each decoded once. */
+interface Ranking {
+  readonly k: number
+  readonly rows: number
+  readonly total: number
+  readonly candidates: ReadonlyArray<{ readonly match: RankedMatch; readonly score: number }>
+  readonly decoded: Array<Either.Either<MemoryRecord.MemoryRecord, string>>
+}
+
+/** A tail row read: its record, or what kept it from decoding. */
+type TailRow = MemoryRecord.MemoryRecord | (SkippedRow & { readonly seq: number })
+
 /** Runs the store's migrations (idempotent), in their own migrations table. */
 export const migrate = runMigrations(MIGRATIONS_TABLE, migrations)
 
@@ -195,36 +227,6 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
     // Whether the search index covers every record, checked once, at the first search (two counts:
     // milliseconds at 100,000 records). An index that lost rows would answer with a silent partial result.
     const indexGap = yield* Effect.cached(coverageGap(sql))
-
-    /**
-     * Reads rows page by page until `want` records decode or the rows run out. Bad rows are
-     * skipped; when one shortens the first page and more rows exist, the scan is redone inside one
-     * transaction so the pages it stitches together come from one snapshot.
-     */
-    const scan = <A>(
-      fetch: (limit: number, offset: number) => Effect.Effect<ReadonlyArray<Row>, SqlError>,
-      want: number,
-      make: (record: MemoryRecord.MemoryRecord, row: Row) => A
-    ): Effect.Effect<Decoded<A>, SqlError> =>
-      Effect.flatMap(fetch(want, 0), (rows) => {
-        const first = MemoryRow.decodeRows(rows, make)
-        if (first.values.length >= want || rows.length < want) return Effect.succeed(first)
-        return sql.withTransaction(Effect.gen(function*() {
-          const values: Array<A> = []
-          const skipped: Array<SkippedRow> = []
-          let offset = 0
-          while (values.length < want) {
-            const missing = want - values.length
-            const page = yield* fetch(missing, offset)
-            offset += page.length
-            const decoded = MemoryRow.decodeRows(page, make)
-            values.push(...decoded.values)
-            skipped.push(...decoded.skipped)
-            if (page.length < missing) break
-          }
-          return { values, skipped }
-        }))
-      })
 
     const frequencies = makeFrequencies(sql)
 
@@ -283,141 +285,286 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
       })
 
     /**
-     * One planned tier, with the filters applied before the limit.
-     *
-     * Ranked: core's BM25 computed in SQL over every match of the tier that passes the filters,
-     * best first, decoding until `limit` rows decode. Tail: the newest-written matches first (FTS5 streams its
-     * postings by rowid), joined and filtered as they stream, stopping after `limit`.
+     * The ranked tier's statement: core's BM25 computed in SQL over every match of the tier that
+     * passes the filters, and of them the rows that can be among the best `k` (see below), as
+     * arrays. Returns the statement for a `k`.
      */
-    const searchTier = (
+    const rankedStatement = (
       tier: SearchPlan.Tier,
-      options: MemoryQuery.SearchOptions,
-      at: DateTime.Utc,
-      limit: number,
+      filters: ReadonlyArray<Statement.Fragment>,
       statistics: SearchPlan.TokenStatistics & { readonly averageLength: number },
       parameters: Bm25.Parameters
-    ): Effect.Effect<MemoryStore.SearchResult, SqlError> =>
-      Effect.gen(function*() {
-        const match = tierExpression(tier)
-        const filters = filterClauses(sql, options, DateTime.toEpochMillis(at))
-        const where = sql.and([sql`${sql(FTS_TABLE)} MATCH ${match}`, ...filters])
-        if (!tier.rank) {
-          // Rows as arrays, keyed in JavaScript: cheaper than the driver's keyed rows (decision 0113).
-          const { skipped, values } = yield* scan(
-            (n, offset) =>
-              Effect.map(
-                sql`SELECT ${columns} FROM ${sql(FTS_TABLE)} CROSS JOIN ${sql(TABLE)} m ON m.seq = ${
-                  sql(FTS_TABLE)
-                }.rowid
-              WHERE ${where} ORDER BY ${sql(FTS_TABLE)}.rowid DESC LIMIT ${n} OFFSET ${offset}`.values,
-                (rows) => rows.map((values) => rowOf(values, 0))
-              ),
-            limit,
-            (record): MemoryStore.SearchHit => ({ record, score: 0 })
-          )
-          yield* reportSkipped("search", skipped)
-          return { hits: values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })), skipped: skipped.length }
-        }
-        // BM25 (core's Bm25) in SQL: each ranked token's FTS5 match set weighted by the plan's weight (its IDF), summed
-        // per row, times the row's length normalisation, filtered and put in order in SQL, so only
-        // the best rows are read into JavaScript (decision 0051).
-        const hits = sql.join(" UNION ALL ", false)(
-          tier.include.map((token, t) =>
-            sql`SELECT rowid AS seq, ${tier.weights[t]!} AS w
-          FROM ${sql(FTS_TABLE)} WHERE ${sql(FTS_TABLE)} MATCH ${`"${token}"`}`
-          )
+    ): RankedStatement => {
+      // BM25 (core's Bm25) in SQL: each ranked token's FTS5 match set weighted by the plan's weight (its IDF), summed
+      // per row, times the row's length normalisation, filtered and put in order in SQL, so only
+      // the best rows are read into JavaScript (decision 0051).
+      const hits = sql.join(" UNION ALL ", false)(
+        tier.include.map((token, t) =>
+          sql`SELECT rowid AS seq, ${tier.weights[t]!} AS w
+        FROM ${sql(FTS_TABLE)} WHERE ${sql(FTS_TABLE)} MATCH ${`"${token}"`}`
         )
-        // One token's matches are distinct already: summing them would only sort them.
-        const matched = tier.include.length === 1 ? hits : sql`SELECT seq, sum(w) AS w FROM (${hits}) GROUP BY seq`
-        const k1 = parameters.k1
-        const b = parameters.b
-        const averageLength = Math.max(statistics.averageLength, 1e-9)
-        const score = sql.literal(
-          `round(c.w * (${k1 + 1} / (1 + ${k1} * (${
-            1 - b
-          } + ${b} * m.search_length / ${averageLength}))), ${Bm25.SCORE_DIGITS})`
-        )
-        const offsets = parameters.neighbourWeight === 0 ? [] : Bm25.neighbourOffsets(parameters)
-        const ranked = sql.literal(rankedSql(offsets, parameters.neighbourWeight))
-        // One statement per query (decisions 0083, 0113): the matches drive the join to the records
-        // (CROSS JOIN keeps SQLite's order: with a scope filter the planner would otherwise scan the
-        // whole scope through its index and probe the matches); only the matches within
-        // Bm25.BOUND_MARGIN of the k-th best contextual bound come back, with their neighbours'
-        // scores and their full rows, and core ranks those exactly. Rows come back as arrays (one
-        // per candidate, columns in RANKED_COLUMNS order, then the record's): building a keyed object
-        // per row in the driver costs more than the query, and only the rows kept are decoded. A
-        // larger k runs only past rows that fail to decode.
-        //
-        // Ties (decision 0157): a match whose bound is its final score (no conversation context
-        // applies to it) is ordered by SQL exactly as core ranks it — score, then newest, then id
-        // (ids are ASCII, so SQLite's byte order is JavaScript's) — so of those within the margin
-        // of the k-th bound only the first k come back (`capped`), not every one tied there
-        // (thousands on a store of look-alike records). A match past them cannot be in the top k
-        // unless more than the spare rows fail to decode, which the loop below detects and answers
-        // by asking for more.
-        const exact = offsets.length === 0 ? sql.literal("1") : sql.literal("f.thread IS NULL")
-        const margin = Bm25.BOUND_MARGIN
-        const bounded = (k: number) =>
-          sql`WITH c AS (${matched}),
-              s AS MATERIALIZED (
-                SELECT m.seq, m.scope, ${score} AS score,
-                  CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.thread END AS thread,
-                  CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.turn END AS turn
-                FROM c CROSS JOIN ${sql(TABLE)} m INDEXED BY ${sql(SEARCH_ROWS_INDEX)} ON m.seq = c.seq
-                WHERE ${sql.and(filters)}),
-              ${ranked},
-              t AS (SELECT coalesce((SELECT u FROM f ORDER BY u DESC LIMIT 1 OFFSET ${k - 1}), -1e300) AS kth),
-              r AS MATERIALIZED (
-                SELECT f.*, 0 AS capped FROM f CROSS JOIN t
-                WHERE f.u > t.kth + ${margin} OR (f.u >= t.kth - ${margin} AND NOT ${exact})
-                UNION ALL
-                SELECT * FROM (
-                  SELECT f.*, 1 AS capped FROM f CROSS JOIN t CROSS JOIN ${sql(TABLE)} o ON o.seq = f.seq
-                  WHERE f.u >= t.kth - ${margin} AND f.u <= t.kth + ${margin} AND ${exact}
-                  ORDER BY f.u DESC, o.created_at DESC, o.id LIMIT ${k}))
-            SELECT r.score, r.thread, r.turn, (SELECT count(*) FROM s), r.capped${
-            sql.literal(
-              offsets.map((_, i) => `, r.n${i}`).join("")
+      )
+      // One token's matches are distinct already: summing them would only sort them.
+      const matched = tier.include.length === 1 ? hits : sql`SELECT seq, sum(w) AS w FROM (${hits}) GROUP BY seq`
+      const k1 = parameters.k1
+      const b = parameters.b
+      const averageLength = Math.max(statistics.averageLength, 1e-9)
+      const score = sql.literal(
+        `round(c.w * (${k1 + 1} / (1 + ${k1} * (${
+          1 - b
+        } + ${b} * m.search_length / ${averageLength}))), ${Bm25.SCORE_DIGITS})`
+      )
+      const offsets = parameters.neighbourWeight === 0 ? [] : Bm25.neighbourOffsets(parameters)
+      const ranked = sql.literal(rankedSql(offsets, parameters.neighbourWeight))
+      // One statement per query (decisions 0083, 0113): the matches drive the join to the records
+      // (CROSS JOIN keeps SQLite's order: with a scope filter the planner would otherwise scan the
+      // whole scope through its index and probe the matches); only the matches within
+      // Bm25.BOUND_MARGIN of the k-th best contextual bound come back, with their neighbours'
+      // scores and their full rows, and core ranks those exactly. Rows come back as arrays (one
+      // per candidate, columns in RANKED_COLUMNS order, then the record's): building a keyed object
+      // per row in the driver costs more than the query, and only the rows kept are decoded. A
+      // larger k runs only past rows that fail to decode.
+      //
+      // Ties (decision 0157): a match whose bound is its final score (no conversation context
+      // applies to it) is ordered by SQL exactly as core ranks it — score, then newest, then id
+      // (ids are ASCII, so SQLite's byte order is JavaScript's) — so of those within the margin
+      // of the k-th bound only the first k come back (`capped`), not every one tied there
+      // (thousands on a store of look-alike records). A match past them cannot be in the top k
+      // unless more than the spare rows fail to decode, which the loop below detects and answers
+      // by asking for more.
+      const exact = offsets.length === 0 ? sql.literal("1") : sql.literal("f.thread IS NULL")
+      const margin = Bm25.BOUND_MARGIN
+      const bounded = (k: number) =>
+        sql`WITH c AS (${matched}),
+            s AS MATERIALIZED (
+              SELECT m.seq, m.scope, ${score} AS score,
+                CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.thread END AS thread,
+                CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.turn END AS turn
+              FROM c CROSS JOIN ${sql(TABLE)} m INDEXED BY ${sql(SEARCH_ROWS_INDEX)} ON m.seq = c.seq
+              WHERE ${sql.and(filters)}),
+            ${ranked},
+            t AS (SELECT coalesce((SELECT u FROM f ORDER BY u DESC LIMIT 1 OFFSET ${k - 1}), -1e300) AS kth),
+            r AS MATERIALIZED (
+              SELECT f.*, 0 AS capped FROM f CROSS JOIN t
+              WHERE f.u > t.kth + ${margin} OR (f.u >= t.kth - ${margin} AND NOT ${exact})
+              UNION ALL
+              SELECT * FROM (
+                SELECT f.*, 1 AS capped FROM f CROSS JOIN t CROSS JOIN ${sql(TABLE)} o ON o.seq = f.seq
+                WHERE f.u >= t.kth - ${margin} AND f.u <= t.kth + ${margin} AND ${exact}
+                ORDER BY f.u DESC, o.created_at DESC, o.id LIMIT ${k}))
+          SELECT r.score, r.thread, r.turn, (SELECT count(*) FROM s), r.capped${
+          sql.literal(
+            offsets.map((_, i) => `, r.n${i}`).join("")
+          )
+        }, ${columns}
+          FROM r CROSS JOIN ${sql(TABLE)} m ON m.seq = r.seq`
+      return { bounded, width: RANKED_COLUMNS + offsets.length, offsets }
+    }
+
+    /**
+     * One search read on demand (`MemoryStore.SearchPages`, decision 0226): the plan, time and
+     * statistics of its first take, and what each tier read so far. Every search is its one take.
+     *
+     * Ranked tier: one statement of bound `k` ranks the tier's matches; its candidates stay in
+     * hand, ranked and decoded as far as a take reads them, so a later take needs no statement
+     * while the candidates still hold its exact prefix; past them it runs again, reading `ahead`.
+     * Tail tier: the newest-written matches first (FTS5 streams its postings by rowid), joined and
+     * filtered as they stream; a take reads only the rows it still needs, after the last row read
+     * (`rowid <` it), so the tiers' rows are read once however many takes there are.
+     */
+    const openPages = (text: string, raw: MemoryQuery.SearchOptions | undefined): MemoryStore.SearchPages => {
+      // The plan of the first take (undefined: the text has no token), once opened.
+      let opened: { readonly plan: Opened | undefined } | undefined
+      let searches = 0
+      const open: Effect.Effect<
+        Opened | undefined,
+        SqlError | MemoryStoreError.InvalidMemoryQuery | MemoryStoreError.MemoryStoreFailure
+      > = Effect.gen(function*() {
+        const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
+        const tokens = SearchTokenizer.distinctTokens(text, language)
+        if (tokens.length === 0) return undefined
+        const gap = yield* indexGap
+        if (gap !== undefined) {
+          return yield* new MemoryStoreError.MemoryStoreFailure({
+            operation: "search",
+            cause: new Error(
+              `the search index is damaged (${gap}), so a search would miss records; ` +
+                "run `engram doctor --repair` to rebuild it from the records"
             )
-          }, ${columns}
-            FROM r CROSS JOIN ${sql(TABLE)} m ON m.seq = r.seq`
-        const width = RANKED_COLUMNS + offsets.length
+          })
+        }
+        const at = yield* DateTime.now
+        const statistics = yield* frequencies.statistics(tokens)
+        const tuning = SearchPlan.resolve(options)
+        const searchPlan = SearchPlan.plan(tokens, statistics, tuning.plan)
+        const filters = filterClauses(sql, options, DateTime.toEpochMillis(at))
+        const matching = (tier: SearchPlan.Tier) => [sql`${sql(FTS_TABLE)} MATCH ${tierExpression(tier)}`, ...filters]
+        // The tiers SearchPlan.run would fetch: relevance ranks the ranked tokens and lists the
+        // records holding only the others after them; newest lists every match.
+        const newest = options.order === "newest"
+        const rankedTier: SearchPlan.Tier | undefined = newest
+          ? undefined
+          : { include: searchPlan.ranked, weights: searchPlan.weights, exclude: [], rank: true }
+        const tailTier: SearchPlan.Tier | undefined = newest
+          ? { include: [...searchPlan.ranked, ...searchPlan.tail], weights: [], exclude: [], rank: false }
+          : searchPlan.tail.length === 0
+          ? undefined
+          : { include: searchPlan.tail, weights: [], exclude: searchPlan.ranked, rank: false }
+        return {
+          ranked: rankedTier === undefined
+            ? undefined
+            : rankedStatement(rankedTier, filters, statistics, tuning.ranking),
+          tail: tailTier === undefined ? undefined : sql.and(matching(tailTier)),
+          parameters: tuning.ranking
+        } satisfies Opened
+      })
+
+      // The ranked tier: the last statement's candidates, ranked, and each one decoded once.
+      let ranking: Ranking | undefined
+      // The tail tier: every row read so far in order (a record, or the id of a row that did not
+      // decode), the last row's seq, and whether the rows ran out.
+      const tailRows: Array<TailRow> = []
+      let tailDecoded = 0
+      let tailLast: number | undefined
+      let tailDone = false
+      // Rows that did not decode are logged and counted once per search, however many takes read them.
+      const reported = new Set<number>()
+      const reportedIds = new Set<string>()
+
+      const rank = (plan: Opened, statement: RankedStatement, k: number) =>
+        Effect.map(statement.bounded(k).values, (rows): Ranking => {
+          searches++
+          return {
+            k,
+            rows: rows.length,
+            total: rows.length === 0 ? 0 : Number(rows[0]![3]),
+            candidates: Bm25.rankCandidates(
+              rows.map((values) => ({
+                match: {
+                  values,
+                  id: String(values[statement.width + ID]),
+                  scope: String(values[statement.width + SCOPE]),
+                  position: positionOf(values[1], values[2]),
+                  createdAtMillis: Number(values[statement.width + CREATED_AT]),
+                  score: Number(values[0])
+                },
+                neighbours: statement.offsets.map((_, i) => (values[RANKED_COLUMNS + i] as number | null) ?? undefined)
+              })),
+              plan.parameters
+            ),
+            decoded: []
+          }
+        })
+
+      /**
+       * The first `limit` records of a ranking that decode, and the ids of those that did not,
+       * when they are the search's exact prefix: `limit` records found before the capped rows ran
+       * out (if all k were read, a match the cap left out could rank before the last one taken), or
+       * every match read.
+       */
+      const prefixOf = (held: Ranking, limit: number) => {
         const found: Array<MemoryStore.SearchHit> = []
         const bad: Array<SkippedRow> = []
-        for (let k = limit + SPARE_ROWS;; k *= 4) {
-          const rows = yield* bounded(k).values
-          const candidates = Bm25.rankCandidates(
-            rows.map((values) => ({
-              match: {
-                values,
-                id: String(values[width + ID]),
-                scope: String(values[width + SCOPE]),
-                position: positionOf(values[1], values[2]),
-                createdAtMillis: Number(values[width + CREATED_AT]),
-                score: Number(values[0])
-              },
-              neighbours: offsets.map((_, i) => (values[RANKED_COLUMNS + i] as number | null) ?? undefined)
-            })),
-            parameters
-          )
-          found.length = 0
-          bad.length = 0
-          // Capped rows read before the limit was reached: if all k were, a match the cap left out
-          // could rank before the last one taken.
-          let cappedRead = 0
-          for (const { match, score } of candidates) {
-            if (found.length === limit) break
-            if (match.values[CAPPED] === 1) cappedRead++
-            const decoded = MemoryRow.fromRow(rowOf(match.values, width))
-            if (Either.isRight(decoded)) found.push({ record: decoded.right, score })
-            else bad.push({ key: match.id, reason: decoded.left })
+        let cappedRead = 0
+        for (let i = 0; i < held.candidates.length && found.length < limit; i++) {
+          const { match, score } = held.candidates[i]!
+          if (match.values[CAPPED] === 1) cappedRead++
+          let decoded = held.decoded[i]
+          if (decoded === undefined) {
+            const width = match.values.length - MemoryRow.COLUMNS.length
+            decoded = held.decoded[i] = MemoryRow.fromRow(rowOf(match.values, width))
           }
-          const total = rows.length === 0 ? 0 : Number(rows[0]![3])
-          if ((found.length === limit && cappedRead < k) || rows.length >= total) break
+          if (Either.isRight(decoded)) found.push({ record: decoded.right, score })
+          else bad.push({ key: match.id, reason: decoded.left })
         }
-        yield* reportSkipped("search", bad)
-        return { hits: found, skipped: bad.length }
-      })
+        const exact = (found.length === limit && cappedRead < held.k) || held.rows >= held.total
+        return { found, bad, exact }
+      }
+
+      const takeRanked = (plan: Opened, statement: RankedStatement, limit: number, ahead: number) =>
+        Effect.gen(function*() {
+          if (ranking !== undefined) {
+            const prefix = prefixOf(ranking, limit)
+            if (prefix.exact) return prefix
+          }
+          // A larger k runs only past rows that fail to decode.
+          for (let k = Math.max(limit, ahead) + SPARE_ROWS;; k *= 4) {
+            ranking = yield* rank(plan, statement, k)
+            const prefix = prefixOf(ranking, limit)
+            if (prefix.exact) return prefix
+          }
+        })
+
+      /** Reads tail rows after the last one read until `want` records decode or the rows run out. */
+      const readTail = (where: Statement.Fragment, want: number) =>
+        Effect.gen(function*() {
+          while (tailDecoded < want && !tailDone) {
+            const missing = want - tailDecoded
+            const after = tailLast === undefined ? [] : [sql`${sql(FTS_TABLE)}.rowid < ${tailLast}`]
+            // Rows as arrays, keyed in JavaScript: cheaper than the driver's keyed rows (decision 0113).
+            const page = yield* sql`SELECT ${sql(FTS_TABLE)}.rowid, ${columns} FROM ${sql(FTS_TABLE)} CROSS JOIN ${
+              sql(TABLE)
+            } m ON m.seq = ${sql(FTS_TABLE)}.rowid
+              WHERE ${sql.and([where, ...after])} ORDER BY ${sql(FTS_TABLE)}.rowid DESC LIMIT ${missing}`.values
+            for (const values of page) {
+              tailLast = Number(values[0])
+              const decoded = MemoryRow.fromRow(rowOf(values, 1))
+              if (Either.isRight(decoded)) {
+                tailRows.push(decoded.right)
+                tailDecoded++
+              } else tailRows.push({ key: String(values[1 + ID]), reason: decoded.left, seq: tailLast })
+            }
+            if (page.length < missing) tailDone = true
+          }
+        })
+
+      /** The tail's first `want` records, and the rows that did not decode before the last of them. */
+      const tailPrefix = (want: number) => {
+        const records: Array<MemoryRecord.MemoryRecord> = []
+        const bad: Array<SkippedRow & { readonly seq: number }> = []
+        for (const row of tailRows) {
+          if (records.length === want) break
+          if ("reason" in row) bad.push(row)
+          else records.push(row)
+        }
+        return { records, bad }
+      }
+
+      const take = (limit: number, ahead: number): Effect.Effect<
+        MemoryStore.SearchResult,
+        SqlError | MemoryStoreError.InvalidMemoryQuery | MemoryStoreError.MemoryStoreFailure
+      > =>
+        Effect.gen(function*() {
+          opened ??= { plan: yield* open }
+          const plan = opened.plan
+          if (plan === undefined || limit <= 0) return { hits: [], skipped: 0 }
+          const head = plan.ranked === undefined
+            ? { found: [], bad: [] }
+            : yield* takeRanked(plan, plan.ranked, limit, ahead)
+          const freshHead = head.bad.filter((row) => !reportedIds.has(row.key))
+          for (const row of freshHead) reportedIds.add(row.key)
+          yield* reportSkipped("search", freshHead)
+          if (plan.ranked === undefined && searches === 0) searches = 1
+          if (head.found.length >= limit || plan.tail === undefined) {
+            return { hits: head.found, skipped: head.bad.length }
+          }
+          yield* readTail(plan.tail, limit - head.found.length)
+          const rest = tailPrefix(limit - head.found.length)
+          const fresh = rest.bad.filter((row) => !reported.has(row.seq))
+          for (const row of fresh) reported.add(row.seq)
+          yield* reportSkipped("search", fresh)
+          const listed = rest.records.map((record, i) => ({ record, score: SearchPlan.tailScore(i) }))
+          return {
+            hits: plan.ranked === undefined ? listed : [...head.found, ...SearchPlan.belowScores(head.found, listed)],
+            skipped: head.bad.length + rest.bad.length
+          }
+        })
+
+      return {
+        take: (limit, ahead) => take(limit, ahead).pipe(Effect.catchTag("SqlError", toFailure("search"))),
+        searches: () => searches
+      }
+    }
 
     const service: MemoryStore.Service = {
       capabilities: { search: "keyword" },
@@ -483,34 +630,11 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
           }
         }).pipe(Effect.catchTag("SqlError", toFailure("list"))),
 
-      search: (text, raw) =>
-        Effect.gen(function*() {
-          const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
-          const tokens = SearchTokenizer.distinctTokens(text, language)
-          if (tokens.length === 0) return { hits: [], skipped: 0 }
-          const gap = yield* indexGap
-          if (gap !== undefined) {
-            return yield* new MemoryStoreError.MemoryStoreFailure({
-              operation: "search",
-              cause: new Error(
-                `the search index is damaged (${gap}), so a search would miss records; ` +
-                  "run `engram doctor --repair` to rebuild it from the records"
-              )
-            })
-          }
-          const at = yield* DateTime.now
-          const statistics = yield* frequencies.statistics(tokens)
-          const tuning = SearchPlan.resolve(options)
-          const searchPlan = SearchPlan.plan(tokens, statistics, tuning.plan)
-          const parameters = tuning.ranking
-          const result = yield* SearchPlan.run(
-            searchPlan,
-            options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
-            options.order,
-            (tier, limit) => searchTier(tier, options, at, limit, statistics, parameters)
-          )
-          return result
-        }).pipe(Effect.catchTag("SqlError", toFailure("search"))),
+      // A search is its one take (decision 0226): the same statements as a search read in pages.
+      search: (text, raw) => {
+        const limit = raw?.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT
+        return openPages(text, raw).take(limit, limit)
+      },
 
       neighbours: (raw) =>
         Effect.gen(function*() {
@@ -647,7 +771,7 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
           return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
         }).pipe(Effect.catchTag("SqlError", toFailure("tombstones")))
     }
-    return MemoryStore.withContract(service)
+    return MemoryStore.withContract(MemoryStore.withPages(service, openPages))
   })
 
 /**
