@@ -13,7 +13,8 @@
  *
  * Every text is counted with o200k_base (gpt-tokenizer) as a whole: `over` counts texts over their
  * budget. For `project()` it also prints how much of the budget the text fills when more relevant
- * candidates were left (`budget.recall.stop` is `budget-full` or `search-limit`: mean and least),
+ * candidates were left (`budget.recall.stop` is `budget-full`, `cap`, or `search-limit` — which
+ * only projections before decision 0229 report: mean and least; `--least N` lists the least filled),
  * the recall rounds a projection ran (mean and most), and the overhead of a recalled line over the
  * turn it carries (line tokens less content tokens, over content tokens; envelope and tags of
  * sections aside).
@@ -159,7 +160,8 @@ const projectAll = (
         if (real > budget) figures.over++
         const stop = p.budget.recall?.stop ?? "none"
         figures.stops[stop] = (figures.stops[stop] ?? 0) + 1
-        if (stop === "budget-full" || stop === "search-limit") {
+        // Stops that leave relevant candidates unread (decision 0229): every other one says they ran out.
+        if (stop === "budget-full" || stop === "cap" || stop === "search-limit") {
           figures.fill += real / budget
           figures.leastFill = Math.min(figures.leastFill, real / budget)
           figures.fillQuestions++
