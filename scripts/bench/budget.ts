@@ -44,8 +44,8 @@ ${Datasets.USAGE}
   --relevance MODE  content-words (default) or search: project() without the relevance step
                     (decision 0180), to measure what the step costs
   --no-baselines    measure project() only
-  --least N         print the N least-filled project() texts that stopped with candidates left,
-                    with their recall report and shed lines
+  --least N         print the N least-filled project() texts per budget that stopped with
+                    candidates left, with their recall report and shed lines
   --json FILE       write every figure as JSON
   --help            this text`
 
@@ -288,8 +288,11 @@ export const run = async (args: ReadonlyArray<string>) => {
             questions.length * budgets.length
           } projections, ${machine()}`
         )
-        for (const f of [...least].sort((a, b) => a.fill - b.fill).slice(0, leastCount)) {
-          console.log(`    ${pct(f.fill)}% of ${f.budget}: ${f.question}: ${f.recall}; ${f.shed}`)
+        for (const budget of budgets) {
+          const filled = least.filter((f) => f.budget === budget).sort((a, b) => a.fill - b.fill)
+          for (const f of filled.slice(0, leastCount)) {
+            console.log(`    ${pct(f.fill)}% of ${f.budget}: ${f.question}: ${f.recall}; ${f.shed}`)
+          }
         }
         for (const [budget, f] of figures) {
           rows.push({
