@@ -13,7 +13,8 @@
  *
  * Every text is counted with o200k_base (gpt-tokenizer) as a whole: `over` counts texts over their
  * budget. For `project()` it also prints how much of the budget the text fills when more relevant
- * candidates were left (`budget.recall.stop` is `budget-full` or `search-limit`: mean and least),
+ * candidates were left (`budget.recall.stop` is `budget-full`, `cap`, or `search-limit` — which
+ * only projections before decision 0229 report: mean and least; `--least N` lists the least filled),
  * the recall rounds a projection ran (mean and most), and the overhead of a recalled line over the
  * turn it carries (line tokens less content tokens, over content tokens; envelope and tags of
  * sections aside).
@@ -43,6 +44,8 @@ ${Datasets.USAGE}
   --relevance MODE  content-words (default) or search: project() without the relevance step
                     (decision 0180), to measure what the step costs
   --no-baselines    measure project() only
+  --least N         print the N least-filled project() texts per budget that stopped with
+                    candidates left, with their recall report and shed lines
   --json FILE       write every figure as JSON
   --help            this text`
 
@@ -97,10 +100,20 @@ const fill = (
   return { ids, tokens: whole }
 }
 
+/** A projection that stopped with candidates left, for `--least`. */
+interface Filled {
+  readonly question: string
+  readonly budget: number
+  readonly fill: number
+  readonly recall: string
+  readonly shed: string
+}
+
 const projectAll = (
   questions: ReadonlyArray<Datasets.Question>,
   budgets: ReadonlyArray<number>,
-  contentOf: ReadonlyMap<string, string>
+  contentOf: ReadonlyMap<string, string>,
+  least: Array<Filled>
 ) =>
   Effect.gen(function*() {
     const projection = yield* ContextProjection.ContextProjection
@@ -147,10 +160,27 @@ const projectAll = (
         if (real > budget) figures.over++
         const stop = p.budget.recall?.stop ?? "none"
         figures.stops[stop] = (figures.stops[stop] ?? 0) + 1
-        if (stop === "budget-full" || stop === "search-limit") {
+        // Stops that leave relevant candidates unread (decision 0229): every other one says they ran out.
+        if (stop === "budget-full" || stop === "cap" || stop === "search-limit") {
           figures.fill += real / budget
           figures.leastFill = Math.min(figures.leastFill, real / budget)
           figures.fillQuestions++
+          const recall = p.budget.recall!
+          const recalled = p.section("recalled_memory")
+          const shed = p.budget.shed.filter((item) => item.section === "recalled_memory")
+          least.push({
+            question: q.id,
+            budget,
+            fill: real / budget,
+            recall: `${recall.stop}, ${recall.rounds ?? "?"} rounds, limit ${recall.limit}, ${recall.candidates} ` +
+              `candidates (${recall.relevant} relevant), ${recalled?.items ?? 0} lines delivered ` +
+              `(${Object.keys(recalled?.neighbours ?? {}).length} neighbours)`,
+            shed: `${shed.length} recall lines shed (${shed.filter((item) => item.neighbourOf !== undefined).length} ` +
+              `neighbours), longest ${shed.reduce((a, item) => Math.max(a, item.chars), 0)} chars: ` +
+              shed.slice(0, 6).map((item) =>
+                `${item.ref}${item.neighbourOf === undefined ? "" : ` (of ${item.neighbourOf})`} ${item.chars}`
+              ).join(", ")
+          })
         }
         const rounds = p.budget.recall?.rounds ?? 0
         figures.rounds += rounds
@@ -184,6 +214,7 @@ export const run = async (args: ReadonlyArray<string>) => {
   const datasets = Datasets.fromArgs(args)
   const relevance = option(args, "--relevance") === "search" ? "search" as const : "content-words" as const
   const baselines = !args.includes("--no-baselines")
+  const leastCount = Number(option(args, "--least") ?? 0)
   const rows: Array<Row> = []
   for (const dataset of datasets) {
     const questions = Datasets.sample(dataset.questions, sampleSize, seed)
@@ -234,8 +265,9 @@ export const run = async (args: ReadonlyArray<string>) => {
         }))
         await writer.dispose()
         const started = performance.now()
+        const least: Array<Filled> = []
         const figures = await Effect.runPromise(
-          projectAll(questions, budgets, textOf).pipe(
+          projectAll(questions, budgets, textOf, least).pipe(
             Effect.provide(
               Layer.effect(ContextProjection.ContextProjection, ContextProjection.make({ recallRelevance: relevance }))
                 .pipe(
@@ -256,6 +288,12 @@ export const run = async (args: ReadonlyArray<string>) => {
             questions.length * budgets.length
           } projections, ${machine()}`
         )
+        for (const budget of budgets) {
+          const filled = least.filter((f) => f.budget === budget).sort((a, b) => a.fill - b.fill)
+          for (const f of filled.slice(0, leastCount)) {
+            console.log(`    ${pct(f.fill)}% of ${f.budget}: ${f.question}: ${f.recall}; ${f.shed}`)
+          }
+        }
         for (const [budget, f] of figures) {
           rows.push({
             dataset: dataset.name,

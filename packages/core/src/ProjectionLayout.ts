@@ -560,8 +560,10 @@ export type BudgetWarning = typeof BudgetWarning.Type
  *   function words (decision 0180);
  * - `no-content-words`: the query holds only function words, so nothing was searched;
  * - `cap`: the search reached the configured `recallLimit` with room left;
- * - `search-limit`: the rounds stopped paging the ranking with room and candidates left, because
- *   the hits the last round added held none the relevance step keeps (decision 0216).
+ * - `search-limit`: recorded only by projections before decision 0229 — the rounds stopped paging
+ *   the ranking with room left because the hits the last round added held none the relevance step
+ *   keeps (decision 0216), not knowing whether relevant candidates remained past them. The rounds
+ *   now read on until the budget is full, the candidates run out or the cap binds.
  *
  * `limit` is the last round's limit (each round sized by the measured cost of the lines before
  * it), `rounds` how many rounds ran (absent in projections recorded before decision 0216),

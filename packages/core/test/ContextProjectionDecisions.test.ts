@@ -255,9 +255,12 @@ describe("nextRecallLimit", () => {
       .toBeUndefined()
   })
 
-  it("stops when the round's new hits held no relevant one, or no more candidates exist", () => {
-    expect(next(0)).toBeUndefined()
+  it("stops when no more candidates exist, not when the round's new hits held no relevant one (decision 0229)", () => {
+    // None of the round's new hits kept: read on, as far as a round that kept a tenth.
+    expect(next(0)).toBe(next(2))
+    expect(next(0)).toBeGreaterThanOrEqual(80)
     expect(next(40, { more: false })).toBeUndefined()
+    expect(next(0, { more: false })).toBeUndefined()
   })
 
   it("at least doubles the limit, so the rounds are at most 1 + log2(cap / first limit)", () => {

@@ -724,7 +724,6 @@ export const make = (
           readonly projection: ProjectionLayout.ProjectedContext
           readonly returned: number
           readonly relevant: number
-          readonly added: { readonly returned: number; readonly relevant: number }
           readonly more: boolean
         }
         // What the rounds before took from the ranking, and how much of it the relevance step kept.
@@ -772,7 +771,7 @@ export const make = (
             returned: recall.returned - before.returned,
             relevant: relevant.length - before.relevant
           }
-          round = { projection, returned: recall.returned, relevant: relevant.length, added, more }
+          round = { projection, returned: recall.returned, relevant: relevant.length, more }
           before = { returned: recall.returned, relevant: relevant.length }
           const next = Decisions.nextRecallLimit({
             budget,
@@ -798,7 +797,6 @@ export const make = (
             projection: round.projection,
             returned: round.returned,
             relevant: round.relevant,
-            addedRelevant: round.added.relevant,
             more: round.more
           })
           : undefined

@@ -141,16 +141,18 @@ export const recallSearchLimit = (options: {
     : Math.max(1, recallLimitFor(options.budget, options.used(), options.cap))
 
 /**
- * The next recall round's limit, or `undefined` to stop (decisions 0181, 0216, 0222). Stop when the
- * budget is unbounded, the round's lowest-ranked hit or a neighbour of a delivered hit was shed
- * (the budget is full), no more candidates exist (`more`), the
- * cap is reached, or the hits the round added held none the relevance step keeps (the ranking has
- * run into matches on function words alone). Otherwise ask for the hits the room left holds at the
- * cost the delivered recall lines measured per hit (their neighbours included), divided by the
- * share of the round's new hits the step kept (the next hits are dropped at about the rate the
- * last ones were), with a quarter more for the lines that will not fit — and at least twice the
- * round's limit, which bounds the work: a projection runs at most `1 + ⌈log2(cap / first limit)⌉`
- * rounds, and all its rounds page fewer than twice the hits of the last. Pure.
+ * The next recall round's limit, or `undefined` to stop (decisions 0181, 0216, 0222, 0229). Stop
+ * when the budget is unbounded, the round's lowest-ranked hit or a neighbour of a delivered hit was
+ * shed (the budget is full), no more candidates exist (`more`), or the cap is reached. A round
+ * whose new hits held none the relevance step keeps does not stop the rounds (decision 0229): the
+ * ranking's tail lists records holding only frequent tokens newest first, relevant ones among
+ * them, so only reading on says whether relevant candidates remain. Otherwise ask for the hits the
+ * room left holds at the cost the delivered recall lines measured per hit (their neighbours
+ * included), divided by the share of the round's new hits the step kept (the next hits are dropped
+ * at about the rate the last ones were, at least a tenth), with a quarter more for the lines that
+ * will not fit — and at least twice the round's limit, which bounds the work: a projection runs at
+ * most `1 + ⌈log2(cap / first limit)⌉` rounds, and all its rounds page fewer than twice the hits of
+ * the last. Pure.
  */
 export const nextRecallLimit = (options: {
   readonly budget: ProjectionLayout.ProjectionBudget
@@ -166,7 +168,6 @@ export const nextRecallLimit = (options: {
 }): number | undefined => {
   const { added, budget, projection } = options
   if (budget._tag === "Unbounded" || !options.more || options.limit >= options.cap) return undefined
-  if (added.relevant === 0) return undefined
   const recall = projection.section("recalled_memory")
   const [room, spent] = budget._tag === "Tokens"
     ? [budget.tokens - projection.budget.usedTokens, recall?.tokens ?? 0]
@@ -225,8 +226,6 @@ export const recallReport = (options: {
   readonly projection: ProjectionLayout.ProjectedContext
   readonly returned: number
   readonly relevant: number
-  /** How many of the last round's new hits the relevance step kept. */
-  readonly addedRelevant: number
   readonly more: boolean
 }): ProjectionLayout.RecallReport => {
   const shed = options.projection.budget.shed.some((item) => item.section === "recalled_memory")
@@ -238,8 +237,6 @@ export const recallReport = (options: {
     ? "no-relevant-match"
     : options.more && options.limit >= options.cap
     ? "cap"
-    : options.more && options.addedRelevant === 0
-    ? "search-limit"
     : options.more
     ? "budget-full"
     : "candidates-exhausted"
