@@ -13,7 +13,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlConnection from "@effect/sql/SqlConnection"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { StatementTime } from "./statementTimings.js"
+import { perProjection, type StatementTime } from "./statementTimings.js"
 
 /** What a statement does, from its text; for one this list does not know, its first words and its order. */
 export const kindOf = (source: string): string => {
@@ -90,11 +90,7 @@ export const make = () => {
     /** One text and its parameters per statement kind met so far. */
     samples: () => Object.fromEntries(samples),
     /** Each statement's mean per projection, over `projections`, most time first. */
-    perProjection: (projections: number): ReadonlyArray<StatementTime> =>
-      [...totals].map(([key, { calls, ms, rows }]) => {
-        const [who, statement] = key.split("\u0000") as [string, string]
-        return { party: who, statement, ms: ms / projections, calls: calls / projections, rows: rows / projections }
-      }).sort((a, b) => a.party.localeCompare(b.party) || b.ms - a.ms)
+    perProjection: (projections: number): ReadonlyArray<StatementTime> => perProjection(totals, projections)
   }
 }
 

@@ -69,12 +69,21 @@ export const make = () => {
     },
     reset: () => totals.clear(),
     /** Each statement's mean per projection, over `projections`, most time first. */
-    perProjection: (projections: number): ReadonlyArray<StatementTime> =>
-      [...totals].map(([key, { calls, ms, rows }]) => {
-        const [who, statement] = key.split("\u0000") as [string, string]
-        return { party: who, statement, ms: ms / projections, calls: calls / projections, rows: rows / projections }
-      }).sort((a, b) => a.party.localeCompare(b.party) || b.ms - a.ms)
+    perProjection: (projections: number): ReadonlyArray<StatementTime> => perProjection(totals, projections)
   }
 }
+
+/**
+ * Each statement's mean per projection from totals keyed by party and statement (joined by NUL),
+ * grouped by party, most time first.
+ */
+export const perProjection = (
+  totals: ReadonlyMap<string, { readonly ms: number; readonly calls: number; readonly rows: number }>,
+  projections: number
+): ReadonlyArray<StatementTime> =>
+  [...totals].map(([key, { calls, ms, rows }]) => {
+    const [who, statement] = key.split("\u0000") as [string, string]
+    return { party: who, statement, ms: ms / projections, calls: calls / projections, rows: rows / projections }
+  }).sort((a, b) => a.party.localeCompare(b.party) || b.ms - a.ms)
 
 export type StatementTimings = ReturnType<typeof make>

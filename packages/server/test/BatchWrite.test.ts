@@ -3,14 +3,13 @@
  * record in order; whole or nothing (one refused record stores none); at most MAX_BATCH_WRITE.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryRecord, MemoryStore, RoutingPresets } from "@engram/core"
+import { MemoryStore, RoutingPresets } from "@engram/core"
 import { StablePrefix } from "@engram/runtime"
 import { EngramApi } from "@engram/server"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { batchWritten } from "../src/internal/handlers/batchAnswer.js"
-import { serveWith } from "./utilities.js"
+import { everyFieldAnswer, serveWith } from "./utilities.js"
 
 /** The JSON `BatchWriteAnswer`'s own encode gives: what the answer's body must equal. */
 const encodedJson = (answer: typeof EngramApi.BatchWriteAnswer.Type) =>
@@ -66,41 +65,7 @@ describe("HTTP batch write", () => {
     })))
 
   it("answers the JSON the answer schema encodes, for a record with every field set", () => {
-    const at = (iso: string) => DateTime.unsafeMake(iso)
-    const record = new MemoryRecord.MemoryRecord({
-      id: "m-1",
-      content: "the build uses esbuild",
-      kind: "fact",
-      label: "build tool",
-      tags: ["build", "tooling"],
-      sourceType: "operator",
-      scope: "project:a",
-      deliveryPolicy: "always",
-      reviewState: "confirmed",
-      createdAt: at("2026-01-02T03:04:05.006Z"),
-      epoch: "v2",
-      expiresAt: at("2027-01-01T00:00:00.000Z"),
-      invalidatedAt: at("2026-06-01T00:00:00.000Z"),
-      invalidationReason: "superseded_by:m-2",
-      supersededBy: "m-2",
-      supersedes: "m-0",
-      domain: "engineering",
-      position: { thread: "t-1", turn: 3 },
-      validFrom: at("2026-01-01T00:00:00.000Z"),
-      validTo: at("2026-12-31T00:00:00.000Z"),
-      corroboration: { count: 2, sessions: ["s-1", "s-2"], lastAt: at("2026-02-01T00:00:00.000Z") }
-    })
-    const promotion = {
-      recordId: record.id,
-      scope: record.scope,
-      placement: { primitive: "background" as const, section: "tools", key: "build" },
-      placementKey: JSON.stringify(["tools", "build"]),
-      keySource: "canonical" as const,
-      specKey: "user-background",
-      specVersion: "1",
-      promotedAt: at("2026-01-02T03:04:05.007Z"),
-      tier: null
-    }
+    const { promotion, record } = everyFieldAnswer()
     const answer = { results: [{ record, promotions: [promotion] }] }
     const response = batchWritten(answer)
     expect(response.status).toBe(201)

@@ -6,16 +6,15 @@
  * the token does not hold — now that they are plain checks (`creatable`).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryRecord, RoutingPresets } from "@engram/core"
+import { RoutingPresets } from "@engram/core"
 import { StablePrefix } from "@engram/runtime"
 import { EngramApi } from "@engram/server"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { created } from "../src/internal/handlers/batchAnswer.js"
 import { creatable } from "../src/internal/handlers/shared.js"
-import { serveWith } from "./utilities.js"
+import { everyFieldAnswer, serveWith } from "./utilities.js"
 
 /** The JSON `CreatedAnswer`'s own encode gives: what the answer's body must equal. */
 const encodedJson = (answer: typeof EngramApi.CreatedAnswer.Type) =>
@@ -42,41 +41,7 @@ describe("HTTP single create answer", () => {
     })))
 
   it("serialises to the JSON the answer schema encodes, for a record with every field set", () => {
-    const at = (iso: string) => DateTime.unsafeMake(iso)
-    const record = new MemoryRecord.MemoryRecord({
-      id: "m-1",
-      content: "the build uses esbuild",
-      kind: "fact",
-      label: "build tool",
-      tags: ["build", "tooling"],
-      sourceType: "operator",
-      scope: "project:a",
-      deliveryPolicy: "always",
-      reviewState: "confirmed",
-      createdAt: at("2026-01-02T03:04:05.006Z"),
-      epoch: "v2",
-      expiresAt: at("2027-01-01T00:00:00.000Z"),
-      invalidatedAt: at("2026-06-01T00:00:00.000Z"),
-      invalidationReason: "superseded_by:m-2",
-      supersededBy: "m-2",
-      supersedes: "m-0",
-      domain: "engineering",
-      position: { thread: "t-1", turn: 3 },
-      validFrom: at("2026-01-01T00:00:00.000Z"),
-      validTo: at("2026-12-31T00:00:00.000Z"),
-      corroboration: { count: 2, sessions: ["s-1", "s-2"], lastAt: at("2026-02-01T00:00:00.000Z") }
-    })
-    const promotion = {
-      recordId: record.id,
-      scope: record.scope,
-      placement: { primitive: "background" as const, section: "tools", key: "build" },
-      placementKey: JSON.stringify(["tools", "build"]),
-      keySource: "canonical" as const,
-      specKey: "user-background",
-      specVersion: "1",
-      promotedAt: at("2026-01-02T03:04:05.007Z"),
-      tier: null
-    }
+    const { promotion, record } = everyFieldAnswer()
     const answer = { record, promotions: [promotion] }
     const response = created(answer)
     expect(response.status).toBe(201)

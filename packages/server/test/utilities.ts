@@ -5,7 +5,7 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import {
   InjectionLog,
-  type MemoryRecord,
+  MemoryRecord,
   MemoryStore,
   ProjectionLayout,
   PromotionStore,
@@ -251,3 +251,46 @@ export const routes: ReadonlyArray<Route> = [
 
 /** The session seeded for a scope: its one stored call read that scope only. */
 export const sessionOf = (scope: string) => `s-${scope.replace(":", "-")}`
+
+/**
+ * A record with every field set and one promotion row placing it: what a write answers at its
+ * fullest, for tests holding a hand-written answer equal to its schema's encoding.
+ */
+export const everyFieldAnswer = () => {
+  const at = (iso: string) => DateTime.unsafeMake(iso)
+  const record = new MemoryRecord.MemoryRecord({
+    id: "m-1",
+    content: "the build uses esbuild",
+    kind: "fact",
+    label: "build tool",
+    tags: ["build", "tooling"],
+    sourceType: "operator",
+    scope: "project:a",
+    deliveryPolicy: "always",
+    reviewState: "confirmed",
+    createdAt: at("2026-01-02T03:04:05.006Z"),
+    epoch: "v2",
+    expiresAt: at("2027-01-01T00:00:00.000Z"),
+    invalidatedAt: at("2026-06-01T00:00:00.000Z"),
+    invalidationReason: "superseded_by:m-2",
+    supersededBy: "m-2",
+    supersedes: "m-0",
+    domain: "engineering",
+    position: { thread: "t-1", turn: 3 },
+    validFrom: at("2026-01-01T00:00:00.000Z"),
+    validTo: at("2026-12-31T00:00:00.000Z"),
+    corroboration: { count: 2, sessions: ["s-1", "s-2"], lastAt: at("2026-02-01T00:00:00.000Z") }
+  })
+  const promotion = {
+    recordId: record.id,
+    scope: record.scope,
+    placement: { primitive: "background" as const, section: "tools", key: "build" },
+    placementKey: JSON.stringify(["tools", "build"]),
+    keySource: "canonical" as const,
+    specKey: "user-background",
+    specVersion: "1",
+    promotedAt: at("2026-01-02T03:04:05.007Z"),
+    tier: null
+  }
+  return { record, promotion }
+}
