@@ -57,10 +57,10 @@ export default [
     }
   },
   {
-    // The look-ups kept (decision 0164): whether a statement runs inside a transaction, read as
+    // The one look-up kept (decision 0164): whether a statement runs inside a transaction, read as
     // Effect's own SQL clients read it; it changes no result (SQLite: how a transaction begins and
     // retries; PostgreSQL: whether an injection row may commit without waiting, decision 0227).
-    files: ["packages/store-sqlite/src/SqliteDatabase.ts", "packages/store-pg/src/internal/pgTelemetryStore.ts"],
+    files: ["packages/store-sql/src/SqlTransaction.ts"],
     rules: { "no-restricted-syntax": ["error", noNewDate] }
   }
 ]

@@ -11,6 +11,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { MemoryStoreError, StoreTransaction } from "@engram/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 /**
  * The one transaction of the database behind the `SqlClient` in context; a failure of the
@@ -37,3 +38,17 @@ export const layer = (
         )
     }))
   )
+
+/**
+ * True while the effect runs inside a transaction of an `@effect/sql` client, read as Effect's own
+ * SQL clients read it (their transaction connection in context). The one place a store asks
+ * (decision 0164): SQLite chooses how a transaction begins and retries, PostgreSQL whether an
+ * injection row may commit without waiting for the disk (decision 0227).
+ *
+ * @since 0.1.0
+ * @category transactions
+ */
+export const isOpen: Effect.Effect<boolean> = Effect.map(
+  Effect.serviceOption(SqlClient.TransactionConnection),
+  Option.isSome
+)

@@ -12,6 +12,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import { ErrorClass } from "@engram/core"
+import { SqlTransaction } from "@engram/store-sql"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -153,8 +154,8 @@ const makeWaitingClient = (
     const transaction = base.withTransaction
     const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
       Effect.flatMap(
-        Effect.serviceOption(SqlClient.TransactionConnection),
-        (outer) => Option.isSome(outer) ? transaction(effect) : retryBusy(commitFailuresTyped(transaction(effect)))
+        SqlTransaction.isOpen,
+        (outer) => outer ? transaction(effect) : retryBusy(commitFailuresTyped(transaction(effect)))
       )
     return Object.assign(base, {
       withTransaction,

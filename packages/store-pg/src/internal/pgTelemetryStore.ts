@@ -1,9 +1,7 @@
-import * as SqlClient from "@effect/sql/SqlClient"
 import { InjectionLog, TelemetryStore } from "@engram/core"
-import { StoredRows, TelemetryRows } from "@engram/store-sql"
+import { SqlTransaction, StoredRows, TelemetryRows } from "@engram/store-sql"
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
-import * as Option from "effect/Option"
 import { injectionsTable, snapshotsTable, telemetry, trajectoryTable } from "./migrations.js"
 import * as PgText from "./pgText.js"
 import { build } from "./storeBuild.js"
@@ -42,7 +40,7 @@ const store = build(telemetry, TelemetryStore.TelemetryStoreFailure, (sql, failu
         // 0227): `synchronous_commit` off for this statement's own transaction alone, set in the
         // statement. Inside a caller's transaction it is a plain insert, so the caller's other
         // writes keep their durability.
-        const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
+        const inTransaction = yield* SqlTransaction.isOpen
         yield* inTransaction
           ? sql`INSERT INTO ${table} (session_id, turn, mode, at, memory_ids, section_labels) VALUES (${values})`
           : sql`INSERT INTO ${table} (session_id, turn, mode, at, memory_ids, section_labels)
