@@ -1510,38 +1510,38 @@ const dissuadeFromHelp: Rule = (tokens) =>
  * of `any` when given): a rule whose concepts the text lacks is not run. `text` rules read the
  * folded text itself and always run.
  */
-const rules: ReadonlyArray<{ readonly rule: Rule; readonly all?: number; readonly any?: number }> = [
-  { rule: disregardRules, all: C.IGNORE | C.RULES },
-  { rule: disregardEverything, all: C.IGNORE | C.PRIOR },
-  { rule: newRulesHeading, all: C.RULES },
-  { rule: roleMarker },
-  { rule: secretAfter(C.REVEAL), all: C.REVEAL, any: C.SECRET | C.WEAK_SECRET },
-  { rule: secretAfter(C.SEND), all: C.SEND, any: C.SECRET | C.WEAK_SECRET },
-  { rule: sendAway, any: C.SEND | C.REVEAL, all: C.DEST },
-  { rule: embedInUrl, any: C.DATA | C.SECRET | C.WEAK_SECRET },
-  { rule: beacon },
-  { rule: callTool },
-  { rule: changeIdentity },
-  { rule: delayedTrigger, all: C.TRIGGER | C.ASK },
-  { rule: standingOrder, any: C.MODAL | C.AI },
-  { rule: addressedToAssistant },
-  { rule: secrecy, any: C.NEG | C.COVERT },
-  { rule: decodeAndObey, all: C.DECODE | C.OBEY },
-  { rule: redirection },
-  { rule: standingRedirect },
-  { rule: grantedUnchecked },
-  { rule: dissuadeFromHelp, all: C.TELL | C.THIRD },
-  { rule: askForSecret, any: C.SECRET | C.WEAK_SECRET },
-  { rule: tellOthers, all: C.TELL | C.THIRD },
-  { rule: revealRules, all: C.REVEAL },
-  { rule: overRules, any: C.RULES | C.SECRET },
-  { rule: rulesAnnulled, all: C.RULES },
-  { rule: obeyOnlyThis, all: C.OBEY },
-  { rule: destroyUnasked },
-  { rule: handToAnyone, any: C.REVEAL | C.SEND },
-  { rule: revealEverything, all: C.REVEAL | C.YOU },
-  { rule: grantedPowers, all: C.YOU },
-  { rule: dropIdentity, any: C.IGNORE | C.OBEY }
+const rules: ReadonlyArray<{ readonly name: string; readonly rule: Rule; readonly all?: number; readonly any?: number }> = [
+  { name: "disregardRules", rule: disregardRules, all: C.IGNORE | C.RULES },
+  { name: "disregardEverything", rule: disregardEverything, all: C.IGNORE | C.PRIOR },
+  { name: "newRulesHeading", rule: newRulesHeading, all: C.RULES },
+  { name: "roleMarker", rule: roleMarker },
+  { name: "secretAfterReveal", rule: secretAfter(C.REVEAL), all: C.REVEAL, any: C.SECRET | C.WEAK_SECRET },
+  { name: "secretAfterSend", rule: secretAfter(C.SEND), all: C.SEND, any: C.SECRET | C.WEAK_SECRET },
+  { name: "sendAway", rule: sendAway, any: C.SEND | C.REVEAL, all: C.DEST },
+  { name: "embedInUrl", rule: embedInUrl, any: C.DATA | C.SECRET | C.WEAK_SECRET },
+  { name: "beacon", rule: beacon },
+  { name: "callTool", rule: callTool },
+  { name: "changeIdentity", rule: changeIdentity },
+  { name: "delayedTrigger", rule: delayedTrigger, all: C.TRIGGER | C.ASK },
+  { name: "standingOrder", rule: standingOrder, any: C.MODAL | C.AI },
+  { name: "addressedToAssistant", rule: addressedToAssistant },
+  { name: "secrecy", rule: secrecy, any: C.NEG | C.COVERT },
+  { name: "decodeAndObey", rule: decodeAndObey, all: C.DECODE | C.OBEY },
+  { name: "redirection", rule: redirection },
+  { name: "standingRedirect", rule: standingRedirect },
+  { name: "grantedUnchecked", rule: grantedUnchecked },
+  { name: "dissuadeFromHelp", rule: dissuadeFromHelp, all: C.TELL | C.THIRD },
+  { name: "askForSecret", rule: askForSecret, any: C.SECRET | C.WEAK_SECRET },
+  { name: "tellOthers", rule: tellOthers, all: C.TELL | C.THIRD },
+  { name: "revealRules", rule: revealRules, all: C.REVEAL },
+  { name: "overRules", rule: overRules, any: C.RULES | C.SECRET },
+  { name: "rulesAnnulled", rule: rulesAnnulled, all: C.RULES },
+  { name: "obeyOnlyThis", rule: obeyOnlyThis, all: C.OBEY },
+  { name: "destroyUnasked", rule: destroyUnasked },
+  { name: "handToAnyone", rule: handToAnyone, any: C.REVEAL | C.SEND },
+  { name: "revealEverything", rule: revealEverything, all: C.REVEAL | C.YOU },
+  { name: "grantedPowers", rule: grantedPowers, all: C.YOU },
+  { name: "dropIdentity", rule: dropIdentity, any: C.IGNORE | C.OBEY }
 ]
 
 // ---------------------------------------------------------------------------------------------
@@ -1586,6 +1586,24 @@ const reasonsOf = (tokens: ReadonlyArray<Token>, text: string): ReadonlySet<Scre
     }
   }
   return reasons
+}
+
+/**
+ * The rules that match a folded text read plainly (not its ROT13, reversed or leetspeak views), each
+ * with its reason and the words it spans: for the screen bench and tuning, never for a verdict.
+ */
+export const rulesFiring = (folded: string): ReadonlyArray<{ readonly rule: string; readonly reason: ScreenReason; readonly words: string }> => {
+  const tokens = tokenize(folded, baseIndex)
+  const found: Array<{ rule: string; reason: ScreenReason; words: string }> = []
+  for (const { name, rule } of rules) {
+    for (const match of rule(tokens, folded)) {
+      if (mentioned(tokens, match)) continue
+      const words = tokens.slice(match.start, Math.min(match.end + 1, match.start + 20)).map((t) => t.text).join(" ")
+      found.push({ rule: name, reason: match.reason, words })
+      break
+    }
+  }
+  return found
 }
 
 /**
