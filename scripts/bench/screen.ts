@@ -123,6 +123,10 @@ const corpora = () => {
   for (const a of [...Corpus.attacks, ...Blind.attacks]) add(`attacks ${a.half}`, a.text)
   for (const a of Qa.attacks) add("attacks qa", a.text)
   for (const a of Qa.laterAttacks) add("attacks qa-later", a.text)
+  // The same payloads stored as a conversation turn is ("<speaker>: <text>"): the label changes no verdict.
+  for (const speaker of ["user", "assistant"]) {
+    for (const a of [...Corpus.attacks, ...Blind.attacks]) add(`attacks as ${speaker} turns`, `${speaker}: ${a.text}`)
+  }
   for (const l of [...Corpus.lookalikes, ...Blind.lookalikes]) add(`look-alikes ${l.half}`, l.text)
   for (const l of Qa.lookalikes) add("look-alikes qa", l)
   for (const l of Qa.laterLookalikes) add("look-alikes qa-later", l)

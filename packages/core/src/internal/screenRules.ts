@@ -1091,12 +1091,19 @@ const addressedNote =
 const userLabel = /(?:^|[\n.!?;"'(\[]\s*)(?:user|human|customer|me|q|question)(?:\s+(?:asked|said|wrote))?\s*:/
 const assistantLabel =
   /((?:^|[\n.!?;"'(\[])\s*)(?:the\s+)?(?:ai|assistant|chatgpt|claude|gpt|llm|chatbot|bot|copilot|gemini)(?:\s+(?:answered|replied|said|wrote))?\s*:/g
-/** The text without its assistant's speaker labels when it is a transcript (a user's label comes first). */
+// A record that opens with the assistant's label is one turn of a conversation stored as
+// "<speaker>: <text>" (decision 0237): the label names who speaks, not an addressee.
+const openingAssistantLabel = /^\s*(?:the\s+)?(?:ai|assistant|chatgpt|claude|gpt|llm|chatbot|bot|copilot|gemini)\s*:/
+/**
+ * The text without its assistant's speaker labels: the one that opens a record (a stored turn), and
+ * every one after a user's label when it is a transcript.
+ */
 const spokenBy = (text: string): string => {
-  const user = userLabel.exec(text)
-  if (user === null) return text
+  const turn = text.replace(openingAssistantLabel, " ")
+  const user = userLabel.exec(turn)
+  if (user === null) return turn
   const from = user.index + user[0].length
-  return text.slice(0, from) + text.slice(from).replace(assistantLabel, "$1 ")
+  return turn.slice(0, from) + turn.slice(from).replace(assistantLabel, "$1 ")
 }
 const ifYouAreAnAi =
   /\b(?:if|when)\s+you\s*(?:are|'re|re)\s+(?:an?\s+)?(?:ai|llm|(?:large\s+)?language\s+model|assistant|chatbot|bot|agent|model|gpt|automated)\b/
