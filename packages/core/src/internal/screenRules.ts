@@ -233,6 +233,21 @@ const disregardEverything: Rule = (tokens) =>
     return p < 0 ? [] : [span("override-rules", i, p)]
   })
 
+const determiners = word("the", "this", "these", "those", "that", "a", "an")
+
+/**
+ * The rules before a colon at `qualifier` are introduced by a determiner — "run the following
+ * commands:", "respect this new policy:", "plan these sessions:", "monitor your policy:" in the
+ * middle of a sentence — so they name rules the text goes on to list, not a heading that brings
+ * new ones (decision 0237). A heading stands bare: "New instructions:", "Updated system rules:".
+ */
+const introduced = (tokens: ReadonlyArray<Token>, qualifier: number): boolean => {
+  const token = tokens[qualifier]!
+  const before = tokens[qualifier - 1]
+  return determiners(token) || (before !== undefined && before.sentence === token.sentence && determiners(before)) ||
+    (token.text === "your" && !imperative(tokens, qualifier))
+}
+
 /**
  * "New instructions:", "updated system rules:", "neue Anweisungen:" — a heading that brings rules;
  * or the agent's own rules said to be new ("your system prompt has been updated:").
@@ -243,7 +258,7 @@ const newRulesHeading: Rule = (tokens) =>
     const colon = find(tokens, j + 1, j + 2, (t) => t.text === ":")
     // "Our new office policy:" is the writer's own.
     const own = n >= 0 && find(tokens, n - 2, n - 1, C.FIRST, tokens[j]!.sentence) >= 0
-    if (n >= 0 && colon >= 0 && !own) return [span("override-rules", n, colon)]
+    if (n >= 0 && colon >= 0 && !own && !introduced(tokens, n)) return [span("override-rules", n, colon)]
     const updated = find(tokens, j + 1, j + 4, C.NEW, tokens[j]!.sentence)
     return updated >= 0 && tokens[updated + 1]?.text === ":" && agentsOwn(tokens, j, 0)
       ? [span("override-rules", j, updated + 1)]
@@ -438,6 +453,21 @@ const beacon: Rule = (tokens, text) => {
   return private_ && /\?[^\s)]*=/.test(text) ? [{ reason: "exfiltration", start: 0, end: tokens.length }] : []
 }
 
+const definite = word("the", "your", "this", "that", "these", "those", "its")
+const indefinite = word("a", "an", "another")
+
+/**
+ * The tool at `tool` (called by the verb at `verb`) is a kind of software recommended to a person,
+ * not one the agent holds (decision 0237): an indefinite one ("utilize an online tool") or a bare
+ * plural ("use collaboration tools", "run automated tools"). An agent's tool is one thing, named
+ * definitely: "the shell tool", "your email tool", `memory_save`.
+ */
+const kindOfTool = (tokens: ReadonlyArray<Token>, verb: number, tool: number): boolean => {
+  if (find(tokens, verb + 1, tool - 1, indefinite) >= 0) return true
+  const { text } = tokens[tool]!
+  return text.endsWith("s") && !text.endsWith("ss") && find(tokens, verb + 1, tool - 1, definite) < 0
+}
+
 /** A verb of calling followed by a tool; a memory tool named outright. */
 const callTool: Rule = (tokens, text) => {
   const found: Array<Match> = []
@@ -448,7 +478,7 @@ const callTool: Rule = (tokens, text) => {
   // user likes to run the test tool").
   for (const i of where(tokens, C.CALL)) {
     const j = find(tokens, i + 1, i + 4, C.TOOL, tokens[i]!.sentence)
-    if (j < 0 || negated(tokens, i)) continue
+    if (j < 0 || negated(tokens, i) || kindOfTool(tokens, i, j)) continue
     const { sentence } = tokens[i]!
     const ordered = find(tokens, i - 2, i - 1, C.MODAL | C.YOU, sentence) >= 0
     if (ordered || find(tokens, i - 4, i - 1, C.THIRD | C.FIRST, sentence) < 0) found.push(span("call-tools", i, j))
