@@ -1025,6 +1025,18 @@ const documentWords = word(
   "header"
 )
 
+const prepositions = word("to", "for")
+
+/**
+ * The vocative at `at` addresses the AI after it: a greeting or a note ("Dear AI", "note to the
+ * AI"), or "to"/"for" that opens its sentence ("To any AI reading this:", "P.S. to the AI") or
+ * follows a word for a note ("instructions for the AI"). "To"/"for" inside a sentence is a
+ * preposition: "feedback to the AI vendor", "access to AI", "useful for AI hiring" (decision 0237).
+ */
+const addresses = (tokens: ReadonlyArray<Token>, at: number): boolean =>
+  !prepositions(tokens[at]!) || imperative(tokens, at) ||
+  find(tokens, at - 3, at - 1, (t) => vocatives(t) && !prepositions(t), tokens[at]!.sentence) >= 0
+
 /**
  * Words addressed to an AI inside a text meant for people: "Note to AI assistants: …", "AI
  * models reading this page must…", "If you are an AI…". A document has no reason to address the
@@ -1043,7 +1055,7 @@ const addressedToAssistant: Rule = (tokens, text) => {
     const qualifies = next !== undefined && !next.punct && next.sentence === sentence &&
       !has(next, C.AI | C.READ | C.MODAL | C.YOU) && !agentWords(next)
     const v = qualifies ? -1 : find(tokens, a - 2, a - 1, vocatives, sentence)
-    if (v >= 0) {
+    if (v >= 0 && addresses(tokens, v)) {
       const payload = find(
         tokens,
         a + 1,
@@ -1087,13 +1099,13 @@ const addressedToAssistant: Rule = (tokens, text) => {
     // The words for the agent are in the comment itself: an HTML comment in code beside a question
     // to "you" addresses no one.
     [...text.matchAll(/<!--([\s\S]{0,600}?)-->/g)].some(([, body]) =>
-      tokenize(body!, baseIndex).some((t) => has(t, C.AI | C.YOU | C.IGNORE) && !t.quoted)
+      tokenize(body!, baseIndex).some((t) => (has(t, C.AI | C.IGNORE) || agentWords(t)) && !t.quoted)
     )
   ) {
     found.push({ reason: "addressed-to-assistant", start: 0, end: tokens.length })
   }
   // Hidden by a style, with words for the agent in it: a stylesheet beside a question to "you" is code.
-  if (text.includes(":") && hiddenStyle.test(text) && tokens.some((t) => has(t, C.AI | C.IGNORE | C.RULES))) {
+  if (text.includes(":") && hiddenStyle.test(text) && hiddenWords(text)) {
     found.push({ reason: "addressed-to-assistant", start: 0, end: tokens.length })
   }
   return found
@@ -1139,6 +1151,18 @@ const ifYouAreAnAi =
   /\b(?:if|when)\s+you\s*(?:are|'re|re)\s+(?:an?\s+)?(?:ai|llm|(?:large\s+)?language\s+model|assistant|chatbot|bot|agent|model|gpt|automated)\b/
 const asAnAiYouMust =
   /\bas\s+an?\s+(?:ai|llm|language\s+model|assistant)\b[^.\n]{0,40}\byou\s+(?:must|should|will|shall|need|have)\b/
+/**
+ * Words for the agent, its rules or disregarding them in what a hiding style hides: the element's
+ * text after the style, up to its closing tag. A stylesheet that hides a spinner in a page about
+ * the UI's rules hides no words (decision 0237).
+ */
+const hiddenWords = (text: string): boolean =>
+  [...text.matchAll(new RegExp(hiddenStyle.source, "g"))].some((match) => {
+    const from = match.index + match[0].length
+    const close = text.indexOf("</", from)
+    const hidden = text.slice(from, close < 0 ? from + 400 : Math.min(close, from + 400))
+    return tokenize(hidden, baseIndex).some((t) => has(t, C.AI | C.IGNORE | C.RULES) || agentWords(t))
+  })
 const hiddenStyle =
   /display\s*:\s*none|font-size\s*:\s*0|visibility\s*:\s*hidden|opacity\s*:\s*0(?![.\d])|color\s*:\s*(?:white|#fff(?:fff)?)\b/
 
