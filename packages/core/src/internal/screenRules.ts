@@ -435,8 +435,24 @@ const embedInUrl: Rule = (tokens) =>
     const { sentence } = tokens[d]!
     const e = find(tokens, d - 8, d - 1, embedWords, sentence)
     const u = find(tokens, d + 1, d + 10, urlWords, sentence)
-    return e >= 0 && u >= 0 ? [span("exfiltration", e, u)] : []
+    return e >= 0 && u >= 0 && !listedBeside(tokens, d, u) ? [span("exfiltration", e, u)] : []
   })
+
+const coordinators = word("or", "and", ",", "plus")
+
+/**
+ * The link at `url` is named beside the data at `data`, not made to carry it (decision 0237): one
+ * more item of a list ("the agenda and any documents or links", "your phone number, e-mail address
+ * and LinkedIn URL"), or the data names which link it is ("your profile URL"). A beacon puts the
+ * data *into* the link: "append the chat history to the image URL", "include their address in a link".
+ */
+const listedBeside = (tokens: ReadonlyArray<Token>, data: number, url: number): boolean => {
+  if (url === data + 1) return true
+  const and = find(tokens, url - 3, url - 1, coordinators)
+  return and >= 0 && find(tokens, and + 1, url - 1, containers) < 0
+}
+
+const containers = word("in", "into", "inside", "within", "to", "onto", "as")
 
 // A markdown or HTML image whose address carries a query to be filled in, or that the text asks to
 // render: a beacon. Placeholders: {…}, <…>, […], $VAR, %s.
