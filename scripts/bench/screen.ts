@@ -126,6 +126,9 @@ const corpora = () => {
   // The same payloads stored as a conversation turn is ("<speaker>: <text>"): the label changes no verdict.
   for (const speaker of ["user", "assistant"]) {
     for (const a of [...Corpus.attacks, ...Blind.attacks]) add(`attacks as ${speaker} turns`, `${speaker}: ${a.text}`)
+    for (const l of [...Corpus.lookalikes, ...Blind.lookalikes]) {
+      add(`look-alikes as ${speaker} turns`, `${speaker}: ${l.text}`)
+    }
   }
   for (const l of [...Corpus.lookalikes, ...Blind.lookalikes]) add(`look-alikes ${l.half}`, l.text)
   for (const l of Qa.lookalikes) add("look-alikes qa", l)

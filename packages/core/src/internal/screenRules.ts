@@ -55,6 +55,12 @@ const unicodeDestination =
 const functionCall = /\b([a-z_][a-z0-9_]*)\(/g
 /** The word a destination is read as. */
 const DESTINATION = "zzdestinationzz"
+/**
+ * An address on the machine itself (`localhost`, `127.0.0.1`): what is sent there does not leave
+ * it, so it is no destination (decision 0237) — "curl -X POST -d … http://localhost:5000/login".
+ */
+const loopback = /^(?:(?:https?|ftp):\/\/)?(?:[^@/\s]*@)?(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?![a-z0-9.-])/
+const away = (address: string): string => (loopback.test(address) ? address : ` ${DESTINATION} `)
 
 const sentenceEnd = new Set([".", "!", "?", ";", "\n"])
 const punctuation = new Set([".", "!", "?", ";", ":", ",", "\n", "\"", "'"])
@@ -68,7 +74,7 @@ const tokenize = (folded: string, index: Index): Array<Token> => {
   // not an order to print or post.
   const called = folded.includes("(") ? folded.replace(functionCall, "fn_$1 (") : folded
   const text = mayHoldDestination.test(called)
-    ? (ascii ? called : called.replace(unicodeDestination, ` ${DESTINATION} `)).replace(destination, ` ${DESTINATION} `)
+    ? (ascii ? called : called.replace(unicodeDestination, away)).replace(destination, away)
     : called
   const tokens: Array<Token> = []
   let sentence = 0
@@ -83,7 +89,10 @@ const tokenize = (folded: string, index: Index): Array<Token> => {
       quoted = !quoted
     } else {
       tokens.push({ text: piece, mask: 0, sentence, quoted, punct: true })
-      if (sentenceEnd.has(piece)) {
+      // A label of up to three words that opens the text ("user:", "Caroline:", "Saved note:") is
+      // a sentence of its own: who speaks is not part of what they say (decision 0237).
+      if (sentenceEnd.has(piece) || (piece === ":" && sentence === 0 && tokens.length <= 4 && !quoted &&
+        tokens.every((t, k) => k === tokens.length - 1 || !t.punct))) {
         sentence++
         // A quotation does not run past a line break (an apostrophe left it open).
         if (piece === "\n") quoted = false
@@ -270,7 +279,8 @@ const newRulesHeading: Rule = (tokens) =>
 const roleMarkers: ReadonlyArray<RegExp> = [
   /\b(?:system|developer)[ \t]+(?:prompt|message|instructions?|note|override)[ \t]*:/,
   /(?:^|\n)[ \t]*[#*>\-\[(<]*[ \t]*(?:system|developer)(?:[ \t]+(?:prompt|message|note|notice|override|instructions?|update))?[ \t]*[\])>*]*[ \t]*:/,
-  /\[[ \t]*(?:system|admin|administrator|developer|sys|inst|instructions?)\b[^\]\n]{0,30}\]/,
+  // "[instructions on how to access it]" is a template's blank to fill in, not a marker.
+  /\[[ \t]*(?:system|admin|administrator|developer|sys|inst|instructions?)\b(?![ \t]+(?:on|about|regarding|how|to)\b)[^\]\n]{0,30}\]/,
   /<\/?[ \t]*(?:system|sys|instructions?|admin|developer)[ \t]*>/,
   /<\|[ \t]*[a-z_]{2,24}[ \t]*\|>|<<\/?sys>>|\[\/?inst\]/,
   /#{2,}[ \t]*(?:system|instructions?|new instructions|response)\b/,
