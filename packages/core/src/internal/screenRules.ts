@@ -79,6 +79,9 @@ const tokenize = (folded: string, index: Index): Array<Token> => {
   const tokens: Array<Token> = []
   let sentence = 0
   let quoted = false
+  // The labels the text opens with, and where the last one ended.
+  let labels = 0
+  let labelEnd = 0
   const pattern = asciiText.test(text) ? asciiTokens : unicodeTokens
   pattern.lastIndex = 0
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
@@ -89,10 +92,16 @@ const tokenize = (folded: string, index: Index): Array<Token> => {
       quoted = !quoted
     } else {
       tokens.push({ text: piece, mask: 0, sentence, quoted, punct: true })
-      // A label of up to three words that opens the text ("user:", "Caroline:", "Saved note:") is
-      // a sentence of its own: who speaks is not part of what they say (decision 0237).
-      if (sentenceEnd.has(piece) || (piece === ":" && sentence === 0 && tokens.length <= 4 && !quoted &&
-        tokens.every((t, k) => k === tokens.length - 1 || !t.punct))) {
+      // A label of up to three words that opens the text ("user:", "Caroline:", "Saved note:"), or
+      // follows labels that do ("user: Test plan: …"), is a sentence of its own: who speaks, or what
+      // a line is headed, is not part of what is said (decision 0237).
+      const label = piece === ":" && sentence === labels && !quoted && tokens.length - labelEnd <= 4 &&
+        tokens.slice(labelEnd, -1).every((t) => !t.punct)
+      if (label) {
+        labels++
+        labelEnd = tokens.length
+      }
+      if (sentenceEnd.has(piece) || label) {
         sentence++
         // A quotation does not run past a line break (an apostrophe left it open).
         if (piece === "\n") quoted = false
@@ -1178,15 +1187,16 @@ const ifYouAreAnAi =
 const asAnAiYouMust =
   /\bas\s+an?\s+(?:ai|llm|language\s+model|assistant)\b[^.\n]{0,40}\byou\s+(?:must|should|will|shall|need|have)\b/
 /**
- * Words for the agent, its rules or disregarding them in what a hiding style hides: the element's
- * text after the style, up to its closing tag. A stylesheet that hides a spinner in a page about
- * the UI's rules hides no words (decision 0237).
+ * Words for the agent, its rules or disregarding them in what a hiding style hides: the text of the
+ * next element after the style (from the tag's ">" to the next closing tag). A stylesheet that hides
+ * a spinner, in a reply that goes on about the UI's CSS rules, hides no words (decision 0237).
  */
 const hiddenWords = (text: string): boolean =>
   [...text.matchAll(new RegExp(hiddenStyle.source, "g"))].some((match) => {
-    const from = match.index + match[0].length
-    const close = text.indexOf("</", from)
-    const hidden = text.slice(from, close < 0 ? from + 400 : Math.min(close, from + 400))
+    const open = text.indexOf(">", match.index + match[0].length)
+    if (open < 0) return false
+    const close = text.indexOf("</", open)
+    const hidden = text.slice(open + 1, close < 0 ? open + 400 : Math.min(close, open + 400))
     return tokenize(hidden, baseIndex).some((t) => has(t, C.AI | C.IGNORE | C.RULES) || agentWords(t))
   })
 const hiddenStyle =
