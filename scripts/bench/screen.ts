@@ -102,7 +102,9 @@ const report = (name: string, part: string, t: Tally) => {
     )
   )
   const sorted = (map: Map<string, number>) => [...map].sort((a, b) => b[1] - a[1])
-  console.log(table(["reason", "turns", "share"], sorted(t.byReason).map(([k, v]) => [k, String(v), share(v, t.turns)])))
+  console.log(
+    table(["reason", "turns", "share"], sorted(t.byReason).map(([k, v]) => [k, String(v), share(v, t.turns)]))
+  )
   console.log(table(["rule", "turns", "share"], sorted(t.byRule).map(([k, v]) => [k, String(v), share(v, t.turns)])))
   for (const [rule, list] of t.samples) {
     if (list.length === 0) continue

@@ -35,7 +35,9 @@ describe("the poisoning corpus stored as conversation turns (decision 0237)", ()
 
   it("passes every look-alike as a user's and as an assistant's turn", () => {
     for (const text of lookalikes) {
-      for (const speaker of ["user", "assistant"]) expect(held(`${speaker}: ${text}`), `${speaker}: ${text}`).toBe(false)
+      for (const speaker of ["user", "assistant"]) {
+        expect(held(`${speaker}: ${text}`), `${speaker}: ${text}`).toBe(false)
+      }
     }
   })
 })

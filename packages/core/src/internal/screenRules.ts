@@ -59,7 +59,8 @@ const DESTINATION = "zzdestinationzz"
  * An address on the machine itself (`localhost`, `127.0.0.1`): what is sent there does not leave
  * it, so it is no destination (decision 0237) — "curl -X POST -d … http://localhost:5000/login".
  */
-const loopback = /^(?:(?:https?|ftp):\/\/)?(?:[^@/\s]*@)?(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?![a-z0-9.-])/
+const loopback =
+  /^(?:(?:https?|ftp):\/\/)?(?:[^@/\s]*@)?(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?![a-z0-9.-])/
 const away = (address: string): string => (loopback.test(address) ? address : ` ${DESTINATION} `)
 
 const sentenceEnd = new Set([".", "!", "?", ";", "\n"])
@@ -1603,11 +1604,13 @@ const dissuadeFromHelp: Rule = (tokens) =>
   })
 
 /**
- * The rules, each with the concepts it cannot match without (every bit of `all`, and at least one
- * of `any` when given): a rule whose concepts the text lacks is not run. `text` rules read the
- * folded text itself and always run.
+ * The rules, each with its name (for `rulesFiring`) and the concepts it cannot match without
+ * (every bit of `all`, and at least one of `any` when given): a rule whose concepts the text lacks
+ * is not run. `text` rules read the folded text itself and always run.
  */
-const rules: ReadonlyArray<{ readonly name: string; readonly rule: Rule; readonly all?: number; readonly any?: number }> = [
+const rules: ReadonlyArray<
+  { readonly name: string; readonly rule: Rule; readonly all?: number; readonly any?: number }
+> = [
   { name: "disregardRules", rule: disregardRules, all: C.IGNORE | C.RULES },
   { name: "disregardEverything", rule: disregardEverything, all: C.IGNORE | C.PRIOR },
   { name: "newRulesHeading", rule: newRulesHeading, all: C.RULES },
@@ -1689,7 +1692,9 @@ const reasonsOf = (tokens: ReadonlyArray<Token>, text: string): ReadonlySet<Scre
  * The rules that match a folded text read plainly (not its ROT13, reversed or leetspeak views), each
  * with its reason and the words it spans: for the screen bench and tuning, never for a verdict.
  */
-export const rulesFiring = (folded: string): ReadonlyArray<{ readonly rule: string; readonly reason: ScreenReason; readonly words: string }> => {
+export const rulesFiring = (
+  folded: string
+): ReadonlyArray<{ readonly rule: string; readonly reason: ScreenReason; readonly words: string }> => {
   const tokens = tokenize(folded, baseIndex)
   const found: Array<{ rule: string; reason: ScreenReason; words: string }> = []
   for (const { name, rule } of rules) {
