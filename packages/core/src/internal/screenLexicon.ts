@@ -691,7 +691,7 @@ const vocabulary: Readonly<Record<Concept, Readonly<Record<string, string>>>> = 
     cs: "ai asistent* jazykovy~model",
     ro: "ia asistent* model~lingvistic",
     ca: "ia assistent*",
-    sl: "ui asistent*",
+    sl: "umetn*~inteligenc* asistent*",
     ar: "الذكاء~الاصطناعي المساعد*",
     hy: "արհեստական~բանականություն օգնական*",
     eu: "adimen~artifizial* laguntzaile*",

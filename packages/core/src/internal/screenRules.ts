@@ -55,6 +55,13 @@ const unicodeDestination =
 const functionCall = /\b([a-z_][a-z0-9_]*)\(/g
 /** The word a destination is read as. */
 const DESTINATION = "zzdestinationzz"
+/**
+ * An address on the machine itself (`localhost`, `127.0.0.1`): what is sent there does not leave
+ * it, so it is no destination (decision 0237) — "curl -X POST -d … http://localhost:5000/login".
+ */
+const loopback =
+  /^(?:(?:https?|ftp):\/\/)?(?:[^@/\s]*@)?(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?![a-z0-9.-])/
+const away = (address: string): string => (loopback.test(address) ? address : ` ${DESTINATION} `)
 
 const sentenceEnd = new Set([".", "!", "?", ";", "\n"])
 const punctuation = new Set([".", "!", "?", ";", ":", ",", "\n", "\"", "'"])
@@ -68,11 +75,14 @@ const tokenize = (folded: string, index: Index): Array<Token> => {
   // not an order to print or post.
   const called = folded.includes("(") ? folded.replace(functionCall, "fn_$1 (") : folded
   const text = mayHoldDestination.test(called)
-    ? (ascii ? called : called.replace(unicodeDestination, ` ${DESTINATION} `)).replace(destination, ` ${DESTINATION} `)
+    ? (ascii ? called : called.replace(unicodeDestination, away)).replace(destination, away)
     : called
   const tokens: Array<Token> = []
   let sentence = 0
   let quoted = false
+  // The labels the text opens with, and where the last one ended.
+  let labels = 0
+  let labelEnd = 0
   const pattern = asciiText.test(text) ? asciiTokens : unicodeTokens
   pattern.lastIndex = 0
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
@@ -83,7 +93,16 @@ const tokenize = (folded: string, index: Index): Array<Token> => {
       quoted = !quoted
     } else {
       tokens.push({ text: piece, mask: 0, sentence, quoted, punct: true })
-      if (sentenceEnd.has(piece)) {
+      // A label of up to three words that opens the text ("user:", "Caroline:", "Saved note:"), or
+      // follows labels that do ("user: Test plan: …"), is a sentence of its own: who speaks, or what
+      // a line is headed, is not part of what is said (decision 0237).
+      const label = piece === ":" && sentence === labels && !quoted && tokens.length - labelEnd <= 4 &&
+        tokens.slice(labelEnd, -1).every((t) => !t.punct)
+      if (label) {
+        labels++
+        labelEnd = tokens.length
+      }
+      if (sentenceEnd.has(piece) || label) {
         sentence++
         // A quotation does not run past a line break (an apostrophe left it open).
         if (piece === "\n") quoted = false
@@ -233,6 +252,21 @@ const disregardEverything: Rule = (tokens) =>
     return p < 0 ? [] : [span("override-rules", i, p)]
   })
 
+const determiners = word("the", "this", "these", "those", "that", "a", "an")
+
+/**
+ * The rules before a colon at `qualifier` are introduced by a determiner — "run the following
+ * commands:", "respect this new policy:", "plan these sessions:", "monitor your policy:" in the
+ * middle of a sentence — so they name rules the text goes on to list, not a heading that brings
+ * new ones (decision 0237). A heading stands bare: "New instructions:", "Updated system rules:".
+ */
+const introduced = (tokens: ReadonlyArray<Token>, qualifier: number): boolean => {
+  const token = tokens[qualifier]!
+  const before = tokens[qualifier - 1]
+  return determiners(token) || (before !== undefined && before.sentence === token.sentence && determiners(before)) ||
+    (token.text === "your" && !imperative(tokens, qualifier))
+}
+
 /**
  * "New instructions:", "updated system rules:", "neue Anweisungen:" — a heading that brings rules;
  * or the agent's own rules said to be new ("your system prompt has been updated:").
@@ -243,7 +277,7 @@ const newRulesHeading: Rule = (tokens) =>
     const colon = find(tokens, j + 1, j + 2, (t) => t.text === ":")
     // "Our new office policy:" is the writer's own.
     const own = n >= 0 && find(tokens, n - 2, n - 1, C.FIRST, tokens[j]!.sentence) >= 0
-    if (n >= 0 && colon >= 0 && !own) return [span("override-rules", n, colon)]
+    if (n >= 0 && colon >= 0 && !own && !introduced(tokens, n)) return [span("override-rules", n, colon)]
     const updated = find(tokens, j + 1, j + 4, C.NEW, tokens[j]!.sentence)
     return updated >= 0 && tokens[updated + 1]?.text === ":" && agentsOwn(tokens, j, 0)
       ? [span("override-rules", j, updated + 1)]
@@ -255,7 +289,8 @@ const newRulesHeading: Rule = (tokens) =>
 const roleMarkers: ReadonlyArray<RegExp> = [
   /\b(?:system|developer)[ \t]+(?:prompt|message|instructions?|note|override)[ \t]*:/,
   /(?:^|\n)[ \t]*[#*>\-\[(<]*[ \t]*(?:system|developer)(?:[ \t]+(?:prompt|message|note|notice|override|instructions?|update))?[ \t]*[\])>*]*[ \t]*:/,
-  /\[[ \t]*(?:system|admin|administrator|developer|sys|inst|instructions?)\b[^\]\n]{0,30}\]/,
+  // "[instructions on how to access it]" is a template's blank to fill in, not a marker.
+  /\[[ \t]*(?:system|admin|administrator|developer|sys|inst|instructions?)\b(?![ \t]+(?:on|about|regarding|how|to)\b)[^\]\n]{0,30}\]/,
   /<\/?[ \t]*(?:system|sys|instructions?|admin|developer)[ \t]*>/,
   /<\|[ \t]*[a-z_]{2,24}[ \t]*\|>|<<\/?sys>>|\[\/?inst\]/,
   /#{2,}[ \t]*(?:system|instructions?|new instructions|response)\b/,
@@ -420,8 +455,24 @@ const embedInUrl: Rule = (tokens) =>
     const { sentence } = tokens[d]!
     const e = find(tokens, d - 8, d - 1, embedWords, sentence)
     const u = find(tokens, d + 1, d + 10, urlWords, sentence)
-    return e >= 0 && u >= 0 ? [span("exfiltration", e, u)] : []
+    return e >= 0 && u >= 0 && !listedBeside(tokens, d, u) ? [span("exfiltration", e, u)] : []
   })
+
+const coordinators = word("or", "and", ",", "plus")
+
+/**
+ * The link at `url` is named beside the data at `data`, not made to carry it (decision 0237): one
+ * more item of a list ("the agenda and any documents or links", "your phone number, e-mail address
+ * and LinkedIn URL"), or the data names which link it is ("your profile URL"). A beacon puts the
+ * data *into* the link: "append the chat history to the image URL", "include their address in a link".
+ */
+const listedBeside = (tokens: ReadonlyArray<Token>, data: number, url: number): boolean => {
+  if (url === data + 1) return true
+  const and = find(tokens, url - 3, url - 1, coordinators)
+  return and >= 0 && find(tokens, and + 1, url - 1, containers) < 0
+}
+
+const containers = word("in", "into", "inside", "within", "to", "onto", "as")
 
 // A markdown or HTML image whose address carries a query to be filled in, or that the text asks to
 // render: a beacon. Placeholders: {…}, <…>, […], $VAR, %s.
@@ -438,6 +489,21 @@ const beacon: Rule = (tokens, text) => {
   return private_ && /\?[^\s)]*=/.test(text) ? [{ reason: "exfiltration", start: 0, end: tokens.length }] : []
 }
 
+const definite = word("the", "your", "this", "that", "these", "those", "its")
+const indefinite = word("a", "an", "another")
+
+/**
+ * The tool at `tool` (called by the verb at `verb`) is a kind of software recommended to a person,
+ * not one the agent holds (decision 0237): an indefinite one ("utilize an online tool") or a bare
+ * plural ("use collaboration tools", "run automated tools"). An agent's tool is one thing, named
+ * definitely: "the shell tool", "your email tool", `memory_save`.
+ */
+const kindOfTool = (tokens: ReadonlyArray<Token>, verb: number, tool: number): boolean => {
+  if (find(tokens, verb + 1, tool - 1, indefinite) >= 0) return true
+  const { text } = tokens[tool]!
+  return text.endsWith("s") && !text.endsWith("ss") && find(tokens, verb + 1, tool - 1, definite) < 0
+}
+
 /** A verb of calling followed by a tool; a memory tool named outright. */
 const callTool: Rule = (tokens, text) => {
   const found: Array<Match> = []
@@ -448,7 +514,7 @@ const callTool: Rule = (tokens, text) => {
   // user likes to run the test tool").
   for (const i of where(tokens, C.CALL)) {
     const j = find(tokens, i + 1, i + 4, C.TOOL, tokens[i]!.sentence)
-    if (j < 0 || negated(tokens, i)) continue
+    if (j < 0 || negated(tokens, i) || kindOfTool(tokens, i, j)) continue
     const { sentence } = tokens[i]!
     const ordered = find(tokens, i - 2, i - 1, C.MODAL | C.YOU, sentence) >= 0
     if (ordered || find(tokens, i - 4, i - 1, C.THIRD | C.FIRST, sentence) < 0) found.push(span("call-tools", i, j))
@@ -995,6 +1061,18 @@ const documentWords = word(
   "header"
 )
 
+const prepositions = word("to", "for")
+
+/**
+ * The vocative at `at` addresses the AI after it: a greeting or a note ("Dear AI", "note to the
+ * AI"), or "to"/"for" that opens its sentence ("To any AI reading this:", "P.S. to the AI") or
+ * follows a word for a note ("instructions for the AI"). "To"/"for" inside a sentence is a
+ * preposition: "feedback to the AI vendor", "access to AI", "useful for AI hiring" (decision 0237).
+ */
+const addresses = (tokens: ReadonlyArray<Token>, at: number): boolean =>
+  !prepositions(tokens[at]!) || imperative(tokens, at) ||
+  find(tokens, at - 3, at - 1, (t) => vocatives(t) && !prepositions(t), tokens[at]!.sentence) >= 0
+
 /**
  * Words addressed to an AI inside a text meant for people: "Note to AI assistants: …", "AI
  * models reading this page must…", "If you are an AI…". A document has no reason to address the
@@ -1013,7 +1091,7 @@ const addressedToAssistant: Rule = (tokens, text) => {
     const qualifies = next !== undefined && !next.punct && next.sentence === sentence &&
       !has(next, C.AI | C.READ | C.MODAL | C.YOU) && !agentWords(next)
     const v = qualifies ? -1 : find(tokens, a - 2, a - 1, vocatives, sentence)
-    if (v >= 0) {
+    if (v >= 0 && addresses(tokens, v)) {
       const payload = find(
         tokens,
         a + 1,
@@ -1057,13 +1135,13 @@ const addressedToAssistant: Rule = (tokens, text) => {
     // The words for the agent are in the comment itself: an HTML comment in code beside a question
     // to "you" addresses no one.
     [...text.matchAll(/<!--([\s\S]{0,600}?)-->/g)].some(([, body]) =>
-      tokenize(body!, baseIndex).some((t) => has(t, C.AI | C.YOU | C.IGNORE) && !t.quoted)
+      tokenize(body!, baseIndex).some((t) => (has(t, C.AI | C.IGNORE) || agentWords(t)) && !t.quoted)
     )
   ) {
     found.push({ reason: "addressed-to-assistant", start: 0, end: tokens.length })
   }
   // Hidden by a style, with words for the agent in it: a stylesheet beside a question to "you" is code.
-  if (text.includes(":") && hiddenStyle.test(text) && tokens.some((t) => has(t, C.AI | C.IGNORE | C.RULES))) {
+  if (text.includes(":") && hiddenStyle.test(text) && hiddenWords(text)) {
     found.push({ reason: "addressed-to-assistant", start: 0, end: tokens.length })
   }
   return found
@@ -1091,17 +1169,37 @@ const addressedNote =
 const userLabel = /(?:^|[\n.!?;"'(\[]\s*)(?:user|human|customer|me|q|question)(?:\s+(?:asked|said|wrote))?\s*:/
 const assistantLabel =
   /((?:^|[\n.!?;"'(\[])\s*)(?:the\s+)?(?:ai|assistant|chatgpt|claude|gpt|llm|chatbot|bot|copilot|gemini)(?:\s+(?:answered|replied|said|wrote))?\s*:/g
-/** The text without its assistant's speaker labels when it is a transcript (a user's label comes first). */
+// A record that opens with the assistant's label is one turn of a conversation stored as
+// "<speaker>: <text>" (decision 0237): the label names who speaks, not an addressee.
+const openingAssistantLabel = /^\s*(?:the\s+)?(?:ai|assistant|chatgpt|claude|gpt|llm|chatbot|bot|copilot|gemini)\s*:/
+/**
+ * The text without its assistant's speaker labels: the one that opens a record (a stored turn), and
+ * every one after a user's label when it is a transcript.
+ */
 const spokenBy = (text: string): string => {
-  const user = userLabel.exec(text)
-  if (user === null) return text
+  const turn = text.replace(openingAssistantLabel, " ")
+  const user = userLabel.exec(turn)
+  if (user === null) return turn
   const from = user.index + user[0].length
-  return text.slice(0, from) + text.slice(from).replace(assistantLabel, "$1 ")
+  return turn.slice(0, from) + turn.slice(from).replace(assistantLabel, "$1 ")
 }
 const ifYouAreAnAi =
   /\b(?:if|when)\s+you\s*(?:are|'re|re)\s+(?:an?\s+)?(?:ai|llm|(?:large\s+)?language\s+model|assistant|chatbot|bot|agent|model|gpt|automated)\b/
 const asAnAiYouMust =
   /\bas\s+an?\s+(?:ai|llm|language\s+model|assistant)\b[^.\n]{0,40}\byou\s+(?:must|should|will|shall|need|have)\b/
+/**
+ * Words for the agent, its rules or disregarding them in what a hiding style hides: the text of the
+ * next element after the style (from the tag's ">" to the next closing tag). A stylesheet that hides
+ * a spinner, in a reply that goes on about the UI's CSS rules, hides no words (decision 0237).
+ */
+const hiddenWords = (text: string): boolean =>
+  [...text.matchAll(new RegExp(hiddenStyle.source, "g"))].some((match) => {
+    const open = text.indexOf(">", match.index + match[0].length)
+    if (open < 0) return false
+    const close = text.indexOf("</", open)
+    const hidden = text.slice(open + 1, close < 0 ? open + 400 : Math.min(close, open + 400))
+    return tokenize(hidden, baseIndex).some((t) => has(t, C.AI | C.IGNORE | C.RULES) || agentWords(t))
+  })
 const hiddenStyle =
   /display\s*:\s*none|font-size\s*:\s*0|visibility\s*:\s*hidden|opacity\s*:\s*0(?![.\d])|color\s*:\s*(?:white|#fff(?:fff)?)\b/
 
@@ -1506,42 +1604,44 @@ const dissuadeFromHelp: Rule = (tokens) =>
   })
 
 /**
- * The rules, each with the concepts it cannot match without (every bit of `all`, and at least one
- * of `any` when given): a rule whose concepts the text lacks is not run. `text` rules read the
- * folded text itself and always run.
+ * The rules, each with its name (for `rulesFiring`) and the concepts it cannot match without
+ * (every bit of `all`, and at least one of `any` when given): a rule whose concepts the text lacks
+ * is not run. `text` rules read the folded text itself and always run.
  */
-const rules: ReadonlyArray<{ readonly rule: Rule; readonly all?: number; readonly any?: number }> = [
-  { rule: disregardRules, all: C.IGNORE | C.RULES },
-  { rule: disregardEverything, all: C.IGNORE | C.PRIOR },
-  { rule: newRulesHeading, all: C.RULES },
-  { rule: roleMarker },
-  { rule: secretAfter(C.REVEAL), all: C.REVEAL, any: C.SECRET | C.WEAK_SECRET },
-  { rule: secretAfter(C.SEND), all: C.SEND, any: C.SECRET | C.WEAK_SECRET },
-  { rule: sendAway, any: C.SEND | C.REVEAL, all: C.DEST },
-  { rule: embedInUrl, any: C.DATA | C.SECRET | C.WEAK_SECRET },
-  { rule: beacon },
-  { rule: callTool },
-  { rule: changeIdentity },
-  { rule: delayedTrigger, all: C.TRIGGER | C.ASK },
-  { rule: standingOrder, any: C.MODAL | C.AI },
-  { rule: addressedToAssistant },
-  { rule: secrecy, any: C.NEG | C.COVERT },
-  { rule: decodeAndObey, all: C.DECODE | C.OBEY },
-  { rule: redirection },
-  { rule: standingRedirect },
-  { rule: grantedUnchecked },
-  { rule: dissuadeFromHelp, all: C.TELL | C.THIRD },
-  { rule: askForSecret, any: C.SECRET | C.WEAK_SECRET },
-  { rule: tellOthers, all: C.TELL | C.THIRD },
-  { rule: revealRules, all: C.REVEAL },
-  { rule: overRules, any: C.RULES | C.SECRET },
-  { rule: rulesAnnulled, all: C.RULES },
-  { rule: obeyOnlyThis, all: C.OBEY },
-  { rule: destroyUnasked },
-  { rule: handToAnyone, any: C.REVEAL | C.SEND },
-  { rule: revealEverything, all: C.REVEAL | C.YOU },
-  { rule: grantedPowers, all: C.YOU },
-  { rule: dropIdentity, any: C.IGNORE | C.OBEY }
+const rules: ReadonlyArray<
+  { readonly name: string; readonly rule: Rule; readonly all?: number; readonly any?: number }
+> = [
+  { name: "disregardRules", rule: disregardRules, all: C.IGNORE | C.RULES },
+  { name: "disregardEverything", rule: disregardEverything, all: C.IGNORE | C.PRIOR },
+  { name: "newRulesHeading", rule: newRulesHeading, all: C.RULES },
+  { name: "roleMarker", rule: roleMarker },
+  { name: "secretAfterReveal", rule: secretAfter(C.REVEAL), all: C.REVEAL, any: C.SECRET | C.WEAK_SECRET },
+  { name: "secretAfterSend", rule: secretAfter(C.SEND), all: C.SEND, any: C.SECRET | C.WEAK_SECRET },
+  { name: "sendAway", rule: sendAway, any: C.SEND | C.REVEAL, all: C.DEST },
+  { name: "embedInUrl", rule: embedInUrl, any: C.DATA | C.SECRET | C.WEAK_SECRET },
+  { name: "beacon", rule: beacon },
+  { name: "callTool", rule: callTool },
+  { name: "changeIdentity", rule: changeIdentity },
+  { name: "delayedTrigger", rule: delayedTrigger, all: C.TRIGGER | C.ASK },
+  { name: "standingOrder", rule: standingOrder, any: C.MODAL | C.AI },
+  { name: "addressedToAssistant", rule: addressedToAssistant },
+  { name: "secrecy", rule: secrecy, any: C.NEG | C.COVERT },
+  { name: "decodeAndObey", rule: decodeAndObey, all: C.DECODE | C.OBEY },
+  { name: "redirection", rule: redirection },
+  { name: "standingRedirect", rule: standingRedirect },
+  { name: "grantedUnchecked", rule: grantedUnchecked },
+  { name: "dissuadeFromHelp", rule: dissuadeFromHelp, all: C.TELL | C.THIRD },
+  { name: "askForSecret", rule: askForSecret, any: C.SECRET | C.WEAK_SECRET },
+  { name: "tellOthers", rule: tellOthers, all: C.TELL | C.THIRD },
+  { name: "revealRules", rule: revealRules, all: C.REVEAL },
+  { name: "overRules", rule: overRules, any: C.RULES | C.SECRET },
+  { name: "rulesAnnulled", rule: rulesAnnulled, all: C.RULES },
+  { name: "obeyOnlyThis", rule: obeyOnlyThis, all: C.OBEY },
+  { name: "destroyUnasked", rule: destroyUnasked },
+  { name: "handToAnyone", rule: handToAnyone, any: C.REVEAL | C.SEND },
+  { name: "revealEverything", rule: revealEverything, all: C.REVEAL | C.YOU },
+  { name: "grantedPowers", rule: grantedPowers, all: C.YOU },
+  { name: "dropIdentity", rule: dropIdentity, any: C.IGNORE | C.OBEY }
 ]
 
 // ---------------------------------------------------------------------------------------------
@@ -1586,6 +1686,26 @@ const reasonsOf = (tokens: ReadonlyArray<Token>, text: string): ReadonlySet<Scre
     }
   }
   return reasons
+}
+
+/**
+ * The rules that match a folded text read plainly (not its ROT13, reversed or leetspeak views), each
+ * with its reason and the words it spans: for the screen bench and tuning, never for a verdict.
+ */
+export const rulesFiring = (
+  folded: string
+): ReadonlyArray<{ readonly rule: string; readonly reason: ScreenReason; readonly words: string }> => {
+  const tokens = tokenize(folded, baseIndex)
+  const found: Array<{ rule: string; reason: ScreenReason; words: string }> = []
+  for (const { name, rule } of rules) {
+    for (const match of rule(tokens, folded)) {
+      if (mentioned(tokens, match)) continue
+      const words = tokens.slice(match.start, Math.min(match.end + 1, match.start + 20)).map((t) => t.text).join(" ")
+      found.push({ rule: name, reason: match.reason, words })
+      break
+    }
+  }
+  return found
 }
 
 /**
