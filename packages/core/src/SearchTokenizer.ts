@@ -180,8 +180,20 @@ export const holdsAnyToken = (
 ): boolean => {
   if (tokens.size === 0) return false
   const stem = stemmerFor(language)
-  for (const word of words(text)) {
-    if (tokens.has(stem === undefined ? word : stem(word))) return true
+  const held = (word: string) => tokens.has(stem === undefined ? word : stem(word))
+  if (!asciiOnly.test(text)) return words(text).some(held)
+  // ASCII: the words of `words`' fast path ([a-z0-9]+ of the lowercased text), read in place up to
+  // the first one held, with no regex match and no array of every word.
+  const lower = text.toLowerCase()
+  let start = -1
+  for (let i = 0; i <= lower.length; i++) {
+    const c = i < lower.length ? lower.charCodeAt(i) : 0
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+      if (start < 0) start = i
+    } else if (start >= 0) {
+      if (held(lower.slice(start, i))) return true
+      start = -1
+    }
   }
   return false
 }

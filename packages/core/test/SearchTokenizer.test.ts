@@ -125,9 +125,23 @@ describe("tokenize", () => {
     expect(SearchTokenizer.tokenize("Doug prefers coffee", "none")).toEqual(["doug", "prefers", "coffee"])
   })
 
+  // ASCII text takes holdsAnyToken's own scan (no regex, no array of words): words of letters,
+  // digits and cases next to every kind of separator, ASCII's first and last characters included.
+  const ascii = fc.array(
+    fc.oneof(
+      fc.constantFrom("Deploys", "deployed", "happiness", "v2", "2024", "A", "z", "0", "9", "news", "Maya's"),
+      fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)), maxLength: 12 })
+    ),
+    { maxLength: 12 }
+  ).map((parts) => parts.join(" "))
+
   it.prop(
     "holdsAnyToken says what distinctTokens says: one of the text's tokens is in the set",
-    [text, fc.array(text, { maxLength: 4 }), fc.constantFrom(...SearchTokenizer.Language.literals)],
+    [
+      fc.oneof(text, ascii),
+      fc.array(fc.oneof(text, ascii), { maxLength: 4 }),
+      fc.constantFrom(...SearchTokenizer.Language.literals)
+    ],
     ([s, others, language]) => {
       // Tokens of the text itself (some held, some not) and of other texts.
       const own = SearchTokenizer.distinctTokens(s, language)
@@ -138,6 +152,16 @@ describe("tokenize", () => {
       expect(SearchTokenizer.holdsAnyToken(s, tokens, language)).toBe(own.some((t) => tokens.has(t)))
     }
   )
+
+  it("holdsAnyToken reads every ASCII word: each letter and digit, either case, at either end of the text", () => {
+    for (const word of ["a", "z", "0", "9", "zz9", "a0z", "Zebra"]) {
+      const tokens = new Set(SearchTokenizer.tokenize(word))
+      for (const text of [word, `${word}!`, `!${word}`, `x ${word.toUpperCase()} y`, `x\n${word}`]) {
+        expect(SearchTokenizer.holdsAnyToken(text, tokens)).toBe(true)
+      }
+      expect(SearchTokenizer.holdsAnyToken(`x${word}`, tokens)).toBe(false)
+    }
+  })
 
   it("holdsAnyToken matches by stem, never by substring", () => {
     expect(SearchTokenizer.holdsAnyToken("Deploys happen weekly", new Set(["deploy"]))).toBe(true)

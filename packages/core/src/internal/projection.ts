@@ -296,6 +296,16 @@ const memoryLine = (record: MemoryRecord, handle: string): string => {
   return safeLine(`- [${tags.join(" · ")}] ${record.content}`)
 }
 
+/** `field` of each line that has it, in order (no array per line). */
+const defined = <A>(lines: ReadonlyArray<Line>, field: (line: Line) => A | undefined): Array<A> => {
+  const values: Array<A> = []
+  for (const line of lines) {
+    const value = field(line)
+    if (value !== undefined) values.push(value)
+  }
+  return values
+}
+
 const orderedScore = (score: number): number => (Number.isNaN(score) ? Number.NEGATIVE_INFINITY : score)
 
 const emptySections = (): Record<SectionLabel, Array<Line>> => ({
@@ -394,7 +404,10 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   // Identity, always-on memory, then recall: only deliverable records, never one that the stable
   // prefix already carries (by id or by address), never the same record or address twice.
   const heldAddresses = new Set<string>(input.heldAddresses ?? [])
-  const addressOf = input.addresses ?? {}
+  // A map, not the record's own keys: ids read from a store are fresh strings, and looking one up
+  // as an object's key interns it first (a string-table probe per look-up, on every hit).
+  const addresses = new Map(Object.entries(input.addresses ?? {}))
+  const addressOf = (id: string): string | undefined => addresses.get(id)
   const deliveredIds = new Set<string>()
   const deliveredAddresses = new Set<string>()
   const asOf = input.asOf
@@ -416,12 +429,12 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   }
   if (enabled.has("always_on_memory")) {
     for (const record of input.alwaysOn ?? []) {
-      claim(record, addressOf[record.id])
+      claim(record, addressOf(record.id))
     }
   }
   if (enabled.has("recalled_memory")) {
     for (const hit of input.recall ?? []) {
-      claim(hit.record, addressOf[hit.record.id])
+      claim(hit.record, addressOf(hit.record.id))
     }
   }
   const admit = (section: SectionLabel, record: MemoryRecord, address: string | undefined): boolean => {
@@ -467,7 +480,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   }
   if (enabled.has("always_on_memory")) {
     for (const record of input.alwaysOn ?? []) {
-      if (admit("always_on_memory", record, addressOf[record.id])) {
+      if (admit("always_on_memory", record, addressOf(record.id))) {
         all.always_on_memory.push(memoryEntry("always_on_memory", record))
       }
     }
@@ -522,7 +535,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
   if (enabled.has("recalled_memory")) {
     const hits: Array<NeighbourContext.HitLine<Line>> = []
     for (const hit of input.recall ?? []) {
-      if (!admit("recalled_memory", hit.record, addressOf[hit.record.id])) continue
+      if (!admit("recalled_memory", hit.record, addressOf(hit.record.id))) continue
       hits.push({
         line: memoryEntry("recalled_memory", hit.record),
         record: hit.record,
@@ -534,7 +547,7 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
     const neighbours: Array<NeighbourContext.NeighbourLine<Line>> = []
     for (const neighbour of input.neighbours ?? []) {
       if (!hitIds.has(neighbour.of) || deliveredIds.has(neighbour.record.id)) continue
-      if (!admit("recalled_memory", neighbour.record, addressOf[neighbour.record.id])) continue
+      if (!admit("recalled_memory", neighbour.record, addressOf(neighbour.record.id))) continue
       neighbours.push({
         line: { ...memoryEntry("recalled_memory", neighbour.record), neighbourOf: neighbour.of },
         record: neighbour.record,
@@ -735,19 +748,17 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
       tokens: blockTokens(cut, label, block),
       items: delivered.length,
       shed: offered - delivered.length,
-      memoryIds: delivered.flatMap((line) => (line.memoryId !== undefined ? [line.memoryId] : [])),
-      sessionIds: delivered.flatMap((line) => (line.sessionId !== undefined ? [line.sessionId] : [])),
+      memoryIds: defined(delivered, (line) => line.memoryId),
+      sessionIds: defined(delivered, (line) => line.sessionId),
       ...(neighbourOf.length > 0 ? { neighbours: Object.fromEntries(neighbourOf) } : {})
     })
   }
 
-  const memoryIds = [
-    ...new Set(
-      [...kept.identity_memory, ...kept.always_on_memory, ...kept.prior_sessions, ...kept.recalled_memory].flatMap((
-        line
-      ) => line.memoryId !== undefined ? [line.memoryId] : [])
-    )
-  ]
+  const deliveredMemory = new Set<MemoryId>()
+  for (const label of ["identity_memory", "always_on_memory", "prior_sessions", "recalled_memory"] as const) {
+    for (const line of kept[label]) if (line.memoryId !== undefined) deliveredMemory.add(line.memoryId)
+  }
+  const memoryIds = [...deliveredMemory]
   const shed: Array<ShedItem> = shedOrder.slice(0, cut.count).filter((line) => !cut.back.has(line)).map((line) => ({
     section: line.section,
     ref: line.ref,
