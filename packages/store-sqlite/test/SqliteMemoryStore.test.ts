@@ -92,7 +92,8 @@ describe("SqliteMemoryStore", () => {
         { name: "listing_indexes" },
         { name: "world_time" },
         { name: "corroboration" },
-        { name: "search_rows" }
+        { name: "search_rows" },
+        { name: "write_order" }
       ])
     }))
 
@@ -408,7 +409,8 @@ describe("SqliteMemoryStore", () => {
         { migration_id: 7 },
         { migration_id: 10 },
         { migration_id: 11 },
-        { migration_id: 12 }
+        { migration_id: 12 },
+        { migration_id: 13 }
       ])
     }))
 })
