@@ -47,7 +47,8 @@ export const placesOf = (
   )
 
 /**
- * The records in the query's turn ranges, in conversation order, with their places: ranges come
+ * The records in the query's turn ranges, in conversation order, with their places (the ranges
+ * drive each branch — `CROSS JOIN` keeps SQLite's order — so each range is one index seek): ranges come
  * sorted from `MemoryQuery.turnRanges` and are numbered in that order, so `ORDER BY range, place,
  * id` is the conversation order on every backend (ids are ASCII: byte order is code-unit order).
  * `places` holds the places of the records around first, then those of the records read.
@@ -84,11 +85,11 @@ export const readNeighbours = (
       offset += chunk.length
       const rows = yield* sql`WITH p(range, scope, thread, lo, hi) AS (VALUES ${table})
         SELECT * FROM (
-          SELECT p.range AS range, m.turn AS place, ${columns} FROM p JOIN ${sql(TABLE)} m
+          SELECT p.range AS range, m.turn AS place, ${columns} FROM p CROSS JOIN ${sql(TABLE)} m
             ON m.thread = p.thread AND m.turn BETWEEN p.lo AND p.hi AND m.scope = p.scope
           WHERE p.thread <> '' AND ${filters}
           UNION ALL
-          SELECT p.range AS range, m.write_turn AS place, ${columns} FROM p JOIN ${sql(TABLE)} m
+          SELECT p.range AS range, m.write_turn AS place, ${columns} FROM p CROSS JOIN ${sql(TABLE)} m
             ON m.scope = p.scope AND m.write_turn BETWEEN p.lo AND p.hi
           WHERE p.thread = '' AND ${filters})
         ORDER BY range, place, id LIMIT ${limit - read}`.values
