@@ -234,8 +234,7 @@ export const rankAll = (
   variant: Variant,
   parameters: Bm25.Parameters,
   k: number
-): Array<Array<string>> =>
-  collected.map((matches) => topIds(matches, prepared.averageLength, parameters, variant, k))
+): Array<Array<string>> => collected.map((matches) => topIds(matches, prepared.averageLength, parameters, variant, k))
 
 /** {@link rankAll} with each hit's score ({@link topScored}). */
 export const rankAllScored = (

@@ -260,7 +260,6 @@ export const inAskedOrder = <R extends { readonly id: string }>(
 export const comparePlaces = (a: Place, b: Place): number =>
   compareRaw(a.scope, b.scope) || compareRaw(a.thread, b.thread) || a.turn - b.turn || compareRaw(a.id, b.id)
 
-
 /**
  * Whether a record sits in one of the ranges. Pure.
  *

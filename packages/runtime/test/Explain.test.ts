@@ -30,7 +30,7 @@ const guarded = { sections: user.map((section) => ({ ...section, promotion: "gua
 /** Saves as a model would (agent-derived, pending) and promotes under the preset, as memory_save does. */
 const save = (input: {
   readonly content: string
-  readonly kind: "profile" | "fact" | "note"
+  readonly kind: "profile" | "fact" | "note" | "episode"
   readonly label?: string
   readonly scope?: string
   readonly deliveryPolicy?: "always" | "retrieved" | "on_demand"

@@ -435,7 +435,12 @@ describePg("PgMemoryStore search statistics", (url) => {
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
       const sql = yield* SqlClient.SqlClient
-      const episode = (id: string, scope = "project:a") => ({ id, content: `turn ${id}`, kind: "episode" as const, scope })
+      const episode = (id: string, scope = "project:a") => ({
+        id,
+        content: `turn ${id}`,
+        kind: "episode" as const,
+        scope
+      })
       // Each write a second after the one before: PostgreSQL keeps no row order, so the migration
       // reads the write order from the creation time (a batch is stamped in item order).
       yield* store.write([episode("a0"), episode("b0", "project:b"), episode("a1")])

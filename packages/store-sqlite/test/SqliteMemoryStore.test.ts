@@ -104,7 +104,12 @@ describe("SqliteMemoryStore", () => {
         SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
         IdGenerator.sequential("mem")
       )
-      const episode = (id: string, scope = "project:a") => ({ id, content: `turn ${id}`, kind: "episode" as const, scope })
+      const episode = (id: string, scope = "project:a") => ({
+        id,
+        content: `turn ${id}`,
+        kind: "episode" as const,
+        scope
+      })
       yield* Effect.gen(function*() {
         const s = yield* store
         yield* s.write([episode("a0"), episode("b0", "project:b"), episode("a1")])

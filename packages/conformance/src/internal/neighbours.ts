@@ -261,7 +261,6 @@ export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
   })
 
   describe("hostile input", () => {
-
     it.effect("a window over maxNeighbourWindow is refused, naming the limit", () =>
       provide(Effect.gen(function*() {
         yield* writeConversations

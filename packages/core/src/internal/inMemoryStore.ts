@@ -13,8 +13,8 @@ import {
   tombstoneOf
 } from "../MemoryForget.js"
 import {
-  comparePlaces,
   compareListOrder,
+  comparePlaces,
   compareRaw,
   decodeCursor,
   DEFAULT_LIST_LIMIT,

@@ -88,7 +88,12 @@ export const readNeighbours = <Row extends object>(
         const range = ranges[Number(place_range) - 1]!
         return {
           row: row as unknown as Row,
-          place: { id: String((row as { id?: unknown }).id), scope: range.scope, thread: range.thread, turn: Number(place_turn) }
+          place: {
+            id: String((row as { id?: unknown }).id),
+            scope: range.scope,
+            thread: range.thread,
+            turn: Number(place_turn)
+          }
         }
       })
     }
