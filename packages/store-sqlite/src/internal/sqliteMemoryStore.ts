@@ -255,7 +255,8 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
           if (MemoryQuery.takesWriteOrder(record)) counts.set(record.scope, (counts.get(record.scope) ?? 0) + 1)
         }
         const next = new Map<string, number>()
-        for (const [scope, count] of counts) {
+        // Scopes in one order for every write, so two writes never wait on each other's counter rows.
+        for (const [scope, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
           const [row] = yield* sql<{ next: number }>`INSERT INTO ${sql(WRITE_ORDER_TABLE)} (scope, next)
             VALUES (${scope}, ${count})
             ON CONFLICT (scope) DO UPDATE SET next = ${sql(WRITE_ORDER_TABLE)}.next + excluded.next
