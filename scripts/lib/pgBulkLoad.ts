@@ -54,11 +54,23 @@ const setAside = (sql: SqlClient.SqlClient) =>
 
 /**
  * Counts the statistics from the rows — totals and per-lexeme document frequencies, in shard 0 —
- * re-enables the triggers that keep them current from here on, and rebuilds the indexes.
+ * re-enables the triggers that keep them current from here on, and rebuilds the indexes. The
+ * writers ran at once, so their episodes took places in the scopes' write order (decision 0233)
+ * as their batches happened to commit: they are numbered again in creation order (the order one
+ * writer would have written them in, as migration `0012_write_order` numbers a store's rows) and
+ * each scope's counter set past its last.
  */
 const restore = (sql: SqlClient.SqlClient, indexes: ReadonlyArray<IndexDefinition>) =>
   Effect.gen(function*() {
     yield* sql.withTransaction(Effect.forEach([
+      `UPDATE engram_memories m SET write_turn = o.place
+        FROM (SELECT id, (row_number() OVER (PARTITION BY scope ORDER BY created_at, id) - 1)::int AS place
+          FROM engram_memories WHERE write_turn IS NOT NULL) o
+        WHERE m.id = o.id AND m.write_turn <> o.place`,
+      `UPDATE engram_memory_write_order w SET next = o.next
+        FROM (SELECT scope, max(write_turn) + 1 AS next FROM engram_memories WHERE write_turn IS NOT NULL
+          GROUP BY scope) o
+        WHERE w.scope = o.scope`,
       "ALTER TABLE engram_memories ENABLE TRIGGER USER",
       "DELETE FROM engram_memory_totals",
       "DELETE FROM engram_memory_frequencies",

@@ -2,7 +2,9 @@
  * `MemoryStore.search`'s keyword ranking replayed in process, for choosing its parameters over a
  * grid: the same tokens (`SearchTokenizer`), the same plan (`SearchPlan.plan` over the dataset's
  * exact statistics), the same own scores (the plan's token weights summed in its order, times
- * `Bm25.lengthNorm`, rounded), the same conversation context (`Bm25.contextual`) and the same order
+ * `Bm25.lengthNorm`, rounded), the same conversation context (`Bm25.contextual`: by thread and turn
+ * for records stored with positions, by the scope's write order for episodes stored without, decision
+ * 0233) and the same order
  * (score, then newest, then id), then the unranked tail newest first — what the in-memory store
  * does for a question asked within its conversation, without a store per setting.
  *
@@ -30,6 +32,8 @@ interface Doc {
   readonly length: number
   /** Write order: the bench writes the turns in dataset order, {@link WRITE_BATCH} per call. */
   readonly order: number
+  /** Its place in its scope's write order (`MemoryQuery.WRITE_ORDER_THREAD`): the turns are all episodes. */
+  readonly place: number
 }
 
 /** A dataset tokenized as a store indexes it, with its statistics and each question's tokens. */
@@ -44,11 +48,23 @@ export interface Prepared {
 
 /** Tokenizes a dataset's turns (the searchable text of a record holding `"<speaker>: <text>"`) and questions. */
 export const prepare = (dataset: Dataset): Prepared => {
+  const places = new Map<string, number>()
   const docs: Array<Doc> = dataset.turns.map((turn, order) => {
     const tokens = new Set(
       SearchTokenizer.tokenize(SearchTokenizer.searchableText({ content: contentOf(turn), tags: [] }))
     )
-    return { id: turn.id, scope: turn.scope, thread: turn.thread, turn: turn.turn, tokens, length: tokens.size, order }
+    const place = places.get(turn.scope) ?? 0
+    places.set(turn.scope, place + 1)
+    return {
+      id: turn.id,
+      scope: turn.scope,
+      thread: turn.thread,
+      turn: turn.turn,
+      tokens,
+      length: tokens.size,
+      order,
+      place
+    }
   })
   const byScope = new Map<string, Array<Doc>>()
   const postings = new Map<string, Array<Doc>>()
@@ -84,6 +100,8 @@ export interface Matches {
    * thread (−1 where none): `2 × MAX_WINDOW` entries a match.
    */
   readonly neighbours: Int32Array
+  /** The same by the scope's write order: the neighbours of records stored without positions. */
+  readonly writeNeighbours: Int32Array
   /** The unranked tail's ids, newest first, as many as the limit could need. */
   readonly tail: ReadonlyArray<string>
 }
@@ -120,11 +138,17 @@ export const collect = (
       Math.floor(b.order / WRITE_BATCH) - Math.floor(a.order / WRITE_BATCH) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
     )
     const at = new Map<string, number>()
-    docs.forEach((doc, i) => at.set(`${doc.thread}\u0000${doc.turn}`, i))
+    const atPlace = new Map<number, number>()
+    docs.forEach((doc, i) => {
+      at.set(`${doc.thread}\u0000${doc.turn}`, i)
+      atPlace.set(doc.place, i)
+    })
     const neighbours = new Int32Array(docs.length * OFFSETS.length).fill(-1)
+    const writeNeighbours = new Int32Array(docs.length * OFFSETS.length).fill(-1)
     docs.forEach((doc, i) =>
       OFFSETS.forEach((offset, j) => {
         neighbours[i * OFFSETS.length + j] = at.get(`${doc.thread}\u0000${doc.turn + offset}`) ?? -1
+        writeNeighbours[i * OFFSETS.length + j] = atPlace.get(doc.place + offset) ?? -1
       })
     )
     const tail: Array<string> = []
@@ -140,6 +164,7 @@ export const collect = (
       idfSum: Float64Array.from(docs, (doc) => sums.get(doc)!),
       length: Float64Array.from(docs, (doc) => doc.length),
       neighbours,
+      writeNeighbours,
       tail
     }
   })
@@ -147,15 +172,15 @@ export const collect = (
 
 /**
  * The first `k` ids `MemoryStore.search` returns for one question, given its matches, the BM25
- * parameters and whether the records carry positions.
+ * parameters and how the records were stored (with positions, or without: by write order).
  */
 export const topIds = (
   matches: Matches,
   averageLength: number,
   parameters: Bm25.Parameters,
-  positioned: boolean,
+  variant: Variant,
   k: number
-): Array<string> => topScored(matches, averageLength, parameters, positioned, k).map((hit) => hit.id)
+): Array<string> => topScored(matches, averageLength, parameters, variant, k).map((hit) => hit.id)
 
 /**
  * {@link topIds} with each hit's score, as the store's keyword search gives it (the unranked tail
@@ -165,23 +190,24 @@ export const topScored = (
   matches: Matches,
   averageLength: number,
   parameters: Bm25.Parameters,
-  positioned: boolean,
+  variant: Variant,
   k: number
 ): Array<{ readonly id: string; readonly score: number }> => {
+  const around = variant === "positions" ? matches.neighbours : matches.writeNeighbours
   const n = matches.ids.length
   const own = new Float64Array(n)
   for (let i = 0; i < n; i++) {
     own[i] = Bm25.rounded(matches.idfSum[i]! * Bm25.lengthNorm(matches.length[i]!, averageLength, parameters))
   }
   let final = own
-  if (positioned && parameters.neighbourWindow > 0 && parameters.neighbourWeight > 0) {
+  if (parameters.neighbourWindow > 0 && parameters.neighbourWeight > 0) {
     final = new Float64Array(n)
     const context: Array<number | undefined> = []
     for (let i = 0; i < n; i++) {
       context.length = 0
       for (let j = 0; j < OFFSETS.length; j++) {
         if (Math.abs(OFFSETS[j]!) > parameters.neighbourWindow) continue
-        const at = matches.neighbours[i * OFFSETS.length + j]!
+        const at = around[i * OFFSETS.length + j]!
         context.push(at < 0 ? undefined : own[at]!)
       }
       final[i] = Bm25.contextual(own[i]!, true, context, parameters)
@@ -208,8 +234,7 @@ export const rankAll = (
   variant: Variant,
   parameters: Bm25.Parameters,
   k: number
-): Array<Array<string>> =>
-  collected.map((matches) => topIds(matches, prepared.averageLength, parameters, variant === "positions", k))
+): Array<Array<string>> => collected.map((matches) => topIds(matches, prepared.averageLength, parameters, variant, k))
 
 /** {@link rankAll} with each hit's score ({@link topScored}). */
 export const rankAllScored = (
@@ -219,4 +244,4 @@ export const rankAllScored = (
   parameters: Bm25.Parameters,
   k: number
 ): Array<Array<{ readonly id: string; readonly score: number }>> =>
-  collected.map((matches) => topScored(matches, prepared.averageLength, parameters, variant === "positions", k))
+  collected.map((matches) => topScored(matches, prepared.averageLength, parameters, variant, k))

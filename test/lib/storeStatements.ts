@@ -14,9 +14,10 @@ export const EXPLAIN_ROWS = 100_000
 export const exerciseStore = Effect.gen(function*() {
   const store = yield* MemoryStore.MemoryStore
   const scopes = ["global", "project:p3"]
-  const [written] = yield* store.write([
+  const [written, , episode] = yield* store.write([
     { content: "a fresh record about w17 and v3", kind: "fact", scope: "project:p3" },
-    { content: "another fresh record", kind: "note", scope: "global" }
+    { content: "another fresh record", kind: "note", scope: "global" },
+    { content: "a turn written without a position", kind: "episode", scope: "project:p3" }
   ])
   yield* store.get(["m0000042", "m0000043", written!.id])
   yield* store.get(["m0000042"], { scopes })
@@ -40,6 +41,8 @@ export const exerciseStore = Effect.gen(function*() {
     positions: [{ scope: "project:p3", thread: "t70", turn: 5 }, { scope: "global", thread: "t2", turn: 10 }],
     window: 2
   })
+  // Around records: their places looked up by id, a written thread's and the write order's ranges.
+  yield* store.neighbours({ positions: [], around: ["m0003004", "m0003010", episode!.id], window: 2 })
   yield* store.setReviewState("m0000020", "confirmed")
   yield* store.supersede("m0000031", { content: "a successor of m31", kind: "fact", scope: "project:p0" })
   yield* store.expire("m0000033")
@@ -54,18 +57,20 @@ export const exerciseStore = Effect.gen(function*() {
  * The fill as one `INSERT … SELECT` over `generate_series` (PostgreSQL) or a recursive counter
  * (SQLite): 10% in `global`, the rest in one project scope per thousand; one in a hundred
  * always-on, one in ten on demand; one in twenty pending review; positions in threads of fifty
- * turns; tokens `record` and `common` in every row, `v0…v96` in ~1% each, `w0…w4999` in 20 rows each.
+ * turns, but for the episodes (one in seven), which sit in their scope's write order instead;
+ * tokens `record` and `common` in every row, `v0…v96` in ~1% each, `w0…w4999` in 20 rows each.
  */
 export const fillColumns = {
   id: (i: string, dialect: "pg" | "sqlite") =>
     dialect === "pg" ? `'m' || lpad(${i}::text, 7, '0')` : `'m' || substr('0000000' || ${i}, -7, 7)`,
   scope: (i: string, div: string) =>
     `CASE WHEN ${i} % 10 = 0 THEN 'global' WHEN ${i} % 1000 = 7 THEN 'session:s' || (${i} ${div} 1000) ELSE 'project:p' || (${i} ${div} 1000) END`,
-  kind: (i: string) => `CASE WHEN ${i} % 7 = 0 THEN 'fact' ELSE 'note' END`,
+  kind: (i: string) => `CASE WHEN ${i} % 7 = 0 THEN 'fact' WHEN ${i} % 7 = 1 THEN 'episode' ELSE 'note' END`,
   delivery: (i: string) =>
     `CASE WHEN ${i} % 100 = 0 THEN 'always' WHEN ${i} % 10 = 1 THEN 'on_demand' ELSE 'retrieved' END`,
   review: (i: string) => `CASE WHEN ${i} % 20 = 0 THEN 'pending' ELSE 'confirmed' END`,
   tokens: (i: string) => `'record w' || (${i} % 5000) || ' v' || (${i} % 97) || ' common'`,
-  thread: (i: string, div: string) => `'t' || (${i} ${div} 50)`,
-  turn: (i: string) => `${i} % 50`
+  thread: (i: string, div: string) => `CASE WHEN ${i} % 7 = 1 THEN NULL ELSE 't' || (${i} ${div} 50) END`,
+  turn: (i: string) => `CASE WHEN ${i} % 7 = 1 THEN NULL ELSE ${i} % 50 END`,
+  writeTurn: (i: string, div: string) => `CASE WHEN ${i} % 7 = 1 THEN ${i} ${div} 7 END`
 }

@@ -21,7 +21,10 @@
  * Conversation context: a record written from a conversation (`MemoryRecord.position`) also gets
  * `neighbourWeight ×` the scores of the matching records up to `neighbourWindow` turns before and
  * after it in the same thread and scope ({@link withNeighbours}): the evidence for a question
- * usually sits in a run of turns, and a turn whose neighbours match is more likely part of it.
+ * usually sits in a run of turns, and a turn whose neighbours match is more likely part of it. An
+ * episode written without a position has its place in its scope's write order instead, a thread of
+ * its own (`MemoryQuery.WRITE_ORDER_THREAD`, decision 0233): a backend hands that place to
+ * {@link Scored} as its `position`, so the same window and weight apply however the turns were written.
  * Only records that match themselves are ranked (the match set stays the records holding a query
  * token, as the conformance kit requires); measured, letting neighbours' tokens alone make a record
  * match ranks the same (decision 0050).
@@ -109,7 +112,7 @@ export const rounded = (score: number): number => {
 
 /**
  * One scored match, as {@link withNeighbours} reads it: its BM25 score, and where it sat in a
- * conversation if it did.
+ * conversation if it did — its written position, or its place in its scope's write order.
  *
  * @since 0.1.0
  * @category models

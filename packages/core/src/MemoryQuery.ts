@@ -113,14 +113,56 @@ export const ScopedPosition = Schema.Struct({
 export type ScopedPosition = typeof ScopedPosition.Type
 
 /**
+ * The thread a scope's write order is filed under (decision 0233): an `episode` written without a
+ * position takes the next place of its scope's write order — turn 0, 1, 2, … in the order the
+ * store committed them, a batch in item order — and sits in this thread for conversation context
+ * (the neighbour ranking of `Bm25` and `MemoryStore.neighbours`) as a written position sits in its
+ * own. No written position can name it: a written thread is never empty. The place is the store's,
+ * never the record's: `record.position` stays absent.
+ *
+ * @since 0.1.0
+ * @category neighbours
+ */
+export const WRITE_ORDER_THREAD = ""
+
+/**
+ * Whether a record takes a place in its scope's write order ({@link WRITE_ORDER_THREAD}): an
+ * `episode` — the kind a conversation writes turn by turn — written without a position. Facts,
+ * preferences, notes and the rest were said somewhere but written whenever they were saved, so
+ * their write order says nothing about which turns surround them (decision 0233).
+ *
+ * @since 0.1.0
+ * @category neighbours
+ */
+export const takesWriteOrder = (record: Pick<MemoryRecord, "kind" | "position">): boolean =>
+  record.position === undefined && record.kind === "episode"
+
+/**
+ * Where a record sits for conversation context: its written position, or — for a record that
+ * {@link takesWriteOrder} — its place in its scope's write order (`thread` is
+ * {@link WRITE_ORDER_THREAD}, `turn` the place).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Place {
+  readonly id: MemoryId
+  readonly scope: Scope
+  readonly thread: string
+  readonly turn: number
+}
+
+/**
  * A read of conversation neighbours (`MemoryStore.neighbours`): the records of the same scope and
- * thread as one of `positions`, at most `window` turns before or after it (the position's own turn
+ * thread as one of `positions` — or as the place of one of the records `around` names (its
+ * position, or its place in its scope's write order, {@link WRITE_ORDER_THREAD}; a record with
+ * neither adds nothing) — at most `window` turns before or after it (the position's own turn
  * included), that the shared filters admit; at most `limit` (default {@link MAX_LIMIT}) in
  * conversation order ({@link compareConversationOrder}). Records whose id is in `exclude` are
  * left out before the limit counts: a caller that holds the hits already (the projection) does not
  * read them again. `window` is bounded by `MemoryLimits.maxNeighbourWindow`, the number of
- * positions by `MemoryLimits.maxNeighbourPositions` and the number of ids left out by
- * `MemoryLimits.maxNeighbourExcluded`.
+ * positions and ids around by `MemoryLimits.maxNeighbourPositions` and the number of ids left out
+ * by `MemoryLimits.maxNeighbourExcluded`.
  *
  * @since 0.1.0
  * @category models
@@ -128,6 +170,7 @@ export type ScopedPosition = typeof ScopedPosition.Type
 export const NeighbourQuery = Schema.Struct({
   ...MemoryFilters.fields,
   positions: Schema.Array(ScopedPosition),
+  around: Schema.optional(Schema.Array(MemoryId)),
   window: Schema.Int.pipe(
     Schema.nonNegative({ message: () => "window must be a non-negative integer (turns before and after)" })
   ),
@@ -173,8 +216,9 @@ export const turnRanges = (positions: ReadonlyArray<ScopedPosition>, window: num
 }
 
 /**
- * Conversation order: scope, thread (code units), turn, then id. The order of a neighbour read;
- * records without a position sort last.
+ * Conversation order of records by their written positions: scope, thread (code units), turn,
+ * then id; records without a position sort last. A neighbour read orders by places
+ * ({@link comparePlaces}), which agrees with this on records with a position.
  *
  * @since 0.1.0
  * @category ordering
@@ -186,6 +230,35 @@ export const compareConversationOrder = (a: MemoryRecord, b: MemoryRecord): numb
   return compareRaw(a.scope, b.scope) || compareRaw(a.position.thread, b.position.thread) ||
     a.position.turn - b.position.turn || compareRaw(a.id, b.id)
 }
+
+/**
+ * Rows keyed by `id` in the order `ids` asks for them (the places of a neighbour read's records
+ * around come in the order the query names them, on every backend); rows of ids not asked for
+ * are left out. Pure.
+ *
+ * @since 0.1.0
+ * @category neighbours
+ */
+export const inAskedOrder = <R extends { readonly id: string }>(
+  ids: ReadonlyArray<string>,
+  rows: ReadonlyArray<R>
+): Array<R> => {
+  const byId = new Map(rows.map((row) => [row.id, row]))
+  return [...new Set(ids)].flatMap((id) => {
+    const row = byId.get(id)
+    return row === undefined ? [] : [row]
+  })
+}
+
+/**
+ * Conversation order over places ({@link Place}): scope, thread (code units; the write order's
+ * empty thread first), turn, then id — the order of a neighbour read on every backend.
+ *
+ * @since 0.1.0
+ * @category ordering
+ */
+export const comparePlaces = (a: Place, b: Place): number =>
+  compareRaw(a.scope, b.scope) || compareRaw(a.thread, b.thread) || a.turn - b.turn || compareRaw(a.id, b.id)
 
 /**
  * Whether a record sits in one of the ranges. Pure.

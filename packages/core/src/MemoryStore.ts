@@ -17,7 +17,7 @@ import * as MemoryContract from "./internal/memoryContract.js"
 import * as Pages from "./internal/searchPages.js"
 import * as MemoryForget from "./MemoryForget.js"
 import type { Cascade, ForgetResult, ForgetTarget, Tombstone, TombstoneQuery } from "./MemoryForget.js"
-import type { ListQuery, NeighbourQuery, SearchOptions } from "./MemoryQuery.js"
+import type { ListQuery, NeighbourQuery, Place, SearchOptions } from "./MemoryQuery.js"
 import type { MemoryId, MemoryRecord, MemoryWriteInput, ReviewState, Scope } from "./MemoryRecord.js"
 import type {
   DuplicateMemoryId,
@@ -66,6 +66,19 @@ export interface ReadResult {
  */
 export interface ListPage extends ReadResult {
   readonly nextCursor: string | undefined
+}
+
+/**
+ * A read of conversation neighbours: the records, and their places (`MemoryQuery.Place`) — first
+ * those of the records the query was `around` that have one, in the order asked, each once, then
+ * those of the records read, in their order. A record written without a position sits in its
+ * scope's write order, which the record itself does not carry.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface NeighbourResult extends ReadResult {
+  readonly places: ReadonlyArray<Place>
 }
 
 /**
@@ -193,17 +206,21 @@ export interface Service {
 
   /**
    * Reads conversation neighbours in one call: the records of the same scope and thread as any of
-   * `query.positions`, within `query.window` turns of it (its own turn included), that the shared
-   * filters admit — the filters a search takes, applied the same way — at most `query.limit`, in
-   * conversation order (`MemoryQuery.compareConversationOrder`), leaving out the ids in
-   * `query.exclude` before the limit counts. Records without a position are never neighbours. A
-   * window over `MemoryLimits.maxNeighbourWindow`, more positions than
+   * `query.positions` or of the places of the records `query.around` names, within `query.window`
+   * turns of it (its own turn included), that the shared filters admit — the filters a search
+   * takes, applied the same way — at most `query.limit`, in conversation order
+   * (`MemoryQuery.comparePlaces`), leaving out the ids in `query.exclude` before the limit counts,
+   * with their places. A record without a position is a neighbour only through its scope's write
+   * order (`MemoryQuery.WRITE_ORDER_THREAD`, decision 0233): an `episode` is, other kinds never. A
+   * window over `MemoryLimits.maxNeighbourWindow`, more positions and ids around than
    * `MemoryLimits.maxNeighbourPositions` or more ids left out than
    * `MemoryLimits.maxNeighbourExcluded` fails with `InvalidMemoryQuery` whose `limit` names it;
    * a position that is not one (an empty or over-long thread, a negative turn, a scope no record
    * can have) fails with `InvalidMemoryQuery` naming the field.
    */
-  readonly neighbours: (query: NeighbourQuery) => Effect.Effect<ReadResult, InvalidMemoryQuery | MemoryStoreFailure>
+  readonly neighbours: (
+    query: NeighbourQuery
+  ) => Effect.Effect<NeighbourResult, InvalidMemoryQuery | MemoryStoreFailure>
 
   /** Sets a record's review state. */
   readonly setReviewState: (

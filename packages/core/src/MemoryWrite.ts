@@ -74,8 +74,9 @@ const optionalBoolean = (value: unknown): boolean => value === undefined || type
  */
 const decodeNeighbourQueryQuickly = (input: unknown): NeighbourQuery | undefined => {
   if (!plainWithKeys(input, neighbourKeys)) return undefined
-  const { exclude, limit, positions, window } = input
+  const { around, exclude, limit, positions, window } = input
   const valid = Array.isArray(positions) &&
+    optionalList(around, Rules.isMemoryId) &&
     positions.every((p) =>
       plainWithKeys(p, positionKeys) && Rules.isScope(p.scope) && Rules.isPosition(p.thread, p.turn)
     ) &&

@@ -237,7 +237,12 @@ export type IdentityEntry = typeof IdentityEntry.Type
  */
 export const NeighbourEntry = Schema.Struct({
   record: MemoryRecord,
-  of: MemoryId
+  of: MemoryId,
+  /**
+   * How many turns after its hit the neighbour sits (negative: before), in their thread or in
+   * their scope's write order (decision 0233); absent, the difference of their written positions.
+   */
+  offset: Schema.optional(Schema.Int)
 }).annotations({ identifier: "NeighbourEntry" })
 /** @since 0.1.0 @category models */
 export type NeighbourEntry = typeof NeighbourEntry.Type

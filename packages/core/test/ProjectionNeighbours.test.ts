@@ -95,6 +95,37 @@ describe("project() with conversation neighbours at default settings", () => {
       expect(at(4)).toBeLessThan(at(5))
     }).pipe(Effect.provide(layer)))
 
+  it.effect("delivers the turns written next to the hit when they were written without positions (decision 0233)", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const episode = (content: string): MemoryRecord.MemoryWriteInput => ({
+        content,
+        kind: "episode",
+        sourceType: "conversation"
+      })
+      // One turn a write, as an application storing each message would; a fact saved between
+      // turns 3 and 4 takes no place in the write order.
+      const written: Array<MemoryRecord.MemoryRecord> = []
+      for (const [i, content] of turns.entries()) {
+        written.push(...(yield* store.write([episode(content)])))
+        if (i === 3) yield* store.write([{ content: "The user prefers tea", kind: "fact" }])
+      }
+      const projection = yield* ContextProjection.ContextProjection
+      const projected = yield* projection.project(lakesideQuestion)
+      const recall = projected.section("recalled_memory")!
+      const neighbours = recall.neighbours ?? {}
+      expect(Object.keys(neighbours).sort()).toEqual([1, 2, 4, 5].map((i) => written[i]!.id).sort())
+      for (const id of Object.keys(neighbours)) expect(neighbours[id]).toBe(written[3]!.id)
+      expect(written.every((record) => record.position === undefined)).toBe(true)
+      // In write order around the hit.
+      const at = (i: number) => projected.text.indexOf(turns[i]!)
+      expect(at(1)).toBeLessThan(at(2))
+      expect(at(2)).toBeLessThan(at(3))
+      expect(at(3)).toBeLessThan(at(4))
+      expect(at(4)).toBeLessThan(at(5))
+      expect(projected.text).not.toContain("prefers tea")
+    }).pipe(Effect.provide(layer)))
+
   it.effect("reads the neighbours without the hits it holds", () => {
     const reads: Array<{ readonly query: MemoryQuery.NeighbourQuery; readonly ids: ReadonlyArray<string> }> = []
     // The memory store, its neighbour reads recorded with what they returned.

@@ -226,6 +226,15 @@ const describeOverlay = (outcome: Extract<Trajectory.OverlayReportData["outcomes
     : "") +
   ")"
 
+/**
+ * How a neighbour sat next to its hit: in the same thread when it was written with a position,
+ * else in its scope's write order (decision 0233: an episode written without a position).
+ */
+const neighbourhood = (record: MemoryRecord.MemoryRecord | null): string =>
+  record !== null && record.position === undefined
+    ? "written next to it in its scope's write order (neither carries a conversation position)"
+    : "a turn next to it in the same thread"
+
 /** Where a section delivered a memory: its line, or in recall its rank among hits (a neighbour: its hit's). */
 const projectionPlace = (
   section: ProjectionLayout.SectionReport,
@@ -316,7 +325,7 @@ export const explainCall = (options: {
       true,
       delivering.label === "recalled_memory" && neighbourOf !== undefined
         ? `delivered as a conversation neighbour of hit ${neighbourOf} (recalled at rank ${position} of ${hits}): ` +
-          "a turn next to it in the same thread, in the same budget"
+          `${neighbourhood(record)}, in the same budget`
         : delivering.label === "recalled_memory"
         ? `recalled at rank ${position} of ${hits} delivered` +
           (queryTokens !== null && queryTokens.length > 0 ? ` (query tokens matched: ${queryTokens.join(", ")})` : "")
@@ -355,7 +364,8 @@ export const explainCall = (options: {
           : "lowest priority first") +
         `; budget ${budget})` +
         (shed.neighbourOf !== undefined
-          ? `; it was a conversation neighbour of hit ${shed.neighbourOf}, and neighbours are shed before stronger hits`
+          ? `; it was a conversation neighbour of hit ${shed.neighbourOf} (${neighbourhood(record)}), and ` +
+            "neighbours are shed before stronger hits"
           : "")
     )
   }

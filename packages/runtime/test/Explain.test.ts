@@ -30,7 +30,7 @@ const guarded = { sections: user.map((section) => ({ ...section, promotion: "gua
 /** Saves as a model would (agent-derived, pending) and promotes under the preset, as memory_save does. */
 const save = (input: {
   readonly content: string
-  readonly kind: "profile" | "fact" | "note"
+  readonly kind: "profile" | "fact" | "note" | "episode"
   readonly label?: string
   readonly scope?: string
   readonly deliveryPolicy?: "always" | "retrieved" | "on_demand"
@@ -113,9 +113,22 @@ describe("Explain", () => {
       expect(call.verdict).toBe("delivered")
       expect(call.projection).toEqual({ section: "recalled_memory", position: 1, neighbourOf: hit.id })
       expect(call.reason).toContain(`delivered as a conversation neighbour of hit ${hit.id}`)
+      expect(call.reason).toContain("a turn next to it in the same thread")
       expect(call.injectionLogged).toBe(true)
       const explainedHit = (yield* explainOne(hit.id, "s-1")).call
       expect(explainedHit.projection).toEqual({ section: "recalled_memory", position: 1 })
+    }).pipe(Effect.provide(env())))
+
+  it.effect("delivered by write order: an episode written without a position beside a hit written next to it", () =>
+    Effect.gen(function*() {
+      const before = yield* save({ content: "We spent the morning on the rollout plan", kind: "episode" })
+      const hit = yield* save({ content: "The staging database backups run nightly", kind: "episode" })
+      yield* turn("where do staging database backups run?", "s-1")
+      const { call } = yield* explainOne(before.id, "s-1")
+      expect(call.verdict).toBe("delivered")
+      expect(call.projection).toEqual({ section: "recalled_memory", position: 1, neighbourOf: hit.id })
+      expect(call.reason).toContain(`delivered as a conversation neighbour of hit ${hit.id}`)
+      expect(call.reason).toContain("in its scope's write order")
     }).pipe(Effect.provide(env())))
 
   it.effect("shed: a recall hit the projection budget shed", () =>

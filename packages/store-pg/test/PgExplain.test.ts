@@ -46,11 +46,12 @@ describePg("PgMemoryStore EXPLAIN", (url) => {
           yield* Layer.build(storeLayer)
           const i = "i"
           yield* raw.unsafe(`INSERT INTO engram_memories (id, content, kind, tags, source_type, scope, delivery_policy,
-            review_state, created_at, search_tokens, search_length, thread, turn)
+            review_state, created_at, search_tokens, search_length, thread, turn, write_turn)
           SELECT ${c.id(i, "pg")}, 'record ' || i, ${c.kind(i)}, '[]'::jsonb, 'operator', ${c.scope(i, "/")}, ${
             c.delivery(i)
           },
-            ${c.review(i)}, 1700000000000 + i * 1000, ${c.tokens(i)}, 4, ${c.thread(i, "/")}, ${c.turn(i)}
+            ${c.review(i)}, 1700000000000 + i * 1000, ${c.tokens(i)}, 4, ${c.thread(i, "/")}, ${c.turn(i)},
+            ${c.writeTurn(i, "/")}
           FROM generate_series(1, ${EXPLAIN_ROWS}) AS i`)
           yield* raw.unsafe("ANALYZE")
           log.length = 0
@@ -71,6 +72,19 @@ describePg("PgMemoryStore EXPLAIN", (url) => {
           if (relations.includes("engram_memories")) scans.push(statement.sql.replace(/\s+/g, " ").slice(0, 400))
         }
         expect(scans).toEqual([])
+        // A neighbour read seeks the write order's ranges through its (scope, write_turn) index and a
+        // written thread's through (thread, turn) (decision 0233).
+        const neighbourReads = statements.filter((s) => /write_turn BETWEEN/.test(s.sql))
+        expect(neighbourReads.length).toBeGreaterThan(0)
+        for (const statement of neighbourReads) {
+          const [row] = yield* raw.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(
+            `EXPLAIN (FORMAT JSON) ${statement.sql}`,
+            statement.params as Array<unknown>
+          )
+          const plan = JSON.stringify(row!["QUERY PLAN"])
+          expect(plan).toContain("engram_memories_write_order_idx")
+          expect(plan).toContain("engram_memories_position_idx")
+        }
         // Rows per search: the ranked statements return at most the limit (20) plus the spare (4),
         // however many records match ("v5" alone matches ~1,000; "common" every record).
         const ranked = log.filter((s) => /\bAS position_thread\b/.test(s.sql))

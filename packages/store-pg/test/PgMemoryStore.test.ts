@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as TestClock from "effect/TestClock"
 import { type Recorded, recording } from "../../../test/lib/recordingSql.js"
 import { lexemeOf, quoteLexeme, searchQuery } from "../src/internal/lexemes.js"
 import { describePg } from "./pgGate.js"
@@ -204,7 +205,7 @@ describePg("PgMemoryStore", (url) => {
         (sql) => sql<{ n: string }>`SELECT count(*) AS n FROM engram_memory_migrations`,
         schema
       )
-      expect(Number(migrations[0]!.n)).toBe(8)
+      expect(Number(migrations[0]!.n)).toBe(9)
       yield* dropSchema(url, schema)
     }).pipe(Effect.provide(IdGenerator.sequential())))
 
@@ -414,13 +415,13 @@ describePg("PgMemoryStore search statistics", (url) => {
       const store = yield* MemoryStore.MemoryStore
       const sql = yield* SqlClient.SqlClient
       yield* store.write([{ content: "alpha beta", kind: "note" }, { content: "beta gamma", kind: "note" }])
-      // As a store before migration 0005 left it (so without 0010's and 0011's columns too), then migrated again.
-      yield* sql.unsafe(`DROP TABLE engram_memory_totals, engram_memory_frequencies;
+      // As a store before migration 0005 left it (so without 0010's to 0012's columns too), then migrated again.
+      yield* sql.unsafe(`DROP TABLE engram_memory_totals, engram_memory_frequencies, engram_memory_write_order;
         DROP FUNCTION engram_memories_count_insert, engram_memories_count_delete, engram_memories_count_update CASCADE;
         DROP INDEX engram_memories_always_idx, engram_memories_delivery_idx, engram_memories_review_idx,
           engram_memories_kind_idx;
         ALTER TABLE engram_memories DROP COLUMN valid_from, DROP COLUMN valid_to, DROP COLUMN corroborations,
-          DROP COLUMN corroboration_sessions, DROP COLUMN corroborated_at;
+          DROP COLUMN corroboration_sessions, DROP COLUMN corroborated_at, DROP COLUMN write_turn;
         DELETE FROM engram_memory_migrations WHERE migration_id >= 5`)
       yield* Effect.provide(MemoryStore.MemoryStore, PgEngram.layerStores())
       const { kept, real } = yield* counted
@@ -428,5 +429,41 @@ describePg("PgMemoryStore search statistics", (url) => {
       expect(real.records).toBe("2")
       const found = yield* store.search("beta")
       expect(found.hits.length).toBe(2)
+    }).pipe(Effect.provide(fresh)))
+
+  it.effect("the write-order migration places the episodes already stored in the order they were written", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const sql = yield* SqlClient.SqlClient
+      const episode = (id: string, scope = "project:a") => ({
+        id,
+        content: `turn ${id}`,
+        kind: "episode" as const,
+        scope
+      })
+      // Each write a second after the one before: PostgreSQL keeps no row order, so the migration
+      // reads the write order from the creation time (a batch is stamped in item order).
+      yield* store.write([episode("a0"), episode("b0", "project:b"), episode("a1")])
+      yield* TestClock.adjust(1000)
+      yield* store.write([{ id: "n0", content: "a note", kind: "note", scope: "project:a" }, episode("a2")])
+      yield* TestClock.adjust(1000)
+      yield* store.write([{ ...episode("p0"), position: { thread: "t", turn: 0 } }, episode("a3")])
+      // As a store before migration 0012 left it, then migrated again.
+      yield* sql.unsafe(`DROP TABLE engram_memory_write_order;
+        ALTER TABLE engram_memories DROP COLUMN write_turn;
+        DELETE FROM engram_memory_migrations WHERE migration_id >= 12`)
+      yield* Effect.provide(MemoryStore.MemoryStore, PgEngram.layerStores())
+      yield* store.write([episode("a4")])
+      const read = yield* store.neighbours({ positions: [], around: ["a2"], window: 5 })
+      expect(read.records.map((r) => r.id)).toEqual(["a0", "a1", "a2", "a3", "a4"])
+      expect(read.places.map((p) => [p.id, p.thread, p.turn])).toEqual([
+        ["a2", "", 2],
+        ["a0", "", 0],
+        ["a1", "", 1],
+        ["a2", "", 2],
+        ["a3", "", 3],
+        ["a4", "", 4]
+      ])
+      expect(read.records.every((r) => r.position === undefined)).toBe(true)
     }).pipe(Effect.provide(fresh)))
 })

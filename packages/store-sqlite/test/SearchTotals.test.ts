@@ -92,12 +92,15 @@ describe("search totals", () => {
           { content: "alpha beta gamma", kind: "note" },
           { content: "beta delta", kind: "note" }
         ])
-        // As a store before migration 0006 left it (so without 0010's world-time columns and 0011's
-        // corroboration columns too).
+        // As a store before migration 0006 left it (so without 0010's world-time columns, 0011's
+        // corroboration columns and 0013's write order too).
         yield* raw("DROP TABLE engram_memory_totals")
         yield* raw("DROP INDEX engram_memories_always")
         yield* raw("DROP INDEX engram_memories_review")
         yield* raw("DROP INDEX engram_memories_search")
+        yield* raw("DROP INDEX engram_memories_write_order")
+        yield* raw("DROP TABLE engram_memory_write_order")
+        yield* raw("ALTER TABLE engram_memories DROP COLUMN write_turn")
         yield* raw("ALTER TABLE engram_memories DROP COLUMN valid_from")
         yield* raw("ALTER TABLE engram_memories DROP COLUMN valid_to")
         yield* raw("ALTER TABLE engram_memories DROP COLUMN corroborations")

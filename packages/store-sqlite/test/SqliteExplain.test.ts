@@ -37,9 +37,10 @@ it.effect(
         yield* raw.unsafe(
           `WITH RECURSIVE n(seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM n WHERE seq < ${EXPLAIN_ROWS})
         INSERT INTO engram_memories (seq, id, content, kind, tags, source_type, scope, delivery_policy, review_state,
-          created_at, search_length, thread, turn)
+          created_at, search_length, thread, turn, write_turn)
         SELECT seq, ${c.id(i, "sqlite")}, 'record ' || seq, ${c.kind(i)}, '[]', 'operator', ${c.scope(i, "/")},
-          ${c.delivery(i)}, ${c.review(i)}, 1700000000000 + seq * 1000, 4, ${c.thread(i, "/")}, ${c.turn(i)}
+          ${c.delivery(i)}, ${c.review(i)}, 1700000000000 + seq * 1000, 4, ${c.thread(i, "/")}, ${c.turn(i)},
+          ${c.writeTurn(i, "/")}
         FROM n`
         )
         yield* raw.unsafe(
@@ -88,6 +89,19 @@ it.effect(
       }
       expect(rankedReads.length).toBeGreaterThan(0)
       expect(rankedReads.filter((read) => read !== "covering")).toEqual([])
+      // A neighbour read seeks each range through its own index: a written thread's (thread,
+      // turn), the write order's (scope, write_turn) — never a whole scope (decision 0233).
+      const neighbourReads = statements.filter((s) => /write_turn BETWEEN/.test(s.sql))
+      expect(neighbourReads.length).toBeGreaterThan(0)
+      for (const statement of neighbourReads) {
+        const steps = yield* raw.unsafe<{ detail: string }>(
+          `EXPLAIN QUERY PLAN ${statement.sql}`,
+          statement.params as Array<unknown>
+        )
+        const plan = steps.map((step) => step.detail).join("; ")
+        expect(plan).toContain("INDEX engram_memories_write_order (scope=? AND write_turn>? AND write_turn<?)")
+        expect(plan).toContain("INDEX engram_memories_position (thread=? AND turn>? AND turn<?)")
+      }
       const [count] = yield* raw<{ n: number }>`SELECT count(*) AS n FROM engram_memories`
       expect(count!.n).toBeGreaterThan(0.95 * EXPLAIN_ROWS)
     }).pipe(Effect.provide(SqliteDatabase.layer({ filename: ":memory:" }))),

@@ -92,8 +92,54 @@ describe("SqliteMemoryStore", () => {
         { name: "listing_indexes" },
         { name: "world_time" },
         { name: "corroboration" },
-        { name: "search_rows" }
+        { name: "search_rows" },
+        { name: "write_order" }
       ])
+    }))
+
+  it.effect("the write-order migration places the episodes already stored in the order they were written", () =>
+    Effect.gen(function*() {
+      const filename = freshFile()
+      const layer = Layer.merge(
+        SqliteEngram.layerStores().pipe(Layer.provideMerge(SqliteDatabase.layer({ filename }))),
+        IdGenerator.sequential("mem")
+      )
+      const episode = (id: string, scope = "project:a") => ({
+        id,
+        content: `turn ${id}`,
+        kind: "episode" as const,
+        scope
+      })
+      yield* Effect.gen(function*() {
+        const s = yield* store
+        yield* s.write([episode("a0"), episode("b0", "project:b"), episode("a1")])
+        yield* s.write([{ id: "n0", content: "a note", kind: "note", scope: "project:a" }, episode("a2")])
+        yield* s.write([{ ...episode("p0"), position: { thread: "t", turn: 0 } }, episode("a3")])
+        // As a store before migration 0013 left it.
+        yield* raw("DROP INDEX engram_memories_write_order")
+        yield* raw("DROP INDEX engram_memories_search")
+        yield* raw(`CREATE INDEX engram_memories_search ON engram_memories (seq, scope, search_length, thread, turn,
+          review_state, invalidated_at, expires_at, valid_from, valid_to, kind, delivery_policy, created_at, supersedes,
+          superseded_by)`)
+        yield* raw("ALTER TABLE engram_memories DROP COLUMN write_turn")
+        yield* raw("DROP TABLE engram_memory_write_order")
+        yield* raw("DELETE FROM engram_memory_migrations WHERE migration_id = 13")
+      }).pipe(Effect.provide(layer))
+      const read = yield* Effect.gen(function*() {
+        const s = yield* store
+        yield* s.write([episode("a4")])
+        return yield* s.neighbours({ positions: [], around: ["a2"], window: 5 })
+      }).pipe(Effect.provide(layer))
+      expect(ids(read.records)).toEqual(["a0", "a1", "a2", "a3", "a4"])
+      expect(read.places.map((p) => [p.id, p.thread, p.turn])).toEqual([
+        ["a2", "", 2],
+        ["a0", "", 0],
+        ["a1", "", 1],
+        ["a2", "", 2],
+        ["a3", "", 3],
+        ["a4", "", 4]
+      ])
+      expect(read.records.every((r) => r.position === undefined)).toBe(true)
     }))
 
   it.effect("rebuilds the search index once when it was written by another tokenizer version", () =>
@@ -408,7 +454,8 @@ describe("SqliteMemoryStore", () => {
         { migration_id: 7 },
         { migration_id: 10 },
         { migration_id: 11 },
-        { migration_id: 12 }
+        { migration_id: 12 },
+        { migration_id: 13 }
       ])
     }))
 })

@@ -91,7 +91,8 @@ describe("SQLite search pages", () => {
       const store = yield* MemoryStore.MemoryStore
       yield* store.write(Array.from({ length: 40 }, (_, i) => ({
         id: `t${String(i).padStart(2, "0")}`,
-        kind: "episode" as const,
+        // Notes: no place in the write order, so no conversation context moves the ranking.
+        kind: "note" as const,
         content: i < 3 ? "lantern often" : "often and again"
       })))
       const options = { plan: { minPrunedPostings: 0, maxDocumentShare: 0.2 } }
@@ -113,7 +114,7 @@ describe("SQLite search pages", () => {
       // Rows already read stay read; rows past them are read from where the last take stopped, so a
       // newer record written since does not come in between.
       yield* store.forget({ ids: ["t35"] }, { by: "test" })
-      yield* store.write([{ id: "t99", kind: "episode", content: "often newest" }])
+      yield* store.write([{ id: "t99", kind: "note", content: "often newest" }])
       const second = yield* pages.take(14, 14)
       expect(second.hits.map((hit) => hit.record.id)).toEqual([
         ...first.hits.map((hit) => hit.record.id),
@@ -132,7 +133,8 @@ describe("SQLite search pages", () => {
       const store = yield* MemoryStore.MemoryStore
       yield* store.write(Array.from({ length: 60 }, (_, i) => ({
         id: `h${String(i).padStart(2, "0")}`,
-        kind: "episode" as const,
+        // Notes: no place in the write order, so every match's bound is its score.
+        kind: "note" as const,
         content: `harbor ${"word ".repeat(i % 7)}`
       })))
       const pages = MemoryStore.pagesOf(store)!("harbor", {})

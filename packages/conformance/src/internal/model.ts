@@ -85,6 +85,19 @@ const allows = <A>(allowed: ReadonlyArray<A> | undefined, value: A): boolean =>
 
 export class Model {
   private records: Array<ModelRecord> = []
+  /**
+   * Each episode's place in its scope's write order (the inputs carry no position): the records
+   * of each successful write, item by item, take the scope's next place (decision 0233).
+   */
+  private places = new Map<string, number>()
+  private nextPlace = new Map<string, number>()
+
+  private place(record: ModelRecord): void {
+    if (record.kind !== "episode") return
+    const turn = this.nextPlace.get(record.scope) ?? 0
+    this.nextPlace.set(record.scope, turn + 1)
+    this.places.set(record.id, turn)
+  }
 
   constructor(public now: number) {}
 
@@ -148,6 +161,7 @@ export class Model {
   write(inputs: ReadonlyArray<GeneratedInput>): ReadonlyArray<ModelRecord> {
     const created = inputs.map(({ input }, index) => this.create(input, {}, index))
     this.records.push(...created)
+    created.forEach((record) => this.place(record))
     return created
   }
 
@@ -176,6 +190,7 @@ export class Model {
     const original = this.find(oldId)!
     const successor = this.create(input, { scope: original.scope, supersedes: oldId })
     this.records.push(successor)
+    this.place(successor)
     const superseded = this.replace({
       ...original,
       invalidatedAt: this.now,
@@ -220,6 +235,37 @@ export class Model {
       const record = this.find(id)
       return record !== undefined && allows(scopes, record.scope) ? [record] : []
     })
+  }
+
+  /**
+   * The neighbours of the records `around` in their scopes' write orders: every record `filters`
+   * admits, not one of `exclude`, within `window` places of one of them, in conversation order
+   * (scope, place, id), with its place; and the places of the records around that have one.
+   */
+  neighbours(
+    around: ReadonlyArray<string>,
+    exclude: ReadonlyArray<string>,
+    window: number,
+    filters: MemoryQuery.MemoryFilters
+  ): {
+    readonly ids: ReadonlyArray<string>
+    readonly places: ReadonlyArray<{ readonly id: string; readonly scope: string; readonly turn: number }>
+  } {
+    const centres = around.flatMap((id) => {
+      const turn = this.places.get(id)
+      return turn === undefined ? [] : [{ id, scope: this.find(id)!.scope, turn }]
+    })
+    const read = this.records
+      .flatMap((record) => {
+        const turn = this.places.get(record.id)
+        if (turn === undefined || exclude.includes(record.id) || !this.admits(record, filters)) return []
+        const near = centres.some((c) => c.scope === record.scope && Math.abs(c.turn - turn) <= window)
+        return near ? [{ id: record.id, scope: record.scope, turn }] : []
+      })
+      .sort((a, b) =>
+        a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.turn - b.turn || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+      )
+    return { ids: read.map((place) => place.id), places: [...centres, ...read] }
   }
 
   /** The ids of every record sharing at least one token with `text`, sorted. */

@@ -35,6 +35,13 @@ export type Command =
   | { readonly _tag: "ContinueList" }
   | { readonly _tag: "Get"; readonly ids: ReadonlyArray<string>; readonly scopes?: ReadonlyArray<string> }
   | { readonly _tag: "Search"; readonly text: string; readonly filters: MemoryQuery.MemoryFilters }
+  | {
+    readonly _tag: "Neighbours"
+    readonly around: ReadonlyArray<Target>
+    readonly exclude: boolean
+    readonly window: number
+    readonly filters: MemoryQuery.MemoryFilters
+  }
   | { readonly _tag: "AdvanceClock"; readonly millis: number }
 
 // Ids that collide often and whose raw order differs from any locale order, and a larger pool
@@ -199,6 +206,17 @@ export const commandArb: fc.Arbitrary<Command> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
+      .record({
+        around: fc.array(targetArb, { minLength: 1, maxLength: 3 }),
+        exclude: fc.boolean(),
+        window: fc.integer({ min: 0, max: 3 }),
+        filters: filtersArb
+      })
+      .map((c) => ({ _tag: "Neighbours" as const, ...c }))
+  },
+  {
+    weight: 2,
+    arbitrary: fc
       .constantFrom(0, 1, 1_000, 3_600_000, 43_200_000, 86_400_000)
       .map((millis) => ({ _tag: "AdvanceClock" as const, millis }))
   }
@@ -339,6 +357,25 @@ export const runCommands = (commands: ReadonlyArray<Command>) =>
           const result = yield* store.search(command.text, { ...command.filters, limit: MemoryQuery.MAX_LIMIT })
           const ids = result.hits.map((hit) => hit.record.id).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
           expect(ids, context).toEqual(model.search(command.text, command.filters))
+          break
+        }
+        case "Neighbours": {
+          // Written without positions, episodes are placed by write order (decision 0233).
+          const around = [...new Set(command.around.map(resolve))]
+          const exclude = command.exclude ? around : []
+          const result = yield* store.neighbours({
+            ...command.filters,
+            positions: [],
+            around,
+            exclude,
+            window: command.window
+          })
+          const expected = model.neighbours(around, exclude, command.window, command.filters)
+          expect(result.records.map((record) => record.id), context).toEqual(expected.ids)
+          expect(
+            result.places.map(({ id, scope, thread, turn }) => ({ id, scope, thread, turn })),
+            context
+          ).toEqual(expected.places.map((place) => ({ ...place, thread: MemoryQuery.WRITE_ORDER_THREAD })))
           break
         }
         case "AdvanceClock": {

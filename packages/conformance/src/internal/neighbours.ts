@@ -51,6 +51,9 @@ const writeConversations = Effect.gen(function*() {
 const ids = (prefix: string, turns: ReadonlyArray<number>) =>
   turns.map((n) => `${prefix}-${String(n).padStart(2, "0")}`)
 
+const limited = (error: MemoryStoreError.InvalidMemoryQuery | MemoryStoreError.MemoryStoreFailure) =>
+  error._tag === "InvalidMemoryQuery" ? error.limit : undefined
+
 export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
   describe("reads", () => {
     it.effect("the records within the window of each position, in conversation order, each once", () =>
@@ -170,10 +173,94 @@ export const neighbours = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
       })))
   })
 
-  describe("hostile input", () => {
-    const limited = (error: MemoryStoreError.InvalidMemoryQuery | MemoryStoreError.MemoryStoreFailure) =>
-      error._tag === "InvalidMemoryQuery" ? error.limit : undefined
+  describe("write order (decision 0233)", () => {
+    const episode = (id: string, scope: MemoryRecord.Scope = A): MemoryRecord.MemoryWriteInput => ({
+      id,
+      content: `Said ${id}`,
+      kind: "episode",
+      scope
+    })
+    /**
+     * Episodes of project:a written without positions, one at a time and in batches, between
+     * writes to project:b, a positioned episode, a fact and a note: only project:a's episodes
+     * without a position are its write order (w0 … w5), places given in item order.
+     */
+    const writeOrder = Effect.gen(function*() {
+      const s = yield* store
+      yield* TestClock.setTime(T0)
+      yield* s.write([episode("w0"), episode("x0", B), episode("w1")])
+      yield* s.write([{ id: "f0", content: "A fact", kind: "fact", scope: A }])
+      yield* s.write([{ ...episode("p0"), position: { thread: "t1", turn: 0 } }, episode("w2")])
+      yield* s.write([episode("x1", B)])
+      yield* s.write([episode("w3"), { id: "n0", content: "A note", kind: "note", scope: A }, episode("w4")])
+      yield* s.supersede("w4", { id: "w5", content: "Said w4, corrected", kind: "episode" })
+    })
 
+    it.effect("an episode without a position has its scope's write order as its thread; its record keeps no position", () =>
+      provide(Effect.gen(function*() {
+        yield* writeOrder
+        const s = yield* store
+        const read = yield* s.neighbours({ positions: [], around: ["w2"], window: 1, includeSuperseded: true })
+        expect(idsOf(read.records)).toEqual(["w1", "w2", "w3"])
+        expect(read.records.map((r) => r.position)).toEqual([undefined, undefined, undefined])
+        expect(read.places).toEqual([
+          { id: "w2", scope: A, thread: "", turn: 2 },
+          { id: "w1", scope: A, thread: "", turn: 1 },
+          { id: "w2", scope: A, thread: "", turn: 2 },
+          { id: "w3", scope: A, thread: "", turn: 3 }
+        ])
+        // A successor is written after everything else: it takes the next place, not its original's.
+        const wide = yield* s.neighbours({ positions: [], around: ["w0", "x1"], exclude: ["w0"], window: 9 })
+        expect(idsOf(wide.records)).toEqual(["w1", "w2", "w3", "w5", "x0", "x1"])
+        expect(wide.places.map((p) => [p.id, p.turn])).toEqual([
+          ["w0", 0],
+          ["x1", 1],
+          ["w1", 1],
+          ["w2", 2],
+          ["w3", 3],
+          ["w5", 5],
+          ["x0", 0],
+          ["x1", 1]
+        ])
+      })))
+
+    it.effect("a record with a position keeps its thread; other kinds and a forgotten place are no neighbours", () =>
+      provide(Effect.gen(function*() {
+        yield* writeOrder
+        const s = yield* store
+        const positioned = yield* s.neighbours({ positions: [], around: ["p0"], window: 3 })
+        expect(idsOf(positioned.records)).toEqual(["p0"])
+        expect(positioned.places[0]).toEqual({ id: "p0", scope: A, thread: "t1", turn: 0 })
+        const placeless = yield* s.neighbours({ positions: [], around: ["f0", "n0", "ghost"], window: 3 })
+        expect(placeless).toEqual({ records: [], skipped: 0, places: [] })
+        // Places are never reused: a forgotten turn leaves a gap, the next write goes on after.
+        yield* s.forget({ ids: ["w5"] }, { by: "test" })
+        yield* s.write([episode("w6")])
+        const after = yield* s.neighbours({ positions: [], around: ["w6"], window: 1, includeSuperseded: true })
+        expect(after.places.map((p) => [p.id, p.turn])).toEqual([["w6", 6], ["w6", 6]])
+        // The explicit form reads the write order too, by its thread.
+        const explicit = yield* s.neighbours({ positions: [{ scope: A, thread: "t1", turn: 0 }], window: 1 })
+        expect(idsOf(explicit.records)).toEqual(["p0"])
+      })))
+
+    it.effect("records around count against maxNeighbourPositions together with the positions", () =>
+      provide(Effect.gen(function*() {
+        const s = yield* store
+        const { maxNeighbourPositions } = MemoryLimits.defaults
+        const error = yield* failure(s.neighbours({
+          positions: [{ scope: A, thread: "t", turn: 0 }],
+          around: Array.from({ length: maxNeighbourPositions }, (_, i) => `id-${i}`),
+          window: 1
+        }))
+        expect(limited(error)).toEqual({
+          name: "maxNeighbourPositions",
+          max: maxNeighbourPositions,
+          size: maxNeighbourPositions + 1
+        })
+      })))
+  })
+
+  describe("hostile input", () => {
     it.effect("a window over maxNeighbourWindow is refused, naming the limit", () =>
       provide(Effect.gen(function*() {
         yield* writeConversations

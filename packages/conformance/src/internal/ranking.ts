@@ -136,6 +136,49 @@ export const ranking = <RExtra, LE>(provide: Provide<RExtra, LE>) => {
     }
   })
 
+  describe("write order as conversation context (decision 0233)", () => {
+    it.effect("an episode written without a position gains from the episodes written next to it in its scope", () =>
+      Effect.gen(function*() {
+        const s = yield* store
+        yield* TestClock.setTime(T0)
+        const said = (id: string, content: string, extra: Partial<MemoryRecord.MemoryWriteInput> = {}) => ({
+          id,
+          content,
+          kind: "episode" as const,
+          scope: "project:a",
+          ...extra
+        })
+        // x1 and z1 say the same; only x1's neighbour in the write order (x0) matches the rest of the
+        // question. z1 is newer, so it would rank first on its own score alone — and it would
+        // gain as much if another scope's episode, a positioned one or a fact counted as its neighbour.
+        const batches = [
+          [said("x0", "a boat trip"), said("x1", "the harbor visit"), said("x2", "then lunch")],
+          [said("o0", "a boat trip", { scope: "project:b" })],
+          [said("p0", "a boat trip", { position: { thread: "t", turn: 0 } })],
+          [said("z1", "the harbor visit")],
+          [said("f0", "a boat trip", { kind: "fact" })],
+          [said("z2", "then dinner")]
+        ]
+        for (const [i, batch] of batches.entries()) {
+          yield* TestClock.setTime(T0 + i * 1000)
+          yield* s.write(batch)
+        }
+        const found = yield* s.search("harbor boat", { scopes: ["project:a"], limit: 10 })
+        const order = found.hits.map((hit) => hit.record.id)
+        expect(order.indexOf("x1")).toBeLessThan(order.indexOf("z1"))
+        const scores = new Map(found.hits.map((hit) => [hit.record.id, hit.score]))
+        expect(scores.get("x1")!).toBeGreaterThan(scores.get("z1")!)
+        // With the context off, the two tie and the newer comes first.
+        const plain = yield* s.search("harbor boat", {
+          scopes: ["project:a"],
+          limit: 10,
+          ranking: { neighbourWindow: 0 }
+        })
+        const plainOrder = plain.hits.map((hit) => hit.record.id)
+        expect(plainOrder.indexOf("z1")).toBeLessThan(plainOrder.indexOf("x1"))
+      }).pipe(provide))
+  })
+
   describe("a limit keeps the top of the ranking, conversation context included", () => {
     for (const seed of RANKING_SEEDS) {
       it.effect(`generated conversations, seed ${seed}`, () =>

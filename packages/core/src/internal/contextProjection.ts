@@ -493,10 +493,11 @@ const remembered = (
 }
 
 /**
- * The conversation neighbours of the hits that have a position: one `neighbours` read (one per
+ * The conversation neighbours of the hits: one `neighbours` read around them (one per
  * `maxNeighbourPositions` hits), filtered like recall, attributed to the strongest hit near
- * each (decision 0090). The hits are in hand already, so the read leaves them out: close hits
- * are most of what their windows hold.
+ * each (decision 0090) by the places the store gives — a written position, or an episode's place
+ * in its scope's write order (decision 0233). The hits are in hand already, so the read leaves
+ * them out: close hits are most of what their windows hold.
  */
 export const readNeighbours = (
   stores: ProjectionStores,
@@ -506,16 +507,19 @@ export const readNeighbours = (
 ) =>
   Effect.gen(function*() {
     const window = settings.neighbourWindow
-    const placed = hits.filter((hit) => hit.record.position !== undefined)
+    // A hit with neither a position nor a place in the write order has no neighbours to read.
+    const placed = hits.filter(({ record }) => record.position !== undefined || MemoryQuery.takesWriteOrder(record))
     if (window === 0 || placed.length === 0) return { value: [], skipped: 0 }
     const limits = yield* MemoryLimits.MemoryLimits
     const chunk = Math.max(1, Math.min(limits.maxNeighbourPositions, limits.maxNeighbourExcluded))
     const records: Array<MemoryRecord.MemoryRecord> = []
+    const places: Array<MemoryQuery.Place> = []
     let skipped = 0
     for (let start = 0; start < placed.length; start += chunk) {
       const part = placed.slice(start, start + chunk)
       const read = yield* stores.memories.neighbours({
-        positions: part.map(({ record }) => ({ scope: record.scope, ...record.position! })),
+        positions: [],
+        around: part.map(({ record }) => record.id),
         exclude: part.map(({ record }) => record.id),
         window: Math.min(window, limits.maxNeighbourWindow),
         scopes: request.scopes,
@@ -525,12 +529,13 @@ export const readNeighbours = (
         limit: Math.min(MemoryQuery.MAX_LIMIT, part.length * (2 * window + 1))
       })
       records.push(...read.records)
+      places.push(...read.places)
       skipped += read.skipped
     }
     const eligible = Decisions.withoutSummaries(
       records.filter(screened).map((record) => ({ record }))
     ).map(({ record }) => record)
-    return { value: NeighbourContext.assignNeighbours(hits, eligible, window), skipped }
+    return { value: NeighbourContext.assignNeighbours(hits, eligible, places, window), skipped }
   })
 
 /**

@@ -13,8 +13,8 @@ import {
   tombstoneOf
 } from "../MemoryForget.js"
 import {
-  compareConversationOrder,
   compareListOrder,
+  comparePlaces,
   compareRaw,
   decodeCursor,
   DEFAULT_LIST_LIMIT,
@@ -25,9 +25,12 @@ import {
   ListQuery,
   matchesFilters,
   MAX_LIMIT,
+  type Place,
   positionOf,
   SearchOptions,
-  turnRanges
+  takesWriteOrder,
+  turnRanges,
+  WRITE_ORDER_THREAD
 } from "../MemoryQuery.js"
 import type { MemoryId, MemoryRecord } from "../MemoryRecord.js"
 import type { SearchHit, Service as MemoryStoreService } from "../MemoryStore.js"
@@ -64,12 +67,24 @@ interface Entry {
   readonly length: number
   /** The record's unit-length vector, once an embedder gave one (`VectorIndex`). */
   vector: Float32Array | undefined
+  /**
+   * Where the record sits for conversation context: its position, or its place in its scope's
+   * write order (`MemoryQuery.WRITE_ORDER_THREAD`); fixed when it is stored.
+   */
+  readonly place: ConversationPlace | undefined
 }
 
-const indexEntry = (record: MemoryRecord, language: Language): Entry => {
+/** A place's thread and turn, the scope being the record's. */
+interface ConversationPlace {
+  readonly thread: string
+  readonly turn: number
+}
+
+const indexEntry = (record: MemoryRecord, language: Language, place: ConversationPlace | undefined): Entry => {
   const tokens = new Set(tokenize(searchableText(record), language))
   return {
     record,
+    place,
     createdAtMillis: DateTime.toEpochMillis(record.createdAt),
     tokens,
     length: tokens.size,
@@ -148,8 +163,20 @@ export const makeWithVectors = (
   // Entries by scope and thread, for reading conversation neighbours.
   const byThread = new Map<string, Set<Entry>>()
   const threadKey = (scope: string, thread: string) => `${scope}\u0000${thread}`
+  // Each scope's next place in its write order (decision 0233): places are never reused.
+  const writeOrder = new Map<string, number>()
+  /** A record's place as it is stored: its position, else the next of its scope's write order, if it takes one. */
+  const placeFor = (record: MemoryRecord): ConversationPlace | undefined => {
+    if (record.position !== undefined) return record.position
+    if (!takesWriteOrder(record)) return undefined
+    const turn = writeOrder.get(record.scope) ?? 0
+    writeOrder.set(record.scope, turn + 1)
+    return { thread: WRITE_ORDER_THREAD, turn }
+  }
+  const placeOf = (entry: Entry): Place | undefined =>
+    entry.place === undefined ? undefined : { id: entry.record.id, scope: entry.record.scope, ...entry.place }
   const addThread = (entry: Entry) => {
-    const position = entry.record.position
+    const position = entry.place
     if (position === undefined) return
     const key = threadKey(entry.record.scope, position.thread)
     let entries = byThread.get(key)
@@ -157,7 +184,7 @@ export const makeWithVectors = (
     entries.add(entry)
   }
   const removeThread = (entry: Entry) => {
-    const position = entry.record.position
+    const position = entry.place
     if (position === undefined) return
     const key = threadKey(entry.record.scope, position.thread)
     byThread.get(key)?.delete(entry)
@@ -198,7 +225,7 @@ export const makeWithVectors = (
       const taken = records.find((r) => byId.has(r.id))
       if (taken !== undefined) return Effect.fail(new DuplicateMemoryId({ id: taken.id }))
       for (const record of records) {
-        const entry = indexEntry(record, language)
+        const entry = indexEntry(record, language, placeFor(record))
         byId.set(record.id, entry)
         index.add(entry)
         addThread(entry)
@@ -385,7 +412,7 @@ export const makeWithVectors = (
               entry,
               id: entry.record.id,
               scope: entry.record.scope,
-              position: entry.record.position,
+              position: entry.place,
               createdAtMillis: entry.createdAtMillis,
               score: Bm25.rounded(score * norm)
             }))
@@ -401,20 +428,31 @@ export const makeWithVectors = (
       Effect.gen(function*() {
         const query = yield* decodeNeighbourQuery(raw)
         const at = yield* DateTime.now
-        const found: Array<MemoryRecord> = []
+        const found: Array<{ readonly record: MemoryRecord; readonly place: Place }> = []
         const excluded = new Set(query.exclude)
-        for (const range of turnRanges(query.positions, query.window)) {
+        const around: Array<Place> = []
+        for (const id of new Set(query.around)) {
+          const entry = byId.get(id)
+          const place = entry === undefined ? undefined : placeOf(entry)
+          if (place !== undefined) around.push(place)
+        }
+        for (const range of turnRanges([...query.positions, ...around], query.window)) {
           for (const entry of byThread.get(threadKey(range.scope, range.thread)) ?? []) {
-            const turn = entry.record.position!.turn
+            const place = placeOf(entry)!
             if (
-              turn >= range.from && turn <= range.to && !excluded.has(entry.record.id) &&
+              place.turn >= range.from && place.turn <= range.to && !excluded.has(entry.record.id) &&
               matchesFilters(entry.record, query, at, successorValidFrom)
             ) {
-              found.push(entry.record)
+              found.push({ record: entry.record, place })
             }
           }
         }
-        return { records: found.sort(compareConversationOrder).slice(0, query.limit ?? MAX_LIMIT), skipped: 0 }
+        const read = found.sort((a, b) => comparePlaces(a.place, b.place)).slice(0, query.limit ?? MAX_LIMIT)
+        return {
+          records: read.map(({ record }) => record),
+          skipped: 0,
+          places: [...around, ...read.map(({ place }) => place)]
+        }
       }),
 
     setReviewState: (id, state) =>
@@ -433,7 +471,7 @@ export const makeWithVectors = (
         return yield* Effect.suspend(() => {
           if (byId.has(successor.id)) return Effect.fail(new DuplicateMemoryId({ id: successor.id }))
           const superseded = invalidatedBy(current, successor)
-          const entry = indexEntry(successor, language)
+          const entry = indexEntry(successor, language, placeFor(successor))
           byId.set(successor.id, entry)
           index.add(entry)
           addThread(entry)

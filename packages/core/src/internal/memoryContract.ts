@@ -99,11 +99,14 @@ const contracted = (store: MemoryStoreService): MemoryStoreService => ({
         return Effect.fail(new InvalidMemoryQuery({ problem: describeLimit("the neighbour window", limit), limit }))
       }
       const positions = field(query, "positions")
-      if (Array.isArray(positions) && positions.length > limits.maxNeighbourPositions) {
+      const around = field(query, "around")
+      // A record named `around` stands for its place: it counts as one position.
+      const placed = (Array.isArray(positions) ? positions.length : 0) + (Array.isArray(around) ? around.length : 0)
+      if (placed > limits.maxNeighbourPositions) {
         const limit = {
           name: "maxNeighbourPositions",
           max: limits.maxNeighbourPositions,
-          size: positions.length
+          size: placed
         } as const
         return Effect.fail(new InvalidMemoryQuery({ problem: describeLimit("the neighbour positions", limit), limit }))
       }

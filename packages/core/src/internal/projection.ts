@@ -551,7 +551,8 @@ export const compose = (input: ProjectionInput, config: ProjectionConfig): Field
       neighbours.push({
         line: { ...memoryEntry("recalled_memory", neighbour.record), neighbourOf: neighbour.of },
         record: neighbour.record,
-        of: neighbour.of
+        of: neighbour.of,
+        offset: neighbour.offset
       })
     }
     const arranged = NeighbourContext.arrange(hits, neighbours, config.neighbourShed ?? "before-hits")

@@ -169,6 +169,22 @@ const memorySteps = {
   "0011_corroboration": statements((sql) => [
     sql`ALTER TABLE engram_memories ADD COLUMN corroborations INTEGER,
         ADD COLUMN corroboration_sessions TEXT, ADD COLUMN corroborated_at BIGINT`
+  ]),
+  // The place of an episode written without a position in its scope's write order (decision
+  // 0233): `write_turn`, NULL for every other row; the rows stored before are placed in the order
+  // they were written (creation time, then id: a batch is stamped in item order), each scope's
+  // counter row set past its last place. A write moves the counter row on in its transaction.
+  "0012_write_order": statements((sql) => [
+    sql`ALTER TABLE engram_memories ADD COLUMN write_turn INTEGER`,
+    sql`UPDATE engram_memories m SET write_turn = o.place
+        FROM (SELECT id, (row_number() OVER (PARTITION BY scope ORDER BY created_at, id) - 1)::int AS place
+          FROM engram_memories WHERE thread IS NULL AND kind = 'episode') o
+        WHERE m.id = o.id`,
+    sql`CREATE TABLE engram_memory_write_order (scope TEXT PRIMARY KEY, next INTEGER NOT NULL)`,
+    sql`INSERT INTO engram_memory_write_order (scope, next)
+        SELECT scope, max(write_turn) + 1 FROM engram_memories WHERE write_turn IS NOT NULL GROUP BY scope`,
+    sql`CREATE INDEX engram_memories_write_order_idx ON engram_memories (scope, write_turn)
+        WHERE write_turn IS NOT NULL`
   ])
 }
 

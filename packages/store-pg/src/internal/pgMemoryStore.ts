@@ -227,11 +227,42 @@ const makeAfter = <E, EI>(
     const table = sql(memoryTable)
     const selectColumns = sql.literal(columns)
 
+    /**
+     * Each record's place in its scope's write order (decision 0233), `null` for a record that
+     * takes none: one step of each scope's counter row per write (the row stays locked to the end
+     * of the transaction, so concurrent writes to one scope take places one after the other),
+     * places given in item order.
+     */
+    const writeTurns = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
+      Effect.gen(function*() {
+        const counts = new Map<string, number>()
+        for (const record of records) {
+          if (MemoryQuery.takesWriteOrder(record)) counts.set(record.scope, (counts.get(record.scope) ?? 0) + 1)
+        }
+        const next = new Map<string, number>()
+        // Scopes in one order for every write, so two writes never wait on each other's counter rows.
+        for (const [scope, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+          const [row] = yield* sql<{ next: number }>`INSERT INTO engram_memory_write_order AS o (scope, next)
+            VALUES (${scope}, ${count})
+            ON CONFLICT (scope) DO UPDATE SET next = o.next + excluded.next
+            RETURNING next`
+          next.set(scope, Number(row!.next) - count)
+        }
+        return records.map((record) => {
+          if (!MemoryQuery.takesWriteOrder(record)) return null
+          const turn = next.get(record.scope)!
+          next.set(record.scope, turn + 1)
+          return turn
+        })
+      })
+
     /** Inserts records; fails with the first id that is already stored (the caller's transaction rolls back). */
     const insertAll = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
       Effect.gen(function*() {
+        const turns = yield* writeTurns(records)
         for (let start = 0; start < records.length; start += INSERT_CHUNK) {
           const chunk = records.slice(start, start + INSERT_CHUNK)
+          const chunkTurns = turns.slice(start, start + INSERT_CHUNK)
           const rows = chunk.map(MemoryRow.toRow)
           const lexemes = chunk.map((r) => lexemesOf(r, language))
           const column = (name: MemoryRow.Column) => rows.map((row) => row[name])
@@ -239,11 +270,11 @@ const makeAfter = <E, EI>(
           INSERT INTO ${table} (id, content, kind, label, tags, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
             thread, turn, valid_from, valid_to, corroborations, corroboration_sessions, corroborated_at,
-            search_tokens, search_length)
+            search_tokens, search_length, write_turn)
           SELECT id, content, kind, label, tags::jsonb, source_type, scope, delivery_policy, review_state,
             created_at, epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain,
             thread, turn, valid_from, valid_to, corroborations, corroboration_sessions, corroborated_at,
-            search_tokens, search_length
+            search_tokens, search_length, write_turn
           FROM unnest(
             ${column("id")}::text[], ${column("content")}::text[], ${column("kind")}::text[],
             ${column("label")}::text[], ${column("tags")}::text[], ${column("source_type")}::text[],
@@ -255,10 +286,11 @@ const makeAfter = <E, EI>(
             ${column("valid_from")}::bigint[], ${column("valid_to")}::bigint[],
             ${column("corroborations")}::int[], ${column("corroboration_sessions")}::text[],
             ${column("corroborated_at")}::bigint[],
-            ${lexemes.map((l) => l.join(" "))}::text[], ${lexemes.map(searchLength)}::int[]
+            ${lexemes.map((l) => l.join(" "))}::text[], ${lexemes.map(searchLength)}::int[], ${chunkTurns}::int[]
           ) AS u(id, content, kind, label, tags, source_type, scope, delivery_policy, review_state, created_at,
             epoch, expires_at, invalidated_at, invalidation_reason, superseded_by, supersedes, domain, thread, turn,
-            valid_from, valid_to, corroborations, corroboration_sessions, corroborated_at, search_tokens, search_length)
+            valid_from, valid_to, corroborations, corroboration_sessions, corroborated_at, search_tokens, search_length,
+            write_turn)
           ON CONFLICT (id) DO NOTHING
           RETURNING id`
           if (inserted.length < chunk.length) {
@@ -318,8 +350,9 @@ const makeAfter = <E, EI>(
           sql<Row & { score: number; position_thread: unknown; position_turn: unknown }>`
           WITH s AS MATERIALIZED (
             SELECT id, scope, created_at, ${score} AS score,
-              CASE WHEN turn IS NOT NULL THEN thread END AS thread,
-              CASE WHEN thread IS NOT NULL THEN turn END AS turn
+              CASE WHEN thread IS NOT NULL AND turn IS NOT NULL THEN thread
+                WHEN write_turn IS NOT NULL THEN '' END AS thread,
+              CASE WHEN thread IS NOT NULL AND turn IS NOT NULL THEN turn ELSE write_turn END AS turn
             FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
             WHERE search_vector @@ q.query AND ${sql.and(clauses)}),
           ${ranked},
@@ -469,11 +502,13 @@ const makeAfter = <E, EI>(
         Effect.gen(function*() {
           const query = yield* MemoryWrite.decodeNeighbourQuery(raw)
           const columns = MemoryRow.COLUMNS.map((c) => (c === "tags" ? "m.tags::text AS tags" : `m.${c}`)).join(", ")
-          const rows = yield* readNeighbours<Row>(sql, columns, query, yield* nowMillis).pipe(
+          const read = yield* readNeighbours<Row>(sql, columns, query, yield* nowMillis).pipe(
             Effect.mapError(failure("neighbours"))
           )
-          const { skipped, values: records } = yield* decodeRows(rows, (record) => record)
-          return { records, skipped }
+          const { skipped, values: records } = yield* decodeRows(read.rows.map(({ row }) => row), (record) => record)
+          const placeOf = new Map(read.rows.map(({ place }) => [place.id, place]))
+          // The places of the records around, then of the rows that decoded.
+          return { records, skipped, places: [...read.around, ...records.map((record) => placeOf.get(record.id)!)] }
         }),
 
       setReviewState: (id, state) =>

@@ -25,7 +25,8 @@ export const MIGRATIONS_TABLE = "engram_memory_migrations"
 export const SEARCH_ROWS_INDEX = `${TABLE}_search`
 /**
  * Its columns: `seq` first (the matches are looked up by it), then every column the ranked
- * statement reads of a match — BM25's length, the position, and each filter's (`sqlFilters.ts`).
+ * statement reads of a match — BM25's length, the position, the place in the write order, and
+ * each filter's (`sqlFilters.ts`).
  */
 export const SEARCH_ROWS_COLUMNS = [
   "seq",
@@ -33,6 +34,7 @@ export const SEARCH_ROWS_COLUMNS = [
   "search_length",
   "thread",
   "turn",
+  "write_turn",
   "review_state",
   "invalidated_at",
   "expires_at",
@@ -44,6 +46,17 @@ export const SEARCH_ROWS_COLUMNS = [
   "supersedes",
   "superseded_by"
 ] as const
+/** The index as migration 0012 made it, before the place in the write order joined it (0013). */
+const SEARCH_ROWS_COLUMNS_0012 = SEARCH_ROWS_COLUMNS.filter((column) => column !== "write_turn")
+/**
+ * Each scope's next place in its write order (decision 0233): one row per scope, moved on by a
+ * write of episodes without a position in the write's own transaction.
+ *
+ * @internal
+ */
+export const WRITE_ORDER_TABLE = "engram_memory_write_order"
+/** @internal The partial index a neighbour read seeks a scope's write order through. */
+export const WRITE_ORDER_INDEX = `${TABLE}_write_order`
 /** The store's record count and search-length sum in one row (`searchTotals.ts`). */
 export const TOTALS_TABLE = "engram_memory_totals"
 
@@ -163,6 +176,29 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   // the wide rows (a 1M-record table is ~10× the page cache; this index is about its size).
   "0012_search_rows": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`CREATE INDEX ${SEARCH_ROWS_INDEX} ON ${TABLE} (${SEARCH_ROWS_COLUMNS_0012.join(", ")})`)
+  }),
+  // The place of an episode written without a position in its scope's write order (decision
+  // 0233): `write_turn`, NULL for every other row; the rows stored before are placed in the order
+  // they were written (`seq`), each scope's counter set past its last place, and the covering
+  // index the ranked search reads gains the column.
+  "0013_write_order": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`ALTER TABLE ${TABLE} ADD COLUMN write_turn INTEGER`)
+    yield* sql.unsafe(`UPDATE ${TABLE} SET write_turn = o.place
+      FROM (SELECT seq, row_number() OVER (PARTITION BY scope ORDER BY seq) - 1 AS place
+        FROM ${TABLE} WHERE thread IS NULL AND kind = 'episode') AS o
+      WHERE ${TABLE}.seq = o.seq`)
+    yield* sql.unsafe(`CREATE TABLE ${WRITE_ORDER_TABLE} (
+      scope TEXT PRIMARY KEY,
+      next INTEGER NOT NULL
+    ) WITHOUT ROWID`)
+    yield* sql.unsafe(`INSERT INTO ${WRITE_ORDER_TABLE} (scope, next)
+      SELECT scope, max(write_turn) + 1 FROM ${TABLE} WHERE write_turn IS NOT NULL GROUP BY scope`)
+    yield* sql.unsafe(
+      `CREATE INDEX ${WRITE_ORDER_INDEX} ON ${TABLE} (scope, write_turn) WHERE write_turn IS NOT NULL`
+    )
+    yield* sql.unsafe(`DROP INDEX ${SEARCH_ROWS_INDEX}`)
     yield* sql.unsafe(`CREATE INDEX ${SEARCH_ROWS_INDEX} ON ${TABLE} (${SEARCH_ROWS_COLUMNS.join(", ")})`)
   })
 }

@@ -34,7 +34,8 @@ import {
   rowOf,
   SEARCH_ROWS_INDEX,
   selectColumns,
-  TABLE
+  TABLE,
+  WRITE_ORDER_TABLE
 } from "./memoryTable.js"
 import { runMigrations } from "./migrations.js"
 import { readNeighbours } from "./neighbourRead.js"
@@ -74,7 +75,7 @@ export const PAGE_CACHE_KIB = -65_536
 /** Ids per `IN (…)` lookup. */
 const LOOKUP_CHUNK = 500
 
-const insertRows = multiRowInsert(TABLE, [...MemoryRow.COLUMNS, "search_length"])
+const insertRows = multiRowInsert(TABLE, [...MemoryRow.COLUMNS, "search_length", "write_turn"])
 /**
  * The multi-row INSERT of `n` records: SQLite numbers each row (`seq`, the largest so far plus
  * one) and says which record got which, so the index rows need no look-up of their own.
@@ -243,12 +244,41 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
           : Effect.fail(new MemoryStoreError.DuplicateMemoryId({ id: taken.id }))
       })
 
+    /**
+     * Each record's place in its scope's write order (decision 0233), `null` for a record that
+     * takes none: one step of each scope's counter row per write, places given in item order.
+     */
+    const writeTurns = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
+      Effect.gen(function*() {
+        const counts = new Map<string, number>()
+        for (const record of records) {
+          if (MemoryQuery.takesWriteOrder(record)) counts.set(record.scope, (counts.get(record.scope) ?? 0) + 1)
+        }
+        const next = new Map<string, number>()
+        // Scopes in one order for every write, so two writes never wait on each other's counter rows.
+        for (const [scope, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+          const [row] = yield* sql<{ next: number }>`INSERT INTO ${sql(WRITE_ORDER_TABLE)} (scope, next)
+            VALUES (${scope}, ${count})
+            ON CONFLICT (scope) DO UPDATE SET next = ${sql(WRITE_ORDER_TABLE)}.next + excluded.next
+            RETURNING next`
+          next.set(scope, row!.next - count)
+        }
+        return records.map((record) => {
+          if (!MemoryQuery.takesWriteOrder(record)) return null
+          const turn = next.get(record.scope)!
+          next.set(record.scope, turn + 1)
+          return turn
+        })
+      })
+
     /** Inserts records and their index rows in one transaction (a savepoint when nested). */
     const insertRecords = (
       records: ReadonlyArray<MemoryRecord.MemoryRecord>
     ): Effect.Effect<void, MemoryStoreError.DuplicateMemoryId | SqlError> =>
       records.length === 0 ? Effect.void : sql.withTransaction(Effect.gen(function*() {
         let lengths = 0
+        const turns = yield* writeTurns(records)
+        let item = 0
         for (const chunk of chunksOf(records, INSERT_CHUNK)) {
           const values: Array<string | number | null> = []
           const tokensOf = new Map<string, string>()
@@ -256,7 +286,7 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
             const tokens = indexedTokens(record, language)
             const length = searchLength(tokens)
             lengths += length
-            values.push(...MemoryRow.rowValues(record), length)
+            values.push(...MemoryRow.rowValues(record), length, turns[item++]!)
             tokensOf.set(record.id, tokens.join(" "))
           }
           const numbered = yield* sql.unsafe<{ seq: number; id: string }>(insertSql(chunk.length), values)
@@ -338,8 +368,10 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
         sql`WITH c AS (${matched}),
             s AS MATERIALIZED (
               SELECT m.seq, m.scope, ${score} AS score,
-                CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.thread END AS thread,
-                CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.turn END AS turn
+                CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.thread
+                  WHEN typeof(m.write_turn) = 'integer' THEN '' END AS thread,
+                CASE WHEN typeof(m.thread) = 'text' AND typeof(m.turn) = 'integer' THEN m.turn
+                  WHEN typeof(m.write_turn) = 'integer' THEN m.write_turn END AS turn
               FROM c CROSS JOIN ${sql(TABLE)} m INDEXED BY ${sql(SEARCH_ROWS_INDEX)} ON m.seq = c.seq
               WHERE ${sql.and(filters)}),
             ${ranked},
@@ -639,9 +671,9 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
       neighbours: (raw) =>
         Effect.gen(function*() {
           const query = yield* MemoryWrite.decodeNeighbourQuery(raw)
-          const { skipped, values } = yield* readNeighbours(sql, query, yield* Clock.currentTimeMillis)
+          const { places, skipped, values } = yield* readNeighbours(sql, query, yield* Clock.currentTimeMillis)
           yield* reportSkipped("neighbours", skipped)
-          return { records: values, skipped: skipped.length }
+          return { records: values, skipped: skipped.length, places }
         }).pipe(Effect.catchTag("SqlError", toFailure("neighbours"))),
 
       setReviewState: (id, state) =>
