@@ -188,7 +188,9 @@ interface Opened {
 interface Ranking {
   readonly k: number
   readonly rows: number
-  readonly candidates: ReadonlyArray<{ readonly match: Bm25.Match & { readonly row: RankedRow }; readonly score: number }>
+  readonly candidates: ReadonlyArray<
+    { readonly match: Bm25.Match & { readonly row: RankedRow }; readonly score: number }
+  >
   readonly decoded: Array<Either.Either<MemoryRecord.MemoryRecord, string>>
 }
 
@@ -498,7 +500,9 @@ const makeAfter = <E, EI>(
             // "created_at <=" bound lets an index scan start there (as `list`'s cursor).
             const after = tailLast === undefined
               ? []
-              : [sql`created_at <= ${tailLast.createdAt} AND (created_at < ${tailLast.createdAt} OR id > ${tailLast.id})`]
+              : [
+                sql`created_at <= ${tailLast.createdAt} AND (created_at < ${tailLast.createdAt} OR id > ${tailLast.id})`
+              ]
             const page = yield* sql<Row>`
               SELECT ${selectColumns}
               FROM ${table}, CAST(${tierQuery(tail.tier)} AS tsquery) AS q(query)
