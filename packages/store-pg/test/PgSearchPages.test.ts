@@ -144,22 +144,50 @@ describePg("PostgreSQL search pages", (url) => {
       expect(pages.searches()).toBe(1)
     }).pipe(Effect.provide(fresh()), Effect.orDie))
 
-  it.effect("the ranked tier ranks again only past the candidates in hand, reading ahead", () =>
+  it.effect("the ranked tier ranks again only past the candidates in hand, reading their records by id before that", () =>
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
-      yield* store.write(Array.from({ length: 60 }, (_, i) => ({
-        id: `h${String(i).padStart(2, "0")}`,
+      yield* store.write(Array.from({ length: 200 }, (_, i) => ({
+        id: `h${String(i).padStart(3, "0")}`,
         kind: "episode" as const,
         content: `harbor ${"word ".repeat(i % 7)}`
       })))
       const pages = MemoryStore.pagesOf(store)!("harbor", {})
-      yield* pages.take(10, 30)
+      // Ranks 14 matches with their records and 56 in all.
+      yield* pages.take(10, 10)
       expect(pages.searches()).toBe(1)
-      yield* pages.take(30, 30)
+      // Past the 14 records in hand, within the 56 candidates: their records are read by id.
+      const second = yield* pages.take(40, 40)
       expect(pages.searches()).toBe(1)
-      const third = yield* pages.take(45, 50)
+      expect(summary(second)).toEqual(summary(yield* store.search("harbor", { limit: 40 })))
+      // Past the candidates: ranked again, reading ahead.
+      const third = yield* pages.take(100, 120)
       expect(pages.searches()).toBe(2)
-      expect(summary(third)).toEqual(summary(yield* store.search("harbor", { limit: 45 })))
+      expect(summary(third)).toEqual(summary(yield* store.search("harbor", { limit: 100 })))
+      expect(summary(yield* pages.take(150, 150))).toEqual(summary(yield* store.search("harbor", { limit: 150 })))
+      expect(pages.searches()).toBe(2)
+    }).pipe(Effect.provide(fresh()), Effect.orDie))
+
+  it.effect("a candidate's record gone since the ranking ran: the take ranks again", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      yield* store.write(Array.from({ length: 100 }, (_, i) => ({
+        id: `g${String(i).padStart(3, "0")}`,
+        kind: "episode" as const,
+        content: `harbor ${"word ".repeat(i % 7)}`
+      })))
+      const pages = MemoryStore.pagesOf(store)!("harbor", {})
+      const first = yield* pages.take(5, 5)
+      expect(pages.searches()).toBe(1)
+      // The 20th of the ranking is among the candidates whose records were not read yet.
+      const all = yield* store.search("harbor", { limit: 36 })
+      const gone = all.hits[20]!.record.id
+      yield* store.forget({ ids: [gone] }, { by: "test" })
+      const second = yield* pages.take(30, 30)
+      expect(pages.searches()).toBe(2)
+      expect(second.hits.map((hit) => hit.record.id)).not.toContain(gone)
+      expect(second.hits.slice(0, 5)).toEqual(first.hits)
+      expect(summary(second)).toEqual(summary(yield* store.search("harbor", { limit: 30 })))
     }).pipe(Effect.provide(fresh()), Effect.orDie))
 
   it.effect("core's wrappers pass the pages on; a service of its own (a hybrid store, a test double) has none", () =>

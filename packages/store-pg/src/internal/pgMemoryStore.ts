@@ -168,14 +168,34 @@ const bm25Score = (
   return sql`round(((${sql.join(" + ", false)(terms)}) * ${norm})::numeric, ${Bm25.SCORE_DIGITS})::float8`
 }
 
-/** A row of the ranked statement: the match's own score, position and neighbours' scores, then its record. */
-type RankedRow = Row & { readonly score: number; readonly position_thread: unknown; readonly position_turn: unknown }
+/**
+ * A row of the ranked statement: the match's id, scope, creation time, own score, position and
+ * neighbours' scores, then its record's columns (null past the statement's first `k` rows).
+ */
+type RankedRow = Readonly<Record<string, unknown>> & {
+  readonly match_id: string
+  readonly match_scope: string
+  readonly match_created_at: string | number
+  readonly score: number
+  readonly position_thread: unknown
+  readonly position_turn: unknown
+  readonly id: string | null
+}
 
-/** The ranked tier's statement for a bound `k`, and the neighbour offsets its rows carry scores for. */
+/**
+ * The ranked tier's statement: the ranking's first `max(k, candidates)` matches, the first `k`
+ * with their records; and the neighbour offsets its rows carry scores for.
+ */
 interface RankedStatement {
-  readonly bounded: (k: number) => Statement.Statement<RankedRow>
+  readonly bounded: (k: number, candidates: number) => Statement.Statement<RankedRow>
   readonly offsets: ReadonlyArray<number>
 }
+
+/**
+ * How many matches a search read in pages ranks ahead, per record it reads: a take past the
+ * records in hand reads the next ones by id, in one short statement, instead of ranking again.
+ */
+const CANDIDATES_AHEAD = 4
 
 /** A search's plan, fixed at its first take: its tiers' statements and its ranking parameters. */
 interface Opened {
@@ -184,13 +204,15 @@ interface Opened {
   readonly parameters: Bm25.Parameters
 }
 
-/** One run of the ranked statement: its bound, rows, candidates ranked, each decoded once. */
+/**
+ * One run of the ranked statement: how many matches it asked for and got, its candidates ranked,
+ * each one's stored row once read (with the statement or by id after it) and decoded once.
+ */
 interface Ranking {
-  readonly k: number
+  readonly bound: number
   readonly rows: number
-  readonly candidates: ReadonlyArray<
-    { readonly match: Bm25.Match & { readonly row: RankedRow }; readonly score: number }
-  >
+  readonly candidates: ReadonlyArray<{ readonly match: Bm25.Match; readonly score: number }>
+  readonly records: Array<Row | undefined>
   readonly decoded: Array<Either.Either<MemoryRecord.MemoryRecord, string>>
 }
 
@@ -345,7 +367,7 @@ const makeAfter = <E, EI>(
       const ranked = sql.literal(rankedSql(offsets, parameters.neighbourWeight))
       const neighbourColumns = sql.literal(offsets.map((_, i) => `, r.n${i}`).join(""))
       const score = bm25Score(sql, tier, tokenStatistics, parameters)
-      const bounded = (k: number) =>
+      const bounded = (k: number, candidates: number) =>
         sql<RankedRow>`
           WITH s AS MATERIALIZED (
             SELECT id, scope, created_at, ${score} AS score,
@@ -354,13 +376,15 @@ const makeAfter = <E, EI>(
             FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
             WHERE search_vector @@ q.query AND ${sql.and(clauses)}),
           ${ranked},
-          r AS MATERIALIZED (
+          c AS MATERIALIZED (
             SELECT f.* FROM f
-            ORDER BY f.u DESC, f.created_at DESC, f.id LIMIT ${k})
-          SELECT r.score, r.thread AS position_thread, r.turn AS position_turn${neighbourColumns}, ${
+            ORDER BY f.u DESC, f.created_at DESC, f.id LIMIT ${Math.max(k, candidates)}),
+          r AS (SELECT c.*, row_number() OVER (ORDER BY c.u DESC, c.created_at DESC, c.id) AS place FROM c)
+          SELECT r.id AS match_id, r.scope AS match_scope, r.created_at AS match_created_at, r.score,
+            r.thread AS position_thread, r.turn AS position_turn${neighbourColumns}, ${
           sql.literal(selectColumnsOf("m."))
         }
-          FROM r JOIN ${table} m ON m.id = r.id`
+          FROM r LEFT JOIN ${table} m ON m.id = r.id AND r.place <= ${k}`
       return { bounded, offsets }
     }
 
@@ -376,7 +400,11 @@ const makeAfter = <E, EI>(
      * order); a take reads only the rows it still needs, after the last row read (keyset), so the
      * tiers' rows are read once however many takes there are.
      */
-    const openPages = (text: string, raw: MemoryQuery.SearchOptions | undefined): MemoryStore.SearchPages => {
+    const openPages = (
+      text: string,
+      raw: MemoryQuery.SearchOptions | undefined,
+      candidatesAhead: number
+    ): MemoryStore.SearchPages => {
       // The plan of the first take (undefined: the text has no token), once opened.
       let opened: { readonly plan: Opened | undefined } | undefined
       let searches = 0
@@ -428,61 +456,90 @@ const makeAfter = <E, EI>(
       }
 
       const rank = (plan: Opened, statement: RankedStatement, k: number) =>
-        Effect.map(statement.bounded(k), (rows): Ranking => {
+        Effect.map(statement.bounded(k, k * candidatesAhead), (rows): Ranking => {
           searches++
+          const ranked = Bm25.rankCandidates(
+            rows.map((row) => ({
+              match: {
+                row,
+                id: row.match_id,
+                scope: String(row.match_scope),
+                position: typeof row.position_thread === "string" && row.position_turn !== null
+                  ? { thread: row.position_thread, turn: Number(row.position_turn) }
+                  : undefined,
+                createdAtMillis: Number(row.match_created_at),
+                score: Number(row.score)
+              },
+              neighbours: statement.offsets.map((_, i) => {
+                const n = row[`n${i}`]
+                return n === null || n === undefined ? undefined : Number(n)
+              })
+            })),
+            plan.parameters
+          )
           return {
-            k,
+            bound: Math.max(k, k * candidatesAhead),
             rows: rows.length,
-            candidates: Bm25.rankCandidates(
-              rows.map((row) => ({
-                match: {
-                  row,
-                  id: row.id,
-                  scope: String(row.scope),
-                  position: typeof row.position_thread === "string" && row.position_turn !== null
-                    ? { thread: row.position_thread, turn: Number(row.position_turn) }
-                    : undefined,
-                  createdAtMillis: Number(row.created_at),
-                  score: Number(row.score)
-                },
-                neighbours: statement.offsets.map((_, i) => {
-                  const n = (row as Record<string, unknown>)[`n${i}`]
-                  return n === null || n === undefined ? undefined : Number(n)
-                })
-              })),
-              plan.parameters
-            ),
+            candidates: ranked,
+            records: ranked.map(({ match }) => (match.row.id === null ? undefined : match.row as unknown as Row)),
             decoded: []
           }
         })
 
       /**
+       * Reads the records of `count` candidates from `from` on, by id; false when one is gone since
+       * the ranking ran (the caller ranks again).
+       */
+      const readCandidates = (held: Ranking, from: number, count: number) =>
+        Effect.gen(function*() {
+          const ids = held.candidates.slice(from, from + count).map(({ match }) => match.id)
+          const rows = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE id = ANY(${ids}::text[])`
+          const byId = new Map(rows.map((row) => [row.id, row]))
+          for (const [j, id] of ids.entries()) {
+            const row = byId.get(id)
+            if (row === undefined) return false
+            held.records[from + j] = row
+          }
+          return true
+        })
+
+      /**
        * The first `limit` records of a ranking that decode, and the ids of those before them that
        * did not; `exact` when they are the search's: `limit` records found (the statement's rows
-       * are the ranking's first `k`, so any prefix of them is the ranking's), or every match read.
+       * are the ranking's first ones, so any prefix of them is the ranking's), or every match read.
+       * A candidate whose record is not in hand is read by id with the ones after it, as far as
+       * `ahead` reaches.
        */
-      const prefixOf = (held: Ranking, limit: number) => {
-        const found: Array<MemoryStore.SearchHit> = []
-        const bad: Array<StoredRows.Skipped<string>> = []
-        for (let i = 0; i < held.candidates.length && found.length < limit; i++) {
-          const { match, score } = held.candidates[i]!
-          const decoded = held.decoded[i] ??= MemoryRow.fromRow(readable(match.row))
-          if (Either.isRight(decoded)) found.push({ record: decoded.right, score })
-          else bad.push({ key: match.id, reason: decoded.left })
-        }
-        return { found, bad, exact: found.length === limit || held.rows < held.k }
-      }
+      const prefixOf = (held: Ranking, limit: number, ahead: number) =>
+        Effect.gen(function*() {
+          const found: Array<MemoryStore.SearchHit> = []
+          const bad: Array<StoredRows.Skipped<string>> = []
+          for (let i = 0; i < held.candidates.length && found.length < limit; i++) {
+            const { match, score } = held.candidates[i]!
+            let decoded = held.decoded[i]
+            if (decoded === undefined) {
+              if (held.records[i] === undefined) {
+                const count = Math.max(limit, ahead) - found.length + SPARE_ROWS
+                if (!(yield* readCandidates(held, i, count))) return { found, bad, exact: false }
+              }
+              decoded = held.decoded[i] = MemoryRow.fromRow(readable(held.records[i]!))
+            }
+            if (Either.isRight(decoded)) found.push({ record: decoded.right, score })
+            else bad.push({ key: match.id, reason: decoded.left })
+          }
+          return { found, bad, exact: found.length === limit || held.rows < held.bound }
+        })
 
       const takeRanked = (plan: Opened, statement: RankedStatement, limit: number, ahead: number) =>
         Effect.gen(function*() {
           if (ranking !== undefined) {
-            const prefix = prefixOf(ranking, limit)
+            const prefix = yield* prefixOf(ranking, limit, ahead)
             if (prefix.exact) return prefix
           }
-          // A larger k runs only past rows that fail to decode.
+          // A larger k runs only past rows that fail to decode (or records gone since the last run).
           for (let k = Math.max(limit, ahead) + SPARE_ROWS;; k *= 4) {
             ranking = yield* rank(plan, statement, k)
-            const prefix = prefixOf(ranking, limit)
+            const prefix = yield* prefixOf(ranking, limit, ahead)
             if (prefix.exact) return prefix
           }
         })
@@ -635,7 +692,7 @@ const makeAfter = <E, EI>(
       // A search is its one take (decision 0236): the same statements as a search read in pages.
       search: (text, raw) => {
         const limit = raw?.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT
-        return openPages(text, raw).take(limit, limit)
+        return openPages(text, raw, 1).take(limit, limit)
       },
 
       neighbours: (raw) =>
@@ -750,7 +807,9 @@ const makeAfter = <E, EI>(
         }).pipe(Effect.mapError(failure("tombstones")))
     }
     const store = yield* VectorIndex.attach(
-      MemoryStore.withContract(MemoryStore.withPages(service, openPages)),
+      MemoryStore.withContract(
+        MemoryStore.withPages(service, (text, options) => openPages(text, options, CANDIDATES_AHEAD))
+      ),
       PgVectorIndex.make,
       embeddings
     )
