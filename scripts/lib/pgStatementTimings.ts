@@ -27,6 +27,7 @@ export const kindOf = (source: string): string => {
     return /"?kind"? (IN|=)/i.test(text) ? "tail tier (newest first), one kind" : "tail tier (newest first)"
   }
   if (/ORDER BY [^ ]*created_at DESC/i.test(text)) return "listing (newest first)"
+  if (/^SELECT id, content\b.* WHERE id = ANY\(/.test(text)) return "records by id (past the ranked rows read)"
   const order = /ORDER BY (.{0,40})/i.exec(text)?.[1]
   return order === undefined ? text.slice(0, 60) : `${text.slice(0, 40)} … ORDER BY ${order}`
 }

@@ -55,6 +55,7 @@ import { hostile } from "./internal/hostile.js"
 import { checkAgainstModel } from "./internal/modelCheck.js"
 import { neighbours } from "./internal/neighbours.js"
 import { ranking } from "./internal/ranking.js"
+import { searchPages } from "./internal/searchPages.js"
 import { tier1 } from "./internal/tier1.js"
 import { tier2 } from "./internal/tier2.js"
 import { worldTime } from "./internal/worldTime.js"
@@ -122,9 +123,19 @@ export const readCapabilities = <RExtra, E>(
     >
   )
 
+/** Builds the layer once, at collection time, to read whether its store reads searches in pages. */
+const readPaged = <RExtra, E>(layer: Layer.Layer<MemoryStore.MemoryStore | RExtra, E>): Promise<boolean> =>
+  Effect.runPromise(
+    Effect.provide(
+      Effect.map(MemoryStore.MemoryStore, (store) => MemoryStore.pagesOf(store) !== undefined),
+      layer
+    ) as Effect.Effect<boolean, E>
+  )
+
 /**
  * Registers the conformance suite for one backend: Tier 1 always, Tier 2 when the store declares
- * keyword search, bad-row tolerance when `options.corruptRecord` is given. `layer` provides the
+ * keyword search (and its search pages when it reads searches in pages, `MemoryStore.pagesOf`),
+ * bad-row tolerance when `options.corruptRecord` is given. `layer` provides the
  * `MemoryStore` and a `PromotionStore` on the same backend (forget deletes promotion rows with
  * their records). Call it at the top level of a vitest file.
  *
@@ -153,6 +164,7 @@ export const runMemoryStoreConformance = <RExtra = never, E = never>(
     if (capabilities.search === "keyword") {
       describe("Tier 2: keyword search", () => tier2(provide))
       describe("Tier 2: ranking", () => ranking(provide))
+      if (await readPaged(layer)) describe("Tier 2: search pages", () => searchPages(provide, options.corruptRecord))
     }
     const corrupt = options.corruptRecord
     if (corrupt !== undefined) {

@@ -67,16 +67,20 @@ const readable = <R extends Row>(row: R) => ({
   corroborated_at: fromBigint(row.corroborated_at)
 })
 
+/** Logs and counts rows that failed to decode. */
+const reportSkipped = (skipped: ReadonlyArray<StoredRows.Skipped<string>>) =>
+  StoredRows.reportSkipped(
+    skipped,
+    "skipped a stored memory row that does not decode",
+    ({ key, reason }) => ({ backend: "postgres", id: key, problem: reason }),
+    skippedRows
+  )
+
 /** Decodes rows one by one: a row that fails is logged, counted and left out; the rest stand. */
 const decodeRows = <R extends Row, A>(rows: ReadonlyArray<R>, make: (record: MemoryRecord.MemoryRecord, row: R) => A) =>
   Effect.gen(function*() {
     const { skipped, values } = MemoryRow.decodeRows(rows.map(readable), make)
-    yield* StoredRows.reportSkipped(
-      skipped,
-      "skipped a stored memory row that does not decode",
-      ({ key, reason }) => ({ backend: "postgres", id: key, problem: reason }),
-      skippedRows
-    )
+    yield* reportSkipped(skipped)
     return { values, skipped: skipped.length }
   })
 
@@ -163,6 +167,57 @@ const bm25Score = (
   }::float8)))`
   return sql`round(((${sql.join(" + ", false)(terms)}) * ${norm})::numeric, ${Bm25.SCORE_DIGITS})::float8`
 }
+
+/**
+ * A row of the ranked statement: the match's id, scope, creation time, own score, position and
+ * neighbours' scores, then its record's columns (null past the statement's first `k` rows).
+ */
+type RankedRow = Readonly<Record<string, unknown>> & {
+  readonly match_id: string
+  readonly match_scope: string
+  readonly match_created_at: string | number
+  readonly score: number
+  readonly position_thread: unknown
+  readonly position_turn: unknown
+  readonly id: string | null
+}
+
+/**
+ * The ranked tier's statement: the ranking's first `max(k, candidates)` matches, the first `k`
+ * with their records; and the neighbour offsets its rows carry scores for.
+ */
+interface RankedStatement {
+  readonly bounded: (k: number, candidates: number) => Statement.Statement<RankedRow>
+  readonly offsets: ReadonlyArray<number>
+}
+
+/**
+ * How many matches a search read in pages ranks ahead, per record it reads: a take past the
+ * records in hand reads the next ones by id, in one short statement, instead of ranking again.
+ */
+const CANDIDATES_AHEAD = 4
+
+/** A search's plan, fixed at its first take: its tiers' statements and its ranking parameters. */
+interface Opened {
+  readonly ranked: RankedStatement | undefined
+  readonly tail: { readonly tier: SearchPlan.Tier; readonly clauses: ReadonlyArray<Statement.Fragment> } | undefined
+  readonly parameters: Bm25.Parameters
+}
+
+/**
+ * One run of the ranked statement: how many matches it asked for and got, its candidates ranked,
+ * each one's stored row once read (with the statement or by id after it) and decoded once.
+ */
+interface Ranking {
+  readonly bound: number
+  readonly rows: number
+  readonly candidates: ReadonlyArray<{ readonly match: Bm25.Match; readonly score: number }>
+  readonly records: Array<Row | undefined>
+  readonly decoded: Array<Either.Either<MemoryRecord.MemoryRecord, string>>
+}
+
+/** A tail row read: its record, or what kept it from decoding. */
+type TailRow = MemoryRecord.MemoryRecord | StoredRows.Skipped<string>
 
 /**
  * Exact statistics, as every backend plans and ranks by the same figures: the rows and their
@@ -330,24 +385,25 @@ const makeAfter = <E, EI>(
     /**
      * The ranked tier in one statement (decision 0140, as SQLite's decision 0113): every match's
      * own BM25 score and conversation context computed in SQL, put in ranking order there, and
-     * only the best `k + SPARE_ROWS` rows read, with their neighbours' scores and their full rows;
-     * core ranks those exactly (`Bm25.rankCandidates`). A larger `k` runs only past rows that fail
-     * to decode. The filters sit in one WHERE list beside the index condition.
+     * only the best `k` rows read, with their neighbours' scores and their full rows; core ranks
+     * those exactly (`Bm25.rankCandidates`). The filters sit in one WHERE list beside the index
+     * condition. Returns the statement for a `k` and a number of candidates: the ranking's first
+     * `max(k, candidates)` matches, the records of the first `k` (a candidate past them joins on a
+     * null key, so PostgreSQL reads no row for it: with `place <= k` as a join filter it read every
+     * candidate's row, 15–60 ms of 2,450 at 1M, then dropped it).
      */
-    const rankedTier = (
+    const rankedStatement = (
       tier: SearchPlan.Tier,
       clauses: ReadonlyArray<Statement.Fragment>,
       tokenStatistics: SearchStatistics.Statistics,
-      parameters: Bm25.Parameters,
-      limit: number
-    ) =>
-      Effect.gen(function*() {
-        const offsets = parameters.neighbourWeight === 0 ? [] : Bm25.neighbourOffsets(parameters)
-        const ranked = sql.literal(rankedSql(offsets, parameters.neighbourWeight))
-        const neighbourColumns = sql.literal(offsets.map((_, i) => `, r.n${i}`).join(""))
-        const score = bm25Score(sql, tier, tokenStatistics, parameters)
-        const bounded = (k: number) =>
-          sql<Row & { score: number; position_thread: unknown; position_turn: unknown }>`
+      parameters: Bm25.Parameters
+    ): RankedStatement => {
+      const offsets = parameters.neighbourWeight === 0 ? [] : Bm25.neighbourOffsets(parameters)
+      const ranked = sql.literal(rankedSql(offsets, parameters.neighbourWeight))
+      const neighbourColumns = sql.literal(offsets.map((_, i) => `, r.n${i}`).join(""))
+      const score = bm25Score(sql, tier, tokenStatistics, parameters)
+      const bounded = (k: number, candidates: number) =>
+        sql<RankedRow>`
           WITH s AS MATERIALIZED (
             SELECT id, scope, created_at, ${score} AS score,
               CASE WHEN thread IS NOT NULL AND turn IS NOT NULL THEN thread
@@ -356,49 +412,252 @@ const makeAfter = <E, EI>(
             FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
             WHERE search_vector @@ q.query AND ${sql.and(clauses)}),
           ${ranked},
-          r AS MATERIALIZED (
+          c AS MATERIALIZED (
             SELECT f.* FROM f
-            ORDER BY f.u DESC, f.created_at DESC, f.id LIMIT ${k})
-          SELECT r.score, r.thread AS position_thread, r.turn AS position_turn${neighbourColumns}, ${
-            sql.literal(selectColumnsOf("m."))
-          }
-          FROM r JOIN ${table} m ON m.id = r.id`
-        let found: Array<MemoryStore.SearchHit> = []
-        let skipped = 0
-        for (let k = limit + SPARE_ROWS;; k *= 4) {
-          const rows = yield* bounded(k)
-          const candidates = Bm25.rankCandidates(
+            ORDER BY f.u DESC, f.created_at DESC, f.id LIMIT ${Math.max(k, candidates)}),
+          r AS (SELECT c.*, row_number() OVER (ORDER BY c.u DESC, c.created_at DESC, c.id) AS place FROM c)
+          SELECT r.id AS match_id, r.scope AS match_scope, r.created_at AS match_created_at, r.score,
+            r.thread AS position_thread, r.turn AS position_turn${neighbourColumns}, ${
+          sql.literal(selectColumnsOf("m."))
+        }
+          FROM r LEFT JOIN ${table} m ON m.id = CASE WHEN r.place <= ${k} THEN r.id END`
+      return { bounded, offsets }
+    }
+
+    /**
+     * One search read on demand (`MemoryStore.SearchPages`, decisions 0226, 0236): the plan, time
+     * and statistics of its first take, and what each tier read so far. Every search is its one take.
+     *
+     * Ranked tier: one statement of bound `k` ranks the tier's matches in SQL (ties as core breaks
+     * them: score, newest, id in code-unit order), so its rows are the ranking's exact first `k`;
+     * they stay in hand, ranked and decoded as far as a take reads them, and a later take runs no
+     * statement while they hold its `limit` records (or are every match); past them it runs again,
+     * reading `ahead`. Tail tier: the newest matches first (`created_at DESC, id`, the listing
+     * order); a take reads only the rows it still needs, after the last row read (keyset), so the
+     * tiers' rows are read once however many takes there are.
+     */
+    const openPages = (
+      text: string,
+      raw: MemoryQuery.SearchOptions | undefined,
+      candidatesAhead: number
+    ): MemoryStore.SearchPages => {
+      // The plan of the first take (undefined: the text has no token), once opened.
+      let opened: { readonly plan: Opened | undefined } | undefined
+      let searches = 0
+      const open: Effect.Effect<Opened | undefined, SqlError | MemoryStoreError.InvalidMemoryQuery> = Effect.gen(
+        function*() {
+          const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
+          const tokens = SearchTokenizer.distinctTokens(text, language)
+          if (tokens.length === 0) return undefined
+          const clauses = filterClauses(options, yield* nowMillis)
+          const tokenStatistics = yield* statistics(tokens)
+          const tuning = SearchPlan.resolve(options)
+          const searchPlan = SearchPlan.plan(tokens, tokenStatistics, tuning.plan)
+          if (searchPlan.ranked.length === 0) return undefined
+          // The tiers SearchPlan.run would fetch: relevance ranks the ranked tokens and lists the
+          // records holding only the others after them; newest lists every match.
+          const newest = options.order === "newest"
+          const rankedTier: SearchPlan.Tier | undefined = newest
+            ? undefined
+            : { include: searchPlan.ranked, weights: searchPlan.weights, exclude: [], rank: true }
+          const tailTier: SearchPlan.Tier | undefined = newest
+            ? { include: [...searchPlan.ranked, ...searchPlan.tail], weights: [], exclude: [], rank: false }
+            : searchPlan.tail.length === 0
+            ? undefined
+            : { include: searchPlan.tail, weights: [], exclude: searchPlan.ranked, rank: false }
+          return {
+            ranked: rankedTier === undefined
+              ? undefined
+              : rankedStatement(rankedTier, clauses, tokenStatistics, tuning.ranking),
+            tail: tailTier === undefined ? undefined : { tier: tailTier, clauses },
+            parameters: tuning.ranking
+          } satisfies Opened
+        }
+      )
+
+      // The ranked tier: the last statement's candidates, ranked, and each one decoded once.
+      let ranking: Ranking | undefined
+      // The tail tier: every row read so far in order (a record, or the id of a row that did not
+      // decode), the last row's place in the order, and whether the rows ran out.
+      const tailRows: Array<TailRow> = []
+      let tailDecoded = 0
+      let tailLast: { readonly createdAt: string | number; readonly id: string } | undefined
+      let tailDone = false
+      // Rows that did not decode are logged and counted once per search, however many takes read them.
+      const reported = new Set<string>()
+      const report = (bad: ReadonlyArray<StoredRows.Skipped<string>>) => {
+        const fresh = bad.filter((row) => !reported.has(row.key))
+        for (const row of fresh) reported.add(row.key)
+        return reportSkipped(fresh)
+      }
+
+      const rank = (plan: Opened, statement: RankedStatement, k: number) =>
+        Effect.map(statement.bounded(k, k * candidatesAhead), (rows): Ranking => {
+          searches++
+          const ranked = Bm25.rankCandidates(
             rows.map((row) => ({
               match: {
                 row,
-                id: row.id,
-                scope: String(row.scope),
+                id: row.match_id,
+                scope: String(row.match_scope),
                 position: typeof row.position_thread === "string" && row.position_turn !== null
                   ? { thread: row.position_thread, turn: Number(row.position_turn) }
                   : undefined,
-                createdAtMillis: Number(row.created_at),
+                createdAtMillis: Number(row.match_created_at),
                 score: Number(row.score)
               },
-              neighbours: offsets.map((_, i) => {
-                const n = (row as Record<string, unknown>)[`n${i}`]
+              neighbours: statement.offsets.map((_, i) => {
+                const n = row[`n${i}`]
                 return n === null || n === undefined ? undefined : Number(n)
               })
             })),
-            parameters
+            plan.parameters
           )
-          const scores = new Map(candidates.map(({ match, score }) => [match.id, score]))
-          // Decoded in ranking order; only the best `limit` of those that decode are kept.
-          const decoded = yield* decodeRows(
-            candidates.map(({ match }) => match.row),
-            (record): MemoryStore.SearchHit => ({ record, score: scores.get(record.id) ?? 0 })
-          )
-          found = decoded.values.slice(0, limit)
-          skipped = decoded.skipped
-          // Fewer rows than asked for: every match was read.
-          if (found.length === limit || rows.length < k) break
+          return {
+            bound: Math.max(k, k * candidatesAhead),
+            rows: rows.length,
+            candidates: ranked,
+            records: ranked.map(({ match }) => (match.row.id === null ? undefined : match.row as unknown as Row)),
+            decoded: []
+          }
+        })
+
+      /**
+       * Reads the records of `count` candidates from `from` on, by id; false when one is gone since
+       * the ranking ran (the caller ranks again).
+       */
+      const readCandidates = (held: Ranking, from: number, count: number) =>
+        Effect.gen(function*() {
+          const ids = held.candidates.slice(from, from + count).map(({ match }) => match.id)
+          const rows = yield* sql<Row>`SELECT ${selectColumns} FROM ${table} WHERE id = ANY(${ids}::text[])`
+          const byId = new Map(rows.map((row) => [row.id, row]))
+          for (const [j, id] of ids.entries()) {
+            const row = byId.get(id)
+            if (row === undefined) return false
+            held.records[from + j] = row
+          }
+          return true
+        })
+
+      /**
+       * The first `limit` records of a ranking that decode, and the ids of those before them that
+       * did not; `exact` when they are the search's: `limit` records found (the statement's rows
+       * are the ranking's first ones, so any prefix of them is the ranking's), or every match read.
+       * A candidate whose record is not in hand is read by id with the ones after it, as far as
+       * `ahead` reaches.
+       */
+      const prefixOf = (held: Ranking, limit: number, ahead: number) =>
+        Effect.gen(function*() {
+          const found: Array<MemoryStore.SearchHit> = []
+          const bad: Array<StoredRows.Skipped<string>> = []
+          for (let i = 0; i < held.candidates.length && found.length < limit; i++) {
+            const { match, score } = held.candidates[i]!
+            let decoded = held.decoded[i]
+            if (decoded === undefined) {
+              if (held.records[i] === undefined) {
+                const count = Math.max(limit, ahead) - found.length + SPARE_ROWS
+                if (!(yield* readCandidates(held, i, count))) return { found, bad, exact: false }
+              }
+              decoded = held.decoded[i] = MemoryRow.fromRow(readable(held.records[i]!))
+            }
+            if (Either.isRight(decoded)) found.push({ record: decoded.right, score })
+            else bad.push({ key: match.id, reason: decoded.left })
+          }
+          return { found, bad, exact: found.length === limit || held.rows < held.bound }
+        })
+
+      const takeRanked = (plan: Opened, statement: RankedStatement, limit: number, ahead: number) =>
+        Effect.gen(function*() {
+          if (ranking !== undefined) {
+            const prefix = yield* prefixOf(ranking, limit, ahead)
+            if (prefix.exact) return prefix
+          }
+          // A larger k runs only past rows that fail to decode (or records gone since the last run).
+          for (let k = Math.max(limit, ahead) + SPARE_ROWS;; k *= 4) {
+            ranking = yield* rank(plan, statement, k)
+            const prefix = yield* prefixOf(ranking, limit, ahead)
+            if (prefix.exact) return prefix
+          }
+        })
+
+      /**
+       * Reads tail rows after the last one read until `want` records decode or the rows run out.
+       * The filters sit beside the index condition, so PostgreSQL combines them before ordering;
+       * the tier needs no rank, so it may stop after the rows asked for.
+       */
+      const readTail = (tail: NonNullable<Opened["tail"]>, want: number) =>
+        Effect.gen(function*() {
+          while (tailDecoded < want && !tailDone) {
+            const missing = want - tailDecoded
+            // Strictly after the last row in (created_at DESC, id) order; the separate
+            // "created_at <=" bound lets an index scan start there (as `list`'s cursor).
+            const after = tailLast === undefined
+              ? []
+              : [
+                sql`created_at <= ${tailLast.createdAt} AND (created_at < ${tailLast.createdAt} OR id > ${tailLast.id})`
+              ]
+            const page = yield* sql<Row>`
+              SELECT ${selectColumns}
+              FROM ${table}, CAST(${tierQuery(tail.tier)} AS tsquery) AS q(query)
+              WHERE search_vector @@ q.query AND ${sql.and([...tail.clauses, ...after])}
+              ORDER BY created_at DESC, id ASC
+              LIMIT ${missing}`
+            for (const row of page) {
+              tailLast = { createdAt: row.created_at, id: row.id }
+              const decoded = MemoryRow.fromRow(readable(row))
+              if (Either.isRight(decoded)) {
+                tailRows.push(decoded.right)
+                tailDecoded++
+              } else tailRows.push({ key: row.id, reason: decoded.left })
+            }
+            if (page.length < missing) tailDone = true
+          }
+        })
+
+      /** The tail's first `want` records, and the rows that did not decode before the last of them. */
+      const tailPrefix = (want: number) => {
+        const records: Array<MemoryRecord.MemoryRecord> = []
+        const bad: Array<StoredRows.Skipped<string>> = []
+        for (const row of tailRows) {
+          if (records.length === want) break
+          if ("reason" in row) bad.push(row)
+          else records.push(row)
         }
-        return { hits: found, skipped }
-      }).pipe(Effect.mapError(failure("search")))
+        return { records, bad }
+      }
+
+      const take = (
+        limit: number,
+        ahead: number
+      ): Effect.Effect<MemoryStore.SearchResult, SqlError | MemoryStoreError.InvalidMemoryQuery> =>
+        Effect.gen(function*() {
+          opened ??= { plan: yield* open }
+          const plan = opened.plan
+          if (plan === undefined || limit <= 0) return { hits: [], skipped: 0 }
+          const head = plan.ranked === undefined
+            ? { found: [], bad: [] }
+            : yield* takeRanked(plan, plan.ranked, limit, ahead)
+          yield* report(head.bad)
+          if (plan.ranked === undefined && searches === 0) searches = 1
+          if (head.found.length >= limit || plan.tail === undefined) {
+            return { hits: head.found, skipped: head.bad.length }
+          }
+          yield* readTail(plan.tail, limit - head.found.length)
+          const rest = tailPrefix(limit - head.found.length)
+          yield* report(rest.bad)
+          const listed = rest.records.map((record, i) => ({ record, score: SearchPlan.tailScore(i) }))
+          return {
+            hits: plan.ranked === undefined ? listed : [...head.found, ...SearchPlan.belowScores(head.found, listed)],
+            skipped: head.bad.length + rest.bad.length
+          }
+        })
+
+      return {
+        take: (limit, ahead) =>
+          take(limit, ahead).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(failure("search")(e)))),
+        searches: () => searches
+      }
+    }
 
     const service: MemoryStore.Service = {
       capabilities: { search: "keyword" },
@@ -466,37 +725,11 @@ const makeAfter = <E, EI>(
           }
         }),
 
-      search: (text, raw) =>
-        Effect.gen(function*() {
-          const options = yield* MemoryWrite.decodeQuery(MemoryQuery.SearchOptions, raw ?? {})
-          const tokens = SearchTokenizer.distinctTokens(text, language)
-          if (tokens.length === 0) return { hits: [], skipped: 0 }
-          const clauses = filterClauses(options, yield* nowMillis)
-          const tokenStatistics = yield* statistics(tokens).pipe(Effect.mapError(failure("search")))
-          const tuning = SearchPlan.resolve(options)
-          const searchPlan = SearchPlan.plan(tokens, tokenStatistics, tuning.plan)
-          const parameters = tuning.ranking
-          return yield* SearchPlan.run(
-            searchPlan,
-            options.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT,
-            options.order,
-            (tier, limit) =>
-              tier.rank ? rankedTier(tier, clauses, tokenStatistics, parameters, limit) : Effect.gen(function*() {
-                // The filters sit beside the index condition, so PostgreSQL combines them before ranking.
-                // The tail needs no rank: newest first, so PostgreSQL may stop after `limit` matches.
-                const rows = yield* sql<Row>`
-                SELECT ${selectColumns}
-                FROM ${table}, CAST(${tierQuery(tier)} AS tsquery) AS q(query)
-                WHERE search_vector @@ q.query AND ${sql.and(clauses)}
-                ORDER BY created_at DESC, id ASC
-                LIMIT ${limit}`.pipe(Effect.mapError(failure("search")))
-                return yield* decodeRows(rows, (record): MemoryStore.SearchHit => ({ record, score: 0 }))
-              }).pipe(Effect.map(({ skipped, values }) => ({
-                hits: values.map((hit, i) => ({ ...hit, score: SearchPlan.tailScore(i) })),
-                skipped
-              })))
-          )
-        }),
+      // A search is its one take (decision 0236): the same statements as a search read in pages.
+      search: (text, raw) => {
+        const limit = raw?.limit ?? MemoryQuery.DEFAULT_SEARCH_LIMIT
+        return openPages(text, raw, 1).take(limit, limit)
+      },
 
       neighbours: (raw) =>
         Effect.gen(function*() {
@@ -611,7 +844,13 @@ const makeAfter = <E, EI>(
           return rows.flatMap((row) => MemoryForget.fromTombstoneRow(row) ?? [])
         }).pipe(Effect.mapError(failure("tombstones")))
     }
-    const store = yield* VectorIndex.attach(MemoryStore.withContract(service), PgVectorIndex.make, embeddings)
+    const store = yield* VectorIndex.attach(
+      MemoryStore.withContract(
+        MemoryStore.withPages(service, (text, options) => openPages(text, options, CANDIDATES_AHEAD))
+      ),
+      PgVectorIndex.make,
+      embeddings
+    )
     return yield* MemoryStore.withSearchDefaults(store, options.search)
   })
 
