@@ -107,7 +107,8 @@ describePg("PostgreSQL search pages", (url) => {
       const store = yield* MemoryStore.MemoryStore
       yield* store.write(Array.from({ length: 40 }, (_, i) => ({
         id: `t${String(i).padStart(2, "0")}`,
-        kind: "episode" as const,
+        // Notes: no place in the write order, so no conversation context moves the ranking.
+        kind: "note" as const,
         content: i < 3 ? "lantern often" : "often and again"
       })))
       const options = { plan: { minPrunedPostings: 0, maxDocumentShare: 0.2 } }
@@ -130,7 +131,7 @@ describePg("PostgreSQL search pages", (url) => {
       // newer record written since does not come in between.
       yield* store.forget({ ids: ["t35"] }, { by: "test" })
       yield* TestClock.adjust("1 second")
-      yield* store.write([{ id: "t99", kind: "episode", content: "often newest" }])
+      yield* store.write([{ id: "t99", kind: "note", content: "often newest" }])
       const second = yield* pages.take(14, 14)
       expect(second.hits.map((hit) => hit.record.id)).toEqual([
         ...first.hits.map((hit) => hit.record.id),
@@ -149,7 +150,8 @@ describePg("PostgreSQL search pages", (url) => {
       const store = yield* MemoryStore.MemoryStore
       yield* store.write(Array.from({ length: 200 }, (_, i) => ({
         id: `h${String(i).padStart(3, "0")}`,
-        kind: "episode" as const,
+        // Notes: no place in the write order, so every match's bound is its score.
+        kind: "note" as const,
         content: `harbor ${"word ".repeat(i % 7)}`
       })))
       const pages = MemoryStore.pagesOf(store)!("harbor", {})
@@ -173,7 +175,8 @@ describePg("PostgreSQL search pages", (url) => {
       const store = yield* MemoryStore.MemoryStore
       yield* store.write(Array.from({ length: 100 }, (_, i) => ({
         id: `g${String(i).padStart(3, "0")}`,
-        kind: "episode" as const,
+        // Notes: no place in the write order, so no conversation context moves the ranking.
+        kind: "note" as const,
         content: `harbor ${"word ".repeat(i % 7)}`
       })))
       const pages = MemoryStore.pagesOf(store)!("harbor", {})
