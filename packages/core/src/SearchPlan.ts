@@ -171,6 +171,31 @@ export interface Tier {
 }
 
 /**
+ * The tiers a plan reads in an order: for `relevance` (the default), the ranked tier over the ranked
+ * tokens and, when the plan pruned any, the tail tier of the records holding only the others; for
+ * `newest`, one unranked tier over every token. What {@link run} fetches, and what a backend that
+ * reads the tiers itself (a search read in pages) reads. Pure.
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const tiersOf = (
+  searchPlan: SearchPlan,
+  order: "relevance" | "newest" | undefined
+): { readonly ranked: Tier | undefined; readonly tail: Tier | undefined } =>
+  order === "newest"
+    ? {
+      ranked: undefined,
+      tail: { include: [...searchPlan.ranked, ...searchPlan.tail], weights: [], exclude: [], rank: false }
+    }
+    : {
+      ranked: { include: searchPlan.ranked, weights: searchPlan.weights, exclude: [], rank: true },
+      tail: searchPlan.tail.length === 0
+        ? undefined
+        : { include: searchPlan.tail, weights: [], exclude: searchPlan.ranked, rank: false }
+    }
+
+/**
  * The score a backend gives the `position`-th hit of an unranked (tail) tier: decreasing with
  * the position. {@link runTiers} then scales it below the ranked tier.
  *
@@ -194,15 +219,10 @@ export const runTiers = <E, R>(
 ): Effect.Effect<SearchResult, E, R> =>
   Effect.gen(function*() {
     if (searchPlan.ranked.length === 0) return { hits: [], skipped: 0 }
-    const first = yield* fetch(
-      { include: searchPlan.ranked, weights: searchPlan.weights, exclude: [], rank: true },
-      limit
-    )
-    if (first.hits.length >= limit || searchPlan.tail.length === 0) return first
-    const rest = yield* fetch(
-      { include: searchPlan.tail, weights: [], exclude: searchPlan.ranked, rank: false },
-      limit - first.hits.length
-    )
+    const { ranked, tail } = tiersOf(searchPlan, "relevance")
+    const first = yield* fetch(ranked!, limit)
+    if (first.hits.length >= limit || tail === undefined) return first
+    const rest = yield* fetch(tail, limit - first.hits.length)
     return { hits: [...first.hits, ...belowScores(first.hits, rest.hits)], skipped: first.skipped + rest.skipped }
   })
 
@@ -220,7 +240,7 @@ export const runNewest = <E, R>(
 ): Effect.Effect<SearchResult, E, R> =>
   searchPlan.ranked.length === 0
     ? Effect.succeed({ hits: [], skipped: 0 })
-    : fetch({ include: [...searchPlan.ranked, ...searchPlan.tail], weights: [], exclude: [], rank: false }, limit)
+    : fetch(tiersOf(searchPlan, "newest").tail!, limit)
 
 /**
  * Runs a plan in the order the search options ask for: {@link runTiers} for `relevance` (the

@@ -5,7 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { ContextProjection, IdGenerator, MemoryStore } from "@engram/core"
+import { IdGenerator, MemoryStore } from "@engram/core"
 import { SqliteDatabase, SqliteEngram } from "@engram/store-sqlite"
 import { FastCheck as fc } from "effect"
 import * as Effect from "effect/Effect"
@@ -145,48 +145,5 @@ describe("SQLite search pages", () => {
       const third = yield* pages.take(45, 50)
       expect(pages.searches()).toBe(2)
       expect(summary(third)).toEqual(summary(yield* store.search("harbor", { limit: 45 })))
-    }).pipe(Effect.provide(inMemory()), Effect.orDie))
-
-  it.effect("core's wrappers pass the pages on; a service of its own (a hybrid store, a test double) has none", () =>
-    Effect.gen(function*() {
-      const store = yield* MemoryStore.MemoryStore
-      expect(MemoryStore.pagesOf(store)).toBeDefined()
-      const defaulted = yield* MemoryStore.withSearchDefaults(store, { plan: { maxRankedTokens: 1 } })
-      expect(MemoryStore.pagesOf(defaulted)).toBeDefined()
-      expect(MemoryStore.pagesOf({ ...store })).toBeUndefined()
-    }).pipe(Effect.provide(inMemory()), Effect.orDie))
-
-  it.effect("a projection over pages is the projection over searches, text and report, ranking no more often", () =>
-    Effect.gen(function*() {
-      const store = yield* MemoryStore.MemoryStore
-      // Relevant records thin out down the ranking, and most of the store holds the question's
-      // function words alone: the rounds go past the first limit and into the tail tier.
-      yield* store.write(Array.from({ length: 600 }, (_, i) => ({
-        id: `p${String(i).padStart(3, "0")}`,
-        kind: "episode" as const,
-        content: i % 9 === 0
-          ? `the lantern by the harbor was lit on evening ${i} ${"and the tide came in ".repeat(i % 4)}`
-          : `what was said about the evening ${i}`
-      })))
-      const request = {
-        sessionId: "s-1",
-        turn: 1,
-        mode: "native" as const,
-        query: "what was the lantern by the harbor like in the evening",
-        scopes: ["global"],
-        budget: { totalTokens: 4_000 }
-      }
-      const project = (memories: MemoryStore.Service) =>
-        Effect.flatMap(ContextProjection.make(), (projection) => projection.project(request)).pipe(
-          Effect.provideService(MemoryStore.MemoryStore, memories)
-        )
-      const paged = yield* project(store)
-      const searched = yield* project({ ...store })
-      expect(paged.text).toEqual(searched.text)
-      const { searches: pagedSearches, ...pagedReport } = paged.budget.recall!
-      const { searches: searchedSearches, ...searchedReport } = searched.budget.recall!
-      expect(pagedReport).toEqual(searchedReport)
-      expect(pagedReport.rounds).toBeGreaterThan(1)
-      expect(pagedSearches).toBeLessThanOrEqual(searchedSearches)
     }).pipe(Effect.provide(inMemory()), Effect.orDie))
 })

@@ -3,11 +3,13 @@
  * (`MemoryStore.pagesOf`): every take of a search's pages is exactly the search of its limit —
  * hits, order, scores and rows skipped — whatever the takes before it read, in both orders, over
  * records that tie on their creation time and, where the backend can damage a row, rows that no
- * longer decode.
+ * longer decode. Core's wrappers keep a store's pages, and a projection over them is the projection
+ * over plain searches, text and report.
  */
 import { expect, it } from "@effect/vitest"
-import { MemoryStore } from "@engram/core"
+import { ContextProjection, MemoryStore, PromotionStore, TelemetryStore } from "@engram/core"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as fc from "fast-check"
 import { type Provide, store, T0 } from "./harness.js"
@@ -101,4 +103,49 @@ export const searchPages = <RExtra, LE>(
         }
       }).pipe(provide))
   }
+  it.effect("core's wrappers pass the pages on; a service of its own (a hybrid store, a test double) has none", () =>
+    Effect.gen(function*() {
+      const s = yield* store
+      expect(MemoryStore.pagesOf(s)).toBeDefined()
+      const defaulted = yield* MemoryStore.withSearchDefaults(s, { plan: { maxRankedTokens: 1 } })
+      expect(MemoryStore.pagesOf(defaulted)).toBeDefined()
+      expect(MemoryStore.pagesOf({ ...s })).toBeUndefined()
+    }).pipe(provide))
+
+  it.effect("a projection over pages is the projection over searches, text and report, ranking no more often", () =>
+    Effect.gen(function*() {
+      const s = yield* store
+      // Relevant records thin out down the ranking, and most of the store holds the question's
+      // function words alone: the rounds go past the first limit and into the tail tier.
+      yield* s.write(Array.from({ length: 600 }, (_, i) => ({
+        id: `p${String(i).padStart(3, "0")}`,
+        kind: "episode" as const,
+        content: i % 9 === 0
+          ? `the lantern by the harbor was lit on evening ${i} ${"and the tide came in ".repeat(i % 4)}`
+          : `what was said about the evening ${i}`
+      })))
+      const request = {
+        sessionId: "s-1",
+        turn: 1,
+        mode: "native" as const,
+        query: "what was the lantern by the harbor like in the evening",
+        scopes: ["global"],
+        budget: { totalTokens: 4_000 }
+      }
+      // A copy of the service has no pages: its projection runs a search each round. Nothing is
+      // promoted, so the projection's other stores are in memory.
+      const project = (memories: MemoryStore.Service) =>
+        Effect.flatMap(ContextProjection.make(), (projection) => projection.project(request)).pipe(
+          Effect.provideService(MemoryStore.MemoryStore, memories),
+          Effect.provide(Layer.merge(TelemetryStore.layerMemory, PromotionStore.layerMemory))
+        )
+      const paged = yield* project(s)
+      const searched = yield* project({ ...s })
+      expect(paged.text).toEqual(searched.text)
+      const { searches: pagedSearches, ...pagedReport } = paged.budget.recall!
+      const { searches: searchedSearches, ...searchedReport } = searched.budget.recall!
+      expect(pagedReport).toEqual(searchedReport)
+      expect(pagedReport.rounds).toBeGreaterThan(1)
+      expect(pagedSearches).toBeLessThanOrEqual(searchedSearches)
+    }).pipe(provide))
 }

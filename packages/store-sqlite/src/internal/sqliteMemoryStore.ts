@@ -431,17 +431,8 @@ const makeLexical = (given: SearchTokenizer.Language | undefined): Effect.Effect
         const searchPlan = SearchPlan.plan(tokens, statistics, tuning.plan)
         const filters = filterClauses(sql, options, DateTime.toEpochMillis(at))
         const matching = (tier: SearchPlan.Tier) => [sql`${sql(FTS_TABLE)} MATCH ${tierExpression(tier)}`, ...filters]
-        // The tiers SearchPlan.run would fetch: relevance ranks the ranked tokens and lists the
-        // records holding only the others after them; newest lists every match.
-        const newest = options.order === "newest"
-        const rankedTier: SearchPlan.Tier | undefined = newest
-          ? undefined
-          : { include: searchPlan.ranked, weights: searchPlan.weights, exclude: [], rank: true }
-        const tailTier: SearchPlan.Tier | undefined = newest
-          ? { include: [...searchPlan.ranked, ...searchPlan.tail], weights: [], exclude: [], rank: false }
-          : searchPlan.tail.length === 0
-          ? undefined
-          : { include: searchPlan.tail, weights: [], exclude: searchPlan.ranked, rank: false }
+        // The tiers SearchPlan.run would fetch.
+        const { ranked: rankedTier, tail: tailTier } = SearchPlan.tiersOf(searchPlan, options.order)
         return {
           ranked: rankedTier === undefined
             ? undefined
