@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import {
@@ -136,6 +137,37 @@ export const WRITE_ORDER_THREAD = ""
  */
 export const takesWriteOrder = (record: Pick<MemoryRecord, "kind" | "position">): boolean =>
   record.position === undefined && record.kind === "episode"
+
+/**
+ * Each record's place in its scope's write order ({@link takesWriteOrder}), `null` for a record
+ * that takes none, as every SQL store's write gives them: `claim(scope, count)` takes `count`
+ * places of the scope's counter inside the write's transaction and answers the counter's next
+ * place after them. Scopes are claimed in one order (code units) for every write, so two writes
+ * never wait on each other's counters; a scope's places go to its records in item order.
+ *
+ * @since 0.1.0
+ * @category neighbours
+ */
+export const writePlaces = <E, R>(
+  records: ReadonlyArray<Pick<MemoryRecord, "kind" | "position" | "scope">>,
+  claim: (scope: string, count: number) => Effect.Effect<number, E, R>
+): Effect.Effect<Array<number | null>, E, R> =>
+  Effect.gen(function*() {
+    const counts = new Map<string, number>()
+    for (const record of records) {
+      if (takesWriteOrder(record)) counts.set(record.scope, (counts.get(record.scope) ?? 0) + 1)
+    }
+    const next = new Map<string, number>()
+    for (const [scope, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      next.set(scope, (yield* claim(scope, count)) - count)
+    }
+    return records.map((record) => {
+      if (!takesWriteOrder(record)) return null
+      const place = next.get(record.scope)!
+      next.set(record.scope, place + 1)
+      return place
+    })
+  })
 
 /**
  * Where a record sits for conversation context: its written position, or — for a record that

@@ -284,32 +284,19 @@ const makeAfter = <E, EI>(
 
     /**
      * Each record's place in its scope's write order (decision 0233), `null` for a record that
-     * takes none: one step of each scope's counter row per write (the row stays locked to the end
-     * of the transaction, so concurrent writes to one scope take places one after the other),
-     * places given in item order.
+     * takes none (`MemoryQuery.writePlaces`): one step of each scope's counter row per write (the
+     * row stays locked to the end of the transaction, so concurrent writes to one scope take places
+     * one after the other), places given in item order.
      */
     const writeTurns = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
-      Effect.gen(function*() {
-        const counts = new Map<string, number>()
-        for (const record of records) {
-          if (MemoryQuery.takesWriteOrder(record)) counts.set(record.scope, (counts.get(record.scope) ?? 0) + 1)
-        }
-        const next = new Map<string, number>()
-        // Scopes in one order for every write, so two writes never wait on each other's counter rows.
-        for (const [scope, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-          const [row] = yield* sql<{ next: number }>`INSERT INTO engram_memory_write_order AS o (scope, next)
+      MemoryQuery.writePlaces(records, (scope, count) =>
+        Effect.map(
+          sql<{ next: number }>`INSERT INTO engram_memory_write_order AS o (scope, next)
             VALUES (${scope}, ${count})
             ON CONFLICT (scope) DO UPDATE SET next = o.next + excluded.next
-            RETURNING next`
-          next.set(scope, Number(row!.next) - count)
-        }
-        return records.map((record) => {
-          if (!MemoryQuery.takesWriteOrder(record)) return null
-          const turn = next.get(record.scope)!
-          next.set(record.scope, turn + 1)
-          return turn
-        })
-      })
+            RETURNING next`,
+          ([row]) => Number(row!.next)
+        ))
 
     /** Inserts records; fails with the first id that is already stored (the caller's transaction rolls back). */
     const insertAll = (records: ReadonlyArray<MemoryRecord.MemoryRecord>) =>
